@@ -1,0 +1,144 @@
+//! Queries shared by the TUI and the report, over an immutable analysed heap:
+//! the pipeline ([`Analysis::run`]), grouped dominator children (SPEC §2.1),
+//! type statistics (§2.2), immediate dominators with an exclude pattern
+//! (§2.3), precise retained bytes of a set, retention paths.
+
+mod pattern;
+mod queries;
+mod types;
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Instant;
+
+pub use pattern::Glob;
+pub use queries::*;
+pub use types::{type_stats, TypeStats};
+
+use crate::dump::{parse_file, Dump, InputError};
+use crate::graph::duplicates::{find_duplicates, DuplicateOptions, Duplicates};
+use crate::graph::{DominatorTree, HeapGraph};
+use crate::progress::{Progress, Stage};
+
+/// Milliseconds spent in each stage.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Timings {
+    pub parse_ms: u64,
+    pub graph_ms: u64,
+    pub dominators_ms: u64,
+    pub duplicates_ms: u64,
+}
+
+/// Why an analysis did not finish.
+#[derive(Debug)]
+pub enum AnalysisError {
+    Input(InputError),
+    Cancelled,
+}
+
+impl std::fmt::Display for AnalysisError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            AnalysisError::Input(e) => e.fmt(f),
+            AnalysisError::Cancelled => f.write_str("cancelled"),
+        }
+    }
+}
+
+impl std::error::Error for AnalysisError {}
+
+impl From<crate::dump::parse::ParseError> for AnalysisError {
+    fn from(e: crate::dump::parse::ParseError) -> Self {
+        match e {
+            crate::dump::parse::ParseError::Input(e) => AnalysisError::Input(e),
+            crate::dump::parse::ParseError::Cancelled => AnalysisError::Cancelled,
+        }
+    }
+}
+
+impl From<crate::progress::Cancelled> for AnalysisError {
+    fn from(_: crate::progress::Cancelled) -> Self {
+        AnalysisError::Cancelled
+    }
+}
+
+/// A fully analysed heap. Immutable; shared behind `Arc`s.
+#[derive(Debug, Clone)]
+pub struct Analysis {
+    pub graph: Arc<HeapGraph>,
+    pub dom: Arc<DominatorTree>,
+    pub types: Arc<Vec<TypeStats>>,
+    pub duplicates: Arc<Duplicates>,
+    pub timings: Timings,
+}
+
+impl Analysis {
+    /// Parses and analyses a dump file, stage by stage.
+    pub fn run(
+        path: &Path,
+        options: &DuplicateOptions,
+        progress: &Progress,
+    ) -> Result<Analysis, AnalysisError> {
+        let t = Instant::now();
+        let dump = parse_file(path, progress)?;
+        let parse_ms = t.elapsed().as_millis() as u64;
+        let mut a = Analysis::from_dump(dump, options, progress)?;
+        a.timings.parse_ms = parse_ms;
+        Ok(a)
+    }
+
+    /// Analyses an already parsed dump.
+    pub fn from_dump(
+        dump: Dump,
+        options: &DuplicateOptions,
+        progress: &Progress,
+    ) -> Result<Analysis, AnalysisError> {
+        let t = Instant::now();
+        progress.start(Stage::Graph, 1);
+        let graph = HeapGraph::build(dump);
+        let graph_ms = t.elapsed().as_millis() as u64;
+        progress.check()?;
+        let t = Instant::now();
+        let dom = DominatorTree::compute(&graph, progress)?;
+        let types = type_stats(&graph, &dom);
+        let dominators_ms = t.elapsed().as_millis() as u64;
+        let t = Instant::now();
+        let duplicates = find_duplicates(&graph, &dom, options, progress)?;
+        let duplicates_ms = t.elapsed().as_millis() as u64;
+        progress.start(Stage::Done, 1);
+        Ok(Analysis {
+            graph: Arc::new(graph),
+            dom: Arc::new(dom),
+            types: Arc::new(types),
+            duplicates: Arc::new(duplicates),
+            timings: Timings {
+                parse_ms: 0,
+                graph_ms,
+                dominators_ms,
+                duplicates_ms,
+            },
+        })
+    }
+
+    /// Parses dump text from memory (tests, the demo heap).
+    pub fn from_bytes(
+        name: &str,
+        bytes: &[u8],
+        options: &DuplicateOptions,
+    ) -> Result<Analysis, AnalysisError> {
+        let dump =
+            crate::dump::parse_bytes(Path::new(name), bytes).map_err(AnalysisError::Input)?;
+        Analysis::from_dump(dump, options, &Progress::new())
+    }
+
+    pub fn dump(&self) -> &Dump {
+        &self.graph.dump
+    }
+
+    /// Objects, bytes of the unreachable group.
+    pub fn unreachable(&self) -> (u64, u64) {
+        let objects = self.dump().objects() as u64 - self.dom.reachable_objects;
+        let bytes = self.dump().total_bytes() - self.dom.reachable_bytes;
+        (objects, bytes)
+    }
+}

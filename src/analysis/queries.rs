@@ -1,0 +1,253 @@
+//! Per-selection queries. Each costs at most what it returns plus the part
+//! of the graph it must look at; none runs per frame.
+
+use std::collections::{HashMap, VecDeque};
+
+use super::Glob;
+use crate::dump::Dump;
+use crate::graph::{DominatorTree, HeapGraph, NOT_REACHABLE, SUPER_ROOT};
+use crate::progress::{Cancelled, Progress};
+
+/// A row `N × Type` of the grouped dominator tree (SPEC §2.1).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Group {
+    pub type_index: u32,
+    /// The objects of the row, largest retained first.
+    pub members: Vec<u32>,
+    pub retained_bytes: u64,
+    pub retained_objects: u64,
+}
+
+/// The dominator-tree children of all `parents` (objects, or the
+/// super-root), grouped by type, by retained bytes descending.
+pub fn group_children(dump: &Dump, dom: &DominatorTree, parents: &[u32]) -> Vec<Group> {
+    let mut by_type: HashMap<u32, usize> = HashMap::new();
+    let mut groups: Vec<Group> = Vec::new();
+    for &p in parents {
+        for &c in dom.children_of(p) {
+            let ty = dump.types[c as usize];
+            let g = *by_type.entry(ty).or_insert_with(|| {
+                groups.push(Group {
+                    type_index: ty,
+                    members: Vec::new(),
+                    retained_bytes: 0,
+                    retained_objects: 0,
+                });
+                groups.len() - 1
+            });
+            let g = &mut groups[g];
+            g.members.push(c);
+            g.retained_bytes += dom.retained_bytes[c as usize];
+            g.retained_objects += dom.retained_objects[c as usize] as u64;
+        }
+    }
+    if parents.len() > 1 {
+        for g in &mut groups {
+            g.members.sort_by(|&a, &b| {
+                dom.retained_bytes[b as usize]
+                    .cmp(&dom.retained_bytes[a as usize])
+                    .then(a.cmp(&b))
+            });
+        }
+    }
+    groups.sort_by(|a, b| {
+        b.retained_bytes.cmp(&a.retained_bytes).then_with(|| {
+            dump.type_names[a.type_index as usize].cmp(&dump.type_names[b.type_index as usize])
+        })
+    });
+    groups
+}
+
+/// The domination path of an object: the object first, then its dominators
+/// up to (not including) the super-root. Empty for an unreachable object.
+pub fn domination_path(dom: &DominatorTree, object: u32) -> Vec<u32> {
+    if !dom.is_reachable(object) {
+        return Vec::new();
+    }
+    let mut path = vec![object];
+    path.extend(dom.dominators_of(object));
+    path
+}
+
+/// Objects whose type name matches `pattern`, in index order.
+pub fn objects_of_types(dump: &Dump, pattern: &Glob) -> Vec<u32> {
+    let matching: Vec<bool> = dump.type_names.iter().map(|n| pattern.matches(n)).collect();
+    (0..dump.objects() as u32)
+        .filter(|&o| matching[dump.types[o as usize] as usize])
+        .collect()
+}
+
+/// One row of the immediate-dominators view (SPEC §2.3).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ImmediateDominators {
+    /// The dominators' type; `None` when the walk reached the super-root
+    /// (the objects are held directly by GC roots).
+    pub type_index: Option<u32>,
+    /// Distinct dominator objects of this type.
+    pub dominators: Vec<u32>,
+    pub dominated_objects: u64,
+    pub dominated_shallow_bytes: u64,
+    /// Sum of the distinct dominators' retained bytes.
+    pub dominators_retained_bytes: u64,
+}
+
+/// For each reachable object of `set`, walks up its domination path past
+/// dominators whose type matches `exclude` and groups by the first one that
+/// does not match. Rows by dominated shallow bytes descending.
+pub fn immediate_dominators(
+    dump: &Dump,
+    dom: &DominatorTree,
+    set: &[u32],
+    exclude: Option<&Glob>,
+) -> Vec<ImmediateDominators> {
+    let excluded: Vec<bool> = dump
+        .type_names
+        .iter()
+        .map(|n| exclude.is_some_and(|g| g.matches(n)))
+        .collect();
+    let mut rows: HashMap<Option<u32>, ImmediateDominators> = HashMap::new();
+    for &o in set {
+        if !dom.is_reachable(o) {
+            continue;
+        }
+        let mut d = dom.idom[o as usize];
+        while d != SUPER_ROOT && excluded[dump.types[d as usize] as usize] {
+            d = dom.idom[d as usize];
+        }
+        let (key, dominator) = if d == SUPER_ROOT {
+            (None, None)
+        } else {
+            (Some(dump.types[d as usize]), Some(d))
+        };
+        let row = rows.entry(key).or_insert_with(|| ImmediateDominators {
+            type_index: key,
+            dominators: Vec::new(),
+            dominated_objects: 0,
+            dominated_shallow_bytes: 0,
+            dominators_retained_bytes: 0,
+        });
+        row.dominated_objects += 1;
+        row.dominated_shallow_bytes += dump.sizes[o as usize];
+        if let Some(d) = dominator {
+            row.dominators.push(d);
+        }
+    }
+    let mut rows: Vec<ImmediateDominators> = rows.into_values().collect();
+    for r in &mut rows {
+        r.dominators.sort_unstable();
+        r.dominators.dedup();
+        r.dominators_retained_bytes = r
+            .dominators
+            .iter()
+            .map(|&d| dom.retained_bytes[d as usize])
+            .sum();
+    }
+    rows.sort_by(|a, b| {
+        b.dominated_shallow_bytes
+            .cmp(&a.dominated_shallow_bytes)
+            .then(b.dominated_objects.cmp(&a.dominated_objects))
+            .then(a.type_index.cmp(&b.type_index))
+    });
+    rows
+}
+
+/// What a GC would free if every object of `set` were gone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct PreciseRetained {
+    pub bytes: u64,
+    pub objects: u64,
+}
+
+/// Precise retained size of an object set (SPEC §2.2): one reachability pass
+/// from the strong roots that does not enter the set; everything reachable
+/// now but not then is retained by the set.
+pub fn precise_retained(
+    graph: &HeapGraph,
+    dom: &DominatorTree,
+    set: &[u32],
+    progress: &Progress,
+) -> Result<PreciseRetained, Cancelled> {
+    let n = graph.objects();
+    let mut blocked = vec![false; n];
+    for &o in set {
+        blocked[o as usize] = true;
+    }
+    progress.start(crate::progress::Stage::Done, dom.reachable_objects.max(1));
+    let mut seen = blocked;
+    let mut stack: Vec<u32> = Vec::new();
+    let (mut bytes, mut objects) = (0u64, 0u64);
+    for &r in &graph.strong_roots {
+        if !seen[r as usize] {
+            seen[r as usize] = true;
+            stack.push(r);
+        }
+    }
+    let mut visited = 0u64;
+    while let Some(v) = stack.pop() {
+        bytes += graph.dump.sizes[v as usize];
+        objects += 1;
+        visited += 1;
+        if visited.is_multiple_of(1 << 16) {
+            progress.set_done(visited);
+            progress.check()?;
+        }
+        for &w in graph.refs(v) {
+            if !seen[w as usize] {
+                seen[w as usize] = true;
+                stack.push(w);
+            }
+        }
+    }
+    progress.set_done(dom.reachable_objects);
+    Ok(PreciseRetained {
+        bytes: dom.reachable_bytes - bytes,
+        objects: dom.reachable_objects - objects,
+    })
+}
+
+/// A shortest reference path from a root to `object`: the rooted object
+/// first, `object` last. Strong roots are preferred; for an object only weak
+/// roots reach, the path starts at a weak root. `None` when no root reaches it.
+pub fn shortest_retention_path(
+    graph: &HeapGraph,
+    dom: &DominatorTree,
+    object: u32,
+) -> Option<Vec<u32>> {
+    let strong = dom.is_reachable(object);
+    let is_target = |o: u32| {
+        graph
+            .roots_of(o)
+            .any(|r| if strong { r.is_strong() } else { true })
+    };
+    // Breadth-first backwards over retainers; within the reachable part when
+    // the object is strongly reachable (other retainers cannot lead to a
+    // strong root).
+    let mut next: HashMap<u32, u32> = HashMap::new();
+    let mut queue = VecDeque::new();
+    next.insert(object, u32::MAX);
+    queue.push_back(object);
+    while let Some(v) = queue.pop_front() {
+        if is_target(v) {
+            let mut path = vec![v];
+            let mut x = v;
+            while let Some(&n) = next.get(&x) {
+                if n == u32::MAX {
+                    break;
+                }
+                path.push(n);
+                x = n;
+            }
+            return Some(path);
+        }
+        for &r in graph.retainers_of(v) {
+            if strong && dom.idom[r as usize] == NOT_REACHABLE {
+                continue;
+            }
+            if let std::collections::hash_map::Entry::Vacant(e) = next.entry(r) {
+                e.insert(v);
+                queue.push_back(r);
+            }
+        }
+    }
+    None
+}

@@ -1,0 +1,866 @@
+//! The parallel parser. The file is cut into chunks at line boundaries and
+//! each chunk is parsed on its own (rayon); section boundaries, line numbers
+//! and object indices are then stitched together in file order, so results
+//! and messages are exactly those of a sequential parse.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use rayon::prelude::*;
+
+use super::source::Source;
+use super::{AppDomain, Diagnostics, Dump, IdIndex, InputError, Root, MAX_MESSAGES};
+use crate::graph::Csr;
+use crate::progress::{Cancelled, Progress, Stage};
+
+/// Target size of one parse chunk.
+const CHUNK: usize = 2 << 20;
+
+/// Why parsing stopped without a dump.
+#[derive(Debug)]
+pub enum ParseError {
+    Input(InputError),
+    Cancelled,
+}
+
+impl From<Cancelled> for ParseError {
+    fn from(_: Cancelled) -> Self {
+        ParseError::Cancelled
+    }
+}
+
+impl From<InputError> for ParseError {
+    fn from(e: InputError) -> Self {
+        ParseError::Input(e)
+    }
+}
+
+impl std::fmt::Display for ParseError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ParseError::Input(e) => e.fmt(f),
+            ParseError::Cancelled => f.write_str("cancelled"),
+        }
+    }
+}
+
+impl std::error::Error for ParseError {}
+
+/// Reads and parses a dump file.
+pub fn parse_file(path: &Path, progress: &Progress) -> Result<Dump, ParseError> {
+    let source = Source::open(path)?;
+    parse_source(path, &source, progress)
+}
+
+/// Parses dump text held in memory (tests, the built-in demo heap).
+pub fn parse_bytes(path: &Path, bytes: &[u8]) -> Result<Dump, InputError> {
+    match parse_source(path, &Source::Owned(bytes.to_vec()), &Progress::new()) {
+        Ok(d) => Ok(d),
+        Err(ParseError::Input(e)) => Err(e),
+        Err(ParseError::Cancelled) => unreachable!("nobody can cancel this progress"),
+    }
+}
+
+fn parse_source(path: &Path, source: &Source, progress: &Progress) -> Result<Dump, ParseError> {
+    let bytes = source.bytes();
+    if bytes.is_empty() {
+        return Err(InputError::new(path, "the file is empty").into());
+    }
+    let head = &bytes[..bytes.len().min(64 << 10)];
+    if looks_binary(head) {
+        return Err(InputError::new(
+            path,
+            "binary data, not a text heap dump (expected lines like `o 1c15d2 3 1c …`)",
+        )
+        .into());
+    }
+    progress.start(Stage::Parse, bytes.len() as u64);
+
+    let ranges = chunk_ranges(bytes, CHUNK);
+    let chunks: Vec<Chunk> = ranges
+        .par_iter()
+        .map(|&(start, end)| {
+            progress.check()?;
+            let chunk = parse_chunk(&bytes[start..end]);
+            source.release(start, end - start);
+            progress.advance((end - start) as u64);
+            Ok(chunk)
+        })
+        .collect::<Result<_, Cancelled>>()?;
+
+    progress.start(Stage::Graph, 4);
+    let dump = assemble(path, bytes.len() as u64, chunks, progress)?;
+    if dump.ids.is_empty() {
+        let reason = if dump.diagnostics.skipped_lines > 0 {
+            format!(
+                "no object records (`o …`) found; {} lines could not be parsed, first: {}",
+                dump.diagnostics.skipped_lines,
+                dump.diagnostics
+                    .messages
+                    .first()
+                    .map(String::as_str)
+                    .unwrap_or("")
+            )
+        } else {
+            "no object records (`o …`) found".to_string()
+        };
+        return Err(InputError::new(path, reason).into());
+    }
+    Ok(dump)
+}
+
+/// NUL bytes or a high share of control bytes mean this is not our format.
+fn looks_binary(head: &[u8]) -> bool {
+    if head.contains(&0) {
+        return true;
+    }
+    let control = head
+        .iter()
+        .filter(|&&b| b < 0x20 && !matches!(b, b'\n' | b'\r' | b'\t' | 0x0b | 0x0c))
+        .count();
+    control * 20 > head.len()
+}
+
+/// Cuts `bytes` into ranges of about `target` bytes, each ending after a
+/// newline (the last one at the end of the file).
+fn chunk_ranges(bytes: &[u8], target: usize) -> Vec<(usize, usize)> {
+    let mut ranges = Vec::with_capacity(bytes.len() / target + 1);
+    let mut start = 0;
+    while start < bytes.len() {
+        let probe = (start + target).min(bytes.len());
+        let end = match memchr::memchr(b'\n', &bytes[probe..]) {
+            Some(i) => probe + i + 1,
+            None => bytes.len(),
+        };
+        ranges.push((start, end));
+        start = end;
+    }
+    ranges
+}
+
+enum SectionEvent {
+    Open {
+        version: String,
+        name: String,
+        stamp: Option<String>,
+    },
+    Close,
+}
+
+struct RawType {
+    marker: u32,
+    id: u64,
+    name: Box<str>,
+    line: u32,
+}
+
+struct RawRoot {
+    marker: u32,
+    object: u64,
+    kind: u32,
+    flags: u32,
+    container: Option<u64>,
+    line: u32,
+}
+
+/// What one chunk holds. Lines are local to the chunk (1-based); `marker`
+/// counts the section events seen in the chunk before a record.
+#[derive(Default)]
+struct Chunk {
+    lines: u32,
+    events: Vec<SectionEvent>,
+    types: Vec<RawType>,
+    ids: Vec<u64>,
+    type_ids: Vec<u64>,
+    sizes: Vec<u64>,
+    degrees: Vec<u32>,
+    refs: Vec<u64>,
+    obj_lines: Vec<u32>,
+    /// `(first object, marker)`: objects from `first` on have this marker.
+    obj_markers: Vec<(u32, u32)>,
+    roots: Vec<RawRoot>,
+    skipped: u64,
+    messages: Vec<(u32, String)>,
+}
+
+impl Chunk {
+    fn skip(&mut self, line: u32, why: impl FnOnce() -> String) {
+        self.skipped += 1;
+        if self.messages.len() < MAX_MESSAGES {
+            self.messages.push((line, why()));
+        }
+    }
+}
+
+#[inline]
+fn is_blank(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\r' | 0x0b | 0x0c)
+}
+
+/// Splits a line into blank-separated tokens without allocating.
+struct Tokens<'a> {
+    line: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Tokens<'a> {
+    #[inline]
+    fn next(&mut self) -> Option<&'a [u8]> {
+        let l = self.line;
+        let mut p = self.pos;
+        while p < l.len() && is_blank(l[p]) {
+            p += 1;
+        }
+        if p == l.len() {
+            self.pos = p;
+            return None;
+        }
+        let start = p;
+        while p < l.len() && !is_blank(l[p]) {
+            p += 1;
+        }
+        self.pos = p;
+        Some(&l[start..p])
+    }
+
+    /// The rest of the line with surrounding blanks removed.
+    fn rest(&self) -> &'a [u8] {
+        let l = &self.line[self.pos..];
+        let start = l.iter().position(|&b| !is_blank(b)).unwrap_or(l.len());
+        let end = l
+            .iter()
+            .rposition(|&b| !is_blank(b))
+            .map_or(start, |e| e + 1);
+        &l[start..end]
+    }
+}
+
+const HEX: [u8; 256] = {
+    let mut t = [0xffu8; 256];
+    let mut i = 0;
+    while i < 10 {
+        t[b'0' as usize + i] = i as u8;
+        i += 1;
+    }
+    let mut i = 0;
+    while i < 6 {
+        t[b'a' as usize + i] = 10 + i as u8;
+        t[b'A' as usize + i] = 10 + i as u8;
+        i += 1;
+    }
+    t
+};
+
+/// Parses hexadecimal without `0x`; `None` on a bad digit or overflow.
+#[inline]
+fn hex(tok: &[u8]) -> Option<u64> {
+    if tok.is_empty() {
+        return None;
+    }
+    let digits = match tok.iter().position(|&b| b != b'0') {
+        Some(i) => &tok[i..],
+        None => return Some(0),
+    };
+    if digits.len() > 16 {
+        return None;
+    }
+    let mut v = 0u64;
+    for &b in digits {
+        let d = HEX[b as usize];
+        if d == 0xff {
+            return None;
+        }
+        v = (v << 4) | d as u64;
+    }
+    Some(v)
+}
+
+fn hex32(tok: &[u8]) -> Option<u32> {
+    hex(tok).and_then(|v| u32::try_from(v).ok())
+}
+
+fn show(tok: &[u8]) -> String {
+    let s = String::from_utf8_lossy(&tok[..tok.len().min(40)]).into_owned();
+    if tok.len() > 40 {
+        format!("{s}…")
+    } else {
+        s
+    }
+}
+
+fn parse_chunk(text: &[u8]) -> Chunk {
+    let mut c = Chunk::default();
+    let mut line_no: u32 = 0;
+    let mut marker: u32 = 0;
+    let mut start = 0;
+    while start < text.len() {
+        let end = memchr::memchr(b'\n', &text[start..]).map_or(text.len(), |i| start + i);
+        let line = &text[start..end];
+        start = end + 1;
+        line_no += 1;
+        parse_line(&mut c, line, line_no, &mut marker);
+    }
+    c.lines = line_no;
+    c
+}
+
+#[inline]
+fn parse_line(c: &mut Chunk, line: &[u8], no: u32, marker: &mut u32) {
+    let mut t = Tokens { line, pos: 0 };
+    let Some(kind) = t.next() else { return };
+    match kind {
+        b"o" => parse_object(c, &mut t, no, *marker),
+        b"r" => parse_root(c, &mut t, no, *marker),
+        b"t" => {
+            let Some(id_tok) = t.next() else {
+                return c.skip(no, || "type record without a type id".into());
+            };
+            let Some(id) = hex(id_tok) else {
+                return c.skip(no, || format!("bad hex in type id `{}`", show(id_tok)));
+            };
+            let name = t.rest();
+            if name.is_empty() {
+                return c.skip(no, || "type record without a name".into());
+            }
+            c.types.push(RawType {
+                marker: *marker,
+                id,
+                name: String::from_utf8_lossy(name).into(),
+                line: no,
+            });
+        }
+        b"a" => {
+            let (Some(version), Some(name)) = (t.next(), t.next()) else {
+                return c.skip(no, || "AppDomain record needs a version and a name".into());
+            };
+            let stamp = t.next().map(|s| String::from_utf8_lossy(s).into_owned());
+            c.events.push(SectionEvent::Open {
+                version: String::from_utf8_lossy(version).into_owned(),
+                name: String::from_utf8_lossy(name).into_owned(),
+                stamp,
+            });
+            *marker += 1;
+        }
+        b"c" => {
+            if t.next().is_none() {
+                return c.skip(no, || "end-AppDomain record without a name".into());
+            }
+            c.events.push(SectionEvent::Close);
+            *marker += 1;
+        }
+        other => c.skip(no, || format!("unknown record kind `{}`", show(other))),
+    }
+}
+
+#[inline]
+fn parse_object(c: &mut Chunk, t: &mut Tokens, no: u32, marker: u32) {
+    let (Some(id_tok), Some(type_tok), Some(size_tok)) = (t.next(), t.next(), t.next()) else {
+        return c.skip(no, || {
+            "object record needs an id, a type id and a size".into()
+        });
+    };
+    let Some(id) = hex(id_tok) else {
+        return c.skip(no, || format!("bad hex in object id `{}`", show(id_tok)));
+    };
+    let Some(type_id) = hex(type_tok) else {
+        return c.skip(no, || format!("bad hex in type id `{}`", show(type_tok)));
+    };
+    let Some(size) = hex(size_tok) else {
+        return c.skip(no, || format!("bad hex in size `{}`", show(size_tok)));
+    };
+    let before = c.refs.len();
+    let mut n = 0u32;
+    while let Some(r) = t.next() {
+        match hex(r) {
+            Some(v) => c.refs.push(v),
+            None => {
+                c.refs.truncate(before);
+                let i = n + 1;
+                return c.skip(no, || format!("bad hex in reference {i} `{}`", show(r)));
+            }
+        }
+        n += 1;
+    }
+    let index = c.ids.len() as u32;
+    if c.obj_markers.last().is_none_or(|&(_, m)| m != marker) {
+        c.obj_markers.push((index, marker));
+    }
+    c.ids.push(id);
+    c.type_ids.push(type_id);
+    c.sizes.push(size);
+    c.degrees.push(n);
+    c.obj_lines.push(no);
+}
+
+fn parse_root(c: &mut Chunk, t: &mut Tokens, no: u32, marker: u32) {
+    let (Some(obj_tok), Some(kind_tok), Some(flags_tok)) = (t.next(), t.next(), t.next()) else {
+        return c.skip(no, || {
+            "root record needs an object id, a kind and flags".into()
+        });
+    };
+    let Some(object) = hex(obj_tok) else {
+        return c.skip(no, || {
+            format!("bad hex in root object id `{}`", show(obj_tok))
+        });
+    };
+    let Some(kind) = hex32(kind_tok) else {
+        return c.skip(no, || format!("bad hex in root kind `{}`", show(kind_tok)));
+    };
+    let Some(flags) = hex32(flags_tok) else {
+        return c.skip(no, || {
+            format!("bad hex in root flags `{}`", show(flags_tok))
+        });
+    };
+    let container = match t.next() {
+        None => None,
+        Some(tok) => match hex(tok) {
+            Some(v) => Some(v),
+            None => {
+                return c.skip(no, || format!("bad hex in root container `{}`", show(tok)));
+            }
+        },
+    };
+    c.roots.push(RawRoot {
+        marker,
+        object,
+        kind,
+        flags,
+        container,
+        line: no,
+    });
+}
+
+/// Type id → type index within one section: dense when ids are small.
+enum TypeTable {
+    Dense(Vec<u32>),
+    Sparse(HashMap<u64, u32>),
+}
+
+const NO_TYPE: u32 = u32::MAX;
+
+impl TypeTable {
+    fn build(pairs: &[(u64, u32)]) -> TypeTable {
+        let max = pairs.iter().map(|p| p.0).max().unwrap_or(0);
+        if max < (1 << 20) {
+            let mut v = vec![NO_TYPE; max as usize + 1];
+            for &(id, t) in pairs {
+                v[id as usize] = t;
+            }
+            TypeTable::Dense(v)
+        } else {
+            TypeTable::Sparse(pairs.iter().copied().collect())
+        }
+    }
+
+    #[inline]
+    fn get(&self, id: u64) -> Option<u32> {
+        match self {
+            TypeTable::Dense(v) => v.get(id as usize).copied().filter(|&t| t != NO_TYPE),
+            TypeTable::Sparse(m) => m.get(&id).copied(),
+        }
+    }
+}
+
+/// Global messages: (absolute line, text), merged and trimmed at the end.
+#[derive(Default)]
+struct Messages(Vec<(u64, String)>);
+
+impl Messages {
+    fn push(&mut self, line: u64, text: String) {
+        self.0.push((line, text));
+    }
+
+    fn finish(mut self) -> Vec<String> {
+        self.0.sort_by_key(|m| m.0);
+        self.0.truncate(MAX_MESSAGES);
+        self.0
+            .into_iter()
+            .map(|(l, m)| format!("line {l}: {m}"))
+            .collect()
+    }
+}
+
+fn assemble(
+    path: &Path,
+    file_bytes: u64,
+    mut chunks: Vec<Chunk>,
+    progress: &Progress,
+) -> Result<Dump, Cancelled> {
+    let mut diag = Diagnostics::default();
+    let mut messages = Messages::default();
+
+    // Line and object offsets of each chunk.
+    let mut first_line = Vec::with_capacity(chunks.len());
+    let mut first_object = Vec::with_capacity(chunks.len());
+    let (mut lines, mut objects) = (0u64, 0usize);
+    for c in &chunks {
+        first_line.push(lines);
+        first_object.push(objects);
+        lines += c.lines as u64;
+        objects += c.ids.len();
+        diag.skipped_lines += c.skipped;
+    }
+    for (ci, c) in chunks.iter_mut().enumerate() {
+        for (l, m) in c.messages.drain(..) {
+            messages.push(first_line[ci] + l as u64, m);
+        }
+    }
+
+    // Sections: `section_at[chunk][marker]` is the section in force.
+    let mut app_domains = vec![AppDomain::default()];
+    let mut current = 0usize;
+    let mut section_at: Vec<Vec<u32>> = Vec::with_capacity(chunks.len());
+    for c in &mut chunks {
+        let mut at = Vec::with_capacity(c.events.len() + 1);
+        at.push(current as u32);
+        for e in c.events.drain(..) {
+            match e {
+                SectionEvent::Open {
+                    version,
+                    name,
+                    stamp,
+                } => {
+                    app_domains.push(AppDomain {
+                        version,
+                        name,
+                        stamp,
+                        closed: false,
+                        objects: 0,
+                    });
+                    current = app_domains.len() - 1;
+                }
+                SectionEvent::Close => {
+                    if current != 0 {
+                        app_domains[current].closed = true;
+                    }
+                    current = 0;
+                }
+            }
+            at.push(current as u32);
+        }
+        section_at.push(at);
+    }
+
+    // Types: interned by name, ids scoped per section; the first definition
+    // of an id in a section wins.
+    let mut type_names: Vec<Box<str>> = Vec::new();
+    let mut by_name: HashMap<Box<str>, u32> = HashMap::new();
+    let mut section_pairs: Vec<Vec<(u64, u32)>> = vec![Vec::new(); app_domains.len()];
+    let mut seen: HashMap<(u32, u64), ()> = HashMap::new();
+    for (ci, c) in chunks.iter_mut().enumerate() {
+        for t in c.types.drain(..) {
+            let section = section_at[ci][t.marker as usize];
+            if seen.insert((section, t.id), ()).is_some() {
+                diag.skipped_lines += 1;
+                messages.push(
+                    first_line[ci] + t.line as u64,
+                    format!(
+                        "type id {:x} defined again in this section; the first definition is kept",
+                        t.id
+                    ),
+                );
+                continue;
+            }
+            let idx = *by_name.entry(t.name.clone()).or_insert_with(|| {
+                type_names.push(t.name);
+                (type_names.len() - 1) as u32
+            });
+            section_pairs[section as usize].push((t.id, idx));
+        }
+    }
+    drop(seen);
+    let tables: Vec<TypeTable> = section_pairs.iter().map(|p| TypeTable::build(p)).collect();
+    drop(section_pairs);
+    progress.check()?;
+
+    // Object ids → indices; repeated ids (first record wins) are removed.
+    let mut ids = Vec::with_capacity(objects);
+    for c in &mut chunks {
+        ids.append(&mut c.ids);
+    }
+    progress.set_done(1);
+    let mut id_index = IdIndex::build(&ids);
+    let keep: Option<Vec<bool>> = {
+        let dups: usize = ids
+            .par_iter()
+            .enumerate()
+            .filter(|&(i, &id)| id_index.get(&ids, id) != Some(i as u32))
+            .count();
+        if dups == 0 {
+            None
+        } else {
+            diag.duplicate_objects = dups as u64;
+            let keep: Vec<bool> = ids
+                .par_iter()
+                .enumerate()
+                .map(|(i, &id)| id_index.get(&ids, id) == Some(i as u32))
+                .collect();
+            for (ci, c) in chunks.iter().enumerate() {
+                for (j, &line) in c.obj_lines.iter().enumerate() {
+                    let g = first_object[ci] + j;
+                    if !keep[g] {
+                        messages.push(
+                            first_line[ci] + line as u64,
+                            format!(
+                                "object {:x} appears again; the first record is kept",
+                                ids[g]
+                            ),
+                        );
+                    }
+                }
+            }
+            Some(keep)
+        }
+    };
+    // new index of each raw object (only for kept ones)
+    let new_index: Option<Vec<u32>> = keep.as_ref().map(|keep| {
+        let mut next = 0u32;
+        keep.iter()
+            .map(|&k| {
+                let v = next;
+                if k {
+                    next += 1;
+                }
+                v
+            })
+            .collect()
+    });
+    progress.set_done(2);
+    progress.check()?;
+
+    // Per chunk, in parallel: types, sizes and references resolved.
+    struct Resolved {
+        types: Vec<u32>,
+        sizes: Vec<u64>,
+        degrees: Vec<u32>,
+        targets: Vec<u32>,
+        undefined: Vec<(usize, u32, u64)>, // (local object, section, type id)
+        dangling: u64,
+        messages: Vec<(u64, String)>,
+        domain_counts: Vec<u64>,
+    }
+    let ids_ref = &ids;
+    let id_index_ref = &id_index;
+    let keep_ref = keep.as_deref();
+    let new_index_ref = new_index.as_deref();
+    let resolved: Vec<Resolved> = chunks
+        .par_iter_mut()
+        .enumerate()
+        .map(|(ci, c)| {
+            let base = first_object[ci];
+            let n = c.type_ids.len();
+            let mut r = Resolved {
+                types: Vec::with_capacity(n),
+                sizes: Vec::with_capacity(n),
+                degrees: Vec::with_capacity(n),
+                targets: Vec::with_capacity(c.refs.len()),
+                undefined: Vec::new(),
+                dangling: 0,
+                messages: Vec::new(),
+                domain_counts: vec![0; tables.len()],
+            };
+            let mut ref_pos = 0usize;
+            let mut run = 0usize;
+            for j in 0..n {
+                while run + 1 < c.obj_markers.len() && c.obj_markers[run + 1].0 as usize <= j {
+                    run += 1;
+                }
+                let degree = c.degrees[j] as usize;
+                let refs = &c.refs[ref_pos..ref_pos + degree];
+                ref_pos += degree;
+                if keep_ref.is_some_and(|k| !k[base + j]) {
+                    continue;
+                }
+                let section = section_at[ci][c.obj_markers[run].1 as usize];
+                r.domain_counts[section as usize] += 1;
+                let ty = match tables[section as usize].get(c.type_ids[j]) {
+                    Some(t) => t,
+                    None => {
+                        r.undefined.push((r.types.len(), section, c.type_ids[j]));
+                        NO_TYPE
+                    }
+                };
+                r.types.push(ty);
+                r.sizes.push(c.sizes[j]);
+                let before = r.targets.len();
+                for &target in refs {
+                    match id_index_ref.get(ids_ref, target) {
+                        Some(t) => r.targets.push(match new_index_ref {
+                            Some(m) => m[t as usize],
+                            None => t,
+                        }),
+                        None => {
+                            r.dangling += 1;
+                            if r.messages.len() < MAX_MESSAGES {
+                                r.messages.push((
+                                    first_line[ci] + c.obj_lines[j] as u64,
+                                    format!(
+                                        "reference from {:x} to {target:x}, which is not in the dump; dropped",
+                                        ids_ref[base + j]
+                                    ),
+                                ));
+                            }
+                        }
+                    }
+                }
+                r.degrees.push((r.targets.len() - before) as u32);
+            }
+            c.refs = Vec::new();
+            c.type_ids = Vec::new();
+            c.sizes = Vec::new();
+            c.degrees = Vec::new();
+            r
+        })
+        .collect();
+    progress.set_done(3);
+    progress.check()?;
+
+    // Undefined types get a name of their own; objects are counted.
+    let mut undefined_names: HashMap<(u32, u64), u32> = HashMap::new();
+    let total_objects: usize = resolved.iter().map(|r| r.types.len()).sum();
+    let mut types = Vec::with_capacity(total_objects);
+    let mut sizes = Vec::with_capacity(total_objects);
+    let mut degrees = Vec::with_capacity(total_objects);
+    let total_refs: usize = resolved.iter().map(|r| r.targets.len()).sum();
+    let mut targets = Vec::with_capacity(total_refs);
+    for (ci, mut r) in resolved.into_iter().enumerate() {
+        for &(j, section, type_id) in &r.undefined {
+            let name = format!("<unknown type 0x{type_id:x}>");
+            let idx = *undefined_names
+                .entry((section, type_id))
+                .or_insert_with(|| {
+                    let idx = match by_name.get(name.as_str()) {
+                        Some(&i) => i,
+                        None => {
+                            type_names.push(name.clone().into());
+                            by_name.insert(name.clone().into(), (type_names.len() - 1) as u32);
+                            (type_names.len() - 1) as u32
+                        }
+                    };
+                    idx
+                });
+            r.types[j] = idx;
+            diag.undefined_types += 1;
+        }
+        if !r.undefined.is_empty() {
+            let c = &chunks[ci];
+            // Recover the lines of the first few undefined-type objects.
+            let mut raw = 0usize;
+            let mut kept = 0usize;
+            for &(j, _, type_id) in r.undefined.iter().take(MAX_MESSAGES) {
+                while kept < j || keep_ref.is_some_and(|k| !k[first_object[ci] + raw]) {
+                    if keep_ref.is_none_or(|k| k[first_object[ci] + raw]) {
+                        kept += 1;
+                    }
+                    raw += 1;
+                }
+                messages.push(
+                    first_line[ci] + c.obj_lines[raw] as u64,
+                    format!(
+                        "object {:x} has type id {type_id:x}, which this section never defines",
+                        ids[first_object[ci] + raw]
+                    ),
+                );
+            }
+        }
+        for (d, n) in r.domain_counts.iter().enumerate() {
+            app_domains[d].objects += n;
+        }
+        diag.dangling_references += r.dangling;
+        for (l, m) in r.messages {
+            messages.push(l, m);
+        }
+        types.append(&mut r.types);
+        sizes.append(&mut r.sizes);
+        degrees.append(&mut r.degrees);
+        targets.append(&mut r.targets);
+    }
+    let refs = Csr::from_degrees(&degrees, targets);
+    drop(degrees);
+
+    if let (Some(keep), Some(map)) = (&keep, &new_index) {
+        let mut j = 0;
+        ids.retain(|_| {
+            let k = keep[j];
+            j += 1;
+            k
+        });
+        id_index.remap(map);
+    }
+
+    // Roots: resolved to objects; missing ones counted.
+    let mut roots = Vec::new();
+    for (ci, c) in chunks.iter().enumerate() {
+        for r in &c.roots {
+            let line = first_line[ci] + r.line as u64;
+            let section = section_at[ci][r.marker as usize];
+            match id_index.get(&ids, r.object) {
+                Some(object) => roots.push(Root {
+                    object,
+                    kind: r.kind,
+                    flags: r.flags,
+                    container: r.container,
+                    container_type: r.container.and_then(|t| tables[section as usize].get(t)),
+                    app_domain: section,
+                    line,
+                }),
+                None => {
+                    diag.missing_root_objects += 1;
+                    messages.push(
+                        line,
+                        format!(
+                            "root for object {:x}, which is not in the dump; ignored",
+                            r.object
+                        ),
+                    );
+                }
+            }
+        }
+    }
+    progress.set_done(4);
+
+    diag.messages = messages.finish();
+    Ok(Dump {
+        path: path.to_path_buf(),
+        file_bytes,
+        app_domains,
+        type_names,
+        ids,
+        types,
+        sizes,
+        refs,
+        roots,
+        id_index,
+        diagnostics: diag,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hex_rules() {
+        assert_eq!(hex(b"1ce056"), Some(0x1ce056));
+        assert_eq!(hex(b"FFFFFFFFFFFFFFFF"), Some(u64::MAX));
+        assert_eq!(hex(b"0000000000000000001"), Some(1));
+        assert_eq!(hex(b"10000000000000000"), None);
+        assert_eq!(hex(b"0x10"), None);
+        assert_eq!(hex(b"1g"), None);
+        assert_eq!(hex(b""), None);
+    }
+
+    #[test]
+    fn chunks_end_at_newlines_and_cover_everything() {
+        let text = b"o 1 1 1\no 2 1 1\no 3 1 1\nlast";
+        for target in 1..text.len() + 2 {
+            let r = chunk_ranges(text, target);
+            assert_eq!(r.first().unwrap().0, 0);
+            assert_eq!(r.last().unwrap().1, text.len());
+            for w in r.windows(2) {
+                assert_eq!(w[0].1, w[1].0);
+                assert_eq!(text[w[0].1 - 1], b'\n');
+            }
+        }
+    }
+}

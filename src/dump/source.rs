@@ -1,0 +1,128 @@
+//! Read-only access to the dump file's bytes.
+//!
+//! Small files are copied into memory, large ones are memory-mapped. A mapped
+//! file that another process truncates would raise SIGBUS on the next page we
+//! touch; a handler turns that into a clear message and exit code 2 instead of
+//! a crash. The file is only ever opened for reading.
+
+use std::fs::File;
+use std::io::Read;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Once;
+
+use memmap2::{Mmap, UncheckedAdvice};
+
+use super::InputError;
+
+/// Files up to this size are read into memory: immune to truncation, and the
+/// copy costs less than the mapping's page faults.
+pub const COPY_LIMIT: u64 = 64 << 20;
+
+/// The bytes of a dump file.
+pub enum Source {
+    Owned(Vec<u8>),
+    Mapped(Mmap),
+}
+
+impl Source {
+    pub fn open(path: &Path) -> Result<Source, InputError> {
+        let err = |reason: String| InputError::new(path, reason);
+        let meta = std::fs::metadata(path).map_err(|e| err(io_reason(&e)))?;
+        if meta.is_dir() {
+            return Err(err("is a directory, not a heap dump file".into()));
+        }
+        let mut file = File::open(path).map_err(|e| err(io_reason(&e)))?;
+        let len = meta.len();
+        if len == 0 {
+            return Err(err("the file is empty".into()));
+        }
+        if len <= COPY_LIMIT || !meta.is_file() {
+            let mut bytes = Vec::with_capacity(len as usize);
+            file.read_to_end(&mut bytes)
+                .map_err(|e| err(io_reason(&e)))?;
+            if bytes.is_empty() {
+                return Err(err("the file is empty".into()));
+            }
+            return Ok(Source::Owned(bytes));
+        }
+        install_sigbus_handler();
+        // SAFETY: the map is read-only and private to us. If the file is
+        // truncated while mapped, the SIGBUS handler ends the process with a
+        // clear message rather than letting it crash.
+        let map = unsafe { Mmap::map(&file) }.map_err(|e| err(io_reason(&e)))?;
+        Ok(Source::Mapped(map))
+    }
+
+    pub fn bytes(&self) -> &[u8] {
+        match self {
+            Source::Owned(v) => v,
+            Source::Mapped(m) => m,
+        }
+    }
+
+    /// Tells the kernel we are done with a range of the file, so its pages
+    /// leave our resident set (they are re-read from the file if touched).
+    pub fn release(&self, start: usize, len: usize) {
+        if let Source::Mapped(m) = self {
+            // Only whole pages inside the range may be dropped.
+            let page = 4096;
+            let begin = start.div_ceil(page) * page;
+            let end = (start + len) / page * page;
+            if end > begin {
+                // SAFETY: the mapping is read-only and file-backed; dropping
+                // its pages only makes later reads fault them in again.
+                let _ = unsafe {
+                    m.unchecked_advise_range(UncheckedAdvice::DontNeed, begin, end - begin)
+                };
+            }
+        }
+    }
+}
+
+fn io_reason(e: &std::io::Error) -> String {
+    match e.kind() {
+        std::io::ErrorKind::NotFound => "no such file".into(),
+        std::io::ErrorKind::PermissionDenied => "permission denied".into(),
+        _ => {
+            if e.raw_os_error() == Some(libc::EISDIR) {
+                "is a directory, not a heap dump file".into()
+            } else {
+                e.to_string()
+            }
+        }
+    }
+}
+
+/// Set while the TUI owns the terminal, so the SIGBUS handler can give it
+/// back before printing.
+pub static TERMINAL_IN_USE: AtomicBool = AtomicBool::new(false);
+
+static SIGBUS_ONCE: Once = Once::new();
+
+fn install_sigbus_handler() {
+    SIGBUS_ONCE.call_once(|| {
+        // SAFETY: installs an async-signal-safe handler (write + _exit only).
+        unsafe {
+            let mut action: libc::sigaction = std::mem::zeroed();
+            action.sa_sigaction = on_sigbus as *const () as usize;
+            action.sa_flags = libc::SA_SIGINFO;
+            libc::sigemptyset(&mut action.sa_mask);
+            libc::sigaction(libc::SIGBUS, &action, std::ptr::null_mut());
+        }
+    });
+}
+
+extern "C" fn on_sigbus(_: libc::c_int, _: *mut libc::siginfo_t, _: *mut libc::c_void) {
+    const RESTORE: &[u8] = b"\x1b[?1049l\x1b[?25h\r\n";
+    const MSG: &[u8] =
+        b"heaptui: the dump file shrank while it was being read (truncated by another process); nothing was written\n";
+    // SAFETY: write(2) and _exit(2) are async-signal-safe.
+    unsafe {
+        if TERMINAL_IN_USE.load(Ordering::Relaxed) {
+            libc::write(1, RESTORE.as_ptr().cast(), RESTORE.len());
+        }
+        libc::write(2, MSG.as_ptr().cast(), MSG.len());
+        libc::_exit(2);
+    }
+}

@@ -1,0 +1,77 @@
+//! The heap graph and the algorithms over it: CSR adjacency (forward and
+//! retainers), strong roots, the dominator tree and retained sizes, and
+//! duplicate instances. Pure data and rayon; no UI.
+
+mod csr;
+pub mod dominators;
+pub mod duplicates;
+
+pub use csr::Csr;
+pub use dominators::{DominatorTree, NOT_REACHABLE, SUPER_ROOT};
+
+use crate::dump::Dump;
+
+/// A dump with the indexes every analysis needs.
+#[derive(Debug)]
+pub struct HeapGraph {
+    pub dump: Dump,
+    /// For every object, the objects that reference it (ascending).
+    pub retainers: Csr,
+    /// Distinct objects with at least one strong root record, in the order of
+    /// their first root record: the super-root's edges.
+    pub strong_roots: Vec<u32>,
+    /// Indices into `dump.roots`, sorted by object, for per-object lookup.
+    roots_by_object: Vec<u32>,
+}
+
+impl HeapGraph {
+    pub fn build(dump: Dump) -> HeapGraph {
+        let retainers = dump.refs.transpose();
+        let mut seen = vec![false; dump.objects()];
+        let mut strong_roots = Vec::new();
+        for r in &dump.roots {
+            if r.is_strong() && !seen[r.object as usize] {
+                seen[r.object as usize] = true;
+                strong_roots.push(r.object);
+            }
+        }
+        let mut roots_by_object: Vec<u32> = (0..dump.roots.len() as u32).collect();
+        roots_by_object.sort_by_key(|&i| (dump.roots[i as usize].object, i));
+        HeapGraph {
+            dump,
+            retainers,
+            strong_roots,
+            roots_by_object,
+        }
+    }
+
+    pub fn objects(&self) -> usize {
+        self.dump.objects()
+    }
+
+    #[inline]
+    pub fn refs(&self, object: u32) -> &[u32] {
+        self.dump.refs.neighbors(object)
+    }
+
+    #[inline]
+    pub fn retainers_of(&self, object: u32) -> &[u32] {
+        self.retainers.neighbors(object)
+    }
+
+    /// The root records of an object, in file order.
+    pub fn roots_of(&self, object: u32) -> impl Iterator<Item = &crate::dump::Root> + '_ {
+        let roots = &self.dump.roots;
+        let start = self
+            .roots_by_object
+            .partition_point(|&i| roots[i as usize].object < object);
+        self.roots_by_object[start..]
+            .iter()
+            .map(move |&i| &roots[i as usize])
+            .take_while(move |r| r.object == object)
+    }
+
+    pub fn is_strong_root(&self, object: u32) -> bool {
+        self.roots_of(object).any(|r| r.is_strong())
+    }
+}

@@ -1,0 +1,6 @@
+pub mod analysis;
+pub mod dump;
+pub mod graph;
+pub mod progress;
+pub mod report;
+pub mod tui;

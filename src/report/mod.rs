@@ -1,0 +1,42 @@
+//! The headless report (SPEC §4): a text report a person reads and the JSON
+//! contract scripts read. Both are views over one [`Analysis`].
+
+mod json;
+mod text;
+
+pub use json::write_json;
+pub use text::write_text;
+
+use crate::analysis::Glob;
+
+/// What to include beyond the summary.
+#[derive(Debug, Clone)]
+pub struct ReportOptions {
+    /// Top dominators to list; 0 = all.
+    pub top: usize,
+    /// Every object with idom and retained sizes.
+    pub objects: bool,
+    /// Group the objects of matching types by immediate dominator, skipping
+    /// dominators whose type matches the second pattern.
+    pub immediate_dominators: Option<(Glob, Option<Glob>)>,
+}
+
+impl Default for ReportOptions {
+    fn default() -> Self {
+        ReportOptions {
+            top: 50,
+            objects: false,
+            immediate_dominators: None,
+        }
+    }
+}
+
+impl ReportOptions {
+    fn top_n(&self, len: usize) -> usize {
+        if self.top == 0 {
+            len
+        } else {
+            self.top.min(len)
+        }
+    }
+}

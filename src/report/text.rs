@@ -1,0 +1,289 @@
+//! The text report: what a person reads in a terminal or a CI log. Aligned
+//! columns, human sizes.
+
+use std::io::{self, Write};
+
+use humansize::{format_size, BINARY};
+
+use super::ReportOptions;
+use crate::analysis::{immediate_dominators, objects_of_types, Analysis};
+use crate::dump::{root_flags, root_kind};
+
+/// Rows of the short sections (types, duplicates) in the text report.
+const SHORT: usize = 20;
+
+pub fn size(bytes: u64) -> String {
+    format_size(bytes, BINARY)
+}
+
+/// `part` as a percentage of `whole`, one decimal.
+pub fn percent(part: u64, whole: u64) -> String {
+    if whole == 0 {
+        return "0.0%".into();
+    }
+    format!("{:.1}%", part as f64 * 100.0 / whole as f64)
+}
+
+/// Integers with thousands separators.
+pub fn count(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::with_capacity(s.len() + s.len() / 3);
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+pub fn write_text(out: &mut impl Write, a: &Analysis, opts: &ReportOptions) -> io::Result<()> {
+    let dump = a.dump();
+    let dom = &a.dom;
+    let total = dump.total_bytes();
+    let (unreachable_objects, unreachable_bytes) = a.unreachable();
+    let reachable = dom.reachable_bytes;
+
+    writeln!(
+        out,
+        "heaptui report: {} ({})",
+        dump.path.display(),
+        size(dump.file_bytes)
+    )?;
+    let domains: Vec<String> = dump
+        .app_domains
+        .iter()
+        .filter(|d| !d.is_implicit() || d.objects > 0)
+        .map(|d| format!("{} ({} objects)", d.display_name(), count(d.objects)))
+        .collect();
+    writeln!(out, "AppDomains:  {}", domains.join(", "))?;
+    writeln!(
+        out,
+        "Objects:     {} ({}), {} references, {} types",
+        count(dump.objects() as u64),
+        size(total),
+        count(dump.refs.edges() as u64),
+        count(a.types.len() as u64)
+    )?;
+    let strong = dump.roots.iter().filter(|r| r.is_strong()).count() as u64;
+    writeln!(
+        out,
+        "Roots:       {} records ({} strong, {} weak) on {} distinct objects",
+        count(dump.roots.len() as u64),
+        count(strong),
+        count(dump.roots.len() as u64 - strong),
+        count(a.graph.strong_roots.len() as u64)
+    )?;
+    let mut kinds: Vec<(u32, u32, u64)> = Vec::new();
+    for r in &dump.roots {
+        match kinds.iter_mut().find(|k| k.0 == r.kind && k.1 == r.flags) {
+            Some(k) => k.2 += 1,
+            None => kinds.push((r.kind, r.flags, 1)),
+        }
+    }
+    kinds.sort();
+    for (kind, flags, n) in kinds {
+        writeln!(
+            out,
+            "             {:>8}  {} [{}]",
+            count(n),
+            root_kind::name(kind),
+            root_flags::describe(flags)
+        )?;
+    }
+    writeln!(
+        out,
+        "Reachable:   {} objects, {} ({})",
+        count(dom.reachable_objects),
+        size(reachable),
+        percent(reachable, total)
+    )?;
+    writeln!(
+        out,
+        "Unreachable: {} objects, {} (garbage or only weakly held; excluded from dominators and duplicates)",
+        count(unreachable_objects),
+        size(unreachable_bytes)
+    )?;
+
+    let d = &dump.diagnostics;
+    writeln!(out)?;
+    if d.total() == 0 {
+        writeln!(out, "Diagnostics: none, every line was used")?;
+    } else {
+        writeln!(
+            out,
+            "Diagnostics: {} skipped lines, {} dangling references, {} objects of undefined types, {} repeated objects, {} roots of missing objects",
+            count(d.skipped_lines),
+            count(d.dangling_references),
+            count(d.undefined_types),
+            count(d.duplicate_objects),
+            count(d.missing_root_objects)
+        )?;
+        for m in &d.messages {
+            writeln!(out, "  {m}")?;
+        }
+        let total = d.total();
+        if total > d.messages.len() as u64 {
+            writeln!(
+                out,
+                "  … {} more not listed",
+                count(total - d.messages.len() as u64)
+            )?;
+        }
+    }
+
+    let top = dom.children_of(dom.super_root());
+    let shown = opts.top_n(top.len());
+    writeln!(out)?;
+    writeln!(
+        out,
+        "Top dominators ({} of {}, by retained bytes)",
+        shown,
+        count(top.len() as u64)
+    )?;
+    writeln!(
+        out,
+        "  {:>12} {:>12} {:>7} {:>10}  {:<16} Type",
+        "Retained", "Objects", "%", "Shallow", "Id"
+    )?;
+    for &o in &top[..shown] {
+        writeln!(
+            out,
+            "  {:>12} {:>12} {:>7} {:>10}  {:<16} {}",
+            size(dom.retained_bytes[o as usize]),
+            count(dom.retained_objects[o as usize] as u64),
+            percent(dom.retained_bytes[o as usize], reachable),
+            size(dump.sizes[o as usize]),
+            dump.id_hex(o),
+            dump.type_name(o)
+        )?;
+    }
+
+    writeln!(out)?;
+    let shown = a
+        .types
+        .len()
+        .min(SHORT.max(opts.top_n(a.types.len()).min(SHORT)));
+    writeln!(
+        out,
+        "Types ({} of {}, by shallow bytes)",
+        shown,
+        count(a.types.len() as u64)
+    )?;
+    writeln!(
+        out,
+        "  {:>12} {:>12} {:>14}  Type",
+        "Count", "Shallow", "Min retained"
+    )?;
+    for t in &a.types[..shown] {
+        writeln!(
+            out,
+            "  {:>12} {:>12} {:>14}  {}",
+            count(t.count),
+            size(t.shallow_bytes),
+            size(t.min_retained_bytes),
+            dump.type_names[t.type_index as usize]
+        )?;
+    }
+
+    if let Some((pattern, skip)) = &opts.immediate_dominators {
+        let set = objects_of_types(dump, pattern);
+        let rows = immediate_dominators(dump, dom, &set, skip.as_ref());
+        writeln!(out)?;
+        writeln!(
+            out,
+            "Immediate dominators of {} objects of `{}`{}",
+            count(set.len() as u64),
+            opts_pattern(pattern),
+            skip.as_ref()
+                .map(|s| format!(", skipping `{}`", opts_pattern(s)))
+                .unwrap_or_default()
+        )?;
+        writeln!(
+            out,
+            "  {:>10} {:>12} {:>12} {:>14}  Dominator type",
+            "Dominators", "Dominated", "Shallow", "Dom. retained"
+        )?;
+        for r in rows {
+            writeln!(
+                out,
+                "  {:>10} {:>12} {:>12} {:>14}  {}",
+                count(r.dominators.len() as u64),
+                count(r.dominated_objects),
+                size(r.dominated_shallow_bytes),
+                size(r.dominators_retained_bytes),
+                r.type_index
+                    .map(|t| dump.type_names[t as usize].to_string())
+                    .unwrap_or_else(|| "<GC roots>".into())
+            )?;
+        }
+    }
+
+    let dups = &a.duplicates;
+    writeln!(out)?;
+    match dups.mode {
+        None | Some(crate::graph::duplicates::DuplicateMode::None) => {
+            writeln!(out, "Duplicates: not detected (--duplicates none)")?;
+        }
+        Some(mode) => {
+            writeln!(
+                out,
+                "Duplicates ({} mode; equal type, size and reference shape: the dump has no field values): {} sets, {} additional",
+                mode.name(),
+                count(dups.sets.len() as u64),
+                size(dups.total_additional_bytes())
+            )?;
+            if !dups.sets.is_empty() {
+                writeln!(
+                    out,
+                    "  {:>5} {:>12} {:>10} {:>8} {:>12}  {:<7} {:<12} Type",
+                    "Set", "Additional", "Instances", "Per copy", "Inst. size", "Kind", "Held by"
+                )?;
+            }
+            for s in dups.sets.iter().take(SHORT) {
+                writeln!(
+                    out,
+                    "  {:>5} {:>12} {:>10} {:>8} {:>12}  {:<7} {:<12} {}",
+                    format!("#{}", s.id),
+                    size(s.additional_bytes),
+                    count(s.members.len() as u64),
+                    count(s.objects_per_copy),
+                    size(s.instance_bytes),
+                    if s.trivial { "trivial" } else { "full" },
+                    s.holding_set
+                        .map(|h| format!("→ #{h}"))
+                        .unwrap_or_else(|| "-".into()),
+                    dump.type_names[s.type_index as usize]
+                )?;
+            }
+            if dups.sets.len() > SHORT {
+                writeln!(
+                    out,
+                    "  … {} more sets (see --json)",
+                    count((dups.sets.len() - SHORT) as u64)
+                )?;
+            }
+            for p in &dups.possible {
+                writeln!(
+                    out,
+                    "  possible duplicates: {} instances of {} not fully compared (work budget); raise --duplicate-budget",
+                    count(p.instances.len() as u64),
+                    dump.type_names[p.type_index as usize]
+                )?;
+            }
+        }
+    }
+
+    let t = a.timings;
+    writeln!(out)?;
+    writeln!(
+        out,
+        "Timings: parse {} ms, graph {} ms, dominators {} ms, duplicates {} ms",
+        t.parse_ms, t.graph_ms, t.dominators_ms, t.duplicates_ms
+    )?;
+    Ok(())
+}
+
+fn opts_pattern(g: &crate::analysis::Glob) -> String {
+    g.as_str()
+}
