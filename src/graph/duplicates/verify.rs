@@ -1,0 +1,309 @@
+//! Exact verification of a candidate block (SPEC §2.4): splits it into
+//! duplicate classes by the field-by-field pairing from a representative to
+//! each other member, and measures objects per copy and additional bytes on
+//! the way.
+//!
+//! The pairing from `(a, b)` is walked explicitly only over pairs `x ≠ y`
+//! (the set N); a pair `(s, s)` (an object shared by both sides) is not
+//! expanded, because everything below it pairs with itself. It conflicts
+//! with N exactly when some object below a shared one is also in N, and
+//! that is decided from N's retainers instead of walking the shared part:
+//! with R0 = reach(a) (marked once per representative), R0 = left(N) ∪
+//! reach(shared), so an object reachable from a shared one but in left(N)
+//! exists iff some x in left(N) has a retainer in R0 \ left(N); the same
+//! argument on the right side, where reach(shared) = R0 \ left(N). A shared
+//! sub-graph is therefore walked once per representative, not per member.
+//!
+//! Additional bytes: on success, the objects of reach(b) outside reach(a)
+//! are exactly the right sides of N that are not in R0, so the union over
+//! the members is counted with one stamp per object.
+
+use crate::graph::HeapGraph;
+use crate::progress::Progress;
+
+const NONE: u32 = u32::MAX;
+
+/// Why verification of a block stopped early.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Stop {
+    Budget,
+    Cancelled,
+}
+
+/// Work allowance of one type (object pairs and objects visited).
+pub(crate) struct Budget<'p> {
+    pub used: u64,
+    pub limit: Option<u64>,
+    progress: &'p Progress,
+    next_check: u64,
+}
+
+impl<'p> Budget<'p> {
+    pub fn new(limit: Option<u64>, progress: &'p Progress) -> Self {
+        Budget {
+            used: 0,
+            limit,
+            progress,
+            next_check: 0,
+        }
+    }
+
+    #[inline]
+    fn spend(&mut self, units: u64) -> Result<(), Stop> {
+        self.used += units;
+        if self.used >= self.next_check {
+            self.next_check = self.used + 4096;
+            if self.progress.is_cancelled() {
+                return Err(Stop::Cancelled);
+            }
+        }
+        match self.limit {
+            Some(l) if self.used > l => Err(Stop::Budget),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// Dense per-thread scratch (12 bytes per object), reset by what was touched.
+pub(crate) struct Workspace {
+    fwd: Vec<u32>,
+    bwd: Vec<u32>,
+    /// `2e` = in reach of the current representative, `2e + 1` = counted
+    /// as additional for its class (e = epoch).
+    stamp: Vec<u32>,
+    epoch: u32,
+    pairs: Vec<(u32, u32)>,
+    stack: Vec<u32>,
+}
+
+impl Workspace {
+    pub fn new(objects: usize) -> Self {
+        Workspace {
+            fwd: vec![NONE; objects],
+            bwd: vec![NONE; objects],
+            stamp: vec![0; objects],
+            epoch: 0,
+            pairs: Vec::new(),
+            stack: Vec::new(),
+        }
+    }
+
+    fn next_epoch(&mut self) -> u32 {
+        if self.epoch >= (u32::MAX >> 1) - 1 {
+            self.stamp.iter_mut().for_each(|s| *s = 0);
+            self.epoch = 0;
+        }
+        self.epoch += 1;
+        self.epoch
+    }
+}
+
+/// One exact duplicate class found in a block.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Class {
+    pub members: Vec<u32>,
+    pub objects_per_copy: u64,
+    pub additional_bytes: u64,
+}
+
+/// Splits a candidate block (≥ 2 members, all non-leaves) into its
+/// duplicate classes of two or more members.
+pub(crate) fn split_block(
+    graph: &HeapGraph,
+    block: &[u32],
+    ws: &mut Workspace,
+    members: &[u32],
+    budget: &mut Budget,
+) -> Result<Vec<Class>, Stop> {
+    let mut classes = Vec::new();
+    let mut rest: Vec<u32> = members.to_vec();
+    let mut failed: Vec<u32> = Vec::new();
+    while rest.len() >= 2 {
+        let rep = rest[0];
+        let e = ws.next_epoch();
+        let in_r0 = 2 * e;
+        let (objects, _) = mark_reach(graph, ws, rep, in_r0, budget)?;
+        let mut class = vec![rep];
+        let mut additional = 0u64;
+        failed.clear();
+        for &m in &rest[1..] {
+            match pair_with(graph, block, ws, rep, m, in_r0, budget)? {
+                Some(extra) => {
+                    class.push(m);
+                    additional += extra;
+                }
+                None => failed.push(m),
+            }
+        }
+        if class.len() >= 2 {
+            classes.push(Class {
+                members: class,
+                objects_per_copy: objects,
+                additional_bytes: additional,
+            });
+        }
+        std::mem::swap(&mut rest, &mut failed);
+    }
+    Ok(classes)
+}
+
+/// Stamps reach(from); returns its object count and bytes.
+fn mark_reach(
+    graph: &HeapGraph,
+    ws: &mut Workspace,
+    from: u32,
+    stamp: u32,
+    budget: &mut Budget,
+) -> Result<(u64, u64), Stop> {
+    let sizes = &graph.dump.sizes;
+    ws.stack.clear();
+    ws.stack.push(from);
+    ws.stamp[from as usize] = stamp;
+    let (mut objects, mut bytes) = (0u64, 0u64);
+    while let Some(x) = ws.stack.pop() {
+        objects += 1;
+        bytes += sizes[x as usize];
+        let refs = graph.refs(x);
+        budget.spend(1 + refs.len() as u64 / 8)?;
+        for &c in refs {
+            if ws.stamp[c as usize] != stamp {
+                ws.stamp[c as usize] = stamp;
+                ws.stack.push(c);
+            }
+        }
+    }
+    Ok((objects, bytes))
+}
+
+/// Pairs `rep` (whose reach is stamped `in_r0`) with `m`. On success
+/// returns the bytes of reach(m) outside reach(rep) not yet counted for this
+/// class, and stamps them counted; `None` when they are not duplicates.
+fn pair_with(
+    graph: &HeapGraph,
+    block: &[u32],
+    ws: &mut Workspace,
+    rep: u32,
+    m: u32,
+    in_r0: u32,
+    budget: &mut Budget,
+) -> Result<Option<u64>, Stop> {
+    let ok = walk_pairs(graph, block, ws, rep, m, budget).and_then(|ok| {
+        if ok {
+            shared_part_consistent(graph, ws, in_r0, budget)
+        } else {
+            Ok(false)
+        }
+    });
+    let result = match ok {
+        Ok(true) => {
+            let counted = in_r0 + 1;
+            let sizes = &graph.dump.sizes;
+            let mut extra = 0u64;
+            for &(x, y) in &ws.pairs {
+                // Not in R0 (see the module doc) and not yet counted.
+                if x != y && ws.stamp[y as usize] != in_r0 && ws.stamp[y as usize] != counted {
+                    ws.stamp[y as usize] = counted;
+                    extra += sizes[y as usize];
+                }
+            }
+            Ok(Some(extra))
+        }
+        Ok(false) => Ok(None),
+        Err(stop) => Err(stop),
+    };
+    for &(x, y) in &ws.pairs {
+        ws.fwd[x as usize] = NONE;
+        ws.bwd[y as usize] = NONE;
+    }
+    ws.pairs.clear();
+    result
+}
+
+/// Walks the pairing over non-identical pairs; false on a conflict. Labels
+/// are compared through the blocks: every block has a single label, and a
+/// hash collision in the refinement only makes blocks coarser, so this
+/// check (not the partition) is what makes the answer exact.
+fn walk_pairs(
+    graph: &HeapGraph,
+    block: &[u32],
+    ws: &mut Workspace,
+    a: u32,
+    b: u32,
+    budget: &mut Budget,
+) -> Result<bool, Stop> {
+    ws.fwd[a as usize] = b;
+    ws.bwd[b as usize] = a;
+    ws.pairs.push((a, b));
+    let mut next = 0;
+    while next < ws.pairs.len() {
+        let (x, y) = ws.pairs[next];
+        next += 1;
+        if x == y {
+            continue;
+        }
+        let (rx, ry) = (graph.refs(x), graph.refs(y));
+        budget.spend(1 + rx.len() as u64 / 8)?;
+        if rx.len() != ry.len() {
+            return Ok(false);
+        }
+        for (&cx, &cy) in rx.iter().zip(ry) {
+            if block[cx as usize] != block[cy as usize] {
+                return Ok(false);
+            }
+            let f = ws.fwd[cx as usize];
+            if f != NONE {
+                if f != cy {
+                    return Ok(false);
+                }
+                continue;
+            }
+            if ws.bwd[cy as usize] != NONE {
+                return Ok(false);
+            }
+            ws.fwd[cx as usize] = cy;
+            ws.bwd[cy as usize] = cx;
+            ws.pairs.push((cx, cy));
+        }
+    }
+    Ok(true)
+}
+
+/// The retainer test of the module doc: no object reachable from a shared
+/// (self-paired) object is paired with another object.
+fn shared_part_consistent(
+    graph: &HeapGraph,
+    ws: &Workspace,
+    in_r0: u32,
+    budget: &mut Budget,
+) -> Result<bool, Stop> {
+    let in_left = |p: u32| {
+        let f = ws.fwd[p as usize];
+        f != NONE && f != p
+    };
+    let in_right = |p: u32| {
+        let b = ws.bwd[p as usize];
+        b != NONE && b != p
+    };
+    let in_shared = |p: u32| ws.stamp[p as usize] == in_r0 && !in_left(p);
+    for &(x, y) in &ws.pairs {
+        if x == y {
+            continue;
+        }
+        let rx = graph.retainers_of(x);
+        budget.spend(1 + rx.len() as u64 / 8)?;
+        if rx.iter().any(|&p| in_shared(p)) {
+            return Ok(false);
+        }
+    }
+    for &(x, y) in &ws.pairs {
+        if x == y {
+            continue;
+        }
+        let ry = graph.retainers_of(y);
+        budget.spend(1 + ry.len() as u64 / 8)?;
+        if ry.iter().any(|&p| in_shared(p) && !in_right(p)) {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
