@@ -587,7 +587,7 @@ fn write_section<W: Write>(
 
 /// Writes a generated dump to `out`.
 pub fn generate(options: &GenOptions, out: impl Write) -> io::Result<GenStats> {
-    let mut rng = Rng(options.seed ^ 0x6865_6170_7475_69);
+    let mut rng = Rng(options.seed ^ 0x0068_6561_7074_7569);
     let plugin_target = (options.objects / 50).max(8);
     let main_target = options.objects.saturating_sub(plugin_target).max(16);
     let main = build_main(&mut rng, main_target);
