@@ -203,10 +203,11 @@ pub(crate) fn compute_held(
     // the largest additional bytes (ids follow that order).
     for (i, s) in sets.iter_mut().enumerate() {
         let holders = &held_by[i];
-        s.holding_set = holders
-            .iter()
-            .copied()
-            .find(|&h| !holders.iter().any(|g| held_by[h as usize].binary_search(g).is_ok()));
+        s.holding_set = holders.iter().copied().find(|&h| {
+            !holders
+                .iter()
+                .any(|g| held_by[h as usize].binary_search(g).is_ok())
+        });
         s.held_by = held_by[i].clone();
     }
     Ok(())
@@ -216,7 +217,12 @@ pub(crate) fn compute_held(
 fn dominator_preorder(dom: &DominatorTree) -> Vec<u32> {
     let mut tin = vec![NONE; dom.idom.len()];
     let mut next = 0u32;
-    let mut stack: Vec<u32> = dom.children_of(dom.super_root()).iter().rev().copied().collect();
+    let mut stack: Vec<u32> = dom
+        .children_of(dom.super_root())
+        .iter()
+        .rev()
+        .copied()
+        .collect();
     while let Some(v) = stack.pop() {
         tin[v as usize] = next;
         next += 1;

@@ -133,7 +133,14 @@ pub fn find_duplicates(
     options: &DuplicateOptions,
     progress: &Progress,
 ) -> Result<Duplicates, Cancelled> {
-    detect(graph, dom, options.mode, options.budget_per_type, &[], progress)
+    detect(
+        graph,
+        dom,
+        options.mode,
+        options.budget_per_type,
+        &[],
+        progress,
+    )
 }
 
 /// Finishes detection for one type whose detection was cut short (or not
