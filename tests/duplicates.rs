@@ -591,6 +591,15 @@ proptest! {
     }
 
     #[test]
+    fn hubs_change_nothing(text in copies_text(), threshold in 1usize..6) {
+        // Process-wide, but no result depends on it, so the other tests
+        // running meanwhile stay valid (and exercise hubs too).
+        heaptui::graph::duplicates::set_hub_threshold(threshold);
+        let (g, _, d) = analyse(&text, &all());
+        prop_assert_eq!(view(&g, &d), Oracle::new(&g).sets(), "{}", text);
+    }
+
+    #[test]
     fn agrees_with_the_literal_definitions_on_copies(text in copies_text()) {
         let (g, _, d) = analyse(&text, &all());
         prop_assert_eq!(view(&g, &d), Oracle::new(&g).sets(), "{}", text);

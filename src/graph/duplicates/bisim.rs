@@ -108,8 +108,10 @@ pub fn refine(
     let mut queued = vec![false; graph.objects()];
     let mut moved: Vec<u32> = Vec::new();
     let mut rounds = 0u64;
+    let mut evaluated = 0u64;
     while !dirty.is_empty() {
         rounds += 1;
+        evaluated += dirty.len() as u64;
         if rounds.is_multiple_of(64) || dirty.len() >= PARALLEL_MIN {
             progress.check()?;
         }
@@ -173,6 +175,12 @@ pub fn refine(
                 }
             }
         }
+    }
+    if std::env::var_os("HEAPTUI_TRACE").is_some() {
+        eprintln!(
+            "refine: {rounds} rounds, {evaluated} evaluations, {} blocks",
+            block_size.len()
+        );
     }
     Ok(Partition { block, block_size })
 }

@@ -126,6 +126,13 @@ impl Duplicates {
     }
 }
 
+/// Sets how large a reach walk grows before it makes a hub (see `verify`).
+/// For tests: results are the same for every value.
+#[doc(hidden)]
+pub fn set_hub_threshold(objects: usize) {
+    verify::HUB_AFTER.store(objects.max(1), std::sync::atomic::Ordering::Relaxed);
+}
+
 /// Detects duplicates as `options` say.
 pub fn find_duplicates(
     graph: &HeapGraph,
@@ -199,24 +206,47 @@ fn detect(
         }
     };
     let dump = &graph.dump;
+    let trace = Trace::new();
     let (mut sets, possible) = if mode != DuplicateMode::All && finished.is_empty() {
         // Cheap path: no refinement; candidates are objects of one label.
         label_classes(graph, dom, mode == DuplicateMode::Trivial)
     } else {
         let part = bisim::refine(graph, dom, progress)?;
+        trace.phase("candidates");
         progress.set_done(1);
         classes(graph, &part.block, &part.block_size, &depth, progress)?
     };
+    trace.phase("verify");
     progress.set_done(2);
     for s in &mut sets {
         s.members.sort_unstable_by_key(|&m| dump.ids[m as usize]);
     }
     let mut dups = finish(dump, sets, possible, mode);
     held::compute_held(graph, dom, &mut dups.sets, progress)?;
+    trace.phase("held");
     dups.budget_per_type = budget;
     dups.finished_types = finished.to_vec();
     progress.set_done(3);
     Ok(dups)
+}
+
+/// Phase times on stderr when `HEAPTUI_TRACE` is set (for benchmarking).
+struct Trace(Option<std::cell::Cell<std::time::Instant>>);
+
+impl Trace {
+    fn new() -> Self {
+        Trace(
+            std::env::var_os("HEAPTUI_TRACE")
+                .map(|_| std::cell::Cell::new(std::time::Instant::now())),
+        )
+    }
+
+    fn phase(&self, name: &str) {
+        if let Some(t) = &self.0 {
+            eprintln!("duplicates: {name} {} ms", t.get().elapsed().as_millis());
+            t.set(std::time::Instant::now());
+        }
+    }
 }
 
 fn trivial_set(dump: &Dump, members: Vec<u32>) -> DuplicateSet {
@@ -335,6 +365,7 @@ fn classes(
     // Largest types first, so one big type does not start last.
     by_type.sort_by_key(|t| std::cmp::Reverse(t.iter().map(|b| b.1.len()).sum::<usize>()));
     let pool: Mutex<Vec<Workspace>> = Mutex::new(Vec::new());
+    let hubs = verify::Hubs::new(graph.objects());
     type Outcome = Result<(Vec<DuplicateSet>, Vec<u32>), Cancelled>;
     let outcomes: Vec<Outcome> = by_type
         .par_iter()
@@ -372,7 +403,7 @@ fn classes(
                         .pop()
                         .unwrap_or_else(|| Workspace::new(graph.objects()))
                 });
-                match verify::split_block(graph, block, w, members, &mut budget) {
+                match verify::split_block(graph, block, &hubs, w, members, &mut budget) {
                     Ok(found) => {
                         for c in found {
                             let o = c.members[0] as usize;

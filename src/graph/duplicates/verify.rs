@@ -17,11 +17,132 @@
 //! Additional bytes: on success, the objects of reach(b) outside reach(a)
 //! are exactly the right sides of N that are not in R0, so the union over
 //! the members is counted with one stamp per object.
+//!
+//! Hubs: marking R0 once per representative is still quadratic when many
+//! sets reach one huge region (delegates whose targets sit in a strongly
+//! connected component of most of the heap). When a marking walk grows
+//! large, a node deep in it becomes a hub: its strongly connected component
+//! and its reach are kept as bitsets (once, at most [`MAX_HUBS`]). A later
+//! walk that enters a hub's component takes the hub's whole reach at once;
+//! objects inside some hub's reach are set aside and walked only if no such
+//! hub is entered. R0 membership is then "stamped, or in an entered hub's
+//! reach".
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
 
 use crate::graph::HeapGraph;
 use crate::progress::Progress;
 
 const NONE: u32 = u32::MAX;
+
+/// A marking walk this large makes a hub of the node it is at (tests lower
+/// it to exercise hubs on small graphs; results never depend on it).
+pub(crate) static HUB_AFTER: std::sync::atomic::AtomicUsize =
+    std::sync::atomic::AtomicUsize::new(1 << 15);
+/// At most this many hubs (two bitsets of n bits each).
+pub(crate) const MAX_HUBS: usize = 16;
+
+#[derive(Clone)]
+struct BitSet(Vec<u64>);
+
+impl BitSet {
+    fn new(n: usize) -> Self {
+        BitSet(vec![0; n.div_ceil(64)])
+    }
+    #[inline]
+    fn get(&self, i: u32) -> bool {
+        self.0[i as usize >> 6] >> (i & 63) & 1 != 0
+    }
+    #[inline]
+    fn set(&mut self, i: u32) -> bool {
+        let w = &mut self.0[i as usize >> 6];
+        let was = *w >> (i & 63) & 1 != 0;
+        *w |= 1 << (i & 63);
+        !was
+    }
+}
+
+/// A region many objects reach: a strongly connected component and
+/// everything it reaches.
+pub(crate) struct Hub {
+    scc: BitSet,
+    reach: BitSet,
+    reach_objects: u64,
+}
+
+/// The hubs found so far, shared by all workers.
+pub(crate) struct Hubs {
+    list: RwLock<Vec<Arc<Hub>>>,
+    /// Union of the hubs' reach, for a one-lookup fast path.
+    any_reach: Vec<AtomicU64>,
+    building: Mutex<()>,
+}
+
+impl Hubs {
+    pub fn new(objects: usize) -> Self {
+        Hubs {
+            list: RwLock::new(Vec::new()),
+            any_reach: (0..objects.div_ceil(64))
+                .map(|_| AtomicU64::new(0))
+                .collect(),
+            building: Mutex::new(()),
+        }
+    }
+
+    #[inline]
+    fn in_any_reach(&self, i: u32) -> bool {
+        self.any_reach[i as usize >> 6].load(Ordering::Relaxed) >> (i & 63) & 1 != 0
+    }
+
+    fn snapshot(&self) -> Vec<Arc<Hub>> {
+        self.list.read().unwrap().clone()
+    }
+
+    /// Makes a hub of `h` unless one already covers it or there are enough.
+    fn add(&self, graph: &HeapGraph, h: u32) -> Option<Arc<Hub>> {
+        let _guard = self.building.lock().unwrap();
+        if self.in_any_reach(h) || self.list.read().unwrap().len() >= MAX_HUBS {
+            return None;
+        }
+        let n = graph.objects();
+        let mut reach = BitSet::new(n);
+        let mut stack = vec![h];
+        reach.set(h);
+        let mut reach_objects = 0u64;
+        while let Some(x) = stack.pop() {
+            reach_objects += 1;
+            for &c in graph.refs(x) {
+                if reach.set(c) {
+                    stack.push(c);
+                }
+            }
+        }
+        // The component: what reaches h, within what h reaches.
+        let mut scc = BitSet::new(n);
+        scc.set(h);
+        stack.push(h);
+        while let Some(x) = stack.pop() {
+            for &p in graph.retainers_of(x) {
+                if reach.get(p) && scc.set(p) {
+                    stack.push(p);
+                }
+            }
+        }
+        for (a, &w) in self.any_reach.iter().zip(&reach.0) {
+            if w != 0 {
+                a.fetch_or(w, Ordering::Relaxed);
+            }
+        }
+        let hub = Arc::new(Hub {
+            scc,
+            reach,
+            reach_objects,
+        });
+        self.list.write().unwrap().push(hub.clone());
+        Some(hub)
+    }
+}
 
 /// Why verification of a block stopped early.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -74,6 +195,10 @@ pub(crate) struct Workspace {
     epoch: u32,
     pairs: Vec<(u32, u32)>,
     stack: Vec<u32>,
+    explored: Vec<u32>,
+    deferred: Vec<u32>,
+    /// Hubs entered by the current representative's walk.
+    reached: Vec<Arc<Hub>>,
 }
 
 impl Workspace {
@@ -85,6 +210,9 @@ impl Workspace {
             epoch: 0,
             pairs: Vec::new(),
             stack: Vec::new(),
+            explored: Vec::new(),
+            deferred: Vec::new(),
+            reached: Vec::new(),
         }
     }
 
@@ -95,6 +223,12 @@ impl Workspace {
         }
         self.epoch += 1;
         self.epoch
+    }
+
+    /// Whether `p` is in reach of the current representative.
+    #[inline]
+    fn in_r0(&self, p: u32, in_r0: u32) -> bool {
+        self.stamp[p as usize] == in_r0 || self.reached.iter().any(|h| h.reach.get(p))
     }
 }
 
@@ -111,6 +245,7 @@ pub(crate) struct Class {
 pub(crate) fn split_block(
     graph: &HeapGraph,
     block: &[u32],
+    hubs: &Hubs,
     ws: &mut Workspace,
     members: &[u32],
     budget: &mut Budget,
@@ -122,7 +257,7 @@ pub(crate) fn split_block(
         let rep = rest[0];
         let e = ws.next_epoch();
         let in_r0 = 2 * e;
-        let (objects, _) = mark_reach(graph, ws, rep, in_r0, budget)?;
+        let objects = mark_reach(graph, hubs, ws, rep, in_r0, budget)?;
         let mut class = vec![rep];
         let mut additional = 0u64;
         failed.clear();
@@ -147,32 +282,101 @@ pub(crate) fn split_block(
     Ok(classes)
 }
 
-/// Stamps reach(from); returns its object count and bytes.
+/// Stamps reach(from), entering hubs where it can; returns its object count.
 fn mark_reach(
     graph: &HeapGraph,
+    hubs: &Hubs,
     ws: &mut Workspace,
     from: u32,
     stamp: u32,
     budget: &mut Budget,
-) -> Result<(u64, u64), Stop> {
-    let sizes = &graph.dump.sizes;
+) -> Result<u64, Stop> {
+    let mut known = hubs.snapshot();
+    ws.reached.clear();
+    ws.explored.clear();
+    ws.deferred.clear();
     ws.stack.clear();
     ws.stack.push(from);
     ws.stamp[from as usize] = stamp;
-    let (mut objects, mut bytes) = (0u64, 0u64);
-    while let Some(x) = ws.stack.pop() {
-        objects += 1;
-        bytes += sizes[x as usize];
-        let refs = graph.refs(x);
-        budget.spend(1 + refs.len() as u64 / 8)?;
-        for &c in refs {
-            if ws.stamp[c as usize] != stamp {
-                ws.stamp[c as usize] = stamp;
-                ws.stack.push(c);
+    let hub_after = HUB_AFTER.load(Ordering::Relaxed);
+    let mut tried_hub = false;
+    loop {
+        while let Some(x) = ws.stack.pop() {
+            if hubs.in_any_reach(x) {
+                match known.iter().find(|h| h.scc.get(x)) {
+                    Some(h) => {
+                        if !ws.reached.iter().any(|r| Arc::ptr_eq(r, h)) {
+                            ws.reached.push(h.clone());
+                        }
+                    }
+                    None => ws.deferred.push(x),
+                }
+                continue;
+            }
+            expand(graph, ws, x, stamp, budget)?;
+            if !tried_hub && ws.explored.len() >= hub_after {
+                tried_hub = true;
+                if let Some(h) = hubs.add(graph, x) {
+                    known.push(h);
+                }
+                // x itself was expanded: enter its hub here.
+                if let Some(h) = known.iter().find(|h| h.scc.get(x)) {
+                    ws.reached.push(h.clone());
+                }
             }
         }
+        // Objects set aside: walk those no entered hub covers.
+        let mut more = false;
+        while let Some(x) = ws.deferred.pop() {
+            if !ws.reached.iter().any(|h| h.reach.get(x)) {
+                expand(graph, ws, x, stamp, budget)?;
+                more = true;
+                break;
+            }
+        }
+        if !more && ws.stack.is_empty() {
+            break;
+        }
     }
-    Ok((objects, bytes))
+    let covered = |x: u32| ws.reached.iter().any(|h| h.reach.get(x));
+    let outside = ws.explored.iter().filter(|&&x| !covered(x)).count() as u64;
+    let inside = match ws.reached.len() {
+        0 => 0,
+        1 => ws.reached[0].reach_objects,
+        _ => {
+            let words = ws.reached[0].reach.0.len();
+            (0..words)
+                .map(|i| {
+                    ws.reached
+                        .iter()
+                        .fold(0u64, |acc, h| acc | h.reach.0[i])
+                        .count_ones() as u64
+                })
+                .sum()
+        }
+    };
+    Ok(outside + inside)
+}
+
+/// Walks one object of a marking walk: pushes its unstamped references.
+#[inline]
+fn expand(
+    graph: &HeapGraph,
+    ws: &mut Workspace,
+    x: u32,
+    stamp: u32,
+    budget: &mut Budget,
+) -> Result<(), Stop> {
+    ws.explored.push(x);
+    let refs = graph.refs(x);
+    budget.spend(1 + refs.len() as u64 / 8)?;
+    for &c in refs {
+        if ws.stamp[c as usize] != stamp {
+            ws.stamp[c as usize] = stamp;
+            ws.stack.push(c);
+        }
+    }
+    Ok(())
 }
 
 /// Pairs `rep` (whose reach is stamped `in_r0`) with `m`. On success
@@ -201,7 +405,7 @@ fn pair_with(
             let mut extra = 0u64;
             for &(x, y) in &ws.pairs {
                 // Not in R0 (see the module doc) and not yet counted.
-                if x != y && ws.stamp[y as usize] != in_r0 && ws.stamp[y as usize] != counted {
+                if x != y && ws.stamp[y as usize] != counted && !ws.in_r0(y, in_r0) {
                     ws.stamp[y as usize] = counted;
                     extra += sizes[y as usize];
                 }
@@ -284,7 +488,7 @@ fn shared_part_consistent(
         let b = ws.bwd[p as usize];
         b != NONE && b != p
     };
-    let in_shared = |p: u32| ws.stamp[p as usize] == in_r0 && !in_left(p);
+    let in_shared = |p: u32| ws.in_r0(p, in_r0) && !in_left(p);
     for &(x, y) in &ws.pairs {
         if x == y {
             continue;
