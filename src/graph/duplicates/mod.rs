@@ -213,10 +213,21 @@ fn detect(
     } else {
         let part = bisim::refine(graph, dom, progress)?;
         trace.phase("candidates");
+        let _ = &verify::COUNTERS;
         progress.set_done(1);
         classes(graph, &part.block, &part.block_size, &depth, progress)?
     };
     trace.phase("verify");
+    if trace.0.is_some() {
+        let c: Vec<u64> = verify::COUNTERS
+            .iter()
+            .map(|c| c.load(std::sync::atomic::Ordering::Relaxed))
+            .collect();
+        eprintln!(
+            "verify: reps {} explored {} deferred {} pairs {} retainers {}",
+            c[0], c[1], c[2], c[3], c[4]
+        );
+    }
     progress.set_done(2);
     for s in &mut sets {
         s.members.sort_unstable_by_key(|&m| dump.ids[m as usize]);

@@ -36,6 +36,19 @@ use crate::progress::Progress;
 
 const NONE: u32 = u32::MAX;
 
+/// Work counters for HEAPTUI_TRACE: representatives, explored, deferred,
+/// pairs, retainers scanned.
+pub(crate) static COUNTERS: [AtomicU64; 5] = [
+    AtomicU64::new(0),
+    AtomicU64::new(0),
+    AtomicU64::new(0),
+    AtomicU64::new(0),
+    AtomicU64::new(0),
+];
+fn count(i: usize, v: u64) {
+    COUNTERS[i].fetch_add(v, Ordering::Relaxed);
+}
+
 /// A marking walk this large makes a hub of the node it is at (tests lower
 /// it to exercise hubs on small graphs; results never depend on it).
 pub(crate) static HUB_AFTER: std::sync::atomic::AtomicUsize =
@@ -66,7 +79,9 @@ impl BitSet {
 /// A region many objects reach: a strongly connected component and
 /// everything it reaches.
 pub(crate) struct Hub {
+    pivot: u32,
     scc: BitSet,
+    scc_objects: u64,
     reach: BitSet,
     reach_objects: u64,
 }
@@ -99,12 +114,56 @@ impl Hubs {
         self.list.read().unwrap().clone()
     }
 
-    /// Makes a hub of `h` unless one already covers it or there are enough.
-    fn add(&self, graph: &HeapGraph, h: u32) -> Option<Arc<Hub>> {
+    /// Makes a hub of the candidate with the largest strongly connected
+    /// component (the first objects a large walk explored: the references of
+    /// its start, which lie in the region other walks enter too), unless one
+    /// is already in a hub's component or there are enough hubs.
+    fn add(&self, graph: &HeapGraph, candidates: &[u32]) -> Option<Arc<Hub>> {
         let _guard = self.building.lock().unwrap();
-        if self.in_any_reach(h) || self.list.read().unwrap().len() >= MAX_HUBS {
+        let known = self.snapshot();
+        if known.len() >= MAX_HUBS {
             return None;
         }
+        let mut best: Option<Hub> = None;
+        for &h in candidates {
+            if known.iter().any(|k| k.scc.get(h)) {
+                return None;
+            }
+            let hub = Hub::of(graph, h);
+            if best
+                .as_ref()
+                .is_none_or(|b| hub.scc_objects > b.scc_objects)
+            {
+                best = Some(hub);
+            }
+        }
+        let hub = Arc::new(best?);
+        for (a, &w) in self.any_reach.iter().zip(&hub.reach.0) {
+            if w != 0 {
+                a.fetch_or(w, Ordering::Relaxed);
+            }
+        }
+        self.list.write().unwrap().push(hub.clone());
+        Some(hub)
+    }
+}
+
+impl Hub {
+    fn of(graph: &HeapGraph, h: u32) -> Hub {
+        let t = std::time::Instant::now();
+        let hub = Self::of_inner(graph, h);
+        if std::env::var_os("HEAPTUI_TRACE").is_some() {
+            eprintln!(
+                "hub candidate {h}: scc {} reach {} in {} ms",
+                hub.scc_objects,
+                hub.reach_objects,
+                t.elapsed().as_millis()
+            );
+        }
+        hub
+    }
+
+    fn of_inner(graph: &HeapGraph, h: u32) -> Hub {
         let n = graph.objects();
         let mut reach = BitSet::new(n);
         let mut stack = vec![h];
@@ -122,25 +181,22 @@ impl Hubs {
         let mut scc = BitSet::new(n);
         scc.set(h);
         stack.push(h);
+        let mut scc_objects = 1u64;
         while let Some(x) = stack.pop() {
             for &p in graph.retainers_of(x) {
                 if reach.get(p) && scc.set(p) {
+                    scc_objects += 1;
                     stack.push(p);
                 }
             }
         }
-        for (a, &w) in self.any_reach.iter().zip(&reach.0) {
-            if w != 0 {
-                a.fetch_or(w, Ordering::Relaxed);
-            }
-        }
-        let hub = Arc::new(Hub {
+        Hub {
+            pivot: h,
             scc,
+            scc_objects,
             reach,
             reach_objects,
-        });
-        self.list.write().unwrap().push(hub.clone());
-        Some(hub)
+        }
     }
 }
 
@@ -251,9 +307,14 @@ pub(crate) fn split_block(
     budget: &mut Budget,
 ) -> Result<Vec<Class>, Stop> {
     let mut classes = Vec::new();
-    let mut rest: Vec<u32> = members.to_vec();
+    let members = without_owned_by_shared(graph, ws, members, budget)?;
+    // Groups still to split; `true` once split by the prefix signature.
+    let mut groups: Vec<(Vec<u32>, bool)> = vec![(members, false)];
     let mut failed: Vec<u32> = Vec::new();
-    while rest.len() >= 2 {
+    while let Some((rest, signed)) = groups.pop() {
+        if rest.len() < 2 {
+            continue;
+        }
         let rep = rest[0];
         let e = ws.next_epoch();
         let in_r0 = 2 * e;
@@ -277,9 +338,137 @@ pub(crate) fn split_block(
                 additional_bytes: additional,
             });
         }
-        std::mem::swap(&mut rest, &mut failed);
+        if failed.len() < 2 {
+            continue;
+        }
+        if signed {
+            groups.push((failed.clone(), true));
+            continue;
+        }
+        // The block holds several classes (typically equal objects at
+        // different places of one shared structure): split the rest by an
+        // invariant that sees sharing, so each class costs one pass.
+        let mut keyed: Vec<(u64, u32)> = Vec::with_capacity(failed.len());
+        for &m in &failed {
+            keyed.push((prefix_signature(graph, block, ws, m, budget)?, m));
+        }
+        keyed.sort_unstable();
+        let mut subgroups: Vec<Vec<u32>> = keyed
+            .chunk_by(|a, b| a.0 == b.0)
+            .map(|g| {
+                let mut v: Vec<u32> = g.iter().map(|&(_, m)| m).collect();
+                v.sort_unstable();
+                v
+            })
+            .collect();
+        subgroups.sort_unstable_by_key(|g| std::cmp::Reverse(g[0]));
+        groups.extend(subgroups.into_iter().map(|g| (g, true)));
     }
     Ok(classes)
+}
+
+/// Backward search limit of [`without_owned_by_shared`], in objects.
+const OWNER_SEARCH: usize = 256;
+
+/// Drops the members that cannot have a duplicate in the block: when every
+/// member's i-th reference is one object c, c pairs with itself in every
+/// pairing, and so does all of reach(c); a member that c reaches would pair
+/// with itself as well as with its partner. (A cache entry referring to its
+/// cache, an element to its parent.) "c reaches x" is looked for backwards
+/// from x within a small limit; not finding it only costs time.
+fn without_owned_by_shared(
+    graph: &HeapGraph,
+    ws: &mut Workspace,
+    members: &[u32],
+    budget: &mut Budget,
+) -> Result<Vec<u32>, Stop> {
+    let first = graph.refs(members[0]);
+    let shared: Vec<u32> = (0..first.len().min(8))
+        .filter(|&i| members.iter().all(|&m| graph.refs(m)[i] == first[i]))
+        .map(|i| first[i])
+        .collect();
+    if shared.is_empty() {
+        return Ok(members.to_vec());
+    }
+    let mut kept = Vec::with_capacity(members.len());
+    for &x in members {
+        let seen = &mut ws.stack;
+        seen.clear();
+        seen.push(x);
+        ws.bwd[x as usize] = x;
+        let mut next = 0;
+        let mut owned = false;
+        'search: while next < seen.len() && seen.len() < OWNER_SEARCH {
+            let o = seen[next];
+            next += 1;
+            for &p in graph.retainers_of(o) {
+                if shared.contains(&p) {
+                    owned = true;
+                    break 'search;
+                }
+                if ws.bwd[p as usize] == NONE {
+                    ws.bwd[p as usize] = p;
+                    seen.push(p);
+                }
+            }
+        }
+        for &o in seen.iter() {
+            ws.bwd[o as usize] = NONE;
+        }
+        budget.spend(seen.len() as u64)?;
+        if !owned {
+            kept.push(x);
+        }
+    }
+    Ok(kept)
+}
+
+/// Objects of reach(x) the prefix signature looks at.
+const PREFIX: usize = 64;
+
+/// A hash of the first [`PREFIX`] objects of reach(x) in breadth-first
+/// order: each object's block and, per reference, the discovery number of
+/// its target (so shared and repeated targets count). Duplicates have equal
+/// signatures: the pairing is an order-preserving isomorphism of their
+/// reach, so both walks discover matching objects in the same order.
+fn prefix_signature(
+    graph: &HeapGraph,
+    block: &[u32],
+    ws: &mut Workspace,
+    x: u32,
+    budget: &mut Budget,
+) -> Result<u64, Stop> {
+    // `fwd` holds discovery numbers here; reset before returning.
+    let order = &mut ws.stack;
+    order.clear();
+    order.push(x);
+    ws.fwd[x as usize] = 0;
+    let mut h: u64 = 0x243f_6a88_85a3_08d3;
+    let mix = |h: u64, v: u64| (h ^ v).wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(23);
+    let mut next = 0;
+    while next < order.len() {
+        let o = order[next];
+        next += 1;
+        h = mix(h, block[o as usize] as u64);
+        // Bounded per object too (huge arrays); the same cut for duplicates.
+        for &c in graph.refs(o).iter().take(PREFIX / 2) {
+            let d = ws.fwd[c as usize];
+            if d != NONE {
+                h = mix(h, d as u64);
+            } else if order.len() < PREFIX {
+                ws.fwd[c as usize] = order.len() as u32;
+                h = mix(h, order.len() as u64 | 1 << 40);
+                order.push(c);
+            } else {
+                h = mix(h, 1 << 41);
+            }
+        }
+    }
+    for &o in order.iter() {
+        ws.fwd[o as usize] = NONE;
+    }
+    budget.spend(order.len() as u64)?;
+    Ok(h)
 }
 
 /// Stamps reach(from), entering hubs where it can; returns its object count.
@@ -316,12 +505,14 @@ fn mark_reach(
             expand(graph, ws, x, stamp, budget)?;
             if !tried_hub && ws.explored.len() >= hub_after {
                 tried_hub = true;
-                if let Some(h) = hubs.add(graph, x) {
+                let end = ws.explored.len().min(4);
+                let candidates: Vec<u32> = ws.explored[1.min(end - 1)..end].to_vec();
+                if let Some(h) = hubs.add(graph, &candidates) {
+                    // Its component may hold objects already walked.
+                    if ws.explored.iter().any(|&e| h.scc.get(e)) {
+                        ws.reached.push(h.clone());
+                    }
                     known.push(h);
-                }
-                // x itself was expanded: enter its hub here.
-                if let Some(h) = known.iter().find(|h| h.scc.get(x)) {
-                    ws.reached.push(h.clone());
                 }
             }
         }
@@ -338,6 +529,20 @@ fn mark_reach(
             break;
         }
     }
+    // A hub whose pivot another entered hub reaches adds nothing.
+    let all = std::mem::take(&mut ws.reached);
+    for (i, h) in all.iter().enumerate() {
+        let inside_other = all
+            .iter()
+            .enumerate()
+            .any(|(j, o)| j != i && o.reach.get(h.pivot) && !(h.reach.get(o.pivot) && j > i));
+        if !inside_other {
+            ws.reached.push(h.clone());
+        }
+    }
+    count(0, 1);
+    count(1, ws.explored.len() as u64);
+    count(2, ws.deferred.len() as u64);
     let covered = |x: u32| ws.reached.iter().any(|h| h.reach.get(x));
     let outside = ws.explored.iter().filter(|&&x| !covered(x)).count() as u64;
     let inside = match ws.reached.len() {
@@ -439,9 +644,21 @@ fn walk_pairs(
     ws.bwd[b as usize] = a;
     ws.pairs.push((a, b));
     let mut next = 0;
-    while next < ws.pairs.len() {
-        let (x, y) = ws.pairs[next];
-        next += 1;
+    let result = walk_pairs_from(graph, block, ws, &mut next, budget);
+    count(3, next as u64);
+    result
+}
+
+fn walk_pairs_from(
+    graph: &HeapGraph,
+    block: &[u32],
+    ws: &mut Workspace,
+    next: &mut usize,
+    budget: &mut Budget,
+) -> Result<bool, Stop> {
+    while *next < ws.pairs.len() {
+        let (x, y) = ws.pairs[*next];
+        *next += 1;
         if x == y {
             continue;
         }
@@ -494,6 +711,7 @@ fn shared_part_consistent(
             continue;
         }
         let rx = graph.retainers_of(x);
+        count(4, rx.len() as u64);
         budget.spend(1 + rx.len() as u64 / 8)?;
         if rx.iter().any(|&p| in_shared(p)) {
             return Ok(false);
