@@ -12,6 +12,7 @@
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use rayon::prelude::*;
 
@@ -97,15 +98,24 @@ pub fn refine(
         mut block,
         mut block_size,
     } = label_blocks(graph, dom);
+    let trace = std::env::var_os("HEAPTUI_TRACE").is_some();
+    let t0 = std::time::Instant::now();
+    if trace {
+        eprintln!("refine: labels {} blocks", block_size.len());
+    }
     progress.check()?;
-    // Objects in singleton blocks can never split: never evaluate them.
+    // Objects in singleton blocks can never split, nor can leaves (their
+    // signature is empty): never evaluate them.
     let mut dirty: Vec<u32> = dom
         .preorder
-        .iter()
+        .par_iter()
         .copied()
-        .filter(|&o| block_size[block[o as usize] as usize] > 1)
+        .filter(|&o| block_size[block[o as usize] as usize] > 1 && !graph.refs(o).is_empty())
         .collect();
-    let mut queued = vec![false; graph.objects()];
+    let queued: Vec<AtomicBool> = (0..graph.objects())
+        .into_par_iter()
+        .map(|_| AtomicBool::new(false))
+        .collect();
     let mut moved: Vec<u32> = Vec::new();
     let mut rounds = 0u64;
     let mut evaluated = 0u64;
@@ -114,6 +124,13 @@ pub fn refine(
         evaluated += dirty.len() as u64;
         if rounds.is_multiple_of(64) || dirty.len() >= PARALLEL_MIN {
             progress.check()?;
+        }
+        if trace && dirty.len() >= PARALLEL_MIN {
+            eprintln!(
+                "refine: round {rounds} dirty {} at {} ms",
+                dirty.len(),
+                t0.elapsed().as_millis()
+            );
         }
         let mut keyed: Vec<(u32, u64, u32)> = if dirty.len() >= PARALLEL_MIN {
             let b = &block;
@@ -133,7 +150,7 @@ pub fn refine(
             k
         };
         for &o in &dirty {
-            queued[o as usize] = false;
+            queued[o as usize].store(false, Ordering::Relaxed);
         }
         moved.clear();
         for seg in keyed.chunk_by(|a, b| a.0 == b.0) {
@@ -163,16 +180,30 @@ pub fn refine(
                 }
             }
         }
+        if trace && dirty.len() >= PARALLEL_MIN {
+            eprintln!(
+                "refine: moved {} at {} ms",
+                moved.len(),
+                t0.elapsed().as_millis()
+            );
+        }
         keyed.clear();
         drop(keyed);
         dirty.clear();
-        for &m in &moved {
-            for &p in graph.retainers_of(m) {
-                let pb = block[p as usize];
-                if pb != NO_BLOCK && !queued[p as usize] && block_size[pb as usize] > 1 {
-                    queued[p as usize] = true;
-                    dirty.push(p);
-                }
+        let wants = |p: u32| {
+            let pb = block[p as usize];
+            pb != NO_BLOCK
+                && block_size[pb as usize] > 1
+                && !queued[p as usize].swap(true, Ordering::Relaxed)
+        };
+        if moved.len() >= PARALLEL_MIN {
+            dirty = moved
+                .par_iter()
+                .flat_map_iter(|&m| graph.retainers_of(m).iter().copied().filter(|&p| wants(p)))
+                .collect();
+        } else {
+            for &m in &moved {
+                dirty.extend(graph.retainers_of(m).iter().copied().filter(|&p| wants(p)));
             }
         }
     }

@@ -211,6 +211,7 @@ fn detect(
         // Cheap path: no refinement; candidates are objects of one label.
         label_classes(graph, dom, mode == DuplicateMode::Trivial)
     } else {
+        trace.phase("start");
         let part = bisim::refine(graph, dom, progress)?;
         trace.phase("candidates");
         let _ = &verify::COUNTERS;

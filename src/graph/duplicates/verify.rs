@@ -52,7 +52,7 @@ fn count(i: usize, v: u64) {
 /// A marking walk this large makes a hub of the node it is at (tests lower
 /// it to exercise hubs on small graphs; results never depend on it).
 pub(crate) static HUB_AFTER: std::sync::atomic::AtomicUsize =
-    std::sync::atomic::AtomicUsize::new(1 << 15);
+    std::sync::atomic::AtomicUsize::new(1 << 18);
 /// At most this many hubs (two bitsets of n bits each).
 pub(crate) const MAX_HUBS: usize = 16;
 
@@ -130,11 +130,17 @@ impl Hubs {
                 return None;
             }
             let hub = Hub::of(graph, h);
+            // A component of a sizeable share of the reach is what other
+            // walks will enter: stop looking (each try walks the reach).
+            let good = hub.scc_objects * 16 >= hub.reach_objects;
             if best
                 .as_ref()
                 .is_none_or(|b| hub.scc_objects > b.scc_objects)
             {
                 best = Some(hub);
+            }
+            if good {
+                break;
             }
         }
         let hub = Arc::new(best?);
