@@ -9,7 +9,7 @@ use std::path::Path;
 use rayon::prelude::*;
 
 use super::source::Source;
-use super::{AppDomain, Diagnostics, Dump, IdIndex, InputError, Root, MAX_MESSAGES};
+use super::{AppDomain, Diagnostics, Dump, IdIndex, InputError, RecordCounts, Root, MAX_MESSAGES};
 use crate::graph::Csr;
 use crate::progress::{Cancelled, Progress, Stage};
 
@@ -49,19 +49,41 @@ impl std::error::Error for ParseError {}
 /// Reads and parses a dump file.
 pub fn parse_file(path: &Path, progress: &Progress) -> Result<Dump, ParseError> {
     let source = Source::open(path)?;
-    parse_source(path, &source, progress)
+    parse_source(path, &source, progress, CHUNK)
 }
 
 /// Parses dump text held in memory (tests, the built-in demo heap).
 pub fn parse_bytes(path: &Path, bytes: &[u8]) -> Result<Dump, InputError> {
-    match parse_source(path, &Source::Owned(bytes.to_vec()), &Progress::new()) {
+    parse_bytes_with_chunk(path, bytes, CHUNK)
+}
+
+/// [`parse_bytes`] with a chosen chunk size, so tests can check that chunk
+/// boundaries change nothing (results, counts, message line numbers).
+#[doc(hidden)]
+pub fn parse_bytes_with_chunk(
+    path: &Path,
+    bytes: &[u8],
+    chunk_size: usize,
+) -> Result<Dump, InputError> {
+    let chunk_size = chunk_size.max(1);
+    match parse_source(
+        path,
+        &Source::Owned(bytes.to_vec()),
+        &Progress::new(),
+        chunk_size,
+    ) {
         Ok(d) => Ok(d),
         Err(ParseError::Input(e)) => Err(e),
         Err(ParseError::Cancelled) => unreachable!("nobody can cancel this progress"),
     }
 }
 
-fn parse_source(path: &Path, source: &Source, progress: &Progress) -> Result<Dump, ParseError> {
+fn parse_source(
+    path: &Path,
+    source: &Source,
+    progress: &Progress,
+    chunk_size: usize,
+) -> Result<Dump, ParseError> {
     let bytes = source.bytes();
     if bytes.is_empty() {
         return Err(InputError::new(path, "the file is empty").into());
@@ -76,7 +98,7 @@ fn parse_source(path: &Path, source: &Source, progress: &Progress) -> Result<Dum
     }
     progress.start(Stage::Parse, bytes.len() as u64);
 
-    let ranges = chunk_ranges(bytes, CHUNK);
+    let ranges = chunk_ranges(bytes, chunk_size);
     let chunks: Vec<Chunk> = ranges
         .par_iter()
         .map(|&(start, end)| {
@@ -488,6 +510,7 @@ fn assemble(
 ) -> Result<Dump, Cancelled> {
     let mut diag = Diagnostics::default();
     let mut messages = Messages::default();
+    let mut records = RecordCounts::default();
 
     // Line and object offsets of each chunk.
     let mut first_line = Vec::with_capacity(chunks.len());
@@ -499,6 +522,9 @@ fn assemble(
         lines += c.lines as u64;
         objects += c.ids.len();
         diag.skipped_lines += c.skipped;
+        records.objects += c.ids.len() as u64;
+        records.roots += c.roots.len() as u64;
+        records.sections += c.events.len() as u64;
     }
     for (ci, c) in chunks.iter_mut().enumerate() {
         for (l, m) in c.messages.drain(..) {
@@ -566,6 +592,7 @@ fn assemble(
                 (type_names.len() - 1) as u32
             });
             section_pairs[section as usize].push((t.id, idx));
+            records.types += 1;
         }
     }
     drop(seen);
@@ -832,6 +859,7 @@ fn assemble(
         roots,
         id_index,
         diagnostics: diag,
+        records,
     })
 }
 
