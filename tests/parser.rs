@@ -10,43 +10,7 @@ use std::path::Path;
 use heaptui::dump::parse::parse_bytes_with_chunk;
 use heaptui::dump::{parse_bytes, Dump};
 
-use common::{fixture_bytes, ix};
-
-/// Everything observable about a dump, for comparing two parses.
-fn fingerprint(d: &Dump) -> String {
-    let objects: Vec<String> = (0..d.objects() as u32)
-        .map(|o| {
-            let refs: Vec<String> = d.refs.neighbors(o).iter().map(|&r| d.id_hex(r)).collect();
-            format!(
-                "{} {} {} [{}]",
-                d.id_hex(o),
-                d.type_name(o),
-                d.sizes[o as usize],
-                refs.join(" ")
-            )
-        })
-        .collect();
-    let roots: Vec<String> = d
-        .roots
-        .iter()
-        .map(|r| {
-            format!(
-                "{} {} {} {:?} {:?} {} {}",
-                d.id_hex(r.object),
-                r.kind,
-                r.flags,
-                r.container,
-                r.container_type.map(|t| &*d.type_names[t as usize]),
-                r.app_domain,
-                r.line
-            )
-        })
-        .collect();
-    format!(
-        "{objects:#?}\n{roots:#?}\n{:?}\n{:?}\n{:?}",
-        d.app_domains, d.diagnostics, d.records
-    )
-}
+use common::{fingerprint, fixture_bytes, ix};
 
 /// Parses with the production chunk size and with tiny ones; all must agree.
 fn parse(text: &[u8]) -> Dump {
@@ -346,14 +310,46 @@ fn a_skipped_object_line_leaves_no_object_behind() {
 #[test]
 fn sixty_four_bit_ids_and_leading_zeros() {
     let d = parse(
-        b"t 1 T\no ffffffffffffffff 1 8 00000000000000000000001\no 1 1 ffffffffffffffff\nr FFFFFFFFFFFFFFFF 1 0\n",
+        b"t 1 T\no ffffffffffffffff 1 8 00000000000000000000001\no 1 1 1000000000000\nr FFFFFFFFFFFFFFFF 1 0\n",
     );
     assert_eq!(d.ids, [u64::MAX, 1]);
     assert_eq!(d.id_hex(0), "ffffffffffffffff");
     assert_eq!(refs_of(&d, "ffffffffffffffff"), ["1"]);
-    assert_eq!(d.sizes[1], u64::MAX, "sizes are u64");
+    assert_eq!(d.sizes[1], 1 << 48, "sizes are u64, up to 2^48");
     assert_eq!(d.roots.len(), 1, "uppercase hex is hex");
     assert_eq!(d.diagnostics.total(), 0);
+}
+
+#[test]
+fn sizes_no_object_can_have_are_skipped() {
+    // Over 2^48 bytes (a 48-bit address space): a corrupt line, not a size
+    // to add up (sums of such sizes would overflow u64).
+    skipped_as(
+        b"o 10 1 1000000000001",
+        "size 1000000000001 is larger than any object can be (2^48 bytes)",
+    );
+    skipped_as(
+        b"o 10 1 ffffffffffffffff",
+        "size ffffffffffffffff is larger than any object can be (2^48 bytes)",
+    );
+}
+
+#[test]
+fn sizes_that_add_up_past_u64_make_the_dump_unusable() {
+    // 2^16 + 1 objects of 2^48 bytes: more than 2^64 in total.
+    let mut text = String::from("t 1 T\n");
+    for i in 0..(1u32 << 16) + 1 {
+        text.push_str(&format!("o {i:x} 1 1000000000000\n"));
+    }
+    let e = parse_bytes(Path::new("x.txt"), text.as_bytes()).unwrap_err();
+    assert_eq!(
+        e.reason,
+        "object sizes add up to more than 2^64 bytes; not a heap dump"
+    );
+    // The type line and 2^16 - 1 objects: (2^16 - 1) × 2^48 < 2^64 fits.
+    let fits: String = text.lines().take(1 << 16).collect::<Vec<_>>().join("\n");
+    let d = parse_bytes(Path::new("x.txt"), fits.as_bytes()).unwrap();
+    assert_eq!(d.total_bytes(), ((1u64 << 16) - 1) << 48);
 }
 
 #[test]

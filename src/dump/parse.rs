@@ -16,6 +16,11 @@ use crate::progress::{Cancelled, Progress, Stage};
 /// Target size of one parse chunk.
 const CHUNK: usize = 2 << 20;
 
+/// No object can be larger than a 48-bit address space. Bigger sizes are
+/// corrupt lines (skipped); the bound also keeps every sum of sizes in u64
+/// for all realistic object counts (see the total check in `parse_source`).
+pub const MAX_OBJECT_BYTES: u64 = 1 << 48;
+
 /// Why parsing stopped without a dump.
 #[derive(Debug)]
 pub enum ParseError {
@@ -127,6 +132,16 @@ fn parse_source(
             "no object records (`o …`) found".to_string()
         };
         return Err(InputError::new(path, reason).into());
+    }
+    // Retained sizes, type totals and the like are sums of distinct objects'
+    // sizes, so a total that fits in u64 keeps them all from overflowing.
+    let total: u128 = dump.sizes.par_iter().map(|&s| s as u128).sum();
+    if total > u64::MAX as u128 {
+        return Err(InputError::new(
+            path,
+            "object sizes add up to more than 2^64 bytes; not a heap dump",
+        )
+        .into());
     }
     Ok(dump)
 }
@@ -390,6 +405,11 @@ fn parse_object(c: &mut Chunk, t: &mut Tokens, no: u32, marker: u32) {
     let Some(size) = hex(size_tok) else {
         return c.skip(no, || format!("bad hex in size `{}`", show(size_tok)));
     };
+    if size > MAX_OBJECT_BYTES {
+        return c.skip(no, || {
+            format!("size {size:x} is larger than any object can be (2^48 bytes)")
+        });
+    }
     let before = c.refs.len();
     let mut n = 0u32;
     while let Some(r) = t.next() {

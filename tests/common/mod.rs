@@ -29,6 +29,42 @@ pub fn analyse_fixture(name: &str) -> Analysis {
         .unwrap_or_else(|e| panic!("analysis of {name} failed: {e}"))
 }
 
+/// Everything observable about a dump, for comparing two parses.
+pub fn fingerprint(d: &Dump) -> String {
+    let objects: Vec<String> = (0..d.objects() as u32)
+        .map(|o| {
+            let refs: Vec<String> = d.refs.neighbors(o).iter().map(|&r| d.id_hex(r)).collect();
+            format!(
+                "{} {} {} [{}]",
+                d.id_hex(o),
+                d.type_name(o),
+                d.sizes[o as usize],
+                refs.join(" ")
+            )
+        })
+        .collect();
+    let roots: Vec<String> = d
+        .roots
+        .iter()
+        .map(|r| {
+            format!(
+                "{} {} {} {:?} {:?} {} {}",
+                d.id_hex(r.object),
+                r.kind,
+                r.flags,
+                r.container,
+                r.container_type.map(|t| &*d.type_names[t as usize]),
+                r.app_domain,
+                r.line
+            )
+        })
+        .collect();
+    format!(
+        "{objects:#?}\n{roots:#?}\n{:?}\n{:?}\n{:?}",
+        d.app_domains, d.diagnostics, d.records
+    )
+}
+
 /// Dense index of a hex object id; panics when absent.
 pub fn ix(dump: &Dump, hex: &str) -> u32 {
     let id = u64::from_str_radix(hex, 16).unwrap();
