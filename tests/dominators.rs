@@ -438,3 +438,89 @@ fn a_long_chain_with_a_back_edge_to_the_root() {
         .join()
         .unwrap();
 }
+
+/// Immediate dominators by petgraph's Cooper–Harvey–Kennedy `simple_fast`,
+/// an independent implementation, on the analysed heap's own graph plus a
+/// super-root. Returns the disagreements (at most a few).
+fn disagreements_with_petgraph(a: &heaptui::analysis::Analysis) -> Vec<String> {
+    use petgraph::graph::{DiGraph, NodeIndex};
+    let d = a.dump();
+    let n = d.objects();
+    let mut g: DiGraph<(), ()> = DiGraph::with_capacity(n + 1, d.refs.edges() + n);
+    for _ in 0..=n {
+        g.add_node(());
+    }
+    let sr = NodeIndex::new(n);
+    for &r in &a.graph.strong_roots {
+        g.add_edge(sr, NodeIndex::new(r as usize), ());
+    }
+    for o in 0..n as u32 {
+        for &t in d.refs.neighbors(o) {
+            g.add_edge(NodeIndex::new(o as usize), NodeIndex::new(t as usize), ());
+        }
+    }
+    let doms = petgraph::algo::dominators::simple_fast(&g, sr);
+    let mut bad = Vec::new();
+    for o in 0..n {
+        let want = match doms.immediate_dominator(NodeIndex::new(o)) {
+            None => NOT_REACHABLE,
+            Some(i) if i == sr => SUPER_ROOT,
+            Some(i) => i.index() as u32,
+        };
+        if a.dom.idom[o] != want && bad.len() < 5 {
+            bad.push(format!(
+                "{}: heaptui {:x}, petgraph {:x}",
+                d.id_hex(o as u32),
+                a.dom.idom[o],
+                want
+            ));
+        }
+    }
+    bad
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(60))]
+
+    /// Graphs too big for brute force: agree with an independent algorithm.
+    #[test]
+    fn idoms_agree_with_petgraph_on_larger_graphs(
+        n in 50usize..400,
+        seed_edges in proptest::collection::vec((any::<u16>(), any::<u16>()), 0..1200),
+        seed_roots in proptest::collection::vec((any::<u16>(), proptest::bool::weighted(0.2)), 1..8),
+    ) {
+        let mut edges = vec![Vec::new(); n];
+        for (s, t) in seed_edges {
+            edges[s as usize % n].push(t as usize % n);
+        }
+        let h = SmallHeap {
+            sizes: (0..n as u64).map(|i| i % 7 + 1).collect(),
+            edges,
+            roots: seed_roots.into_iter().map(|(r, w)| (r as usize % n, w)).collect(),
+        };
+        let a = analyse_bytes(h.to_dump_text().as_bytes());
+        let bad = disagreements_with_petgraph(&a);
+        prop_assert!(bad.is_empty(), "{:?}", bad);
+    }
+}
+
+/// `HEAPTUI_REAL_HEAPS=/work/shared/realheaps cargo test --test dominators
+/// -- --ignored`: every `*.txt` dump there against petgraph.
+#[test]
+#[ignore = "needs HEAPTUI_REAL_HEAPS pointing at a directory of dumps"]
+fn real_heaps_agree_with_petgraph() {
+    let dir = std::env::var("HEAPTUI_REAL_HEAPS").expect("set HEAPTUI_REAL_HEAPS");
+    let mut checked = 0;
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "txt") {
+            continue;
+        }
+        let a = analyse_bytes(&std::fs::read(&path).unwrap());
+        let bad = disagreements_with_petgraph(&a);
+        assert!(bad.is_empty(), "{}: {bad:?}", path.display());
+        checked += 1;
+    }
+    assert!(checked > 0);
+    eprintln!("{checked} real heaps agree with petgraph");
+}
