@@ -401,6 +401,55 @@ fn messages_are_capped_at_100_but_counts_are_complete() {
 }
 
 #[test]
+fn a_dump_concatenated_with_itself() {
+    // `cat dump dump`: 150 objects, each rooted. The second copy repeats
+    // the type (a skipped line), every object (first record wins) and every
+    // root (kept: an object may have several roots).
+    let mut one = String::from("t 1 T\n");
+    for i in 0..150 {
+        one.push_str(&format!("o {:x} 1 8\nr {:x} 1 0\n", 0x100 + i, 0x100 + i));
+    }
+    let d = parse(format!("{one}{one}").as_bytes());
+    let diag = &d.diagnostics;
+    assert_eq!(d.objects(), 150);
+    assert_eq!(d.roots.len(), 300);
+    assert_eq!(diag.duplicate_objects, 150);
+    assert_eq!(diag.skipped_lines, 1);
+    assert_eq!(diag.messages.len(), 100);
+    // Copy 1 is lines 1..=301; line 302 repeats the type, then objects on
+    // lines 303, 305, …
+    assert_eq!(
+        diag.messages[0],
+        "line 302: type id 1 defined again in this section; the first definition is kept"
+    );
+    for (k, m) in diag.messages[1..].iter().enumerate() {
+        assert_eq!(
+            m,
+            &format!(
+                "line {}: object {:x} appears again; the first record is kept",
+                303 + 2 * k,
+                0x100 + k
+            )
+        );
+    }
+}
+
+#[test]
+fn many_roots_of_missing_objects() {
+    let mut text = String::from("t 1 T\no 1 1 8\n");
+    for i in 0..250 {
+        text.push_str(&format!("r {:x} 1 0\n", 0x1000 + i));
+    }
+    let d = parse(text.as_bytes());
+    assert_eq!(d.diagnostics.missing_root_objects, 250);
+    assert_eq!(d.diagnostics.messages.len(), 100);
+    assert_eq!(
+        d.diagnostics.messages[99],
+        "line 102: root for object 1063, which is not in the dump; ignored"
+    );
+}
+
+#[test]
 fn line_numbers_stay_exact_when_every_line_is_its_own_chunk() {
     // Blank lines, CRLF and a last line without newline shift nothing.
     let text = b"\r\n\nt 1 T\r\n  \no 1 1 8 2\r\n\t\nxx\r\no 1 1 8\nr 3 1 0";

@@ -593,11 +593,20 @@ fn assemble(
     let mut by_name: HashMap<Box<str>, u32> = HashMap::new();
     let mut section_pairs: Vec<Vec<(u64, u32)>> = vec![Vec::new(); app_domains.len()];
     let mut seen: HashMap<(u32, u64), ()> = HashMap::new();
+    // The loops below visit records in line order, so keeping the first
+    // MAX_MESSAGES messages of each keeps every one that can be among the
+    // first MAX_MESSAGES overall; a doubled 10-million-object dump would
+    // otherwise hold 10 million message strings.
+    let mut redefined = 0usize;
     for (ci, c) in chunks.iter_mut().enumerate() {
         for t in c.types.drain(..) {
             let section = section_at[ci][t.marker as usize];
             if seen.insert((section, t.id), ()).is_some() {
                 diag.skipped_lines += 1;
+                redefined += 1;
+                if redefined > MAX_MESSAGES {
+                    continue;
+                }
                 messages.push(
                     first_line[ci] + t.line as u64,
                     format!(
@@ -642,10 +651,12 @@ fn assemble(
                 .enumerate()
                 .map(|(i, &id)| id_index.get(&ids, id) == Some(i as u32))
                 .collect();
+            let mut repeated = 0usize;
             for (ci, c) in chunks.iter().enumerate() {
                 for (j, &line) in c.obj_lines.iter().enumerate() {
                     let g = first_object[ci] + j;
-                    if !keep[g] {
+                    if !keep[g] && repeated < MAX_MESSAGES {
+                        repeated += 1;
                         messages.push(
                             first_line[ci] + line as u64,
                             format!(
@@ -853,6 +864,9 @@ fn assemble(
                 }),
                 None => {
                     diag.missing_root_objects += 1;
+                    if diag.missing_root_objects > MAX_MESSAGES as u64 {
+                        continue;
+                    }
                     messages.push(
                         line,
                         format!(
