@@ -485,3 +485,48 @@ fn a_large_file_is_mapped_read_only_and_left_unchanged() {
     assert_eq!(v["objects"][1]["idom"], "1");
     assert!(snapshot(&path) == before, "the mapped file changed");
 }
+
+#[test]
+fn a_mapped_file_truncated_while_read_fails_cleanly() {
+    // Over the copy limit, so it is memory-mapped; mostly one long blank
+    // line, so the parser is still touching pages when the file shrinks.
+    // Depending on timing the run sees the whole file (exit 0), an empty
+    // file (exit 2) or the truncation (exit 2, from the SIGBUS handler):
+    // never a death by signal, always one line naming the file.
+    use std::os::unix::process::ExitStatusExt;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("shrinking.txt");
+    let mut text = b"t 1 T\no 1 1 8\nr 1 1 0\n".to_vec();
+    text.resize(text.len() + (160 << 20), b' ');
+    text.extend_from_slice(b"\no 2 1 4\n");
+    std::fs::write(&path, &text).unwrap();
+    drop(text);
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("heaptui"))
+        .args(["report", "--json"])
+        .arg(&path)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(30));
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_len(0)
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.signal(), None, "killed by a signal");
+    let err = String::from_utf8_lossy(&out.stderr);
+    match out.status.code() {
+        Some(0) => {
+            serde_json::from_slice::<Value>(&out.stdout).unwrap();
+        }
+        Some(2) => {
+            assert_eq!(err.lines().count(), 1, "{err}");
+            assert!(err.contains(&path.display().to_string()), "{err}");
+            eprintln!("{err}");
+        }
+        other => panic!("exit {other:?}: {err}"),
+    }
+}
