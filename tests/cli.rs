@@ -336,6 +336,13 @@ fn unusable_input_exits_2_with_one_line() {
     let junk: Vec<u8> = (0..4096u32).map(|i| (i * 7 % 31 + 1) as u8).collect();
     std::fs::write(p("junk.bin"), junk).unwrap();
     unusable(&p("junk.bin"), "binary data");
+    let utf16: Vec<u8> = b"\xff\xfe"
+        .iter()
+        .copied()
+        .chain("o 1 1 8\r\n".bytes().flat_map(|b| [b, 0]))
+        .collect();
+    std::fs::write(p("utf16.txt"), utf16).unwrap();
+    unusable(&p("utf16.txt"), "UTF-16 text");
     // Text, but not a dump.
     std::fs::write(p("readme.txt"), b"hello\nworld\n").unwrap();
     unusable(&p("readme.txt"), "no object records");

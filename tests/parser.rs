@@ -466,6 +466,16 @@ fn line_numbers_stay_exact_when_every_line_is_its_own_chunk() {
 }
 
 #[test]
+fn a_utf8_byte_order_mark_is_not_part_of_line_1() {
+    let plain = fixture_bytes("seed004_corrected.txt");
+    let mut bom = b"\xef\xbb\xbf".to_vec();
+    bom.extend_from_slice(&plain);
+    let d = parse(&bom);
+    assert_eq!(d.app_domains[1].name, "bubblecs.exe");
+    assert_eq!(fingerprint(&d), fingerprint(&parse(&plain)));
+}
+
+#[test]
 fn unusable_input_is_an_error_naming_the_reason() {
     let err = |bytes: &[u8]| parse_bytes(Path::new("x.txt"), bytes).unwrap_err();
     assert_eq!(err(b"").reason, "the file is empty");
@@ -487,4 +497,11 @@ fn unusable_input_is_an_error_naming_the_reason() {
     ];
     assert!(err(&gz).reason.starts_with("binary data"));
     assert_eq!(err(b"").path, Path::new("x.txt"));
+    // UTF-16 (e.g. Windows PowerShell's `>`) is named as such.
+    assert!(err(b"\xff\xfeo\x00 \x001\x00")
+        .reason
+        .starts_with("UTF-16 text"));
+    assert!(err(b"\xfe\xff\x00o\x00 \x001")
+        .reason
+        .starts_with("UTF-16 text"));
 }

@@ -94,6 +94,13 @@ fn parse_source(
         return Err(InputError::new(path, "the file is empty").into());
     }
     let head = &bytes[..bytes.len().min(64 << 10)];
+    if head.starts_with(b"\xff\xfe") || head.starts_with(b"\xfe\xff") {
+        return Err(InputError::new(
+            path,
+            "UTF-16 text (byte order mark FF FE or FE FF); convert it to UTF-8 or ASCII first",
+        )
+        .into());
+    }
     if looks_binary(head) {
         return Err(InputError::new(
             path,
@@ -103,7 +110,12 @@ fn parse_source(
     }
     progress.start(Stage::Parse, bytes.len() as u64);
 
-    let ranges = chunk_ranges(bytes, chunk_size);
+    let mut ranges = chunk_ranges(bytes, chunk_size);
+    // A UTF-8 byte order mark (an editor's re-save) is not part of line 1:
+    // left in, it would make the first record, usually `a`, unparsable.
+    if bytes.starts_with(b"\xef\xbb\xbf") {
+        ranges[0].0 = ranges[0].1.min(3);
+    }
     let chunks: Vec<Chunk> = ranges
         .par_iter()
         .map(|&(start, end)| {
