@@ -276,6 +276,22 @@ fn text_report_has_its_sections() {
 }
 
 #[test]
+fn text_report_counts_rooted_objects() {
+    let out = heaptui()
+        .current_dir(fixture(""))
+        .args(["report", "weak_roots.txt"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    // Roots on 1, 2, 3 (twice) and 5; only 1 and 3 strongly.
+    assert!(
+        text.contains("Roots:       5 records (2 strong, 3 weak) on 4 objects (2 strongly rooted)"),
+        "{text}"
+    );
+    assert!(text.contains("Unreachable: 3 objects, 44 B"), "{text}");
+}
+
+#[test]
 fn text_report_shows_unknown_root_kinds_flags_and_diagnostics() {
     let out = heaptui()
         .current_dir(fixture(""))

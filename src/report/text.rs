@@ -66,12 +66,18 @@ pub fn write_text(out: &mut impl Write, a: &Analysis, opts: &ReportOptions) -> i
         count(a.types.len() as u64)
     )?;
     let strong = dump.roots.iter().filter(|r| r.is_strong()).count() as u64;
+    // `strong_roots` holds distinct strongly rooted objects only; weakly
+    // rooted ones are counted too.
+    let mut rooted: Vec<u32> = dump.roots.iter().map(|r| r.object).collect();
+    rooted.sort_unstable();
+    rooted.dedup();
     writeln!(
         out,
-        "Roots:       {} records ({} strong, {} weak) on {} distinct objects",
+        "Roots:       {} records ({} strong, {} weak) on {} objects ({} strongly rooted)",
         count(dump.roots.len() as u64),
         count(strong),
         count(dump.roots.len() as u64 - strong),
+        count(rooted.len() as u64),
         count(a.graph.strong_roots.len() as u64)
     )?;
     let mut kinds: Vec<(u32, u32, u64)> = Vec::new();
