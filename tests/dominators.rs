@@ -524,3 +524,28 @@ fn real_heaps_agree_with_petgraph() {
     assert!(checked > 0);
     eprintln!("{checked} real heaps agree with petgraph");
 }
+
+#[test]
+fn queries_fixture() {
+    // The tree drawn in tests/queries.rs.
+    let (c, h, arr) = (Some("1"), Some("2"), Some("3"));
+    check(
+        "queries.txt",
+        &[
+            ("1", Some((SR, 320, 11))),
+            ("2", Some((c, 304, 10))),
+            ("3", Some((h, 272, 9))),
+            ("4", Some((arr, 72, 2))),
+            ("5", Some((arr, 72, 2))),
+            ("6", Some((arr, 80, 4))),
+            ("7", Some((Some("4"), 64, 1))),
+            ("8", Some((Some("5"), 64, 1))),
+            ("9", Some((Some("6"), 64, 3))),
+            ("a", Some((Some("9"), 48, 2))),
+            ("b", Some((Some("a"), 32, 1))),
+            ("c", Some((SR, 24, 2))),
+            ("d", Some((Some("c"), 16, 1))),
+            ("e", Some((SR, 8, 1))),
+        ],
+    );
+}

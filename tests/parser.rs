@@ -505,3 +505,28 @@ fn unusable_input_is_an_error_naming_the_reason() {
         .reason
         .starts_with("UTF-16 text"));
 }
+
+#[test]
+fn a_generated_heap_parses_the_same_in_small_chunks() {
+    // Two AppDomains, forward references, statics, weak handles: thousands
+    // of chunk boundaries at 1 KiB, fewer at 64 KiB, none by default.
+    let bytes = heaptui::gen::generate_bytes(&heaptui::gen::GenOptions {
+        objects: 20_000,
+        seed: 7,
+    });
+    let whole = parse_bytes(Path::new("g.txt"), &bytes).unwrap();
+    assert!(whole.objects() > 19_000);
+    assert!(whole.app_domains.len() >= 3, "two sections + implicit");
+    let expected = fingerprint(&whole);
+    for chunk in [1 << 10, 64 << 10] {
+        let d = parse_bytes_with_chunk(Path::new("g.txt"), &bytes, chunk).unwrap();
+        assert!(fingerprint(&d) == expected, "chunk size {chunk}");
+    }
+    // Every line of the generator's output is a record.
+    let lines = bytes
+        .split(|&b| b == b'\n')
+        .filter(|l| !l.is_empty())
+        .count();
+    assert_eq!(whole.records.total(), lines as u64);
+    assert_eq!(whole.diagnostics.total(), 0);
+}
