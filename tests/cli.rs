@@ -553,3 +553,31 @@ fn a_mapped_file_truncated_while_read_fails_cleanly() {
         other => panic!("exit {other:?}: {err}"),
     }
 }
+
+#[test]
+fn a_dump_read_from_a_pipe() {
+    // `heaptui report /dev/stdin` or `<(zcat dump.gz)`: a pipe's length is
+    // 0 until read, which once made heaptui call it "empty".
+    let out = heaptui()
+        .args(["report", "--json", "/dev/stdin"])
+        .write_stdin(common::fixture_bytes("devtools_six_nodes.txt"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["summary"]["reachable_bytes"], 2 + 3 + 4 + 5 + 6);
+    let out = heaptui()
+        .args(["report", "/dev/stdin"])
+        .write_stdin(Vec::new())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "heaptui: /dev/stdin: the file is empty\n"
+    );
+}

@@ -34,7 +34,9 @@ impl Source {
         }
         let mut file = File::open(path).map_err(|e| err(io_reason(&e)))?;
         let len = meta.len();
-        if len == 0 {
+        // Pipes and other non-regular files report length 0: only a regular
+        // file's length says it is empty (the others are checked once read).
+        if len == 0 && meta.is_file() {
             return Err(err("the file is empty".into()));
         }
         if len <= COPY_LIMIT || !meta.is_file() {
