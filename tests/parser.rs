@@ -530,3 +530,51 @@ fn a_generated_heap_parses_the_same_in_small_chunks() {
     assert_eq!(whole.records.total(), lines as u64);
     assert_eq!(whole.diagnostics.total(), 0);
 }
+
+#[test]
+fn first_record_wins_for_many_scattered_repeats() {
+    // 40,000 ids, each written 4 times at pseudo-random places; the size
+    // of a record is its line number, so the kept size names the record.
+    // Exercises the parallel id index's compare-and-swap on repeated ids.
+    let ids = 40_000u64;
+    let mut order: Vec<u64> = (0..4 * ids).map(|k| k % ids).collect();
+    let mut x = 0x2545_f491_4f6c_dd1du64;
+    for i in (1..order.len()).rev() {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        order.swap(i, (x % (i as u64 + 1)) as usize);
+    }
+    let mut text = String::from("t 1 T\n");
+    let mut first_line = vec![0u64; ids as usize];
+    for (k, &id) in order.iter().enumerate() {
+        let line = k as u64 + 2;
+        if first_line[id as usize] == 0 {
+            first_line[id as usize] = line;
+        }
+        text.push_str(&format!(
+            "o {:x} 1 {line:x} {:x}\n",
+            0x10_0000 + id * 8,
+            0x10_0000 + ((id + 1) % ids) * 8
+        ));
+    }
+    let d = parse_bytes(Path::new("r.txt"), text.as_bytes()).unwrap();
+    assert_eq!(d.objects() as u64, ids);
+    assert_eq!(d.diagnostics.duplicate_objects, 3 * ids);
+    for o in 0..d.objects() as u32 {
+        let id = (d.ids[o as usize] - 0x10_0000) / 8;
+        assert_eq!(d.sizes[o as usize], first_line[id as usize], "object {id}");
+        // The kept record's reference resolves to the next id's kept index.
+        let next = d.refs.neighbors(o);
+        assert_eq!(next.len(), 1);
+        assert_eq!(d.ids[next[0] as usize], 0x10_0000 + ((id + 1) % ids) * 8);
+    }
+    // Objects are in file order of their first record.
+    assert!(d
+        .ids
+        .windows(2)
+        .all(|w| first_line[((w[0] - 0x10_0000) / 8) as usize]
+            < first_line[((w[1] - 0x10_0000) / 8) as usize]));
+    let chunked = parse_bytes_with_chunk(Path::new("r.txt"), text.as_bytes(), 4096).unwrap();
+    assert!(fingerprint(&chunked) == fingerprint(&d));
+}
