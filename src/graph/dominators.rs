@@ -133,6 +133,8 @@ pub fn compute(
         }
     }
     let m = vertex.len();
+    let mut laps = crate::progress::Laps::new("dominators");
+    laps.lap("dfs");
     progress.set_done(1);
     progress.check()?;
 
@@ -175,6 +177,7 @@ pub fn compute(
     drop(is_root);
     progress.set_done(2);
     progress.check()?;
+    laps.lap("semi");
 
     // 3. NCA: idom is the nearest ancestor of the DFS parent not below semi.
     let mut idom_pre = anc;
@@ -201,6 +204,7 @@ pub fn compute(
         ret_objects[d] += ret_objects[w];
     }
     progress.set_done(3);
+    laps.lap("nca, retained");
 
     let mut idom = vec![NOT_REACHABLE; n];
     let mut retained_bytes = vec![0u64; n];
@@ -253,6 +257,7 @@ pub fn compute(
         });
     }
     vertex.remove(0);
+    laps.lap("children");
     progress.set_done(4);
     Ok(DominatorTree {
         idom,
