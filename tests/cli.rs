@@ -292,6 +292,39 @@ fn text_report_counts_rooted_objects() {
 }
 
 #[test]
+fn text_report_lists_objects_with_objects_flag() {
+    let run = |extra: &[&str]| {
+        let out = heaptui()
+            .current_dir(fixture(""))
+            .args(["report", "devtools_six_nodes.txt"])
+            .args(extra)
+            .output()
+            .unwrap();
+        String::from_utf8(out.stdout).unwrap()
+    };
+    assert!(!run(&[]).contains("Objects (5"));
+    let text = run(&["--objects"]);
+    let rows: Vec<Vec<&str>> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("Objects (5, in file order"))
+        .skip(2)
+        .take(5)
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    // id, shallow, retained, retained objects, idom, type (sizes as "N B").
+    assert_eq!(
+        rows,
+        [
+            ["a", "2", "B", "2", "B", "1", "<roots>", "A"],
+            ["b", "3", "B", "8", "B", "2", "<roots>", "B"],
+            ["c", "4", "B", "10", "B", "2", "<roots>", "C"],
+            ["d", "5", "B", "5", "B", "1", "b", "D"],
+            ["e", "6", "B", "6", "B", "1", "c", "E"],
+        ]
+    );
+}
+
+#[test]
 fn text_report_shows_unknown_root_kinds_flags_and_diagnostics() {
     let out = heaptui()
         .current_dir(fixture(""))
