@@ -230,17 +230,17 @@ fn every_fixture_accounts_for_every_line() {
     }
 }
 
+/// The token soup is only useful if many of its inputs get past the parser
+/// into the analysis and the report; byte soup mostly exercises rejection.
 #[test]
-#[ignore = "diagnostic: how often the generators produce a usable dump"]
-fn generator_yield() {
+fn token_soup_mostly_yields_usable_dumps() {
     use proptest::strategy::ValueTree;
-    let mut runner = proptest::test_runner::TestRunner::default();
-    let (mut soup_ok, mut tok_ok) = (0, 0);
-    for _ in 0..500 {
-        let s = soup().new_tree(&mut runner).unwrap().current();
-        soup_ok += parse_bytes(Path::new("x"), &s).is_ok() as u32;
-        let t = token_lines().new_tree(&mut runner).unwrap().current();
-        tok_ok += parse_bytes(Path::new("x"), &t).is_ok() as u32;
-    }
-    eprintln!("usable dumps of 500: byte soup {soup_ok}, token soup {tok_ok}");
+    let mut runner = proptest::test_runner::TestRunner::deterministic();
+    let usable = (0..500)
+        .filter(|_| {
+            let t = token_lines().new_tree(&mut runner).unwrap().current();
+            parse_bytes(Path::new("x"), &t).is_ok()
+        })
+        .count();
+    assert!(usable >= 150, "only {usable} of 500 token soups parse");
 }
