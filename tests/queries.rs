@@ -23,7 +23,7 @@ use heaptui::analysis::{
 };
 use heaptui::progress::Progress;
 
-use common::{analyse_bytes, analyse_fixture, ix, small_heap, SmallHeap};
+use common::{analyse_bytes, analyse_fixture, ix, small_heap, Oracle, SmallHeap};
 
 fn ids(a: &Analysis, objects: &[u32]) -> Vec<String> {
     objects.iter().map(|&o| a.dump().id_hex(o)).collect()
@@ -306,6 +306,47 @@ proptest! {
             let p = precise_retained(&a.graph, &a.dom, &set, &Progress::new()).unwrap();
             prop_assert!(t.min_retained_bytes <= p.bytes);
         }
+    }
+
+    #[test]
+    fn min_retained_and_groups_agree_with_brute_force(h in small_heap(14)) {
+        let a = analyse_bytes(h.to_dump_text().as_bytes());
+        let oracle = Oracle::new(&h);
+        let type_of = |i: usize| format!("T{}", i % 3);
+        // Min retained: instances no other instance of the type dominates.
+        for t in a.types.iter() {
+            let name = &*a.dump().type_names[t.type_index as usize];
+            let inst: Vec<usize> = (0..h.n()).filter(|&i| type_of(i) == name).collect();
+            let want: u64 = inst
+                .iter()
+                .filter(|&&i| oracle.reachable[i])
+                .filter(|&&i| !inst.iter().any(|&j| j != i && oracle.dominates(j, i)))
+                .map(|&i| oracle.retained_bytes(&h, i))
+                .sum();
+            prop_assert_eq!(t.min_retained_bytes, want, "type {}", name);
+        }
+        // Grouped super-root children: per type, the count and retained sums
+        // of the reachable nodes with no strict dominator.
+        let rows = group_children(a.dump(), &a.dom, &[a.dom.super_root()]);
+        for ty in ["T0", "T1", "T2"] {
+            let members: Vec<usize> = (0..h.n())
+                .filter(|&i| type_of(i) == ty && oracle.reachable[i] && oracle.idom(i).is_none())
+                .collect();
+            let row = rows
+                .iter()
+                .find(|r| &*a.dump().type_names[r.type_index as usize] == ty);
+            match row {
+                None => prop_assert!(members.is_empty()),
+                Some(r) => {
+                    prop_assert_eq!(r.members.len(), members.len());
+                    let bytes: u64 = members.iter().map(|&i| oracle.retained_bytes(&h, i)).sum();
+                    let objects: u64 = members.iter().map(|&i| oracle.retained_objects(i)).sum();
+                    prop_assert_eq!(r.retained_bytes, bytes);
+                    prop_assert_eq!(r.retained_objects, objects);
+                }
+            }
+        }
+        prop_assert!(rows.windows(2).all(|w| w[0].retained_bytes >= w[1].retained_bytes));
     }
 
     #[test]
