@@ -350,6 +350,67 @@ proptest! {
     }
 
     #[test]
+    fn domination_paths_and_immediate_dominators_agree_with_brute_force(
+        h in small_heap(14),
+        skip_t1 in any::<bool>(),
+    ) {
+        let a = analyse_bytes(h.to_dump_text().as_bytes());
+        let oracle = Oracle::new(&h);
+        let node = |i: usize| ix(a.dump(), &format!("{:x}", SmallHeap::id(i)));
+        // Domination path: the node, then its oracle idoms upwards.
+        for b in 0..h.n() {
+            let mut want = Vec::new();
+            if oracle.reachable[b] {
+                let mut x = Some(b);
+                while let Some(v) = x {
+                    want.push(node(v));
+                    x = oracle.idom(v);
+                }
+            }
+            prop_assert_eq!(domination_path(&a.dom, node(b)), want);
+        }
+        // Immediate dominators of all T0 objects, optionally walking past T1.
+        let set: Vec<u32> = (0..h.n()).filter(|i| i % 3 == 0).map(node).collect();
+        let skip = skip_t1.then(|| Glob::new("T1"));
+        let rows = immediate_dominators(a.dump(), &a.dom, &set, skip.as_ref());
+        // Oracle: key = type of the first non-skipped strict dominator.
+        let mut want: std::collections::BTreeMap<Option<usize>, (std::collections::BTreeSet<usize>, u64, u64)> =
+            Default::default();
+        for b in (0..h.n()).filter(|i| i % 3 == 0 && oracle.reachable[*i]) {
+            let mut d = oracle.idom(b);
+            while let Some(x) = d {
+                if skip_t1 && x % 3 == 1 {
+                    d = oracle.idom(x);
+                } else {
+                    break;
+                }
+            }
+            let e = want.entry(d.map(|x| x % 3)).or_default();
+            if let Some(x) = d {
+                e.0.insert(x);
+            }
+            e.1 += 1;
+            e.2 += h.sizes[b];
+        }
+        prop_assert_eq!(rows.len(), want.len());
+        for r in &rows {
+            let key = r.type_index.map(|t| {
+                a.dump().type_names[t as usize][1..].parse::<usize>().unwrap()
+            });
+            let (doms, objects, bytes) = &want[&key];
+            let mut got: Vec<u32> = r.dominators.clone();
+            got.sort_unstable();
+            let mut exp: Vec<u32> = doms.iter().map(|&x| node(x)).collect();
+            exp.sort_unstable();
+            prop_assert_eq!(got, exp);
+            prop_assert_eq!(r.dominated_objects, *objects);
+            prop_assert_eq!(r.dominated_shallow_bytes, *bytes);
+            let retained: u64 = doms.iter().map(|&x| oracle.retained_bytes(&h, x)).sum();
+            prop_assert_eq!(r.dominators_retained_bytes, retained);
+        }
+    }
+
+    #[test]
     fn retention_paths_are_shortest_and_start_at_a_root(h in small_heap(14)) {
         let a = analyse_bytes(h.to_dump_text().as_bytes());
         let strong = distances(&h, &h.strong_roots());
