@@ -30,3 +30,10 @@ pub fn with_capacity<T>(capacity: usize) -> Vec<T> {
     }
     v
 }
+
+/// Views a slice of u32 as atomics, for parallel counting and scattering.
+pub fn as_atomic(v: &mut [u32]) -> &[std::sync::atomic::AtomicU32] {
+    // SAFETY: AtomicU32 has the same size and alignment as u32, and the
+    // exclusive borrow guarantees no plain access while the view lives.
+    unsafe { &*(v as *mut [u32] as *const [std::sync::atomic::AtomicU32]) }
+}
