@@ -8,13 +8,19 @@ use std::path::Path;
 
 use rayon::prelude::*;
 
+use super::idmap::WideIdIndex;
 use super::source::Source;
-use super::{AppDomain, Diagnostics, Dump, IdIndex, InputError, Root, MAX_MESSAGES};
+use super::{AppDomain, Diagnostics, Dump, InputError, RecordCounts, Root, MAX_MESSAGES};
 use crate::graph::Csr;
 use crate::progress::{Cancelled, Progress, Stage};
 
 /// Target size of one parse chunk.
 const CHUNK: usize = 2 << 20;
+
+/// No object can be larger than a 48-bit address space. Bigger sizes are
+/// corrupt lines (skipped); the bound also keeps every sum of sizes in u64
+/// for all realistic object counts (see the total check in `parse_source`).
+pub const MAX_OBJECT_BYTES: u64 = 1 << 48;
 
 /// Why parsing stopped without a dump.
 #[derive(Debug)]
@@ -49,24 +55,53 @@ impl std::error::Error for ParseError {}
 /// Reads and parses a dump file.
 pub fn parse_file(path: &Path, progress: &Progress) -> Result<Dump, ParseError> {
     let source = Source::open(path)?;
-    parse_source(path, &source, progress)
+    parse_source(path, &source, progress, CHUNK)
 }
 
 /// Parses dump text held in memory (tests, the built-in demo heap).
 pub fn parse_bytes(path: &Path, bytes: &[u8]) -> Result<Dump, InputError> {
-    match parse_source(path, &Source::Owned(bytes.to_vec()), &Progress::new()) {
+    parse_bytes_with_chunk(path, bytes, CHUNK)
+}
+
+/// [`parse_bytes`] with a chosen chunk size, so tests can check that chunk
+/// boundaries change nothing (results, counts, message line numbers).
+#[doc(hidden)]
+pub fn parse_bytes_with_chunk(
+    path: &Path,
+    bytes: &[u8],
+    chunk_size: usize,
+) -> Result<Dump, InputError> {
+    let chunk_size = chunk_size.max(1);
+    match parse_source(
+        path,
+        &Source::Owned(bytes.to_vec()),
+        &Progress::new(),
+        chunk_size,
+    ) {
         Ok(d) => Ok(d),
         Err(ParseError::Input(e)) => Err(e),
         Err(ParseError::Cancelled) => unreachable!("nobody can cancel this progress"),
     }
 }
 
-fn parse_source(path: &Path, source: &Source, progress: &Progress) -> Result<Dump, ParseError> {
+fn parse_source(
+    path: &Path,
+    source: &Source,
+    progress: &Progress,
+    chunk_size: usize,
+) -> Result<Dump, ParseError> {
     let bytes = source.bytes();
     if bytes.is_empty() {
         return Err(InputError::new(path, "the file is empty").into());
     }
     let head = &bytes[..bytes.len().min(64 << 10)];
+    if head.starts_with(b"\xff\xfe") || head.starts_with(b"\xfe\xff") {
+        return Err(InputError::new(
+            path,
+            "UTF-16 text (byte order mark FF FE or FE FF); convert it to UTF-8 or ASCII first",
+        )
+        .into());
+    }
     if looks_binary(head) {
         return Err(InputError::new(
             path,
@@ -75,8 +110,14 @@ fn parse_source(path: &Path, source: &Source, progress: &Progress) -> Result<Dum
         .into());
     }
     progress.start(Stage::Parse, bytes.len() as u64);
+    let mut laps = crate::progress::Laps::new("parse");
 
-    let ranges = chunk_ranges(bytes, CHUNK);
+    let mut ranges = chunk_ranges(bytes, chunk_size);
+    // A UTF-8 byte order mark (an editor's re-save) is not part of line 1:
+    // left in, it would make the first record, usually `a`, unparsable.
+    if bytes.starts_with(b"\xef\xbb\xbf") {
+        ranges[0].0 = ranges[0].1.min(3);
+    }
     let chunks: Vec<Chunk> = ranges
         .par_iter()
         .map(|&(start, end)| {
@@ -88,8 +129,10 @@ fn parse_source(path: &Path, source: &Source, progress: &Progress) -> Result<Dum
         })
         .collect::<Result<_, Cancelled>>()?;
 
+    laps.lap("chunks");
     progress.start(Stage::Graph, 4);
     let dump = assemble(path, bytes.len() as u64, chunks, progress)?;
+    laps.lap("assemble");
     if dump.ids.is_empty() {
         let reason = if dump.diagnostics.skipped_lines > 0 {
             format!(
@@ -105,6 +148,16 @@ fn parse_source(path: &Path, source: &Source, progress: &Progress) -> Result<Dum
             "no object records (`o …`) found".to_string()
         };
         return Err(InputError::new(path, reason).into());
+    }
+    // Retained sizes, type totals and the like are sums of distinct objects'
+    // sizes, so a total that fits in u64 keeps them all from overflowing.
+    let total: u128 = dump.sizes.par_iter().map(|&s| s as u128).sum();
+    if total > u64::MAX as u128 {
+        return Err(InputError::new(
+            path,
+            "object sizes add up to more than 2^64 bytes; not a heap dump",
+        )
+        .into());
     }
     Ok(dump)
 }
@@ -368,6 +421,11 @@ fn parse_object(c: &mut Chunk, t: &mut Tokens, no: u32, marker: u32) {
     let Some(size) = hex(size_tok) else {
         return c.skip(no, || format!("bad hex in size `{}`", show(size_tok)));
     };
+    if size > MAX_OBJECT_BYTES {
+        return c.skip(no, || {
+            format!("size {size:x} is larger than any object can be (2^48 bytes)")
+        });
+    }
     let before = c.refs.len();
     let mut n = 0u32;
     while let Some(r) = t.next() {
@@ -488,6 +546,8 @@ fn assemble(
 ) -> Result<Dump, Cancelled> {
     let mut diag = Diagnostics::default();
     let mut messages = Messages::default();
+    let mut records = RecordCounts::default();
+    let mut laps = crate::progress::Laps::new("assemble");
 
     // Line and object offsets of each chunk.
     let mut first_line = Vec::with_capacity(chunks.len());
@@ -499,6 +559,9 @@ fn assemble(
         lines += c.lines as u64;
         objects += c.ids.len();
         diag.skipped_lines += c.skipped;
+        records.objects += c.ids.len() as u64;
+        records.roots += c.roots.len() as u64;
+        records.sections += c.events.len() as u64;
     }
     for (ci, c) in chunks.iter_mut().enumerate() {
         for (l, m) in c.messages.drain(..) {
@@ -547,11 +610,20 @@ fn assemble(
     let mut by_name: HashMap<Box<str>, u32> = HashMap::new();
     let mut section_pairs: Vec<Vec<(u64, u32)>> = vec![Vec::new(); app_domains.len()];
     let mut seen: HashMap<(u32, u64), ()> = HashMap::new();
+    // The loops below visit records in line order, so keeping the first
+    // MAX_MESSAGES messages of each keeps every one that can be among the
+    // first MAX_MESSAGES overall; a doubled 10-million-object dump would
+    // otherwise hold 10 million message strings.
+    let mut redefined = 0usize;
     for (ci, c) in chunks.iter_mut().enumerate() {
         for t in c.types.drain(..) {
             let section = section_at[ci][t.marker as usize];
             if seen.insert((section, t.id), ()).is_some() {
                 diag.skipped_lines += 1;
+                redefined += 1;
+                if redefined > MAX_MESSAGES {
+                    continue;
+                }
                 messages.push(
                     first_line[ci] + t.line as u64,
                     format!(
@@ -566,6 +638,7 @@ fn assemble(
                 (type_names.len() - 1) as u32
             });
             section_pairs[section as usize].push((t.id, idx));
+            records.types += 1;
         }
     }
     drop(seen);
@@ -574,43 +647,40 @@ fn assemble(
     progress.check()?;
 
     // Object ids → indices; repeated ids (first record wins) are removed.
-    let mut ids = Vec::with_capacity(objects);
+    let mut ids = crate::mem::with_capacity(objects);
     for c in &mut chunks {
         ids.append(&mut c.ids);
     }
     progress.set_done(1);
-    let mut id_index = IdIndex::build(&ids);
-    let keep: Option<Vec<bool>> = {
-        let dups: usize = ids
+    laps.lap("sections, types, ids");
+    let wide = WideIdIndex::build(&ids);
+    laps.lap("id index");
+    let keep: Option<Vec<bool>> = if wide.repeated == 0 {
+        None
+    } else {
+        diag.duplicate_objects = wide.repeated;
+        let keep: Vec<bool> = ids
             .par_iter()
             .enumerate()
-            .filter(|&(i, &id)| id_index.get(&ids, id) != Some(i as u32))
-            .count();
-        if dups == 0 {
-            None
-        } else {
-            diag.duplicate_objects = dups as u64;
-            let keep: Vec<bool> = ids
-                .par_iter()
-                .enumerate()
-                .map(|(i, &id)| id_index.get(&ids, id) == Some(i as u32))
-                .collect();
-            for (ci, c) in chunks.iter().enumerate() {
-                for (j, &line) in c.obj_lines.iter().enumerate() {
-                    let g = first_object[ci] + j;
-                    if !keep[g] {
-                        messages.push(
-                            first_line[ci] + line as u64,
-                            format!(
-                                "object {:x} appears again; the first record is kept",
-                                ids[g]
-                            ),
-                        );
-                    }
+            .map(|(i, &id)| wide.get(id) == Some(i as u32))
+            .collect();
+        let mut repeated = 0usize;
+        for (ci, c) in chunks.iter().enumerate() {
+            for (j, &line) in c.obj_lines.iter().enumerate() {
+                let g = first_object[ci] + j;
+                if !keep[g] && repeated < MAX_MESSAGES {
+                    repeated += 1;
+                    messages.push(
+                        first_line[ci] + line as u64,
+                        format!(
+                            "object {:x} appears again; the first record is kept",
+                            ids[g]
+                        ),
+                    );
                 }
             }
-            Some(keep)
         }
+        Some(keep)
     };
     // new index of each raw object (only for kept ones)
     let new_index: Option<Vec<u32>> = keep.as_ref().map(|keep| {
@@ -627,6 +697,7 @@ fn assemble(
     });
     progress.set_done(2);
     progress.check()?;
+    laps.lap("repeated ids");
 
     // Per chunk, in parallel: types, sizes and references resolved.
     struct Resolved {
@@ -640,7 +711,7 @@ fn assemble(
         domain_counts: Vec<u64>,
     }
     let ids_ref = &ids;
-    let id_index_ref = &id_index;
+    let wide_ref = &wide;
     let keep_ref = keep.as_deref();
     let new_index_ref = new_index.as_deref();
     let resolved: Vec<Resolved> = chunks
@@ -684,7 +755,7 @@ fn assemble(
                 r.sizes.push(c.sizes[j]);
                 let before = r.targets.len();
                 for &target in refs {
-                    match id_index_ref.get(ids_ref, target) {
+                    match wide_ref.get(target) {
                         Some(t) => r.targets.push(match new_index_ref {
                             Some(m) => m[t as usize],
                             None => t,
@@ -714,6 +785,7 @@ fn assemble(
         .collect();
     progress.set_done(3);
     progress.check()?;
+    laps.lap("resolve");
 
     // Undefined types get a name of their own; objects are counted.
     let mut undefined_names: HashMap<(u32, u64), u32> = HashMap::new();
@@ -777,15 +849,16 @@ fn assemble(
     }
     let refs = Csr::from_degrees(&degrees, targets);
     drop(degrees);
+    laps.lap("concatenate");
 
-    if let (Some(keep), Some(map)) = (&keep, &new_index) {
+    let id_index = wide.narrow(new_index.as_deref());
+    if let Some(keep) = &keep {
         let mut j = 0;
         ids.retain(|_| {
             let k = keep[j];
             j += 1;
             k
         });
-        id_index.remap(map);
     }
 
     // Roots: resolved to objects; missing ones counted.
@@ -806,6 +879,9 @@ fn assemble(
                 }),
                 None => {
                     diag.missing_root_objects += 1;
+                    if diag.missing_root_objects > MAX_MESSAGES as u64 {
+                        continue;
+                    }
                     messages.push(
                         line,
                         format!(
@@ -832,6 +908,7 @@ fn assemble(
         roots,
         id_index,
         diagnostics: diag,
+        records,
     })
 }
 
