@@ -261,6 +261,58 @@ fn budget_leaves_possible_duplicates_that_detect_type_finishes() {
     assert_eq!(view(&g, &done), view(&g, &full));
 }
 
+#[test]
+fn report_json_duplicates_array_is_the_spec_contract() {
+    let out = assert_cmd::Command::cargo_bin("heaptui")
+        .unwrap()
+        .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures"))
+        .args(["report", "dup_seed_held.txt", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        v["duplicates"],
+        serde_json::json!([
+            {"set": 0, "type": "Example.List", "instances": 3, "instance_bytes": 32,
+             "objects_per_copy": 3, "additional_bytes": 128, "trivial": false,
+             "held_by": [], "holding_set": null, "members": ["1", "2", "3"]},
+            {"set": 1, "type": "Example.Array", "instances": 3, "instance_bytes": 24,
+             "objects_per_copy": 1, "additional_bytes": 48, "trivial": true,
+             "held_by": [0], "holding_set": 0, "members": ["4", "5", "6"]},
+            {"set": 2, "type": "Example.Leaf", "instances": 2, "instance_bytes": 16,
+             "objects_per_copy": 1, "additional_bytes": 16, "trivial": true,
+             "held_by": [], "holding_set": null, "members": ["7", "8"]}
+        ])
+    );
+    // The trivial mode through the binary, with members from two sections.
+    let out = assert_cmd::Command::cargo_bin("heaptui")
+        .unwrap()
+        .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures"))
+        .args([
+            "report",
+            "dup_appdomains.txt",
+            "--json",
+            "--duplicates",
+            "trivial",
+        ])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["duplicates"].as_array().unwrap().len(), 1);
+    assert_eq!(
+        v["duplicates"][0]["members"],
+        serde_json::json!(["101", "201"])
+    );
+}
+
+#[test]
+fn members_are_sorted_by_object_id_not_file_order() {
+    let text = "t 1 Leaf\no ff 1 8\no 10 1 8\no 80 1 8\nr ff 1 0\nr 10 1 0\nr 80 1 0\n";
+    let (g, _, d) = analyse(text, &all());
+    assert_eq!(view(&g, &d)[0].0, ids(&["10", "80", "ff"]));
+}
+
 // ---------------------------------------------------------------------------
 // The oracle: the definitions of SPEC §2.4, applied literally.
 
