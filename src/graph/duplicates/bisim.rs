@@ -57,22 +57,105 @@ pub struct Partition {
     pub block_size: Vec<u32>,
 }
 
-/// The initial blocks: one per label among reachable objects.
+/// The initial blocks: one per label among reachable objects. Labels are
+/// few, so each thread collects its own set, then ids are looked up in
+/// parallel.
 fn label_blocks(graph: &HeapGraph, dom: &DominatorTree) -> Partition {
     let dump = &graph.dump;
-    let mut ids: HashMap<(u32, u64, u32), u32, IntBuild> = HashMap::default();
-    let mut block = vec![NO_BLOCK; graph.objects()];
-    let mut block_size: Vec<u32> = Vec::new();
-    for &o in &dom.preorder {
+    let label = |o: u32| {
         let i = o as usize;
-        let label = (dump.types[i], dump.sizes[i], dump.refs.degree(o) as u32);
-        let next = block_size.len() as u32;
-        let b = *ids.entry(label).or_insert(next);
-        if b == next {
-            block_size.push(0);
+        (dump.types[i], dump.sizes[i], dump.refs.degree(o) as u32)
+    };
+    type Labels = HashMap<(u32, u64, u32), u32, IntBuild>;
+    let found: Labels = dom
+        .preorder
+        .par_iter()
+        .fold(Labels::default, |mut m, &o| {
+            m.insert(label(o), 0);
+            m
+        })
+        .reduce(Labels::default, |mut a, b| {
+            a.extend(b);
+            a
+        });
+    let mut sorted: Vec<(u32, u64, u32)> = found.into_keys().collect();
+    sorted.sort_unstable();
+    let ids: Labels = sorted
+        .iter()
+        .enumerate()
+        .map(|(i, &l)| (l, i as u32))
+        .collect();
+    let block: Vec<u32> = (0..graph.objects() as u32)
+        .into_par_iter()
+        .map(|o| {
+            if dom.is_reachable(o) {
+                ids[&label(o)]
+            } else {
+                NO_BLOCK
+            }
+        })
+        .collect();
+    // Sizes are recounted by `hashed_blocks`.
+    Partition {
+        block,
+        block_size: Vec::new(),
+    }
+}
+
+/// Rounds of [`hashed_blocks`].
+const HASH_ROUNDS: usize = 3;
+
+/// Refines the label blocks by a few rounds of hashing (an object's hash
+/// mixes its own and its references' previous hashes): each round is one
+/// parallel pass with no sorting, and the hash is the same for duplicates,
+/// so grouping by it never separates them. The exact refinement then starts
+/// from blocks that already tell apart most objects that differ within a
+/// few references.
+fn hashed_blocks(graph: &HeapGraph, label: Partition) -> Partition {
+    let block = label.block;
+    let n = block.len();
+    let mut h: Vec<u32> = block
+        .par_iter()
+        .map(|&b| {
+            (b as u64)
+                .wrapping_mul(0x9e37_79b9_7f4a_7c15)
+                .rotate_left(29) as u32
+        })
+        .collect();
+    for _ in 0..HASH_ROUNDS {
+        let prev = &h;
+        let next: Vec<u32> = (0..n as u32)
+            .into_par_iter()
+            .map(|o| {
+                let refs = graph.refs(o);
+                if block[o as usize] == NO_BLOCK || refs.is_empty() {
+                    return prev[o as usize];
+                }
+                let mut x = prev[o as usize] as u64 | 1 << 40;
+                for &c in refs {
+                    x = (x ^ prev[c as usize] as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+                    x ^= x >> 29;
+                }
+                (x >> 32) as u32
+            })
+            .collect();
+        h = next;
+    }
+    let mut keyed: Vec<(u64, u32)> = (0..n as u32)
+        .into_par_iter()
+        .filter(|&o| block[o as usize] != NO_BLOCK)
+        .map(|o| (((block[o as usize] as u64) << 32) | h[o as usize] as u64, o))
+        .collect();
+    drop(h);
+    keyed.par_sort_unstable();
+    let mut block = block;
+    let mut block_size: Vec<u32> = Vec::new();
+    for g in keyed.chunk_by(|a, b| a.0 == b.0) {
+        let id = block_size.len() as u32;
+        block_size.push(g.len() as u32);
+        for &(_, o) in g {
+            block[o as usize] = id;
         }
-        block_size[b as usize] += 1;
-        block[i] = b;
     }
     Partition { block, block_size }
 }
@@ -97,7 +180,7 @@ pub fn refine(
     let Partition {
         mut block,
         mut block_size,
-    } = label_blocks(graph, dom);
+    } = hashed_blocks(graph, label_blocks(graph, dom));
     let trace = std::env::var_os("HEAPTUI_TRACE").is_some();
     let t0 = std::time::Instant::now();
     if trace {

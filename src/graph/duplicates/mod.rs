@@ -415,7 +415,17 @@ fn classes(
                         .pop()
                         .unwrap_or_else(|| Workspace::new(graph.objects()))
                 });
-                match verify::split_block(graph, block, &hubs, w, members, &mut budget) {
+                let started = std::env::var_os("HEAPTUI_TRACE").map(|_| std::time::Instant::now());
+                let outcome = verify::split_block(graph, block, &hubs, w, members, &mut budget);
+                if let Some(t) = started.filter(|t| t.elapsed().as_millis() >= 100) {
+                    eprintln!(
+                        "duplicates: block of {} x {} took {} ms",
+                        members.len(),
+                        dump.type_name(members[0]),
+                        t.elapsed().as_millis()
+                    );
+                }
+                match outcome {
                     Ok(found) => {
                         for c in found {
                             let o = c.members[0] as usize;

@@ -124,11 +124,15 @@ impl Hubs {
         if known.len() >= MAX_HUBS {
             return None;
         }
+        // The walk reaches a known component anyway: nothing to build.
+        if candidates
+            .iter()
+            .any(|&h| known.iter().any(|k| k.scc.get(h)))
+        {
+            return None;
+        }
         let mut best: Option<Hub> = None;
         for &h in candidates {
-            if known.iter().any(|k| k.scc.get(h)) {
-                return None;
-            }
             let hub = Hub::of(graph, h);
             // A component of a sizeable share of the reach is what other
             // walks will enter: stop looking (each try walks the reach).
