@@ -1,0 +1,630 @@
+//! The Dominators pane: the grouped dominator tree (SPEC §2.1) as a lazily
+//! expanded arena, the zoom stack with its breadcrumb, Tree/Path modes and
+//! the retained-size bar chart. Only expanded nodes are materialised and
+//! only visible rows are drawn, so cost follows what is on screen.
+
+use std::sync::Arc;
+
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Paragraph};
+use ratatui::Frame;
+
+use crate::analysis::{domination_path, group_children, Group};
+use crate::dump::Dump;
+use crate::graph::DominatorTree;
+use crate::tui::fmt::{bytes, count, fit, percent};
+use crate::tui::theme::Theme;
+
+/// Instance rows added per "more" row.
+pub const INSTANCE_PAGE: usize = 200;
+
+#[derive(Debug, Clone)]
+pub enum Item {
+    SuperRoot,
+    Group(Arc<Group>),
+    Instance(u32),
+    /// `remaining` further instances of the parent group.
+    More {
+        remaining: usize,
+    },
+}
+
+#[derive(Debug, Clone)]
+pub struct Node {
+    pub item: Item,
+    pub parent: Option<u32>,
+    pub depth: u16,
+    pub expanded: bool,
+    /// Groups: show instances instead of grouped children.
+    pub instances: bool,
+    /// Instances shown (instance mode).
+    pub shown: usize,
+    pub children: Option<Vec<u32>>,
+}
+
+impl Node {
+    fn new(item: Item, parent: Option<u32>, depth: u16) -> Node {
+        Node {
+            item,
+            parent,
+            depth,
+            expanded: false,
+            instances: false,
+            shown: 0,
+            children: None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TreeMode {
+    Tree,
+    Path,
+}
+
+/// One zoom level: a subtree of the grouped dominator tree.
+#[derive(Debug, Clone)]
+pub struct Tree {
+    pub nodes: Vec<Node>,
+    /// Visible rows (node ids) in display order.
+    pub flat: Vec<u32>,
+    pub selected: u32,
+    pub offset: usize,
+    pub label: String,
+}
+
+/// Per-object "subtree holds a filter match" marks, or none (no filter).
+pub type Marks = Option<Arc<Vec<bool>>>;
+
+impl Tree {
+    pub fn new(root: Item, label: String, dump: &Dump, dom: &DominatorTree) -> Tree {
+        let mut t = Tree {
+            nodes: vec![Node::new(root, None, 0)],
+            flat: Vec::new(),
+            selected: 0,
+            offset: 0,
+            label,
+        };
+        t.expand(0, dump, dom);
+        t.selected = t.nodes[0]
+            .children
+            .as_ref()
+            .and_then(|c| c.first().copied())
+            .unwrap_or(0);
+        t
+    }
+
+    /// The objects a node stands for.
+    pub fn objects(&self, id: u32, dom: &DominatorTree) -> Vec<u32> {
+        match &self.nodes[id as usize].item {
+            Item::SuperRoot => vec![dom.super_root()],
+            Item::Group(g) => g.members.clone(),
+            Item::Instance(o) => vec![*o],
+            Item::More { .. } => Vec::new(),
+        }
+    }
+
+    /// The largest object of a node, if it stands for objects.
+    pub fn object(&self, id: u32) -> Option<u32> {
+        match &self.nodes[id as usize].item {
+            Item::Group(g) => g.members.first().copied(),
+            Item::Instance(o) => Some(*o),
+            _ => None,
+        }
+    }
+
+    pub fn has_children(&self, id: u32, dom: &DominatorTree) -> bool {
+        match &self.nodes[id as usize].item {
+            Item::SuperRoot => true,
+            Item::Group(g) => g.members.len() > 1 || g.retained_objects > 1,
+            Item::Instance(o) => !dom.children_of(*o).is_empty(),
+            Item::More { .. } => false,
+        }
+    }
+
+    /// Materialises a node's children (once) and marks it expanded.
+    pub fn expand(&mut self, id: u32, dump: &Dump, dom: &DominatorTree) {
+        if self.nodes[id as usize].children.is_none() {
+            let depth = self.nodes[id as usize].depth + 1;
+            let item = self.nodes[id as usize].item.clone();
+            let items: Vec<Item> = match &item {
+                Item::Group(g) if self.nodes[id as usize].instances => {
+                    let shown = self.nodes[id as usize]
+                        .shown
+                        .max(INSTANCE_PAGE)
+                        .min(g.members.len());
+                    self.nodes[id as usize].shown = shown;
+                    let mut v: Vec<Item> = g.members[..shown]
+                        .iter()
+                        .map(|&o| Item::Instance(o))
+                        .collect();
+                    if shown < g.members.len() {
+                        v.push(Item::More {
+                            remaining: g.members.len() - shown,
+                        });
+                    }
+                    v
+                }
+                Item::More { .. } => Vec::new(),
+                _ => {
+                    let parents = self.objects(id, dom);
+                    group_children(dump, dom, &parents)
+                        .into_iter()
+                        .map(|g| Item::Group(Arc::new(g)))
+                        .collect()
+                }
+            };
+            let mut ids = Vec::with_capacity(items.len());
+            for item in items {
+                ids.push(self.nodes.len() as u32);
+                self.nodes.push(Node::new(item, Some(id), depth));
+            }
+            self.nodes[id as usize].children = Some(ids);
+        }
+        self.nodes[id as usize].expanded = true;
+    }
+
+    /// Switches a group between grouped children and its instances.
+    pub fn toggle_instances(&mut self, id: u32, dump: &Dump, dom: &DominatorTree) {
+        if !matches!(self.nodes[id as usize].item, Item::Group(_)) {
+            return;
+        }
+        let n = &mut self.nodes[id as usize];
+        n.instances = !n.instances;
+        n.children = None; // old children stay in the arena, unreachable
+        self.expand(id, dump, dom);
+    }
+
+    /// Replaces a "more" row by the next page of its group's instances and
+    /// selects the first new one.
+    pub fn more(&mut self, id: u32, dump: &Dump, dom: &DominatorTree) {
+        let Some(parent) = self.nodes[id as usize].parent else {
+            return;
+        };
+        let slot = self.nodes[parent as usize]
+            .children
+            .as_ref()
+            .map_or(0, |c| c.len().saturating_sub(1));
+        let n = &mut self.nodes[parent as usize];
+        n.shown += INSTANCE_PAGE;
+        n.children = None;
+        self.expand(parent, dump, dom);
+        if let Some(&s) = self.nodes[parent as usize]
+            .children
+            .as_ref()
+            .and_then(|c| c.get(slot))
+        {
+            self.selected = s;
+        }
+    }
+
+    pub fn ancestors(&self, id: u32) -> Vec<u32> {
+        let mut v = Vec::new();
+        let mut x = self.nodes[id as usize].parent;
+        while let Some(p) = x {
+            v.push(p);
+            x = self.nodes[p as usize].parent;
+        }
+        v
+    }
+
+    fn visible(&self, id: u32, marks: &Marks) -> bool {
+        let Some(m) = marks else { return true };
+        match &self.nodes[id as usize].item {
+            Item::Group(g) => g.members.iter().any(|&o| m[o as usize]),
+            Item::Instance(o) => m[*o as usize],
+            _ => true,
+        }
+    }
+
+    /// Recomputes the visible rows (O(expanded nodes)).
+    pub fn flatten(&mut self, mode: TreeMode, marks: &Marks) {
+        self.flat.clear();
+        match mode {
+            TreeMode::Tree => {
+                let mut stack: Vec<u32> = self.children_rev(0);
+                while let Some(id) = stack.pop() {
+                    if !self.visible(id, marks) {
+                        continue;
+                    }
+                    self.flat.push(id);
+                    if self.nodes[id as usize].expanded {
+                        stack.extend(self.children_rev(id));
+                    }
+                }
+            }
+            TreeMode::Path => {
+                let mut chain = self.ancestors(self.selected);
+                chain.pop(); // the zoom root is the breadcrumb, not a row
+                chain.reverse();
+                self.flat.extend(chain);
+                if self.selected != 0 {
+                    self.flat.push(self.selected);
+                    if self.nodes[self.selected as usize].expanded {
+                        let kids = self.children_rev(self.selected);
+                        let kids: Vec<u32> = kids
+                            .into_iter()
+                            .rev()
+                            .filter(|&k| self.visible(k, marks))
+                            .collect();
+                        self.flat.extend(kids);
+                    }
+                }
+            }
+        }
+        if !self.flat.contains(&self.selected) {
+            self.selected = self.flat.first().copied().unwrap_or(0);
+        }
+    }
+
+    fn children_rev(&self, id: u32) -> Vec<u32> {
+        let mut v = self.nodes[id as usize].children.clone().unwrap_or_default();
+        v.reverse();
+        v
+    }
+
+    pub fn selected_index(&self) -> usize {
+        self.flat
+            .iter()
+            .position(|&n| n == self.selected)
+            .unwrap_or(0)
+    }
+
+    /// Expands the path to `object` from this tree's root and selects it.
+    /// Returns false when the object is not under the root.
+    pub fn reveal(&mut self, object: u32, dump: &Dump, dom: &DominatorTree) -> bool {
+        let mut path = domination_path(dom, object);
+        path.reverse(); // top-most dominator first
+        let mut at = 0u32;
+        for &o in &path {
+            self.expand(at, dump, dom);
+            let kids = self.nodes[at as usize].children.clone().unwrap_or_default();
+            let ty = dump.types[o as usize];
+            let Some(group) = kids
+                .into_iter()
+                .find(|&k| match &self.nodes[k as usize].item {
+                    Item::Group(g) => g.type_index == ty && g.members.contains(&o),
+                    Item::Instance(i) => *i == o,
+                    _ => false,
+                })
+            else {
+                if at == 0 {
+                    continue; // above the zoom root
+                }
+                return false;
+            };
+            at = group;
+            if let Item::Group(g) = &self.nodes[group as usize].item {
+                if g.members.len() > 1 {
+                    let pos = g.members.iter().position(|&m| m == o).unwrap_or(0);
+                    let n = &mut self.nodes[group as usize];
+                    n.instances = true;
+                    n.shown = n.shown.max(pos + 1);
+                    n.children = None;
+                    self.expand(group, dump, dom);
+                    let kids = self.nodes[group as usize]
+                        .children
+                        .clone()
+                        .unwrap_or_default();
+                    at = kids
+                        .into_iter()
+                        .find(
+                            |&k| matches!(self.nodes[k as usize].item, Item::Instance(i) if i == o),
+                        )
+                        .unwrap_or(group);
+                }
+            }
+        }
+        if at == 0 {
+            return false;
+        }
+        for a in self.ancestors(at) {
+            self.nodes[a as usize].expanded = true;
+        }
+        self.selected = at;
+        true
+    }
+
+    /// Label of a row: `N × Type`, or `Type id` for one instance.
+    pub fn label_of(&self, id: u32, dump: &Dump, theme: &Theme) -> String {
+        match &self.nodes[id as usize].item {
+            Item::SuperRoot => "all roots".into(),
+            Item::Group(g) => {
+                let name = &dump.type_names[g.type_index as usize];
+                if g.members.len() == 1 {
+                    format!("{name} {}", dump.id_hex(g.members[0]))
+                } else {
+                    let x = if theme.ascii { "x" } else { "×" };
+                    format!("{} {x} {name}", count(g.members.len() as u64))
+                }
+            }
+            Item::Instance(o) => format!("{} {}", dump.type_name(*o), dump.id_hex(*o)),
+            Item::More { remaining } => format!(
+                "{} {} more (Enter)",
+                theme.ellipsis(),
+                count(*remaining as u64)
+            ),
+        }
+    }
+
+    /// (retained bytes, retained objects) of a row.
+    pub fn sizes_of(&self, id: u32, dom: &DominatorTree) -> Option<(u64, u64)> {
+        match &self.nodes[id as usize].item {
+            Item::SuperRoot => Some((dom.reachable_bytes, dom.reachable_objects)),
+            Item::Group(g) => Some((g.retained_bytes, g.retained_objects)),
+            Item::Instance(o) => Some((
+                dom.retained_bytes[*o as usize],
+                dom.retained_objects[*o as usize] as u64,
+            )),
+            Item::More { .. } => None,
+        }
+    }
+}
+
+/// The pane's state: the zoom stack (index 0 is the whole tree).
+#[derive(Debug, Clone)]
+pub struct DominatorsPane {
+    pub zooms: Vec<Tree>,
+    pub mode: TreeMode,
+    /// On narrow terminals: the chart replaces the tree.
+    pub chart_only: bool,
+    pub marks: Marks,
+}
+
+impl DominatorsPane {
+    pub fn new(dump: &Dump, dom: &DominatorTree) -> DominatorsPane {
+        let mut p = DominatorsPane {
+            zooms: vec![Tree::new(Item::SuperRoot, "all roots".into(), dump, dom)],
+            mode: TreeMode::Tree,
+            chart_only: false,
+            marks: None,
+        };
+        p.refresh();
+        p
+    }
+
+    pub fn tree(&self) -> &Tree {
+        self.zooms.last().expect("the root tree is never popped")
+    }
+
+    pub fn tree_mut(&mut self) -> &mut Tree {
+        self.zooms
+            .last_mut()
+            .expect("the root tree is never popped")
+    }
+
+    pub fn refresh(&mut self) {
+        let (mode, marks) = (self.mode, self.marks.clone());
+        for t in &mut self.zooms {
+            t.flatten(mode, &marks);
+        }
+    }
+
+    /// Keeps the selection on screen for a list of `height` rows.
+    pub fn scroll(&mut self, height: usize) {
+        let t = self.tree_mut();
+        let i = t.selected_index();
+        if i < t.offset {
+            t.offset = i;
+        } else if height > 0 && i >= t.offset + height {
+            t.offset = i + 1 - height;
+        }
+        t.offset = t.offset.min(t.flat.len().saturating_sub(height.max(1)));
+        if i < t.offset {
+            t.offset = i;
+        }
+    }
+
+    pub fn select_index(&mut self, i: usize) {
+        let t = self.tree_mut();
+        if let Some(&n) = t.flat.get(i.min(t.flat.len().saturating_sub(1))) {
+            t.selected = n;
+        }
+        if self.mode == TreeMode::Path {
+            self.refresh();
+        }
+    }
+
+    /// Top-level rows of the current zoom (the chart's bars).
+    pub fn top_level(&self) -> Vec<u32> {
+        let t = self.tree();
+        t.nodes[0]
+            .children
+            .clone()
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|&k| t.visible(k, &self.marks))
+            .collect()
+    }
+
+    /// The top-level ancestor of the selection (the chart's highlight).
+    pub fn top_of_selection(&self) -> u32 {
+        let t = self.tree();
+        let mut chain = t.ancestors(t.selected);
+        chain.pop();
+        chain.last().copied().unwrap_or(t.selected)
+    }
+
+    pub fn breadcrumb(&self, theme: &Theme) -> String {
+        let parts: Vec<&str> = self.zooms.iter().map(|t| t.label.as_str()).collect();
+        parts.join(&format!(" {} ", theme.arrow()))
+    }
+}
+
+/// Draws the tree (and the chart beside it when wide enough).
+pub fn draw(
+    pane: &DominatorsPane,
+    dump: &Dump,
+    dom: &DominatorTree,
+    theme: &Theme,
+    area: Rect,
+    f: &mut Frame,
+) {
+    let block = Block::bordered()
+        .border_set(theme.border())
+        .title(Line::from(vec![
+            Span::styled(
+                format!(
+                    " Dominators [{}] ",
+                    match pane.mode {
+                        TreeMode::Tree => "Tree",
+                        TreeMode::Path => "Path",
+                    }
+                ),
+                theme.header(),
+            ),
+            Span::raw(fit(
+                &format!("{} ", pane.breadcrumb(theme)),
+                area.width.saturating_sub(20) as usize,
+                theme,
+            )),
+        ]));
+    let inner = block.inner(area);
+    f.render_widget(block, area);
+    let wide = inner.width >= 120;
+    if pane.chart_only && !wide {
+        draw_chart(pane, dump, dom, theme, inner, f);
+        return;
+    }
+    if wide {
+        let [left, right] =
+            Layout::horizontal([Constraint::Percentage(60), Constraint::Percentage(40)])
+                .areas(inner);
+        draw_tree(pane, dump, dom, theme, left, f);
+        draw_chart(pane, dump, dom, theme, right, f);
+    } else {
+        draw_tree(pane, dump, dom, theme, inner, f);
+    }
+}
+
+/// Rows available for tree lines in an inner area (one header line).
+pub fn list_height(inner_height: u16) -> usize {
+    inner_height.saturating_sub(1) as usize
+}
+
+fn draw_tree(
+    pane: &DominatorsPane,
+    dump: &Dump,
+    dom: &DominatorTree,
+    theme: &Theme,
+    area: Rect,
+    f: &mut Frame,
+) {
+    let t = pane.tree();
+    let w = area.width as usize;
+    let num_w = 10usize;
+    let obj_w = 9usize;
+    let pct_w = 6usize;
+    let name_w = w.saturating_sub(num_w + obj_w + pct_w + 3);
+    let mut lines = vec![Line::styled(
+        format!(
+            " {:<name_w$}{:>num_w$}{:>obj_w$}{:>pct_w$}",
+            "Type", "Retained", "Objects", "%",
+        ),
+        theme.header(),
+    )];
+    let on_path: Vec<u32> = t.ancestors(t.selected);
+    let height = list_height(area.height);
+    if t.flat.is_empty() {
+        lines.push(Line::raw(" (no rows match the filter)"));
+    }
+    for &id in t.flat.iter().skip(t.offset).take(height) {
+        let n = &t.nodes[id as usize];
+        let indent = "  ".repeat(n.depth.saturating_sub(1) as usize);
+        let marker = if !t.has_children(id, dom) {
+            " "
+        } else if n.expanded {
+            theme.expanded()
+        } else {
+            theme.collapsed()
+        };
+        let label = format!("{indent}{marker} {}", t.label_of(id, dump, theme));
+        let (rb, ro) = t.sizes_of(id, dom).unwrap_or((0, 0));
+        let nums = if matches!(n.item, Item::More { .. }) {
+            String::new()
+        } else {
+            format!(
+                "{:>num_w$}{:>obj_w$}{:>pct_w$}",
+                bytes(rb),
+                count(ro),
+                percent(rb, dom.reachable_bytes)
+            )
+        };
+        let selected = id == t.selected;
+        let text = format!(
+            "{}{:<name_w$}{nums}",
+            if selected { ">" } else { " " },
+            fit(&label, name_w, theme)
+        );
+        let style = if selected {
+            theme.selected()
+        } else if on_path.contains(&id) {
+            theme.bold()
+        } else {
+            ratatui::style::Style::new()
+        };
+        lines.push(Line::styled(text, style));
+    }
+    f.render_widget(Paragraph::new(lines), area);
+}
+
+fn draw_chart(
+    pane: &DominatorsPane,
+    dump: &Dump,
+    dom: &DominatorTree,
+    theme: &Theme,
+    area: Rect,
+    f: &mut Frame,
+) {
+    let t = pane.tree();
+    let total = t.sizes_of(0, dom).map(|s| s.0).unwrap_or(0).max(1);
+    let highlight = pane.top_of_selection();
+    let w = area.width as usize;
+    let mut lines = vec![Line::styled(
+        fit(
+            &format!(" Retained by {} ({})", t.label, bytes(total)),
+            w,
+            theme,
+        ),
+        theme.header(),
+    )];
+    let label_w = (w / 2).clamp(10, 40);
+    let bar_w = w.saturating_sub(label_w + 3);
+    for id in pane
+        .top_level()
+        .into_iter()
+        .take(area.height.saturating_sub(1) as usize)
+    {
+        let (rb, _) = t.sizes_of(id, dom).unwrap_or((0, 0));
+        let eighths = ((rb as u128 * bar_w as u128 * 8) / total as u128) as usize;
+        let label = fit(
+            &format!(
+                "{} {} {}",
+                t.label_of(id, dump, theme),
+                bytes(rb),
+                percent(rb, dom.reachable_bytes)
+            ),
+            label_w,
+            theme,
+        );
+        let selected = id == highlight;
+        let mark = if selected { ">" } else { " " };
+        let mut spans = vec![
+            Span::styled(
+                format!("{mark}{label:<label_w$} "),
+                if selected {
+                    theme.selected()
+                } else {
+                    theme.bold()
+                },
+            ),
+            Span::styled(theme.bar(eighths), theme.bar_style()),
+        ];
+        if eighths == 0 {
+            spans.push(Span::styled(".", theme.dim()));
+        }
+        lines.push(Line::from(spans));
+    }
+    f.render_widget(Paragraph::new(lines), area);
+}

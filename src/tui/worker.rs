@@ -1,0 +1,171 @@
+//! The analysis worker: parse → graph → dominators (+ type statistics and
+//! root groups) → duplicates on a named thread, each result sent as soon as
+//! it exists so the panes come alive stage by stage. The UI never waits on
+//! it: results arrive through a bounded channel, progress through atomics,
+//! and quitting only sets the cancel flag.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+use crate::analysis::roots::{root_groups, weakly_held, RootGroup};
+use crate::analysis::{precise_retained, type_stats, PreciseRetained, TypeStats};
+use crate::dump::{parse::ParseError, parse_bytes, parse_file};
+use crate::graph::duplicates::{find_duplicates, DuplicateOptions, Duplicates};
+use crate::graph::{DominatorTree, HeapGraph};
+use crate::progress::{Progress, Stage};
+
+/// What to analyse.
+#[derive(Debug, Clone)]
+pub enum Input {
+    File(PathBuf),
+    /// Dump text in memory (the built-in demo).
+    Bytes(&'static str, &'static [u8]),
+}
+
+/// Results, in the order they are produced. `ms` is the stage's duration.
+#[derive(Debug, Clone)]
+pub enum Msg {
+    Parsed {
+        ms: u64,
+    },
+    Graph {
+        graph: Arc<HeapGraph>,
+        ms: u64,
+    },
+    Dominators {
+        dom: Arc<DominatorTree>,
+        types: Arc<Vec<TypeStats>>,
+        roots: Arc<Vec<RootGroup>>,
+        weakly_held: (u64, u64),
+        ms: u64,
+    },
+    Duplicates {
+        duplicates: Arc<Duplicates>,
+        ms: u64,
+    },
+    Failed(String),
+    /// A background precise-retained job finished.
+    Precise {
+        type_index: u32,
+        result: PreciseRetained,
+    },
+}
+
+/// Runs every stage, handing each result to `emit`; stops quietly when
+/// cancelled or when `emit` returns false (the UI hung up).
+pub fn analyse(
+    input: &Input,
+    options: &DuplicateOptions,
+    progress: &Progress,
+    emit: &mut dyn FnMut(Msg) -> bool,
+) {
+    let t = Instant::now();
+    progress.start(Stage::Parse, 1);
+    let dump = match input {
+        Input::File(path) => parse_file(path, progress),
+        Input::Bytes(name, bytes) => {
+            parse_bytes(std::path::Path::new(name), bytes).map_err(ParseError::Input)
+        }
+    };
+    let dump = match dump {
+        Ok(d) => d,
+        Err(ParseError::Cancelled) => return,
+        Err(ParseError::Input(e)) => {
+            emit(Msg::Failed(e.to_string()));
+            return;
+        }
+    };
+    if !emit(Msg::Parsed {
+        ms: t.elapsed().as_millis() as u64,
+    }) {
+        return;
+    }
+
+    let t = Instant::now();
+    progress.start(Stage::Graph, 1);
+    let graph = Arc::new(HeapGraph::build(dump));
+    let go_on = emit(Msg::Graph {
+        graph: graph.clone(),
+        ms: t.elapsed().as_millis() as u64,
+    });
+    if !go_on || progress.is_cancelled() {
+        return;
+    }
+
+    let t = Instant::now();
+    let Ok(dom) = DominatorTree::compute(&graph, progress) else {
+        return;
+    };
+    let types = type_stats(&graph, &dom);
+    let roots = root_groups(&graph, &dom);
+    let weak = weakly_held(&graph, &dom);
+    let dom = Arc::new(dom);
+    let go_on = emit(Msg::Dominators {
+        dom: dom.clone(),
+        types: Arc::new(types),
+        roots: Arc::new(roots),
+        weakly_held: weak,
+        ms: t.elapsed().as_millis() as u64,
+    });
+    if !go_on {
+        return;
+    }
+
+    let t = Instant::now();
+    let Ok(duplicates) = find_duplicates(&graph, &dom, options, progress) else {
+        return;
+    };
+    progress.start(Stage::Done, 1);
+    emit(Msg::Duplicates {
+        duplicates: Arc::new(duplicates),
+        ms: t.elapsed().as_millis() as u64,
+    });
+}
+
+/// Starts [`analyse`] on the `heaptui-analysis` thread.
+pub fn spawn(
+    input: Input,
+    options: DuplicateOptions,
+    progress: Arc<Progress>,
+    tx: crossbeam_channel::Sender<Msg>,
+) -> std::io::Result<()> {
+    std::thread::Builder::new()
+        .name("heaptui-analysis".into())
+        .spawn(move || {
+            analyse(&input, &options, &progress, &mut |m| tx.send(m).is_ok());
+        })
+        .map(|_| ())
+}
+
+/// Precise retained bytes of every instance of a type, on its own thread
+/// with its own progress (shown in the status line).
+pub fn spawn_precise(
+    graph: Arc<HeapGraph>,
+    dom: Arc<DominatorTree>,
+    type_index: u32,
+    progress: Arc<Progress>,
+    tx: crossbeam_channel::Sender<Msg>,
+) -> std::io::Result<()> {
+    std::thread::Builder::new()
+        .name("heaptui-precise".into())
+        .spawn(move || {
+            let set = instances_of(&graph, type_index);
+            if let Ok(result) = precise_retained(&graph, &dom, &set, &progress) {
+                let _ = tx.send(Msg::Precise { type_index, result });
+            }
+        })
+        .map(|_| ())
+}
+
+/// Every object of a type (one scan of the type column).
+pub fn instances_of(graph: &HeapGraph, type_index: u32) -> Vec<u32> {
+    graph
+        .dump
+        .types
+        .iter()
+        .enumerate()
+        .filter(|&(_, &t)| t == type_index)
+        .map(|(o, _)| o as u32)
+        .collect()
+}
