@@ -1,5 +1,6 @@
 pub mod analysis;
 pub mod dump;
+pub mod gen;
 pub mod graph;
 pub mod progress;
 pub mod report;

@@ -1,0 +1,634 @@
+//! A generator of large, realistic heap dumps in the RPM text format, for
+//! benchmarks, demos and tests. Deterministic for a given seed. The shapes
+//! are those of a managed application's heap: strings and char arrays,
+//! lists over object arrays, dictionaries with bucket and entry arrays,
+//! caches holding duplicate object graphs (duplicate lists of duplicate
+//! arrays of duplicate strings), shared singletons, circular linked lists,
+//! trees with parent back-references (cyclic duplicates), statics, locals,
+//! a finalizer queue, weak and pinned handles, unreachable garbage, and two
+//! AppDomains that reuse type ids for different types.
+
+use std::io::{self, Write};
+
+/// splitmix64: tiny, fast, and stable across versions (so a seed names the
+/// same heap forever).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in `0..n` (n > 0).
+    fn below(&mut self, n: u64) -> u64 {
+        ((self.next() >> 32) * n) >> 32
+    }
+
+    fn chance(&mut self, percent: u64) -> bool {
+        self.below(100) < percent
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GenOptions {
+    /// Approximate number of objects (the result is within a few percent).
+    pub objects: u64,
+    pub seed: u64,
+}
+
+/// What was written.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct GenStats {
+    pub objects: u64,
+    pub references: u64,
+    pub roots: u64,
+    pub bytes: u64,
+}
+
+// Type ids of the main AppDomain.
+const T_OBJECT: u32 = 0;
+const T_STRING: u32 = 1;
+const T_CHARS: u32 = 2;
+const T_INTS: u32 = 3;
+const T_BYTES: u32 = 4;
+const T_OBJECTS: u32 = 5;
+const T_LIST_STR: u32 = 6;
+const T_STRINGS: u32 = 7;
+const T_DICT: u32 = 8;
+const T_ENTRIES: u32 = 9;
+const T_CACHE: u32 = 10;
+const T_CACHE_ENTRY: u32 = 11;
+const T_ORDER: u32 = 12;
+const T_CUSTOMER: u32 = 13;
+const T_LINE: u32 = 14;
+const T_LINES: u32 = 15;
+const T_LIST_LINE: u32 = 16;
+const T_PRODUCT: u32 = 17;
+const T_CULTURE: u32 = 18;
+const T_LLIST: u32 = 19;
+const T_LNODE: u32 = 20;
+const T_SESSION: u32 = 21;
+const T_XML: u32 = 22;
+const T_XML_CHILDREN: u32 = 23;
+const T_SB: u32 = 24;
+const T_FILESTREAM: u32 = 25;
+const T_THREAD: u32 = 26;
+const T_APP: u32 = 27;
+const T_LIST_ORDER: u32 = 28;
+const T_ORDERS: u32 = 29;
+const T_EVENT: u32 = 30;
+const T_WEAKREF: u32 = 31;
+const T_DELEGATE: u32 = 32;
+const T_RULE: u32 = 33;
+
+const TYPE_NAMES: [&str; 34] = [
+    "System.Object",
+    "System.String",
+    "System.Char[]",
+    "System.Int32[]",
+    "System.Byte[]",
+    "System.Object[]",
+    "System.Collections.Generic.List<System.String>",
+    "System.String[]",
+    "System.Collections.Generic.Dictionary<System.String, MyApp.Caching.CacheEntry>",
+    "System.Collections.Generic.Dictionary+Entry<System.String, MyApp.Caching.CacheEntry>[]",
+    "MyApp.Caching.Cache",
+    "MyApp.Caching.CacheEntry",
+    "MyApp.Orders.Order",
+    "MyApp.Orders.Customer",
+    "MyApp.Orders.OrderLine",
+    "MyApp.Orders.OrderLine[]",
+    "System.Collections.Generic.List<MyApp.Orders.OrderLine>",
+    "MyApp.Catalog.Product",
+    "System.Globalization.CultureInfo",
+    "System.Collections.Generic.LinkedList<MyApp.Net.Session>",
+    "System.Collections.Generic.LinkedListNode<MyApp.Net.Session>",
+    "MyApp.Net.Session",
+    "System.Xml.XmlElement",
+    "System.Xml.XmlNode[]",
+    "System.Text.StringBuilder",
+    "System.IO.FileStream",
+    "System.Threading.Thread",
+    "MyApp.Application",
+    "System.Collections.Generic.List<MyApp.Orders.Order>",
+    "MyApp.Orders.Order[]",
+    "System.EventHandler",
+    "System.WeakReference",
+    "System.Delegate",
+    "MyApp.Pricing.Rule",
+];
+
+/// Types of the second AppDomain: the same ids, other names (plus strings).
+const PLUGIN_NAMES: [&str; 6] = [
+    "Plugin.Host",
+    "System.String",
+    "Plugin.Settings",
+    "System.Collections.Generic.List<Plugin.Settings>",
+    "Plugin.Settings[]",
+    "System.Char[]",
+];
+
+struct Heap {
+    types: Vec<u32>,
+    sizes: Vec<u32>,
+    /// `(start, len)` of each object's references in `edges`; objects can be
+    /// created before their references are known (cycles, back-pointers).
+    spans: Vec<(u32, u32)>,
+    edges: Vec<u32>,
+    /// `(object, kind, flags, container)`
+    roots: Vec<(u32, u32, u32, Option<u32>)>,
+}
+
+impl Heap {
+    fn new(capacity: usize) -> Heap {
+        Heap {
+            types: Vec::with_capacity(capacity),
+            sizes: Vec::with_capacity(capacity),
+            spans: Vec::with_capacity(capacity),
+            edges: Vec::with_capacity(capacity * 3),
+            roots: Vec::new(),
+        }
+    }
+
+    fn len(&self) -> u64 {
+        self.types.len() as u64
+    }
+
+    fn alloc(&mut self, ty: u32, size: u32) -> u32 {
+        self.types.push(ty);
+        self.sizes.push(size);
+        self.spans.push((0, 0));
+        (self.types.len() - 1) as u32
+    }
+
+    fn set_refs(&mut self, o: u32, refs: &[u32]) {
+        let start = self.edges.len() as u32;
+        self.edges.extend_from_slice(refs);
+        self.spans[o as usize] = (start, refs.len() as u32);
+    }
+
+    fn obj(&mut self, ty: u32, size: u32, refs: &[u32]) -> u32 {
+        let o = self.alloc(ty, size);
+        self.set_refs(o, refs);
+        o
+    }
+
+    fn string(&mut self, chars: u32) -> u32 {
+        self.obj(T_STRING, (20 + 2 * chars + 3) & !3, &[])
+    }
+
+    fn array(&mut self, ty: u32, elems: &[u32], capacity: u32) -> u32 {
+        self.obj(ty, 16 + 4 * capacity.max(elems.len() as u32), elems)
+    }
+
+    fn root(&mut self, o: u32, kind: u32, flags: u32, container: Option<u32>) {
+        self.roots.push((o, kind, flags, container));
+    }
+}
+
+/// A `List<String>` over a `String[]` of strings with lengths from `lens`.
+fn string_list(h: &mut Heap, lens: &[u32]) -> u32 {
+    let strings: Vec<u32> = lens.iter().map(|&l| h.string(l)).collect();
+    let cap = (lens.len() as u32).next_power_of_two().max(4);
+    let arr = h.array(T_STRINGS, &strings, cap);
+    h.obj(T_LIST_STR, 24, &[arr])
+}
+
+/// An XML-like tree whose children point back to their parent: cyclic, and
+/// the copies of one template are duplicates of each other.
+fn xml_tree(h: &mut Heap, rng_shape: &[u8], depth: u32) -> u32 {
+    fn node(h: &mut Heap, shape: &[u8], at: &mut usize, depth: u32, parent: Option<u32>) -> u32 {
+        let me = h.alloc(T_XML, 40);
+        let name = h.string(6 + (shape[*at % shape.len()] % 8) as u32);
+        *at += 1;
+        let kids_n = if depth == 0 {
+            0
+        } else {
+            (shape[*at % shape.len()] % 4) as usize
+        };
+        *at += 1;
+        let kids: Vec<u32> = (0..kids_n)
+            .map(|_| node(h, shape, at, depth - 1, Some(me)))
+            .collect();
+        let arr = h.array(T_XML_CHILDREN, &kids, 4);
+        let mut refs = vec![name, arr];
+        if let Some(p) = parent {
+            refs.push(p);
+        }
+        h.set_refs(me, &refs);
+        me
+    }
+    let mut at = 0;
+    node(h, rng_shape, &mut at, depth, None)
+}
+
+/// Builds the main AppDomain's heap of about `target` objects.
+fn build_main(rng: &mut Rng, target: u64) -> Heap {
+    let mut h = Heap::new(target as usize + 1024);
+
+    // Shared singletons and pools.
+    let culture_name = h.string(5);
+    let culture = h.obj(T_CULTURE, 64, &[culture_name]);
+    let currency_name = h.string(3);
+    let currency = h.obj(T_OBJECT, 12, &[currency_name, culture]);
+    let products: Vec<u32> = (0..(target / 200).clamp(10, 20_000))
+        .map(|i| {
+            let name = h.string(8 + (i % 24) as u32);
+            h.obj(T_PRODUCT, 32, &[name, culture])
+        })
+        .collect();
+    let customers: Vec<u32> = (0..(target / 100).clamp(10, 50_000))
+        .map(|i| {
+            let name = h.string(10 + (i % 30) as u32);
+            let email = h.string(16 + (i % 20) as u32);
+            h.obj(T_CUSTOMER, 28, &[name, email, culture])
+        })
+        .collect();
+    let statuses: Vec<u32> = (0..5).map(|i| h.string(5 + i)).collect();
+    let mut orders_of: Vec<Vec<u32>> = vec![Vec::new(); customers.len()];
+    // Interned literals: runtime roots (kind 5).
+    for i in 0..(target / 1000).clamp(5, 5_000) {
+        let s = h.string(3 + (i % 40) as u32);
+        h.root(s, 5, 0, None);
+    }
+
+    let app = h.alloc(T_APP, 48);
+    h.root(app, 4, 0, Some(T_APP));
+    let cache = h.alloc(T_CACHE, 24);
+    h.root(cache, 4, 0, Some(T_CACHE));
+    let sessions = h.alloc(T_LLIST, 24);
+    h.root(sessions, 4, 0, Some(T_APP));
+
+    let mut orders: Vec<u32> = Vec::new();
+    let mut cache_keys: Vec<u32> = Vec::new();
+    let mut cache_values: Vec<u32> = Vec::new();
+    let mut session_items: Vec<u32> = Vec::new();
+    let mut configs: Vec<u32> = Vec::new();
+    let mut rules: Vec<(u32, u32, u32)> = Vec::new();
+    // Templates of duplicated cache payloads: the same lengths every time.
+    let templates: Vec<Vec<u32>> = (0..64)
+        .map(|_| {
+            let n = 1 + rng.below(12) as usize;
+            (0..n).map(|_| 4 + rng.below(28) as u32).collect()
+        })
+        .collect();
+    let xml_shapes: Vec<Vec<u8>> = (0..8)
+        .map(|_| (0..64).map(|_| rng.below(256) as u8).collect())
+        .collect();
+
+    let garbage_share = 5;
+    while h.len() < target {
+        let pick = rng.below(100);
+        if pick < 45 {
+            // An order: id string, customer and status (shared), lines over
+            // an array; each line points back at its order (cycles).
+            let order = h.alloc(T_ORDER, 48);
+            let id = h.string(12);
+            let n = 1 + rng.below(8) as usize;
+            let lines: Vec<u32> = (0..n)
+                .map(|_| {
+                    let product = products[rng.below(products.len() as u64) as usize];
+                    let note = h.string(4 + rng.below(6) as u32);
+                    let rule = if rules.is_empty() {
+                        culture
+                    } else {
+                        rules[rng.below(rules.len() as u64) as usize].0
+                    };
+                    h.obj(T_LINE, 32, &[product, note, order, culture, currency, rule])
+                })
+                .collect();
+            let arr = h.array(T_LINES, &lines, (n as u32).next_power_of_two());
+            let list = h.obj(T_LIST_LINE, 24, &[arr]);
+            let c = rng.below(customers.len() as u64) as usize;
+            let status = statuses[rng.below(statuses.len() as u64) as usize];
+            let clerk = customers[rng.below(customers.len() as u64) as usize];
+            h.set_refs(order, &[id, customers[c], list, culture, status, clerk]);
+            if rng.chance(garbage_share) {
+                continue; // garbage: nobody holds this order
+            }
+            orders.push(order);
+            orders_of[c].push(order);
+        } else if pick < 62 {
+            // A cache entry whose payload copies a template: duplicate lists
+            // of duplicate arrays of duplicate strings.
+            let t = &templates[rng.below(templates.len() as u64) as usize].clone();
+            let payload = string_list(&mut h, t);
+            let key = h.string(8 + rng.below(24) as u32);
+            let entry = h.obj(T_CACHE_ENTRY, 32, &[payload, culture, cache, currency]);
+            cache_keys.push(key);
+            cache_values.push(entry);
+        } else if pick < 76 {
+            // A pricing rule: part of a densely connected rule network (one
+            // big strongly connected component), wired up at the end.
+            let name = h.string(4 + rng.below(36) as u32);
+            let rule = h.alloc(T_RULE, 40);
+            let product = products[rng.below(products.len() as u64) as usize];
+            rules.push((rule, name, product));
+        } else if pick < 81 {
+            // A session in the circular linked list, with a builder buffer.
+            let chars_len = 16 + 4 * rng.below(16) as u32;
+            let chars = h.obj(T_CHARS, 16 + 2 * chars_len, &[]);
+            let sb = h.obj(T_SB, 24, &[chars]);
+            let user = h.string(6 + rng.below(10) as u32);
+            let session = h.obj(T_SESSION, 40, &[user, sb, culture]);
+            session_items.push(session);
+        } else if pick < 84 {
+            // A configuration tree (parent back-references), copied often.
+            let shape = &xml_shapes[rng.below(xml_shapes.len() as u64) as usize].clone();
+            let tree = xml_tree(&mut h, shape, 2);
+            configs.push(tree);
+        } else if pick < 90 {
+            // An event handler chain: delegates pointing at their targets.
+            let target_obj = if orders.is_empty() {
+                app
+            } else {
+                orders[rng.below(orders.len() as u64) as usize]
+            };
+            let d = h.obj(T_DELEGATE, 32, &[target_obj]);
+            let e = h.obj(T_EVENT, 32, &[d, target_obj]);
+            if rng.chance(50) {
+                h.root(e, 3, 0, None);
+            } else {
+                h.root(e, 1, 0, None);
+            }
+        } else if pick < 93 {
+            // Weakly held: only a weak handle keeps a WeakReference target.
+            let payload = h.string(32);
+            let w = h.obj(T_WEAKREF, 16, &[payload]);
+            h.root(w, 3, 2, None);
+        } else if pick < 95 {
+            // A pinned I/O buffer and a stream on the finalizer queue.
+            let buf = h.obj(T_BYTES, 16 + 512 * (1 + rng.below(8) as u32), &[]);
+            h.root(buf, 3, 1, None);
+            let path = h.string(24 + rng.below(20) as u32);
+            let fs = h.obj(T_FILESTREAM, 56, &[path, buf]);
+            h.root(fs, 2, 0, None);
+            if rng.chance(50) {
+                h.root(fs, 1, 4, None); // also a local with an interior pointer
+            }
+        } else {
+            // Garbage: a random little graph that nobody references.
+            let a = h.string(rng.below(40) as u32);
+            let b = h.obj(T_OBJECT, 12, &[a]);
+            let arr = h.array(T_OBJECTS, &[a, b], 4);
+            let c = h.obj(T_OBJECT, 12, &[arr]);
+            let _ = c;
+        }
+    }
+
+    // Orders: the application holds them in list segments of up to 65 536,
+    // and an index by number holds them again; each customer knows theirs.
+    let mut order_lists = Vec::new();
+    for seg in orders.chunks(65_536) {
+        let arr = h.array(T_ORDERS, seg, seg.len() as u32);
+        order_lists.push(h.obj(T_LIST_ORDER, 24, &[arr]));
+        order_lists.push(h.array(T_OBJECTS, seg, seg.len() as u32));
+    }
+    for (c, mine) in customers.iter().zip(&orders_of) {
+        let arr = h.array(T_ORDERS, mine, mine.len() as u32);
+        let (start, len) = h.spans[*c as usize];
+        let mut refs = h.edges[start as usize..(start + len) as usize].to_vec();
+        refs.push(arr);
+        h.set_refs(*c, &refs);
+    }
+    // The cache: a dictionary with buckets and entries.
+    let mut entry_refs = Vec::with_capacity(cache_keys.len() * 2);
+    for (k, v) in cache_keys.iter().zip(&cache_values) {
+        entry_refs.push(*k);
+        entry_refs.push(*v);
+    }
+    let buckets = h.obj(T_INTS, 16 + 4 * cache_keys.len() as u32, &[]);
+    let entries = h.obj(T_ENTRIES, 16 + 16 * cache_keys.len() as u32, &entry_refs);
+    let dict = h.obj(T_DICT, 48, &[buckets, entries]);
+    h.set_refs(cache, &[dict]);
+    // Sessions: a circular doubly-linked list.
+    let nodes: Vec<u32> = session_items.iter().map(|_| h.alloc(T_LNODE, 24)).collect();
+    for (i, &node) in nodes.iter().enumerate() {
+        let next = nodes[(i + 1) % nodes.len()];
+        let prev = nodes[(i + nodes.len() - 1) % nodes.len()];
+        h.set_refs(node, &[sessions, next, prev, session_items[i]]);
+    }
+    if let Some(&head) = nodes.first() {
+        h.set_refs(sessions, &[head]);
+    }
+    for i in 0..rules.len() {
+        let (rule, name, product) = rules[i];
+        let mut refs = vec![name, product];
+        for _ in 0..14 {
+            refs.push(rules[rng.below(rules.len() as u64) as usize].0);
+        }
+        h.set_refs(rule, &refs);
+    }
+    let rule_arr = h.array(
+        T_OBJECTS,
+        &rules.iter().take(1024).map(|r| r.0).collect::<Vec<_>>(),
+        1024,
+    );
+    configs.push(rule_arr);
+    let config_arr = h.array(T_OBJECTS, &configs, configs.len() as u32);
+    let mut app_refs = order_lists;
+    app_refs.extend([cache, config_arr, culture]);
+    h.set_refs(app, &app_refs);
+    // Thread objects as locals.
+    for i in 0..4 {
+        let name = h.string(8 + i);
+        let t = h.obj(T_THREAD, 64, &[name, app]);
+        h.root(t, 0, 0, None);
+        h.root(t, 1, 0, None);
+    }
+    h
+}
+
+/// A small second AppDomain reusing type ids 0..6 for other types.
+fn build_plugin(rng: &mut Rng, target: u64) -> Heap {
+    let mut h = Heap::new(target as usize + 16);
+    let host = h.alloc(0, 32);
+    h.root(host, 4, 0, Some(0));
+    let mut settings = Vec::new();
+    while h.len() + 4 < target.max(8) {
+        let n = 4 + rng.below(12) as u32;
+        let chars = h.obj(5, 16 + 2 * n, &[]);
+        let s = h.obj(1, (20 + 2 * n + 3) & !3, &[]);
+        settings.push(h.obj(2, 24, &[s, chars]));
+    }
+    let arr = h.obj(4, 16 + 4 * settings.len() as u32, &settings);
+    let list = h.obj(3, 24, &[arr]);
+    h.set_refs(host, &[list]);
+    h
+}
+
+/// A fast writer of `o`/`r` lines: hex formatting without `fmt`.
+struct Lines<W: Write> {
+    out: W,
+    buf: Vec<u8>,
+    written: u64,
+}
+
+impl<W: Write> Lines<W> {
+    fn hex(&mut self, mut v: u64) {
+        let mut tmp = [0u8; 16];
+        let mut i = tmp.len();
+        loop {
+            i -= 1;
+            tmp[i] = b"0123456789abcdef"[(v & 15) as usize];
+            v >>= 4;
+            if v == 0 {
+                break;
+            }
+        }
+        self.buf.extend_from_slice(&tmp[i..]);
+    }
+
+    fn text(&mut self, s: &str) {
+        self.buf.extend_from_slice(s.as_bytes());
+    }
+
+    fn flush_if_full(&mut self) -> io::Result<()> {
+        if self.buf.len() >= 1 << 20 {
+            self.out.write_all(&self.buf)?;
+            self.written += self.buf.len() as u64;
+            self.buf.clear();
+        }
+        Ok(())
+    }
+}
+
+/// Writes one section. Object ids are address-like: objects are laid out by
+/// size from `base`; the file lists them in blocks visited out of order, so
+/// references point both forwards and backwards in the file.
+fn write_section<W: Write>(
+    w: &mut Lines<W>,
+    h: &Heap,
+    names: &[&str],
+    domain: (&str, &str),
+    base: u64,
+    rng: &mut Rng,
+) -> io::Result<(u64, u64)> {
+    let n = h.types.len();
+    let mut ids = Vec::with_capacity(n);
+    let mut addr = base;
+    for &s in &h.sizes {
+        ids.push(addr);
+        addr += (s as u64 + 7) & !7;
+    }
+    w.text("a 1 ");
+    w.text(domain.0);
+    w.text(" ");
+    w.text(domain.1);
+    w.text("\n");
+    // Most types up front; the last few only after the objects that use them
+    // (forward references to types are legal).
+    let late = names.len() * 9 / 10;
+    for (i, name) in names.iter().enumerate().take(late) {
+        w.text("t ");
+        w.hex(i as u64 + 1);
+        w.text(" ");
+        w.text(name);
+        w.text("\n");
+    }
+    const BLOCK: usize = 4096;
+    let blocks = n.div_ceil(BLOCK);
+    let mut order: Vec<usize> = (0..blocks).collect();
+    for i in (1..order.len()).rev() {
+        let j = rng.below(i as u64 + 1) as usize;
+        if rng.chance(30) {
+            order.swap(i, j);
+        }
+    }
+    let mut refs = 0u64;
+    for b in order {
+        for o in b * BLOCK..((b + 1) * BLOCK).min(n) {
+            w.text("o ");
+            w.hex(ids[o]);
+            w.text(" ");
+            w.hex(h.types[o] as u64 + 1);
+            w.text(" ");
+            w.hex(h.sizes[o] as u64);
+            let (start, len) = h.spans[o];
+            for &t in &h.edges[start as usize..(start + len) as usize] {
+                w.text(" ");
+                w.hex(ids[t as usize]);
+            }
+            refs += len as u64;
+            w.text("\n");
+            w.flush_if_full()?;
+        }
+    }
+    for (i, name) in names.iter().enumerate().skip(late) {
+        w.text("t ");
+        w.hex(i as u64 + 1);
+        w.text(" ");
+        w.text(name);
+        w.text("\n");
+    }
+    for &(o, kind, flags, container) in &h.roots {
+        w.text("r ");
+        w.hex(ids[o as usize]);
+        w.text(" ");
+        w.hex(kind as u64);
+        w.text(" ");
+        w.hex(flags as u64);
+        if let Some(c) = container {
+            w.text(" ");
+            w.hex(c as u64 + 1);
+        }
+        w.text("\n");
+        w.flush_if_full()?;
+    }
+    w.text("c ");
+    w.text(domain.0);
+    w.text("\n");
+    Ok((refs, addr))
+}
+
+/// Writes a generated dump to `out`.
+pub fn generate(options: &GenOptions, out: impl Write) -> io::Result<GenStats> {
+    let mut rng = Rng(options.seed ^ 0x0068_6561_7074_7569);
+    let plugin_target = (options.objects / 50).max(8);
+    let main_target = options.objects.saturating_sub(plugin_target).max(16);
+    let main = build_main(&mut rng, main_target);
+    let mut w = Lines {
+        out,
+        buf: Vec::with_capacity(2 << 20),
+        written: 0,
+    };
+    let (refs_a, end) = write_section(
+        &mut w,
+        &main,
+        &TYPE_NAMES,
+        ("MyApp.exe", "6555d2c1"),
+        0x7f3a_1c00_0000,
+        &mut rng,
+    )?;
+    let (objects_a, roots_a) = (main.types.len() as u64, main.roots.len() as u64);
+    drop(main);
+    let plugin = build_plugin(&mut rng, plugin_target);
+    let (refs_b, _) = write_section(
+        &mut w,
+        &plugin,
+        &PLUGIN_NAMES,
+        ("Plugin.Domain", "6555d2c2"),
+        (end + 0xffff) & !0xffff,
+        &mut rng,
+    )?;
+    w.out.write_all(&w.buf)?;
+    w.written += w.buf.len() as u64;
+    w.out.flush()?;
+    Ok(GenStats {
+        objects: objects_a + plugin.types.len() as u64,
+        references: refs_a + refs_b,
+        roots: roots_a + plugin.roots.len() as u64,
+        bytes: w.written,
+    })
+}
+
+/// A generated dump as bytes (small heaps: tests and benchmarks).
+pub fn generate_bytes(options: &GenOptions) -> Vec<u8> {
+    let mut v = Vec::new();
+    generate(options, &mut v).expect("writing to a Vec cannot fail");
+    v
+}
