@@ -623,10 +623,9 @@ impl App {
                 }
             }
             Cmd::ZoomOut => {
+                // Not a history step: Backspace already retraces zooms.
                 if let Some(d) = &mut self.dominators {
                     if d.zooms.len() > 1 {
-                        self.push_history();
-                        let d = self.dominators.as_mut().expect("checked");
                         d.zooms.pop();
                         d.refresh();
                     }

@@ -44,6 +44,46 @@ pub fn fit(s: &str, width: usize, theme: &Theme) -> String {
     out
 }
 
+/// A type name fitted to `width`: namespaces shortened to their first
+/// letter from the left (`S.C.G.List<S.String>`) before cutting the end.
+pub fn type_name(name: &str, width: usize, theme: &Theme) -> String {
+    if name.chars().count() <= width {
+        return name.to_string();
+    }
+    // Split into identifier runs and separators; shorten dotted runs that
+    // are followed by a '.', leftmost first, until the name fits.
+    let mut parts: Vec<String> = Vec::new();
+    let mut cur = String::new();
+    for c in name.chars() {
+        if c.is_alphanumeric() || c == '_' || c == '`' {
+            cur.push(c);
+        } else {
+            if !cur.is_empty() {
+                parts.push(std::mem::take(&mut cur));
+            }
+            parts.push(c.to_string());
+        }
+    }
+    if !cur.is_empty() {
+        parts.push(cur);
+    }
+    let len = |p: &[String]| p.iter().map(|s| s.chars().count()).sum::<usize>();
+    for i in 0..parts.len() {
+        if len(&parts) <= width {
+            break;
+        }
+        let is_ns = parts.get(i + 1).is_some_and(|n| n == ".") && parts[i].chars().count() > 1;
+        if is_ns {
+            parts[i] = parts[i]
+                .chars()
+                .next()
+                .map(String::from)
+                .unwrap_or_default();
+        }
+    }
+    fit(&parts.concat(), width, theme)
+}
+
 /// Milliseconds as `0.4s` / `12s`.
 pub fn secs(ms: u64) -> String {
     if ms < 10_000 {
@@ -71,5 +111,16 @@ mod tests {
         assert_eq!(fit("abcdef", 5, &t), "ab...");
         assert_eq!(fit("abc", 5, &t), "abc");
         assert_eq!(secs(1234), "1.2s");
+        let name =
+            "System.Collections.Generic.Dictionary<System.String,FieldOps.Imaging.CachedImage>";
+        assert_eq!(type_name(name, 100, &t), name);
+        assert_eq!(
+            type_name(name, 60, &t),
+            "S.C.G.Dictionary<System.String,FieldOps.Imaging.CachedImage>"
+        );
+        assert_eq!(
+            type_name(name, 50, &t),
+            "S.C.G.Dictionary<S.String,F.Imaging.CachedImage>"
+        );
     }
 }

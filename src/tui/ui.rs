@@ -114,7 +114,7 @@ fn draw_tabs(app: &App, area: Rect, f: &mut Frame) {
         }
     }
     if app.inspector.is_some() {
-        spans.push(Span::styled(" [ Inspector ]", t.selected()));
+        spans.push(Span::styled("[Inspector]", t.selected()));
     }
     f.render_widget(Paragraph::new(Line::from(spans)), area);
 }
@@ -154,19 +154,36 @@ pub fn progress_text(app: &App) -> String {
     let dot = if t.ascii { "," } else { " ·" };
     let mut parts = Vec::new();
     let done_ms: u64 = app.stage_ms.iter().flatten().sum();
+    // The first unfinished stage is the running one; the parser reports
+    // its id-resolving phase under a later stage, shown as a sub-step.
+    let running = app.stage_ms.iter().position(|m| m.is_none());
     for (i, stage) in Stage::ALL.iter().enumerate() {
         let s = match app.stage_ms[i] {
             Some(ms) => format!("{} ok {}", stage.name(), secs(ms)),
             None if app.error.is_some() => format!("{} -", stage.name()),
-            None if app.progress.stage == *stage => format!(
-                "{} {:.0}% {}",
-                stage.name(),
-                app.progress.fraction * 100.0,
-                secs(app.progress.elapsed_ms.saturating_sub(done_ms))
-            ),
+            None if running == Some(i) => {
+                let sub = if app.progress.stage <= *stage {
+                    String::new()
+                } else {
+                    format!(" ({})", app.progress.stage.name())
+                };
+                format!(
+                    "{}{sub} {:.0}% {}",
+                    stage.name(),
+                    app.progress.fraction * 100.0,
+                    secs(app.progress.elapsed_ms.saturating_sub(done_ms))
+                )
+            }
             None => format!("{} {}", stage.name(), t.ellipsis()),
         };
         parts.push(s);
+    }
+    if app.stage_ms.iter().all(|m| m.is_some()) {
+        let ms: Vec<String> = app.stage_ms.iter().flatten().map(|&m| secs(m)).collect();
+        return format!(
+            "ready (parse {}, graph {}, dominators {}, duplicates {})",
+            ms[0], ms[1], ms[2], ms[3]
+        );
     }
     parts.join(&format!("{dot} "))
 }
@@ -183,21 +200,22 @@ fn draw_status(app: &App, area: Rect, f: &mut Frame) {
         f.render_widget(Paragraph::new(text).style(t.bold()), area);
         return;
     }
+    // Most urgent first: the line is cut at the terminal's width.
     let mut spans = Vec::new();
+    if !app.status.is_empty() {
+        spans.push(Span::styled(format!(" {} ", app.status), t.bold()));
+    }
+    let filter = &app.filters[app.pane.index()];
+    if !filter.is_empty() && app.inspector.is_none() {
+        spans.push(Span::styled(format!(" filter: {filter} "), t.accent()));
+    }
+    if let Some((label, frac)) = &app.job {
+        spans.push(Span::raw(format!(" {label}: {:.0}% ", frac * 100.0)));
+    }
     if let Some(e) = &app.error {
         spans.push(Span::styled(format!(" error: {e}"), t.warn()));
     } else {
         spans.push(Span::styled(format!(" {}", progress_text(app)), t.dim()));
-    }
-    let filter = &app.filters[app.pane.index()];
-    if !filter.is_empty() && app.inspector.is_none() {
-        spans.push(Span::styled(format!("  filter: {filter}"), t.accent()));
-    }
-    if let Some((label, frac)) = &app.job {
-        spans.push(Span::raw(format!("  {label}: {:.0}%", frac * 100.0)));
-    }
-    if !app.status.is_empty() {
-        spans.push(Span::styled(format!("  {}", app.status), t.bold()));
     }
     let line = Line::from(spans);
     f.render_widget(Paragraph::new(line), area);

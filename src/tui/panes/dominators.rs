@@ -13,7 +13,7 @@ use ratatui::Frame;
 use crate::analysis::{domination_path, group_children, Group};
 use crate::dump::Dump;
 use crate::graph::DominatorTree;
-use crate::tui::fmt::{bytes, count, fit, percent};
+use crate::tui::fmt::{bytes, count, fit, percent, type_name};
 use crate::tui::theme::Theme;
 
 /// Instance rows added per "more" row.
@@ -328,18 +328,29 @@ impl Tree {
 
     /// Label of a row: `N × Type`, or `Type id` for one instance.
     pub fn label_of(&self, id: u32, dump: &Dump, theme: &Theme) -> String {
+        self.label_within(id, dump, theme, usize::MAX)
+    }
+
+    /// The label with its type name shortened to fit `width`.
+    pub fn label_within(&self, id: u32, dump: &Dump, theme: &Theme, width: usize) -> String {
+        let short = |name: &str, extra: usize| type_name(name, width.saturating_sub(extra), theme);
         match &self.nodes[id as usize].item {
             Item::SuperRoot => "all roots".into(),
             Item::Group(g) => {
                 let name = &dump.type_names[g.type_index as usize];
                 if g.members.len() == 1 {
-                    format!("{name} {}", dump.id_hex(g.members[0]))
+                    let id = dump.id_hex(g.members[0]);
+                    format!("{} {id}", short(name, id.len() + 1))
                 } else {
                     let x = if theme.ascii { "x" } else { "×" };
-                    format!("{} {x} {name}", count(g.members.len() as u64))
+                    let n = count(g.members.len() as u64);
+                    format!("{n} {x} {}", short(name, n.len() + 3))
                 }
             }
-            Item::Instance(o) => format!("{} {}", dump.type_name(*o), dump.id_hex(*o)),
+            Item::Instance(o) => {
+                let id = dump.id_hex(*o);
+                format!("{} {id}", short(dump.type_name(*o), id.len() + 1))
+            }
             Item::More { remaining } => format!(
                 "{} {} more (Enter)",
                 theme.ellipsis(),
@@ -513,7 +524,7 @@ fn draw_tree(
 ) {
     let t = pane.tree();
     let w = area.width as usize;
-    let num_w = 10usize;
+    let num_w = 11usize;
     let obj_w = 9usize;
     let pct_w = 6usize;
     let name_w = w.saturating_sub(num_w + obj_w + pct_w + 3);
@@ -539,7 +550,8 @@ fn draw_tree(
         } else {
             theme.collapsed()
         };
-        let label = format!("{indent}{marker} {}", t.label_of(id, dump, theme));
+        let room = name_w.saturating_sub(indent.len() + 2);
+        let label = format!("{indent}{marker} {}", t.label_within(id, dump, theme, room));
         let (rb, ro) = t.sizes_of(id, dom).unwrap_or((0, 0));
         let nums = if matches!(n.item, Item::More { .. }) {
             String::new()
@@ -578,53 +590,93 @@ fn draw_chart(
     f: &mut Frame,
 ) {
     let t = pane.tree();
-    let total = t.sizes_of(0, dom).map(|s| s.0).unwrap_or(0).max(1);
     let highlight = pane.top_of_selection();
-    let w = area.width as usize;
-    let mut lines = vec![Line::styled(
-        fit(
-            &format!(" Retained by {} ({})", t.label, bytes(total)),
-            w,
-            theme,
-        ),
-        theme.header(),
-    )];
-    let label_w = (w / 2).clamp(10, 40);
-    let bar_w = w.saturating_sub(label_w + 3);
-    for id in pane
+    let bars: Vec<Bar> = pane
         .top_level()
         .into_iter()
-        .take(area.height.saturating_sub(1) as usize)
-    {
-        let (rb, _) = t.sizes_of(id, dom).unwrap_or((0, 0));
-        let eighths = ((rb as u128 * bar_w as u128 * 8) / total as u128) as usize;
-        let label = fit(
-            &format!(
-                "{} {} {}",
-                t.label_of(id, dump, theme),
-                bytes(rb),
-                percent(rb, dom.reachable_bytes)
+        .map(|id| Bar {
+            label: t.label_within(id, dump, theme, 28),
+            bytes: t.sizes_of(id, dom).map_or(0, |s| s.0),
+            selected: id == highlight,
+        })
+        .collect();
+    let chart = RetainedChart {
+        title: format!("Retained by {}", t.label),
+        total: t.sizes_of(0, dom).map_or(0, |s| s.0),
+        reachable: dom.reachable_bytes,
+        bars: &bars,
+        theme,
+    };
+    f.render_widget(chart, area);
+}
+
+/// One bar of the chart.
+#[derive(Debug, Clone)]
+pub struct Bar {
+    pub label: String,
+    pub bytes: u64,
+    pub selected: bool,
+}
+
+/// The retained-size chart: one horizontal bar per child of the zoom root,
+/// as long as its share of the root's retained bytes, labelled with type,
+/// size and percent of the reachable heap. The selection is marked with
+/// `>` and reverse video, never by colour alone.
+pub struct RetainedChart<'a> {
+    pub title: String,
+    /// Retained bytes of the zoom root (the full bar length).
+    pub total: u64,
+    pub reachable: u64,
+    pub bars: &'a [Bar],
+    pub theme: &'a Theme,
+}
+
+impl ratatui::widgets::Widget for RetainedChart<'_> {
+    fn render(self, area: Rect, buf: &mut ratatui::buffer::Buffer) {
+        let theme = self.theme;
+        let w = area.width as usize;
+        let total = self.total.max(1);
+        let mut lines = vec![Line::styled(
+            fit(
+                &format!(" {} ({})", self.title, bytes(self.total)),
+                w,
+                theme,
             ),
-            label_w,
-            theme,
-        );
-        let selected = id == highlight;
-        let mark = if selected { ">" } else { " " };
-        let mut spans = vec![
-            Span::styled(
-                format!("{mark}{label:<label_w$} "),
-                if selected {
-                    theme.selected()
-                } else {
-                    theme.bold()
-                },
-            ),
-            Span::styled(theme.bar(eighths), theme.bar_style()),
-        ];
-        if eighths == 0 {
-            spans.push(Span::styled(".", theme.dim()));
+            theme.header(),
+        )];
+        let label_w = (w / 2).clamp(10, 40);
+        let bar_w = w.saturating_sub(label_w + 3);
+        for b in self
+            .bars
+            .iter()
+            .take(area.height.saturating_sub(1) as usize)
+        {
+            let eighths = ((b.bytes as u128 * bar_w as u128 * 8) / total as u128) as usize;
+            let label = fit(
+                &format!(
+                    "{} {} {}",
+                    b.label,
+                    bytes(b.bytes),
+                    percent(b.bytes, self.reachable)
+                ),
+                label_w,
+                theme,
+            );
+            let mark = if b.selected { ">" } else { " " };
+            let style = if b.selected {
+                theme.selected()
+            } else {
+                theme.bold()
+            };
+            let mut spans = vec![
+                Span::styled(format!("{mark}{label:<label_w$} "), style),
+                Span::styled(theme.bar(eighths), theme.bar_style()),
+            ];
+            if eighths == 0 {
+                spans.push(Span::styled(".", theme.dim()));
+            }
+            lines.push(Line::from(spans));
         }
-        lines.push(Line::from(spans));
+        ratatui::widgets::Widget::render(Paragraph::new(lines), area, buf);
     }
-    f.render_widget(Paragraph::new(lines), area);
 }

@@ -213,15 +213,13 @@ pub fn draw(app: &App, area: Rect, f: &mut Frame) {
         return;
     }
     let w = inner.width as usize;
-    let name_w = w.saturating_sub(6 + 11 + 7 + 10 + 8 + 8 + 9 + 1);
     let mut lines = vec![Line::styled(
         format!(
-            " {:<6}{:>11}{:>7}{:>10}{:>9} {:<8}{:<9}{}",
+            " {:<6}{:>11}{:>9}{:>10}{:>9} {:<8}{:<9}{}",
             "Set", "Additional", "Inst.", "Per inst", "Per copy", "Kind", "Held by", "Type"
         ),
         theme.header(),
     )];
-    let _ = name_w;
     for (i, row) in pane
         .rows
         .iter()
@@ -234,7 +232,7 @@ pub fn draw(app: &App, area: Rect, f: &mut Frame) {
             DupRow::Set(id) => {
                 let s = &d.sets[*id as usize];
                 format!(
-                    "#{:<5}{:>11}{:>7}{:>10}{:>9} {:<8}{:<9}{}",
+                    "#{:<5}{:>11}{:>9}{:>10}{:>9} {:<8}{:<9}{}",
                     s.id,
                     bytes(s.additional_bytes),
                     count(s.members.len() as u64),
@@ -249,7 +247,7 @@ pub fn draw(app: &App, area: Rect, f: &mut Frame) {
             DupRow::Possible(p) => {
                 let p = &d.possible[*p as usize];
                 format!(
-                    "{:<6}{:>11}{:>7}{:>10}{:>9} {:<8}{:<9}{}",
+                    "{:<6}{:>11}{:>9}{:>10}{:>9} {:<8}{:<9}{}",
                     "?",
                     "-",
                     count(p.instances.len() as u64),

@@ -112,9 +112,7 @@ pub fn lines(app: &App, width: usize) -> Vec<Line<'static>> {
     out.push(Line::raw(""));
     match &app.duplicates {
         Some(d) => {
-            out.push(h(
-                " Top duplicate sets (additional bytes; equal = same type, size, reference shape)",
-            ));
+            out.push(h(" Top duplicate sets (additional bytes)"));
             for s in d.sets.iter().take(10) {
                 out.push(Line::raw(fit(
                     &format!(

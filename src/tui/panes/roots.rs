@@ -116,14 +116,21 @@ pub fn draw(app: &App, area: Rect, f: &mut Frame) {
             }
             RootRow::Record(_, r) => {
                 let root = &dump.roots[r as usize];
+                // Statics name their declaring class when it is not the
+                // object's own type.
                 let container = root
                     .container_type
-                    .map(|t| format!(" in {}", dump.type_names[t as usize]))
+                    .filter(|&t| t != dump.types[root.object as usize])
+                    .map(|t| format!(" (static of {})", dump.type_names[t as usize]))
                     .unwrap_or_default();
-                format!(
-                    "    {} {}{container} {:>10}",
+                let label = format!(
+                    "{} {}{container}",
                     dump.type_name(root.object),
-                    dump.id_hex(root.object),
+                    dump.id_hex(root.object)
+                );
+                format!(
+                    "   {:<50}{:>12}",
+                    fit(&label, 50, theme),
                     bytes(dom.retained_bytes[root.object as usize])
                 )
             }

@@ -12,7 +12,7 @@ use ratatui::Frame;
 use super::ListState;
 use crate::analysis::{ImmediateDominators, PreciseRetained};
 use crate::tui::app::App;
-use crate::tui::fmt::{bytes, count, fit};
+use crate::tui::fmt::{bytes, count, fit, type_name};
 
 #[derive(Debug, Clone)]
 pub struct ImmView {
@@ -94,7 +94,7 @@ pub fn draw(app: &App, area: Rect, f: &mut Frame) {
         let text = format!(
             "{}{:<name_w$}{:>9}{:>11}{:>11}{:>11}",
             if selected { ">" } else { " " },
-            fit(&dump.type_names[*ty as usize], name_w, theme),
+            type_name(&dump.type_names[*ty as usize], name_w, theme),
             count(s.count),
             bytes(s.shallow_bytes),
             bytes(s.min_retained_bytes),
