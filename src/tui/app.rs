@@ -105,6 +105,15 @@ pub struct InputLine {
     pub text: String,
 }
 
+/// Whole-heap sums the frames show, computed once when data arrives.
+#[derive(Debug, Clone, Default)]
+pub struct Totals {
+    pub bytes: u64,
+    /// (kind, flags, records), sorted.
+    pub root_kinds: Vec<(u32, u32, u64)>,
+    pub additional_bytes: u64,
+}
+
 /// A history entry: where the user was.
 #[derive(Debug, Clone)]
 pub struct Nav {
@@ -123,6 +132,8 @@ pub struct App {
     pub theme: Theme,
     pub size: Rect,
     pub graph: Option<Arc<HeapGraph>>,
+    /// Computed once per dump, so no frame walks the heap.
+    pub totals: Totals,
     pub dom: Option<Arc<DominatorTree>>,
     pub types: Option<Arc<Vec<TypeStats>>>,
     /// Type index → position in `types`.
@@ -158,6 +169,7 @@ impl App {
             theme,
             size,
             graph: None,
+            totals: Totals::default(),
             dom: None,
             types: None,
             type_pos: Vec::new(),
@@ -306,6 +318,15 @@ impl App {
             Msg::Parsed { ms } => self.stage_ms[0] = Some(ms),
             Msg::Graph { graph, ms } => {
                 self.stage_ms[1] = Some(ms);
+                self.totals.bytes = graph.dump.total_bytes();
+                let mut kinds: Vec<(u32, u32, u64)> = Vec::new();
+                let mut keys: Vec<(u32, u32)> =
+                    graph.dump.roots.iter().map(|r| (r.kind, r.flags)).collect();
+                keys.sort_unstable();
+                for k in keys.chunk_by(|a, b| a == b) {
+                    kinds.push((k[0].0, k[0].1, k.len() as u64));
+                }
+                self.totals.root_kinds = kinds;
                 self.graph = Some(graph);
             }
             Msg::Dominators {
@@ -335,6 +356,7 @@ impl App {
             }
             Msg::Duplicates { duplicates, ms } => {
                 self.stage_ms[3] = Some(ms);
+                self.totals.additional_bytes = duplicates.total_additional_bytes();
                 self.duplicates = Some(duplicates);
                 self.apply_filter(PaneId::Duplicates, true);
             }

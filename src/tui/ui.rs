@@ -92,7 +92,7 @@ fn draw_title(app: &App, area: Rect, f: &mut Frame) {
             " {} {} objects, {}",
             t.sep(),
             count(g.dump.objects() as u64),
-            bytes(g.dump.total_bytes())
+            bytes(app.totals.bytes)
         ));
     }
     f.render_widget(

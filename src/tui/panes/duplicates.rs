@@ -144,11 +144,13 @@ pub fn detail(graph: &HeapGraph, d: &Duplicates, set: u32, theme: &Theme) -> Dup
             }
         }
     }
+    // Start on the first member: the lines above it are headings.
+    let first = lines.iter().position(|l| l.object.is_some()).unwrap_or(0);
     DupDetail {
         set,
         lines,
         list: ListState {
-            selected: 0,
+            selected: first,
             offset: 0,
         },
     }
@@ -161,7 +163,7 @@ pub fn draw(app: &App, area: Rect, f: &mut Frame) {
         Some(d) => format!(
             " Duplicates: {} sets, {} additional {} equal = same type, size and reference shape (no field values in dumps) ",
             count(d.sets.len() as u64),
-            bytes(d.total_additional_bytes()),
+            bytes(app.totals.additional_bytes),
             theme.sep()
         ),
         None => " Duplicates ".into(),

@@ -25,7 +25,7 @@ pub fn lines(app: &App, width: usize) -> Vec<Line<'static>> {
         return out;
     };
     let dump = &graph.dump;
-    let total = dump.total_bytes();
+    let total = app.totals.bytes;
     out.push(h(" File"));
     out.push(Line::raw(format!(
         " {}  ({})",
@@ -52,15 +52,7 @@ pub fn lines(app: &App, width: usize) -> Vec<Line<'static>> {
     )));
     out.push(Line::raw(""));
     out.push(h(" Roots (kind / flags: records)"));
-    let mut kinds: Vec<(u32, u32, u64)> = Vec::new();
-    for r in &dump.roots {
-        match kinds.iter_mut().find(|k| k.0 == r.kind && k.1 == r.flags) {
-            Some(k) => k.2 += 1,
-            None => kinds.push((r.kind, r.flags, 1)),
-        }
-    }
-    kinds.sort();
-    for (k, fl, n) in kinds {
+    for &(k, fl, n) in &app.totals.root_kinds {
         out.push(Line::raw(format!(
             " {:>9}  {} [{}]",
             count(n),
