@@ -114,3 +114,33 @@ impl Progress {
         }
     }
 }
+
+/// Sub-stage timing printed to stderr when `HEAPTUI_PROFILE` is set: a
+/// developer's aid for profiling big heaps, silent otherwise.
+pub struct Laps {
+    enabled: bool,
+    last: std::time::Instant,
+    scope: &'static str,
+}
+
+impl Laps {
+    pub fn new(scope: &'static str) -> Laps {
+        Laps {
+            enabled: std::env::var_os("HEAPTUI_PROFILE").is_some(),
+            last: std::time::Instant::now(),
+            scope,
+        }
+    }
+
+    pub fn lap(&mut self, what: &str) {
+        if self.enabled {
+            let now = std::time::Instant::now();
+            eprintln!(
+                "[profile] {}/{what}: {} ms",
+                self.scope,
+                (now - self.last).as_millis()
+            );
+            self.last = now;
+        }
+    }
+}

@@ -97,12 +97,16 @@ impl Analysis {
     ) -> Result<Analysis, AnalysisError> {
         let t = Instant::now();
         progress.start(Stage::Graph, 1);
+        let mut laps = crate::progress::Laps::new("analysis");
         let graph = HeapGraph::build(dump);
+        laps.lap("graph");
         let graph_ms = t.elapsed().as_millis() as u64;
         progress.check()?;
         let t = Instant::now();
         let dom = DominatorTree::compute(&graph, progress)?;
+        laps.lap("dominators");
         let types = type_stats(&graph, &dom);
+        laps.lap("type stats");
         let dominators_ms = t.elapsed().as_millis() as u64;
         let t = Instant::now();
         let duplicates = find_duplicates(&graph, &dom, options, progress)?;

@@ -8,8 +8,9 @@ use std::path::Path;
 
 use rayon::prelude::*;
 
+use super::idmap::WideIdIndex;
 use super::source::Source;
-use super::{AppDomain, Diagnostics, Dump, IdIndex, InputError, Root, MAX_MESSAGES};
+use super::{AppDomain, Diagnostics, Dump, InputError, Root, MAX_MESSAGES};
 use crate::graph::Csr;
 use crate::progress::{Cancelled, Progress, Stage};
 
@@ -75,6 +76,7 @@ fn parse_source(path: &Path, source: &Source, progress: &Progress) -> Result<Dum
         .into());
     }
     progress.start(Stage::Parse, bytes.len() as u64);
+    let mut laps = crate::progress::Laps::new("parse");
 
     let ranges = chunk_ranges(bytes, CHUNK);
     let chunks: Vec<Chunk> = ranges
@@ -88,8 +90,10 @@ fn parse_source(path: &Path, source: &Source, progress: &Progress) -> Result<Dum
         })
         .collect::<Result<_, Cancelled>>()?;
 
+    laps.lap("chunks");
     progress.start(Stage::Graph, 4);
     let dump = assemble(path, bytes.len() as u64, chunks, progress)?;
+    laps.lap("assemble");
     if dump.ids.is_empty() {
         let reason = if dump.diagnostics.skipped_lines > 0 {
             format!(
@@ -488,6 +492,7 @@ fn assemble(
 ) -> Result<Dump, Cancelled> {
     let mut diag = Diagnostics::default();
     let mut messages = Messages::default();
+    let mut laps = crate::progress::Laps::new("assemble");
 
     // Line and object offsets of each chunk.
     let mut first_line = Vec::with_capacity(chunks.len());
@@ -574,43 +579,38 @@ fn assemble(
     progress.check()?;
 
     // Object ids → indices; repeated ids (first record wins) are removed.
-    let mut ids = Vec::with_capacity(objects);
+    let mut ids = crate::mem::with_capacity(objects);
     for c in &mut chunks {
         ids.append(&mut c.ids);
     }
     progress.set_done(1);
-    let mut id_index = IdIndex::build(&ids);
-    let keep: Option<Vec<bool>> = {
-        let dups: usize = ids
+    laps.lap("sections, types, ids");
+    let wide = WideIdIndex::build(&ids);
+    laps.lap("id index");
+    let keep: Option<Vec<bool>> = if wide.repeated == 0 {
+        None
+    } else {
+        diag.duplicate_objects = wide.repeated;
+        let keep: Vec<bool> = ids
             .par_iter()
             .enumerate()
-            .filter(|&(i, &id)| id_index.get(&ids, id) != Some(i as u32))
-            .count();
-        if dups == 0 {
-            None
-        } else {
-            diag.duplicate_objects = dups as u64;
-            let keep: Vec<bool> = ids
-                .par_iter()
-                .enumerate()
-                .map(|(i, &id)| id_index.get(&ids, id) == Some(i as u32))
-                .collect();
-            for (ci, c) in chunks.iter().enumerate() {
-                for (j, &line) in c.obj_lines.iter().enumerate() {
-                    let g = first_object[ci] + j;
-                    if !keep[g] {
-                        messages.push(
-                            first_line[ci] + line as u64,
-                            format!(
-                                "object {:x} appears again; the first record is kept",
-                                ids[g]
-                            ),
-                        );
-                    }
+            .map(|(i, &id)| wide.get(id) == Some(i as u32))
+            .collect();
+        for (ci, c) in chunks.iter().enumerate() {
+            for (j, &line) in c.obj_lines.iter().enumerate() {
+                let g = first_object[ci] + j;
+                if !keep[g] {
+                    messages.push(
+                        first_line[ci] + line as u64,
+                        format!(
+                            "object {:x} appears again; the first record is kept",
+                            ids[g]
+                        ),
+                    );
                 }
             }
-            Some(keep)
         }
+        Some(keep)
     };
     // new index of each raw object (only for kept ones)
     let new_index: Option<Vec<u32>> = keep.as_ref().map(|keep| {
@@ -627,6 +627,7 @@ fn assemble(
     });
     progress.set_done(2);
     progress.check()?;
+    laps.lap("repeated ids");
 
     // Per chunk, in parallel: types, sizes and references resolved.
     struct Resolved {
@@ -640,7 +641,7 @@ fn assemble(
         domain_counts: Vec<u64>,
     }
     let ids_ref = &ids;
-    let id_index_ref = &id_index;
+    let wide_ref = &wide;
     let keep_ref = keep.as_deref();
     let new_index_ref = new_index.as_deref();
     let resolved: Vec<Resolved> = chunks
@@ -684,7 +685,7 @@ fn assemble(
                 r.sizes.push(c.sizes[j]);
                 let before = r.targets.len();
                 for &target in refs {
-                    match id_index_ref.get(ids_ref, target) {
+                    match wide_ref.get(target) {
                         Some(t) => r.targets.push(match new_index_ref {
                             Some(m) => m[t as usize],
                             None => t,
@@ -714,6 +715,7 @@ fn assemble(
         .collect();
     progress.set_done(3);
     progress.check()?;
+    laps.lap("resolve");
 
     // Undefined types get a name of their own; objects are counted.
     let mut undefined_names: HashMap<(u32, u64), u32> = HashMap::new();
@@ -777,15 +779,16 @@ fn assemble(
     }
     let refs = Csr::from_degrees(&degrees, targets);
     drop(degrees);
+    laps.lap("concatenate");
 
-    if let (Some(keep), Some(map)) = (&keep, &new_index) {
+    let id_index = wide.narrow(new_index.as_deref());
+    if let Some(keep) = &keep {
         let mut j = 0;
         ids.retain(|_| {
             let k = keep[j];
             j += 1;
             k
         });
-        id_index.remap(map);
     }
 
     // Roots: resolved to objects; missing ones counted.

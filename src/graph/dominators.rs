@@ -99,6 +99,7 @@ pub fn compute(
     progress.start(Stage::Dominators, 4);
     assert!(n < SUPER_ROOT as usize, "too many objects for u32 indices");
 
+    let mut laps = crate::progress::Laps::new("dominators");
     // 1. Iterative DFS from the super-root: preorder numbers (0 = super-root).
     let mut pre = vec![UNSEEN; n];
     let mut vertex: Vec<u32> = Vec::with_capacity(n + 1);
@@ -133,15 +134,13 @@ pub fn compute(
         }
     }
     let m = vertex.len();
+    laps.lap("dfs");
     progress.set_done(1);
     progress.check()?;
 
-    // 2. Semidominators in reverse preorder with path compression. `anc` is
-    // the compressed forest (linked = preorder number above the current one).
-    let mut semi: Vec<u32> = (0..m as u32).collect();
-    let mut label: Vec<u32> = (0..m as u32).collect();
-    let mut anc: Vec<u32> = parent.clone();
-    let mut path: Vec<u32> = Vec::new();
+    // 2. Semidominators in reverse preorder with path compression (Semi-NCA
+    // only needs the minimum semidominator on a path, not the vertex that
+    // has it). `link[k]` = (compressed ancestor, best semi on the path).
     let is_root: Vec<bool> = {
         let mut r = vec![false; m];
         for &s in strong_roots {
@@ -149,36 +148,42 @@ pub fn compute(
         }
         r
     };
+    let mut semi: Vec<u32> = (0..m as u32).collect();
+    let mut link: Vec<(u32, u32)> = crate::mem::with_capacity(m);
+    link.extend((0..m as u32).map(|k| (parent[k as usize], k)));
+    let mut path: Vec<u32> = Vec::new();
     for w in (1..m).rev() {
         if w.is_multiple_of(1 << 20) {
             progress.check()?;
         }
         let mut s = parent[w];
+        let last_linked = w as u32 + 1;
         if is_root[w] {
-            s = 0;
+            s = 0; // the super-root is a predecessor
         }
         for &v in retainers.neighbors(vertex[w]) {
             let pv = pre[v as usize];
             if pv == UNSEEN {
-                continue;
+                continue; // unreachable retainers do not count
             }
-            let u = eval(pv, w as u32 + 1, &mut anc, &mut label, &semi, &mut path);
-            if semi[u as usize] < s {
-                s = semi[u as usize];
+            let best = eval(pv, last_linked, &mut link, &mut path);
+            if best < s {
+                s = best;
             }
         }
         semi[w] = s;
-        label[w] = w as u32;
+        link[w].1 = s;
     }
-    drop(label);
+    drop(link);
     drop(path);
     drop(is_root);
+    drop(pre);
     progress.set_done(2);
     progress.check()?;
+    laps.lap("semi");
 
     // 3. NCA: idom is the nearest ancestor of the DFS parent not below semi.
-    let mut idom_pre = anc;
-    idom_pre[0] = 0;
+    let mut idom_pre: Vec<u32> = crate::mem::filled(m, 0u32);
     for w in 1..m {
         let mut d = parent[w];
         while d > semi[w] {
@@ -201,6 +206,7 @@ pub fn compute(
         ret_objects[d] += ret_objects[w];
     }
     progress.set_done(3);
+    laps.lap("nca, retained");
 
     let mut idom = vec![NOT_REACHABLE; n];
     let mut retained_bytes = vec![0u64; n];
@@ -220,7 +226,6 @@ pub fn compute(
     drop(ret_bytes);
     drop(ret_objects);
     drop(idom_pre);
-    drop(pre);
 
     // 5. Children lists, largest first.
     let edges: Vec<(u32, u32)> = vertex[1..]
@@ -253,6 +258,7 @@ pub fn compute(
         });
     }
     vertex.remove(0);
+    laps.lap("children");
     progress.set_done(4);
     Ok(DominatorTree {
         idom,
@@ -265,39 +271,34 @@ pub fn compute(
     })
 }
 
-/// The vertex of minimum semidominator on the compressed forest path from
-/// `v` up to (not including) the first unlinked ancestor; compresses the path.
+/// The minimum semidominator on the compressed forest path from `v` up to
+/// (not including) the first unlinked ancestor; compresses the path. An
+/// unlinked `v` is its own semidominator.
 #[inline]
-fn eval(
-    v: u32,
-    last_linked: u32,
-    anc: &mut [u32],
-    label: &mut [u32],
-    semi: &[u32],
-    path: &mut Vec<u32>,
-) -> u32 {
+fn eval(v: u32, last_linked: u32, link: &mut [(u32, u32)], path: &mut Vec<u32>) -> u32 {
     if v < last_linked {
         return v;
     }
-    if anc[v as usize] < last_linked {
-        return label[v as usize];
+    let (anc, best) = link[v as usize];
+    if anc < last_linked {
+        return best;
     }
     path.clear();
     let mut x = v;
-    while anc[x as usize] >= last_linked {
+    while link[x as usize].0 >= last_linked {
         path.push(x);
-        x = anc[x as usize];
+        x = link[x as usize].0;
     }
-    // x's ancestor is unlinked; fold labels downwards.
+    // x's ancestor is unlinked; fold the minimum downwards.
     let mut p = x;
     while let Some(y) = path.pop() {
-        let yu = y as usize;
-        anc[yu] = anc[p as usize];
-        let lp = label[p as usize];
-        if semi[lp as usize] < semi[label[yu] as usize] {
-            label[yu] = lp;
+        let (p_anc, p_best) = link[p as usize];
+        let entry = &mut link[y as usize];
+        entry.0 = p_anc;
+        if p_best < entry.1 {
+            entry.1 = p_best;
         }
         p = y;
     }
-    label[v as usize]
+    link[v as usize].1
 }

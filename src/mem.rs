@@ -1,0 +1,39 @@
+//! Large arrays for random access. The analyses touch arrays of tens of
+//! megabytes at random (id lookups, dominator links); with 4 KiB pages
+//! nearly every access misses the TLB. Asking the kernel for transparent
+//! huge pages before the first touch removes most of those misses.
+
+/// A vector of `len` copies of `value`, backed by huge pages where the
+/// kernel allows it.
+pub fn filled<T: Copy>(len: usize, value: T) -> Vec<T> {
+    let mut v = with_capacity(len);
+    v.resize(len, value);
+    v
+}
+
+/// An empty vector with room for `capacity` elements, backed by huge pages
+/// where the kernel allows it. Advice only: never fails.
+pub fn with_capacity<T>(capacity: usize) -> Vec<T> {
+    let v: Vec<T> = Vec::with_capacity(capacity);
+    let bytes = capacity * std::mem::size_of::<T>();
+    if bytes >= 4 << 20 && std::env::var_os("HEAPTUI_NO_HUGEPAGES").is_none() {
+        let start = v.as_ptr() as usize;
+        let page = 4096;
+        let begin = start.div_ceil(page) * page;
+        let end = (start + bytes) / page * page;
+        if end > begin {
+            // SAFETY: advice on memory this vector owns; it changes no data.
+            unsafe {
+                libc::madvise(begin as *mut libc::c_void, end - begin, libc::MADV_HUGEPAGE);
+            }
+        }
+    }
+    v
+}
+
+/// Views a slice of u32 as atomics, for parallel counting and scattering.
+pub fn as_atomic(v: &mut [u32]) -> &[std::sync::atomic::AtomicU32] {
+    // SAFETY: AtomicU32 has the same size and alignment as u32, and the
+    // exclusive borrow guarantees no plain access while the view lives.
+    unsafe { &*(v as *mut [u32] as *const [std::sync::atomic::AtomicU32]) }
+}
