@@ -398,3 +398,35 @@ fn panes_work_as_their_data_arrives() {
     assert!(screen(&a).contains("detecting duplicates"));
     assert_snapshot!("staged_before_dominators", screen(&a));
 }
+
+#[test]
+fn precise_retained_on_request() {
+    let mut a = app(80, 24);
+    keys(&mut a, "3 / \"'CachedImage\" Enter");
+    assert!(
+        selected_row(&a).trim_end_matches('│').ends_with('-'),
+        "not computed yet"
+    );
+    keys(&mut a, "p");
+    let row = selected_row(&a);
+    // Freeing every CachedImage frees its bytes, names and thumbnails.
+    assert!(
+        row.contains("FieldOps.Imaging.CachedImage")
+            && row.contains("KiB")
+            && !row.trim_end_matches('│').ends_with('-'),
+        "{row}"
+    );
+    let p = a.types_pane.precise.values().next().unwrap();
+    let min = a
+        .types
+        .as_ref()
+        .unwrap()
+        .iter()
+        .find(|t| {
+            a.graph.as_ref().unwrap().dump.type_names[t.type_index as usize].as_ref()
+                == "FieldOps.Imaging.CachedImage"
+        })
+        .unwrap()
+        .min_retained_bytes;
+    assert!(p.bytes >= min, "precise {} >= minimum {min}", p.bytes);
+}

@@ -120,3 +120,44 @@ mod tests {
         assert_eq!(weakly_held(&graph, &dom), (2, 12));
     }
 }
+
+/// Per type index: its reachable instance with the largest retained bytes
+/// (ties: lowest index), `u32::MAX` when none is reachable. One pass.
+pub fn largest_instances(graph: &HeapGraph, dom: &DominatorTree) -> Vec<u32> {
+    let dump = &graph.dump;
+    let mut best = vec![u32::MAX; dump.type_names.len()];
+    for (o, &t) in dump.types.iter().enumerate() {
+        if !dom.is_reachable(o as u32) {
+            continue;
+        }
+        let b = &mut best[t as usize];
+        if *b == u32::MAX || dom.retained_bytes[o] > dom.retained_bytes[*b as usize] {
+            *b = o as u32;
+        }
+    }
+    best
+}
+
+#[cfg(test)]
+mod largest_tests {
+    use super::*;
+    use crate::progress::Progress;
+
+    #[test]
+    fn largest_reachable_instance_per_type() {
+        let text = "t 1 A\nt 2 B\nt 3 C\no 1 1 10 2\no 2 1 20\no 3 1 30\no 4 2 5\no 5 3 1\nr 1 1 0\nr 3 1 0\nr 4 1 0\n";
+        let dump = crate::dump::parse_bytes(std::path::Path::new("t"), text.as_bytes()).unwrap();
+        let graph = HeapGraph::build(dump);
+        let dom = DominatorTree::compute(&graph, &Progress::new()).unwrap();
+        let l = largest_instances(&graph, &dom);
+        let d = &graph.dump;
+        let ty = |id: u64| d.types[d.index_of(id).unwrap() as usize] as usize;
+        assert_eq!(
+            l[ty(1)],
+            d.index_of(1).unwrap(),
+            "0x10+0x20 retained beats 0x30"
+        );
+        assert_eq!(l[ty(4)], d.index_of(4).unwrap());
+        assert_eq!(l[ty(5)], u32::MAX, "unreachable only");
+    }
+}

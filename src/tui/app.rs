@@ -18,10 +18,10 @@ use super::panes::types::{ImmView, TypesPane};
 use super::panes::{dominators, ListState};
 use super::theme::Theme;
 use super::ui;
-use super::worker::{instances_of, Msg};
-use crate::analysis::filter::{subtrees_with_match, TypeFilter};
+use super::worker::{run_job, Job, Msg};
+use crate::analysis::filter::TypeFilter;
 use crate::analysis::roots::RootGroup;
-use crate::analysis::{immediate_dominators, Glob, TypeStats};
+use crate::analysis::TypeStats;
 use crate::graph::duplicates::Duplicates;
 use crate::graph::{DominatorTree, HeapGraph};
 use crate::progress::Stage;
@@ -29,6 +29,10 @@ use crate::progress::Stage;
 /// Above this many objects the dominator tree re-filters only when the
 /// filter line is accepted (Enter), not on every typed character.
 const LIVE_TREE_FILTER_LIMIT: usize = 2_000_000;
+
+/// Up to this many objects, on-demand queries run inline (a few ms);
+/// above it they go to a background thread so keys stay fast.
+const INLINE_JOB_LIMIT: usize = 500_000;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PaneId {
@@ -89,7 +93,6 @@ pub enum Action {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Effect {
     Quit,
-    PreciseRetained { type_index: u32 },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -139,6 +142,9 @@ pub struct App {
     /// Type index → position in `types`.
     type_pos: Vec<u32>,
     pub roots: Option<Arc<Vec<RootGroup>>>,
+    pub largest: Option<Arc<Vec<u32>>>,
+    /// Background jobs requested and not yet started (the loop drains it).
+    pub jobs: Vec<Job>,
     pub weakly_held: (u64, u64),
     pub duplicates: Option<Arc<Duplicates>>,
     pub error: Option<String>,
@@ -174,6 +180,8 @@ impl App {
             types: None,
             type_pos: Vec::new(),
             roots: None,
+            largest: None,
+            jobs: Vec::new(),
             weakly_held: (0, 0),
             duplicates: None,
             error: None,
@@ -334,6 +342,7 @@ impl App {
                 types,
                 roots,
                 weakly_held,
+                largest,
                 ms,
             } => {
                 self.stage_ms[2] = Some(ms);
@@ -350,6 +359,7 @@ impl App {
                 self.types = Some(types);
                 self.roots = Some(roots);
                 self.weakly_held = weakly_held;
+                self.largest = Some(largest);
                 for p in [PaneId::Dominators, PaneId::Types, PaneId::Roots] {
                     self.apply_filter(p, true);
                 }
@@ -364,6 +374,30 @@ impl App {
             Msg::Precise { type_index, result } => {
                 self.types_pane.precise.insert(type_index, result);
                 self.types_pane.precise_running = None;
+                self.job = None;
+            }
+            Msg::ImmediateDominators {
+                type_index,
+                exclude,
+                rows,
+            } => {
+                self.types_pane.imm = Some(ImmView {
+                    type_index,
+                    exclude,
+                    rows,
+                    list: ListState::default(),
+                });
+                self.types_pane.imm_focus = true;
+                self.job = None;
+            }
+            Msg::TreeMarks { query, marks } => {
+                // A newer filter supersedes this result.
+                if query == self.filters[PaneId::Dominators.index()] {
+                    if let Some(d) = &mut self.dominators {
+                        d.marks = marks;
+                        d.refresh();
+                    }
+                }
                 self.job = None;
             }
         }
@@ -392,17 +426,15 @@ impl App {
                     self.status = "large heap: press Enter to filter the tree".into();
                     return;
                 }
-                let marks = (!filter.is_empty()).then(|| {
-                    Arc::new(subtrees_with_match(
-                        &graph.dump,
-                        &dom,
-                        &type_mask(names, &filter),
-                    ))
-                });
-                if let Some(d) = &mut self.dominators {
-                    d.marks = marks;
-                    d.refresh();
-                }
+                let mask = (!filter.is_empty()).then(|| Arc::new(type_mask(names, &filter)));
+                let _ = dom;
+                self.request(
+                    Job::TreeMarks {
+                        query: text.clone(),
+                        mask,
+                    },
+                    "filtering the tree",
+                );
             }
             PaneId::Duplicates => {
                 if let Some(d) = self.duplicates.clone() {
@@ -496,15 +528,25 @@ impl App {
         }
     }
 
-    /// The reachable instance of a type with the largest retained size
-    /// (one scan of the type column; only on request).
+    /// The reachable instance of a type that retains most (precomputed).
     fn largest_instance(&self, type_index: u32) -> Option<u32> {
-        let graph = self.graph.as_ref()?;
-        let dom = self.dom.as_ref()?;
-        instances_of(graph, type_index)
-            .into_iter()
-            .filter(|&o| dom.is_reachable(o))
-            .max_by_key(|&o| (dom.retained_bytes[o as usize], std::cmp::Reverse(o)))
+        let l = *self.largest.as_ref()?.get(type_index as usize)?;
+        (l != u32::MAX).then_some(l)
+    }
+
+    /// Runs a job inline on small heaps, else queues it for a background
+    /// thread (precise retained sizes always go to the background).
+    fn request(&mut self, job: Job, label: &str) {
+        let (Some(graph), Some(dom)) = (self.graph.clone(), self.dom.clone()) else {
+            return;
+        };
+        let background = matches!(job, Job::Precise { .. }) || graph.objects() > INLINE_JOB_LIMIT;
+        if background {
+            self.job = Some((label.to_string(), 0.0));
+            self.jobs.push(job);
+        } else if let Some(msg) = run_job(job, &graph, &dom, &crate::progress::Progress::new()) {
+            self.on_worker(msg);
+        }
     }
 
     fn inspect(&mut self, object: u32) {
@@ -667,8 +709,10 @@ impl App {
                         .as_ref()
                         .map(|g| g.dump.type_names[ty as usize].to_string())
                         .unwrap_or_default();
-                    self.job = Some((format!("precise retained of {name}"), 0.0));
-                    return Some(Effect::PreciseRetained { type_index: ty });
+                    self.request(
+                        Job::Precise { type_index: ty },
+                        &format!("precise retained of {name}"),
+                    );
                 }
             }
             Cmd::ImmediateDominators => self.immediate_dominators(),
@@ -716,23 +760,17 @@ impl App {
     }
 
     fn immediate_dominators(&mut self) {
-        let (Some(graph), Some(dom)) = (self.graph.clone(), self.dom.clone()) else {
-            return;
-        };
         let Some(&ty) = self.matcher.rows(self.types_pane.list.selected, 1).first() else {
             return;
         };
-        let set = instances_of(&graph, ty);
         let exclude = self.types_pane.exclude.clone();
-        let glob = (!exclude.is_empty()).then(|| Glob::new(&exclude));
-        let rows = immediate_dominators(&graph.dump, &dom, &set, glob.as_ref());
-        self.types_pane.imm = Some(ImmView {
-            type_index: ty,
-            exclude,
-            rows,
-            list: ListState::default(),
-        });
-        self.types_pane.imm_focus = true;
+        self.request(
+            Job::ImmediateDominators {
+                type_index: ty,
+                exclude,
+            },
+            "immediate dominators",
+        );
         self.fix_scroll();
     }
 

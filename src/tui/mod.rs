@@ -194,24 +194,20 @@ pub fn run(options: Options) -> color_eyre::Result<u8> {
         if SIGNALLED.load(Ordering::Relaxed) {
             effects.push(Effect::Quit);
         }
-        for effect in effects {
-            match effect {
-                Effect::Quit => {
-                    // Do not wait for the worker: it polls the flag and the
-                    // process ends with us anyway.
-                    progress.cancel();
-                    if let Some(p) = &job_progress {
-                        p.cancel();
-                    }
-                    return Ok(0);
-                }
-                Effect::PreciseRetained { type_index } => {
-                    if let (Some(g), Some(d)) = (app.graph.clone(), app.dom.clone()) {
-                        let p = Arc::new(Progress::new());
-                        job_progress = Some(p.clone());
-                        worker::spawn_precise(g, d, type_index, p, work_tx.clone())?;
-                    }
-                }
+        if effects.contains(&Effect::Quit) {
+            // Do not wait for the worker: it polls the flag and the
+            // process ends with us anyway.
+            progress.cancel();
+            if let Some(p) = &job_progress {
+                p.cancel();
+            }
+            return Ok(0);
+        }
+        for job in std::mem::take(&mut app.jobs) {
+            if let (Some(g), Some(d)) = (app.graph.clone(), app.dom.clone()) {
+                let p = Arc::new(Progress::new());
+                job_progress = Some(p.clone());
+                worker::spawn_job(job, g, d, p, work_tx.clone())?;
             }
         }
         if urgent {
@@ -259,10 +255,23 @@ pub fn demo_app(width: u16, height: u16, theme: Theme) -> App {
     app
 }
 
-/// Feeds a key and lets the fuzzy matcher finish (tests only need this;
-/// the real loop ticks per frame instead).
+/// Runs queued background jobs synchronously (tests; the real loop starts
+/// threads instead).
+pub fn run_jobs(app: &mut App) {
+    for job in std::mem::take(&mut app.jobs) {
+        if let (Some(g), Some(d)) = (app.graph.clone(), app.dom.clone()) {
+            if let Some(m) = worker::run_job(job, &g, &d, &Progress::new()) {
+                update(app, Action::Worker(m));
+            }
+        }
+    }
+}
+
+/// Feeds a key, runs what it queued and lets the fuzzy matcher finish
+/// (tests; the real loop ticks per frame instead).
 pub fn press(app: &mut App, key: crossterm::event::KeyEvent) -> Option<Effect> {
     let e = update(app, Action::Key(key));
+    run_jobs(app);
     app.matcher.settle();
     update(app, Action::Tick);
     e

@@ -8,8 +8,12 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
-use crate::analysis::roots::{root_groups, weakly_held, RootGroup};
-use crate::analysis::{precise_retained, type_stats, PreciseRetained, TypeStats};
+use crate::analysis::filter::subtrees_with_match;
+use crate::analysis::roots::{largest_instances, root_groups, weakly_held, RootGroup};
+use crate::analysis::{
+    immediate_dominators, precise_retained, type_stats, Glob, ImmediateDominators, PreciseRetained,
+    TypeStats,
+};
 use crate::dump::{parse::ParseError, parse_bytes, parse_file};
 use crate::graph::duplicates::{find_duplicates, DuplicateOptions, Duplicates};
 use crate::graph::{DominatorTree, HeapGraph};
@@ -38,6 +42,8 @@ pub enum Msg {
         types: Arc<Vec<TypeStats>>,
         roots: Arc<Vec<RootGroup>>,
         weakly_held: (u64, u64),
+        /// Per type, the reachable instance retaining most (`u32::MAX`: none).
+        largest: Arc<Vec<u32>>,
         ms: u64,
     },
     Duplicates {
@@ -50,6 +56,85 @@ pub enum Msg {
         type_index: u32,
         result: PreciseRetained,
     },
+    ImmediateDominators {
+        type_index: u32,
+        exclude: String,
+        rows: Vec<ImmediateDominators>,
+    },
+    /// Subtree marks of the dominator tree for a filter (`None`: no filter).
+    TreeMarks {
+        query: String,
+        marks: Option<Arc<Vec<bool>>>,
+    },
+}
+
+/// Work the UI asks for on demand; heavy on big heaps, so it runs on its
+/// own thread there and its result comes back as a [`Msg`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Job {
+    Precise {
+        type_index: u32,
+    },
+    ImmediateDominators {
+        type_index: u32,
+        exclude: String,
+    },
+    /// Mark the dominator subtrees holding a type of `mask`.
+    TreeMarks {
+        query: String,
+        mask: Option<Arc<Vec<bool>>>,
+    },
+}
+
+/// Runs a job to completion (on whatever thread calls it).
+pub fn run_job(
+    job: Job,
+    graph: &HeapGraph,
+    dom: &DominatorTree,
+    progress: &Progress,
+) -> Option<Msg> {
+    match job {
+        Job::Precise { type_index } => {
+            let set = instances_of(graph, type_index);
+            let result = precise_retained(graph, dom, &set, progress).ok()?;
+            Some(Msg::Precise { type_index, result })
+        }
+        Job::ImmediateDominators {
+            type_index,
+            exclude,
+        } => {
+            let set = instances_of(graph, type_index);
+            let glob = (!exclude.is_empty()).then(|| Glob::new(&exclude));
+            let rows = immediate_dominators(&graph.dump, dom, &set, glob.as_ref());
+            Some(Msg::ImmediateDominators {
+                type_index,
+                exclude,
+                rows,
+            })
+        }
+        Job::TreeMarks { query, mask } => {
+            let marks = mask.map(|m| Arc::new(subtrees_with_match(&graph.dump, dom, &m)));
+            Some(Msg::TreeMarks { query, marks })
+        }
+    }
+}
+
+/// Starts [`run_job`] on the `heaptui-job` thread.
+pub fn spawn_job(
+    job: Job,
+    graph: Arc<HeapGraph>,
+    dom: Arc<DominatorTree>,
+    progress: Arc<Progress>,
+    tx: crossbeam_channel::Sender<Msg>,
+) -> std::io::Result<()> {
+    std::thread::Builder::new()
+        .name("heaptui-job".into())
+        .spawn(move || {
+            if let Some(m) = run_job(job, &graph, &dom, &progress) {
+                let _ = tx.send(m);
+            }
+        })
+        .map(|_| ())
 }
 
 /// Runs every stage, handing each result to `emit`; stops quietly when
@@ -100,12 +185,14 @@ pub fn analyse(
     let types = type_stats(&graph, &dom);
     let roots = root_groups(&graph, &dom);
     let weak = weakly_held(&graph, &dom);
+    let largest = largest_instances(&graph, &dom);
     let dom = Arc::new(dom);
     let go_on = emit(Msg::Dominators {
         dom: dom.clone(),
         types: Arc::new(types),
         roots: Arc::new(roots),
         weakly_held: weak,
+        largest: Arc::new(largest),
         ms: t.elapsed().as_millis() as u64,
     });
     if !go_on {
@@ -134,26 +221,6 @@ pub fn spawn(
         .name("heaptui-analysis".into())
         .spawn(move || {
             analyse(&input, &options, &progress, &mut |m| tx.send(m).is_ok());
-        })
-        .map(|_| ())
-}
-
-/// Precise retained bytes of every instance of a type, on its own thread
-/// with its own progress (shown in the status line).
-pub fn spawn_precise(
-    graph: Arc<HeapGraph>,
-    dom: Arc<DominatorTree>,
-    type_index: u32,
-    progress: Arc<Progress>,
-    tx: crossbeam_channel::Sender<Msg>,
-) -> std::io::Result<()> {
-    std::thread::Builder::new()
-        .name("heaptui-precise".into())
-        .spawn(move || {
-            let set = instances_of(&graph, type_index);
-            if let Ok(result) = precise_retained(&graph, &dom, &set, &progress) {
-                let _ = tx.send(Msg::Precise { type_index, result });
-            }
         })
         .map(|_| ())
 }
