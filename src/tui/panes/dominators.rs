@@ -359,6 +359,16 @@ impl Tree {
         }
     }
 
+    /// A chart label: the type (with its count for groups), no id.
+    pub fn chart_label(&self, id: u32, dump: &Dump, theme: &Theme, width: usize) -> String {
+        match &self.nodes[id as usize].item {
+            Item::Group(g) if g.members.len() > 1 => self.label_within(id, dump, theme, width),
+            Item::Group(g) => type_name(&dump.type_names[g.type_index as usize], width, theme),
+            Item::Instance(o) => type_name(dump.type_name(*o), width, theme),
+            _ => self.label_within(id, dump, theme, width),
+        }
+    }
+
     /// (retained bytes, retained objects) of a row.
     pub fn sizes_of(&self, id: u32, dom: &DominatorTree) -> Option<(u64, u64)> {
         match &self.nodes[id as usize].item {
@@ -503,7 +513,12 @@ pub fn draw(
             Layout::horizontal([Constraint::Percentage(60), Constraint::Percentage(40)])
                 .areas(inner);
         draw_tree(pane, dump, dom, theme, left, f);
-        draw_chart(pane, dump, dom, theme, right, f);
+        let sep = Block::new()
+            .borders(ratatui::widgets::Borders::LEFT)
+            .border_set(theme.border());
+        let right_inner = sep.inner(right);
+        f.render_widget(sep, right);
+        draw_chart(pane, dump, dom, theme, right_inner, f);
     } else {
         draw_tree(pane, dump, dom, theme, inner, f);
     }
@@ -525,7 +540,7 @@ fn draw_tree(
     let t = pane.tree();
     let w = area.width as usize;
     let num_w = 11usize;
-    let obj_w = 9usize;
+    let obj_w = 10usize;
     let pct_w = 6usize;
     let name_w = w.saturating_sub(num_w + obj_w + pct_w + 3);
     let mut lines = vec![Line::styled(
@@ -595,7 +610,7 @@ fn draw_chart(
         .top_level()
         .into_iter()
         .map(|id| Bar {
-            label: t.label_within(id, dump, theme, 28),
+            label: t.chart_label(id, dump, theme, label_room(area.width)),
             bytes: t.sizes_of(id, dom).map_or(0, |s| s.0),
             selected: id == highlight,
         })
@@ -608,6 +623,16 @@ fn draw_chart(
         theme,
     };
     f.render_widget(chart, area);
+}
+
+/// Width of the chart's label column.
+fn label_width(width: u16) -> usize {
+    (width as usize * 3 / 5).clamp(10, 60)
+}
+
+/// Room for a type label in the chart, leaving space for size and percent.
+fn label_room(width: u16) -> usize {
+    label_width(width).saturating_sub(18).max(8)
 }
 
 /// One bar of the chart.
@@ -644,7 +669,7 @@ impl ratatui::widgets::Widget for RetainedChart<'_> {
             ),
             theme.header(),
         )];
-        let label_w = (w / 2).clamp(10, 40);
+        let label_w = label_width(area.width);
         let bar_w = w.saturating_sub(label_w + 3);
         for b in self
             .bars
