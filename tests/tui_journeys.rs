@@ -102,7 +102,7 @@ fn chart_toggles_on_narrow_and_sits_beside_the_tree_on_wide() {
     keys(&mut w, "2");
     let s = screen(&w);
     assert!(
-        s.contains("Retained by all roots") && s.contains("Retained  Objects"),
+        s.contains("Retained by all roots") && s.contains("Objects     %"),
         "{s}"
     );
     assert_snapshot!("wide_200x50", s);
