@@ -155,6 +155,15 @@ impl Tree {
                         .collect()
                 }
             };
+            // A group of leaves has nothing to group: show its instances.
+            if items.is_empty() {
+                if let Item::Group(g) = &item {
+                    if g.members.len() > 1 && !self.nodes[id as usize].instances {
+                        self.nodes[id as usize].instances = true;
+                        return self.expand(id, dump, dom);
+                    }
+                }
+            }
             let mut ids = Vec::with_capacity(items.len());
             for item in items {
                 ids.push(self.nodes.len() as u32);

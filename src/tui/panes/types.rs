@@ -52,7 +52,11 @@ pub fn draw(app: &App, area: Rect, f: &mut Frame) {
     let block = Block::bordered()
         .border_set(theme.border())
         .title(Line::styled(
-            format!(" Types ({} shown) ", count(app.matcher.count() as u64)),
+            format!(
+                " Types ({} shown{}) ",
+                count(app.matcher.count() as u64),
+                if app.matcher.running { ", running" } else { "" }
+            ),
             theme.header(),
         ));
     let inner = block.inner(area);
