@@ -430,3 +430,31 @@ fn precise_retained_on_request() {
         .min_retained_bytes;
     assert!(p.bytes >= min, "precise {} >= minimum {min}", p.bytes);
 }
+
+#[test]
+fn tree_mode_emphasises_the_domination_path() {
+    let mut a = demo_app(
+        80,
+        24,
+        Theme {
+            ascii: false,
+            color: false,
+        },
+    );
+    keys(&mut a, "2 j j Right Right");
+    let buf = buffer(&a);
+    let find = |needle: &str| {
+        (0..24u16)
+            .find(|&y| text(&buf).lines().nth(y as usize).unwrap().contains(needle))
+            .unwrap()
+    };
+    let parent = find("6 × System.IO.FileStream");
+    let other = find("FieldOps.UI.MainForm");
+    let bold = |y: u16| {
+        buf[(10, y)]
+            .modifier
+            .contains(ratatui::style::Modifier::BOLD)
+    };
+    assert!(bold(parent), "the selection's dominator is bold");
+    assert!(!bold(other), "rows off the path are not");
+}
