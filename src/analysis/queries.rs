@@ -136,11 +136,11 @@ pub fn immediate_dominators(
     for r in &mut rows {
         r.dominators.sort_unstable();
         r.dominators.dedup();
-        r.dominators_retained_bytes = r
-            .dominators
-            .iter()
-            .map(|&d| dom.retained_bytes[d as usize])
-            .sum();
+        // Dominators of one type may dominate each other, so this sum can
+        // count bytes more than once and exceed the heap: saturate.
+        r.dominators_retained_bytes = r.dominators.iter().fold(0u64, |acc, &d| {
+            acc.saturating_add(dom.retained_bytes[d as usize])
+        });
     }
     rows.sort_by(|a, b| {
         b.dominated_shallow_bytes

@@ -164,6 +164,26 @@ impl Diagnostics {
     }
 }
 
+/// How many records of each kind the parser read, so every non-blank line
+/// is accounted for: `o` + `t` + `r` + `a` + `c` records + skipped lines =
+/// non-blank lines. `objects` and `roots` include the repeated objects and
+/// the roots of missing objects (counted again in [`Diagnostics`]); `types`
+/// excludes redefinitions (those are skipped lines).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RecordCounts {
+    pub objects: u64,
+    pub types: u64,
+    pub roots: u64,
+    /// `a` and `c` records.
+    pub sections: u64,
+}
+
+impl RecordCounts {
+    pub fn total(&self) -> u64 {
+        self.objects + self.types + self.roots + self.sections
+    }
+}
+
 /// A parsed dump. Objects are in file order (first record of each id).
 #[derive(Debug)]
 pub struct Dump {
@@ -180,6 +200,7 @@ pub struct Dump {
     pub roots: Vec<Root>,
     pub id_index: IdIndex,
     pub diagnostics: Diagnostics,
+    pub records: RecordCounts,
 }
 
 impl Dump {

@@ -10,12 +10,17 @@ use rayon::prelude::*;
 
 use super::idmap::WideIdIndex;
 use super::source::Source;
-use super::{AppDomain, Diagnostics, Dump, InputError, Root, MAX_MESSAGES};
+use super::{AppDomain, Diagnostics, Dump, InputError, RecordCounts, Root, MAX_MESSAGES};
 use crate::graph::Csr;
 use crate::progress::{Cancelled, Progress, Stage};
 
 /// Target size of one parse chunk.
 const CHUNK: usize = 2 << 20;
+
+/// No object can be larger than a 48-bit address space. Bigger sizes are
+/// corrupt lines (skipped); the bound also keeps every sum of sizes in u64
+/// for all realistic object counts (see the total check in `parse_source`).
+pub const MAX_OBJECT_BYTES: u64 = 1 << 48;
 
 /// Why parsing stopped without a dump.
 #[derive(Debug)]
@@ -50,24 +55,53 @@ impl std::error::Error for ParseError {}
 /// Reads and parses a dump file.
 pub fn parse_file(path: &Path, progress: &Progress) -> Result<Dump, ParseError> {
     let source = Source::open(path)?;
-    parse_source(path, &source, progress)
+    parse_source(path, &source, progress, CHUNK)
 }
 
 /// Parses dump text held in memory (tests, the built-in demo heap).
 pub fn parse_bytes(path: &Path, bytes: &[u8]) -> Result<Dump, InputError> {
-    match parse_source(path, &Source::Owned(bytes.to_vec()), &Progress::new()) {
+    parse_bytes_with_chunk(path, bytes, CHUNK)
+}
+
+/// [`parse_bytes`] with a chosen chunk size, so tests can check that chunk
+/// boundaries change nothing (results, counts, message line numbers).
+#[doc(hidden)]
+pub fn parse_bytes_with_chunk(
+    path: &Path,
+    bytes: &[u8],
+    chunk_size: usize,
+) -> Result<Dump, InputError> {
+    let chunk_size = chunk_size.max(1);
+    match parse_source(
+        path,
+        &Source::Owned(bytes.to_vec()),
+        &Progress::new(),
+        chunk_size,
+    ) {
         Ok(d) => Ok(d),
         Err(ParseError::Input(e)) => Err(e),
         Err(ParseError::Cancelled) => unreachable!("nobody can cancel this progress"),
     }
 }
 
-fn parse_source(path: &Path, source: &Source, progress: &Progress) -> Result<Dump, ParseError> {
+fn parse_source(
+    path: &Path,
+    source: &Source,
+    progress: &Progress,
+    chunk_size: usize,
+) -> Result<Dump, ParseError> {
     let bytes = source.bytes();
     if bytes.is_empty() {
         return Err(InputError::new(path, "the file is empty").into());
     }
     let head = &bytes[..bytes.len().min(64 << 10)];
+    if head.starts_with(b"\xff\xfe") || head.starts_with(b"\xfe\xff") {
+        return Err(InputError::new(
+            path,
+            "UTF-16 text (byte order mark FF FE or FE FF); convert it to UTF-8 or ASCII first",
+        )
+        .into());
+    }
     if looks_binary(head) {
         return Err(InputError::new(
             path,
@@ -78,7 +112,12 @@ fn parse_source(path: &Path, source: &Source, progress: &Progress) -> Result<Dum
     progress.start(Stage::Parse, bytes.len() as u64);
     let mut laps = crate::progress::Laps::new("parse");
 
-    let ranges = chunk_ranges(bytes, CHUNK);
+    let mut ranges = chunk_ranges(bytes, chunk_size);
+    // A UTF-8 byte order mark (an editor's re-save) is not part of line 1:
+    // left in, it would make the first record, usually `a`, unparsable.
+    if bytes.starts_with(b"\xef\xbb\xbf") {
+        ranges[0].0 = ranges[0].1.min(3);
+    }
     let chunks: Vec<Chunk> = ranges
         .par_iter()
         .map(|&(start, end)| {
@@ -109,6 +148,16 @@ fn parse_source(path: &Path, source: &Source, progress: &Progress) -> Result<Dum
             "no object records (`o …`) found".to_string()
         };
         return Err(InputError::new(path, reason).into());
+    }
+    // Retained sizes, type totals and the like are sums of distinct objects'
+    // sizes, so a total that fits in u64 keeps them all from overflowing.
+    let total: u128 = dump.sizes.par_iter().map(|&s| s as u128).sum();
+    if total > u64::MAX as u128 {
+        return Err(InputError::new(
+            path,
+            "object sizes add up to more than 2^64 bytes; not a heap dump",
+        )
+        .into());
     }
     Ok(dump)
 }
@@ -372,6 +421,11 @@ fn parse_object(c: &mut Chunk, t: &mut Tokens, no: u32, marker: u32) {
     let Some(size) = hex(size_tok) else {
         return c.skip(no, || format!("bad hex in size `{}`", show(size_tok)));
     };
+    if size > MAX_OBJECT_BYTES {
+        return c.skip(no, || {
+            format!("size {size:x} is larger than any object can be (2^48 bytes)")
+        });
+    }
     let before = c.refs.len();
     let mut n = 0u32;
     while let Some(r) = t.next() {
@@ -492,6 +546,7 @@ fn assemble(
 ) -> Result<Dump, Cancelled> {
     let mut diag = Diagnostics::default();
     let mut messages = Messages::default();
+    let mut records = RecordCounts::default();
     let mut laps = crate::progress::Laps::new("assemble");
 
     // Line and object offsets of each chunk.
@@ -504,6 +559,9 @@ fn assemble(
         lines += c.lines as u64;
         objects += c.ids.len();
         diag.skipped_lines += c.skipped;
+        records.objects += c.ids.len() as u64;
+        records.roots += c.roots.len() as u64;
+        records.sections += c.events.len() as u64;
     }
     for (ci, c) in chunks.iter_mut().enumerate() {
         for (l, m) in c.messages.drain(..) {
@@ -552,11 +610,20 @@ fn assemble(
     let mut by_name: HashMap<Box<str>, u32> = HashMap::new();
     let mut section_pairs: Vec<Vec<(u64, u32)>> = vec![Vec::new(); app_domains.len()];
     let mut seen: HashMap<(u32, u64), ()> = HashMap::new();
+    // The loops below visit records in line order, so keeping the first
+    // MAX_MESSAGES messages of each keeps every one that can be among the
+    // first MAX_MESSAGES overall; a doubled 10-million-object dump would
+    // otherwise hold 10 million message strings.
+    let mut redefined = 0usize;
     for (ci, c) in chunks.iter_mut().enumerate() {
         for t in c.types.drain(..) {
             let section = section_at[ci][t.marker as usize];
             if seen.insert((section, t.id), ()).is_some() {
                 diag.skipped_lines += 1;
+                redefined += 1;
+                if redefined > MAX_MESSAGES {
+                    continue;
+                }
                 messages.push(
                     first_line[ci] + t.line as u64,
                     format!(
@@ -571,6 +638,7 @@ fn assemble(
                 (type_names.len() - 1) as u32
             });
             section_pairs[section as usize].push((t.id, idx));
+            records.types += 1;
         }
     }
     drop(seen);
@@ -596,10 +664,12 @@ fn assemble(
             .enumerate()
             .map(|(i, &id)| wide.get(id) == Some(i as u32))
             .collect();
+        let mut repeated = 0usize;
         for (ci, c) in chunks.iter().enumerate() {
             for (j, &line) in c.obj_lines.iter().enumerate() {
                 let g = first_object[ci] + j;
-                if !keep[g] {
+                if !keep[g] && repeated < MAX_MESSAGES {
+                    repeated += 1;
                     messages.push(
                         first_line[ci] + line as u64,
                         format!(
@@ -809,6 +879,9 @@ fn assemble(
                 }),
                 None => {
                     diag.missing_root_objects += 1;
+                    if diag.missing_root_objects > MAX_MESSAGES as u64 {
+                        continue;
+                    }
                     messages.push(
                         line,
                         format!(
@@ -835,6 +908,7 @@ fn assemble(
         roots,
         id_index,
         diagnostics: diag,
+        records,
     })
 }
 

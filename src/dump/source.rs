@@ -8,7 +8,7 @@
 use std::fs::File;
 use std::io::Read;
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
 use std::sync::Once;
 
 use memmap2::{Mmap, UncheckedAdvice};
@@ -34,7 +34,9 @@ impl Source {
         }
         let mut file = File::open(path).map_err(|e| err(io_reason(&e)))?;
         let len = meta.len();
-        if len == 0 {
+        // Pipes and other non-regular files report length 0: only a regular
+        // file's length says it is empty (the others are checked once read).
+        if len == 0 && meta.is_file() {
             return Err(err("the file is empty".into()));
         }
         if len <= COPY_LIMIT || !meta.is_file() {
@@ -47,6 +49,7 @@ impl Source {
             return Ok(Source::Owned(bytes));
         }
         install_sigbus_handler();
+        remember_mapped_path(path);
         // SAFETY: the map is read-only and private to us. If the file is
         // truncated while mapped, the SIGBUS handler ends the process with a
         // clear message rather than letting it crash.
@@ -100,6 +103,25 @@ pub static TERMINAL_IN_USE: AtomicBool = AtomicBool::new(false);
 
 static SIGBUS_ONCE: Once = Once::new();
 
+/// The path of the most recently mapped file, for the SIGBUS message. The
+/// bytes are leaked (one small allocation per mapped file) so the handler
+/// can read them without locks or allocation.
+static MAPPED_PATH: AtomicPtr<u8> = AtomicPtr::new(std::ptr::null_mut());
+static MAPPED_PATH_LEN: AtomicUsize = AtomicUsize::new(0);
+
+fn remember_mapped_path(path: &Path) {
+    let bytes: &'static mut [u8] = Box::leak(
+        path.as_os_str()
+            .as_encoded_bytes()
+            .to_vec()
+            .into_boxed_slice(),
+    );
+    // Length first set to 0 so a signal in between never reads a stale pair.
+    MAPPED_PATH_LEN.store(0, Ordering::SeqCst);
+    MAPPED_PATH.store(bytes.as_mut_ptr(), Ordering::SeqCst);
+    MAPPED_PATH_LEN.store(bytes.len(), Ordering::SeqCst);
+}
+
 fn install_sigbus_handler() {
     SIGBUS_ONCE.call_once(|| {
         // SAFETY: installs an async-signal-safe handler (write + _exit only).
@@ -115,12 +137,21 @@ fn install_sigbus_handler() {
 
 extern "C" fn on_sigbus(_: libc::c_int, _: *mut libc::siginfo_t, _: *mut libc::c_void) {
     const RESTORE: &[u8] = b"\x1b[?1049l\x1b[?25h\r\n";
+    const PREFIX: &[u8] = b"heaptui: ";
     const MSG: &[u8] =
-        b"heaptui: the dump file shrank while it was being read (truncated by another process); nothing was written\n";
-    // SAFETY: write(2) and _exit(2) are async-signal-safe.
+        b"the dump file shrank while it was being read (truncated by another process); nothing was written\n";
+    // SAFETY: write(2) and _exit(2) are async-signal-safe; the path bytes
+    // are leaked, never freed, and published before the length.
     unsafe {
         if TERMINAL_IN_USE.load(Ordering::Relaxed) {
             libc::write(1, RESTORE.as_ptr().cast(), RESTORE.len());
+        }
+        libc::write(2, PREFIX.as_ptr().cast(), PREFIX.len());
+        let len = MAPPED_PATH_LEN.load(Ordering::SeqCst);
+        let ptr = MAPPED_PATH.load(Ordering::SeqCst);
+        if len > 0 && !ptr.is_null() {
+            libc::write(2, ptr.cast(), len);
+            libc::write(2, b": ".as_ptr().cast(), 2);
         }
         libc::write(2, MSG.as_ptr().cast(), MSG.len());
         libc::_exit(2);

@@ -105,7 +105,10 @@ struct Timings {
 }
 
 fn json<T: Serialize>(out: &mut impl Write, value: &T) -> io::Result<()> {
-    serde_json::to_writer(&mut *out, value).map_err(io::Error::other)
+    // `io::Error::from` hands an I/O error back with its kind (a closed pipe
+    // stays `BrokenPipe`, which `main` treats as success); `io::Error::other`
+    // would hide it behind `Other`.
+    serde_json::to_writer(&mut *out, value).map_err(io::Error::from)
 }
 
 pub fn write_json(out: &mut impl Write, a: &Analysis, opts: &ReportOptions) -> io::Result<()> {

@@ -8,6 +8,7 @@ use humansize::{format_size, BINARY};
 use super::ReportOptions;
 use crate::analysis::{immediate_dominators, objects_of_types, Analysis};
 use crate::dump::{root_flags, root_kind};
+use crate::graph::{NOT_REACHABLE, SUPER_ROOT};
 
 /// Rows of the short sections (types, duplicates) in the text report.
 const SHORT: usize = 20;
@@ -66,12 +67,18 @@ pub fn write_text(out: &mut impl Write, a: &Analysis, opts: &ReportOptions) -> i
         count(a.types.len() as u64)
     )?;
     let strong = dump.roots.iter().filter(|r| r.is_strong()).count() as u64;
+    // `strong_roots` holds distinct strongly rooted objects only; weakly
+    // rooted ones are counted too.
+    let mut rooted: Vec<u32> = dump.roots.iter().map(|r| r.object).collect();
+    rooted.sort_unstable();
+    rooted.dedup();
     writeln!(
         out,
-        "Roots:       {} records ({} strong, {} weak) on {} distinct objects",
+        "Roots:       {} records ({} strong, {} weak) on {} objects ({} strongly rooted)",
         count(dump.roots.len() as u64),
         count(strong),
         count(dump.roots.len() as u64 - strong),
+        count(rooted.len() as u64),
         count(a.graph.strong_roots.len() as u64)
     )?;
     let mut kinds: Vec<(u32, u32, u64)> = Vec::new();
@@ -271,6 +278,38 @@ pub fn write_text(out: &mut impl Write, a: &Analysis, opts: &ReportOptions) -> i
                     dump.type_names[p.type_index as usize]
                 )?;
             }
+        }
+    }
+
+    if opts.objects {
+        // `--objects` promises every object in text mode too (file order).
+        writeln!(out)?;
+        writeln!(
+            out,
+            "Objects ({}, in file order; idom `<roots>`: held directly by GC roots)",
+            count(dump.objects() as u64)
+        )?;
+        writeln!(
+            out,
+            "  {:<16} {:>10} {:>12} {:>10}  {:<16} Type",
+            "Id", "Shallow", "Retained", "Objects", "Idom"
+        )?;
+        for o in 0..dump.objects() as u32 {
+            let idom = match dom.idom[o as usize] {
+                NOT_REACHABLE => "unreachable".to_string(),
+                SUPER_ROOT => "<roots>".to_string(),
+                d => dump.id_hex(d),
+            };
+            writeln!(
+                out,
+                "  {:<16} {:>10} {:>12} {:>10}  {:<16} {}",
+                dump.id_hex(o),
+                size(dump.sizes[o as usize]),
+                size(dom.retained_bytes[o as usize]),
+                count(dom.retained_objects[o as usize] as u64),
+                idom,
+                dump.type_name(o)
+            )?;
         }
     }
 

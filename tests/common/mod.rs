@@ -1,0 +1,226 @@
+//! Helpers shared by the integration tests: fixture access, a brute-force
+//! dominator oracle, and random heap graphs written as dump text.
+#![allow(dead_code)]
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use heaptui::analysis::Analysis;
+use heaptui::dump::Dump;
+use heaptui::graph::duplicates::DuplicateOptions;
+
+pub fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures")
+        .join(name)
+}
+
+pub fn fixture_bytes(name: &str) -> Vec<u8> {
+    std::fs::read(fixture(name)).unwrap()
+}
+
+pub fn analyse_bytes(bytes: &[u8]) -> Analysis {
+    Analysis::from_bytes("test.txt", bytes, &DuplicateOptions::default())
+        .unwrap_or_else(|e| panic!("analysis failed: {e}"))
+}
+
+pub fn analyse_fixture(name: &str) -> Analysis {
+    Analysis::from_bytes(name, &fixture_bytes(name), &DuplicateOptions::default())
+        .unwrap_or_else(|e| panic!("analysis of {name} failed: {e}"))
+}
+
+/// Everything observable about a dump, for comparing two parses.
+pub fn fingerprint(d: &Dump) -> String {
+    let objects: Vec<String> = (0..d.objects() as u32)
+        .map(|o| {
+            let refs: Vec<String> = d.refs.neighbors(o).iter().map(|&r| d.id_hex(r)).collect();
+            format!(
+                "{} {} {} [{}]",
+                d.id_hex(o),
+                d.type_name(o),
+                d.sizes[o as usize],
+                refs.join(" ")
+            )
+        })
+        .collect();
+    let roots: Vec<String> = d
+        .roots
+        .iter()
+        .map(|r| {
+            format!(
+                "{} {} {} {:?} {:?} {} {}",
+                d.id_hex(r.object),
+                r.kind,
+                r.flags,
+                r.container,
+                r.container_type.map(|t| &*d.type_names[t as usize]),
+                r.app_domain,
+                r.line
+            )
+        })
+        .collect();
+    format!(
+        "{objects:#?}\n{roots:#?}\n{:?}\n{:?}\n{:?}",
+        d.app_domains, d.diagnostics, d.records
+    )
+}
+
+/// Dense index of a hex object id; panics when absent.
+pub fn ix(dump: &Dump, hex: &str) -> u32 {
+    let id = u64::from_str_radix(hex, 16).unwrap();
+    dump.index_of(id)
+        .unwrap_or_else(|| panic!("object {hex} not in the dump"))
+}
+
+/// A heap graph small enough for brute force: nodes `0..n`, edges in field
+/// order (parallel edges and self-loops allowed), root records `(node, weak)`.
+#[derive(Debug, Clone)]
+pub struct SmallHeap {
+    pub sizes: Vec<u64>,
+    pub edges: Vec<Vec<usize>>,
+    pub roots: Vec<(usize, bool)>,
+}
+
+impl SmallHeap {
+    pub fn n(&self) -> usize {
+        self.sizes.len()
+    }
+
+    /// Object ids are `100 + node` (hex); node `i` has type `T{i % 3}` so
+    /// grouping has something to group.
+    pub fn id(node: usize) -> u64 {
+        0x100 + node as u64
+    }
+
+    pub fn to_dump_text(&self) -> String {
+        let mut s = String::from("a 1 random.exe\nt 0 T0\nt 1 T1\nt 2 T2\n");
+        for i in 0..self.n() {
+            s.push_str(&format!(
+                "o {:x} {} {:x}",
+                Self::id(i),
+                i % 3,
+                self.sizes[i]
+            ));
+            for &j in &self.edges[i] {
+                s.push_str(&format!(" {:x}", Self::id(j)));
+            }
+            s.push('\n');
+        }
+        for &(r, weak) in &self.roots {
+            s.push_str(&format!(
+                "r {:x} 1 {}\n",
+                Self::id(r),
+                if weak { 2 } else { 0 }
+            ));
+        }
+        s.push_str("c random.exe\n");
+        s
+    }
+
+    pub fn strong_roots(&self) -> Vec<usize> {
+        self.roots.iter().filter(|r| !r.1).map(|r| r.0).collect()
+    }
+
+    /// Nodes reachable from the strong roots without entering `skip`.
+    pub fn reachable_without(&self, skip: &[usize]) -> Vec<bool> {
+        let mut seen = vec![false; self.n()];
+        for &s in skip {
+            seen[s] = true;
+        }
+        let mut stack: Vec<usize> = Vec::new();
+        for r in self.strong_roots() {
+            if !seen[r] {
+                seen[r] = true;
+                stack.push(r);
+            }
+        }
+        let mut reached = vec![false; self.n()];
+        while let Some(v) = stack.pop() {
+            reached[v] = true;
+            for &w in &self.edges[v] {
+                if !seen[w] {
+                    seen[w] = true;
+                    stack.push(w);
+                }
+            }
+        }
+        reached
+    }
+}
+
+/// Dominators by definition: `a` dominates `b` iff `b` is reachable and
+/// removing `a` makes `b` unreachable from the strong roots (or `a == b`).
+pub struct Oracle {
+    pub reachable: Vec<bool>,
+    /// `dominates[a]` = the set of nodes `a` dominates, itself included.
+    pub dominated: Vec<BTreeSet<usize>>,
+}
+
+impl Oracle {
+    pub fn new(h: &SmallHeap) -> Oracle {
+        let reachable = h.reachable_without(&[]);
+        let dominated = (0..h.n())
+            .map(|a| {
+                if !reachable[a] {
+                    return BTreeSet::new();
+                }
+                let without = h.reachable_without(&[a]);
+                (0..h.n())
+                    .filter(|&b| reachable[b] && (b == a || !without[b]))
+                    .collect()
+            })
+            .collect();
+        Oracle {
+            reachable,
+            dominated,
+        }
+    }
+
+    pub fn dominates(&self, a: usize, b: usize) -> bool {
+        self.dominated[a].contains(&b)
+    }
+
+    /// The closest strict dominator: the one every other strict dominator
+    /// dominates. `None` for the super-root's children and unreachable nodes.
+    pub fn idom(&self, b: usize) -> Option<usize> {
+        if !self.reachable[b] {
+            return None;
+        }
+        let strict: Vec<usize> = (0..self.reachable.len())
+            .filter(|&a| a != b && self.dominates(a, b))
+            .collect();
+        let closest: Vec<usize> = strict
+            .iter()
+            .copied()
+            .filter(|&d| strict.iter().all(|&o| self.dominates(o, d)))
+            .collect();
+        assert!(closest.len() <= 1, "dominators of a node form a chain");
+        closest.first().copied()
+    }
+
+    pub fn retained_bytes(&self, h: &SmallHeap, a: usize) -> u64 {
+        self.dominated[a].iter().map(|&b| h.sizes[b]).sum()
+    }
+
+    pub fn retained_objects(&self, a: usize) -> u64 {
+        self.dominated[a].len() as u64
+    }
+}
+
+/// proptest strategy: up to `max_n` nodes with cycles, self-loops, parallel
+/// edges, several (possibly repeated, possibly weak) roots and garbage.
+pub fn small_heap(max_n: usize) -> impl proptest::strategy::Strategy<Value = SmallHeap> {
+    use proptest::prelude::*;
+    (1..=max_n).prop_flat_map(|n| {
+        (
+            proptest::collection::vec(1u64..=64, n),
+            proptest::collection::vec(proptest::collection::vec(0..n, 0..4), n),
+            proptest::collection::vec((0..n, proptest::bool::weighted(0.25)), 0..4),
+        )
+            .prop_map(|(sizes, edges, roots)| SmallHeap {
+                sizes,
+                edges,
+                roots,
+            })
+    })
+}
