@@ -253,16 +253,10 @@ impl App {
 
     fn restore(&mut self, nav: Nav) {
         self.pane = nav.pane;
-        self.inspector = match (nav.inspector, &self.graph) {
-            (Some(o), Some(g)) => Some(Inspector::build(
-                o,
-                g,
-                self.dom.as_deref(),
-                self.duplicates.as_deref(),
-                &self.theme,
-            )),
-            _ => None,
-        };
+        self.inspector = None;
+        if let Some(o) = nav.inspector {
+            self.open_inspector(o);
+        }
         if let Some(d) = &mut self.dominators {
             d.zooms.truncate(nav.dom_depth + 1);
             if let Some(s) = nav.dom_selected {
@@ -388,6 +382,14 @@ impl App {
                     list: ListState::default(),
                 });
                 self.types_pane.imm_focus = true;
+                self.job = None;
+            }
+            Msg::RetentionPath { object, path } => {
+                if let (Some(ins), Some(g)) = (&mut self.inspector, &self.graph) {
+                    if ins.object == object {
+                        ins.set_retention_path(path, g);
+                    }
+                }
                 self.job = None;
             }
             Msg::TreeMarks { query, marks } => {
@@ -550,10 +552,19 @@ impl App {
     }
 
     fn inspect(&mut self, object: u32) {
+        if self.graph.is_none() {
+            return;
+        }
+        self.push_history();
+        self.open_inspector(object);
+        self.fix_scroll();
+    }
+
+    /// Builds the inspector now and asks for the retention path as a job.
+    fn open_inspector(&mut self, object: u32) {
         let Some(graph) = self.graph.clone() else {
             return;
         };
-        self.push_history();
         self.inspector = Some(Inspector::build(
             object,
             &graph,
@@ -561,7 +572,9 @@ impl App {
             self.duplicates.as_deref(),
             &self.theme,
         ));
-        self.fix_scroll();
+        if self.dom.is_some() {
+            self.request(Job::RetentionPath { object }, "retention path");
+        }
     }
 
     /// Shows an object in the (unzoomed) dominator tree.

@@ -11,8 +11,8 @@ use std::time::Instant;
 use crate::analysis::filter::subtrees_with_match;
 use crate::analysis::roots::{largest_instances, root_groups, weakly_held, RootGroup};
 use crate::analysis::{
-    immediate_dominators, precise_retained, type_stats, Glob, ImmediateDominators, PreciseRetained,
-    TypeStats,
+    immediate_dominators, precise_retained, shortest_retention_path, type_stats, Glob,
+    ImmediateDominators, PreciseRetained, TypeStats,
 };
 use crate::dump::{parse::ParseError, parse_bytes, parse_file};
 use crate::graph::duplicates::{find_duplicates, DuplicateOptions, Duplicates};
@@ -61,6 +61,10 @@ pub enum Msg {
         exclude: String,
         rows: Vec<ImmediateDominators>,
     },
+    RetentionPath {
+        object: u32,
+        path: Option<Vec<u32>>,
+    },
     /// Subtree marks of the dominator tree for a filter (`None`: no filter).
     TreeMarks {
         query: String,
@@ -78,6 +82,9 @@ pub enum Job {
     ImmediateDominators {
         type_index: u32,
         exclude: String,
+    },
+    RetentionPath {
+        object: u32,
     },
     /// Mark the dominator subtrees holding a type of `mask`.
     TreeMarks {
@@ -112,6 +119,10 @@ pub fn run_job(
                 rows,
             })
         }
+        Job::RetentionPath { object } => Some(Msg::RetentionPath {
+            object,
+            path: shortest_retention_path(graph, dom, object),
+        }),
         Job::TreeMarks { query, mask } => {
             let marks = mask.map(|m| Arc::new(subtrees_with_match(&graph.dump, dom, &m)));
             Some(Msg::TreeMarks { query, marks })

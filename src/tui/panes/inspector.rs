@@ -8,7 +8,7 @@ use ratatui::widgets::{Block, Paragraph};
 use ratatui::Frame;
 
 use super::ListState;
-use crate::analysis::{domination_path, shortest_retention_path};
+use crate::analysis::domination_path;
 use crate::dump::{root_flags, root_kind};
 use crate::graph::duplicates::Duplicates;
 use crate::graph::{DominatorTree, HeapGraph};
@@ -176,8 +176,22 @@ impl Inspector {
         if let Some(dom) = dom {
             head(&mut e, "Domination path (nearest dominator first)".into());
             let path = domination_path(dom, object);
-            for &o in path.iter().skip(1) {
-                e.push(obj(o, ""));
+            // A long chain (a linked list) shows its two ends.
+            let shown = path.len().saturating_sub(1);
+            for (i, &o) in path.iter().skip(1).enumerate() {
+                if shown > LIST_LIMIT && i == LIST_LIMIT / 2 {
+                    info(
+                        &mut e,
+                        format!(
+                            "{} {} more",
+                            theme.ellipsis(),
+                            count((shown - LIST_LIMIT) as u64)
+                        ),
+                    );
+                }
+                if shown <= LIST_LIMIT || i < LIST_LIMIT / 2 || i >= shown - LIST_LIMIT / 2 {
+                    e.push(obj(o, ""));
+                }
             }
             if path.len() <= 1 {
                 info(
@@ -190,14 +204,7 @@ impl Inspector {
                 );
             }
             head(&mut e, "Shortest retention path (from a root)".into());
-            match shortest_retention_path(graph, dom, object) {
-                Some(p) => {
-                    for (i, &o) in p.iter().enumerate() {
-                        e.push(obj(o, if i == 0 { "root " } else { "  " }));
-                    }
-                }
-                None => info(&mut e, "no root reaches it".into()),
-            }
+            info(&mut e, "searching…".into());
         }
         let first = e.iter().position(|x| x.target.is_some()).unwrap_or(0);
         Inspector {
@@ -207,6 +214,42 @@ impl Inspector {
                 selected: first,
                 offset: 0,
             },
+        }
+    }
+
+    /// Fills in the shortest retention path (computed as a job: on a big
+    /// heap the search can take a while).
+    pub fn set_retention_path(&mut self, path: Option<Vec<u32>>, graph: &HeapGraph) {
+        let dump = &graph.dump;
+        let Some(at) = self
+            .entries
+            .iter()
+            .position(|e| e.heading && e.text.starts_with("Shortest retention path"))
+        else {
+            return;
+        };
+        self.entries.truncate(at + 1);
+        match path {
+            Some(p) => {
+                for (i, &o) in p.iter().enumerate() {
+                    self.entries.push(Entry {
+                        text: format!(
+                            "  {}{} {} ({})",
+                            if i == 0 { "root " } else { "  " },
+                            dump.type_name(o),
+                            dump.id_hex(o),
+                            bytes(dump.sizes[o as usize])
+                        ),
+                        target: Some(Target::Object(o)),
+                        heading: false,
+                    });
+                }
+            }
+            None => self.entries.push(Entry {
+                text: "  no root reaches it".into(),
+                target: None,
+                heading: false,
+            }),
         }
     }
 
