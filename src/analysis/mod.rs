@@ -4,6 +4,7 @@
 //! (§2.3), precise retained bytes of a set, retention paths.
 
 pub mod filter;
+pub mod grouping;
 mod pattern;
 mod queries;
 pub mod roots;

@@ -392,6 +392,15 @@ impl App {
                 }
                 self.job = None;
             }
+            Msg::Expanded { tree, node, groups } => {
+                if let (Some(d), Some(dom)) = (&mut self.dominators, &self.dom) {
+                    if let Some(t) = d.zooms.iter_mut().find(|t| t.id == tree) {
+                        t.set_groups(node, groups, dom);
+                    }
+                    d.refresh();
+                }
+                self.job = None;
+            }
             Msg::TreeMarks { query, marks } => {
                 // A newer filter supersedes this result.
                 if query == self.filters[PaneId::Dominators.index()] {
@@ -494,7 +503,7 @@ impl App {
             }
             PaneId::Dominators => {
                 let d = self.dominators.as_ref()?;
-                d.tree().object(d.tree().selected)
+                d.tree().object(d.tree().selected, self.dom.as_ref()?)
             }
             PaneId::Types => {
                 let ty = *self
@@ -534,6 +543,18 @@ impl App {
     fn largest_instance(&self, type_index: u32) -> Option<u32> {
         let l = *self.largest.as_ref()?.get(type_index as usize)?;
         (l != u32::MAX).then_some(l)
+    }
+
+    /// Hands deferred tree grouping to [`App::request`].
+    fn defer(&mut self, deferred: Option<super::panes::dominators::Deferred>) {
+        if let Some(d) = deferred {
+            let job = Job::GroupChildren {
+                tree: d.tree,
+                node: d.node,
+                parents: d.parents,
+            };
+            self.request(job, "grouping children");
+        }
     }
 
     /// Runs a job inline on small heaps, else queues it for a background
@@ -695,8 +716,9 @@ impl App {
                 {
                     let t = d.tree_mut();
                     let s = t.selected;
-                    t.toggle_instances(s, &g.dump, dom);
+                    let deferred = t.toggle_instances(s, &g.dump, dom);
                     d.refresh();
+                    self.defer(deferred);
                 }
             }
             Cmd::ZoomOut => {
@@ -953,7 +975,7 @@ impl App {
         match &t.nodes[sel as usize].item {
             Item::More { .. } => {
                 let d = self.dominators.as_mut().expect("checked");
-                d.tree_mut().more(sel, &graph.dump, &dom);
+                d.tree_mut().more(sel, &dom);
                 d.refresh();
             }
             Item::SuperRoot => {}
@@ -970,8 +992,10 @@ impl App {
                 let label = t.label_of(sel, &graph.dump, &self.theme);
                 self.push_history();
                 let d = self.dominators.as_mut().expect("checked");
-                d.zooms.push(Tree::new(item, label, &graph.dump, &dom));
+                let (tree, deferred) = Tree::new(item, label, &graph.dump, &dom);
+                d.zooms.push(tree);
                 d.refresh();
+                self.defer(deferred);
             }
         }
         let h = self.body_rows();
@@ -987,6 +1011,7 @@ impl App {
                     return;
                 };
                 let rows = self.body_rows();
+                let mut deferred = None;
                 let Some(d) = &mut self.dominators else {
                     return;
                 };
@@ -1007,7 +1032,7 @@ impl App {
                             t.selected = c;
                         }
                     } else {
-                        t.expand(s, &graph.dump, &dom);
+                        deferred = t.expand(s, &graph.dump, &dom);
                     }
                 } else if expanded {
                     t.nodes[s as usize].expanded = false;
@@ -1016,6 +1041,7 @@ impl App {
                 }
                 d.refresh();
                 d.scroll(rows);
+                self.defer(deferred);
             }
             PaneId::Roots if self.inspector.is_none() => {
                 let g = match self.roots_pane.rows.get(self.roots_pane.list.selected) {

@@ -9,9 +9,10 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use crate::analysis::filter::subtrees_with_match;
+use crate::analysis::grouping::group_children_unsorted;
 use crate::analysis::roots::{largest_instances, root_groups, weakly_held, RootGroup};
 use crate::analysis::{
-    immediate_dominators, precise_retained, shortest_retention_path, type_stats, Glob,
+    immediate_dominators, precise_retained, shortest_retention_path, type_stats, Glob, Group,
     ImmediateDominators, PreciseRetained, TypeStats,
 };
 use crate::dump::{parse::ParseError, parse_bytes, parse_file};
@@ -65,6 +66,12 @@ pub enum Msg {
         object: u32,
         path: Option<Vec<u32>>,
     },
+    /// Grouped children for a dominator-tree node (see `Tree::expand`).
+    Expanded {
+        tree: u64,
+        node: u32,
+        groups: Vec<Group>,
+    },
     /// Subtree marks of the dominator tree for a filter (`None`: no filter).
     TreeMarks {
         query: String,
@@ -85,6 +92,12 @@ pub enum Job {
     },
     RetentionPath {
         object: u32,
+    },
+    /// Group the dominator-tree children of many parents for a tree node.
+    GroupChildren {
+        tree: u64,
+        node: u32,
+        parents: Arc<Vec<u32>>,
     },
     /// Mark the dominator subtrees holding a type of `mask`.
     TreeMarks {
@@ -122,6 +135,15 @@ pub fn run_job(
         Job::RetentionPath { object } => Some(Msg::RetentionPath {
             object,
             path: shortest_retention_path(graph, dom, object),
+        }),
+        Job::GroupChildren {
+            tree,
+            node,
+            parents,
+        } => Some(Msg::Expanded {
+            tree,
+            node,
+            groups: group_children_unsorted(&graph.dump, dom, &parents),
         }),
         Job::TreeMarks { query, mask } => {
             let marks = mask.map(|m| Arc::new(subtrees_with_match(&graph.dump, dom, &m)));

@@ -10,7 +10,10 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Paragraph};
 use ratatui::Frame;
 
-use crate::analysis::{domination_path, group_children, Group};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::analysis::grouping::{group_children_unsorted, largest_members};
+use crate::analysis::{domination_path, Group};
 use crate::dump::Dump;
 use crate::graph::DominatorTree;
 use crate::tui::fmt::{bytes, count, fit, percent, type_name};
@@ -18,6 +21,12 @@ use crate::tui::theme::Theme;
 
 /// Instance rows added per "more" row.
 pub const INSTANCE_PAGE: usize = 200;
+
+/// Grouping the children of more parents than this is handed to the caller
+/// as a job (see [`Tree::expand`]).
+pub const DEFER_PARENTS: usize = 5_000;
+
+static NEXT_TREE_ID: AtomicU64 = AtomicU64::new(1);
 
 #[derive(Debug, Clone)]
 pub enum Item {
@@ -38,8 +47,10 @@ pub struct Node {
     pub expanded: bool,
     /// Groups: show instances instead of grouped children.
     pub instances: bool,
-    /// Instances shown (instance mode).
-    pub shown: usize,
+    /// Instance mode: the members shown, largest first (plus any revealed one).
+    pub page: Vec<u32>,
+    /// Grouped children are being computed by a job.
+    pub loading: bool,
     pub children: Option<Vec<u32>>,
 }
 
@@ -51,8 +62,19 @@ impl Node {
             depth,
             expanded: false,
             instances: false,
-            shown: 0,
+            page: Vec::new(),
+            loading: false,
             children: None,
+        }
+    }
+}
+
+impl Node {
+    /// The object of an instance row.
+    pub fn item_object(&self) -> Option<u32> {
+        match self.item {
+            Item::Instance(o) => Some(o),
+            _ => None,
         }
     }
 }
@@ -63,9 +85,20 @@ pub enum TreeMode {
     Path,
 }
 
+/// Grouping work a caller must run (inline or on a thread) and hand back
+/// through [`Tree::set_groups`].
+#[derive(Debug, Clone)]
+pub struct Deferred {
+    pub tree: u64,
+    pub node: u32,
+    pub parents: Arc<Vec<u32>>,
+}
+
 /// One zoom level: a subtree of the grouped dominator tree.
 #[derive(Debug, Clone)]
 pub struct Tree {
+    /// Identifies the tree to deferred results (it may be gone by then).
+    pub id: u64,
     pub nodes: Vec<Node>,
     /// Visible rows (node ids) in display order.
     pub flat: Vec<u32>,
@@ -78,21 +111,33 @@ pub struct Tree {
 pub type Marks = Option<Arc<Vec<bool>>>;
 
 impl Tree {
-    pub fn new(root: Item, label: String, dump: &Dump, dom: &DominatorTree) -> Tree {
+    pub fn new(
+        root: Item,
+        label: String,
+        dump: &Dump,
+        dom: &DominatorTree,
+    ) -> (Tree, Option<Deferred>) {
         let mut t = Tree {
+            id: NEXT_TREE_ID.fetch_add(1, Ordering::Relaxed),
             nodes: vec![Node::new(root, None, 0)],
             flat: Vec::new(),
             selected: 0,
             offset: 0,
             label,
         };
-        t.expand(0, dump, dom);
-        t.selected = t.nodes[0]
-            .children
-            .as_ref()
-            .and_then(|c| c.first().copied())
-            .unwrap_or(0);
-        t
+        let deferred = t.expand(0, dump, dom);
+        t.select_first_child();
+        (t, deferred)
+    }
+
+    fn select_first_child(&mut self) {
+        if self.selected == 0 {
+            self.selected = self.nodes[0]
+                .children
+                .as_ref()
+                .and_then(|c| c.first().copied())
+                .unwrap_or(0);
+        }
     }
 
     /// The objects a node stands for.
@@ -105,10 +150,10 @@ impl Tree {
         }
     }
 
-    /// The largest object of a node, if it stands for objects.
-    pub fn object(&self, id: u32) -> Option<u32> {
+    /// The object of a row: an instance, or a group's largest member.
+    pub fn object(&self, id: u32, dom: &DominatorTree) -> Option<u32> {
         match &self.nodes[id as usize].item {
-            Item::Group(g) => g.members.first().copied(),
+            Item::Group(g) => largest_members(dom, &g.members, 1).first().copied(),
             Item::Instance(o) => Some(*o),
             _ => None,
         }
@@ -123,82 +168,122 @@ impl Tree {
         }
     }
 
-    /// Materialises a node's children (once) and marks it expanded.
-    pub fn expand(&mut self, id: u32, dump: &Dump, dom: &DominatorTree) {
-        if self.nodes[id as usize].children.is_none() {
-            let depth = self.nodes[id as usize].depth + 1;
-            let item = self.nodes[id as usize].item.clone();
-            let items: Vec<Item> = match &item {
-                Item::Group(g) if self.nodes[id as usize].instances => {
-                    let shown = self.nodes[id as usize]
-                        .shown
-                        .max(INSTANCE_PAGE)
-                        .min(g.members.len());
-                    self.nodes[id as usize].shown = shown;
-                    let mut v: Vec<Item> = g.members[..shown]
-                        .iter()
-                        .map(|&o| Item::Instance(o))
-                        .collect();
-                    if shown < g.members.len() {
-                        v.push(Item::More {
-                            remaining: g.members.len() - shown,
-                        });
-                    }
-                    v
-                }
-                Item::More { .. } => Vec::new(),
-                _ => {
-                    let parents = self.objects(id, dom);
-                    group_children(dump, dom, &parents)
-                        .into_iter()
-                        .map(|g| Item::Group(Arc::new(g)))
-                        .collect()
-                }
-            };
-            // A group of leaves has nothing to group: show its instances.
-            if items.is_empty() {
-                if let Item::Group(g) = &item {
-                    if g.members.len() > 1 && !self.nodes[id as usize].instances {
-                        self.nodes[id as usize].instances = true;
-                        return self.expand(id, dump, dom);
-                    }
-                }
-            }
-            let mut ids = Vec::with_capacity(items.len());
-            for item in items {
-                ids.push(self.nodes.len() as u32);
-                self.nodes.push(Node::new(item, Some(id), depth));
-            }
-            self.nodes[id as usize].children = Some(ids);
+    /// Expands a node, materialising its children once. Grouping the
+    /// children of many parents is returned as [`Deferred`] work instead;
+    /// the node shows as loading until [`Tree::set_groups`] gets the result.
+    pub fn expand(&mut self, id: u32, dump: &Dump, dom: &DominatorTree) -> Option<Deferred> {
+        let n = &mut self.nodes[id as usize];
+        n.expanded = true;
+        if n.children.is_some() || n.loading {
+            return None;
         }
-        self.nodes[id as usize].expanded = true;
+        match n.item.clone() {
+            Item::Group(_) if n.instances => self.fill_instances(id, dom),
+            Item::More { .. } => n.children = Some(Vec::new()),
+            _ => {
+                let parents = self.objects(id, dom);
+                if parents.len() > DEFER_PARENTS {
+                    self.nodes[id as usize].loading = true;
+                    return Some(Deferred {
+                        tree: self.id,
+                        node: id,
+                        parents: Arc::new(parents),
+                    });
+                }
+                let groups = group_children_unsorted(dump, dom, &parents);
+                self.set_groups(id, groups, dom);
+            }
+        }
+        None
+    }
+
+    /// Installs a node's grouped children.
+    pub fn set_groups(&mut self, id: u32, groups: Vec<Group>, dom: &DominatorTree) {
+        let n = &mut self.nodes[id as usize];
+        n.loading = false;
+        // A group of leaves has nothing to group: show its instances.
+        if groups.is_empty() {
+            if let Item::Group(g) = &n.item {
+                if g.members.len() > 1 {
+                    n.instances = true;
+                    self.fill_instances(id, dom);
+                    return;
+                }
+            }
+        }
+        let depth = n.depth + 1;
+        let mut ids = Vec::with_capacity(groups.len());
+        for g in groups {
+            ids.push(self.nodes.len() as u32);
+            self.nodes
+                .push(Node::new(Item::Group(Arc::new(g)), Some(id), depth));
+        }
+        self.nodes[id as usize].children = Some(ids);
+        self.select_first_child();
+    }
+
+    /// Instance mode: a page of the largest members (at least one page).
+    fn fill_instances(&mut self, id: u32, dom: &DominatorTree) {
+        let Item::Group(g) = self.nodes[id as usize].item.clone() else {
+            return;
+        };
+        let n = &mut self.nodes[id as usize];
+        let want = n.page.len().max(INSTANCE_PAGE).min(g.members.len());
+        if n.page.len() < want {
+            n.page = largest_members(dom, &g.members, want);
+        }
+        let depth = n.depth + 1;
+        let page = n.page.clone();
+        let mut ids = Vec::with_capacity(page.len() + 1);
+        for o in page.iter() {
+            ids.push(self.nodes.len() as u32);
+            self.nodes
+                .push(Node::new(Item::Instance(*o), Some(id), depth));
+        }
+        if page.len() < g.members.len() {
+            ids.push(self.nodes.len() as u32);
+            self.nodes.push(Node::new(
+                Item::More {
+                    remaining: g.members.len() - page.len(),
+                },
+                Some(id),
+                depth,
+            ));
+        }
+        self.nodes[id as usize].children = Some(ids);
     }
 
     /// Switches a group between grouped children and its instances.
-    pub fn toggle_instances(&mut self, id: u32, dump: &Dump, dom: &DominatorTree) {
+    pub fn toggle_instances(
+        &mut self,
+        id: u32,
+        dump: &Dump,
+        dom: &DominatorTree,
+    ) -> Option<Deferred> {
         if !matches!(self.nodes[id as usize].item, Item::Group(_)) {
-            return;
+            return None;
         }
         let n = &mut self.nodes[id as usize];
         n.instances = !n.instances;
         n.children = None; // old children stay in the arena, unreachable
-        self.expand(id, dump, dom);
+        n.loading = false;
+        self.expand(id, dump, dom)
     }
 
     /// Replaces a "more" row by the next page of its group's instances and
     /// selects the first new one.
-    pub fn more(&mut self, id: u32, dump: &Dump, dom: &DominatorTree) {
+    pub fn more(&mut self, id: u32, dom: &DominatorTree) {
         let Some(parent) = self.nodes[id as usize].parent else {
             return;
         };
-        let slot = self.nodes[parent as usize]
-            .children
-            .as_ref()
-            .map_or(0, |c| c.len().saturating_sub(1));
+        let Item::Group(g) = self.nodes[parent as usize].item.clone() else {
+            return;
+        };
+        let slot = self.nodes[parent as usize].page.len();
         let n = &mut self.nodes[parent as usize];
-        n.shown += INSTANCE_PAGE;
+        n.page = largest_members(dom, &g.members, slot + INSTANCE_PAGE);
         n.children = None;
-        self.expand(parent, dump, dom);
+        self.fill_instances(parent, dom);
         if let Some(&s) = self.nodes[parent as usize]
             .children
             .as_ref()
@@ -281,13 +366,18 @@ impl Tree {
     }
 
     /// Expands the path to `object` from this tree's root and selects it.
+    /// Only single objects are expanded on the way (groups switch to their
+    /// instances, with the object pinned), so nothing here is deferred.
     /// Returns false when the object is not under the root.
     pub fn reveal(&mut self, object: u32, dump: &Dump, dom: &DominatorTree) -> bool {
         let mut path = domination_path(dom, object);
         path.reverse(); // top-most dominator first
         let mut at = 0u32;
         for &o in &path {
-            self.expand(at, dump, dom);
+            if self.nodes[at as usize].loading {
+                return false;
+            }
+            let _ = self.expand(at, dump, dom);
             let kids = self.nodes[at as usize].children.clone().unwrap_or_default();
             let ty = dump.types[o as usize];
             let Some(group) = kids
@@ -306,12 +396,21 @@ impl Tree {
             at = group;
             if let Item::Group(g) = &self.nodes[group as usize].item {
                 if g.members.len() > 1 {
-                    let pos = g.members.iter().position(|&m| m == o).unwrap_or(0);
                     let n = &mut self.nodes[group as usize];
+                    let was_instances = n.instances;
                     n.instances = true;
-                    n.shown = n.shown.max(pos + 1);
-                    n.children = None;
-                    self.expand(group, dump, dom);
+                    n.loading = false;
+                    if !was_instances || n.children.is_none() {
+                        n.children = None;
+                        self.fill_instances(group, dom);
+                    }
+                    let n = &mut self.nodes[group as usize];
+                    n.expanded = true;
+                    if !n.page.contains(&o) {
+                        n.page.push(o); // pinned: the revealed one
+                        n.children = None;
+                        self.fill_instances(group, dom);
+                    }
                     let kids = self.nodes[group as usize]
                         .children
                         .clone()
@@ -405,7 +504,7 @@ pub struct DominatorsPane {
 impl DominatorsPane {
     pub fn new(dump: &Dump, dom: &DominatorTree) -> DominatorsPane {
         let mut p = DominatorsPane {
-            zooms: vec![Tree::new(Item::SuperRoot, "all roots".into(), dump, dom)],
+            zooms: vec![Tree::new(Item::SuperRoot, "all roots".into(), dump, dom).0],
             mode: TreeMode::Tree,
             chart_only: false,
             marks: None,
@@ -575,7 +674,11 @@ fn draw_tree(
             theme.collapsed()
         };
         let room = name_w.saturating_sub(indent.len() + 2);
-        let label = format!("{indent}{marker} {}", t.label_within(id, dump, theme, room));
+        let loading = if n.loading { " (grouping…)" } else { "" };
+        let label = format!(
+            "{indent}{marker} {}{loading}",
+            t.label_within(id, dump, theme, room.saturating_sub(loading.len()))
+        );
         let (rb, ro) = t.sizes_of(id, dom).unwrap_or((0, 0));
         let nums = if matches!(n.item, Item::More { .. }) {
             String::new()
