@@ -53,7 +53,7 @@ fn chart_bars_are_proportional_and_the_selection_is_marked() {
     assert_eq!(hashes(2), 5, "4.5 cells round up in ASCII");
     assert_eq!(hashes(3), 0);
     assert_eq!(
-        buf[(23, 3)].symbol(),
+        buf[(27, 3)].symbol(),
         ".",
         "a share below one cell still shows a dot"
     );
