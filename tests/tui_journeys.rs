@@ -279,6 +279,34 @@ fn help_is_generated_from_the_key_table() {
     for b in heaptui::tui::keys::KEYS.iter().take(4) {
         assert!(s.contains(b.description), "{} missing:\n{s}", b.description);
     }
+    let all: String = ui::help_lines(&a)
+        .iter()
+        .map(|l| {
+            l.spans
+                .iter()
+                .map(|s| s.content.as_ref())
+                .collect::<String>()
+                + "\n"
+        })
+        .collect();
+    let keys = heaptui::tui::keys::KEYS;
+    for b in keys {
+        // Bindings of one command share a line, under the first description.
+        let first = keys
+            .iter()
+            .find(|f| f.mode == b.mode && f.cmd == b.cmd)
+            .unwrap();
+        let line = all
+            .lines()
+            .find(|l| l.ends_with(first.description) && l.contains(&b.key.label()))
+            .unwrap_or_else(|| panic!("{:?} {:?} not in help", b.key, first.description));
+        assert!(
+            line.contains(&b.key.label()),
+            "{} lists {}",
+            line,
+            b.key.label()
+        );
+    }
     assert_snapshot!("help", s);
     keys(&mut a, "x");
     assert!(a.help.is_none());

@@ -26,7 +26,13 @@ impl Theme {
     /// From the command line and the environment: ASCII when asked or when
     /// the locale is not UTF-8; colour unless `NO_COLOR` is set non-empty.
     pub fn from_env(ascii: bool) -> Theme {
-        let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+        Theme::from_vars(ascii, |k| std::env::var(k).ok())
+    }
+
+    /// [`Theme::from_env`] over any variable lookup (testable).
+    pub fn from_vars(ascii: bool, get: impl Fn(&str) -> Option<String>) -> Theme {
+        let var = |k: &str| get(k).filter(|v| !v.is_empty());
+        // The first of LC_ALL, LC_CTYPE, LANG that is set decides.
         let locale = var("LC_ALL")
             .or_else(|| var("LC_CTYPE"))
             .or_else(|| var("LANG"));
@@ -157,5 +163,45 @@ impl Theme {
         } else {
             Style::new()
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Theme;
+
+    fn theme(ascii: bool, vars: &[(&str, &str)]) -> Theme {
+        let vars: Vec<(String, String)> = vars
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        Theme::from_vars(ascii, |k| {
+            vars.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone())
+        })
+    }
+
+    #[test]
+    fn locale_and_no_color() {
+        assert!(!theme(false, &[("LANG", "en_US.UTF-8")]).ascii);
+        assert!(
+            theme(true, &[("LANG", "en_US.UTF-8")]).ascii,
+            "--ascii wins"
+        );
+        assert!(theme(false, &[("LANG", "C")]).ascii);
+        assert!(theme(false, &[]).ascii, "no locale: ASCII");
+        assert!(
+            theme(false, &[("LC_ALL", "C"), ("LANG", "en_US.utf8")]).ascii,
+            "LC_ALL first"
+        );
+        assert!(
+            !theme(false, &[("LC_ALL", ""), ("LC_CTYPE", "C.UTF-8")]).ascii,
+            "empty is unset"
+        );
+        assert!(theme(false, &[]).color);
+        assert!(!theme(false, &[("NO_COLOR", "1")]).color);
+        assert!(
+            theme(false, &[("NO_COLOR", "")]).color,
+            "empty NO_COLOR is unset"
+        );
     }
 }
