@@ -289,10 +289,10 @@ fn help_is_generated_from_the_key_table() {
                 + "\n"
         })
         .collect();
-    let keys = heaptui::tui::keys::KEYS;
-    for b in keys {
+    let table = heaptui::tui::keys::KEYS;
+    for b in table {
         // Bindings of one command share a line, under the first description.
-        let first = keys
+        let first = table
             .iter()
             .find(|f| f.mode == b.mode && f.cmd == b.cmd)
             .unwrap();
