@@ -75,13 +75,13 @@ fn install_signal_handlers() {
     }
 }
 
-/// An optional timing log (`HEAPTUI_TRACE=file`): first frame and per-key
+/// An optional timing log (`HEAPTUI_UI_TRACE=file`): first frame and per-key
 /// latencies, for the README's measurements.
 struct Trace(Option<std::fs::File>);
 
 impl Trace {
     fn open() -> Trace {
-        Trace(std::env::var_os("HEAPTUI_TRACE").and_then(|p| std::fs::File::create(p).ok()))
+        Trace(std::env::var_os("HEAPTUI_UI_TRACE").and_then(|p| std::fs::File::create(p).ok()))
     }
     fn log(&mut self, what: &str, d: Duration) {
         if let Some(f) = &mut self.0 {
