@@ -486,3 +486,29 @@ fn tree_mode_emphasises_the_domination_path() {
     assert!(bold(parent), "the selection's dominator is bold");
     assert!(!bold(other), "rows off the path are not");
 }
+
+#[test]
+fn every_pane_draws_at_every_size() {
+    // From the minimum up to wide, with overlays: nothing may panic and the
+    // frame always fits.
+    for (w, h) in [(30, 8), (31, 9), (40, 12), (80, 24), (120, 40), (250, 60)] {
+        let mut a = app(w, h);
+        for script in [
+            "1",
+            "2 j Right x",
+            "2 c",
+            "2 m",
+            "3 d",
+            "4 Enter",
+            "5 Enter j",
+            "2 i",
+            "?",
+            "3 /",
+        ] {
+            keys(&mut a, script);
+            let s = screen(&a);
+            assert_eq!(s.lines().count(), h as usize);
+            keys(&mut a, "Esc Esc");
+        }
+    }
+}

@@ -477,14 +477,6 @@ impl App {
         self.push_history();
         self.inspector = None;
         self.pane = pane;
-        self.sync_matcher();
-    }
-
-    /// The Types matcher follows the Types pane's filter.
-    fn sync_matcher(&mut self) {
-        if self.pane == PaneId::Types {
-            self.apply_filter(PaneId::Types, true);
-        }
     }
 
     /// The object the focus stands for (for `i`).
