@@ -512,3 +512,24 @@ fn every_pane_draws_at_every_size() {
         }
     }
 }
+
+#[test]
+fn a_dump_that_cannot_be_used_shows_why() {
+    let mut a = App::new(
+        "bad.txt".into(),
+        COLOR,
+        ratatui::layout::Rect::new(0, 0, 80, 24),
+    );
+    update(
+        &mut a,
+        Action::Worker(Msg::Failed("bad.txt: the file is empty".into())),
+    );
+    let s = screen(&a);
+    assert!(
+        s.contains("cannot open it: bad.txt: the file is empty"),
+        "{s}"
+    );
+    assert!(s.contains("error: bad.txt: the file is empty"), "{s}");
+    keys(&mut a, "2 3 4 5 ?");
+    assert_eq!(keys(&mut a, "Esc q"), vec![Effect::Quit]);
+}

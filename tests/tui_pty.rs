@@ -152,3 +152,19 @@ fn the_real_binary_runs_in_a_terminal_and_quits_cleanly() {
     assert!(text.contains("\x1b[?1049h"), "entered the alternate screen");
     assert!(text.contains("\x1b[?1049l"), "left the alternate screen");
 }
+
+#[test]
+fn a_missing_file_fails_before_the_screen_changes() {
+    let (master, slave) = openpty(24, 80);
+    let out = Command::new(env!("CARGO_BIN_EXE_heaptui"))
+        .arg("/nonexistent/heap.txt")
+        .stdin(Stdio::from(slave.try_clone().unwrap()))
+        .stdout(Stdio::from(slave))
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    drop(master);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.trim(), "heaptui: /nonexistent/heap.txt: no such file");
+}

@@ -101,6 +101,20 @@ pub fn run(options: Options) -> color_eyre::Result<u8> {
             format!("{DEMO_NAME} (built-in demo)"),
         ),
     };
+    // Paths that cannot be a dump fail before the screen changes (a stat,
+    // not a read); what is wrong inside a file shows in the UI.
+    if let Input::File(path) = &input {
+        let problem = match std::fs::metadata(path) {
+            Ok(m) if m.is_dir() => Some("is a directory, not a heap dump file".to_string()),
+            Ok(_) => std::fs::File::open(path).err().map(|e| e.to_string()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some("no such file".into()),
+            Err(e) => Some(e.to_string()),
+        };
+        if let Some(p) = problem {
+            eprintln!("heaptui: {}: {p}", path.display());
+            return Ok(2);
+        }
+    }
     let theme = Theme::from_env(options.ascii);
     install_signal_handlers();
 
@@ -201,7 +215,8 @@ pub fn run(options: Options) -> color_eyre::Result<u8> {
             if let Some(p) = &job_progress {
                 p.cancel();
             }
-            return Ok(0);
+            // A dump that could not be used is exit code 2, as in `report`.
+            return Ok(if app.error.is_some() { 2 } else { 0 });
         }
         for job in std::mem::take(&mut app.jobs) {
             if let (Some(g), Some(d)) = (app.graph.clone(), app.dom.clone()) {
