@@ -385,9 +385,9 @@ impl App {
                 self.job = None;
             }
             Msg::RetentionPath { object, path } => {
-                if let (Some(ins), Some(g)) = (&mut self.inspector, &self.graph) {
+                if let Some(ins) = &mut self.inspector {
                     if ins.object == object {
-                        ins.set_retention_path(path, g);
+                        ins.set_retention_path(path);
                     }
                 }
                 self.job = None;
@@ -961,6 +961,14 @@ impl App {
         let (Some(graph), Some(dom)) = (self.graph.clone(), self.dom.clone()) else {
             return;
         };
+        let narrow = ui::layout(self.size).body.width < 122;
+        if let Some(d) = &mut self.dominators {
+            // In the chart alone, Enter zooms into the highlighted bar.
+            if d.chart_only && narrow {
+                let top = d.top_of_selection();
+                d.tree_mut().selected = top;
+            }
+        }
         let Some(d) = &self.dominators else { return };
         let t = d.tree();
         let sel = t.selected;

@@ -13,7 +13,7 @@ use crate::dump::{root_flags, root_kind};
 use crate::graph::duplicates::Duplicates;
 use crate::graph::{DominatorTree, HeapGraph};
 use crate::tui::app::App;
-use crate::tui::fmt::{bytes, count, fit};
+use crate::tui::fmt::{bytes, count, fit, type_name};
 use crate::tui::theme::Theme;
 
 /// References or retainers listed at most.
@@ -63,13 +63,10 @@ impl Inspector {
                 heading: false,
             })
         };
+        // Object lines keep only their prefix: the type name is fitted to
+        // the width when drawn.
         let obj = |o: u32, prefix: &str| Entry {
-            text: format!(
-                "  {prefix}{} {} ({})",
-                dump.type_name(o),
-                dump.id_hex(o),
-                bytes(dump.sizes[o as usize])
-            ),
+            text: format!("  {prefix}"),
             target: Some(Target::Object(o)),
             heading: false,
         };
@@ -219,8 +216,7 @@ impl Inspector {
 
     /// Fills in the shortest retention path (computed as a job: on a big
     /// heap the search can take a while).
-    pub fn set_retention_path(&mut self, path: Option<Vec<u32>>, graph: &HeapGraph) {
-        let dump = &graph.dump;
+    pub fn set_retention_path(&mut self, path: Option<Vec<u32>>) {
         let Some(at) = self
             .entries
             .iter()
@@ -233,13 +229,7 @@ impl Inspector {
             Some(p) => {
                 for (i, &o) in p.iter().enumerate() {
                     self.entries.push(Entry {
-                        text: format!(
-                            "  {}{} {} ({})",
-                            if i == 0 { "root " } else { "  " },
-                            dump.type_name(o),
-                            dump.id_hex(o),
-                            bytes(dump.sizes[o as usize])
-                        ),
+                        text: format!("  {}", if i == 0 { "root " } else { "  " }),
                         target: Some(Target::Object(o)),
                         heading: false,
                     });
@@ -277,11 +267,20 @@ pub fn draw(app: &App, ins: &Inspector, area: Rect, f: &mut Frame) {
         .take(inner.height as usize)
         .map(|(i, en)| {
             let sel = i == ins.list.selected;
-            let text = fit(
-                &format!("{}{}", if sel { ">" } else { " " }, en.text),
-                w,
-                theme,
-            );
+            let body = match (en.target, &app.graph) {
+                (Some(Target::Object(o)), Some(g)) => {
+                    let d = &g.dump;
+                    let tail = format!(" {} ({})", d.id_hex(o), bytes(d.sizes[o as usize]));
+                    let room = w.saturating_sub(1 + en.text.chars().count() + tail.len());
+                    format!(
+                        "{}{}{tail}",
+                        en.text,
+                        type_name(d.type_name(o), room, theme)
+                    )
+                }
+                _ => en.text.clone(),
+            };
+            let text = fit(&format!("{}{body}", if sel { ">" } else { " " }), w, theme);
             Line::styled(
                 text,
                 if sel {
