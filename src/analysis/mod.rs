@@ -3,8 +3,11 @@
 //! type statistics (§2.2), immediate dominators with an exclude pattern
 //! (§2.3), precise retained bytes of a set, retention paths.
 
+pub mod filter;
+pub mod grouping;
 mod pattern;
 mod queries;
+pub mod roots;
 mod types;
 
 use std::path::Path;

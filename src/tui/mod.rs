@@ -1,8 +1,38 @@
-//! The terminal UI.
+//! The terminal UI (SPEC §3). Elm-shaped: [`app::App`] is the model,
+//! [`app::Action`] every input, [`app::update`] the only place the model
+//! changes (no I/O), [`ui::draw`] a pure view. This module owns the I/O:
+//! the terminal, the input thread, the analysis worker, and the loop that
+//! feeds them into `update` and paces redraws.
 
+pub mod app;
+pub mod fmt;
+pub mod keys;
+pub mod matcher;
+pub mod panes;
+pub mod theme;
+pub mod ui;
+pub mod worker;
+
+use std::io::Write;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
+use crossbeam_channel::{bounded, select, tick};
+use crossterm::event::{self, DisableMouseCapture, EnableMouseCapture, Event};
+use ratatui::layout::Rect;
+
+use crate::dump::source::TERMINAL_IN_USE;
 use crate::graph::duplicates::DuplicateOptions;
+use crate::progress::Progress;
+use app::{update, Action, App, Effect, ProgressView};
+use theme::Theme;
+use worker::{Input, Msg};
+
+/// The built-in sample heap of `heaptui --demo` (see fixtures/demo.gen.py).
+pub const DEMO_DUMP: &str = include_str!("../../fixtures/demo.dump.txt");
+pub const DEMO_NAME: &str = "demo.dump.txt";
 
 /// What the UI was asked to open.
 #[derive(Debug, Clone)]
@@ -13,9 +43,251 @@ pub struct Options {
     pub duplicates: DuplicateOptions,
 }
 
+/// Redraws caused by progress or data arrive at most this often; keys and
+/// mouse redraw at once.
+const FRAME_INTERVAL: Duration = Duration::from_millis(80);
+
+/// Gives the terminal back however the UI ends (return, `?`, panic unwind).
+struct TerminalGuard;
+
+impl Drop for TerminalGuard {
+    fn drop(&mut self) {
+        let _ = crossterm::execute!(std::io::stdout(), DisableMouseCapture);
+        ratatui::restore();
+        TERMINAL_IN_USE.store(false, Ordering::Relaxed);
+    }
+}
+
+static SIGNALLED: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_signal(_: libc::c_int) {
+    SIGNALLED.store(true, Ordering::Relaxed);
+}
+
+/// SIGTERM / SIGHUP / SIGINT end the loop normally, so the guard restores
+/// the terminal (raw mode turns Ctrl-C into a key, not SIGINT).
+fn install_signal_handlers() {
+    for sig in [libc::SIGTERM, libc::SIGHUP, libc::SIGINT] {
+        // SAFETY: the handler only stores to an atomic (async-signal-safe).
+        unsafe {
+            libc::signal(sig, on_signal as *const () as libc::sighandler_t);
+        }
+    }
+}
+
+/// An optional timing log (`HEAPTUI_UI_TRACE=file`): first frame and per-key
+/// latencies, for the README's measurements.
+struct Trace(Option<std::fs::File>);
+
+impl Trace {
+    fn open() -> Trace {
+        Trace(std::env::var_os("HEAPTUI_UI_TRACE").and_then(|p| std::fs::File::create(p).ok()))
+    }
+    fn log(&mut self, what: &str, d: Duration) {
+        if let Some(f) = &mut self.0 {
+            let _ = writeln!(f, "{what} {:.2}", d.as_secs_f64() * 1000.0);
+        }
+    }
+}
+
 /// Runs the UI until the user quits; returns the exit code.
-pub fn run(_options: Options) -> color_eyre::Result<u8> {
-    Err(color_eyre::eyre::eyre!(
-        "the terminal UI is not built yet; use `heaptui report`"
-    ))
+pub fn run(options: Options) -> color_eyre::Result<u8> {
+    let launched = Instant::now();
+    let mut trace = Trace::open();
+    let (input, name) = match (&options.dump, options.demo) {
+        (Some(p), _) => (Input::File(p.clone()), p.display().to_string()),
+        (None, _) => (
+            Input::Bytes(DEMO_NAME, DEMO_DUMP.as_bytes()),
+            format!("{DEMO_NAME} (built-in demo)"),
+        ),
+    };
+    // Paths that cannot be a dump fail before the screen changes (a stat,
+    // not a read); what is wrong inside a file shows in the UI.
+    if let Input::File(path) = &input {
+        let problem = match std::fs::metadata(path) {
+            Ok(m) if m.is_dir() => Some("is a directory, not a heap dump file".to_string()),
+            Ok(_) => std::fs::File::open(path).err().map(|e| e.to_string()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some("no such file".into()),
+            Err(e) => Some(e.to_string()),
+        };
+        if let Some(p) = problem {
+            eprintln!("heaptui: {}: {p}", path.display());
+            return Ok(2);
+        }
+    }
+    let theme = Theme::from_env(options.ascii);
+    install_signal_handlers();
+
+    // The first frame is drawn before the file is even opened.
+    let mut terminal = ratatui::init();
+    TERMINAL_IN_USE.store(true, Ordering::Relaxed);
+    let _guard = TerminalGuard;
+    let _ = crossterm::execute!(std::io::stdout(), EnableMouseCapture);
+    let size = terminal.size()?;
+    let mut app = App::new(name, theme, Rect::new(0, 0, size.width, size.height));
+    terminal.draw(|f| ui::draw(&app, f))?;
+    trace.log("first_frame_ms", launched.elapsed());
+
+    let progress = Arc::new(Progress::new());
+    let (work_tx, work_rx) = bounded::<Msg>(16);
+    worker::spawn(
+        input,
+        options.duplicates.clone(),
+        progress.clone(),
+        work_tx.clone(),
+    )?;
+
+    let (key_tx, key_rx) = bounded::<Event>(256);
+    std::thread::Builder::new()
+        .name("heaptui-input".into())
+        .spawn(move || {
+            while let Ok(ev) = event::read() {
+                if key_tx.send(ev).is_err() {
+                    break;
+                }
+            }
+        })?;
+
+    let ticker = tick(Duration::from_millis(40));
+    let mut job_progress: Option<Arc<Progress>> = None;
+    let mut last_draw = Instant::now();
+    let mut dirty = false;
+    loop {
+        let mut effects = Vec::new();
+        let mut urgent = false;
+        let mut key_at = None;
+        select! {
+            recv(key_rx) -> ev => {
+                let Ok(ev) = ev else { break };
+                key_at = Some(Instant::now());
+                urgent = true;
+                // Coalesce what is already queued (wheel bursts, pastes).
+                let mut batch = vec![ev];
+                while let Ok(more) = key_rx.try_recv() {
+                    batch.push(more);
+                }
+                for ev in batch {
+                    let action = match ev {
+                        Event::Key(k) => Action::Key(k),
+                        Event::Mouse(m) => Action::Mouse(m),
+                        Event::Resize(w, h) => Action::Resize(w, h),
+                        _ => continue,
+                    };
+                    effects.extend(update(&mut app, action));
+                }
+            }
+            recv(work_rx) -> msg => {
+                if let Ok(msg) = msg {
+                    effects.extend(update(&mut app, Action::Worker(msg)));
+                    dirty = true;
+                }
+            }
+            recv(ticker) -> _ => {
+                let view = ProgressView {
+                    stage: progress.stage(),
+                    fraction: progress.fraction(),
+                    elapsed_ms: launched.elapsed().as_millis() as u64,
+                };
+                if view != app.progress && app.stage_ms[3].is_none() {
+                    dirty = true;
+                }
+                update(&mut app, Action::Progress(view));
+                if let Some(p) = &job_progress {
+                    update(&mut app, Action::JobProgress(p.fraction()));
+                    dirty = true;
+                }
+                if app.job.is_none() {
+                    job_progress = None;
+                }
+                update(&mut app, Action::Tick);
+                if app.matcher.running || app.matcher.notified.swap(false, Ordering::Relaxed) {
+                    dirty = true;
+                }
+            }
+        }
+        if SIGNALLED.load(Ordering::Relaxed) {
+            effects.push(Effect::Quit);
+        }
+        if effects.contains(&Effect::Quit) {
+            // Do not wait for the worker: it polls the flag and the
+            // process ends with us anyway.
+            progress.cancel();
+            if let Some(p) = &job_progress {
+                p.cancel();
+            }
+            // A dump that could not be used is exit code 2, as in `report`.
+            return Ok(if app.error.is_some() { 2 } else { 0 });
+        }
+        for job in std::mem::take(&mut app.jobs) {
+            if let (Some(g), Some(d)) = (app.graph.clone(), app.dom.clone()) {
+                let p = Arc::new(Progress::new());
+                job_progress = Some(p.clone());
+                worker::spawn_job(job, g, d, p, work_tx.clone())?;
+            }
+        }
+        if urgent {
+            update(&mut app, Action::Tick);
+        }
+        if urgent || (dirty && last_draw.elapsed() >= FRAME_INTERVAL) {
+            terminal.draw(|f| ui::draw(&app, f))?;
+            last_draw = Instant::now();
+            dirty = false;
+            if let Some(t) = key_at {
+                trace.log("key_ms", t.elapsed());
+            }
+        }
+    }
+    progress.cancel();
+    Ok(0)
+}
+
+/// An App with the demo heap loaded synchronously (tests, the tape replay):
+/// stage times are zero so frames are deterministic.
+pub fn demo_app(width: u16, height: u16, theme: Theme) -> App {
+    let mut app = App::new(DEMO_NAME.into(), theme, Rect::new(0, 0, width, height));
+    let input = Input::Bytes(DEMO_NAME, DEMO_DUMP.as_bytes());
+    let mut msgs = Vec::new();
+    worker::analyse(
+        &input,
+        &DuplicateOptions::default(),
+        &Progress::new(),
+        &mut |m| {
+            msgs.push(m);
+            true
+        },
+    );
+    for mut m in msgs {
+        match &mut m {
+            Msg::Parsed { ms }
+            | Msg::Graph { ms, .. }
+            | Msg::Dominators { ms, .. }
+            | Msg::Duplicates { ms, .. } => *ms = 0,
+            _ => {}
+        }
+        update(&mut app, Action::Worker(m));
+    }
+    app.matcher.settle();
+    app
+}
+
+/// Runs queued background jobs synchronously (tests; the real loop starts
+/// threads instead).
+pub fn run_jobs(app: &mut App) {
+    for job in std::mem::take(&mut app.jobs) {
+        if let (Some(g), Some(d)) = (app.graph.clone(), app.dom.clone()) {
+            if let Some(m) = worker::run_job(job, &g, &d, &Progress::new()) {
+                update(app, Action::Worker(m));
+            }
+        }
+    }
+}
+
+/// Feeds a key, runs what it queued and lets the fuzzy matcher finish
+/// (tests; the real loop ticks per frame instead).
+pub fn press(app: &mut App, key: crossterm::event::KeyEvent) -> Option<Effect> {
+    let e = update(app, Action::Key(key));
+    run_jobs(app);
+    app.matcher.settle();
+    update(app, Action::Tick);
+    e
 }

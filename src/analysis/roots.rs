@@ -1,0 +1,163 @@
+//! Roots grouped by kind and flags (the TUI's Roots pane and overview), and
+//! the weakly-held part of the heap: unreachable objects a weak root still
+//! points at, directly or through references.
+
+use crate::graph::{DominatorTree, HeapGraph};
+
+/// Root records of one (kind, flags) pair.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RootGroup {
+    pub kind: u32,
+    pub flags: u32,
+    /// Indices into `Dump::roots`, largest retained object first.
+    pub roots: Vec<u32>,
+    /// Distinct rooted objects.
+    pub objects: u64,
+    /// Sum of the retained bytes of the distinct rooted objects. Strongly
+    /// rooted objects are children of the super-root, so these never overlap
+    /// within a strong group.
+    pub retained_bytes: u64,
+}
+
+/// Root records grouped by (kind, flags), by retained bytes descending.
+/// O(roots log roots).
+pub fn root_groups(graph: &HeapGraph, dom: &DominatorTree) -> Vec<RootGroup> {
+    let roots = &graph.dump.roots;
+    let mut order: Vec<u32> = (0..roots.len() as u32).collect();
+    order.sort_by_key(|&i| {
+        let r = &roots[i as usize];
+        (
+            r.kind,
+            r.flags,
+            std::cmp::Reverse(dom.retained_bytes[r.object as usize]),
+            r.object,
+            i,
+        )
+    });
+    let mut groups: Vec<RootGroup> = Vec::new();
+    for chunk in order.chunk_by(|&a, &b| {
+        let (ra, rb) = (&roots[a as usize], &roots[b as usize]);
+        (ra.kind, ra.flags) == (rb.kind, rb.flags)
+    }) {
+        let first = &roots[chunk[0] as usize];
+        let mut objects = 0;
+        let mut retained_bytes = 0;
+        let mut last = None;
+        for &i in chunk {
+            let o = roots[i as usize].object;
+            if last != Some(o) {
+                objects += 1;
+                retained_bytes += dom.retained_bytes[o as usize];
+                last = Some(o);
+            }
+        }
+        groups.push(RootGroup {
+            kind: first.kind,
+            flags: first.flags,
+            roots: chunk.to_vec(),
+            objects,
+            retained_bytes,
+        });
+    }
+    groups.sort_by(|a, b| {
+        b.retained_bytes
+            .cmp(&a.retained_bytes)
+            .then((a.kind, a.flags).cmp(&(b.kind, b.flags)))
+    });
+    groups
+}
+
+/// Objects and bytes that no strong root reaches but a weak root does.
+/// O(weakly held part).
+pub fn weakly_held(graph: &HeapGraph, dom: &DominatorTree) -> (u64, u64) {
+    let mut seen = vec![false; graph.objects()];
+    let mut stack: Vec<u32> = graph
+        .dump
+        .roots
+        .iter()
+        .filter(|r| !r.is_strong())
+        .map(|r| r.object)
+        .collect();
+    let (mut objects, mut bytes) = (0u64, 0u64);
+    while let Some(o) = stack.pop() {
+        if seen[o as usize] || dom.is_reachable(o) {
+            continue;
+        }
+        seen[o as usize] = true;
+        objects += 1;
+        bytes += graph.dump.sizes[o as usize];
+        stack.extend(graph.refs(o).iter().copied());
+    }
+    (objects, bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::progress::Progress;
+
+    #[test]
+    fn groups_and_weakly_held() {
+        let text = "t 1 A\n\
+                    o 1 1 10 2\no 2 1 20\no 3 1 5 4\no 4 1 7\no 5 1 100\n\
+                    r 1 1 0\nr 1 1 0\nr 5 4 0 1\nr 3 3 2\n";
+        let dump = crate::dump::parse_bytes(std::path::Path::new("t"), text.as_bytes()).unwrap();
+        let graph = HeapGraph::build(dump);
+        let dom = DominatorTree::compute(&graph, &Progress::new()).unwrap();
+        let g = root_groups(&graph, &dom);
+        assert_eq!(g.len(), 3);
+        assert_eq!(
+            (g[0].kind, g[0].retained_bytes, g[0].objects),
+            (4, 0x100, 1)
+        );
+        assert_eq!((g[1].kind, g[1].roots.len(), g[1].objects), (1, 2, 1));
+        assert_eq!(
+            g[1].retained_bytes,
+            0x10 + 0x20,
+            "one object rooted twice counts once"
+        );
+        assert_eq!((g[2].kind, g[2].flags, g[2].retained_bytes), (3, 2, 0));
+        assert_eq!(weakly_held(&graph, &dom), (2, 12));
+    }
+}
+
+/// Per type index: its reachable instance with the largest retained bytes
+/// (ties: lowest index), `u32::MAX` when none is reachable. One pass.
+pub fn largest_instances(graph: &HeapGraph, dom: &DominatorTree) -> Vec<u32> {
+    let dump = &graph.dump;
+    let mut best = vec![u32::MAX; dump.type_names.len()];
+    for (o, &t) in dump.types.iter().enumerate() {
+        if !dom.is_reachable(o as u32) {
+            continue;
+        }
+        let b = &mut best[t as usize];
+        if *b == u32::MAX || dom.retained_bytes[o] > dom.retained_bytes[*b as usize] {
+            *b = o as u32;
+        }
+    }
+    best
+}
+
+#[cfg(test)]
+mod largest_tests {
+    use super::*;
+    use crate::progress::Progress;
+
+    #[test]
+    fn largest_reachable_instance_per_type() {
+        let text = "t 1 A\nt 2 B\nt 3 C\no 1 1 10 2\no 2 1 20\no 3 1 30\no 4 2 5\no 5 3 1\nr 1 1 0\nr 3 1 0\nr 4 1 0\n";
+        let dump = crate::dump::parse_bytes(std::path::Path::new("t"), text.as_bytes()).unwrap();
+        let graph = HeapGraph::build(dump);
+        let dom = DominatorTree::compute(&graph, &Progress::new()).unwrap();
+        let l = largest_instances(&graph, &dom);
+        let d = &graph.dump;
+        let ty = |id: u64| d.types[d.index_of(id).unwrap() as usize] as usize;
+        assert_eq!(
+            l[ty(1)],
+            d.index_of(1).unwrap(),
+            "0x10+0x20 retained beats 0x30"
+        );
+        assert_eq!(l[ty(4)], d.index_of(4).unwrap());
+        assert_eq!(l[ty(5)], u32::MAX, "unreachable only");
+    }
+}

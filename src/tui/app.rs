@@ -1,0 +1,1238 @@
+//! The App model and `update`: every input (key, mouse, resize, worker
+//! result, progress sample, tick) is an [`Action`]; `update` changes the
+//! model and may ask the event loop for an [`Effect`]. No I/O here, so the
+//! journeys in `tests/` drive exactly what the terminal drives.
+
+use std::sync::Arc;
+
+use crossterm::event::{KeyEvent, KeyEventKind, MouseButton, MouseEvent, MouseEventKind};
+use ratatui::layout::Rect;
+
+use super::keys::{self, Cmd, Key, Mode};
+use super::matcher::{type_mask, TypeMatcher};
+use super::panes::dominators::{DominatorsPane, Item, Tree};
+use super::panes::duplicates::{self, DupRow, DuplicatesPane};
+use super::panes::inspector::{Inspector, Target};
+use super::panes::roots::{RootRow, RootsPane};
+use super::panes::types::{ImmView, TypesPane};
+use super::panes::{dominators, ListState};
+use super::theme::Theme;
+use super::ui;
+use super::worker::{run_job, Job, Msg};
+use crate::analysis::filter::TypeFilter;
+use crate::analysis::roots::RootGroup;
+use crate::analysis::TypeStats;
+use crate::graph::duplicates::Duplicates;
+use crate::graph::{DominatorTree, HeapGraph};
+use crate::progress::Stage;
+
+/// Above this many objects the dominator tree re-filters only when the
+/// filter line is accepted (Enter), not on every typed character.
+const LIVE_TREE_FILTER_LIMIT: usize = 2_000_000;
+
+/// Up to this many objects, on-demand queries run inline (a few ms);
+/// above it they go to a background thread so keys stay fast.
+const INLINE_JOB_LIMIT: usize = 500_000;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PaneId {
+    Overview,
+    Dominators,
+    Types,
+    Duplicates,
+    Roots,
+}
+
+impl PaneId {
+    pub const ALL: [PaneId; 5] = [
+        PaneId::Overview,
+        PaneId::Dominators,
+        PaneId::Types,
+        PaneId::Duplicates,
+        PaneId::Roots,
+    ];
+
+    pub fn title(self) -> &'static str {
+        match self {
+            PaneId::Overview => "Overview",
+            PaneId::Dominators => "Dominators",
+            PaneId::Types => "Types",
+            PaneId::Duplicates => "Duplicates",
+            PaneId::Roots => "Roots",
+        }
+    }
+
+    pub fn index(self) -> usize {
+        PaneId::ALL.iter().position(|&p| p == self).unwrap_or(0)
+    }
+}
+
+/// A sample of the worker's progress, taken by the event loop.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ProgressView {
+    pub stage: Stage,
+    pub fraction: f64,
+    /// Since launch.
+    pub elapsed_ms: u64,
+}
+
+#[derive(Debug)]
+pub enum Action {
+    Key(KeyEvent),
+    Mouse(MouseEvent),
+    Resize(u16, u16),
+    Worker(Msg),
+    Progress(ProgressView),
+    /// Progress of a background job (precise retained), 0..=1.
+    JobProgress(f64),
+    /// Once per frame: advance the fuzzy matcher.
+    Tick,
+}
+
+/// What `update` asks of the event loop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Effect {
+    Quit,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InputPurpose {
+    Filter,
+    Exclude,
+}
+
+/// The one-line text input at the bottom (filter or exclude pattern).
+#[derive(Debug, Clone)]
+pub struct InputLine {
+    pub purpose: InputPurpose,
+    pub text: String,
+}
+
+/// Whole-heap sums the frames show, computed once when data arrives.
+#[derive(Debug, Clone, Default)]
+pub struct Totals {
+    pub bytes: u64,
+    /// (kind, flags, records), sorted.
+    pub root_kinds: Vec<(u32, u32, u64)>,
+    pub additional_bytes: u64,
+}
+
+/// A history entry: where the user was.
+#[derive(Debug, Clone)]
+pub struct Nav {
+    pub pane: PaneId,
+    pub inspector: Option<u32>,
+    pub dom_depth: usize,
+    pub dom_selected: Option<u32>,
+    pub types: ListState,
+    pub dups: ListState,
+    pub dups_detail: Option<u32>,
+    pub roots: ListState,
+}
+
+pub struct App {
+    pub name: String,
+    pub theme: Theme,
+    pub size: Rect,
+    pub graph: Option<Arc<HeapGraph>>,
+    /// Computed once per dump, so no frame walks the heap.
+    pub totals: Totals,
+    pub dom: Option<Arc<DominatorTree>>,
+    pub types: Option<Arc<Vec<TypeStats>>>,
+    /// Type index → position in `types`.
+    type_pos: Vec<u32>,
+    pub roots: Option<Arc<Vec<RootGroup>>>,
+    pub largest: Option<Arc<Vec<u32>>>,
+    /// Background jobs requested and not yet started (the loop drains it).
+    pub jobs: Vec<Job>,
+    pub weakly_held: (u64, u64),
+    pub duplicates: Option<Arc<Duplicates>>,
+    pub error: Option<String>,
+    /// Milliseconds of each finished stage (parse, graph, dominators, duplicates).
+    pub stage_ms: [Option<u64>; 4],
+    pub progress: ProgressView,
+    pub job: Option<(String, f64)>,
+    pub pane: PaneId,
+    pub inspector: Option<Inspector>,
+    pub help: Option<u16>,
+    pub input: Option<InputLine>,
+    /// Filter text per pane (index = PaneId::index).
+    pub filters: [String; 5],
+    pub overview_scroll: u16,
+    pub dominators: Option<DominatorsPane>,
+    pub types_pane: TypesPane,
+    pub dups_pane: DuplicatesPane,
+    pub roots_pane: RootsPane,
+    pub matcher: TypeMatcher,
+    pub history: Vec<Nav>,
+    pub status: String,
+}
+
+impl App {
+    pub fn new(name: String, theme: Theme, size: Rect) -> App {
+        App {
+            name,
+            theme,
+            size,
+            graph: None,
+            totals: Totals::default(),
+            dom: None,
+            types: None,
+            type_pos: Vec::new(),
+            roots: None,
+            largest: None,
+            jobs: Vec::new(),
+            weakly_held: (0, 0),
+            duplicates: None,
+            error: None,
+            stage_ms: [None; 4],
+            progress: ProgressView {
+                stage: Stage::Parse,
+                fraction: 0.0,
+                elapsed_ms: 0,
+            },
+            job: None,
+            pane: PaneId::Overview,
+            inspector: None,
+            help: None,
+            input: None,
+            filters: Default::default(),
+            overview_scroll: 0,
+            dominators: None,
+            types_pane: TypesPane::default(),
+            dups_pane: DuplicatesPane::default(),
+            roots_pane: RootsPane::default(),
+            matcher: TypeMatcher::new(),
+            history: Vec::new(),
+            status: String::new(),
+        }
+    }
+
+    pub fn type_stats(&self, type_index: u32) -> Option<&TypeStats> {
+        let pos = *self.type_pos.get(type_index as usize)?;
+        self.types.as_ref()?.get(pos as usize)
+    }
+
+    /// The key mode of the current focus.
+    pub fn mode(&self) -> Mode {
+        if self.input.is_some() {
+            Mode::Filter
+        } else if self.inspector.is_some() {
+            Mode::Inspector
+        } else {
+            match self.pane {
+                PaneId::Overview => Mode::Global,
+                PaneId::Dominators => Mode::Dominators,
+                PaneId::Types => Mode::Types,
+                PaneId::Duplicates => Mode::Duplicates,
+                PaneId::Roots => Mode::Roots,
+            }
+        }
+    }
+
+    fn nav(&self) -> Nav {
+        Nav {
+            pane: self.pane,
+            inspector: self.inspector.as_ref().map(|i| i.object),
+            dom_depth: self.dominators.as_ref().map_or(0, |d| d.zooms.len() - 1),
+            dom_selected: self.dominators.as_ref().map(|d| d.tree().selected),
+            types: self.types_pane.list,
+            dups: self.dups_pane.list,
+            dups_detail: self.dups_pane.detail.as_ref().map(|d| d.set),
+            roots: self.roots_pane.list,
+        }
+    }
+
+    fn push_history(&mut self) {
+        let nav = self.nav();
+        self.history.push(nav);
+        if self.history.len() > 200 {
+            self.history.remove(0);
+        }
+    }
+
+    fn restore(&mut self, nav: Nav) {
+        self.pane = nav.pane;
+        self.inspector = None;
+        if let Some(o) = nav.inspector {
+            self.open_inspector(o);
+        }
+        if let Some(d) = &mut self.dominators {
+            d.zooms.truncate(nav.dom_depth + 1);
+            if let Some(s) = nav.dom_selected {
+                let t = d.tree_mut();
+                if (s as usize) < t.nodes.len() {
+                    t.selected = s;
+                    for a in t.ancestors(s) {
+                        t.nodes[a as usize].expanded = true;
+                    }
+                }
+            }
+            d.refresh();
+        }
+        self.types_pane.list = nav.types;
+        self.dups_pane.list = nav.dups;
+        self.dups_pane.detail = match (nav.dups_detail, &self.graph, &self.duplicates) {
+            (Some(s), Some(g), Some(d)) => Some(duplicates::detail(g, d, s, &self.theme)),
+            _ => None,
+        };
+        self.roots_pane.list = nav.roots;
+        self.fix_scroll();
+    }
+
+    /// Rows of a list in the pane body (inside borders, below the header).
+    pub fn body_rows(&self) -> usize {
+        let body = ui::layout(self.size).body;
+        body.height.saturating_sub(3) as usize
+    }
+
+    /// Keeps every selection visible after a resize or a jump.
+    fn fix_scroll(&mut self) {
+        let h = self.body_rows();
+        if let Some(d) = &mut self.dominators {
+            d.scroll(h);
+        }
+        let (top, bottom) = self.types_pane.split(h as u16 + 1);
+        let n = self.matcher.count();
+        self.types_pane
+            .list
+            .scroll(n, top.saturating_sub(1) as usize);
+        if let Some(imm) = &mut self.types_pane.imm {
+            imm.list
+                .scroll(imm.rows.len(), bottom.saturating_sub(2) as usize);
+        }
+        let n = self.dups_pane.rows.len();
+        self.dups_pane.list.scroll(n, h);
+        if let Some(det) = &mut self.dups_pane.detail {
+            det.list.scroll(det.lines.len(), h);
+        }
+        let n = self.roots_pane.rows.len();
+        self.roots_pane.list.scroll(n, h);
+        if let Some(ins) = &mut self.inspector {
+            ins.list.scroll(ins.entries.len(), h + 1);
+        }
+    }
+
+    // ----- data arrival -------------------------------------------------
+
+    fn on_worker(&mut self, msg: Msg) {
+        match msg {
+            Msg::Parsed { ms } => self.stage_ms[0] = Some(ms),
+            Msg::Graph { graph, ms } => {
+                self.stage_ms[1] = Some(ms);
+                self.totals.bytes = graph.dump.total_bytes();
+                let mut kinds: Vec<(u32, u32, u64)> = Vec::new();
+                let mut keys: Vec<(u32, u32)> =
+                    graph.dump.roots.iter().map(|r| (r.kind, r.flags)).collect();
+                keys.sort_unstable();
+                for k in keys.chunk_by(|a, b| a == b) {
+                    kinds.push((k[0].0, k[0].1, k.len() as u64));
+                }
+                self.totals.root_kinds = kinds;
+                self.graph = Some(graph);
+            }
+            Msg::Dominators {
+                dom,
+                types,
+                roots,
+                weakly_held,
+                largest,
+                ms,
+            } => {
+                self.stage_ms[2] = Some(ms);
+                let Some(graph) = self.graph.clone() else {
+                    return;
+                };
+                let mut pos = vec![u32::MAX; graph.dump.type_names.len()];
+                for (i, t) in types.iter().enumerate() {
+                    pos[t.type_index as usize] = i as u32;
+                }
+                self.type_pos = pos;
+                self.dominators = Some(DominatorsPane::new(&graph.dump, &dom));
+                self.dom = Some(dom);
+                self.types = Some(types);
+                self.roots = Some(roots);
+                self.weakly_held = weakly_held;
+                self.largest = Some(largest);
+                for p in [PaneId::Dominators, PaneId::Types, PaneId::Roots] {
+                    self.apply_filter(p, true);
+                }
+            }
+            Msg::Duplicates { duplicates, ms } => {
+                self.stage_ms[3] = Some(ms);
+                self.totals.additional_bytes = duplicates.total_additional_bytes();
+                self.duplicates = Some(duplicates);
+                self.apply_filter(PaneId::Duplicates, true);
+            }
+            Msg::Failed(e) => self.error = Some(e),
+            Msg::Precise { type_index, result } => {
+                self.types_pane.precise.insert(type_index, result);
+                self.types_pane.precise_running = None;
+                self.job = None;
+            }
+            Msg::ImmediateDominators {
+                type_index,
+                exclude,
+                rows,
+            } => {
+                self.types_pane.imm = Some(ImmView {
+                    type_index,
+                    exclude,
+                    rows,
+                    list: ListState::default(),
+                });
+                self.types_pane.imm_focus = true;
+                self.job = None;
+            }
+            Msg::RetentionPath { object, path } => {
+                if let Some(ins) = &mut self.inspector {
+                    if ins.object == object {
+                        ins.set_retention_path(path);
+                    }
+                }
+                self.job = None;
+            }
+            Msg::Expanded { tree, node, groups } => {
+                if let (Some(d), Some(dom)) = (&mut self.dominators, &self.dom) {
+                    if let Some(t) = d.zooms.iter_mut().find(|t| t.id == tree) {
+                        t.set_groups(node, groups, dom);
+                    }
+                    d.refresh();
+                }
+                self.job = None;
+            }
+            Msg::TreeMarks { query, marks } => {
+                // A newer filter supersedes this result.
+                if query == self.filters[PaneId::Dominators.index()] {
+                    if let Some(d) = &mut self.dominators {
+                        d.marks = marks;
+                        d.refresh();
+                    }
+                }
+                self.job = None;
+            }
+        }
+        self.fix_scroll();
+    }
+
+    /// Applies the pane's filter text to its view. `committed`: the user
+    /// accepted it (or data just arrived), so costly re-filtering is allowed.
+    fn apply_filter(&mut self, pane: PaneId, committed: bool) {
+        let text = self.filters[pane.index()].clone();
+        let filter = TypeFilter::parse(&text);
+        let Some(graph) = self.graph.clone() else {
+            return;
+        };
+        let names = &graph.dump.type_names;
+        match pane {
+            PaneId::Types => {
+                if let Some(types) = self.types.clone() {
+                    self.matcher.set(&types, names, &filter);
+                    self.types_pane.list = ListState::default();
+                }
+            }
+            PaneId::Dominators => {
+                let Some(dom) = self.dom.clone() else { return };
+                if !committed && graph.objects() > LIVE_TREE_FILTER_LIMIT {
+                    self.status = "large heap: press Enter to filter the tree".into();
+                    return;
+                }
+                let mask = (!filter.is_empty()).then(|| Arc::new(type_mask(names, &filter)));
+                let _ = dom;
+                self.request(
+                    Job::TreeMarks {
+                        query: text.clone(),
+                        mask,
+                    },
+                    "filtering the tree",
+                );
+            }
+            PaneId::Duplicates => {
+                if let Some(d) = self.duplicates.clone() {
+                    let mask = (!filter.is_empty()).then(|| type_mask(names, &filter));
+                    self.dups_pane.rebuild(&d, mask.as_deref());
+                }
+            }
+            PaneId::Roots => {
+                if let Some(groups) = self.roots.clone() {
+                    let mask = (!filter.is_empty()).then(|| type_mask(names, &filter));
+                    self.roots_pane
+                        .rebuild(&graph.dump, &groups, mask.as_deref());
+                }
+            }
+            PaneId::Overview => {}
+        }
+        if !filter.unknown.is_empty() {
+            self.status = format!("ignored: {}", filter.unknown.join(" "));
+        }
+        self.fix_scroll();
+    }
+
+    // ----- navigation helpers -------------------------------------------
+
+    fn switch(&mut self, pane: PaneId) {
+        if pane == self.pane && self.inspector.is_none() {
+            return;
+        }
+        self.push_history();
+        self.inspector = None;
+        self.pane = pane;
+    }
+
+    /// The object the focus stands for (for `i`).
+    fn selected_object(&self) -> Option<u32> {
+        if let Some(ins) = &self.inspector {
+            return match ins.target() {
+                Some(Target::Object(o)) => Some(o),
+                _ => Some(ins.object),
+            };
+        }
+        let graph = self.graph.as_ref()?;
+        match self.pane {
+            PaneId::Overview => {
+                let dom = self.dom.as_ref()?;
+                dom.children_of(dom.super_root()).first().copied()
+            }
+            PaneId::Dominators => {
+                let d = self.dominators.as_ref()?;
+                d.tree().object(d.tree().selected, self.dom.as_ref()?)
+            }
+            PaneId::Types => {
+                let ty = *self
+                    .matcher
+                    .rows(self.types_pane.list.selected, 1)
+                    .first()?;
+                self.largest_instance(ty)
+            }
+            PaneId::Duplicates => {
+                let d = self.duplicates.as_ref()?;
+                if let Some(det) = &self.dups_pane.detail {
+                    if let Some(o) = det.lines.get(det.list.selected).and_then(|l| l.object) {
+                        return Some(o);
+                    }
+                    return d.sets[det.set as usize].members.first().copied();
+                }
+                match self.dups_pane.rows.get(self.dups_pane.list.selected)? {
+                    DupRow::Set(s) => d.sets[*s as usize].members.first().copied(),
+                    DupRow::Possible(p) => d.possible[*p as usize].instances.first().copied(),
+                }
+            }
+            PaneId::Roots => {
+                let groups = self.roots.as_ref()?;
+                match self.roots_pane.rows.get(self.roots_pane.list.selected)? {
+                    RootRow::Group(g) => groups[*g]
+                        .roots
+                        .first()
+                        .map(|&r| graph.dump.roots[r as usize].object),
+                    RootRow::Record(_, r) => Some(graph.dump.roots[*r as usize].object),
+                    RootRow::More(..) => None,
+                }
+            }
+        }
+    }
+
+    /// The reachable instance of a type that retains most (precomputed).
+    fn largest_instance(&self, type_index: u32) -> Option<u32> {
+        let l = *self.largest.as_ref()?.get(type_index as usize)?;
+        (l != u32::MAX).then_some(l)
+    }
+
+    /// Hands deferred tree grouping to [`App::request`].
+    fn defer(&mut self, deferred: Option<super::panes::dominators::Deferred>) {
+        if let Some(d) = deferred {
+            let job = Job::GroupChildren {
+                tree: d.tree,
+                node: d.node,
+                parents: d.parents,
+            };
+            self.request(job, "grouping children");
+        }
+    }
+
+    /// Runs a job inline on small heaps, else queues it for a background
+    /// thread (precise retained sizes always go to the background).
+    fn request(&mut self, job: Job, label: &str) {
+        let (Some(graph), Some(dom)) = (self.graph.clone(), self.dom.clone()) else {
+            return;
+        };
+        let background = matches!(job, Job::Precise { .. }) || graph.objects() > INLINE_JOB_LIMIT;
+        if background {
+            self.job = Some((label.to_string(), 0.0));
+            self.jobs.push(job);
+        } else if let Some(msg) = run_job(job, &graph, &dom, &crate::progress::Progress::new()) {
+            self.on_worker(msg);
+        }
+    }
+
+    fn inspect(&mut self, object: u32) {
+        if self.graph.is_none() {
+            return;
+        }
+        self.push_history();
+        self.open_inspector(object);
+        self.fix_scroll();
+    }
+
+    /// Builds the inspector now and asks for the retention path as a job.
+    fn open_inspector(&mut self, object: u32) {
+        let Some(graph) = self.graph.clone() else {
+            return;
+        };
+        self.inspector = Some(Inspector::build(
+            object,
+            &graph,
+            self.dom.as_deref(),
+            self.duplicates.as_deref(),
+            &self.theme,
+        ));
+        if self.dom.is_some() {
+            self.request(Job::RetentionPath { object }, "retention path");
+        }
+    }
+
+    /// Shows an object in the (unzoomed) dominator tree.
+    fn reveal(&mut self, object: u32) {
+        let (Some(graph), Some(dom)) = (self.graph.clone(), self.dom.clone()) else {
+            self.status = "the dominator tree is not ready yet".into();
+            return;
+        };
+        if !dom.is_reachable(object) {
+            self.status = format!(
+                "{} is unreachable: not in the dominator tree",
+                graph.dump.id_hex(object)
+            );
+            return;
+        }
+        self.push_history();
+        self.inspector = None;
+        self.pane = PaneId::Dominators;
+        let d = self.dominators.as_mut().expect("exists with dom");
+        d.zooms.truncate(1);
+        if d.marks.is_some() {
+            d.marks = None;
+            self.filters[PaneId::Dominators.index()].clear();
+        }
+        d.tree_mut().reveal(object, &graph.dump, &dom);
+        d.refresh();
+        self.fix_scroll();
+    }
+
+    fn jump_to_set(&mut self, set: u32, open: bool) {
+        let (Some(graph), Some(d)) = (self.graph.clone(), self.duplicates.clone()) else {
+            return;
+        };
+        self.push_history();
+        self.inspector = None;
+        self.pane = PaneId::Duplicates;
+        if self.dups_pane.row_of_set(set).is_none() {
+            self.filters[PaneId::Duplicates.index()].clear();
+            self.dups_pane.rebuild(&d, None);
+        }
+        self.dups_pane.list.selected = self.dups_pane.row_of_set(set).unwrap_or(0);
+        self.dups_pane.detail = open.then(|| duplicates::detail(&graph, &d, set, &self.theme));
+        self.fix_scroll();
+    }
+
+    // ----- commands -------------------------------------------------------
+
+    fn command(&mut self, cmd: Cmd) -> Option<Effect> {
+        let h = self.body_rows();
+        match cmd {
+            Cmd::Quit => return Some(Effect::Quit),
+            Cmd::Help => self.help = Some(0),
+            Cmd::NextPane => self.switch(PaneId::ALL[(self.pane.index() + 1) % 5]),
+            Cmd::PrevPane => self.switch(PaneId::ALL[(self.pane.index() + 4) % 5]),
+            Cmd::Pane(n) => self.switch(PaneId::ALL[(n as usize - 1).min(4)]),
+            Cmd::OpenFilter => {
+                if self.pane == PaneId::Overview && self.inspector.is_none() {
+                    self.status = "the filter narrows the list panes (2-5)".into();
+                } else {
+                    self.inspector = None;
+                    let text = self.filters[self.pane.index()].clone();
+                    self.input = Some(InputLine {
+                        purpose: InputPurpose::Filter,
+                        text,
+                    });
+                }
+            }
+            Cmd::Inspect => match self.selected_object() {
+                Some(o) => self.inspect(o),
+                None => self.status = "nothing to inspect here".into(),
+            },
+            Cmd::Back => {
+                if self.pane == PaneId::Types
+                    && self.types_pane.imm_focus
+                    && self.inspector.is_none()
+                {
+                    self.types_pane.imm = None;
+                    self.types_pane.imm_focus = false;
+                } else if let Some(nav) = self.history.pop() {
+                    self.restore(nav);
+                } else if self.inspector.is_some() {
+                    self.inspector = None;
+                } else {
+                    self.status = "at the start of the history".into();
+                }
+            }
+            Cmd::Up => self.step(-1),
+            Cmd::Down => self.step(1),
+            Cmd::PageUp => self.step(-(h as isize)),
+            Cmd::PageDown => self.step(h as isize),
+            Cmd::Top => self.step(isize::MIN / 2),
+            Cmd::Bottom => self.step(isize::MAX / 2),
+            Cmd::Open => return self.open(),
+            Cmd::Expand => self.expand(true),
+            Cmd::ToggleExpand => self.toggle_space(),
+            Cmd::Collapse => self.expand(false),
+            Cmd::ToggleTreeMode => {
+                if let Some(d) = &mut self.dominators {
+                    d.mode = match d.mode {
+                        dominators::TreeMode::Tree => dominators::TreeMode::Path,
+                        dominators::TreeMode::Path => dominators::TreeMode::Tree,
+                    };
+                    d.refresh();
+                }
+            }
+            Cmd::ToggleChart => {
+                if let Some(d) = &mut self.dominators {
+                    d.chart_only = !d.chart_only;
+                    if ui::layout(self.size).body.width >= 122 {
+                        self.status =
+                            "the chart is always shown beside the tree at this width".into();
+                    }
+                }
+            }
+            Cmd::Instances => {
+                if let (Some(d), Some(g), Some(dom)) =
+                    (&mut self.dominators, &self.graph, &self.dom)
+                {
+                    let t = d.tree_mut();
+                    let s = t.selected;
+                    let deferred = t.toggle_instances(s, &g.dump, dom);
+                    d.refresh();
+                    self.defer(deferred);
+                }
+            }
+            Cmd::ZoomOut => {
+                // Not a history step: Backspace already retraces zooms.
+                if let Some(d) = &mut self.dominators {
+                    if d.zooms.len() > 1 {
+                        d.zooms.pop();
+                        d.refresh();
+                    }
+                }
+            }
+            Cmd::PreciseRetained => {
+                let &ty = self
+                    .matcher
+                    .rows(self.types_pane.list.selected, 1)
+                    .first()?;
+                if self.types_pane.precise_running.is_some() {
+                    self.status = "a precise retained computation is already running".into();
+                } else if !self.types_pane.precise.contains_key(&ty) {
+                    self.types_pane.precise_running = Some(ty);
+                    let name = self
+                        .graph
+                        .as_ref()
+                        .map(|g| g.dump.type_names[ty as usize].to_string())
+                        .unwrap_or_default();
+                    self.request(
+                        Job::Precise { type_index: ty },
+                        &format!("precise retained of {name}"),
+                    );
+                }
+            }
+            Cmd::ImmediateDominators => self.immediate_dominators(),
+            Cmd::ExcludePattern => {
+                self.input = Some(InputLine {
+                    purpose: InputPurpose::Exclude,
+                    text: self.types_pane.exclude.clone(),
+                });
+            }
+            Cmd::JumpHoldingSet => {
+                let d = self.duplicates.clone()?;
+                let set = match &self.dups_pane.detail {
+                    Some(det) => Some(det.set),
+                    None => match self.dups_pane.rows.get(self.dups_pane.list.selected) {
+                        Some(DupRow::Set(s)) => Some(*s),
+                        _ => None,
+                    },
+                };
+                match set.and_then(|s| d.sets[s as usize].holding_set) {
+                    Some(h) => {
+                        let open = self.dups_pane.detail.is_some();
+                        self.jump_to_set(h, open);
+                    }
+                    None => self.status = "this set is not held by another set".into(),
+                }
+            }
+            Cmd::DetectPossible => {
+                self.status = match self.dups_pane.rows.get(self.dups_pane.list.selected) {
+                    Some(DupRow::Possible(_)) => {
+                        "detecting one type's possible duplicates is not available in this build"
+                            .into()
+                    }
+                    _ => "select a possible-duplicates row".into(),
+                };
+            }
+            Cmd::OpenInDominators => {
+                if let Some(ins) = &self.inspector {
+                    let o = ins.object;
+                    self.reveal(o);
+                }
+            }
+            Cmd::Accept | Cmd::Clear | Cmd::DeleteChar => {}
+        }
+        None
+    }
+
+    fn immediate_dominators(&mut self) {
+        let Some(&ty) = self.matcher.rows(self.types_pane.list.selected, 1).first() else {
+            return;
+        };
+        let exclude = self.types_pane.exclude.clone();
+        self.request(
+            Job::ImmediateDominators {
+                type_index: ty,
+                exclude,
+            },
+            "immediate dominators",
+        );
+        self.fix_scroll();
+    }
+
+    fn step(&mut self, delta: isize) {
+        let h = self.body_rows();
+        if let Some(ins) = &mut self.inspector {
+            let n = ins.entries.len();
+            ins.list.step(delta, n, h + 1);
+            return;
+        }
+        match self.pane {
+            PaneId::Overview => {
+                self.overview_scroll = (self.overview_scroll as isize + delta).clamp(0, 500) as u16;
+            }
+            PaneId::Dominators => {
+                let Some(d) = &mut self.dominators else {
+                    return;
+                };
+                let narrow_chart = d.chart_only && ui::layout(self.size).body.width < 122;
+                if narrow_chart {
+                    let tops = d.top_level();
+                    let cur = d.top_of_selection();
+                    let i = tops.iter().position(|&t| t == cur).unwrap_or(0) as isize;
+                    let j = (i + delta).clamp(0, tops.len().saturating_sub(1) as isize) as usize;
+                    if let Some(&t) = tops.get(j) {
+                        d.tree_mut().selected = t;
+                    }
+                    d.refresh();
+                } else {
+                    let t = d.tree();
+                    let i = (t.selected_index() as isize + delta)
+                        .clamp(0, t.flat.len().saturating_sub(1) as isize);
+                    d.select_index(i as usize);
+                }
+                d.scroll(h);
+            }
+            PaneId::Types => {
+                if self.types_pane.imm_focus {
+                    let (_, bottom) = self.types_pane.split(h as u16 + 1);
+                    if let Some(imm) = &mut self.types_pane.imm {
+                        let n = imm.rows.len();
+                        imm.list.step(delta, n, bottom.saturating_sub(2) as usize);
+                    }
+                } else {
+                    let (top, _) = self.types_pane.split(h as u16 + 1);
+                    let n = self.matcher.count();
+                    self.types_pane
+                        .list
+                        .step(delta, n, top.saturating_sub(1) as usize);
+                    if let Some(&ty) = self.matcher.rows(self.types_pane.list.selected, 1).first() {
+                        if self
+                            .types_pane
+                            .imm
+                            .as_ref()
+                            .is_some_and(|i| i.type_index != ty)
+                        {
+                            self.types_pane.imm = None;
+                        }
+                    }
+                }
+            }
+            PaneId::Duplicates => {
+                if let Some(det) = &mut self.dups_pane.detail {
+                    let n = det.lines.len();
+                    det.list.step(delta, n, h);
+                } else {
+                    let n = self.dups_pane.rows.len();
+                    self.dups_pane.list.step(delta, n, h);
+                }
+            }
+            PaneId::Roots => {
+                let n = self.roots_pane.rows.len();
+                self.roots_pane.list.step(delta, n, h);
+            }
+        }
+    }
+
+    fn open(&mut self) -> Option<Effect> {
+        if let Some(ins) = &self.inspector {
+            match ins.target() {
+                Some(Target::Object(o)) => self.inspect(o),
+                Some(Target::Set(s)) => self.jump_to_set(s, true),
+                None => self.status = "not a jump target".into(),
+            }
+            return None;
+        }
+        match self.pane {
+            PaneId::Overview => {}
+            PaneId::Dominators => self.zoom_in(),
+            PaneId::Types => {
+                if self.types_pane.imm_focus {
+                    let Some(imm) = &self.types_pane.imm else {
+                        return None;
+                    };
+                    let target = imm.rows.get(imm.list.selected).and_then(|r| {
+                        let dom = self.dom.as_ref()?;
+                        r.dominators
+                            .iter()
+                            .copied()
+                            .max_by_key(|&o| dom.retained_bytes[o as usize])
+                    });
+                    match target {
+                        Some(o) => self.reveal(o),
+                        None => {
+                            self.status = "these instances are held directly by GC roots".into()
+                        }
+                    }
+                } else if let Some(&ty) =
+                    self.matcher.rows(self.types_pane.list.selected, 1).first()
+                {
+                    match self.largest_instance(ty) {
+                        Some(o) => self.reveal(o),
+                        None => self.status = "no reachable instance of this type".into(),
+                    }
+                }
+            }
+            PaneId::Duplicates => {
+                let (Some(graph), Some(d)) = (self.graph.clone(), self.duplicates.clone()) else {
+                    return None;
+                };
+                if let Some(det) = &self.dups_pane.detail {
+                    if let Some(o) = det.lines.get(det.list.selected).and_then(|l| l.object) {
+                        self.inspect(o);
+                    }
+                    return None;
+                }
+                match self
+                    .dups_pane
+                    .rows
+                    .get(self.dups_pane.list.selected)
+                    .copied()
+                {
+                    Some(DupRow::Set(s)) => {
+                        self.push_history();
+                        self.dups_pane.detail =
+                            Some(duplicates::detail(&graph, &d, s, &self.theme));
+                    }
+                    Some(DupRow::Possible(_)) => return self.command(Cmd::DetectPossible),
+                    None => {}
+                }
+            }
+            PaneId::Roots => match self
+                .roots_pane
+                .rows
+                .get(self.roots_pane.list.selected)
+                .copied()
+            {
+                Some(RootRow::Group(_)) => self.expand(true),
+                Some(RootRow::Record(..)) => {
+                    if let Some(o) = self.selected_object() {
+                        self.inspect(o);
+                    }
+                }
+                _ => {}
+            },
+        }
+        None
+    }
+
+    fn zoom_in(&mut self) {
+        let (Some(graph), Some(dom)) = (self.graph.clone(), self.dom.clone()) else {
+            return;
+        };
+        let narrow = ui::layout(self.size).body.width < 122;
+        if let Some(d) = &mut self.dominators {
+            // In the chart alone, Enter zooms into the highlighted bar.
+            if d.chart_only && narrow {
+                let top = d.top_of_selection();
+                d.tree_mut().selected = top;
+            }
+        }
+        let Some(d) = &self.dominators else { return };
+        let t = d.tree();
+        let sel = t.selected;
+        match &t.nodes[sel as usize].item {
+            Item::More { .. } => {
+                let d = self.dominators.as_mut().expect("checked");
+                d.tree_mut().more(sel, &dom);
+                d.refresh();
+            }
+            Item::SuperRoot => {}
+            item => {
+                if !t.has_children(sel, &dom) {
+                    self.status = "nothing below this row to zoom into".into();
+                    return;
+                }
+                let item = match item {
+                    // A one-member group zooms into its object.
+                    Item::Group(g) if g.members.len() == 1 => Item::Instance(g.members[0]),
+                    other => other.clone(),
+                };
+                let label = t.label_of(sel, &graph.dump, &self.theme);
+                self.push_history();
+                let d = self.dominators.as_mut().expect("checked");
+                let (tree, deferred) = Tree::new(item, label, &graph.dump, &dom);
+                d.zooms.push(tree);
+                d.refresh();
+                self.defer(deferred);
+            }
+        }
+        let h = self.body_rows();
+        if let Some(d) = &mut self.dominators {
+            d.scroll(h);
+        }
+    }
+
+    fn expand(&mut self, open: bool) {
+        match self.pane {
+            PaneId::Dominators if self.inspector.is_none() => {
+                let (Some(graph), Some(dom)) = (self.graph.clone(), self.dom.clone()) else {
+                    return;
+                };
+                let rows = self.body_rows();
+                let mut deferred = None;
+                let Some(d) = &mut self.dominators else {
+                    return;
+                };
+                let t = d.tree_mut();
+                let s = t.selected;
+                let expanded = t.nodes[s as usize].expanded;
+                if open {
+                    if !t.has_children(s, &dom) {
+                        return;
+                    }
+                    if expanded {
+                        // Second press: first child.
+                        if let Some(&c) = t.nodes[s as usize]
+                            .children
+                            .as_ref()
+                            .and_then(|c| c.first())
+                        {
+                            t.selected = c;
+                        }
+                    } else {
+                        deferred = t.expand(s, &graph.dump, &dom);
+                    }
+                } else if expanded {
+                    t.nodes[s as usize].expanded = false;
+                } else if let Some(p) = t.nodes[s as usize].parent.filter(|&p| p != 0) {
+                    t.selected = p;
+                }
+                d.refresh();
+                d.scroll(rows);
+                self.defer(deferred);
+            }
+            PaneId::Roots if self.inspector.is_none() => {
+                let g = match self.roots_pane.rows.get(self.roots_pane.list.selected) {
+                    Some(RootRow::Group(g))
+                    | Some(RootRow::Record(g, _))
+                    | Some(RootRow::More(g, _)) => *g,
+                    None => return,
+                };
+                let changed = if open {
+                    self.roots_pane.expanded.insert(g)
+                } else {
+                    self.roots_pane.expanded.remove(&g)
+                };
+                if changed {
+                    if !open {
+                        self.roots_pane.list.selected = self
+                            .roots_pane
+                            .rows
+                            .iter()
+                            .position(|r| *r == RootRow::Group(g))
+                            .unwrap_or(0);
+                    }
+                    self.apply_filter(PaneId::Roots, true);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn toggle_space(&mut self) {
+        let expanded = self
+            .dominators
+            .as_ref()
+            .map(|d| d.tree().nodes[d.tree().selected as usize].expanded)
+            .unwrap_or(false);
+        self.expand(!expanded);
+    }
+
+    // ----- input line -------------------------------------------------------
+
+    fn input_key(&mut self, key: Key) {
+        let Some(mut line) = self.input.take() else {
+            return;
+        };
+        let cmd = keys::lookup(Mode::Filter, key);
+        let mut keep_open = true;
+        match (cmd, key) {
+            (Some(Cmd::Accept), _) => keep_open = false,
+            (Some(Cmd::Clear), _) => {
+                line.text.clear();
+                keep_open = false;
+            }
+            (Some(Cmd::DeleteChar), _) => {
+                line.text.pop();
+            }
+            (_, Key::Char(c)) => line.text.push(c),
+            _ => {}
+        }
+        let committed = !keep_open;
+        match line.purpose {
+            InputPurpose::Filter => {
+                let i = self.pane.index();
+                if self.filters[i] != line.text || committed {
+                    self.filters[i] = line.text.clone();
+                    self.apply_filter(self.pane, committed);
+                }
+            }
+            InputPurpose::Exclude => {
+                if committed {
+                    self.types_pane.exclude = line.text.clone();
+                    if self.types_pane.imm.is_some() {
+                        self.immediate_dominators();
+                    }
+                }
+            }
+        }
+        if keep_open {
+            self.input = Some(line);
+        }
+    }
+
+    // ----- mouse ------------------------------------------------------------
+
+    fn mouse(&mut self, m: MouseEvent) {
+        let areas = ui::layout(self.size);
+        match m.kind {
+            MouseEventKind::ScrollDown => self.step(3),
+            MouseEventKind::ScrollUp => self.step(-3),
+            MouseEventKind::Down(MouseButton::Left) => {
+                if m.row == areas.tabs.y {
+                    if let Some(p) = ui::tab_at(m.column) {
+                        self.switch(p);
+                    }
+                    return;
+                }
+                let body = areas.body;
+                if m.row < body.y + 2 || m.row >= body.y + body.height.saturating_sub(1) {
+                    return;
+                }
+                let row = (m.row - body.y - 2) as usize;
+                // Translate to a step from the current selection.
+                let (sel, off) = match (&self.inspector, self.pane) {
+                    (Some(ins), _) => (ins.list.selected, ins.list.offset.saturating_sub(1)),
+                    (None, PaneId::Dominators) => match &self.dominators {
+                        Some(d) => (d.tree().selected_index(), d.tree().offset),
+                        None => return,
+                    },
+                    (None, PaneId::Types) => {
+                        (self.types_pane.list.selected, self.types_pane.list.offset)
+                    }
+                    (None, PaneId::Duplicates) => match &self.dups_pane.detail {
+                        Some(det) => (det.list.selected, det.list.offset),
+                        None => (self.dups_pane.list.selected, self.dups_pane.list.offset),
+                    },
+                    (None, PaneId::Roots) => {
+                        (self.roots_pane.list.selected, self.roots_pane.list.offset)
+                    }
+                    (None, PaneId::Overview) => return,
+                };
+                let target = off + row + usize::from(self.inspector.is_some());
+                let target = target.saturating_sub(usize::from(self.inspector.is_some()));
+                self.step(target as isize - sel as isize);
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Applies one action. Returns what the event loop must do, if anything.
+pub fn update(app: &mut App, action: Action) -> Option<Effect> {
+    match action {
+        Action::Key(ev) => {
+            if ev.kind != KeyEventKind::Press {
+                return None;
+            }
+            let key = Key::of(&ev);
+            app.status.clear();
+            if let Some(scroll) = app.help {
+                match keys::lookup(Mode::Global, key) {
+                    Some(Cmd::Down) => app.help = Some(scroll.saturating_add(1)),
+                    Some(Cmd::Up) => app.help = Some(scroll.saturating_sub(1)),
+                    Some(Cmd::PageDown) => app.help = Some(scroll.saturating_add(10)),
+                    Some(Cmd::PageUp) => app.help = Some(scroll.saturating_sub(10)),
+                    Some(Cmd::Quit) if key == Key::Ctrl('c') => return Some(Effect::Quit),
+                    _ => app.help = None,
+                }
+                return None;
+            }
+            if app.input.is_some() {
+                if key == Key::Ctrl('c') {
+                    return Some(Effect::Quit);
+                }
+                app.input_key(key);
+                return None;
+            }
+            let mode = app.mode();
+            match keys::lookup(mode, key) {
+                Some(cmd) => app.command(cmd),
+                None => None,
+            }
+        }
+        Action::Mouse(m) => {
+            if app.help.is_none() && app.input.is_none() {
+                app.mouse(m);
+            }
+            None
+        }
+        Action::Resize(w, h) => {
+            app.size = Rect::new(0, 0, w, h);
+            app.fix_scroll();
+            None
+        }
+        Action::Worker(msg) => {
+            app.on_worker(msg);
+            None
+        }
+        Action::Progress(p) => {
+            app.progress = p;
+            None
+        }
+        Action::JobProgress(f) => {
+            if let Some(j) = &mut app.job {
+                j.1 = f;
+            }
+            None
+        }
+        Action::Tick => {
+            if app.matcher.tick() {
+                app.fix_scroll();
+            }
+            None
+        }
+    }
+}

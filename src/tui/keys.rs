@@ -1,0 +1,360 @@
+//! The one key table: (mode, key, command, description). The footer hints,
+//! the `?` help screen and key dispatch all read it, so they cannot drift.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+/// Where a binding applies. Pane modes are tried before `Global`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Mode {
+    Global,
+    Dominators,
+    Types,
+    Duplicates,
+    Roots,
+    Inspector,
+    /// Typing into the `/` filter line.
+    Filter,
+}
+
+impl Mode {
+    pub fn title(self) -> &'static str {
+        match self {
+            Mode::Global => "Everywhere",
+            Mode::Dominators => "Dominators",
+            Mode::Types => "Types",
+            Mode::Duplicates => "Duplicates",
+            Mode::Roots => "Roots",
+            Mode::Inspector => "Inspector",
+            Mode::Filter => "Filter line",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Cmd {
+    Quit,
+    Help,
+    NextPane,
+    PrevPane,
+    Pane(u8),
+    Up,
+    Down,
+    PageUp,
+    PageDown,
+    Top,
+    Bottom,
+    Open,
+    Back,
+    Expand,
+    Collapse,
+    OpenFilter,
+    Inspect,
+    // Dominators
+    ToggleTreeMode,
+    ToggleChart,
+    Instances,
+    ToggleExpand,
+    ZoomOut,
+    // Types
+    PreciseRetained,
+    ImmediateDominators,
+    ExcludePattern,
+    // Duplicates
+    JumpHoldingSet,
+    DetectPossible,
+    // Inspector
+    OpenInDominators,
+    // Filter line
+    Accept,
+    Clear,
+    DeleteChar,
+}
+
+/// A key as bindings name it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Key {
+    Char(char),
+    Ctrl(char),
+    Code(KeyCode),
+}
+
+impl Key {
+    pub fn label(self) -> String {
+        match self {
+            Key::Char(' ') => "Space".into(),
+            Key::Char(c) => c.to_string(),
+            Key::Ctrl(c) => format!("Ctrl-{}", c.to_ascii_uppercase()),
+            Key::Code(KeyCode::Enter) => "Enter".into(),
+            Key::Code(KeyCode::Esc) => "Esc".into(),
+            Key::Code(KeyCode::Backspace) => "Bksp".into(),
+            Key::Code(KeyCode::Tab) => "Tab".into(),
+            Key::Code(KeyCode::BackTab) => "S-Tab".into(),
+            Key::Code(KeyCode::Up) => "Up".into(),
+            Key::Code(KeyCode::Down) => "Down".into(),
+            Key::Code(KeyCode::Left) => "Left".into(),
+            Key::Code(KeyCode::Right) => "Right".into(),
+            Key::Code(KeyCode::PageUp) => "PgUp".into(),
+            Key::Code(KeyCode::PageDown) => "PgDn".into(),
+            Key::Code(KeyCode::Home) => "Home".into(),
+            Key::Code(KeyCode::End) => "End".into(),
+            Key::Code(c) => format!("{c:?}"),
+        }
+    }
+
+    /// The binding key of a terminal event (Shift is folded into the char).
+    pub fn of(ev: &KeyEvent) -> Key {
+        match ev.code {
+            KeyCode::Char(c) if ev.modifiers.contains(KeyModifiers::CONTROL) => {
+                Key::Ctrl(c.to_ascii_lowercase())
+            }
+            KeyCode::Char(c) => Key::Char(c),
+            code => Key::Code(code),
+        }
+    }
+}
+
+pub struct Binding {
+    pub mode: Mode,
+    pub key: Key,
+    pub cmd: Cmd,
+    pub description: &'static str,
+    /// Footer label; empty: not in the footer.
+    pub short: &'static str,
+}
+
+const fn b(
+    mode: Mode,
+    key: Key,
+    cmd: Cmd,
+    description: &'static str,
+    short: &'static str,
+) -> Binding {
+    Binding {
+        mode,
+        key,
+        cmd,
+        description,
+        short,
+    }
+}
+
+use Cmd::*;
+use Key::{Char as C, Code as K, Ctrl};
+use Mode::*;
+
+pub static KEYS: &[Binding] = &[
+    b(
+        Global,
+        C('q'),
+        Quit,
+        "quit (cancels running analysis)",
+        "quit",
+    ),
+    b(Global, Ctrl('c'), Quit, "quit", ""),
+    b(Global, C('?'), Help, "help: every key", "help"),
+    b(Global, K(KeyCode::Tab), NextPane, "next pane", ""),
+    b(Global, K(KeyCode::BackTab), PrevPane, "previous pane", ""),
+    b(Global, C('1'), Pane(1), "Overview", ""),
+    b(Global, C('2'), Pane(2), "Dominators", ""),
+    b(Global, C('3'), Pane(3), "Types", ""),
+    b(Global, C('4'), Pane(4), "Duplicates", ""),
+    b(Global, C('5'), Pane(5), "Roots", ""),
+    b(Global, K(KeyCode::Up), Up, "move up", ""),
+    b(Global, C('k'), Up, "move up", ""),
+    b(Global, K(KeyCode::Down), Down, "move down", ""),
+    b(Global, C('j'), Down, "move down", ""),
+    b(Global, K(KeyCode::PageUp), PageUp, "page up", ""),
+    b(Global, K(KeyCode::PageDown), PageDown, "page down", ""),
+    b(Global, K(KeyCode::Home), Top, "first row", ""),
+    b(Global, C('g'), Top, "first row", ""),
+    b(Global, K(KeyCode::End), Bottom, "last row", ""),
+    b(Global, C('G'), Bottom, "last row", ""),
+    b(
+        Global,
+        K(KeyCode::Enter),
+        Open,
+        "open / zoom / jump",
+        "open",
+    ),
+    b(
+        Global,
+        K(KeyCode::Backspace),
+        Back,
+        "back (history)",
+        "back",
+    ),
+    b(Global, K(KeyCode::Esc), Back, "clear filter, else back", ""),
+    b(Global, K(KeyCode::Right), Expand, "expand", ""),
+    b(Global, C('l'), Expand, "expand", ""),
+    b(
+        Global,
+        K(KeyCode::Left),
+        Collapse,
+        "collapse / to parent",
+        "",
+    ),
+    b(Global, C('h'), Collapse, "collapse / to parent", ""),
+    b(Global, C('/'), OpenFilter, "filter by type name", "filter"),
+    b(
+        Global,
+        C('i'),
+        Inspect,
+        "inspect the selected object",
+        "inspect",
+    ),
+    b(
+        Dominators,
+        C('m'),
+        ToggleTreeMode,
+        "Tree / Path mode",
+        "tree/path",
+    ),
+    b(
+        Dominators,
+        C('c'),
+        ToggleChart,
+        "retained-size chart (narrow terminals)",
+        "chart",
+    ),
+    b(
+        Dominators,
+        C('x'),
+        Instances,
+        "group <-> instances",
+        "instances",
+    ),
+    b(Dominators, C(' '), ToggleExpand, "expand / collapse", ""),
+    b(Dominators, C('-'), ZoomOut, "zoom out one level", ""),
+    b(
+        Types,
+        C('p'),
+        PreciseRetained,
+        "precise retained bytes (background)",
+        "precise",
+    ),
+    b(
+        Types,
+        C('d'),
+        ImmediateDominators,
+        "immediate dominators of the type",
+        "dominators",
+    ),
+    b(
+        Types,
+        C('e'),
+        ExcludePattern,
+        "exclude pattern for immediate dominators",
+        "",
+    ),
+    b(
+        Duplicates,
+        C('H'),
+        JumpHoldingSet,
+        "jump to the holding set",
+        "holding set",
+    ),
+    b(
+        Duplicates,
+        C('D'),
+        DetectPossible,
+        "detect possible duplicates of the type",
+        "detect",
+    ),
+    b(
+        Inspector,
+        C('o'),
+        OpenInDominators,
+        "show in the dominator tree",
+        "in tree",
+    ),
+    b(
+        Filter,
+        K(KeyCode::Enter),
+        Accept,
+        "keep the filter, leave the line",
+        "keep",
+    ),
+    b(Filter, K(KeyCode::Esc), Clear, "clear the filter", "clear"),
+    b(
+        Filter,
+        K(KeyCode::Backspace),
+        DeleteChar,
+        "delete a character",
+        "",
+    ),
+];
+
+/// The command bound to `key` in `mode` (pane modes fall back to Global;
+/// the filter line does not, so typed letters stay text).
+pub fn lookup(mode: Mode, key: Key) -> Option<Cmd> {
+    let find = |m: Mode| {
+        KEYS.iter()
+            .find(|b| b.mode == m && b.key == key)
+            .map(|b| b.cmd)
+    };
+    match mode {
+        Filter => find(Filter),
+        Global => find(Global),
+        m => find(m).or_else(|| find(Global)),
+    }
+}
+
+/// Footer hints for a mode: its own, then the global ones.
+pub fn footer(mode: Mode) -> Vec<(String, &'static str)> {
+    let mut out: Vec<(String, &'static str)> = Vec::new();
+    let modes: &[Mode] = if mode == Filter {
+        &[Filter]
+    } else if mode == Global {
+        &[Global]
+    } else {
+        &[mode, Global]
+    };
+    for &m in modes {
+        for b in KEYS.iter().filter(|b| b.mode == m && !b.short.is_empty()) {
+            out.push((b.key.label(), b.short));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashSet;
+
+    #[test]
+    fn no_key_is_bound_twice_in_a_mode() {
+        let mut seen = HashSet::new();
+        for b in KEYS {
+            assert!(
+                seen.insert((b.mode, b.key)),
+                "{:?} bound twice in {:?}",
+                b.key,
+                b.mode
+            );
+        }
+    }
+
+    #[test]
+    fn pane_keys_do_not_shadow_global_ones() {
+        // Except Space, which is not global.
+        for b in KEYS.iter().filter(|b| !matches!(b.mode, Global | Filter)) {
+            let global = KEYS.iter().find(|g| g.mode == Global && g.key == b.key);
+            assert!(
+                global.is_none(),
+                "{:?} in {:?} shadows a global key",
+                b.key,
+                b.mode
+            );
+        }
+    }
+
+    #[test]
+    fn lookup_falls_back_to_global_but_not_in_the_filter_line() {
+        assert_eq!(lookup(Dominators, C('m')), Some(ToggleTreeMode));
+        assert_eq!(lookup(Dominators, C('q')), Some(Quit));
+        assert_eq!(lookup(Types, C('m')), None);
+        assert_eq!(lookup(Filter, C('q')), None);
+        assert_eq!(lookup(Filter, K(KeyCode::Esc)), Some(Clear));
+    }
+}

@@ -1,0 +1,819 @@
+//! The Dominators pane: the grouped dominator tree (SPEC §2.1) as a lazily
+//! expanded arena, the zoom stack with its breadcrumb, Tree/Path modes and
+//! the retained-size bar chart. Only expanded nodes are materialised and
+//! only visible rows are drawn, so cost follows what is on screen.
+
+use std::sync::Arc;
+
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Paragraph};
+use ratatui::Frame;
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::analysis::grouping::{group_children_unsorted, largest_members};
+use crate::analysis::{domination_path, Group};
+use crate::dump::Dump;
+use crate::graph::DominatorTree;
+use crate::tui::fmt::{bytes, count, fit, percent, type_name};
+use crate::tui::theme::Theme;
+
+/// Instance rows added per "more" row.
+pub const INSTANCE_PAGE: usize = 200;
+
+/// Grouping the children of more parents than this is handed to the caller
+/// as a job (see [`Tree::expand`]).
+pub const DEFER_PARENTS: usize = 5_000;
+
+static NEXT_TREE_ID: AtomicU64 = AtomicU64::new(1);
+
+#[derive(Debug, Clone)]
+pub enum Item {
+    SuperRoot,
+    Group(Arc<Group>),
+    Instance(u32),
+    /// `remaining` further instances of the parent group.
+    More {
+        remaining: usize,
+    },
+}
+
+#[derive(Debug, Clone)]
+pub struct Node {
+    pub item: Item,
+    pub parent: Option<u32>,
+    pub depth: u16,
+    pub expanded: bool,
+    /// Groups: show instances instead of grouped children.
+    pub instances: bool,
+    /// Instance mode: the members shown, largest first (plus any revealed one).
+    pub page: Vec<u32>,
+    /// Grouped children are being computed by a job.
+    pub loading: bool,
+    pub children: Option<Vec<u32>>,
+}
+
+impl Node {
+    fn new(item: Item, parent: Option<u32>, depth: u16) -> Node {
+        Node {
+            item,
+            parent,
+            depth,
+            expanded: false,
+            instances: false,
+            page: Vec::new(),
+            loading: false,
+            children: None,
+        }
+    }
+}
+
+impl Node {
+    /// The object of an instance row.
+    pub fn item_object(&self) -> Option<u32> {
+        match self.item {
+            Item::Instance(o) => Some(o),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TreeMode {
+    Tree,
+    Path,
+}
+
+/// Grouping work a caller must run (inline or on a thread) and hand back
+/// through [`Tree::set_groups`].
+#[derive(Debug, Clone)]
+pub struct Deferred {
+    pub tree: u64,
+    pub node: u32,
+    pub parents: Arc<Vec<u32>>,
+}
+
+/// One zoom level: a subtree of the grouped dominator tree.
+#[derive(Debug, Clone)]
+pub struct Tree {
+    /// Identifies the tree to deferred results (it may be gone by then).
+    pub id: u64,
+    pub nodes: Vec<Node>,
+    /// Visible rows (node ids) in display order.
+    pub flat: Vec<u32>,
+    pub selected: u32,
+    pub offset: usize,
+    pub label: String,
+}
+
+/// Per-object "subtree holds a filter match" marks, or none (no filter).
+pub type Marks = Option<Arc<Vec<bool>>>;
+
+impl Tree {
+    pub fn new(
+        root: Item,
+        label: String,
+        dump: &Dump,
+        dom: &DominatorTree,
+    ) -> (Tree, Option<Deferred>) {
+        let mut t = Tree {
+            id: NEXT_TREE_ID.fetch_add(1, Ordering::Relaxed),
+            nodes: vec![Node::new(root, None, 0)],
+            flat: Vec::new(),
+            selected: 0,
+            offset: 0,
+            label,
+        };
+        let deferred = t.expand(0, dump, dom);
+        t.select_first_child();
+        (t, deferred)
+    }
+
+    fn select_first_child(&mut self) {
+        if self.selected == 0 {
+            self.selected = self.nodes[0]
+                .children
+                .as_ref()
+                .and_then(|c| c.first().copied())
+                .unwrap_or(0);
+        }
+    }
+
+    /// The objects a node stands for.
+    pub fn objects(&self, id: u32, dom: &DominatorTree) -> Vec<u32> {
+        match &self.nodes[id as usize].item {
+            Item::SuperRoot => vec![dom.super_root()],
+            Item::Group(g) => g.members.clone(),
+            Item::Instance(o) => vec![*o],
+            Item::More { .. } => Vec::new(),
+        }
+    }
+
+    /// The object of a row: an instance, or a group's largest member.
+    pub fn object(&self, id: u32, dom: &DominatorTree) -> Option<u32> {
+        match &self.nodes[id as usize].item {
+            Item::Group(g) => largest_members(dom, &g.members, 1).first().copied(),
+            Item::Instance(o) => Some(*o),
+            _ => None,
+        }
+    }
+
+    pub fn has_children(&self, id: u32, dom: &DominatorTree) -> bool {
+        match &self.nodes[id as usize].item {
+            Item::SuperRoot => true,
+            Item::Group(g) => g.members.len() > 1 || g.retained_objects > 1,
+            Item::Instance(o) => !dom.children_of(*o).is_empty(),
+            Item::More { .. } => false,
+        }
+    }
+
+    /// Expands a node, materialising its children once. Grouping the
+    /// children of many parents is returned as [`Deferred`] work instead;
+    /// the node shows as loading until [`Tree::set_groups`] gets the result.
+    pub fn expand(&mut self, id: u32, dump: &Dump, dom: &DominatorTree) -> Option<Deferred> {
+        let n = &mut self.nodes[id as usize];
+        n.expanded = true;
+        if n.children.is_some() || n.loading {
+            return None;
+        }
+        match n.item.clone() {
+            Item::Group(_) if n.instances => self.fill_instances(id, dom),
+            Item::More { .. } => n.children = Some(Vec::new()),
+            _ => {
+                let parents = self.objects(id, dom);
+                if parents.len() > DEFER_PARENTS {
+                    self.nodes[id as usize].loading = true;
+                    return Some(Deferred {
+                        tree: self.id,
+                        node: id,
+                        parents: Arc::new(parents),
+                    });
+                }
+                let groups = group_children_unsorted(dump, dom, &parents);
+                self.set_groups(id, groups, dom);
+            }
+        }
+        None
+    }
+
+    /// Installs a node's grouped children.
+    pub fn set_groups(&mut self, id: u32, groups: Vec<Group>, dom: &DominatorTree) {
+        let n = &mut self.nodes[id as usize];
+        n.loading = false;
+        // A group of leaves has nothing to group: show its instances.
+        if groups.is_empty() {
+            if let Item::Group(g) = &n.item {
+                if g.members.len() > 1 {
+                    n.instances = true;
+                    self.fill_instances(id, dom);
+                    return;
+                }
+            }
+        }
+        let depth = n.depth + 1;
+        let mut ids = Vec::with_capacity(groups.len());
+        for g in groups {
+            ids.push(self.nodes.len() as u32);
+            self.nodes
+                .push(Node::new(Item::Group(Arc::new(g)), Some(id), depth));
+        }
+        self.nodes[id as usize].children = Some(ids);
+        self.select_first_child();
+    }
+
+    /// Instance mode: a page of the largest members (at least one page).
+    fn fill_instances(&mut self, id: u32, dom: &DominatorTree) {
+        let Item::Group(g) = self.nodes[id as usize].item.clone() else {
+            return;
+        };
+        let n = &mut self.nodes[id as usize];
+        let want = n.page.len().max(INSTANCE_PAGE).min(g.members.len());
+        if n.page.len() < want {
+            n.page = largest_members(dom, &g.members, want);
+        }
+        let depth = n.depth + 1;
+        let page = n.page.clone();
+        let mut ids = Vec::with_capacity(page.len() + 1);
+        for o in page.iter() {
+            ids.push(self.nodes.len() as u32);
+            self.nodes
+                .push(Node::new(Item::Instance(*o), Some(id), depth));
+        }
+        if page.len() < g.members.len() {
+            ids.push(self.nodes.len() as u32);
+            self.nodes.push(Node::new(
+                Item::More {
+                    remaining: g.members.len() - page.len(),
+                },
+                Some(id),
+                depth,
+            ));
+        }
+        self.nodes[id as usize].children = Some(ids);
+    }
+
+    /// Switches a group between grouped children and its instances.
+    pub fn toggle_instances(
+        &mut self,
+        id: u32,
+        dump: &Dump,
+        dom: &DominatorTree,
+    ) -> Option<Deferred> {
+        if !matches!(self.nodes[id as usize].item, Item::Group(_)) {
+            return None;
+        }
+        let n = &mut self.nodes[id as usize];
+        n.instances = !n.instances;
+        n.children = None; // old children stay in the arena, unreachable
+        n.loading = false;
+        self.expand(id, dump, dom)
+    }
+
+    /// Replaces a "more" row by the next page of its group's instances and
+    /// selects the first new one.
+    pub fn more(&mut self, id: u32, dom: &DominatorTree) {
+        let Some(parent) = self.nodes[id as usize].parent else {
+            return;
+        };
+        let Item::Group(g) = self.nodes[parent as usize].item.clone() else {
+            return;
+        };
+        let slot = self.nodes[parent as usize].page.len();
+        let n = &mut self.nodes[parent as usize];
+        n.page = largest_members(dom, &g.members, slot + INSTANCE_PAGE);
+        n.children = None;
+        self.fill_instances(parent, dom);
+        if let Some(&s) = self.nodes[parent as usize]
+            .children
+            .as_ref()
+            .and_then(|c| c.get(slot))
+        {
+            self.selected = s;
+        }
+    }
+
+    pub fn ancestors(&self, id: u32) -> Vec<u32> {
+        let mut v = Vec::new();
+        let mut x = self.nodes[id as usize].parent;
+        while let Some(p) = x {
+            v.push(p);
+            x = self.nodes[p as usize].parent;
+        }
+        v
+    }
+
+    fn visible(&self, id: u32, marks: &Marks) -> bool {
+        let Some(m) = marks else { return true };
+        match &self.nodes[id as usize].item {
+            Item::Group(g) => g.members.iter().any(|&o| m[o as usize]),
+            Item::Instance(o) => m[*o as usize],
+            _ => true,
+        }
+    }
+
+    /// Recomputes the visible rows (O(expanded nodes)).
+    pub fn flatten(&mut self, mode: TreeMode, marks: &Marks) {
+        self.flat.clear();
+        match mode {
+            TreeMode::Tree => {
+                let mut stack: Vec<u32> = self.children_rev(0);
+                while let Some(id) = stack.pop() {
+                    if !self.visible(id, marks) {
+                        continue;
+                    }
+                    self.flat.push(id);
+                    if self.nodes[id as usize].expanded {
+                        stack.extend(self.children_rev(id));
+                    }
+                }
+            }
+            TreeMode::Path => {
+                let mut chain = self.ancestors(self.selected);
+                chain.pop(); // the zoom root is the breadcrumb, not a row
+                chain.reverse();
+                self.flat.extend(chain);
+                if self.selected != 0 {
+                    self.flat.push(self.selected);
+                    if self.nodes[self.selected as usize].expanded {
+                        let kids = self.children_rev(self.selected);
+                        let kids: Vec<u32> = kids
+                            .into_iter()
+                            .rev()
+                            .filter(|&k| self.visible(k, marks))
+                            .collect();
+                        self.flat.extend(kids);
+                    }
+                }
+            }
+        }
+        if !self.flat.contains(&self.selected) {
+            self.selected = self.flat.first().copied().unwrap_or(0);
+        }
+    }
+
+    fn children_rev(&self, id: u32) -> Vec<u32> {
+        let mut v = self.nodes[id as usize].children.clone().unwrap_or_default();
+        v.reverse();
+        v
+    }
+
+    pub fn selected_index(&self) -> usize {
+        self.flat
+            .iter()
+            .position(|&n| n == self.selected)
+            .unwrap_or(0)
+    }
+
+    /// Expands the path to `object` from this tree's root and selects it.
+    /// Only single objects are expanded on the way (groups switch to their
+    /// instances, with the object pinned), so nothing here is deferred.
+    /// Returns false when the object is not under the root.
+    pub fn reveal(&mut self, object: u32, dump: &Dump, dom: &DominatorTree) -> bool {
+        let mut path = domination_path(dom, object);
+        path.reverse(); // top-most dominator first
+        let mut at = 0u32;
+        for &o in &path {
+            if self.nodes[at as usize].loading {
+                return false;
+            }
+            let _ = self.expand(at, dump, dom);
+            let kids = self.nodes[at as usize].children.clone().unwrap_or_default();
+            let ty = dump.types[o as usize];
+            let Some(group) = kids
+                .into_iter()
+                .find(|&k| match &self.nodes[k as usize].item {
+                    Item::Group(g) => g.type_index == ty && g.members.contains(&o),
+                    Item::Instance(i) => *i == o,
+                    _ => false,
+                })
+            else {
+                if at == 0 {
+                    continue; // above the zoom root
+                }
+                return false;
+            };
+            at = group;
+            if let Item::Group(g) = &self.nodes[group as usize].item {
+                if g.members.len() > 1 {
+                    let n = &mut self.nodes[group as usize];
+                    let was_instances = n.instances;
+                    n.instances = true;
+                    n.loading = false;
+                    if !was_instances || n.children.is_none() {
+                        n.children = None;
+                        self.fill_instances(group, dom);
+                    }
+                    let n = &mut self.nodes[group as usize];
+                    n.expanded = true;
+                    if !n.page.contains(&o) {
+                        n.page.push(o); // pinned: the revealed one
+                        n.children = None;
+                        self.fill_instances(group, dom);
+                    }
+                    let kids = self.nodes[group as usize]
+                        .children
+                        .clone()
+                        .unwrap_or_default();
+                    at = kids
+                        .into_iter()
+                        .find(
+                            |&k| matches!(self.nodes[k as usize].item, Item::Instance(i) if i == o),
+                        )
+                        .unwrap_or(group);
+                }
+            }
+        }
+        if at == 0 {
+            return false;
+        }
+        for a in self.ancestors(at) {
+            self.nodes[a as usize].expanded = true;
+        }
+        self.selected = at;
+        true
+    }
+
+    /// Label of a row: `N × Type`, or `Type id` for one instance.
+    pub fn label_of(&self, id: u32, dump: &Dump, theme: &Theme) -> String {
+        self.label_within(id, dump, theme, usize::MAX)
+    }
+
+    /// The label with its type name shortened to fit `width`.
+    pub fn label_within(&self, id: u32, dump: &Dump, theme: &Theme, width: usize) -> String {
+        let short = |name: &str, extra: usize| type_name(name, width.saturating_sub(extra), theme);
+        match &self.nodes[id as usize].item {
+            Item::SuperRoot => "all roots".into(),
+            Item::Group(g) => {
+                let name = &dump.type_names[g.type_index as usize];
+                if g.members.len() == 1 {
+                    let id = dump.id_hex(g.members[0]);
+                    format!("{} {id}", short(name, id.len() + 1))
+                } else {
+                    let x = if theme.ascii { "x" } else { "×" };
+                    let n = count(g.members.len() as u64);
+                    format!("{n} {x} {}", short(name, n.len() + 3))
+                }
+            }
+            Item::Instance(o) => {
+                let id = dump.id_hex(*o);
+                format!("{} {id}", short(dump.type_name(*o), id.len() + 1))
+            }
+            Item::More { remaining } => format!(
+                "{} {} more (Enter)",
+                theme.ellipsis(),
+                count(*remaining as u64)
+            ),
+        }
+    }
+
+    /// A chart label: the type (with its count for groups), no id.
+    pub fn chart_label(&self, id: u32, dump: &Dump, theme: &Theme, width: usize) -> String {
+        match &self.nodes[id as usize].item {
+            Item::Group(g) if g.members.len() > 1 => self.label_within(id, dump, theme, width),
+            Item::Group(g) => type_name(&dump.type_names[g.type_index as usize], width, theme),
+            Item::Instance(o) => type_name(dump.type_name(*o), width, theme),
+            _ => self.label_within(id, dump, theme, width),
+        }
+    }
+
+    /// (retained bytes, retained objects) of a row.
+    pub fn sizes_of(&self, id: u32, dom: &DominatorTree) -> Option<(u64, u64)> {
+        match &self.nodes[id as usize].item {
+            Item::SuperRoot => Some((dom.reachable_bytes, dom.reachable_objects)),
+            Item::Group(g) => Some((g.retained_bytes, g.retained_objects)),
+            Item::Instance(o) => Some((
+                dom.retained_bytes[*o as usize],
+                dom.retained_objects[*o as usize] as u64,
+            )),
+            Item::More { .. } => None,
+        }
+    }
+}
+
+/// The pane's state: the zoom stack (index 0 is the whole tree).
+#[derive(Debug, Clone)]
+pub struct DominatorsPane {
+    pub zooms: Vec<Tree>,
+    pub mode: TreeMode,
+    /// On narrow terminals: the chart replaces the tree.
+    pub chart_only: bool,
+    pub marks: Marks,
+}
+
+impl DominatorsPane {
+    pub fn new(dump: &Dump, dom: &DominatorTree) -> DominatorsPane {
+        let mut p = DominatorsPane {
+            zooms: vec![Tree::new(Item::SuperRoot, "all roots".into(), dump, dom).0],
+            mode: TreeMode::Tree,
+            chart_only: false,
+            marks: None,
+        };
+        p.refresh();
+        p
+    }
+
+    pub fn tree(&self) -> &Tree {
+        self.zooms.last().expect("the root tree is never popped")
+    }
+
+    pub fn tree_mut(&mut self) -> &mut Tree {
+        self.zooms
+            .last_mut()
+            .expect("the root tree is never popped")
+    }
+
+    pub fn refresh(&mut self) {
+        let (mode, marks) = (self.mode, self.marks.clone());
+        for t in &mut self.zooms {
+            t.flatten(mode, &marks);
+        }
+    }
+
+    /// Keeps the selection on screen for a list of `height` rows.
+    pub fn scroll(&mut self, height: usize) {
+        let t = self.tree_mut();
+        let i = t.selected_index();
+        if i < t.offset {
+            t.offset = i;
+        } else if height > 0 && i >= t.offset + height {
+            t.offset = i + 1 - height;
+        }
+        t.offset = t.offset.min(t.flat.len().saturating_sub(height.max(1)));
+        if i < t.offset {
+            t.offset = i;
+        }
+    }
+
+    pub fn select_index(&mut self, i: usize) {
+        let t = self.tree_mut();
+        if let Some(&n) = t.flat.get(i.min(t.flat.len().saturating_sub(1))) {
+            t.selected = n;
+        }
+        if self.mode == TreeMode::Path {
+            self.refresh();
+        }
+    }
+
+    /// Top-level rows of the current zoom (the chart's bars).
+    pub fn top_level(&self) -> Vec<u32> {
+        let t = self.tree();
+        t.nodes[0]
+            .children
+            .clone()
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|&k| t.visible(k, &self.marks))
+            .collect()
+    }
+
+    /// The top-level ancestor of the selection (the chart's highlight).
+    pub fn top_of_selection(&self) -> u32 {
+        let t = self.tree();
+        let mut chain = t.ancestors(t.selected);
+        chain.pop();
+        chain.last().copied().unwrap_or(t.selected)
+    }
+
+    pub fn breadcrumb(&self, theme: &Theme) -> String {
+        let parts: Vec<&str> = self.zooms.iter().map(|t| t.label.as_str()).collect();
+        parts.join(&format!(" {} ", theme.arrow()))
+    }
+}
+
+/// Draws the tree (and the chart beside it when wide enough).
+pub fn draw(
+    pane: &DominatorsPane,
+    dump: &Dump,
+    dom: &DominatorTree,
+    theme: &Theme,
+    area: Rect,
+    f: &mut Frame,
+) {
+    let block = Block::bordered()
+        .border_set(theme.border())
+        .title(Line::from(vec![
+            Span::styled(
+                format!(
+                    " Dominators [{}] ",
+                    match pane.mode {
+                        TreeMode::Tree => "Tree",
+                        TreeMode::Path => "Path",
+                    }
+                ),
+                theme.header(),
+            ),
+            Span::raw(fit(
+                &format!("{} ", pane.breadcrumb(theme)),
+                area.width.saturating_sub(20) as usize,
+                theme,
+            )),
+        ]));
+    let inner = block.inner(area);
+    f.render_widget(block, area);
+    let wide = inner.width >= 120;
+    if pane.chart_only && !wide {
+        draw_chart(pane, dump, dom, theme, inner, f);
+        return;
+    }
+    if wide {
+        let [left, right] =
+            Layout::horizontal([Constraint::Percentage(60), Constraint::Percentage(40)])
+                .areas(inner);
+        draw_tree(pane, dump, dom, theme, left, f);
+        let sep = Block::new()
+            .borders(ratatui::widgets::Borders::LEFT)
+            .border_set(theme.border());
+        let right_inner = sep.inner(right);
+        f.render_widget(sep, right);
+        draw_chart(pane, dump, dom, theme, right_inner, f);
+    } else {
+        draw_tree(pane, dump, dom, theme, inner, f);
+    }
+}
+
+/// Rows available for tree lines in an inner area (one header line).
+pub fn list_height(inner_height: u16) -> usize {
+    inner_height.saturating_sub(1) as usize
+}
+
+fn draw_tree(
+    pane: &DominatorsPane,
+    dump: &Dump,
+    dom: &DominatorTree,
+    theme: &Theme,
+    area: Rect,
+    f: &mut Frame,
+) {
+    let t = pane.tree();
+    let w = area.width as usize;
+    let num_w = 11usize;
+    let obj_w = 10usize;
+    let pct_w = 6usize;
+    let name_w = w.saturating_sub(num_w + obj_w + pct_w + 3);
+    let mut lines = vec![Line::styled(
+        format!(
+            " {:<name_w$}{:>num_w$}{:>obj_w$}{:>pct_w$}",
+            "Type", "Retained", "Objects", "%",
+        ),
+        theme.header(),
+    )];
+    let on_path: Vec<u32> = t.ancestors(t.selected);
+    let height = list_height(area.height);
+    if t.flat.is_empty() {
+        lines.push(Line::raw(" (no rows match the filter)"));
+    }
+    for &id in t.flat.iter().skip(t.offset).take(height) {
+        let n = &t.nodes[id as usize];
+        let indent = "  ".repeat(n.depth.saturating_sub(1) as usize);
+        let marker = if !t.has_children(id, dom) {
+            " "
+        } else if n.expanded {
+            theme.expanded()
+        } else {
+            theme.collapsed()
+        };
+        let room = name_w.saturating_sub(indent.len() + 2);
+        let loading = if n.loading { " (grouping…)" } else { "" };
+        let label = format!(
+            "{indent}{marker} {}{loading}",
+            t.label_within(id, dump, theme, room.saturating_sub(loading.len()))
+        );
+        let (rb, ro) = t.sizes_of(id, dom).unwrap_or((0, 0));
+        let nums = if matches!(n.item, Item::More { .. }) {
+            String::new()
+        } else {
+            format!(
+                "{:>num_w$}{:>obj_w$}{:>pct_w$}",
+                bytes(rb),
+                count(ro),
+                percent(rb, dom.reachable_bytes)
+            )
+        };
+        let selected = id == t.selected;
+        let text = format!(
+            "{}{:<name_w$}{nums}",
+            if selected { ">" } else { " " },
+            fit(&label, name_w, theme)
+        );
+        let style = if selected {
+            theme.selected()
+        } else if on_path.contains(&id) {
+            theme.bold()
+        } else {
+            ratatui::style::Style::new()
+        };
+        lines.push(Line::styled(text, style));
+    }
+    f.render_widget(Paragraph::new(lines), area);
+}
+
+fn draw_chart(
+    pane: &DominatorsPane,
+    dump: &Dump,
+    dom: &DominatorTree,
+    theme: &Theme,
+    area: Rect,
+    f: &mut Frame,
+) {
+    let t = pane.tree();
+    let highlight = pane.top_of_selection();
+    let bars: Vec<Bar> = pane
+        .top_level()
+        .into_iter()
+        .map(|id| Bar {
+            label: t.chart_label(id, dump, theme, label_room(area.width)),
+            bytes: t.sizes_of(id, dom).map_or(0, |s| s.0),
+            selected: id == highlight,
+        })
+        .collect();
+    let chart = RetainedChart {
+        title: format!("Retained by {}", t.label),
+        total: t.sizes_of(0, dom).map_or(0, |s| s.0),
+        reachable: dom.reachable_bytes,
+        bars: &bars,
+        theme,
+    };
+    f.render_widget(chart, area);
+}
+
+/// Width of the chart's label column.
+fn label_width(width: u16) -> usize {
+    (width as usize * 3 / 5).clamp(10, 60)
+}
+
+/// Room for a type label in the chart, leaving space for size and percent.
+fn label_room(width: u16) -> usize {
+    label_width(width).saturating_sub(18).max(8)
+}
+
+/// One bar of the chart.
+#[derive(Debug, Clone)]
+pub struct Bar {
+    pub label: String,
+    pub bytes: u64,
+    pub selected: bool,
+}
+
+/// The retained-size chart: one horizontal bar per child of the zoom root,
+/// as long as its share of the root's retained bytes, labelled with type,
+/// size and percent of the reachable heap. The selection is marked with
+/// `>` and reverse video, never by colour alone.
+pub struct RetainedChart<'a> {
+    pub title: String,
+    /// Retained bytes of the zoom root (the full bar length).
+    pub total: u64,
+    pub reachable: u64,
+    pub bars: &'a [Bar],
+    pub theme: &'a Theme,
+}
+
+impl ratatui::widgets::Widget for RetainedChart<'_> {
+    fn render(self, area: Rect, buf: &mut ratatui::buffer::Buffer) {
+        let theme = self.theme;
+        let w = area.width as usize;
+        let total = self.total.max(1);
+        let mut lines = vec![Line::styled(
+            fit(
+                &format!(" {} ({})", self.title, bytes(self.total)),
+                w,
+                theme,
+            ),
+            theme.header(),
+        )];
+        let label_w = label_width(area.width);
+        let bar_w = w.saturating_sub(label_w + 3);
+        for b in self
+            .bars
+            .iter()
+            .take(area.height.saturating_sub(1) as usize)
+        {
+            let eighths = ((b.bytes as u128 * bar_w as u128 * 8) / total as u128) as usize;
+            let label = fit(
+                &format!(
+                    "{} {} {}",
+                    b.label,
+                    bytes(b.bytes),
+                    percent(b.bytes, self.reachable)
+                ),
+                label_w,
+                theme,
+            );
+            let mark = if b.selected { ">" } else { " " };
+            let style = if b.selected {
+                theme.selected()
+            } else {
+                theme.bold()
+            };
+            let mut spans = vec![
+                Span::styled(format!("{mark}{label:<label_w$} "), style),
+                Span::styled(theme.bar(eighths), theme.bar_style()),
+            ];
+            if eighths == 0 {
+                spans.push(Span::styled(".", theme.dim()));
+            }
+            lines.push(Line::from(spans));
+        }
+        ratatui::widgets::Widget::render(Paragraph::new(lines), area, buf);
+    }
+}

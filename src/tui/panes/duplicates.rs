@@ -1,0 +1,278 @@
+//! The Duplicates pane: duplicate sets by additional bytes (SPEC §2.4) with
+//! their holding sets, possible duplicates, and per set its members and the
+//! instance graph of one member.
+
+use ratatui::layout::Rect;
+use ratatui::text::Line;
+use ratatui::widgets::{Block, Paragraph};
+use ratatui::Frame;
+
+use super::ListState;
+use crate::graph::duplicates::Duplicates;
+use crate::graph::HeapGraph;
+use crate::tui::app::App;
+use crate::tui::fmt::{bytes, count, fit};
+use crate::tui::theme::Theme;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DupRow {
+    Set(u32),
+    /// Index into `Duplicates::possible`.
+    Possible(u32),
+}
+
+#[derive(Debug, Clone)]
+pub struct DetailLine {
+    pub text: String,
+    pub object: Option<u32>,
+}
+
+#[derive(Debug, Clone)]
+pub struct DupDetail {
+    pub set: u32,
+    pub lines: Vec<DetailLine>,
+    pub list: ListState,
+}
+
+#[derive(Debug, Default)]
+pub struct DuplicatesPane {
+    pub list: ListState,
+    pub rows: Vec<DupRow>,
+    pub detail: Option<DupDetail>,
+}
+
+/// Objects listed in a member's instance graph at most.
+const GRAPH_LIMIT: usize = 300;
+
+impl DuplicatesPane {
+    /// Rebuilds the rows for a type mask (`None`: every type). O(sets).
+    pub fn rebuild(&mut self, d: &Duplicates, mask: Option<&[bool]>) {
+        let ok = |t: u32| mask.is_none_or(|m| m[t as usize]);
+        self.rows = d
+            .sets
+            .iter()
+            .filter(|s| ok(s.type_index))
+            .map(|s| DupRow::Set(s.id))
+            .chain(
+                d.possible
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, p)| ok(p.type_index))
+                    .map(|(i, _)| DupRow::Possible(i as u32)),
+            )
+            .collect();
+        self.list.scroll(self.rows.len(), usize::MAX);
+    }
+
+    pub fn row_of_set(&self, set: u32) -> Option<usize> {
+        self.rows.iter().position(|r| *r == DupRow::Set(set))
+    }
+}
+
+/// Members, then the instance graph of the first member: a depth-first
+/// walk of its references, each object listed once (later visits marked).
+pub fn detail(graph: &HeapGraph, d: &Duplicates, set: u32, theme: &Theme) -> DupDetail {
+    let dump = &graph.dump;
+    let s = &d.sets[set as usize];
+    let mut lines = vec![DetailLine {
+        text: format!(
+            "Set #{} {} {} x {}, {} each, {} objects per copy, {} additional",
+            s.id,
+            theme.sep(),
+            count(s.members.len() as u64),
+            dump.type_names[s.type_index as usize],
+            bytes(s.instance_bytes),
+            count(s.objects_per_copy),
+            bytes(s.additional_bytes)
+        ),
+        object: None,
+    }];
+    if let Some(h) = s.holding_set {
+        lines.push(DetailLine {
+            text: format!("held by {} set #{h} (H jumps there)", theme.arrow()),
+            object: None,
+        });
+    }
+    lines.push(DetailLine {
+        text: "Members (Enter inspects):".into(),
+        object: None,
+    });
+    for &m in &s.members {
+        lines.push(DetailLine {
+            text: format!("  {} {}", dump.id_hex(m), dump.type_name(m)),
+            object: Some(m),
+        });
+    }
+    let Some(&first) = s.members.first() else {
+        return DupDetail {
+            set,
+            lines,
+            list: ListState::default(),
+        };
+    };
+    lines.push(DetailLine {
+        text: format!("Instance graph of {}:", dump.id_hex(first)),
+        object: None,
+    });
+    let mut seen = std::collections::HashSet::new();
+    let mut stack = vec![(first, 0usize)];
+    let mut listed = 0;
+    while let Some((o, depth)) = stack.pop() {
+        if listed == GRAPH_LIMIT {
+            lines.push(DetailLine {
+                text: format!("  {} (first {GRAPH_LIMIT} objects shown)", theme.ellipsis()),
+                object: None,
+            });
+            break;
+        }
+        listed += 1;
+        let again = !seen.insert(o);
+        lines.push(DetailLine {
+            text: format!(
+                "  {}{} {} {}{}",
+                "  ".repeat(depth),
+                dump.type_name(o),
+                dump.id_hex(o),
+                bytes(dump.sizes[o as usize]),
+                if again { " (again)" } else { "" }
+            ),
+            object: Some(o),
+        });
+        if !again {
+            for &r in graph.refs(o).iter().rev() {
+                stack.push((r, depth + 1));
+            }
+        }
+    }
+    // Start on the first member: the lines above it are headings.
+    let first = lines.iter().position(|l| l.object.is_some()).unwrap_or(0);
+    DupDetail {
+        set,
+        lines,
+        list: ListState {
+            selected: first,
+            offset: 0,
+        },
+    }
+}
+
+pub fn draw(app: &App, area: Rect, f: &mut Frame) {
+    let theme = &app.theme;
+    let pane = &app.dups_pane;
+    let title = match &app.duplicates {
+        Some(d) => format!(
+            " Duplicates: {} sets, {} additional {} equal = same type, size and reference shape (no field values in dumps) ",
+            count(d.sets.len() as u64),
+            bytes(app.totals.additional_bytes),
+            theme.sep()
+        ),
+        None => " Duplicates ".into(),
+    };
+    let block = Block::bordered()
+        .border_set(theme.border())
+        .title(Line::styled(
+            fit(&title, area.width.saturating_sub(2) as usize, theme),
+            theme.header(),
+        ));
+    let inner = block.inner(area);
+    f.render_widget(block, area);
+    let (Some(graph), Some(d)) = (&app.graph, &app.duplicates) else {
+        f.render_widget(Paragraph::new(" detecting duplicates…"), inner);
+        return;
+    };
+    let dump = &graph.dump;
+    let height = inner.height.saturating_sub(1) as usize;
+    if let Some(det) = &pane.detail {
+        let mut lines = vec![Line::styled(
+            " Set detail (Backspace: back to the list)",
+            theme.header(),
+        )];
+        for (i, l) in det
+            .lines
+            .iter()
+            .enumerate()
+            .skip(det.list.offset)
+            .take(height)
+        {
+            let sel = i == det.list.selected;
+            let text = fit(
+                &format!("{}{}", if sel { ">" } else { " " }, l.text),
+                inner.width as usize,
+                theme,
+            );
+            lines.push(Line::styled(
+                text,
+                if sel {
+                    theme.selected()
+                } else if l.object.is_none() {
+                    theme.bold()
+                } else {
+                    Default::default()
+                },
+            ));
+        }
+        f.render_widget(Paragraph::new(lines), inner);
+        return;
+    }
+    let w = inner.width as usize;
+    let mut lines = vec![Line::styled(
+        format!(
+            " {:<6}{:>11}{:>9}{:>10}{:>9} {:<8}{:<9}{}",
+            "Set", "Additional", "Inst.", "Per inst", "Per copy", "Kind", "Held by", "Type"
+        ),
+        theme.header(),
+    )];
+    for (i, row) in pane
+        .rows
+        .iter()
+        .enumerate()
+        .skip(pane.list.offset)
+        .take(height)
+    {
+        let sel = i == pane.list.selected;
+        let text = match row {
+            DupRow::Set(id) => {
+                let s = &d.sets[*id as usize];
+                format!(
+                    "#{:<5}{:>11}{:>9}{:>10}{:>9} {:<8}{:<9}{}",
+                    s.id,
+                    bytes(s.additional_bytes),
+                    count(s.members.len() as u64),
+                    bytes(s.instance_bytes),
+                    count(s.objects_per_copy),
+                    if s.trivial { "trivial" } else { "full" },
+                    s.holding_set
+                        .map_or("-".to_string(), |h| format!("{}#{h}", theme.arrow())),
+                    dump.type_names[s.type_index as usize]
+                )
+            }
+            DupRow::Possible(p) => {
+                let p = &d.possible[*p as usize];
+                format!(
+                    "{:<6}{:>11}{:>9}{:>10}{:>9} {:<8}{:<9}{}",
+                    "?",
+                    "-",
+                    count(p.instances.len() as u64),
+                    "-",
+                    "-",
+                    "possible",
+                    "D:detect",
+                    dump.type_names[p.type_index as usize]
+                )
+            }
+        };
+        let text = fit(&format!("{}{text}", if sel { ">" } else { " " }), w, theme);
+        lines.push(Line::styled(
+            text,
+            if sel {
+                theme.selected()
+            } else {
+                Default::default()
+            },
+        ));
+    }
+    if pane.rows.is_empty() {
+        lines.push(Line::raw(" (no duplicate sets)"));
+    }
+    f.render_widget(Paragraph::new(lines), inner);
+}

@@ -1,0 +1,297 @@
+//! The object inspector: one object's identity, sizes, root records,
+//! duplicate set, references, retainers, domination path and shortest
+//! retention path. Every object line is a jump target.
+
+use ratatui::layout::Rect;
+use ratatui::text::Line;
+use ratatui::widgets::{Block, Paragraph};
+use ratatui::Frame;
+
+use super::ListState;
+use crate::analysis::domination_path;
+use crate::dump::{root_flags, root_kind};
+use crate::graph::duplicates::Duplicates;
+use crate::graph::{DominatorTree, HeapGraph};
+use crate::tui::app::App;
+use crate::tui::fmt::{bytes, count, fit, type_name};
+use crate::tui::theme::Theme;
+
+/// References or retainers listed at most.
+const LIST_LIMIT: usize = 200;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Target {
+    Object(u32),
+    Set(u32),
+}
+
+#[derive(Debug, Clone)]
+pub struct Entry {
+    pub text: String,
+    pub target: Option<Target>,
+    pub heading: bool,
+}
+
+#[derive(Debug, Clone)]
+pub struct Inspector {
+    pub object: u32,
+    pub entries: Vec<Entry>,
+    pub list: ListState,
+}
+
+impl Inspector {
+    pub fn build(
+        object: u32,
+        graph: &HeapGraph,
+        dom: Option<&DominatorTree>,
+        dups: Option<&Duplicates>,
+        theme: &Theme,
+    ) -> Inspector {
+        let dump = &graph.dump;
+        let mut e: Vec<Entry> = Vec::new();
+        let head = |e: &mut Vec<Entry>, s: String| {
+            e.push(Entry {
+                text: s,
+                target: None,
+                heading: true,
+            })
+        };
+        let info = |e: &mut Vec<Entry>, s: String| {
+            e.push(Entry {
+                text: format!("  {s}"),
+                target: None,
+                heading: false,
+            })
+        };
+        // Object lines keep only their prefix: the type name is fitted to
+        // the width when drawn.
+        let obj = |o: u32, prefix: &str| Entry {
+            text: format!("  {prefix}"),
+            target: Some(Target::Object(o)),
+            heading: false,
+        };
+        head(
+            &mut e,
+            format!("Object {} {}", dump.id_hex(object), dump.type_name(object)),
+        );
+        info(
+            &mut e,
+            format!("shallow {}", bytes(dump.sizes[object as usize])),
+        );
+        if let Some(dom) = dom {
+            if dom.is_reachable(object) {
+                info(
+                    &mut e,
+                    format!(
+                        "retained {} in {} objects",
+                        bytes(dom.retained_bytes[object as usize]),
+                        count(dom.retained_objects[object as usize] as u64)
+                    ),
+                );
+            } else {
+                info(
+                    &mut e,
+                    "unreachable: no strong root reaches it (garbage or weakly held)".into(),
+                );
+            }
+        }
+        head(&mut e, "Root records".into());
+        let mut any = false;
+        for r in graph.roots_of(object) {
+            any = true;
+            let container = r
+                .container_type
+                .map(|t| format!(" of {}", dump.type_names[t as usize]))
+                .unwrap_or_default();
+            info(
+                &mut e,
+                format!(
+                    "{} [{}]{container}, line {}",
+                    root_kind::name(r.kind),
+                    root_flags::describe(r.flags),
+                    r.line
+                ),
+            );
+        }
+        if !any {
+            info(&mut e, "none".into());
+        }
+        head(&mut e, "Duplicate set".into());
+        match dups.and_then(|d| d.set_of(object).map(|s| (d, s))) {
+            Some((d, s)) => {
+                let set = &d.sets[s as usize];
+                e.push(Entry {
+                    text: format!(
+                        "  {} set #{s}: {} copies, {} additional",
+                        theme.arrow(),
+                        set.members.len(),
+                        bytes(set.additional_bytes)
+                    ),
+                    target: Some(Target::Set(s)),
+                    heading: false,
+                });
+            }
+            None => info(
+                &mut e,
+                if dups.is_some() {
+                    "none".into()
+                } else {
+                    "still detecting".into()
+                },
+            ),
+        }
+        let refs = graph.refs(object);
+        head(&mut e, format!("References ({})", count(refs.len() as u64)));
+        for &r in refs.iter().take(LIST_LIMIT) {
+            e.push(obj(r, ""));
+        }
+        if refs.len() > LIST_LIMIT {
+            info(
+                &mut e,
+                format!(
+                    "{} {} more",
+                    theme.ellipsis(),
+                    count((refs.len() - LIST_LIMIT) as u64)
+                ),
+            );
+        }
+        let rets = graph.retainers_of(object);
+        head(&mut e, format!("Retainers ({})", count(rets.len() as u64)));
+        for &r in rets.iter().take(LIST_LIMIT) {
+            e.push(obj(r, ""));
+        }
+        if rets.len() > LIST_LIMIT {
+            info(
+                &mut e,
+                format!(
+                    "{} {} more",
+                    theme.ellipsis(),
+                    count((rets.len() - LIST_LIMIT) as u64)
+                ),
+            );
+        }
+        if let Some(dom) = dom {
+            head(&mut e, "Domination path (nearest dominator first)".into());
+            let path = domination_path(dom, object);
+            // A long chain (a linked list) shows its two ends.
+            let shown = path.len().saturating_sub(1);
+            for (i, &o) in path.iter().skip(1).enumerate() {
+                if shown > LIST_LIMIT && i == LIST_LIMIT / 2 {
+                    info(
+                        &mut e,
+                        format!(
+                            "{} {} more",
+                            theme.ellipsis(),
+                            count((shown - LIST_LIMIT) as u64)
+                        ),
+                    );
+                }
+                if shown <= LIST_LIMIT || i < LIST_LIMIT / 2 || i >= shown - LIST_LIMIT / 2 {
+                    e.push(obj(o, ""));
+                }
+            }
+            if path.len() <= 1 {
+                info(
+                    &mut e,
+                    if path.is_empty() {
+                        "not in the dominator tree".into()
+                    } else {
+                        "held directly by GC roots".into()
+                    },
+                );
+            }
+            head(&mut e, "Shortest retention path (from a root)".into());
+            info(&mut e, "searching…".into());
+        }
+        let first = e.iter().position(|x| x.target.is_some()).unwrap_or(0);
+        Inspector {
+            object,
+            entries: e,
+            list: ListState {
+                selected: first,
+                offset: 0,
+            },
+        }
+    }
+
+    /// Fills in the shortest retention path (computed as a job: on a big
+    /// heap the search can take a while).
+    pub fn set_retention_path(&mut self, path: Option<Vec<u32>>) {
+        let Some(at) = self
+            .entries
+            .iter()
+            .position(|e| e.heading && e.text.starts_with("Shortest retention path"))
+        else {
+            return;
+        };
+        self.entries.truncate(at + 1);
+        match path {
+            Some(p) => {
+                for (i, &o) in p.iter().enumerate() {
+                    self.entries.push(Entry {
+                        text: format!("  {}", if i == 0 { "root " } else { "  " }),
+                        target: Some(Target::Object(o)),
+                        heading: false,
+                    });
+                }
+            }
+            None => self.entries.push(Entry {
+                text: "  no root reaches it".into(),
+                target: None,
+                heading: false,
+            }),
+        }
+    }
+
+    pub fn target(&self) -> Option<Target> {
+        self.entries.get(self.list.selected).and_then(|e| e.target)
+    }
+}
+
+pub fn draw(app: &App, ins: &Inspector, area: Rect, f: &mut Frame) {
+    let theme = &app.theme;
+    let block = Block::bordered()
+        .border_set(theme.border())
+        .title(Line::styled(
+            " Inspector (Enter jumps, o: in dominator tree, Backspace: back) ",
+            theme.header(),
+        ));
+    let inner = block.inner(area);
+    f.render_widget(block, area);
+    let w = inner.width as usize;
+    let lines: Vec<Line> = ins
+        .entries
+        .iter()
+        .enumerate()
+        .skip(ins.list.offset)
+        .take(inner.height as usize)
+        .map(|(i, en)| {
+            let sel = i == ins.list.selected;
+            let body = match (en.target, &app.graph) {
+                (Some(Target::Object(o)), Some(g)) => {
+                    let d = &g.dump;
+                    let tail = format!(" {} ({})", d.id_hex(o), bytes(d.sizes[o as usize]));
+                    let room = w.saturating_sub(1 + en.text.chars().count() + tail.len());
+                    format!(
+                        "{}{}{tail}",
+                        en.text,
+                        type_name(d.type_name(o), room, theme)
+                    )
+                }
+                _ => en.text.clone(),
+            };
+            let text = fit(&format!("{}{body}", if sel { ">" } else { " " }), w, theme);
+            Line::styled(
+                text,
+                if sel {
+                    theme.selected()
+                } else if en.heading {
+                    theme.header()
+                } else {
+                    Default::default()
+                },
+            )
+        })
+        .collect();
+    f.render_widget(Paragraph::new(lines), inner);
+}

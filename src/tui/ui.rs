@@ -1,0 +1,302 @@
+//! `draw(&App, &mut Frame)`: the frame layout (title, tabs, pane body,
+//! status line, footer) and the help overlay. Pure: reads the model only.
+
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Clear, Paragraph};
+use ratatui::Frame;
+
+use super::app::{App, InputPurpose, PaneId};
+use super::fmt::{bytes, count, fit, secs};
+use super::keys::{self, KEYS};
+use super::panes;
+use crate::progress::Stage;
+
+/// Below this the UI shows only a note asking for a larger terminal.
+pub const MIN_WIDTH: u16 = 30;
+pub const MIN_HEIGHT: u16 = 8;
+
+pub struct Areas {
+    pub title: Rect,
+    pub tabs: Rect,
+    pub body: Rect,
+    pub status: Rect,
+    pub footer: Rect,
+}
+
+pub fn layout(area: Rect) -> Areas {
+    let [title, tabs, body, status, footer] = Layout::vertical([
+        Constraint::Length(1),
+        Constraint::Length(1),
+        Constraint::Min(0),
+        Constraint::Length(1),
+        Constraint::Length(1),
+    ])
+    .areas(area);
+    Areas {
+        title,
+        tabs,
+        body,
+        status,
+        footer,
+    }
+}
+
+fn tab_label(p: PaneId) -> String {
+    format!(" {} {} ", p.index() + 1, p.title())
+}
+
+/// The pane whose tab covers column `x`.
+pub fn tab_at(x: u16) -> Option<PaneId> {
+    let mut at = 0u16;
+    for p in PaneId::ALL {
+        let w = tab_label(p).len() as u16 + 2;
+        if x >= at && x < at + w {
+            return Some(p);
+        }
+        at += w;
+    }
+    None
+}
+
+pub fn draw(app: &App, f: &mut Frame) {
+    let area = f.area();
+    if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
+        let msg = format!(
+            "heaptui needs {MIN_WIDTH}x{MIN_HEIGHT}; this is {}x{}. q quits.",
+            area.width, area.height
+        );
+        f.render_widget(
+            Paragraph::new(msg).wrap(ratatui::widgets::Wrap { trim: true }),
+            area,
+        );
+        return;
+    }
+    let a = layout(area);
+    draw_title(app, a.title, f);
+    draw_tabs(app, a.tabs, f);
+    draw_body(app, a.body, f);
+    draw_status(app, a.status, f);
+    draw_footer(app, a.footer, f);
+    if let Some(scroll) = app.help {
+        draw_help(app, scroll, area, f);
+    }
+}
+
+fn draw_title(app: &App, area: Rect, f: &mut Frame) {
+    let t = &app.theme;
+    let mut text = format!(" heaptui {} {}", t.sep(), app.name);
+    if let Some(g) = &app.graph {
+        text.push_str(&format!(
+            " {} {} objects, {}",
+            t.sep(),
+            count(g.dump.objects() as u64),
+            bytes(app.totals.bytes)
+        ));
+    }
+    f.render_widget(
+        Paragraph::new(fit(&text, area.width as usize, t)).style(t.bold()),
+        area,
+    );
+}
+
+fn draw_tabs(app: &App, area: Rect, f: &mut Frame) {
+    let t = &app.theme;
+    let mut spans = Vec::new();
+    for p in PaneId::ALL {
+        let focused = p == app.pane && app.inspector.is_none();
+        let label = tab_label(p);
+        if focused {
+            spans.push(Span::styled(format!("[{label}]"), t.selected()));
+        } else {
+            spans.push(Span::styled(format!(" {label} "), t.dim()));
+        }
+    }
+    if app.inspector.is_some() {
+        spans.push(Span::styled("[Inspector]", t.selected()));
+    }
+    f.render_widget(Paragraph::new(Line::from(spans)), area);
+}
+
+fn draw_body(app: &App, area: Rect, f: &mut Frame) {
+    if let Some(ins) = &app.inspector {
+        panes::inspector::draw(app, ins, area, f);
+        return;
+    }
+    match app.pane {
+        PaneId::Overview => panes::overview::draw(app, area, f),
+        PaneId::Dominators => match (&app.dominators, &app.graph, &app.dom) {
+            (Some(d), Some(g), Some(dom)) => {
+                panes::dominators::draw(d, &g.dump, dom, &app.theme, area, f)
+            }
+            _ => {
+                let block = Block::bordered()
+                    .border_set(app.theme.border())
+                    .title(" Dominators ");
+                let msg = if app.error.is_some() {
+                    " no data"
+                } else {
+                    " computing the dominator tree…"
+                };
+                f.render_widget(Paragraph::new(msg).block(block), area);
+            }
+        },
+        PaneId::Types => panes::types::draw(app, area, f),
+        PaneId::Duplicates => panes::duplicates::draw(app, area, f),
+        PaneId::Roots => panes::roots::draw(app, area, f),
+    }
+}
+
+/// The stage line: `parse ok 0.3s · graph 45% 1.2s · …`.
+pub fn progress_text(app: &App) -> String {
+    let t = &app.theme;
+    let dot = if t.ascii { "," } else { " ·" };
+    let mut parts = Vec::new();
+    let done_ms: u64 = app.stage_ms.iter().flatten().sum();
+    // The first unfinished stage is the running one; the parser reports
+    // its id-resolving phase under a later stage, shown as a sub-step.
+    let running = app.stage_ms.iter().position(|m| m.is_none());
+    for (i, stage) in Stage::ALL.iter().enumerate() {
+        let s = match app.stage_ms[i] {
+            Some(ms) => format!("{} ok {}", stage.name(), secs(ms)),
+            None if app.error.is_some() => format!("{} -", stage.name()),
+            None if running == Some(i) => {
+                let sub = if app.progress.stage <= *stage {
+                    String::new()
+                } else {
+                    format!(" ({})", app.progress.stage.name())
+                };
+                format!(
+                    "{}{sub} {:.0}% {}",
+                    stage.name(),
+                    app.progress.fraction * 100.0,
+                    secs(app.progress.elapsed_ms.saturating_sub(done_ms))
+                )
+            }
+            None => format!("{} {}", stage.name(), t.ellipsis()),
+        };
+        parts.push(s);
+    }
+    if app.stage_ms.iter().all(|m| m.is_some()) {
+        let ms: Vec<String> = app.stage_ms.iter().flatten().map(|&m| secs(m)).collect();
+        return format!(
+            "ready (parse {}, graph {}, dominators {}, duplicates {})",
+            ms[0], ms[1], ms[2], ms[3]
+        );
+    }
+    parts.join(&format!("{dot} "))
+}
+
+fn draw_status(app: &App, area: Rect, f: &mut Frame) {
+    let t = &app.theme;
+    let w = area.width as usize;
+    if let Some(line) = &app.input {
+        let label = match line.purpose {
+            InputPurpose::Filter => format!("/ filter {}: ", app.pane.title()),
+            InputPurpose::Exclude => "exclude pattern (glob, e.g. System.*): ".into(),
+        };
+        let text = fit(&format!("{label}{}_", line.text), w, t);
+        f.render_widget(Paragraph::new(text).style(t.bold()), area);
+        return;
+    }
+    // Most urgent first: the line is cut at the terminal's width.
+    let mut spans = Vec::new();
+    if !app.status.is_empty() {
+        spans.push(Span::styled(format!(" {} ", app.status), t.bold()));
+    }
+    let filter = &app.filters[app.pane.index()];
+    if !filter.is_empty() && app.inspector.is_none() {
+        spans.push(Span::styled(format!(" filter: {filter} "), t.accent()));
+    }
+    if let Some((label, frac)) = &app.job {
+        spans.push(Span::raw(format!(" {label}: {:.0}% ", frac * 100.0)));
+    }
+    if let Some(e) = &app.error {
+        spans.push(Span::styled(format!(" error: {e}"), t.warn()));
+    } else {
+        spans.push(Span::styled(format!(" {}", progress_text(app)), t.dim()));
+    }
+    let line = Line::from(spans);
+    f.render_widget(Paragraph::new(line), area);
+}
+
+fn draw_footer(app: &App, area: Rect, f: &mut Frame) {
+    let t = &app.theme;
+    let mut spans = Vec::new();
+    let mut used = 0usize;
+    for (key, what) in keys::footer(app.mode()) {
+        let item = format!(" {key} {what} ");
+        if used + item.len() > area.width as usize {
+            break;
+        }
+        used += item.len();
+        spans.push(Span::styled(format!(" {key}"), t.header()));
+        spans.push(Span::raw(format!(" {what} ")));
+    }
+    f.render_widget(Paragraph::new(Line::from(spans)), area);
+}
+
+/// The help lines, generated from the key table.
+pub fn help_lines(app: &App) -> Vec<Line<'static>> {
+    let t = &app.theme;
+    let mut lines = vec![Line::styled(
+        " Keys (from the key table; any key closes)",
+        t.header(),
+    )];
+    let mut modes = Vec::new();
+    for b in KEYS {
+        if !modes.contains(&b.mode) {
+            modes.push(b.mode);
+        }
+    }
+    for m in modes {
+        lines.push(Line::raw(""));
+        lines.push(Line::styled(format!(" {}", m.title()), t.bold()));
+        let mut seen: Vec<(keys::Cmd, String)> = Vec::new();
+        for b in KEYS.iter().filter(|b| b.mode == m) {
+            if let Some(e) = seen.iter_mut().find(|(c, _)| *c == b.cmd) {
+                e.1.push_str(&format!(" {}", b.key.label()));
+                continue;
+            }
+            seen.push((b.cmd, b.key.label()));
+        }
+        for (cmd, keys) in seen {
+            let desc = KEYS
+                .iter()
+                .find(|b| b.mode == m && b.cmd == cmd)
+                .map_or("", |b| b.description);
+            lines.push(Line::raw(format!("   {keys:<18} {desc}")));
+        }
+    }
+    lines.push(Line::raw(""));
+    lines.push(Line::styled(" Filter syntax", t.bold()));
+    for s in [
+        "   words      fuzzy match (smart case), ranked",
+        "   a.*.b      wildcard; each dotted part is a prefix",
+        "   []  [,  [,]  arrays / rank at least 2 / exactly 2",
+        "   !a  !g     no arrays / no generic types",
+        "   <  <str  <,>  generic / argument matching / arity",
+        "   #ns X  #c X  namespace / class name contains X",
+    ] {
+        lines.push(Line::raw(s));
+    }
+    lines
+}
+
+fn draw_help(app: &App, scroll: u16, area: Rect, f: &mut Frame) {
+    let w = area.width.saturating_sub(4).min(76);
+    let h = area.height.saturating_sub(2);
+    let rect = Rect::new(area.x + (area.width - w) / 2, area.y + 1, w, h);
+    f.render_widget(Clear, rect);
+    let block = Block::bordered()
+        .border_set(app.theme.border())
+        .title(Line::styled(" Help ", app.theme.header()));
+    f.render_widget(
+        Paragraph::new(help_lines(app))
+            .block(block)
+            .style(Style::new())
+            .scroll((scroll, 0)),
+        rect,
+    );
+}

@@ -1,0 +1,535 @@
+//! Journeys through the real App (update + draw) on a TestBackend, driven
+//! by finite key streams over the built-in demo heap. Deterministic: the
+//! demo is analysed synchronously and stage times are zero.
+
+mod tui_support;
+
+use crossterm::event::{KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
+use heaptui::tui::app::{update, Action, App, Effect, PaneId};
+use heaptui::tui::panes::dominators::TreeMode;
+use heaptui::tui::theme::Theme;
+use heaptui::tui::worker::Msg;
+use heaptui::tui::{demo_app, ui};
+use insta::assert_snapshot;
+use tui_support::*;
+
+#[test]
+fn overview_first_screen() {
+    let a = app(80, 24);
+    assert_snapshot!(screen(&a));
+}
+
+#[test]
+fn overview_scrolls_to_duplicates_and_diagnostics() {
+    let mut a = app(80, 24);
+    keys(&mut a, "PgDn");
+    let s = screen(&a);
+    assert!(s.contains("Top duplicate sets"), "{s}");
+    assert_snapshot!(s);
+}
+
+#[test]
+fn dominators_grouped_tree_expand_and_path_mode() {
+    let mut a = app(80, 24);
+    keys(&mut a, "2");
+    assert_eq!(a.pane, PaneId::Dominators);
+    // FileStreams are the third row: a group of six.
+    keys(&mut a, "j j Right");
+    assert_snapshot!("dominators_expanded", screen(&a));
+    keys(&mut a, "Right Right");
+    assert!(
+        selected_row(&a).contains("6 × System.Byte[]"),
+        "{}",
+        selected_row(&a)
+    );
+    keys(&mut a, "m");
+    assert_eq!(a.dominators.as_ref().unwrap().mode, TreeMode::Path);
+    let s = screen(&a);
+    assert_snapshot!("dominators_path_mode", s);
+    assert!(
+        !s.contains("ImageCache"),
+        "path mode hides rows off the path"
+    );
+    keys(&mut a, "m");
+    assert!(screen(&a).contains("ImageCache"));
+}
+
+#[test]
+fn dominators_instances_and_collapse() {
+    let mut a = app(80, 24);
+    keys(&mut a, "2 j j x");
+    let s = screen(&a);
+    assert!(
+        s.contains("System.IO.FileStream 2"),
+        "instances listed by id:\n{s}"
+    );
+    keys(&mut a, "x Left");
+    assert!(!screen(&a).contains("System.IO.FileStream 2"));
+}
+
+#[test]
+fn zoom_in_with_enter_and_out_with_backspace() {
+    let mut a = app(80, 24);
+    keys(&mut a, "2 Enter");
+    let s = screen(&a);
+    assert!(
+        s.contains("all roots → FieldOps.Imaging.ImageCache"),
+        "breadcrumb:\n{s}"
+    );
+    assert_snapshot!("zoomed", s);
+    keys(&mut a, "Enter");
+    assert_eq!(a.dominators.as_ref().unwrap().zooms.len(), 3);
+    keys(&mut a, "-");
+    assert_eq!(a.dominators.as_ref().unwrap().zooms.len(), 2);
+    keys(&mut a, "Bksp Bksp");
+    assert_eq!(a.dominators.as_ref().unwrap().zooms.len(), 1);
+}
+
+#[test]
+fn chart_toggles_on_narrow_and_sits_beside_the_tree_on_wide() {
+    let mut a = app(80, 24);
+    keys(&mut a, "2 c");
+    let s = screen(&a);
+    assert!(s.contains("Retained by all roots"), "{s}");
+    assert_snapshot!("chart_narrow", s);
+    keys(&mut a, "j Enter");
+    assert!(
+        screen(&a).contains("Retained by FieldOps.UI.MainForm"),
+        "zoom from the chart"
+    );
+
+    let mut w = app(200, 50);
+    keys(&mut w, "2");
+    let s = screen(&w);
+    assert!(
+        s.contains("Retained by all roots") && s.contains("Objects     %"),
+        "{s}"
+    );
+    assert_snapshot!("wide_200x50", s);
+}
+
+#[test]
+fn fuzzy_type_filter_ranks_and_enter_opens_the_largest_instance() {
+    let mut a = app(80, 24);
+    keys(&mut a, "3 / \"cachedimg\"");
+    let s = screen(&a);
+    assert!(s.contains("/ filter Types: cachedimg_"), "{s}");
+    assert!(
+        selected_row(&a).contains("FieldOps.Imaging.CachedImage"),
+        "{s}"
+    );
+    assert_snapshot!("types_filtered", s);
+    keys(&mut a, "Enter Enter");
+    assert_eq!(a.pane, PaneId::Dominators);
+    let row = selected_row(&a);
+    assert!(row.contains("FieldOps.Imaging.CachedImage"), "{row}");
+    assert_snapshot!("types_to_dominators", screen(&a));
+    keys(&mut a, "Bksp");
+    assert_eq!(a.pane, PaneId::Types);
+    assert_eq!(a.filters[PaneId::Types.index()], "cachedimg");
+    keys(&mut a, "/ Esc");
+    assert_eq!(a.filters[PaneId::Types.index()], "");
+}
+
+#[test]
+fn filter_tokens_arrays_and_generics() {
+    let mut a = app(80, 24);
+    keys(&mut a, "3 / \"[]\" Enter");
+    let s = screen(&a);
+    for l in s
+        .lines()
+        .skip(4)
+        .take(5)
+        .filter(|l| l.contains("System") || l.contains("Field"))
+    {
+        assert!(l.contains("[") || l.contains("…"), "only arrays: {l}");
+    }
+    keys(&mut a, "/ Esc / \"<str\" Enter");
+    let s = screen(&a);
+    assert!(
+        s.contains("Generic.List<System.String>") || s.contains("Dictionary<System.String"),
+        "{s}"
+    );
+    assert!(!s.contains("System.Byte[]"));
+}
+
+#[test]
+fn tree_filter_keeps_ancestors() {
+    let mut a = app(80, 24);
+    keys(&mut a, "2 / \"'orderline\" Enter");
+    let s = screen(&a);
+    // Order lines live under MainForm (via the repository); the other
+    // top-level rows disappear, MainForm stays as their ancestor.
+    assert!(s.contains("FieldOps.UI.MainForm"), "{s}");
+    assert!(!s.contains("ImageCache"), "{s}");
+    assert_snapshot!("tree_filtered", s);
+}
+
+#[test]
+fn immediate_dominators_with_exclude_pattern() {
+    let mut a = app(80, 24);
+    keys(&mut a, "3 / \"system.byte[]\" Enter d");
+    let s = screen(&a);
+    assert!(s.contains("Immediate dominators of System.Byte[]"), "{s}");
+    keys(&mut a, "e \"System.*\" Enter");
+    let s = screen(&a);
+    assert!(s.contains("skipping: System.*"), "{s}");
+    assert!(
+        !s.lines()
+            .skip(12)
+            .any(|l| l.contains("System.IO.FileStream")),
+        "System.* skipped:\n{s}"
+    );
+    assert_snapshot!("immediate_dominators", s);
+    keys(&mut a, "Enter");
+    assert_eq!(a.pane, PaneId::Dominators);
+}
+
+#[test]
+fn duplicates_detail_and_holding_set_jump() {
+    let mut a = app(80, 24);
+    // Make set 1 held by set 0 whatever the engine found, so the jump is
+    // exercised deterministically.
+    let mut d = (**a.duplicates.as_ref().unwrap()).clone();
+    d.sets[1].held_by = vec![0];
+    d.sets[1].holding_set = Some(0);
+    update(
+        &mut a,
+        Action::Worker(Msg::Duplicates {
+            duplicates: std::sync::Arc::new(d),
+            ms: 0,
+        }),
+    );
+    keys(&mut a, "4");
+    let s = screen(&a);
+    assert!(
+        s.contains("same type, size and ref"),
+        "the pane says what equality means:\n{s}"
+    );
+    assert_snapshot!("duplicates", s);
+    keys(&mut a, "j");
+    assert!(selected_row(&a).contains("→#0"), "{}", selected_row(&a));
+    keys(&mut a, "Enter");
+    let s = screen(&a);
+    assert!(
+        s.contains("Set #1") && s.contains("Members") && s.contains("Instance graph"),
+        "{s}"
+    );
+    assert_snapshot!("duplicate_detail", s);
+    keys(&mut a, "H");
+    assert!(screen(&a).contains("Set #0"), "jumped to the holding set");
+    keys(&mut a, "Bksp");
+    assert!(screen(&a).contains("Set #1"));
+    keys(&mut a, "Bksp");
+    assert!(a.dups_pane.detail.is_none());
+}
+
+#[test]
+fn roots_by_kind_and_flags() {
+    let mut a = app(80, 24);
+    keys(&mut a, "5");
+    let s = screen(&a);
+    assert!(
+        s.contains("static variable [-]") && s.contains("GC handle [weak]"),
+        "{s}"
+    );
+    keys(&mut a, "Enter");
+    assert_snapshot!("roots_expanded", screen(&a));
+}
+
+#[test]
+fn inspector_jumps_and_goes_back() {
+    let mut a = app(80, 24);
+    keys(&mut a, "2 i");
+    let s = screen(&a);
+    assert!(
+        s.contains("Object 207380 FieldOps.Imaging.ImageCache"),
+        "{s}"
+    );
+    assert!(
+        s.contains("Root records") && s.contains("static variable"),
+        "{s}"
+    );
+    assert_snapshot!("inspector", s);
+    // First target: the first reference.
+    keys(&mut a, "Enter");
+    let obj = a.inspector.as_ref().unwrap().object;
+    assert_ne!(a.graph.as_ref().unwrap().dump.id_hex(obj), "207380");
+    keys(&mut a, "o");
+    assert_eq!(a.pane, PaneId::Dominators);
+    assert!(a.inspector.is_none());
+    keys(&mut a, "Bksp Bksp");
+    assert!(screen(&a).contains("Object 207380"));
+}
+
+#[test]
+fn history_goes_back_across_panes() {
+    let mut a = app(80, 24);
+    keys(&mut a, "2 3 4 Tab");
+    assert_eq!(a.pane, PaneId::Roots);
+    keys(&mut a, "Bksp Bksp Esc");
+    assert_eq!(a.pane, PaneId::Dominators);
+}
+
+#[test]
+fn help_is_generated_from_the_key_table() {
+    let mut a = app(80, 24);
+    keys(&mut a, "?");
+    let s = screen(&a);
+    for b in heaptui::tui::keys::KEYS.iter().take(4) {
+        assert!(s.contains(b.description), "{} missing:\n{s}", b.description);
+    }
+    let all: String = ui::help_lines(&a)
+        .iter()
+        .map(|l| {
+            l.spans
+                .iter()
+                .map(|s| s.content.as_ref())
+                .collect::<String>()
+                + "\n"
+        })
+        .collect();
+    let table = heaptui::tui::keys::KEYS;
+    for b in table {
+        // Bindings of one command share a line, under the first description.
+        let first = table
+            .iter()
+            .find(|f| f.mode == b.mode && f.cmd == b.cmd)
+            .unwrap();
+        let line = all
+            .lines()
+            .find(|l| l.ends_with(first.description) && l.contains(&b.key.label()))
+            .unwrap_or_else(|| panic!("{:?} {:?} not in help", b.key, first.description));
+        assert!(
+            line.contains(&b.key.label()),
+            "{} lists {}",
+            line,
+            b.key.label()
+        );
+    }
+    assert_snapshot!("help", s);
+    keys(&mut a, "x");
+    assert!(a.help.is_none());
+}
+
+#[test]
+fn resize_and_small_terminals() {
+    let mut a = app(80, 24);
+    keys(&mut a, "2");
+    update(&mut a, Action::Resize(60, 14));
+    assert_snapshot!("resized_60x14", screen(&a));
+    update(&mut a, Action::Resize(20, 5));
+    assert!(screen(&a).contains("heaptui needs"));
+}
+
+#[test]
+fn no_color_keeps_the_selection_visible() {
+    let mut a = demo_app(
+        80,
+        24,
+        Theme {
+            ascii: false,
+            color: false,
+        },
+    );
+    keys(&mut a, "2 j");
+    let buf = buffer(&a);
+    let row = (0..24)
+        .find(|&y| buf[(1, y)].symbol() == ">")
+        .expect("a > marker");
+    let cell = &buf[(5, row)];
+    assert!(cell.modifier.contains(ratatui::style::Modifier::REVERSED));
+    for y in 0..24 {
+        for x in 0..80 {
+            let c = &buf[(x, y)];
+            assert_eq!(c.fg, ratatui::style::Color::Reset, "colour at {x},{y}");
+            assert_eq!(c.bg, ratatui::style::Color::Reset);
+        }
+    }
+    assert_snapshot!("no_color", text(&buf));
+}
+
+#[test]
+fn ascii_mode_draws_only_ascii() {
+    let mut a = demo_app(
+        80,
+        24,
+        Theme {
+            ascii: true,
+            color: false,
+        },
+    );
+    keys(&mut a, "2 j j Right c");
+    let s = screen(&a);
+    assert!(s.is_ascii(), "{s}");
+    assert_snapshot!("ascii_chart", s);
+    keys(&mut a, "c 1");
+    assert!(screen(&a).is_ascii());
+}
+
+#[test]
+fn mouse_click_and_wheel() {
+    let mut a = app(80, 24);
+    let click = |col, row| MouseEvent {
+        kind: MouseEventKind::Down(MouseButton::Left),
+        column: col,
+        row,
+        modifiers: KeyModifiers::NONE,
+    };
+    let tab = (0..80)
+        .find(|&x| ui::tab_at(x) == Some(PaneId::Types))
+        .unwrap();
+    update(&mut a, Action::Mouse(click(tab, 1)));
+    assert_eq!(a.pane, PaneId::Types);
+    update(&mut a, Action::Mouse(click(10, 7)));
+    assert_eq!(a.types_pane.list.selected, 3);
+    let wheel = MouseEvent {
+        kind: MouseEventKind::ScrollDown,
+        column: 10,
+        row: 10,
+        modifiers: KeyModifiers::NONE,
+    };
+    update(&mut a, Action::Mouse(wheel));
+    assert_eq!(a.types_pane.list.selected, 6);
+}
+
+#[test]
+fn quit_at_once() {
+    let mut a = app(80, 24);
+    assert_eq!(keys(&mut a, "q"), vec![Effect::Quit]);
+    assert_eq!(keys(&mut a, "/ CtrlC"), vec![Effect::Quit]);
+}
+
+#[test]
+fn panes_work_as_their_data_arrives() {
+    // Drive the stages by hand: every pane draws and takes keys before its
+    // data exists.
+    let mut a = App::new("x".into(), COLOR, ratatui::layout::Rect::new(0, 0, 80, 24));
+    for p in "12345".chars() {
+        keys(&mut a, &p.to_string());
+        let _ = screen(&a);
+    }
+    keys(&mut a, "2");
+    assert!(screen(&a).contains("computing the dominator tree"));
+    let full = demo_app(80, 24, COLOR);
+    update(&mut a, Action::Worker(Msg::Parsed { ms: 0 }));
+    update(
+        &mut a,
+        Action::Worker(Msg::Graph {
+            graph: full.graph.clone().unwrap(),
+            ms: 0,
+        }),
+    );
+    keys(&mut a, "1");
+    assert!(screen(&a).contains("3,526 objects"));
+    keys(&mut a, "4");
+    assert!(screen(&a).contains("detecting duplicates"));
+    assert_snapshot!("staged_before_dominators", screen(&a));
+}
+
+#[test]
+fn precise_retained_on_request() {
+    let mut a = app(80, 24);
+    keys(&mut a, "3 / \"'CachedImage\" Enter");
+    assert!(
+        selected_row(&a).trim_end_matches('│').ends_with('-'),
+        "not computed yet"
+    );
+    keys(&mut a, "p");
+    let row = selected_row(&a);
+    // Freeing every CachedImage frees its bytes, names and thumbnails.
+    assert!(
+        row.contains("FieldOps.Imaging.CachedImage")
+            && row.contains("KiB")
+            && !row.trim_end_matches('│').ends_with('-'),
+        "{row}"
+    );
+    let p = a.types_pane.precise.values().next().unwrap();
+    let min = a
+        .types
+        .as_ref()
+        .unwrap()
+        .iter()
+        .find(|t| {
+            a.graph.as_ref().unwrap().dump.type_names[t.type_index as usize].as_ref()
+                == "FieldOps.Imaging.CachedImage"
+        })
+        .unwrap()
+        .min_retained_bytes;
+    assert!(p.bytes >= min, "precise {} >= minimum {min}", p.bytes);
+}
+
+#[test]
+fn tree_mode_emphasises_the_domination_path() {
+    let mut a = demo_app(
+        80,
+        24,
+        Theme {
+            ascii: false,
+            color: false,
+        },
+    );
+    keys(&mut a, "2 j j Right Right");
+    let buf = buffer(&a);
+    let find = |needle: &str| {
+        (0..24u16)
+            .find(|&y| text(&buf).lines().nth(y as usize).unwrap().contains(needle))
+            .unwrap()
+    };
+    let parent = find("6 × System.IO.FileStream");
+    let other = find("FieldOps.UI.MainForm");
+    let bold = |y: u16| {
+        buf[(10, y)]
+            .modifier
+            .contains(ratatui::style::Modifier::BOLD)
+    };
+    assert!(bold(parent), "the selection's dominator is bold");
+    assert!(!bold(other), "rows off the path are not");
+}
+
+#[test]
+fn every_pane_draws_at_every_size() {
+    // From the minimum up to wide, with overlays: nothing may panic and the
+    // frame always fits.
+    for (w, h) in [(30, 8), (31, 9), (40, 12), (80, 24), (120, 40), (250, 60)] {
+        let mut a = app(w, h);
+        for script in [
+            "1",
+            "2 j Right x",
+            "2 c",
+            "2 m",
+            "3 d",
+            "4 Enter",
+            "5 Enter j",
+            "2 i",
+            "?",
+            "3 /",
+        ] {
+            keys(&mut a, script);
+            let s = screen(&a);
+            assert_eq!(s.lines().count(), h as usize);
+            keys(&mut a, "Esc Esc");
+        }
+    }
+}
+
+#[test]
+fn a_dump_that_cannot_be_used_shows_why() {
+    let mut a = App::new(
+        "bad.txt".into(),
+        COLOR,
+        ratatui::layout::Rect::new(0, 0, 80, 24),
+    );
+    update(
+        &mut a,
+        Action::Worker(Msg::Failed("bad.txt: the file is empty".into())),
+    );
+    let s = screen(&a);
+    assert!(
+        s.contains("cannot open it: bad.txt: the file is empty"),
+        "{s}"
+    );
+    assert!(s.contains("error: bad.txt: the file is empty"), "{s}");
+    keys(&mut a, "2 3 4 5 ?");
+    assert_eq!(keys(&mut a, "Esc q"), vec![Effect::Quit]);
+}

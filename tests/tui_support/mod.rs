@@ -1,0 +1,101 @@
+//! Shared helpers for the TUI tests: the demo App, key streams, screens.
+#![allow(dead_code)]
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::backend::TestBackend;
+use ratatui::buffer::Buffer;
+use ratatui::Terminal;
+
+use heaptui::tui::app::{App, Effect};
+use heaptui::tui::theme::Theme;
+use heaptui::tui::{demo_app, press, ui};
+
+pub const COLOR: Theme = Theme {
+    ascii: false,
+    color: true,
+};
+
+pub fn app(w: u16, h: u16) -> App {
+    demo_app(w, h, COLOR)
+}
+
+pub fn key(code: KeyCode) -> KeyEvent {
+    KeyEvent::new(code, KeyModifiers::NONE)
+}
+
+pub fn ch(c: char) -> KeyEvent {
+    let m = if c.is_ascii_uppercase() {
+        KeyModifiers::SHIFT
+    } else {
+        KeyModifiers::NONE
+    };
+    KeyEvent::new(KeyCode::Char(c), m)
+}
+
+/// Presses a key stream written as space-separated names: `Enter`, `Esc`,
+/// `Bksp`, `Tab`, `Up`, `Down`, `Left`, `Right`, `PgDn`, `PgUp`, `Space`,
+/// single characters, or `"text"` (typed character by character).
+pub fn keys(app: &mut App, script: &str) -> Vec<Effect> {
+    let mut effects = Vec::new();
+    for tok in script.split_whitespace() {
+        let evs: Vec<KeyEvent> = match tok {
+            "Enter" => vec![key(KeyCode::Enter)],
+            "Esc" => vec![key(KeyCode::Esc)],
+            "Bksp" => vec![key(KeyCode::Backspace)],
+            "Tab" => vec![key(KeyCode::Tab)],
+            "Up" => vec![key(KeyCode::Up)],
+            "Down" => vec![key(KeyCode::Down)],
+            "Left" => vec![key(KeyCode::Left)],
+            "Right" => vec![key(KeyCode::Right)],
+            "PgDn" => vec![key(KeyCode::PageDown)],
+            "PgUp" => vec![key(KeyCode::PageUp)],
+            "Space" => vec![ch(' ')],
+            "CtrlC" => vec![KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL)],
+            t if t.starts_with('"') => t.trim_matches('"').chars().map(ch).collect(),
+            t if t.chars().count() == 1 => vec![ch(t.chars().next().unwrap())],
+            t => panic!("unknown key {t}"),
+        };
+        for ev in evs {
+            effects.extend(press(app, ev));
+        }
+    }
+    effects
+}
+
+pub fn buffer(app: &App) -> Buffer {
+    let mut t = Terminal::new(TestBackend::new(app.size.width, app.size.height)).unwrap();
+    t.draw(|f| ui::draw(app, f)).unwrap();
+    t.backend().buffer().clone()
+}
+
+/// The screen as plain text, one line per row, trailing blanks trimmed.
+pub fn screen(app: &App) -> String {
+    text(&buffer(app))
+}
+
+pub fn text(buf: &Buffer) -> String {
+    let mut out = String::new();
+    for y in 0..buf.area.height {
+        let mut line = String::new();
+        for x in 0..buf.area.width {
+            line.push_str(buf[(x, y)].symbol());
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+/// The row (text) that carries the selection marker `>` in the body.
+pub fn selected_row(app: &App) -> String {
+    screen(app)
+        .lines()
+        .skip(3)
+        .find(|l| {
+            l.trim_start_matches(['│', '|', ' ']).starts_with('>')
+                || l.contains("│>")
+                || l.contains("|>")
+        })
+        .unwrap_or_default()
+        .to_string()
+}

@@ -1,0 +1,83 @@
+//! The dominator-tree view model on a heap with a very wide group: grouping
+//! the children of many parents is deferred to a job and installed later.
+
+use heaptui::analysis::grouping::group_children_unsorted;
+use heaptui::graph::{DominatorTree, HeapGraph};
+use heaptui::progress::Progress;
+use heaptui::tui::panes::dominators::{Item, Tree, TreeMode, DEFER_PARENTS};
+use heaptui::tui::theme::Theme;
+
+fn wide_heap(n: usize) -> (HeapGraph, DominatorTree) {
+    let mut text = String::from("t 1 Root\nt 2 A\nt 3 B\n");
+    let kids: Vec<String> = (0..n).map(|i| format!("{:x}", 0x10000 + i)).collect();
+    text.push_str(&format!("o 1 1 10 {}\n", kids.join(" ")));
+    for (i, k) in kids.iter().enumerate() {
+        text.push_str(&format!("o {k} 2 8 {:x}\n", 0x100000 + i));
+        text.push_str(&format!("o {:x} 3 4\n", 0x100000 + i));
+    }
+    text.push_str("r 1 1 0\n");
+    let dump = heaptui::dump::parse_bytes(std::path::Path::new("wide"), text.as_bytes()).unwrap();
+    let graph = HeapGraph::build(dump);
+    let dom = DominatorTree::compute(&graph, &Progress::new()).unwrap();
+    (graph, dom)
+}
+
+#[test]
+fn wide_groups_are_grouped_by_a_deferred_job() {
+    let n = DEFER_PARENTS + 10;
+    let (g, dom) = wide_heap(n);
+    let d = &g.dump;
+    let (mut t, deferred) = Tree::new(Item::SuperRoot, "all".into(), d, &dom);
+    assert!(deferred.is_none(), "one root: grouped at once");
+    t.flatten(TreeMode::Tree, &None);
+    let root_row = t.selected;
+    assert!(t.expand(root_row, d, &dom).is_none(), "one parent");
+    t.flatten(TreeMode::Tree, &None);
+    let group_a = t.nodes[root_row as usize].children.as_ref().unwrap()[0];
+    let theme = Theme {
+        ascii: true,
+        color: false,
+    };
+    assert_eq!(
+        t.label_of(group_a, d, &theme),
+        format!("{} x A", heaptui::tui::fmt::count(n as u64))
+    );
+
+    let job = t.expand(group_a, d, &dom).expect("many parents: deferred");
+    assert_eq!(job.parents.len(), n);
+    assert!(t.nodes[group_a as usize].loading);
+    t.flatten(TreeMode::Tree, &None);
+    assert_eq!(t.flat.len(), 2, "nothing below a loading row yet");
+
+    let groups = group_children_unsorted(d, &dom, &job.parents);
+    t.set_groups(job.node, groups, &dom);
+    t.flatten(TreeMode::Tree, &None);
+    assert!(!t.nodes[group_a as usize].loading);
+    let b = t.flat[2];
+    assert_eq!(
+        t.label_of(b, d, &theme),
+        format!("{} x B", heaptui::tui::fmt::count(n as u64))
+    );
+    assert_eq!(t.sizes_of(b, &dom), Some((4 * n as u64, n as u64)));
+
+    // Instances come a page at a time, largest first, with a "more" row.
+    assert!(t.toggle_instances(group_a, d, &dom).is_none());
+    t.flatten(TreeMode::Tree, &None);
+    assert_eq!(t.flat.len(), 2 + 200 + 1);
+    let more = *t.flat.last().unwrap();
+    t.more(more, &dom);
+    t.flatten(TreeMode::Tree, &None);
+    assert_eq!(t.flat.len(), 2 + 400 + 1);
+
+    // Revealing a member far down the group pins it into the page.
+    let last = d.index_of(0x100000 + n as u64 - 1).unwrap();
+    assert!(t.reveal(last, d, &dom));
+    t.flatten(TreeMode::Tree, &None);
+    assert_eq!(t.object(t.selected, &dom), Some(last));
+    let a_row = t.nodes[t.selected as usize].parent.unwrap();
+    assert_eq!(
+        t.nodes[a_row as usize].item_object(),
+        Some(d.index_of(0x10000 + n as u64 - 1).unwrap()),
+        "its dominator, pinned into the page"
+    );
+}

@@ -1,0 +1,106 @@
+//! Widgets rendered into a plain Buffer.
+
+use heaptui::tui::panes::dominators::{Bar, RetainedChart};
+use heaptui::tui::theme::Theme;
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::widgets::Widget;
+
+fn row(buf: &Buffer, y: u16) -> String {
+    (0..buf.area.width).map(|x| buf[(x, y)].symbol()).collect()
+}
+
+fn bars() -> Vec<Bar> {
+    vec![
+        Bar {
+            label: "A".into(),
+            bytes: 600,
+            selected: false,
+        },
+        Bar {
+            label: "B".into(),
+            bytes: 300,
+            selected: true,
+        },
+        Bar {
+            label: "C".into(),
+            bytes: 1,
+            selected: false,
+        },
+    ]
+}
+
+#[test]
+fn chart_bars_are_proportional_and_the_selection_is_marked() {
+    let theme = Theme {
+        ascii: true,
+        color: false,
+    };
+    let bars = bars();
+    let mut buf = Buffer::empty(Rect::new(0, 0, 43, 5));
+    RetainedChart {
+        title: "Retained by X".into(),
+        total: 1000,
+        reachable: 2000,
+        bars: &bars,
+        theme: &theme,
+    }
+    .render(buf.area, &mut buf);
+    assert!(row(&buf, 0).starts_with(" Retained by X (1000 B)"));
+    // label column 25 wide (3/5) + marker + space; bar width 43 - 28 = 15
+    let hashes = |y| row(&buf, y).matches('#').count();
+    assert_eq!(hashes(1), 9, "{}", row(&buf, 1)); // 600/1000 of 15 cells
+    assert_eq!(hashes(2), 5, "4.5 cells round up in ASCII");
+    assert_eq!(hashes(3), 0);
+    assert_eq!(
+        buf[(27, 3)].symbol(),
+        ".",
+        "a share below one cell still shows a dot"
+    );
+    assert!(
+        row(&buf, 2).starts_with(">B 300 B 15.0%"),
+        "{}",
+        row(&buf, 2)
+    );
+    assert!(buf[(0, 2)]
+        .modifier
+        .contains(ratatui::style::Modifier::REVERSED));
+    assert!(row(&buf, 1).starts_with(" A 600 B 30.0%"));
+    assert_eq!(row(&buf, 4).trim(), "", "no bar past the data");
+}
+
+#[test]
+fn unicode_bars_use_eighth_blocks() {
+    let theme = Theme {
+        ascii: false,
+        color: true,
+    };
+    assert_eq!(theme.bar(8 * 3 + 4), "███▌");
+    assert_eq!(theme.bar(1), "▏");
+    assert_eq!(theme.bar(0), "");
+    let ascii = Theme {
+        ascii: true,
+        color: true,
+    };
+    assert_eq!(ascii.bar(8 * 3 + 4), "####");
+}
+
+#[test]
+fn chart_fits_a_tiny_area() {
+    let theme = Theme {
+        ascii: false,
+        color: true,
+    };
+    let bars = bars();
+    let mut buf = Buffer::empty(Rect::new(0, 0, 12, 2));
+    RetainedChart {
+        title: "Retained by a long name".into(),
+        total: 1000,
+        reachable: 1000,
+        bars: &bars,
+        theme: &theme,
+    }
+    .render(buf.area, &mut buf);
+    assert!(row(&buf, 0).ends_with('…'), "{}", row(&buf, 0));
+    assert!(row(&buf, 1).starts_with(" A"));
+}
