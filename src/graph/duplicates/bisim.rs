@@ -5,10 +5,11 @@
 //! block may hold non-duplicates (sharing and aliasing are invisible to
 //! bisimulation), so blocks are only candidates that `verify` splits exactly.
 //!
-//! Refinement works on a dirty list: only objects one of whose references
-//! changed block are re-evaluated, and the part of a block that did not
-//! change keeps its id, so a long chain costs one small round per link
-//! rather than a pass over the heap per link.
+//! It starts from the label blocks split by three rounds of parallel hashing
+//! (cheap, and equal for duplicates), then refines exactly on a dirty list:
+//! only objects one of whose references changed block are re-evaluated, and
+//! the part of a block that did not change keeps its id, so a long chain
+//! costs one small round per link rather than a pass over the heap per link.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};

@@ -143,6 +143,8 @@ pub(crate) fn compute_held(
         return Ok(());
     }
     let n = graph.objects();
+    let t = std::time::Instant::now();
+    let trace = std::env::var_os("HEAPTUI_TRACE").is_some();
     let mut set_of = vec![NONE; n];
     for s in sets.iter() {
         for &m in &s.members {
@@ -176,6 +178,9 @@ pub(crate) fn compute_held(
         strong,
         member_tins,
     };
+    if trace {
+        eprintln!("held: index {} ms", t.elapsed().as_millis());
+    }
     let held_by: Vec<Vec<u32>> = sets
         .par_iter()
         .map_init(HashSet::<u32, IntBuild>::default, |seen, s| {
@@ -198,6 +203,9 @@ pub(crate) fn compute_held(
         })
         .collect();
     progress.check()?;
+    if trace {
+        eprintln!("held: checks {} ms", t.elapsed().as_millis());
+    }
     // The holding set: a holder no other holder of S holds (held-by is
     // transitive and acyclic, so one exists); ties by the lowest id, which is
     // the largest additional bytes (ids follow that order).
