@@ -49,10 +49,18 @@ fn count(i: usize, v: u64) {
     COUNTERS[i].fetch_add(v, Ordering::Relaxed);
 }
 
-/// A marking walk this large makes a hub of the node it is at (tests lower
-/// it to exercise hubs on small graphs; results never depend on it).
+/// A marking walk this large makes a hub of the node it is at; 0 means
+/// automatic: a thirty-second of the heap, between 4096 and 2^18 objects
+/// (tests set a tiny value to exercise hubs; results never depend on it).
 pub(crate) static HUB_AFTER: std::sync::atomic::AtomicUsize =
-    std::sync::atomic::AtomicUsize::new(1 << 18);
+    std::sync::atomic::AtomicUsize::new(0);
+
+fn hub_after(objects: usize) -> usize {
+    match HUB_AFTER.load(Ordering::Relaxed) {
+        0 => (objects / 32).clamp(1 << 12, 1 << 18),
+        t => t,
+    }
+}
 /// At most this many hubs (two bitsets of n bits each).
 pub(crate) const MAX_HUBS: usize = 16;
 
@@ -497,7 +505,7 @@ fn mark_reach(
     ws.stack.clear();
     ws.stack.push(from);
     ws.stamp[from as usize] = stamp;
-    let hub_after = HUB_AFTER.load(Ordering::Relaxed);
+    let hub_after = hub_after(graph.objects());
     let mut tried_hub = false;
     loop {
         while let Some(x) = ws.stack.pop() {
