@@ -244,6 +244,25 @@ fn modes_none_and_trivial() {
 }
 
 #[test]
+fn detect_type_in_mode_none_detects_only_that_type() {
+    let text = fixture("dup_seed_held.txt");
+    let none = DuplicateOptions {
+        mode: DuplicateMode::None,
+        budget_per_type: None,
+    };
+    let (g, dom, d) = analyse(&text, &none);
+    let list = (0..g.dump.type_names.len() as u32)
+        .find(|&t| g.dump.type_names[t as usize].as_ref() == "Example.List")
+        .unwrap();
+    let done = detect_type(&g, &dom, &d, list, &Progress::new()).unwrap();
+    assert_eq!(
+        view(&g, &done),
+        vec![(ids(&["1", "2", "3"]), 0x20, 3, 0x80, false, vec![], None)]
+    );
+    assert_eq!(done.finished_types, vec![list]);
+}
+
+#[test]
 fn budget_leaves_possible_duplicates_that_detect_type_finishes() {
     let text = fixture("dup_seed_held.txt");
     let tight = DuplicateOptions {

@@ -3,6 +3,24 @@
 //! one-to-one with equal type name, shallow size and reference count at
 //! every pair. Duplicate sets, additional bytes, held duplicates and the
 //! holding set.
+//!
+//! The pipeline (each step exact; see the submodules for the arguments):
+//! 1. `bisim`: candidate blocks, the ordered bisimulation classes (equal for
+//!    duplicates, but blind to sharing), by parallel hashing then exact
+//!    partition refinement on a dirty list.
+//! 2. `verify`: per block, the pairing from a representative to each member,
+//!    walked over non-identical pairs only, with shared parts checked through
+//!    retainers; it yields the classes, objects per copy (a reach walk per
+//!    representative, sped up by "hubs" for huge shared regions) and
+//!    additional bytes. Types run in parallel, a type's blocks in order, so
+//!    the per-type budget cuts deterministically.
+//! 3. `held`: holders from one root path per set, each checked by backward
+//!    searches that jump up the dominator tree.
+//!
+//! Cost: near-linear on the shapes of real heaps. Known quadratic case: long
+//! chains copied several times (each position is its own set, and each set's
+//! pairing and reach walk run to the end of the chain); the per-type budget
+//! bounds it and leaves the rest as possible duplicates.
 
 mod bisim;
 mod held;
