@@ -112,7 +112,10 @@ fn parse_source(
         )
         .into());
     }
-    progress.start(Stage::Parse, bytes.len() as u64);
+    // Reading the chunks is the first half of the stage, stitching them
+    // together (ids, references, roots) the second.
+    let len = bytes.len() as u64;
+    progress.start(Stage::Parse, 2 * len);
     let mut laps = crate::progress::Laps::new("parse");
 
     let mut ranges = chunk_ranges(bytes, chunk_size);
@@ -133,7 +136,7 @@ fn parse_source(
         .collect::<Result<_, Cancelled>>()?;
 
     laps.lap("chunks");
-    progress.start(Stage::Graph, 4);
+    progress.set_done(len);
     let dump = assemble(path, bytes.len() as u64, chunks, progress)?;
     laps.lap("assemble");
     if dump.ids.is_empty() {
@@ -744,7 +747,7 @@ fn assemble(
     for c in &mut chunks {
         ids.append(&mut c.ids);
     }
-    progress.set_done(1);
+    progress.set_done(file_bytes + file_bytes / 4);
     laps.lap("sections, types, ids");
     let wide = WideIdIndex::build(&ids);
     laps.lap("id index");
@@ -788,7 +791,7 @@ fn assemble(
             })
             .collect()
     });
-    progress.set_done(2);
+    progress.set_done(file_bytes + file_bytes * 2 / 4);
     progress.check()?;
     laps.lap("repeated ids");
 
@@ -881,7 +884,7 @@ fn assemble(
             r
         })
         .collect();
-    progress.set_done(3);
+    progress.set_done(file_bytes + file_bytes * 3 / 4);
     progress.check()?;
     laps.lap("resolve");
 
@@ -991,7 +994,7 @@ fn assemble(
             }
         }
     }
-    progress.set_done(4);
+    progress.set_done(file_bytes + file_bytes * 4 / 4);
 
     diag.messages = messages.finish();
     Ok(Dump {
