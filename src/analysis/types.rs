@@ -1,6 +1,8 @@
 //! Type statistics (SPEC §2.2): per type name, instances, shallow bytes and
 //! the minimum retained bytes of the set of all its instances.
 
+use rayon::prelude::*;
+
 use crate::graph::{DominatorTree, HeapGraph};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -41,27 +43,31 @@ pub fn type_stats(graph: &HeapGraph, dom: &DominatorTree) -> Vec<TypeStats> {
     }
     // Depth-first over the dominator tree, counting per type how many
     // instances are on the current path: an instance with none above it is
-    // a top-most one and contributes its retained bytes.
-    let mut on_path = vec![0u32; t];
+    // a top-most one and contributes its retained bytes. The super-root's
+    // subtrees are independent (it has no type), so they run in parallel.
     let root = dom.super_root();
-    let mut stack: Vec<(u32, u64)> = vec![(root, dom.children.offsets[root as usize])];
-    while let Some(top) = stack.last_mut() {
-        let (node, next) = *top;
-        if next == dom.children.offsets[node as usize + 1] {
-            stack.pop();
-            if node != root {
-                on_path[dump.types[node as usize] as usize] -= 1;
-            }
-            continue;
-        }
-        top.1 += 1;
-        let child = dom.children.targets[next as usize];
-        let ty = dump.types[child as usize] as usize;
-        if on_path[ty] == 0 {
-            stats[ty].min_retained_bytes += dom.retained_bytes[child as usize];
-        }
-        on_path[ty] += 1;
-        stack.push((child, dom.children.offsets[child as usize]));
+    let min_retained = dom
+        .children_of(root)
+        .par_iter()
+        .fold(
+            || (vec![0u32; t], vec![0u64; t], Vec::new()),
+            |(mut on_path, mut sums, mut stack), &top| {
+                top_most_retained(dump, dom, top, &mut on_path, &mut sums, &mut stack);
+                (on_path, sums, stack)
+            },
+        )
+        .map(|(_, sums, _)| sums)
+        .reduce(
+            || vec![0u64; t],
+            |mut a, b| {
+                for (x, y) in a.iter_mut().zip(b) {
+                    *x += y;
+                }
+                a
+            },
+        );
+    for (s, m) in stats.iter_mut().zip(min_retained) {
+        s.min_retained_bytes = m;
     }
     stats.retain(|s| s.count > 0);
     stats.sort_by(|a, b| {
@@ -70,4 +76,38 @@ pub fn type_stats(graph: &HeapGraph, dom: &DominatorTree) -> Vec<TypeStats> {
         })
     });
     stats
+}
+
+/// Adds to `sums[type]` the retained bytes of every instance in `top`'s
+/// dominator subtree that has no dominator of its own type within it.
+/// `on_path` is all zeros on entry and on return.
+fn top_most_retained(
+    dump: &crate::dump::Dump,
+    dom: &DominatorTree,
+    top: u32,
+    on_path: &mut [u32],
+    sums: &mut [u64],
+    stack: &mut Vec<(u32, u64)>,
+) {
+    let enter = |node: u32, on_path: &mut [u32], sums: &mut [u64]| {
+        let ty = dump.types[node as usize] as usize;
+        if on_path[ty] == 0 {
+            sums[ty] += dom.retained_bytes[node as usize];
+        }
+        on_path[ty] += 1;
+    };
+    enter(top, on_path, sums);
+    stack.push((top, dom.children.offsets[top as usize]));
+    while let Some(frame) = stack.last_mut() {
+        let (node, next) = *frame;
+        if next == dom.children.offsets[node as usize + 1] {
+            stack.pop();
+            on_path[dump.types[node as usize] as usize] -= 1;
+            continue;
+        }
+        frame.1 += 1;
+        let child = dom.children.targets[next as usize];
+        enter(child, on_path, sums);
+        stack.push((child, dom.children.offsets[child as usize]));
+    }
 }
