@@ -142,15 +142,28 @@ fn hashed_blocks(graph: &HeapGraph, label: Partition) -> Partition {
             .collect();
         h = next;
     }
+    // Leaves keep their label block (a label fixes the reference count, so
+    // a label block is all leaves or none); only the others are regrouped,
+    // under ids after the label ids.
+    let labels = block
+        .par_iter()
+        .filter(|&&b| b != NO_BLOCK)
+        .max()
+        .map_or(0, |&b| b as usize + 1);
+    let mut block_size: Vec<u32> = vec![0; labels];
+    for (o, &b) in block.iter().enumerate() {
+        if b != NO_BLOCK && graph.refs(o as u32).is_empty() {
+            block_size[b as usize] += 1;
+        }
+    }
     let mut keyed: Vec<(u64, u32)> = (0..n as u32)
         .into_par_iter()
-        .filter(|&o| block[o as usize] != NO_BLOCK)
+        .filter(|&o| block[o as usize] != NO_BLOCK && !graph.refs(o).is_empty())
         .map(|o| (((block[o as usize] as u64) << 32) | h[o as usize] as u64, o))
         .collect();
     drop(h);
     keyed.par_sort_unstable();
     let mut block = block;
-    let mut block_size: Vec<u32> = Vec::new();
     for g in keyed.chunk_by(|a, b| a.0 == b.0) {
         let id = block_size.len() as u32;
         block_size.push(g.len() as u32);
