@@ -248,9 +248,8 @@ fn detect(
         );
     }
     progress.set_done(2);
-    for s in &mut sets {
-        s.members.sort_unstable_by_key(|&m| dump.ids[m as usize]);
-    }
+    sets.par_iter_mut()
+        .for_each(|s| s.members.sort_unstable_by_key(|&m| dump.ids[m as usize]));
     let mut dups = finish(dump, sets, possible, mode);
     held::compute_held(graph, dom, &mut dups.sets, progress)?;
     trace.phase("held");
@@ -510,7 +509,7 @@ fn finish(
         .iter()
         .flat_map(|s| s.members.iter().map(move |&m| (m, s.id)))
         .collect();
-    member_of.sort_unstable();
+    member_of.par_sort_unstable();
     Duplicates {
         mode: Some(mode),
         sets,
