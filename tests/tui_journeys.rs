@@ -26,6 +26,41 @@ fn overview_scrolls_to_duplicates_and_diagnostics() {
     let s = screen(&a);
     assert!(s.contains("Top duplicate sets"), "{s}");
     assert_snapshot!(s);
+    keys(&mut a, "G PgDn PgDn");
+    assert!(
+        screen(&a).contains("none: every line was used"),
+        "diagnostics at the end"
+    );
+}
+
+#[test]
+fn overview_entries_jump() {
+    let mut a = app(80, 24);
+    // The first target sits below the file summary; moving brings it in.
+    keys(&mut a, "j");
+    assert!(
+        selected_row(&a).contains("FieldOps.UI.MainForm 208cb0"),
+        "{}",
+        screen(&a)
+    );
+    keys(&mut a, "Enter");
+    assert_eq!(a.pane, PaneId::Dominators);
+    assert!(
+        selected_row(&a).contains("FieldOps.UI.MainForm"),
+        "{}",
+        selected_row(&a)
+    );
+    keys(&mut a, "Bksp");
+    assert_eq!(a.pane, PaneId::Overview);
+    keys(&mut a, "j j j j j j j j j Enter");
+    assert_eq!(a.pane, PaneId::Duplicates);
+    assert!(screen(&a).contains("Set #0"));
+    keys(&mut a, "Bksp i");
+    assert!(
+        screen(&a).contains("Object 1e2a70 System.Byte[]"),
+        "{}",
+        screen(&a)
+    );
 }
 
 #[test]

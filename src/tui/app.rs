@@ -159,6 +159,8 @@ pub struct App {
     /// Filter text per pane (index = PaneId::index).
     pub filters: [String; 5],
     pub overview_scroll: u16,
+    /// The selected jump target of the overview (k-th target line).
+    pub overview_sel: usize,
     pub dominators: Option<DominatorsPane>,
     pub types_pane: TypesPane,
     pub dups_pane: DuplicatesPane,
@@ -198,6 +200,7 @@ impl App {
             input: None,
             filters: Default::default(),
             overview_scroll: 0,
+            overview_sel: 0,
             dominators: None,
             types_pane: TypesPane::default(),
             dups_pane: DuplicatesPane::default(),
@@ -490,8 +493,14 @@ impl App {
         let graph = self.graph.as_ref()?;
         match self.pane {
             PaneId::Overview => {
-                let dom = self.dom.as_ref()?;
-                dom.children_of(dom.super_root()).first().copied()
+                let (_, targets) = super::panes::overview::lines(self, 80);
+                match targets.get(self.overview_sel)?.1 {
+                    Target::Object(o) => Some(o),
+                    Target::Set(s) => self.duplicates.as_ref()?.sets[s as usize]
+                        .members
+                        .first()
+                        .copied(),
+                }
             }
             PaneId::Dominators => {
                 let d = self.dominators.as_ref()?;
@@ -810,7 +819,37 @@ impl App {
         }
         match self.pane {
             PaneId::Overview => {
-                self.overview_scroll = (self.overview_scroll as isize + delta).clamp(0, 500) as u16;
+                // Move among the jump targets and keep the selected one on
+                // screen; with none (still loading), just scroll.
+                let width = ui::layout(self.size).body.width.saturating_sub(2) as usize;
+                let (lines, targets) = super::panes::overview::lines(self, width);
+                let h = ui::layout(self.size).body.height.saturating_sub(2) as usize;
+                if targets.is_empty() {
+                    let max = lines.len().saturating_sub(h) as isize;
+                    self.overview_scroll =
+                        (self.overview_scroll as isize + delta).clamp(0, max) as u16;
+                } else if delta > 0 && self.overview_sel + 1 == targets.len() {
+                    // Past the last target: scroll on to the diagnostics.
+                    let max = lines.len().saturating_sub(h) as isize;
+                    self.overview_scroll =
+                        (self.overview_scroll as isize + delta).clamp(0, max) as u16;
+                } else {
+                    let k = (self.overview_sel as isize + delta)
+                        .clamp(0, targets.len() as isize - 1) as usize;
+                    self.overview_sel = k;
+                    let at = targets[k].0;
+                    let mut scroll = self.overview_scroll as usize;
+                    if at < scroll + 1 {
+                        scroll = at.saturating_sub(1);
+                    } else if at >= scroll + h {
+                        scroll = at + 1 - h;
+                    }
+                    // The first target also shows the file header above it.
+                    if k == 0 && delta < 0 {
+                        scroll = 0;
+                    }
+                    self.overview_scroll = scroll as u16;
+                }
             }
             PaneId::Dominators => {
                 let Some(d) = &mut self.dominators else {
@@ -885,7 +924,14 @@ impl App {
             return None;
         }
         match self.pane {
-            PaneId::Overview => {}
+            PaneId::Overview => {
+                let (_, targets) = super::panes::overview::lines(self, 80);
+                match targets.get(self.overview_sel).map(|t| t.1) {
+                    Some(Target::Object(o)) => self.reveal(o),
+                    Some(Target::Set(s)) => self.jump_to_set(s, true),
+                    None => {}
+                }
+            }
             PaneId::Dominators => self.zoom_in(),
             PaneId::Types => {
                 if self.types_pane.imm_focus {
