@@ -37,3 +37,19 @@ pub fn as_atomic(v: &mut [u32]) -> &[std::sync::atomic::AtomicU32] {
     // exclusive borrow guarantees no plain access while the view lives.
     unsafe { &*(v as *mut [u32] as *const [std::sync::atomic::AtomicU32]) }
 }
+
+/// Asks the CPU to bring `value`'s cache line in (a hint; no effect where
+/// the architecture has no such instruction).
+#[inline(always)]
+pub fn prefetch<T>(value: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: prefetching is a hint and never faults.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch(
+            value as *const T as *const i8,
+            std::arch::x86_64::_MM_HINT_T0,
+        );
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = value;
+}

@@ -54,6 +54,9 @@ impl WideIdIndex {
             .par_iter()
             .enumerate()
             .map(|(i, &id)| {
+                if let Some(&ahead) = ids.get(i + 16) {
+                    crate::mem::prefetch(&slots[slot(ahead, shift)]);
+                }
                 let i = i as u32;
                 let mut s = slot(id, shift);
                 loop {
@@ -94,6 +97,12 @@ impl WideIdIndex {
             shift,
             repeated,
         }
+    }
+
+    /// Hints the CPU to fetch the slot of `id` (a later `get`).
+    #[inline]
+    pub fn prefetch(&self, id: u64) {
+        crate::mem::prefetch(&self.slots[slot(id, self.shift)]);
     }
 
     #[inline]

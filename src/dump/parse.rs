@@ -14,6 +14,9 @@ use super::{AppDomain, Diagnostics, Dump, InputError, RecordCounts, Root, MAX_ME
 use crate::graph::Csr;
 use crate::progress::{Cancelled, Progress, Stage};
 
+/// How many references ahead the resolver prefetches id-index slots.
+const PREFETCH_DISTANCE: usize = 16;
+
 /// Target size of one parse chunk.
 const CHUNK: usize = 2 << 20;
 
@@ -754,7 +757,12 @@ fn assemble(
                 r.types.push(ty);
                 r.sizes.push(c.sizes[j]);
                 let before = r.targets.len();
-                for &target in refs {
+                for (k, &target) in refs.iter().enumerate() {
+                    // Look-ups miss the cache; ask for a later one's slot now
+                    // so several misses are in flight at once.
+                    if let Some(&ahead) = c.refs.get(ref_pos - degree + k + PREFETCH_DISTANCE) {
+                        wide_ref.prefetch(ahead);
+                    }
                     match wide_ref.get(target) {
                         Some(t) => r.targets.push(match new_index_ref {
                             Some(m) => m[t as usize],

@@ -66,35 +66,93 @@ impl Csr {
     }
 
     /// The reverse adjacency (for every edge `u → v`, an edge `v → u`), with
-    /// each node's sources in ascending order. Parallel counting sort.
+    /// each node's sources in ascending order. A parallel counting sort:
+    /// each thread takes a contiguous range of sources and writes into its own
+    /// part of every target's list, so the result is deterministic.
     pub fn transpose(&self) -> Csr {
         let n = self.nodes();
-        let counts: Vec<std::sync::atomic::AtomicU32> = (0..n)
-            .into_par_iter()
-            .map(|_| std::sync::atomic::AtomicU32::new(0))
+        let edges = self.targets.len() as u64;
+        let parts = rayon::current_num_threads().clamp(1, 8);
+        // Source ranges with about equal numbers of edges.
+        let mut bounds = vec![0usize];
+        for p in 1..parts {
+            let want = edges * p as u64 / parts as u64;
+            bounds.push(self.offsets.partition_point(|&o| o < want).min(n));
+        }
+        bounds.push(n);
+        let ranges: Vec<(usize, usize)> =
+            bounds.windows(2).map(|w| (w[0], w[1].max(w[0]))).collect();
+        let mut cursors: Vec<Vec<u32>> = ranges
+            .par_iter()
+            .map(|&(from, to)| {
+                let mut count = crate::mem::filled(n, 0u32);
+                for &v in &self.targets[self.offsets[from] as usize..self.offsets[to] as usize] {
+                    count[v as usize] += 1;
+                }
+                count
+            })
             .collect();
-        self.targets.par_iter().for_each(|&t| {
-            counts[t as usize].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        });
-        let mut offsets = Vec::with_capacity(n + 1);
-        let mut acc = 0u64;
+        // Offsets, and each part's first slot in every list (64-bit slots are
+        // kept as offsets within the list so cursors stay u32).
+        let mut offsets: Vec<u64> = crate::mem::with_capacity(n + 1);
         offsets.push(0);
-        for c in &counts {
-            acc += c.load(std::sync::atomic::Ordering::Relaxed) as u64;
+        let mut acc = 0u64;
+        for v in 0..n {
+            let mut within = 0u32;
+            for c in cursors.iter_mut() {
+                let k = c[v];
+                c[v] = within;
+                within += k;
+            }
+            acc += within as u64;
             offsets.push(acc);
         }
-        drop(counts);
-        // Sequential fill keeps sources sorted and is cache-friendly enough:
-        // sources are visited in order, targets are scattered.
-        let mut fill: Vec<u64> = offsets[..n].to_vec();
-        let mut targets = vec![0u32; self.targets.len()];
-        for u in 0..n {
-            for &v in self.neighbors(u as u32) {
-                let slot = &mut fill[v as usize];
-                targets[*slot as usize] = u as u32;
-                *slot += 1;
-            }
+        let mut targets: Vec<u32> = crate::mem::filled(self.targets.len(), 0u32);
+        {
+            let out = crate::mem::as_atomic(&mut targets);
+            let offsets = &offsets;
+            ranges
+                .par_iter()
+                .zip(cursors.par_iter_mut())
+                .for_each(|(&(from, to), cursor)| {
+                    for u in from..to {
+                        for &v in self.neighbors(u as u32) {
+                            let slot = &mut cursor[v as usize];
+                            // Disjoint slots per part: relaxed stores suffice.
+                            out[(offsets[v as usize] + *slot as u64) as usize]
+                                .store(u as u32, std::sync::atomic::Ordering::Relaxed);
+                            *slot += 1;
+                        }
+                    }
+                });
         }
         Csr { offsets, targets }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Csr;
+
+    #[test]
+    fn transpose_reverses_every_edge_with_sorted_sources() {
+        let edges = [
+            (0, 1),
+            (0, 2),
+            (1, 2),
+            (2, 0),
+            (2, 2),
+            (3, 1),
+            (3, 1),
+            (4, 0),
+        ];
+        let g = Csr::from_edges(5, &edges);
+        let t = g.transpose();
+        assert_eq!(t.neighbors(0), &[2, 4]);
+        assert_eq!(t.neighbors(1), &[0, 3, 3]);
+        assert_eq!(t.neighbors(2), &[0, 1, 2]);
+        assert_eq!(t.neighbors(3), &[] as &[u32]);
+        assert_eq!(t.neighbors(4), &[] as &[u32]);
+        assert_eq!(t.transpose(), g);
     }
 }

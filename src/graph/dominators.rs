@@ -228,15 +228,23 @@ pub fn compute(
     drop(idom_pre);
 
     // 5. Children lists, largest first.
-    let edges: Vec<(u32, u32)> = vertex[1..]
-        .iter()
-        .map(|&v| {
-            let d = idom[v as usize];
-            (if d == SUPER_ROOT { n as u32 } else { d }, v)
-        })
-        .collect();
-    let mut children = Csr::from_edges(n + 1, &edges);
-    drop(edges);
+    // The tree as "each object → its idom" (the super-root has none), then
+    // reversed by the parallel counting sort.
+    let mut children = {
+        let mut offsets: Vec<u64> = crate::mem::with_capacity(n + 2);
+        let mut targets: Vec<u32> = crate::mem::with_capacity(m - 1);
+        offsets.push(0);
+        for &d in &idom {
+            match d {
+                NOT_REACHABLE => {}
+                SUPER_ROOT => targets.push(n as u32),
+                d => targets.push(d),
+            }
+            offsets.push(targets.len() as u64);
+        }
+        offsets.push(targets.len() as u64);
+        Csr { offsets, targets }.transpose()
+    };
     {
         let offsets = &children.offsets;
         let mut rest: &mut [u32] = &mut children.targets;

@@ -4,8 +4,19 @@
 //! every pair. Duplicate sets, additional bytes, held duplicates and the
 //! holding set.
 
+mod bisim;
+mod held;
+mod verify;
+
+use std::sync::Mutex;
+
+use rayon::prelude::*;
+
+use crate::dump::Dump;
 use crate::graph::{DominatorTree, HeapGraph};
 use crate::progress::{Cancelled, Progress, Stage};
+use bisim::NO_BLOCK;
+use verify::{Budget, Stop, Workspace};
 
 /// Which duplicates are detected (`--duplicates`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
@@ -91,7 +102,12 @@ pub struct PossibleDuplicates {
 pub struct Duplicates {
     pub mode: Option<DuplicateMode>,
     pub sets: Vec<DuplicateSet>,
+    /// Possible duplicates per type, by type index.
     pub possible: Vec<PossibleDuplicates>,
+    /// The per-type work budget this result was detected with.
+    pub budget_per_type: Option<u64>,
+    /// Types detected to completion on request ([`detect_type`]), ascending.
+    pub finished_types: Vec<u32>,
     /// `(object, set id)` for every member, sorted by object.
     member_of: Vec<(u32, u32)>,
 }
@@ -110,6 +126,13 @@ impl Duplicates {
     }
 }
 
+/// Sets how large a reach walk grows before it makes a hub (see `verify`).
+/// For tests: results are the same for every value.
+#[doc(hidden)]
+pub fn set_hub_threshold(objects: usize) {
+    verify::HUB_AFTER.store(objects.max(1), std::sync::atomic::Ordering::Relaxed);
+}
+
 /// Detects duplicates as `options` say.
 pub fn find_duplicates(
     graph: &HeapGraph,
@@ -117,48 +140,332 @@ pub fn find_duplicates(
     options: &DuplicateOptions,
     progress: &Progress,
 ) -> Result<Duplicates, Cancelled> {
-    progress.start(Stage::Duplicates, 1);
-    if options.mode == DuplicateMode::None {
-        return Ok(Duplicates::default());
+    detect(
+        graph,
+        dom,
+        options.mode,
+        options.budget_per_type,
+        &[],
+        progress,
+    )
+}
+
+/// Finishes detection for one type whose detection was cut short (or not
+/// run, in the `trivial` and `none` modes): the result `dups` with that
+/// type detected without a work budget. Other types keep their earlier
+/// outcome (detection is deterministic); held duplicates are recomputed.
+pub fn detect_type(
+    graph: &HeapGraph,
+    dom: &DominatorTree,
+    dups: &Duplicates,
+    type_index: u32,
+    progress: &Progress,
+) -> Result<Duplicates, Cancelled> {
+    let mut finished = dups.finished_types.clone();
+    if let Err(i) = finished.binary_search(&type_index) {
+        finished.insert(i, type_index);
+    }
+    detect(
+        graph,
+        dom,
+        dups.mode.unwrap_or(DuplicateMode::None),
+        dups.budget_per_type,
+        &finished,
+        progress,
+    )
+}
+
+/// How one type is detected.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Depth {
+    /// Nothing.
+    Skip,
+    /// Leaves only; other candidates are possible duplicates.
+    Trivial,
+    /// Full, within the work budget.
+    Full(Option<u64>),
+}
+
+fn detect(
+    graph: &HeapGraph,
+    dom: &DominatorTree,
+    mode: DuplicateMode,
+    budget: Option<u64>,
+    finished: &[u32],
+    progress: &Progress,
+) -> Result<Duplicates, Cancelled> {
+    progress.start(Stage::Duplicates, 3);
+    let depth = |t: u32| {
+        if finished.binary_search(&t).is_ok() {
+            return Depth::Full(None);
+        }
+        match mode {
+            DuplicateMode::None => Depth::Skip,
+            DuplicateMode::Trivial => Depth::Trivial,
+            DuplicateMode::All => Depth::Full(budget),
+        }
+    };
+    let dump = &graph.dump;
+    let trace = Trace::new();
+    let (mut sets, possible) = if mode != DuplicateMode::All && finished.is_empty() {
+        // Cheap path: no refinement; candidates are objects of one label.
+        label_classes(graph, dom, mode == DuplicateMode::Trivial)
+    } else {
+        trace.phase("start");
+        let part = bisim::refine(graph, dom, progress)?;
+        trace.phase("candidates");
+        let _ = &verify::COUNTERS;
+        progress.set_done(1);
+        classes(graph, &part.block, &part.block_size, &depth, progress)?
+    };
+    trace.phase("verify");
+    if trace.0.is_some() {
+        let c: Vec<u64> = verify::COUNTERS
+            .iter()
+            .map(|c| c.load(std::sync::atomic::Ordering::Relaxed))
+            .collect();
+        eprintln!(
+            "verify: reps {} explored {} deferred {} pairs {} retainers {}",
+            c[0], c[1], c[2], c[3], c[4]
+        );
+    }
+    progress.set_done(2);
+    for s in &mut sets {
+        s.members.sort_unstable_by_key(|&m| dump.ids[m as usize]);
+    }
+    let mut dups = finish(dump, sets, possible, mode);
+    held::compute_held(graph, dom, &mut dups.sets, progress)?;
+    trace.phase("held");
+    dups.budget_per_type = budget;
+    dups.finished_types = finished.to_vec();
+    progress.set_done(3);
+    Ok(dups)
+}
+
+/// Phase times on stderr when `HEAPTUI_TRACE` is set (for benchmarking).
+struct Trace(Option<std::cell::Cell<std::time::Instant>>);
+
+impl Trace {
+    fn new() -> Self {
+        Trace(
+            std::env::var_os("HEAPTUI_TRACE")
+                .map(|_| std::cell::Cell::new(std::time::Instant::now())),
+        )
+    }
+
+    fn phase(&self, name: &str) {
+        if let Some(t) = &self.0 {
+            eprintln!("duplicates: {name} {} ms", t.get().elapsed().as_millis());
+            t.set(std::time::Instant::now());
+        }
+    }
+}
+
+fn trivial_set(dump: &Dump, members: Vec<u32>) -> DuplicateSet {
+    let o = members[0] as usize;
+    DuplicateSet {
+        id: 0,
+        type_index: dump.types[o],
+        instance_bytes: dump.sizes[o],
+        objects_per_copy: 1,
+        additional_bytes: dump.sizes[o] * (members.len() as u64 - 1),
+        members,
+        trivial: true,
+        held_by: Vec::new(),
+        holding_set: None,
+    }
+}
+
+/// Modes `trivial`/`none` without refinement: reachable leaves of one label
+/// are exactly duplicates; non-leaves sharing a label with another reachable
+/// object are possible duplicates (trivial mode only).
+fn label_classes(
+    graph: &HeapGraph,
+    dom: &DominatorTree,
+    trivial: bool,
+) -> (Vec<DuplicateSet>, Vec<PossibleDuplicates>) {
+    if !trivial {
+        return (Vec::new(), Vec::new());
     }
     let dump = &graph.dump;
-    // Trivial duplicates: reachable leaves of one type and size.
-    let mut leaves: Vec<(u32, u64, u64, u32)> = (0..graph.objects() as u32)
-        .filter(|&o| dom.is_reachable(o) && graph.refs(o).is_empty())
-        .map(|o| {
-            (
-                dump.types[o as usize],
-                dump.sizes[o as usize],
-                dump.ids[o as usize],
-                o,
-            )
+    let mut keyed: Vec<(u32, u64, u32, u32)> = dom
+        .preorder
+        .par_iter()
+        .map(|&o| {
+            let i = o as usize;
+            (dump.types[i], dump.sizes[i], graph.refs(o).len() as u32, o)
         })
         .collect();
-    progress.check()?;
-    leaves.sort_unstable();
+    keyed.par_sort_unstable();
     let mut sets = Vec::new();
-    for class in leaves.chunk_by(|a, b| a.0 == b.0 && a.1 == b.1) {
+    let mut possible: Vec<PossibleDuplicates> = Vec::new();
+    for class in keyed.chunk_by(|a, b| a.0 == b.0 && a.1 == b.1 && a.2 == b.2) {
         if class.len() < 2 {
             continue;
         }
-        sets.push(DuplicateSet {
-            id: 0,
-            type_index: class[0].0,
-            members: class.iter().map(|c| c.3).collect(),
-            instance_bytes: class[0].1,
-            objects_per_copy: 1,
-            additional_bytes: class[0].1 * (class.len() as u64 - 1),
-            trivial: true,
-            held_by: Vec::new(),
-            holding_set: None,
-        });
+        let members: Vec<u32> = class.iter().map(|c| c.3).collect();
+        if class[0].2 == 0 {
+            sets.push(trivial_set(dump, members));
+        } else {
+            add_possible(&mut possible, class[0].0, members);
+        }
     }
-    Ok(finish(dump, sets, Vec::new(), options.mode))
+    sort_possible(&mut possible);
+    (sets, possible)
+}
+
+fn add_possible(possible: &mut Vec<PossibleDuplicates>, type_index: u32, members: Vec<u32>) {
+    match possible.last_mut() {
+        Some(p) if p.type_index == type_index => p.instances.extend(members),
+        _ => possible.push(PossibleDuplicates {
+            type_index,
+            instances: members,
+        }),
+    }
+}
+
+fn sort_possible(possible: &mut Vec<PossibleDuplicates>) {
+    possible.sort_by_key(|p| p.type_index);
+    // Merge entries of one type that were not adjacent.
+    let mut merged: Vec<PossibleDuplicates> = Vec::with_capacity(possible.len());
+    for p in possible.drain(..) {
+        add_possible(&mut merged, p.type_index, p.instances);
+    }
+    for p in &mut merged {
+        p.instances.sort_unstable();
+    }
+    *possible = merged;
+}
+
+/// Candidate blocks of two or more members, as (type, members) grouped by
+/// type, members ascending, blocks by first member.
+fn candidate_blocks(graph: &HeapGraph, block: &[u32], block_size: &[u32]) -> Vec<(u32, Vec<u32>)> {
+    let dump = &graph.dump;
+    let mut keyed: Vec<u64> = (0..graph.objects() as u32)
+        .into_par_iter()
+        .filter(|&o| {
+            let b = block[o as usize];
+            b != NO_BLOCK && block_size[b as usize] > 1
+        })
+        .map(|o| ((block[o as usize] as u64) << 32) | o as u64)
+        .collect();
+    keyed.par_sort_unstable();
+    let mut blocks: Vec<(u32, Vec<u32>)> = keyed
+        .chunk_by(|a, b| a >> 32 == b >> 32)
+        .map(|c| {
+            let members: Vec<u32> = c.iter().map(|&k| k as u32).collect();
+            (dump.types[members[0] as usize], members)
+        })
+        .collect();
+    blocks.par_sort_unstable_by_key(|(t, m)| (*t, m[0]));
+    blocks
+}
+
+/// Turns candidate blocks into exact sets (per type as `depth` says) and
+/// possible duplicates. Types run in parallel, each type's blocks in order,
+/// so the budget cuts at the same place on every run.
+fn classes(
+    graph: &HeapGraph,
+    block: &[u32],
+    block_size: &[u32],
+    depth: &(dyn Fn(u32) -> Depth + Sync),
+    progress: &Progress,
+) -> Result<(Vec<DuplicateSet>, Vec<PossibleDuplicates>), Cancelled> {
+    let dump = &graph.dump;
+    let blocks = candidate_blocks(graph, block, block_size);
+    let mut by_type: Vec<&[(u32, Vec<u32>)]> = blocks.chunk_by(|a, b| a.0 == b.0).collect();
+    // Largest types first, so one big type does not start last.
+    by_type.sort_by_key(|t| std::cmp::Reverse(t.iter().map(|b| b.1.len()).sum::<usize>()));
+    let pool: Mutex<Vec<Workspace>> = Mutex::new(Vec::new());
+    let hubs = verify::Hubs::new(graph.objects());
+    type Outcome = Result<(Vec<DuplicateSet>, Vec<u32>), Cancelled>;
+    let outcomes: Vec<Outcome> = by_type
+        .par_iter()
+        .map(|type_blocks| {
+            let t = type_blocks[0].0;
+            let d = depth(t);
+            let mut sets = Vec::new();
+            let mut possible = Vec::new();
+            if d == Depth::Skip {
+                return Ok((sets, possible));
+            }
+            let mut ws: Option<Workspace> = None;
+            let mut budget = Budget::new(
+                match d {
+                    Depth::Full(b) => b,
+                    _ => None,
+                },
+                progress,
+            );
+            let mut exhausted = false;
+            for (_, members) in type_blocks.iter() {
+                let leaf = graph.refs(members[0]).is_empty();
+                if leaf {
+                    // One label and no references: exactly duplicates.
+                    sets.push(trivial_set(dump, members.clone()));
+                    continue;
+                }
+                if d == Depth::Trivial || exhausted {
+                    possible.extend_from_slice(members);
+                    continue;
+                }
+                let w = ws.get_or_insert_with(|| {
+                    pool.lock()
+                        .unwrap()
+                        .pop()
+                        .unwrap_or_else(|| Workspace::new(graph.objects()))
+                });
+                match verify::split_block(graph, block, &hubs, w, members, &mut budget) {
+                    Ok(found) => {
+                        for c in found {
+                            let o = c.members[0] as usize;
+                            sets.push(DuplicateSet {
+                                id: 0,
+                                type_index: t,
+                                instance_bytes: dump.sizes[o],
+                                objects_per_copy: c.objects_per_copy,
+                                additional_bytes: c.additional_bytes,
+                                members: c.members,
+                                trivial: false,
+                                held_by: Vec::new(),
+                                holding_set: None,
+                            });
+                        }
+                    }
+                    Err(Stop::Cancelled) => return Err(Cancelled),
+                    Err(Stop::Budget) => {
+                        // The workspace was reset by the aborted pairing
+                        // except for stamps, which epochs make harmless.
+                        exhausted = true;
+                        possible.extend_from_slice(members);
+                    }
+                }
+            }
+            if let Some(w) = ws {
+                pool.lock().unwrap().push(w);
+            }
+            Ok((sets, possible))
+        })
+        .collect();
+    let mut sets = Vec::new();
+    let mut possible = Vec::new();
+    for (o, type_blocks) in outcomes.into_iter().zip(&by_type) {
+        let (s, p) = o?;
+        sets.extend(s);
+        if !p.is_empty() {
+            possible.push(PossibleDuplicates {
+                type_index: type_blocks[0].0,
+                instances: p,
+            });
+        }
+    }
+    sort_possible(&mut possible);
+    Ok((sets, possible))
 }
 
 /// Sorts the sets, numbers them and indexes their members.
 fn finish(
-    dump: &crate::dump::Dump,
+    dump: &Dump,
     mut sets: Vec<DuplicateSet>,
     possible: Vec<PossibleDuplicates>,
     mode: DuplicateMode,
@@ -180,6 +487,8 @@ fn finish(
         mode: Some(mode),
         sets,
         possible,
+        budget_per_type: None,
+        finished_types: Vec::new(),
         member_of,
     }
 }

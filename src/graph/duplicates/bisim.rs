@@ -1,0 +1,217 @@
+//! Candidate classes for duplicate detection: the coarsest partition of the
+//! reachable objects in which members of a block have the same label (type,
+//! shallow size, reference count) and their i-th references lie in the same
+//! block (ordered bisimulation). Duplicates are always in one block, but a
+//! block may hold non-duplicates (sharing and aliasing are invisible to
+//! bisimulation), so blocks are only candidates that `verify` splits exactly.
+//!
+//! Refinement works on a dirty list: only objects one of whose references
+//! changed block are re-evaluated, and the part of a block that did not
+//! change keeps its id, so a long chain costs one small round per link
+//! rather than a pass over the heap per link.
+
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use rayon::prelude::*;
+
+use crate::graph::{DominatorTree, HeapGraph};
+use crate::progress::{Cancelled, Progress};
+
+/// Block of an unreachable object.
+pub const NO_BLOCK: u32 = u32::MAX;
+
+/// Rounds smaller than this run sequentially (rayon overhead dominates).
+const PARALLEL_MIN: usize = 1 << 14;
+
+/// A small multiplicative hasher for integer keys (labels).
+#[derive(Default, Clone, Copy)]
+pub(crate) struct IntHasher(u64);
+
+impl Hasher for IntHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(b as u64);
+        }
+    }
+    fn write_u32(&mut self, i: u32) {
+        self.write_u64(i as u64);
+    }
+    fn write_u64(&mut self, i: u64) {
+        self.0 = (self.0.rotate_left(5) ^ i).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+    fn write_usize(&mut self, i: usize) {
+        self.write_u64(i as u64);
+    }
+}
+
+pub(crate) type IntBuild = BuildHasherDefault<IntHasher>;
+
+/// Per reachable object its block; [`NO_BLOCK`] for unreachable objects.
+pub struct Partition {
+    pub block: Vec<u32>,
+    pub block_size: Vec<u32>,
+}
+
+/// The initial blocks: one per label among reachable objects.
+fn label_blocks(graph: &HeapGraph, dom: &DominatorTree) -> Partition {
+    let dump = &graph.dump;
+    let mut ids: HashMap<(u32, u64, u32), u32, IntBuild> = HashMap::default();
+    let mut block = vec![NO_BLOCK; graph.objects()];
+    let mut block_size: Vec<u32> = Vec::new();
+    for &o in &dom.preorder {
+        let i = o as usize;
+        let label = (dump.types[i], dump.sizes[i], dump.refs.degree(o) as u32);
+        let next = block_size.len() as u32;
+        let b = *ids.entry(label).or_insert(next);
+        if b == next {
+            block_size.push(0);
+        }
+        block_size[b as usize] += 1;
+        block[i] = b;
+    }
+    Partition { block, block_size }
+}
+
+/// Mixes the blocks of an object's references, in order.
+#[inline]
+fn signature(graph: &HeapGraph, block: &[u32], o: u32) -> u64 {
+    let mut h: u64 = 0x2545_f491_4f6c_dd1d;
+    for &c in graph.refs(o) {
+        h = (h ^ block[c as usize] as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        h ^= h >> 31;
+    }
+    h
+}
+
+/// Refines the label partition until it is stable.
+pub fn refine(
+    graph: &HeapGraph,
+    dom: &DominatorTree,
+    progress: &Progress,
+) -> Result<Partition, Cancelled> {
+    let Partition {
+        mut block,
+        mut block_size,
+    } = label_blocks(graph, dom);
+    let trace = std::env::var_os("HEAPTUI_TRACE").is_some();
+    let t0 = std::time::Instant::now();
+    if trace {
+        eprintln!("refine: labels {} blocks", block_size.len());
+    }
+    progress.check()?;
+    // Objects in singleton blocks can never split, nor can leaves (their
+    // signature is empty): never evaluate them.
+    let mut dirty: Vec<u32> = dom
+        .preorder
+        .par_iter()
+        .copied()
+        .filter(|&o| block_size[block[o as usize] as usize] > 1 && !graph.refs(o).is_empty())
+        .collect();
+    let queued: Vec<AtomicBool> = (0..graph.objects())
+        .into_par_iter()
+        .map(|_| AtomicBool::new(false))
+        .collect();
+    let mut moved: Vec<u32> = Vec::new();
+    let mut rounds = 0u64;
+    let mut evaluated = 0u64;
+    while !dirty.is_empty() {
+        rounds += 1;
+        evaluated += dirty.len() as u64;
+        if rounds.is_multiple_of(64) || dirty.len() >= PARALLEL_MIN {
+            progress.check()?;
+        }
+        if trace && dirty.len() >= PARALLEL_MIN {
+            eprintln!(
+                "refine: round {rounds} dirty {} at {} ms",
+                dirty.len(),
+                t0.elapsed().as_millis()
+            );
+        }
+        let mut keyed: Vec<(u32, u64, u32)> = if dirty.len() >= PARALLEL_MIN {
+            let b = &block;
+            let k = dirty
+                .par_iter()
+                .map(|&o| (b[o as usize], signature(graph, b, o), o))
+                .collect::<Vec<_>>();
+            let mut k = k;
+            k.par_sort_unstable();
+            k
+        } else {
+            let mut k: Vec<_> = dirty
+                .iter()
+                .map(|&o| (block[o as usize], signature(graph, &block, o), o))
+                .collect();
+            k.sort_unstable();
+            k
+        };
+        for &o in &dirty {
+            queued[o as usize].store(false, Ordering::Relaxed);
+        }
+        moved.clear();
+        for seg in keyed.chunk_by(|a, b| a.0 == b.0) {
+            let b = seg[0].0;
+            let rest = block_size[b as usize] as usize - seg.len();
+            let groups: Vec<&[(u32, u64, u32)]> = seg.chunk_by(|x, y| x.1 == y.1).collect();
+            if rest == 0 && groups.len() == 1 {
+                continue;
+            }
+            // The part that did not change keeps the id; when all of the
+            // block was re-evaluated the largest group keeps it.
+            let keep = if rest > 0 {
+                usize::MAX
+            } else {
+                (0..groups.len()).max_by_key(|&g| groups[g].len()).unwrap()
+            };
+            for (gi, g) in groups.iter().enumerate() {
+                if gi == keep {
+                    continue;
+                }
+                let id = block_size.len() as u32;
+                block_size.push(g.len() as u32);
+                block_size[b as usize] -= g.len() as u32;
+                for &(_, _, o) in g.iter() {
+                    block[o as usize] = id;
+                    moved.push(o);
+                }
+            }
+        }
+        if trace && dirty.len() >= PARALLEL_MIN {
+            eprintln!(
+                "refine: moved {} at {} ms",
+                moved.len(),
+                t0.elapsed().as_millis()
+            );
+        }
+        keyed.clear();
+        drop(keyed);
+        dirty.clear();
+        let wants = |p: u32| {
+            let pb = block[p as usize];
+            pb != NO_BLOCK
+                && block_size[pb as usize] > 1
+                && !queued[p as usize].swap(true, Ordering::Relaxed)
+        };
+        if moved.len() >= PARALLEL_MIN {
+            dirty = moved
+                .par_iter()
+                .flat_map_iter(|&m| graph.retainers_of(m).iter().copied().filter(|&p| wants(p)))
+                .collect();
+        } else {
+            for &m in &moved {
+                dirty.extend(graph.retainers_of(m).iter().copied().filter(|&p| wants(p)));
+            }
+        }
+    }
+    if std::env::var_os("HEAPTUI_TRACE").is_some() {
+        eprintln!(
+            "refine: {rounds} rounds, {evaluated} evaluations, {} blocks",
+            block_size.len()
+        );
+    }
+    Ok(Partition { block, block_size })
+}

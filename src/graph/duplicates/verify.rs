@@ -1,0 +1,737 @@
+//! Exact verification of a candidate block (SPEC §2.4): splits it into
+//! duplicate classes by the field-by-field pairing from a representative to
+//! each other member, and measures objects per copy and additional bytes on
+//! the way.
+//!
+//! The pairing from `(a, b)` is walked explicitly only over pairs `x ≠ y`
+//! (the set N); a pair `(s, s)` (an object shared by both sides) is not
+//! expanded, because everything below it pairs with itself. It conflicts
+//! with N exactly when some object below a shared one is also in N, and
+//! that is decided from N's retainers instead of walking the shared part:
+//! with R0 = reach(a) (marked once per representative), R0 = left(N) ∪
+//! reach(shared), so an object reachable from a shared one but in left(N)
+//! exists iff some x in left(N) has a retainer in R0 \ left(N); the same
+//! argument on the right side, where reach(shared) = R0 \ left(N). A shared
+//! sub-graph is therefore walked once per representative, not per member.
+//!
+//! Additional bytes: on success, the objects of reach(b) outside reach(a)
+//! are exactly the right sides of N that are not in R0, so the union over
+//! the members is counted with one stamp per object.
+//!
+//! Hubs: marking R0 once per representative is still quadratic when many
+//! sets reach one huge region (delegates whose targets sit in a strongly
+//! connected component of most of the heap). When a marking walk grows
+//! large, a node deep in it becomes a hub: its strongly connected component
+//! and its reach are kept as bitsets (once, at most [`MAX_HUBS`]). A later
+//! walk that enters a hub's component takes the hub's whole reach at once;
+//! objects inside some hub's reach are set aside and walked only if no such
+//! hub is entered. R0 membership is then "stamped, or in an entered hub's
+//! reach".
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+
+use crate::graph::HeapGraph;
+use crate::progress::Progress;
+
+const NONE: u32 = u32::MAX;
+
+/// Work counters for HEAPTUI_TRACE: representatives, explored, deferred,
+/// pairs, retainers scanned.
+pub(crate) static COUNTERS: [AtomicU64; 5] = [
+    AtomicU64::new(0),
+    AtomicU64::new(0),
+    AtomicU64::new(0),
+    AtomicU64::new(0),
+    AtomicU64::new(0),
+];
+fn count(i: usize, v: u64) {
+    COUNTERS[i].fetch_add(v, Ordering::Relaxed);
+}
+
+/// A marking walk this large makes a hub of the node it is at (tests lower
+/// it to exercise hubs on small graphs; results never depend on it).
+pub(crate) static HUB_AFTER: std::sync::atomic::AtomicUsize =
+    std::sync::atomic::AtomicUsize::new(1 << 18);
+/// At most this many hubs (two bitsets of n bits each).
+pub(crate) const MAX_HUBS: usize = 16;
+
+#[derive(Clone)]
+struct BitSet(Vec<u64>);
+
+impl BitSet {
+    fn new(n: usize) -> Self {
+        BitSet(vec![0; n.div_ceil(64)])
+    }
+    #[inline]
+    fn get(&self, i: u32) -> bool {
+        self.0[i as usize >> 6] >> (i & 63) & 1 != 0
+    }
+    #[inline]
+    fn set(&mut self, i: u32) -> bool {
+        let w = &mut self.0[i as usize >> 6];
+        let was = *w >> (i & 63) & 1 != 0;
+        *w |= 1 << (i & 63);
+        !was
+    }
+}
+
+/// A region many objects reach: a strongly connected component and
+/// everything it reaches.
+pub(crate) struct Hub {
+    pivot: u32,
+    scc: BitSet,
+    scc_objects: u64,
+    reach: BitSet,
+    reach_objects: u64,
+}
+
+/// The hubs found so far, shared by all workers.
+pub(crate) struct Hubs {
+    list: RwLock<Vec<Arc<Hub>>>,
+    /// Union of the hubs' reach, for a one-lookup fast path.
+    any_reach: Vec<AtomicU64>,
+    building: Mutex<()>,
+}
+
+impl Hubs {
+    pub fn new(objects: usize) -> Self {
+        Hubs {
+            list: RwLock::new(Vec::new()),
+            any_reach: (0..objects.div_ceil(64))
+                .map(|_| AtomicU64::new(0))
+                .collect(),
+            building: Mutex::new(()),
+        }
+    }
+
+    #[inline]
+    fn in_any_reach(&self, i: u32) -> bool {
+        self.any_reach[i as usize >> 6].load(Ordering::Relaxed) >> (i & 63) & 1 != 0
+    }
+
+    fn snapshot(&self) -> Vec<Arc<Hub>> {
+        self.list.read().unwrap().clone()
+    }
+
+    /// Makes a hub of the candidate with the largest strongly connected
+    /// component (the first objects a large walk explored: the references of
+    /// its start, which lie in the region other walks enter too), unless one
+    /// is already in a hub's component or there are enough hubs.
+    fn add(&self, graph: &HeapGraph, candidates: &[u32]) -> Option<Arc<Hub>> {
+        let _guard = self.building.lock().unwrap();
+        let known = self.snapshot();
+        if known.len() >= MAX_HUBS {
+            return None;
+        }
+        let mut best: Option<Hub> = None;
+        for &h in candidates {
+            if known.iter().any(|k| k.scc.get(h)) {
+                return None;
+            }
+            let hub = Hub::of(graph, h);
+            // A component of a sizeable share of the reach is what other
+            // walks will enter: stop looking (each try walks the reach).
+            let good = hub.scc_objects * 16 >= hub.reach_objects;
+            if best
+                .as_ref()
+                .is_none_or(|b| hub.scc_objects > b.scc_objects)
+            {
+                best = Some(hub);
+            }
+            if good {
+                break;
+            }
+        }
+        let hub = Arc::new(best?);
+        for (a, &w) in self.any_reach.iter().zip(&hub.reach.0) {
+            if w != 0 {
+                a.fetch_or(w, Ordering::Relaxed);
+            }
+        }
+        self.list.write().unwrap().push(hub.clone());
+        Some(hub)
+    }
+}
+
+impl Hub {
+    fn of(graph: &HeapGraph, h: u32) -> Hub {
+        let t = std::time::Instant::now();
+        let hub = Self::of_inner(graph, h);
+        if std::env::var_os("HEAPTUI_TRACE").is_some() {
+            eprintln!(
+                "hub candidate {h}: scc {} reach {} in {} ms",
+                hub.scc_objects,
+                hub.reach_objects,
+                t.elapsed().as_millis()
+            );
+        }
+        hub
+    }
+
+    fn of_inner(graph: &HeapGraph, h: u32) -> Hub {
+        let n = graph.objects();
+        let mut reach = BitSet::new(n);
+        let mut stack = vec![h];
+        reach.set(h);
+        let mut reach_objects = 0u64;
+        while let Some(x) = stack.pop() {
+            reach_objects += 1;
+            for &c in graph.refs(x) {
+                if reach.set(c) {
+                    stack.push(c);
+                }
+            }
+        }
+        // The component: what reaches h, within what h reaches.
+        let mut scc = BitSet::new(n);
+        scc.set(h);
+        stack.push(h);
+        let mut scc_objects = 1u64;
+        while let Some(x) = stack.pop() {
+            for &p in graph.retainers_of(x) {
+                if reach.get(p) && scc.set(p) {
+                    scc_objects += 1;
+                    stack.push(p);
+                }
+            }
+        }
+        Hub {
+            pivot: h,
+            scc,
+            scc_objects,
+            reach,
+            reach_objects,
+        }
+    }
+}
+
+/// Why verification of a block stopped early.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Stop {
+    Budget,
+    Cancelled,
+}
+
+/// Work allowance of one type (object pairs and objects visited).
+pub(crate) struct Budget<'p> {
+    pub used: u64,
+    pub limit: Option<u64>,
+    progress: &'p Progress,
+    next_check: u64,
+}
+
+impl<'p> Budget<'p> {
+    pub fn new(limit: Option<u64>, progress: &'p Progress) -> Self {
+        Budget {
+            used: 0,
+            limit,
+            progress,
+            next_check: 0,
+        }
+    }
+
+    #[inline]
+    fn spend(&mut self, units: u64) -> Result<(), Stop> {
+        self.used += units;
+        if self.used >= self.next_check {
+            self.next_check = self.used + 4096;
+            if self.progress.is_cancelled() {
+                return Err(Stop::Cancelled);
+            }
+        }
+        match self.limit {
+            Some(l) if self.used > l => Err(Stop::Budget),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// Dense per-thread scratch (12 bytes per object), reset by what was touched.
+pub(crate) struct Workspace {
+    fwd: Vec<u32>,
+    bwd: Vec<u32>,
+    /// `2e` = in reach of the current representative, `2e + 1` = counted
+    /// as additional for its class (e = epoch).
+    stamp: Vec<u32>,
+    epoch: u32,
+    pairs: Vec<(u32, u32)>,
+    stack: Vec<u32>,
+    explored: Vec<u32>,
+    deferred: Vec<u32>,
+    /// Hubs entered by the current representative's walk.
+    reached: Vec<Arc<Hub>>,
+}
+
+impl Workspace {
+    pub fn new(objects: usize) -> Self {
+        Workspace {
+            fwd: vec![NONE; objects],
+            bwd: vec![NONE; objects],
+            stamp: vec![0; objects],
+            epoch: 0,
+            pairs: Vec::new(),
+            stack: Vec::new(),
+            explored: Vec::new(),
+            deferred: Vec::new(),
+            reached: Vec::new(),
+        }
+    }
+
+    fn next_epoch(&mut self) -> u32 {
+        if self.epoch >= (u32::MAX >> 1) - 1 {
+            self.stamp.iter_mut().for_each(|s| *s = 0);
+            self.epoch = 0;
+        }
+        self.epoch += 1;
+        self.epoch
+    }
+
+    /// Whether `p` is in reach of the current representative.
+    #[inline]
+    fn in_r0(&self, p: u32, in_r0: u32) -> bool {
+        self.stamp[p as usize] == in_r0 || self.reached.iter().any(|h| h.reach.get(p))
+    }
+}
+
+/// One exact duplicate class found in a block.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Class {
+    pub members: Vec<u32>,
+    pub objects_per_copy: u64,
+    pub additional_bytes: u64,
+}
+
+/// Splits a candidate block (≥ 2 members, all non-leaves) into its
+/// duplicate classes of two or more members.
+pub(crate) fn split_block(
+    graph: &HeapGraph,
+    block: &[u32],
+    hubs: &Hubs,
+    ws: &mut Workspace,
+    members: &[u32],
+    budget: &mut Budget,
+) -> Result<Vec<Class>, Stop> {
+    let mut classes = Vec::new();
+    let members = without_owned_by_shared(graph, ws, members, budget)?;
+    // Groups still to split; `true` once split by the prefix signature.
+    let mut groups: Vec<(Vec<u32>, bool)> = vec![(members, false)];
+    let mut failed: Vec<u32> = Vec::new();
+    while let Some((rest, signed)) = groups.pop() {
+        if rest.len() < 2 {
+            continue;
+        }
+        let rep = rest[0];
+        let e = ws.next_epoch();
+        let in_r0 = 2 * e;
+        let objects = mark_reach(graph, hubs, ws, rep, in_r0, budget)?;
+        let mut class = vec![rep];
+        let mut additional = 0u64;
+        failed.clear();
+        for &m in &rest[1..] {
+            match pair_with(graph, block, ws, rep, m, in_r0, budget)? {
+                Some(extra) => {
+                    class.push(m);
+                    additional += extra;
+                }
+                None => failed.push(m),
+            }
+        }
+        if class.len() >= 2 {
+            classes.push(Class {
+                members: class,
+                objects_per_copy: objects,
+                additional_bytes: additional,
+            });
+        }
+        if failed.len() < 2 {
+            continue;
+        }
+        if signed {
+            groups.push((failed.clone(), true));
+            continue;
+        }
+        // The block holds several classes (typically equal objects at
+        // different places of one shared structure): split the rest by an
+        // invariant that sees sharing, so each class costs one pass.
+        let mut keyed: Vec<(u64, u32)> = Vec::with_capacity(failed.len());
+        for &m in &failed {
+            keyed.push((prefix_signature(graph, block, ws, m, budget)?, m));
+        }
+        keyed.sort_unstable();
+        let mut subgroups: Vec<Vec<u32>> = keyed
+            .chunk_by(|a, b| a.0 == b.0)
+            .map(|g| {
+                let mut v: Vec<u32> = g.iter().map(|&(_, m)| m).collect();
+                v.sort_unstable();
+                v
+            })
+            .collect();
+        subgroups.sort_unstable_by_key(|g| std::cmp::Reverse(g[0]));
+        groups.extend(subgroups.into_iter().map(|g| (g, true)));
+    }
+    Ok(classes)
+}
+
+/// Backward search limit of [`without_owned_by_shared`], in objects.
+const OWNER_SEARCH: usize = 256;
+
+/// Drops the members that cannot have a duplicate in the block: when every
+/// member's i-th reference is one object c, c pairs with itself in every
+/// pairing, and so does all of reach(c); a member that c reaches would pair
+/// with itself as well as with its partner. (A cache entry referring to its
+/// cache, an element to its parent.) "c reaches x" is looked for backwards
+/// from x within a small limit; not finding it only costs time.
+fn without_owned_by_shared(
+    graph: &HeapGraph,
+    ws: &mut Workspace,
+    members: &[u32],
+    budget: &mut Budget,
+) -> Result<Vec<u32>, Stop> {
+    let first = graph.refs(members[0]);
+    let shared: Vec<u32> = (0..first.len().min(8))
+        .filter(|&i| members.iter().all(|&m| graph.refs(m)[i] == first[i]))
+        .map(|i| first[i])
+        .collect();
+    if shared.is_empty() {
+        return Ok(members.to_vec());
+    }
+    let mut kept = Vec::with_capacity(members.len());
+    for &x in members {
+        let seen = &mut ws.stack;
+        seen.clear();
+        seen.push(x);
+        ws.bwd[x as usize] = x;
+        let mut next = 0;
+        let mut owned = false;
+        'search: while next < seen.len() && seen.len() < OWNER_SEARCH {
+            let o = seen[next];
+            next += 1;
+            for &p in graph.retainers_of(o) {
+                if shared.contains(&p) {
+                    owned = true;
+                    break 'search;
+                }
+                if ws.bwd[p as usize] == NONE {
+                    ws.bwd[p as usize] = p;
+                    seen.push(p);
+                }
+            }
+        }
+        for &o in seen.iter() {
+            ws.bwd[o as usize] = NONE;
+        }
+        budget.spend(seen.len() as u64)?;
+        if !owned {
+            kept.push(x);
+        }
+    }
+    Ok(kept)
+}
+
+/// Objects of reach(x) the prefix signature looks at.
+const PREFIX: usize = 64;
+
+/// A hash of the first [`PREFIX`] objects of reach(x) in breadth-first
+/// order: each object's block and, per reference, the discovery number of
+/// its target (so shared and repeated targets count). Duplicates have equal
+/// signatures: the pairing is an order-preserving isomorphism of their
+/// reach, so both walks discover matching objects in the same order.
+fn prefix_signature(
+    graph: &HeapGraph,
+    block: &[u32],
+    ws: &mut Workspace,
+    x: u32,
+    budget: &mut Budget,
+) -> Result<u64, Stop> {
+    // `fwd` holds discovery numbers here; reset before returning.
+    let order = &mut ws.stack;
+    order.clear();
+    order.push(x);
+    ws.fwd[x as usize] = 0;
+    let mut h: u64 = 0x243f_6a88_85a3_08d3;
+    let mix = |h: u64, v: u64| (h ^ v).wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(23);
+    let mut next = 0;
+    while next < order.len() {
+        let o = order[next];
+        next += 1;
+        h = mix(h, block[o as usize] as u64);
+        // Bounded per object too (huge arrays); the same cut for duplicates.
+        for &c in graph.refs(o).iter().take(PREFIX / 2) {
+            let d = ws.fwd[c as usize];
+            if d != NONE {
+                h = mix(h, d as u64);
+            } else if order.len() < PREFIX {
+                ws.fwd[c as usize] = order.len() as u32;
+                h = mix(h, order.len() as u64 | 1 << 40);
+                order.push(c);
+            } else {
+                h = mix(h, 1 << 41);
+            }
+        }
+    }
+    for &o in order.iter() {
+        ws.fwd[o as usize] = NONE;
+    }
+    budget.spend(order.len() as u64)?;
+    Ok(h)
+}
+
+/// Stamps reach(from), entering hubs where it can; returns its object count.
+fn mark_reach(
+    graph: &HeapGraph,
+    hubs: &Hubs,
+    ws: &mut Workspace,
+    from: u32,
+    stamp: u32,
+    budget: &mut Budget,
+) -> Result<u64, Stop> {
+    let mut known = hubs.snapshot();
+    ws.reached.clear();
+    ws.explored.clear();
+    ws.deferred.clear();
+    ws.stack.clear();
+    ws.stack.push(from);
+    ws.stamp[from as usize] = stamp;
+    let hub_after = HUB_AFTER.load(Ordering::Relaxed);
+    let mut tried_hub = false;
+    loop {
+        while let Some(x) = ws.stack.pop() {
+            if hubs.in_any_reach(x) {
+                match known.iter().find(|h| h.scc.get(x)) {
+                    Some(h) => {
+                        if !ws.reached.iter().any(|r| Arc::ptr_eq(r, h)) {
+                            ws.reached.push(h.clone());
+                        }
+                    }
+                    None => ws.deferred.push(x),
+                }
+                continue;
+            }
+            expand(graph, ws, x, stamp, budget)?;
+            if !tried_hub && ws.explored.len() >= hub_after {
+                tried_hub = true;
+                let end = ws.explored.len().min(4);
+                let candidates: Vec<u32> = ws.explored[1.min(end - 1)..end].to_vec();
+                if let Some(h) = hubs.add(graph, &candidates) {
+                    // Its component may hold objects already walked.
+                    if ws.explored.iter().any(|&e| h.scc.get(e)) {
+                        ws.reached.push(h.clone());
+                    }
+                    known.push(h);
+                }
+            }
+        }
+        // Objects set aside: walk those no entered hub covers.
+        let mut more = false;
+        while let Some(x) = ws.deferred.pop() {
+            if !ws.reached.iter().any(|h| h.reach.get(x)) {
+                expand(graph, ws, x, stamp, budget)?;
+                more = true;
+                break;
+            }
+        }
+        if !more && ws.stack.is_empty() {
+            break;
+        }
+    }
+    // A hub whose pivot another entered hub reaches adds nothing.
+    let all = std::mem::take(&mut ws.reached);
+    for (i, h) in all.iter().enumerate() {
+        let inside_other = all
+            .iter()
+            .enumerate()
+            .any(|(j, o)| j != i && o.reach.get(h.pivot) && !(h.reach.get(o.pivot) && j > i));
+        if !inside_other {
+            ws.reached.push(h.clone());
+        }
+    }
+    count(0, 1);
+    count(1, ws.explored.len() as u64);
+    count(2, ws.deferred.len() as u64);
+    let covered = |x: u32| ws.reached.iter().any(|h| h.reach.get(x));
+    let outside = ws.explored.iter().filter(|&&x| !covered(x)).count() as u64;
+    let inside = match ws.reached.len() {
+        0 => 0,
+        1 => ws.reached[0].reach_objects,
+        _ => {
+            let words = ws.reached[0].reach.0.len();
+            (0..words)
+                .map(|i| {
+                    ws.reached
+                        .iter()
+                        .fold(0u64, |acc, h| acc | h.reach.0[i])
+                        .count_ones() as u64
+                })
+                .sum()
+        }
+    };
+    Ok(outside + inside)
+}
+
+/// Walks one object of a marking walk: pushes its unstamped references.
+#[inline]
+fn expand(
+    graph: &HeapGraph,
+    ws: &mut Workspace,
+    x: u32,
+    stamp: u32,
+    budget: &mut Budget,
+) -> Result<(), Stop> {
+    ws.explored.push(x);
+    let refs = graph.refs(x);
+    budget.spend(1 + refs.len() as u64 / 8)?;
+    for &c in refs {
+        if ws.stamp[c as usize] != stamp {
+            ws.stamp[c as usize] = stamp;
+            ws.stack.push(c);
+        }
+    }
+    Ok(())
+}
+
+/// Pairs `rep` (whose reach is stamped `in_r0`) with `m`. On success
+/// returns the bytes of reach(m) outside reach(rep) not yet counted for this
+/// class, and stamps them counted; `None` when they are not duplicates.
+fn pair_with(
+    graph: &HeapGraph,
+    block: &[u32],
+    ws: &mut Workspace,
+    rep: u32,
+    m: u32,
+    in_r0: u32,
+    budget: &mut Budget,
+) -> Result<Option<u64>, Stop> {
+    let ok = walk_pairs(graph, block, ws, rep, m, budget).and_then(|ok| {
+        if ok {
+            shared_part_consistent(graph, ws, in_r0, budget)
+        } else {
+            Ok(false)
+        }
+    });
+    let result = match ok {
+        Ok(true) => {
+            let counted = in_r0 + 1;
+            let sizes = &graph.dump.sizes;
+            let mut extra = 0u64;
+            for &(x, y) in &ws.pairs {
+                // Not in R0 (see the module doc) and not yet counted.
+                if x != y && ws.stamp[y as usize] != counted && !ws.in_r0(y, in_r0) {
+                    ws.stamp[y as usize] = counted;
+                    extra += sizes[y as usize];
+                }
+            }
+            Ok(Some(extra))
+        }
+        Ok(false) => Ok(None),
+        Err(stop) => Err(stop),
+    };
+    for &(x, y) in &ws.pairs {
+        ws.fwd[x as usize] = NONE;
+        ws.bwd[y as usize] = NONE;
+    }
+    ws.pairs.clear();
+    result
+}
+
+/// Walks the pairing over non-identical pairs; false on a conflict. Labels
+/// are compared through the blocks: every block has a single label, and a
+/// hash collision in the refinement only makes blocks coarser, so this
+/// check (not the partition) is what makes the answer exact.
+fn walk_pairs(
+    graph: &HeapGraph,
+    block: &[u32],
+    ws: &mut Workspace,
+    a: u32,
+    b: u32,
+    budget: &mut Budget,
+) -> Result<bool, Stop> {
+    ws.fwd[a as usize] = b;
+    ws.bwd[b as usize] = a;
+    ws.pairs.push((a, b));
+    let mut next = 0;
+    let result = walk_pairs_from(graph, block, ws, &mut next, budget);
+    count(3, next as u64);
+    result
+}
+
+fn walk_pairs_from(
+    graph: &HeapGraph,
+    block: &[u32],
+    ws: &mut Workspace,
+    next: &mut usize,
+    budget: &mut Budget,
+) -> Result<bool, Stop> {
+    while *next < ws.pairs.len() {
+        let (x, y) = ws.pairs[*next];
+        *next += 1;
+        if x == y {
+            continue;
+        }
+        let (rx, ry) = (graph.refs(x), graph.refs(y));
+        budget.spend(1 + rx.len() as u64 / 8)?;
+        if rx.len() != ry.len() {
+            return Ok(false);
+        }
+        for (&cx, &cy) in rx.iter().zip(ry) {
+            if block[cx as usize] != block[cy as usize] {
+                return Ok(false);
+            }
+            let f = ws.fwd[cx as usize];
+            if f != NONE {
+                if f != cy {
+                    return Ok(false);
+                }
+                continue;
+            }
+            if ws.bwd[cy as usize] != NONE {
+                return Ok(false);
+            }
+            ws.fwd[cx as usize] = cy;
+            ws.bwd[cy as usize] = cx;
+            ws.pairs.push((cx, cy));
+        }
+    }
+    Ok(true)
+}
+
+/// The retainer test of the module doc: no object reachable from a shared
+/// (self-paired) object is paired with another object.
+fn shared_part_consistent(
+    graph: &HeapGraph,
+    ws: &Workspace,
+    in_r0: u32,
+    budget: &mut Budget,
+) -> Result<bool, Stop> {
+    let in_left = |p: u32| {
+        let f = ws.fwd[p as usize];
+        f != NONE && f != p
+    };
+    let in_right = |p: u32| {
+        let b = ws.bwd[p as usize];
+        b != NONE && b != p
+    };
+    let in_shared = |p: u32| ws.in_r0(p, in_r0) && !in_left(p);
+    for &(x, y) in &ws.pairs {
+        if x == y {
+            continue;
+        }
+        let rx = graph.retainers_of(x);
+        count(4, rx.len() as u64);
+        budget.spend(1 + rx.len() as u64 / 8)?;
+        if rx.iter().any(|&p| in_shared(p)) {
+            return Ok(false);
+        }
+    }
+    for &(x, y) in &ws.pairs {
+        if x == y {
+            continue;
+        }
+        let ry = graph.retainers_of(y);
+        budget.spend(1 + ry.len() as u64 / 8)?;
+        if ry.iter().any(|&p| in_shared(p) && !in_right(p)) {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}

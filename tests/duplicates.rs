@@ -1,0 +1,676 @@
+//! Duplicate instances (SPEC §2.4): the seed's examples and the tricky cases
+//! as fixtures with exact answers, and property tests against an oracle that
+//! applies the definitions literally (pairwise synchronized traversal,
+//! reachability unions, BFS from the strong roots with the holder removed).
+
+use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
+use std::path::Path;
+
+use heaptui::dump::parse_bytes;
+use heaptui::graph::duplicates::{
+    detect_type, find_duplicates, DuplicateMode, DuplicateOptions, Duplicates,
+};
+use heaptui::graph::{DominatorTree, HeapGraph};
+use heaptui::progress::Progress;
+use proptest::prelude::*;
+
+fn analyse(text: &str, options: &DuplicateOptions) -> (HeapGraph, DominatorTree, Duplicates) {
+    let dump = parse_bytes(Path::new("t.txt"), text.as_bytes()).expect("parses");
+    let graph = HeapGraph::build(dump);
+    let dom = DominatorTree::compute(&graph, &Progress::new()).unwrap();
+    let dups = find_duplicates(&graph, &dom, options, &Progress::new()).unwrap();
+    (graph, dom, dups)
+}
+
+fn fixture(name: &str) -> String {
+    std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures")
+            .join(name),
+    )
+    .unwrap()
+}
+
+/// A set as comparable data: (hex member ids, instance bytes, objects per
+/// copy, additional bytes, trivial, held_by, holding_set).
+type SetView = (Vec<String>, u64, u64, u64, bool, Vec<u32>, Option<u32>);
+
+fn view(graph: &HeapGraph, dups: &Duplicates) -> Vec<SetView> {
+    dups.sets
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            assert_eq!(s.id as usize, i, "set ids are positions");
+            for &m in &s.members {
+                assert_eq!(dups.set_of(m), Some(s.id), "set_of agrees with members");
+            }
+            (
+                s.members.iter().map(|&m| graph.dump.id_hex(m)).collect(),
+                s.instance_bytes,
+                s.objects_per_copy,
+                s.additional_bytes,
+                s.trivial,
+                s.held_by.clone(),
+                s.holding_set,
+            )
+        })
+        .collect()
+}
+
+fn ids(list: &[&str]) -> Vec<String> {
+    list.iter().map(|s| s.to_string()).collect()
+}
+
+fn all() -> DuplicateOptions {
+    DuplicateOptions::default()
+}
+
+#[test]
+fn seed_pairing_example_is_a_duplicate_with_its_parts() {
+    let (g, _, d) = analyse(&fixture("dup_seed_pairing.txt"), &all());
+    assert_eq!(
+        view(&g, &d),
+        vec![
+            (
+                ids(&["1", "2"]),
+                0x20,
+                3,
+                0x20 + 0x18 + 0x10,
+                false,
+                vec![],
+                None
+            ),
+            (ids(&["3", "5"]), 0x18, 1, 0x18, true, vec![0], Some(0)),
+            (ids(&["4", "6"]), 0x10, 1, 0x10, true, vec![0], Some(0)),
+        ]
+    );
+}
+
+#[test]
+fn seed_shared_child_pairs_with_itself() {
+    let (g, _, d) = analyse(&fixture("dup_seed_shared.txt"), &all());
+    assert_eq!(
+        view(&g, &d),
+        vec![
+            // #4 is shared: not additional.
+            (ids(&["1", "2"]), 0x20, 3, 0x20 + 0x18, false, vec![], None),
+            (ids(&["3", "5"]), 0x18, 1, 0x18, true, vec![0], Some(0)),
+        ]
+    );
+}
+
+#[test]
+fn seed_back_reference_is_not_a_duplicate() {
+    let (_, _, d) = analyse(&fixture("dup_seed_backref.txt"), &all());
+    assert!(d.sets.is_empty(), "{:?}", d.sets);
+    assert!(d.possible.is_empty());
+}
+
+#[test]
+fn seed_additional_bytes_are_the_merged_graphs_leftovers() {
+    let (g, _, d) = analyse(&fixture("dup_seed_additional.txt"), &all());
+    // #2, #3, #5, #6, #8 are the additional instances.
+    assert_eq!(
+        view(&g, &d),
+        vec![
+            (
+                ids(&["1", "2", "3"]),
+                0x20,
+                3,
+                2 * 0x20 + 2 * 0x18 + 0x10,
+                false,
+                vec![],
+                None
+            ),
+            (
+                ids(&["4", "5", "6"]),
+                0x18,
+                1,
+                2 * 0x18,
+                true,
+                vec![0],
+                Some(0)
+            ),
+            (ids(&["7", "8"]), 0x10, 1, 0x10, true, vec![0], Some(0)),
+        ]
+    );
+}
+
+#[test]
+fn seed_held_duplicates() {
+    let (g, _, d) = analyse(&fixture("dup_seed_held.txt"), &all());
+    assert_eq!(
+        view(&g, &d),
+        vec![
+            (ids(&["1", "2", "3"]), 0x20, 3, 0x80, false, vec![], None),
+            (ids(&["4", "5", "6"]), 0x18, 1, 0x30, true, vec![0], Some(0)),
+            // #8 is reachable from #9 without passing #1, #2 or #3.
+            (ids(&["7", "8"]), 0x10, 1, 0x10, true, vec![], None),
+        ]
+    );
+}
+
+#[test]
+fn held_collectively_by_two_members_of_the_holder() {
+    // c1 is reachable only through b1 or b2 (neither dominates it), c3
+    // through b3 or b4: {c1, c3} is held by {b1, b2, b3, b4} as a whole.
+    let (g, _, d) = analyse(&fixture("dup_held_collective.txt"), &all());
+    assert_eq!(
+        view(&g, &d),
+        vec![
+            (
+                ids(&["b1", "b2", "b3", "b4"]),
+                0x18,
+                2,
+                3 * 0x18 + 0x10,
+                false,
+                vec![],
+                None
+            ),
+            (ids(&["c1", "c3"]), 0x10, 1, 0x10, true, vec![0], Some(0)),
+        ]
+    );
+}
+
+#[test]
+fn aliasing_is_not_a_duplicate_of_two_copies() {
+    let (g, _, d) = analyse(&fixture("dup_aliasing.txt"), &all());
+    assert_eq!(
+        view(&g, &d),
+        vec![(ids(&["b0", "b1", "b2"]), 0x10, 1, 0x20, true, vec![], None)]
+    );
+}
+
+#[test]
+fn self_loop_two_cycle_and_three_cycle() {
+    let (g, _, d) = analyse(&fixture("dup_cycles.txt"), &all());
+    assert_eq!(
+        view(&g, &d),
+        vec![
+            (ids(&["20", "21"]), 0x10, 2, 0, false, vec![], None),
+            (ids(&["30", "31", "32"]), 0x10, 3, 0, false, vec![], None),
+        ]
+    );
+}
+
+#[test]
+fn duplicates_across_app_domains_match_by_type_name() {
+    let (g, _, d) = analyse(&fixture("dup_appdomains.txt"), &all());
+    assert_eq!(
+        view(&g, &d),
+        vec![
+            (ids(&["100", "200"]), 0x20, 2, 0x38, false, vec![], None),
+            (ids(&["101", "201"]), 0x18, 1, 0x18, true, vec![0], Some(0)),
+        ]
+    );
+}
+
+#[test]
+fn unreachable_objects_take_no_part() {
+    let (g, _, d) = analyse(&fixture("dup_unreachable.txt"), &all());
+    assert_eq!(
+        view(&g, &d),
+        vec![
+            (ids(&["80", "81"]), 0x18, 2, 0x20, false, vec![], None),
+            (ids(&["83", "84"]), 0x8, 1, 0x8, true, vec![0], Some(0)),
+        ]
+    );
+}
+
+#[test]
+fn modes_none_and_trivial() {
+    let text = fixture("dup_seed_additional.txt");
+    let none = DuplicateOptions {
+        mode: DuplicateMode::None,
+        budget_per_type: None,
+    };
+    let (_, _, d) = analyse(&text, &none);
+    assert!(d.sets.is_empty() && d.possible.is_empty());
+    let trivial = DuplicateOptions {
+        mode: DuplicateMode::Trivial,
+        budget_per_type: None,
+    };
+    let (g, dom, d) = analyse(&text, &trivial);
+    assert_eq!(d.sets.len(), 2);
+    assert!(d.sets.iter().all(|s| s.trivial));
+    assert_eq!(d.possible.len(), 1);
+    assert_eq!(d.possible[0].instances.len(), 3);
+    // Finishing the possible type gives the full answer.
+    let t = d.possible[0].type_index;
+    let done = detect_type(&g, &dom, &d, t, &Progress::new()).unwrap();
+    let (_, _, full) = analyse(&text, &all());
+    assert_eq!(view(&g, &done), view(&g, &full));
+    assert!(done.possible.is_empty());
+}
+
+#[test]
+fn budget_leaves_possible_duplicates_that_detect_type_finishes() {
+    let text = fixture("dup_seed_held.txt");
+    let tight = DuplicateOptions {
+        mode: DuplicateMode::All,
+        budget_per_type: Some(1),
+    };
+    let (g, dom, d) = analyse(&text, &tight);
+    assert_eq!(d.possible.len(), 1);
+    assert_eq!(
+        g.dump.type_names[d.possible[0].type_index as usize].as_ref(),
+        "Example.List"
+    );
+    let done = detect_type(&g, &dom, &d, d.possible[0].type_index, &Progress::new()).unwrap();
+    let (_, _, full) = analyse(&text, &all());
+    assert_eq!(view(&g, &done), view(&g, &full));
+}
+
+#[test]
+fn report_json_duplicates_array_is_the_spec_contract() {
+    let out = assert_cmd::Command::cargo_bin("heaptui")
+        .unwrap()
+        .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures"))
+        .args(["report", "dup_seed_held.txt", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        v["duplicates"],
+        serde_json::json!([
+            {"set": 0, "type": "Example.List", "instances": 3, "instance_bytes": 32,
+             "objects_per_copy": 3, "additional_bytes": 128, "trivial": false,
+             "held_by": [], "holding_set": null, "members": ["1", "2", "3"]},
+            {"set": 1, "type": "Example.Array", "instances": 3, "instance_bytes": 24,
+             "objects_per_copy": 1, "additional_bytes": 48, "trivial": true,
+             "held_by": [0], "holding_set": 0, "members": ["4", "5", "6"]},
+            {"set": 2, "type": "Example.Leaf", "instances": 2, "instance_bytes": 16,
+             "objects_per_copy": 1, "additional_bytes": 16, "trivial": true,
+             "held_by": [], "holding_set": null, "members": ["7", "8"]}
+        ])
+    );
+    // The trivial mode through the binary, with members from two sections.
+    let out = assert_cmd::Command::cargo_bin("heaptui")
+        .unwrap()
+        .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures"))
+        .args([
+            "report",
+            "dup_appdomains.txt",
+            "--json",
+            "--duplicates",
+            "trivial",
+        ])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["duplicates"].as_array().unwrap().len(), 1);
+    assert_eq!(
+        v["duplicates"][0]["members"],
+        serde_json::json!(["101", "201"])
+    );
+}
+
+#[test]
+fn members_are_sorted_by_object_id_not_file_order() {
+    let text = "t 1 Leaf\no ff 1 8\no 10 1 8\no 80 1 8\nr ff 1 0\nr 10 1 0\nr 80 1 0\n";
+    let (g, _, d) = analyse(text, &all());
+    assert_eq!(view(&g, &d)[0].0, ids(&["10", "80", "ff"]));
+}
+
+// ---------------------------------------------------------------------------
+// The oracle: the definitions of SPEC §2.4, applied literally.
+
+struct Oracle<'a> {
+    g: &'a HeapGraph,
+    reachable: Vec<bool>,
+}
+
+impl<'a> Oracle<'a> {
+    fn new(g: &'a HeapGraph) -> Self {
+        let reachable = Self::bfs(g, &HashSet::new());
+        Oracle { g, reachable }
+    }
+
+    /// Objects reachable from the strong roots without entering `removed`.
+    fn bfs(g: &HeapGraph, removed: &HashSet<u32>) -> Vec<bool> {
+        let mut seen = vec![false; g.objects()];
+        let mut queue: VecDeque<u32> = VecDeque::new();
+        for r in &g.dump.roots {
+            if r.is_strong() && !removed.contains(&r.object) && !seen[r.object as usize] {
+                seen[r.object as usize] = true;
+                queue.push_back(r.object);
+            }
+        }
+        while let Some(x) = queue.pop_front() {
+            for &c in g.refs(x) {
+                if !removed.contains(&c) && !seen[c as usize] {
+                    seen[c as usize] = true;
+                    queue.push_back(c);
+                }
+            }
+        }
+        seen
+    }
+
+    fn label(&self, o: u32) -> (&str, u64, usize) {
+        (
+            self.g.dump.type_name(o),
+            self.g.dump.sizes[o as usize],
+            self.g.refs(o).len(),
+        )
+    }
+
+    /// Pair a with b, then the i-th references of every pair; one-to-one in
+    /// both directions with equal labels at every pair.
+    fn duplicates(&self, a: u32, b: u32) -> bool {
+        let mut fwd: HashMap<u32, u32> = HashMap::new();
+        let mut bwd: HashMap<u32, u32> = HashMap::new();
+        let mut queue = VecDeque::from([(a, b)]);
+        while let Some((x, y)) = queue.pop_front() {
+            match (fwd.get(&x), bwd.get(&y)) {
+                (Some(&fy), _) if fy != y => return false,
+                (_, Some(&bx)) if bx != x => return false,
+                (Some(_), Some(_)) => continue,
+                _ => {}
+            }
+            if self.label(x) != self.label(y) {
+                return false;
+            }
+            fwd.insert(x, y);
+            bwd.insert(y, x);
+            for (&cx, &cy) in self.g.refs(x).iter().zip(self.g.refs(y)) {
+                queue.push_back((cx, cy));
+            }
+        }
+        true
+    }
+
+    fn reach(&self, from: &[u32]) -> BTreeSet<u32> {
+        let mut seen: BTreeSet<u32> = from.iter().copied().collect();
+        let mut stack: Vec<u32> = from.to_vec();
+        while let Some(x) = stack.pop() {
+            for &c in self.g.refs(x) {
+                if seen.insert(c) {
+                    stack.push(c);
+                }
+            }
+        }
+        seen
+    }
+
+    fn bytes(&self, set: &BTreeSet<u32>) -> u64 {
+        set.iter().map(|&o| self.g.dump.sizes[o as usize]).sum()
+    }
+
+    fn sets(&self) -> Vec<SetView> {
+        let dump = &self.g.dump;
+        let objects: Vec<u32> = (0..self.g.objects() as u32)
+            .filter(|&o| self.reachable[o as usize])
+            .collect();
+        // Every pair, both ways; then check it is an equivalence.
+        let mut classes: Vec<Vec<u32>> = Vec::new();
+        for &o in &objects {
+            let partners: Vec<u32> = objects
+                .iter()
+                .copied()
+                .filter(|&p| p != o && self.duplicates(o, p))
+                .collect();
+            for &p in &partners {
+                assert!(self.duplicates(p, o), "symmetric");
+            }
+            if let Some(c) = classes.iter_mut().find(|c| partners.contains(&c[0])) {
+                c.push(o);
+            } else if !partners.is_empty() {
+                classes.push(vec![o]);
+            }
+        }
+        for c in &classes {
+            for &x in c {
+                for &y in c {
+                    assert!(x == y || self.duplicates(x, y), "transitive");
+                }
+            }
+        }
+        let mut sets: Vec<(Vec<u32>, u64)> = classes
+            .into_iter()
+            .map(|mut c| {
+                c.sort_by_key(|&m| dump.ids[m as usize]);
+                let all = self.reach(&c);
+                let one = self.reach(&c[..1]);
+                let additional = self.bytes(&all) - self.bytes(&one);
+                for &m in &c {
+                    assert_eq!(self.bytes(&self.reach(&[m])), self.bytes(&one));
+                }
+                (c, additional)
+            })
+            .collect();
+        sets.sort_by(|a, b| {
+            b.1.cmp(&a.1)
+                .then(dump.ids[a.0[0] as usize].cmp(&dump.ids[b.0[0] as usize]))
+        });
+        // held[s] = every h whose members' removal hides all members of s.
+        let held: Vec<Vec<u32>> = sets
+            .iter()
+            .enumerate()
+            .map(|(s, (members, _))| {
+                (0..sets.len() as u32)
+                    .filter(|&h| h as usize != s)
+                    .filter(|&h| {
+                        let removed: HashSet<u32> = sets[h as usize].0.iter().copied().collect();
+                        let seen = Self::bfs(self.g, &removed);
+                        members.iter().all(|&m| !seen[m as usize])
+                    })
+                    .collect()
+            })
+            .collect();
+        sets.iter()
+            .enumerate()
+            .map(|(s, (members, additional))| {
+                let holders = &held[s];
+                // Not held by another holder; ties: most additional bytes,
+                // then lowest id.
+                let holding = holders
+                    .iter()
+                    .copied()
+                    .filter(|&h| !holders.iter().any(|g| held[h as usize].contains(g)))
+                    .min_by(|&a, &b| sets[b as usize].1.cmp(&sets[a as usize].1).then(a.cmp(&b)));
+                let m0 = members[0];
+                (
+                    members.iter().map(|&m| dump.id_hex(m)).collect(),
+                    dump.sizes[m0 as usize],
+                    self.reach(&[m0]).len() as u64,
+                    *additional,
+                    self.g.refs(m0).is_empty(),
+                    holders.clone(),
+                    holding,
+                )
+            })
+            .collect()
+    }
+}
+
+#[test]
+fn oracle_agrees_with_fixtures_on_the_seed_cases() {
+    for name in [
+        "dup_seed_pairing.txt",
+        "dup_seed_shared.txt",
+        "dup_seed_backref.txt",
+        "dup_seed_additional.txt",
+        "dup_seed_held.txt",
+        "dup_aliasing.txt",
+        "dup_cycles.txt",
+        "dup_appdomains.txt",
+        "dup_unreachable.txt",
+        "dup_held_collective.txt",
+    ] {
+        let (g, _, d) = analyse(&fixture(name), &all());
+        assert_eq!(view(&g, &d), Oracle::new(&g).sets(), "{name}");
+    }
+}
+
+/// A random heap as dump text: few types and sizes so that duplicates are
+/// common; sharing, cycles, self-loops and back-references arise from
+/// random targets; strong and weak roots; the rest is garbage.
+fn heap_text() -> impl Strategy<Value = String> {
+    (2usize..14).prop_flat_map(|n| {
+        let object = (
+            0u8..3,
+            prop_oneof![Just(8u8), Just(8), Just(16)],
+            prop::collection::vec(0..n, 0..4),
+        );
+        (
+            prop::collection::vec(object, n),
+            prop::collection::vec((0..n, any::<bool>()), 1..4),
+            any::<bool>(),
+        )
+            .prop_map(|(objects, roots, two_domains)| {
+                let mut s = String::new();
+                let half = objects.len() / 2;
+                for (i, (t, size, refs)) in objects.iter().enumerate() {
+                    if i == 0 || (two_domains && i == half) {
+                        if i > 0 {
+                            s.push_str("c D0\n");
+                        }
+                        // The second section maps ids to names differently.
+                        s.push_str(&format!("a 1 D{i}\n"));
+                        let shift = if i == 0 { 0 } else { 1 };
+                        for k in 0..3u8 {
+                            s.push_str(&format!("t {:x} T{}\n", (k + shift) % 3, k));
+                        }
+                    }
+                    let shift = if two_domains && i >= half { 1 } else { 0 };
+                    s.push_str(&format!(
+                        "o {:x} {:x} {:x}",
+                        0x100 + i,
+                        (t + shift) % 3,
+                        size
+                    ));
+                    for r in refs {
+                        s.push_str(&format!(" {:x}", 0x100 + r));
+                    }
+                    s.push('\n');
+                }
+                for (o, weak) in roots {
+                    s.push_str(&format!(
+                        "r {:x} 1 {}\n",
+                        0x100 + o,
+                        if weak { 2 } else { 0 }
+                    ));
+                }
+                s
+            })
+    })
+}
+
+/// Where a reference of a template node points.
+#[derive(Debug, Clone)]
+enum Target {
+    /// Node j of the same copy.
+    Own(usize),
+    /// Node j of copy c (a cross-copy or back reference).
+    Copy(usize, usize),
+    /// A shared pool object.
+    Pool(usize),
+}
+
+/// Several copies of one random template graph, a pool of shared objects
+/// (which may refer back into copies) and stray objects referring into
+/// copies: duplicate sets nested in each other, held sets and sets held
+/// only collectively (a member reachable from two members of the holder).
+fn copies_text() -> impl Strategy<Value = String> {
+    let target = |m: usize, copies: usize, pool: usize| {
+        prop_oneof![
+            4 => (0..m).prop_map(Target::Own),
+            1 => (0..copies, 0..m).prop_map(|(c, j)| Target::Copy(c, j)),
+            2 => (0..pool).prop_map(Target::Pool),
+        ]
+    };
+    (1usize..5, 2usize..5, 1usize..3).prop_flat_map(move |(m, copies, pool)| {
+        let node = (0u8..2, prop::collection::vec(target(m, copies, pool), 0..3));
+        let pool_node = prop::collection::vec(target(m, copies, pool), 0..2);
+        (
+            prop::collection::vec(node, m),
+            prop::collection::vec(pool_node, pool),
+            // Per copy: which template nodes it actually uses the pool for
+            // (a copy that differs is a near-duplicate).
+            prop::collection::vec(any::<bool>(), copies),
+            prop::collection::vec((0..copies, 0..m), 0..3),
+            prop::collection::vec((0..copies, any::<bool>()), 1..4),
+        )
+            .prop_map(move |(template, pool_nodes, differs, strays, roots)| {
+                let id = |c: usize, j: usize| 0x1000 + c * 0x100 + j;
+                let pool_id = |j: usize| 0x10 + j;
+                let resolve = |c: usize, t: &Target| match *t {
+                    Target::Own(j) => id(c, j),
+                    Target::Copy(c2, j) => id(c2, j),
+                    Target::Pool(j) => pool_id(j),
+                };
+                let mut s = String::from("t 0 T0\nt 1 T1\nt 2 Stray\nt 3 Pool\n");
+                for (c, &differs) in differs.iter().enumerate() {
+                    for (j, (t, refs)) in template.iter().enumerate() {
+                        let size = if differs && j == m - 1 { 0x18 } else { 0x10 };
+                        s.push_str(&format!("o {:x} {} {:x}", id(c, j), t, size));
+                        for r in refs {
+                            s.push_str(&format!(" {:x}", resolve(c, r)));
+                        }
+                        s.push('\n');
+                    }
+                }
+                for (j, refs) in pool_nodes.iter().enumerate() {
+                    s.push_str(&format!("o {:x} 3 8", pool_id(j)));
+                    for r in refs {
+                        s.push_str(&format!(" {:x}", resolve(0, r)));
+                    }
+                    s.push('\n');
+                }
+                for (k, &(c, j)) in strays.iter().enumerate() {
+                    s.push_str(&format!("o {:x} 2 8 {:x}\n", 0x900 + k, id(c, j)));
+                    s.push_str(&format!("r {:x} 1 0\n", 0x900 + k));
+                }
+                for (c, first) in roots {
+                    // Roots on a copy's first node, or on its last.
+                    let j = if first { 0 } else { m - 1 };
+                    s.push_str(&format!("r {:x} 3 0\n", id(c, j)));
+                }
+                s
+            })
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+
+    #[test]
+    fn agrees_with_the_literal_definitions(text in heap_text()) {
+        let (g, _, d) = analyse(&text, &all());
+        prop_assert_eq!(view(&g, &d), Oracle::new(&g).sets(), "{}", text);
+    }
+
+    #[test]
+    fn hubs_change_nothing(text in copies_text(), threshold in 1usize..6) {
+        // Process-wide, but no result depends on it, so the other tests
+        // running meanwhile stay valid (and exercise hubs too).
+        heaptui::graph::duplicates::set_hub_threshold(threshold);
+        let (g, _, d) = analyse(&text, &all());
+        prop_assert_eq!(view(&g, &d), Oracle::new(&g).sets(), "{}", text);
+    }
+
+    #[test]
+    fn agrees_with_the_literal_definitions_on_copies(text in copies_text()) {
+        let (g, _, d) = analyse(&text, &all());
+        prop_assert_eq!(view(&g, &d), Oracle::new(&g).sets(), "{}", text);
+    }
+
+    #[test]
+    fn budget_then_detect_type_gives_the_full_answer(text in heap_text(), budget in 1u64..40) {
+        let (g, dom, mut d) = analyse(&text, &DuplicateOptions {
+            mode: DuplicateMode::All,
+            budget_per_type: Some(budget),
+        });
+        let (_, _, full) = analyse(&text, &all());
+        // What was decided within the budget is final.
+        for s in &d.sets {
+            prop_assert!(full.sets.iter().any(|f| f.members == s.members));
+        }
+        while let Some(p) = d.possible.first() {
+            d = detect_type(&g, &dom, &d, p.type_index, &Progress::new()).unwrap();
+        }
+        prop_assert_eq!(view(&g, &d), view(&g, &full));
+    }
+}
