@@ -568,3 +568,45 @@ fn a_dump_that_cannot_be_used_shows_why() {
     keys(&mut a, "2 3 4 5 ?");
     assert_eq!(keys(&mut a, "Esc q"), vec![Effect::Quit]);
 }
+
+#[test]
+fn possible_duplicates_are_listed_and_detected_on_request() {
+    let mut a = app(80, 24);
+    // As if a work budget had cut detection short for the CachedImage type.
+    let exact = (**a.duplicates.as_ref().unwrap()).clone();
+    let graph = a.graph.clone().unwrap();
+    let ty = graph
+        .dump
+        .type_names
+        .iter()
+        .position(|n| n.as_ref() == "FieldOps.Imaging.CachedImage")
+        .unwrap() as u32;
+    let mut cut = exact.clone();
+    let instances: Vec<u32> = (0..graph.objects() as u32)
+        .filter(|&o| graph.dump.types[o as usize] == ty)
+        .collect();
+    cut.sets.retain(|s| s.type_index != ty);
+    cut.possible
+        .push(heaptui::graph::duplicates::PossibleDuplicates {
+            type_index: ty,
+            instances,
+        });
+    update(
+        &mut a,
+        Action::Worker(Msg::Duplicates {
+            duplicates: std::sync::Arc::new(cut),
+            ms: 0,
+        }),
+    );
+    keys(&mut a, "4 / \"'cachedimage\" Enter");
+    let s = screen(&a);
+    assert!(s.contains("possible") && s.contains("D:detect"), "{s}");
+    keys(&mut a, "G D");
+    assert_eq!(
+        a.duplicates.as_ref().unwrap().possible.len(),
+        exact.possible.len(),
+        "decided"
+    );
+    assert_eq!(a.duplicates.as_ref().unwrap().sets.len(), exact.sets.len());
+    assert!(!screen(&a).contains("D:detect"));
+}

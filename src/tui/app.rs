@@ -362,7 +362,8 @@ impl App {
                 }
             }
             Msg::Duplicates { duplicates, ms } => {
-                self.stage_ms[3] = Some(ms);
+                // A later per-type detection does not rewrite the stage time.
+                self.stage_ms[3].get_or_insert(ms);
                 self.totals.additional_bytes = duplicates.total_additional_bytes();
                 self.duplicates = Some(duplicates);
                 self.apply_filter(PaneId::Duplicates, true);
@@ -775,15 +776,20 @@ impl App {
                     None => self.status = "this set is not held by another set".into(),
                 }
             }
-            Cmd::DetectPossible => {
-                self.status = match self.dups_pane.rows.get(self.dups_pane.list.selected) {
-                    Some(DupRow::Possible(_)) => {
-                        "detecting one type's possible duplicates is not available in this build"
-                            .into()
-                    }
-                    _ => "select a possible-duplicates row".into(),
-                };
-            }
+            Cmd::DetectPossible => match self.dups_pane.rows.get(self.dups_pane.list.selected) {
+                Some(&DupRow::Possible(p)) => {
+                    let current = self.duplicates.clone()?;
+                    let type_index = current.possible[p as usize].type_index;
+                    self.request(
+                        Job::DetectDuplicates {
+                            type_index,
+                            current,
+                        },
+                        "detecting duplicates",
+                    );
+                }
+                _ => self.status = "select a possible-duplicates row".into(),
+            },
             Cmd::OpenInDominators => {
                 if let Some(ins) = &self.inspector {
                     let o = ins.object;

@@ -99,6 +99,11 @@ pub enum Job {
         node: u32,
         parents: Arc<Vec<u32>>,
     },
+    /// Finish duplicate detection for one type whose detection was cut short.
+    DetectDuplicates {
+        type_index: u32,
+        current: Arc<Duplicates>,
+    },
     /// Mark the dominator subtrees holding a type of `mask`.
     TreeMarks {
         query: String,
@@ -145,6 +150,17 @@ pub fn run_job(
             node,
             groups: group_children_unsorted(&graph.dump, dom, &parents),
         }),
+        Job::DetectDuplicates {
+            type_index,
+            current,
+        } => {
+            let t = Instant::now();
+            let duplicates = detect_type(graph, dom, &current, type_index, progress).ok()?;
+            Some(Msg::Duplicates {
+                duplicates: Arc::new(duplicates),
+                ms: t.elapsed().as_millis() as u64,
+            })
+        }
         Job::TreeMarks { query, mask } => {
             let marks = mask.map(|m| Arc::new(subtrees_with_match(&graph.dump, dom, &m)));
             Some(Msg::TreeMarks { query, marks })
@@ -256,6 +272,23 @@ pub fn spawn(
             analyse(&input, &options, &progress, &mut |m| tx.send(m).is_ok());
         })
         .map(|_| ())
+}
+
+/// Detection for one type, without a work budget. Until the duplicate
+/// engine offers a per-type entry point this reruns full detection with no
+/// budget, which decides that type (and any other cut-short one) exactly.
+fn detect_type(
+    graph: &HeapGraph,
+    dom: &DominatorTree,
+    _current: &Duplicates,
+    _type_index: u32,
+    progress: &Progress,
+) -> Result<Duplicates, crate::progress::Cancelled> {
+    let options = DuplicateOptions {
+        mode: crate::graph::duplicates::DuplicateMode::All,
+        budget_per_type: None,
+    };
+    find_duplicates(graph, dom, &options, progress)
 }
 
 /// Every object of a type (one scan of the type column).
