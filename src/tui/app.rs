@@ -305,7 +305,7 @@ impl App {
                 .scroll(imm.rows.len(), bottom.saturating_sub(2) as usize);
         }
         let n = self.dups_pane.rows.len();
-        self.dups_pane.list.scroll(n, h);
+        self.dups_pane.list.scroll(n, h.saturating_sub(1));
         if let Some(det) = &mut self.dups_pane.detail {
             det.list.scroll(det.lines.len(), h);
         }
@@ -910,7 +910,7 @@ impl App {
                     det.list.step(delta, n, h);
                 } else {
                     let n = self.dups_pane.rows.len();
-                    self.dups_pane.list.step(delta, n, h);
+                    self.dups_pane.list.step(delta, n, h.saturating_sub(1));
                 }
             }
             PaneId::Roots => {
@@ -1190,10 +1190,19 @@ impl App {
                     return;
                 }
                 let body = areas.body;
-                if m.row < body.y + 2 || m.row >= body.y + body.height.saturating_sub(1) {
+                // Border plus header lines above the first row.
+                let top = if self.inspector.is_none()
+                    && self.pane == PaneId::Duplicates
+                    && self.dups_pane.detail.is_none()
+                {
+                    3
+                } else {
+                    2
+                };
+                if m.row < body.y + top || m.row >= body.y + body.height.saturating_sub(1) {
                     return;
                 }
-                let row = (m.row - body.y - 2) as usize;
+                let row = (m.row - body.y - top) as usize;
                 // Translate to a step from the current selection.
                 let (sel, off) = match (&self.inspector, self.pane) {
                     (Some(ins), _) => (ins.list.selected, ins.list.offset.saturating_sub(1)),

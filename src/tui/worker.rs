@@ -155,7 +155,9 @@ pub fn run_job(
             current,
         } => {
             let t = Instant::now();
-            let duplicates = detect_type(graph, dom, &current, type_index, progress).ok()?;
+            let duplicates =
+                crate::graph::duplicates::detect_type(graph, dom, &current, type_index, progress)
+                    .ok()?;
             Some(Msg::Duplicates {
                 duplicates: Arc::new(duplicates),
                 ms: t.elapsed().as_millis() as u64,
@@ -272,23 +274,6 @@ pub fn spawn(
             analyse(&input, &options, &progress, &mut |m| tx.send(m).is_ok());
         })
         .map(|_| ())
-}
-
-/// Detection for one type, without a work budget. Until the duplicate
-/// engine offers a per-type entry point this reruns full detection with no
-/// budget, which decides that type (and any other cut-short one) exactly.
-fn detect_type(
-    graph: &HeapGraph,
-    dom: &DominatorTree,
-    _current: &Duplicates,
-    _type_index: u32,
-    progress: &Progress,
-) -> Result<Duplicates, crate::progress::Cancelled> {
-    let options = DuplicateOptions {
-        mode: crate::graph::duplicates::DuplicateMode::All,
-        budget_per_type: None,
-    };
-    find_duplicates(graph, dom, &options, progress)
 }
 
 /// Every object of a type (one scan of the type column).
