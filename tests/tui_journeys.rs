@@ -633,3 +633,15 @@ fn possible_duplicates_are_listed_and_detected_on_request() {
     assert_eq!(a.duplicates.as_ref().unwrap().sets.len(), exact.sets.len());
     assert!(!screen(&a).contains("D:detect"));
 }
+
+#[test]
+fn esc_clears_an_active_filter_before_going_back() {
+    let mut a = app(80, 24);
+    keys(&mut a, "2 3 / \"str\" Enter");
+    assert_eq!(a.filters[PaneId::Types.index()], "str");
+    keys(&mut a, "Esc");
+    assert_eq!(a.filters[PaneId::Types.index()], "");
+    assert_eq!(a.pane, PaneId::Types);
+    keys(&mut a, "Esc");
+    assert_eq!(a.pane, PaneId::Dominators);
+}

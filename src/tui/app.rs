@@ -669,6 +669,15 @@ impl App {
                 Some(o) => self.inspect(o),
                 None => self.status = "nothing to inspect here".into(),
             },
+            Cmd::Escape => {
+                let i = self.pane.index();
+                if self.inspector.is_none() && !self.filters[i].is_empty() {
+                    self.filters[i].clear();
+                    self.apply_filter(self.pane, true);
+                } else {
+                    return self.command(Cmd::Back);
+                }
+            }
             Cmd::Back => {
                 if self.pane == PaneId::Types
                     && self.types_pane.imm_focus
