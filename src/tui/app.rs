@@ -436,13 +436,14 @@ impl App {
                 }
             }
             PaneId::Dominators => {
-                let Some(dom) = self.dom.clone() else { return };
+                if self.dom.is_none() {
+                    return;
+                }
                 if !committed && graph.objects() > LIVE_TREE_FILTER_LIMIT {
                     self.status = "large heap: press Enter to filter the tree".into();
                     return;
                 }
                 let mask = (!filter.is_empty()).then(|| Arc::new(type_mask(names, &filter)));
-                let _ = dom;
                 self.request(
                     Job::TreeMarks {
                         query: text.clone(),
