@@ -129,6 +129,11 @@ pub fn compute(
                     vertex.push(w);
                     parent.push(pre[v as usize]);
                     stack.push((w, refs.offsets[w as usize]));
+                    // Its successors are visited next: start their misses
+                    // together rather than one after another.
+                    for &x in refs.neighbors(w).iter().take(8) {
+                        crate::mem::prefetch(&pre[x as usize]);
+                    }
                 }
             }
         }
@@ -155,6 +160,32 @@ pub fn compute(
     for w in (1..m).rev() {
         if w.is_multiple_of(1 << 20) {
             progress.check()?;
+        }
+        // A software pipeline over the coming vertices: their retainer
+        // lists, the lists' preorder numbers, then their links, each fetched
+        // a few iterations before use.
+        if w > 24 {
+            crate::mem::prefetch(&retainers.offsets[vertex[w - 24] as usize]);
+        }
+        if w > 16 {
+            let u = vertex[w - 16] as usize;
+            crate::mem::prefetch(
+                &retainers.targets[(retainers.offsets[u] as usize)
+                    .min(retainers.targets.len().saturating_sub(1))],
+            );
+        }
+        if w > 8 {
+            for &v in retainers.neighbors(vertex[w - 8]).iter().take(4) {
+                crate::mem::prefetch(&pre[v as usize]);
+            }
+        }
+        if w > 4 {
+            for &v in retainers.neighbors(vertex[w - 4]).iter().take(4) {
+                let pv = pre[v as usize];
+                if pv != UNSEEN {
+                    crate::mem::prefetch(&link[pv as usize]);
+                }
+            }
         }
         let mut s = parent[w];
         let last_linked = w as u32 + 1;
