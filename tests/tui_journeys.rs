@@ -22,7 +22,8 @@ fn overview_first_screen() {
 #[test]
 fn overview_scrolls_to_duplicates_and_diagnostics() {
     let mut a = app(80, 24);
-    keys(&mut a, "PgDn");
+    // The first move selects the first target, the page then moves on.
+    keys(&mut a, "PgDn PgDn");
     let s = screen(&a);
     assert!(s.contains("Top duplicate sets"), "{s}");
     assert_snapshot!(s);
@@ -36,7 +37,21 @@ fn overview_scrolls_to_duplicates_and_diagnostics() {
 #[test]
 fn overview_entries_jump() {
     let mut a = app(80, 24);
-    // The first target sits below the file summary; moving brings it in.
+    // Nothing is selected until the first move, which brings the first
+    // target (below the file summary) into view.
+    assert_eq!(selected_row(&a), "");
+    keys(&mut a, "Enter");
+    assert_eq!(
+        a.pane,
+        PaneId::Overview,
+        "Enter without a selection does nothing"
+    );
+    keys(&mut a, "j");
+    assert!(
+        selected_row(&a).contains("FieldOps.Imaging.ImageCache 207380"),
+        "{}",
+        screen(&a)
+    );
     keys(&mut a, "j");
     assert!(
         selected_row(&a).contains("FieldOps.UI.MainForm 208cb0"),

@@ -160,7 +160,9 @@ pub struct App {
     pub filters: [String; 5],
     pub overview_scroll: u16,
     /// The selected jump target of the overview (k-th target line).
-    pub overview_sel: usize,
+    /// `None` until the user moves, so Enter never acts on a line that
+    /// was never shown.
+    pub overview_sel: Option<usize>,
     pub dominators: Option<DominatorsPane>,
     pub types_pane: TypesPane,
     pub dups_pane: DuplicatesPane,
@@ -200,7 +202,7 @@ impl App {
             input: None,
             filters: Default::default(),
             overview_scroll: 0,
-            overview_sel: 0,
+            overview_sel: None,
             dominators: None,
             types_pane: TypesPane::default(),
             dups_pane: DuplicatesPane::default(),
@@ -496,7 +498,7 @@ impl App {
         match self.pane {
             PaneId::Overview => {
                 let (_, targets) = super::panes::overview::lines(self, 80);
-                match targets.get(self.overview_sel)?.1 {
+                match targets.get(self.overview_sel?)?.1 {
                     Target::Object(o) => Some(o),
                     Target::Set(s) => self.duplicates.as_ref()?.sets[s as usize]
                         .members
@@ -844,15 +846,20 @@ impl App {
                     let max = lines.len().saturating_sub(h) as isize;
                     self.overview_scroll =
                         (self.overview_scroll as isize + delta).clamp(0, max) as u16;
-                } else if delta > 0 && self.overview_sel + 1 == targets.len() {
+                } else if delta > 0 && self.overview_sel == Some(targets.len() - 1) {
                     // Past the last target: scroll on to the diagnostics.
                     let max = lines.len().saturating_sub(h) as isize;
                     self.overview_scroll =
                         (self.overview_scroll as isize + delta).clamp(0, max) as u16;
                 } else {
-                    let k = (self.overview_sel as isize + delta)
-                        .clamp(0, targets.len() as isize - 1) as usize;
-                    self.overview_sel = k;
+                    // The first move selects the first target.
+                    let k = match self.overview_sel {
+                        None => 0,
+                        Some(k) => {
+                            (k as isize + delta).clamp(0, targets.len() as isize - 1) as usize
+                        }
+                    };
+                    self.overview_sel = Some(k);
                     let at = targets[k].0;
                     let mut scroll = self.overview_scroll as usize;
                     if at < scroll + 1 {
@@ -942,7 +949,7 @@ impl App {
         match self.pane {
             PaneId::Overview => {
                 let (_, targets) = super::panes::overview::lines(self, 80);
-                match targets.get(self.overview_sel).map(|t| t.1) {
+                match self.overview_sel.and_then(|k| targets.get(k)).map(|t| t.1) {
                     Some(Target::Object(o)) => self.reveal(o),
                     Some(Target::Set(s)) => self.jump_to_set(s, true),
                     None => {}

@@ -160,7 +160,7 @@ pub fn draw(app: &App, area: Rect, f: &mut Frame) {
         ));
     let inner = block.inner(area);
     let (mut lines, targets) = lines(app, inner.width as usize);
-    if let Some(&(at, _)) = targets.get(app.overview_sel) {
+    if let Some(&(at, _)) = app.overview_sel.and_then(|k| targets.get(k)) {
         // The selection: a `>` marker and reverse video.
         let text: String = lines[at].spans.iter().map(|s| s.content.as_ref()).collect();
         let text = format!(">{}", text.strip_prefix(' ').unwrap_or(&text));
