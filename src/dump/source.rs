@@ -54,6 +54,8 @@ impl Source {
         // truncated while mapped, the SIGBUS handler ends the process with a
         // clear message rather than letting it crash.
         let map = unsafe { Mmap::map(&file) }.map_err(|e| err(io_reason(&e)))?;
+        // Read front to back once: ask for aggressive read-ahead.
+        let _ = map.advise(memmap2::Advice::Sequential);
         Ok(Source::Mapped(map))
     }
 
