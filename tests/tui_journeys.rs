@@ -22,10 +22,62 @@ fn overview_first_screen() {
 #[test]
 fn overview_scrolls_to_duplicates_and_diagnostics() {
     let mut a = app(80, 24);
-    keys(&mut a, "PgDn");
+    // The first move selects the first target, the page then moves on.
+    keys(&mut a, "PgDn PgDn");
     let s = screen(&a);
     assert!(s.contains("Top duplicate sets"), "{s}");
     assert_snapshot!(s);
+    keys(&mut a, "G PgDn PgDn");
+    assert!(
+        screen(&a).contains("none: every line was used"),
+        "diagnostics at the end"
+    );
+}
+
+#[test]
+fn overview_entries_jump() {
+    let mut a = app(80, 24);
+    // Nothing is selected until the first move, which brings the first
+    // target (below the file summary) into view.
+    assert_eq!(selected_row(&a), "");
+    keys(&mut a, "Enter");
+    assert_eq!(
+        a.pane,
+        PaneId::Overview,
+        "Enter without a selection does nothing"
+    );
+    keys(&mut a, "j");
+    assert!(
+        selected_row(&a).contains("FieldOps.Imaging.ImageCache 207380"),
+        "{}",
+        screen(&a)
+    );
+    keys(&mut a, "j");
+    assert!(
+        selected_row(&a).contains("FieldOps.UI.MainForm 208cb0"),
+        "{}",
+        screen(&a)
+    );
+    keys(&mut a, "Enter");
+    assert_eq!(a.pane, PaneId::Dominators);
+    assert!(
+        selected_row(&a).contains("FieldOps.UI.MainForm"),
+        "{}",
+        selected_row(&a)
+    );
+    keys(&mut a, "Bksp");
+    assert_eq!(a.pane, PaneId::Overview);
+    keys(&mut a, "j j j j j j j j j Enter");
+    assert_eq!(a.pane, PaneId::Duplicates);
+    assert!(screen(&a).contains("Set #0"));
+    keys(&mut a, "Bksp i");
+    let d = a.duplicates.clone().unwrap();
+    let first = a.graph.as_ref().unwrap().dump.id_hex(d.sets[0].members[0]);
+    assert!(
+        screen(&a).contains(&format!("Object {first}")),
+        "{}",
+        screen(&a)
+    );
 }
 
 #[test]
@@ -188,38 +240,59 @@ fn immediate_dominators_with_exclude_pattern() {
 #[test]
 fn duplicates_detail_and_holding_set_jump() {
     let mut a = app(80, 24);
-    // Make set 1 held by set 0 whatever the engine found, so the jump is
-    // exercised deterministically.
-    let mut d = (**a.duplicates.as_ref().unwrap()).clone();
-    d.sets[1].held_by = vec![0];
-    d.sets[1].holding_set = Some(0);
-    update(
-        &mut a,
-        Action::Worker(Msg::Duplicates {
-            duplicates: std::sync::Arc::new(d),
-            ms: 0,
-        }),
+    // The image cache holds each photo several times: the CachedImage sets
+    // (full) hold the sets of their pixel arrays (trivial).
+    let d = a.duplicates.clone().unwrap();
+    let held = d
+        .sets
+        .iter()
+        .find(|s| s.holding_set.is_some())
+        .expect("a held set in the demo");
+    let holder = held.holding_set.unwrap();
+    let names = &a.graph.as_ref().unwrap().dump.type_names;
+    assert_eq!(names[held.type_index as usize].as_ref(), "System.Byte[]");
+    assert_eq!(
+        names[d.sets[holder as usize].type_index as usize].as_ref(),
+        "FieldOps.Imaging.CachedImage"
     );
     keys(&mut a, "4");
     let s = screen(&a);
     assert!(
-        s.contains("same type, size and ref"),
+        s.contains("equal = same type, size and reference shape"),
         "the pane says what equality means:\n{s}"
     );
     assert_snapshot!("duplicates", s);
-    keys(&mut a, "j");
-    assert!(selected_row(&a).contains("→#0"), "{}", selected_row(&a));
+    for _ in 0..held.id {
+        keys(&mut a, "j");
+    }
+    assert!(
+        selected_row(&a).contains(&format!("→#{holder}")),
+        "{}",
+        selected_row(&a)
+    );
     keys(&mut a, "Enter");
     let s = screen(&a);
     assert!(
-        s.contains("Set #1") && s.contains("Members") && s.contains("Instance graph"),
+        s.contains(&format!("Set #{}", held.id))
+            && s.contains("Members")
+            && s.contains("Instance graph"),
         "{s}"
     );
+    assert!(s.contains(&format!("held by → set #{holder}")), "{s}");
     assert_snapshot!("duplicate_detail", s);
     keys(&mut a, "H");
-    assert!(screen(&a).contains("Set #0"), "jumped to the holding set");
+    let s = screen(&a);
+    assert!(
+        s.contains(&format!("Set #{holder}")) && s.contains("CachedImage"),
+        "jumped to the holding set:\n{s}"
+    );
+    assert!(
+        s.contains("Instance graph") && s.contains("System.Byte[]"),
+        "its graph shows the held arrays:\n{s}"
+    );
+    assert_snapshot!("holding_set", s);
     keys(&mut a, "Bksp");
-    assert!(screen(&a).contains("Set #1"));
+    assert!(screen(&a).contains(&format!("Set #{}", held.id)));
     keys(&mut a, "Bksp");
     assert!(a.dups_pane.detail.is_none());
 }
@@ -532,4 +605,58 @@ fn a_dump_that_cannot_be_used_shows_why() {
     assert!(s.contains("error: bad.txt: the file is empty"), "{s}");
     keys(&mut a, "2 3 4 5 ?");
     assert_eq!(keys(&mut a, "Esc q"), vec![Effect::Quit]);
+}
+
+#[test]
+fn possible_duplicates_are_listed_and_detected_on_request() {
+    let mut a = app(80, 24);
+    // As if a work budget had cut detection short for the CachedImage type.
+    let exact = (**a.duplicates.as_ref().unwrap()).clone();
+    let graph = a.graph.clone().unwrap();
+    let ty = graph
+        .dump
+        .type_names
+        .iter()
+        .position(|n| n.as_ref() == "FieldOps.Imaging.CachedImage")
+        .unwrap() as u32;
+    let mut cut = exact.clone();
+    let instances: Vec<u32> = (0..graph.objects() as u32)
+        .filter(|&o| graph.dump.types[o as usize] == ty)
+        .collect();
+    cut.sets.retain(|s| s.type_index != ty);
+    cut.possible
+        .push(heaptui::graph::duplicates::PossibleDuplicates {
+            type_index: ty,
+            instances,
+        });
+    update(
+        &mut a,
+        Action::Worker(Msg::Duplicates {
+            duplicates: std::sync::Arc::new(cut),
+            ms: 0,
+        }),
+    );
+    keys(&mut a, "4 / \"'cachedimage\" Enter");
+    let s = screen(&a);
+    assert!(s.contains("possible") && s.contains("D:detect"), "{s}");
+    keys(&mut a, "G D");
+    assert_eq!(
+        a.duplicates.as_ref().unwrap().possible.len(),
+        exact.possible.len(),
+        "decided"
+    );
+    assert_eq!(a.duplicates.as_ref().unwrap().sets.len(), exact.sets.len());
+    assert!(!screen(&a).contains("D:detect"));
+}
+
+#[test]
+fn esc_clears_an_active_filter_before_going_back() {
+    let mut a = app(80, 24);
+    keys(&mut a, "2 3 / \"str\" Enter");
+    assert_eq!(a.filters[PaneId::Types.index()], "str");
+    keys(&mut a, "Esc");
+    assert_eq!(a.filters[PaneId::Types.index()], "");
+    assert_eq!(a.pane, PaneId::Types);
+    keys(&mut a, "Esc");
+    assert_eq!(a.pane, PaneId::Dominators);
 }

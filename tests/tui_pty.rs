@@ -151,6 +151,11 @@ fn the_real_binary_runs_in_a_terminal_and_quits_cleanly() {
     // The alternate screen was entered and left again.
     assert!(text.contains("\x1b[?1049h"), "entered the alternate screen");
     assert!(text.contains("\x1b[?1049l"), "left the alternate screen");
+    // Mouse reporting was switched on, then off again.
+    assert!(
+        text.contains("\x1b[?1000h") && text.contains("\x1b[?1000l"),
+        "mouse capture released"
+    );
 }
 
 #[test]

@@ -11,7 +11,6 @@ use tui_support::*;
 enum Step {
     Keys(Vec<KeyEvent>),
     Expect(String),
-    ExpectHeld(String),
 }
 
 fn parse_tape(text: &str) -> Vec<Step> {
@@ -21,10 +20,6 @@ fn parse_tape(text: &str) -> Vec<Step> {
     for line in text.lines().map(str::trim) {
         if let Some(e) = line.strip_prefix("# expect:") {
             steps.push(Step::Expect(e.trim().to_string()));
-            continue;
-        }
-        if let Some(e) = line.strip_prefix("# expect-held:") {
-            steps.push(Step::ExpectHeld(e.trim().to_string()));
             continue;
         }
         if line.is_empty() || line.starts_with('#') {
@@ -77,13 +72,6 @@ fn demo_tape_replays_through_the_app() {
     let steps = parse_tape(&tape);
     // About what VHS shows at FontSize 16 and Width 1000.
     let mut a = app(100, 30);
-    let held = a
-        .duplicates
-        .as_ref()
-        .unwrap()
-        .sets
-        .iter()
-        .any(|s| s.holding_set.is_some());
     let mut quit = false;
     let mut checked = 0;
     for step in steps {
@@ -99,11 +87,6 @@ fn demo_tape_replays_through_the_app() {
                 assert!(s.contains(&text), "demo.tape expects {text:?} here:\n{s}");
                 checked += 1;
             }
-            Step::ExpectHeld(text) if held => {
-                let s = screen(&a);
-                assert!(s.contains(&text), "demo.tape expects {text:?} here:\n{s}");
-            }
-            Step::ExpectHeld(_) => {}
         }
     }
     assert!(quit, "the tape ends by quitting");

@@ -138,7 +138,9 @@ fn install_sigbus_handler() {
 }
 
 extern "C" fn on_sigbus(_: libc::c_int, _: *mut libc::siginfo_t, _: *mut libc::c_void) {
-    const RESTORE: &[u8] = b"\x1b[?1049l\x1b[?25h\r\n";
+    // Mouse reporting off, main screen, cursor shown.
+    const RESTORE: &[u8] =
+        b"\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1006l\x1b[?1015l\x1b[?1049l\x1b[?25h\r\n";
     const PREFIX: &[u8] = b"heaptui: ";
     const MSG: &[u8] =
         b"the dump file shrank while it was being read (truncated by another process); nothing was written\n";

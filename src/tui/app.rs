@@ -159,6 +159,10 @@ pub struct App {
     /// Filter text per pane (index = PaneId::index).
     pub filters: [String; 5],
     pub overview_scroll: u16,
+    /// The selected jump target of the overview (k-th target line).
+    /// `None` until the user moves, so Enter never acts on a line that
+    /// was never shown.
+    pub overview_sel: Option<usize>,
     pub dominators: Option<DominatorsPane>,
     pub types_pane: TypesPane,
     pub dups_pane: DuplicatesPane,
@@ -198,6 +202,7 @@ impl App {
             input: None,
             filters: Default::default(),
             overview_scroll: 0,
+            overview_sel: None,
             dominators: None,
             types_pane: TypesPane::default(),
             dups_pane: DuplicatesPane::default(),
@@ -302,7 +307,7 @@ impl App {
                 .scroll(imm.rows.len(), bottom.saturating_sub(2) as usize);
         }
         let n = self.dups_pane.rows.len();
-        self.dups_pane.list.scroll(n, h);
+        self.dups_pane.list.scroll(n, h.saturating_sub(1));
         if let Some(det) = &mut self.dups_pane.detail {
             det.list.scroll(det.lines.len(), h);
         }
@@ -359,7 +364,8 @@ impl App {
                 }
             }
             Msg::Duplicates { duplicates, ms } => {
-                self.stage_ms[3] = Some(ms);
+                // A later per-type detection does not rewrite the stage time.
+                self.stage_ms[3].get_or_insert(ms);
                 self.totals.additional_bytes = duplicates.total_additional_bytes();
                 self.duplicates = Some(duplicates);
                 self.apply_filter(PaneId::Duplicates, true);
@@ -432,13 +438,14 @@ impl App {
                 }
             }
             PaneId::Dominators => {
-                let Some(dom) = self.dom.clone() else { return };
+                if self.dom.is_none() {
+                    return;
+                }
                 if !committed && graph.objects() > LIVE_TREE_FILTER_LIMIT {
                     self.status = "large heap: press Enter to filter the tree".into();
                     return;
                 }
                 let mask = (!filter.is_empty()).then(|| Arc::new(type_mask(names, &filter)));
-                let _ = dom;
                 self.request(
                     Job::TreeMarks {
                         query: text.clone(),
@@ -490,8 +497,14 @@ impl App {
         let graph = self.graph.as_ref()?;
         match self.pane {
             PaneId::Overview => {
-                let dom = self.dom.as_ref()?;
-                dom.children_of(dom.super_root()).first().copied()
+                let (_, targets) = super::panes::overview::lines(self, 80);
+                match targets.get(self.overview_sel?)?.1 {
+                    Target::Object(o) => Some(o),
+                    Target::Set(s) => self.duplicates.as_ref()?.sets[s as usize]
+                        .members
+                        .first()
+                        .copied(),
+                }
             }
             PaneId::Dominators => {
                 let d = self.dominators.as_ref()?;
@@ -659,6 +672,15 @@ impl App {
                 Some(o) => self.inspect(o),
                 None => self.status = "nothing to inspect here".into(),
             },
+            Cmd::Escape => {
+                let i = self.pane.index();
+                if self.inspector.is_none() && !self.filters[i].is_empty() {
+                    self.filters[i].clear();
+                    self.apply_filter(self.pane, true);
+                } else {
+                    return self.command(Cmd::Back);
+                }
+            }
             Cmd::Back => {
                 if self.pane == PaneId::Types
                     && self.types_pane.imm_focus
@@ -766,15 +788,20 @@ impl App {
                     None => self.status = "this set is not held by another set".into(),
                 }
             }
-            Cmd::DetectPossible => {
-                self.status = match self.dups_pane.rows.get(self.dups_pane.list.selected) {
-                    Some(DupRow::Possible(_)) => {
-                        "detecting one type's possible duplicates is not available in this build"
-                            .into()
-                    }
-                    _ => "select a possible-duplicates row".into(),
-                };
-            }
+            Cmd::DetectPossible => match self.dups_pane.rows.get(self.dups_pane.list.selected) {
+                Some(&DupRow::Possible(p)) => {
+                    let current = self.duplicates.clone()?;
+                    let type_index = current.possible[p as usize].type_index;
+                    self.request(
+                        Job::DetectDuplicates {
+                            type_index,
+                            current,
+                        },
+                        "detecting duplicates",
+                    );
+                }
+                _ => self.status = "select a possible-duplicates row".into(),
+            },
             Cmd::OpenInDominators => {
                 if let Some(ins) = &self.inspector {
                     let o = ins.object;
@@ -810,7 +837,42 @@ impl App {
         }
         match self.pane {
             PaneId::Overview => {
-                self.overview_scroll = (self.overview_scroll as isize + delta).clamp(0, 500) as u16;
+                // Move among the jump targets and keep the selected one on
+                // screen; with none (still loading), just scroll.
+                let width = ui::layout(self.size).body.width.saturating_sub(2) as usize;
+                let (lines, targets) = super::panes::overview::lines(self, width);
+                let h = ui::layout(self.size).body.height.saturating_sub(2) as usize;
+                if targets.is_empty() {
+                    let max = lines.len().saturating_sub(h) as isize;
+                    self.overview_scroll =
+                        (self.overview_scroll as isize + delta).clamp(0, max) as u16;
+                } else if delta > 0 && self.overview_sel == Some(targets.len() - 1) {
+                    // Past the last target: scroll on to the diagnostics.
+                    let max = lines.len().saturating_sub(h) as isize;
+                    self.overview_scroll =
+                        (self.overview_scroll as isize + delta).clamp(0, max) as u16;
+                } else {
+                    // The first move selects the first target.
+                    let k = match self.overview_sel {
+                        None => 0,
+                        Some(k) => {
+                            (k as isize + delta).clamp(0, targets.len() as isize - 1) as usize
+                        }
+                    };
+                    self.overview_sel = Some(k);
+                    let at = targets[k].0;
+                    let mut scroll = self.overview_scroll as usize;
+                    if at < scroll + 1 {
+                        scroll = at.saturating_sub(1);
+                    } else if at >= scroll + h {
+                        scroll = at + 1 - h;
+                    }
+                    // The first target also shows the file header above it.
+                    if k == 0 && delta < 0 {
+                        scroll = 0;
+                    }
+                    self.overview_scroll = scroll as u16;
+                }
             }
             PaneId::Dominators => {
                 let Some(d) = &mut self.dominators else {
@@ -865,7 +927,7 @@ impl App {
                     det.list.step(delta, n, h);
                 } else {
                     let n = self.dups_pane.rows.len();
-                    self.dups_pane.list.step(delta, n, h);
+                    self.dups_pane.list.step(delta, n, h.saturating_sub(1));
                 }
             }
             PaneId::Roots => {
@@ -885,7 +947,14 @@ impl App {
             return None;
         }
         match self.pane {
-            PaneId::Overview => {}
+            PaneId::Overview => {
+                let (_, targets) = super::panes::overview::lines(self, 80);
+                match self.overview_sel.and_then(|k| targets.get(k)).map(|t| t.1) {
+                    Some(Target::Object(o)) => self.reveal(o),
+                    Some(Target::Set(s)) => self.jump_to_set(s, true),
+                    None => {}
+                }
+            }
             PaneId::Dominators => self.zoom_in(),
             PaneId::Types => {
                 if self.types_pane.imm_focus {
@@ -1138,10 +1207,19 @@ impl App {
                     return;
                 }
                 let body = areas.body;
-                if m.row < body.y + 2 || m.row >= body.y + body.height.saturating_sub(1) {
+                // Border plus header lines above the first row.
+                let top = if self.inspector.is_none()
+                    && self.pane == PaneId::Duplicates
+                    && self.dups_pane.detail.is_none()
+                {
+                    3
+                } else {
+                    2
+                };
+                if m.row < body.y + top || m.row >= body.y + body.height.saturating_sub(1) {
                     return;
                 }
-                let row = (m.row - body.y - 2) as usize;
+                let row = (m.row - body.y - top) as usize;
                 // Translate to a step from the current selection.
                 let (sel, off) = match (&self.inspector, self.pane) {
                     (Some(ins), _) => (ins.list.selected, ins.list.offset.saturating_sub(1)),

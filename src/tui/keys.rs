@@ -45,6 +45,7 @@ pub enum Cmd {
     Bottom,
     Open,
     Back,
+    Escape,
     Expand,
     Collapse,
     OpenFilter,
@@ -183,7 +184,13 @@ pub static KEYS: &[Binding] = &[
         "back (history)",
         "back",
     ),
-    b(Global, K(KeyCode::Esc), Back, "clear filter, else back", ""),
+    b(
+        Global,
+        K(KeyCode::Esc),
+        Escape,
+        "clear the pane's filter, else back",
+        "",
+    ),
     b(Global, K(KeyCode::Right), Expand, "expand", ""),
     b(Global, C('l'), Expand, "expand", ""),
     b(

@@ -99,6 +99,11 @@ pub enum Job {
         node: u32,
         parents: Arc<Vec<u32>>,
     },
+    /// Finish duplicate detection for one type whose detection was cut short.
+    DetectDuplicates {
+        type_index: u32,
+        current: Arc<Duplicates>,
+    },
     /// Mark the dominator subtrees holding a type of `mask`.
     TreeMarks {
         query: String,
@@ -145,6 +150,19 @@ pub fn run_job(
             node,
             groups: group_children_unsorted(&graph.dump, dom, &parents),
         }),
+        Job::DetectDuplicates {
+            type_index,
+            current,
+        } => {
+            let t = Instant::now();
+            let duplicates =
+                crate::graph::duplicates::detect_type(graph, dom, &current, type_index, progress)
+                    .ok()?;
+            Some(Msg::Duplicates {
+                duplicates: Arc::new(duplicates),
+                ms: t.elapsed().as_millis() as u64,
+            })
+        }
         Job::TreeMarks { query, mask } => {
             let marks = mask.map(|m| Arc::new(subtrees_with_match(&graph.dump, dom, &m)));
             Some(Msg::TreeMarks { query, marks })

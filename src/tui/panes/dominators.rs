@@ -102,6 +102,9 @@ pub struct Tree {
     pub nodes: Vec<Node>,
     /// Visible rows (node ids) in display order.
     pub flat: Vec<u32>,
+    /// Visible children of the zoom root (the chart's bars), kept by
+    /// [`Tree::flatten`] so frames need not re-check the filter marks.
+    pub top: Vec<u32>,
     pub selected: u32,
     pub offset: usize,
     pub label: String,
@@ -121,6 +124,7 @@ impl Tree {
             id: NEXT_TREE_ID.fetch_add(1, Ordering::Relaxed),
             nodes: vec![Node::new(root, None, 0)],
             flat: Vec::new(),
+            top: Vec::new(),
             selected: 0,
             offset: 0,
             label,
@@ -315,6 +319,14 @@ impl Tree {
     /// Recomputes the visible rows (O(expanded nodes)).
     pub fn flatten(&mut self, mode: TreeMode, marks: &Marks) {
         self.flat.clear();
+        let top: Vec<u32> = self.nodes[0]
+            .children
+            .clone()
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|&k| self.visible(k, marks))
+            .collect();
+        self.top = top;
         match mode {
             TreeMode::Tree => {
                 let mut stack: Vec<u32> = self.children_rev(0);
@@ -557,14 +569,7 @@ impl DominatorsPane {
 
     /// Top-level rows of the current zoom (the chart's bars).
     pub fn top_level(&self) -> Vec<u32> {
-        let t = self.tree();
-        t.nodes[0]
-            .children
-            .clone()
-            .unwrap_or_default()
-            .into_iter()
-            .filter(|&k| t.visible(k, &self.marks))
-            .collect()
+        self.tree().top.clone()
     }
 
     /// The top-level ancestor of the selection (the chart's highlight).

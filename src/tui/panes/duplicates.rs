@@ -11,7 +11,7 @@ use super::ListState;
 use crate::graph::duplicates::Duplicates;
 use crate::graph::HeapGraph;
 use crate::tui::app::App;
-use crate::tui::fmt::{bytes, count, fit};
+use crate::tui::fmt::{bytes, count, fit, type_name};
 use crate::tui::theme::Theme;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -67,6 +67,11 @@ impl DuplicatesPane {
     pub fn row_of_set(&self, set: u32) -> Option<usize> {
         self.rows.iter().position(|r| *r == DupRow::Set(set))
     }
+}
+
+/// Rows of sets below the note and the header.
+pub fn list_height(inner_height: u16) -> usize {
+    inner_height.saturating_sub(2) as usize
 }
 
 /// Members, then the instance graph of the first member: a depth-first
@@ -161,10 +166,9 @@ pub fn draw(app: &App, area: Rect, f: &mut Frame) {
     let pane = &app.dups_pane;
     let title = match &app.duplicates {
         Some(d) => format!(
-            " Duplicates: {} sets, {} additional {} equal = same type, size and reference shape (no field values in dumps) ",
+            " Duplicates: {} sets, {} additional ",
             count(d.sets.len() as u64),
             bytes(app.totals.additional_bytes),
-            theme.sep()
         ),
         None => " Duplicates ".into(),
     };
@@ -215,13 +219,26 @@ pub fn draw(app: &App, area: Rect, f: &mut Frame) {
         return;
     }
     let w = inner.width as usize;
-    let mut lines = vec![Line::styled(
-        format!(
-            " {:<6}{:>11}{:>9}{:>10}{:>9} {:<8}{:<9}{}",
-            "Set", "Additional", "Inst.", "Per inst", "Per copy", "Kind", "Held by", "Type"
+    let height = list_height(inner.height);
+    // Fixed columns take 61 cells; the type gets the rest, shortened.
+    let type_w = w.saturating_sub(62).max(8);
+    let mut lines = vec![
+        Line::styled(
+            fit(
+                " equal = same type, size and reference shape (dumps hold no field values)",
+                w,
+                theme,
+            ),
+            theme.dim(),
         ),
-        theme.header(),
-    )];
+        Line::styled(
+            format!(
+                " {:<6}{:>11}{:>8}{:>10}{:>9} {:<8}{:<8}{}",
+                "Set", "Additional", "Inst.", "Per inst", "Per copy", "Kind", "Held by", "Type"
+            ),
+            theme.header(),
+        ),
+    ];
     for (i, row) in pane
         .rows
         .iter()
@@ -234,7 +251,7 @@ pub fn draw(app: &App, area: Rect, f: &mut Frame) {
             DupRow::Set(id) => {
                 let s = &d.sets[*id as usize];
                 format!(
-                    "#{:<5}{:>11}{:>9}{:>10}{:>9} {:<8}{:<9}{}",
+                    "#{:<5}{:>11}{:>8}{:>10}{:>9} {:<8}{:<8}{}",
                     s.id,
                     bytes(s.additional_bytes),
                     count(s.members.len() as u64),
@@ -243,13 +260,13 @@ pub fn draw(app: &App, area: Rect, f: &mut Frame) {
                     if s.trivial { "trivial" } else { "full" },
                     s.holding_set
                         .map_or("-".to_string(), |h| format!("{}#{h}", theme.arrow())),
-                    dump.type_names[s.type_index as usize]
+                    type_name(&dump.type_names[s.type_index as usize], type_w, theme)
                 )
             }
             DupRow::Possible(p) => {
                 let p = &d.possible[*p as usize];
                 format!(
-                    "{:<6}{:>11}{:>9}{:>10}{:>9} {:<8}{:<9}{}",
+                    "{:<6}{:>11}{:>8}{:>10}{:>9} {:<8}{:<8}{}",
                     "?",
                     "-",
                     count(p.instances.len() as u64),
@@ -257,7 +274,7 @@ pub fn draw(app: &App, area: Rect, f: &mut Frame) {
                     "-",
                     "possible",
                     "D:detect",
-                    dump.type_names[p.type_index as usize]
+                    type_name(&dump.type_names[p.type_index as usize], type_w, theme)
                 )
             }
         };

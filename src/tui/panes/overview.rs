@@ -10,10 +10,14 @@ use ratatui::Frame;
 use crate::dump::{root_flags, root_kind};
 use crate::tui::app::App;
 use crate::tui::fmt::{bytes, count, fit, percent};
+use crate::tui::panes::inspector::Target;
 
-pub fn lines(app: &App, width: usize) -> Vec<Line<'static>> {
+/// The overview's lines, and which of them are jump targets (line index,
+/// target): the top dominators and the top duplicate sets.
+pub fn lines(app: &App, width: usize) -> (Vec<Line<'static>>, Vec<(usize, Target)>) {
     let theme = &app.theme;
     let mut out: Vec<Line<'static>> = Vec::new();
+    let mut targets: Vec<(usize, Target)> = Vec::new();
     let h = |s: &str| Line::styled(s.to_string(), theme.header());
     let Some(graph) = &app.graph else {
         out.push(Line::raw(format!(" {}", app.name)));
@@ -22,7 +26,7 @@ pub fn lines(app: &App, width: usize) -> Vec<Line<'static>> {
             Some(e) => format!(" cannot open it: {e}"),
             None => " reading the dump; each pane opens as soon as its data exists.".into(),
         }));
-        return out;
+        return (out, targets);
     };
     let dump = &graph.dump;
     let total = app.totals.bytes;
@@ -86,6 +90,7 @@ pub fn lines(app: &App, width: usize) -> Vec<Line<'static>> {
         out.push(h(" Top dominators (retained, % of reachable)"));
         for &o in dom.children_of(dom.super_root()).iter().take(10) {
             let rb = dom.retained_bytes[o as usize];
+            targets.push((out.len(), Target::Object(o)));
             out.push(Line::raw(fit(
                 &format!(
                     " {:>11} {:>6}  {} {}",
@@ -106,6 +111,7 @@ pub fn lines(app: &App, width: usize) -> Vec<Line<'static>> {
         Some(d) => {
             out.push(h(" Top duplicate sets (additional bytes)"));
             for s in d.sets.iter().take(10) {
+                targets.push((out.len(), Target::Set(s.id)));
                 out.push(Line::raw(fit(
                     &format!(
                         " {:>11}  #{:<4} {} x {}",
@@ -141,15 +147,25 @@ pub fn lines(app: &App, width: usize) -> Vec<Line<'static>> {
             out.push(Line::raw(fit(&format!("   {m}"), width, theme)));
         }
     }
-    out
+    (out, targets)
 }
 
 pub fn draw(app: &App, area: Rect, f: &mut Frame) {
+    let theme = &app.theme;
     let block = Block::bordered()
-        .border_set(app.theme.border())
-        .title(Line::styled(" Overview ", app.theme.header()));
+        .border_set(theme.border())
+        .title(Line::styled(
+            " Overview (Enter on a dominator or set jumps there) ",
+            theme.header(),
+        ));
     let inner = block.inner(area);
-    let lines = lines(app, inner.width as usize);
+    let (mut lines, targets) = lines(app, inner.width as usize);
+    if let Some(&(at, _)) = app.overview_sel.and_then(|k| targets.get(k)) {
+        // The selection: a `>` marker and reverse video.
+        let text: String = lines[at].spans.iter().map(|s| s.content.as_ref()).collect();
+        let text = format!(">{}", text.strip_prefix(' ').unwrap_or(&text));
+        lines[at] = Line::styled(text, theme.selected());
+    }
     let max = lines.len().saturating_sub(inner.height as usize) as u16;
     f.render_widget(
         Paragraph::new(lines)

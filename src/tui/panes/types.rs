@@ -68,8 +68,6 @@ pub fn draw(app: &App, area: Rect, f: &mut Frame) {
         );
         return;
     };
-    let stats: HashMap<u32, &crate::analysis::TypeStats> = HashMap::new();
-    let _ = stats;
     let dump = &graph.dump;
     let (top_h, bottom_h) = pane.split(inner.height);
     let [top, bottom] =
