@@ -38,11 +38,17 @@ pub struct DuplicateArgs {
     #[arg(long = "duplicates", value_name = "MODE", default_value = "all", value_parser = parse_mode)]
     pub mode: DuplicateMode,
 
-    /// Work allowed per type for full duplicate detection (objects compared);
-    /// undecided instances are shown as possible duplicates. 0 = no limit.
-    #[arg(long = "duplicate-budget", value_name = "N", default_value_t = 0)]
+    /// Work allowed per type for full duplicate detection (object pairs
+    /// compared); undecided instances are shown as possible duplicates, to
+    /// be finished on request. The default never binds on ordinary heaps and
+    /// stops pathological ones (long copied chains) from running for
+    /// minutes. 0 = no limit.
+    #[arg(long = "duplicate-budget", value_name = "N", default_value_t = DEFAULT_DUPLICATE_BUDGET)]
     pub budget: u64,
 }
+
+/// 50 million object pairs per type: about a second of work.
+pub const DEFAULT_DUPLICATE_BUDGET: u64 = 50_000_000;
 
 fn parse_mode(s: &str) -> Result<DuplicateMode, String> {
     s.parse()
