@@ -5,7 +5,7 @@ mod json;
 mod text;
 
 pub use json::write_json;
-pub use text::write_text;
+pub use text::{count, size, write_text};
 
 use crate::analysis::Glob;
 

@@ -2,23 +2,9 @@
 
 use crate::tui::theme::Theme;
 
-/// Bytes in binary units (`1.50 KiB`), exact below 1 KiB.
-pub fn bytes(n: u64) -> String {
-    humansize::format_size(n, humansize::BINARY)
-}
-
-/// A count with thousands separators.
-pub fn count(n: u64) -> String {
-    let s = n.to_string();
-    let mut out = String::with_capacity(s.len() + s.len() / 3);
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
+/// Bytes in binary units (`1.50 KiB`), exact below 1 KiB; counts with
+/// thousands separators: the same as the text report's.
+pub use crate::report::{count, size as bytes};
 
 /// `part` of `whole` as a percentage with one decimal.
 pub fn percent(part: u64, whole: u64) -> String {
