@@ -222,19 +222,30 @@ pub(crate) fn compute_held(
 }
 
 /// Preorder numbers of the dominator tree (iterative; NONE if unreachable).
+/// The super-root's subtrees get consecutive ranges of known sizes (their
+/// retained objects), so they are numbered in parallel.
 fn dominator_preorder(dom: &DominatorTree) -> Vec<u32> {
     let mut tin = vec![NONE; dom.idom.len()];
+    let tops = dom.children_of(dom.super_root());
+    let mut starts = Vec::with_capacity(tops.len());
     let mut next = 0u32;
-    let mut stack: Vec<u32> = dom
-        .children_of(dom.super_root())
-        .iter()
-        .rev()
-        .copied()
-        .collect();
-    while let Some(v) = stack.pop() {
-        tin[v as usize] = next;
-        next += 1;
-        stack.extend(dom.children_of(v).iter().rev());
+    for &t in tops {
+        starts.push(next);
+        next += dom.retained_objects[t as usize];
     }
+    let out = crate::mem::as_atomic(&mut tin);
+    tops.par_iter()
+        .zip(starts)
+        .for_each_init(Vec::new, |stack, (&top, start)| {
+            let mut next = start;
+            stack.clear();
+            stack.push(top);
+            while let Some(v) = stack.pop() {
+                // Each subtree writes only its own objects' slots.
+                out[v as usize].store(next, std::sync::atomic::Ordering::Relaxed);
+                next += 1;
+                stack.extend(dom.children_of(v).iter().rev());
+            }
+        });
     tin
 }

@@ -248,8 +248,19 @@ fn detect(
         );
     }
     progress.set_done(2);
-    sets.par_iter_mut()
-        .for_each(|s| s.members.sort_unstable_by_key(|&m| dump.ids[m as usize]));
+    // Sort on keys fetched once per member: a comparator reading ids at
+    // random would miss the cache twice per comparison.
+    sets.par_iter_mut().for_each(|s| {
+        let mut keyed: Vec<(u64, u32)> = s
+            .members
+            .iter()
+            .map(|&m| (dump.ids[m as usize], m))
+            .collect();
+        keyed.sort_unstable();
+        for (slot, (_, m)) in s.members.iter_mut().zip(keyed) {
+            *slot = m;
+        }
+    });
     let mut dups = finish(dump, sets, possible, mode);
     held::compute_held(graph, dom, &mut dups.sets, progress)?;
     trace.phase("held");
