@@ -584,6 +584,25 @@ fn parse_root(c: &mut Chunk, t: &mut Tokens, no: u32, marker: u32) {
     });
 }
 
+/// The chunks' parts laid end to end, copied in parallel (each part is
+/// freed as soon as it is copied).
+fn concat<T: Copy + Default + Send + Sync>(parts: Vec<Vec<T>>) -> Vec<T> {
+    let total = parts.iter().map(Vec::len).sum();
+    let mut out = vec![T::default(); total];
+    let mut rest: &mut [T] = &mut out;
+    let mut slices = Vec::with_capacity(parts.len());
+    for p in &parts {
+        let (head, tail) = rest.split_at_mut(p.len());
+        slices.push(head);
+        rest = tail;
+    }
+    slices
+        .into_par_iter()
+        .zip(parts)
+        .for_each(|(dst, src)| dst.copy_from_slice(&src));
+    out
+}
+
 /// Type id → type index within one section: dense when ids are small.
 enum TypeTable {
     Dense(Vec<u32>),
@@ -890,13 +909,8 @@ fn assemble(
 
     // Undefined types get a name of their own; objects are counted.
     let mut undefined_names: HashMap<(u32, u64), u32> = HashMap::new();
-    let total_objects: usize = resolved.iter().map(|r| r.types.len()).sum();
-    let mut types = Vec::with_capacity(total_objects);
-    let mut sizes = Vec::with_capacity(total_objects);
-    let mut degrees = Vec::with_capacity(total_objects);
-    let total_refs: usize = resolved.iter().map(|r| r.targets.len()).sum();
-    let mut targets = Vec::with_capacity(total_refs);
-    for (ci, mut r) in resolved.into_iter().enumerate() {
+    let mut resolved = resolved;
+    for (ci, r) in resolved.iter_mut().enumerate() {
         for &(j, section, type_id) in &r.undefined {
             let name = format!("<unknown type 0x{type_id:x}>");
             let idx = *undefined_names
@@ -940,14 +954,35 @@ fn assemble(
             app_domains[d].objects += n;
         }
         diag.dangling_references += r.dangling;
-        for (l, m) in r.messages {
+        for (l, m) in r.messages.drain(..) {
             messages.push(l, m);
         }
-        types.append(&mut r.types);
-        sizes.append(&mut r.sizes);
-        degrees.append(&mut r.degrees);
-        targets.append(&mut r.targets);
     }
+    let types = concat(
+        resolved
+            .iter_mut()
+            .map(|r| std::mem::take(&mut r.types))
+            .collect(),
+    );
+    let sizes = concat(
+        resolved
+            .iter_mut()
+            .map(|r| std::mem::take(&mut r.sizes))
+            .collect(),
+    );
+    let degrees = concat(
+        resolved
+            .iter_mut()
+            .map(|r| std::mem::take(&mut r.degrees))
+            .collect(),
+    );
+    let targets = concat(
+        resolved
+            .iter_mut()
+            .map(|r| std::mem::take(&mut r.targets))
+            .collect(),
+    );
+    drop(resolved);
     let refs = Csr::from_degrees(&degrees, targets);
     drop(degrees);
     laps.lap("concatenate");
