@@ -19,42 +19,15 @@ pub struct Group {
 }
 
 /// The dominator-tree children of all `parents` (objects, or the
-/// super-root), grouped by type, by retained bytes descending.
+/// super-root), grouped by type, by retained bytes descending; members
+/// largest first.
 pub fn group_children(dump: &Dump, dom: &DominatorTree, parents: &[u32]) -> Vec<Group> {
-    let mut by_type: HashMap<u32, usize> = HashMap::new();
-    let mut groups: Vec<Group> = Vec::new();
-    for &p in parents {
-        for &c in dom.children_of(p) {
-            let ty = dump.types[c as usize];
-            let g = *by_type.entry(ty).or_insert_with(|| {
-                groups.push(Group {
-                    type_index: ty,
-                    members: Vec::new(),
-                    retained_bytes: 0,
-                    retained_objects: 0,
-                });
-                groups.len() - 1
-            });
-            let g = &mut groups[g];
-            g.members.push(c);
-            g.retained_bytes += dom.retained_bytes[c as usize];
-            g.retained_objects += dom.retained_objects[c as usize] as u64;
-        }
-    }
+    let mut groups = super::grouping::group_children_unsorted(dump, dom, parents);
     if parents.len() > 1 {
         for g in &mut groups {
-            g.members.sort_by(|&a, &b| {
-                dom.retained_bytes[b as usize]
-                    .cmp(&dom.retained_bytes[a as usize])
-                    .then(a.cmp(&b))
-            });
+            g.members = super::grouping::largest_members(dom, &g.members, g.members.len());
         }
     }
-    groups.sort_by(|a, b| {
-        b.retained_bytes.cmp(&a.retained_bytes).then_with(|| {
-            dump.type_names[a.type_index as usize].cmp(&dump.type_names[b.type_index as usize])
-        })
-    });
     groups
 }
 
