@@ -523,13 +523,16 @@ fn write_section<W: Write>(
     // Most types up front; the last few only after the objects that use them
     // (forward references to types are legal).
     let late = names.len() * 9 / 10;
-    for (i, name) in names.iter().enumerate().take(late) {
-        w.text("t ");
-        w.hex(i as u64 + 1);
-        w.text(" ");
-        w.text(name);
-        w.text("\n");
-    }
+    let types = |w: &mut Lines<W>, range: std::ops::Range<usize>| {
+        for (i, name) in names.iter().enumerate().take(range.end).skip(range.start) {
+            w.text("t ");
+            w.hex(i as u64 + 1);
+            w.text(" ");
+            w.text(name);
+            w.text("\n");
+        }
+    };
+    types(w, 0..late);
     const BLOCK: usize = 4096;
     let blocks = n.div_ceil(BLOCK);
     let mut order: Vec<usize> = (0..blocks).collect();
@@ -558,13 +561,7 @@ fn write_section<W: Write>(
             w.flush_if_full()?;
         }
     }
-    for (i, name) in names.iter().enumerate().skip(late) {
-        w.text("t ");
-        w.hex(i as u64 + 1);
-        w.text(" ");
-        w.text(name);
-        w.text("\n");
-    }
+    types(w, late..names.len());
     for &(o, kind, flags, container) in &h.roots {
         w.text("r ");
         w.hex(ids[o as usize]);

@@ -171,10 +171,6 @@ impl IdIndex {
             s = (s + 1) & self.mask;
         }
     }
-
-    pub fn heap_bytes(&self) -> usize {
-        self.slots.len() * 4
-    }
 }
 
 #[cfg(test)]
