@@ -829,7 +829,7 @@ fn assemble(
     let wide_ref = &wide;
     let keep_ref = keep.as_deref();
     let new_index_ref = new_index.as_deref();
-    let resolved: Vec<Resolved> = chunks
+    let mut resolved: Vec<Resolved> = chunks
         .par_iter_mut()
         .enumerate()
         .map(|(ci, c)| {
@@ -909,7 +909,6 @@ fn assemble(
 
     // Undefined types get a name of their own; objects are counted.
     let mut undefined_names: HashMap<(u32, u64), u32> = HashMap::new();
-    let mut resolved = resolved;
     for (ci, r) in resolved.iter_mut().enumerate() {
         for &(j, section, type_id) in &r.undefined {
             let name = format!("<unknown type 0x{type_id:x}>");

@@ -201,9 +201,9 @@ pub fn write_text(out: &mut impl Write, a: &Analysis, opts: &ReportOptions) -> i
             out,
             "Immediate dominators of {} objects of `{}`{}",
             count(set.len() as u64),
-            opts_pattern(pattern),
+            pattern.as_str(),
             skip.as_ref()
-                .map(|s| format!(", skipping `{}`", opts_pattern(s)))
+                .map(|s| format!(", skipping `{}`", s.as_str()))
                 .unwrap_or_default()
         )?;
         writeln!(
@@ -321,8 +321,4 @@ pub fn write_text(out: &mut impl Write, a: &Analysis, opts: &ReportOptions) -> i
         t.parse_ms, t.graph_ms, t.dominators_ms, t.duplicates_ms
     )?;
     Ok(())
-}
-
-fn opts_pattern(g: &crate::analysis::Glob) -> String {
-    g.as_str()
 }
