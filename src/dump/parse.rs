@@ -347,6 +347,7 @@ fn show(tok: &[u8]) -> String {
     }
 }
 
+#[inline(never)]
 fn parse_chunk(text: &[u8]) -> Chunk {
     let mut c = Chunk::default();
     // Typical dumps have a line per ~50 bytes and a reference per ~15:
@@ -362,11 +363,14 @@ fn parse_chunk(text: &[u8]) -> Chunk {
     let mut marker: u32 = 0;
     let mut start = 0;
     while start < text.len() {
-        let end = memchr::memchr(b'\n', &text[start..]).map_or(text.len(), |i| start + i);
-        let line = &text[start..end];
-        start = end + 1;
         line_no += 1;
-        parse_line(&mut c, line, line_no, &mut marker);
+        if let Some(next) = parse_object_fast(&mut c, text, start, line_no, marker) {
+            start = next;
+            continue;
+        }
+        let end = memchr::memchr(b'\n', &text[start..]).map_or(text.len(), |i| start + i);
+        parse_line(&mut c, &text[start..end], line_no, &mut marker);
+        start = end + 1;
     }
     c.lines = line_no;
     c
@@ -374,13 +378,6 @@ fn parse_chunk(text: &[u8]) -> Chunk {
 
 #[inline]
 fn parse_line(c: &mut Chunk, line: &[u8], no: u32, marker: &mut u32) {
-    if line.len() > 1
-        && line[0] == b'o'
-        && is_blank(line[1])
-        && parse_object_fast(c, line, no, *marker)
-    {
-        return;
-    }
     let mut t = Tokens { line, pos: 0 };
     let Some(kind) = t.next() else { return };
     match kind {
@@ -484,21 +481,110 @@ enum Scan {
     Bad,
 }
 
-/// Skips blanks, then reads one hexadecimal element: the tokenizer and the
-/// number parser in a single pass over the bytes.
+const ONES: u64 = 0x0101_0101_0101_0101;
+const HIGHS: u64 = 0x8080_8080_8080_8080;
+
+/// Eight bytes as one little-endian word (the first byte lowest).
 #[inline(always)]
-fn scan_hex(line: &[u8], pos: &mut usize) -> Scan {
+fn word(bytes: &[u8]) -> u64 {
+    u64::from_le_bytes(bytes[..8].try_into().unwrap())
+}
+
+/// The high bit of every byte of `w` below 0x21 (blanks, line ends and other
+/// control bytes). Exact up to the first such byte, which is all we use.
+#[inline(always)]
+fn delimiters(w: u64) -> u64 {
+    w.wrapping_sub(ONES * 0x21) & !w & HIGHS
+}
+
+/// The high bit of every byte of `w` that is a hexadecimal digit. Each step
+/// stays within its byte: no carry or borrow crosses into the next one.
+#[inline(always)]
+fn hex_digits(w: u64) -> u64 {
+    let lower = w | (ONES * 0x20); // 'A'..'F' → 'a'..'f'; digits unchanged
+    let t = lower & !HIGHS;
+    let ge = |c: u64| (t + ONES * (0x80 - c)) & HIGHS;
+    let le = |c: u64| ((ONES * (0x80 + c)) - t) & HIGHS;
+    ((ge(0x30) & le(0x39)) | (ge(0x61) & le(0x66))) & !(lower & HIGHS)
+}
+
+/// The value of the first `len` (1..=8) hexadecimal digits of `w`, which
+/// `hex_digits` has checked.
+#[inline(always)]
+fn hex_value(w: u64, len: usize) -> u64 {
+    // '0'..'9' keep their low nibble; letters have bit 6 set and add 9.
+    let nibbles = (w & (ONES * 0x0f)) + ((w >> 6) & ONES) * 9;
+    // Right-align: the last digit in the top byte, zeros (leading) below.
+    let v = nibbles << ((8 - len) * 8);
+    // Merge neighbours with one multiply each: bytes into 16-bit pairs,
+    // pairs into 32-bit quads, quads into the result (the lower address is
+    // the higher digit). The partial products never overlap, so no carry
+    // crosses a lane; the mask drops the copies that land above it.
+    let v = (v.wrapping_mul(1 + (16 << 8)) >> 8) & 0x00ff_00ff_00ff_00ff;
+    let v = (v.wrapping_mul(1 + (256 << 16)) >> 16) & 0x0000_ffff_0000_ffff;
+    (v.wrapping_mul(1 + (1 << 48)) >> 32) & 0xffff_ffff
+}
+
+/// A hexadecimal element of 1 to 16 digits at the start of `bytes` (at least
+/// 16 bytes), eight bytes at a time: `(value, length)`, or `None` when the
+/// element is longer or holds a byte that is not a digit (the byte-wise scan
+/// then decides).
+#[inline(always)]
+fn hex_word(bytes: &[u8]) -> Option<(u64, usize)> {
+    let w0 = word(bytes);
+    let d0 = delimiters(w0);
+    if d0 != 0 {
+        let len = d0.trailing_zeros() as usize / 8;
+        let mask = HIGHS & ((1u64 << (len * 8)) - 1);
+        if len == 0 || hex_digits(w0) & mask != mask {
+            return None;
+        }
+        return Some((hex_value(w0, len), len));
+    }
+    let w1 = word(&bytes[8..]);
+    let d1 = delimiters(w1);
+    if d1 == 0 || hex_digits(w0) != HIGHS {
+        return None;
+    }
+    let len = d1.trailing_zeros() as usize / 8;
+    if len == 0 {
+        return Some((hex_value(w0, 8), 8));
+    }
+    let mask = HIGHS & ((1u64 << (len * 8)) - 1);
+    if hex_digits(w1) & mask != mask {
+        return None;
+    }
+    Some((hex_value(w0, 8) << (4 * len) | hex_value(w1, len), 8 + len))
+}
+
+/// Skips blanks, then reads one hexadecimal element of the line that `pos`
+/// is in (a line ends at `\n` or at the end of `text`): the tokenizer and
+/// the number parser in a single pass over the bytes.
+#[inline(always)]
+fn scan_hex(text: &[u8], pos: &mut usize) -> Scan {
     let mut p = *pos;
-    while p < line.len() && is_blank(line[p]) {
+    while p < text.len() && is_blank(text[p]) {
         p += 1;
     }
-    if p == line.len() {
+    if p == text.len() || text[p] == b'\n' {
         *pos = p;
         return Scan::End;
     }
+    if let Some(bytes) = text.get(p..p + 16) {
+        if let Some((v, len)) = hex_word(bytes) {
+            *pos = match bytes[len] {
+                // The usual single blank: step over it here.
+                b' ' => p + len + 1,
+                next if is_blank(next) || next == b'\n' => p + len,
+                _ => return Scan::Bad,
+            };
+            return Scan::Value(v);
+        }
+    }
+    let start = p;
     let mut v = 0u64;
-    while p < line.len() {
-        let d = HEX[line[p] as usize];
+    while p < text.len() {
+        let d = HEX[text[p] as usize];
         if d == 0xff {
             break;
         }
@@ -508,42 +594,52 @@ fn scan_hex(line: &[u8], pos: &mut usize) -> Scan {
         v = (v << 4) | d as u64;
         p += 1;
     }
-    if p < line.len() && !is_blank(line[p]) || p == *pos {
+    if p < text.len() && !is_blank(text[p]) && text[p] != b'\n' || p == start {
         return Scan::Bad;
     }
     *pos = p;
     Scan::Value(v)
 }
 
-/// The common case of an `o` line, well formed, without building tokens.
-/// Returns false (having stored nothing) for anything unusual, which the
-/// general path then parses and explains.
+/// The common case of an `o` line starting at `start`, well formed, without
+/// building tokens: the position after its line end, or `None` (having
+/// stored nothing) for anything unusual, which the general path then parses
+/// and explains.
 #[inline]
-fn parse_object_fast(c: &mut Chunk, line: &[u8], no: u32, marker: u32) -> bool {
-    let mut pos = 1;
+fn parse_object_fast(
+    c: &mut Chunk,
+    text: &[u8],
+    start: usize,
+    no: u32,
+    marker: u32,
+) -> Option<usize> {
+    if text[start] != b'o' || !text.get(start + 1).is_some_and(|&b| is_blank(b)) {
+        return None;
+    }
+    let mut pos = start + 1;
     let mut head = [0u64; 3];
     for h in &mut head {
-        match scan_hex(line, &mut pos) {
+        match scan_hex(text, &mut pos) {
             Scan::Value(v) => *h = v,
-            _ => return false,
+            _ => return None,
         }
     }
     if head[2] > MAX_OBJECT_BYTES {
-        return false;
+        return None;
     }
     let before = c.refs.len();
     loop {
-        match scan_hex(line, &mut pos) {
+        match scan_hex(text, &mut pos) {
             Scan::Value(v) => c.refs.push(v),
             Scan::End => break,
             Scan::Bad => {
                 c.refs.truncate(before);
-                return false;
+                return None;
             }
         }
     }
     push_object(c, head, (c.refs.len() - before) as u32, no, marker);
-    true
+    Some(pos + 1)
 }
 
 fn parse_root(c: &mut Chunk, t: &mut Tokens, no: u32, marker: u32) {
@@ -586,20 +682,23 @@ fn parse_root(c: &mut Chunk, t: &mut Tokens, no: u32, marker: u32) {
 
 /// The chunks' parts laid end to end, copied in parallel (each part is
 /// freed as soon as it is copied).
-fn concat<T: Copy + Default + Send + Sync>(parts: Vec<Vec<T>>) -> Vec<T> {
+fn concat<T: Copy + Send + Sync>(parts: Vec<Vec<T>>) -> Vec<T> {
     let total = parts.iter().map(Vec::len).sum();
-    let mut out = vec![T::default(); total];
-    let mut rest: &mut [T] = &mut out;
+    let mut out: Vec<T> = crate::mem::with_capacity(total);
+    let mut rest = &mut out.spare_capacity_mut()[..total];
     let mut slices = Vec::with_capacity(parts.len());
     for p in &parts {
-        let (head, tail) = rest.split_at_mut(p.len());
+        let (head, tail) = std::mem::take(&mut rest).split_at_mut(p.len());
         slices.push(head);
         rest = tail;
     }
-    slices
-        .into_par_iter()
-        .zip(parts)
-        .for_each(|(dst, src)| dst.copy_from_slice(&src));
+    slices.into_par_iter().zip(parts).for_each(|(dst, src)| {
+        for (d, &s) in dst.iter_mut().zip(&src) {
+            d.write(s);
+        }
+    });
+    // SAFETY: the parts' lengths sum to `total` and every slot was written.
+    unsafe { out.set_len(total) };
     out
 }
 
@@ -762,10 +861,12 @@ fn assemble(
     progress.check()?;
 
     // Object ids → indices; repeated ids (first record wins) are removed.
-    let mut ids = crate::mem::with_capacity(objects);
-    for c in &mut chunks {
-        ids.append(&mut c.ids);
-    }
+    let mut ids = concat(
+        chunks
+            .iter_mut()
+            .map(|c| std::mem::take(&mut c.ids))
+            .collect(),
+    );
     progress.set_done(file_bytes + file_bytes / 4);
     laps.lap("sections, types, ids");
     let wide = WideIdIndex::build(&ids);
@@ -814,32 +915,73 @@ fn assemble(
     progress.check()?;
     laps.lap("repeated ids");
 
-    // Per chunk, in parallel: types, sizes and references resolved.
+    // Per chunk, in parallel: types, sizes and references resolved, each
+    // chunk writing straight into its own part of the final arrays.
     struct Resolved {
-        types: Vec<u32>,
-        sizes: Vec<u64>,
-        degrees: Vec<u32>,
-        targets: Vec<u32>,
+        targets: usize,
         undefined: Vec<(usize, u32, u64)>, // (local object, section, type id)
         dangling: u64,
         messages: Vec<(u64, String)>,
         domain_counts: Vec<u64>,
     }
+    let kept_counts: Vec<usize> = chunks
+        .iter()
+        .enumerate()
+        .map(|(ci, c)| match &keep {
+            None => c.type_ids.len(),
+            Some(k) => k[first_object[ci]..first_object[ci] + c.type_ids.len()]
+                .iter()
+                .filter(|&&k| k)
+                .count(),
+        })
+        .collect();
+    let kept_total: usize = kept_counts.iter().sum();
+    let kept_start: Vec<usize> = kept_counts
+        .iter()
+        .scan(0, |acc, &n| {
+            let start = *acc;
+            *acc += n;
+            Some(start)
+        })
+        .collect();
+    let reserved: Vec<usize> = chunks.iter().map(|c| c.refs.len()).collect();
+    let refs_total: usize = reserved.iter().sum();
+    let mut types: Vec<u32> = crate::mem::with_capacity(kept_total);
+    let mut sizes: Vec<u64> = crate::mem::with_capacity(kept_total);
+    let mut degrees: Vec<u32> = crate::mem::with_capacity(kept_total);
+    let mut targets: Vec<u32> = crate::mem::with_capacity(refs_total);
+    let parts = {
+        let mut types = &mut types.spare_capacity_mut()[..kept_total];
+        let mut sizes = &mut sizes.spare_capacity_mut()[..kept_total];
+        let mut degrees = &mut degrees.spare_capacity_mut()[..kept_total];
+        let mut targets = &mut targets.spare_capacity_mut()[..refs_total];
+        let mut parts = Vec::with_capacity(chunks.len());
+        for (c, &n) in chunks.iter().zip(&kept_counts) {
+            let (t, rest) = std::mem::take(&mut types).split_at_mut(n);
+            types = rest;
+            let (s, rest) = std::mem::take(&mut sizes).split_at_mut(n);
+            sizes = rest;
+            let (d, rest) = std::mem::take(&mut degrees).split_at_mut(n);
+            degrees = rest;
+            let (g, rest) = std::mem::take(&mut targets).split_at_mut(c.refs.len());
+            targets = rest;
+            parts.push((t, s, d, g));
+        }
+        parts
+    };
     let ids_ref = &ids;
     let wide_ref = &wide;
     let keep_ref = keep.as_deref();
     let new_index_ref = new_index.as_deref();
     let mut resolved: Vec<Resolved> = chunks
         .par_iter_mut()
+        .zip(parts)
         .enumerate()
-        .map(|(ci, c)| {
+        .map(|(ci, (c, (types, sizes, degrees, targets)))| {
             let base = first_object[ci];
             let n = c.type_ids.len();
             let mut r = Resolved {
-                types: Vec::with_capacity(n),
-                sizes: Vec::with_capacity(n),
-                degrees: Vec::with_capacity(n),
-                targets: Vec::with_capacity(c.refs.len()),
+                targets: 0,
                 undefined: Vec::new(),
                 dangling: 0,
                 messages: Vec::new(),
@@ -847,6 +989,7 @@ fn assemble(
             };
             let mut ref_pos = 0usize;
             let mut run = 0usize;
+            let mut out = 0usize;
             for j in 0..n {
                 while run + 1 < c.obj_markers.len() && c.obj_markers[run + 1].0 as usize <= j {
                     run += 1;
@@ -862,13 +1005,13 @@ fn assemble(
                 let ty = match tables[section as usize].get(c.type_ids[j]) {
                     Some(t) => t,
                     None => {
-                        r.undefined.push((r.types.len(), section, c.type_ids[j]));
+                        r.undefined.push((out, section, c.type_ids[j]));
                         NO_TYPE
                     }
                 };
-                r.types.push(ty);
-                r.sizes.push(c.sizes[j]);
-                let before = r.targets.len();
+                types[out].write(ty);
+                sizes[out].write(c.sizes[j]);
+                let before = r.targets;
                 for (k, &target) in refs.iter().enumerate() {
                     // Look-ups miss the cache; ask for a later one's slot now
                     // so several misses are in flight at once.
@@ -876,10 +1019,13 @@ fn assemble(
                         wide_ref.prefetch(ahead);
                     }
                     match wide_ref.get(target) {
-                        Some(t) => r.targets.push(match new_index_ref {
-                            Some(m) => m[t as usize],
-                            None => t,
-                        }),
+                        Some(t) => {
+                            targets[r.targets].write(match new_index_ref {
+                                Some(m) => m[t as usize],
+                                None => t,
+                            });
+                            r.targets += 1;
+                        }
                         None => {
                             r.dangling += 1;
                             if r.messages.len() < MAX_MESSAGES {
@@ -894,8 +1040,10 @@ fn assemble(
                         }
                     }
                 }
-                r.degrees.push((r.targets.len() - before) as u32);
+                degrees[out].write((r.targets - before) as u32);
+                out += 1;
             }
+            debug_assert_eq!(out, types.len());
             c.refs = Vec::new();
             c.type_ids = Vec::new();
             c.sizes = Vec::new();
@@ -903,6 +1051,29 @@ fn assemble(
             r
         })
         .collect();
+    // SAFETY: every chunk wrote each of its `kept` objects' type, size and
+    // degree (one per kept object, `out` above), in its own part.
+    unsafe {
+        types.set_len(kept_total);
+        sizes.set_len(kept_total);
+        degrees.set_len(kept_total);
+    }
+    // Chunks with dangling references or repeated objects used less than
+    // their part of `targets`: close the gaps (rare, sequential).
+    let mut used = 0usize;
+    let mut start = 0usize;
+    for (&reserved, r) in reserved.iter().zip(&resolved) {
+        if used != start {
+            targets
+                .spare_capacity_mut()
+                .copy_within(start..start + r.targets, used);
+        }
+        used += r.targets;
+        start += reserved;
+    }
+    // SAFETY: the first `used` slots are now the chunks' written targets,
+    // in chunk order.
+    unsafe { targets.set_len(used) };
     progress.set_done(file_bytes + file_bytes * 3 / 4);
     progress.check()?;
     laps.lap("resolve");
@@ -925,7 +1096,7 @@ fn assemble(
                     };
                     idx
                 });
-            r.types[j] = idx;
+            types[kept_start[ci] + j] = idx;
             diag.undefined_types += 1;
         }
         if !r.undefined.is_empty() {
@@ -957,34 +1128,9 @@ fn assemble(
             messages.push(l, m);
         }
     }
-    let types = concat(
-        resolved
-            .iter_mut()
-            .map(|r| std::mem::take(&mut r.types))
-            .collect(),
-    );
-    let sizes = concat(
-        resolved
-            .iter_mut()
-            .map(|r| std::mem::take(&mut r.sizes))
-            .collect(),
-    );
-    let degrees = concat(
-        resolved
-            .iter_mut()
-            .map(|r| std::mem::take(&mut r.degrees))
-            .collect(),
-    );
-    let targets = concat(
-        resolved
-            .iter_mut()
-            .map(|r| std::mem::take(&mut r.targets))
-            .collect(),
-    );
-    drop(resolved);
     let refs = Csr::from_degrees(&degrees, targets);
     drop(degrees);
-    laps.lap("concatenate");
+    laps.lap("offsets");
 
     let id_index = wide.narrow(new_index.as_deref());
     if let Some(keep) = &keep {
@@ -1060,6 +1206,79 @@ mod tests {
         assert_eq!(hex(b"0x10"), None);
         assert_eq!(hex(b"1g"), None);
         assert_eq!(hex(b""), None);
+    }
+
+    /// The element `scan_hex` must find: blanks skipped, then the bytes up
+    /// to the next blank or line end, read by `hex`.
+    fn scan_reference(text: &[u8], pos: usize) -> (Option<Option<u64>>, usize) {
+        let mut p = pos;
+        while p < text.len() && is_blank(text[p]) {
+            p += 1;
+        }
+        if p == text.len() || text[p] == b'\n' {
+            return (None, p);
+        }
+        let start = p;
+        while p < text.len() && !is_blank(text[p]) && text[p] != b'\n' {
+            p += 1;
+        }
+        (Some(hex(&text[start..p])), p)
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(20_000))]
+        /// Eight bytes at a time and byte by byte agree, on elements of every
+        /// length near the word sizes, with letters of both cases, bad
+        /// digits, control bytes, non-ASCII bytes and line ends around them.
+        #[test]
+        fn word_scan_agrees_with_bytewise_scan(
+            text in proptest::collection::vec(
+                proptest::sample::select(&b"0123456789abcdefABCDEF0f0f0f \t\r\ngGxX@`/:\x00\x01\x0b\x1f\x20\x21\x7f\x80\xb0\xe6\xff"[..]),
+                0..40,
+            ),
+            pad in 0usize..20,
+        ) {
+            let mut text = text;
+            text.extend(std::iter::repeat_n(b' ', pad));
+            for pos in 0..text.len() {
+                let mut p = pos;
+                let got = scan_hex(&text, &mut p);
+                let (want, end) = scan_reference(&text, pos);
+                match (got, want) {
+                    (Scan::End, None) => proptest::prop_assert_eq!(p, end),
+                    (Scan::Value(v), Some(Some(w))) => {
+                        proptest::prop_assert_eq!(v, w);
+                        // At the element's end, or past the one blank after it.
+                        proptest::prop_assert!(p == end || p == end + 1 && text[end] == b' ');
+                    }
+                    (Scan::Bad, Some(None)) => {}
+                    (got, want) => proptest::prop_assert!(
+                        false,
+                        "at {pos} of {text:?}: got {}, want {want:?}",
+                        match got {
+                            Scan::End => "end".to_string(),
+                            Scan::Bad => "bad".to_string(),
+                            Scan::Value(v) => format!("{v:x}"),
+                        }
+                    ),
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn word_scan_reads_every_length() {
+        for len in 1..=16 {
+            let digits = &b"fedcba9876543210"[..len];
+            let want = u64::from_str_radix(std::str::from_utf8(digits).unwrap(), 16).unwrap();
+            let mut text = digits.to_vec();
+            text.extend_from_slice(b" 1                ");
+            let mut pos = 0;
+            assert!(matches!(scan_hex(&text, &mut pos), Scan::Value(v) if v == want));
+            assert!(pos == len || pos == len + 1, "{len}: {pos}");
+            assert!(matches!(scan_hex(&text, &mut pos), Scan::Value(1)));
+            assert!(matches!(scan_hex(&text, &mut pos), Scan::End));
+        }
     }
 
     #[test]
