@@ -8,10 +8,11 @@ use std::sync::Arc;
 use crossterm::event::{KeyEvent, KeyEventKind, MouseButton, MouseEvent, MouseEventKind};
 use ratatui::layout::Rect;
 
+use super::filtering::{FilterRequest, FilterResult, FilterWork, Filtered};
 use super::keys::{self, Cmd, Key, Mode};
-use super::matcher::{type_mask, TypeMatcher};
+use super::matcher::TypeMatcher;
 use super::panes::dominators::{DominatorsPane, Item, Tree};
-use super::panes::duplicates::{self, DupRow, DuplicatesPane};
+use super::panes::duplicates::{self, DupRow, DupRows, DuplicatesPane};
 use super::panes::inspector::{Inspector, Target};
 use super::panes::roots::{RootRow, RootsPane};
 use super::panes::types::{ImmView, TypesPane};
@@ -25,10 +26,6 @@ use crate::analysis::TypeStats;
 use crate::graph::duplicates::Duplicates;
 use crate::graph::{DominatorTree, HeapGraph};
 use crate::progress::Stage;
-
-/// Above this many objects the dominator tree re-filters only when the
-/// filter line is accepted (Enter), not on every typed character.
-const LIVE_TREE_FILTER_LIMIT: usize = 2_000_000;
 
 /// Up to this many objects, on-demand queries run inline (a few ms);
 /// above it they go to a background thread so keys stay fast.
@@ -158,6 +155,13 @@ pub struct App {
     pub input: Option<InputLine>,
     /// Filter text per pane (index = PaneId::index).
     pub filters: [String; 5],
+    /// Filter computations for the filter thread, at most one per pane
+    /// (the loop drains it; tests run it with [`super::run_jobs`]).
+    pub filter_requests: Vec<FilterRequest>,
+    /// Per pane, the generation of the filter result the view waits for;
+    /// any other result is stale and dropped.
+    pub filter_pending: [Option<u64>; 5],
+    filter_generation: u64,
     pub overview_scroll: u16,
     /// The selected jump target of the overview (k-th target line).
     /// `None` until the user moves, so Enter never acts on a line that
@@ -201,6 +205,9 @@ impl App {
             help: None,
             input: None,
             filters: Default::default(),
+            filter_requests: Vec::new(),
+            filter_pending: [None; 5],
+            filter_generation: 0,
             overview_scroll: 0,
             overview_sel: None,
             dominators: None,
@@ -277,7 +284,7 @@ impl App {
         }
         self.types_pane.list = nav.types;
         self.dups_pane.list = nav.dups;
-        self.dups_pane.detail = match (nav.dups_detail, &self.graph, &self.duplicates) {
+        self.dups_pane.detail = match (nav.dups_detail, &self.graph, &self.dups_pane.source) {
             (Some(s), Some(g), Some(d)) => Some(duplicates::detail(g, d, s, &self.theme)),
             _ => None,
         };
@@ -360,7 +367,7 @@ impl App {
                 self.weakly_held = weakly_held;
                 self.largest = Some(largest);
                 for p in [PaneId::Dominators, PaneId::Types, PaneId::Roots] {
-                    self.apply_filter(p, true);
+                    self.apply_filter(p);
                 }
             }
             Msg::Duplicates { duplicates, ms } => {
@@ -368,7 +375,9 @@ impl App {
                 self.stage_ms[3].get_or_insert(ms);
                 self.totals.additional_bytes = duplicates.total_additional_bytes();
                 self.duplicates = Some(duplicates);
-                self.apply_filter(PaneId::Duplicates, true);
+                // Under a filter the pane keeps showing the previous result
+                // until the filter thread has narrowed this one.
+                self.apply_filter(PaneId::Duplicates);
             }
             Msg::Failed(e) => self.error = Some(e),
             Msg::Precise { type_index, result } => {
@@ -407,72 +416,132 @@ impl App {
                 }
                 self.job = None;
             }
-            Msg::TreeMarks { query, marks } => {
-                // A newer filter supersedes this result.
-                if query == self.filters[PaneId::Dominators.index()] {
-                    if let Some(d) = &mut self.dominators {
-                        d.marks = marks;
-                        d.refresh();
-                    }
-                }
-                self.job = None;
-            }
+            Msg::Filtered(f) => self.on_filtered(f),
         }
         self.fix_scroll();
     }
 
-    /// Applies the pane's filter text to its view. `committed`: the user
-    /// accepted it (or data just arrived), so costly re-filtering is allowed.
-    fn apply_filter(&mut self, pane: PaneId, committed: bool) {
+    /// Applies the pane's filter text to its view: at once when that is
+    /// O(1) (no filter), else by queueing a request for the filter thread
+    /// that supersedes any older one for the pane. The view keeps showing
+    /// the previous result until [`App::on_filtered`] installs the new one.
+    fn apply_filter(&mut self, pane: PaneId) {
         let text = self.filters[pane.index()].clone();
         let filter = TypeFilter::parse(&text);
         let Some(graph) = self.graph.clone() else {
             return;
         };
-        let names = &graph.dump.type_names;
-        match pane {
+        let work = match pane {
+            PaneId::Overview => None,
             PaneId::Types => {
-                if let Some(types) = self.types.clone() {
-                    self.matcher.set(&types, names, &filter);
-                    self.types_pane.list = ListState::default();
-                }
+                let Some(types) = self.types.clone() else {
+                    return;
+                };
+                self.types_pane.list = ListState::default();
+                // Only a change of the structural tokens needs new
+                // candidates; fuzzy text is nucleo's, on its own threads.
+                self.matcher.set(&filter).map(|injector| FilterWork::Types {
+                    graph,
+                    types,
+                    injector,
+                })
             }
             PaneId::Dominators => {
-                if self.dom.is_none() {
+                let Some(dom) = self.dom.clone() else {
                     return;
+                };
+                if filter.is_empty() {
+                    self.forget_filter(pane);
+                    if let Some(d) = &mut self.dominators {
+                        d.marks = None;
+                        d.refresh();
+                    }
+                    None
+                } else {
+                    Some(FilterWork::Tree { graph, dom })
                 }
-                if !committed && graph.objects() > LIVE_TREE_FILTER_LIMIT {
-                    self.status = "large heap: press Enter to filter the tree".into();
-                    return;
-                }
-                let mask = (!filter.is_empty()).then(|| Arc::new(type_mask(names, &filter)));
-                self.request(
-                    Job::TreeMarks {
-                        query: text.clone(),
-                        mask,
-                    },
-                    "filtering the tree",
-                );
             }
             PaneId::Duplicates => {
-                if let Some(d) = self.duplicates.clone() {
-                    let mask = (!filter.is_empty()).then(|| type_mask(names, &filter));
-                    self.dups_pane.rebuild(&d, mask.as_deref());
+                let Some(duplicates) = self.duplicates.clone() else {
+                    return;
+                };
+                if filter.is_empty() {
+                    self.forget_filter(pane);
+                    self.dups_pane.show_all(duplicates);
+                    None
+                } else {
+                    Some(FilterWork::Duplicates { graph, duplicates })
                 }
             }
             PaneId::Roots => {
-                if let Some(groups) = self.roots.clone() {
-                    let mask = (!filter.is_empty()).then(|| type_mask(names, &filter));
-                    self.roots_pane
-                        .rebuild(&graph.dump, &groups, mask.as_deref());
+                let Some(groups) = self.roots.clone() else {
+                    return;
+                };
+                if filter.is_empty() {
+                    self.forget_filter(pane);
+                    self.roots_pane.matches = None;
+                    self.roots_pane.rebuild(&groups);
+                    None
+                } else {
+                    Some(FilterWork::Roots { graph, groups })
                 }
             }
-            PaneId::Overview => {}
+        };
+        if let Some(work) = work {
+            self.forget_filter(pane);
+            self.filter_generation += 1;
+            self.filter_pending[pane.index()] = Some(self.filter_generation);
+            self.filter_requests.push(FilterRequest {
+                pane,
+                generation: self.filter_generation,
+                filter: filter.clone(),
+                work,
+            });
         }
         if !filter.unknown.is_empty() {
             self.status = format!("ignored: {}", filter.unknown.join(" "));
         }
         self.fix_scroll();
+    }
+
+    /// Stops waiting for the pane's filter result: a queued request is
+    /// withdrawn, and a result already under way will be dropped.
+    fn forget_filter(&mut self, pane: PaneId) {
+        self.filter_pending[pane.index()] = None;
+        self.filter_requests.retain(|r| r.pane != pane);
+    }
+
+    /// Whether the focused pane waits for a filter result (the status line
+    /// says "filtering…").
+    pub fn filtering(&self) -> bool {
+        self.filter_pending[self.pane.index()].is_some()
+    }
+
+    /// Installs a filter result unless a newer filter superseded it.
+    fn on_filtered(&mut self, f: Filtered) {
+        let i = f.pane.index();
+        if self.filter_pending[i] != Some(f.generation) {
+            return;
+        }
+        self.filter_pending[i] = None;
+        match f.result {
+            FilterResult::Tree(marks) => {
+                if let Some(d) = &mut self.dominators {
+                    d.marks = Some(marks);
+                    d.refresh();
+                }
+            }
+            FilterResult::Duplicates { source, rows } => {
+                self.dups_pane.show(source, DupRows::Filtered(rows));
+            }
+            FilterResult::Roots(matches) => {
+                if let Some(groups) = self.roots.clone() {
+                    self.roots_pane.matches = Some(matches);
+                    self.roots_pane.rebuild(&groups);
+                }
+            }
+            FilterResult::Types => {}
+        }
     }
 
     // ----- navigation helpers -------------------------------------------
@@ -518,7 +587,7 @@ impl App {
                 self.largest_instance(ty)
             }
             PaneId::Duplicates => {
-                let d = self.duplicates.as_ref()?;
+                let d = self.dups_pane.source.as_ref()?;
                 if let Some(det) = &self.dups_pane.detail {
                     if let Some(o) = det.lines.get(det.list.selected).and_then(|l| l.object) {
                         return Some(o);
@@ -526,8 +595,8 @@ impl App {
                     return d.sets[det.set as usize].members.first().copied();
                 }
                 match self.dups_pane.rows.get(self.dups_pane.list.selected)? {
-                    DupRow::Set(s) => d.sets[*s as usize].members.first().copied(),
-                    DupRow::Possible(p) => d.possible[*p as usize].instances.first().copied(),
+                    DupRow::Set(s) => d.sets[s as usize].members.first().copied(),
+                    DupRow::Possible(p) => d.possible[p as usize].instances.first().copied(),
                 }
             }
             PaneId::Roots => {
@@ -621,10 +690,13 @@ impl App {
         self.pane = PaneId::Dominators;
         let d = self.dominators.as_mut().expect("exists with dom");
         d.zooms.truncate(1);
-        if d.marks.is_some() {
+        // The object must be visible: its tree drops the filter.
+        if d.marks.is_some() || self.filter_pending[PaneId::Dominators.index()].is_some() {
             d.marks = None;
             self.filters[PaneId::Dominators.index()].clear();
+            self.forget_filter(PaneId::Dominators);
         }
+        let d = self.dominators.as_mut().expect("exists with dom");
         d.tree_mut().reveal(object, &graph.dump, &dom);
         d.refresh();
         self.fix_scroll();
@@ -637,9 +709,19 @@ impl App {
         self.push_history();
         self.inspector = None;
         self.pane = PaneId::Duplicates;
-        if self.dups_pane.row_of_set(set).is_none() {
+        // Set ids are those of the newest result: a pane still showing an
+        // older one or about to change its rows (a filter under way), or
+        // filtering the set out, shows everything instead.
+        let current = self
+            .dups_pane
+            .source
+            .as_ref()
+            .is_some_and(|s| Arc::ptr_eq(s, &d))
+            && self.filter_pending[PaneId::Duplicates.index()].is_none();
+        if !current || self.dups_pane.row_of_set(set).is_none() {
             self.filters[PaneId::Duplicates.index()].clear();
-            self.dups_pane.rebuild(&d, None);
+            self.forget_filter(PaneId::Duplicates);
+            self.dups_pane.show_all(d.clone());
         }
         self.dups_pane.list.selected = self.dups_pane.row_of_set(set).unwrap_or(0);
         self.dups_pane.detail = open.then(|| duplicates::detail(&graph, &d, set, &self.theme));
@@ -676,7 +758,7 @@ impl App {
                 let i = self.pane.index();
                 if self.inspector.is_none() && !self.filters[i].is_empty() {
                     self.filters[i].clear();
-                    self.apply_filter(self.pane, true);
+                    self.apply_filter(self.pane);
                 } else {
                     return self.command(Cmd::Back);
                 }
@@ -772,11 +854,11 @@ impl App {
                 });
             }
             Cmd::JumpHoldingSet => {
-                let d = self.duplicates.clone()?;
+                let d = self.dups_pane.source.clone()?;
                 let set = match &self.dups_pane.detail {
                     Some(det) => Some(det.set),
                     None => match self.dups_pane.rows.get(self.dups_pane.list.selected) {
-                        Some(DupRow::Set(s)) => Some(*s),
+                        Some(DupRow::Set(s)) => Some(s),
                         _ => None,
                     },
                 };
@@ -789,9 +871,10 @@ impl App {
                 }
             }
             Cmd::DetectPossible => match self.dups_pane.rows.get(self.dups_pane.list.selected) {
-                Some(&DupRow::Possible(p)) => {
+                Some(DupRow::Possible(p)) => {
+                    let shown = self.dups_pane.source.clone()?;
+                    let type_index = shown.possible[p as usize].type_index;
                     let current = self.duplicates.clone()?;
-                    let type_index = current.possible[p as usize].type_index;
                     self.request(
                         Job::DetectDuplicates {
                             type_index,
@@ -984,7 +1067,8 @@ impl App {
                 }
             }
             PaneId::Duplicates => {
-                let (Some(graph), Some(d)) = (self.graph.clone(), self.duplicates.clone()) else {
+                let (Some(graph), Some(d)) = (self.graph.clone(), self.dups_pane.source.clone())
+                else {
                     return None;
                 };
                 if let Some(det) = &self.dups_pane.detail {
@@ -993,12 +1077,7 @@ impl App {
                     }
                     return None;
                 }
-                match self
-                    .dups_pane
-                    .rows
-                    .get(self.dups_pane.list.selected)
-                    .copied()
-                {
+                match self.dups_pane.rows.get(self.dups_pane.list.selected) {
                     Some(DupRow::Set(s)) => {
                         self.push_history();
                         self.dups_pane.detail =
@@ -1133,7 +1212,9 @@ impl App {
                             .position(|r| *r == RootRow::Group(g))
                             .unwrap_or(0);
                     }
-                    self.apply_filter(PaneId::Roots, true);
+                    if let Some(groups) = self.roots.clone() {
+                        self.roots_pane.rebuild(&groups);
+                    }
                 }
             }
             _ => {}
@@ -1172,10 +1253,11 @@ impl App {
         let committed = !keep_open;
         match line.purpose {
             InputPurpose::Filter => {
+                // Live: every change of the text asks for a new result.
                 let i = self.pane.index();
-                if self.filters[i] != line.text || committed {
+                if self.filters[i] != line.text {
                     self.filters[i] = line.text.clone();
-                    self.apply_filter(self.pane, committed);
+                    self.apply_filter(self.pane);
                 }
             }
             InputPurpose::Exclude => {

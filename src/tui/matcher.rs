@@ -3,14 +3,15 @@
 //! through an injector, `reparse` only when the text changes (with the
 //! "appended" hint), `tick` once per frame, and only the visible range of the
 //! snapshot read. The structural tokens of [`TypeFilter`] decide which types
-//! are injected at all. Other panes only need a yes/no per type, computed
-//! synchronously from the same pattern rules.
+//! are injected at all; the filter thread injects them
+//! ([`crate::tui::filtering`]). Other panes only need a yes/no per type,
+//! computed there from the same pattern rules.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use nucleo::pattern::{CaseMatching, Normalization, Pattern};
-use nucleo::{Config, Matcher, Nucleo, Utf32Str};
+use nucleo::{Config, Injector, Matcher, Nucleo, Utf32Str};
 
 use crate::analysis::filter::{base_name, TextScope, TypeFilter};
 use crate::analysis::TypeStats;
@@ -55,20 +56,16 @@ impl TypeMatcher {
         }
     }
 
-    /// Applies a filter: re-injects the candidate types when the structural
-    /// part changed, otherwise only reparses the fuzzy text.
-    pub fn set(&mut self, types: &[TypeStats], names: &[Box<str>], filter: &TypeFilter) {
+    /// Applies a filter. When its structural part changed, the matcher
+    /// restarts empty and the returned injector must be given the new
+    /// candidates ([`inject_types`], on the filter thread); otherwise only
+    /// the fuzzy text is reparsed. Either way O(1) here.
+    pub fn set(&mut self, filter: &TypeFilter) -> Option<Injector<u32>> {
         let structural = filter.structural_key();
-        if self.structural.as_ref() != Some(&structural) {
+        let injector = if self.structural.as_ref() != Some(&structural) {
+            // Restarting disconnects the injector of an older filter, so a
+            // superseded injection can never reach this matcher.
             self.nucleo.restart(true);
-            let injector = self.nucleo.injector();
-            for t in types {
-                let name = &names[t.type_index as usize];
-                if structural.accepts(name) {
-                    let text = haystack(name, filter.scope);
-                    injector.push(t.type_index, |_, cols| cols[0] = text.as_str().into());
-                }
-            }
             self.structural = Some(structural);
             self.nucleo.pattern.reparse(
                 0,
@@ -77,19 +74,23 @@ impl TypeMatcher {
                 Normalization::Smart,
                 false,
             );
-            self.fuzzy = filter.fuzzy.clone();
-        } else if filter.fuzzy != self.fuzzy {
-            let append = filter.fuzzy.starts_with(&self.fuzzy);
-            self.nucleo.pattern.reparse(
-                0,
-                &filter.fuzzy,
-                CaseMatching::Smart,
-                Normalization::Smart,
-                append,
-            );
-            self.fuzzy = filter.fuzzy.clone();
-        }
+            Some(self.nucleo.injector())
+        } else {
+            if filter.fuzzy != self.fuzzy {
+                let append = filter.fuzzy.starts_with(&self.fuzzy);
+                self.nucleo.pattern.reparse(
+                    0,
+                    &filter.fuzzy,
+                    CaseMatching::Smart,
+                    Normalization::Smart,
+                    append,
+                );
+            }
+            None
+        };
+        self.fuzzy = filter.fuzzy.clone();
         self.running = true;
+        injector
     }
 
     /// One per frame; returns whether the snapshot changed.
@@ -129,8 +130,26 @@ impl Default for TypeMatcher {
     }
 }
 
+/// Pushes the types passing the structural tokens of `filter` (O(types);
+/// the filter thread runs it).
+pub fn inject_types(
+    injector: &Injector<u32>,
+    types: &[TypeStats],
+    names: &[Box<str>],
+    filter: &TypeFilter,
+) {
+    let structural = filter.structural_key();
+    for t in types {
+        let name = &names[t.type_index as usize];
+        if structural.accepts(name) {
+            let text = haystack(name, filter.scope);
+            injector.push(t.type_index, |_, cols| cols[0] = text.as_str().into());
+        }
+    }
+}
+
 /// Per type index: does the name pass the filter (fuzzy text and tokens)?
-/// O(types); run when a filter changes, never per frame.
+/// O(types); run on the filter thread, never per key or frame.
 pub fn type_mask(names: &[Box<str>], filter: &TypeFilter) -> Vec<bool> {
     let pattern = Pattern::parse(&filter.fuzzy, CaseMatching::Smart, Normalization::Smart);
     let mut matcher = Matcher::new(Config::DEFAULT);

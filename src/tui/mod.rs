@@ -5,6 +5,7 @@
 //! feeds them into `update` and paces redraws.
 
 pub mod app;
+pub mod filtering;
 pub mod fmt;
 pub mod keys;
 pub mod matcher;
@@ -26,7 +27,8 @@ use ratatui::layout::Rect;
 use crate::dump::source::TERMINAL_IN_USE;
 use crate::graph::duplicates::DuplicateOptions;
 use crate::progress::Progress;
-use app::{update, Action, App, Effect, ProgressView};
+use app::{update, Action, App, Effect, PaneId, ProgressView};
+use filtering::FilterThread;
 use theme::Theme;
 use worker::{Input, Msg};
 
@@ -83,6 +85,9 @@ impl Trace {
     fn open() -> Trace {
         Trace(std::env::var_os("HEAPTUI_UI_TRACE").and_then(|p| std::fs::File::create(p).ok()))
     }
+    fn on(&self) -> bool {
+        self.0.is_some()
+    }
     fn log(&mut self, what: &str, d: Duration) {
         if let Some(f) = &mut self.0 {
             let _ = writeln!(f, "{what} {:.2}", d.as_secs_f64() * 1000.0);
@@ -137,6 +142,10 @@ pub fn run(options: Options) -> color_eyre::Result<u8> {
         work_tx.clone(),
     )?;
 
+    let filters = FilterThread::spawn(work_tx.clone())?;
+    // For the timing log: per pane, the filter generation last sent and when.
+    let mut filter_sent: [Option<(u64, Instant)>; 5] = [None; 5];
+
     let (key_tx, key_rx) = bounded::<Event>(256);
     std::thread::Builder::new()
         .name("heaptui-input".into())
@@ -156,6 +165,7 @@ pub fn run(options: Options) -> color_eyre::Result<u8> {
         let mut effects = Vec::new();
         let mut urgent = false;
         let mut key_at = None;
+        let mut filter_done = None;
         select! {
             recv(key_rx) -> ev => {
                 let Ok(ev) = ev else { break };
@@ -178,6 +188,17 @@ pub fn run(options: Options) -> color_eyre::Result<u8> {
             }
             recv(work_rx) -> msg => {
                 if let Ok(msg) = msg {
+                    // A filter result answers a key: it is drawn at once
+                    // (one per key at most, superseded ones never come).
+                    if let Msg::Filtered(f) = &msg {
+                        urgent = true;
+                        let i = f.pane.index();
+                        if let Some((g, at)) = filter_sent[i] {
+                            if g == f.generation && trace.on() {
+                                filter_done = Some((i, at));
+                            }
+                        }
+                    }
                     effects.extend(update(&mut app, Action::Worker(msg)));
                     dirty = true;
                 }
@@ -225,6 +246,10 @@ pub fn run(options: Options) -> color_eyre::Result<u8> {
                 worker::spawn_job(job, g, d, p, work_tx.clone())?;
             }
         }
+        for req in std::mem::take(&mut app.filter_requests) {
+            filter_sent[req.pane.index()] = Some((req.generation, Instant::now()));
+            filters.send(req);
+        }
         if urgent {
             update(&mut app, Action::Tick);
         }
@@ -234,6 +259,12 @@ pub fn run(options: Options) -> color_eyre::Result<u8> {
             dirty = false;
             if let Some(t) = key_at {
                 trace.log("key_ms", t.elapsed());
+            }
+            if let Some((i, t)) = filter_done {
+                trace.log(
+                    &format!("filter_{}_ms", PaneId::ALL[i].title()),
+                    t.elapsed(),
+                );
             }
         }
     }
@@ -266,18 +297,25 @@ pub fn demo_app(width: u16, height: u16, theme: Theme) -> App {
         }
         update(&mut app, Action::Worker(m));
     }
+    run_jobs(&mut app);
     app.matcher.settle();
     app
 }
 
-/// Runs queued background jobs synchronously (tests; the real loop starts
-/// threads instead).
+/// Runs queued background jobs and filter requests synchronously, which
+/// drains what the worker threads would do (tests; the real loop hands them
+/// to threads instead).
 pub fn run_jobs(app: &mut App) {
     for job in std::mem::take(&mut app.jobs) {
         if let (Some(g), Some(d)) = (app.graph.clone(), app.dom.clone()) {
             if let Some(m) = worker::run_job(job, &g, &d, &Progress::new()) {
                 update(app, Action::Worker(m));
             }
+        }
+    }
+    for req in std::mem::take(&mut app.filter_requests) {
+        if let Some(f) = filtering::compute(req, &|| false) {
+            update(app, Action::Worker(Msg::Filtered(f)));
         }
     }
 }

@@ -196,7 +196,12 @@ fn draw_status(app: &App, area: Rect, f: &mut Frame) {
             InputPurpose::Filter => format!("/ filter {}: ", app.pane.title()),
             InputPurpose::Exclude => "exclude pattern (glob, e.g. System.*): ".into(),
         };
-        let text = fit(&format!("{label}{}_", line.text), w, t);
+        let pending = if app.filtering() && line.purpose == InputPurpose::Filter {
+            format!("  filtering{}", t.ellipsis())
+        } else {
+            String::new()
+        };
+        let text = fit(&format!("{label}{}_{pending}", line.text), w, t);
         f.render_widget(Paragraph::new(text).style(t.bold()), area);
         return;
     }
@@ -207,7 +212,15 @@ fn draw_status(app: &App, area: Rect, f: &mut Frame) {
     }
     let filter = &app.filters[app.pane.index()];
     if !filter.is_empty() && app.inspector.is_none() {
-        spans.push(Span::styled(format!(" filter: {filter} "), t.accent()));
+        let pending = if app.filtering() {
+            format!(" (filtering{})", t.ellipsis())
+        } else {
+            String::new()
+        };
+        spans.push(Span::styled(
+            format!(" filter: {filter}{pending} "),
+            t.accent(),
+        ));
     }
     if let Some((label, frac)) = &app.job {
         spans.push(Span::raw(format!(" {label}: {:.0}% ", frac * 100.0)));

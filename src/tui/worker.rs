@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
-use crate::analysis::filter::subtrees_with_match;
+use super::filtering::Filtered;
 use crate::analysis::grouping::group_children_unsorted;
 use crate::analysis::roots::{largest_instances, root_groups, weakly_held, RootGroup};
 use crate::analysis::{
@@ -72,11 +72,8 @@ pub enum Msg {
         node: u32,
         groups: Vec<Group>,
     },
-    /// Subtree marks of the dominator tree for a filter (`None`: no filter).
-    TreeMarks {
-        query: String,
-        marks: Option<Arc<Vec<bool>>>,
-    },
+    /// A `/` filter's result from the filter thread.
+    Filtered(Filtered),
 }
 
 /// Work the UI asks for on demand; heavy on big heaps, so it runs on its
@@ -103,11 +100,6 @@ pub enum Job {
     DetectDuplicates {
         type_index: u32,
         current: Arc<Duplicates>,
-    },
-    /// Mark the dominator subtrees holding a type of `mask`.
-    TreeMarks {
-        query: String,
-        mask: Option<Arc<Vec<bool>>>,
     },
 }
 
@@ -162,10 +154,6 @@ pub fn run_job(
                 duplicates: Arc::new(duplicates),
                 ms: t.elapsed().as_millis() as u64,
             })
-        }
-        Job::TreeMarks { query, mask } => {
-            let marks = mask.map(|m| Arc::new(subtrees_with_match(&graph.dump, dom, &m)));
-            Some(Msg::TreeMarks { query, marks })
         }
     }
 }

@@ -2,6 +2,8 @@
 //! their holding sets, possible duplicates, and per set its members and the
 //! instance graph of one member.
 
+use std::sync::Arc;
+
 use ratatui::layout::Rect;
 use ratatui::text::Line;
 use ratatui::widgets::{Block, Paragraph};
@@ -34,10 +36,82 @@ pub struct DupDetail {
     pub list: ListState,
 }
 
+/// The rows of the list: every set then every possible-duplicates type
+/// (no filter: nothing to store), or the filter thread's selection (sets
+/// in set order, then possible duplicates).
+#[derive(Debug, Clone)]
+pub enum DupRows {
+    All { sets: usize, possible: usize },
+    Filtered(Arc<Vec<DupRow>>),
+}
+
+impl Default for DupRows {
+    fn default() -> Self {
+        DupRows::All {
+            sets: 0,
+            possible: 0,
+        }
+    }
+}
+
+impl DupRows {
+    pub fn len(&self) -> usize {
+        match self {
+            DupRows::All { sets, possible } => sets + possible,
+            DupRows::Filtered(rows) => rows.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn get(&self, i: usize) -> Option<DupRow> {
+        match self {
+            &DupRows::All { sets, possible } => {
+                if i < sets {
+                    Some(DupRow::Set(i as u32))
+                } else if i < sets + possible {
+                    Some(DupRow::Possible((i - sets) as u32))
+                } else {
+                    None
+                }
+            }
+            DupRows::Filtered(rows) => rows.get(i).copied(),
+        }
+    }
+
+    fn sets(&self) -> usize {
+        match self {
+            DupRows::All { sets, .. } => *sets,
+            DupRows::Filtered(rows) => rows.partition_point(|r| matches!(r, DupRow::Set(_))),
+        }
+    }
+
+    /// The row of a set (set ids are positions, rows keep set order).
+    pub fn row_of_set(&self, set: u32) -> Option<usize> {
+        match self {
+            DupRows::All { sets, .. } => ((set as usize) < *sets).then_some(set as usize),
+            DupRows::Filtered(rows) => {
+                let sets = &rows[..self.sets()];
+                sets.binary_search_by_key(&set, |r| match r {
+                    DupRow::Set(s) => *s,
+                    DupRow::Possible(_) => u32::MAX,
+                })
+                .ok()
+            }
+        }
+    }
+}
+
 #[derive(Debug, Default)]
 pub struct DuplicatesPane {
     pub list: ListState,
-    pub rows: Vec<DupRow>,
+    pub rows: DupRows,
+    /// The detection result `rows` index into. It trails
+    /// `App::duplicates` while a filter over a newer result is computed,
+    /// so rows and sets always agree.
+    pub source: Option<Arc<Duplicates>>,
     pub detail: Option<DupDetail>,
 }
 
@@ -45,27 +119,24 @@ pub struct DuplicatesPane {
 const GRAPH_LIMIT: usize = 300;
 
 impl DuplicatesPane {
-    /// Rebuilds the rows for a type mask (`None`: every type). O(sets).
-    pub fn rebuild(&mut self, d: &Duplicates, mask: Option<&[bool]>) {
-        let ok = |t: u32| mask.is_none_or(|m| m[t as usize]);
-        self.rows = d
-            .sets
-            .iter()
-            .filter(|s| ok(s.type_index))
-            .map(|s| DupRow::Set(s.id))
-            .chain(
-                d.possible
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, p)| ok(p.type_index))
-                    .map(|(i, _)| DupRow::Possible(i as u32)),
-            )
-            .collect();
+    /// Shows `rows` of `source`. O(1).
+    pub fn show(&mut self, source: Arc<Duplicates>, rows: DupRows) {
+        self.rows = rows;
+        self.source = Some(source);
         self.list.scroll(self.rows.len(), usize::MAX);
     }
 
+    /// Shows every set and possible-duplicates type of `source`. O(1).
+    pub fn show_all(&mut self, source: Arc<Duplicates>) {
+        let rows = DupRows::All {
+            sets: source.sets.len(),
+            possible: source.possible.len(),
+        };
+        self.show(source, rows);
+    }
+
     pub fn row_of_set(&self, set: u32) -> Option<usize> {
-        self.rows.iter().position(|r| *r == DupRow::Set(set))
+        self.rows.row_of_set(set)
     }
 }
 
@@ -180,7 +251,7 @@ pub fn draw(app: &App, area: Rect, f: &mut Frame) {
         ));
     let inner = block.inner(area);
     f.render_widget(block, area);
-    let (Some(graph), Some(d)) = (&app.graph, &app.duplicates) else {
+    let (Some(graph), Some(d)) = (&app.graph, &pane.source) else {
         f.render_widget(Paragraph::new(" detecting duplicates…"), inner);
         return;
     };
@@ -239,17 +310,12 @@ pub fn draw(app: &App, area: Rect, f: &mut Frame) {
             theme.header(),
         ),
     ];
-    for (i, row) in pane
-        .rows
-        .iter()
-        .enumerate()
-        .skip(pane.list.offset)
-        .take(height)
-    {
+    let end = pane.rows.len().min(pane.list.offset + height);
+    for (i, row) in (pane.list.offset..end).filter_map(|i| Some((i, pane.rows.get(i)?))) {
         let sel = i == pane.list.selected;
         let text = match row {
             DupRow::Set(id) => {
-                let s = &d.sets[*id as usize];
+                let s = &d.sets[id as usize];
                 format!(
                     "#{:<5}{:>11}{:>8}{:>10}{:>9} {:<8}{:<8}{}",
                     s.id,
@@ -264,7 +330,7 @@ pub fn draw(app: &App, area: Rect, f: &mut Frame) {
                 )
             }
             DupRow::Possible(p) => {
-                let p = &d.possible[*p as usize];
+                let p = &d.possible[p as usize];
                 format!(
                     "{:<6}{:>11}{:>8}{:>10}{:>9} {:<8}{:<8}{}",
                     "?",

@@ -2,6 +2,7 @@
 //! bytes of their objects; a group expands to its records.
 
 use std::collections::HashSet;
+use std::sync::Arc;
 
 use ratatui::layout::Rect;
 use ratatui::text::Line;
@@ -12,6 +13,7 @@ use super::ListState;
 use crate::analysis::roots::RootGroup;
 use crate::dump::{root_flags, root_kind, Dump};
 use crate::tui::app::App;
+use crate::tui::filtering::CHECK_EVERY;
 use crate::tui::fmt::{bytes, count, fit};
 
 /// Records listed per expanded group at most.
@@ -25,34 +27,75 @@ pub enum RootRow {
     More(usize, usize),
 }
 
+/// A root group under a filter: how many of its records match, and the
+/// first [`RECORDS_SHOWN`] of them (all a view ever lists).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GroupMatch {
+    pub records: usize,
+    pub first: Vec<u32>,
+}
+
+/// Per group, its records whose object's type passes `mask` (O(roots); the
+/// filter thread runs it). `None` when `superseded` says to give up.
+pub fn match_groups(
+    dump: &Dump,
+    groups: &[RootGroup],
+    mask: &[bool],
+    superseded: &dyn Fn() -> bool,
+) -> Option<Vec<GroupMatch>> {
+    let mut out = Vec::with_capacity(groups.len());
+    for g in groups {
+        let mut m = GroupMatch {
+            records: 0,
+            first: Vec::new(),
+        };
+        for (i, &r) in g.roots.iter().enumerate() {
+            if i % CHECK_EVERY == 0 && superseded() {
+                return None;
+            }
+            let object = dump.roots[r as usize].object;
+            if mask[dump.types[object as usize] as usize] {
+                m.records += 1;
+                if m.first.len() < RECORDS_SHOWN {
+                    m.first.push(r);
+                }
+            }
+        }
+        out.push(m);
+    }
+    Some(out)
+}
+
 #[derive(Debug, Default)]
 pub struct RootsPane {
     pub list: ListState,
     pub rows: Vec<RootRow>,
     pub expanded: HashSet<usize>,
+    /// The filter's matches per group (`None`: no filter).
+    pub matches: Option<Arc<Vec<GroupMatch>>>,
 }
 
 impl RootsPane {
-    /// Rebuilds rows; with a type mask, records of other types are hidden
-    /// and so are groups left empty. O(roots shown).
-    pub fn rebuild(&mut self, dump: &Dump, groups: &[RootGroup], mask: Option<&[bool]>) {
+    /// Rebuilds rows from the groups, the expanded set and the filter's
+    /// matches: groups without a match are hidden. O(groups + records
+    /// shown), so expanding a group of a million records costs a page.
+    pub fn rebuild(&mut self, groups: &[RootGroup]) {
         self.rows.clear();
         for (gi, g) in groups.iter().enumerate() {
-            let ok = |r: &u32| {
-                mask.is_none_or(|m| m[dump.types[dump.roots[*r as usize].object as usize] as usize])
+            let (records, first): (usize, &[u32]) = match &self.matches {
+                Some(m) => (m[gi].records, &m[gi].first),
+                None => (g.roots.len(), &g.roots[..g.roots.len().min(RECORDS_SHOWN)]),
             };
-            if mask.is_some() && !g.roots.iter().any(ok) {
+            if self.matches.is_some() && records == 0 {
                 continue;
             }
             self.rows.push(RootRow::Group(gi));
             if self.expanded.contains(&gi) {
-                let recs: Vec<u32> = g.roots.iter().copied().filter(ok).collect();
-                for &r in recs.iter().take(RECORDS_SHOWN) {
+                for &r in first {
                     self.rows.push(RootRow::Record(gi, r));
                 }
-                if recs.len() > RECORDS_SHOWN {
-                    self.rows
-                        .push(RootRow::More(gi, recs.len() - RECORDS_SHOWN));
+                if records > first.len() {
+                    self.rows.push(RootRow::More(gi, records - first.len()));
                 }
             }
         }

@@ -1,0 +1,196 @@
+//! The `/` filter off the UI thread. A key in the filter line only records
+//! the text and queues a [`FilterRequest`]; the `heaptui-filter` thread
+//! computes what the pane shows (tree marks, duplicate rows, root matches,
+//! the Types candidates fed to nucleo) and sends it back as a
+//! [`Msg::Filtered`]. Latest request wins, per pane: every request carries a
+//! generation, the thread skips or abandons a request once a newer one for
+//! its pane was sent, and the App drops any result whose generation it no
+//! longer waits for. So no key press does work proportional to the heap,
+//! the duplicate sets or the roots, whatever the heap size.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use crossbeam_channel::{unbounded, Sender};
+use nucleo::Injector;
+
+use super::app::PaneId;
+use super::matcher::{inject_types, type_mask};
+use super::panes::duplicates::DupRow;
+use super::panes::roots::{match_groups, GroupMatch};
+use super::worker::Msg;
+use crate::analysis::filter::{subtrees_with_match, TypeFilter};
+use crate::analysis::roots::RootGroup;
+use crate::analysis::TypeStats;
+use crate::graph::duplicates::Duplicates;
+use crate::graph::{DominatorTree, HeapGraph};
+
+/// One filter computation for one pane.
+pub struct FilterRequest {
+    pub pane: PaneId,
+    pub generation: u64,
+    pub filter: TypeFilter,
+    pub work: FilterWork,
+}
+
+/// The data a pane's filter runs over (shared, immutable).
+pub enum FilterWork {
+    /// Marks of the dominator subtrees that hold a match.
+    Tree {
+        graph: Arc<HeapGraph>,
+        dom: Arc<DominatorTree>,
+    },
+    /// The duplicate sets and possible duplicates of matching types.
+    Duplicates {
+        graph: Arc<HeapGraph>,
+        duplicates: Arc<Duplicates>,
+    },
+    /// Per root group, the records whose object's type matches.
+    Roots {
+        graph: Arc<HeapGraph>,
+        groups: Arc<Vec<RootGroup>>,
+    },
+    /// The types passing the structural tokens, pushed into the nucleo
+    /// matcher (which ranks the fuzzy text on its own threads).
+    Types {
+        graph: Arc<HeapGraph>,
+        types: Arc<Vec<TypeStats>>,
+        injector: Injector<u32>,
+    },
+}
+
+/// A finished filter computation.
+#[derive(Debug, Clone)]
+pub struct Filtered {
+    pub pane: PaneId,
+    pub generation: u64,
+    pub result: FilterResult,
+}
+
+#[derive(Debug, Clone)]
+pub enum FilterResult {
+    Tree(Arc<Vec<bool>>),
+    Duplicates {
+        /// The detection result the rows index into.
+        source: Arc<Duplicates>,
+        rows: Arc<Vec<DupRow>>,
+    },
+    Roots(Arc<Vec<GroupMatch>>),
+    /// The candidates are in the matcher.
+    Types,
+}
+
+/// Items between two looks at the "superseded" flag in long loops.
+pub const CHECK_EVERY: usize = 1 << 16;
+
+/// Runs a request to completion, or gives up (`None`) as soon as
+/// `superseded` says a newer request for the pane exists.
+pub fn compute(req: FilterRequest, superseded: &dyn Fn() -> bool) -> Option<Filtered> {
+    let FilterRequest {
+        pane,
+        generation,
+        filter,
+        work,
+    } = req;
+    let result = match work {
+        FilterWork::Tree { graph, dom } => {
+            let mask = type_mask(&graph.dump.type_names, &filter);
+            if superseded() {
+                return None;
+            }
+            FilterResult::Tree(Arc::new(subtrees_with_match(&graph.dump, &dom, &mask)))
+        }
+        FilterWork::Duplicates { graph, duplicates } => {
+            let mask = type_mask(&graph.dump.type_names, &filter);
+            let rows = duplicate_rows(&duplicates, &mask, superseded)?;
+            FilterResult::Duplicates {
+                source: duplicates,
+                rows: Arc::new(rows),
+            }
+        }
+        FilterWork::Roots { graph, groups } => {
+            let mask = type_mask(&graph.dump.type_names, &filter);
+            FilterResult::Roots(Arc::new(match_groups(
+                &graph.dump,
+                &groups,
+                &mask,
+                superseded,
+            )?))
+        }
+        FilterWork::Types {
+            graph,
+            types,
+            injector,
+        } => {
+            inject_types(&injector, &types, &graph.dump.type_names, &filter);
+            FilterResult::Types
+        }
+    };
+    Some(Filtered {
+        pane,
+        generation,
+        result,
+    })
+}
+
+/// The rows of the Duplicates pane for a type mask: sets (in set order,
+/// so a set's row can be found by binary search), then possible duplicates.
+fn duplicate_rows(
+    d: &Duplicates,
+    mask: &[bool],
+    superseded: &dyn Fn() -> bool,
+) -> Option<Vec<DupRow>> {
+    let mut rows = Vec::new();
+    for (i, s) in d.sets.iter().enumerate() {
+        if i % CHECK_EVERY == 0 && superseded() {
+            return None;
+        }
+        if mask[s.type_index as usize] {
+            rows.push(DupRow::Set(s.id));
+        }
+    }
+    for (i, p) in d.possible.iter().enumerate() {
+        if mask[p.type_index as usize] {
+            rows.push(DupRow::Possible(i as u32));
+        }
+    }
+    Some(rows)
+}
+
+/// The event loop's handle on the filter thread.
+pub struct FilterThread {
+    tx: Sender<FilterRequest>,
+    /// Per pane, the newest generation sent.
+    latest: Arc<[AtomicU64; 5]>,
+}
+
+impl FilterThread {
+    /// Starts the `heaptui-filter` thread; it ends when the handle is dropped.
+    pub fn spawn(results: Sender<Msg>) -> std::io::Result<FilterThread> {
+        let (tx, rx) = unbounded::<FilterRequest>();
+        let latest: Arc<[AtomicU64; 5]> = Arc::new(Default::default());
+        let seen = latest.clone();
+        std::thread::Builder::new()
+            .name("heaptui-filter".into())
+            .spawn(move || {
+                for req in rx {
+                    let (pane, generation) = (req.pane.index(), req.generation);
+                    let superseded = || seen[pane].load(Ordering::Relaxed) != generation;
+                    if superseded() {
+                        continue;
+                    }
+                    if let Some(done) = compute(req, &superseded) {
+                        if !superseded() && results.send(Msg::Filtered(done)).is_err() {
+                            return;
+                        }
+                    }
+                }
+            })?;
+        Ok(FilterThread { tx, latest })
+    }
+
+    pub fn send(&self, req: FilterRequest) {
+        self.latest[req.pane.index()].store(req.generation, Ordering::Relaxed);
+        let _ = self.tx.send(req);
+    }
+}
