@@ -59,6 +59,22 @@ impl Csr {
         &self.targets[self.offsets[i] as usize..self.offsets[i + 1] as usize]
     }
 
+    /// Hints the CPU to fetch `node`'s entry of the offsets, for a later
+    /// `neighbors(node)`.
+    #[inline]
+    pub fn prefetch_offsets(&self, node: u32) {
+        crate::mem::prefetch(&self.offsets[node as usize]);
+    }
+
+    /// Hints the CPU to fetch the start of `node`'s targets (its offsets
+    /// entry should be in cache already, see `prefetch_offsets`).
+    #[inline]
+    pub fn prefetch_targets(&self, node: u32) {
+        if let Some(t) = self.targets.get(self.offsets[node as usize] as usize) {
+            crate::mem::prefetch(t);
+        }
+    }
+
     #[inline]
     pub fn degree(&self, node: u32) -> usize {
         let i = node as usize;

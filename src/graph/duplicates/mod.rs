@@ -243,8 +243,8 @@ fn detect(
             .map(|c| c.load(std::sync::atomic::Ordering::Relaxed))
             .collect();
         eprintln!(
-            "verify: reps {} explored {} deferred {} pairs {} retainers {}",
-            c[0], c[1], c[2], c[3], c[4]
+            "verify: reps {} explored {} deferred {} pairs {} retainers {} owner search {} prefix {}",
+            c[0], c[1], c[2], c[3], c[4], c[5], c[6]
         );
     }
     progress.set_done(2);

@@ -31,14 +31,16 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
-use crate::graph::HeapGraph;
+use crate::graph::{Csr, HeapGraph};
 use crate::progress::Progress;
 
 const NONE: u32 = u32::MAX;
 
 /// Work counters for HEAPTUI_TRACE: representatives, explored, deferred,
-/// pairs, retainers scanned.
-pub(crate) static COUNTERS: [AtomicU64; 5] = [
+/// pairs, retainers scanned, owner-search steps, prefix-signature steps.
+pub(crate) static COUNTERS: [AtomicU64; 7] = [
+    AtomicU64::new(0),
+    AtomicU64::new(0),
     AtomicU64::new(0),
     AtomicU64::new(0),
     AtomicU64::new(0),
@@ -141,7 +143,7 @@ impl Hubs {
         }
         let mut best: Option<Hub> = None;
         for &h in candidates {
-            let hub = Hub::of(graph, h);
+            let hub = Hub::of(graph, h, self, &known);
             // A component of a sizeable share of the reach is what other
             // walks will enter: stop looking (each try walks the reach).
             let good = hub.scc_objects * 16 >= hub.reach_objects;
@@ -167,9 +169,9 @@ impl Hubs {
 }
 
 impl Hub {
-    fn of(graph: &HeapGraph, h: u32) -> Hub {
+    fn of(graph: &HeapGraph, h: u32, hubs: &Hubs, known: &[Arc<Hub>]) -> Hub {
         let t = std::time::Instant::now();
-        let hub = Self::of_inner(graph, h);
+        let hub = Self::of_inner(graph, h, hubs, known);
         if std::env::var_os("HEAPTUI_TRACE").is_some() {
             eprintln!(
                 "hub candidate {h}: scc {} reach {} in {} ms",
@@ -181,40 +183,72 @@ impl Hub {
         hub
     }
 
-    fn of_inner(graph: &HeapGraph, h: u32) -> Hub {
+    /// Reach and component of `h`. The reach walk stops at the components
+    /// of known hubs and takes their reach whole: an object x of a hub's
+    /// component reaches exactly what the hub's pivot reaches.
+    fn of_inner(graph: &HeapGraph, h: u32, hubs: &Hubs, known: &[Arc<Hub>]) -> Hub {
         let n = graph.objects();
         let mut reach = BitSet::new(n);
-        let mut stack = vec![h];
         reach.set(h);
-        let mut reach_objects = 0u64;
-        while let Some(x) = stack.pop() {
-            reach_objects += 1;
-            for &c in graph.refs(x) {
-                if reach.set(c) {
-                    stack.push(c);
+        let mut entered = vec![false; known.len()];
+        let mut queue = vec![h];
+        breadth_first(&graph.dump.refs, &mut queue, |x, queue| {
+            if hubs.in_any_reach(x) {
+                if let Some(k) = known.iter().position(|k| k.scc.get(x)) {
+                    entered[k] = true;
+                    return;
                 }
             }
+            for &c in graph.refs(x) {
+                if reach.set(c) {
+                    queue.push(c);
+                }
+            }
+        });
+        for (k, _) in known.iter().zip(&entered).filter(|(_, &e)| e) {
+            for (w, &o) in reach.0.iter_mut().zip(&k.reach.0) {
+                *w |= o;
+            }
         }
+        let reach_objects = reach.0.iter().map(|w| w.count_ones() as u64).sum();
         // The component: what reaches h, within what h reaches.
         let mut scc = BitSet::new(n);
         scc.set(h);
-        stack.push(h);
-        let mut scc_objects = 1u64;
-        while let Some(x) = stack.pop() {
+        queue.clear();
+        queue.push(h);
+        breadth_first(&graph.retainers, &mut queue, |x, queue| {
             for &p in graph.retainers_of(x) {
                 if reach.get(p) && scc.set(p) {
-                    scc_objects += 1;
-                    stack.push(p);
+                    queue.push(p);
                 }
             }
-        }
+        });
         Hub {
             pivot: h,
             scc,
-            scc_objects,
+            scc_objects: queue.len() as u64,
             reach,
             reach_objects,
         }
+    }
+}
+
+/// Visits the objects of `queue` and those `step` appends, first in first
+/// out (only sets are computed, so the order is free), fetching the
+/// adjacency of the objects a few places ahead while the current one waits
+/// on memory.
+fn breadth_first(adjacency: &Csr, queue: &mut Vec<u32>, mut step: impl FnMut(u32, &mut Vec<u32>)) {
+    let mut head = 0;
+    while head < queue.len() {
+        if let Some(&ahead) = queue.get(head + 16) {
+            adjacency.prefetch_offsets(ahead);
+        }
+        if let Some(&ahead) = queue.get(head + 8) {
+            adjacency.prefetch_targets(ahead);
+        }
+        let x = queue[head];
+        head += 1;
+        step(x, queue);
     }
 }
 
@@ -385,8 +419,11 @@ pub(crate) fn split_block(
     Ok(classes)
 }
 
-/// Backward search limit of [`without_owned_by_shared`], in objects.
-const OWNER_SEARCH: usize = 256;
+/// Backward search limit of [`without_owned_by_shared`], in retainers
+/// looked at per member. The owners it is for sit a few steps up (element,
+/// array, parent); a larger limit mostly costs members no shared object
+/// reaches a long walk each.
+const OWNER_SEARCH: usize = 64;
 
 /// Drops the members that cannot have a duplicate in the block: when every
 /// member's i-th reference is one object c, c pairs with itself in every
@@ -416,12 +453,17 @@ fn without_owned_by_shared(
         ws.bwd[x as usize] = x;
         let mut next = 0;
         let mut owned = false;
-        'search: while next < seen.len() && seen.len() < OWNER_SEARCH {
+        let mut steps = 0;
+        'search: while next < seen.len() {
             let o = seen[next];
             next += 1;
             for &p in graph.retainers_of(o) {
                 if shared.contains(&p) {
                     owned = true;
+                    break 'search;
+                }
+                steps += 1;
+                if steps >= OWNER_SEARCH {
                     break 'search;
                 }
                 if ws.bwd[p as usize] == NONE {
@@ -433,7 +475,8 @@ fn without_owned_by_shared(
         for &o in seen.iter() {
             ws.bwd[o as usize] = NONE;
         }
-        budget.spend(seen.len() as u64)?;
+        count(5, steps as u64);
+        budget.spend(1 + steps as u64)?;
         if !owned {
             kept.push(x);
         }
@@ -485,6 +528,7 @@ fn prefix_signature(
     for &o in order.iter() {
         ws.fwd[o as usize] = NONE;
     }
+    count(6, order.len() as u64);
     budget.spend(order.len() as u64)?;
     Ok(h)
 }
