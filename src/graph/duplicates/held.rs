@@ -19,6 +19,8 @@
 
 use std::collections::HashSet;
 
+use std::sync::atomic::Ordering::Relaxed;
+
 use rayon::prelude::*;
 
 use super::bisim::IntBuild;
@@ -60,10 +62,18 @@ impl Index<'_> {
     }
 
     /// Whether `v` (not in set `h`) is reachable from a strong root avoiding
-    /// the members of `h`.
-    fn reachable_avoiding(&self, v: u32, h: u32, seen: &mut HashSet<u32, IntBuild>) -> bool {
-        seen.clear();
-        let mut stack = vec![v];
+    /// the members of `h`. `seen` may hold objects of earlier searches for
+    /// the same `h` that answered no: none of those is reachable avoiding
+    /// `h` either (each was expanded completely), so they are skipped.
+    fn reachable_avoiding(
+        &self,
+        v: u32,
+        h: u32,
+        seen: &mut HashSet<u32, IntBuild>,
+        stack: &mut Vec<u32>,
+    ) -> bool {
+        stack.clear();
+        stack.push(v);
         while let Some(u) = stack.pop() {
             if !seen.insert(u) {
                 continue;
@@ -145,24 +155,32 @@ pub(crate) fn compute_held(
     let n = graph.objects();
     let t = std::time::Instant::now();
     let trace = std::env::var_os("HEAPTUI_TRACE").is_some();
-    let mut set_of = vec![NONE; n];
-    for s in sets.iter() {
-        for &m in &s.members {
-            set_of[m as usize] = s.id;
-        }
+    let mut set_of = crate::mem::filled(n, NONE);
+    {
+        let out = crate::mem::as_atomic(&mut set_of);
+        sets.par_iter().for_each(|s| {
+            for &m in &s.members {
+                // Sets are disjoint: each slot is written once.
+                out[m as usize].store(s.id, Relaxed);
+            }
+        });
     }
     let tin = dominator_preorder(dom);
     progress.check()?;
-    let mut dfs_pos = vec![NONE; n];
-    for (i, &o) in dom.preorder.iter().enumerate() {
-        dfs_pos[o as usize] = i as u32;
+    let mut dfs_pos = crate::mem::filled(n, NONE);
+    {
+        let out = crate::mem::as_atomic(&mut dfs_pos);
+        dom.preorder
+            .par_iter()
+            .enumerate()
+            .for_each(|(i, &o)| out[o as usize].store(i as u32, Relaxed));
     }
     let mut strong = vec![false; n];
     for &r in &graph.strong_roots {
         strong[r as usize] = true;
     }
     let member_tins = sets
-        .iter()
+        .par_iter()
         .map(|s| {
             let mut t: Vec<u32> = s.members.iter().map(|&m| tin[m as usize]).collect();
             t.sort_unstable();
@@ -183,24 +201,32 @@ pub(crate) fn compute_held(
     }
     let held_by: Vec<Vec<u32>> = sets
         .par_iter()
-        .map_init(HashSet::<u32, IntBuild>::default, |seen, s| {
-            if progress.is_cancelled() {
-                return Vec::new();
-            }
-            // A strongly rooted member is reachable whatever is removed.
-            if s.members.iter().any(|&m| index.strong[m as usize]) {
-                return Vec::new();
-            }
-            index
-                .path_candidates(s.members[0], s.id)
-                .into_iter()
-                .filter(|&h| {
-                    s.members
-                        .iter()
-                        .all(|&m| !index.reachable_avoiding(m, h, seen))
-                })
-                .collect()
-        })
+        .map_init(
+            || (HashSet::<u32, IntBuild>::default(), Vec::new()),
+            |(seen, stack), s| {
+                if progress.is_cancelled() {
+                    return Vec::new();
+                }
+                // A strongly rooted member is reachable whatever is removed.
+                if s.members.iter().any(|&m| index.strong[m as usize]) {
+                    return Vec::new();
+                }
+                index
+                    .path_candidates(s.members[0], s.id)
+                    .into_iter()
+                    .filter(|&h| {
+                        seen.clear();
+                        if seen.capacity() > 1 << 16 {
+                            // Clearing costs the capacity: don't keep a huge one.
+                            *seen = HashSet::default();
+                        }
+                        s.members
+                            .iter()
+                            .all(|&m| !index.reachable_avoiding(m, h, seen, stack))
+                    })
+                    .collect()
+            },
+        )
         .collect();
     progress.check()?;
     if trace {
@@ -222,30 +248,107 @@ pub(crate) fn compute_held(
 }
 
 /// Preorder numbers of the dominator tree (iterative; NONE if unreachable).
-/// The super-root's subtrees get consecutive ranges of known sizes (their
-/// retained objects), so they are numbered in parallel.
+/// A subtree's numbers are a range of known size (its retained objects), so
+/// the tree is cut into subtrees of at most a few thousandths of the heap,
+/// numbered in parallel; the nodes above them are numbered while cutting.
 fn dominator_preorder(dom: &DominatorTree) -> Vec<u32> {
-    let mut tin = vec![NONE; dom.idom.len()];
-    let tops = dom.children_of(dom.super_root());
-    let mut starts = Vec::with_capacity(tops.len());
+    let size = |v: u32| dom.retained_objects[v as usize];
+    let mut tin = crate::mem::filled(dom.idom.len(), NONE);
+    let cut = (dom.idom.len() / 512).max(1 << 12) as u32;
+    let mut pending: Vec<(u32, u32)> = Vec::new();
     let mut next = 0u32;
-    for &t in tops {
-        starts.push(next);
-        next += dom.retained_objects[t as usize];
+    for &top in dom.children_of(dom.super_root()) {
+        pending.push((top, next));
+        next += size(top);
+    }
+    let mut parts = Vec::new();
+    while let Some((v, start)) = pending.pop() {
+        if size(v) <= cut {
+            parts.push((v, start));
+            continue;
+        }
+        tin[v as usize] = start;
+        let mut next = start + 1;
+        for &c in dom.children_of(v) {
+            pending.push((c, next));
+            next += size(c);
+        }
     }
     let out = crate::mem::as_atomic(&mut tin);
-    tops.par_iter()
-        .zip(starts)
-        .for_each_init(Vec::new, |stack, (&top, start)| {
+    parts
+        .par_iter()
+        .for_each_init(Vec::new, |stack, &(top, start)| {
             let mut next = start;
             stack.clear();
             stack.push(top);
             while let Some(v) = stack.pop() {
-                // Each subtree writes only its own objects' slots.
-                out[v as usize].store(next, std::sync::atomic::Ordering::Relaxed);
+                // Each part writes only its own objects' slots.
+                out[v as usize].store(next, Relaxed);
                 next += 1;
                 stack.extend(dom.children_of(v).iter().rev());
             }
         });
     tin
+}
+
+#[cfg(test)]
+mod tests {
+    use std::fmt::Write;
+    use std::path::Path;
+
+    use super::{dominator_preorder, NONE};
+    use crate::graph::{DominatorTree, HeapGraph, SUPER_ROOT};
+    use crate::progress::Progress;
+
+    /// Subtrees large enough to be cut (chains, wide fans, a shared tail):
+    /// the numbering must still be a preorder of the dominator tree.
+    #[test]
+    fn dominator_preorder_nests_every_subtree() {
+        let mut text = String::from("t 1 Node\n");
+        let n = 40_000u32;
+        let mut x = 12345u64;
+        for i in 1..=n {
+            // Chains of 14,000 (i -> i+1), roots at their starts.
+            write!(text, "o {i:x} 1 10").unwrap();
+            if i < n && i % 14_000 != 0 {
+                write!(text, " {:x}", i + 1).unwrap();
+            }
+            // Skips a little ahead within the segment: idoms above the parent.
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let ahead = i + 2 + (x >> 33) as u32 % 4;
+            if i % 3 != 0 && ahead <= n && (i - 1) / 14_000 == (ahead - 1) / 14_000 {
+                write!(text, " {ahead:x}").unwrap();
+            }
+            text.push('\n');
+        }
+        for r in [1u32, 14_001, 28_001] {
+            writeln!(text, "r {r:x} 1 0").unwrap();
+        }
+        let dump = crate::dump::parse_bytes(Path::new("t.txt"), text.as_bytes()).unwrap();
+        let graph = HeapGraph::build(dump);
+        let dom = DominatorTree::compute(&graph, &Progress::new()).unwrap();
+        let tin = dominator_preorder(&dom);
+        let reachable = dom.reachable_objects as usize;
+        let mut seen = vec![false; reachable];
+        for v in 0..n {
+            let t = tin[v as usize];
+            let p = dom.idom[v as usize];
+            if !dom.is_reachable(v) {
+                assert_eq!(t, NONE);
+                continue;
+            }
+            assert!(
+                !std::mem::replace(&mut seen[t as usize], true),
+                "number {t} twice"
+            );
+            if p != SUPER_ROOT {
+                let (tp, sp) = (tin[p as usize], dom.retained_objects[p as usize]);
+                assert!(tp < t && t - tp < sp, "{v} outside its dominator {p}");
+            }
+        }
+        assert!(seen.iter().all(|&s| s));
+        assert!(dom.retained_objects.iter().any(|&r| r > 4096 * 2));
+    }
 }
