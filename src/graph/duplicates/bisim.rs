@@ -106,6 +106,9 @@ fn label_blocks(graph: &HeapGraph, dom: &DominatorTree) -> Partition {
 /// Rounds of [`hashed_blocks`].
 const HASH_ROUNDS: usize = 3;
 
+/// How many objects ahead a hashing round fetches references' hashes.
+const HASH_PREFETCH: u32 = 8;
+
 /// Refines the label blocks by a few rounds of hashing (an object's hash
 /// mixes its own and its references' previous hashes): each round is one
 /// parallel pass with no sorting, and the hash is the same for duplicates,
@@ -128,6 +131,13 @@ fn hashed_blocks(graph: &HeapGraph, label: Partition) -> Partition {
         let next: Vec<u32> = (0..n as u32)
             .into_par_iter()
             .map(|o| {
+                // The previous hashes of a later object's references miss
+                // the cache: ask for them now.
+                if let Some(ahead) = o.checked_add(HASH_PREFETCH).filter(|&a| (a as usize) < n) {
+                    for &c in graph.refs(ahead) {
+                        crate::mem::prefetch(&prev[c as usize]);
+                    }
+                }
                 let refs = graph.refs(o);
                 if block[o as usize] == NO_BLOCK || refs.is_empty() {
                     return prev[o as usize];
@@ -150,12 +160,26 @@ fn hashed_blocks(graph: &HeapGraph, label: Partition) -> Partition {
         .filter(|&&b| b != NO_BLOCK)
         .max()
         .map_or(0, |&b| b as usize + 1);
-    let mut block_size: Vec<u32> = vec![0; labels];
-    for (o, &b) in block.iter().enumerate() {
-        if b != NO_BLOCK && graph.refs(o as u32).is_empty() {
-            block_size[b as usize] += 1;
-        }
-    }
+    let mut block_size: Vec<u32> = block
+        .par_iter()
+        .enumerate()
+        .with_min_len(1 << 16)
+        .fold(
+            || vec![0u32; labels],
+            |mut count, (o, &b)| {
+                if b != NO_BLOCK && graph.refs(o as u32).is_empty() {
+                    count[b as usize] += 1;
+                }
+                count
+            },
+        )
+        .reduce(
+            || vec![0u32; labels],
+            |mut a, b| {
+                a.iter_mut().zip(b).for_each(|(x, y)| *x += y);
+                a
+            },
+        );
     let mut keyed: Vec<(u64, u32)> = (0..n as u32)
         .into_par_iter()
         .filter(|&o| block[o as usize] != NO_BLOCK && !graph.refs(o).is_empty())
@@ -163,13 +187,27 @@ fn hashed_blocks(graph: &HeapGraph, label: Partition) -> Partition {
         .collect();
     drop(h);
     keyed.par_sort_unstable();
+    // Each group of equal keys becomes a block; ids in key order, written
+    // in parallel (groups are disjoint).
+    let starts: Vec<usize> = (0..keyed.len())
+        .into_par_iter()
+        .filter(|&i| i == 0 || keyed[i].0 != keyed[i - 1].0)
+        .collect();
+    let ends = starts.iter().skip(1).copied().chain([keyed.len()]);
+    block_size.extend(starts.iter().zip(ends.clone()).map(|(s, e)| (e - s) as u32));
     let mut block = block;
-    for g in keyed.chunk_by(|a, b| a.0 == b.0) {
-        let id = block_size.len() as u32;
-        block_size.push(g.len() as u32);
-        for &(_, o) in g {
-            block[o as usize] = id;
-        }
+    {
+        let out = crate::mem::as_atomic(&mut block);
+        starts
+            .par_iter()
+            .zip(ends.collect::<Vec<_>>())
+            .enumerate()
+            .for_each(|(g, (&s, e))| {
+                let id = (labels + g) as u32;
+                for &(_, o) in &keyed[s..e] {
+                    out[o as usize].store(id, Ordering::Relaxed);
+                }
+            });
     }
     Partition { block, block_size }
 }
@@ -191,14 +229,22 @@ pub fn refine(
     dom: &DominatorTree,
     progress: &Progress,
 ) -> Result<Partition, Cancelled> {
+    let trace = std::env::var_os("HEAPTUI_TRACE").is_some();
+    let t0 = std::time::Instant::now();
+    let labels = label_blocks(graph, dom);
+    if trace {
+        eprintln!("refine: labels at {} ms", t0.elapsed().as_millis());
+    }
     let Partition {
         mut block,
         mut block_size,
-    } = hashed_blocks(graph, label_blocks(graph, dom));
-    let trace = std::env::var_os("HEAPTUI_TRACE").is_some();
-    let t0 = std::time::Instant::now();
+    } = hashed_blocks(graph, labels);
     if trace {
-        eprintln!("refine: labels {} blocks", block_size.len());
+        eprintln!(
+            "refine: {} hashed blocks at {} ms",
+            block_size.len(),
+            t0.elapsed().as_millis()
+        );
     }
     progress.check()?;
     // Objects in singleton blocks can never split, nor can leaves (their
@@ -304,10 +350,11 @@ pub fn refine(
             }
         }
     }
-    if std::env::var_os("HEAPTUI_TRACE").is_some() {
+    if trace {
         eprintln!(
-            "refine: {rounds} rounds, {evaluated} evaluations, {} blocks",
-            block_size.len()
+            "refine: {rounds} rounds, {evaluated} evaluations, {} blocks at {} ms",
+            block_size.len(),
+            t0.elapsed().as_millis()
         );
     }
     Ok(Partition { block, block_size })
