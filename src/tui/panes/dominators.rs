@@ -595,12 +595,14 @@ impl DominatorsPane {
     }
 }
 
-/// Draws the tree (and the chart beside it when wide enough).
+/// Draws the tree (and the chart beside it when wide enough); `empty` is
+/// the line shown when no row is visible.
 pub fn draw(
     pane: &DominatorsPane,
     dump: &Dump,
     dom: &DominatorTree,
     theme: &Theme,
+    empty: &str,
     area: Rect,
     f: &mut Frame,
 ) {
@@ -639,7 +641,7 @@ pub fn draw(
             width: left.width.saturating_sub(1),
             ..left
         };
-        draw_tree(pane, dump, dom, theme, left, f);
+        draw_tree(pane, dump, dom, theme, empty, left, f);
         let sep = Block::new()
             .borders(ratatui::widgets::Borders::LEFT)
             .border_set(theme.border());
@@ -647,7 +649,7 @@ pub fn draw(
         f.render_widget(sep, right);
         draw_chart(pane, dump, dom, theme, right_inner, f);
     } else {
-        draw_tree(pane, dump, dom, theme, inner, f);
+        draw_tree(pane, dump, dom, theme, empty, inner, f);
     }
 }
 
@@ -661,6 +663,7 @@ fn draw_tree(
     dump: &Dump,
     dom: &DominatorTree,
     theme: &Theme,
+    empty: &str,
     area: Rect,
     f: &mut Frame,
 ) {
@@ -677,7 +680,7 @@ fn draw_tree(
     let on_path: Vec<u32> = t.ancestors(t.selected);
     let height = list_height(area.height);
     if t.flat.is_empty() {
-        lines.push(Line::raw(" (no rows match the filter)"));
+        lines.push(Line::raw(fit(empty, area.width as usize, theme)));
     }
     for &id in t.flat.iter().skip(t.offset).take(height) {
         let n = &t.nodes[id as usize];

@@ -12,7 +12,7 @@ use ratatui::Frame;
 use super::ListState;
 use crate::graph::duplicates::{DuplicateSet, Duplicates};
 use crate::graph::HeapGraph;
-use crate::tui::app::App;
+use crate::tui::app::{App, PaneId};
 use crate::tui::fmt::{bytes, bytes_width, count, count_width, fit, type_name, Col, Columns};
 use crate::tui::theme::Theme;
 
@@ -422,7 +422,13 @@ pub fn draw(app: &App, area: Rect, f: &mut Frame) {
         ));
     }
     if pane.rows.is_empty() {
-        lines.push(Line::raw(" (no duplicate sets)"));
+        let empty = super::empty_message(
+            app,
+            PaneId::Duplicates,
+            "duplicate sets",
+            "no duplicate sets",
+        );
+        lines.push(Line::raw(fit(&empty, w, theme)));
     }
     f.render_widget(Paragraph::new(lines), inner);
 }

@@ -12,7 +12,7 @@ use ratatui::Frame;
 use super::ListState;
 use crate::analysis::roots::RootGroup;
 use crate::dump::{root_flags, root_kind, Dump};
-use crate::tui::app::App;
+use crate::tui::app::{App, PaneId};
 use crate::tui::filtering::CHECK_EVERY;
 use crate::tui::fmt::{bytes, bytes_width, count, count_width, fit, type_name, Col, Columns};
 
@@ -222,6 +222,11 @@ pub fn draw(app: &App, area: Rect, f: &mut Frame) {
                 Default::default()
             },
         ));
+    }
+    if pane.rows.is_empty() {
+        let empty =
+            super::empty_message(app, PaneId::Roots, "roots", "the dump has no root records");
+        lines.push(Line::raw(fit(&empty, w, theme)));
     }
     f.render_widget(Paragraph::new(lines), inner);
 }

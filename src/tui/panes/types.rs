@@ -12,7 +12,7 @@ use ratatui::Frame;
 use super::ListState;
 use crate::analysis::{ImmediateDominators, PreciseRetained, TypeStats};
 use crate::graph::DominatorTree;
-use crate::tui::app::App;
+use crate::tui::app::{App, PaneId};
 use crate::tui::fmt::{bytes, bytes_width, count, count_width, fit, type_name, Col, Columns};
 
 #[derive(Debug, Clone)]
@@ -165,11 +165,8 @@ pub fn draw(app: &App, area: Rect, f: &mut Frame) {
         lines.push(Line::styled(text, style));
     }
     if rows.is_empty() {
-        lines.push(Line::raw(if app.matcher.running {
-            " (matching…)"
-        } else {
-            " (no type matches the filter)"
-        }));
+        let empty = super::empty_message(app, PaneId::Types, "types", "the dump defines no types");
+        lines.push(Line::raw(fit(&empty, top.width as usize, theme)));
     }
     f.render_widget(Paragraph::new(lines), top);
 
