@@ -215,3 +215,41 @@ fn the_filter_thread_answers_the_latest_request() {
     drop(thread);
     assert!(rx.recv_timeout(Duration::from_secs(5)).is_err());
 }
+
+#[test]
+fn a_filter_that_matches_nothing_says_so_in_every_list() {
+    for (pane, noun) in [
+        ("2", "objects"),
+        ("3", "types"),
+        ("4", "duplicate sets"),
+        ("5", "roots"),
+    ] {
+        let mut a = app(80, 24);
+        keys(&mut a, &format!("{pane} / \"zqzqz\" Enter"));
+        let message = format!(" (no {noun} match `zqzqz`; Esc clears the filter)");
+        assert_shows(&a, &[&message], &["filtering…"]);
+        // While a longer filter is computed the list says so, not "no match".
+        keys(&mut a, "/");
+        type_only(&mut a, "q");
+        assert_shows(&a, &[" (filtering…)"], &[&format!("no {noun} match")]);
+        run_jobs(&mut a);
+        a.matcher.settle();
+        update(&mut a, Action::Tick);
+        assert_shows(&a, &["match `zqzqzq`"], &["(filtering…)"]);
+        keys(&mut a, "Enter Esc");
+        assert_shows(&a, &[], &["match `", "(filtering…)"]);
+    }
+}
+
+#[test]
+fn an_empty_list_says_why_without_a_filter() {
+    // No root records: nothing is reachable, so there are no dominators
+    // and no duplicates either.
+    let mut a = text_app("t 1 T\no 1 1 8\no 2 1 8\n", 80, 24);
+    keys(&mut a, "5");
+    assert_shows(&a, &[" (the dump has no root records)"], &[]);
+    keys(&mut a, "2");
+    assert_shows(&a, &[" (no object is reachable from a strong root)"], &[]);
+    keys(&mut a, "4");
+    assert_shows(&a, &[" (no duplicate sets)"], &[]);
+}

@@ -154,7 +154,7 @@ fn chart_toggles_on_narrow_and_sits_beside_the_tree_on_wide() {
 
     let mut w = app(200, 50);
     keys(&mut w, "2");
-    shows(&w, &["Retained by all roots", "Objects     %"]);
+    shows(&w, &["Retained by all roots", "Retained Objects      %"]);
     snap("wide_200x50", &w);
 }
 

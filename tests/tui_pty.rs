@@ -1,5 +1,6 @@
-//! One smoke test of the real binary in a pseudo-terminal: it starts on the
-//! demo heap, answers keys, and gives the terminal back when quitting.
+//! The real binary in a pseudo-terminal: it starts on the demo heap, answers
+//! keys, and gives the terminal back when quitting, and also when the dump
+//! it maps is truncated under it (SIGBUS).
 
 use std::io::{Read, Write};
 use std::os::fd::{FromRawFd, OwnedFd};
@@ -172,4 +173,132 @@ fn a_missing_file_fails_before_the_screen_changes() {
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(err.trim(), "heaptui: /nonexistent/heap.txt: no such file");
+}
+
+fn termios(fd: &OwnedFd) -> libc::termios {
+    use std::os::fd::AsRawFd;
+    let mut t = std::mem::MaybeUninit::<libc::termios>::uninit();
+    // SAFETY: tcgetattr fills `t` on success, which is asserted.
+    unsafe {
+        assert_eq!(libc::tcgetattr(fd.as_raw_fd(), t.as_mut_ptr()), 0);
+        t.assume_init()
+    }
+}
+
+fn cooked(t: &libc::termios) -> bool {
+    t.c_lflag & libc::ICANON != 0 && t.c_lflag & libc::ECHO != 0
+}
+
+#[test]
+fn the_saved_terminal_mode_is_restored() {
+    use heaptui::dump::source::{restore_terminal_mode, save_terminal_mode_of};
+    use std::os::fd::AsRawFd;
+    let (_master, slave) = openpty(24, 80);
+    let before = termios(&slave);
+    assert!(cooked(&before), "a new pty starts cooked");
+    assert!(save_terminal_mode_of(slave.as_raw_fd()));
+    let mut raw = before;
+    // SAFETY: plain struct manipulation and a tcsetattr on our own pty.
+    unsafe {
+        libc::cfmakeraw(&mut raw);
+        assert_eq!(libc::tcsetattr(slave.as_raw_fd(), libc::TCSANOW, &raw), 0);
+    }
+    assert!(!cooked(&termios(&slave)));
+    assert!(restore_terminal_mode());
+    let after = termios(&slave);
+    assert!(cooked(&after));
+    assert_eq!(
+        (after.c_iflag, after.c_oflag, after.c_lflag),
+        (before.c_iflag, before.c_oflag, before.c_lflag)
+    );
+    // A non-terminal has no mode to save.
+    let file = tempfile::tempfile().unwrap();
+    assert!(!save_terminal_mode_of(file.as_raw_fd()));
+}
+
+#[test]
+fn a_dump_truncated_while_mapped_leaves_the_terminal_cooked() {
+    // A dump far over the copy limit, so it is mapped: 64 KiB of text (the
+    // parser's binary check reads that much), then a sparse hole of 4 GiB
+    // that costs no disk and takes the parser seconds to walk. It is cut
+    // as soon as the process maps it: the parser's next page fault raises
+    // SIGBUS, deterministically (it cannot finish in between).
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("shrinking.txt");
+    let mut text = b"t 1 T\no 1 1 8\nr 1 1 0\n".to_vec();
+    text.resize(64 << 10, b' ');
+    text.push(b'\n');
+    std::fs::write(&path, &text).unwrap();
+    let file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+    file.set_len(4 << 30).unwrap();
+
+    let (master, slave) = openpty(24, 80);
+    assert!(cooked(&termios(&slave)), "a new pty starts cooked");
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_heaptui"));
+    cmd.arg(&path)
+        .env("LANG", "C.UTF-8")
+        .env("TERM", "xterm-256color")
+        .stdin(Stdio::from(slave.try_clone().unwrap()))
+        .stdout(Stdio::from(slave.try_clone().unwrap()))
+        .stderr(Stdio::from(slave.try_clone().unwrap()));
+    // SAFETY: only async-signal-safe calls between fork and exec.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::setsid();
+            libc::ioctl(0, libc::TIOCSCTTY, 0);
+            Ok(())
+        });
+    }
+    let mut child = cmd.spawn().expect("start heaptui");
+    let out = Arc::new(Mutex::new(Vec::new()));
+    let mut reader = std::fs::File::from(master.try_clone().unwrap());
+    let sink = out.clone();
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 8192];
+        while let Ok(n) = reader.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            sink.lock().unwrap().extend_from_slice(&buf[..n]);
+        }
+    });
+
+    wait_for(&out, "Overview", "first frame");
+    assert!(!cooked(&termios(&slave)), "the UI runs in raw mode");
+    let maps = format!("/proc/{}/maps", child.id());
+    let name = path.display().to_string();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !std::fs::read_to_string(&maps)
+        .unwrap_or_default()
+        .contains(&name)
+    {
+        assert!(Instant::now() < deadline, "the dump was never mapped");
+        assert!(child.try_wait().unwrap().is_none(), "heaptui ended early");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    file.set_len(0).unwrap();
+
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(Instant::now() < deadline, "heaptui did not end on SIGBUS");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    std::thread::sleep(Duration::from_millis(100));
+    let text = String::from_utf8_lossy(&out.lock().unwrap()).to_string();
+    assert_eq!(status.code(), Some(2), "{status:?}\n{text}");
+    // Cooked again: echo and line editing for the shell that comes back.
+    assert!(
+        cooked(&termios(&slave)),
+        "the terminal was left in raw mode"
+    );
+    assert!(text.contains("\x1b[?1049l"), "left the alternate screen");
+    // The message, its newline translated to CR LF by the restored mode.
+    let message = format!(
+        "heaptui: {name}: the dump file shrank while it was being read \
+         (truncated by another process); nothing was written\r\n"
+    );
+    assert!(text.contains(&message), "{text:?}");
 }

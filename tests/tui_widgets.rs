@@ -104,3 +104,28 @@ fn chart_fits_a_tiny_area() {
     assert!(row(&buf, 0).ends_with('…'), "{}", row(&buf, 0));
     assert!(row(&buf, 1).starts_with(" A"));
 }
+
+#[test]
+fn a_long_chart_label_is_shortened_before_its_size_and_percent() {
+    let theme = Theme {
+        ascii: true,
+        color: false,
+    };
+    let bars = vec![Bar {
+        label: "MyCompany.Product.Caching.LargeObjectCache".into(),
+        bytes: 0xff_e000_0000,
+        selected: false,
+    }];
+    let mut buf = Buffer::empty(Rect::new(0, 0, 60, 2));
+    RetainedChart {
+        title: "Retained by all roots".into(),
+        total: 0xff_e000_0000,
+        reachable: 0xff_e000_0000,
+        bars: &bars,
+        theme: &theme,
+    }
+    .render(buf.area, &mut buf);
+    // Label column: 36 cells (3/5 of 60) after the marker.
+    let r = row(&buf, 1);
+    assert_eq!(&r[..38], " MyCompany.Prod... 1023.50 GiB 100.0% ", "{r}");
+}

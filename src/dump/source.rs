@@ -3,12 +3,17 @@
 //! Small files are copied into memory, large ones are memory-mapped. A mapped
 //! file that another process truncates would raise SIGBUS on the next page we
 //! touch; a handler turns that into a clear message and exit code 2 instead of
-//! a crash. The file is only ever opened for reading.
+//! a crash, giving the terminal back first when the UI holds it (its saved
+//! mode, see [`save_terminal_mode`]). The file is only ever opened for
+//! reading.
 
+use std::cell::UnsafeCell;
 use std::fs::File;
 use std::io::Read;
+use std::mem::MaybeUninit;
+use std::os::fd::{AsRawFd, RawFd};
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicPtr, AtomicUsize, Ordering};
 use std::sync::Once;
 
 use memmap2::{Mmap, UncheckedAdvice};
@@ -103,6 +108,76 @@ fn io_reason(e: &std::io::Error) -> String {
 /// back before printing.
 pub static TERMINAL_IN_USE: AtomicBool = AtomicBool::new(false);
 
+/// The terminal's mode from before the UI made it raw. The SIGBUS handler
+/// cannot ask crossterm (it keeps the mode behind a lock), so it is kept
+/// here as well, in plain memory a handler may read.
+struct SavedMode(UnsafeCell<MaybeUninit<libc::termios>>);
+
+// SAFETY: written only while `SAVED_TTY` is -1, so the handler, which reads
+// it only after loading a valid descriptor from `SAVED_TTY`, never sees a
+// half-written mode (saving is done once, before any file is mapped).
+unsafe impl Sync for SavedMode {}
+
+static SAVED_MODE: SavedMode = SavedMode(UnsafeCell::new(MaybeUninit::uninit()));
+
+/// A descriptor of the terminal whose mode is in `SAVED_MODE` (our own
+/// duplicate, never closed while published), or -1.
+static SAVED_TTY: AtomicI32 = AtomicI32::new(-1);
+
+/// Remembers the mode of the terminal the UI is about to make raw: standard
+/// input when it is a terminal, else `/dev/tty` (the one crossterm makes
+/// raw). Call before raw mode is enabled. False when there is no terminal.
+pub fn save_terminal_mode() -> bool {
+    // SAFETY: isatty only inspects the descriptor.
+    if unsafe { libc::isatty(libc::STDIN_FILENO) } == 1 {
+        return save_terminal_mode_of(libc::STDIN_FILENO);
+    }
+    match std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/tty")
+    {
+        Ok(tty) => save_terminal_mode_of(tty.as_raw_fd()),
+        Err(_) => false,
+    }
+}
+
+/// Remembers the mode of terminal `fd`. A duplicate of `fd` is kept for
+/// [`restore_terminal_mode`], so the caller may close its own.
+pub fn save_terminal_mode_of(fd: RawFd) -> bool {
+    let mut mode = MaybeUninit::<libc::termios>::uninit();
+    // SAFETY: tcgetattr fills `mode` when it returns 0; fcntl duplicates a
+    // descriptor we were given.
+    unsafe {
+        if libc::tcgetattr(fd, mode.as_mut_ptr()) != 0 {
+            return false;
+        }
+        let dup = libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 0);
+        if dup < 0 {
+            return false;
+        }
+        // Unpublish, write, publish (see `SavedMode`).
+        let old = SAVED_TTY.swap(-1, Ordering::SeqCst);
+        (*SAVED_MODE.0.get()).write(mode.assume_init());
+        SAVED_TTY.store(dup, Ordering::SeqCst);
+        if old >= 0 {
+            libc::close(old);
+        }
+    }
+    true
+}
+
+/// Puts the saved terminal mode back. Async-signal-safe (one tcsetattr),
+/// for the SIGBUS handler. False when nothing was saved or it failed.
+pub fn restore_terminal_mode() -> bool {
+    let fd = SAVED_TTY.load(Ordering::SeqCst);
+    if fd < 0 {
+        return false;
+    }
+    // SAFETY: the mode was fully written before `fd` was published.
+    unsafe { libc::tcsetattr(fd, libc::TCSANOW, (*SAVED_MODE.0.get()).as_ptr()) == 0 }
+}
+
 static SIGBUS_ONCE: Once = Once::new();
 
 /// The path of the most recently mapped file, for the SIGBUS message. The
@@ -126,7 +201,8 @@ fn remember_mapped_path(path: &Path) {
 
 fn install_sigbus_handler() {
     SIGBUS_ONCE.call_once(|| {
-        // SAFETY: installs an async-signal-safe handler (write + _exit only).
+        // SAFETY: installs an async-signal-safe handler (tcsetattr, write
+        // and _exit only).
         unsafe {
             let mut action: libc::sigaction = std::mem::zeroed();
             action.sa_sigaction = on_sigbus as *const () as usize;
@@ -144,10 +220,15 @@ extern "C" fn on_sigbus(_: libc::c_int, _: *mut libc::siginfo_t, _: *mut libc::c
     const PREFIX: &[u8] = b"heaptui: ";
     const MSG: &[u8] =
         b"the dump file shrank while it was being read (truncated by another process); nothing was written\n";
-    // SAFETY: write(2) and _exit(2) are async-signal-safe; the path bytes
-    // are leaked, never freed, and published before the length.
+    // SAFETY: tcsetattr(3), write(2) and _exit(2) are async-signal-safe;
+    // the path bytes are leaked, never freed, and published before the
+    // length.
     unsafe {
         if TERMINAL_IN_USE.load(Ordering::Relaxed) {
+            // Cooked mode first (echo, line editing, output newline
+            // translation), so the shell the user returns to works and the
+            // message below ends its lines properly.
+            restore_terminal_mode();
             libc::write(1, RESTORE.as_ptr().cast(), RESTORE.len());
         }
         libc::write(2, PREFIX.as_ptr().cast(), PREFIX.len());

@@ -361,6 +361,8 @@ impl App {
                 }
                 self.type_pos = pos;
                 self.dominators = Some(DominatorsPane::new(&graph.dump, &dom));
+                self.types_pane.measure(&types, &dom);
+                self.roots_pane.measure(&roots);
                 self.dom = Some(dom);
                 self.types = Some(types);
                 self.roots = Some(roots);
@@ -390,12 +392,7 @@ impl App {
                 exclude,
                 rows,
             } => {
-                self.types_pane.imm = Some(ImmView {
-                    type_index,
-                    exclude,
-                    rows,
-                    list: ListState::default(),
-                });
+                self.types_pane.imm = Some(ImmView::new(type_index, exclude, rows));
                 self.types_pane.imm_focus = true;
                 self.job = None;
             }

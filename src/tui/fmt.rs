@@ -70,6 +70,222 @@ pub fn type_name(name: &str, width: usize, theme: &Theme) -> String {
     fit(&parts.concat(), width, theme)
 }
 
+/// Width of the widest `bytes(x)` for any `x <= max`, so a column sized
+/// by its largest value holds every smaller one (the text is not monotone:
+/// `1000.50 KiB` is wider than `1.50 MiB`). At most 11 (`1023.99 KiB`).
+pub fn bytes_width(max: u64) -> usize {
+    if max < 1024 {
+        return bytes(max).len();
+    }
+    if max >= 1 << 20 {
+        // Every KiB value lies below `max`, `1000.50 KiB` among them.
+        return 11;
+    }
+    // Kibibytes: as many integer digits as `max` has, two decimals, " KiB";
+    // never narrower than the widest byte count (`1023 B`).
+    let int_digits = format!("{:.2}", max as f64 / 1024.0).find('.').unwrap_or(4);
+    (int_digits + 3 + 4).max(6)
+}
+
+/// Width of `count(x)` for any `x <= max` (it grows with the value).
+pub fn count_width(max: u64) -> usize {
+    count(max).len()
+}
+
+/// How a column's cells are aligned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Align {
+    Left,
+    Right,
+}
+
+/// One column of a [`Columns`] layout.
+#[derive(Debug, Clone, Copy)]
+pub struct Col {
+    pub header: &'static str,
+    /// Width of its widest value (computed once per data set by the pane).
+    pub content: usize,
+    pub align: Align,
+    /// The name column: takes the width the others leave, and its text is
+    /// shortened; exactly one column of a table is flexible.
+    pub flex: bool,
+    /// Non-zero: the column is left out when the name would otherwise get
+    /// fewer than [`NAME_ROOM`] cells (the highest first).
+    pub optional: u8,
+}
+
+impl Col {
+    /// A right-aligned number column.
+    pub const fn num(header: &'static str, content: usize) -> Col {
+        Col {
+            header,
+            content,
+            align: Align::Right,
+            flex: false,
+
+            optional: 0,
+        }
+    }
+
+    /// A left-aligned text column of fixed width.
+    pub const fn text(header: &'static str, content: usize) -> Col {
+        Col {
+            header,
+            content,
+            align: Align::Left,
+            flex: false,
+
+            optional: 0,
+        }
+    }
+
+    /// Makes the column optional, left out before those of lower `rank`.
+    pub const fn optional(self, rank: u8) -> Col {
+        Col {
+            optional: rank,
+            ..self
+        }
+    }
+
+    /// The flexible name column.
+    pub const fn name(header: &'static str) -> Col {
+        Col {
+            header,
+            content: 0,
+            align: Align::Left,
+            flex: true,
+
+            optional: 0,
+        }
+    }
+}
+
+/// Optional columns give way before the name gets narrower than this.
+pub const NAME_ROOM: usize = 16;
+
+/// Narrowest the name column gets before the row runs past the right edge.
+const NAME_MIN: usize = 8;
+
+/// A table's row layout: a one-cell marker (`>` on the selection), then the
+/// columns with one blank between each two. Fixed columns are as wide as
+/// their header and their widest value, so a number is never cut and never
+/// touches its neighbour; the name column gets the rest and its text is
+/// shortened instead. When even that leaves the name too little room,
+/// optional columns are left out.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Columns {
+    widths: Vec<usize>,
+    aligns: Vec<Align>,
+    shown: Vec<bool>,
+    flex: Option<usize>,
+}
+
+impl Columns {
+    /// Lays out `cols` in `width` cells (the marker included).
+    pub fn new(width: usize, cols: &[Col]) -> Columns {
+        let mut widths: Vec<usize> = cols
+            .iter()
+            .map(|c| c.header.chars().count().max(c.content))
+            .collect();
+        let mut shown = vec![true; cols.len()];
+        let flex = cols.iter().position(|c| c.flex);
+        if let Some(f) = flex {
+            let room = |shown: &[bool]| {
+                let fixed: usize = (0..cols.len())
+                    .filter(|&i| i != f && shown[i])
+                    .map(|i| widths[i] + 1)
+                    .sum();
+                width.saturating_sub(1 + fixed)
+            };
+            while room(&shown) < NAME_ROOM {
+                let drop = (0..cols.len())
+                    .filter(|&i| shown[i] && cols[i].optional > 0)
+                    .max_by_key(|&i| cols[i].optional);
+                match drop {
+                    Some(i) => shown[i] = false,
+                    None => break,
+                }
+            }
+            widths[f] = room(&shown).max(NAME_MIN);
+        }
+        Columns {
+            widths,
+            aligns: cols.iter().map(|c| c.align).collect(),
+            shown,
+            flex,
+        }
+    }
+
+    /// Whether column `i` is shown.
+    pub fn shown(&self, i: usize) -> bool {
+        self.shown[i]
+    }
+
+    /// Width of column `i`.
+    pub fn width(&self, i: usize) -> usize {
+        self.widths[i]
+    }
+
+    /// Width of the shown columns `from..to` with the blanks between them,
+    /// for a cell that spans them.
+    pub fn span(&self, from: usize, to: usize) -> usize {
+        let shown: Vec<usize> = (from..to)
+            .filter(|&i| self.shown[i])
+            .map(|i| self.widths[i])
+            .collect();
+        shown.iter().sum::<usize>() + shown.len().saturating_sub(1)
+    }
+
+    /// One row: `marker` (one cell) and the cells, padded to their columns
+    /// (cells of left-out columns are skipped). The name cell is shortened
+    /// to fit (callers may shorten it better first, e.g. with
+    /// [`type_name`]); other cells are never cut.
+    pub fn row(&self, marker: &str, cells: &[&str], theme: &Theme) -> String {
+        let mut out = String::with_capacity(self.widths.iter().sum::<usize>() + cells.len() + 1);
+        out.push_str(marker);
+        let last = (0..cells.len()).rev().find(|&i| self.shown[i]);
+        let mut first = true;
+        for (i, cell) in cells.iter().enumerate() {
+            if !self.shown[i] {
+                continue;
+            }
+            if !first {
+                out.push(' ');
+            }
+            first = false;
+            let w = self.widths[i];
+            let fitted;
+            let cell = if Some(i) == self.flex {
+                fitted = fit(cell, w, theme);
+                fitted.as_str()
+            } else {
+                cell
+            };
+            let pad = w.saturating_sub(cell.chars().count());
+            match self.aligns[i] {
+                Align::Left => {
+                    out.push_str(cell);
+                    // The last cell needs no trailing blanks.
+                    if Some(i) != last {
+                        out.extend(std::iter::repeat_n(' ', pad));
+                    }
+                }
+                Align::Right => {
+                    out.extend(std::iter::repeat_n(' ', pad));
+                    out.push_str(cell);
+                }
+            }
+        }
+        out
+    }
+
+    /// The header row (a blank where the marker goes).
+    pub fn header(&self, cols: &[Col], theme: &Theme) -> String {
+        let cells: Vec<&str> = cols.iter().map(|c| c.header).collect();
+        self.row(" ", &cells, theme)
+    }
+}
+
 /// Milliseconds as `0.4s` / `12s`.
 pub fn secs(ms: u64) -> String {
     if ms < 10_000 {
@@ -97,6 +313,7 @@ mod tests {
         assert_eq!(fit("abcdef", 5, &t), "ab...");
         assert_eq!(fit("abc", 5, &t), "abc");
         assert_eq!(secs(1234), "1.2s");
+        assert_eq!(bytes(1000 * 1024 + 512), "1000.50 KiB");
         let name =
             "System.Collections.Generic.Dictionary<System.String,FieldOps.Imaging.CachedImage>";
         assert_eq!(type_name(name, 100, &t), name);
@@ -108,5 +325,88 @@ mod tests {
             type_name(name, 50, &t),
             "S.C.G.Dictionary<S.String,F.Imaging.CachedImage>"
         );
+    }
+
+    #[test]
+    fn bytes_width_holds_every_smaller_value() {
+        // Every value up to a few MiB, and around each unit's boundaries.
+        let mut probes: Vec<u64> = (0..3 << 20).step_by(97).collect();
+        for shift in [10u32, 20, 30, 40, 50, 60] {
+            for d in [0u64, 1, 5, 10, 512, 1000 << (shift - 10)] {
+                for base in [1u64 << shift, 1000 << (shift - 10)] {
+                    probes.push(base.saturating_sub(d));
+                    probes.push(base.saturating_add(d));
+                }
+            }
+        }
+        probes.push(u64::MAX);
+        probes.sort_unstable();
+        let mut widest = 0;
+        for &v in &probes {
+            widest = widest.max(bytes(v).len());
+            assert!(
+                bytes_width(v) >= widest,
+                "{v}: {} < {widest}",
+                bytes_width(v)
+            );
+            assert!(bytes_width(v) <= 11);
+        }
+        assert_eq!(bytes_width(0), 3); // "0 B"
+        assert_eq!(bytes_width(1023), 6);
+        assert_eq!(bytes_width(2048), 8); // "1.50 KiB" occurs below it
+        assert_eq!(bytes_width(5 << 30), 11);
+        assert_eq!(count_width(10_000_000), 10);
+    }
+
+    #[test]
+    fn columns_keep_a_blank_between_cells_and_cut_only_the_name() {
+        let t = Theme {
+            ascii: true,
+            color: false,
+        };
+        let cols = [
+            Col::name("Type"),
+            Col::num("Count", count_width(19_602)),
+            Col::num("Shallow", 11),
+            Col::num("Min ret.", 11),
+        ];
+        let c = Columns::new(50, &cols);
+        assert_eq!(c.width(0), 50 - 1 - (7 + 12 + 12));
+        assert_eq!(
+            c.header(&cols, &t),
+            " Type                Count     Shallow    Min ret."
+        );
+        let row = c.row(
+            ">",
+            &[
+                "A.Very.Long.Type.Name.That.Does.Not.Fit",
+                "19,602",
+                "1006.96 KiB",
+                "1006.91 KiB",
+            ],
+            &t,
+        );
+        assert_eq!(row, ">A.Very.Long.Typ... 19,602 1006.96 KiB 1006.91 KiB");
+        assert_eq!(row.len(), 50);
+        // Too narrow: the name keeps its minimum, the numbers stay whole.
+        let c = Columns::new(20, &cols);
+        assert_eq!(c.width(0), NAME_MIN);
+        let row = c.row(" ", &["T", "1", "2 B", "3 B"], &t);
+        assert_eq!(row, " T             1         2 B         3 B");
+        assert_eq!(c.span(1, 3), 6 + 1 + 11);
+        // Optional columns give way to the name, the highest rank first.
+        let cols = [
+            Col::name("Type"),
+            Col::num("A", 10),
+            Col::num("B", 10).optional(1),
+            Col::num("C", 10).optional(2),
+        ];
+        let c = Columns::new(40, &cols);
+        assert!(c.shown(2) && !c.shown(3));
+        assert_eq!(c.width(0), 40 - 1 - 22);
+        let row = c.row(" ", &["T", "a", "b", "c"], &t);
+        assert_eq!(row, format!(" T{}a{}b", " ".repeat(26), " ".repeat(10)));
+        assert_eq!(c.span(1, 4), 21);
+        assert!(Columns::new(60, &cols).shown(3));
     }
 }

@@ -123,6 +123,10 @@ pub fn run(options: Options) -> color_eyre::Result<u8> {
     let theme = Theme::from_env(options.ascii);
     install_signal_handlers();
 
+    // The cooked mode, for the SIGBUS handler to restore (it cannot use
+    // crossterm's copy); saved before raw mode, and before any file is
+    // mapped.
+    crate::dump::source::save_terminal_mode();
     // The first frame is drawn before the file is even opened.
     let mut terminal = ratatui::init();
     TERMINAL_IN_USE.store(true, Ordering::Relaxed);

@@ -128,7 +128,13 @@ fn draw_body(app: &App, area: Rect, f: &mut Frame) {
         PaneId::Overview => panes::overview::draw(app, area, f),
         PaneId::Dominators => match (&app.dominators, &app.graph, &app.dom) {
             (Some(d), Some(g), Some(dom)) => {
-                panes::dominators::draw(d, &g.dump, dom, &app.theme, area, f)
+                let empty = panes::empty_message(
+                    app,
+                    PaneId::Dominators,
+                    "objects",
+                    "no object is reachable from a strong root",
+                );
+                panes::dominators::draw(d, &g.dump, dom, &app.theme, &empty, area, f)
             }
             _ => {
                 let block = Block::bordered()

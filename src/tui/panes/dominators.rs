@@ -16,7 +16,9 @@ use crate::analysis::grouping::{group_children_unsorted, largest_members};
 use crate::analysis::{domination_path, Group};
 use crate::dump::Dump;
 use crate::graph::DominatorTree;
-use crate::tui::fmt::{bytes, count, fit, percent, type_name};
+use crate::tui::fmt::{
+    bytes, bytes_width, count, count_width, fit, percent, type_name, Col, Columns,
+};
 use crate::tui::theme::Theme;
 
 /// Instance rows added per "more" row.
@@ -511,6 +513,9 @@ pub struct DominatorsPane {
     /// On narrow terminals: the chart replaces the tree.
     pub chart_only: bool,
     pub marks: Marks,
+    /// Widths of the retained bytes and objects of any row: no row (group
+    /// or object) retains more than the reachable heap.
+    pub widths: [usize; 2],
 }
 
 impl DominatorsPane {
@@ -520,6 +525,10 @@ impl DominatorsPane {
             mode: TreeMode::Tree,
             chart_only: false,
             marks: None,
+            widths: [
+                bytes_width(dom.reachable_bytes),
+                count_width(dom.reachable_objects),
+            ],
         };
         p.refresh();
         p
@@ -586,12 +595,14 @@ impl DominatorsPane {
     }
 }
 
-/// Draws the tree (and the chart beside it when wide enough).
+/// Draws the tree (and the chart beside it when wide enough); `empty` is
+/// the line shown when no row is visible.
 pub fn draw(
     pane: &DominatorsPane,
     dump: &Dump,
     dom: &DominatorTree,
     theme: &Theme,
+    empty: &str,
     area: Rect,
     f: &mut Frame,
 ) {
@@ -625,7 +636,12 @@ pub fn draw(
         let [left, right] =
             Layout::horizontal([Constraint::Percentage(60), Constraint::Percentage(40)])
                 .areas(inner);
-        draw_tree(pane, dump, dom, theme, left, f);
+        // A blank between the tree's last column and the chart's border.
+        let left = Rect {
+            width: left.width.saturating_sub(1),
+            ..left
+        };
+        draw_tree(pane, dump, dom, theme, empty, left, f);
         let sep = Block::new()
             .borders(ratatui::widgets::Borders::LEFT)
             .border_set(theme.border());
@@ -633,7 +649,7 @@ pub fn draw(
         f.render_widget(sep, right);
         draw_chart(pane, dump, dom, theme, right_inner, f);
     } else {
-        draw_tree(pane, dump, dom, theme, inner, f);
+        draw_tree(pane, dump, dom, theme, empty, inner, f);
     }
 }
 
@@ -647,26 +663,24 @@ fn draw_tree(
     dump: &Dump,
     dom: &DominatorTree,
     theme: &Theme,
+    empty: &str,
     area: Rect,
     f: &mut Frame,
 ) {
     let t = pane.tree();
-    let w = area.width as usize;
-    let num_w = 11usize;
-    let obj_w = 10usize;
-    let pct_w = 6usize;
-    let name_w = w.saturating_sub(num_w + obj_w + pct_w + 3);
-    let mut lines = vec![Line::styled(
-        format!(
-            " {:<name_w$}{:>num_w$}{:>obj_w$}{:>pct_w$}",
-            "Type", "Retained", "Objects", "%",
-        ),
-        theme.header(),
-    )];
+    let cols = [
+        Col::name("Type"),
+        Col::num("Retained", pane.widths[0]),
+        Col::num("Objects", pane.widths[1]),
+        Col::num("%", "100.0%".len()),
+    ];
+    let table = Columns::new(area.width as usize, &cols);
+    let name_w = table.width(0);
+    let mut lines = vec![Line::styled(table.header(&cols, theme), theme.header())];
     let on_path: Vec<u32> = t.ancestors(t.selected);
     let height = list_height(area.height);
     if t.flat.is_empty() {
-        lines.push(Line::raw(" (no rows match the filter)"));
+        lines.push(Line::raw(fit(empty, area.width as usize, theme)));
     }
     for &id in t.flat.iter().skip(t.offset).take(height) {
         let n = &t.nodes[id as usize];
@@ -682,25 +696,30 @@ fn draw_tree(
         let loading = if n.loading { " (grouping…)" } else { "" };
         let label = format!(
             "{indent}{marker} {}{loading}",
-            t.label_within(id, dump, theme, room.saturating_sub(loading.len()))
+            t.label_within(
+                id,
+                dump,
+                theme,
+                room.saturating_sub(loading.chars().count())
+            )
         );
         let (rb, ro) = t.sizes_of(id, dom).unwrap_or((0, 0));
-        let nums = if matches!(n.item, Item::More { .. }) {
-            String::new()
+        let selected = id == t.selected;
+        let marker = if selected { ">" } else { " " };
+        let text = if matches!(n.item, Item::More { .. }) {
+            table.row(marker, &[&label], theme)
         } else {
-            format!(
-                "{:>num_w$}{:>obj_w$}{:>pct_w$}",
-                bytes(rb),
-                count(ro),
-                percent(rb, dom.reachable_bytes)
+            table.row(
+                marker,
+                &[
+                    &label,
+                    &bytes(rb),
+                    &count(ro),
+                    &percent(rb, dom.reachable_bytes),
+                ],
+                theme,
             )
         };
-        let selected = id == t.selected;
-        let text = format!(
-            "{}{:<name_w$}{nums}",
-            if selected { ">" } else { " " },
-            fit(&label, name_w, theme)
-        );
         let style = if selected {
             theme.selected()
         } else if on_path.contains(&id) {
@@ -747,9 +766,10 @@ fn label_width(width: u16) -> usize {
     (width as usize * 3 / 5).clamp(10, 60)
 }
 
-/// Room for a type label in the chart, leaving space for size and percent.
+/// Room for a type label in the chart, leaving space for size and percent
+/// (` 1023.50 KiB 100.0%`).
 fn label_room(width: u16) -> usize {
-    label_width(width).saturating_sub(18).max(8)
+    label_width(width).saturating_sub(19).max(8)
 }
 
 /// One bar of the chart.
@@ -794,16 +814,14 @@ impl ratatui::widgets::Widget for RetainedChart<'_> {
             .take(area.height.saturating_sub(1) as usize)
         {
             let eighths = ((b.bytes as u128 * bar_w as u128 * 8) / total as u128) as usize;
-            let label = fit(
-                &format!(
-                    "{} {} {}",
-                    b.label,
-                    bytes(b.bytes),
-                    percent(b.bytes, self.reachable)
-                ),
-                label_w,
-                theme,
-            );
+            // The name gives way, not the size and percent after it (but
+            // keeps a few cells in a tiny chart).
+            let nums = format!(" {} {}", bytes(b.bytes), percent(b.bytes, self.reachable));
+            let name_w = label_w
+                .saturating_sub(nums.chars().count())
+                .max(b.label.chars().count().min(4));
+            let name = fit(&b.label, name_w, theme);
+            let label = fit(&format!("{name}{nums}"), label_w, theme);
             let mark = if b.selected { ">" } else { " " };
             let style = if b.selected {
                 theme.selected()

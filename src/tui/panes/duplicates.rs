@@ -10,10 +10,10 @@ use ratatui::widgets::{Block, Paragraph};
 use ratatui::Frame;
 
 use super::ListState;
-use crate::graph::duplicates::Duplicates;
+use crate::graph::duplicates::{DuplicateSet, Duplicates};
 use crate::graph::HeapGraph;
-use crate::tui::app::App;
-use crate::tui::fmt::{bytes, count, fit, type_name};
+use crate::tui::app::{App, PaneId};
+use crate::tui::fmt::{bytes, bytes_width, count, count_width, fit, type_name, Col, Columns};
 use crate::tui::theme::Theme;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -113,20 +113,85 @@ pub struct DuplicatesPane {
     /// so rows and sets always agree.
     pub source: Option<Arc<Duplicates>>,
     pub detail: Option<DupDetail>,
+    /// Column widths for `source` (see [`DupWidths::measure`]).
+    pub widths: DupWidths,
+}
+
+/// Widths of the list's values over every set and possible-duplicates type
+/// of a detection result: measured once per result (O(sets), no text
+/// formatted), so filtering never moves the columns.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DupWidths {
+    /// Digits of the largest set id (`#` comes on top).
+    pub id_digits: usize,
+    pub additional: usize,
+    pub instances: usize,
+    pub instance_bytes: usize,
+    pub objects_per_copy: usize,
+    /// Digits of the largest holding set id (the arrow and `#` on top).
+    pub holder_digits: usize,
+    /// There are possible-duplicates rows (`possible`, `D:detect`).
+    pub possible: bool,
+}
+
+impl DupWidths {
+    pub fn measure(d: &Duplicates) -> DupWidths {
+        let max = |f: &dyn Fn(&DuplicateSet) -> u64| d.sets.iter().map(f).max().unwrap_or(0);
+        let possible = d.possible.iter().map(|p| p.instances.len() as u64).max();
+        let digits = |n: u64| n.to_string().len();
+        DupWidths {
+            id_digits: digits(max(&|s| s.id as u64)),
+            additional: bytes_width(max(&|s| s.additional_bytes)),
+            instances: count_width(max(&|s| s.members.len() as u64).max(possible.unwrap_or(0))),
+            instance_bytes: bytes_width(max(&|s| s.instance_bytes)),
+            objects_per_copy: count_width(max(&|s| s.objects_per_copy)),
+            holder_digits: digits(max(&|s| s.holding_set.map_or(0, u64::from))),
+            possible: possible.is_some(),
+        }
+    }
+
+    /// Set, Additional, Inst., Per inst, Per copy, Kind, Held by, Type.
+    fn columns(&self, theme: &Theme) -> [Col; 8] {
+        let mut held = theme.arrow().chars().count() + 1 + self.holder_digits;
+        let mut kind = "trivial".len();
+        if self.possible {
+            held = held.max("D:detect".len());
+            kind = "possible".len();
+        }
+        [
+            Col::text("Set", 1 + self.id_digits),
+            Col::num("Additional", self.additional),
+            Col::num("Inst.", self.instances),
+            // On a narrow terminal the type name needs the room more (the
+            // set's detail still shows both).
+            Col::num("Per inst", self.instance_bytes).optional(1),
+            Col::num("Per copy", self.objects_per_copy).optional(2),
+            Col::text("Kind", kind),
+            Col::text("Held by", held),
+            Col::name("Type"),
+        ]
+    }
 }
 
 /// Objects listed in a member's instance graph at most.
 const GRAPH_LIMIT: usize = 300;
 
 impl DuplicatesPane {
-    /// Shows `rows` of `source`. O(1).
+    /// Shows `rows` of `source`. O(1), but O(sets) for a new `source`.
     pub fn show(&mut self, source: Arc<Duplicates>, rows: DupRows) {
+        if !self
+            .source
+            .as_ref()
+            .is_some_and(|s| Arc::ptr_eq(s, &source))
+        {
+            self.widths = DupWidths::measure(&source);
+        }
         self.rows = rows;
         self.source = Some(source);
         self.list.scroll(self.rows.len(), usize::MAX);
     }
 
-    /// Shows every set and possible-duplicates type of `source`. O(1).
+    /// Shows every set and possible-duplicates type of `source`.
     pub fn show_all(&mut self, source: Arc<Duplicates>) {
         let rows = DupRows::All {
             sets: source.sets.len(),
@@ -291,8 +356,9 @@ pub fn draw(app: &App, area: Rect, f: &mut Frame) {
     }
     let w = inner.width as usize;
     let height = list_height(inner.height);
-    // Fixed columns take 61 cells; the type gets the rest, shortened.
-    let type_w = w.saturating_sub(62).max(8);
+    let cols = pane.widths.columns(theme);
+    let table = Columns::new(w, &cols);
+    let type_w = table.width(7);
     let mut lines = vec![
         Line::styled(
             fit(
@@ -302,49 +368,50 @@ pub fn draw(app: &App, area: Rect, f: &mut Frame) {
             ),
             theme.dim(),
         ),
-        Line::styled(
-            format!(
-                " {:<6}{:>11}{:>8}{:>10}{:>9} {:<8}{:<8}{}",
-                "Set", "Additional", "Inst.", "Per inst", "Per copy", "Kind", "Held by", "Type"
-            ),
-            theme.header(),
-        ),
+        Line::styled(table.header(&cols, theme), theme.header()),
     ];
     let end = pane.rows.len().min(pane.list.offset + height);
     for (i, row) in (pane.list.offset..end).filter_map(|i| Some((i, pane.rows.get(i)?))) {
         let sel = i == pane.list.selected;
+        let marker = if sel { ">" } else { " " };
         let text = match row {
             DupRow::Set(id) => {
                 let s = &d.sets[id as usize];
-                format!(
-                    "#{:<5}{:>11}{:>8}{:>10}{:>9} {:<8}{:<8}{}",
-                    s.id,
-                    bytes(s.additional_bytes),
-                    count(s.members.len() as u64),
-                    bytes(s.instance_bytes),
-                    count(s.objects_per_copy),
-                    if s.trivial { "trivial" } else { "full" },
-                    s.holding_set
-                        .map_or("-".to_string(), |h| format!("{}#{h}", theme.arrow())),
-                    type_name(&dump.type_names[s.type_index as usize], type_w, theme)
+                table.row(
+                    marker,
+                    &[
+                        &format!("#{}", s.id),
+                        &bytes(s.additional_bytes),
+                        &count(s.members.len() as u64),
+                        &bytes(s.instance_bytes),
+                        &count(s.objects_per_copy),
+                        if s.trivial { "trivial" } else { "full" },
+                        &s.holding_set
+                            .map_or("-".to_string(), |h| format!("{}#{h}", theme.arrow())),
+                        &type_name(&dump.type_names[s.type_index as usize], type_w, theme),
+                    ],
+                    theme,
                 )
             }
             DupRow::Possible(p) => {
                 let p = &d.possible[p as usize];
-                format!(
-                    "{:<6}{:>11}{:>8}{:>10}{:>9} {:<8}{:<8}{}",
-                    "?",
-                    "-",
-                    count(p.instances.len() as u64),
-                    "-",
-                    "-",
-                    "possible",
-                    "D:detect",
-                    type_name(&dump.type_names[p.type_index as usize], type_w, theme)
+                table.row(
+                    marker,
+                    &[
+                        "?",
+                        "-",
+                        &count(p.instances.len() as u64),
+                        "-",
+                        "-",
+                        "possible",
+                        "D:detect",
+                        &type_name(&dump.type_names[p.type_index as usize], type_w, theme),
+                    ],
+                    theme,
                 )
             }
         };
-        let text = fit(&format!("{}{text}", if sel { ">" } else { " " }), w, theme);
+        let text = fit(&text, w, theme);
         lines.push(Line::styled(
             text,
             if sel {
@@ -355,7 +422,13 @@ pub fn draw(app: &App, area: Rect, f: &mut Frame) {
         ));
     }
     if pane.rows.is_empty() {
-        lines.push(Line::raw(" (no duplicate sets)"));
+        let empty = super::empty_message(
+            app,
+            PaneId::Duplicates,
+            "duplicate sets",
+            "no duplicate sets",
+        );
+        lines.push(Line::raw(fit(&empty, w, theme)));
     }
     f.render_widget(Paragraph::new(lines), inner);
 }

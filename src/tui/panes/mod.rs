@@ -7,6 +7,25 @@ pub mod overview;
 pub mod roots;
 pub mod types;
 
+use crate::tui::app::{App, PaneId};
+
+/// The line a list shows instead of rows: that the filter is still being
+/// applied, that it matched nothing (`no roots match `Foo``), or, with no
+/// filter, `unfiltered` (why the data set itself is empty). Every list
+/// phrases it the same way.
+pub fn empty_message(app: &App, pane: PaneId, noun: &str, unfiltered: &str) -> String {
+    let filter = app.filters[pane.index()].trim();
+    let busy = app.filter_pending[pane.index()].is_some()
+        || (pane == PaneId::Types && app.matcher.running);
+    if busy {
+        format!(" (filtering{})", app.theme.ellipsis())
+    } else if filter.is_empty() {
+        format!(" ({unfiltered})")
+    } else {
+        format!(" (no {noun} match `{filter}`; Esc clears the filter)")
+    }
+}
+
 /// A scrolled list: the selected row and the first visible row.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ListState {

@@ -9,7 +9,7 @@ use ratatui::Frame;
 
 use crate::dump::{root_flags, root_kind};
 use crate::tui::app::App;
-use crate::tui::fmt::{bytes, count, fit, percent};
+use crate::tui::fmt::{bytes, count, count_width, fit, percent, type_name};
 use crate::tui::panes::inspector::Target;
 
 /// The overview's lines, and which of them are jump targets (line index,
@@ -56,9 +56,12 @@ pub fn lines(app: &App, width: usize) -> (Vec<Line<'static>>, Vec<(usize, Target
     )));
     out.push(Line::raw(""));
     out.push(h(" Roots (kind / flags: records)"));
+    // A handful of kinds: measured per frame, so the names line up.
+    let records_w = app.totals.root_kinds.iter().map(|r| r.2).max();
+    let records_w = count_width(records_w.unwrap_or(0)).max(9);
     for &(k, fl, n) in &app.totals.root_kinds {
         out.push(Line::raw(format!(
-            " {:>9}  {} [{}]",
+            " {:>records_w$}  {} [{}]",
             count(n),
             root_kind::name(k),
             root_flags::describe(fl)
@@ -68,21 +71,23 @@ pub fn lines(app: &App, width: usize) -> (Vec<Line<'static>>, Vec<(usize, Target
     out.push(h(" Reachability"));
     if let Some(dom) = &app.dom {
         let (wo, wb) = app.weakly_held;
+        // No line counts more objects than the dump has.
+        let objects_w = count_width(dump.objects() as u64).max(9);
         let un_o = dump.objects() as u64 - dom.reachable_objects;
         let un_b = total - dom.reachable_bytes;
         out.push(Line::raw(format!(
-            " reachable    {:>12} in {:>9} objects ({})",
+            " reachable    {:>12} in {:>objects_w$} objects ({})",
             bytes(dom.reachable_bytes),
             count(dom.reachable_objects),
             percent(dom.reachable_bytes, total)
         )));
         out.push(Line::raw(format!(
-            " unreachable  {:>12} in {:>9} objects (garbage or weak only)",
+            " unreachable  {:>12} in {:>objects_w$} objects (garbage or weak only)",
             bytes(un_b),
             count(un_o)
         )));
         out.push(Line::raw(format!(
-            " weakly held  {:>12} in {:>9} objects (part of unreachable)",
+            " weakly held  {:>12} in {:>objects_w$} objects (part of unreachable)",
             bytes(wb),
             count(wo)
         )));
@@ -91,14 +96,16 @@ pub fn lines(app: &App, width: usize) -> (Vec<Line<'static>>, Vec<(usize, Target
         for &o in dom.children_of(dom.super_root()).iter().take(10) {
             let rb = dom.retained_bytes[o as usize];
             targets.push((out.len(), Target::Object(o)));
+            // The type is shortened so that the id still shows.
+            let head = format!(
+                " {:>11} {:>6}  ",
+                bytes(rb),
+                percent(rb, dom.reachable_bytes)
+            );
+            let id = dump.id_hex(o);
+            let room = width.saturating_sub(head.len() + 1 + id.len());
             out.push(Line::raw(fit(
-                &format!(
-                    " {:>11} {:>6}  {} {}",
-                    bytes(rb),
-                    percent(rb, dom.reachable_bytes),
-                    dump.type_name(o),
-                    dump.id_hex(o)
-                ),
+                &format!("{head}{} {id}", type_name(dump.type_name(o), room, theme)),
                 width,
                 theme,
             )));

@@ -12,9 +12,9 @@ use ratatui::Frame;
 use super::ListState;
 use crate::analysis::roots::RootGroup;
 use crate::dump::{root_flags, root_kind, Dump};
-use crate::tui::app::App;
+use crate::tui::app::{App, PaneId};
 use crate::tui::filtering::CHECK_EVERY;
-use crate::tui::fmt::{bytes, count, fit};
+use crate::tui::fmt::{bytes, bytes_width, count, count_width, fit, type_name, Col, Columns};
 
 /// Records listed per expanded group at most.
 const RECORDS_SHOWN: usize = 1000;
@@ -73,9 +73,32 @@ pub struct RootsPane {
     pub expanded: HashSet<usize>,
     /// The filter's matches per group (`None`: no filter).
     pub matches: Option<Arc<Vec<GroupMatch>>>,
+    /// Widths of the records, objects and retained bytes of any row (see
+    /// [`RootsPane::measure`]).
+    pub widths: [usize; 3],
 }
 
 impl RootsPane {
+    /// Sizes the number columns for the widest group, once per dump. A
+    /// record's object retains no more than its group.
+    pub fn measure(&mut self, groups: &[RootGroup]) {
+        let max = |f: fn(&RootGroup) -> u64| groups.iter().map(f).max().unwrap_or(0);
+        self.widths = [
+            count_width(max(|g| g.roots.len() as u64)),
+            count_width(max(|g| g.objects)),
+            bytes_width(max(|g| g.retained_bytes)),
+        ];
+    }
+
+    fn columns(&self) -> [Col; 4] {
+        [
+            Col::name("Kind [flags] / object"),
+            Col::num("Records", self.widths[0]),
+            Col::num("Objects", self.widths[1]),
+            Col::num("Retained", self.widths[2]),
+        ]
+    }
+
     /// Rebuilds rows from the groups, the expanded set and the filter's
     /// matches: groups without a match are hidden. O(groups + records
     /// shown), so expanding a group of a million records costs a page.
@@ -117,13 +140,11 @@ pub fn draw(app: &App, area: Rect, f: &mut Frame) {
     };
     let dump = &graph.dump;
     let w = inner.width as usize;
-    let mut lines = vec![Line::styled(
-        format!(
-            " {:<36}{:>9}{:>9}{:>12}",
-            "Kind [flags] / object", "Records", "Objects", "Retained"
-        ),
-        theme.header(),
-    )];
+    let cols = pane.columns();
+    let table = Columns::new(w, &cols);
+    // A record's label spans the name, records and objects columns.
+    let label_w = table.span(0, 3);
+    let mut lines = vec![Line::styled(table.header(&cols, theme), theme.header())];
     let height = inner.height.saturating_sub(1) as usize;
     for (i, row) in pane
         .rows
@@ -133,6 +154,7 @@ pub fn draw(app: &App, area: Rect, f: &mut Frame) {
         .take(height)
     {
         let sel = i == pane.list.selected;
+        let sel_mark = if sel { ">" } else { " " };
         let text = match *row {
             RootRow::Group(gi) => {
                 let g = &groups[gi];
@@ -141,20 +163,20 @@ pub fn draw(app: &App, area: Rect, f: &mut Frame) {
                 } else {
                     theme.collapsed()
                 };
-                format!(
-                    "{mark} {:<34}{:>9}{:>9}{:>12}",
-                    fit(
-                        &format!(
-                            "{} [{}]",
-                            root_kind::name(g.kind),
-                            root_flags::describe(g.flags)
-                        ),
-                        34,
-                        theme
-                    ),
-                    count(g.roots.len() as u64),
-                    count(g.objects),
-                    bytes(g.retained_bytes)
+                let name = format!(
+                    "{mark} {} [{}]",
+                    root_kind::name(g.kind),
+                    root_flags::describe(g.flags)
+                );
+                table.row(
+                    sel_mark,
+                    &[
+                        &name,
+                        &count(g.roots.len() as u64),
+                        &count(g.objects),
+                        &bytes(g.retained_bytes),
+                    ],
+                    theme,
                 )
             }
             RootRow::Record(_, r) => {
@@ -166,22 +188,32 @@ pub fn draw(app: &App, area: Rect, f: &mut Frame) {
                     .filter(|&t| t != dump.types[root.object as usize])
                     .map(|t| format!(" (static of {})", dump.type_names[t as usize]))
                     .unwrap_or_default();
+                // The type gives way to the id; a long declaring class is
+                // cut at the end.
+                let id = dump.id_hex(root.object);
+                let room = label_w
+                    .saturating_sub(4 + id.len() + container.chars().count())
+                    .max(12);
                 let label = format!(
-                    "{} {}{container}",
-                    dump.type_name(root.object),
-                    dump.id_hex(root.object)
+                    "   {} {id}{container}",
+                    type_name(dump.type_name(root.object), room, theme)
                 );
                 format!(
-                    "   {:<50}{:>12}",
-                    fit(&label, 50, theme),
-                    bytes(dom.retained_bytes[root.object as usize])
+                    "{sel_mark}{:<label_w$} {:>rw$}",
+                    fit(&label, label_w, theme),
+                    bytes(dom.retained_bytes[root.object as usize]),
+                    rw = table.width(3),
                 )
             }
             RootRow::More(_, n) => {
-                format!("    {} {} more records", theme.ellipsis(), count(n as u64))
+                format!(
+                    "{sel_mark}   {} {} more records",
+                    theme.ellipsis(),
+                    count(n as u64)
+                )
             }
         };
-        let text = fit(&format!("{}{text}", if sel { ">" } else { " " }), w, theme);
+        let text = fit(&text, w, theme);
         lines.push(Line::styled(
             text,
             if sel {
@@ -190,6 +222,11 @@ pub fn draw(app: &App, area: Rect, f: &mut Frame) {
                 Default::default()
             },
         ));
+    }
+    if pane.rows.is_empty() {
+        let empty =
+            super::empty_message(app, PaneId::Roots, "roots", "the dump has no root records");
+        lines.push(Line::raw(fit(&empty, w, theme)));
     }
     f.render_widget(Paragraph::new(lines), inner);
 }

@@ -10,9 +10,10 @@ use ratatui::widgets::{Block, Paragraph};
 use ratatui::Frame;
 
 use super::ListState;
-use crate::analysis::{ImmediateDominators, PreciseRetained};
-use crate::tui::app::App;
-use crate::tui::fmt::{bytes, count, fit, type_name};
+use crate::analysis::{ImmediateDominators, PreciseRetained, TypeStats};
+use crate::graph::DominatorTree;
+use crate::tui::app::{App, PaneId};
+use crate::tui::fmt::{bytes, bytes_width, count, count_width, fit, type_name, Col, Columns};
 
 #[derive(Debug, Clone)]
 pub struct ImmView {
@@ -20,6 +21,36 @@ pub struct ImmView {
     pub exclude: String,
     pub rows: Vec<ImmediateDominators>,
     pub list: ListState,
+    /// Widths of the number columns' values (see [`ImmView::new`]).
+    pub widths: [usize; 3],
+}
+
+impl ImmView {
+    /// The view of a result; its columns are measured here, once.
+    pub fn new(type_index: u32, exclude: String, rows: Vec<ImmediateDominators>) -> ImmView {
+        let max = |f: fn(&ImmediateDominators) -> u64| rows.iter().map(f).max().unwrap_or(0);
+        let widths = [
+            count_width(max(|r| r.dominated_objects)),
+            bytes_width(max(|r| r.dominated_shallow_bytes)),
+            bytes_width(max(|r| r.dominators_retained_bytes)),
+        ];
+        ImmView {
+            type_index,
+            exclude,
+            rows,
+            list: ListState::default(),
+            widths,
+        }
+    }
+
+    fn columns(&self) -> [Col; 4] {
+        [
+            Col::name("Dominator type"),
+            Col::num("Objects", self.widths[0]),
+            Col::num("Dominated", self.widths[1]),
+            Col::num("Dom. retain", self.widths[2]),
+        ]
+    }
 }
 
 #[derive(Debug, Default)]
@@ -32,9 +63,35 @@ pub struct TypesPane {
     pub imm_focus: bool,
     /// The exclude pattern for immediate dominators (a glob, may be empty).
     pub exclude: String,
+    /// Widths of the number columns' values over every type (see
+    /// [`TypesPane::measure`]).
+    pub widths: [usize; 4],
 }
 
 impl TypesPane {
+    /// Sizes the number columns for the widest values of the whole data
+    /// set: once per dump, so the columns stay put while a filter changes
+    /// the rows. Precise sizes arrive later; none exceeds the reachable heap.
+    pub fn measure(&mut self, types: &[TypeStats], dom: &DominatorTree) {
+        let max = |f: fn(&TypeStats) -> u64| types.iter().map(f).max().unwrap_or(0);
+        self.widths = [
+            count_width(max(|t| t.count)),
+            bytes_width(max(|t| t.shallow_bytes)),
+            bytes_width(max(|t| t.min_retained_bytes)),
+            bytes_width(dom.reachable_bytes).max("running".len()),
+        ];
+    }
+
+    fn columns(&self) -> [Col; 5] {
+        [
+            Col::name("Type"),
+            Col::num("Count", self.widths[0]),
+            Col::num("Shallow", self.widths[1]),
+            Col::num("Min ret.", self.widths[2]),
+            Col::num("Precise", self.widths[3]),
+        ]
+    }
+
     /// Rows of the type list and of the lower split, for a body of `inner` rows.
     pub fn split(&self, inner: u16) -> (u16, u16) {
         if self.imm.is_some() {
@@ -72,15 +129,9 @@ pub fn draw(app: &App, area: Rect, f: &mut Frame) {
     let (top_h, bottom_h) = pane.split(inner.height);
     let [top, bottom] =
         Layout::vertical([Constraint::Length(top_h), Constraint::Length(bottom_h)]).areas(inner);
-    let w = top.width as usize;
-    let name_w = w.saturating_sub(9 + 11 * 3 + 1);
-    let mut lines = vec![Line::styled(
-        format!(
-            " {:<name_w$}{:>9}{:>11}{:>11}{:>11}",
-            "Type", "Count", "Shallow", "Min ret.", "Precise"
-        ),
-        theme.header(),
-    )];
+    let cols = pane.columns();
+    let table = Columns::new(top.width as usize, &cols);
+    let mut lines = vec![Line::styled(table.header(&cols, theme), theme.header())];
     let height = top.height.saturating_sub(1) as usize;
     let rows = app.matcher.rows(pane.list.offset, height);
     for (i, ty) in rows.iter().enumerate() {
@@ -93,14 +144,16 @@ pub fn draw(app: &App, area: Rect, f: &mut Frame) {
             (None, Some(r)) if r == *ty => "running".into(),
             _ => "-".into(),
         };
-        let text = format!(
-            "{}{:<name_w$}{:>9}{:>11}{:>11}{:>11}",
+        let text = table.row(
             if selected { ">" } else { " " },
-            type_name(&dump.type_names[*ty as usize], name_w, theme),
-            count(s.count),
-            bytes(s.shallow_bytes),
-            bytes(s.min_retained_bytes),
-            precise
+            &[
+                &type_name(&dump.type_names[*ty as usize], table.width(0), theme),
+                &count(s.count),
+                &bytes(s.shallow_bytes),
+                &bytes(s.min_retained_bytes),
+                &precise,
+            ],
+            theme,
         );
         let style = if selected && !pane.imm_focus {
             theme.selected()
@@ -112,17 +165,15 @@ pub fn draw(app: &App, area: Rect, f: &mut Frame) {
         lines.push(Line::styled(text, style));
     }
     if rows.is_empty() {
-        lines.push(Line::raw(if app.matcher.running {
-            " (matching…)"
-        } else {
-            " (no type matches the filter)"
-        }));
+        let empty = super::empty_message(app, PaneId::Types, "types", "the dump defines no types");
+        lines.push(Line::raw(fit(&empty, top.width as usize, theme)));
     }
     f.render_widget(Paragraph::new(lines), top);
 
     if let Some(imm) = &pane.imm {
         let w = bottom.width as usize;
-        let name_w = w.saturating_sub(10 + 11 + 12 + 1);
+        let cols = imm.columns();
+        let table = Columns::new(w, &cols);
         let excl = if imm.exclude.is_empty() {
             "none (e to set)".to_string()
         } else {
@@ -141,13 +192,7 @@ pub fn draw(app: &App, area: Rect, f: &mut Frame) {
                 ),
                 theme.header(),
             ),
-            Line::styled(
-                format!(
-                    " {:<name_w$}{:>10}{:>11}{:>12}",
-                    "Dominator type", "Objects", "Dominated", "Dom. retain"
-                ),
-                theme.header(),
-            ),
+            Line::styled(table.header(&cols, theme), theme.header()),
         ];
         let height = bottom.height.saturating_sub(2) as usize;
         for (i, r) in imm
@@ -158,21 +203,27 @@ pub fn draw(app: &App, area: Rect, f: &mut Frame) {
             .take(height)
         {
             let selected = i == imm.list.selected;
+            // The type is shortened, not the count of dominators after it.
             let name = match r.type_index {
-                Some(t) => format!(
-                    "{} ({})",
-                    dump.type_names[t as usize],
-                    count(r.dominators.len() as u64)
-                ),
+                Some(t) => {
+                    let n = format!(" ({})", count(r.dominators.len() as u64));
+                    let room = table.width(0).saturating_sub(n.len());
+                    format!(
+                        "{}{n}",
+                        type_name(&dump.type_names[t as usize], room, theme)
+                    )
+                }
                 None => "<GC roots directly>".into(),
             };
-            let text = format!(
-                "{}{:<name_w$}{:>10}{:>11}{:>12}",
+            let text = table.row(
                 if selected { ">" } else { " " },
-                fit(&name, name_w, theme),
-                count(r.dominated_objects),
-                bytes(r.dominated_shallow_bytes),
-                bytes(r.dominators_retained_bytes),
+                &[
+                    &name,
+                    &count(r.dominated_objects),
+                    &bytes(r.dominated_shallow_bytes),
+                    &bytes(r.dominators_retained_bytes),
+                ],
+                theme,
             );
             lines.push(Line::styled(
                 text,
