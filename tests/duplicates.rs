@@ -109,7 +109,9 @@ fn seed_back_reference_is_not_a_duplicate() {
 #[test]
 fn seed_additional_bytes_are_the_merged_graphs_leftovers() {
     let (g, _, d) = analyse(&fixture("dup_seed_additional.txt"), &all());
-    // #2, #3, #5, #6, #8 are the additional instances.
+    // #2, #3, #5, #6, #8 are the additional instances: the total counts
+    // them once although the first set's copies hold the others' copies.
+    assert_eq!(d.total_additional_bytes(), 2 * 0x20 + 2 * 0x18 + 0x10);
     assert_eq!(
         view(&g, &d),
         vec![
@@ -658,7 +660,12 @@ proptest! {
     #[test]
     fn agrees_with_the_literal_definitions(text in heap_text()) {
         let (g, _, d) = analyse(&text, &all());
-        prop_assert_eq!(view(&g, &d), Oracle::new(&g).sets(), "{}", text);
+        let sets = Oracle::new(&g).sets();
+        prop_assert_eq!(view(&g, &d), sets.clone(), "{}", text);
+        // The total: every member but one of each of the oracle's classes.
+        let extra: u64 = sets.iter().map(|s| (s.0.len() as u64 - 1) * s.1).sum();
+        prop_assert_eq!(d.total_additional_bytes(), extra, "{}", text);
+        prop_assert!(extra <= g.dump.sizes.iter().sum::<u64>());
     }
 
     #[test]

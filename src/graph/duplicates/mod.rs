@@ -139,8 +139,17 @@ impl Duplicates {
             .map(|i| self.member_of[i].1)
     }
 
+    /// The bytes a heap with every duplicate set merged into one instance
+    /// would not need: all members but one of each set. Every object of a
+    /// set's additional bytes pairs with an equal object, so it is itself a
+    /// member of a set; summing the sets' additional bytes instead would
+    /// count a copy once per set that reaches it (a list's copy and again its
+    /// strings' copies) and can exceed the heap.
     pub fn total_additional_bytes(&self) -> u64 {
-        self.sets.iter().map(|s| s.additional_bytes).sum()
+        self.sets
+            .iter()
+            .map(|s| (s.members.len() as u64 - 1) * s.instance_bytes)
+            .sum()
     }
 }
 

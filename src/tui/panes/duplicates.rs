@@ -302,7 +302,7 @@ pub fn draw(app: &App, area: Rect, f: &mut Frame) {
     let pane = &app.dups_pane;
     let title = match &app.duplicates {
         Some(d) => format!(
-            " Duplicates: {} sets, {} additional ",
+            " Duplicates: {} sets, {} in extra instances ",
             count(d.sets.len() as u64),
             bytes(app.totals.additional_bytes),
         ),
