@@ -142,11 +142,13 @@ impl Index<'_> {
     }
 }
 
-/// Fills `held_by` and `holding_set` of every set; `sets[i].id == i`.
+/// Fills `held_by` and `holding_set` of every set; `sets[i].id == i`, and
+/// `set_of` is the set of every object (`u32::MAX` for none).
 pub(crate) fn compute_held(
     graph: &HeapGraph,
     dom: &DominatorTree,
     sets: &mut [DuplicateSet],
+    set_of: Vec<u32>,
     progress: &Progress,
 ) -> Result<(), Cancelled> {
     if sets.is_empty() {
@@ -155,16 +157,6 @@ pub(crate) fn compute_held(
     let n = graph.objects();
     let t = std::time::Instant::now();
     let trace = std::env::var_os("HEAPTUI_TRACE").is_some();
-    let mut set_of = crate::mem::filled(n, NONE);
-    {
-        let out = crate::mem::as_atomic(&mut set_of);
-        sets.par_iter().for_each(|s| {
-            for &m in &s.members {
-                // Sets are disjoint: each slot is written once.
-                out[m as usize].store(s.id, Relaxed);
-            }
-        });
-    }
     let tin = dominator_preorder(dom);
     progress.check()?;
     let mut dfs_pos = crate::mem::filled(n, NONE);

@@ -265,13 +265,18 @@ fn detect(
             .iter()
             .map(|&m| (dump.ids[m as usize], m))
             .collect();
-        keyed.sort_unstable();
+        // The largest sets (strings) would otherwise sort on one thread.
+        if keyed.len() >= 1 << 16 {
+            keyed.par_sort_unstable();
+        } else {
+            keyed.sort_unstable();
+        }
         for (slot, (_, m)) in s.members.iter_mut().zip(keyed) {
             *slot = m;
         }
     });
-    let mut dups = finish(dump, sets, possible, mode);
-    held::compute_held(graph, dom, &mut dups.sets, progress)?;
+    let (mut dups, set_of) = finish(dump, sets, possible, mode);
+    held::compute_held(graph, dom, &mut dups.sets, set_of, progress)?;
     trace.phase("held");
     dups.budget_per_type = budget;
     dups.finished_types = finished.to_vec();
@@ -516,7 +521,7 @@ fn finish(
     mut sets: Vec<DuplicateSet>,
     possible: Vec<PossibleDuplicates>,
     mode: DuplicateMode,
-) -> Duplicates {
+) -> (Duplicates, Vec<u32>) {
     sets.sort_by(|a, b| {
         b.additional_bytes
             .cmp(&a.additional_bytes)
@@ -525,17 +530,33 @@ fn finish(
     for (i, s) in sets.iter_mut().enumerate() {
         s.id = i as u32;
     }
-    let mut member_of: Vec<(u32, u32)> = sets
-        .iter()
-        .flat_map(|s| s.members.iter().map(move |&m| (m, s.id)))
+    // Set of every object (sets are disjoint, so each slot is written once),
+    // then the members in object order straight from it: no sort.
+    let mut set_of = crate::mem::filled(dump.objects(), NO_SET);
+    {
+        let out = crate::mem::as_atomic(&mut set_of);
+        sets.par_iter().for_each(|s| {
+            for &m in &s.members {
+                out[m as usize].store(s.id, std::sync::atomic::Ordering::Relaxed);
+            }
+        });
+    }
+    let member_of: Vec<(u32, u32)> = set_of
+        .par_iter()
+        .enumerate()
+        .filter(|(_, &s)| s != NO_SET)
+        .map(|(o, &s)| (o as u32, s))
         .collect();
-    member_of.par_sort_unstable();
-    Duplicates {
+    let dups = Duplicates {
         mode: Some(mode),
         sets,
         possible,
         budget_per_type: None,
         finished_types: Vec::new(),
         member_of,
-    }
+    };
+    (dups, set_of)
 }
+
+/// `set_of` entry of an object in no set.
+const NO_SET: u32 = u32::MAX;
