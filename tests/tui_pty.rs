@@ -5,7 +5,7 @@
 use std::io::{Read, Write};
 use std::os::fd::{FromRawFd, OwnedFd};
 use std::os::unix::process::CommandExt;
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -94,17 +94,22 @@ fn wait_for(out: &Arc<Mutex<Vec<u8>>>, needle: &str, what: &str) {
     }
 }
 
-#[test]
-fn the_real_binary_runs_in_a_terminal_and_quits_cleanly() {
-    let (master, slave) = openpty(24, 80);
+/// heaptui started with `arg` on the pseudo-terminal whose other side is
+/// `slave` (its controlling terminal), and everything it writes to the
+/// terminal, collected by a thread reading `master`.
+fn start_on_pty(
+    arg: &std::ffi::OsStr,
+    master: &OwnedFd,
+    slave: &OwnedFd,
+) -> (Child, Arc<Mutex<Vec<u8>>>) {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_heaptui"));
-    cmd.arg("--demo")
+    cmd.arg(arg)
         .env("LANG", "C.UTF-8")
         .env("TERM", "xterm-256color")
         .env_remove("NO_COLOR")
         .stdin(Stdio::from(slave.try_clone().unwrap()))
         .stdout(Stdio::from(slave.try_clone().unwrap()))
-        .stderr(Stdio::from(slave));
+        .stderr(Stdio::from(slave.try_clone().unwrap()));
     // SAFETY: only async-signal-safe calls between fork and exec.
     unsafe {
         cmd.pre_exec(|| {
@@ -113,7 +118,7 @@ fn the_real_binary_runs_in_a_terminal_and_quits_cleanly() {
             Ok(())
         });
     }
-    let mut child = cmd.spawn().expect("start heaptui");
+    let child = cmd.spawn().expect("start heaptui");
     let out = Arc::new(Mutex::new(Vec::new()));
     let mut reader = std::fs::File::from(master.try_clone().unwrap());
     let sink = out.clone();
@@ -126,6 +131,26 @@ fn the_real_binary_runs_in_a_terminal_and_quits_cleanly() {
             sink.lock().unwrap().extend_from_slice(&buf[..n]);
         }
     });
+    (child, out)
+}
+
+/// The child's exit status, waiting at most 20 s.
+fn wait_exit(child: &mut Child, what: &str) -> ExitStatus {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            return s;
+        }
+        assert!(Instant::now() < deadline, "{what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn the_real_binary_runs_in_a_terminal_and_quits_cleanly() {
+    let (master, slave) = openpty(24, 80);
+    let (mut child, out) = start_on_pty("--demo".as_ref(), &master, &slave);
+    drop(slave);
     let mut writer = std::fs::File::from(master);
 
     wait_for(&out, "Overview", "first frame");
@@ -138,14 +163,7 @@ fn the_real_binary_runs_in_a_terminal_and_quits_cleanly() {
     writer.write_all(b"x").unwrap();
     writer.write_all(b"q").unwrap();
 
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        assert!(Instant::now() < deadline, "heaptui did not quit on q");
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let status = wait_exit(&mut child, "heaptui did not quit on q");
     assert!(status.success(), "exit status {status:?}");
     std::thread::sleep(Duration::from_millis(100));
     let text = String::from_utf8_lossy(&out.lock().unwrap()).to_string();
@@ -234,34 +252,7 @@ fn a_dump_truncated_while_mapped_leaves_the_terminal_cooked() {
 
     let (master, slave) = openpty(24, 80);
     assert!(cooked(&termios(&slave)), "a new pty starts cooked");
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_heaptui"));
-    cmd.arg(&path)
-        .env("LANG", "C.UTF-8")
-        .env("TERM", "xterm-256color")
-        .stdin(Stdio::from(slave.try_clone().unwrap()))
-        .stdout(Stdio::from(slave.try_clone().unwrap()))
-        .stderr(Stdio::from(slave.try_clone().unwrap()));
-    // SAFETY: only async-signal-safe calls between fork and exec.
-    unsafe {
-        cmd.pre_exec(|| {
-            libc::setsid();
-            libc::ioctl(0, libc::TIOCSCTTY, 0);
-            Ok(())
-        });
-    }
-    let mut child = cmd.spawn().expect("start heaptui");
-    let out = Arc::new(Mutex::new(Vec::new()));
-    let mut reader = std::fs::File::from(master.try_clone().unwrap());
-    let sink = out.clone();
-    std::thread::spawn(move || {
-        let mut buf = [0u8; 8192];
-        while let Ok(n) = reader.read(&mut buf) {
-            if n == 0 {
-                break;
-            }
-            sink.lock().unwrap().extend_from_slice(&buf[..n]);
-        }
-    });
+    let (mut child, out) = start_on_pty(path.as_os_str(), &master, &slave);
 
     wait_for(&out, "Overview", "first frame");
     assert!(!cooked(&termios(&slave)), "the UI runs in raw mode");
@@ -278,14 +269,7 @@ fn a_dump_truncated_while_mapped_leaves_the_terminal_cooked() {
     }
     file.set_len(0).unwrap();
 
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        assert!(Instant::now() < deadline, "heaptui did not end on SIGBUS");
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let status = wait_exit(&mut child, "heaptui did not end on SIGBUS");
     std::thread::sleep(Duration::from_millis(100));
     let text = String::from_utf8_lossy(&out.lock().unwrap()).to_string();
     assert_eq!(status.code(), Some(2), "{status:?}\n{text}");
