@@ -414,6 +414,7 @@ fn classes(
     progress: &Progress,
 ) -> Result<(Vec<DuplicateSet>, Vec<PossibleDuplicates>), Cancelled> {
     let dump = &graph.dump;
+    let phase_start = std::time::Instant::now();
     let blocks = candidate_blocks(graph, block, block_size);
     let mut by_type: Vec<&[(u32, Vec<u32>)]> = blocks.chunk_by(|a, b| a.0 == b.0).collect();
     // Largest types first, so one big type does not start last.
@@ -461,10 +462,11 @@ fn classes(
                 let outcome = verify::split_block(graph, block, &hubs, w, members, &mut budget);
                 if let Some(t) = started.filter(|t| t.elapsed().as_millis() >= 100) {
                     eprintln!(
-                        "duplicates: block of {} x {} took {} ms",
+                        "duplicates: block of {} x {} took {} ms, from {} ms into verification",
                         members.len(),
                         dump.type_name(members[0]),
-                        t.elapsed().as_millis()
+                        t.elapsed().as_millis(),
+                        (t - phase_start).as_millis()
                     );
                 }
                 match outcome {
