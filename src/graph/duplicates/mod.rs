@@ -383,22 +383,24 @@ fn sort_possible(possible: &mut Vec<PossibleDuplicates>) {
 /// type, members ascending, blocks by first member.
 fn candidate_blocks(graph: &HeapGraph, block: &[u32], block_size: &[u32]) -> Vec<(u32, Vec<u32>)> {
     let dump = &graph.dump;
-    let mut keyed: Vec<u64> = (0..graph.objects() as u32)
-        .into_par_iter()
-        .filter(|&o| {
-            let b = block[o as usize];
-            b != NO_BLOCK && block_size[b as usize] > 1
-        })
-        .map(|o| ((block[o as usize] as u64) << 32) | o as u64)
-        .collect();
-    keyed.par_sort_unstable();
-    let mut blocks: Vec<(u32, Vec<u32>)> = keyed
-        .chunk_by(|a, b| a >> 32 == b >> 32)
-        .map(|c| {
-            let members: Vec<u32> = c.iter().map(|&k| k as u32).collect();
-            (dump.types[members[0] as usize], members)
-        })
-        .collect();
+    // One pass in object order: each block's members come out ascending,
+    // into vectors of their known size (no sort of the members).
+    let mut slot: Vec<u32> = vec![NO_BLOCK; block_size.len()];
+    let mut blocks: Vec<(u32, Vec<u32>)> = Vec::new();
+    for (o, &b) in block.iter().enumerate() {
+        if b == NO_BLOCK || block_size[b as usize] < 2 {
+            continue;
+        }
+        let s = &mut slot[b as usize];
+        if *s == NO_BLOCK {
+            *s = blocks.len() as u32;
+            blocks.push((
+                dump.types[o],
+                Vec::with_capacity(block_size[b as usize] as usize),
+            ));
+        }
+        blocks[*s as usize].1.push(o as u32);
+    }
     blocks.par_sort_unstable_by_key(|(t, m)| (*t, m[0]));
     blocks
 }
