@@ -279,8 +279,21 @@ pub fn run(options: Options) -> color_eyre::Result<u8> {
 /// An App with the demo heap loaded synchronously (tests, the tape replay):
 /// stage times are zero so frames are deterministic.
 pub fn demo_app(width: u16, height: u16, theme: Theme) -> App {
-    let mut app = App::new(DEMO_NAME.into(), theme, Rect::new(0, 0, width, height));
-    let input = Input::Bytes(DEMO_NAME, DEMO_DUMP.as_bytes());
+    loaded_app(DEMO_NAME, DEMO_DUMP.as_bytes(), width, height, theme)
+}
+
+/// An App with the dump text `bytes` (named `name`) analysed synchronously,
+/// stage times zero, background jobs run: what the screen shows once the
+/// analysis is done (tests).
+pub fn loaded_app(
+    name: &'static str,
+    bytes: &'static [u8],
+    width: u16,
+    height: u16,
+    theme: Theme,
+) -> App {
+    let mut app = App::new(name.into(), theme, Rect::new(0, 0, width, height));
+    let input = Input::Bytes(name, bytes);
     let mut msgs = Vec::new();
     worker::analyse(
         &input,

@@ -22,37 +22,8 @@ pub fn app(w: u16, h: u16) -> App {
 /// An App over a dump given as text, analysed synchronously like the demo
 /// (stage times zero).
 pub fn text_app(text: &'static str, w: u16, h: u16) -> App {
-    use heaptui::progress::Progress;
-    use heaptui::tui::app::{update, Action};
-    use heaptui::tui::worker::{analyse, Input, Msg};
-    let mut app = App::new(
-        "test.txt".into(),
-        COLOR,
-        ratatui::layout::Rect::new(0, 0, w, h),
-    );
-    let mut msgs = Vec::new();
-    analyse(
-        &Input::Bytes("test.txt", text.as_bytes()),
-        &Default::default(),
-        &Progress::new(),
-        &mut |m| {
-            msgs.push(m);
-            true
-        },
-    );
-    for mut m in msgs {
-        match &mut m {
-            Msg::Parsed { ms }
-            | Msg::Graph { ms, .. }
-            | Msg::Dominators { ms, .. }
-            | Msg::Duplicates { ms, .. } => *ms = 0,
-            _ => {}
-        }
-        update(&mut app, Action::Worker(m));
-    }
-    heaptui::tui::run_jobs(&mut app);
-    app.matcher.settle();
-    update(&mut app, Action::Tick);
+    let mut app = heaptui::tui::loaded_app("test.txt", text.as_bytes(), w, h, COLOR);
+    heaptui::tui::app::update(&mut app, heaptui::tui::app::Action::Tick);
     app
 }
 
