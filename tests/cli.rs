@@ -614,3 +614,34 @@ fn a_dump_read_from_a_pipe() {
         "heaptui: /dev/stdin: the file is empty\n"
     );
 }
+
+/// Issue 13.1: seventeen rooted objects and not one reference between them
+/// (or only dangling ones) panicked in the dominator pass's prefetch, which
+/// indexed an empty retainers array.
+#[test]
+fn a_heap_without_references_does_not_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    for dangling in [false, true] {
+        let mut text = String::from("t 1 T\n");
+        for i in 1..=40u32 {
+            let extra = if dangling { " dead" } else { "" };
+            text.push_str(&format!("o {i:x} 1 10{extra}\nr {i:x} 1 0\n"));
+        }
+        let path = dir.path().join(format!("edge_free_{dangling}.txt"));
+        std::fs::write(&path, text).unwrap();
+        let out = heaptui()
+            .args(["report", "--json"])
+            .arg(&path)
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(v["summary"]["reachable_objects"], 40);
+        assert_eq!(v["dominators"].as_array().unwrap().len(), 40);
+    }
+}

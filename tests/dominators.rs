@@ -497,6 +497,7 @@ proptest! {
             sizes: (0..n as u64).map(|i| i % 7 + 1).collect(),
             edges,
             roots: seed_roots.into_iter().map(|(r, w)| (r as usize % n, w)).collect(),
+            dangling: false,
         };
         let a = analyse_bytes(h.to_dump_text().as_bytes());
         let bad = disagreements_with_petgraph(&a);

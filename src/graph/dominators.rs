@@ -168,11 +168,9 @@ pub fn compute(
             crate::mem::prefetch(&retainers.offsets[vertex[w - 24] as usize]);
         }
         if w > 16 {
-            let u = vertex[w - 16] as usize;
-            crate::mem::prefetch(
-                &retainers.targets[(retainers.offsets[u] as usize)
-                    .min(retainers.targets.len().saturating_sub(1))],
-            );
+            // `prefetch_targets` reads with `get`: a graph without a single
+            // reference has an empty targets array.
+            retainers.prefetch_targets(vertex[w - 16]);
         }
         if w > 8 {
             for &v in retainers.neighbors(vertex[w - 8]).iter().take(4) {

@@ -79,6 +79,9 @@ pub struct SmallHeap {
     pub sizes: Vec<u64>,
     pub edges: Vec<Vec<usize>>,
     pub roots: Vec<(usize, bool)>,
+    /// Whether every object also references an id that is not in the dump
+    /// (dropped by the parser as dangling: the graph is the same).
+    pub dangling: bool,
 }
 
 impl SmallHeap {
@@ -103,6 +106,9 @@ impl SmallHeap {
             ));
             for &j in &self.edges[i] {
                 s.push_str(&format!(" {:x}", Self::id(j)));
+            }
+            if self.dangling {
+                s.push_str(&format!(" {:x}", 0xdead_0000 + i as u64));
             }
             s.push('\n');
         }
@@ -208,10 +214,13 @@ impl Oracle {
 }
 
 /// proptest strategy: up to `max_n` nodes with cycles, self-loops, parallel
-/// edges, several (possibly repeated, possibly weak) roots and garbage.
+/// edges, several (possibly repeated, possibly weak) roots and garbage; and,
+/// one case in four, a degenerate shape of up to 40 nodes that random edges
+/// almost never produce: no references at all, only dangling references,
+/// one object, every object a root.
 pub fn small_heap(max_n: usize) -> impl proptest::strategy::Strategy<Value = SmallHeap> {
     use proptest::prelude::*;
-    (1..=max_n).prop_flat_map(|n| {
+    let random = (1..=max_n).prop_flat_map(|n| {
         (
             proptest::collection::vec(1u64..=64, n),
             proptest::collection::vec(proptest::collection::vec(0..n, 0..4), n),
@@ -221,6 +230,47 @@ pub fn small_heap(max_n: usize) -> impl proptest::strategy::Strategy<Value = Sma
                 sizes,
                 edges,
                 roots,
+                dangling: false,
             })
-    })
+    });
+    // No reference between objects (or only dangling ones), most of them
+    // rooted: a super-root with many leaf children.
+    let edge_free = (1usize..=40, any::<bool>()).prop_flat_map(|(n, dangling)| {
+        (
+            proptest::collection::vec(1u64..=64, n),
+            proptest::collection::vec((0..n, proptest::bool::weighted(0.1)), 0..=n + 4),
+        )
+            .prop_map(move |(sizes, roots)| SmallHeap {
+                edges: vec![Vec::new(); sizes.len()],
+                sizes,
+                roots,
+                dangling,
+            })
+    });
+    let one =
+        (1u64..=64, any::<bool>(), any::<bool>()).prop_map(|(size, self_loop, weak)| SmallHeap {
+            sizes: vec![size],
+            edges: vec![if self_loop { vec![0] } else { Vec::new() }],
+            roots: vec![(0, weak)],
+            dangling: false,
+        });
+    // Every object a strong root, random references between them.
+    let all_roots = (1usize..=40).prop_flat_map(|n| {
+        (
+            proptest::collection::vec(1u64..=64, n),
+            proptest::collection::vec(proptest::collection::vec(0..n, 0..3), n),
+        )
+            .prop_map(|(sizes, edges)| SmallHeap {
+                roots: (0..sizes.len()).map(|i| (i, false)).collect(),
+                sizes,
+                edges,
+                dangling: false,
+            })
+    });
+    prop_oneof![
+        12 => random,
+        2 => edge_free,
+        1 => one,
+        1 => all_roots,
+    ]
 }
