@@ -9,9 +9,10 @@
 use std::path::Path;
 use std::sync::OnceLock;
 
-use heaptui::dump::{parse_bytes, Dump};
 use heaptui::gen::{generate_bytes, GenOptions};
 use heaptui::graph::{DominatorTree, HeapGraph};
+use heaptui::import::rpm::parse_bytes;
+use heaptui::model::Model;
 use heaptui::progress::Progress;
 
 fn main() {
@@ -35,7 +36,7 @@ fn text() -> &'static [u8] {
     })
 }
 
-fn dump() -> Dump {
+fn dump() -> Model {
     parse_bytes(Path::new("bench.txt"), text()).expect("generated dumps parse")
 }
 

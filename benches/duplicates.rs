@@ -8,10 +8,10 @@
 use std::path::Path;
 use std::sync::OnceLock;
 
-use heaptui::dump::parse_bytes;
 use heaptui::gen::{generate_bytes, GenOptions};
 use heaptui::graph::duplicates::{find_duplicates, DuplicateMode, DuplicateOptions};
 use heaptui::graph::{DominatorTree, HeapGraph};
+use heaptui::import::rpm::parse_bytes;
 use heaptui::progress::Progress;
 
 fn main() {

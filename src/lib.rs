@@ -1,8 +1,9 @@
 pub mod analysis;
-pub mod dump;
 pub mod gen;
 pub mod graph;
+pub mod import;
 pub mod mem;
+pub mod model;
 pub mod progress;
 pub mod report;
 pub mod tui;

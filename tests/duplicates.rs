@@ -6,11 +6,11 @@
 use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
 use std::path::Path;
 
-use heaptui::dump::parse_bytes;
 use heaptui::graph::duplicates::{
     detect_type, find_duplicates, DuplicateMode, DuplicateOptions, Duplicates,
 };
 use heaptui::graph::{DominatorTree, HeapGraph};
+use heaptui::import::rpm::parse_bytes;
 use heaptui::progress::Progress;
 use proptest::prelude::*;
 

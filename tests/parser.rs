@@ -7,13 +7,14 @@ mod common;
 
 use std::path::Path;
 
-use heaptui::dump::parse::parse_bytes_with_chunk;
-use heaptui::dump::{parse_bytes, Dump};
+use heaptui::import::rpm::parse_bytes;
+use heaptui::import::rpm::parse_bytes_with_chunk;
+use heaptui::model::Model;
 
 use common::{fingerprint, fixture_bytes, ix};
 
 /// Parses with the production chunk size and with tiny ones; all must agree.
-fn parse(text: &[u8]) -> Dump {
+fn parse(text: &[u8]) -> Model {
     let d = parse_bytes(Path::new("t.txt"), text).unwrap_or_else(|e| panic!("{e}"));
     let expected = fingerprint(&d);
     for chunk in [1, 2, 3, 7, 16, 64] {
@@ -27,11 +28,11 @@ fn parse(text: &[u8]) -> Dump {
     d
 }
 
-fn type_of<'a>(d: &'a Dump, hex: &str) -> &'a str {
+fn type_of<'a>(d: &'a Model, hex: &str) -> &'a str {
     d.type_name(ix(d, hex))
 }
 
-fn refs_of(d: &Dump, hex: &str) -> Vec<String> {
+fn refs_of(d: &Model, hex: &str) -> Vec<String> {
     d.refs
         .neighbors(ix(d, hex))
         .iter()
@@ -244,8 +245,8 @@ fn unknown_root_kinds_and_flag_bits_are_kept() {
             .collect::<Vec<_>>(),
         [(9, 0, true), (1, 0x18, true), (1, 0x1a, false)]
     );
-    assert_eq!(heaptui::dump::root_kind::name(9), "kind 9");
-    assert_eq!(heaptui::dump::root_flags::describe(0x1a), "weak|0x18");
+    assert_eq!(heaptui::model::root_kind::name(9), "kind 9");
+    assert_eq!(heaptui::model::root_flags::describe(0x1a), "weak|0x18");
     assert_eq!(d.diagnostics.skipped_lines, 1);
     assert_eq!(d.diagnostics.messages, ["line 8: unknown record kind `x`"]);
 }

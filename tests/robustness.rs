@@ -10,9 +10,10 @@ use std::path::Path;
 use proptest::prelude::*;
 
 use heaptui::analysis::Analysis;
-use heaptui::dump::parse::parse_bytes_with_chunk;
-use heaptui::dump::{parse_bytes, Dump};
 use heaptui::graph::duplicates::DuplicateOptions;
+use heaptui::import::rpm::parse_bytes;
+use heaptui::import::rpm::parse_bytes_with_chunk;
+use heaptui::model::Model;
 use heaptui::progress::Progress;
 use heaptui::report::{write_json, write_text, ReportOptions};
 
@@ -40,7 +41,7 @@ fn check(bytes: &[u8]) -> Result<(), TestCaseError> {
             _ => prop_assert!(false, "chunk size {} changed success", chunk),
         }
     }
-    let dump: Dump = match parsed {
+    let dump: Model = match parsed {
         Ok(d) => d,
         Err(e) => {
             prop_assert!(!e.reason.is_empty() && !e.reason.contains('\n'));

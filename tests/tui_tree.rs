@@ -16,7 +16,8 @@ fn wide_heap(n: usize) -> (HeapGraph, DominatorTree) {
         text.push_str(&format!("o {:x} 3 4\n", 0x100000 + i));
     }
     text.push_str("r 1 1 0\n");
-    let dump = heaptui::dump::parse_bytes(std::path::Path::new("wide"), text.as_bytes()).unwrap();
+    let dump =
+        heaptui::import::rpm::parse_bytes(std::path::Path::new("wide"), text.as_bytes()).unwrap();
     let graph = HeapGraph::build(dump);
     let dom = DominatorTree::compute(&graph, &Progress::new()).unwrap();
     (graph, dom)

@@ -15,8 +15,8 @@
 //! the dominator subtrees that contain a matching type, so a filtered tree
 //! keeps every match's ancestors.
 
-use crate::dump::Dump;
 use crate::graph::DominatorTree;
+use crate::model::Model;
 
 /// What the text part of the filter is matched against.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -333,7 +333,7 @@ pub fn generic_args(name: &str) -> Vec<&str> {
 /// For every object, whether its dominator subtree contains an object whose
 /// type is marked in `type_matches`. One pass in reverse preorder (children
 /// before parents); unreachable objects only mark themselves.
-pub fn subtrees_with_match(dump: &Dump, dom: &DominatorTree, type_matches: &[bool]) -> Vec<bool> {
+pub fn subtrees_with_match(dump: &Model, dom: &DominatorTree, type_matches: &[bool]) -> Vec<bool> {
     let mut mark: Vec<bool> = dump
         .types
         .iter()
@@ -468,7 +468,8 @@ mod tests {
         use crate::graph::HeapGraph;
         let text = "t 1 Root\nt 2 Mid\nt 3 Leaf\nt 4 Other\n\
                     o a 1 10 b d\no b 2 10 c\no c 3 10\no d 4 10\no e 3 10\nr a 1 0\n";
-        let dump = crate::dump::parse_bytes(std::path::Path::new("t"), text.as_bytes()).unwrap();
+        let dump =
+            crate::import::rpm::parse_bytes(std::path::Path::new("t"), text.as_bytes()).unwrap();
         let graph = HeapGraph::build(dump);
         let dom = DominatorTree::compute(&graph, &crate::progress::Progress::new()).unwrap();
         let d = &graph.dump;

@@ -5,13 +5,13 @@
 //! [`largest_members`] selects in linear time.
 
 use super::Group;
-use crate::dump::Dump;
 use crate::graph::DominatorTree;
+use crate::model::Model;
 
 /// The dominator-tree children of `parents`, grouped by type, groups by
 /// retained bytes descending (then type name). Members unsorted (for a
 /// single parent they come in the tree's order, largest first).
-pub fn group_children_unsorted(dump: &Dump, dom: &DominatorTree, parents: &[u32]) -> Vec<Group> {
+pub fn group_children_unsorted(dump: &Model, dom: &DominatorTree, parents: &[u32]) -> Vec<Group> {
     let mut slot: Vec<u32> = Vec::new();
     let mut groups: Vec<Group> = Vec::new();
     for &p in parents {
@@ -74,7 +74,8 @@ mod tests {
                     o 1 1 1 10 11 12 13\no 2 1 1 14 15\n\
                     o 10 2 4\no 11 2 40\no 12 3 8\no 13 2 16\no 14 2 2\no 15 3 64\n\
                     r 1 1 0\nr 2 1 0\n";
-        let dump = crate::dump::parse_bytes(std::path::Path::new("t"), text.as_bytes()).unwrap();
+        let dump =
+            crate::import::rpm::parse_bytes(std::path::Path::new("t"), text.as_bytes()).unwrap();
         let graph = HeapGraph::build(dump);
         let dom = DominatorTree::compute(&graph, &Progress::new()).unwrap();
         (graph, dom)

@@ -18,9 +18,10 @@ pub use pattern::Glob;
 pub use queries::*;
 pub use types::{type_stats, TypeStats};
 
-use crate::dump::{parse_file, Dump, InputError};
 use crate::graph::duplicates::{find_duplicates, DuplicateOptions, Duplicates};
 use crate::graph::{DominatorTree, HeapGraph};
+use crate::import::{import_file, InputError};
+use crate::model::Model;
 use crate::progress::{Progress, Stage};
 
 /// Milliseconds spent in each stage.
@@ -50,11 +51,11 @@ impl std::fmt::Display for AnalysisError {
 
 impl std::error::Error for AnalysisError {}
 
-impl From<crate::dump::parse::ParseError> for AnalysisError {
-    fn from(e: crate::dump::parse::ParseError) -> Self {
+impl From<crate::import::ImportError> for AnalysisError {
+    fn from(e: crate::import::ImportError) -> Self {
         match e {
-            crate::dump::parse::ParseError::Input(e) => AnalysisError::Input(e),
-            crate::dump::parse::ParseError::Cancelled => AnalysisError::Cancelled,
+            crate::import::ImportError::Input(e) => AnalysisError::Input(e),
+            crate::import::ImportError::Cancelled => AnalysisError::Cancelled,
         }
     }
 }
@@ -83,7 +84,7 @@ impl Analysis {
         progress: &Progress,
     ) -> Result<Analysis, AnalysisError> {
         let t = Instant::now();
-        let dump = parse_file(path, progress)?;
+        let dump = import_file(path, progress)?;
         let parse_ms = t.elapsed().as_millis() as u64;
         let mut a = Analysis::from_dump(dump, options, progress)?;
         a.timings.parse_ms = parse_ms;
@@ -92,7 +93,7 @@ impl Analysis {
 
     /// Analyses an already parsed dump.
     pub fn from_dump(
-        dump: Dump,
+        dump: Model,
         options: &DuplicateOptions,
         progress: &Progress,
     ) -> Result<Analysis, AnalysisError> {
@@ -134,11 +135,11 @@ impl Analysis {
         options: &DuplicateOptions,
     ) -> Result<Analysis, AnalysisError> {
         let dump =
-            crate::dump::parse_bytes(Path::new(name), bytes).map_err(AnalysisError::Input)?;
+            crate::import::import_bytes(Path::new(name), bytes).map_err(AnalysisError::Input)?;
         Analysis::from_dump(dump, options, &Progress::new())
     }
 
-    pub fn dump(&self) -> &Dump {
+    pub fn dump(&self) -> &Model {
         &self.graph.dump
     }
 

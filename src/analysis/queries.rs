@@ -4,8 +4,8 @@
 use std::collections::{HashMap, VecDeque};
 
 use super::Glob;
-use crate::dump::Dump;
 use crate::graph::{DominatorTree, HeapGraph, NOT_REACHABLE, SUPER_ROOT};
+use crate::model::Model;
 use crate::progress::{Cancelled, Progress};
 
 /// A row `N × Type` of the grouped dominator tree (SPEC §2.1).
@@ -21,7 +21,7 @@ pub struct Group {
 /// The dominator-tree children of all `parents` (objects, or the
 /// super-root), grouped by type, by retained bytes descending; members
 /// largest first.
-pub fn group_children(dump: &Dump, dom: &DominatorTree, parents: &[u32]) -> Vec<Group> {
+pub fn group_children(dump: &Model, dom: &DominatorTree, parents: &[u32]) -> Vec<Group> {
     let mut groups = super::grouping::group_children_unsorted(dump, dom, parents);
     if parents.len() > 1 {
         for g in &mut groups {
@@ -43,7 +43,7 @@ pub fn domination_path(dom: &DominatorTree, object: u32) -> Vec<u32> {
 }
 
 /// Objects whose type name matches `pattern`, in index order.
-pub fn objects_of_types(dump: &Dump, pattern: &Glob) -> Vec<u32> {
+pub fn objects_of_types(dump: &Model, pattern: &Glob) -> Vec<u32> {
     let matching: Vec<bool> = dump.type_names.iter().map(|n| pattern.matches(n)).collect();
     (0..dump.objects() as u32)
         .filter(|&o| matching[dump.types[o as usize] as usize])
@@ -68,7 +68,7 @@ pub struct ImmediateDominators {
 /// dominators whose type matches `exclude` and groups by the first one that
 /// does not match. Rows by dominated shallow bytes descending.
 pub fn immediate_dominators(
-    dump: &Dump,
+    dump: &Model,
     dom: &DominatorTree,
     set: &[u32],
     exclude: Option<&Glob>,

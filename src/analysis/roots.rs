@@ -9,7 +9,7 @@ use crate::graph::{DominatorTree, HeapGraph};
 pub struct RootGroup {
     pub kind: u32,
     pub flags: u32,
-    /// Indices into `Dump::roots`, largest retained object first.
+    /// Indices into `Model::roots`, largest retained object first.
     pub roots: Vec<u32>,
     /// Distinct rooted objects.
     pub objects: u64,
@@ -101,7 +101,8 @@ mod tests {
         let text = "t 1 A\n\
                     o 1 1 10 2\no 2 1 20\no 3 1 5 4\no 4 1 7\no 5 1 100\n\
                     r 1 1 0\nr 1 1 0\nr 5 4 0 1\nr 3 3 2\n";
-        let dump = crate::dump::parse_bytes(std::path::Path::new("t"), text.as_bytes()).unwrap();
+        let dump =
+            crate::import::rpm::parse_bytes(std::path::Path::new("t"), text.as_bytes()).unwrap();
         let graph = HeapGraph::build(dump);
         let dom = DominatorTree::compute(&graph, &Progress::new()).unwrap();
         let g = root_groups(&graph, &dom);
@@ -146,7 +147,8 @@ mod largest_tests {
     #[test]
     fn largest_reachable_instance_per_type() {
         let text = "t 1 A\nt 2 B\nt 3 C\no 1 1 10 2\no 2 1 20\no 3 1 30\no 4 2 5\no 5 3 1\nr 1 1 0\nr 3 1 0\nr 4 1 0\n";
-        let dump = crate::dump::parse_bytes(std::path::Path::new("t"), text.as_bytes()).unwrap();
+        let dump =
+            crate::import::rpm::parse_bytes(std::path::Path::new("t"), text.as_bytes()).unwrap();
         let graph = HeapGraph::build(dump);
         let dom = DominatorTree::compute(&graph, &Progress::new()).unwrap();
         let l = largest_instances(&graph, &dom);

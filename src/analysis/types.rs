@@ -7,7 +7,7 @@ use crate::graph::{DominatorTree, HeapGraph};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TypeStats {
-    /// Index into `Dump::type_names`.
+    /// Index into `Model::type_names`.
     pub type_index: u32,
     /// All instances in the dump, reachable or not.
     pub count: u64,
@@ -82,7 +82,7 @@ pub fn type_stats(graph: &HeapGraph, dom: &DominatorTree) -> Vec<TypeStats> {
 /// dominator subtree that has no dominator of its own type within it.
 /// `on_path` is all zeros on entry and on return.
 fn top_most_retained(
-    dump: &crate::dump::Dump,
+    dump: &crate::model::Model,
     dom: &DominatorTree,
     top: u32,
     on_path: &mut [u32],

@@ -2,19 +2,18 @@
 //! retainers), strong roots, the dominator tree and retained sizes, and
 //! duplicate instances. Pure data and rayon; no UI.
 
-mod csr;
 pub mod dominators;
 pub mod duplicates;
 
-pub use csr::Csr;
+pub use crate::model::Csr;
 pub use dominators::{DominatorTree, NOT_REACHABLE, SUPER_ROOT};
 
-use crate::dump::Dump;
+use crate::model::Model;
 
 /// A dump with the indexes every analysis needs.
 #[derive(Debug)]
 pub struct HeapGraph {
-    pub dump: Dump,
+    pub dump: Model,
     /// For every object, the objects that reference it (ascending).
     pub retainers: Csr,
     /// Distinct objects with at least one strong root record, in the order of
@@ -25,7 +24,7 @@ pub struct HeapGraph {
 }
 
 impl HeapGraph {
-    pub fn build(dump: Dump) -> HeapGraph {
+    pub fn build(dump: Model) -> HeapGraph {
         let retainers = dump.refs.transpose();
         let mut seen = vec![false; dump.objects()];
         let mut strong_roots = Vec::new();
@@ -60,7 +59,7 @@ impl HeapGraph {
     }
 
     /// The root records of an object, in file order.
-    pub fn roots_of(&self, object: u32) -> impl Iterator<Item = &crate::dump::Root> + '_ {
+    pub fn roots_of(&self, object: u32) -> impl Iterator<Item = &crate::model::Root> + '_ {
         let roots = &self.dump.roots;
         let start = self
             .roots_by_object

@@ -7,8 +7,8 @@ use humansize::{format_size, BINARY};
 
 use super::ReportOptions;
 use crate::analysis::{immediate_dominators, objects_of_types, Analysis};
-use crate::dump::{root_flags, root_kind};
 use crate::graph::{NOT_REACHABLE, SUPER_ROOT};
+use crate::model::{root_flags, root_kind};
 
 /// Rows of the short sections (types, duplicates) in the text report.
 const SHORT: usize = 20;

@@ -24,8 +24,8 @@ use crossbeam_channel::{bounded, select, tick};
 use crossterm::event::{self, DisableMouseCapture, EnableMouseCapture, Event};
 use ratatui::layout::Rect;
 
-use crate::dump::source::TERMINAL_IN_USE;
 use crate::graph::duplicates::DuplicateOptions;
+use crate::import::source::TERMINAL_IN_USE;
 use crate::progress::Progress;
 use app::{update, Action, App, Effect, PaneId, ProgressView};
 use filtering::FilterThread;
@@ -126,7 +126,7 @@ pub fn run(options: Options) -> color_eyre::Result<u8> {
     // The cooked mode, for the SIGBUS handler to restore (it cannot use
     // crossterm's copy); saved before raw mode, and before any file is
     // mapped.
-    crate::dump::source::save_terminal_mode();
+    crate::import::source::save_terminal_mode();
     // The first frame is drawn before the file is even opened.
     let mut terminal = ratatui::init();
     TERMINAL_IN_USE.store(true, Ordering::Relaxed);

@@ -15,16 +15,16 @@ use crate::analysis::{
     immediate_dominators, precise_retained, shortest_retention_path, type_stats, Glob, Group,
     ImmediateDominators, PreciseRetained, TypeStats,
 };
-use crate::dump::{parse::ParseError, parse_bytes, parse_file};
 use crate::graph::duplicates::{find_duplicates, DuplicateOptions, Duplicates};
 use crate::graph::{DominatorTree, HeapGraph};
+use crate::import::{import_bytes, import_file, ImportError};
 use crate::progress::{Progress, Stage};
 
 /// What to analyse.
 #[derive(Debug, Clone)]
 pub enum Input {
     File(PathBuf),
-    /// Dump text in memory (the built-in demo).
+    /// Model text in memory (the built-in demo).
     Bytes(&'static str, &'static [u8]),
 }
 
@@ -187,15 +187,15 @@ pub fn analyse(
     let t = Instant::now();
     progress.start(Stage::Parse, 1);
     let dump = match input {
-        Input::File(path) => parse_file(path, progress),
+        Input::File(path) => import_file(path, progress),
         Input::Bytes(name, bytes) => {
-            parse_bytes(std::path::Path::new(name), bytes).map_err(ParseError::Input)
+            import_bytes(std::path::Path::new(name), bytes).map_err(ImportError::Input)
         }
     };
     let dump = match dump {
         Ok(d) => d,
-        Err(ParseError::Cancelled) => return,
-        Err(ParseError::Input(e)) => {
+        Err(ImportError::Cancelled) => return,
+        Err(ImportError::Input(e)) => {
             emit(Msg::Failed(e.to_string()));
             return;
         }

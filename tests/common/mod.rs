@@ -6,8 +6,8 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use heaptui::analysis::Analysis;
-use heaptui::dump::Dump;
 use heaptui::graph::duplicates::DuplicateOptions;
+use heaptui::model::Model;
 
 pub fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -30,7 +30,7 @@ pub fn analyse_fixture(name: &str) -> Analysis {
 }
 
 /// Everything observable about a dump, for comparing two parses.
-pub fn fingerprint(d: &Dump) -> String {
+pub fn fingerprint(d: &Model) -> String {
     let objects: Vec<String> = (0..d.objects() as u32)
         .map(|o| {
             let refs: Vec<String> = d.refs.neighbors(o).iter().map(|&r| d.id_hex(r)).collect();
@@ -66,7 +66,7 @@ pub fn fingerprint(d: &Dump) -> String {
 }
 
 /// Dense index of a hex object id; panics when absent.
-pub fn ix(dump: &Dump, hex: &str) -> u32 {
+pub fn ix(dump: &Model, hex: &str) -> u32 {
     let id = u64::from_str_radix(hex, 16).unwrap();
     dump.index_of(id)
         .unwrap_or_else(|| panic!("object {hex} not in the dump"))

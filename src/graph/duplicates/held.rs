@@ -318,7 +318,7 @@ mod tests {
         for r in [1u32, 14_001, 28_001] {
             writeln!(text, "r {r:x} 1 0").unwrap();
         }
-        let dump = crate::dump::parse_bytes(Path::new("t.txt"), text.as_bytes()).unwrap();
+        let dump = crate::import::rpm::parse_bytes(Path::new("t.txt"), text.as_bytes()).unwrap();
         let graph = HeapGraph::build(dump);
         let dom = DominatorTree::compute(&graph, &Progress::new()).unwrap();
         let tin = dominator_preorder(&dom);

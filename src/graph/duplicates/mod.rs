@@ -30,8 +30,8 @@ use std::sync::Mutex;
 
 use rayon::prelude::*;
 
-use crate::dump::Dump;
 use crate::graph::{DominatorTree, HeapGraph};
+use crate::model::Model;
 use crate::progress::{Cancelled, Progress, Stage};
 use bisim::NO_BLOCK;
 use verify::{Budget, Stop, Workspace};
@@ -303,7 +303,7 @@ impl Trace {
     }
 }
 
-fn trivial_set(dump: &Dump, members: Vec<u32>) -> DuplicateSet {
+fn trivial_set(dump: &Model, members: Vec<u32>) -> DuplicateSet {
     let o = members[0] as usize;
     DuplicateSet {
         id: 0,
@@ -521,7 +521,7 @@ fn classes(
 
 /// Sorts the sets, numbers them and indexes their members.
 fn finish(
-    dump: &Dump,
+    dump: &Model,
     mut sets: Vec<DuplicateSet>,
     possible: Vec<PossibleDuplicates>,
     mode: DuplicateMode,

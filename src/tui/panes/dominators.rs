@@ -14,8 +14,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::analysis::grouping::{group_children_unsorted, largest_members};
 use crate::analysis::{domination_path, Group};
-use crate::dump::Dump;
 use crate::graph::DominatorTree;
+use crate::model::Model;
 use crate::tui::fmt::{
     bytes, bytes_width, count, count_width, fit, percent, type_name, Col, Columns,
 };
@@ -119,7 +119,7 @@ impl Tree {
     pub fn new(
         root: Item,
         label: String,
-        dump: &Dump,
+        dump: &Model,
         dom: &DominatorTree,
     ) -> (Tree, Option<Deferred>) {
         let mut t = Tree {
@@ -177,7 +177,7 @@ impl Tree {
     /// Expands a node, materialising its children once. Grouping the
     /// children of many parents is returned as [`Deferred`] work instead;
     /// the node shows as loading until [`Tree::set_groups`] gets the result.
-    pub fn expand(&mut self, id: u32, dump: &Dump, dom: &DominatorTree) -> Option<Deferred> {
+    pub fn expand(&mut self, id: u32, dump: &Model, dom: &DominatorTree) -> Option<Deferred> {
         let n = &mut self.nodes[id as usize];
         n.expanded = true;
         if n.children.is_some() || n.loading {
@@ -263,7 +263,7 @@ impl Tree {
     pub fn toggle_instances(
         &mut self,
         id: u32,
-        dump: &Dump,
+        dump: &Model,
         dom: &DominatorTree,
     ) -> Option<Deferred> {
         if !matches!(self.nodes[id as usize].item, Item::Group(_)) {
@@ -383,7 +383,7 @@ impl Tree {
     /// Only single objects are expanded on the way (groups switch to their
     /// instances, with the object pinned), so nothing here is deferred.
     /// Returns false when the object is not under the root.
-    pub fn reveal(&mut self, object: u32, dump: &Dump, dom: &DominatorTree) -> bool {
+    pub fn reveal(&mut self, object: u32, dump: &Model, dom: &DominatorTree) -> bool {
         let mut path = domination_path(dom, object);
         path.reverse(); // top-most dominator first
         let mut at = 0u32;
@@ -449,12 +449,12 @@ impl Tree {
     }
 
     /// Label of a row: `N × Type`, or `Type id` for one instance.
-    pub fn label_of(&self, id: u32, dump: &Dump, theme: &Theme) -> String {
+    pub fn label_of(&self, id: u32, dump: &Model, theme: &Theme) -> String {
         self.label_within(id, dump, theme, usize::MAX)
     }
 
     /// The label with its type name shortened to fit `width`.
-    pub fn label_within(&self, id: u32, dump: &Dump, theme: &Theme, width: usize) -> String {
+    pub fn label_within(&self, id: u32, dump: &Model, theme: &Theme, width: usize) -> String {
         let short = |name: &str, extra: usize| type_name(name, width.saturating_sub(extra), theme);
         match &self.nodes[id as usize].item {
             Item::SuperRoot => "all roots".into(),
@@ -482,7 +482,7 @@ impl Tree {
     }
 
     /// A chart label: the type (with its count for groups), no id.
-    pub fn chart_label(&self, id: u32, dump: &Dump, theme: &Theme, width: usize) -> String {
+    pub fn chart_label(&self, id: u32, dump: &Model, theme: &Theme, width: usize) -> String {
         match &self.nodes[id as usize].item {
             Item::Group(g) if g.members.len() > 1 => self.label_within(id, dump, theme, width),
             Item::Group(g) => type_name(&dump.type_names[g.type_index as usize], width, theme),
@@ -519,7 +519,7 @@ pub struct DominatorsPane {
 }
 
 impl DominatorsPane {
-    pub fn new(dump: &Dump, dom: &DominatorTree) -> DominatorsPane {
+    pub fn new(dump: &Model, dom: &DominatorTree) -> DominatorsPane {
         let mut p = DominatorsPane {
             zooms: vec![Tree::new(Item::SuperRoot, "all roots".into(), dump, dom).0],
             mode: TreeMode::Tree,
@@ -599,7 +599,7 @@ impl DominatorsPane {
 /// the line shown when no row is visible.
 pub fn draw(
     pane: &DominatorsPane,
-    dump: &Dump,
+    dump: &Model,
     dom: &DominatorTree,
     theme: &Theme,
     empty: &str,
@@ -660,7 +660,7 @@ pub fn list_height(inner_height: u16) -> usize {
 
 fn draw_tree(
     pane: &DominatorsPane,
-    dump: &Dump,
+    dump: &Model,
     dom: &DominatorTree,
     theme: &Theme,
     empty: &str,
@@ -734,7 +734,7 @@ fn draw_tree(
 
 fn draw_chart(
     pane: &DominatorsPane,
-    dump: &Dump,
+    dump: &Model,
     dom: &DominatorTree,
     theme: &Theme,
     area: Rect,

@@ -9,9 +9,9 @@ use ratatui::Frame;
 
 use super::ListState;
 use crate::analysis::domination_path;
-use crate::dump::{root_flags, root_kind};
 use crate::graph::duplicates::Duplicates;
 use crate::graph::{DominatorTree, HeapGraph};
+use crate::model::{root_flags, root_kind};
 use crate::tui::app::App;
 use crate::tui::fmt::{bytes, count, fit, type_name};
 use crate::tui::theme::Theme;

@@ -7,7 +7,7 @@ use ratatui::text::Line;
 use ratatui::widgets::{Block, Paragraph};
 use ratatui::Frame;
 
-use crate::dump::{root_flags, root_kind};
+use crate::model::{root_flags, root_kind};
 use crate::tui::app::App;
 use crate::tui::fmt::{bytes, count, count_width, fit, percent, type_name};
 use crate::tui::panes::inspector::Target;

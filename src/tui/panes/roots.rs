@@ -11,7 +11,7 @@ use ratatui::Frame;
 
 use super::ListState;
 use crate::analysis::roots::RootGroup;
-use crate::dump::{root_flags, root_kind, Dump};
+use crate::model::{root_flags, root_kind, Model};
 use crate::tui::app::{App, PaneId};
 use crate::tui::filtering::CHECK_EVERY;
 use crate::tui::fmt::{bytes, bytes_width, count, count_width, fit, type_name, Col, Columns};
@@ -22,7 +22,7 @@ const RECORDS_SHOWN: usize = 1000;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RootRow {
     Group(usize),
-    /// (group, index into `Dump::roots`)
+    /// (group, index into `Model::roots`)
     Record(usize, u32),
     More(usize, usize),
 }
@@ -38,7 +38,7 @@ pub struct GroupMatch {
 /// Per group, its records whose object's type passes `mask` (O(roots); the
 /// filter thread runs it). `None` when `superseded` says to give up.
 pub fn match_groups(
-    dump: &Dump,
+    dump: &Model,
     groups: &[RootGroup],
     mask: &[bool],
     superseded: &dyn Fn() -> bool,

@@ -1,48 +1,25 @@
-//! The dump file: reading it (memory map or copy), parsing its records in
-//! parallel, resolving object and type ids, and accounting for every line it
-//! could not use (SPEC §1). Produces a [`Dump`]: struct-of-arrays over dense
-//! u32 object indices, references in CSR form.
+//! The heap every format maps onto (SPEC §1, §1.1, §2): types, objects with
+//! shallow sizes and ordered references (CSR), roots with kinds and flags,
+//! optional per-reference labels and per-object values, and what the importer
+//! could not use. Struct-of-arrays over dense u32 object indices.
+//!
+//! Owns the data only; imports nothing of the crate but the `mem` helpers.
+//! Importers (`crate::import`) build a [`Model`]; `crate::graph` reads one.
 
+mod csr;
 mod idmap;
-pub mod parse;
-pub mod source;
+mod labels;
 
-use std::fmt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-pub use idmap::IdIndex;
-pub use parse::{parse_bytes, parse_file};
-
-use crate::graph::Csr;
+pub use csr::Csr;
+pub use idmap::{IdIndex, WideIdIndex};
+pub use labels::{Label, Labels, ValueKind, Values};
 
 /// At most this many diagnostic messages are kept (the counts are complete).
 pub const MAX_MESSAGES: usize = 100;
 
-/// Input that cannot be used at all: one line naming the file and the reason.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct InputError {
-    pub path: PathBuf,
-    pub reason: String,
-}
-
-impl InputError {
-    pub fn new(path: &Path, reason: impl Into<String>) -> Self {
-        InputError {
-            path: path.to_path_buf(),
-            reason: reason.into(),
-        }
-    }
-}
-
-impl fmt::Display for InputError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.path.display(), self.reason)
-    }
-}
-
-impl std::error::Error for InputError {}
-
-/// An `a … c` section. Index 0 of [`Dump::app_domains`] is the implicit
+/// An `a … c` section. Index 0 of [`Model::app_domains`] is the implicit
 /// unnamed section that holds records outside any `a … c` pair.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct AppDomain {
@@ -184,9 +161,43 @@ impl RecordCounts {
     }
 }
 
-/// A parsed dump. Objects are in file order (first record of each id).
-#[derive(Debug)]
-pub struct Dump {
+/// Which importer read the dump (SPEC §4's `format`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum Format {
+    /// The RPM text format (SPEC §1).
+    #[default]
+    Rpm,
+    Gcdump,
+    Hprof,
+    Heapsnapshot,
+}
+
+impl Format {
+    /// The name in `report --json`'s `format` key.
+    pub fn key(self) -> &'static str {
+        match self {
+            Format::Rpm => "rpm",
+            Format::Gcdump => "gcdump",
+            Format::Hprof => "hprof",
+            Format::Heapsnapshot => "heapsnapshot",
+        }
+    }
+
+    /// What a person calls it.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Format::Rpm => "RPM text heap dump",
+            Format::Gcdump => ".NET gcdump",
+            Format::Hprof => "Java HPROF",
+            Format::Heapsnapshot => "V8 heap snapshot",
+        }
+    }
+}
+
+/// A heap: objects in the order the importer met them (for the text format,
+/// the first record of each id).
+#[derive(Debug, Default)]
+pub struct Model {
     pub path: PathBuf,
     pub file_bytes: u64,
     pub app_domains: Vec<AppDomain>,
@@ -201,9 +212,19 @@ pub struct Dump {
     pub id_index: IdIndex,
     pub diagnostics: Diagnostics,
     pub records: RecordCounts,
+    pub format: Format,
+    /// Runtime details the overview shows, as (what, value): id size, HPROF
+    /// version, V8 meta, gcdump sampling. Empty for the text format.
+    pub details: Vec<(String, String)>,
+    /// Per-reference labels (field names, array indices), where the format
+    /// has them: parallel to `refs.targets`.
+    pub labels: Option<Labels>,
+    /// Per-object value bytes (primitive fields, array contents, strings),
+    /// where the format has them.
+    pub values: Option<Values>,
 }
 
-impl Dump {
+impl Model {
     pub fn objects(&self) -> usize {
         self.ids.len()
     }

@@ -1,4 +1,4 @@
-//! The parallel parser. The file is cut into chunks at line boundaries and
+//! The RPM text importer (SPEC §1), the parallel parser. The file is cut into chunks at line boundaries and
 //! each chunk is parsed on its own (rayon); section boundaries, line numbers
 //! and object indices are then stitched together in file order, so results
 //! and messages are exactly those of a sequential parse.
@@ -8,10 +8,11 @@ use std::path::Path;
 
 use rayon::prelude::*;
 
-use super::idmap::WideIdIndex;
 use super::source::Source;
-use super::{AppDomain, Diagnostics, Dump, InputError, RecordCounts, Root, MAX_MESSAGES};
-use crate::graph::Csr;
+use super::{ImportError, InputError};
+use crate::model::{
+    AppDomain, Csr, Diagnostics, Model, RecordCounts, Root, WideIdIndex, MAX_MESSAGES,
+};
 use crate::progress::{Cancelled, Progress, Stage};
 
 /// How many references ahead the resolver prefetches id-index slots.
@@ -25,44 +26,13 @@ const CHUNK: usize = 8 << 20;
 /// for all realistic object counts (see the total check in `parse_source`).
 pub const MAX_OBJECT_BYTES: u64 = 1 << 48;
 
-/// Why parsing stopped without a dump.
-#[derive(Debug)]
-pub enum ParseError {
-    Input(InputError),
-    Cancelled,
-}
-
-impl From<Cancelled> for ParseError {
-    fn from(_: Cancelled) -> Self {
-        ParseError::Cancelled
-    }
-}
-
-impl From<InputError> for ParseError {
-    fn from(e: InputError) -> Self {
-        ParseError::Input(e)
-    }
-}
-
-impl std::fmt::Display for ParseError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            ParseError::Input(e) => e.fmt(f),
-            ParseError::Cancelled => f.write_str("cancelled"),
-        }
-    }
-}
-
-impl std::error::Error for ParseError {}
-
-/// Reads and parses a dump file.
-pub fn parse_file(path: &Path, progress: &Progress) -> Result<Dump, ParseError> {
-    let source = Source::open(path)?;
-    parse_source(path, &source, progress, CHUNK)
+/// Parses a text dump whose bytes are open (see `import::import_file`).
+pub fn import(path: &Path, source: &Source, progress: &Progress) -> Result<Model, ImportError> {
+    parse_source(path, source, progress, CHUNK)
 }
 
 /// Parses dump text held in memory (tests, the built-in demo heap).
-pub fn parse_bytes(path: &Path, bytes: &[u8]) -> Result<Dump, InputError> {
+pub fn parse_bytes(path: &Path, bytes: &[u8]) -> Result<Model, InputError> {
     parse_bytes_with_chunk(path, bytes, CHUNK)
 }
 
@@ -73,7 +43,7 @@ pub fn parse_bytes_with_chunk(
     path: &Path,
     bytes: &[u8],
     chunk_size: usize,
-) -> Result<Dump, InputError> {
+) -> Result<Model, InputError> {
     let chunk_size = chunk_size.max(1);
     match parse_source(
         path,
@@ -82,8 +52,8 @@ pub fn parse_bytes_with_chunk(
         chunk_size,
     ) {
         Ok(d) => Ok(d),
-        Err(ParseError::Input(e)) => Err(e),
-        Err(ParseError::Cancelled) => unreachable!("nobody can cancel this progress"),
+        Err(ImportError::Input(e)) => Err(e),
+        Err(ImportError::Cancelled) => unreachable!("nobody can cancel this progress"),
     }
 }
 
@@ -92,7 +62,7 @@ fn parse_source(
     source: &Source,
     progress: &Progress,
     chunk_size: usize,
-) -> Result<Dump, ParseError> {
+) -> Result<Model, ImportError> {
     let bytes = source.bytes();
     if bytes.is_empty() {
         return Err(InputError::new(path, "the file is empty").into());
@@ -758,7 +728,7 @@ fn assemble(
     file_bytes: u64,
     mut chunks: Vec<Chunk>,
     progress: &Progress,
-) -> Result<Dump, Cancelled> {
+) -> Result<Model, Cancelled> {
     let mut diag = Diagnostics::default();
     let mut messages = Messages::default();
     let mut records = RecordCounts::default();
@@ -1178,7 +1148,7 @@ fn assemble(
     progress.set_done(file_bytes + file_bytes * 4 / 4);
 
     diag.messages = messages.finish();
-    Ok(Dump {
+    Ok(Model {
         path: path.to_path_buf(),
         file_bytes,
         app_domains,
@@ -1191,6 +1161,7 @@ fn assemble(
         id_index,
         diagnostics: diag,
         records,
+        ..Model::default()
     })
 }
 
