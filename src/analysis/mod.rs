@@ -1,28 +1,33 @@
-//! Queries shared by the TUI and the report, over an immutable analysed heap:
-//! the pipeline ([`Analysis::run`]), grouped dominator children (SPEC §2.1),
-//! type statistics (§2.2), immediate dominators with an exclude pattern
-//! (§2.3), precise retained bytes of a set, retention paths.
+//! Everything the two views (report and TUI) share: the staged
+//! [`pipeline`] that produces an [`Analysis`], the [`summary`] they render
+//! first, grouped dominator children (SPEC §2.1), type statistics (§2.2),
+//! immediate dominators with an exclude pattern (§2.3), precise retained
+//! bytes of a set, retention paths, roots by kind.
+//!
+//! May import `graph`, `import`, `model`, `progress`, `mem`; never a UI
+//! crate, `report` or `tui`.
 
 pub mod filter;
 pub mod grouping;
 mod pattern;
+pub mod pipeline;
 mod queries;
 pub mod roots;
+pub mod summary;
 mod types;
 
 use std::path::Path;
 use std::sync::Arc;
-use std::time::Instant;
 
 pub use pattern::Glob;
 pub use queries::*;
 pub use types::{type_stats, TypeStats};
 
-use crate::graph::duplicates::{find_duplicates, DuplicateOptions, Duplicates};
+use crate::graph::duplicates::{DuplicateOptions, Duplicates};
 use crate::graph::{DominatorTree, HeapGraph};
-use crate::import::{import_file, InputError};
+use crate::import::InputError;
 use crate::model::Model;
-use crate::progress::{Progress, Stage};
+use crate::progress::Progress;
 
 /// Milliseconds spent in each stage.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -73,59 +78,32 @@ pub struct Analysis {
     pub dom: Arc<DominatorTree>,
     pub types: Arc<Vec<TypeStats>>,
     pub duplicates: Arc<Duplicates>,
+    /// Root records grouped by kind and flags, largest retained first.
+    pub roots: Arc<Vec<roots::RootGroup>>,
+    /// Per type, the reachable instance retaining most (`u32::MAX`: none).
+    pub largest: Arc<Vec<u32>>,
+    pub summary: Arc<summary::Summary>,
     pub timings: Timings,
 }
 
 impl Analysis {
-    /// Parses and analyses a dump file, stage by stage.
+    /// Imports and analyses a dump file, stage by stage (see [`pipeline`]).
     pub fn run(
         path: &Path,
         options: &DuplicateOptions,
         progress: &Progress,
     ) -> Result<Analysis, AnalysisError> {
-        let t = Instant::now();
-        let dump = import_file(path, progress)?;
-        let parse_ms = t.elapsed().as_millis() as u64;
-        let mut a = Analysis::from_dump(dump, options, progress)?;
-        a.timings.parse_ms = parse_ms;
-        Ok(a)
+        let input = pipeline::Input::File(path.to_path_buf());
+        pipeline::run(&input, options, progress, &mut |_| true)
     }
 
-    /// Analyses an already parsed dump.
+    /// Analyses an already imported dump.
     pub fn from_dump(
         dump: Model,
         options: &DuplicateOptions,
         progress: &Progress,
     ) -> Result<Analysis, AnalysisError> {
-        let t = Instant::now();
-        progress.start(Stage::Graph, 1);
-        let mut laps = crate::progress::Laps::new("analysis");
-        let graph = HeapGraph::build(dump);
-        laps.lap("graph");
-        let graph_ms = t.elapsed().as_millis() as u64;
-        progress.check()?;
-        let t = Instant::now();
-        let dom = DominatorTree::compute(&graph, progress)?;
-        laps.lap("dominators");
-        let types = type_stats(&graph, &dom);
-        laps.lap("type stats");
-        let dominators_ms = t.elapsed().as_millis() as u64;
-        let t = Instant::now();
-        let duplicates = find_duplicates(&graph, &dom, options, progress)?;
-        let duplicates_ms = t.elapsed().as_millis() as u64;
-        progress.start(Stage::Done, 1);
-        Ok(Analysis {
-            graph: Arc::new(graph),
-            dom: Arc::new(dom),
-            types: Arc::new(types),
-            duplicates: Arc::new(duplicates),
-            timings: Timings {
-                parse_ms: 0,
-                graph_ms,
-                dominators_ms,
-                duplicates_ms,
-            },
-        })
+        pipeline::analyse(dump, 0, options, progress, &mut |_| true)
     }
 
     /// Parses dump text from memory (tests, the demo heap).

@@ -114,30 +114,30 @@ fn json<T: Serialize>(out: &mut impl Write, value: &T) -> io::Result<()> {
 pub fn write_json(out: &mut impl Write, a: &Analysis, opts: &ReportOptions) -> io::Result<()> {
     let dump = a.dump();
     let dom = &a.dom;
-    let (unreachable_objects, unreachable_bytes) = a.unreachable();
     let hex = |o: u32| format!("{:x}", dump.ids[o as usize]);
 
     out.write_all(b"{\"file\":")?;
     json(out, &dump.path.display().to_string())?;
     out.write_all(b",\n\"summary\":")?;
+    let s = &a.summary;
     json(
         out,
         &Summary {
-            objects: dump.objects() as u64,
-            references: dump.refs.edges() as u64,
-            types: a.types.len() as u64,
-            roots: dump.roots.len() as u64,
-            app_domains: dump
+            objects: s.objects,
+            references: s.references,
+            types: s.types,
+            roots: s.root_records,
+            app_domains: s
                 .app_domains
                 .iter()
-                .filter(|d| !d.is_implicit())
+                .filter(|d| !d.name.is_empty())
                 .map(|d| d.name.as_str())
                 .collect(),
-            total_bytes: dump.total_bytes(),
-            reachable_objects: dom.reachable_objects,
-            reachable_bytes: dom.reachable_bytes,
-            unreachable_objects,
-            unreachable_bytes,
+            total_bytes: s.total_bytes,
+            reachable_objects: s.reachable_objects,
+            reachable_bytes: s.reachable_bytes,
+            unreachable_objects: s.unreachable_objects,
+            unreachable_bytes: s.unreachable_bytes,
         },
     )?;
     let d = &dump.diagnostics;

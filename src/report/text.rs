@@ -41,8 +41,6 @@ pub fn count(n: u64) -> String {
 pub fn write_text(out: &mut impl Write, a: &Analysis, opts: &ReportOptions) -> io::Result<()> {
     let dump = a.dump();
     let dom = &a.dom;
-    let total = dump.total_bytes();
-    let (unreachable_objects, unreachable_bytes) = a.unreachable();
     let reachable = dom.reachable_bytes;
 
     writeln!(
@@ -51,65 +49,51 @@ pub fn write_text(out: &mut impl Write, a: &Analysis, opts: &ReportOptions) -> i
         dump.path.display(),
         size(dump.file_bytes)
     )?;
-    let domains: Vec<String> = dump
+    let s = &a.summary;
+    let domains: Vec<String> = s
         .app_domains
         .iter()
-        .filter(|d| !d.is_implicit() || d.objects > 0)
         .map(|d| format!("{} ({} objects)", d.display_name(), count(d.objects)))
         .collect();
     writeln!(out, "AppDomains:  {}", domains.join(", "))?;
     writeln!(
         out,
         "Objects:     {} ({}), {} references, {} types",
-        count(dump.objects() as u64),
-        size(total),
-        count(dump.refs.edges() as u64),
-        count(a.types.len() as u64)
+        count(s.objects),
+        size(s.total_bytes),
+        count(s.references),
+        count(s.types)
     )?;
-    let strong = dump.roots.iter().filter(|r| r.is_strong()).count() as u64;
-    // `strong_roots` holds distinct strongly rooted objects only; weakly
-    // rooted ones are counted too.
-    let mut rooted: Vec<u32> = dump.roots.iter().map(|r| r.object).collect();
-    rooted.sort_unstable();
-    rooted.dedup();
     writeln!(
         out,
         "Roots:       {} records ({} strong, {} weak) on {} objects ({} strongly rooted)",
-        count(dump.roots.len() as u64),
-        count(strong),
-        count(dump.roots.len() as u64 - strong),
-        count(rooted.len() as u64),
-        count(a.graph.strong_roots.len() as u64)
+        count(s.root_records),
+        count(s.strong_root_records),
+        count(s.root_records - s.strong_root_records),
+        count(s.rooted_objects),
+        count(s.strongly_rooted_objects)
     )?;
-    let mut kinds: Vec<(u32, u32, u64)> = Vec::new();
-    for r in &dump.roots {
-        match kinds.iter_mut().find(|k| k.0 == r.kind && k.1 == r.flags) {
-            Some(k) => k.2 += 1,
-            None => kinds.push((r.kind, r.flags, 1)),
-        }
-    }
-    kinds.sort();
-    for (kind, flags, n) in kinds {
+    for k in &s.roots_by_kind {
         writeln!(
             out,
             "             {:>8}  {} [{}]",
-            count(n),
-            root_kind::name(kind),
-            root_flags::describe(flags)
+            count(k.records),
+            root_kind::name(k.kind),
+            root_flags::describe(k.flags)
         )?;
     }
     writeln!(
         out,
         "Reachable:   {} objects, {} ({})",
-        count(dom.reachable_objects),
-        size(reachable),
-        percent(reachable, total)
+        count(s.reachable_objects),
+        size(s.reachable_bytes),
+        percent(s.reachable_bytes, s.total_bytes)
     )?;
     writeln!(
         out,
         "Unreachable: {} objects, {} (garbage or only weakly held; excluded from dominators and duplicates)",
-        count(unreachable_objects),
-        size(unreachable_bytes)
+        count(s.unreachable_objects),
+        size(s.unreachable_bytes)
     )?;
 
     let d = &dump.diagnostics;

@@ -1,0 +1,233 @@
+//! The one staged pipeline: import → graph → dominators (+ type statistics,
+//! root groups, weakly held, largest instances, the summary) → duplicates.
+//! The only place that knows the order. Each stage's result is handed to an
+//! observer as soon as it exists (the TUI opens panes as data arrives), the
+//! run honours cancellation through [`Progress`], and the final value is an
+//! [`Analysis`] (the report consumes it).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+use super::roots::{largest_instances, root_groups, weakly_held, RootGroup};
+use super::summary::Summary;
+use super::{type_stats, Analysis, AnalysisError, Timings, TypeStats};
+use crate::graph::duplicates::{find_duplicates, DuplicateOptions, Duplicates};
+use crate::graph::{DominatorTree, HeapGraph};
+use crate::import::{import_bytes, import_file, ImportError};
+use crate::model::Model;
+use crate::progress::{Progress, Stage};
+
+/// What to analyse.
+#[derive(Debug, Clone)]
+pub enum Input {
+    File(PathBuf),
+    /// A dump held in memory (the built-in demo), with the name to show.
+    Bytes(&'static str, &'static [u8]),
+}
+
+impl Input {
+    /// The file name to show for it.
+    pub fn name(&self) -> String {
+        match self {
+            Input::File(p) => p.display().to_string(),
+            Input::Bytes(name, _) => name.to_string(),
+        }
+    }
+}
+
+/// A stage's result, handed to the observer the moment it exists. `ms` is
+/// the stage's duration.
+#[derive(Debug, Clone)]
+pub enum StageResult {
+    Imported {
+        ms: u64,
+    },
+    Graph {
+        graph: Arc<HeapGraph>,
+        ms: u64,
+    },
+    Dominators {
+        dom: Arc<DominatorTree>,
+        types: Arc<Vec<TypeStats>>,
+        roots: Arc<Vec<RootGroup>>,
+        /// Per type, the reachable instance retaining most (`u32::MAX`: none).
+        largest: Arc<Vec<u32>>,
+        summary: Arc<Summary>,
+        ms: u64,
+    },
+    Duplicates {
+        duplicates: Arc<Duplicates>,
+        ms: u64,
+    },
+}
+
+/// Runs every stage in order. `observe` sees each stage's result; when it
+/// returns false (nobody listens any more) the run stops as cancelled.
+pub fn run(
+    input: &Input,
+    options: &DuplicateOptions,
+    progress: &Progress,
+    observe: &mut dyn FnMut(StageResult) -> bool,
+) -> Result<Analysis, AnalysisError> {
+    let t = Instant::now();
+    progress.start(Stage::Parse, 1);
+    let dump = match input {
+        Input::File(path) => import_file(path, progress)?,
+        Input::Bytes(name, bytes) => {
+            import_bytes(Path::new(name), bytes).map_err(ImportError::Input)?
+        }
+    };
+    let parse_ms = ms(t);
+    tell(observe, StageResult::Imported { ms: parse_ms })?;
+    analyse(dump, parse_ms, options, progress, observe)
+}
+
+/// The stages after import, on a model already built.
+pub fn analyse(
+    dump: Model,
+    parse_ms: u64,
+    options: &DuplicateOptions,
+    progress: &Progress,
+    observe: &mut dyn FnMut(StageResult) -> bool,
+) -> Result<Analysis, AnalysisError> {
+    let mut laps = crate::progress::Laps::new("analysis");
+    let t = Instant::now();
+    progress.start(Stage::Graph, 1);
+    let graph = Arc::new(HeapGraph::build(dump));
+    laps.lap("graph");
+    let graph_ms = ms(t);
+    tell(
+        observe,
+        StageResult::Graph {
+            graph: graph.clone(),
+            ms: graph_ms,
+        },
+    )?;
+    progress.check()?;
+
+    let t = Instant::now();
+    let dom = Arc::new(DominatorTree::compute(&graph, progress)?);
+    laps.lap("dominators");
+    let types = Arc::new(type_stats(&graph, &dom));
+    laps.lap("type stats");
+    let roots = Arc::new(root_groups(&graph, &dom));
+    let largest = Arc::new(largest_instances(&graph, &dom));
+    let summary = Arc::new(Summary::new(
+        &graph,
+        &dom,
+        &types,
+        weakly_held(&graph, &dom),
+    ));
+    laps.lap("roots and summary");
+    let dominators_ms = ms(t);
+    tell(
+        observe,
+        StageResult::Dominators {
+            dom: dom.clone(),
+            types: types.clone(),
+            roots: roots.clone(),
+            largest: largest.clone(),
+            summary: summary.clone(),
+            ms: dominators_ms,
+        },
+    )?;
+
+    let t = Instant::now();
+    let duplicates = Arc::new(find_duplicates(&graph, &dom, options, progress)?);
+    let duplicates_ms = ms(t);
+    progress.start(Stage::Done, 1);
+    tell(
+        observe,
+        StageResult::Duplicates {
+            duplicates: duplicates.clone(),
+            ms: duplicates_ms,
+        },
+    )?;
+    Ok(Analysis {
+        graph,
+        dom,
+        types,
+        duplicates,
+        roots,
+        largest,
+        summary,
+        timings: Timings {
+            parse_ms,
+            graph_ms,
+            dominators_ms,
+            duplicates_ms,
+        },
+    })
+}
+
+fn ms(t: Instant) -> u64 {
+    t.elapsed().as_millis() as u64
+}
+
+fn tell(
+    observe: &mut dyn FnMut(StageResult) -> bool,
+    result: StageResult,
+) -> Result<(), AnalysisError> {
+    if observe(result) {
+        Ok(())
+    } else {
+        Err(AnalysisError::Cancelled)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TEXT: &[u8] = b"t 1 A\nt 2 B\no 1 1 10 2\no 2 2 20\no 3 2 5\nr 1 1 0\nr 3 1 2\n";
+
+    fn stage_name(r: &StageResult) -> &'static str {
+        match r {
+            StageResult::Imported { .. } => "imported",
+            StageResult::Graph { .. } => "graph",
+            StageResult::Dominators { .. } => "dominators",
+            StageResult::Duplicates { .. } => "duplicates",
+        }
+    }
+
+    #[test]
+    fn stages_arrive_in_order_and_make_the_analysis() {
+        let mut seen = Vec::new();
+        let a = run(
+            &Input::Bytes("t.txt", TEXT),
+            &DuplicateOptions::default(),
+            &Progress::new(),
+            &mut |r| {
+                seen.push(stage_name(&r));
+                true
+            },
+        )
+        .unwrap();
+        assert_eq!(seen, ["imported", "graph", "dominators", "duplicates"]);
+        let s = &a.summary;
+        assert_eq!((s.objects, s.references, s.types), (3, 1, 2));
+        assert_eq!((s.reachable_objects, s.reachable_bytes), (2, 0x30));
+        assert_eq!((s.unreachable_objects, s.unreachable_bytes), (1, 5));
+        assert_eq!((s.weakly_held_objects, s.weakly_held_bytes), (1, 5));
+        assert_eq!((s.root_records, s.strong_root_records), (2, 1));
+        assert_eq!((s.rooted_objects, s.strongly_rooted_objects), (2, 1));
+        assert_eq!(s.roots_by_kind.len(), 2);
+    }
+
+    #[test]
+    fn an_observer_that_hangs_up_cancels_the_run() {
+        let mut calls = 0;
+        let r = run(
+            &Input::Bytes("t.txt", TEXT),
+            &DuplicateOptions::default(),
+            &Progress::new(),
+            &mut |r| {
+                calls += 1;
+                !matches!(r, StageResult::Graph { .. })
+            },
+        );
+        assert!(matches!(r, Err(AnalysisError::Cancelled)));
+        assert_eq!(calls, 2);
+    }
+}
