@@ -1,4 +1,5 @@
 pub mod analysis;
+pub mod cache;
 pub mod gen;
 pub mod graph;
 pub mod import;

@@ -26,14 +26,13 @@ pub struct HeapGraph {
 impl HeapGraph {
     pub fn build(dump: Model) -> HeapGraph {
         let retainers = dump.refs.transpose();
-        let mut seen = vec![false; dump.objects()];
-        let mut strong_roots = Vec::new();
-        for r in &dump.roots {
-            if r.is_strong() && !seen[r.object as usize] {
-                seen[r.object as usize] = true;
-                strong_roots.push(r.object);
-            }
-        }
+        let strong_roots = strong_roots(&dump);
+        HeapGraph::from_parts(dump, retainers, strong_roots)
+    }
+
+    /// A graph from its parts (the reopen cache), the per-object root index
+    /// rebuilt.
+    pub fn from_parts(dump: Model, retainers: Csr, strong_roots: Vec<u32>) -> HeapGraph {
         let mut roots_by_object: Vec<u32> = (0..dump.roots.len() as u32).collect();
         roots_by_object.sort_by_key(|&i| (dump.roots[i as usize].object, i));
         HeapGraph {
@@ -73,4 +72,18 @@ impl HeapGraph {
     pub fn is_strong_root(&self, object: u32) -> bool {
         self.roots_of(object).any(|r| r.is_strong())
     }
+}
+
+/// Distinct objects with at least one strong root record, in the order of
+/// their first root record.
+fn strong_roots(dump: &Model) -> Vec<u32> {
+    let mut seen = vec![false; dump.objects()];
+    let mut strong_roots = Vec::new();
+    for r in &dump.roots {
+        if r.is_strong() && !seen[r.object as usize] {
+            seen[r.object as usize] = true;
+            strong_roots.push(r.object);
+        }
+    }
+    strong_roots
 }

@@ -131,6 +131,40 @@ pub struct Duplicates {
 }
 
 impl Duplicates {
+    /// A result from its parts (the reopen cache): sets numbered by
+    /// position; the member index rebuilt from them. `objects` bounds every
+    /// member (the caller checked them).
+    pub fn from_parts(
+        objects: usize,
+        mode: Option<DuplicateMode>,
+        mut sets: Vec<DuplicateSet>,
+        possible: Vec<PossibleDuplicates>,
+        budget_per_type: Option<u64>,
+        finished_types: Vec<u32>,
+    ) -> Duplicates {
+        let mut set_of = crate::mem::filled(objects, NO_SET);
+        for (i, s) in sets.iter_mut().enumerate() {
+            s.id = i as u32;
+            for &m in &s.members {
+                set_of[m as usize] = s.id;
+            }
+        }
+        let member_of = set_of
+            .par_iter()
+            .enumerate()
+            .filter(|(_, &s)| s != NO_SET)
+            .map(|(o, &s)| (o as u32, s))
+            .collect();
+        Duplicates {
+            mode,
+            sets,
+            possible,
+            budget_per_type,
+            finished_types,
+            member_of,
+        }
+    }
+
     /// The set an object belongs to.
     pub fn set_of(&self, object: u32) -> Option<u32> {
         self.member_of

@@ -1,0 +1,670 @@
+//! An [`Analysis`] as cache sections and back. Decoding checks every index
+//! against the arrays it points into and that the dominator tree is a tree
+//! (each reachable object's idom comes before it in the preorder, each
+//! children list holds exactly the nodes whose idom it belongs to), so a
+//! hostile cache can give wrong figures at worst, never a panic, an
+//! out-of-bounds read or an endless walk. What is cheap to recompute (the id
+//! index, root groups, the summary) is recomputed.
+
+use std::io::Write;
+use std::path::Path;
+use std::sync::Arc;
+
+use rayon::prelude::*;
+
+use super::layout::{corrupt, Corrupt, Element, Input, Reader, Writer};
+use crate::analysis::roots::{root_groups, weakly_held};
+use crate::analysis::summary::Summary;
+use crate::analysis::{Analysis, Timings, TypeStats};
+use crate::graph::duplicates::{DuplicateMode, DuplicateSet, Duplicates, PossibleDuplicates};
+use crate::graph::{DominatorTree, HeapGraph, NOT_REACHABLE, SUPER_ROOT};
+use crate::model::{
+    AppDomain, Csr, Diagnostics, Format, IdIndex, Labels, Model, RecordCounts, Root, ValueKind,
+    Values,
+};
+
+// Section tags; `+n` marks the tags a composite section also takes.
+const META: u32 = 1;
+const TYPE_NAMES: u32 = 2; // +1
+const IDS: u32 = 4;
+const TYPES: u32 = 5;
+const SIZES: u32 = 6;
+const REFS: u32 = 7; // +1: targets
+const ROOTS: u32 = 9;
+const DOMAINS: u32 = 10; // +1, +2: flags and counts
+const MESSAGES: u32 = 13; // +1
+const DETAILS: u32 = 15; // +1
+const LABEL_NAMES: u32 = 17; // +1
+const LABELS: u32 = 19;
+const VALUES: u32 = 20; // +1 bytes, +2 kinds
+const RETAINERS: u32 = 23; // +1
+const STRONG_ROOTS: u32 = 25;
+const IDOM: u32 = 26;
+const RETAINED_BYTES: u32 = 27;
+const RETAINED_OBJECTS: u32 = 28;
+const CHILDREN: u32 = 29; // +1
+const PREORDER: u32 = 31;
+const TYPE_STATS: u32 = 32;
+const SETS: u32 = 33;
+const SET_MEMBERS: u32 = 34; // +1
+const SET_HELD_BY: u32 = 36; // +1
+const POSSIBLE: u32 = 38; // +1 offsets, +2 instances
+const FINISHED: u32 = 41;
+const LARGEST: u32 = 42;
+
+const NONE: u64 = u64::MAX;
+
+type W<'a> = Writer<&'a mut dyn Write>;
+
+/// Writes the analysis after the header `w` holds.
+pub fn encode(w: &mut W, a: &Analysis) -> std::io::Result<()> {
+    let d = a.dump();
+    let diag = &d.diagnostics;
+    let r = &d.records;
+    let meta = [
+        d.file_bytes,
+        d.format as u64,
+        r.objects,
+        r.types,
+        r.roots,
+        r.sections,
+        diag.skipped_lines,
+        diag.dangling_references,
+        diag.undefined_types,
+        diag.duplicate_objects,
+        diag.missing_root_objects,
+        a.duplicates.mode.map_or(0, |m| m as u64 + 1),
+        a.duplicates.budget_per_type.unwrap_or(NONE),
+    ];
+    w.array(META, &meta)?;
+    strings(w, TYPE_NAMES, d.type_names.iter().map(|s| &**s))?;
+    w.array(IDS, &d.ids)?;
+    w.array(TYPES, &d.types)?;
+    w.array(SIZES, &d.sizes)?;
+    csr(w, REFS, &d.refs)?;
+    let roots: Vec<u64> = d.roots.iter().flat_map(root_fields).collect();
+    w.array(ROOTS, &roots)?;
+    domains(w, &d.app_domains)?;
+    strings(w, MESSAGES, diag.messages.iter().map(String::as_str))?;
+    let details = d.details.iter().flat_map(|(k, v)| [k.as_str(), v.as_str()]);
+    strings(w, DETAILS, details)?;
+    if let Some(l) = &d.labels {
+        strings(w, LABEL_NAMES, l.names.iter().map(|s| &**s))?;
+        w.array(LABELS, &l.of_ref)?;
+    }
+    if let Some(v) = &d.values {
+        w.array(VALUES, &v.offsets)?;
+        w.array(VALUES + 1, &v.bytes)?;
+        let kinds: Vec<u8> = v.kinds.iter().map(|&k| k as u8).collect();
+        w.array(VALUES + 2, &kinds)?;
+    }
+    csr(w, RETAINERS, &a.graph.retainers)?;
+    w.array(STRONG_ROOTS, &a.graph.strong_roots)?;
+    encode_dominators(w, &a.dom)?;
+    let stats: Vec<u64> = a.types.iter().flat_map(stat_fields).collect();
+    w.array(TYPE_STATS, &stats)?;
+    encode_duplicates(w, &a.duplicates)?;
+    w.array(LARGEST, &a.largest)
+}
+
+fn root_fields(r: &Root) -> [u64; 7] {
+    [
+        r.object as u64,
+        r.kind as u64,
+        r.flags as u64,
+        r.container.unwrap_or(NONE),
+        r.container_type.map_or(NONE, |t| t as u64),
+        r.app_domain as u64,
+        r.line,
+    ]
+}
+
+fn stat_fields(t: &TypeStats) -> [u64; 5] {
+    [
+        t.type_index as u64,
+        t.count,
+        t.shallow_bytes,
+        t.reachable_count,
+        t.min_retained_bytes,
+    ]
+}
+
+fn csr(w: &mut W, tag: u32, c: &Csr) -> std::io::Result<()> {
+    w.array(tag, &c.offsets)?;
+    w.array(tag + 1, &c.targets)
+}
+
+/// Strings as one byte section (tag + 1) and their end offsets (tag).
+fn strings<'s>(w: &mut W, tag: u32, items: impl Iterator<Item = &'s str>) -> std::io::Result<()> {
+    let mut bytes = Vec::new();
+    let mut ends = Vec::new();
+    for s in items {
+        bytes.extend_from_slice(s.as_bytes());
+        ends.push(bytes.len() as u64);
+    }
+    w.array(tag, &ends)?;
+    w.array(tag + 1, &bytes)
+}
+
+fn domains(w: &mut W, domains: &[AppDomain]) -> std::io::Result<()> {
+    let text = domains.iter().flat_map(|d| {
+        [
+            d.version.as_str(),
+            d.name.as_str(),
+            d.stamp.as_deref().unwrap_or(""),
+        ]
+    });
+    strings(w, DOMAINS, text)?;
+    let meta: Vec<u64> = domains
+        .iter()
+        .flat_map(|d| [d.stamp.is_some() as u64, d.closed as u64, d.objects])
+        .collect();
+    w.array(DOMAINS + 2, &meta)
+}
+
+fn encode_dominators(w: &mut W, dom: &DominatorTree) -> std::io::Result<()> {
+    w.array(IDOM, &dom.idom)?;
+    w.array(RETAINED_BYTES, &dom.retained_bytes)?;
+    w.array(RETAINED_OBJECTS, &dom.retained_objects)?;
+    csr(w, CHILDREN, &dom.children)?;
+    w.array(PREORDER, &dom.preorder)
+}
+
+fn encode_duplicates(w: &mut W, dups: &Duplicates) -> std::io::Result<()> {
+    let sets: Vec<u64> = dups
+        .sets
+        .iter()
+        .flat_map(|s| {
+            [
+                s.type_index as u64,
+                s.instance_bytes,
+                s.objects_per_copy,
+                s.additional_bytes,
+                s.trivial as u64,
+                s.holding_set.map_or(NONE, |h| h as u64),
+            ]
+        })
+        .collect();
+    w.array(SETS, &sets)?;
+    lists(w, SET_MEMBERS, dups.sets.iter().map(|s| &s.members[..]))?;
+    lists(w, SET_HELD_BY, dups.sets.iter().map(|s| &s.held_by[..]))?;
+    let types: Vec<u32> = dups.possible.iter().map(|p| p.type_index).collect();
+    w.array(POSSIBLE, &types)?;
+    lists(
+        w,
+        POSSIBLE + 1,
+        dups.possible.iter().map(|p| &p.instances[..]),
+    )?;
+    w.array(FINISHED, &dups.finished_types)
+}
+
+/// Lists of u32 as a CSR: offsets (tag), items (tag + 1).
+fn lists<'l>(w: &mut W, tag: u32, items: impl Iterator<Item = &'l [u32]>) -> std::io::Result<()> {
+    let mut offsets = vec![0u64];
+    let mut all = Vec::new();
+    for l in items {
+        all.extend_from_slice(l);
+        offsets.push(all.len() as u64);
+    }
+    csr(
+        w,
+        tag,
+        &Csr {
+            offsets,
+            targets: all,
+        },
+    )
+}
+
+type R<'a, 'i> = Reader<'i, dyn Input + 'a>;
+
+/// Every index below `bound`.
+fn check_below(what: &str, values: &[u32], bound: usize) -> Result<(), Corrupt> {
+    if values.par_iter().any(|&v| v as usize >= bound) {
+        return corrupt(format!("{what}: index out of range"));
+    }
+    Ok(())
+}
+
+fn read_csr(r: &R, tag: u32, nodes: usize, bound: usize) -> Result<Csr, Corrupt> {
+    let offsets: Vec<u64> = r.array(tag)?;
+    let targets: Vec<u32> = r.array(tag + 1)?;
+    let ok = offsets.len() == nodes + 1
+        && offsets[0] == 0
+        && offsets[nodes] == targets.len() as u64
+        && offsets.par_windows(2).all(|w| w[0] <= w[1]);
+    if !ok {
+        return corrupt(format!("section {tag}: bad offsets"));
+    }
+    check_below(&format!("section {tag}"), &targets, bound)?;
+    Ok(Csr { offsets, targets })
+}
+
+fn read_strings(r: &R, tag: u32) -> Result<Vec<String>, Corrupt> {
+    let ends: Vec<u64> = r.array(tag)?;
+    let bytes: Vec<u8> = r.array(tag + 1)?;
+    let mut out = Vec::with_capacity(ends.len());
+    let mut start = 0usize;
+    for &e in &ends {
+        let end = usize::try_from(e).unwrap_or(usize::MAX);
+        let Some(s) = bytes.get(start..end) else {
+            return corrupt(format!("section {tag}: bad string offsets"));
+        };
+        out.push(String::from_utf8_lossy(s).into_owned());
+        start = end;
+    }
+    Ok(out)
+}
+
+fn get<T: Element>(r: &R, tag: u32, len: usize) -> Result<Vec<T>, Corrupt> {
+    let v: Vec<T> = r.array(tag)?;
+    if v.len() != len {
+        return corrupt(format!(
+            "section {tag}: {} entries, expected {len}",
+            v.len()
+        ));
+    }
+    Ok(v)
+}
+
+/// Reads the analysis of `path` back; every index checked.
+pub fn decode(r: &R, path: &Path) -> Result<Analysis, Corrupt> {
+    let meta: Vec<u64> = get(r, META, 13)?;
+    let dump = decode_model(r, path, &meta)?;
+    let n = dump.objects();
+    let retainers = read_csr(r, RETAINERS, n, n)?;
+    let strong_roots: Vec<u32> = r.array(STRONG_ROOTS)?;
+    check_below("strong roots", &strong_roots, n)?;
+    let graph = HeapGraph::from_parts(dump, retainers, strong_roots);
+    let dom = decode_dominators(r, &graph)?;
+    let types = decode_type_stats(r, graph.dump.type_names.len())?;
+    let duplicates = decode_duplicates(r, &graph.dump, &meta)?;
+    let largest: Vec<u32> = get(r, LARGEST, graph.dump.type_names.len())?;
+    if largest.iter().any(|&o| o != u32::MAX && o as usize >= n) {
+        return corrupt("largest instances: index out of range");
+    }
+    let roots = Arc::new(root_groups(&graph, &dom));
+    let weak = weakly_held(&graph, &dom);
+    let summary = Arc::new(Summary::new(&graph, &dom, &types, weak));
+    Ok(Analysis {
+        graph: Arc::new(graph),
+        dom: Arc::new(dom),
+        types: Arc::new(types),
+        duplicates: Arc::new(duplicates),
+        roots,
+        largest: Arc::new(largest),
+        summary,
+        timings: Timings::default(),
+    })
+}
+
+fn decode_model(r: &R, path: &Path, meta: &[u64]) -> Result<Model, Corrupt> {
+    let type_names: Vec<Box<str>> = read_strings(r, TYPE_NAMES)?
+        .into_iter()
+        .map(String::into_boxed_str)
+        .collect();
+    let ids: Vec<u64> = r.array(IDS)?;
+    let n = ids.len();
+    if n > u32::MAX as usize - 2 {
+        return corrupt("too many objects");
+    }
+    let types: Vec<u32> = get(r, TYPES, n)?;
+    check_below("types", &types, type_names.len())?;
+    let sizes: Vec<u64> = get(r, SIZES, n)?;
+    let total: u128 = sizes.par_iter().map(|&s| s as u128).sum();
+    if total > u64::MAX as u128 {
+        return corrupt("sizes overflow");
+    }
+    let refs = read_csr(r, REFS, n, n)?;
+    let app_domains = decode_domains(r)?;
+    let roots = decode_roots(r, n, app_domains.len(), type_names.len())?;
+    let labels = decode_labels(r, refs.targets.len())?;
+    let values = decode_values(r, n)?;
+    let details = read_strings(r, DETAILS)?;
+    let id_index = IdIndex::build(&ids);
+    Ok(Model {
+        path: path.to_path_buf(),
+        file_bytes: meta[0],
+        app_domains,
+        type_names,
+        ids,
+        types,
+        sizes,
+        refs,
+        roots,
+        id_index,
+        diagnostics: Diagnostics {
+            skipped_lines: meta[6],
+            dangling_references: meta[7],
+            undefined_types: meta[8],
+            duplicate_objects: meta[9],
+            missing_root_objects: meta[10],
+            messages: read_strings(r, MESSAGES)?,
+        },
+        records: RecordCounts {
+            objects: meta[2],
+            types: meta[3],
+            roots: meta[4],
+            sections: meta[5],
+        },
+        format: match meta[1] {
+            0 => Format::Rpm,
+            1 => Format::Gcdump,
+            2 => Format::Hprof,
+            3 => Format::Heapsnapshot,
+            _ => return corrupt("unknown format"),
+        },
+        details: details
+            .chunks_exact(2)
+            .map(|p| (p[0].clone(), p[1].clone()))
+            .collect(),
+        labels,
+        values,
+    })
+}
+
+fn decode_domains(r: &R) -> Result<Vec<AppDomain>, Corrupt> {
+    let text = read_strings(r, DOMAINS)?;
+    let meta: Vec<u64> = r.array(DOMAINS + 2)?;
+    if text.len() != meta.len() || !text.len().is_multiple_of(3) || text.is_empty() {
+        return corrupt("AppDomains: bad lengths");
+    }
+    Ok(text
+        .chunks_exact(3)
+        .zip(meta.chunks_exact(3))
+        .map(|(t, m)| AppDomain {
+            version: t[0].clone(),
+            name: t[1].clone(),
+            stamp: (m[0] != 0).then(|| t[2].clone()),
+            closed: m[1] != 0,
+            objects: m[2],
+        })
+        .collect())
+}
+
+fn decode_roots(r: &R, n: usize, domains: usize, names: usize) -> Result<Vec<Root>, Corrupt> {
+    let raw: Vec<u64> = r.array(ROOTS)?;
+    if !raw.len().is_multiple_of(7) {
+        return corrupt("roots: bad length");
+    }
+    raw.chunks_exact(7)
+        .map(|f| {
+            let in_range = (f[0] as usize) < n
+                && f[1] <= u32::MAX as u64
+                && f[2] <= u32::MAX as u64
+                && (f[4] == NONE || (f[4] as usize) < names)
+                && (f[5] as usize) < domains;
+            if !in_range {
+                return corrupt("roots: index out of range");
+            }
+            Ok(Root {
+                object: f[0] as u32,
+                kind: f[1] as u32,
+                flags: f[2] as u32,
+                container: (f[3] != NONE).then_some(f[3]),
+                container_type: (f[4] != NONE).then_some(f[4] as u32),
+                app_domain: f[5] as u32,
+                line: f[6],
+            })
+        })
+        .collect()
+}
+
+fn decode_labels(r: &R, edges: usize) -> Result<Option<Labels>, Corrupt> {
+    if !r.has(LABELS) {
+        return Ok(None);
+    }
+    let names: Vec<Box<str>> = read_strings(r, LABEL_NAMES)?
+        .into_iter()
+        .map(String::into_boxed_str)
+        .collect();
+    let of_ref: Vec<u32> = get(r, LABELS, edges)?;
+    // Names and array indices are told apart by the top bit (see Labels).
+    if of_ref
+        .par_iter()
+        .any(|&l| l != Labels::NONE && l & (1 << 31) == 0 && l as usize >= names.len())
+    {
+        return corrupt("labels: index out of range");
+    }
+    Ok(Some(Labels { names, of_ref }))
+}
+
+fn decode_values(r: &R, n: usize) -> Result<Option<Values>, Corrupt> {
+    if !r.has(VALUES) {
+        return Ok(None);
+    }
+    let offsets: Vec<u64> = get(r, VALUES, n + 1)?;
+    let bytes: Vec<u8> = r.array(VALUES + 1)?;
+    let raw: Vec<u8> = get(r, VALUES + 2, n)?;
+    let ok = offsets[0] == 0
+        && offsets[n] == bytes.len() as u64
+        && offsets.par_windows(2).all(|w| w[0] <= w[1]);
+    if !ok {
+        return corrupt("values: bad offsets");
+    }
+    const KINDS: [ValueKind; 6] = [
+        ValueKind::None,
+        ValueKind::Utf8,
+        ValueKind::Utf16Le,
+        ValueKind::Utf16Be,
+        ValueKind::Latin1,
+        ValueKind::Bytes,
+    ];
+    let kinds = raw
+        .iter()
+        .map(|&k| KINDS.get(k as usize).copied())
+        .collect::<Option<Vec<_>>>();
+    let Some(kinds) = kinds else {
+        return corrupt("values: unknown kind");
+    };
+    Ok(Some(Values {
+        offsets,
+        bytes,
+        kinds,
+    }))
+}
+
+fn decode_dominators(r: &R, graph: &HeapGraph) -> Result<DominatorTree, Corrupt> {
+    let n = graph.objects();
+    let idom: Vec<u32> = get(r, IDOM, n)?;
+    let retained_bytes: Vec<u64> = get(r, RETAINED_BYTES, n)?;
+    let retained_objects: Vec<u32> = get(r, RETAINED_OBJECTS, n)?;
+    let children = read_csr(r, CHILDREN, n + 1, n)?;
+    let preorder: Vec<u32> = r.array(PREORDER)?;
+    check_below("preorder", &preorder, n)?;
+    check_tree(&idom, &children, &preorder)?;
+    let sizes = &graph.dump.sizes;
+    let reachable_bytes = preorder.par_iter().map(|&o| sizes[o as usize]).sum();
+    Ok(DominatorTree {
+        idom,
+        retained_bytes,
+        retained_objects,
+        children,
+        reachable_objects: preorder.len() as u64,
+        reachable_bytes,
+        preorder,
+    })
+}
+
+/// The idoms form a tree over exactly the preorder's objects, each idom
+/// before its object, and `children` lists exactly that tree.
+fn check_tree(idom: &[u32], children: &Csr, preorder: &[u32]) -> Result<(), Corrupt> {
+    let n = idom.len();
+    let mut position = vec![u32::MAX; n];
+    for (i, &o) in preorder.iter().enumerate() {
+        if position[o as usize] != u32::MAX {
+            return corrupt("preorder: an object twice");
+        }
+        position[o as usize] = i as u32;
+    }
+    let tree_ok = idom.par_iter().enumerate().all(|(o, &d)| match d {
+        NOT_REACHABLE => position[o] == u32::MAX,
+        SUPER_ROOT => position[o] != u32::MAX,
+        d => (d as usize) < n && position[o] != u32::MAX && position[d as usize] < position[o],
+    });
+    let parent_ok = (0..=n as u32).into_par_iter().all(|p| {
+        let expect = if p as usize == n { SUPER_ROOT } else { p };
+        children
+            .neighbors(p)
+            .iter()
+            .all(|&c| idom[c as usize] == expect)
+    });
+    if !tree_ok || !parent_ok || children.targets.len() != preorder.len() {
+        return corrupt("the dominator tree is not a tree");
+    }
+    Ok(())
+}
+
+fn decode_type_stats(r: &R, names: usize) -> Result<Vec<TypeStats>, Corrupt> {
+    let raw: Vec<u64> = r.array(TYPE_STATS)?;
+    if !raw.len().is_multiple_of(5) || raw.chunks_exact(5).any(|f| f[0] as usize >= names) {
+        return corrupt("type statistics: bad entries");
+    }
+    Ok(raw
+        .chunks_exact(5)
+        .map(|f| TypeStats {
+            type_index: f[0] as u32,
+            count: f[1],
+            shallow_bytes: f[2],
+            reachable_count: f[3],
+            min_retained_bytes: f[4],
+        })
+        .collect())
+}
+
+fn read_lists(r: &R, tag: u32, count: usize, bound: usize) -> Result<Vec<Vec<u32>>, Corrupt> {
+    let c = read_csr(r, tag, count, bound)?;
+    Ok((0..count as u32).map(|i| c.neighbors(i).to_vec()).collect())
+}
+
+fn decode_duplicates(r: &R, dump: &Model, meta: &[u64]) -> Result<Duplicates, Corrupt> {
+    let (n, names) = (dump.objects(), dump.type_names.len());
+    let raw: Vec<u64> = r.array(SETS)?;
+    if !raw.len().is_multiple_of(6) {
+        return corrupt("duplicate sets: bad length");
+    }
+    let count = raw.len() / 6;
+    let members = read_lists(r, SET_MEMBERS, count, n)?;
+    let held_by = read_lists(r, SET_HELD_BY, count, count)?;
+    let mut sets = Vec::with_capacity(count);
+    for (i, ((f, members), held_by)) in raw.chunks_exact(6).zip(members).zip(held_by).enumerate() {
+        let holder_ok = f[5] == NONE || (f[5] as usize) < count;
+        if f[0] as usize >= names || !holder_ok || members.len() < 2 {
+            return corrupt("duplicate sets: bad entries");
+        }
+        sets.push(DuplicateSet {
+            id: i as u32,
+            type_index: f[0] as u32,
+            members,
+            instance_bytes: f[1],
+            objects_per_copy: f[2],
+            additional_bytes: f[3],
+            trivial: f[4] != 0,
+            held_by,
+            holding_set: (f[5] != NONE).then_some(f[5] as u32),
+        });
+    }
+    let types: Vec<u32> = r.array(POSSIBLE)?;
+    check_below("possible duplicates", &types, names)?;
+    let instances = read_lists(r, POSSIBLE + 1, types.len(), n)?;
+    let possible = types
+        .into_iter()
+        .zip(instances)
+        .map(|(type_index, instances)| PossibleDuplicates {
+            type_index,
+            instances,
+        })
+        .collect();
+    let finished: Vec<u32> = r.array(FINISHED)?;
+    check_below("finished types", &finished, names)?;
+    let mode = match meta[11] {
+        0 => None,
+        1 => Some(DuplicateMode::None),
+        2 => Some(DuplicateMode::Trivial),
+        3 => Some(DuplicateMode::All),
+        _ => return corrupt("unknown duplicates mode"),
+    };
+    let budget = (meta[12] != NONE).then_some(meta[12]);
+    Ok(Duplicates::from_parts(
+        n, mode, sets, possible, budget, finished,
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::graph::duplicates::DuplicateOptions;
+
+    fn demo() -> Analysis {
+        let text =
+            "t 1 A\nt 2 B\no 1 1 10 2 3\no 2 2 20 3\no 3 2 20\no 4 1 8 4\nr 1 1 0\nr 4 3 2\n";
+        Analysis::from_bytes("t.txt", text.as_bytes(), &DuplicateOptions::default()).unwrap()
+    }
+
+    fn encoded(a: &Analysis) -> Vec<u8> {
+        let mut out = Vec::new();
+        let sink: &mut dyn Write = &mut out;
+        let mut w = Writer::new(sink, b"k").unwrap();
+        encode(&mut w, a).unwrap();
+        w.finish().unwrap();
+        out
+    }
+
+    fn decoded(bytes: &[u8]) -> Result<Analysis, Corrupt> {
+        let bytes = bytes.to_vec();
+        let input: &dyn Input = &bytes;
+        let r = Reader::open(input, b"k")?;
+        decode(&r, Path::new("t.txt"))
+    }
+
+    #[test]
+    fn round_trip() {
+        let a = demo();
+        let b = decoded(&encoded(&a)).unwrap();
+        assert_eq!(a.dom.idom, b.dom.idom);
+        assert_eq!(a.dom.retained_bytes, b.dom.retained_bytes);
+        assert_eq!(a.dom.reachable_bytes, b.dom.reachable_bytes);
+        assert_eq!(a.graph.dump.refs, b.graph.dump.refs);
+        assert_eq!(a.duplicates.sets, b.duplicates.sets);
+        assert_eq!(a.summary, b.summary);
+    }
+
+    /// Arrays with good checksums but lying indices are refused.
+    #[test]
+    fn consistent_checksums_do_not_make_bad_indices_trusted() {
+        let a = demo();
+        type Lie = Box<dyn Fn(&mut DominatorTree)>;
+        let lies: Vec<(&str, Lie)> = vec![
+            ("idom cycle", Box::new(|d| d.idom[1] = 1)),
+            ("idom out of range", Box::new(|d| d.idom[0] = 77)),
+            (
+                "child out of range",
+                Box::new(|d| d.children.targets[0] = 99),
+            ),
+            (
+                "child of another parent",
+                Box::new(|d| {
+                    let last = d.children.targets.len() - 1;
+                    d.children.targets.swap(0, last);
+                }),
+            ),
+            (
+                "preorder repeats",
+                Box::new(|d| d.preorder[1] = d.preorder[0]),
+            ),
+            (
+                "short retained sizes",
+                Box::new(|d| {
+                    d.retained_bytes.pop();
+                }),
+            ),
+        ];
+        for (what, lie) in lies {
+            let mut bad = a.clone();
+            let mut dom = (*bad.dom).clone();
+            lie(&mut dom);
+            bad.dom = Arc::new(dom);
+            assert!(decoded(&encoded(&bad)).is_err(), "{what}");
+        }
+    }
+}

@@ -1,0 +1,306 @@
+//! The reopen cache (SPEC §3 "Reopening"): after the first analysis of a
+//! dump, its arrays (graph, dominators, retained sizes, type statistics,
+//! duplicate sets and holders, diagnostics) go to a file in the user's cache
+//! directory; opening the same dump again reads them back instead of
+//! analysing. The file is keyed by the dump's identity (path, size,
+//! modification time, hashes of its first and last MiB), the build of
+//! heaptui and the duplicate options; it is written atomically (a temporary
+//! file, then a rename) and never trusted (see [`codec`]): a stale, truncated
+//! or corrupt file is noted in one line, removed and rebuilt. The directory
+//! is capped in size, least recently used first out. The dump itself is
+//! never written.
+//!
+//! May import `analysis` and everything below it.
+
+mod codec;
+mod layout;
+
+use std::fs::File;
+use std::hash::{Hash, Hasher};
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Instant, SystemTime};
+
+use crate::analysis::pipeline::{self, Input, StageResult};
+use crate::analysis::{Analysis, AnalysisError};
+use crate::graph::duplicates::DuplicateOptions;
+use crate::progress::{Progress, Stage};
+
+pub use layout::Corrupt;
+
+/// Where the cache lives and what it keeps.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CacheOptions {
+    pub dir: PathBuf,
+    /// Dumps smaller than this are not cached: they analyse in well under
+    /// the time reading a cache takes to pay off.
+    pub min_file_bytes: u64,
+    /// The directory's size cap; least recently used files go first.
+    pub max_bytes: u64,
+}
+
+impl CacheOptions {
+    /// `$XDG_CACHE_HOME/heaptui`, else `~/.cache/heaptui`; `None` when
+    /// neither variable is set. `HEAPTUI_CACHE_MIN` and `HEAPTUI_CACHE_MAX`
+    /// (bytes) override the size limits.
+    pub fn from_env() -> Option<CacheOptions> {
+        let base = std::env::var_os("XDG_CACHE_HOME")
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+            .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".cache")))?;
+        let number = |name: &str, default: u64| {
+            std::env::var(name)
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(default)
+        };
+        Some(CacheOptions {
+            dir: base.join("heaptui"),
+            min_file_bytes: number("HEAPTUI_CACHE_MIN", 32 << 20),
+            max_bytes: number("HEAPTUI_CACHE_MAX", 16 << 30),
+        })
+    }
+}
+
+/// Where one-line cache notes go (standard error for the report, the log
+/// or the status line for the UI).
+pub type Note = Arc<dyn Fn(String) + Send + Sync>;
+
+/// A cache file being written in the background; wait for it before the
+/// process exits.
+pub struct Pending(Option<std::thread::JoinHandle<()>>);
+
+impl Pending {
+    pub fn wait(mut self) {
+        if let Some(t) = self.0.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// Runs the analysis pipeline through the cache: a valid cache file of the
+/// dump is read back (its stages handed to `observe` at once); otherwise the
+/// pipeline runs and its result is stored on a background thread. `note`
+/// receives one line per cache event worth telling (a file ignored and
+/// rebuilt, a write that failed).
+pub fn run(
+    input: &Input,
+    options: &DuplicateOptions,
+    cache: Option<&CacheOptions>,
+    progress: &Progress,
+    observe: &mut dyn FnMut(StageResult) -> bool,
+    note: Note,
+) -> Result<(Analysis, Pending), AnalysisError> {
+    let place = match (input, cache) {
+        (Input::File(path), Some(cache)) => Place::of(path, options, cache),
+        _ => None,
+    };
+    let Some(place) = place else {
+        let a = pipeline::run(input, options, progress, observe)?;
+        return Ok((a, Pending(None)));
+    };
+    match place.load(progress, observe) {
+        Ok(Some(a)) => return Ok((a, Pending(None))),
+        Ok(None) => {}
+        Err(Corrupt(why)) => {
+            (*note)(format!(
+                "cache {}: {why}; analysing the dump again",
+                place.file.display()
+            ));
+            let _ = std::fs::remove_file(&place.file);
+        }
+    }
+    let a = pipeline::run(input, options, progress, observe)?;
+    let stored = a.clone();
+    Ok((a, place.store_in_background(stored, note)))
+}
+
+/// A dump's cache file and the key it must carry.
+struct Place {
+    dump: PathBuf,
+    file: PathBuf,
+    key: Vec<u8>,
+    cache: CacheOptions,
+}
+
+impl Place {
+    fn of(dump: &Path, options: &DuplicateOptions, cache: &CacheOptions) -> Option<Place> {
+        let meta = std::fs::metadata(dump).ok()?;
+        if !meta.is_file() || meta.len() < cache.min_file_bytes {
+            return None;
+        }
+        let key = key(dump, &meta, options)?;
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        key.hash(&mut h);
+        Some(Place {
+            dump: dump.to_path_buf(),
+            file: cache.dir.join(format!("{:016x}.cache", h.finish())),
+            key,
+            cache: cache.clone(),
+        })
+    }
+
+    /// The analysis read back; `Ok(None)` when there is no cache file.
+    fn load(
+        &self,
+        progress: &Progress,
+        observe: &mut dyn FnMut(StageResult) -> bool,
+    ) -> Result<Option<Analysis>, Corrupt> {
+        let t = Instant::now();
+        let Ok(file) = File::open(&self.file) else {
+            return Ok(None);
+        };
+        progress.start(Stage::Parse, 1);
+        let input: &dyn layout::Input = &file;
+        let reader = layout::Reader::open(input, &self.key)?;
+        let mut a = codec::decode(&reader, &self.dump)?;
+        a.timings.parse_ms = t.elapsed().as_millis() as u64;
+        // Least recently used goes first: a hit makes the file young again.
+        let _ = file.set_modified(SystemTime::now());
+        progress.start(Stage::Done, 1);
+        let stages = [
+            StageResult::Imported {
+                ms: a.timings.parse_ms,
+            },
+            StageResult::Graph {
+                graph: a.graph.clone(),
+                ms: 0,
+            },
+            StageResult::Dominators {
+                dom: a.dom.clone(),
+                types: a.types.clone(),
+                roots: a.roots.clone(),
+                largest: a.largest.clone(),
+                summary: a.summary.clone(),
+                ms: 0,
+            },
+            StageResult::Duplicates {
+                duplicates: a.duplicates.clone(),
+                ms: 0,
+            },
+        ];
+        for s in stages {
+            if !observe(s) {
+                break;
+            }
+        }
+        Ok(Some(a))
+    }
+
+    fn store_in_background(self, a: Analysis, note: Note) -> Pending {
+        let thread = std::thread::Builder::new()
+            .name("heaptui-cache".into())
+            .spawn(move || {
+                if let Err(e) = self.store(&a) {
+                    note(format!("cache {}: not written: {e}", self.file.display()));
+                }
+                prune(&self.cache);
+            });
+        Pending(thread.ok())
+    }
+
+    /// Writes a temporary file next to the final one, then renames it.
+    fn store(&self, a: &Analysis) -> std::io::Result<()> {
+        std::fs::create_dir_all(&self.cache.dir)?;
+        let tmp = self.cache.dir.join(format!(
+            ".tmp-{}-{:x}",
+            std::process::id(),
+            SystemTime::now()
+                .duration_since(SystemTime::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos())
+        ));
+        let result = (|| {
+            let mut file = File::create(&tmp)?;
+            let out: &mut dyn std::io::Write = &mut file;
+            let mut w = layout::Writer::new(out, &self.key)?;
+            codec::encode(&mut w, a)?;
+            w.finish()?;
+            file.sync_all()?;
+            std::fs::rename(&tmp, &self.file)
+        })();
+        if result.is_err() {
+            let _ = std::fs::remove_file(&tmp);
+        }
+        result
+    }
+}
+
+/// Identity of the dump and of this build, and the options that shape the
+/// result.
+fn key(dump: &Path, meta: &std::fs::Metadata, options: &DuplicateOptions) -> Option<Vec<u8>> {
+    let path = std::fs::canonicalize(dump).ok()?;
+    let mtime = meta
+        .modified()
+        .ok()?
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .ok()?
+        .as_nanos();
+    let file = File::open(dump).ok()?;
+    let mib = 1u64 << 20;
+    let edge = |at: u64| {
+        let mut buf = vec![0u8; mib.min(meta.len()) as usize];
+        file.read_exact_at(&mut buf, at).ok()?;
+        Some(crc32fast::hash(&buf))
+    };
+    let head = edge(0)?;
+    let tail = edge(meta.len().saturating_sub(mib))?;
+    let exe = std::env::current_exe()
+        .and_then(std::fs::metadata)
+        .ok()
+        .map(|m| {
+            let t = m
+                .modified()
+                .ok()
+                .and_then(|t| t.duration_since(SystemTime::UNIX_EPOCH).ok());
+            format!("{}:{}", m.len(), t.map_or(0, |t| t.as_nanos()))
+        })
+        .unwrap_or_default();
+    let text = format!(
+        "{}\0{}\0{mtime}\0{head:08x}\0{tail:08x}\0{} {exe}\0{:?}\0{:?}",
+        path.display(),
+        meta.len(),
+        env!("CARGO_PKG_VERSION"),
+        options.mode,
+        options.budget_per_type,
+    );
+    Some(text.into_bytes())
+}
+
+/// Keeps the directory under its cap, least recently used first out;
+/// temporary files of writers that died more than an hour ago go too.
+pub fn prune(cache: &CacheOptions) {
+    let Ok(entries) = std::fs::read_dir(&cache.dir) else {
+        return;
+    };
+    let now = SystemTime::now();
+    let mut files: Vec<(SystemTime, u64, PathBuf)> = Vec::new();
+    for e in entries.flatten() {
+        let (Ok(meta), path) = (e.metadata(), e.path()) else {
+            continue;
+        };
+        let modified = meta.modified().unwrap_or(now);
+        let name = e.file_name();
+        let name = name.to_string_lossy();
+        if name.starts_with(".tmp-") {
+            let old = now
+                .duration_since(modified)
+                .is_ok_and(|d| d.as_secs() > 3600);
+            if old {
+                let _ = std::fs::remove_file(&path);
+            }
+        } else if name.ends_with(".cache") && meta.is_file() {
+            files.push((modified, meta.len(), path));
+        }
+    }
+    files.sort();
+    let mut total: u64 = files.iter().map(|f| f.1).sum();
+    for (_, len, path) in files {
+        if total <= cache.max_bytes {
+            break;
+        }
+        if std::fs::remove_file(&path).is_ok() {
+            total -= len;
+        }
+    }
+}

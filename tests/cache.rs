@@ -1,0 +1,215 @@
+//! The reopen cache: a second open reads back exactly what the first
+//! analysed, and a cache file that is truncated, altered, written for
+//! another dump, by another version or left half-written is noticed,
+//! removed and rebuilt — never trusted.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use heaptui::analysis::pipeline::{Input, StageResult};
+use heaptui::analysis::Analysis;
+use heaptui::cache::{self, CacheOptions, Note};
+use heaptui::graph::duplicates::DuplicateOptions;
+use heaptui::progress::Progress;
+use heaptui::report::{write_json, ReportOptions};
+
+fn options(dir: &Path) -> CacheOptions {
+    CacheOptions {
+        dir: dir.join("cache"),
+        min_file_bytes: 0,
+        max_bytes: u64::MAX,
+    }
+}
+
+/// Opens `dump` through the cache; returns the analysis, the stages seen
+/// and the notes.
+fn open(dump: &Path, cache: &CacheOptions) -> (Analysis, Vec<&'static str>, Vec<String>) {
+    let notes = Arc::new(Mutex::new(Vec::new()));
+    let sink = notes.clone();
+    let note: Note = Arc::new(move |l| sink.lock().unwrap().push(l));
+    let mut stages = Vec::new();
+    let (a, pending) = cache::run(
+        &Input::File(dump.to_path_buf()),
+        &DuplicateOptions::default(),
+        Some(cache),
+        &Progress::new(),
+        &mut |s| {
+            stages.push(match s {
+                StageResult::Imported { .. } => "imported",
+                StageResult::Graph { .. } => "graph",
+                StageResult::Dominators { .. } => "dominators",
+                StageResult::Duplicates { .. } => "duplicates",
+            });
+            true
+        },
+        note,
+    )
+    .unwrap();
+    pending.wait();
+    let notes = notes.lock().unwrap().clone();
+    (a, stages, notes)
+}
+
+/// The whole JSON report with every object, less the timings.
+fn json(a: &Analysis) -> String {
+    let mut out = Vec::new();
+    let opts = ReportOptions {
+        objects: true,
+        top: 0,
+        ..ReportOptions::default()
+    };
+    write_json(&mut out, a, &opts).unwrap();
+    let text = String::from_utf8(out).unwrap();
+    text[..text.find("\"timings_ms\"").unwrap()].to_string()
+}
+
+fn cache_files(cache: &CacheOptions) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(&cache.dir)
+        .map(|d| d.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+fn fixture_copy(dir: &Path, name: &str) -> PathBuf {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures")
+        .join(name);
+    let dst = dir.join(name);
+    std::fs::copy(src, &dst).unwrap();
+    dst
+}
+
+#[test]
+fn a_second_open_reads_back_exactly_the_first_analysis() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = options(dir.path());
+    for name in [
+        "demo.dump.txt",
+        "two_appdomains.txt",
+        "weak_roots.txt",
+        "dup_seed_held.txt",
+    ] {
+        let dump = fixture_copy(dir.path(), name);
+        let (first, stages, notes) = open(&dump, &cache);
+        assert_eq!(stages, ["imported", "graph", "dominators", "duplicates"]);
+        assert!(notes.is_empty(), "{notes:?}");
+        let (second, stages, notes) = open(&dump, &cache);
+        assert_eq!(stages, ["imported", "graph", "dominators", "duplicates"]);
+        assert!(notes.is_empty(), "{notes:?}");
+        assert_eq!(json(&first), json(&second), "{name}");
+        assert_eq!(first.summary, second.summary, "{name}");
+        assert_eq!(first.roots, second.roots, "{name}");
+        assert_eq!(first.largest, second.largest, "{name}");
+    }
+    assert_eq!(cache_files(&cache).len(), 4);
+}
+
+#[test]
+fn a_damaged_cache_is_noticed_removed_and_rebuilt() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = options(dir.path());
+    let dump = fixture_copy(dir.path(), "demo.dump.txt");
+    let (fresh, _, _) = open(&dump, &cache);
+    let expected = json(&fresh);
+    let file = cache_files(&cache).pop().unwrap();
+    let good = std::fs::read(&file).unwrap();
+    let mut damages: Vec<(&str, Vec<u8>)> = vec![
+        ("truncated", good[..good.len() / 2].to_vec()),
+        ("empty", Vec::new()),
+        (
+            "cut by a crash before the trailer",
+            good[..good.len() - 3].to_vec(),
+        ),
+    ];
+    let mut older = good.clone();
+    older[8] = older[8].wrapping_sub(1);
+    damages.push(("an older version", older));
+    for at in [good.len() / 3, good.len() / 2, good.len() - 40] {
+        let mut flipped = good.clone();
+        flipped[at] ^= 0x10;
+        damages.push(("a flipped byte", flipped));
+    }
+    for (what, bytes) in damages {
+        std::fs::write(&file, &bytes).unwrap();
+        let (a, _, notes) = open(&dump, &cache);
+        assert_eq!(json(&a), expected, "{what}");
+        // A flipped padding byte changes nothing and needs no note.
+        if bytes.len() != good.len() || what != "a flipped byte" || !notes.is_empty() {
+            assert_eq!(notes.len(), 1, "{what}: {notes:?}");
+            assert!(
+                notes[0].contains("analysing the dump again"),
+                "{what}: {notes:?}"
+            );
+        }
+        // Rebuilt: the file is whole again.
+        assert_eq!(std::fs::read(&file).unwrap().len(), good.len(), "{what}");
+    }
+}
+
+#[test]
+fn a_cache_of_another_dump_or_a_changed_dump_is_not_used() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = options(dir.path());
+    let a = fixture_copy(dir.path(), "demo.dump.txt");
+    let b = fixture_copy(dir.path(), "two_appdomains.txt");
+    let (_, _, _) = open(&a, &cache);
+    let (fresh_b, _, _) = open(&b, &cache);
+    let files = cache_files(&cache);
+    assert_eq!(files.len(), 2);
+    // b's cache file now holds a's analysis: its key says so.
+    let a_file = files
+        .iter()
+        .find(|f| {
+            std::fs::read(f)
+                .unwrap()
+                .windows(13)
+                .any(|w| w == b"demo.dump.txt")
+        })
+        .unwrap();
+    let b_file = files.iter().find(|f| *f != a_file).unwrap();
+    std::fs::copy(a_file, b_file).unwrap();
+    let (again, _, notes) = open(&b, &cache);
+    assert_eq!(json(&again), json(&fresh_b));
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert!(notes[0].contains("another dump"), "{notes:?}");
+    // A changed dump has another key: a new file, the old one unused.
+    let mut text = std::fs::read_to_string(&b).unwrap();
+    text.push_str("o 7777 1 10\n");
+    std::fs::write(&b, text).unwrap();
+    let (changed, _, _) = open(&b, &cache);
+    assert_eq!(changed.summary.objects, fresh_b.summary.objects + 1);
+}
+
+#[test]
+fn the_directory_is_capped_least_recently_used_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cache = options(dir.path());
+    let a = fixture_copy(dir.path(), "demo.dump.txt");
+    let b = fixture_copy(dir.path(), "two_appdomains.txt");
+    open(&a, &cache);
+    let one = cache_files(&cache)[0].clone();
+    let size = std::fs::metadata(&one).unwrap().len();
+    // Room for the bigger file only: b's arrival pushes a's out.
+    cache.max_bytes = size;
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    open(&b, &cache);
+    let left = cache_files(&cache);
+    assert_eq!(left.len(), 1);
+    assert_ne!(left[0], one);
+    // A leftover temporary file of a writer that died is ignored.
+    std::fs::write(cache.dir.join(".tmp-1-dead"), b"HEAPTUIC half").unwrap();
+    let (again, _, notes) = open(&b, &cache);
+    assert!(notes.is_empty());
+    assert!(again.summary.objects > 0);
+}
+
+#[test]
+fn small_dumps_and_no_cache_write_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cache = options(dir.path());
+    cache.min_file_bytes = 1 << 30;
+    let a = fixture_copy(dir.path(), "demo.dump.txt");
+    open(&a, &cache);
+    assert!(cache_files(&cache).is_empty());
+}
