@@ -3,6 +3,7 @@ pub mod cache;
 pub mod gen;
 pub mod graph;
 pub mod import;
+pub mod log;
 pub mod mem;
 pub mod model;
 pub mod progress;

@@ -115,10 +115,9 @@ impl Progress {
     }
 }
 
-/// Sub-stage timing printed to stderr when `HEAPTUI_PROFILE` is set: a
-/// developer's aid for profiling big heaps, silent otherwise.
+/// Sub-stage timings, logged (see `crate::log`) as `debug` events of
+/// target `heaptui::profile`: a developer's aid for profiling big heaps.
 pub struct Laps {
-    enabled: bool,
     last: std::time::Instant,
     scope: &'static str,
 }
@@ -126,21 +125,19 @@ pub struct Laps {
 impl Laps {
     pub fn new(scope: &'static str) -> Laps {
         Laps {
-            enabled: std::env::var_os("HEAPTUI_PROFILE").is_some(),
             last: std::time::Instant::now(),
             scope,
         }
     }
 
     pub fn lap(&mut self, what: &str) {
-        if self.enabled {
-            let now = std::time::Instant::now();
-            eprintln!(
-                "[profile] {}/{what}: {} ms",
-                self.scope,
-                (now - self.last).as_millis()
-            );
-            self.last = now;
-        }
+        let now = std::time::Instant::now();
+        tracing::debug!(
+            target: "heaptui::profile",
+            "{}/{what}: {} ms",
+            self.scope,
+            (now - self.last).as_millis()
+        );
+        self.last = now;
     }
 }

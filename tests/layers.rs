@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 const LAYERS: &[(&str, u8)] = &[
     ("mem", 0),
     ("progress", 0),
+    ("log", 0),
     ("model", 1),
     ("import", 2),
     ("graph", 2),
