@@ -116,6 +116,16 @@ pub fn run(
     Ok((a, place.store_in_background(stored, note)))
 }
 
+/// Reads a whole cache file held in memory, written for the key `fuzz`
+/// (the fuzz target's entry: every check of a real load runs).
+#[doc(hidden)]
+pub fn decode_bytes(bytes: &[u8]) -> Result<Analysis, Corrupt> {
+    let bytes = bytes.to_vec();
+    let input: &dyn layout::Input = &bytes;
+    let reader = layout::Reader::open(input, b"fuzz")?;
+    codec::decode(&reader, Path::new("fuzz"))
+}
+
 /// A dump's cache file and the key it must carry.
 struct Place {
     dump: PathBuf,

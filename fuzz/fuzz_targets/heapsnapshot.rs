@@ -1,0 +1,11 @@
+//! The heapsnapshot importer: its magic, then the fuzzer's bytes.
+#![no_main]
+
+#[path = "common.rs"]
+mod common;
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| {
+    let mut bytes = b"{\"snapshot\":".to_vec();
+    bytes.extend_from_slice(data);
+    common::pipeline(&bytes);
+});
