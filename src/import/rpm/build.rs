@@ -53,7 +53,11 @@ pub(super) struct Assembly<'p> {
 impl<'p> Assembly<'p> {
     /// The chunks' line and object offsets and record counts; their skip
     /// messages, made absolute (the chunks' lists are drained).
-    fn new(chunks: &mut [Chunk], file_bytes: u64, progress: &'p Progress) -> Assembly<'p> {
+    pub(super) fn new(
+        chunks: &mut [Chunk],
+        file_bytes: u64,
+        progress: &'p Progress,
+    ) -> Assembly<'p> {
         let mut a = Assembly {
             progress,
             file_bytes,

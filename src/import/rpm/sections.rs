@@ -145,16 +145,23 @@ impl Types {
     }
 }
 
-/// Type id → type index within one section: dense when ids are small.
+/// Type id → type index within one section: dense when the ids fill a good
+/// part of their range, else hashed, so the memory follows the number of
+/// types whatever the ids (a file of small sections with large ids once
+/// took gigabytes).
 pub(super) enum TypeTable {
     Dense(Vec<u32>),
     Sparse(HashMap<u64, u32>),
 }
 
+/// A dense table has at most this many slots per type, plus [`DENSE_SLACK`].
+const DENSE_SLOTS_PER_TYPE: u64 = 4;
+const DENSE_SLACK: u64 = 64;
+
 impl TypeTable {
     fn build(pairs: &[(u64, u32)]) -> TypeTable {
         let max = pairs.iter().map(|p| p.0).max().unwrap_or(0);
-        if max < (1 << 20) {
+        if max < DENSE_SLOTS_PER_TYPE * pairs.len() as u64 + DENSE_SLACK {
             let mut v = vec![NO_TYPE; max as usize + 1];
             for &(id, t) in pairs {
                 v[id as usize] = t;
@@ -171,5 +178,58 @@ impl TypeTable {
             TypeTable::Dense(v) => v.get(id as usize).copied().filter(|&t| t != NO_TYPE),
             TypeTable::Sparse(m) => m.get(&id).copied(),
         }
+    }
+
+    /// Entries the table holds room for.
+    #[cfg(test)]
+    fn slots(&self) -> usize {
+        match self {
+            TypeTable::Dense(v) => v.len(),
+            TypeTable::Sparse(m) => m.capacity(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::import::rpm::build::Assembly;
+    use crate::import::rpm::lines::parse_chunk;
+    use crate::progress::Progress;
+
+    fn types_of(text: &str) -> Types {
+        let mut chunks = vec![parse_chunk(text.as_bytes())];
+        let progress = Progress::new();
+        let mut a = Assembly::new(&mut chunks, text.len() as u64, &progress);
+        let sections = Sections::read(&mut chunks);
+        Types::read(&mut a, &mut chunks, &sections)
+    }
+
+    #[test]
+    fn many_small_sections_with_large_type_ids_take_memory_in_proportion() {
+        let mut text = String::new();
+        for s in 0..500 {
+            text += &format!(
+                "a 1 d{s}\nt fffff T{s}\nt {s:x} U{s}\no {:x} fffff 10\nc d{s}\n",
+                s + 1
+            );
+        }
+        let types = types_of(&text);
+        assert_eq!(types.names.len(), 1000);
+        // Dense tables of (largest id + 1) slots would hold 501 × 2^20.
+        let slots: usize = types.tables.iter().map(TypeTable::slots).sum();
+        assert!(slots <= 64 * 501, "{slots} slots for 1000 types");
+        assert_eq!(types.tables[1].get(0xfffff), Some(0));
+        assert_eq!(types.tables[500].get(0xfffff), Some(998));
+        assert_eq!(types.tables[500].get(0x1f3), Some(999));
+        assert_eq!(types.tables[500].get(0x1f2), None);
+    }
+
+    #[test]
+    fn small_dense_ids_stay_dense() {
+        let text: String = (0..1000).map(|i| format!("t {i:x} T{i}\n")).collect();
+        let types = types_of(&text);
+        assert!(matches!(types.tables[0], TypeTable::Dense(ref v) if v.len() == 1000));
+        assert_eq!(types.tables[0].get(0x3e7), Some(999));
     }
 }
