@@ -6,6 +6,13 @@
 //! cache miss instead of two; it is then narrowed to 4 bytes a slot. Built in
 //! parallel with compare-and-swap; when an id occurs twice the lowest index
 //! (the first record in the file) wins.
+//!
+//! Ids come from the dump, so an attacker can pick them: with a fixed hash,
+//! ids chosen to share one slot (`j × 0x9E37…7C15⁻¹`) would make every
+//! insert walk one probe run, quadratic in the objects. The id is mixed with
+//! a random key chosen per index before the multiply: the key is unknown to
+//! whoever wrote the dump, and an xor keeps aligned blocks of ids together,
+//! so clustered ids spread as evenly as before.
 
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
@@ -13,11 +20,20 @@ use rayon::prelude::*;
 
 const EMPTY: u32 = u32::MAX;
 
-/// Fibonacci hashing: ids are address-like (aligned, clustered), so the
-/// slot comes from the top bits of the product, where every id bit counts.
+/// Keyed Fibonacci hashing: ids are address-like (aligned, clustered), so
+/// the slot comes from the top bits of the product, where every id bit
+/// counts; the key makes the slots of crafted ids unpredictable.
 #[inline]
-fn slot(id: u64, shift: u32) -> usize {
-    (id.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> shift) as usize
+fn slot(id: u64, key: u64, shift: u32) -> usize {
+    ((id ^ key).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> shift) as usize
+}
+
+/// A fresh random key (std's per-process random seed, advanced per call).
+fn random_key() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u64(0x6964_6d61_7020_6b65);
+    h.finish()
 }
 
 fn geometry(objects: usize) -> (usize, u32) {
@@ -36,6 +52,7 @@ pub struct WideIdIndex {
     slots: Vec<WideSlot>,
     mask: usize,
     shift: u32,
+    key: u64,
     /// Records whose id an earlier record already had.
     pub repeated: u64,
 }
@@ -45,6 +62,7 @@ impl WideIdIndex {
         assert!(ids.len() < EMPTY as usize, "more than 2^32-1 objects");
         let (capacity, shift) = geometry(ids.len());
         let mask = capacity - 1;
+        let key = random_key();
         let mut slots = crate::mem::with_capacity(capacity);
         slots.par_extend((0..capacity).into_par_iter().map(|_| WideSlot {
             id: AtomicU64::new(0),
@@ -55,10 +73,10 @@ impl WideIdIndex {
             .enumerate()
             .map(|(i, &id)| {
                 if let Some(&ahead) = ids.get(i + 16) {
-                    crate::mem::prefetch(&slots[slot(ahead, shift)]);
+                    crate::mem::prefetch(&slots[slot(ahead, key, shift)]);
                 }
                 let i = i as u32;
-                let mut s = slot(id, shift);
+                let mut s = slot(id, key, shift);
                 loop {
                     let e: &WideSlot = &slots[s];
                     let cur = e.index.load(Ordering::Acquire);
@@ -95,6 +113,7 @@ impl WideIdIndex {
             slots,
             mask,
             shift,
+            key,
             repeated,
         }
     }
@@ -102,12 +121,12 @@ impl WideIdIndex {
     /// Hints the CPU to fetch the slot of `id` (a later `get`).
     #[inline]
     pub fn prefetch(&self, id: u64) {
-        crate::mem::prefetch(&self.slots[slot(id, self.shift)]);
+        crate::mem::prefetch(&self.slots[slot(id, self.key, self.shift)]);
     }
 
     #[inline]
     pub fn get(&self, id: u64) -> Option<u32> {
-        let mut s = slot(id, self.shift);
+        let mut s = slot(id, self.key, self.shift);
         loop {
             let e = &self.slots[s];
             let cur = e.index.load(Ordering::Relaxed);
@@ -137,6 +156,7 @@ impl WideIdIndex {
             slots,
             mask: self.mask,
             shift: self.shift,
+            key: self.key,
         }
     }
 }
@@ -147,6 +167,7 @@ pub struct IdIndex {
     slots: Vec<u32>,
     mask: usize,
     shift: u32,
+    key: u64,
 }
 
 impl IdIndex {
@@ -159,7 +180,7 @@ impl IdIndex {
         if self.slots.is_empty() {
             return None;
         }
-        let mut s = slot(id, self.shift);
+        let mut s = slot(id, self.key, self.shift);
         loop {
             let cur = self.slots[s];
             if cur == EMPTY {
@@ -170,6 +191,26 @@ impl IdIndex {
             }
             s = (s + 1) & self.mask;
         }
+    }
+}
+
+impl IdIndex {
+    /// How many slots the look-ups of all `ids` read together: about
+    /// 1.5 per id for a well-spread index (a test aid: crafted ids must
+    /// cost what ordinary ones do).
+    #[doc(hidden)]
+    pub fn probes(&self, ids: &[u64]) -> u64 {
+        ids.iter()
+            .map(|&id| {
+                let mut s = slot(id, self.key, self.shift);
+                let mut n = 1;
+                while self.slots[s] != EMPTY && ids[self.slots[s] as usize] != id {
+                    s = (s + 1) & self.mask;
+                    n += 1;
+                }
+                n
+            })
+            .sum()
     }
 }
 
@@ -211,5 +252,52 @@ mod tests {
     fn empty() {
         let index = IdIndex::build(&[]);
         assert_eq!(index.get(&[], 5), None);
+    }
+
+    /// Ids that the unkeyed multiplicative hash sends to one slot: `j ×
+    /// inverse(0x9E37_79B9_7F4A_7C15)`, so `id × constant = j`, whose top
+    /// bits are all zero.
+    fn crafted(n: u64) -> Vec<u64> {
+        const INVERSE: u64 = {
+            // Newton's iteration for the inverse of an odd number mod 2^64.
+            let c: u64 = 0x9E37_79B9_7F4A_7C15;
+            let mut x = c;
+            let mut i = 0;
+            while i < 6 {
+                x = x.wrapping_mul(2u64.wrapping_sub(c.wrapping_mul(x)));
+                i += 1;
+            }
+            x
+        };
+        assert_eq!(INVERSE.wrapping_mul(0x9E37_79B9_7F4A_7C15), 1);
+        (1..=n).map(|j| j.wrapping_mul(INVERSE)).collect()
+    }
+
+    #[test]
+    fn crafted_ids_cost_about_what_ordinary_ones_do() {
+        let n = 20_000;
+        let crafted = crafted(n);
+        let clustered: Vec<u64> = (0..n).map(|i| 0x1c_0000 + i * 8).collect();
+        let random: Vec<u64> = (0..n)
+            .map(|i| (i + 1).wrapping_mul(0xD1B5_4A32_D192_ED03).rotate_left(29))
+            .collect();
+        let cost = |ids: &[u64]| IdIndex::build(ids).probes(ids);
+        let ordinary = cost(&clustered).max(cost(&random));
+        let crafted = cost(&crafted);
+        // An unkeyed index reads about n²/2 = 2·10^8 slots here.
+        assert!(
+            crafted <= 3 * ordinary,
+            "crafted ids read {crafted} slots, ordinary ones {ordinary}"
+        );
+        assert!(ordinary <= 4 * n, "{ordinary} slots for {n} ordinary ids");
+    }
+
+    #[test]
+    fn crafted_ids_are_all_found() {
+        let ids = crafted(5_000);
+        let index = IdIndex::build(&ids);
+        for (i, &id) in ids.iter().enumerate() {
+            assert_eq!(index.get(&ids, id), Some(i as u32));
+        }
     }
 }

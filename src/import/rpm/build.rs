@@ -1,0 +1,243 @@
+//! Building the model from the parsed chunks: [`assemble`] runs the stages
+//! in file order over a shared [`Assembly`] (chunk offsets, diagnostics,
+//! messages, record counts): sections and types ([`super::sections`]), ids
+//! and references ([`super::resolve`]), then here the names of undefined
+//! types, the reference offsets (CSR), the roots, and the diagnostics with
+//! their first messages in line order.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use super::lines::Chunk;
+use super::resolve::{resolve_objects, ObjectArrays, ObjectIds};
+use super::sections::{Sections, Types};
+use crate::model::{Csr, Diagnostics, IdIndex, Model, RecordCounts, Root, MAX_MESSAGES};
+use crate::progress::{Cancelled, Laps, Progress};
+
+/// Global messages: (absolute line, text), merged and trimmed at the end.
+#[derive(Default)]
+pub(super) struct Messages(Vec<(u64, String)>);
+
+impl Messages {
+    pub(super) fn push(&mut self, line: u64, text: String) {
+        self.0.push((line, text));
+    }
+
+    /// The first [`MAX_MESSAGES`] by line (a stable sort: one line's
+    /// messages keep the order they were pushed in).
+    fn finish(mut self) -> Vec<String> {
+        self.0.sort_by_key(|m| m.0);
+        self.0.truncate(MAX_MESSAGES);
+        self.0
+            .into_iter()
+            .map(|(l, m)| format!("line {l}: {m}"))
+            .collect()
+    }
+}
+
+/// What the stages of [`assemble`] share: where each chunk sits in the
+/// file, and the accounting gathered so far.
+pub(super) struct Assembly<'p> {
+    pub(super) progress: &'p Progress,
+    pub(super) file_bytes: u64,
+    pub(super) laps: Laps,
+    pub(super) diag: Diagnostics,
+    pub(super) messages: Messages,
+    pub(super) records: RecordCounts,
+    /// Lines before each chunk.
+    pub(super) first_line: Vec<u64>,
+    /// Object records (repeated ones included) before each chunk.
+    pub(super) first_object: Vec<usize>,
+}
+
+impl<'p> Assembly<'p> {
+    /// The chunks' line and object offsets and record counts; their skip
+    /// messages, made absolute (the chunks' lists are drained).
+    pub(super) fn new(
+        chunks: &mut [Chunk],
+        file_bytes: u64,
+        progress: &'p Progress,
+    ) -> Assembly<'p> {
+        let mut a = Assembly {
+            progress,
+            file_bytes,
+            laps: Laps::new("assemble"),
+            diag: Diagnostics::default(),
+            messages: Messages::default(),
+            records: RecordCounts::default(),
+            first_line: Vec::with_capacity(chunks.len()),
+            first_object: Vec::with_capacity(chunks.len()),
+        };
+        let (mut lines, mut objects) = (0u64, 0usize);
+        for c in chunks.iter() {
+            a.first_line.push(lines);
+            a.first_object.push(objects);
+            lines += c.lines as u64;
+            objects += c.ids.len();
+            a.diag.skipped_lines += c.skipped;
+            a.records.objects += c.ids.len() as u64;
+            a.records.roots += c.roots.len() as u64;
+            a.records.sections += c.events.len() as u64;
+        }
+        for (ci, c) in chunks.iter_mut().enumerate() {
+            for (l, m) in c.messages.drain(..) {
+                a.messages.push(a.first_line[ci] + l as u64, m);
+            }
+        }
+        a
+    }
+}
+
+/// Stitches the chunks, parsed in file order, into the model: results and
+/// messages are exactly those of a sequential parse.
+pub(super) fn assemble(
+    path: &Path,
+    file_bytes: u64,
+    mut chunks: Vec<Chunk>,
+    progress: &Progress,
+) -> Result<Model, Cancelled> {
+    let mut a = Assembly::new(&mut chunks, file_bytes, progress);
+    let mut sections = Sections::read(&mut chunks);
+    let mut types = Types::read(&mut a, &mut chunks, &sections);
+    progress.check()?;
+    let objects = ObjectIds::index(&mut a, &mut chunks)?;
+    let mut arrays = resolve_objects(&mut a, &mut chunks, &sections, &types, &objects)?;
+    a.name_undefined_types(&chunks, &objects, &mut types, &mut arrays);
+    count_objects(&mut sections, &arrays);
+    let refs = Csr::from_degrees(&arrays.degrees, std::mem::take(&mut arrays.targets));
+    arrays.degrees = Vec::new();
+    a.laps.lap("offsets");
+    let (ids, id_index) = objects.finish();
+    let roots = a.roots(&chunks, &sections, &types, &ids, &id_index);
+    progress.set_done(file_bytes + file_bytes * 4 / 4);
+    a.diag.messages = a.messages.finish();
+    Ok(Model {
+        path: path.to_path_buf(),
+        file_bytes,
+        app_domains: sections.app_domains,
+        type_names: types.names,
+        ids,
+        types: arrays.types,
+        sizes: arrays.sizes,
+        refs,
+        roots,
+        id_index,
+        diagnostics: a.diag,
+        records: a.records,
+        ..Model::default()
+    })
+}
+
+/// Adds each chunk's kept objects per section to the sections' counts.
+fn count_objects(sections: &mut Sections, arrays: &ObjectArrays) {
+    for r in &arrays.resolved {
+        for (d, n) in r.domain_counts.iter().enumerate() {
+            sections.app_domains[d].objects += n;
+        }
+    }
+}
+
+impl Assembly<'_> {
+    /// Gives objects of undefined type ids a type named after the id (one
+    /// per section and id), counts them, and explains the first of each
+    /// chunk; then the chunk's dangling references' messages.
+    fn name_undefined_types(
+        &mut self,
+        chunks: &[Chunk],
+        objects: &ObjectIds,
+        types: &mut Types,
+        arrays: &mut ObjectArrays,
+    ) {
+        let mut undefined_names: HashMap<(u32, u64), u32> = HashMap::new();
+        for (ci, r) in arrays.resolved.iter_mut().enumerate() {
+            for &(j, section, type_id) in &r.undefined {
+                let idx = *undefined_names
+                    .entry((section, type_id))
+                    .or_insert_with(|| types.intern(&format!("<unknown type 0x{type_id:x}>")));
+                arrays.types[arrays.kept_start[ci] + j] = idx;
+                self.diag.undefined_types += 1;
+            }
+            if !r.undefined.is_empty() {
+                self.explain_undefined(ci, &chunks[ci], objects, &r.undefined);
+            }
+            self.diag.dangling_references += r.dangling;
+            for (l, m) in r.messages.drain(..) {
+                self.messages.push(l, m);
+            }
+        }
+    }
+
+    /// Messages for the first undefined-type objects of chunk `ci`, whose
+    /// lines are recovered by walking the chunk's records past the dropped
+    /// (repeated) ones.
+    fn explain_undefined(
+        &mut self,
+        ci: usize,
+        c: &Chunk,
+        objects: &ObjectIds,
+        undefined: &[(usize, u32, u64)],
+    ) {
+        let first = self.first_object[ci];
+        let mut raw = 0usize;
+        let mut kept = 0usize;
+        for &(j, _, type_id) in undefined.iter().take(MAX_MESSAGES) {
+            while kept < j || !objects.kept(first + raw) {
+                if objects.kept(first + raw) {
+                    kept += 1;
+                }
+                raw += 1;
+            }
+            self.messages.push(
+                self.first_line[ci] + c.obj_lines[raw] as u64,
+                format!(
+                    "object {:x} has type id {type_id:x}, which this section never defines",
+                    objects.ids[first + raw]
+                ),
+            );
+        }
+    }
+
+    /// The roots, resolved to objects in file order; roots of objects not
+    /// in the dump are counted (and the first explained).
+    fn roots(
+        &mut self,
+        chunks: &[Chunk],
+        sections: &Sections,
+        types: &Types,
+        ids: &[u64],
+        id_index: &IdIndex,
+    ) -> Vec<Root> {
+        let mut roots = Vec::new();
+        for (ci, c) in chunks.iter().enumerate() {
+            for r in &c.roots {
+                let line = self.first_line[ci] + r.line as u64;
+                let section = sections.at(ci, r.marker);
+                let Some(object) = id_index.get(ids, r.object) else {
+                    self.diag.missing_root_objects += 1;
+                    if self.diag.missing_root_objects <= MAX_MESSAGES as u64 {
+                        self.messages.push(
+                            line,
+                            format!(
+                                "root for object {:x}, which is not in the dump; ignored",
+                                r.object
+                            ),
+                        );
+                    }
+                    continue;
+                };
+                roots.push(Root {
+                    object,
+                    kind: r.kind,
+                    flags: r.flags,
+                    container: r.container,
+                    container_type: r
+                        .container
+                        .and_then(|t| types.tables[section as usize].get(t)),
+                    app_domain: section,
+                    line,
+                });
+            }
+        }
+        roots
+    }
+}

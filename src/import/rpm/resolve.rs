@@ -1,0 +1,433 @@
+//! Resolving ids: the object ids of all chunks laid end to end and indexed
+//! ([`WideIdIndex`]), repeated ids found (the first record wins, the others
+//! are dropped and renumbered around), then, per chunk and in parallel,
+//! every kept object's type, size and references resolved to dense indices,
+//! each chunk writing straight into its own part of the final arrays.
+
+use std::mem::MaybeUninit;
+
+use rayon::prelude::*;
+
+use super::build::Assembly;
+use super::lines::Chunk;
+use super::sections::{Sections, Types, NO_TYPE};
+use crate::model::{WideIdIndex, MAX_MESSAGES};
+use crate::progress::Cancelled;
+
+/// How many references ahead the resolver prefetches id-index slots.
+const PREFETCH_DISTANCE: usize = 16;
+
+/// Splits the first `lens.sum()` slots of `spare` into consecutive parts of
+/// the given lengths, one per chunk, for parallel writers.
+fn split_parts<T>(
+    mut spare: &mut [MaybeUninit<T>],
+    lens: impl IntoIterator<Item = usize>,
+) -> Vec<&mut [MaybeUninit<T>]> {
+    let mut parts = Vec::new();
+    for n in lens {
+        let (head, tail) = std::mem::take(&mut spare).split_at_mut(n);
+        parts.push(head);
+        spare = tail;
+    }
+    parts
+}
+
+/// The chunks' parts laid end to end, copied in parallel (each part is
+/// freed as soon as it is copied).
+fn concat<T: Copy + Send + Sync>(parts: Vec<Vec<T>>) -> Vec<T> {
+    let total = parts.iter().map(Vec::len).sum();
+    let mut out: Vec<T> = crate::mem::with_capacity(total);
+    let slices = split_parts(
+        &mut out.spare_capacity_mut()[..total],
+        parts.iter().map(Vec::len),
+    );
+    slices.into_par_iter().zip(parts).for_each(|(dst, src)| {
+        for (d, &s) in dst.iter_mut().zip(&src) {
+            d.write(s);
+        }
+    });
+    // SAFETY: the parts' lengths sum to `total` and every slot was written.
+    unsafe { out.set_len(total) };
+    out
+}
+
+/// Every object record's id, in file order, and what became of it.
+pub(super) struct ObjectIds {
+    /// One per object record, repeated ones included (until `finish`).
+    pub(super) ids: Vec<u64>,
+    pub(super) wide: WideIdIndex,
+    /// Whether each record is the first of its id; `None` when all are.
+    pub(super) keep: Option<Vec<bool>>,
+    /// The final index of each record (meaningful for kept ones only);
+    /// `None` when no record was dropped.
+    pub(super) new_index: Option<Vec<u32>>,
+}
+
+impl ObjectIds {
+    /// Gathers the chunks' ids (taking them), indexes them and finds the
+    /// repeated ones, with a message for each of the first.
+    pub(super) fn index(a: &mut Assembly, chunks: &mut [Chunk]) -> Result<ObjectIds, Cancelled> {
+        let ids = concat(
+            chunks
+                .iter_mut()
+                .map(|c| std::mem::take(&mut c.ids))
+                .collect(),
+        );
+        a.progress.set_done(a.file_bytes + a.file_bytes / 4);
+        a.laps.lap("sections, types, ids");
+        let wide = WideIdIndex::build(&ids);
+        a.laps.lap("id index");
+        let keep = (wide.repeated != 0).then(|| {
+            a.diag.duplicate_objects = wide.repeated;
+            let keep: Vec<bool> = ids
+                .par_iter()
+                .enumerate()
+                .map(|(i, &id)| wide.get(id) == Some(i as u32))
+                .collect();
+            report_repeated(a, chunks, &ids, &keep);
+            keep
+        });
+        let new_index = keep.as_deref().map(renumber);
+        a.progress.set_done(a.file_bytes + a.file_bytes * 2 / 4);
+        a.progress.check()?;
+        a.laps.lap("repeated ids");
+        Ok(ObjectIds {
+            ids,
+            wide,
+            keep,
+            new_index,
+        })
+    }
+
+    /// Whether raw record `g` is kept.
+    #[inline]
+    pub(super) fn kept(&self, g: usize) -> bool {
+        self.keep.as_ref().is_none_or(|k| k[g])
+    }
+
+    /// The ids of the kept records: the model's ids.
+    pub(super) fn finish(mut self) -> (Vec<u64>, crate::model::IdIndex) {
+        let id_index = self.wide.narrow(self.new_index.as_deref());
+        if let Some(keep) = &self.keep {
+            let mut j = 0;
+            self.ids.retain(|_| {
+                let k = keep[j];
+                j += 1;
+                k
+            });
+        }
+        (self.ids, id_index)
+    }
+}
+
+/// One message per dropped record, for the first [`MAX_MESSAGES`] of them.
+fn report_repeated(a: &mut Assembly, chunks: &[Chunk], ids: &[u64], keep: &[bool]) {
+    let mut repeated = 0usize;
+    for (ci, c) in chunks.iter().enumerate() {
+        for (j, &line) in c.obj_lines.iter().enumerate() {
+            let g = a.first_object[ci] + j;
+            if !keep[g] && repeated < MAX_MESSAGES {
+                repeated += 1;
+                a.messages.push(
+                    a.first_line[ci] + line as u64,
+                    format!(
+                        "object {:x} appears again; the first record is kept",
+                        ids[g]
+                    ),
+                );
+            }
+        }
+    }
+}
+
+/// The final index of each raw record when the unkept ones are removed.
+fn renumber(keep: &[bool]) -> Vec<u32> {
+    let mut next = 0u32;
+    keep.iter()
+        .map(|&k| {
+            let v = next;
+            if k {
+                next += 1;
+            }
+            v
+        })
+        .collect()
+}
+
+/// What resolving one chunk found besides the arrays it wrote.
+pub(super) struct Resolved {
+    /// References written (dangling ones are not).
+    pub(super) targets: usize,
+    /// `(kept object within the chunk, section, type id)` of objects whose
+    /// type id their section never defines.
+    pub(super) undefined: Vec<(usize, u32, u64)>,
+    pub(super) dangling: u64,
+    pub(super) messages: Vec<(u64, String)>,
+    /// Kept objects per section.
+    pub(super) domain_counts: Vec<u64>,
+}
+
+/// The kept objects' arrays, indexed like the model's objects.
+pub(super) struct ObjectArrays {
+    pub(super) types: Vec<u32>,
+    pub(super) sizes: Vec<u64>,
+    pub(super) degrees: Vec<u32>,
+    /// The references' targets, in object order.
+    pub(super) targets: Vec<u32>,
+    /// Per chunk: what else it found.
+    pub(super) resolved: Vec<Resolved>,
+    /// Per chunk: the index of its first kept object.
+    pub(super) kept_start: Vec<usize>,
+}
+
+/// One chunk's slots in the final arrays.
+struct Part<'a> {
+    types: &'a mut [MaybeUninit<u32>],
+    sizes: &'a mut [MaybeUninit<u64>],
+    degrees: &'a mut [MaybeUninit<u32>],
+    targets: &'a mut [MaybeUninit<u32>],
+}
+
+/// What every chunk's resolver reads.
+struct Lookup<'a> {
+    objects: &'a ObjectIds,
+    sections: &'a Sections,
+    types: &'a Types,
+    first_object: &'a [usize],
+    first_line: &'a [u64],
+}
+
+/// Resolves every chunk's objects in parallel (taking their per-object
+/// vectors) into the final arrays.
+pub(super) fn resolve_objects(
+    a: &mut Assembly,
+    chunks: &mut [Chunk],
+    sections: &Sections,
+    types: &Types,
+    objects: &ObjectIds,
+) -> Result<ObjectArrays, Cancelled> {
+    let kept_counts: Vec<usize> = chunks
+        .iter()
+        .enumerate()
+        .map(|(ci, c)| match &objects.keep {
+            None => c.type_ids.len(),
+            Some(k) => k[a.first_object[ci]..a.first_object[ci] + c.type_ids.len()]
+                .iter()
+                .filter(|&&k| k)
+                .count(),
+        })
+        .collect();
+    let kept_total: usize = kept_counts.iter().sum();
+    let kept_start = starts(&kept_counts);
+    let reserved: Vec<usize> = chunks.iter().map(|c| c.refs.len()).collect();
+    let refs_total: usize = reserved.iter().sum();
+    let mut out = ObjectArrays {
+        types: crate::mem::with_capacity(kept_total),
+        sizes: crate::mem::with_capacity(kept_total),
+        degrees: crate::mem::with_capacity(kept_total),
+        targets: crate::mem::with_capacity(refs_total),
+        resolved: Vec::new(),
+        kept_start,
+    };
+    let lookup = Lookup {
+        objects,
+        sections,
+        types,
+        first_object: &a.first_object,
+        first_line: &a.first_line,
+    };
+    out.resolved = {
+        let parts = split_all(&mut out, &kept_counts, &reserved, kept_total, refs_total);
+        chunks
+            .par_iter_mut()
+            .zip(parts)
+            .enumerate()
+            .map(|(ci, (c, part))| lookup.resolve_chunk(ci, c, part))
+            .collect()
+    };
+    // SAFETY: every chunk wrote each of its kept objects' type, size and
+    // degree (one per kept object, `out` in `resolve_chunk`), in its own
+    // part, and the parts cover the first `kept_total` slots.
+    unsafe {
+        out.types.set_len(kept_total);
+        out.sizes.set_len(kept_total);
+        out.degrees.set_len(kept_total);
+    }
+    close_gaps(&mut out.targets, &reserved, &out.resolved);
+    a.progress.set_done(a.file_bytes + a.file_bytes * 3 / 4);
+    a.progress.check()?;
+    a.laps.lap("resolve");
+    Ok(out)
+}
+
+/// The running sums before each count.
+fn starts(counts: &[usize]) -> Vec<usize> {
+    counts
+        .iter()
+        .scan(0, |acc, &n| {
+            let start = *acc;
+            *acc += n;
+            Some(start)
+        })
+        .collect()
+}
+
+/// Each chunk's part of the four arrays' spare capacity.
+fn split_all<'a>(
+    out: &'a mut ObjectArrays,
+    kept_counts: &[usize],
+    reserved: &[usize],
+    kept_total: usize,
+    refs_total: usize,
+) -> Vec<Part<'a>> {
+    let types = split_parts(
+        &mut out.types.spare_capacity_mut()[..kept_total],
+        kept_counts.iter().copied(),
+    );
+    let sizes = split_parts(
+        &mut out.sizes.spare_capacity_mut()[..kept_total],
+        kept_counts.iter().copied(),
+    );
+    let degrees = split_parts(
+        &mut out.degrees.spare_capacity_mut()[..kept_total],
+        kept_counts.iter().copied(),
+    );
+    let targets = split_parts(
+        &mut out.targets.spare_capacity_mut()[..refs_total],
+        reserved.iter().copied(),
+    );
+    types
+        .into_iter()
+        .zip(sizes)
+        .zip(degrees)
+        .zip(targets)
+        .map(|(((types, sizes), degrees), targets)| Part {
+            types,
+            sizes,
+            degrees,
+            targets,
+        })
+        .collect()
+}
+
+/// Chunks with dangling references or repeated objects used less than
+/// their part of `targets`: closes the gaps (rare, sequential) and sets the
+/// length.
+fn close_gaps(targets: &mut Vec<u32>, reserved: &[usize], resolved: &[Resolved]) {
+    let mut used = 0usize;
+    let mut start = 0usize;
+    for (&reserved, r) in reserved.iter().zip(resolved) {
+        if used != start {
+            targets
+                .spare_capacity_mut()
+                .copy_within(start..start + r.targets, used);
+        }
+        used += r.targets;
+        start += reserved;
+    }
+    // SAFETY: the first `used` slots are now the chunks' written targets,
+    // in chunk order.
+    unsafe { targets.set_len(used) };
+}
+
+impl Lookup<'_> {
+    /// Resolves chunk `ci`'s kept objects into `part`, then frees the
+    /// chunk's per-object vectors.
+    fn resolve_chunk(&self, ci: usize, c: &mut Chunk, part: Part) -> Resolved {
+        let base = self.first_object[ci];
+        let sections = self.sections.of_chunk(ci);
+        let mut r = Resolved {
+            targets: 0,
+            undefined: Vec::new(),
+            dangling: 0,
+            messages: Vec::new(),
+            domain_counts: vec![0; self.types.tables.len()],
+        };
+        let mut ref_pos = 0usize;
+        let mut run = 0usize;
+        let mut out = 0usize;
+        for j in 0..c.type_ids.len() {
+            while run + 1 < c.obj_markers.len() && c.obj_markers[run + 1].0 as usize <= j {
+                run += 1;
+            }
+            let degree = c.degrees[j] as usize;
+            let refs_at = ref_pos;
+            ref_pos += degree;
+            if !self.objects.kept(base + j) {
+                continue;
+            }
+            let section = sections[c.obj_markers[run].1 as usize];
+            r.domain_counts[section as usize] += 1;
+            let ty = match self.types.tables[section as usize].get(c.type_ids[j]) {
+                Some(t) => t,
+                None => {
+                    r.undefined.push((out, section, c.type_ids[j]));
+                    NO_TYPE
+                }
+            };
+            part.types[out].write(ty);
+            part.sizes[out].write(c.sizes[j]);
+            let before = r.targets;
+            self.resolve_references(ci, c, j, refs_at, part.targets, &mut r);
+            part.degrees[out].write((r.targets - before) as u32);
+            out += 1;
+        }
+        debug_assert_eq!(out, part.types.len());
+        c.refs = Vec::new();
+        c.type_ids = Vec::new();
+        c.sizes = Vec::new();
+        c.degrees = Vec::new();
+        r
+    }
+
+    /// Resolves the references of chunk `ci`'s object `j`, which start at
+    /// `refs_at` in the chunk's references: found ones are written to
+    /// `targets`, dangling ones counted.
+    #[inline(always)]
+    fn resolve_references(
+        &self,
+        ci: usize,
+        c: &Chunk,
+        j: usize,
+        refs_at: usize,
+        targets: &mut [MaybeUninit<u32>],
+        r: &mut Resolved,
+    ) {
+        let wide = &self.objects.wide;
+        let new_index = self.objects.new_index.as_deref();
+        let degree = c.degrees[j] as usize;
+        for (k, &target) in c.refs[refs_at..refs_at + degree].iter().enumerate() {
+            // Look-ups miss the cache; ask for a later one's slot now so
+            // several misses are in flight at once.
+            if let Some(&ahead) = c.refs.get(refs_at + k + PREFETCH_DISTANCE) {
+                wide.prefetch(ahead);
+            }
+            match wide.get(target) {
+                Some(t) => {
+                    targets[r.targets].write(match new_index {
+                        Some(m) => m[t as usize],
+                        None => t,
+                    });
+                    r.targets += 1;
+                }
+                None => {
+                    r.dangling += 1;
+                    if r.messages.len() < MAX_MESSAGES {
+                        r.messages.push(self.dangling_message(ci, c, j, target));
+                    }
+                }
+            }
+        }
+    }
+
+    #[cold]
+    fn dangling_message(&self, ci: usize, c: &Chunk, j: usize, target: u64) -> (u64, String) {
+        (
+            self.first_line[ci] + c.obj_lines[j] as u64,
+            format!(
+                "reference from {:x} to {target:x}, which is not in the dump; dropped",
+                self.objects.ids[self.first_object[ci] + j]
+            ),
+        )
+    }
+}
