@@ -101,6 +101,11 @@ fn a_second_open_reads_back_exactly_the_first_analysis() {
         assert_eq!(first.summary, second.summary, "{name}");
         assert_eq!(first.roots, second.roots, "{name}");
         assert_eq!(first.largest, second.largest, "{name}");
+        // The id index is rebuilt on the first look-up.
+        let d = second.dump();
+        let last = d.ids.len() - 1;
+        assert_eq!(d.index_of(d.ids[last]), Some(last as u32), "{name}");
+        assert_eq!(d.index_of(u64::MAX - 3), None, "{name}");
     }
     assert_eq!(cache_files(&cache).len(), 4);
 }

@@ -321,7 +321,9 @@ fn decode_model(r: &R, path: &Path, meta: &[u64]) -> Result<Model, Corrupt> {
     let labels = decode_labels(r, refs.targets.len())?;
     let values = decode_values(r, n)?;
     let details = read_strings(r, DETAILS)?;
-    let id_index = IdIndex::build(&ids);
+    // Nothing looks ids up after an import but tests and tools: built on
+    // demand, not on every reopen.
+    let id_index = IdIndex::lazy();
     Ok(Model {
         path: path.to_path_buf(),
         file_bytes: meta[0],

@@ -153,17 +153,27 @@ impl WideIdIndex {
             }
         }));
         IdIndex {
-            slots,
-            mask: self.mask,
-            shift: self.shift,
-            key: self.key,
+            built: std::sync::OnceLock::from(Slots {
+                slots,
+                mask: self.mask,
+                shift: self.shift,
+                key: self.key,
+            }),
         }
     }
 }
 
-/// The lasting form of the index, kept with the dump for id look-ups.
+/// The lasting form of the index, kept with the dump for id look-ups. An
+/// index made with [`IdIndex::lazy`] (a dump read back from the reopen
+/// cache, where nothing needs ids until someone asks) is built from the ids
+/// at the first look-up.
 #[derive(Debug, Clone, Default)]
 pub struct IdIndex {
+    built: std::sync::OnceLock<Slots>,
+}
+
+#[derive(Debug, Clone)]
+struct Slots {
     slots: Vec<u32>,
     mask: usize,
     shift: u32,
@@ -175,21 +185,40 @@ impl IdIndex {
         WideIdIndex::build(ids).narrow(None)
     }
 
+    /// An index of ids without repeats, built at its first look-up.
+    pub fn lazy() -> IdIndex {
+        IdIndex::default()
+    }
+
+    fn slots(&self, ids: &[u64]) -> &Slots {
+        self.built.get_or_init(|| {
+            let built = IdIndex::build(ids).built;
+            built.into_inner().expect("narrow builds the slots")
+        })
+    }
+
     #[inline]
     pub fn get(&self, ids: &[u64], id: u64) -> Option<u32> {
-        if self.slots.is_empty() {
+        let Slots {
+            slots,
+            mask,
+            shift,
+            key,
+        } = self.slots(ids);
+        let (mask, shift, key) = (*mask, *shift, *key);
+        if slots.is_empty() {
             return None;
         }
-        let mut s = slot(id, self.key, self.shift);
+        let mut s = slot(id, key, shift);
         loop {
-            let cur = self.slots[s];
+            let cur = slots[s];
             if cur == EMPTY {
                 return None;
             }
             if ids[cur as usize] == id {
                 return Some(cur);
             }
-            s = (s + 1) & self.mask;
+            s = (s + 1) & mask;
         }
     }
 }
@@ -200,12 +229,13 @@ impl IdIndex {
     /// cost what ordinary ones do).
     #[doc(hidden)]
     pub fn probes(&self, ids: &[u64]) -> u64 {
+        let t = self.slots(ids);
         ids.iter()
             .map(|&id| {
-                let mut s = slot(id, self.key, self.shift);
+                let mut s = slot(id, t.key, t.shift);
                 let mut n = 1;
-                while self.slots[s] != EMPTY && ids[self.slots[s] as usize] != id {
-                    s = (s + 1) & self.mask;
+                while t.slots[s] != EMPTY && ids[t.slots[s] as usize] != id {
+                    s = (s + 1) & t.mask;
                     n += 1;
                 }
                 n
