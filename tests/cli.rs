@@ -50,6 +50,7 @@ fn json_contract_key_by_key() {
             "duplicates",
             "file",
             "summary",
+            "suspects",
             "timings_ms",
             "types"
         ],

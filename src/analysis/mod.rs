@@ -3,11 +3,14 @@
 //! type statistics (§2.2), immediate dominators with an exclude pattern
 //! (§2.3), precise retained bytes of a set, retention paths.
 
+pub mod compare;
+pub mod compare_paths;
 pub mod filter;
 pub mod grouping;
 mod pattern;
 mod queries;
 pub mod roots;
+pub mod suspects;
 mod types;
 
 use std::path::Path;
