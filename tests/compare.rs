@@ -407,3 +407,57 @@ fn the_bundled_demo_series_is_what_the_generator_writes() {
         );
     }
 }
+
+/// A snapshot read as if it came from V8 (stable node ids); the V8
+/// importer is another piece of work, so the format is set by hand.
+fn v8_summary(name: &str, text: &str) -> SnapshotSummary {
+    let mut model =
+        heaptui::import::import_bytes(std::path::Path::new(name), text.as_bytes()).unwrap();
+    model.format = heaptui::model::Format::Heapsnapshot;
+    let a = Analysis::from_dump(
+        model,
+        &DuplicateOptions::default(),
+        &heaptui::progress::Progress::new(),
+    )
+    .unwrap();
+    SnapshotSummary::of(&a)
+}
+
+#[test]
+fn new_and_deleted_only_with_stable_ids() {
+    let old = "t 1 A\nt 2 B\no 1 1 8\no 2 1 8\no 3 2 8\nr 1 1 0\nr 2 1 0\nr 3 1 0\n";
+    let new =
+        "t 1 B\nt 2 A\no 2 2 8\no 3 1 8\no 4 1 8\no 5 2 8\nr 2 1 0\nr 3 1 0\nr 4 1 0\nr 5 1 0\n";
+    let c = compare(&[v8_summary("old", old), v8_summary("new", new)]);
+    assert!(c.has_stable_ids());
+    let nd: BTreeMap<String, Option<(u64, u64)>> = c
+        .types
+        .iter()
+        .map(|t| (c.type_names[t.type_id as usize].to_string(), t.new_deleted))
+        .collect();
+    // A: 1 deleted, 5 new; B: 4 new (ids 2 and 3 survive).
+    assert_eq!(nd["A"], Some((1, 1)));
+    assert_eq!(nd["B"], Some((1, 0)));
+    let mut json = Vec::new();
+    heaptui::report::write_comparison(&mut json, &c, 0).unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&json).unwrap();
+    let a = v["types"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "A")
+        .unwrap();
+    assert_eq!(
+        (a["new"].as_u64(), a["deleted"].as_u64()),
+        (Some(1), Some(1))
+    );
+    // The same dumps as RPM text: ids are not identities, no such keys.
+    let c = compare_texts(&[("old", old.as_bytes()), ("new", new.as_bytes())]);
+    assert!(!c.has_stable_ids());
+    let mut json = Vec::new();
+    heaptui::report::write_comparison(&mut json, &c, 0).unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&json).unwrap();
+    for t in v["types"].as_array().unwrap() {
+        assert!(t.get("new").is_none() && t.get("deleted").is_none(), "{t}");
+    }
+}
