@@ -102,34 +102,33 @@ impl PathTable {
         let mut expander = Expander::new(types);
         // The top-level rows: the super-root's children by type.
         let top = expander.expand_one(dump, dom, &mut table, 0, &[dom.super_root()]);
-        let subtables: Vec<PathTable> = top
+        let subtables: Vec<(u32, PathTable)> = top
             .into_par_iter()
             .map_init(
                 || Expander::new(types),
                 |ex, (path, members)| {
                     let mut local = PathTable::default();
-                    ex.expand_subtree(dump, dom, &mut local, path, members);
-                    local
+                    ex.expand_subtree(dump, dom, &mut local, members);
+                    (path, local)
                 },
             )
             .collect();
-        for local in subtables {
-            table.append(local);
+        for (top, local) in subtables {
+            table.append(top, local);
         }
         table
     }
 
-    /// Appends a subtable whose parents are either below [`LOCAL`] (global
-    /// numbers) or `LOCAL + i` (its own path i).
-    fn append(&mut self, local: PathTable) {
+    /// Appends the subtable of the rows below the top-level row `top`: its
+    /// parents are [`TOP`] (that row) or its own path numbers.
+    fn append(&mut self, top: u32, local: PathTable) {
         let offset = self.len() as u32;
-        self.parent.extend(local.parent.iter().map(|&p| {
-            if p >= LOCAL {
-                p - LOCAL + offset
-            } else {
-                p
-            }
-        }));
+        self.parent.extend(
+            local
+                .parent
+                .iter()
+                .map(|&p| if p == TOP { top } else { p + offset }),
+        );
         self.type_index.extend(local.type_index);
         self.count.extend(local.count);
         self.retained_bytes.extend(local.retained_bytes);
@@ -138,10 +137,8 @@ impl PathTable {
     }
 }
 
-/// Marks a subtable's parent as one of its own paths (`LOCAL + i`). Safe
-/// because both numberings stay below 2^31 (at most one path per object
-/// and objects below u32::MAX - 1 … in practice far fewer).
-const LOCAL: u32 = 1 << 31;
+/// The parent of a subtable's first rows: the top-level row it expands.
+const TOP: u32 = u32::MAX - 1;
 
 /// Scratch state of row expansion: a slot per type and a stack arena.
 struct Expander {
@@ -182,24 +179,23 @@ impl Expander {
         out
     }
 
-    /// Expands the row `path` (a global number) with `members` and
-    /// everything below it into `local` (parents marked with [`LOCAL`]).
+    /// Expands a top-level row with `members` and everything below it
+    /// into `local`, whose first rows get the parent [`TOP`].
     fn expand_subtree(
         &mut self,
         dump: &Model,
         dom: &DominatorTree,
         local: &mut PathTable,
-        path: u32,
         members: Vec<u32>,
     ) {
         self.arena.clear();
         self.arena.extend_from_slice(&members);
         drop(members);
         // Invariant: the row on top of the stack owns the arena's tail.
-        let mut stack: Vec<(u32, usize)> = vec![(path, 0)];
+        let mut stack: Vec<(u32, usize)> = vec![(TOP, 0)];
         while let Some((p, start)) = stack.pop() {
             let rows = self.bucket(dump, dom, local, p, start);
-            stack.extend(rows.into_iter().map(|(p, s, _)| (p | LOCAL, s)));
+            stack.extend(rows.into_iter().map(|(p, s, _)| (p, s)));
         }
         self.arena.clear();
     }
@@ -207,8 +203,7 @@ impl Expander {
     /// Buckets the dominator children of `arena[start..]` (the members of
     /// row `path`) by type into new rows of `table`, replacing the members
     /// with the children; returns `(row, start, end)` of each new row.
-    /// `path` is a number of `table`'s numbering if `LOCAL` is set, else
-    /// a global one (kept as is for the parent).
+    /// `path` is stored as the new rows' parent.
     fn bucket(
         &mut self,
         dump: &Model,
@@ -231,8 +226,6 @@ impl Expander {
             }
         }
         let total: usize = self.buckets.iter().map(|b| b.1 as usize).sum();
-        // `path` is stored as the new rows' parent as it comes: a global
-        // number, or `LOCAL + i` for a subtable's own row i.
         let first = table.len() as u32;
         let parent = path;
         let mut rows = Vec::with_capacity(self.buckets.len());

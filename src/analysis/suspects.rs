@@ -14,7 +14,7 @@
 use rayon::prelude::*;
 
 use super::compare::Comparison;
-use super::compare_paths::NO_OBJECT;
+use super::compare_paths::{FastMap, NO_OBJECT};
 use super::{domination_path, shortest_retention_path, Analysis};
 use crate::graph::DominatorTree;
 use crate::model::Model;
@@ -242,8 +242,8 @@ pub fn growth_suspects(a: &Analysis, cmp: &Comparison) -> Vec<Suspect> {
         .into_par_iter()
         .map(|r| r != 0 && p.grows_steadily(r))
         .collect();
-    // Steadily growing children per row (parents precede children).
-    let mut children: Vec<Vec<u32>> = vec![Vec::new(); n];
+    // Steadily growing children per steadily growing row.
+    let mut children: FastMap<u32, Vec<u32>> = FastMap::default();
     let mut starts = Vec::new();
     for r in 1..n as u32 {
         if !steady[r as usize] {
@@ -251,7 +251,7 @@ pub fn growth_suspects(a: &Analysis, cmp: &Comparison) -> Vec<Suspect> {
         }
         let parent = p.parent[r as usize];
         if steady[parent as usize] {
-            children[parent as usize].push(r);
+            children.entry(parent).or_default().push(r);
         } else {
             starts.push(r);
         }
@@ -264,8 +264,10 @@ pub fn growth_suspects(a: &Analysis, cmp: &Comparison) -> Vec<Suspect> {
         .into_iter()
         .map(|mut r| {
             while !count_rose(r) {
-                let Some(&c) = children[r as usize]
-                    .iter()
+                let Some(&c) = children
+                    .get(&r)
+                    .into_iter()
+                    .flatten()
                     .max_by_key(|&&c| (p.growth(c), std::cmp::Reverse(c)))
                 else {
                     break;
