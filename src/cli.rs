@@ -1,24 +1,33 @@
-//! Command-line arguments (clap), validated into what `main` runs.
+//! Command-line arguments in two stages, as ripgrep does: clap parses the
+//! raw flags ([`Cli`]), then [`Run::try_from`] validates them once into the
+//! configuration `main` runs. Nothing after that stage re-reads a flag.
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use heaptui::graph::duplicates::DuplicateMode;
+use heaptui::analysis::compare::Schedule;
+use heaptui::analysis::Glob;
+use heaptui::graph::duplicates::{DuplicateMode, DuplicateOptions};
+use heaptui::report::{parse_size, ReportOptions};
 
 #[derive(Debug, Parser)]
 #[command(
     name = "heaptui",
     version,
     about = "Explore GC heap dumps in the terminal: who retains the memory, and what is wasted on copies",
-    after_help = "Without a terminal, use `heaptui report DUMP` (text) or `heaptui report DUMP --json`."
+    after_help = "Without a terminal, use `heaptui report DUMP` (text) or `heaptui report DUMP --json`.\n\
+                  Compare snapshots: `heaptui report NEW --baseline OLD [--fail-if-grows 10MB]`."
 )]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
 
-    /// The heap dump to open (RPM text format).
-    pub dump: Option<PathBuf>,
+    /// The heap dump to open (RPM text, .NET gcdump, HPROF, V8 snapshot).
+    /// Several dumps of one program, oldest first: the last is opened and
+    /// the others are its baselines.
+    #[arg(value_name = "DUMP")]
+    pub dumps: Vec<PathBuf>,
 
     /// Open the built-in sample heap instead of a file.
     #[arg(long)]
@@ -32,11 +41,43 @@ pub struct Cli {
     pub duplicates: DuplicateArgs,
 }
 
+/// `--duplicates` (SPEC §2.4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum DuplicatesArg {
+    /// No duplicate detection.
+    None,
+    /// Only sets whose members reference nothing (cheap).
+    Trivial,
+    /// Full detection (the default).
+    All,
+}
+
+impl From<DuplicatesArg> for DuplicateMode {
+    fn from(a: DuplicatesArg) -> DuplicateMode {
+        match a {
+            DuplicatesArg::None => DuplicateMode::None,
+            DuplicatesArg::Trivial => DuplicateMode::Trivial,
+            DuplicatesArg::All => DuplicateMode::All,
+        }
+    }
+}
+
+/// `--schedule` of a comparison.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ScheduleArg {
+    /// In parallel where the available memory allows it.
+    Auto,
+    /// All snapshots at once.
+    Parallel,
+    /// One after another: the memory of one analysis.
+    Sequential,
+}
+
 #[derive(Debug, Clone, Args)]
 pub struct DuplicateArgs {
     /// Which duplicate instances to detect.
-    #[arg(long = "duplicates", value_name = "MODE", default_value = "all", value_parser = parse_mode)]
-    pub mode: DuplicateMode,
+    #[arg(long = "duplicates", value_name = "MODE", value_enum, default_value_t = DuplicatesArg::All)]
+    pub mode: DuplicatesArg,
 
     /// Work allowed per type for full duplicate detection (object pairs
     /// compared); undecided instances are shown as possible duplicates, to
@@ -50,10 +91,6 @@ pub struct DuplicateArgs {
 /// 50 million object pairs per type: about a second of work.
 pub const DEFAULT_DUPLICATE_BUDGET: u64 = 50_000_000;
 
-fn parse_mode(s: &str) -> Result<DuplicateMode, String> {
-    s.parse()
-}
-
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Print the analysis without a terminal UI (text, or JSON with --json).
@@ -62,14 +99,20 @@ pub enum Command {
 
 #[derive(Debug, Args)]
 pub struct ReportArgs {
-    /// The heap dump to analyse.
+    /// The heap dump to analyse (the newest snapshot of a comparison).
     pub dump: PathBuf,
+
+    /// An older snapshot of the same program to compare with; repeat it
+    /// for several, oldest first.
+    #[arg(long = "baseline", value_name = "OLD")]
+    pub baselines: Vec<PathBuf>,
 
     /// Print the JSON contract of SPEC §4 instead of text.
     #[arg(long)]
     pub json: bool,
 
-    /// How many top dominators to list (0 = all).
+    /// How many top dominators (and changed dominator paths) to list
+    /// (0 = all).
     #[arg(long, value_name = "N", default_value_t = 50)]
     pub top: usize,
 
@@ -87,6 +130,206 @@ pub struct ReportArgs {
     #[arg(long, value_name = "PATTERN", requires = "immediate_dominators")]
     pub skip: Option<String>,
 
+    /// Exit with code 1 when some dominator path's retained bytes grew by
+    /// more than SIZE from the oldest to the newest snapshot (e.g. 10MB,
+    /// 512KiB, 1000). Needs --baseline.
+    #[arg(long = "fail-if-grows", value_name = "SIZE", value_parser = parse_size)]
+    pub fail_if_grows: Option<u64>,
+
+    /// How the snapshots of a comparison are analysed.
+    #[arg(long, value_enum, value_name = "HOW", default_value_t = ScheduleArg::Auto)]
+    pub schedule: ScheduleArg,
+
     #[command(flatten)]
     pub duplicates: DuplicateArgs,
+}
+
+/// The validated configuration: what `main` runs.
+#[derive(Debug)]
+pub enum Run {
+    Ui(UiRun),
+    Report(ReportRun),
+}
+
+#[derive(Debug)]
+pub struct UiRun {
+    /// Oldest first; the last one is opened. Empty with `--demo`.
+    pub dumps: Vec<PathBuf>,
+    pub demo: bool,
+    pub ascii: bool,
+    pub duplicates: DuplicateOptions,
+}
+
+impl UiRun {
+    /// The snapshot the UI opens (the newest).
+    pub fn newest(&self) -> Option<&PathBuf> {
+        self.dumps.last()
+    }
+
+    /// The snapshots compared with it, oldest first. The UI does not show
+    /// them yet (its Δ columns are another piece of work).
+    #[allow(dead_code)] // the comparison panes will read it
+    pub fn baselines(&self) -> &[PathBuf] {
+        self.dumps.split_last().map(|(_, b)| b).unwrap_or(&[])
+    }
+}
+
+#[derive(Debug)]
+pub struct ReportRun {
+    pub dump: PathBuf,
+    /// Oldest first.
+    pub baselines: Vec<PathBuf>,
+    pub json: bool,
+    pub options: ReportOptions,
+    pub duplicates: DuplicateOptions,
+    pub fail_if_grows: Option<u64>,
+    pub schedule: Schedule,
+}
+
+/// Arguments that parse but cannot run (exit code 2).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UsageError(pub String);
+
+impl std::fmt::Display for UsageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl DuplicateArgs {
+    fn options(&self) -> DuplicateOptions {
+        DuplicateOptions {
+            mode: self.mode.into(),
+            budget_per_type: (self.budget > 0).then_some(self.budget),
+        }
+    }
+}
+
+impl TryFrom<Cli> for Run {
+    type Error = UsageError;
+
+    fn try_from(cli: Cli) -> Result<Run, UsageError> {
+        match cli.command {
+            Some(Command::Report(args)) => ReportRun::try_from(args).map(Run::Report),
+            None => {
+                if cli.dumps.is_empty() && !cli.demo {
+                    return Err(UsageError(
+                        "give a heap dump to open (heaptui DUMP), or try `heaptui --demo`.\n\
+                         Without a terminal: heaptui report DUMP [--json]. See heaptui --help."
+                            .into(),
+                    ));
+                }
+                if cli.demo && !cli.dumps.is_empty() {
+                    return Err(UsageError(
+                        "--demo opens the built-in heap: give either --demo or dump files".into(),
+                    ));
+                }
+                Ok(Run::Ui(UiRun {
+                    dumps: cli.dumps,
+                    demo: cli.demo,
+                    ascii: cli.ascii,
+                    duplicates: cli.duplicates.options(),
+                }))
+            }
+        }
+    }
+}
+
+impl TryFrom<ReportArgs> for ReportRun {
+    type Error = UsageError;
+
+    fn try_from(args: ReportArgs) -> Result<ReportRun, UsageError> {
+        if args.fail_if_grows.is_some() && args.baselines.is_empty() {
+            return Err(UsageError(
+                "--fail-if-grows compares snapshots: give the older ones with --baseline OLD"
+                    .into(),
+            ));
+        }
+        let schedule = match args.schedule {
+            ScheduleArg::Auto => Schedule::Auto,
+            ScheduleArg::Parallel => Schedule::Parallel,
+            ScheduleArg::Sequential => Schedule::Sequential,
+        };
+        Ok(ReportRun {
+            options: ReportOptions {
+                top: args.top,
+                objects: args.objects,
+                immediate_dominators: args
+                    .immediate_dominators
+                    .as_deref()
+                    .map(|p| (Glob::new(p), args.skip.as_deref().map(Glob::new))),
+                comparison: None,
+            },
+            duplicates: args.duplicates.options(),
+            dump: args.dump,
+            baselines: args.baselines,
+            json: args.json,
+            fail_if_grows: args.fail_if_grows,
+            schedule,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(args: &[&str]) -> Result<Run, UsageError> {
+        let cli = Cli::try_parse_from(std::iter::once("heaptui").chain(args.iter().copied()))
+            .map_err(|e| UsageError(e.to_string()))?;
+        Run::try_from(cli)
+    }
+
+    #[test]
+    fn several_dumps_for_the_ui_are_carried_oldest_first() {
+        let Ok(Run::Ui(ui)) = run(&["a.txt", "b.txt", "c.txt"]) else {
+            panic!("a UI run")
+        };
+        assert_eq!(ui.newest(), Some(&PathBuf::from("c.txt")));
+        assert_eq!(
+            ui.baselines(),
+            [PathBuf::from("a.txt"), PathBuf::from("b.txt")]
+        );
+    }
+
+    #[test]
+    fn report_with_baselines_and_a_gate() {
+        let Ok(Run::Report(r)) = run(&[
+            "report",
+            "new.txt",
+            "--baseline",
+            "a.txt",
+            "--baseline",
+            "b.txt",
+            "--fail-if-grows",
+            "10MB",
+            "--duplicates",
+            "trivial",
+        ]) else {
+            panic!("a report run")
+        };
+        assert_eq!(
+            r.baselines,
+            [PathBuf::from("a.txt"), PathBuf::from("b.txt")]
+        );
+        assert_eq!(r.fail_if_grows, Some(10_000_000));
+        assert_eq!(r.duplicates.mode, DuplicateMode::Trivial);
+    }
+
+    #[test]
+    fn unusable_combinations_are_refused() {
+        assert!(run(&["report", "new.txt", "--fail-if-grows", "1MB"]).is_err());
+        assert!(run(&[
+            "report",
+            "new.txt",
+            "--baseline",
+            "a",
+            "--fail-if-grows",
+            "lots"
+        ])
+        .is_err());
+        assert!(run(&[]).is_err());
+        assert!(run(&["--demo", "a.txt"]).is_err());
+        assert!(run(&["report", "x", "--duplicates", "some"]).is_err());
+    }
 }

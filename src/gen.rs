@@ -122,6 +122,83 @@ const TYPE_NAMES: [&str; 34] = [
     "MyApp.Pricing.Rule",
 ];
 
+// Types of a series' leaking structures (written in series mode only, so
+// a plain dump of a seed stays byte for byte what it always was).
+const T_LOG: u32 = 34;
+const T_LOG_ENTRIES: u32 = 35;
+const T_LOG_ENTRY: u32 = 36;
+const T_POOL: u32 = 37;
+const T_THUMBS: u32 = 38;
+const T_THUMB: u32 = 39;
+
+const SERIES_NAMES: [&str; 6] = [
+    "MyApp.Diagnostics.RequestLog",
+    "MyApp.Diagnostics.RequestLogEntry[]",
+    "MyApp.Diagnostics.RequestLogEntry",
+    "MyApp.Imaging.ThumbnailPool",
+    "MyApp.Imaging.Thumbnail[]",
+    "MyApp.Imaging.Thumbnail",
+];
+
+/// One snapshot of a series: the same program's heap at `index` (0 =
+/// oldest). The stable part is the heap of the seed; two structures leak:
+/// a request log that gains `step` entries in every snapshot, and a
+/// thumbnail pool of `step` thumbnails that triples in snapshot 1 and
+/// then falls back to double. Ids move between snapshots as after a
+/// compacting GC: each snapshot lays the heap out from another base with
+/// other gaps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Snapshot {
+    pub index: u32,
+    pub step: u64,
+}
+
+impl Snapshot {
+    /// Request-log entries in this snapshot.
+    pub fn log_entries(&self) -> u64 {
+        self.step * (self.index as u64 + 1)
+    }
+
+    /// Thumbnails in the pool in this snapshot.
+    pub fn thumbnails(&self) -> u64 {
+        self.step
+            * match self.index {
+                0 => 1,
+                1 => 3,
+                _ => 2,
+            }
+    }
+
+    /// The growth step that suits a heap of `objects` objects.
+    pub fn default_step(objects: u64) -> u64 {
+        (objects / 200).max(10)
+    }
+}
+
+/// Adds the leaking structures of snapshot `s` to the main heap.
+fn add_leaks(h: &mut Heap, s: &Snapshot) {
+    let entries: Vec<u32> = (0..s.log_entries())
+        .map(|i| {
+            let url = h.string(24 + (i % 16) as u32);
+            let body = h.obj(T_BYTES, 16 + 256, &[]);
+            h.obj(T_LOG_ENTRY, 40, &[url, body])
+        })
+        .collect();
+    let cap = (entries.len() as u32).next_power_of_two().max(4);
+    let arr = h.array(T_LOG_ENTRIES, &entries, cap);
+    let log = h.obj(T_LOG, 32, &[arr]);
+    h.root(log, 4, 0, Some(T_LOG));
+    let thumbs: Vec<u32> = (0..s.thumbnails())
+        .map(|_| {
+            let pixels = h.obj(T_BYTES, 16 + 1024, &[]);
+            h.obj(T_THUMB, 24, &[pixels])
+        })
+        .collect();
+    let arr = h.array(T_THUMBS, &thumbs, thumbs.len() as u32);
+    let pool = h.obj(T_POOL, 24, &[arr]);
+    h.root(pool, 4, 0, Some(T_POOL));
+}
+
 /// Types of the second AppDomain: the same ids, other names (plus strings).
 const PLUGIN_NAMES: [&str; 6] = [
     "Plugin.Host",
@@ -507,6 +584,7 @@ fn write_section<W: Write>(
     domain: (&str, &str),
     base: u64,
     rng: &mut Rng,
+    gaps: bool,
 ) -> io::Result<(u64, u64)> {
     let n = h.types.len();
     let mut ids = Vec::with_capacity(n);
@@ -514,6 +592,11 @@ fn write_section<W: Write>(
     for &s in &h.sizes {
         ids.push(addr);
         addr += (s as u64 + 7) & !7;
+        // Free space a compaction has not squeezed out yet, different in
+        // every snapshot of a series: ids move.
+        if gaps && rng.chance(10) {
+            addr += 8 * (1 + rng.below(32));
+        }
     }
     w.text("a 1 ");
     w.text(domain.0);
@@ -584,22 +667,52 @@ fn write_section<W: Write>(
 
 /// Writes a generated dump to `out`.
 pub fn generate(options: &GenOptions, out: impl Write) -> io::Result<GenStats> {
+    generate_inner(options, None, out)
+}
+
+/// Writes snapshot `snapshot.index` of a series of dumps of one program
+/// (see [`Snapshot`]) to `out`.
+pub fn generate_snapshot(
+    options: &GenOptions,
+    snapshot: &Snapshot,
+    out: impl Write,
+) -> io::Result<GenStats> {
+    generate_inner(options, Some(snapshot), out)
+}
+
+fn generate_inner(
+    options: &GenOptions,
+    snapshot: Option<&Snapshot>,
+    out: impl Write,
+) -> io::Result<GenStats> {
     let mut rng = Rng(options.seed ^ 0x0068_6561_7074_7569);
     let plugin_target = (options.objects / 50).max(8);
     let main_target = options.objects.saturating_sub(plugin_target).max(16);
-    let main = build_main(&mut rng, main_target);
+    let mut main = build_main(&mut rng, main_target);
+    let mut names: Vec<&str> = TYPE_NAMES.to_vec();
+    // In a series the layout draws from its own generator, so that the
+    // stable part (and the plugin heap built after it) is the same heap in
+    // every snapshot, only laid out elsewhere.
+    let mut layout = snapshot.map(|s| {
+        add_leaks(&mut main, s);
+        names.extend(SERIES_NAMES);
+        Rng(options.seed ^ (s.index as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15))
+    });
+    let base = 0x7f3a_1c00_0000 + snapshot.map_or(0, |s| s.index as u64 * 0x40_0000);
     let mut w = Lines {
         out,
         buf: Vec::with_capacity(2 << 20),
         written: 0,
     };
+    let gaps = layout.is_some();
     let (refs_a, end) = write_section(
         &mut w,
         &main,
-        &TYPE_NAMES,
+        &names,
         ("MyApp.exe", "6555d2c1"),
-        0x7f3a_1c00_0000,
-        &mut rng,
+        base,
+        layout.as_mut().unwrap_or(&mut rng),
+        gaps,
     )?;
     let (objects_a, roots_a) = (main.types.len() as u64, main.roots.len() as u64);
     drop(main);
@@ -610,7 +723,8 @@ pub fn generate(options: &GenOptions, out: impl Write) -> io::Result<GenStats> {
         &PLUGIN_NAMES,
         ("Plugin.Domain", "6555d2c2"),
         (end + 0xffff) & !0xffff,
-        &mut rng,
+        layout.as_mut().unwrap_or(&mut rng),
+        gaps,
     )?;
     w.out.write_all(&w.buf)?;
     w.written += w.buf.len() as u64;
@@ -621,6 +735,13 @@ pub fn generate(options: &GenOptions, out: impl Write) -> io::Result<GenStats> {
         roots: roots_a + plugin.roots.len() as u64,
         bytes: w.written,
     })
+}
+
+/// One snapshot of a series as bytes (small heaps: tests).
+pub fn generate_snapshot_bytes(options: &GenOptions, snapshot: &Snapshot) -> Vec<u8> {
+    let mut v = Vec::new();
+    generate_snapshot(options, snapshot, &mut v).expect("writing to a Vec cannot fail");
+    v
 }
 
 /// A generated dump as bytes (small heaps: tests and benchmarks).

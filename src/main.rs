@@ -1,106 +1,145 @@
-//! heaptui: parse arguments, install the error and panic hooks, then run the
-//! terminal UI or the headless report. Returns the exit code.
+//! heaptui: parse and validate the arguments, install the error and panic
+//! hooks, then run the terminal UI or the headless report. Returns the exit
+//! code: 0 success, 1 a `--fail-if-grows` threshold crossed, 2 unusable
+//! input or arguments.
 
 mod cli;
 
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use clap::Parser;
 
-use heaptui::analysis::{Analysis, AnalysisError, Glob};
-use heaptui::graph::duplicates::DuplicateOptions;
+use heaptui::analysis::compare::{compare_files, Comparison};
+use heaptui::analysis::{Analysis, AnalysisError};
 use heaptui::progress::Progress;
-use heaptui::report::{self, ReportOptions};
+use heaptui::report;
 
-use cli::{Cli, Command, DuplicateArgs};
+use cli::{Cli, ReportRun, Run, UiRun};
+
+/// Unusable input or arguments.
+const USAGE: u8 = 2;
+/// A `--fail-if-grows` threshold was crossed.
+const GREW: u8 = 1;
 
 fn main() -> ExitCode {
+    ExitCode::from(run())
+}
+
+fn run() -> u8 {
     let _ = color_eyre::install();
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
             let _ = e.print();
-            return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
+            return if e.use_stderr() { USAGE } else { 0 };
         }
     };
-    match cli.command {
-        Some(Command::Report(args)) => run_report(args),
-        None => run_tui(cli),
-    }
-}
-
-fn duplicate_options(args: &DuplicateArgs) -> DuplicateOptions {
-    DuplicateOptions {
-        mode: args.mode,
-        budget_per_type: (args.budget > 0).then_some(args.budget),
-    }
-}
-
-fn run_report(args: cli::ReportArgs) -> ExitCode {
-    let progress = Progress::new();
-    let analysis = match Analysis::run(&args.dump, &duplicate_options(&args.duplicates), &progress)
-    {
-        Ok(a) => a,
-        Err(AnalysisError::Input(e)) => {
+    match Run::try_from(cli) {
+        Ok(Run::Report(r)) => run_report(r),
+        Ok(Run::Ui(u)) => run_ui(u),
+        Err(e) => {
             eprintln!("heaptui: {e}");
-            return ExitCode::from(2);
+            USAGE
         }
-        Err(AnalysisError::Cancelled) => return ExitCode::from(130),
+    }
+}
+
+fn analysis_error(e: AnalysisError) -> u8 {
+    match e {
+        AnalysisError::Input(e) => {
+            eprintln!("heaptui: {e}");
+            USAGE
+        }
+        AnalysisError::Cancelled => 130,
+    }
+}
+
+fn run_report(mut r: ReportRun) -> u8 {
+    let progress = Progress::new();
+    let analysed = if r.baselines.is_empty() {
+        Analysis::run(&r.dump, &r.duplicates, &progress).map(|a| (a, None))
+    } else {
+        let mut files = std::mem::take(&mut r.baselines);
+        files.push(r.dump.clone());
+        compare_files(&files, &r.duplicates, &progress, r.schedule).map(|(c, a)| (a, Some(c)))
     };
-    let options = ReportOptions {
-        top: args.top,
-        objects: args.objects,
-        immediate_dominators: args
-            .immediate_dominators
-            .as_deref()
-            .map(|p| (Glob::new(p), args.skip.as_deref().map(Glob::new))),
+    let (analysis, comparison) = match analysed {
+        Ok(x) => x,
+        Err(e) => return analysis_error(e),
     };
+    let crossed = match (&comparison, r.fail_if_grows) {
+        (Some(c), Some(limit)) => threshold_crossed(c, limit),
+        _ => None,
+    };
+    r.options.comparison = comparison.map(Arc::new);
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
-    let written = if args.json {
-        report::write_json(&mut out, &analysis, &options)
+    let written = if r.json {
+        report::write_json(&mut out, &analysis, &r.options)
     } else {
-        report::write_text(&mut out, &analysis, &options)
+        report::write_text(&mut out, &analysis, &r.options)
     };
-    match written.and_then(|_| out.flush()) {
-        Ok(()) => ExitCode::SUCCESS,
+    let code = match written.and_then(|_| out.flush()) {
+        Ok(()) => 0,
         // `heaptui report dump | head` is not an error.
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => 0,
         Err(e) => {
             eprintln!("heaptui: writing the report: {e}");
-            ExitCode::from(1)
+            // Not 1: that code means a --fail-if-grows threshold was crossed.
+            return USAGE;
         }
+    };
+    match crossed {
+        Some(message) => {
+            eprintln!("heaptui: {message}");
+            GREW
+        }
+        None => code,
     }
 }
 
-fn run_tui(cli: Cli) -> ExitCode {
-    if cli.dump.is_none() && !cli.demo {
-        eprintln!("heaptui: give a heap dump to open (heaptui DUMP), or try `heaptui --demo`.");
-        eprintln!("Without a terminal: heaptui report DUMP [--json]. See heaptui --help.");
-        return ExitCode::from(2);
-    }
+/// The message when some dominator path grew by more than `limit` bytes
+/// from the oldest to the newest snapshot.
+fn threshold_crossed(c: &Comparison, limit: u64) -> Option<String> {
+    let (path, growth) = c.largest_growth()?;
+    (growth > limit).then(|| {
+        let f = c.paths.figures_of(path);
+        format!(
+            "{} grew by {} ({} → {}), more than --fail-if-grows {}",
+            c.path_names(path).join(" / "),
+            report::size(growth),
+            report::size(f[0].retained_bytes),
+            report::size(f[f.len() - 1].retained_bytes),
+            report::size(limit)
+        )
+    })
+}
+
+fn run_ui(u: UiRun) -> u8 {
     if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
         eprintln!(
             "heaptui: the interactive UI needs a terminal; for a headless analysis run `heaptui report {}` (add --json for scripts)",
-            cli.dump
-                .as_deref()
+            u.newest()
                 .map(|p| p.display().to_string())
                 .unwrap_or_else(|| "DUMP".into())
         );
-        return ExitCode::from(2);
+        return USAGE;
     }
+    // The UI opens the newest dump; its baselines travel in `UiRun` until
+    // the UI shows comparisons.
     let options = heaptui::tui::Options {
-        dump: cli.dump,
-        demo: cli.demo,
-        ascii: cli.ascii,
-        duplicates: duplicate_options(&cli.duplicates),
+        dump: u.newest().cloned(),
+        demo: u.demo,
+        ascii: u.ascii,
+        duplicates: u.duplicates.clone(),
     };
     match heaptui::tui::run(options) {
-        Ok(code) => ExitCode::from(code),
+        Ok(code) => code,
         Err(e) => {
             eprintln!("heaptui: {e:?}");
-            ExitCode::from(1)
+            1
         }
     }
 }

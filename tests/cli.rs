@@ -50,6 +50,7 @@ fn json_contract_key_by_key() {
             "duplicates",
             "file",
             "summary",
+            "suspects",
             "timings_ms",
             "types"
         ],
@@ -644,4 +645,269 @@ fn a_heap_without_references_does_not_panic() {
         assert_eq!(v["summary"]["reachable_objects"], 40);
         assert_eq!(v["dominators"].as_array().unwrap().len(), 40);
     }
+}
+
+/// `report NEW --baseline OLD …` in the fixtures directory: exit code, JSON.
+fn compared(args: &[&str]) -> (Option<i32>, Value, String) {
+    let out = heaptui()
+        .current_dir(fixture(""))
+        .arg("report")
+        .args(args)
+        .arg("--json")
+        .output()
+        .unwrap();
+    let v = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    (
+        out.status.code(),
+        v,
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+const SERIES: [&str; 5] = [
+    "caches.3.txt",
+    "--baseline",
+    "caches.1.txt",
+    "--baseline",
+    "caches.2.txt",
+];
+
+#[test]
+fn comparison_json_contract_key_by_key() {
+    let (code, v, stderr) = compared(&SERIES);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(keys(&v).contains(&"comparison") && keys(&v).contains(&"suspects"));
+    let c = &v["comparison"];
+    assert_eq!(keys(c), ["duplicates", "files", "paths", "types"]);
+    assert_eq!(
+        c["files"],
+        json!(["caches.1.txt", "caches.2.txt", "caches.3.txt"]),
+        "oldest first, the report's own file last"
+    );
+    // Every type of any snapshot, by shallow growth: 2 → 6 orders of 0x40
+    // (+0x100) first; no `new`/`deleted` without stable ids (not V8).
+    let types = c["types"].as_array().unwrap();
+    assert_eq!(types.len(), 9);
+    assert_eq!(
+        types[0],
+        json!({"name": "App.Order", "count": [2, 4, 6],
+               "shallow_bytes": [0x80, 0x100, 0x180],
+               "min_retained_bytes": [0x80, 0x100, 0x180]})
+    );
+    // Rows that changed, by retained growth: the App first (0x10 + 0x10 +
+    // 0x20 + 2·0x40 + 0x10 + 0x20 + 2·8 = 256 → 408 → 520 bytes); the
+    // Config rows did not change and are not listed.
+    let paths = c["paths"].as_array().unwrap();
+    assert_eq!(paths.len(), 7);
+    assert_eq!(
+        paths[0],
+        json!({"path": ["App.Main"], "count": [1, 1, 1],
+               "retained_bytes": [256, 408, 520],
+               "retained_objects": [9, 14, 14], "grows_steadily": true})
+    );
+    let thumbs = paths
+        .iter()
+        .find(|p| p["path"].as_array().unwrap().last() == Some(&json!("App.Thumbnail")))
+        .unwrap();
+    assert_eq!(
+        thumbs,
+        &json!({"path": ["App.Main", "App.Thumbnails", "App.Thumbnail[]", "App.Thumbnail"],
+                "count": [2, 5, 3], "retained_bytes": [16, 40, 24],
+                "retained_objects": [2, 5, 3], "grows_steadily": false})
+    );
+    for p in paths {
+        assert_eq!(
+            keys(p),
+            [
+                "count",
+                "grows_steadily",
+                "path",
+                "retained_bytes",
+                "retained_objects"
+            ]
+        );
+    }
+    // Orders (0x40, no references) and thumbnails are trivial duplicates.
+    let dups = c["duplicates"].as_array().unwrap();
+    assert_eq!(
+        dups[0],
+        json!({"type": "App.Order", "instance_bytes": 0x40, "objects_per_copy": 1,
+               "instances": [2, 4, 6], "additional_bytes": [0x40, 0xc0, 0x140]})
+    );
+    // --top limits the paths.
+    let mut top = SERIES.to_vec();
+    top.extend(["--top", "2"]);
+    let (_, v, _) = compared(&top);
+    assert_eq!(v["comparison"]["paths"].as_array().unwrap().len(), 2);
+}
+
+#[test]
+fn suspects_key_in_every_report() {
+    let v = report_json(&["suspects.txt"]);
+    let s = v["suspects"].as_array().unwrap();
+    assert_eq!(s.len(), 2);
+    assert_eq!(
+        s[0],
+        json!({"kind": "object", "type": "App.Holder", "id": "100",
+               "retained_bytes": 600, "instances": 1,
+               "accumulation_point": {"id": "103", "type": "App.Item[]", "retained_bytes": 570,
+                   "path": ["App.Holder", "App.Chain", "App.Chain", "App.Item[]"]},
+               "top_types": [{"name": "App.Item", "retained_bytes": 550}],
+               "retention_path": [{"id": "100", "type": "App.Holder"},
+                                  {"id": "101", "type": "App.Chain"},
+                                  {"id": "102", "type": "App.Chain"},
+                                  {"id": "103", "type": "App.Item[]"}]})
+    );
+    assert_eq!(s[1]["kind"], "type");
+    assert_eq!(s[1]["id"], Value::Null);
+    assert_eq!(s[1]["retained_bytes"], 300);
+    // A heap without suspects still has the key.
+    let v = report_json(&["dominator_shapes.txt"]);
+    assert!(v["suspects"].is_array());
+    // With a comparison, the steadily growing orders are a growth suspect.
+    let (_, v, _) = compared(&SERIES);
+    let growth: Vec<&Value> = v["suspects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["kind"] == "growth")
+        .collect();
+    assert_eq!(growth.len(), 1);
+    assert_eq!(growth[0]["type"], "App.Order");
+    assert_eq!(growth[0]["accumulation_point"]["type"], "App.Order[]");
+    assert_eq!(
+        growth[0]["growth"]["path"],
+        json!(["App.Main", "App.RecentOrders", "App.Order[]", "App.Order"])
+    );
+}
+
+#[test]
+fn fail_if_grows_exits_1_when_crossed() {
+    // The largest growth is the App's: 520 − 256 = 264 bytes.
+    for (size, code) in [
+        ("263", 1),
+        ("264", 0),
+        ("100B", 1),
+        ("1KiB", 0),
+        ("0.2kB", 1),
+    ] {
+        let mut args = SERIES.to_vec();
+        args.extend(["--fail-if-grows", size]);
+        let (got, v, stderr) = compared(&args);
+        assert_eq!(got, Some(code), "{size}: {stderr}");
+        assert!(
+            v["comparison"].is_object(),
+            "the report is written either way"
+        );
+        if code == 1 {
+            assert!(stderr.contains("App.Main grew by"), "{stderr}");
+        }
+    }
+    // Shrinking never fails the gate: the newest as the baseline.
+    let (code, _, _) = compared(&[
+        "caches.1.txt",
+        "--baseline",
+        "caches.3.txt",
+        "--fail-if-grows",
+        "0",
+    ]);
+    assert_eq!(code, Some(0));
+    // Text report too.
+    let out = heaptui()
+        .current_dir(fixture(""))
+        .args(["report", "caches.2.txt", "--baseline", "caches.1.txt"])
+        .args(["--fail-if-grows", "10"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("Dominator paths that changed"), "{text}");
+    assert!(text.contains("Leak suspects"), "{text}");
+}
+
+#[test]
+fn unusable_comparisons_exit_2() {
+    for args in [
+        vec!["caches.2.txt", "--fail-if-grows", "1MB"],
+        vec![
+            "caches.2.txt",
+            "--baseline",
+            "caches.1.txt",
+            "--fail-if-grows",
+            "lots",
+        ],
+        vec![
+            "caches.2.txt",
+            "--baseline",
+            "caches.1.txt",
+            "--fail-if-grows",
+            "-5",
+        ],
+        vec!["caches.2.txt", "--baseline", "no_such_file.txt"],
+        vec!["caches.2.txt", "--baseline", "."],
+        vec!["no_such_file.txt", "--baseline", "caches.1.txt"],
+        vec![
+            "caches.2.txt",
+            "--baseline",
+            "caches.1.txt",
+            "--schedule",
+            "sometimes",
+        ],
+    ] {
+        let (code, v, stderr) = compared(&args);
+        assert_eq!(code, Some(2), "{args:?}");
+        assert_eq!(v, Value::Null, "{args:?}: nothing on stdout");
+        assert!(
+            stderr.starts_with("heaptui: ") || stderr.starts_with("error: "),
+            "{stderr}"
+        );
+    }
+    let (_, _, stderr) = compared(&["caches.2.txt", "--baseline", "no_such_file.txt"]);
+    assert!(stderr.contains("no_such_file.txt"), "{stderr}");
+}
+
+#[test]
+fn seed_002_pair_shows_only_the_collected_types() {
+    for schedule in ["sequential", "parallel"] {
+        let (code, v, _) = compared(&[
+            "seed002_after.txt",
+            "--baseline",
+            "seed002_before.txt",
+            "--schedule",
+            schedule,
+        ]);
+        assert_eq!(code, Some(0));
+        let c = &v["comparison"];
+        assert_eq!(c["paths"], json!([]), "{schedule}");
+        let changed: Vec<&str> = c["types"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|t| t["count"][0] != t["count"][1])
+            .map(|t| t["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            changed,
+            [
+                "System.Text.StringBuilder",
+                "System.String",
+                "System.Char[]"
+            ],
+            "by shallow growth: −0x18, −0x1c, −0x40"
+        );
+    }
+}
+
+#[test]
+fn several_dumps_for_the_ui_are_accepted() {
+    // Without a terminal the UI refuses (exit 2), but the arguments parse:
+    // the message names the newest dump.
+    let out = heaptui()
+        .current_dir(fixture(""))
+        .args(["caches.1.txt", "caches.2.txt", "caches.3.txt"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("heaptui report caches.3.txt"), "{stderr}");
 }

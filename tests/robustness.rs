@@ -69,6 +69,7 @@ fn check(bytes: &[u8]) -> Result<(), TestCaseError> {
         top: 0,
         objects: true,
         immediate_dominators: Some((heaptui::analysis::Glob::new("*"), None)),
+        ..ReportOptions::default()
     };
     let mut out = Vec::new();
     write_json(&mut out, &a, &opts).unwrap();

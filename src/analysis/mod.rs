@@ -2,11 +2,14 @@
 //! [`pipeline`] that produces an [`Analysis`], the [`summary`] they render
 //! first, grouped dominator children (SPEC §2.1), type statistics (§2.2),
 //! immediate dominators with an exclude pattern (§2.3), precise retained
-//! bytes of a set, retention paths, roots by kind.
+//! bytes of a set, retention paths, roots by kind, comparison of snapshots
+//! (SPEC §2.5) and leak suspects (§2.6).
 //!
 //! May import `graph`, `import`, `model`, `progress`, `mem`; never a UI
 //! crate, `report` or `tui`.
 
+pub mod compare;
+pub mod compare_paths;
 pub mod filter;
 pub mod grouping;
 mod pattern;
@@ -14,6 +17,7 @@ pub mod pipeline;
 mod queries;
 pub mod roots;
 pub mod summary;
+pub mod suspects;
 mod types;
 
 use std::path::Path;

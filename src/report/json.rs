@@ -283,6 +283,8 @@ pub fn write_json(out: &mut impl Write, a: &Analysis, opts: &ReportOptions) -> i
         out.write_all(b"]")?;
     }
 
+    super::compare_json::write_json_extras(out, a, opts)?;
+
     let t = a.timings;
     out.write_all(b",\n\"timings_ms\":")?;
     json(

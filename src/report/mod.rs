@@ -1,12 +1,19 @@
 //! The headless report (SPEC §4): a text report a person reads and the JSON
 //! contract scripts read. Both are views over one [`Analysis`].
 
+mod compare_json;
+mod compare_text;
 mod json;
 mod text;
 
+pub use compare_json::write_comparison;
+pub use compare_text::{parse_size, signed_size};
 pub use json::write_json;
 pub use text::{count, size, write_text};
 
+use std::sync::Arc;
+
+use crate::analysis::compare::Comparison;
 use crate::analysis::Glob;
 
 /// What to include beyond the summary.
@@ -19,6 +26,9 @@ pub struct ReportOptions {
     /// Group the objects of matching types by immediate dominator, skipping
     /// dominators whose type matches the second pattern.
     pub immediate_dominators: Option<(Glob, Option<Glob>)>,
+    /// Snapshots compared with this one (SPEC §2.5): adds the `comparison`
+    /// key and growth suspects.
+    pub comparison: Option<Arc<Comparison>>,
 }
 
 impl Default for ReportOptions {
@@ -27,6 +37,7 @@ impl Default for ReportOptions {
             top: 50,
             objects: false,
             immediate_dominators: None,
+            comparison: None,
         }
     }
 }

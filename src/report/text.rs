@@ -123,6 +123,11 @@ pub fn write_text(out: &mut impl Write, a: &Analysis, opts: &ReportOptions) -> i
         }
     }
 
+    if let Some(c) = opts.comparison.as_deref() {
+        super::compare_text::write_comparison_text(out, c, opts)?;
+    }
+    super::compare_text::write_suspects_text(out, a, opts)?;
+
     let top = dom.children_of(dom.super_root());
     let shown = opts.top_n(top.len());
     writeln!(out)?;

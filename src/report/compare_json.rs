@@ -1,0 +1,227 @@
+//! The `comparison` and `suspects` keys of `report --json` (SPEC §4).
+
+use std::io::{self, Write};
+
+use serde::Serialize;
+
+use super::ReportOptions;
+use crate::analysis::compare::Comparison;
+use crate::analysis::suspects::{suspects, Suspect};
+use crate::analysis::Analysis;
+use crate::model::Format;
+
+#[derive(Serialize)]
+struct TypeRow<'a> {
+    name: &'a str,
+    count: &'a [u64],
+    shallow_bytes: &'a [u64],
+    min_retained_bytes: &'a [u64],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    new: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    deleted: Option<u64>,
+}
+
+#[derive(Serialize)]
+struct PathRow<'a> {
+    path: Vec<&'a str>,
+    count: Vec<u64>,
+    retained_bytes: Vec<u64>,
+    retained_objects: Vec<u64>,
+    grows_steadily: bool,
+}
+
+#[derive(Serialize)]
+struct DuplicateRow<'a> {
+    #[serde(rename = "type")]
+    type_name: &'a str,
+    instance_bytes: u64,
+    objects_per_copy: u64,
+    instances: &'a [u64],
+    additional_bytes: &'a [u64],
+}
+
+#[derive(Serialize)]
+struct Point<'a> {
+    id: String,
+    #[serde(rename = "type")]
+    type_name: &'a str,
+    retained_bytes: u64,
+    path: Vec<&'a str>,
+}
+
+#[derive(Serialize)]
+struct NamedBytes<'a> {
+    name: &'a str,
+    retained_bytes: u64,
+}
+
+#[derive(Serialize)]
+struct PathStep<'a> {
+    id: String,
+    #[serde(rename = "type")]
+    type_name: &'a str,
+}
+
+#[derive(Serialize)]
+struct GrowthRow<'a> {
+    path: Vec<&'a str>,
+    count: &'a [u64],
+    retained_bytes: &'a [u64],
+}
+
+#[derive(Serialize)]
+struct SuspectRow<'a> {
+    kind: &'static str,
+    #[serde(rename = "type")]
+    type_name: &'a str,
+    id: Option<String>,
+    retained_bytes: u64,
+    instances: u64,
+    accumulation_point: Point<'a>,
+    top_types: Vec<NamedBytes<'a>>,
+    retention_path: Vec<PathStep<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    growth: Option<GrowthRow<'a>>,
+}
+
+fn json<T: Serialize>(out: &mut impl Write, value: &T) -> io::Result<()> {
+    serde_json::to_writer(&mut *out, value).map_err(io::Error::from)
+}
+
+/// Writes `,"comparison":{…}` (with a comparison) and `,"suspects":[…]`.
+pub fn write_json_extras(
+    out: &mut impl Write,
+    a: &Analysis,
+    opts: &ReportOptions,
+) -> io::Result<()> {
+    if let Some(c) = opts.comparison.as_deref() {
+        out.write_all(b",\n\"comparison\":")?;
+        write_comparison(out, c, opts.top)?;
+    }
+    out.write_all(b",\n\"suspects\":[")?;
+    let all = suspects(a, opts.comparison.as_deref());
+    for (i, s) in all.iter().enumerate() {
+        if i > 0 {
+            out.write_all(b",")?;
+        }
+        out.write_all(b"\n")?;
+        json(out, &suspect_row(a, opts.comparison.as_deref(), s))?;
+    }
+    out.write_all(b"]")
+}
+
+/// The `comparison` object; `top` limits `paths` (0 = all).
+pub fn write_comparison(out: &mut impl Write, c: &Comparison, top: usize) -> io::Result<()> {
+    let names = &c.type_names;
+    out.write_all(b"{\"files\":")?;
+    let files: Vec<String> = c.files.iter().map(|f| f.display().to_string()).collect();
+    json(out, &files)?;
+    // `new`/`deleted` need stable ids: V8 snapshots only (SPEC §2.5).
+    let stable = c.has_stable_ids() && c.formats.iter().all(|&f| f == Format::Heapsnapshot);
+    out.write_all(b",\n\"types\":[")?;
+    for (i, t) in c.types.iter().enumerate() {
+        if i > 0 {
+            out.write_all(b",")?;
+        }
+        out.write_all(b"\n")?;
+        let nd = t.new_deleted.filter(|_| stable);
+        json(
+            out,
+            &TypeRow {
+                name: &names[t.type_id as usize],
+                count: &t.count,
+                shallow_bytes: &t.shallow_bytes,
+                min_retained_bytes: &t.min_retained_bytes,
+                new: nd.map(|x| x.0),
+                deleted: nd.map(|x| x.1),
+            },
+        )?;
+    }
+    out.write_all(b"],\n\"paths\":[")?;
+    let rows = c.changed_paths();
+    let shown = if top == 0 {
+        rows.len()
+    } else {
+        top.min(rows.len())
+    };
+    for (i, &r) in rows[..shown].iter().enumerate() {
+        if i > 0 {
+            out.write_all(b",")?;
+        }
+        out.write_all(b"\n")?;
+        let f = c.paths.figures_of(r);
+        json(
+            out,
+            &PathRow {
+                path: c.path_names(r),
+                count: f.iter().map(|x| x.count as u64).collect(),
+                retained_bytes: f.iter().map(|x| x.retained_bytes).collect(),
+                retained_objects: f.iter().map(|x| x.retained_objects as u64).collect(),
+                grows_steadily: c.paths.grows_steadily(r),
+            },
+        )?;
+    }
+    out.write_all(b"],\n\"duplicates\":[")?;
+    for (i, d) in c.duplicates.iter().enumerate() {
+        if i > 0 {
+            out.write_all(b",")?;
+        }
+        out.write_all(b"\n")?;
+        json(
+            out,
+            &DuplicateRow {
+                type_name: &names[d.type_id as usize],
+                instance_bytes: d.instance_bytes,
+                objects_per_copy: d.objects_per_copy,
+                instances: &d.instances,
+                additional_bytes: &d.additional_bytes,
+            },
+        )?;
+    }
+    out.write_all(b"]}")
+}
+
+fn suspect_row<'a>(a: &'a Analysis, c: Option<&'a Comparison>, s: &'a Suspect) -> SuspectRow<'a> {
+    let dump = a.dump();
+    let dom = &a.dom;
+    let point = s.accumulation_point;
+    SuspectRow {
+        kind: s.kind.key(),
+        type_name: &dump.type_names[s.type_index as usize],
+        id: s.object.map(|o| dump.id_hex(o)),
+        retained_bytes: s.retained_bytes,
+        instances: s.instances,
+        accumulation_point: Point {
+            id: dump.id_hex(point),
+            type_name: dump.type_name(point),
+            retained_bytes: dom.retained_bytes[point as usize],
+            path: s
+                .point_path(dom)
+                .iter()
+                .map(|&o| dump.type_name(o))
+                .collect(),
+        },
+        top_types: s
+            .top_types
+            .iter()
+            .map(|&(t, b)| NamedBytes {
+                name: &dump.type_names[t as usize],
+                retained_bytes: b,
+            })
+            .collect(),
+        retention_path: s
+            .retention_path
+            .iter()
+            .map(|&o| PathStep {
+                id: dump.id_hex(o),
+                type_name: dump.type_name(o),
+            })
+            .collect(),
+        growth: s.growth.as_ref().zip(c).map(|(g, c)| GrowthRow {
+            path: c.path_names(g.path),
+            count: &g.count,
+            retained_bytes: &g.retained_bytes,
+        }),
+    }
+}
