@@ -9,6 +9,7 @@
 mod csr;
 mod idmap;
 mod labels;
+pub mod text;
 
 use std::path::PathBuf;
 

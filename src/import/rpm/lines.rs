@@ -6,6 +6,7 @@
 
 use super::swar::parse_object_fast;
 use super::MAX_OBJECT_BYTES;
+use crate::model::text::printable;
 use crate::model::MAX_MESSAGES;
 
 /// An `a` or `c` record, in file order.
@@ -163,11 +164,11 @@ pub(super) fn hex(tok: &[u8]) -> Option<u64> {
 }
 
 pub(super) fn show(tok: &[u8]) -> String {
-    let s = String::from_utf8_lossy(&tok[..tok.len().min(40)]).into_owned();
+    let s = printable(&tok[..tok.len().min(40)]);
     if tok.len() > 40 {
         format!("{s}…")
     } else {
-        s
+        s.into()
     }
 }
 
@@ -222,7 +223,7 @@ fn parse_line(c: &mut Chunk, line: &[u8], no: u32, marker: &mut u32) {
             c.types.push(RawType {
                 marker: *marker,
                 id,
-                name: String::from_utf8_lossy(name).into(),
+                name: printable(name),
                 line: no,
             });
         }
@@ -230,10 +231,10 @@ fn parse_line(c: &mut Chunk, line: &[u8], no: u32, marker: &mut u32) {
             let (Some(version), Some(name)) = (t.next(), t.next()) else {
                 return c.skip(no, || "AppDomain record needs a version and a name".into());
             };
-            let stamp = t.next().map(|s| String::from_utf8_lossy(s).into_owned());
+            let stamp = t.next().map(|s| printable(s).into());
             c.events.push(SectionEvent::Open {
-                version: String::from_utf8_lossy(version).into_owned(),
-                name: String::from_utf8_lossy(name).into_owned(),
+                version: printable(version).into(),
+                name: printable(name).into(),
                 stamp,
             });
             *marker += 1;
