@@ -11,11 +11,46 @@ use assert_cmd::Command;
 
 use heaptui::import::rpm::parse_bytes;
 
+use common::fixture;
+
 fn heaptui() -> Command {
     let mut c = Command::cargo_bin("heaptui").unwrap();
     // A regression must fail the test, not hang it.
     c.timeout(Duration::from_secs(60));
     c
+}
+
+/// `/dev/zero` never ends and holds only NULs: refused after its first
+/// bytes, with one line and exit code 2 (it used to be read whole).
+#[test]
+fn an_endless_device_is_refused_after_its_first_bytes() {
+    let out = heaptui().args(["report", "/dev/zero"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("/dev/zero") && err.contains("binary data"),
+        "{err}"
+    );
+}
+
+/// A pipe of real dump text still works.
+#[test]
+fn a_dump_piped_through_stdin_is_read() {
+    let text = std::fs::read(fixture("two_appdomains.txt")).unwrap();
+    let out = heaptui()
+        .args(["report", "/dev/stdin", "--json"])
+        .write_stdin(text)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(v["summary"]["objects"].as_u64().unwrap() > 0);
 }
 
 /// Type ids above 2^20 in many small sections keep their scoping; the
