@@ -579,3 +579,36 @@ fn first_record_wins_for_many_scattered_repeats() {
     let chunked = parse_bytes_with_chunk(Path::new("r.txt"), text.as_bytes(), 4096).unwrap();
     assert!(fingerprint(&chunked) == fingerprint(&d));
 }
+
+#[test]
+fn root_kinds_and_flags_over_32_bits_are_kept_cut_to_fit_and_explained() {
+    let d = parse(
+        b"t 1 T\no 1 1 8\no 2 1 8\nr 1 100000000 0\nr 2 1 300000002\nr 1 ffffffffffffffff 1ffffffff\nr 2 5 0\n",
+    );
+    assert_eq!(
+        d.roots
+            .iter()
+            .map(|r| (r.object, r.kind, r.flags, r.is_strong()))
+            .collect::<Vec<_>>(),
+        [
+            (0, u32::MAX, 0, true),
+            // The weak bit is below 32 bits: still weak.
+            (1, 1, 2, false),
+            (0, u32::MAX, u32::MAX, false),
+            (1, 5, 0, true),
+        ]
+    );
+    let diag = &d.diagnostics;
+    assert_eq!(diag.skipped_lines, 0);
+    assert_eq!(diag.clamped_roots, 3);
+    assert_eq!(diag.total(), 3);
+    assert_eq!(
+        diag.messages,
+        [
+            "line 4: root kind 100000000 is out of range (over 32 bits); kept as kind ffffffff",
+            "line 5: root flags 300000002 are out of range (over 32 bits); kept as flags 2",
+            "line 6: root kind ffffffffffffffff and flags 1ffffffff are out of range (over 32 bits); kept as kind ffffffff, flags ffffffff",
+        ]
+    );
+    assert_eq!(d.records.roots, 4);
+}

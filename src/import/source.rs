@@ -6,6 +6,10 @@
 //! a crash, giving the terminal back first when the UI holds it (its saved
 //! mode, see [`save_terminal_mode`]). The file is only ever opened for
 //! reading.
+//!
+//! Pipes and devices (`cat dump | heaptui report /dev/stdin`) have no length
+//! and may never end (`/dev/zero`): their first 64 KiB are checked for
+//! binary data before reading on, and what is read is capped.
 
 use std::cell::UnsafeCell;
 use std::fs::File;
@@ -38,13 +42,16 @@ impl Source {
             return Err(err("is a directory, not a heap dump file".into()));
         }
         let mut file = File::open(path).map_err(|e| err(io_reason(&e)))?;
+        if !meta.is_file() {
+            return read_stream(&mut file, stream_limit())
+                .map(Source::Owned)
+                .map_err(err);
+        }
         let len = meta.len();
-        // Pipes and other non-regular files report length 0: only a regular
-        // file's length says it is empty (the others are checked once read).
-        if len == 0 && meta.is_file() {
+        if len == 0 {
             return Err(err("the file is empty".into()));
         }
-        if len <= COPY_LIMIT || !meta.is_file() {
+        if len <= COPY_LIMIT {
             let mut bytes = Vec::with_capacity(len as usize);
             file.read_to_end(&mut bytes)
                 .map_err(|e| err(io_reason(&e)))?;
@@ -88,6 +95,71 @@ impl Source {
             }
         }
     }
+}
+
+/// What a pipe or device must show in its first bytes before it is read
+/// on: enough to tell text from binary.
+const SNIFF: usize = 64 << 10;
+
+/// The most read into memory from a pipe or device (they have no length to
+/// check first, and may never end, as `/dev/zero` does): a quarter of the
+/// machine's memory, at least 1 GiB.
+fn stream_limit() -> u64 {
+    // SAFETY: sysconf only reads system configuration.
+    let (pages, page) = unsafe {
+        (
+            libc::sysconf(libc::_SC_PHYS_PAGES),
+            libc::sysconf(libc::_SC_PAGESIZE),
+        )
+    };
+    let memory = if pages > 0 && page > 0 {
+        pages as u64 * page as u64
+    } else {
+        16 << 30
+    };
+    (memory / 4).max(1 << 30)
+}
+
+/// Reads a pipe or device: its first [`SNIFF`] bytes must not be binary
+/// (unless they announce a native format, which is binary by design), and
+/// no more than `limit` bytes are read. Errors are the reason, one line.
+pub fn read_stream(reader: &mut impl Read, limit: u64) -> Result<Vec<u8>, String> {
+    let mut bytes = Vec::new();
+    reader
+        .by_ref()
+        .take(SNIFF as u64)
+        .read_to_end(&mut bytes)
+        .map_err(|e| io_reason(&e))?;
+    if bytes.is_empty() {
+        return Err("the file is empty".into());
+    }
+    let native =
+        super::detect(&bytes) != crate::model::Format::Rpm || bytes.starts_with(b"\x1f\x8b");
+    if !native && looks_binary(&bytes) {
+        return Err(
+            "binary data from a pipe or device, not a heap dump; nothing more was read".into(),
+        );
+    }
+    reader
+        .take(limit.saturating_sub(bytes.len() as u64).saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(|e| io_reason(&e))?;
+    if bytes.len() as u64 > limit {
+        return Err(format!(
+            "a pipe or device longer than {} (the most read into memory from one: a quarter of this machine's memory); save the dump to a file and open that",
+            humansize::format_size(limit, humansize::BINARY)
+        ));
+    }
+    Ok(bytes)
+}
+
+/// NUL bytes or a high share of control bytes: not text.
+fn looks_binary(head: &[u8]) -> bool {
+    let control = head
+        .iter()
+        .filter(|&&b| b < 0x20 && !matches!(b, b'\n' | b'\r' | b'\t' | 0x0b | 0x0c))
+        .count();
+    head.contains(&0) || control * 20 > head.len()
 }
 
 fn io_reason(e: &std::io::Error) -> String {
@@ -240,5 +312,49 @@ extern "C" fn on_sigbus(_: libc::c_int, _: *mut libc::siginfo_t, _: *mut libc::c
         }
         libc::write(2, MSG.as_ptr().cast(), MSG.len());
         libc::_exit(2);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_stream_of_text_is_read_whole() {
+        let text = b"o 1 1 8\no 2 1 8 1\n".repeat(10_000);
+        assert_eq!(read_stream(&mut &text[..], 1 << 20), Ok(text));
+    }
+
+    #[test]
+    fn an_endless_stream_stops_at_the_limit() {
+        let err = read_stream(&mut std::io::repeat(b'o'), 1 << 20).unwrap_err();
+        assert!(err.contains("longer than 1 MiB"), "{err}");
+        // Exactly the limit is fine.
+        let text = vec![b'o'; 1 << 20];
+        assert!(read_stream(&mut &text[..], 1 << 20).is_ok());
+    }
+
+    #[test]
+    fn a_binary_stream_is_refused_after_its_first_bytes() {
+        let mut zeros = std::io::repeat(0).take(1 << 30);
+        let err = read_stream(&mut zeros, 1 << 40).unwrap_err();
+        assert!(err.starts_with("binary data"), "{err}");
+        // Only the sniffed bytes were read.
+        assert_eq!(zeros.limit(), (1 << 30) - SNIFF as u64);
+    }
+
+    #[test]
+    fn native_formats_are_binary_by_design() {
+        let mut hprof = b"JAVA PROFILE 1.0.2\0".to_vec();
+        hprof.extend([0u8; 100]);
+        assert_eq!(read_stream(&mut &hprof[..], 1 << 20), Ok(hprof));
+    }
+
+    #[test]
+    fn an_empty_stream_is_empty() {
+        assert_eq!(
+            read_stream(&mut &b""[..], 1 << 20),
+            Err("the file is empty".to_string())
+        );
     }
 }

@@ -9,6 +9,7 @@
 mod csr;
 mod idmap;
 mod labels;
+pub mod text;
 
 use std::path::PathBuf;
 
@@ -127,6 +128,9 @@ pub struct Diagnostics {
     pub undefined_types: u64,
     pub duplicate_objects: u64,
     pub missing_root_objects: u64,
+    /// Roots kept with a kind or flags over 32 bits cut to fit (a kind over
+    /// 32 bits becomes `ffffffff`; flags keep their low 32 bits).
+    pub clamped_roots: u64,
     /// `line N: why`, ordered by line, at most [`MAX_MESSAGES`].
     pub messages: Vec<String>,
 }
@@ -138,6 +142,7 @@ impl Diagnostics {
             + self.undefined_types
             + self.duplicate_objects
             + self.missing_root_objects
+            + self.clamped_roots
     }
 }
 

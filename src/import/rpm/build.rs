@@ -75,6 +75,7 @@ impl<'p> Assembly<'p> {
             lines += c.lines as u64;
             objects += c.ids.len();
             a.diag.skipped_lines += c.skipped;
+            a.diag.clamped_roots += c.clamped_roots;
             a.records.objects += c.ids.len() as u64;
             a.records.roots += c.roots.len() as u64;
             a.records.sections += c.events.len() as u64;

@@ -6,6 +6,7 @@
 
 use super::swar::parse_object_fast;
 use super::MAX_OBJECT_BYTES;
+use crate::model::text::printable;
 use crate::model::MAX_MESSAGES;
 
 /// An `a` or `c` record, in file order.
@@ -53,12 +54,26 @@ pub(super) struct Chunk {
     pub(super) obj_markers: Vec<(u32, u32)>,
     pub(super) roots: Vec<RawRoot>,
     pub(super) skipped: u64,
+    /// Roots kept with their kind or flags cut to 32 bits.
+    pub(super) clamped_roots: u64,
     pub(super) messages: Vec<(u32, String)>,
 }
 
 impl Chunk {
     fn skip(&mut self, line: u32, why: impl FnOnce() -> String) {
         self.skipped += 1;
+        self.explain(line, why);
+    }
+
+    /// A root kept with its kind or flags cut to 32 bits.
+    fn note(&mut self, line: u32, why: impl FnOnce() -> String) {
+        self.clamped_roots += 1;
+        self.explain(line, why);
+    }
+
+    /// The chunk's messages are in line order: its first [`MAX_MESSAGES`]
+    /// hold all it can contribute to the first overall.
+    fn explain(&mut self, line: u32, why: impl FnOnce() -> String) {
         if self.messages.len() < MAX_MESSAGES {
             self.messages.push((line, why()));
         }
@@ -148,16 +163,12 @@ pub(super) fn hex(tok: &[u8]) -> Option<u64> {
     Some(v)
 }
 
-pub(super) fn hex32(tok: &[u8]) -> Option<u32> {
-    hex(tok).and_then(|v| u32::try_from(v).ok())
-}
-
 pub(super) fn show(tok: &[u8]) -> String {
-    let s = String::from_utf8_lossy(&tok[..tok.len().min(40)]).into_owned();
+    let s = printable(&tok[..tok.len().min(40)]);
     if tok.len() > 40 {
         format!("{s}…")
     } else {
-        s
+        s.into()
     }
 }
 
@@ -212,7 +223,7 @@ fn parse_line(c: &mut Chunk, line: &[u8], no: u32, marker: &mut u32) {
             c.types.push(RawType {
                 marker: *marker,
                 id,
-                name: String::from_utf8_lossy(name).into(),
+                name: printable(name),
                 line: no,
             });
         }
@@ -220,10 +231,10 @@ fn parse_line(c: &mut Chunk, line: &[u8], no: u32, marker: &mut u32) {
             let (Some(version), Some(name)) = (t.next(), t.next()) else {
                 return c.skip(no, || "AppDomain record needs a version and a name".into());
             };
-            let stamp = t.next().map(|s| String::from_utf8_lossy(s).into_owned());
+            let stamp = t.next().map(|s| printable(s).into());
             c.events.push(SectionEvent::Open {
-                version: String::from_utf8_lossy(version).into_owned(),
-                name: String::from_utf8_lossy(name).into_owned(),
+                version: printable(version).into(),
+                name: printable(name).into(),
                 stamp,
             });
             *marker += 1;
@@ -306,10 +317,10 @@ fn parse_root(c: &mut Chunk, t: &mut Tokens, no: u32, marker: u32) {
             format!("bad hex in root object id `{}`", show(obj_tok))
         });
     };
-    let Some(kind) = hex32(kind_tok) else {
+    let Some(kind) = hex(kind_tok) else {
         return c.skip(no, || format!("bad hex in root kind `{}`", show(kind_tok)));
     };
-    let Some(flags) = hex32(flags_tok) else {
+    let Some(flags) = hex(flags_tok) else {
         return c.skip(no, || {
             format!("bad hex in root flags `{}`", show(flags_tok))
         });
@@ -323,6 +334,7 @@ fn parse_root(c: &mut Chunk, t: &mut Tokens, no: u32, marker: u32) {
             }
         },
     };
+    let (kind, flags) = fit_root(c, no, kind, flags);
     c.roots.push(RawRoot {
         marker,
         object,
@@ -331,6 +343,37 @@ fn parse_root(c: &mut Chunk, t: &mut Tokens, no: u32, marker: u32) {
         container,
         line: no,
     });
+}
+
+/// Kinds and flags are kept whatever they are (SPEC §1), but the model holds
+/// 32 bits of each: a larger kind is kept as the largest (`ffffffff`, an
+/// unknown kind like any other), larger flags keep their low 32 bits (where
+/// pinned, weak and interior are, so reachability is unchanged); either is
+/// counted and explained.
+fn fit_root(c: &mut Chunk, no: u32, kind: u64, flags: u64) -> (u32, u32) {
+    let fitted = (
+        u32::try_from(kind).unwrap_or(u32::MAX),
+        (flags & u64::from(u32::MAX)) as u32,
+    );
+    let kind_cut = u64::from(fitted.0) != kind;
+    let flags_cut = u64::from(fitted.1) != flags;
+    if kind_cut || flags_cut {
+        c.note(no, || {
+            let (what, kept) = match (kind_cut, flags_cut) {
+                (true, false) => (format!("kind {kind:x} is"), "kind ffffffff".to_string()),
+                (false, _) => (
+                    format!("flags {flags:x} are"),
+                    format!("flags {:x}", fitted.1),
+                ),
+                (true, true) => (
+                    format!("kind {kind:x} and flags {flags:x} are"),
+                    format!("kind ffffffff, flags {:x}", fitted.1),
+                ),
+            };
+            format!("root {what} out of range (over 32 bits); kept as {kept}")
+        });
+    }
+    fitted
 }
 
 #[cfg(test)]

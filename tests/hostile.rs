@@ -1,0 +1,149 @@
+//! Dumps written to hurt: endless or special files, sizes and ids chosen to
+//! blow up memory or time, values past the model's widths, and text meant
+//! for the terminal rather than for the reader. Each test pins one attack.
+
+mod common;
+
+use std::path::Path;
+use std::time::Duration;
+
+use assert_cmd::Command;
+
+use heaptui::import::rpm::parse_bytes;
+
+use common::fixture;
+
+fn heaptui() -> Command {
+    let mut c = Command::cargo_bin("heaptui").unwrap();
+    // A regression must fail the test, not hang it.
+    c.timeout(Duration::from_secs(60));
+    c
+}
+
+/// `/dev/zero` never ends and holds only NULs: refused after its first
+/// bytes, with one line and exit code 2 (it used to be read whole).
+#[test]
+fn an_endless_device_is_refused_after_its_first_bytes() {
+    let out = heaptui().args(["report", "/dev/zero"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("/dev/zero") && err.contains("binary data"),
+        "{err}"
+    );
+}
+
+/// A pipe of real dump text still works.
+#[test]
+fn a_dump_piped_through_stdin_is_read() {
+    let text = std::fs::read(fixture("two_appdomains.txt")).unwrap();
+    let out = heaptui()
+        .args(["report", "/dev/stdin", "--json"])
+        .write_stdin(text)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(v["summary"]["objects"].as_u64().unwrap() > 0);
+}
+
+/// Type ids above 2^20 in many small sections keep their scoping; the
+/// memory side is pinned by the type tables' unit test.
+#[test]
+fn many_small_sections_with_large_type_ids() {
+    let mut text = String::new();
+    for s in 0..500u64 {
+        text += &format!("a 1 d{s}\nt fffff T{s}\no {:x} fffff 10\nc d{s}\n", s + 1);
+    }
+    let d = parse_bytes(Path::new("h.txt"), text.as_bytes()).unwrap();
+    assert_eq!(d.objects(), 500);
+    assert_eq!(d.app_domains.len(), 501);
+    assert_eq!(d.type_name(499), "T499");
+    assert_eq!(d.diagnostics.total(), 0);
+}
+
+/// Object ids that the unkeyed id hash sent to one slot: the index reads
+/// about as many slots for them as for ordinary ids.
+#[test]
+fn crafted_object_ids_cost_what_ordinary_ones_do() {
+    // The inverse of 0x9E3779B97F4A7C15 mod 2^64 (Newton's iteration).
+    let c: u64 = 0x9E37_79B9_7F4A_7C15;
+    let inverse = (0..6).fold(c, |x: u64, _| {
+        x.wrapping_mul(2u64.wrapping_sub(c.wrapping_mul(x)))
+    });
+    assert_eq!(inverse.wrapping_mul(c), 1);
+    let dump = |ids: &mut dyn Iterator<Item = u64>| {
+        let mut text = String::from("t 1 T\n");
+        for id in ids {
+            text += &format!("o {id:x} 1 8\n");
+        }
+        parse_bytes(Path::new("h.txt"), text.as_bytes()).unwrap()
+    };
+    let n = 20_000u64;
+    let crafted = dump(&mut (1..=n).map(|j| j.wrapping_mul(inverse)));
+    let ordinary = dump(&mut (0..n).map(|i| 0x1c_0000 + 8 * i));
+    assert_eq!(crafted.objects(), n as usize);
+    let probes = |d: &heaptui::model::Model| d.id_index.probes(&d.ids);
+    assert!(
+        probes(&crafted) <= 3 * probes(&ordinary).max(2 * n),
+        "crafted {} vs ordinary {}",
+        probes(&crafted),
+        probes(&ordinary)
+    );
+}
+
+/// A type name, an AppDomain name and a bad line that hold terminal escape
+/// sequences (set the window title, red background): no ESC or BEL byte
+/// reaches the report, text or JSON; the escaped text is shown instead.
+#[test]
+fn terminal_escapes_in_a_dump_never_reach_the_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("escapes.txt");
+    let mut dump =
+        b"a 1 app\x1b]2;x\x07.exe\nt 1 Evil\x1b[41mType\no 1 1 8\nr 1 1 0\no \x1b]2;x\x07 1 8\n"
+            .to_vec();
+    // Enough ordinary lines that the control bytes are not mistaken for
+    // binary data.
+    for id in 2..40 {
+        dump.extend(format!("o {id:x} 1 8 1\n").bytes());
+    }
+    dump.extend(b"c app\n");
+    std::fs::write(&path, dump).unwrap();
+    for json in [false, true] {
+        let mut cmd = heaptui();
+        cmd.arg("report").arg(&path);
+        if json {
+            cmd.arg("--json");
+        }
+        let out = cmd.output().unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let text = String::from_utf8(out.stdout).unwrap();
+        assert!(
+            !text.bytes().any(|b| b == 0x1b || b == 0x07),
+            "raw escape in {text}"
+        );
+        for shown in [
+            "Evil\\x1b[41mType",
+            "app\\x1b]2;x\\x07.exe",
+            "`\\x1b]2;x\\x07`",
+        ] {
+            let shown = if json {
+                shown.replace('\\', "\\\\")
+            } else {
+                shown.to_string()
+            };
+            assert!(text.contains(&shown), "{shown} not in {text}");
+        }
+    }
+}
