@@ -10,6 +10,8 @@ use ratatui::layout::Rect;
 
 use super::filtering::{FilterRequest, FilterResult, FilterWork, Filtered};
 use super::keys::{self, Cmd, Key, Mode};
+use super::layout;
+use super::loading::{Arrived, Loading};
 use super::matcher::TypeMatcher;
 use super::panes::dominators::{DominatorsPane, Item, Tree};
 use super::panes::duplicates::{self, DupRow, DupRows, DuplicatesPane};
@@ -21,7 +23,6 @@ use super::theme::Theme;
 use super::ui;
 use super::worker::{run_job, Job, Msg};
 use crate::analysis::filter::TypeFilter;
-use crate::analysis::roots::RootGroup;
 use crate::analysis::TypeStats;
 use crate::graph::duplicates::Duplicates;
 use crate::graph::{DominatorTree, HeapGraph};
@@ -131,22 +132,12 @@ pub struct App {
     pub name: String,
     pub theme: Theme,
     pub size: Rect,
-    pub graph: Option<Arc<HeapGraph>>,
+    /// How far the analysis got, with its results.
+    pub loading: Loading,
     /// Computed once per dump, so no frame walks the heap.
     pub totals: Totals,
-    pub dom: Option<Arc<DominatorTree>>,
-    pub types: Option<Arc<Vec<TypeStats>>>,
-    /// Type index → position in `types`.
-    type_pos: Vec<u32>,
-    pub roots: Option<Arc<Vec<RootGroup>>>,
-    pub largest: Option<Arc<Vec<u32>>>,
     /// Background jobs requested and not yet started (the loop drains it).
     pub jobs: Vec<Job>,
-    pub weakly_held: (u64, u64),
-    pub duplicates: Option<Arc<Duplicates>>,
-    pub error: Option<String>,
-    /// Milliseconds of each finished stage (parse, graph, dominators, duplicates).
-    pub stage_ms: [Option<u64>; 4],
     pub progress: ProgressView,
     pub job: Option<(String, f64)>,
     pub pane: PaneId,
@@ -182,18 +173,9 @@ impl App {
             name,
             theme,
             size,
-            graph: None,
+            loading: Loading::default(),
             totals: Totals::default(),
-            dom: None,
-            types: None,
-            type_pos: Vec::new(),
-            roots: None,
-            largest: None,
             jobs: Vec::new(),
-            weakly_held: (0, 0),
-            duplicates: None,
-            error: None,
-            stage_ms: [None; 4],
             progress: ProgressView {
                 stage: Stage::Parse,
                 fraction: 0.0,
@@ -221,8 +203,23 @@ impl App {
     }
 
     pub fn type_stats(&self, type_index: u32) -> Option<&TypeStats> {
-        let pos = *self.type_pos.get(type_index as usize)?;
-        self.types.as_ref()?.get(pos as usize)
+        self.loading.type_stats(type_index)
+    }
+
+    pub fn graph(&self) -> Option<&Arc<HeapGraph>> {
+        self.loading.graph()
+    }
+
+    pub fn dom(&self) -> Option<&Arc<DominatorTree>> {
+        self.loading.dom()
+    }
+
+    pub fn types(&self) -> Option<&Arc<Vec<TypeStats>>> {
+        self.loading.types()
+    }
+
+    pub fn duplicates(&self) -> Option<&Arc<Duplicates>> {
+        self.loading.duplicates()
     }
 
     /// The key mode of the current focus.
@@ -284,7 +281,11 @@ impl App {
         }
         self.types_pane.list = nav.types;
         self.dups_pane.list = nav.dups;
-        self.dups_pane.detail = match (nav.dups_detail, &self.graph, &self.dups_pane.source) {
+        self.dups_pane.detail = match (
+            nav.dups_detail,
+            self.loading.graph(),
+            &self.dups_pane.source,
+        ) {
             (Some(s), Some(g), Some(d)) => Some(duplicates::detail(g, d, s, &self.theme)),
             _ => None,
         };
@@ -328,60 +329,15 @@ impl App {
     // ----- data arrival -------------------------------------------------
 
     fn on_worker(&mut self, msg: Msg) {
+        let msg = match self.loading.on_msg(msg) {
+            Ok(arrived) => {
+                self.on_arrived(arrived);
+                self.fix_scroll();
+                return;
+            }
+            Err(msg) => msg,
+        };
         match msg {
-            Msg::Parsed { ms } => self.stage_ms[0] = Some(ms),
-            Msg::Graph { graph, ms } => {
-                self.stage_ms[1] = Some(ms);
-                self.totals.bytes = graph.dump.total_bytes();
-                let mut kinds: Vec<(u32, u32, u64)> = Vec::new();
-                let mut keys: Vec<(u32, u32)> =
-                    graph.dump.roots.iter().map(|r| (r.kind, r.flags)).collect();
-                keys.sort_unstable();
-                for k in keys.chunk_by(|a, b| a == b) {
-                    kinds.push((k[0].0, k[0].1, k.len() as u64));
-                }
-                self.totals.root_kinds = kinds;
-                self.graph = Some(graph);
-            }
-            Msg::Dominators {
-                dom,
-                types,
-                roots,
-                weakly_held,
-                largest,
-                ms,
-            } => {
-                self.stage_ms[2] = Some(ms);
-                let Some(graph) = self.graph.clone() else {
-                    return;
-                };
-                let mut pos = vec![u32::MAX; graph.dump.type_names.len()];
-                for (i, t) in types.iter().enumerate() {
-                    pos[t.type_index as usize] = i as u32;
-                }
-                self.type_pos = pos;
-                self.dominators = Some(DominatorsPane::new(&graph.dump, &dom));
-                self.types_pane.measure(&types, &dom);
-                self.roots_pane.measure(&roots);
-                self.dom = Some(dom);
-                self.types = Some(types);
-                self.roots = Some(roots);
-                self.weakly_held = weakly_held;
-                self.largest = Some(largest);
-                for p in [PaneId::Dominators, PaneId::Types, PaneId::Roots] {
-                    self.apply_filter(p);
-                }
-            }
-            Msg::Duplicates { duplicates, ms } => {
-                // A later per-type detection does not rewrite the stage time.
-                self.stage_ms[3].get_or_insert(ms);
-                self.totals.additional_bytes = duplicates.total_additional_bytes();
-                self.duplicates = Some(duplicates);
-                // Under a filter the pane keeps showing the previous result
-                // until the filter thread has narrowed this one.
-                self.apply_filter(PaneId::Duplicates);
-            }
-            Msg::Failed(e) => self.error = Some(e),
             Msg::Precise { type_index, result } => {
                 self.types_pane.precise.insert(type_index, result);
                 self.types_pane.precise_running = None;
@@ -405,7 +361,7 @@ impl App {
                 self.job = None;
             }
             Msg::Expanded { tree, node, groups } => {
-                if let (Some(d), Some(dom)) = (&mut self.dominators, &self.dom) {
+                if let (Some(d), Some(dom)) = (&mut self.dominators, self.loading.dom()) {
                     if let Some(t) = d.zooms.iter_mut().find(|t| t.id == tree) {
                         t.set_groups(node, groups, dom);
                     }
@@ -414,8 +370,53 @@ impl App {
                 self.job = None;
             }
             Msg::Filtered(f) => self.on_filtered(f),
+            // Stage results, taken by `Loading` above.
+            _ => {}
         }
         self.fix_scroll();
+    }
+
+    /// Brings the panes up to a stage that just arrived.
+    fn on_arrived(&mut self, arrived: Arrived) {
+        match arrived {
+            Arrived::Graph => {
+                let Some(graph) = self.loading.graph().cloned() else {
+                    return;
+                };
+                self.totals.bytes = graph.dump.total_bytes();
+                let mut kinds: Vec<(u32, u32, u64)> = Vec::new();
+                let mut keys: Vec<(u32, u32)> =
+                    graph.dump.roots.iter().map(|r| (r.kind, r.flags)).collect();
+                keys.sort_unstable();
+                for k in keys.chunk_by(|a, b| a == b) {
+                    kinds.push((k[0].0, k[0].1, k.len() as u64));
+                }
+                self.totals.root_kinds = kinds;
+            }
+            Arrived::Dominators => {
+                let (Some(graph), Some(d)) = (
+                    self.loading.graph().cloned(),
+                    self.loading.dominated().cloned(),
+                ) else {
+                    return;
+                };
+                self.dominators = Some(DominatorsPane::new(&graph.dump, &d.dom));
+                self.types_pane.measure(&d.types, &d.dom);
+                self.roots_pane.measure(&d.roots);
+                for p in [PaneId::Dominators, PaneId::Types, PaneId::Roots] {
+                    self.apply_filter(p);
+                }
+            }
+            Arrived::Duplicates => {
+                if let Some(d) = self.loading.duplicates() {
+                    self.totals.additional_bytes = d.total_additional_bytes();
+                }
+                // Under a filter the pane keeps showing the previous result
+                // until the filter thread has narrowed this one.
+                self.apply_filter(PaneId::Duplicates);
+            }
+            Arrived::Nothing | Arrived::Failure => {}
+        }
     }
 
     /// Applies the pane's filter text to its view: at once when that is
@@ -425,13 +426,13 @@ impl App {
     fn apply_filter(&mut self, pane: PaneId) {
         let text = self.filters[pane.index()].clone();
         let filter = TypeFilter::parse(&text);
-        let Some(graph) = self.graph.clone() else {
+        let Some(graph) = self.loading.graph().cloned() else {
             return;
         };
         let work = match pane {
             PaneId::Overview => None,
             PaneId::Types => {
-                let Some(types) = self.types.clone() else {
+                let Some(types) = self.loading.types().cloned() else {
                     return;
                 };
                 self.types_pane.list = ListState::default();
@@ -444,7 +445,7 @@ impl App {
                 })
             }
             PaneId::Dominators => {
-                let Some(dom) = self.dom.clone() else {
+                let Some(dom) = self.loading.dom().cloned() else {
                     return;
                 };
                 if filter.is_empty() {
@@ -459,7 +460,7 @@ impl App {
                 }
             }
             PaneId::Duplicates => {
-                let Some(duplicates) = self.duplicates.clone() else {
+                let Some(duplicates) = self.loading.duplicates().cloned() else {
                     return;
                 };
                 if filter.is_empty() {
@@ -471,7 +472,7 @@ impl App {
                 }
             }
             PaneId::Roots => {
-                let Some(groups) = self.roots.clone() else {
+                let Some(groups) = self.loading.roots().cloned() else {
                     return;
                 };
                 if filter.is_empty() {
@@ -532,7 +533,7 @@ impl App {
                 self.dups_pane.show(source, DupRows::Filtered(rows));
             }
             FilterResult::Roots(matches) => {
-                if let Some(groups) = self.roots.clone() {
+                if let Some(groups) = self.loading.roots().cloned() {
                     self.roots_pane.matches = Some(matches);
                     self.roots_pane.rebuild(&groups);
                 }
@@ -560,13 +561,13 @@ impl App {
                 _ => Some(ins.object),
             };
         }
-        let graph = self.graph.as_ref()?;
+        let graph = self.loading.graph()?;
         match self.pane {
             PaneId::Overview => {
                 let (_, targets) = super::panes::overview::lines(self, 80);
                 match targets.get(self.overview_sel?)?.1 {
                     Target::Object(o) => Some(o),
-                    Target::Set(s) => self.duplicates.as_ref()?.sets[s as usize]
+                    Target::Set(s) => self.loading.duplicates()?.sets[s as usize]
                         .members
                         .first()
                         .copied(),
@@ -574,14 +575,14 @@ impl App {
             }
             PaneId::Dominators => {
                 let d = self.dominators.as_ref()?;
-                d.tree().object(d.tree().selected, self.dom.as_ref()?)
+                d.tree().object(d.tree().selected, self.loading.dom()?)
             }
             PaneId::Types => {
                 let ty = *self
                     .matcher
                     .rows(self.types_pane.list.selected, 1)
                     .first()?;
-                self.largest_instance(ty)
+                self.loading.largest_instance(ty)
             }
             PaneId::Duplicates => {
                 let d = self.dups_pane.source.as_ref()?;
@@ -597,7 +598,7 @@ impl App {
                 }
             }
             PaneId::Roots => {
-                let groups = self.roots.as_ref()?;
+                let groups = self.loading.roots()?;
                 match self.roots_pane.rows.get(self.roots_pane.list.selected)? {
                     RootRow::Group(g) => groups[*g]
                         .roots
@@ -608,12 +609,6 @@ impl App {
                 }
             }
         }
-    }
-
-    /// The reachable instance of a type that retains most (precomputed).
-    fn largest_instance(&self, type_index: u32) -> Option<u32> {
-        let l = *self.largest.as_ref()?.get(type_index as usize)?;
-        (l != u32::MAX).then_some(l)
     }
 
     /// Hands deferred tree grouping to [`App::request`].
@@ -631,7 +626,8 @@ impl App {
     /// Runs a job inline on small heaps, else queues it for a background
     /// thread (precise retained sizes always go to the background).
     fn request(&mut self, job: Job, label: &str) {
-        let (Some(graph), Some(dom)) = (self.graph.clone(), self.dom.clone()) else {
+        let (Some(graph), Some(dom)) = (self.loading.graph().cloned(), self.loading.dom().cloned())
+        else {
             return;
         };
         let background = matches!(job, Job::Precise { .. }) || graph.objects() > INLINE_JOB_LIMIT;
@@ -644,7 +640,7 @@ impl App {
     }
 
     fn inspect(&mut self, object: u32) {
-        if self.graph.is_none() {
+        if self.loading.graph().is_none() {
             return;
         }
         self.push_history();
@@ -654,24 +650,25 @@ impl App {
 
     /// Builds the inspector now and asks for the retention path as a job.
     fn open_inspector(&mut self, object: u32) {
-        let Some(graph) = self.graph.clone() else {
+        let Some(graph) = self.loading.graph().cloned() else {
             return;
         };
         self.inspector = Some(Inspector::build(
             object,
             &graph,
-            self.dom.as_deref(),
-            self.duplicates.as_deref(),
+            self.loading.dom().map(|d| &**d),
+            self.loading.duplicates().map(|d| &**d),
             &self.theme,
         ));
-        if self.dom.is_some() {
+        if self.loading.dom().is_some() {
             self.request(Job::RetentionPath { object }, "retention path");
         }
     }
 
     /// Shows an object in the (unzoomed) dominator tree.
     fn reveal(&mut self, object: u32) {
-        let (Some(graph), Some(dom)) = (self.graph.clone(), self.dom.clone()) else {
+        let (Some(graph), Some(dom)) = (self.loading.graph().cloned(), self.loading.dom().cloned())
+        else {
             self.status = "the dominator tree is not ready yet".into();
             return;
         };
@@ -700,7 +697,10 @@ impl App {
     }
 
     fn jump_to_set(&mut self, set: u32, open: bool) {
-        let (Some(graph), Some(d)) = (self.graph.clone(), self.duplicates.clone()) else {
+        let (Some(graph), Some(d)) = (
+            self.loading.graph().cloned(),
+            self.loading.duplicates().cloned(),
+        ) else {
             return;
         };
         self.push_history();
@@ -797,16 +797,18 @@ impl App {
             Cmd::ToggleChart => {
                 if let Some(d) = &mut self.dominators {
                     d.chart_only = !d.chart_only;
-                    if ui::layout(self.size).body.width >= 122 {
+                    if layout::is_wide(ui::layout(self.size).body.width) {
                         self.status =
                             "the chart is always shown beside the tree at this width".into();
                     }
                 }
             }
             Cmd::Instances => {
-                if let (Some(d), Some(g), Some(dom)) =
-                    (&mut self.dominators, &self.graph, &self.dom)
-                {
+                if let (Some(d), Some(g), Some(dom)) = (
+                    &mut self.dominators,
+                    self.loading.graph(),
+                    self.loading.dom(),
+                ) {
                     let t = d.tree_mut();
                     let s = t.selected;
                     let deferred = t.toggle_instances(s, &g.dump, dom);
@@ -833,8 +835,7 @@ impl App {
                 } else if !self.types_pane.precise.contains_key(&ty) {
                     self.types_pane.precise_running = Some(ty);
                     let name = self
-                        .graph
-                        .as_ref()
+                        .graph()
                         .map(|g| g.dump.type_names[ty as usize].to_string())
                         .unwrap_or_default();
                     self.request(
@@ -871,7 +872,7 @@ impl App {
                 Some(DupRow::Possible(p)) => {
                     let shown = self.dups_pane.source.clone()?;
                     let type_index = shown.possible[p as usize].type_index;
-                    let current = self.duplicates.clone()?;
+                    let current = self.loading.duplicates().cloned()?;
                     self.request(
                         Job::DetectDuplicates {
                             type_index,
@@ -958,7 +959,8 @@ impl App {
                 let Some(d) = &mut self.dominators else {
                     return;
                 };
-                let narrow_chart = d.chart_only && ui::layout(self.size).body.width < 122;
+                let narrow_chart =
+                    d.chart_only && !layout::is_wide(ui::layout(self.size).body.width);
                 if narrow_chart {
                     let tops = d.top_level();
                     let cur = d.top_of_selection();
@@ -1042,7 +1044,7 @@ impl App {
                         return None;
                     };
                     let target = imm.rows.get(imm.list.selected).and_then(|r| {
-                        let dom = self.dom.as_ref()?;
+                        let dom = self.loading.dom()?;
                         r.dominators
                             .iter()
                             .copied()
@@ -1057,14 +1059,15 @@ impl App {
                 } else if let Some(&ty) =
                     self.matcher.rows(self.types_pane.list.selected, 1).first()
                 {
-                    match self.largest_instance(ty) {
+                    match self.loading.largest_instance(ty) {
                         Some(o) => self.reveal(o),
                         None => self.status = "no reachable instance of this type".into(),
                     }
                 }
             }
             PaneId::Duplicates => {
-                let (Some(graph), Some(d)) = (self.graph.clone(), self.dups_pane.source.clone())
+                let (Some(graph), Some(d)) =
+                    (self.loading.graph().cloned(), self.dups_pane.source.clone())
                 else {
                     return None;
                 };
@@ -1103,10 +1106,11 @@ impl App {
     }
 
     fn zoom_in(&mut self) {
-        let (Some(graph), Some(dom)) = (self.graph.clone(), self.dom.clone()) else {
+        let (Some(graph), Some(dom)) = (self.loading.graph().cloned(), self.loading.dom().cloned())
+        else {
             return;
         };
-        let narrow = ui::layout(self.size).body.width < 122;
+        let narrow = !layout::is_wide(ui::layout(self.size).body.width);
         if let Some(d) = &mut self.dominators {
             // In the chart alone, Enter zooms into the highlighted bar.
             if d.chart_only && narrow {
@@ -1152,7 +1156,9 @@ impl App {
     fn expand(&mut self, open: bool) {
         match self.pane {
             PaneId::Dominators if self.inspector.is_none() => {
-                let (Some(graph), Some(dom)) = (self.graph.clone(), self.dom.clone()) else {
+                let (Some(graph), Some(dom)) =
+                    (self.loading.graph().cloned(), self.loading.dom().cloned())
+                else {
                     return;
                 };
                 let rows = self.body_rows();
@@ -1209,7 +1215,7 @@ impl App {
                             .position(|r| *r == RootRow::Group(g))
                             .unwrap_or(0);
                     }
-                    if let Some(groups) = self.roots.clone() {
+                    if let Some(groups) = self.loading.roots().cloned() {
                         self.roots_pane.rebuild(&groups);
                     }
                 }

@@ -8,15 +8,18 @@ pub mod app;
 pub mod filtering;
 pub mod fmt;
 pub mod keys;
+pub mod layout;
+pub mod loading;
 pub mod matcher;
 pub mod panes;
+pub mod signals;
 pub mod theme;
 pub mod ui;
 pub mod worker;
 
 use std::io::Write;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -29,6 +32,8 @@ use crate::import::source::TERMINAL_IN_USE;
 use crate::progress::Progress;
 use app::{update, Action, App, Effect, PaneId, ProgressView};
 use filtering::FilterThread;
+use loading::Failure;
+use signals::Exit;
 use theme::Theme;
 use worker::{Input, Msg};
 
@@ -60,23 +65,6 @@ impl Drop for TerminalGuard {
     }
 }
 
-static SIGNALLED: AtomicBool = AtomicBool::new(false);
-
-extern "C" fn on_signal(_: libc::c_int) {
-    SIGNALLED.store(true, Ordering::Relaxed);
-}
-
-/// SIGTERM / SIGHUP / SIGINT end the loop normally, so the guard restores
-/// the terminal (raw mode turns Ctrl-C into a key, not SIGINT).
-fn install_signal_handlers() {
-    for sig in [libc::SIGTERM, libc::SIGHUP, libc::SIGINT] {
-        // SAFETY: the handler only stores to an atomic (async-signal-safe).
-        unsafe {
-            libc::signal(sig, on_signal as *const () as libc::sighandler_t);
-        }
-    }
-}
-
 /// An optional timing log (`HEAPTUI_UI_TRACE=file`): first frame and per-key
 /// latencies, for the README's measurements.
 struct Trace(Option<std::fs::File>);
@@ -95,8 +83,20 @@ impl Trace {
     }
 }
 
-/// Runs the UI until the user quits; returns the exit code.
+/// Runs the UI until the user quits; returns the exit code: 0, 2 for a
+/// dump that cannot be used, 101 when a background stage panicked,
+/// 128 + n after SIGINT, SIGTERM or SIGHUP (other caught signals are
+/// raised again once the terminal is restored).
 pub fn run(options: Options) -> color_eyre::Result<u8> {
+    let (exit, note) = run_ui(options)?;
+    // The terminal is ours again: what the screen said goes to stderr too.
+    if let Some(note) = note {
+        eprintln!("heaptui: {note}");
+    }
+    Ok(exit.finish())
+}
+
+fn run_ui(options: Options) -> color_eyre::Result<(Exit, Option<String>)> {
     let launched = Instant::now();
     let mut trace = Trace::open();
     let (input, name) = match (&options.dump, options.demo) {
@@ -117,11 +117,14 @@ pub fn run(options: Options) -> color_eyre::Result<u8> {
         };
         if let Some(p) = problem {
             eprintln!("heaptui: {}: {p}", path.display());
-            return Ok(2);
+            return Ok((Exit::Code(2), None));
         }
     }
     let theme = Theme::from_env(options.ascii);
-    install_signal_handlers();
+    // Raw mode turns Ctrl-C into a key; a signal from elsewhere (kill, a
+    // dropped SSH session) ends the loop, so the guard restores the screen.
+    let (sig_tx, sig_rx) = bounded::<i32>(8);
+    signals::forward(move |s| sig_tx.send(s).is_ok())?;
 
     // The cooked mode, for the SIGBUS handler to restore (it cannot use
     // crossterm's copy); saved before raw mode, and before any file is
@@ -129,6 +132,7 @@ pub fn run(options: Options) -> color_eyre::Result<u8> {
     crate::import::source::save_terminal_mode();
     // The first frame is drawn before the file is even opened.
     let mut terminal = ratatui::init();
+    signals::install_panic_hook();
     TERMINAL_IN_USE.store(true, Ordering::Relaxed);
     let _guard = TerminalGuard;
     let _ = crossterm::execute!(std::io::stdout(), EnableMouseCapture);
@@ -165,14 +169,20 @@ pub fn run(options: Options) -> color_eyre::Result<u8> {
     let mut job_progress: Option<Arc<Progress>> = None;
     let mut last_draw = Instant::now();
     let mut dirty = false;
-    loop {
+    let exit = loop {
         let mut effects = Vec::new();
         let mut urgent = false;
         let mut key_at = None;
         let mut filter_done = None;
         select! {
+            recv(sig_rx) -> sig => {
+                if let Ok(sig) = sig {
+                    progress.cancel();
+                    break Exit::of_signal(sig);
+                }
+            }
             recv(key_rx) -> ev => {
-                let Ok(ev) = ev else { break };
+                let Ok(ev) = ev else { break Exit::Code(0) };
                 key_at = Some(Instant::now());
                 urgent = true;
                 // Coalesce what is already queued (wheel bursts, pastes).
@@ -213,7 +223,11 @@ pub fn run(options: Options) -> color_eyre::Result<u8> {
                     fraction: progress.fraction(),
                     elapsed_ms: launched.elapsed().as_millis() as u64,
                 };
-                if view != app.progress && app.stage_ms[3].is_none() {
+                if let Some(p) = signals::take_background_panic() {
+                    update(&mut app, Action::Worker(Msg::Panicked(p)));
+                    dirty = true;
+                }
+                if view != app.progress && !app.loading.ready() {
                     dirty = true;
                 }
                 update(&mut app, Action::Progress(view));
@@ -230,9 +244,6 @@ pub fn run(options: Options) -> color_eyre::Result<u8> {
                 }
             }
         }
-        if SIGNALLED.load(Ordering::Relaxed) {
-            effects.push(Effect::Quit);
-        }
         if effects.contains(&Effect::Quit) {
             // Do not wait for the worker: it polls the flag and the
             // process ends with us anyway.
@@ -240,11 +251,15 @@ pub fn run(options: Options) -> color_eyre::Result<u8> {
             if let Some(p) = &job_progress {
                 p.cancel();
             }
-            // A dump that could not be used is exit code 2, as in `report`.
-            return Ok(if app.error.is_some() { 2 } else { 0 });
+            break match app.loading.failure() {
+                // A dump that could not be used is exit code 2, as in `report`.
+                Some(Failure::Input(_)) => Exit::Code(2),
+                Some(Failure::Panic(_)) => Exit::Code(101),
+                None => Exit::Code(0),
+            };
         }
         for job in std::mem::take(&mut app.jobs) {
-            if let (Some(g), Some(d)) = (app.graph.clone(), app.dom.clone()) {
+            if let (Some(g), Some(d)) = (app.graph().cloned(), app.dom().cloned()) {
                 let p = Arc::new(Progress::new());
                 job_progress = Some(p.clone());
                 worker::spawn_job(job, g, d, p, work_tx.clone())?;
@@ -271,9 +286,13 @@ pub fn run(options: Options) -> color_eyre::Result<u8> {
                 );
             }
         }
-    }
+    };
     progress.cancel();
-    Ok(0)
+    let note = match app.loading.failure() {
+        Some(Failure::Panic(m)) => Some(format!("the analysis failed (internal error): {m}")),
+        _ => None,
+    };
+    Ok((exit, note))
 }
 
 /// An App with the demo heap loaded synchronously (tests, the tape replay):
@@ -324,7 +343,7 @@ pub fn loaded_app(
 /// to threads instead).
 pub fn run_jobs(app: &mut App) {
     for job in std::mem::take(&mut app.jobs) {
-        if let (Some(g), Some(d)) = (app.graph.clone(), app.dom.clone()) {
+        if let (Some(g), Some(d)) = (app.graph().cloned(), app.dom().cloned()) {
             if let Some(m) = worker::run_job(job, &g, &d, &Progress::new()) {
                 update(app, Action::Worker(m));
             }

@@ -627,7 +627,7 @@ pub fn draw(
         ]));
     let inner = block.inner(area);
     f.render_widget(block, area);
-    let wide = inner.width >= 120;
+    let wide = crate::tui::layout::is_wide(area.width);
     if pane.chart_only && !wide {
         draw_chart(pane, dump, dom, theme, inner, f);
         return;

@@ -300,7 +300,7 @@ pub fn detail(graph: &HeapGraph, d: &Duplicates, set: u32, theme: &Theme) -> Dup
 pub fn draw(app: &App, area: Rect, f: &mut Frame) {
     let theme = &app.theme;
     let pane = &app.dups_pane;
-    let title = match &app.duplicates {
+    let title = match app.loading.duplicates() {
         Some(d) => format!(
             " Duplicates: {} sets, {} in extra instances ",
             count(d.sets.len() as u64),
@@ -316,7 +316,7 @@ pub fn draw(app: &App, area: Rect, f: &mut Frame) {
         ));
     let inner = block.inner(area);
     f.render_widget(block, area);
-    let (Some(graph), Some(d)) = (&app.graph, &pane.source) else {
+    let (Some(graph), Some(d)) = (app.loading.graph(), &pane.source) else {
         f.render_widget(Paragraph::new(" detecting duplicates…"), inner);
         return;
     };

@@ -267,7 +267,7 @@ pub fn draw(app: &App, ins: &Inspector, area: Rect, f: &mut Frame) {
         .take(inner.height as usize)
         .map(|(i, en)| {
             let sel = i == ins.list.selected;
-            let body = match (en.target, &app.graph) {
+            let body = match (en.target, app.loading.graph()) {
                 (Some(Target::Object(o)), Some(g)) => {
                     let d = &g.dump;
                     let tail = format!(" {} ({})", d.id_hex(o), bytes(d.sizes[o as usize]));

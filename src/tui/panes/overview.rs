@@ -19,10 +19,10 @@ pub fn lines(app: &App, width: usize) -> (Vec<Line<'static>>, Vec<(usize, Target
     let mut out: Vec<Line<'static>> = Vec::new();
     let mut targets: Vec<(usize, Target)> = Vec::new();
     let h = |s: &str| Line::styled(s.to_string(), theme.header());
-    let Some(graph) = &app.graph else {
+    let Some(graph) = app.loading.graph() else {
         out.push(Line::raw(format!(" {}", app.name)));
         out.push(Line::raw(""));
-        out.push(Line::raw(match &app.error {
+        out.push(Line::raw(match app.loading.error() {
             Some(e) => format!(" cannot open it: {e}"),
             None => " reading the dump; each pane opens as soon as its data exists.".into(),
         }));
@@ -69,8 +69,8 @@ pub fn lines(app: &App, width: usize) -> (Vec<Line<'static>>, Vec<(usize, Target
     }
     out.push(Line::raw(""));
     out.push(h(" Reachability"));
-    if let Some(dom) = &app.dom {
-        let (wo, wb) = app.weakly_held;
+    if let Some(dom) = app.loading.dom() {
+        let (wo, wb) = app.loading.dominated().map_or((0, 0), |d| d.weakly_held);
         // No line counts more objects than the dump has.
         let objects_w = count_width(dump.objects() as u64).max(9);
         let un_o = dump.objects() as u64 - dom.reachable_objects;
@@ -114,7 +114,7 @@ pub fn lines(app: &App, width: usize) -> (Vec<Line<'static>>, Vec<(usize, Target
         out.push(Line::raw(" computing the dominator tree…"));
     }
     out.push(Line::raw(""));
-    match &app.duplicates {
+    match app.loading.duplicates() {
         Some(d) => {
             out.push(h(" Top duplicate sets (additional bytes)"));
             for s in d.sets.iter().take(10) {

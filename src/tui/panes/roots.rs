@@ -134,7 +134,9 @@ pub fn draw(app: &App, area: Rect, f: &mut Frame) {
         .title(Line::styled(" Roots by kind and flags ", theme.header()));
     let inner = block.inner(area);
     f.render_widget(block, area);
-    let (Some(graph), Some(dom), Some(groups)) = (&app.graph, &app.dom, &app.roots) else {
+    let (Some(graph), Some(dom), Some(groups)) =
+        (app.loading.graph(), app.loading.dom(), app.loading.roots())
+    else {
         f.render_widget(Paragraph::new(" waiting for the dominator tree…"), inner);
         return;
     };

@@ -118,7 +118,7 @@ pub fn draw(app: &App, area: Rect, f: &mut Frame) {
         ));
     let inner = block.inner(area);
     f.render_widget(block, area);
-    let (Some(graph), Some(_)) = (&app.graph, &app.types) else {
+    let (Some(graph), Some(_)) = (app.loading.graph(), app.loading.types()) else {
         f.render_widget(
             Paragraph::new(" waiting for the dominator tree (min retained sizes need it)"),
             inner,

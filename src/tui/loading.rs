@@ -1,0 +1,239 @@
+//! How far the analysis got: one [`Stage`] enum whose every variant holds
+//! the results of the stages before it, plus the finished stages' times.
+//! Owns the arrival of the worker's stage messages ([`Msg`]); imports no
+//! pane and no `app` (panes read it through their context).
+
+use std::sync::Arc;
+
+use super::worker::Msg;
+use crate::analysis::roots::RootGroup;
+use crate::analysis::TypeStats;
+use crate::graph::duplicates::Duplicates;
+use crate::graph::{DominatorTree, HeapGraph};
+
+/// The results of the dominators stage.
+#[derive(Debug, Clone)]
+pub struct Dominated {
+    pub dom: Arc<DominatorTree>,
+    pub types: Arc<Vec<TypeStats>>,
+    /// Type index → position in `types`.
+    type_pos: Vec<u32>,
+    pub roots: Arc<Vec<RootGroup>>,
+    pub weakly_held: (u64, u64),
+    /// Per type, the reachable instance retaining most (`u32::MAX`: none).
+    pub largest: Arc<Vec<u32>>,
+}
+
+/// Why the analysis stopped.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Failure {
+    /// The dump cannot be used (exit status 2, as `report`).
+    Input(String),
+    /// A background stage panicked (exit status 101, as Rust's).
+    Panic(String),
+}
+
+impl Failure {
+    pub fn message(&self) -> &str {
+        match self {
+            Failure::Input(m) | Failure::Panic(m) => m,
+        }
+    }
+}
+
+/// The analysis stages as the UI sees them, in order.
+#[derive(Debug, Clone, Default)]
+pub enum Stage {
+    #[default]
+    Parsing,
+    Parsed,
+    Graph(Arc<HeapGraph>),
+    Dominators(Arc<HeapGraph>, Arc<Dominated>),
+    Ready(Arc<HeapGraph>, Arc<Dominated>, Arc<Duplicates>),
+    /// Stopped: what had arrived before, and why.
+    Failed(Box<Stage>, Failure),
+}
+
+/// What a stage message changed, for the app to tell the panes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Arrived {
+    Nothing,
+    Graph,
+    Dominators,
+    Duplicates,
+    Failure,
+}
+
+/// The loading state: the stage reached and the finished stages' times.
+#[derive(Debug, Clone, Default)]
+pub struct Loading {
+    stage: Stage,
+    /// Milliseconds of each finished stage (parse, graph, dominators,
+    /// duplicates), in order.
+    ms: Vec<u64>,
+}
+
+impl Loading {
+    pub fn stage(&self) -> &Stage {
+        &self.stage
+    }
+
+    /// The stage reached, looking through a failure.
+    fn reached(&self) -> &Stage {
+        match &self.stage {
+            Stage::Failed(before, _) => before,
+            s => s,
+        }
+    }
+
+    pub fn graph(&self) -> Option<&Arc<HeapGraph>> {
+        match self.reached() {
+            Stage::Graph(g) | Stage::Dominators(g, _) | Stage::Ready(g, _, _) => Some(g),
+            _ => None,
+        }
+    }
+
+    pub fn dominated(&self) -> Option<&Arc<Dominated>> {
+        match self.reached() {
+            Stage::Dominators(_, d) | Stage::Ready(_, d, _) => Some(d),
+            _ => None,
+        }
+    }
+
+    pub fn dom(&self) -> Option<&Arc<DominatorTree>> {
+        self.dominated().map(|d| &d.dom)
+    }
+
+    pub fn types(&self) -> Option<&Arc<Vec<TypeStats>>> {
+        self.dominated().map(|d| &d.types)
+    }
+
+    pub fn roots(&self) -> Option<&Arc<Vec<RootGroup>>> {
+        self.dominated().map(|d| &d.roots)
+    }
+
+    pub fn duplicates(&self) -> Option<&Arc<Duplicates>> {
+        match self.reached() {
+            Stage::Ready(_, _, d) => Some(d),
+            _ => None,
+        }
+    }
+
+    pub fn failure(&self) -> Option<&Failure> {
+        match &self.stage {
+            Stage::Failed(_, f) => Some(f),
+            _ => None,
+        }
+    }
+
+    /// The message of a failure, if the analysis stopped.
+    pub fn error(&self) -> Option<&str> {
+        self.failure().map(Failure::message)
+    }
+
+    pub fn type_stats(&self, type_index: u32) -> Option<&TypeStats> {
+        let d = self.dominated()?;
+        let pos = *d.type_pos.get(type_index as usize)?;
+        d.types.get(pos as usize)
+    }
+
+    /// The reachable instance of a type that retains most (precomputed).
+    pub fn largest_instance(&self, type_index: u32) -> Option<u32> {
+        let l = *self.dominated()?.largest.get(type_index as usize)?;
+        (l != u32::MAX).then_some(l)
+    }
+
+    /// The time of finished stage `i` (0 parse … 3 duplicates).
+    pub fn stage_ms(&self, i: usize) -> Option<u64> {
+        self.ms.get(i).copied()
+    }
+
+    pub fn finished_stages(&self) -> usize {
+        self.ms.len()
+    }
+
+    /// Every stage finished (the duplicates arrived).
+    pub fn ready(&self) -> bool {
+        self.ms.len() >= 4
+    }
+
+    /// Takes a stage message. Messages that are not stage results return
+    /// `Err(msg)` for the caller to route.
+    pub fn on_msg(&mut self, msg: Msg) -> Result<Arrived, Msg> {
+        if let Stage::Failed(..) = self.stage {
+            // Nothing arrives after a failure (a job may still answer).
+            return Ok(Arrived::Nothing);
+        }
+        let stage = std::mem::take(&mut self.stage);
+        let (stage, arrived) = match (stage, msg) {
+            (Stage::Parsing, Msg::Parsed { ms }) => {
+                self.ms.push(ms);
+                (Stage::Parsed, Arrived::Nothing)
+            }
+            (Stage::Parsed, Msg::Graph { graph, ms }) => {
+                self.ms.push(ms);
+                (Stage::Graph(graph), Arrived::Graph)
+            }
+            (
+                Stage::Graph(graph),
+                Msg::Dominators {
+                    dom,
+                    types,
+                    roots,
+                    weakly_held,
+                    largest,
+                    ms,
+                },
+            ) => {
+                self.ms.push(ms);
+                let mut type_pos = vec![u32::MAX; graph.dump.type_names.len()];
+                for (i, t) in types.iter().enumerate() {
+                    type_pos[t.type_index as usize] = i as u32;
+                }
+                let d = Dominated {
+                    dom,
+                    types,
+                    type_pos,
+                    roots,
+                    weakly_held,
+                    largest,
+                };
+                (Stage::Dominators(graph, Arc::new(d)), Arrived::Dominators)
+            }
+            (Stage::Dominators(g, d), Msg::Duplicates { duplicates, ms }) => {
+                self.ms.push(ms);
+                (Stage::Ready(g, d, duplicates), Arrived::Duplicates)
+            }
+            // A later per-type detection replaces the result, not the time.
+            (Stage::Ready(g, d, _), Msg::Duplicates { duplicates, .. }) => {
+                (Stage::Ready(g, d, duplicates), Arrived::Duplicates)
+            }
+            (s, Msg::Failed(e)) => (
+                Stage::Failed(Box::new(s), Failure::Input(e)),
+                Arrived::Failure,
+            ),
+            (s, Msg::Panicked(e)) => (
+                Stage::Failed(Box::new(s), Failure::Panic(e)),
+                Arrived::Failure,
+            ),
+            (
+                s,
+                m @ (Msg::Parsed { .. }
+                | Msg::Graph { .. }
+                | Msg::Dominators { .. }
+                | Msg::Duplicates { .. }),
+            ) => {
+                // Out of order (a stage message without its predecessor):
+                // dropped, as the model it refers to is not there.
+                drop(m);
+                (s, Arrived::Nothing)
+            }
+            (s, other) => {
+                self.stage = s;
+                return Err(other);
+            }
+        };
+        self.stage = stage;
+        Ok(arrived)
+    }
+}
