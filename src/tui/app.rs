@@ -85,12 +85,19 @@ pub enum Action {
     JobProgress(f64),
     /// Once per frame: advance the fuzzy matcher.
     Tick,
+    /// A caught signal (SIGTERM, SIGHUP, …): end with its exit status.
+    Signal(i32),
 }
 
 /// What `update` asks of the event loop.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Effect {
     Quit,
+    /// A signal asked to end: the exit status follows it.
+    Signalled(i32),
+    /// Start a background job in its slot (a newer one of the same kind
+    /// cancels and supersedes it).
+    StartJob(Job),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -136,8 +143,9 @@ pub struct App {
     pub loading: Loading,
     /// Computed once per dump, so no frame walks the heap.
     pub totals: Totals,
-    /// Background jobs requested and not yet started (the loop drains it).
-    pub jobs: Vec<Job>,
+    /// Effects requested while handling the current action; `update`
+    /// returns them.
+    outbox: Vec<Effect>,
     pub progress: ProgressView,
     pub job: Option<(String, f64)>,
     pub pane: PaneId,
@@ -175,7 +183,7 @@ impl App {
             size,
             loading: Loading::default(),
             totals: Totals::default(),
-            jobs: Vec::new(),
+            outbox: Vec::new(),
             progress: ProgressView {
                 stage: Stage::Parse,
                 fraction: 0.0,
@@ -633,7 +641,7 @@ impl App {
         let background = matches!(job, Job::Precise { .. }) || graph.objects() > INLINE_JOB_LIMIT;
         if background {
             self.job = Some((label.to_string(), 0.0));
-            self.jobs.push(job);
+            self.outbox.push(Effect::StartJob(job));
         } else if let Some(msg) = run_job(job, &graph, &dom, &crate::progress::Progress::new()) {
             self.on_worker(msg);
         }
@@ -1333,8 +1341,18 @@ impl App {
     }
 }
 
-/// Applies one action. Returns what the event loop must do, if anything.
-pub fn update(app: &mut App, action: Action) -> Option<Effect> {
+/// Applies one action: changes the model, does no I/O, and returns what
+/// the event loop must carry out.
+pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
+    let first = handle(app, action);
+    let mut effects = std::mem::take(&mut app.outbox);
+    if let Some(e) = first {
+        effects.insert(0, e);
+    }
+    effects
+}
+
+fn handle(app: &mut App, action: Action) -> Option<Effect> {
     match action {
         Action::Key(ev) => {
             if ev.kind != KeyEventKind::Press {
@@ -1397,5 +1415,6 @@ pub fn update(app: &mut App, action: Action) -> Option<Effect> {
             }
             None
         }
+        Action::Signal(sig) => Some(Effect::Signalled(sig)),
     }
 }

@@ -5,8 +5,10 @@
 //! feeds them into `update` and paces redraws.
 
 pub mod app;
+pub mod event_loop;
 pub mod filtering;
 pub mod fmt;
+pub mod jobs;
 pub mod keys;
 pub mod layout;
 pub mod loading;
@@ -17,20 +19,20 @@ pub mod theme;
 pub mod ui;
 pub mod worker;
 
-use std::io::Write;
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use crossbeam_channel::{bounded, select, tick};
+use crossbeam_channel::bounded;
 use crossterm::event::{self, DisableMouseCapture, EnableMouseCapture, Event};
 use ratatui::layout::Rect;
 
 use crate::graph::duplicates::DuplicateOptions;
 use crate::import::source::TERMINAL_IN_USE;
 use crate::progress::Progress;
-use app::{update, Action, App, Effect, PaneId, ProgressView};
+use app::{update, Action, App, Effect};
+use event_loop::{Ended, Trace};
 use filtering::FilterThread;
 use loading::Failure;
 use signals::Exit;
@@ -50,10 +52,6 @@ pub struct Options {
     pub duplicates: DuplicateOptions,
 }
 
-/// Redraws caused by progress or data arrive at most this often; keys and
-/// mouse redraw at once.
-const FRAME_INTERVAL: Duration = Duration::from_millis(80);
-
 /// Gives the terminal back however the UI ends (return, `?`, panic unwind).
 struct TerminalGuard;
 
@@ -62,24 +60,6 @@ impl Drop for TerminalGuard {
         let _ = crossterm::execute!(std::io::stdout(), DisableMouseCapture);
         ratatui::restore();
         TERMINAL_IN_USE.store(false, Ordering::Relaxed);
-    }
-}
-
-/// An optional timing log (`HEAPTUI_UI_TRACE=file`): first frame and per-key
-/// latencies, for the README's measurements.
-struct Trace(Option<std::fs::File>);
-
-impl Trace {
-    fn open() -> Trace {
-        Trace(std::env::var_os("HEAPTUI_UI_TRACE").and_then(|p| std::fs::File::create(p).ok()))
-    }
-    fn on(&self) -> bool {
-        self.0.is_some()
-    }
-    fn log(&mut self, what: &str, d: Duration) {
-        if let Some(f) = &mut self.0 {
-            let _ = writeln!(f, "{what} {:.2}", d.as_secs_f64() * 1000.0);
-        }
     }
 }
 
@@ -121,10 +101,13 @@ fn run_ui(options: Options) -> color_eyre::Result<(Exit, Option<String>)> {
         }
     }
     let theme = Theme::from_env(options.ascii);
+    // Every input reaches the loop through one channel: keys, mouse and
+    // resizes from the input thread, signals from the signal thread.
+    let (event_tx, events) = bounded::<Action>(256);
     // Raw mode turns Ctrl-C into a key; a signal from elsewhere (kill, a
     // dropped SSH session) ends the loop, so the guard restores the screen.
-    let (sig_tx, sig_rx) = bounded::<i32>(8);
-    signals::forward(move |s| sig_tx.send(s).is_ok())?;
+    let signal_tx = event_tx.clone();
+    signals::forward(move |s| signal_tx.send(Action::Signal(s)).is_ok())?;
 
     // The cooked mode, for the SIGBUS handler to restore (it cannot use
     // crossterm's copy); saved before raw mode, and before any file is
@@ -149,145 +132,29 @@ fn run_ui(options: Options) -> color_eyre::Result<(Exit, Option<String>)> {
         progress.clone(),
         work_tx.clone(),
     )?;
+    let filters = FilterThread::spawn(work_tx)?;
 
-    let filters = FilterThread::spawn(work_tx.clone())?;
-    // For the timing log: per pane, the filter generation last sent and when.
-    let mut filter_sent: [Option<(u64, Instant)>; 5] = [None; 5];
-
-    let (key_tx, key_rx) = bounded::<Event>(256);
     std::thread::Builder::new()
         .name("heaptui-input".into())
         .spawn(move || {
             while let Ok(ev) = event::read() {
-                if key_tx.send(ev).is_err() {
+                let action = match ev {
+                    Event::Key(k) => Action::Key(k),
+                    Event::Mouse(m) => Action::Mouse(m),
+                    Event::Resize(w, h) => Action::Resize(w, h),
+                    _ => continue,
+                };
+                if event_tx.send(action).is_err() {
                     break;
                 }
             }
         })?;
 
-    let ticker = tick(Duration::from_millis(40));
-    let mut job_progress: Option<Arc<Progress>> = None;
-    let mut last_draw = Instant::now();
-    let mut dirty = false;
-    let exit = loop {
-        let mut effects = Vec::new();
-        let mut urgent = false;
-        let mut key_at = None;
-        let mut filter_done = None;
-        select! {
-            recv(sig_rx) -> sig => {
-                if let Ok(sig) = sig {
-                    progress.cancel();
-                    break Exit::of_signal(sig);
-                }
-            }
-            recv(key_rx) -> ev => {
-                let Ok(ev) = ev else { break Exit::Code(0) };
-                key_at = Some(Instant::now());
-                urgent = true;
-                // Coalesce what is already queued (wheel bursts, pastes).
-                let mut batch = vec![ev];
-                while let Ok(more) = key_rx.try_recv() {
-                    batch.push(more);
-                }
-                for ev in batch {
-                    let action = match ev {
-                        Event::Key(k) => Action::Key(k),
-                        Event::Mouse(m) => Action::Mouse(m),
-                        Event::Resize(w, h) => Action::Resize(w, h),
-                        _ => continue,
-                    };
-                    effects.extend(update(&mut app, action));
-                }
-            }
-            recv(work_rx) -> msg => {
-                if let Ok(msg) = msg {
-                    // A filter result answers a key: it is drawn at once
-                    // (one per key at most, superseded ones never come).
-                    if let Msg::Filtered(f) = &msg {
-                        urgent = true;
-                        let i = f.pane.index();
-                        if let Some((g, at)) = filter_sent[i] {
-                            if g == f.generation && trace.on() {
-                                filter_done = Some((i, at));
-                            }
-                        }
-                    }
-                    effects.extend(update(&mut app, Action::Worker(msg)));
-                    dirty = true;
-                }
-            }
-            recv(ticker) -> _ => {
-                let view = ProgressView {
-                    stage: progress.stage(),
-                    fraction: progress.fraction(),
-                    elapsed_ms: launched.elapsed().as_millis() as u64,
-                };
-                if let Some(p) = signals::take_background_panic() {
-                    update(&mut app, Action::Worker(Msg::Panicked(p)));
-                    dirty = true;
-                }
-                if view != app.progress && !app.loading.ready() {
-                    dirty = true;
-                }
-                update(&mut app, Action::Progress(view));
-                if let Some(p) = &job_progress {
-                    update(&mut app, Action::JobProgress(p.fraction()));
-                    dirty = true;
-                }
-                if app.job.is_none() {
-                    job_progress = None;
-                }
-                update(&mut app, Action::Tick);
-                if app.matcher.running || app.matcher.notified.swap(false, Ordering::Relaxed) {
-                    dirty = true;
-                }
-            }
-        }
-        if effects.contains(&Effect::Quit) {
-            // Do not wait for the worker: it polls the flag and the
-            // process ends with us anyway.
-            progress.cancel();
-            if let Some(p) = &job_progress {
-                p.cancel();
-            }
-            break match app.loading.failure() {
-                // A dump that could not be used is exit code 2, as in `report`.
-                Some(Failure::Input(_)) => Exit::Code(2),
-                Some(Failure::Panic(_)) => Exit::Code(101),
-                None => Exit::Code(0),
-            };
-        }
-        for job in std::mem::take(&mut app.jobs) {
-            if let (Some(g), Some(d)) = (app.graph().cloned(), app.dom().cloned()) {
-                let p = Arc::new(Progress::new());
-                job_progress = Some(p.clone());
-                worker::spawn_job(job, g, d, p, work_tx.clone())?;
-            }
-        }
-        for req in std::mem::take(&mut app.filter_requests) {
-            filter_sent[req.pane.index()] = Some((req.generation, Instant::now()));
-            filters.send(req);
-        }
-        if urgent {
-            update(&mut app, Action::Tick);
-        }
-        if urgent || (dirty && last_draw.elapsed() >= FRAME_INTERVAL) {
-            terminal.draw(|f| ui::draw(&app, f))?;
-            last_draw = Instant::now();
-            dirty = false;
-            if let Some(t) = key_at {
-                trace.log("key_ms", t.elapsed());
-            }
-            if let Some((i, t)) = filter_done {
-                trace.log(
-                    &format!("filter_{}_ms", PaneId::ALL[i].title()),
-                    t.elapsed(),
-                );
-            }
-        }
+    let mut rt = event_loop::Runtime::live(progress, work_rx, filters, launched, trace);
+    let exit = match event_loop::run(&mut terminal, &mut app, &events, &mut rt)? {
+        Ended::Quit(exit) => exit,
+        Ended::InputClosed => Exit::Code(0),
     };
-    progress.cancel();
     let note = match app.loading.failure() {
         Some(Failure::Panic(m)) => Some(format!("the analysis failed (internal error): {m}")),
         _ => None,
@@ -323,6 +190,7 @@ pub fn loaded_app(
             true
         },
     );
+    let mut events = Vec::new();
     for mut m in msgs {
         match &mut m {
             Msg::Parsed { ms }
@@ -331,24 +199,31 @@ pub fn loaded_app(
             | Msg::Duplicates { ms, .. } => *ms = 0,
             _ => {}
         }
-        update(&mut app, Action::Worker(m));
+        events.push(Action::Worker(m));
     }
-    run_jobs(&mut app);
-    app.matcher.settle();
+    drive(&mut app, events);
     app
 }
 
-/// Runs queued background jobs and filter requests synchronously, which
-/// drains what the worker threads would do (tests; the real loop hands them
-/// to threads instead).
-pub fn run_jobs(app: &mut App) {
-    for job in std::mem::take(&mut app.jobs) {
-        if let (Some(g), Some(d)) = (app.graph().cloned(), app.dom().cloned()) {
-            if let Some(m) = worker::run_job(job, &g, &d, &Progress::new()) {
-                update(app, Action::Worker(m));
-            }
-        }
+/// Runs the real event loop, settled (work inline, one event per turn),
+/// over a finite stream of events on a `TestBackend` of the app's size:
+/// how the journeys and the demo tape drive the UI.
+pub fn drive(app: &mut App, events: Vec<Action>) -> Ended {
+    let (tx, rx) = crossbeam_channel::unbounded();
+    for e in events {
+        let _ = tx.send(e);
     }
+    drop(tx);
+    let backend = ratatui::backend::TestBackend::new(app.size.width, app.size.height);
+    let mut terminal = ratatui::Terminal::new(backend).expect("a test backend");
+    let mut rt = event_loop::Runtime::settled();
+    event_loop::run(&mut terminal, app, &rx, &mut rt).expect("a test backend does not fail")
+}
+
+/// Runs queued filter requests synchronously and delivers their results,
+/// which is what the filter thread would do (tests that look at the state
+/// between a key and its filter result).
+pub fn run_jobs(app: &mut App) {
     for req in std::mem::take(&mut app.filter_requests) {
         if let Some(f) = filtering::compute(req, &|| false) {
             update(app, Action::Worker(Msg::Filtered(f)));
@@ -356,12 +231,11 @@ pub fn run_jobs(app: &mut App) {
     }
 }
 
-/// Feeds a key, runs what it queued and lets the fuzzy matcher finish
-/// (tests; the real loop ticks per frame instead).
+/// Feeds one key through the settled loop; `Some(Effect::Quit)` when it
+/// ended the loop.
 pub fn press(app: &mut App, key: crossterm::event::KeyEvent) -> Option<Effect> {
-    let e = update(app, Action::Key(key));
-    run_jobs(app);
-    app.matcher.settle();
-    update(app, Action::Tick);
-    e
+    match drive(app, vec![Action::Key(key)]) {
+        Ended::Quit(_) => Some(Effect::Quit),
+        Ended::InputClosed => None,
+    }
 }
