@@ -211,7 +211,7 @@ pub fn run<B: Backend>(
             }
         }
         if rt.settled {
-            app.matcher.settle();
+            app.types_pane.matcher.settle();
         }
         if urgent {
             update(app, Action::Tick);
@@ -261,7 +261,13 @@ fn sample(app: &mut App, rt: &mut Runtime, effects: &mut Vec<Effect>) -> bool {
         rt.job_progress = None;
     }
     update(app, Action::Tick);
-    if app.matcher.running || app.matcher.notified.swap(false, Ordering::Relaxed) {
+    if app.types_pane.matcher.running
+        || app
+            .types_pane
+            .matcher
+            .notified
+            .swap(false, Ordering::Relaxed)
+    {
         dirty = true;
     }
     dirty

@@ -42,3 +42,32 @@ pub fn layout(area: Rect) -> Areas {
         footer,
     }
 }
+
+use super::pane_id::PaneId;
+
+fn tab_label(p: PaneId) -> String {
+    format!(" {} {} ", p.index() + 1, p.title())
+}
+
+/// The tab texts, focused or not (`[ 2 Dominators ]` / `  2 Dominators  `).
+pub fn tab_text(p: PaneId, focused: bool) -> String {
+    let label = tab_label(p);
+    if focused {
+        format!("[{label}]")
+    } else {
+        format!(" {label} ")
+    }
+}
+
+/// The pane whose tab covers column `x`.
+pub fn tab_at(x: u16) -> Option<PaneId> {
+    let mut at = 0u16;
+    for p in PaneId::ALL {
+        let w = tab_label(p).len() as u16 + 2;
+        if x >= at && x < at + w {
+            return Some(p);
+        }
+        at += w;
+    }
+    None
+}

@@ -11,6 +11,33 @@ use crate::analysis::TypeStats;
 use crate::graph::duplicates::Duplicates;
 use crate::graph::{DominatorTree, HeapGraph};
 
+/// Whole-heap sums the frames show, computed once when data arrives.
+#[derive(Debug, Clone, Default)]
+pub struct Totals {
+    pub bytes: u64,
+    /// (kind, flags, records), sorted.
+    pub root_kinds: Vec<(u32, u32, u64)>,
+    pub additional_bytes: u64,
+}
+
+impl Totals {
+    /// The sums of a graph (the duplicates' total comes with them).
+    pub fn of(graph: &HeapGraph) -> Totals {
+        let mut kinds: Vec<(u32, u32, u64)> = Vec::new();
+        let mut keys: Vec<(u32, u32)> =
+            graph.dump.roots.iter().map(|r| (r.kind, r.flags)).collect();
+        keys.sort_unstable();
+        for k in keys.chunk_by(|a, b| a == b) {
+            kinds.push((k[0].0, k[0].1, k.len() as u64));
+        }
+        Totals {
+            bytes: graph.dump.total_bytes(),
+            root_kinds: kinds,
+            additional_bytes: 0,
+        }
+    }
+}
+
 /// The results of the dominators stage.
 #[derive(Debug, Clone)]
 pub struct Dominated {

@@ -13,6 +13,7 @@ pub mod keys;
 pub mod layout;
 pub mod loading;
 pub mod matcher;
+pub mod pane_id;
 pub mod panes;
 pub mod signals;
 pub mod theme;

@@ -11,27 +11,10 @@ use super::app::{App, InputPurpose, PaneId};
 use super::fmt::{bytes, count, fit, secs};
 use super::keys::{self, KEYS};
 use super::loading::Failure;
-use super::panes;
+use super::panes::Pane;
 use crate::progress::Stage;
 
-pub use super::layout::{layout, Areas, MIN_HEIGHT, MIN_WIDTH};
-
-fn tab_label(p: PaneId) -> String {
-    format!(" {} {} ", p.index() + 1, p.title())
-}
-
-/// The pane whose tab covers column `x`.
-pub fn tab_at(x: u16) -> Option<PaneId> {
-    let mut at = 0u16;
-    for p in PaneId::ALL {
-        let w = tab_label(p).len() as u16 + 2;
-        if x >= at && x < at + w {
-            return Some(p);
-        }
-        at += w;
-    }
-    None
-}
+pub use super::layout::{layout, tab_at, Areas, MIN_HEIGHT, MIN_WIDTH};
 
 pub fn draw(app: &App, f: &mut Frame) {
     let area = f.area();
@@ -79,12 +62,8 @@ fn draw_tabs(app: &App, area: Rect, f: &mut Frame) {
     let mut spans = Vec::new();
     for p in PaneId::ALL {
         let focused = p == app.pane && app.inspector.is_none();
-        let label = tab_label(p);
-        if focused {
-            spans.push(Span::styled(format!("[{label}]"), t.selected()));
-        } else {
-            spans.push(Span::styled(format!(" {label} "), t.dim()));
-        }
+        let style = if focused { t.selected() } else { t.dim() };
+        spans.push(Span::styled(super::layout::tab_text(p, focused), style));
     }
     if app.inspector.is_some() {
         spans.push(Span::styled("[Inspector]", t.selected()));
@@ -97,37 +76,10 @@ fn draw_body(app: &App, area: Rect, f: &mut Frame) {
         draw_failure(app, message, area, f);
         return;
     }
-    if let Some(ins) = &app.inspector {
-        panes::inspector::draw(app, ins, area, f);
-        return;
-    }
-    match app.pane {
-        PaneId::Overview => panes::overview::draw(app, area, f),
-        PaneId::Dominators => match (&app.dominators, app.loading.graph(), app.loading.dom()) {
-            (Some(d), Some(g), Some(dom)) => {
-                let empty = panes::empty_message(
-                    app,
-                    PaneId::Dominators,
-                    "objects",
-                    "no object is reachable from a strong root",
-                );
-                panes::dominators::draw(d, &g.dump, dom, &app.theme, &empty, area, f)
-            }
-            _ => {
-                let block = Block::bordered()
-                    .border_set(app.theme.border())
-                    .title(" Dominators ");
-                let msg = if app.loading.error().is_some() {
-                    " no data"
-                } else {
-                    " computing the dominator tree…"
-                };
-                f.render_widget(Paragraph::new(msg).block(block), area);
-            }
-        },
-        PaneId::Types => panes::types::draw(app, area, f),
-        PaneId::Duplicates => panes::duplicates::draw(app, area, f),
-        PaneId::Roots => panes::roots::draw(app, area, f),
+    let ctx = app.ctx(app.pane);
+    match &app.inspector {
+        Some(ins) => ins.draw(&ctx, area, f),
+        None => app.pane_view(app.pane).draw(&ctx, area, f),
     }
 }
 
