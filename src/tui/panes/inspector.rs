@@ -12,7 +12,7 @@ use crate::analysis::domination_path;
 use crate::graph::duplicates::Duplicates;
 use crate::graph::{DominatorTree, HeapGraph};
 use crate::model::{root_flags, root_kind};
-use crate::tui::fmt::{bytes, count, fit, type_name};
+use crate::tui::fmt::{bytes, count, fit, text_width, type_name};
 use crate::tui::keys::Cmd;
 use crate::tui::theme::Theme;
 
@@ -306,7 +306,7 @@ impl Pane for Inspector {
                     (Some(Target::Object(o)), Some(g)) => {
                         let d = &g.dump;
                         let tail = format!(" {} ({})", d.id_hex(o), bytes(d.sizes[o as usize]));
-                        let room = w.saturating_sub(1 + en.text.chars().count() + tail.len());
+                        let room = w.saturating_sub(1 + text_width(&en.text) + tail.len());
                         format!(
                             "{}{}{tail}",
                             en.text,

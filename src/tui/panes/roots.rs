@@ -14,7 +14,9 @@ use crate::analysis::filter::TypeFilter;
 use crate::analysis::roots::RootGroup;
 use crate::model::{root_flags, root_kind};
 use crate::tui::filtering::{FilterResult, FilterWork};
-use crate::tui::fmt::{bytes, bytes_width, count, count_width, fit, type_name, Col, Columns};
+use crate::tui::fmt::{
+    bytes, bytes_width, count, count_width, fit, text_width, type_name, Col, Columns,
+};
 use crate::tui::keys::Cmd;
 
 pub use crate::tui::filtering::{match_groups, GroupMatch, RECORDS_SHOWN};
@@ -251,7 +253,7 @@ impl Pane for RootsPane {
                     // cut at the end.
                     let id = dump.id_hex(root.object);
                     let room = label_w
-                        .saturating_sub(4 + id.len() + container.chars().count())
+                        .saturating_sub(4 + id.len() + text_width(&container))
                         .max(12);
                     let label = format!(
                         "   {} {id}{container}",

@@ -8,7 +8,7 @@ use ratatui::Frame;
 use super::DominatorsPane;
 use crate::graph::DominatorTree;
 use crate::model::Model;
-use crate::tui::fmt::{bytes, fit, percent};
+use crate::tui::fmt::{bytes, fit, percent, text_width};
 use crate::tui::theme::Theme;
 
 pub fn draw_chart(
@@ -97,8 +97,8 @@ impl ratatui::widgets::Widget for RetainedChart<'_> {
             // keeps a few cells in a tiny chart).
             let nums = format!(" {} {}", bytes(b.bytes), percent(b.bytes, self.reachable));
             let name_w = label_w
-                .saturating_sub(nums.chars().count())
-                .max(b.label.chars().count().min(4));
+                .saturating_sub(text_width(&nums))
+                .max(text_width(&b.label).min(4));
             let name = fit(&b.label, name_w, theme);
             let label = fit(&format!("{name}{nums}"), label_w, theme);
             let mark = if b.selected { ">" } else { " " };
