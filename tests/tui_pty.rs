@@ -355,3 +355,22 @@ fn a_worker_panic_shows_an_error_screen_and_exits_101() {
         "{text:?}"
     );
 }
+
+#[test]
+fn sigusr1_is_raised_again_after_the_terminal_is_restored() {
+    use std::os::unix::process::ExitStatusExt;
+    let (master, slave) = openpty(24, 80);
+    let (mut child, out) = start_on_pty("--demo".as_ref(), &master, &slave);
+    wait_for(&out, "ready", "analysis of the demo");
+    // SAFETY: a signal to our own child.
+    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGUSR1) };
+    let status = wait_exit(&mut child, "heaptui did not end on SIGUSR1");
+    std::thread::sleep(Duration::from_millis(100));
+    let text = String::from_utf8_lossy(&out.lock().unwrap()).to_string();
+    assert_eq!(status.signal(), Some(libc::SIGUSR1), "{status:?}");
+    assert!(
+        cooked(&termios(&slave)),
+        "the terminal was left in raw mode"
+    );
+    assert!(text.contains("\x1b[?1049l"), "left the alternate screen");
+}

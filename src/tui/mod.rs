@@ -1,8 +1,12 @@
 //! The terminal UI (SPEC §3). Elm-shaped: [`app::App`] is the model,
 //! [`app::Action`] every input, [`app::update`] the only place the model
-//! changes (no I/O), [`ui::draw`] a pure view. This module owns the I/O:
-//! the terminal, the input thread, the analysis worker, and the loop that
-//! feeds them into `update` and paces redraws.
+//! changes (no I/O; it returns [`app::Effect`]s), [`ui::draw`] a pure view.
+//! [`event_loop::run`] is the one loop (generic over the backend and fed
+//! by a channel) that carries out the effects; this module owns the rest
+//! of the I/O: the terminal and its guard, the input and signal threads,
+//! the analysis worker. Layers, each importing only those below it:
+//! `event_loop` → `app` (router) → `panes` → `loading`, `filtering`,
+//! `jobs`, `worker`, `keys`, `layout`, `fmt`, `theme`; `ui` draws `app`.
 
 pub mod app;
 pub mod event_loop;
