@@ -264,3 +264,68 @@ impl Loading {
         Ok(arrived)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::progress::Progress;
+
+    fn demo_graph() -> Arc<HeapGraph> {
+        let text = crate::tui::DEMO_DUMP.as_bytes();
+        let dump = crate::import::import_bytes(std::path::Path::new("demo"), text).unwrap();
+        Arc::new(HeapGraph::build(dump))
+    }
+
+    #[test]
+    fn stages_arrive_in_order_and_a_failure_keeps_what_arrived() {
+        let mut l = Loading::default();
+        assert!(matches!(l.stage(), Stage::Parsing));
+        assert_eq!(l.on_msg(Msg::Parsed { ms: 3 }).unwrap(), Arrived::Nothing);
+        let graph = demo_graph();
+        let arrived = l.on_msg(Msg::Graph {
+            graph: graph.clone(),
+            ms: 5,
+        });
+        assert_eq!(arrived.unwrap(), Arrived::Graph);
+        assert!(l.graph().is_some() && l.dom().is_none());
+        assert_eq!(
+            (l.stage_ms(0), l.stage_ms(1), l.stage_ms(2)),
+            (Some(3), Some(5), None)
+        );
+        assert!(!l.ready());
+
+        let arrived = l.on_msg(Msg::Panicked("boom".into())).unwrap();
+        assert_eq!(arrived, Arrived::Failure);
+        assert_eq!(l.failure(), Some(&Failure::Panic("boom".into())));
+        assert!(l.graph().is_some(), "what arrived before stays readable");
+        // Nothing moves after a failure.
+        let dom = DominatorTree::compute(&graph, &Progress::new()).unwrap();
+        let late = Msg::Dominators {
+            dom: Arc::new(dom),
+            types: Arc::new(Vec::new()),
+            roots: Arc::new(Vec::new()),
+            weakly_held: (0, 0),
+            largest: Arc::new(Vec::new()),
+            ms: 1,
+        };
+        assert_eq!(l.on_msg(late).unwrap(), Arrived::Nothing);
+        assert!(l.dom().is_none());
+    }
+
+    #[test]
+    fn other_messages_are_handed_back() {
+        let mut l = Loading::default();
+        let msg = Msg::RetentionPath {
+            object: 1,
+            path: None,
+        };
+        assert!(matches!(l.on_msg(msg), Err(Msg::RetentionPath { .. })));
+        // A stage message out of order is dropped.
+        let out_of_order = Msg::Duplicates {
+            duplicates: Arc::new(Default::default()),
+            ms: 1,
+        };
+        assert_eq!(l.on_msg(out_of_order).unwrap(), Arrived::Nothing);
+        assert!(matches!(l.stage(), Stage::Parsing));
+    }
+}
