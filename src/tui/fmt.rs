@@ -257,6 +257,28 @@ impl Columns {
         shown.iter().sum::<usize>() + shown.len().saturating_sub(1)
     }
 
+    /// The shown cells, each fitted (the name) and padded to its column.
+    pub fn cells(&self, cells: &[&str], theme: &Theme) -> Vec<String> {
+        let mut out = Vec::with_capacity(cells.len());
+        for (i, cell) in cells.iter().enumerate() {
+            if !self.shown[i] {
+                continue;
+            }
+            let w = self.widths[i];
+            let cell = if Some(i) == self.flex {
+                fit(cell, w, theme)
+            } else {
+                cell.to_string()
+            };
+            let pad = " ".repeat(w.saturating_sub(text_width(&cell)));
+            out.push(match self.aligns[i] {
+                Align::Left => cell,
+                Align::Right => pad + &cell,
+            });
+        }
+        out
+    }
+
     /// One row: `marker` (one cell) and the cells, padded to their columns
     /// (cells of left-out columns are skipped). The name cell is shortened
     /// to fit (callers may shorten it better first, e.g. with

@@ -9,6 +9,7 @@ use ratatui::text::Line;
 use ratatui::widgets::{Block, Paragraph};
 use ratatui::Frame;
 
+use super::table::{ScrolledTable, TableRow};
 use super::{empty_message, Ctx, FilterPlan, Intent, ListState, Pane};
 use crate::analysis::filter::TypeFilter;
 use crate::analysis::{ImmediateDominators, PreciseRetained, TypeStats};
@@ -312,9 +313,9 @@ impl Pane for TypesPane {
                 .areas(inner);
         let cols = pane.columns();
         let table = Columns::new(top.width as usize, &cols);
-        let mut lines = vec![Line::styled(table.header(&cols, theme), theme.header())];
         let height = top.height.saturating_sub(1) as usize;
         let rows = self.matcher.rows(pane.list.offset, height);
+        let mut shown = Vec::with_capacity(rows.len());
         for (i, ty) in rows.iter().enumerate() {
             let Some(s) = ctx.loading.type_stats(*ty) else {
                 continue;
@@ -325,17 +326,13 @@ impl Pane for TypesPane {
                 (None, Some(r)) if r == *ty => "running".into(),
                 _ => "-".into(),
             };
-            let text = table.row(
-                if selected { ">" } else { " " },
-                &[
-                    &type_name(&dump.type_names[*ty as usize], table.width(0), theme),
-                    &count(s.count),
-                    &bytes(s.shallow_bytes),
-                    &bytes(s.min_retained_bytes),
-                    &precise,
-                ],
-                theme,
-            );
+            let cells = vec![
+                type_name(&dump.type_names[*ty as usize], table.width(0), theme),
+                count(s.count),
+                bytes(s.shallow_bytes),
+                bytes(s.min_retained_bytes),
+                precise,
+            ];
             let style = if selected && !pane.imm_focus {
                 theme.selected()
             } else if selected {
@@ -343,18 +340,26 @@ impl Pane for TypesPane {
             } else {
                 Default::default()
             };
-            lines.push(Line::styled(text, style));
+            shown.push(TableRow::cells(cells, selected, style));
         }
-        if rows.is_empty() {
-            let empty = empty_message(
+        let empty = rows.is_empty().then(|| {
+            empty_message(
                 ctx,
                 self.matcher.running,
                 "types",
                 "the dump defines no types",
-            );
-            lines.push(Line::raw(fit(&empty, top.width as usize, theme)));
-        }
-        f.render_widget(Paragraph::new(lines), top);
+            )
+        });
+        f.render_widget(
+            ScrolledTable {
+                columns: &table,
+                header: &cols,
+                theme,
+                rows: shown,
+                empty,
+            },
+            top,
+        );
 
         if let Some(imm) = &pane.imm {
             let w = bottom.width as usize;
@@ -365,22 +370,23 @@ impl Pane for TypesPane {
             } else {
                 imm.exclude.clone()
             };
-            let mut lines = vec![
-                Line::styled(
-                    fit(
-                        &format!(
-                            " Immediate dominators of {} {} skipping: {excl}",
-                            dump.type_names[imm.type_index as usize],
-                            theme.sep()
-                        ),
-                        w,
-                        theme,
+            let title = Line::styled(
+                fit(
+                    &format!(
+                        " Immediate dominators of {} {} skipping: {excl}",
+                        dump.type_names[imm.type_index as usize],
+                        theme.sep()
                     ),
-                    theme.header(),
+                    w,
+                    theme,
                 ),
-                Line::styled(table.header(&cols, theme), theme.header()),
-            ];
+                theme.header(),
+            );
+            let [title_area, list_area] =
+                Layout::vertical([Constraint::Length(1), Constraint::Min(0)]).areas(bottom);
+            f.render_widget(Paragraph::new(title), title_area);
             let height = bottom.height.saturating_sub(2) as usize;
+            let mut shown = Vec::new();
             for (i, r) in imm
                 .rows
                 .iter()
@@ -401,29 +407,29 @@ impl Pane for TypesPane {
                     }
                     None => "<GC roots directly>".into(),
                 };
-                let text = table.row(
-                    if selected { ">" } else { " " },
-                    &[
-                        &name,
-                        &count(r.dominated_objects),
-                        &bytes(r.dominated_shallow_bytes),
-                        &bytes(r.dominators_retained_bytes),
-                    ],
+                let cells = vec![
+                    name,
+                    count(r.dominated_objects),
+                    bytes(r.dominated_shallow_bytes),
+                    bytes(r.dominators_retained_bytes),
+                ];
+                let style = if selected && pane.imm_focus {
+                    theme.selected()
+                } else {
+                    Default::default()
+                };
+                shown.push(TableRow::cells(cells, selected, style));
+            }
+            f.render_widget(
+                ScrolledTable {
+                    columns: &table,
+                    header: &cols,
                     theme,
-                );
-                lines.push(Line::styled(
-                    text,
-                    if selected && pane.imm_focus {
-                        theme.selected()
-                    } else {
-                        Default::default()
-                    },
-                ));
-            }
-            if imm.rows.is_empty() {
-                lines.push(Line::raw(" (no reachable instances)"));
-            }
-            f.render_widget(Paragraph::new(lines), bottom);
+                    rows: shown,
+                    empty: Some(" (no reachable instances)".into()),
+                },
+                list_area,
+            );
         }
     }
 }
