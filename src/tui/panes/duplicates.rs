@@ -4,11 +4,12 @@
 
 use std::sync::Arc;
 
-use ratatui::layout::Rect;
+use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::Line;
 use ratatui::widgets::{Block, Paragraph};
 use ratatui::Frame;
 
+use super::table::{ScrolledTable, TableRow};
 use super::{empty_message, Ctx, FilterPlan, Intent, ListState, Pane};
 use crate::analysis::filter::TypeFilter;
 use crate::graph::duplicates::{DuplicateSet, Duplicates};
@@ -514,72 +515,70 @@ impl Pane for DuplicatesPane {
         let cols = pane.widths.columns(theme);
         let table = Columns::new(w, &cols);
         let type_w = table.width(7);
-        let mut lines = vec![
-            Line::styled(
-                fit(
-                    " equal = same type, size and reference shape (dumps hold no field values)",
-                    w,
-                    theme,
-                ),
-                theme.dim(),
+        let note = Line::styled(
+            fit(
+                " equal = same type, size and reference shape (dumps hold no field values)",
+                w,
+                theme,
             ),
-            Line::styled(table.header(&cols, theme), theme.header()),
-        ];
+            theme.dim(),
+        );
+        let [note_area, list_area] =
+            Layout::vertical([Constraint::Length(1), Constraint::Min(0)]).areas(inner);
+        f.render_widget(Paragraph::new(note), note_area);
+        let mut shown = Vec::new();
         let end = pane.rows.len().min(pane.list.offset + height);
         for (i, row) in (pane.list.offset..end).filter_map(|i| Some((i, pane.rows.get(i)?))) {
             let sel = i == pane.list.selected;
-            let marker = if sel { ">" } else { " " };
-            let text = match row {
+            let cells: Vec<String> = match row {
                 DupRow::Set(id) => {
                     let s = &d.sets[id as usize];
-                    table.row(
-                        marker,
-                        &[
-                            &format!("#{}", s.id),
-                            &bytes(s.additional_bytes),
-                            &count(s.members.len() as u64),
-                            &bytes(s.instance_bytes),
-                            &count(s.objects_per_copy),
-                            if s.trivial { "trivial" } else { "full" },
-                            &s.holding_set
-                                .map_or("-".to_string(), |h| format!("{}#{h}", theme.arrow())),
-                            &type_name(&dump.type_names[s.type_index as usize], type_w, theme),
-                        ],
-                        theme,
-                    )
+                    vec![
+                        format!("#{}", s.id),
+                        bytes(s.additional_bytes),
+                        count(s.members.len() as u64),
+                        bytes(s.instance_bytes),
+                        count(s.objects_per_copy),
+                        (if s.trivial { "trivial" } else { "full" }).into(),
+                        s.holding_set
+                            .map_or("-".to_string(), |h| format!("{}#{h}", theme.arrow())),
+                        type_name(&dump.type_names[s.type_index as usize], type_w, theme),
+                    ]
                 }
                 DupRow::Possible(p) => {
                     let p = &d.possible[p as usize];
-                    table.row(
-                        marker,
-                        &[
-                            "?",
-                            "-",
-                            &count(p.instances.len() as u64),
-                            "-",
-                            "-",
-                            "possible",
-                            "D:detect",
-                            &type_name(&dump.type_names[p.type_index as usize], type_w, theme),
-                        ],
-                        theme,
-                    )
+                    vec![
+                        "?".into(),
+                        "-".into(),
+                        count(p.instances.len() as u64),
+                        "-".into(),
+                        "-".into(),
+                        "possible".into(),
+                        "D:detect".into(),
+                        type_name(&dump.type_names[p.type_index as usize], type_w, theme),
+                    ]
                 }
             };
-            let text = fit(&text, w, theme);
-            lines.push(Line::styled(
-                text,
-                if sel {
-                    theme.selected()
-                } else {
-                    Default::default()
-                },
-            ));
+            let style = if sel {
+                theme.selected()
+            } else {
+                Default::default()
+            };
+            shown.push(TableRow::cells(cells, sel, style));
         }
-        if pane.rows.is_empty() {
-            let empty = empty_message(ctx, false, "duplicate sets", "no duplicate sets");
-            lines.push(Line::raw(fit(&empty, w, theme)));
-        }
-        f.render_widget(Paragraph::new(lines), inner);
+        let empty = pane
+            .rows
+            .is_empty()
+            .then(|| empty_message(ctx, false, "duplicate sets", "no duplicate sets"));
+        f.render_widget(
+            ScrolledTable {
+                columns: &table,
+                header: &cols,
+                theme,
+                rows: shown,
+                empty,
+            },
+            list_area,
+        );
     }
 }

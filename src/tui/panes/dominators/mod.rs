@@ -14,6 +14,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Paragraph};
 use ratatui::Frame;
 
+use super::table::{ScrolledTable, TableRow};
 use super::{empty_message, Ctx, FilterPlan, Intent, Pane};
 use crate::analysis::filter::TypeFilter;
 use crate::graph::DominatorTree;
@@ -197,12 +198,9 @@ fn draw_tree(
     ];
     let table = Columns::new(area.width as usize, &cols);
     let name_w = table.width(0);
-    let mut lines = vec![Line::styled(table.header(&cols, theme), theme.header())];
     let on_path: Vec<u32> = t.ancestors(t.selected);
     let height = list_height(area.height);
-    if t.flat.is_empty() {
-        lines.push(Line::raw(fit(empty, area.width as usize, theme)));
-    }
+    let mut rows = Vec::new();
     for &id in t.flat.iter().skip(t.offset).take(height) {
         let n = &t.nodes[id as usize];
         let indent = "  ".repeat(n.depth.saturating_sub(1) as usize);
@@ -226,20 +224,15 @@ fn draw_tree(
         );
         let (rb, ro) = t.sizes_of(id, dom).unwrap_or((0, 0));
         let selected = id == t.selected;
-        let marker = if selected { ">" } else { " " };
-        let text = if matches!(n.item, Item::More { .. }) {
-            table.row(marker, &[&label], theme)
+        let cells = if matches!(n.item, Item::More { .. }) {
+            vec![label]
         } else {
-            table.row(
-                marker,
-                &[
-                    &label,
-                    &bytes(rb),
-                    &count(ro),
-                    &percent(rb, dom.reachable_bytes),
-                ],
-                theme,
-            )
+            vec![
+                label,
+                bytes(rb),
+                count(ro),
+                percent(rb, dom.reachable_bytes),
+            ]
         };
         let style = if selected {
             theme.selected()
@@ -248,9 +241,18 @@ fn draw_tree(
         } else {
             ratatui::style::Style::new()
         };
-        lines.push(Line::styled(text, style));
+        rows.push(TableRow::cells(cells, selected, style));
     }
-    f.render_widget(Paragraph::new(lines), area);
+    f.render_widget(
+        ScrolledTable {
+            columns: &table,
+            header: &cols,
+            theme,
+            rows,
+            empty: t.flat.is_empty().then(|| empty.to_string()),
+        },
+        area,
+    );
 }
 
 impl DominatorsPane {
