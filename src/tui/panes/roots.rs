@@ -9,6 +9,7 @@ use ratatui::text::Line;
 use ratatui::widgets::{Block, Paragraph};
 use ratatui::Frame;
 
+use super::table::{ScrolledTable, TableRow};
 use super::{empty_message, Ctx, FilterPlan, Intent, ListState, Pane};
 use crate::analysis::filter::TypeFilter;
 use crate::analysis::roots::RootGroup;
@@ -205,8 +206,8 @@ impl Pane for RootsPane {
         let table = Columns::new(w, &cols);
         // A record's label spans the name, records and objects columns.
         let label_w = table.span(0, 3);
-        let mut lines = vec![Line::styled(table.header(&cols, theme), theme.header())];
         let height = inner.height.saturating_sub(1) as usize;
+        let mut shown = Vec::new();
         for (i, row) in pane
             .rows
             .iter()
@@ -215,8 +216,12 @@ impl Pane for RootsPane {
             .take(height)
         {
             let sel = i == pane.list.selected;
-            let sel_mark = if sel { ">" } else { " " };
-            let text = match *row {
+            let style = if sel {
+                theme.selected()
+            } else {
+                Default::default()
+            };
+            shown.push(match *row {
                 RootRow::Group(gi) => {
                     let g = &groups[gi];
                     let mark = if pane.expanded.contains(&gi) {
@@ -229,16 +234,13 @@ impl Pane for RootsPane {
                         root_kind::name(g.kind),
                         root_flags::describe(g.flags)
                     );
-                    table.row(
-                        sel_mark,
-                        &[
-                            &name,
-                            &count(g.roots.len() as u64),
-                            &count(g.objects),
-                            &bytes(g.retained_bytes),
-                        ],
-                        theme,
-                    )
+                    let cells = vec![
+                        name,
+                        count(g.roots.len() as u64),
+                        count(g.objects),
+                        bytes(g.retained_bytes),
+                    ];
+                    TableRow::cells(cells, sel, style)
                 }
                 RootRow::Record(_, r) => {
                     let root = &dump.roots[r as usize];
@@ -259,35 +261,34 @@ impl Pane for RootsPane {
                         "   {} {id}{container}",
                         type_name(dump.type_name(root.object), room, theme)
                     );
-                    format!(
-                        "{sel_mark}{:<label_w$} {:>rw$}",
+                    // The label spans the name, records and objects columns.
+                    let text = format!(
+                        "{:<label_w$} {:>rw$}",
                         fit(&label, label_w, theme),
                         bytes(dom.retained_bytes[root.object as usize]),
                         rw = table.width(3),
-                    )
+                    );
+                    TableRow::spanning(text, sel, style)
                 }
                 RootRow::More(_, n) => {
-                    format!(
-                        "{sel_mark}   {} {} more records",
-                        theme.ellipsis(),
-                        count(n as u64)
-                    )
+                    let text = format!("   {} {} more records", theme.ellipsis(), count(n as u64));
+                    TableRow::spanning(text, sel, style)
                 }
-            };
-            let text = fit(&text, w, theme);
-            lines.push(Line::styled(
-                text,
-                if sel {
-                    theme.selected()
-                } else {
-                    Default::default()
-                },
-            ));
+            });
         }
-        if pane.rows.is_empty() {
-            let empty = empty_message(ctx, false, "roots", "the dump has no root records");
-            lines.push(Line::raw(fit(&empty, w, theme)));
-        }
-        f.render_widget(Paragraph::new(lines), inner);
+        let empty = pane
+            .rows
+            .is_empty()
+            .then(|| empty_message(ctx, false, "roots", "the dump has no root records"));
+        f.render_widget(
+            ScrolledTable {
+                columns: &table,
+                header: &cols,
+                theme,
+                rows: shown,
+                empty,
+            },
+            inner,
+        );
     }
 }
