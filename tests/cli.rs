@@ -72,7 +72,8 @@ fn json_contract_key_by_key() {
         v["diagnostics"],
         json!({
             "skipped_lines": 0, "dangling_references": 0, "undefined_types": 0,
-            "duplicate_objects": 0, "missing_root_objects": 0, "messages": []
+            "duplicate_objects": 0, "missing_root_objects": 0, "clamped_roots": 0,
+            "messages": []
         })
     );
     let dom = |id: &str, ty: &str, shallow: u64, retained: u64, objects: u64| {
@@ -177,7 +178,7 @@ fn json_diagnostics_of_a_broken_dump() {
         v["diagnostics"],
         json!({
             "skipped_lines": 0, "dangling_references": 2, "undefined_types": 1,
-            "duplicate_objects": 1, "missing_root_objects": 1,
+            "duplicate_objects": 1, "missing_root_objects": 1, "clamped_roots": 0,
             "messages": [
                 "line 4: reference from 1 to dead, which is not in the dump; dropped",
                 "line 6: reference from 3 to beef, which is not in the dump; dropped",

@@ -120,7 +120,7 @@ fn wide_app_with(w: u16, h: u16, objects: bool) -> App {
         update(&mut app, Action::Worker(m));
     }
     run_jobs(&mut app);
-    app.matcher.settle();
+    app.types_pane.matcher.settle();
     update(&mut app, Action::Tick);
     app
 }

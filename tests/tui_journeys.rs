@@ -99,8 +99,8 @@ fn overview_entries_jump() {
     assert_eq!(a.pane, PaneId::Duplicates);
     shows(&a, &["Set #0"]);
     keys(&mut a, "Bksp i");
-    let d = a.duplicates.clone().unwrap();
-    let first = a.graph.as_ref().unwrap().dump.id_hex(d.sets[0].members[0]);
+    let d = a.duplicates().cloned().unwrap();
+    let first = a.graph().unwrap().dump.id_hex(d.sets[0].members[0]);
     shows(&a, &[&format!("Object {first}")]);
 }
 
@@ -227,14 +227,14 @@ fn duplicates_detail_and_holding_set_jump() {
     let mut a = app(80, 24);
     // The image cache holds each photo several times: the CachedImage sets
     // (full) hold the sets of their pixel arrays (trivial).
-    let d = a.duplicates.clone().unwrap();
+    let d = a.duplicates().cloned().unwrap();
     let held = d
         .sets
         .iter()
         .find(|s| s.holding_set.is_some())
         .expect("a held set in the demo");
     let holder = held.holding_set.unwrap();
-    let names = &a.graph.as_ref().unwrap().dump.type_names;
+    let names = &a.graph().unwrap().dump.type_names;
     assert_eq!(names[held.type_index as usize].as_ref(), "System.Byte[]");
     assert_eq!(
         names[d.sets[holder as usize].type_index as usize].as_ref(),
@@ -300,7 +300,7 @@ fn inspector_jumps_and_goes_back() {
     // First target: the first reference.
     keys(&mut a, "Enter");
     let obj = a.inspector.as_ref().unwrap().object;
-    assert_ne!(a.graph.as_ref().unwrap().dump.id_hex(obj), "207380");
+    assert_ne!(a.graph().unwrap().dump.id_hex(obj), "207380");
     keys(&mut a, "o");
     assert_eq!(a.pane, PaneId::Dominators);
     assert!(a.inspector.is_none());
@@ -454,7 +454,7 @@ fn panes_work_as_their_data_arrives() {
     update(
         &mut a,
         Action::Worker(Msg::Graph {
-            graph: full.graph.clone().unwrap(),
+            graph: full.graph().cloned().unwrap(),
             ms: 0,
         }),
     );
@@ -478,10 +478,9 @@ fn precise_retained_on_request() {
         "{row}"
     );
     let p = a.types_pane.precise.values().next().unwrap();
-    let names = &a.graph.as_ref().unwrap().dump.type_names;
+    let names = &a.graph().unwrap().dump.type_names;
     let min = a
-        .types
-        .as_ref()
+        .types()
         .unwrap()
         .iter()
         .find(|t| names[t.type_index as usize].as_ref() == "FieldOps.Imaging.CachedImage")
@@ -563,8 +562,8 @@ fn a_dump_that_cannot_be_used_shows_why() {
 fn possible_duplicates_are_listed_and_detected_on_request() {
     let mut a = app(80, 24);
     // As if a work budget had cut detection short for the CachedImage type.
-    let exact = (**a.duplicates.as_ref().unwrap()).clone();
-    let graph = a.graph.clone().unwrap();
+    let exact = (**a.duplicates().unwrap()).clone();
+    let graph = a.graph().cloned().unwrap();
     let ty = graph
         .dump
         .type_names
@@ -592,11 +591,11 @@ fn possible_duplicates_are_listed_and_detected_on_request() {
     shows(&a, &["possible", "D:detect"]);
     keys(&mut a, "G D");
     assert_eq!(
-        a.duplicates.as_ref().unwrap().possible.len(),
+        a.duplicates().unwrap().possible.len(),
         exact.possible.len(),
         "decided"
     );
-    assert_eq!(a.duplicates.as_ref().unwrap().sets.len(), exact.sets.len());
+    assert_eq!(a.duplicates().unwrap().sets.len(), exact.sets.len());
     hides(&a, &["D:detect"]);
 }
 

@@ -102,8 +102,19 @@ fn start_on_pty(
     master: &OwnedFd,
     slave: &OwnedFd,
 ) -> (Child, Arc<Mutex<Vec<u8>>>) {
+    start_on_pty_with(arg, &[], master, slave)
+}
+
+/// [`start_on_pty`] with extra environment variables.
+fn start_on_pty_with(
+    arg: &std::ffi::OsStr,
+    envs: &[(&str, &str)],
+    master: &OwnedFd,
+    slave: &OwnedFd,
+) -> (Child, Arc<Mutex<Vec<u8>>>) {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_heaptui"));
     cmd.arg(arg)
+        .envs(envs.iter().copied())
         .env("LANG", "C.UTF-8")
         .env("TERM", "xterm-256color")
         .env_remove("NO_COLOR")
@@ -285,4 +296,81 @@ fn a_dump_truncated_while_mapped_leaves_the_terminal_cooked() {
          (truncated by another process); nothing was written\r\n"
     );
     assert!(text.contains(&message), "{text:?}");
+}
+
+#[test]
+fn sigterm_exits_143_with_the_terminal_restored() {
+    let (master, slave) = openpty(24, 80);
+    let (mut child, out) = start_on_pty("--demo".as_ref(), &master, &slave);
+    wait_for(&out, "ready", "analysis of the demo");
+    assert!(!cooked(&termios(&slave)), "the UI runs in raw mode");
+    // SAFETY: a signal to our own child.
+    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) };
+    let status = wait_exit(&mut child, "heaptui did not end on SIGTERM");
+    std::thread::sleep(Duration::from_millis(100));
+    let text = String::from_utf8_lossy(&out.lock().unwrap()).to_string();
+    assert_eq!(status.code(), Some(143), "{status:?}");
+    assert!(
+        cooked(&termios(&slave)),
+        "the terminal was left in raw mode"
+    );
+    assert!(text.contains("\x1b[?1049l"), "left the alternate screen");
+    assert!(text.contains("\x1b[?1000l"), "mouse capture released");
+}
+
+#[test]
+fn a_worker_panic_shows_an_error_screen_and_exits_101() {
+    // The hook that injects the panic exists in debug builds only.
+    if !cfg!(debug_assertions) {
+        return;
+    }
+    let (master, slave) = openpty(24, 80);
+    let (mut child, out) = start_on_pty_with(
+        "--demo".as_ref(),
+        &[("HEAPTUI_TEST_WORKER_PANIC", "1")],
+        &master,
+        &slave,
+    );
+    wait_for(&out, "Analysis failed", "the error screen");
+    wait_for(
+        &out,
+        "injected by HEAPTUI_TEST_WORKER_PANIC",
+        "the panic message",
+    );
+    let mut writer = std::fs::File::from(master.try_clone().unwrap());
+    writer.write_all(b"q").unwrap();
+    let status = wait_exit(&mut child, "heaptui did not quit after the panic");
+    std::thread::sleep(Duration::from_millis(100));
+    let text = String::from_utf8_lossy(&out.lock().unwrap()).to_string();
+    assert_eq!(status.code(), Some(101), "{status:?}");
+    assert!(
+        cooked(&termios(&slave)),
+        "the terminal was left in raw mode"
+    );
+    // Restored once, then the message again for the scrollback.
+    assert_eq!(text.matches("\x1b[?1049l").count(), 1, "{text:?}");
+    let left = text.rfind("\x1b[?1049l").unwrap();
+    assert!(
+        text[left..].contains("the analysis failed (internal error): injected"),
+        "{text:?}"
+    );
+}
+
+#[test]
+fn sigusr1_is_raised_again_after_the_terminal_is_restored() {
+    use std::os::unix::process::ExitStatusExt;
+    let (master, slave) = openpty(24, 80);
+    let (mut child, out) = start_on_pty("--demo".as_ref(), &master, &slave);
+    wait_for(&out, "ready", "analysis of the demo");
+    // SAFETY: a signal to our own child.
+    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGUSR1) };
+    let status = wait_exit(&mut child, "heaptui did not end on SIGUSR1");
+    std::thread::sleep(Duration::from_millis(100));
+    let text = String::from_utf8_lossy(&out.lock().unwrap()).to_string();
+    assert_eq!(status.signal(), Some(libc::SIGUSR1), "{status:?}");
+    assert!(
+        cooked(&termios(&slave)),
+        "the terminal was left in raw mode"
+    );
+    assert!(text.contains("\x1b[?1049l"), "left the alternate screen");
 }

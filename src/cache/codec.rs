@@ -75,6 +75,7 @@ pub fn encode(w: &mut W, a: &Analysis) -> std::io::Result<()> {
         diag.missing_root_objects,
         a.duplicates.mode.map_or(0, |m| m as u64 + 1),
         a.duplicates.budget_per_type.unwrap_or(NONE),
+        diag.clamped_roots,
     ];
     w.array(META, &meta)?;
     strings(w, TYPE_NAMES, d.type_names.iter().map(|s| &**s))?;
@@ -269,7 +270,7 @@ fn get<T: Element>(r: &R, tag: u32, len: usize) -> Result<Vec<T>, Corrupt> {
 
 /// Reads the analysis of `path` back; every index checked.
 pub fn decode(r: &R, path: &Path) -> Result<Analysis, Corrupt> {
-    let meta: Vec<u64> = get(r, META, 13)?;
+    let meta: Vec<u64> = get(r, META, 14)?;
     let dump = decode_model(r, path, &meta)?;
     let n = dump.objects();
     let retainers = read_csr(r, RETAINERS, n, n)?;
@@ -341,6 +342,7 @@ fn decode_model(r: &R, path: &Path, meta: &[u64]) -> Result<Model, Corrupt> {
             undefined_types: meta[8],
             duplicate_objects: meta[9],
             missing_root_objects: meta[10],
+            clamped_roots: meta[13],
             messages: read_strings(r, MESSAGES)?,
         },
         records: RecordCounts {

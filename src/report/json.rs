@@ -30,6 +30,7 @@ struct Diagnostics<'a> {
     undefined_types: u64,
     duplicate_objects: u64,
     missing_root_objects: u64,
+    clamped_roots: u64,
     messages: &'a [String],
 }
 
@@ -150,6 +151,7 @@ pub fn write_json(out: &mut impl Write, a: &Analysis, opts: &ReportOptions) -> i
             undefined_types: d.undefined_types,
             duplicate_objects: d.duplicate_objects,
             missing_root_objects: d.missing_root_objects,
+            clamped_roots: d.clamped_roots,
             messages: &d.messages,
         },
     )?;

@@ -110,6 +110,13 @@ pub fn write_text(out: &mut impl Write, a: &Analysis, opts: &ReportOptions) -> i
             count(d.duplicate_objects),
             count(d.missing_root_objects)
         )?;
+        if d.clamped_roots > 0 {
+            writeln!(
+                out,
+                "             {} roots whose kind or flags did not fit in 32 bits (kept, cut to fit)",
+                count(d.clamped_roots)
+            )?;
+        }
         for m in &d.messages {
             writeln!(out, "  {m}")?;
         }

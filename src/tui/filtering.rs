@@ -6,7 +6,9 @@
 //! generation, the thread skips or abandons a request once a newer one for
 //! its pane was sent, and the App drops any result whose generation it no
 //! longer waits for. So no key press does work proportional to the heap,
-//! the duplicate sets or the roots, whatever the heap size.
+//! the duplicate sets or the roots, whatever the heap size. Imports the
+//! matcher and the worker's messages, never a pane or `app` (the panes
+//! take their row types from here).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -14,16 +16,15 @@ use std::sync::Arc;
 use crossbeam_channel::{unbounded, Sender};
 use nucleo::Injector;
 
-use super::app::PaneId;
 use super::matcher::{inject_types, type_mask};
-use super::panes::duplicates::DupRow;
-use super::panes::roots::{match_groups, GroupMatch};
+use super::pane_id::PaneId;
 use super::worker::Msg;
 use crate::analysis::filter::{subtrees_with_match, TypeFilter};
 use crate::analysis::roots::RootGroup;
 use crate::analysis::TypeStats;
 use crate::graph::duplicates::Duplicates;
 use crate::graph::{DominatorTree, HeapGraph};
+use crate::model::Model;
 
 /// One filter computation for one pane.
 pub struct FilterRequest {
@@ -78,6 +79,56 @@ pub enum FilterResult {
     Roots(Arc<Vec<GroupMatch>>),
     /// The candidates are in the matcher.
     Types,
+}
+
+/// A row of the Duplicates pane.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DupRow {
+    Set(u32),
+    /// Index into `Duplicates::possible`.
+    Possible(u32),
+}
+
+/// Records listed per expanded root group at most.
+pub const RECORDS_SHOWN: usize = 1000;
+
+/// A root group under a filter: how many of its records match, and the
+/// first [`RECORDS_SHOWN`] of them (all a view ever lists).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GroupMatch {
+    pub records: usize,
+    pub first: Vec<u32>,
+}
+
+/// Per group, its records whose object's type passes `mask` (O(roots); the
+/// filter thread runs it). `None` when `superseded` says to give up.
+pub fn match_groups(
+    dump: &Model,
+    groups: &[RootGroup],
+    mask: &[bool],
+    superseded: &dyn Fn() -> bool,
+) -> Option<Vec<GroupMatch>> {
+    let mut out = Vec::with_capacity(groups.len());
+    for g in groups {
+        let mut m = GroupMatch {
+            records: 0,
+            first: Vec::new(),
+        };
+        for (i, &r) in g.roots.iter().enumerate() {
+            if i % CHECK_EVERY == 0 && superseded() {
+                return None;
+            }
+            let object = dump.roots[r as usize].object;
+            if mask[dump.types[object as usize] as usize] {
+                m.records += 1;
+                if m.first.len() < RECORDS_SHOWN {
+                    m.first.push(r);
+                }
+            }
+        }
+        out.push(m);
+    }
+    Some(out)
 }
 
 /// Items between two looks at the "superseded" flag in long loops.

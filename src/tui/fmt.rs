@@ -1,6 +1,28 @@
-//! Number and text formatting shared by the panes.
+//! Number and text formatting shared by the panes. Text is measured in
+//! terminal columns (`unicode-width`), not in chars, so a wide character
+//! in a type name cannot push a column out of line.
+
+use unicode_width::UnicodeWidthChar;
+use unicode_width::UnicodeWidthStr;
 
 use crate::tui::theme::Theme;
+
+/// Terminal columns `s` takes.
+pub fn text_width(s: &str) -> usize {
+    UnicodeWidthStr::width(s)
+}
+
+/// The longest prefix of `s` that fits in `width` columns.
+fn prefix(s: &str, width: usize) -> &str {
+    let mut used = 0;
+    for (i, c) in s.char_indices() {
+        used += c.width().unwrap_or(0);
+        if used > width {
+            return &s[..i];
+        }
+    }
+    s
+}
 
 /// Bytes in binary units (`1.50 KiB`), exact below 1 KiB; counts with
 /// thousands separators: the same as the text report's.
@@ -14,18 +36,17 @@ pub fn percent(part: u64, whole: u64) -> String {
     format!("{:.1}%", part as f64 * 100.0 / whole as f64)
 }
 
-/// Cuts `s` to `width` characters, ending with an ellipsis when cut.
+/// Cuts `s` to `width` columns, ending with an ellipsis when cut.
 pub fn fit(s: &str, width: usize, theme: &Theme) -> String {
-    let n = s.chars().count();
-    if n <= width {
+    if text_width(s) <= width {
         return s.to_string();
     }
     let e = theme.ellipsis();
-    let e_len = e.chars().count();
+    let e_len = text_width(e);
     if width <= e_len {
-        return s.chars().take(width).collect();
+        return prefix(s, width).to_string();
     }
-    let mut out: String = s.chars().take(width - e_len).collect();
+    let mut out = prefix(s, width - e_len).to_string();
     out.push_str(e);
     out
 }
@@ -33,7 +54,7 @@ pub fn fit(s: &str, width: usize, theme: &Theme) -> String {
 /// A type name fitted to `width`: namespaces shortened to their first
 /// letter from the left (`S.C.G.List<S.String>`) before cutting the end.
 pub fn type_name(name: &str, width: usize, theme: &Theme) -> String {
-    if name.chars().count() <= width {
+    if text_width(name) <= width {
         return name.to_string();
     }
     // Split into identifier runs and separators; shorten dotted runs that
@@ -53,7 +74,7 @@ pub fn type_name(name: &str, width: usize, theme: &Theme) -> String {
     if !cur.is_empty() {
         parts.push(cur);
     }
-    let len = |p: &[String]| p.iter().map(|s| s.chars().count()).sum::<usize>();
+    let len = |p: &[String]| p.iter().map(|s| text_width(s)).sum::<usize>();
     for i in 0..parts.len() {
         if len(&parts) <= width {
             break;
@@ -185,7 +206,7 @@ impl Columns {
     pub fn new(width: usize, cols: &[Col]) -> Columns {
         let mut widths: Vec<usize> = cols
             .iter()
-            .map(|c| c.header.chars().count().max(c.content))
+            .map(|c| text_width(c.header).max(c.content))
             .collect();
         let mut shown = vec![true; cols.len()];
         let flex = cols.iter().position(|c| c.flex);
@@ -236,6 +257,28 @@ impl Columns {
         shown.iter().sum::<usize>() + shown.len().saturating_sub(1)
     }
 
+    /// The shown cells, each fitted (the name) and padded to its column.
+    pub fn cells(&self, cells: &[&str], theme: &Theme) -> Vec<String> {
+        let mut out = Vec::with_capacity(cells.len());
+        for (i, cell) in cells.iter().enumerate() {
+            if !self.shown[i] {
+                continue;
+            }
+            let w = self.widths[i];
+            let cell = if Some(i) == self.flex {
+                fit(cell, w, theme)
+            } else {
+                cell.to_string()
+            };
+            let pad = " ".repeat(w.saturating_sub(text_width(&cell)));
+            out.push(match self.aligns[i] {
+                Align::Left => cell,
+                Align::Right => pad + &cell,
+            });
+        }
+        out
+    }
+
     /// One row: `marker` (one cell) and the cells, padded to their columns
     /// (cells of left-out columns are skipped). The name cell is shortened
     /// to fit (callers may shorten it better first, e.g. with
@@ -261,7 +304,7 @@ impl Columns {
             } else {
                 cell
             };
-            let pad = w.saturating_sub(cell.chars().count());
+            let pad = w.saturating_sub(text_width(cell));
             match self.aligns[i] {
                 Align::Left => {
                     out.push_str(cell);
@@ -408,5 +451,20 @@ mod tests {
         assert_eq!(row, format!(" T{}a{}b", " ".repeat(26), " ".repeat(10)));
         assert_eq!(c.span(1, 4), 21);
         assert!(Columns::new(60, &cols).shown(3));
+    }
+
+    #[test]
+    fn widths_are_terminal_columns() {
+        let t = Theme {
+            ascii: true,
+            color: false,
+        };
+        // Two columns per ideograph: cut by columns, never mid-character.
+        assert_eq!(text_width("型名"), 4);
+        assert_eq!(fit("型名型名", 5, &t), "型...");
+        assert_eq!(fit("型名", 4, &t), "型名");
+        let c = Columns::new(20, &[Col::name("Type"), Col::num("N", 3)]);
+        let row = c.row(" ", &["型名", "1"], &t);
+        assert_eq!(text_width(&row), 20, "{row:?}");
     }
 }

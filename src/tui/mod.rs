@@ -1,34 +1,46 @@
 //! The terminal UI (SPEC §3). Elm-shaped: [`app::App`] is the model,
 //! [`app::Action`] every input, [`app::update`] the only place the model
-//! changes (no I/O), [`ui::draw`] a pure view. This module owns the I/O:
-//! the terminal, the input thread, the analysis worker, and the loop that
-//! feeds them into `update` and paces redraws.
+//! changes (no I/O; it returns [`app::Effect`]s), [`ui::draw`] a pure view.
+//! [`event_loop::run`] is the one loop (generic over the backend and fed
+//! by a channel) that carries out the effects; this module owns the rest
+//! of the I/O: the terminal and its guard, the input and signal threads,
+//! the analysis worker. Layers, each importing only those below it:
+//! `event_loop` → `app` (router) → `panes` → `loading`, `filtering`,
+//! `jobs`, `worker`, `keys`, `layout`, `fmt`, `theme`; `ui` draws `app`.
 
 pub mod app;
+pub mod event_loop;
 pub mod filtering;
 pub mod fmt;
+pub mod jobs;
 pub mod keys;
+pub mod layout;
+pub mod loading;
 pub mod matcher;
+pub mod pane_id;
 pub mod panes;
+pub mod signals;
 pub mod theme;
 pub mod ui;
 pub mod worker;
 
-use std::io::Write;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use crossbeam_channel::{bounded, select, tick};
+use crossbeam_channel::bounded;
 use crossterm::event::{self, DisableMouseCapture, EnableMouseCapture, Event};
 use ratatui::layout::Rect;
 
 use crate::graph::duplicates::DuplicateOptions;
 use crate::import::source::TERMINAL_IN_USE;
 use crate::progress::Progress;
-use app::{update, Action, App, Effect, PaneId, ProgressView};
+use app::{update, Action, App, Effect};
+use event_loop::{Ended, Trace};
 use filtering::FilterThread;
+use loading::Failure;
+use signals::Exit;
 use theme::Theme;
 use worker::{Input, Msg};
 
@@ -45,10 +57,6 @@ pub struct Options {
     pub duplicates: DuplicateOptions,
 }
 
-/// Redraws caused by progress or data arrive at most this often; keys and
-/// mouse redraw at once.
-const FRAME_INTERVAL: Duration = Duration::from_millis(80);
-
 /// Gives the terminal back however the UI ends (return, `?`, panic unwind).
 struct TerminalGuard;
 
@@ -60,43 +68,20 @@ impl Drop for TerminalGuard {
     }
 }
 
-static SIGNALLED: AtomicBool = AtomicBool::new(false);
-
-extern "C" fn on_signal(_: libc::c_int) {
-    SIGNALLED.store(true, Ordering::Relaxed);
-}
-
-/// SIGTERM / SIGHUP / SIGINT end the loop normally, so the guard restores
-/// the terminal (raw mode turns Ctrl-C into a key, not SIGINT).
-fn install_signal_handlers() {
-    for sig in [libc::SIGTERM, libc::SIGHUP, libc::SIGINT] {
-        // SAFETY: the handler only stores to an atomic (async-signal-safe).
-        unsafe {
-            libc::signal(sig, on_signal as *const () as libc::sighandler_t);
-        }
-    }
-}
-
-/// An optional timing log (`HEAPTUI_UI_TRACE=file`): first frame and per-key
-/// latencies, for the README's measurements.
-struct Trace(Option<std::fs::File>);
-
-impl Trace {
-    fn open() -> Trace {
-        Trace(std::env::var_os("HEAPTUI_UI_TRACE").and_then(|p| std::fs::File::create(p).ok()))
-    }
-    fn on(&self) -> bool {
-        self.0.is_some()
-    }
-    fn log(&mut self, what: &str, d: Duration) {
-        if let Some(f) = &mut self.0 {
-            let _ = writeln!(f, "{what} {:.2}", d.as_secs_f64() * 1000.0);
-        }
-    }
-}
-
-/// Runs the UI until the user quits; returns the exit code.
+/// Runs the UI until the user quits; returns the exit code: 0, 2 for a
+/// dump that cannot be used, 101 when a background stage panicked,
+/// 128 + n after SIGINT, SIGTERM or SIGHUP (other caught signals are
+/// raised again once the terminal is restored).
 pub fn run(options: Options) -> color_eyre::Result<u8> {
+    let (exit, note) = run_ui(options)?;
+    // The terminal is ours again: what the screen said goes to stderr too.
+    if let Some(note) = note {
+        eprintln!("heaptui: {note}");
+    }
+    Ok(exit.finish())
+}
+
+fn run_ui(options: Options) -> color_eyre::Result<(Exit, Option<String>)> {
     let launched = Instant::now();
     let mut trace = Trace::open();
     let (input, name) = match (&options.dump, options.demo) {
@@ -117,11 +102,17 @@ pub fn run(options: Options) -> color_eyre::Result<u8> {
         };
         if let Some(p) = problem {
             eprintln!("heaptui: {}: {p}", path.display());
-            return Ok(2);
+            return Ok((Exit::Code(2), None));
         }
     }
     let theme = Theme::from_env(options.ascii);
-    install_signal_handlers();
+    // Every input reaches the loop through one channel: keys, mouse and
+    // resizes from the input thread, signals from the signal thread.
+    let (event_tx, events) = bounded::<Action>(256);
+    // Raw mode turns Ctrl-C into a key; a signal from elsewhere (kill, a
+    // dropped SSH session) ends the loop, so the guard restores the screen.
+    let signal_tx = event_tx.clone();
+    signals::forward(move |s| signal_tx.send(Action::Signal(s)).is_ok())?;
 
     // The cooked mode, for the SIGBUS handler to restore (it cannot use
     // crossterm's copy); saved before raw mode, and before any file is
@@ -129,6 +120,7 @@ pub fn run(options: Options) -> color_eyre::Result<u8> {
     crate::import::source::save_terminal_mode();
     // The first frame is drawn before the file is even opened.
     let mut terminal = ratatui::init();
+    signals::install_panic_hook();
     TERMINAL_IN_USE.store(true, Ordering::Relaxed);
     let _guard = TerminalGuard;
     let _ = crossterm::execute!(std::io::stdout(), EnableMouseCapture);
@@ -145,135 +137,34 @@ pub fn run(options: Options) -> color_eyre::Result<u8> {
         progress.clone(),
         work_tx.clone(),
     )?;
+    let filters = FilterThread::spawn(work_tx)?;
 
-    let filters = FilterThread::spawn(work_tx.clone())?;
-    // For the timing log: per pane, the filter generation last sent and when.
-    let mut filter_sent: [Option<(u64, Instant)>; 5] = [None; 5];
-
-    let (key_tx, key_rx) = bounded::<Event>(256);
     std::thread::Builder::new()
         .name("heaptui-input".into())
         .spawn(move || {
             while let Ok(ev) = event::read() {
-                if key_tx.send(ev).is_err() {
+                let action = match ev {
+                    Event::Key(k) => Action::Key(k),
+                    Event::Mouse(m) => Action::Mouse(m),
+                    Event::Resize(w, h) => Action::Resize(w, h),
+                    _ => continue,
+                };
+                if event_tx.send(action).is_err() {
                     break;
                 }
             }
         })?;
 
-    let ticker = tick(Duration::from_millis(40));
-    let mut job_progress: Option<Arc<Progress>> = None;
-    let mut last_draw = Instant::now();
-    let mut dirty = false;
-    loop {
-        let mut effects = Vec::new();
-        let mut urgent = false;
-        let mut key_at = None;
-        let mut filter_done = None;
-        select! {
-            recv(key_rx) -> ev => {
-                let Ok(ev) = ev else { break };
-                key_at = Some(Instant::now());
-                urgent = true;
-                // Coalesce what is already queued (wheel bursts, pastes).
-                let mut batch = vec![ev];
-                while let Ok(more) = key_rx.try_recv() {
-                    batch.push(more);
-                }
-                for ev in batch {
-                    let action = match ev {
-                        Event::Key(k) => Action::Key(k),
-                        Event::Mouse(m) => Action::Mouse(m),
-                        Event::Resize(w, h) => Action::Resize(w, h),
-                        _ => continue,
-                    };
-                    effects.extend(update(&mut app, action));
-                }
-            }
-            recv(work_rx) -> msg => {
-                if let Ok(msg) = msg {
-                    // A filter result answers a key: it is drawn at once
-                    // (one per key at most, superseded ones never come).
-                    if let Msg::Filtered(f) = &msg {
-                        urgent = true;
-                        let i = f.pane.index();
-                        if let Some((g, at)) = filter_sent[i] {
-                            if g == f.generation && trace.on() {
-                                filter_done = Some((i, at));
-                            }
-                        }
-                    }
-                    effects.extend(update(&mut app, Action::Worker(msg)));
-                    dirty = true;
-                }
-            }
-            recv(ticker) -> _ => {
-                let view = ProgressView {
-                    stage: progress.stage(),
-                    fraction: progress.fraction(),
-                    elapsed_ms: launched.elapsed().as_millis() as u64,
-                };
-                if view != app.progress && app.stage_ms[3].is_none() {
-                    dirty = true;
-                }
-                update(&mut app, Action::Progress(view));
-                if let Some(p) = &job_progress {
-                    update(&mut app, Action::JobProgress(p.fraction()));
-                    dirty = true;
-                }
-                if app.job.is_none() {
-                    job_progress = None;
-                }
-                update(&mut app, Action::Tick);
-                if app.matcher.running || app.matcher.notified.swap(false, Ordering::Relaxed) {
-                    dirty = true;
-                }
-            }
-        }
-        if SIGNALLED.load(Ordering::Relaxed) {
-            effects.push(Effect::Quit);
-        }
-        if effects.contains(&Effect::Quit) {
-            // Do not wait for the worker: it polls the flag and the
-            // process ends with us anyway.
-            progress.cancel();
-            if let Some(p) = &job_progress {
-                p.cancel();
-            }
-            // A dump that could not be used is exit code 2, as in `report`.
-            return Ok(if app.error.is_some() { 2 } else { 0 });
-        }
-        for job in std::mem::take(&mut app.jobs) {
-            if let (Some(g), Some(d)) = (app.graph.clone(), app.dom.clone()) {
-                let p = Arc::new(Progress::new());
-                job_progress = Some(p.clone());
-                worker::spawn_job(job, g, d, p, work_tx.clone())?;
-            }
-        }
-        for req in std::mem::take(&mut app.filter_requests) {
-            filter_sent[req.pane.index()] = Some((req.generation, Instant::now()));
-            filters.send(req);
-        }
-        if urgent {
-            update(&mut app, Action::Tick);
-        }
-        if urgent || (dirty && last_draw.elapsed() >= FRAME_INTERVAL) {
-            terminal.draw(|f| ui::draw(&app, f))?;
-            last_draw = Instant::now();
-            dirty = false;
-            if let Some(t) = key_at {
-                trace.log("key_ms", t.elapsed());
-            }
-            if let Some((i, t)) = filter_done {
-                trace.log(
-                    &format!("filter_{}_ms", PaneId::ALL[i].title()),
-                    t.elapsed(),
-                );
-            }
-        }
-    }
-    progress.cancel();
-    Ok(0)
+    let mut rt = event_loop::Runtime::live(progress, work_rx, filters, launched, trace);
+    let exit = match event_loop::run(&mut terminal, &mut app, &events, &mut rt)? {
+        Ended::Quit(exit) => exit,
+        Ended::InputClosed => Exit::Code(0),
+    };
+    let note = match app.loading.failure() {
+        Some(Failure::Panic(m)) => Some(format!("the analysis failed (internal error): {m}")),
+        _ => None,
+    };
+    Ok((exit, note))
 }
 
 /// An App with the demo heap loaded synchronously (tests, the tape replay):
@@ -304,6 +195,7 @@ pub fn loaded_app(
             true
         },
     );
+    let mut events = Vec::new();
     for mut m in msgs {
         match &mut m {
             Msg::Parsed { ms }
@@ -312,24 +204,31 @@ pub fn loaded_app(
             | Msg::Duplicates { ms, .. } => *ms = 0,
             _ => {}
         }
-        update(&mut app, Action::Worker(m));
+        events.push(Action::Worker(m));
     }
-    run_jobs(&mut app);
-    app.matcher.settle();
+    drive(&mut app, events);
     app
 }
 
-/// Runs queued background jobs and filter requests synchronously, which
-/// drains what the worker threads would do (tests; the real loop hands them
-/// to threads instead).
-pub fn run_jobs(app: &mut App) {
-    for job in std::mem::take(&mut app.jobs) {
-        if let (Some(g), Some(d)) = (app.graph.clone(), app.dom.clone()) {
-            if let Some(m) = worker::run_job(job, &g, &d, &Progress::new()) {
-                update(app, Action::Worker(m));
-            }
-        }
+/// Runs the real event loop, settled (work inline, one event per turn),
+/// over a finite stream of events on a `TestBackend` of the app's size:
+/// how the journeys and the demo tape drive the UI.
+pub fn drive(app: &mut App, events: Vec<Action>) -> Ended {
+    let (tx, rx) = crossbeam_channel::unbounded();
+    for e in events {
+        let _ = tx.send(e);
     }
+    drop(tx);
+    let backend = ratatui::backend::TestBackend::new(app.size.width, app.size.height);
+    let mut terminal = ratatui::Terminal::new(backend).expect("a test backend");
+    let mut rt = event_loop::Runtime::settled();
+    event_loop::run(&mut terminal, app, &rx, &mut rt).expect("a test backend does not fail")
+}
+
+/// Runs queued filter requests synchronously and delivers their results,
+/// which is what the filter thread would do (tests that look at the state
+/// between a key and its filter result).
+pub fn run_jobs(app: &mut App) {
     for req in std::mem::take(&mut app.filter_requests) {
         if let Some(f) = filtering::compute(req, &|| false) {
             update(app, Action::Worker(Msg::Filtered(f)));
@@ -337,12 +236,11 @@ pub fn run_jobs(app: &mut App) {
     }
 }
 
-/// Feeds a key, runs what it queued and lets the fuzzy matcher finish
-/// (tests; the real loop ticks per frame instead).
+/// Feeds one key through the settled loop; `Some(Effect::Quit)` when it
+/// ended the loop.
 pub fn press(app: &mut App, key: crossterm::event::KeyEvent) -> Option<Effect> {
-    let e = update(app, Action::Key(key));
-    run_jobs(app);
-    app.matcher.settle();
-    update(app, Action::Tick);
-    e
+    match drive(app, vec![Action::Key(key)]) {
+        Ended::Quit(_) => Some(Effect::Quit),
+        Ended::InputClosed => None,
+    }
 }

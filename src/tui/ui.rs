@@ -1,7 +1,7 @@
 //! `draw(&App, &mut Frame)`: the frame layout (title, tabs, pane body,
 //! status line, footer) and the help overlay. Pure: reads the model only.
 
-use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Paragraph};
@@ -10,55 +10,11 @@ use ratatui::Frame;
 use super::app::{App, InputPurpose, PaneId};
 use super::fmt::{bytes, count, fit, secs};
 use super::keys::{self, KEYS};
-use super::panes;
+use super::loading::Failure;
+use super::panes::Pane;
 use crate::progress::Stage;
 
-/// Below this the UI shows only a note asking for a larger terminal.
-pub const MIN_WIDTH: u16 = 30;
-pub const MIN_HEIGHT: u16 = 8;
-
-pub struct Areas {
-    pub title: Rect,
-    pub tabs: Rect,
-    pub body: Rect,
-    pub status: Rect,
-    pub footer: Rect,
-}
-
-pub fn layout(area: Rect) -> Areas {
-    let [title, tabs, body, status, footer] = Layout::vertical([
-        Constraint::Length(1),
-        Constraint::Length(1),
-        Constraint::Min(0),
-        Constraint::Length(1),
-        Constraint::Length(1),
-    ])
-    .areas(area);
-    Areas {
-        title,
-        tabs,
-        body,
-        status,
-        footer,
-    }
-}
-
-fn tab_label(p: PaneId) -> String {
-    format!(" {} {} ", p.index() + 1, p.title())
-}
-
-/// The pane whose tab covers column `x`.
-pub fn tab_at(x: u16) -> Option<PaneId> {
-    let mut at = 0u16;
-    for p in PaneId::ALL {
-        let w = tab_label(p).len() as u16 + 2;
-        if x >= at && x < at + w {
-            return Some(p);
-        }
-        at += w;
-    }
-    None
-}
+pub use super::layout::{layout, tab_at, Areas, MIN_HEIGHT, MIN_WIDTH};
 
 pub fn draw(app: &App, f: &mut Frame) {
     let area = f.area();
@@ -87,7 +43,7 @@ pub fn draw(app: &App, f: &mut Frame) {
 fn draw_title(app: &App, area: Rect, f: &mut Frame) {
     let t = &app.theme;
     let mut text = format!(" heaptui {} {}", t.sep(), app.name);
-    if let Some(g) = &app.graph {
+    if let Some(g) = app.loading.graph() {
         text.push_str(&format!(
             " {} {} objects, {}",
             t.sep(),
@@ -106,12 +62,8 @@ fn draw_tabs(app: &App, area: Rect, f: &mut Frame) {
     let mut spans = Vec::new();
     for p in PaneId::ALL {
         let focused = p == app.pane && app.inspector.is_none();
-        let label = tab_label(p);
-        if focused {
-            spans.push(Span::styled(format!("[{label}]"), t.selected()));
-        } else {
-            spans.push(Span::styled(format!(" {label} "), t.dim()));
-        }
+        let style = if focused { t.selected() } else { t.dim() };
+        spans.push(Span::styled(super::layout::tab_text(p, focused), style));
     }
     if app.inspector.is_some() {
         spans.push(Span::styled("[Inspector]", t.selected()));
@@ -120,38 +72,39 @@ fn draw_tabs(app: &App, area: Rect, f: &mut Frame) {
 }
 
 fn draw_body(app: &App, area: Rect, f: &mut Frame) {
-    if let Some(ins) = &app.inspector {
-        panes::inspector::draw(app, ins, area, f);
+    if let Some(Failure::Panic(message)) = app.loading.failure() {
+        draw_failure(app, message, area, f);
         return;
     }
-    match app.pane {
-        PaneId::Overview => panes::overview::draw(app, area, f),
-        PaneId::Dominators => match (&app.dominators, &app.graph, &app.dom) {
-            (Some(d), Some(g), Some(dom)) => {
-                let empty = panes::empty_message(
-                    app,
-                    PaneId::Dominators,
-                    "objects",
-                    "no object is reachable from a strong root",
-                );
-                panes::dominators::draw(d, &g.dump, dom, &app.theme, &empty, area, f)
-            }
-            _ => {
-                let block = Block::bordered()
-                    .border_set(app.theme.border())
-                    .title(" Dominators ");
-                let msg = if app.error.is_some() {
-                    " no data"
-                } else {
-                    " computing the dominator tree…"
-                };
-                f.render_widget(Paragraph::new(msg).block(block), area);
-            }
-        },
-        PaneId::Types => panes::types::draw(app, area, f),
-        PaneId::Duplicates => panes::duplicates::draw(app, area, f),
-        PaneId::Roots => panes::roots::draw(app, area, f),
+    let ctx = app.ctx(app.pane);
+    match &app.inspector {
+        Some(ins) => ins.draw(&ctx, area, f),
+        None => app.pane_view(app.pane).draw(&ctx, area, f),
     }
+}
+
+/// What replaces every pane once a background stage panicked: the
+/// results cannot be trusted, so nothing else is shown.
+fn draw_failure(app: &App, message: &str, area: Rect, f: &mut Frame) {
+    let t = &app.theme;
+    let block = Block::bordered()
+        .border_set(t.border())
+        .title(Line::styled(" Analysis failed ", t.warn()));
+    let lines = vec![
+        Line::raw(""),
+        Line::styled(" The analysis stopped with an internal error:", t.bold()),
+        Line::raw(""),
+        Line::raw(format!(" {message}")),
+        Line::raw(""),
+        Line::raw(" This is a bug in heaptui, not a problem of the dump."),
+        Line::raw(" q quits (exit status 101); the message is printed again."),
+    ];
+    f.render_widget(
+        Paragraph::new(lines)
+            .block(block)
+            .wrap(ratatui::widgets::Wrap { trim: false }),
+        area,
+    );
 }
 
 /// The stage line: `parse ok 0.3s · graph 45% 1.2s · …`.
@@ -159,15 +112,16 @@ pub fn progress_text(app: &App) -> String {
     let t = &app.theme;
     let dot = if t.ascii { "," } else { " ·" };
     let mut parts = Vec::new();
-    let done_ms: u64 = app.stage_ms.iter().flatten().sum();
+    let done_ms: u64 = (0..4).filter_map(|i| app.loading.stage_ms(i)).sum();
     // The first unfinished stage is the running one; the parser reports
     // its id-resolving phase under a later stage, shown as a sub-step.
-    let running = app.stage_ms.iter().position(|m| m.is_none());
+    let running = app.loading.finished_stages();
+    let failed = app.loading.error().is_some();
     for (i, stage) in Stage::ALL.iter().enumerate() {
-        let s = match app.stage_ms[i] {
+        let s = match app.loading.stage_ms(i) {
             Some(ms) => format!("{} ok {}", stage.name(), secs(ms)),
-            None if app.error.is_some() => format!("{} -", stage.name()),
-            None if running == Some(i) => {
+            None if failed => format!("{} -", stage.name()),
+            None if running == i => {
                 let sub = if app.progress.stage <= *stage {
                     String::new()
                 } else {
@@ -184,8 +138,11 @@ pub fn progress_text(app: &App) -> String {
         };
         parts.push(s);
     }
-    if app.stage_ms.iter().all(|m| m.is_some()) {
-        let ms: Vec<String> = app.stage_ms.iter().flatten().map(|&m| secs(m)).collect();
+    if app.loading.ready() {
+        let ms: Vec<String> = (0..4)
+            .filter_map(|i| app.loading.stage_ms(i))
+            .map(secs)
+            .collect();
         return format!(
             "ready (parse {}, graph {}, dominators {}, duplicates {})",
             ms[0], ms[1], ms[2], ms[3]
@@ -231,7 +188,7 @@ fn draw_status(app: &App, area: Rect, f: &mut Frame) {
     if let Some((label, frac)) = &app.job {
         spans.push(Span::raw(format!(" {label}: {:.0}% ", frac * 100.0)));
     }
-    if let Some(e) = &app.error {
+    if let Some(e) = app.loading.error() {
         spans.push(Span::styled(format!(" error: {e}"), t.warn()));
     } else {
         spans.push(Span::styled(format!(" {}", progress_text(app)), t.dim()));

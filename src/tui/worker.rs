@@ -51,7 +51,10 @@ pub enum Msg {
         duplicates: Arc<Duplicates>,
         ms: u64,
     },
+    /// The dump cannot be used (exit status 2).
     Failed(String),
+    /// A background stage panicked (exit status 101).
+    Panicked(String),
     /// A background precise-retained job finished.
     Precise {
         type_index: u32,
@@ -249,17 +252,36 @@ pub fn analyse(
     });
 }
 
-/// Starts [`analyse`] on the `heaptui-analysis` thread.
+/// Starts [`analyse`] on the `heaptui-analysis` thread. A panic in any
+/// stage is caught and sent as [`Msg::Panicked`], so the UI can say so and
+/// exit 101 instead of showing progress that never moves.
 pub fn spawn(
     input: Input,
     options: DuplicateOptions,
     progress: Arc<Progress>,
     tx: crossbeam_channel::Sender<Msg>,
 ) -> std::io::Result<()> {
+    // Test hook (debug builds only): panic once the graph is sent, as a
+    // bug in a later stage would.
+    let inject = cfg!(debug_assertions) && std::env::var_os("HEAPTUI_TEST_WORKER_PANIC").is_some();
     std::thread::Builder::new()
         .name("heaptui-analysis".into())
         .spawn(move || {
-            analyse(&input, &options, &progress, &mut |m| tx.send(m).is_ok());
+            let run = std::panic::AssertUnwindSafe(|| {
+                analyse(&input, &options, &progress, &mut |m| {
+                    let graph = matches!(m, Msg::Graph { .. });
+                    let sent = tx.send(m).is_ok();
+                    if inject && graph {
+                        panic!("injected by HEAPTUI_TEST_WORKER_PANIC");
+                    }
+                    sent
+                });
+            });
+            if let Err(payload) = std::panic::catch_unwind(run) {
+                let text = super::signals::take_background_panic()
+                    .unwrap_or_else(|| super::signals::payload_text(&*payload));
+                let _ = tx.send(Msg::Panicked(text));
+            }
         })
         .map(|_| ())
 }

@@ -6,9 +6,10 @@ use ratatui::backend::TestBackend;
 use ratatui::buffer::Buffer;
 use ratatui::Terminal;
 
-use heaptui::tui::app::{App, Effect};
+use heaptui::tui::app::{Action, App, Effect};
+use heaptui::tui::event_loop::Ended;
 use heaptui::tui::theme::Theme;
-use heaptui::tui::{demo_app, press, ui};
+use heaptui::tui::{demo_app, drive, ui};
 
 pub const COLOR: Theme = Theme {
     ascii: false,
@@ -42,9 +43,11 @@ pub fn ch(c: char) -> KeyEvent {
 
 /// Presses a key stream written as space-separated names: `Enter`, `Esc`,
 /// `Bksp`, `Tab`, `Up`, `Down`, `Left`, `Right`, `PgDn`, `PgUp`, `Space`,
-/// single characters, or `"text"` (typed character by character).
+/// single characters, or `"text"` (typed character by character). The
+/// keys go through the real event loop (settled: each key's work is done
+/// before the next); `[Effect::Quit]` when they ended it.
 pub fn keys(app: &mut App, script: &str) -> Vec<Effect> {
-    let mut effects = Vec::new();
+    let mut events = Vec::new();
     for tok in script.split_whitespace() {
         let evs: Vec<KeyEvent> = match tok {
             "Enter" => vec![key(KeyCode::Enter)],
@@ -63,11 +66,12 @@ pub fn keys(app: &mut App, script: &str) -> Vec<Effect> {
             t if t.chars().count() == 1 => vec![ch(t.chars().next().unwrap())],
             t => panic!("unknown key {t}"),
         };
-        for ev in evs {
-            effects.extend(press(app, ev));
-        }
+        events.extend(evs.into_iter().map(Action::Key));
     }
-    effects
+    match drive(app, events) {
+        Ended::Quit(_) => vec![Effect::Quit],
+        Ended::InputClosed => Vec::new(),
+    }
 }
 
 pub fn buffer(app: &App) -> Buffer {

@@ -4,24 +4,23 @@
 
 use std::sync::Arc;
 
-use ratatui::layout::Rect;
+use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::Line;
 use ratatui::widgets::{Block, Paragraph};
 use ratatui::Frame;
 
-use super::ListState;
+use super::table::{ScrolledTable, TableRow};
+use super::{empty_message, Ctx, FilterPlan, Intent, ListState, Pane};
+use crate::analysis::filter::TypeFilter;
 use crate::graph::duplicates::{DuplicateSet, Duplicates};
 use crate::graph::HeapGraph;
-use crate::tui::app::{App, PaneId};
+use crate::tui::filtering::{FilterResult, FilterWork};
 use crate::tui::fmt::{bytes, bytes_width, count, count_width, fit, type_name, Col, Columns};
+use crate::tui::keys::Cmd;
 use crate::tui::theme::Theme;
+use crate::tui::worker::Job;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DupRow {
-    Set(u32),
-    /// Index into `Duplicates::possible`.
-    Possible(u32),
-}
+pub use crate::tui::filtering::DupRow;
 
 #[derive(Debug, Clone)]
 pub struct DetailLine {
@@ -297,138 +296,289 @@ pub fn detail(graph: &HeapGraph, d: &Duplicates, set: u32, theme: &Theme) -> Dup
     }
 }
 
-pub fn draw(app: &App, area: Rect, f: &mut Frame) {
-    let theme = &app.theme;
-    let pane = &app.dups_pane;
-    let title = match &app.duplicates {
-        Some(d) => format!(
-            " Duplicates: {} sets, {} in extra instances ",
-            count(d.sets.len() as u64),
-            bytes(app.totals.additional_bytes),
-        ),
-        None => " Duplicates ".into(),
-    };
-    let block = Block::bordered()
-        .border_set(theme.border())
-        .title(Line::styled(
-            fit(&title, area.width.saturating_sub(2) as usize, theme),
-            theme.header(),
-        ));
-    let inner = block.inner(area);
-    f.render_widget(block, area);
-    let (Some(graph), Some(d)) = (&app.graph, &pane.source) else {
-        f.render_widget(Paragraph::new(" detecting duplicates…"), inner);
-        return;
-    };
-    let dump = &graph.dump;
-    let height = inner.height.saturating_sub(1) as usize;
-    if let Some(det) = &pane.detail {
-        let mut lines = vec![Line::styled(
-            " Set detail (Backspace: back to the list)",
-            theme.header(),
-        )];
-        for (i, l) in det
-            .lines
-            .iter()
-            .enumerate()
-            .skip(det.list.offset)
-            .take(height)
-        {
-            let sel = i == det.list.selected;
-            let text = fit(
-                &format!("{}{}", if sel { ">" } else { " " }, l.text),
-                inner.width as usize,
-                theme,
-            );
-            lines.push(Line::styled(
-                text,
-                if sel {
-                    theme.selected()
-                } else if l.object.is_none() {
-                    theme.bold()
-                } else {
-                    Default::default()
-                },
-            ));
-        }
-        f.render_widget(Paragraph::new(lines), inner);
-        return;
+impl DuplicatesPane {
+    /// Whether the rows are those of `d` with no filter result pending.
+    pub fn shows(&self, d: &Arc<Duplicates>) -> bool {
+        self.source.as_ref().is_some_and(|s| Arc::ptr_eq(s, d))
     }
-    let w = inner.width as usize;
-    let height = list_height(inner.height);
-    let cols = pane.widths.columns(theme);
-    let table = Columns::new(w, &cols);
-    let type_w = table.width(7);
-    let mut lines = vec![
-        Line::styled(
+
+    /// Selects `set` (which must be among the rows, else the first row) and
+    /// opens its detail or closes any.
+    pub fn select_set(
+        &mut self,
+        set: u32,
+        open: bool,
+        graph: Option<&Arc<HeapGraph>>,
+        theme: &Theme,
+    ) {
+        self.list.selected = self.row_of_set(set).unwrap_or(0);
+        self.detail = match (open, graph, &self.source) {
+            (true, Some(g), Some(d)) => Some(detail(g, d, set, theme)),
+            _ => None,
+        };
+    }
+
+    /// The set the Duplicates keys act on: the detail's, or the selected row's.
+    fn current_set(&self) -> Option<u32> {
+        match &self.detail {
+            Some(det) => Some(det.set),
+            None => match self.rows.get(self.list.selected) {
+                Some(DupRow::Set(s)) => Some(s),
+                _ => None,
+            },
+        }
+    }
+
+    fn detect_possible(&self, ctx: &Ctx) -> Vec<Intent> {
+        let Some(DupRow::Possible(p)) = self.rows.get(self.list.selected) else {
+            return vec![Intent::status("select a possible-duplicates row")];
+        };
+        let (Some(shown), Some(current)) = (&self.source, ctx.loading.duplicates()) else {
+            return Vec::new();
+        };
+        let job = Job::DetectDuplicates {
+            type_index: shown.possible[p as usize].type_index,
+            current: current.clone(),
+        };
+        vec![Intent::Request {
+            job,
+            label: "detecting duplicates".into(),
+        }]
+    }
+}
+
+impl Pane for DuplicatesPane {
+    fn key(&mut self, cmd: Cmd, ctx: &Ctx) -> Vec<Intent> {
+        match cmd {
+            Cmd::Open => {
+                let (Some(graph), Some(d)) = (ctx.loading.graph(), self.source.clone()) else {
+                    return Vec::new();
+                };
+                if let Some(det) = &self.detail {
+                    return match det.lines.get(det.list.selected).and_then(|l| l.object) {
+                        Some(o) => vec![Intent::Inspect(o)],
+                        None => Vec::new(),
+                    };
+                }
+                match self.rows.get(self.list.selected) {
+                    Some(DupRow::Set(s)) => {
+                        self.detail = Some(detail(graph, &d, s, ctx.theme));
+                        vec![Intent::History]
+                    }
+                    Some(DupRow::Possible(_)) => self.detect_possible(ctx),
+                    None => Vec::new(),
+                }
+            }
+            Cmd::JumpHoldingSet => {
+                let Some(d) = &self.source else {
+                    return Vec::new();
+                };
+                match self
+                    .current_set()
+                    .and_then(|s| d.sets[s as usize].holding_set)
+                {
+                    Some(h) => vec![Intent::JumpToSet {
+                        set: h,
+                        open: self.detail.is_some(),
+                    }],
+                    None => vec![Intent::status("this set is not held by another set")],
+                }
+            }
+            Cmd::DetectPossible => self.detect_possible(ctx),
+            _ => Vec::new(),
+        }
+    }
+
+    fn step(&mut self, delta: isize, ctx: &Ctx) -> Vec<Intent> {
+        let h = ctx.rows();
+        if let Some(det) = &mut self.detail {
+            let n = det.lines.len();
+            det.list.step(delta, n, h);
+        } else {
+            let n = self.rows.len();
+            self.list.step(delta, n, h.saturating_sub(1));
+        }
+        Vec::new()
+    }
+
+    fn selected_object(&self, _ctx: &Ctx) -> Option<u32> {
+        let d = self.source.as_ref()?;
+        if let Some(det) = &self.detail {
+            if let Some(o) = det.lines.get(det.list.selected).and_then(|l| l.object) {
+                return Some(o);
+            }
+            return d.sets[det.set as usize].members.first().copied();
+        }
+        match self.rows.get(self.list.selected)? {
+            DupRow::Set(s) => d.sets[s as usize].members.first().copied(),
+            DupRow::Possible(p) => d.possible[p as usize].instances.first().copied(),
+        }
+    }
+
+    fn fit(&mut self, ctx: &Ctx) {
+        let h = ctx.rows();
+        let n = self.rows.len();
+        self.list.scroll(n, h.saturating_sub(1));
+        if let Some(det) = &mut self.detail {
+            det.list.scroll(det.lines.len(), h);
+        }
+    }
+
+    fn filter(&mut self, filter: &TypeFilter, ctx: &Ctx) -> FilterPlan {
+        let (Some(graph), Some(duplicates)) = (ctx.loading.graph(), ctx.loading.duplicates())
+        else {
+            return FilterPlan::NotReady;
+        };
+        if filter.is_empty() {
+            self.show_all(duplicates.clone());
+            FilterPlan::Cleared
+        } else {
+            FilterPlan::Work(FilterWork::Duplicates {
+                graph: graph.clone(),
+                duplicates: duplicates.clone(),
+            })
+        }
+    }
+
+    fn filtered(&mut self, result: FilterResult, _ctx: &Ctx) {
+        if let FilterResult::Duplicates { source, rows } = result {
+            self.show(source, DupRows::Filtered(rows));
+        }
+    }
+
+    fn click_geometry(&self) -> Option<(usize, usize, u16)> {
+        Some(match &self.detail {
+            Some(det) => (det.list.selected, det.list.offset, 2),
+            None => (self.list.selected, self.list.offset, 3),
+        })
+    }
+
+    fn draw(&self, ctx: &Ctx, area: Rect, f: &mut Frame) {
+        let theme = ctx.theme;
+        let pane = self;
+        let title = match ctx.loading.duplicates() {
+            Some(d) => format!(
+                " Duplicates: {} sets, {} in extra instances ",
+                count(d.sets.len() as u64),
+                bytes(ctx.totals.additional_bytes),
+            ),
+            None => " Duplicates ".into(),
+        };
+        let block = Block::bordered()
+            .border_set(theme.border())
+            .title(Line::styled(
+                fit(&title, area.width.saturating_sub(2) as usize, theme),
+                theme.header(),
+            ));
+        let inner = block.inner(area);
+        f.render_widget(block, area);
+        let (Some(graph), Some(d)) = (ctx.loading.graph(), &pane.source) else {
+            f.render_widget(Paragraph::new(" detecting duplicates…"), inner);
+            return;
+        };
+        let dump = &graph.dump;
+        let height = inner.height.saturating_sub(1) as usize;
+        if let Some(det) = &pane.detail {
+            let mut lines = vec![Line::styled(
+                " Set detail (Backspace: back to the list)",
+                theme.header(),
+            )];
+            for (i, l) in det
+                .lines
+                .iter()
+                .enumerate()
+                .skip(det.list.offset)
+                .take(height)
+            {
+                let sel = i == det.list.selected;
+                let text = fit(
+                    &format!("{}{}", if sel { ">" } else { " " }, l.text),
+                    inner.width as usize,
+                    theme,
+                );
+                lines.push(Line::styled(
+                    text,
+                    if sel {
+                        theme.selected()
+                    } else if l.object.is_none() {
+                        theme.bold()
+                    } else {
+                        Default::default()
+                    },
+                ));
+            }
+            f.render_widget(Paragraph::new(lines), inner);
+            return;
+        }
+        let w = inner.width as usize;
+        let height = list_height(inner.height);
+        let cols = pane.widths.columns(theme);
+        let table = Columns::new(w, &cols);
+        let type_w = table.width(7);
+        let note = Line::styled(
             fit(
                 " equal = same type, size and reference shape (dumps hold no field values)",
                 w,
                 theme,
             ),
             theme.dim(),
-        ),
-        Line::styled(table.header(&cols, theme), theme.header()),
-    ];
-    let end = pane.rows.len().min(pane.list.offset + height);
-    for (i, row) in (pane.list.offset..end).filter_map(|i| Some((i, pane.rows.get(i)?))) {
-        let sel = i == pane.list.selected;
-        let marker = if sel { ">" } else { " " };
-        let text = match row {
-            DupRow::Set(id) => {
-                let s = &d.sets[id as usize];
-                table.row(
-                    marker,
-                    &[
-                        &format!("#{}", s.id),
-                        &bytes(s.additional_bytes),
-                        &count(s.members.len() as u64),
-                        &bytes(s.instance_bytes),
-                        &count(s.objects_per_copy),
-                        if s.trivial { "trivial" } else { "full" },
-                        &s.holding_set
+        );
+        let [note_area, list_area] =
+            Layout::vertical([Constraint::Length(1), Constraint::Min(0)]).areas(inner);
+        f.render_widget(Paragraph::new(note), note_area);
+        let mut shown = Vec::new();
+        let end = pane.rows.len().min(pane.list.offset + height);
+        for (i, row) in (pane.list.offset..end).filter_map(|i| Some((i, pane.rows.get(i)?))) {
+            let sel = i == pane.list.selected;
+            let cells: Vec<String> = match row {
+                DupRow::Set(id) => {
+                    let s = &d.sets[id as usize];
+                    vec![
+                        format!("#{}", s.id),
+                        bytes(s.additional_bytes),
+                        count(s.members.len() as u64),
+                        bytes(s.instance_bytes),
+                        count(s.objects_per_copy),
+                        (if s.trivial { "trivial" } else { "full" }).into(),
+                        s.holding_set
                             .map_or("-".to_string(), |h| format!("{}#{h}", theme.arrow())),
-                        &type_name(&dump.type_names[s.type_index as usize], type_w, theme),
-                    ],
-                    theme,
-                )
-            }
-            DupRow::Possible(p) => {
-                let p = &d.possible[p as usize];
-                table.row(
-                    marker,
-                    &[
-                        "?",
-                        "-",
-                        &count(p.instances.len() as u64),
-                        "-",
-                        "-",
-                        "possible",
-                        "D:detect",
-                        &type_name(&dump.type_names[p.type_index as usize], type_w, theme),
-                    ],
-                    theme,
-                )
-            }
-        };
-        let text = fit(&text, w, theme);
-        lines.push(Line::styled(
-            text,
-            if sel {
+                        type_name(&dump.type_names[s.type_index as usize], type_w, theme),
+                    ]
+                }
+                DupRow::Possible(p) => {
+                    let p = &d.possible[p as usize];
+                    vec![
+                        "?".into(),
+                        "-".into(),
+                        count(p.instances.len() as u64),
+                        "-".into(),
+                        "-".into(),
+                        "possible".into(),
+                        "D:detect".into(),
+                        type_name(&dump.type_names[p.type_index as usize], type_w, theme),
+                    ]
+                }
+            };
+            let style = if sel {
                 theme.selected()
             } else {
                 Default::default()
+            };
+            shown.push(TableRow::cells(cells, sel, style));
+        }
+        let empty = pane
+            .rows
+            .is_empty()
+            .then(|| empty_message(ctx, false, "duplicate sets", "no duplicate sets"));
+        f.render_widget(
+            ScrolledTable {
+                columns: &table,
+                header: &cols,
+                theme,
+                rows: shown,
+                empty,
             },
-        ));
-    }
-    if pane.rows.is_empty() {
-        let empty = super::empty_message(
-            app,
-            PaneId::Duplicates,
-            "duplicate sets",
-            "no duplicate sets",
+            list_area,
         );
-        lines.push(Line::raw(fit(&empty, w, theme)));
     }
-    f.render_widget(Paragraph::new(lines), inner);
 }

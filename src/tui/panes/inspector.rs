@@ -7,13 +7,13 @@ use ratatui::text::Line;
 use ratatui::widgets::{Block, Paragraph};
 use ratatui::Frame;
 
-use super::ListState;
+use super::{Ctx, Intent, ListState, Pane};
 use crate::analysis::domination_path;
 use crate::graph::duplicates::Duplicates;
 use crate::graph::{DominatorTree, HeapGraph};
 use crate::model::{root_flags, root_kind};
-use crate::tui::app::App;
-use crate::tui::fmt::{bytes, count, fit, type_name};
+use crate::tui::fmt::{bytes, count, fit, text_width, type_name};
+use crate::tui::keys::Cmd;
 use crate::tui::theme::Theme;
 
 /// References or retainers listed at most.
@@ -248,50 +248,86 @@ impl Inspector {
     }
 }
 
-pub fn draw(app: &App, ins: &Inspector, area: Rect, f: &mut Frame) {
-    let theme = &app.theme;
-    let block = Block::bordered()
-        .border_set(theme.border())
-        .title(Line::styled(
-            " Inspector (Enter jumps, o: in dominator tree, Backspace: back) ",
-            theme.header(),
-        ));
-    let inner = block.inner(area);
-    f.render_widget(block, area);
-    let w = inner.width as usize;
-    let lines: Vec<Line> = ins
-        .entries
-        .iter()
-        .enumerate()
-        .skip(ins.list.offset)
-        .take(inner.height as usize)
-        .map(|(i, en)| {
-            let sel = i == ins.list.selected;
-            let body = match (en.target, &app.graph) {
-                (Some(Target::Object(o)), Some(g)) => {
-                    let d = &g.dump;
-                    let tail = format!(" {} ({})", d.id_hex(o), bytes(d.sizes[o as usize]));
-                    let room = w.saturating_sub(1 + en.text.chars().count() + tail.len());
-                    format!(
-                        "{}{}{tail}",
-                        en.text,
-                        type_name(d.type_name(o), room, theme)
-                    )
-                }
-                _ => en.text.clone(),
-            };
-            let text = fit(&format!("{}{body}", if sel { ">" } else { " " }), w, theme);
-            Line::styled(
-                text,
-                if sel {
-                    theme.selected()
-                } else if en.heading {
-                    theme.header()
-                } else {
-                    Default::default()
-                },
-            )
-        })
-        .collect();
-    f.render_widget(Paragraph::new(lines), inner);
+impl Pane for Inspector {
+    fn key(&mut self, cmd: Cmd, _ctx: &Ctx) -> Vec<Intent> {
+        match cmd {
+            Cmd::Open => match self.target() {
+                Some(Target::Object(o)) => vec![Intent::Inspect(o)],
+                Some(Target::Set(s)) => vec![Intent::JumpToSet { set: s, open: true }],
+                None => vec![Intent::status("not a jump target")],
+            },
+            Cmd::OpenInDominators => vec![Intent::Reveal(self.object)],
+            _ => Vec::new(),
+        }
+    }
+
+    fn step(&mut self, delta: isize, ctx: &Ctx) -> Vec<Intent> {
+        let n = self.entries.len();
+        self.list.step(delta, n, ctx.rows() + 1);
+        Vec::new()
+    }
+
+    fn selected_object(&self, _ctx: &Ctx) -> Option<u32> {
+        match self.target() {
+            Some(Target::Object(o)) => Some(o),
+            _ => Some(self.object),
+        }
+    }
+
+    fn fit(&mut self, ctx: &Ctx) {
+        self.list.scroll(self.entries.len(), ctx.rows() + 1);
+    }
+
+    fn click_geometry(&self) -> Option<(usize, usize, u16)> {
+        Some((self.list.selected, self.list.offset.saturating_sub(1), 2))
+    }
+
+    fn draw(&self, ctx: &Ctx, area: Rect, f: &mut Frame) {
+        let theme = ctx.theme;
+        let ins = self;
+        let block = Block::bordered()
+            .border_set(theme.border())
+            .title(Line::styled(
+                " Inspector (Enter jumps, o: in dominator tree, Backspace: back) ",
+                theme.header(),
+            ));
+        let inner = block.inner(area);
+        f.render_widget(block, area);
+        let w = inner.width as usize;
+        let lines: Vec<Line> = ins
+            .entries
+            .iter()
+            .enumerate()
+            .skip(ins.list.offset)
+            .take(inner.height as usize)
+            .map(|(i, en)| {
+                let sel = i == ins.list.selected;
+                let body = match (en.target, ctx.loading.graph()) {
+                    (Some(Target::Object(o)), Some(g)) => {
+                        let d = &g.dump;
+                        let tail = format!(" {} ({})", d.id_hex(o), bytes(d.sizes[o as usize]));
+                        let room = w.saturating_sub(1 + text_width(&en.text) + tail.len());
+                        format!(
+                            "{}{}{tail}",
+                            en.text,
+                            type_name(d.type_name(o), room, theme)
+                        )
+                    }
+                    _ => en.text.clone(),
+                };
+                let text = fit(&format!("{}{body}", if sel { ">" } else { " " }), w, theme);
+                Line::styled(
+                    text,
+                    if sel {
+                        theme.selected()
+                    } else if en.heading {
+                        theme.header()
+                    } else {
+                        Default::default()
+                    },
+                )
+            })
+            .collect();
+        f.render_widget(Paragraph::new(lines), inner);
+    }
 }

@@ -1,24 +1,135 @@
-//! One file per pane: its state, its view model and its drawing.
+//! One file per pane; each pane owns its state, its keys and its drawing
+//! through the [`Pane`] trait, reads shared data through a [`Ctx`], and
+//! answers with [`Intent`]s that the router (`app`) carries out. Panes
+//! import the data modules (loading, filtering, worker jobs), the key table
+//! and the formatting helpers; never `app` or `ui`.
 
 pub mod dominators;
 pub mod duplicates;
 pub mod inspector;
 pub mod overview;
 pub mod roots;
+pub mod table;
 pub mod types;
 
-use crate::tui::app::{App, PaneId};
+use ratatui::layout::Rect;
+use ratatui::Frame;
+
+use super::filtering::{FilterResult, FilterWork};
+use super::keys::Cmd;
+use super::loading::{Loading, Totals};
+use super::theme::Theme;
+use super::worker::Job;
+use crate::analysis::filter::TypeFilter;
+
+pub use super::pane_id::PaneId;
+
+/// What a pane may read besides its own state.
+pub struct Ctx<'a> {
+    /// The dump's name as the title shows it.
+    pub name: &'a str,
+    pub theme: &'a Theme,
+    pub loading: &'a Loading,
+    pub totals: &'a Totals,
+    /// The frame's pane body (borders included).
+    pub body: Rect,
+    /// The pane's filter text.
+    pub filter: &'a str,
+    /// Whether the pane waits for its filter's result.
+    pub filtering: bool,
+}
+
+impl Ctx<'_> {
+    /// Rows of a list in the pane body (inside borders, below the header).
+    pub fn rows(&self) -> usize {
+        self.body.height.saturating_sub(3) as usize
+    }
+}
+
+/// What a pane asks of the router.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Intent {
+    /// Remember where the user was before this key (a history step).
+    History,
+    /// Show an object in the (unzoomed) dominator tree.
+    Reveal(u32),
+    /// Open the inspector on an object.
+    Inspect(u32),
+    /// Select a duplicate set in the Duplicates pane, its detail open or not.
+    JumpToSet { set: u32, open: bool },
+    /// Run a job (inline on small heaps, else in the background).
+    Request { job: Job, label: String },
+    /// A line for the status bar.
+    Status(String),
+    /// Open the input line for the Types pane's exclude pattern.
+    EditExclude(String),
+}
+
+impl Intent {
+    pub fn status(text: impl Into<String>) -> Intent {
+        Intent::Status(text.into())
+    }
+}
+
+/// How a pane takes a new filter text.
+pub enum FilterPlan {
+    /// The pane's data is not there yet: nothing changes.
+    NotReady,
+    /// Applied at once (no filter, or nothing new to compute).
+    Applied,
+    /// Applied at once; no older result may be installed any more.
+    Cleared,
+    /// To be computed off the UI thread; the result comes to
+    /// [`Pane::filtered`].
+    Work(FilterWork),
+}
+
+/// A pane: its keys, its drawing, and what the router asks of it.
+pub trait Pane {
+    /// A command of the pane's mode (or a global one the router passes on:
+    /// Open, Expand, Collapse, ToggleExpand and the pane's own keys).
+    fn key(&mut self, cmd: Cmd, ctx: &Ctx) -> Vec<Intent>;
+
+    /// Moves the selection by `delta` rows (arrows, pages, wheel).
+    fn step(&mut self, delta: isize, ctx: &Ctx) -> Vec<Intent>;
+
+    fn draw(&self, ctx: &Ctx, area: Rect, f: &mut Frame);
+
+    /// The object that `i` inspects.
+    fn selected_object(&self, ctx: &Ctx) -> Option<u32>;
+
+    /// Keeps the selection visible in the body of `ctx` (resize, new data).
+    fn fit(&mut self, _ctx: &Ctx) {}
+
+    /// Backspace inside the pane before the history (closing a split);
+    /// true when taken.
+    fn back(&mut self) -> bool {
+        false
+    }
+
+    /// The filter text changed.
+    fn filter(&mut self, _filter: &TypeFilter, _ctx: &Ctx) -> FilterPlan {
+        FilterPlan::NotReady
+    }
+
+    /// A filter result for this pane arrived (and is the awaited one).
+    fn filtered(&mut self, _result: FilterResult, _ctx: &Ctx) {}
+
+    /// For a mouse click: the selected row, the first visible row, and the
+    /// lines between the body's top and the first row. `None`: no list.
+    fn click_geometry(&self) -> Option<(usize, usize, u16)> {
+        None
+    }
+}
 
 /// The line a list shows instead of rows: that the filter is still being
 /// applied, that it matched nothing (`no roots match `Foo``), or, with no
 /// filter, `unfiltered` (why the data set itself is empty). Every list
 /// phrases it the same way.
-pub fn empty_message(app: &App, pane: PaneId, noun: &str, unfiltered: &str) -> String {
-    let filter = app.filters[pane.index()].trim();
-    let busy = app.filter_pending[pane.index()].is_some()
-        || (pane == PaneId::Types && app.matcher.running);
-    if busy {
-        format!(" (filtering{})", app.theme.ellipsis())
+pub fn empty_message(ctx: &Ctx, busy: bool, noun: &str, unfiltered: &str) -> String {
+    let filter = ctx.filter.trim();
+    if busy || ctx.filtering {
+        format!(" (filtering{})", ctx.theme.ellipsis())
     } else if filter.is_empty() {
         format!(" ({unfiltered})")
     } else {
@@ -26,52 +137,4 @@ pub fn empty_message(app: &App, pane: PaneId, noun: &str, unfiltered: &str) -> S
     }
 }
 
-/// A scrolled list: the selected row and the first visible row.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct ListState {
-    pub selected: usize,
-    pub offset: usize,
-}
-
-impl ListState {
-    /// Moves by `delta` rows within `len`, keeping the selection among the
-    /// `height` visible rows.
-    pub fn step(&mut self, delta: isize, len: usize, height: usize) {
-        if len == 0 {
-            *self = ListState::default();
-            return;
-        }
-        let s = (self.selected as isize + delta).clamp(0, len as isize - 1);
-        self.selected = s as usize;
-        self.scroll(len, height);
-    }
-
-    pub fn scroll(&mut self, len: usize, height: usize) {
-        self.selected = self.selected.min(len.saturating_sub(1));
-        let height = height.max(1);
-        if self.selected < self.offset {
-            self.offset = self.selected;
-        } else if self.selected >= self.offset + height {
-            self.offset = self.selected + 1 - height;
-        }
-        self.offset = self.offset.min(len.saturating_sub(height));
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::ListState;
-
-    #[test]
-    fn list_state_scrolls_with_the_selection() {
-        let mut l = ListState::default();
-        l.step(5, 10, 3);
-        assert_eq!((l.selected, l.offset), (5, 3));
-        l.step(100, 10, 3);
-        assert_eq!((l.selected, l.offset), (9, 7));
-        l.step(-9, 10, 3);
-        assert_eq!((l.selected, l.offset), (0, 0));
-        l.step(1, 0, 3);
-        assert_eq!(l, ListState::default());
-    }
-}
+pub use table::ListState;

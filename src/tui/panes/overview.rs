@@ -7,29 +7,39 @@ use ratatui::text::Line;
 use ratatui::widgets::{Block, Paragraph};
 use ratatui::Frame;
 
+use super::inspector::Target;
+use super::{Ctx, Intent, Pane};
 use crate::model::{root_flags, root_kind};
-use crate::tui::app::App;
 use crate::tui::fmt::{bytes, count, count_width, fit, percent, type_name};
-use crate::tui::panes::inspector::Target;
+use crate::tui::keys::Cmd;
+
+/// The overview's scroll position and selected jump target.
+#[derive(Debug, Clone, Default)]
+pub struct OverviewPane {
+    pub scroll: u16,
+    /// The selected jump target (k-th target line). `None` until the user
+    /// moves, so Enter never acts on a line that was never shown.
+    pub selected: Option<usize>,
+}
 
 /// The overview's lines, and which of them are jump targets (line index,
 /// target): the top dominators and the top duplicate sets.
-pub fn lines(app: &App, width: usize) -> (Vec<Line<'static>>, Vec<(usize, Target)>) {
-    let theme = &app.theme;
+pub fn lines(ctx: &Ctx, width: usize) -> (Vec<Line<'static>>, Vec<(usize, Target)>) {
+    let theme = ctx.theme;
     let mut out: Vec<Line<'static>> = Vec::new();
     let mut targets: Vec<(usize, Target)> = Vec::new();
     let h = |s: &str| Line::styled(s.to_string(), theme.header());
-    let Some(graph) = &app.graph else {
-        out.push(Line::raw(format!(" {}", app.name)));
+    let Some(graph) = ctx.loading.graph() else {
+        out.push(Line::raw(format!(" {}", ctx.name)));
         out.push(Line::raw(""));
-        out.push(Line::raw(match &app.error {
+        out.push(Line::raw(match ctx.loading.error() {
             Some(e) => format!(" cannot open it: {e}"),
             None => " reading the dump; each pane opens as soon as its data exists.".into(),
         }));
         return (out, targets);
     };
     let dump = &graph.dump;
-    let total = app.totals.bytes;
+    let total = ctx.totals.bytes;
     out.push(h(" File"));
     out.push(Line::raw(format!(
         " {}  ({})",
@@ -57,9 +67,9 @@ pub fn lines(app: &App, width: usize) -> (Vec<Line<'static>>, Vec<(usize, Target
     out.push(Line::raw(""));
     out.push(h(" Roots (kind / flags: records)"));
     // A handful of kinds: measured per frame, so the names line up.
-    let records_w = app.totals.root_kinds.iter().map(|r| r.2).max();
+    let records_w = ctx.totals.root_kinds.iter().map(|r| r.2).max();
     let records_w = count_width(records_w.unwrap_or(0)).max(9);
-    for &(k, fl, n) in &app.totals.root_kinds {
+    for &(k, fl, n) in &ctx.totals.root_kinds {
         out.push(Line::raw(format!(
             " {:>records_w$}  {} [{}]",
             count(n),
@@ -69,8 +79,8 @@ pub fn lines(app: &App, width: usize) -> (Vec<Line<'static>>, Vec<(usize, Target
     }
     out.push(Line::raw(""));
     out.push(h(" Reachability"));
-    if let Some(dom) = &app.dom {
-        let (wo, wb) = app.weakly_held;
+    if let Some(dom) = ctx.loading.dom() {
+        let (wo, wb) = ctx.loading.dominated().map_or((0, 0), |d| d.weakly_held);
         // No line counts more objects than the dump has.
         let objects_w = count_width(dump.objects() as u64).max(9);
         let un_o = dump.objects() as u64 - dom.reachable_objects;
@@ -114,7 +124,7 @@ pub fn lines(app: &App, width: usize) -> (Vec<Line<'static>>, Vec<(usize, Target
         out.push(Line::raw(" computing the dominator tree…"));
     }
     out.push(Line::raw(""));
-    match &app.duplicates {
+    match ctx.loading.duplicates() {
         Some(d) => {
             out.push(h(" Top duplicate sets (additional bytes)"));
             for s in d.sets.iter().take(10) {
@@ -150,6 +160,15 @@ pub fn lines(app: &App, width: usize) -> (Vec<Line<'static>>, Vec<(usize, Target
             ),
             theme.warn(),
         ));
+        if dg.clamped_roots > 0 {
+            out.push(Line::styled(
+                format!(
+                    " roots whose kind or flags did not fit in 32 bits (kept, cut to fit) {}",
+                    dg.clamped_roots
+                ),
+                theme.warn(),
+            ));
+        }
         for m in &dg.messages {
             out.push(Line::raw(fit(&format!("   {m}"), width, theme)));
         }
@@ -157,27 +176,85 @@ pub fn lines(app: &App, width: usize) -> (Vec<Line<'static>>, Vec<(usize, Target
     (out, targets)
 }
 
-pub fn draw(app: &App, area: Rect, f: &mut Frame) {
-    let theme = &app.theme;
-    let block = Block::bordered()
-        .border_set(theme.border())
-        .title(Line::styled(
-            " Overview (Enter on a dominator or set jumps there) ",
-            theme.header(),
-        ));
-    let inner = block.inner(area);
-    let (mut lines, targets) = lines(app, inner.width as usize);
-    if let Some(&(at, _)) = app.overview_sel.and_then(|k| targets.get(k)) {
-        // The selection: a `>` marker and reverse video.
-        let text: String = lines[at].spans.iter().map(|s| s.content.as_ref()).collect();
-        let text = format!(">{}", text.strip_prefix(' ').unwrap_or(&text));
-        lines[at] = Line::styled(text, theme.selected());
+impl Pane for OverviewPane {
+    fn key(&mut self, cmd: Cmd, ctx: &Ctx) -> Vec<Intent> {
+        if cmd != Cmd::Open {
+            return Vec::new();
+        }
+        let (_, targets) = lines(ctx, 80);
+        match self.selected.and_then(|k| targets.get(k)).map(|t| t.1) {
+            Some(Target::Object(o)) => vec![Intent::Reveal(o)],
+            Some(Target::Set(s)) => vec![Intent::JumpToSet { set: s, open: true }],
+            None => Vec::new(),
+        }
     }
-    let max = lines.len().saturating_sub(inner.height as usize) as u16;
-    f.render_widget(
-        Paragraph::new(lines)
-            .block(block)
-            .scroll((app.overview_scroll.min(max), 0)),
-        area,
-    );
+
+    /// Moves among the jump targets and keeps the selected one on screen;
+    /// with none (still loading), just scrolls.
+    fn step(&mut self, delta: isize, ctx: &Ctx) -> Vec<Intent> {
+        let width = ctx.body.width.saturating_sub(2) as usize;
+        let (lines, targets) = lines(ctx, width);
+        let h = ctx.body.height.saturating_sub(2) as usize;
+        if targets.is_empty() || (delta > 0 && self.selected == Some(targets.len() - 1)) {
+            // Past the last target: scroll on to the diagnostics.
+            let max = lines.len().saturating_sub(h) as isize;
+            self.scroll = (self.scroll as isize + delta).clamp(0, max) as u16;
+            return Vec::new();
+        }
+        // The first move selects the first target.
+        let k = match self.selected {
+            None => 0,
+            Some(k) => (k as isize + delta).clamp(0, targets.len() as isize - 1) as usize,
+        };
+        self.selected = Some(k);
+        let at = targets[k].0;
+        let mut scroll = self.scroll as usize;
+        if at < scroll + 1 {
+            scroll = at.saturating_sub(1);
+        } else if at >= scroll + h {
+            scroll = at + 1 - h;
+        }
+        // The first target also shows the file header above it.
+        if k == 0 && delta < 0 {
+            scroll = 0;
+        }
+        self.scroll = scroll as u16;
+        Vec::new()
+    }
+
+    fn selected_object(&self, ctx: &Ctx) -> Option<u32> {
+        let (_, targets) = lines(ctx, 80);
+        match targets.get(self.selected?)?.1 {
+            Target::Object(o) => Some(o),
+            Target::Set(s) => ctx.loading.duplicates()?.sets[s as usize]
+                .members
+                .first()
+                .copied(),
+        }
+    }
+
+    fn draw(&self, ctx: &Ctx, area: Rect, f: &mut Frame) {
+        let theme = ctx.theme;
+        let block = Block::bordered()
+            .border_set(theme.border())
+            .title(Line::styled(
+                " Overview (Enter on a dominator or set jumps there) ",
+                theme.header(),
+            ));
+        let inner = block.inner(area);
+        let (mut lines, targets) = lines(ctx, inner.width as usize);
+        if let Some(&(at, _)) = self.selected.and_then(|k| targets.get(k)) {
+            // The selection: a `>` marker and reverse video.
+            let text: String = lines[at].spans.iter().map(|s| s.content.as_ref()).collect();
+            let text = format!(">{}", text.strip_prefix(' ').unwrap_or(&text));
+            lines[at] = Line::styled(text, theme.selected());
+        }
+        let max = lines.len().saturating_sub(inner.height as usize) as u16;
+        f.render_widget(
+            Paragraph::new(lines)
+                .block(block)
+                .scroll((self.scroll.min(max), 0)),
+            area,
+        );
+    }
 }

@@ -9,15 +9,18 @@ use ratatui::text::Line;
 use ratatui::widgets::{Block, Paragraph};
 use ratatui::Frame;
 
-use super::ListState;
+use super::table::{ScrolledTable, TableRow};
+use super::{empty_message, Ctx, FilterPlan, Intent, ListState, Pane};
+use crate::analysis::filter::TypeFilter;
 use crate::analysis::roots::RootGroup;
-use crate::model::{root_flags, root_kind, Model};
-use crate::tui::app::{App, PaneId};
-use crate::tui::filtering::CHECK_EVERY;
-use crate::tui::fmt::{bytes, bytes_width, count, count_width, fit, type_name, Col, Columns};
+use crate::model::{root_flags, root_kind};
+use crate::tui::filtering::{FilterResult, FilterWork};
+use crate::tui::fmt::{
+    bytes, bytes_width, count, count_width, fit, text_width, type_name, Col, Columns,
+};
+use crate::tui::keys::Cmd;
 
-/// Records listed per expanded group at most.
-const RECORDS_SHOWN: usize = 1000;
+pub use crate::tui::filtering::{match_groups, GroupMatch, RECORDS_SHOWN};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RootRow {
@@ -25,45 +28,6 @@ pub enum RootRow {
     /// (group, index into `Model::roots`)
     Record(usize, u32),
     More(usize, usize),
-}
-
-/// A root group under a filter: how many of its records match, and the
-/// first [`RECORDS_SHOWN`] of them (all a view ever lists).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct GroupMatch {
-    pub records: usize,
-    pub first: Vec<u32>,
-}
-
-/// Per group, its records whose object's type passes `mask` (O(roots); the
-/// filter thread runs it). `None` when `superseded` says to give up.
-pub fn match_groups(
-    dump: &Model,
-    groups: &[RootGroup],
-    mask: &[bool],
-    superseded: &dyn Fn() -> bool,
-) -> Option<Vec<GroupMatch>> {
-    let mut out = Vec::with_capacity(groups.len());
-    for g in groups {
-        let mut m = GroupMatch {
-            records: 0,
-            first: Vec::new(),
-        };
-        for (i, &r) in g.roots.iter().enumerate() {
-            if i % CHECK_EVERY == 0 && superseded() {
-                return None;
-            }
-            let object = dump.roots[r as usize].object;
-            if mask[dump.types[object as usize] as usize] {
-                m.records += 1;
-                if m.first.len() < RECORDS_SHOWN {
-                    m.first.push(r);
-                }
-            }
-        }
-        out.push(m);
-    }
-    Some(out)
 }
 
 #[derive(Debug, Default)]
@@ -126,107 +90,205 @@ impl RootsPane {
     }
 }
 
-pub fn draw(app: &App, area: Rect, f: &mut Frame) {
-    let theme = &app.theme;
-    let pane = &app.roots_pane;
-    let block = Block::bordered()
-        .border_set(theme.border())
-        .title(Line::styled(" Roots by kind and flags ", theme.header()));
-    let inner = block.inner(area);
-    f.render_widget(block, area);
-    let (Some(graph), Some(dom), Some(groups)) = (&app.graph, &app.dom, &app.roots) else {
-        f.render_widget(Paragraph::new(" waiting for the dominator tree…"), inner);
-        return;
-    };
-    let dump = &graph.dump;
-    let w = inner.width as usize;
-    let cols = pane.columns();
-    let table = Columns::new(w, &cols);
-    // A record's label spans the name, records and objects columns.
-    let label_w = table.span(0, 3);
-    let mut lines = vec![Line::styled(table.header(&cols, theme), theme.header())];
-    let height = inner.height.saturating_sub(1) as usize;
-    for (i, row) in pane
-        .rows
-        .iter()
-        .enumerate()
-        .skip(pane.list.offset)
-        .take(height)
-    {
-        let sel = i == pane.list.selected;
-        let sel_mark = if sel { ">" } else { " " };
-        let text = match *row {
-            RootRow::Group(gi) => {
-                let g = &groups[gi];
-                let mark = if pane.expanded.contains(&gi) {
-                    theme.expanded()
-                } else {
-                    theme.collapsed()
-                };
-                let name = format!(
-                    "{mark} {} [{}]",
-                    root_kind::name(g.kind),
-                    root_flags::describe(g.flags)
-                );
-                table.row(
-                    sel_mark,
-                    &[
-                        &name,
-                        &count(g.roots.len() as u64),
-                        &count(g.objects),
-                        &bytes(g.retained_bytes),
-                    ],
-                    theme,
-                )
-            }
-            RootRow::Record(_, r) => {
-                let root = &dump.roots[r as usize];
-                // Statics name their declaring class when it is not the
-                // object's own type.
-                let container = root
-                    .container_type
-                    .filter(|&t| t != dump.types[root.object as usize])
-                    .map(|t| format!(" (static of {})", dump.type_names[t as usize]))
-                    .unwrap_or_default();
-                // The type gives way to the id; a long declaring class is
-                // cut at the end.
-                let id = dump.id_hex(root.object);
-                let room = label_w
-                    .saturating_sub(4 + id.len() + container.chars().count())
-                    .max(12);
-                let label = format!(
-                    "   {} {id}{container}",
-                    type_name(dump.type_name(root.object), room, theme)
-                );
-                format!(
-                    "{sel_mark}{:<label_w$} {:>rw$}",
-                    fit(&label, label_w, theme),
-                    bytes(dom.retained_bytes[root.object as usize]),
-                    rw = table.width(3),
-                )
-            }
-            RootRow::More(_, n) => {
-                format!(
-                    "{sel_mark}   {} {} more records",
-                    theme.ellipsis(),
-                    count(n as u64)
-                )
-            }
+impl RootsPane {
+    /// Expands (`open`) or collapses the group of the selected row.
+    fn expand(&mut self, open: bool, ctx: &Ctx) {
+        let g = match self.rows.get(self.list.selected) {
+            Some(RootRow::Group(g)) | Some(RootRow::Record(g, _)) | Some(RootRow::More(g, _)) => *g,
+            None => return,
         };
-        let text = fit(&text, w, theme);
-        lines.push(Line::styled(
-            text,
-            if sel {
+        let changed = if open {
+            self.expanded.insert(g)
+        } else {
+            self.expanded.remove(&g)
+        };
+        if changed {
+            if !open {
+                self.list.selected = self
+                    .rows
+                    .iter()
+                    .position(|r| *r == RootRow::Group(g))
+                    .unwrap_or(0);
+            }
+            if let Some(groups) = ctx.loading.roots() {
+                self.rebuild(groups);
+            }
+        }
+    }
+}
+
+impl Pane for RootsPane {
+    fn key(&mut self, cmd: Cmd, ctx: &Ctx) -> Vec<Intent> {
+        match cmd {
+            Cmd::Open => match self.rows.get(self.list.selected).copied() {
+                Some(RootRow::Group(_)) => self.expand(true, ctx),
+                Some(RootRow::Record(..)) => {
+                    if let Some(o) = self.selected_object(ctx) {
+                        return vec![Intent::Inspect(o)];
+                    }
+                }
+                _ => {}
+            },
+            Cmd::Expand => self.expand(true, ctx),
+            Cmd::Collapse => self.expand(false, ctx),
+            _ => {}
+        }
+        Vec::new()
+    }
+
+    fn step(&mut self, delta: isize, ctx: &Ctx) -> Vec<Intent> {
+        let n = self.rows.len();
+        self.list.step(delta, n, ctx.rows());
+        Vec::new()
+    }
+
+    fn selected_object(&self, ctx: &Ctx) -> Option<u32> {
+        let graph = ctx.loading.graph()?;
+        let groups = ctx.loading.roots()?;
+        match self.rows.get(self.list.selected)? {
+            RootRow::Group(g) => groups[*g]
+                .roots
+                .first()
+                .map(|&r| graph.dump.roots[r as usize].object),
+            RootRow::Record(_, r) => Some(graph.dump.roots[*r as usize].object),
+            RootRow::More(..) => None,
+        }
+    }
+
+    fn fit(&mut self, ctx: &Ctx) {
+        self.list.scroll(self.rows.len(), ctx.rows());
+    }
+
+    fn filter(&mut self, filter: &TypeFilter, ctx: &Ctx) -> FilterPlan {
+        let (Some(graph), Some(groups)) = (ctx.loading.graph(), ctx.loading.roots()) else {
+            return FilterPlan::NotReady;
+        };
+        if filter.is_empty() {
+            self.matches = None;
+            self.rebuild(groups);
+            FilterPlan::Cleared
+        } else {
+            FilterPlan::Work(FilterWork::Roots {
+                graph: graph.clone(),
+                groups: groups.clone(),
+            })
+        }
+    }
+
+    fn filtered(&mut self, result: FilterResult, ctx: &Ctx) {
+        if let (FilterResult::Roots(matches), Some(groups)) = (result, ctx.loading.roots()) {
+            self.matches = Some(matches);
+            self.rebuild(groups);
+        }
+    }
+
+    fn click_geometry(&self) -> Option<(usize, usize, u16)> {
+        Some((self.list.selected, self.list.offset, 2))
+    }
+
+    fn draw(&self, ctx: &Ctx, area: Rect, f: &mut Frame) {
+        let theme = ctx.theme;
+        let pane = self;
+        let block = Block::bordered()
+            .border_set(theme.border())
+            .title(Line::styled(" Roots by kind and flags ", theme.header()));
+        let inner = block.inner(area);
+        f.render_widget(block, area);
+        let (Some(graph), Some(dom), Some(groups)) =
+            (ctx.loading.graph(), ctx.loading.dom(), ctx.loading.roots())
+        else {
+            f.render_widget(Paragraph::new(" waiting for the dominator tree…"), inner);
+            return;
+        };
+        let dump = &graph.dump;
+        let w = inner.width as usize;
+        let cols = pane.columns();
+        let table = Columns::new(w, &cols);
+        // A record's label spans the name, records and objects columns.
+        let label_w = table.span(0, 3);
+        let height = inner.height.saturating_sub(1) as usize;
+        let mut shown = Vec::new();
+        for (i, row) in pane
+            .rows
+            .iter()
+            .enumerate()
+            .skip(pane.list.offset)
+            .take(height)
+        {
+            let sel = i == pane.list.selected;
+            let style = if sel {
                 theme.selected()
             } else {
                 Default::default()
+            };
+            shown.push(match *row {
+                RootRow::Group(gi) => {
+                    let g = &groups[gi];
+                    let mark = if pane.expanded.contains(&gi) {
+                        theme.expanded()
+                    } else {
+                        theme.collapsed()
+                    };
+                    let name = format!(
+                        "{mark} {} [{}]",
+                        root_kind::name(g.kind),
+                        root_flags::describe(g.flags)
+                    );
+                    let cells = vec![
+                        name,
+                        count(g.roots.len() as u64),
+                        count(g.objects),
+                        bytes(g.retained_bytes),
+                    ];
+                    TableRow::cells(cells, sel, style)
+                }
+                RootRow::Record(_, r) => {
+                    let root = &dump.roots[r as usize];
+                    // Statics name their declaring class when it is not the
+                    // object's own type.
+                    let container = root
+                        .container_type
+                        .filter(|&t| t != dump.types[root.object as usize])
+                        .map(|t| format!(" (static of {})", dump.type_names[t as usize]))
+                        .unwrap_or_default();
+                    // The type gives way to the id; a long declaring class is
+                    // cut at the end.
+                    let id = dump.id_hex(root.object);
+                    let room = label_w
+                        .saturating_sub(4 + id.len() + text_width(&container))
+                        .max(12);
+                    let label = format!(
+                        "   {} {id}{container}",
+                        type_name(dump.type_name(root.object), room, theme)
+                    );
+                    // The label spans the name, records and objects columns.
+                    let text = format!(
+                        "{:<label_w$} {:>rw$}",
+                        fit(&label, label_w, theme),
+                        bytes(dom.retained_bytes[root.object as usize]),
+                        rw = table.width(3),
+                    );
+                    TableRow::spanning(text, sel, style)
+                }
+                RootRow::More(_, n) => {
+                    let text = format!("   {} {} more records", theme.ellipsis(), count(n as u64));
+                    TableRow::spanning(text, sel, style)
+                }
+            });
+        }
+        let empty = pane
+            .rows
+            .is_empty()
+            .then(|| empty_message(ctx, false, "roots", "the dump has no root records"));
+        f.render_widget(
+            ScrolledTable {
+                columns: &table,
+                header: &cols,
+                theme,
+                rows: shown,
+                empty,
             },
-        ));
+            inner,
+        );
     }
-    if pane.rows.is_empty() {
-        let empty =
-            super::empty_message(app, PaneId::Roots, "roots", "the dump has no root records");
-        lines.push(Line::raw(fit(&empty, w, theme)));
-    }
-    f.render_widget(Paragraph::new(lines), inner);
 }

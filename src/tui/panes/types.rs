@@ -9,11 +9,16 @@ use ratatui::text::Line;
 use ratatui::widgets::{Block, Paragraph};
 use ratatui::Frame;
 
-use super::ListState;
+use super::table::{ScrolledTable, TableRow};
+use super::{empty_message, Ctx, FilterPlan, Intent, ListState, Pane};
+use crate::analysis::filter::TypeFilter;
 use crate::analysis::{ImmediateDominators, PreciseRetained, TypeStats};
 use crate::graph::DominatorTree;
-use crate::tui::app::{App, PaneId};
+use crate::tui::filtering::{FilterResult, FilterWork};
 use crate::tui::fmt::{bytes, bytes_width, count, count_width, fit, type_name, Col, Columns};
+use crate::tui::keys::Cmd;
+use crate::tui::matcher::TypeMatcher;
+use crate::tui::worker::Job;
 
 #[derive(Debug, Clone)]
 pub struct ImmView {
@@ -66,9 +71,58 @@ pub struct TypesPane {
     /// Widths of the number columns' values over every type (see
     /// [`TypesPane::measure`]).
     pub widths: [usize; 4],
+    /// The ranked, filtered rows (nucleo).
+    pub matcher: TypeMatcher,
 }
 
 impl TypesPane {
+    /// The type on the selected row.
+    fn selected_type(&self) -> Option<u32> {
+        self.matcher.rows(self.list.selected, 1).first().copied()
+    }
+
+    /// Asks for the immediate dominators of the selected type.
+    pub fn immediate_dominators(&self) -> Vec<Intent> {
+        let Some(ty) = self.selected_type() else {
+            return Vec::new();
+        };
+        let job = Job::ImmediateDominators {
+            type_index: ty,
+            exclude: self.exclude.clone(),
+        };
+        vec![Intent::Request {
+            job,
+            label: "immediate dominators".into(),
+        }]
+    }
+
+    /// The exclude pattern was edited and accepted.
+    pub fn set_exclude(&mut self, text: String) -> Vec<Intent> {
+        self.exclude = text;
+        if self.imm.is_some() {
+            self.immediate_dominators()
+        } else {
+            Vec::new()
+        }
+    }
+
+    /// A precise retained size arrived.
+    pub fn precise_done(&mut self, type_index: u32, result: PreciseRetained) {
+        self.precise.insert(type_index, result);
+        self.precise_running = None;
+    }
+
+    /// Immediate dominators arrived; the focus moves to them.
+    pub fn immediate_dominators_done(
+        &mut self,
+        type_index: u32,
+        exclude: String,
+        rows: Vec<ImmediateDominators>,
+    ) {
+        self.imm = Some(ImmView::new(type_index, exclude, rows));
+        self.imm_focus = true;
+    }
+
     /// Sizes the number columns for the widest values of the whole data
     /// set: once per dump, so the columns stay put while a filter changes
     /// the rows. Precise sizes arrive later; none exceeds the reachable heap.
@@ -103,84 +157,220 @@ impl TypesPane {
     }
 }
 
-pub fn draw(app: &App, area: Rect, f: &mut Frame) {
-    let theme = &app.theme;
-    let pane = &app.types_pane;
-    let block = Block::bordered()
-        .border_set(theme.border())
-        .title(Line::styled(
-            format!(
-                " Types ({} shown{}) ",
-                count(app.matcher.count() as u64),
-                if app.matcher.running { ", running" } else { "" }
-            ),
-            theme.header(),
-        ));
-    let inner = block.inner(area);
-    f.render_widget(block, area);
-    let (Some(graph), Some(_)) = (&app.graph, &app.types) else {
-        f.render_widget(
-            Paragraph::new(" waiting for the dominator tree (min retained sizes need it)"),
-            inner,
-        );
-        return;
-    };
-    let dump = &graph.dump;
-    let (top_h, bottom_h) = pane.split(inner.height);
-    let [top, bottom] =
-        Layout::vertical([Constraint::Length(top_h), Constraint::Length(bottom_h)]).areas(inner);
-    let cols = pane.columns();
-    let table = Columns::new(top.width as usize, &cols);
-    let mut lines = vec![Line::styled(table.header(&cols, theme), theme.header())];
-    let height = top.height.saturating_sub(1) as usize;
-    let rows = app.matcher.rows(pane.list.offset, height);
-    for (i, ty) in rows.iter().enumerate() {
-        let Some(s) = app.type_stats(*ty) else {
-            continue;
-        };
-        let selected = pane.list.offset + i == pane.list.selected;
-        let precise = match (pane.precise.get(ty), pane.precise_running) {
-            (Some(p), _) => bytes(p.bytes),
-            (None, Some(r)) if r == *ty => "running".into(),
-            _ => "-".into(),
-        };
-        let text = table.row(
-            if selected { ">" } else { " " },
-            &[
-                &type_name(&dump.type_names[*ty as usize], table.width(0), theme),
-                &count(s.count),
-                &bytes(s.shallow_bytes),
-                &bytes(s.min_retained_bytes),
-                &precise,
-            ],
-            theme,
-        );
-        let style = if selected && !pane.imm_focus {
-            theme.selected()
-        } else if selected {
-            theme.bold()
-        } else {
-            Default::default()
-        };
-        lines.push(Line::styled(text, style));
+impl Pane for TypesPane {
+    fn key(&mut self, cmd: Cmd, ctx: &Ctx) -> Vec<Intent> {
+        match cmd {
+            Cmd::Open if self.imm_focus => {
+                let Some(imm) = &self.imm else {
+                    return Vec::new();
+                };
+                let target = imm.rows.get(imm.list.selected).and_then(|r| {
+                    let dom = ctx.loading.dom()?;
+                    r.dominators
+                        .iter()
+                        .copied()
+                        .max_by_key(|&o| dom.retained_bytes[o as usize])
+                });
+                match target {
+                    Some(o) => vec![Intent::Reveal(o)],
+                    None => vec![Intent::status(
+                        "these instances are held directly by GC roots",
+                    )],
+                }
+            }
+            Cmd::Open => match self.selected_type() {
+                Some(ty) => match ctx.loading.largest_instance(ty) {
+                    Some(o) => vec![Intent::Reveal(o)],
+                    None => vec![Intent::status("no reachable instance of this type")],
+                },
+                None => Vec::new(),
+            },
+            Cmd::PreciseRetained => {
+                let Some(ty) = self.selected_type() else {
+                    return Vec::new();
+                };
+                if self.precise_running.is_some() {
+                    vec![Intent::status(
+                        "a precise retained computation is already running",
+                    )]
+                } else if !self.precise.contains_key(&ty) {
+                    self.precise_running = Some(ty);
+                    let name = ctx
+                        .loading
+                        .graph()
+                        .map(|g| g.dump.type_names[ty as usize].to_string())
+                        .unwrap_or_default();
+                    vec![Intent::Request {
+                        job: Job::Precise { type_index: ty },
+                        label: format!("precise retained of {name}"),
+                    }]
+                } else {
+                    Vec::new()
+                }
+            }
+            Cmd::ImmediateDominators => self.immediate_dominators(),
+            Cmd::ExcludePattern => vec![Intent::EditExclude(self.exclude.clone())],
+            _ => Vec::new(),
+        }
     }
-    if rows.is_empty() {
-        let empty = super::empty_message(app, PaneId::Types, "types", "the dump defines no types");
-        lines.push(Line::raw(fit(&empty, top.width as usize, theme)));
-    }
-    f.render_widget(Paragraph::new(lines), top);
 
-    if let Some(imm) = &pane.imm {
-        let w = bottom.width as usize;
-        let cols = imm.columns();
-        let table = Columns::new(w, &cols);
-        let excl = if imm.exclude.is_empty() {
-            "none (e to set)".to_string()
-        } else {
-            imm.exclude.clone()
+    fn step(&mut self, delta: isize, ctx: &Ctx) -> Vec<Intent> {
+        let h = ctx.rows();
+        let (top, bottom) = self.split(h as u16 + 1);
+        if self.imm_focus {
+            if let Some(imm) = &mut self.imm {
+                let n = imm.rows.len();
+                imm.list.step(delta, n, bottom.saturating_sub(2) as usize);
+            }
+            return Vec::new();
+        }
+        let n = self.matcher.count();
+        self.list.step(delta, n, top.saturating_sub(1) as usize);
+        if let Some(ty) = self.selected_type() {
+            if self.imm.as_ref().is_some_and(|i| i.type_index != ty) {
+                self.imm = None;
+            }
+        }
+        Vec::new()
+    }
+
+    fn selected_object(&self, ctx: &Ctx) -> Option<u32> {
+        ctx.loading.largest_instance(self.selected_type()?)
+    }
+
+    fn fit(&mut self, ctx: &Ctx) {
+        let (top, bottom) = self.split(ctx.rows() as u16 + 1);
+        let n = self.matcher.count();
+        self.list.scroll(n, top.saturating_sub(1) as usize);
+        if let Some(imm) = &mut self.imm {
+            imm.list
+                .scroll(imm.rows.len(), bottom.saturating_sub(2) as usize);
+        }
+    }
+
+    fn back(&mut self) -> bool {
+        if !self.imm_focus {
+            return false;
+        }
+        self.imm = None;
+        self.imm_focus = false;
+        true
+    }
+
+    /// Only a change of the structural tokens needs new candidates; fuzzy
+    /// text is nucleo's, on its own threads.
+    fn filter(&mut self, filter: &TypeFilter, ctx: &Ctx) -> FilterPlan {
+        let (Some(graph), Some(types)) = (ctx.loading.graph(), ctx.loading.types()) else {
+            return FilterPlan::NotReady;
         };
-        let mut lines = vec![
-            Line::styled(
+        self.list = ListState::default();
+        match self.matcher.set(filter) {
+            Some(injector) => FilterPlan::Work(FilterWork::Types {
+                graph: graph.clone(),
+                types: types.clone(),
+                injector,
+            }),
+            None => FilterPlan::Applied,
+        }
+    }
+
+    fn filtered(&mut self, _result: FilterResult, _ctx: &Ctx) {}
+
+    fn click_geometry(&self) -> Option<(usize, usize, u16)> {
+        Some((self.list.selected, self.list.offset, 2))
+    }
+
+    fn draw(&self, ctx: &Ctx, area: Rect, f: &mut Frame) {
+        let theme = ctx.theme;
+        let pane = self;
+        let block = Block::bordered()
+            .border_set(theme.border())
+            .title(Line::styled(
+                format!(
+                    " Types ({} shown{}) ",
+                    count(self.matcher.count() as u64),
+                    if self.matcher.running {
+                        ", running"
+                    } else {
+                        ""
+                    }
+                ),
+                theme.header(),
+            ));
+        let inner = block.inner(area);
+        f.render_widget(block, area);
+        let (Some(graph), Some(_)) = (ctx.loading.graph(), ctx.loading.types()) else {
+            f.render_widget(
+                Paragraph::new(" waiting for the dominator tree (min retained sizes need it)"),
+                inner,
+            );
+            return;
+        };
+        let dump = &graph.dump;
+        let (top_h, bottom_h) = pane.split(inner.height);
+        let [top, bottom] =
+            Layout::vertical([Constraint::Length(top_h), Constraint::Length(bottom_h)])
+                .areas(inner);
+        let cols = pane.columns();
+        let table = Columns::new(top.width as usize, &cols);
+        let height = top.height.saturating_sub(1) as usize;
+        let rows = self.matcher.rows(pane.list.offset, height);
+        let mut shown = Vec::with_capacity(rows.len());
+        for (i, ty) in rows.iter().enumerate() {
+            let Some(s) = ctx.loading.type_stats(*ty) else {
+                continue;
+            };
+            let selected = pane.list.offset + i == pane.list.selected;
+            let precise = match (pane.precise.get(ty), pane.precise_running) {
+                (Some(p), _) => bytes(p.bytes),
+                (None, Some(r)) if r == *ty => "running".into(),
+                _ => "-".into(),
+            };
+            let cells = vec![
+                type_name(&dump.type_names[*ty as usize], table.width(0), theme),
+                count(s.count),
+                bytes(s.shallow_bytes),
+                bytes(s.min_retained_bytes),
+                precise,
+            ];
+            let style = if selected && !pane.imm_focus {
+                theme.selected()
+            } else if selected {
+                theme.bold()
+            } else {
+                Default::default()
+            };
+            shown.push(TableRow::cells(cells, selected, style));
+        }
+        let empty = rows.is_empty().then(|| {
+            empty_message(
+                ctx,
+                self.matcher.running,
+                "types",
+                "the dump defines no types",
+            )
+        });
+        f.render_widget(
+            ScrolledTable {
+                columns: &table,
+                header: &cols,
+                theme,
+                rows: shown,
+                empty,
+            },
+            top,
+        );
+
+        if let Some(imm) = &pane.imm {
+            let w = bottom.width as usize;
+            let cols = imm.columns();
+            let table = Columns::new(w, &cols);
+            let excl = if imm.exclude.is_empty() {
+                "none (e to set)".to_string()
+            } else {
+                imm.exclude.clone()
+            };
+            let title = Line::styled(
                 fit(
                     &format!(
                         " Immediate dominators of {} {} skipping: {excl}",
@@ -191,52 +381,55 @@ pub fn draw(app: &App, area: Rect, f: &mut Frame) {
                     theme,
                 ),
                 theme.header(),
-            ),
-            Line::styled(table.header(&cols, theme), theme.header()),
-        ];
-        let height = bottom.height.saturating_sub(2) as usize;
-        for (i, r) in imm
-            .rows
-            .iter()
-            .enumerate()
-            .skip(imm.list.offset)
-            .take(height)
-        {
-            let selected = i == imm.list.selected;
-            // The type is shortened, not the count of dominators after it.
-            let name = match r.type_index {
-                Some(t) => {
-                    let n = format!(" ({})", count(r.dominators.len() as u64));
-                    let room = table.width(0).saturating_sub(n.len());
-                    format!(
-                        "{}{n}",
-                        type_name(&dump.type_names[t as usize], room, theme)
-                    )
-                }
-                None => "<GC roots directly>".into(),
-            };
-            let text = table.row(
-                if selected { ">" } else { " " },
-                &[
-                    &name,
-                    &count(r.dominated_objects),
-                    &bytes(r.dominated_shallow_bytes),
-                    &bytes(r.dominators_retained_bytes),
-                ],
-                theme,
             );
-            lines.push(Line::styled(
-                text,
-                if selected && pane.imm_focus {
+            let [title_area, list_area] =
+                Layout::vertical([Constraint::Length(1), Constraint::Min(0)]).areas(bottom);
+            f.render_widget(Paragraph::new(title), title_area);
+            let height = bottom.height.saturating_sub(2) as usize;
+            let mut shown = Vec::new();
+            for (i, r) in imm
+                .rows
+                .iter()
+                .enumerate()
+                .skip(imm.list.offset)
+                .take(height)
+            {
+                let selected = i == imm.list.selected;
+                // The type is shortened, not the count of dominators after it.
+                let name = match r.type_index {
+                    Some(t) => {
+                        let n = format!(" ({})", count(r.dominators.len() as u64));
+                        let room = table.width(0).saturating_sub(n.len());
+                        format!(
+                            "{}{n}",
+                            type_name(&dump.type_names[t as usize], room, theme)
+                        )
+                    }
+                    None => "<GC roots directly>".into(),
+                };
+                let cells = vec![
+                    name,
+                    count(r.dominated_objects),
+                    bytes(r.dominated_shallow_bytes),
+                    bytes(r.dominators_retained_bytes),
+                ];
+                let style = if selected && pane.imm_focus {
                     theme.selected()
                 } else {
                     Default::default()
+                };
+                shown.push(TableRow::cells(cells, selected, style));
+            }
+            f.render_widget(
+                ScrolledTable {
+                    columns: &table,
+                    header: &cols,
+                    theme,
+                    rows: shown,
+                    empty: Some(" (no reachable instances)".into()),
                 },
-            ));
+                list_area,
+            );
         }
-        if imm.rows.is_empty() {
-            lines.push(Line::raw(" (no reachable instances)"));
-        }
-        f.render_widget(Paragraph::new(lines), bottom);
     }
 }

@@ -1,0 +1,567 @@
+//! The router. [`App`] is the model: what the analysis delivered
+//! ([`Loading`]), the panes, the focus, the history, the input line and the
+//! help overlay. [`update`] is the only place it changes: it routes an
+//! [`Action`] to the focused pane, carries out the [`Intent`]s the pane
+//! answers with (jumps between panes, history, jobs) and returns the
+//! [`Effect`]s the event loop must perform. No I/O here. Imports the panes,
+//! never `ui` or the event loop; panes never import this module. History
+//! and jumps live in `navigation`, the arrival of results in `arrival`.
+
+use std::sync::Arc;
+
+use crossterm::event::{KeyEvent, KeyEventKind, MouseButton, MouseEvent, MouseEventKind};
+use ratatui::layout::Rect;
+
+use super::filtering::{FilterRequest, Filtered};
+use super::keys::{self, Cmd, Key, Mode};
+use super::layout::{layout, tab_at};
+use super::loading::Loading;
+use super::panes::dominators::DominatorsPane;
+use super::panes::duplicates::DuplicatesPane;
+use super::panes::inspector::Inspector;
+use super::panes::overview::OverviewPane;
+use super::panes::roots::RootsPane;
+use super::panes::types::TypesPane;
+use super::panes::{Ctx, Intent, ListState, Pane};
+use super::theme::Theme;
+use super::worker::{run_job, Job, Msg};
+use crate::analysis::TypeStats;
+use crate::graph::duplicates::Duplicates;
+use crate::graph::{DominatorTree, HeapGraph};
+use crate::progress::Stage;
+
+pub use super::loading::Totals;
+pub use super::pane_id::PaneId;
+
+/// Up to this many objects, on-demand queries run inline (a few ms);
+/// above it they go to a background thread so keys stay fast.
+mod arrival;
+mod navigation;
+
+const INLINE_JOB_LIMIT: usize = 500_000;
+
+/// A sample of the worker's progress, taken by the event loop.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ProgressView {
+    pub stage: Stage,
+    pub fraction: f64,
+    /// Since launch.
+    pub elapsed_ms: u64,
+}
+
+#[derive(Debug)]
+pub enum Action {
+    Key(KeyEvent),
+    Mouse(MouseEvent),
+    Resize(u16, u16),
+    Worker(Msg),
+    Progress(ProgressView),
+    /// Progress of a background job (precise retained), 0..=1.
+    JobProgress(f64),
+    /// Once per frame: advance the fuzzy matcher.
+    Tick,
+    /// A caught signal (SIGTERM, SIGHUP, …): end with its exit status.
+    Signal(i32),
+}
+
+/// What `update` asks of the event loop.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Effect {
+    Quit,
+    /// A signal asked to end: the exit status follows it.
+    Signalled(i32),
+    /// Start a background job in its slot (a newer one of the same kind
+    /// cancels and supersedes it).
+    StartJob(Job),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InputPurpose {
+    Filter,
+    Exclude,
+}
+
+/// The one-line text input at the bottom (filter or exclude pattern).
+#[derive(Debug, Clone)]
+pub struct InputLine {
+    pub purpose: InputPurpose,
+    pub text: String,
+}
+
+/// A history entry: where the user was.
+#[derive(Debug, Clone)]
+pub struct Nav {
+    pub pane: PaneId,
+    pub inspector: Option<u32>,
+    pub dom_depth: usize,
+    pub dom_selected: Option<u32>,
+    pub types: ListState,
+    pub dups: ListState,
+    pub dups_detail: Option<u32>,
+    pub roots: ListState,
+}
+
+pub struct App {
+    pub name: String,
+    pub theme: Theme,
+    pub size: Rect,
+    /// How far the analysis got, with its results.
+    pub loading: Loading,
+    /// Computed once per dump, so no frame walks the heap.
+    pub totals: Totals,
+    /// Effects requested while handling the current action; `update`
+    /// returns them.
+    outbox: Vec<Effect>,
+    pub progress: ProgressView,
+    /// The background job the status line shows, and its progress.
+    pub job: Option<(String, f64)>,
+    pub pane: PaneId,
+    pub inspector: Option<Inspector>,
+    pub help: Option<u16>,
+    pub input: Option<InputLine>,
+    /// Filter text per pane (index = PaneId::index).
+    pub filters: [String; 5],
+    /// Filter computations for the filter thread, at most one per pane: the
+    /// loop hands them over after each action (tests run them with
+    /// `tui::run_jobs`), so a burst of keys leaves one request.
+    pub filter_requests: Vec<FilterRequest>,
+    /// Per pane, the generation of the filter result the view waits for;
+    /// any other result is stale and dropped.
+    pub filter_pending: [Option<u64>; 5],
+    filter_generation: u64,
+    pub overview: OverviewPane,
+    pub dominators: Option<DominatorsPane>,
+    pub types_pane: TypesPane,
+    pub dups_pane: DuplicatesPane,
+    pub roots_pane: RootsPane,
+    pub history: Vec<Nav>,
+    pub status: String,
+}
+
+impl App {
+    pub fn new(name: String, theme: Theme, size: Rect) -> App {
+        App {
+            name,
+            theme,
+            size,
+            loading: Loading::default(),
+            totals: Totals::default(),
+            outbox: Vec::new(),
+            progress: ProgressView {
+                stage: Stage::Parse,
+                fraction: 0.0,
+                elapsed_ms: 0,
+            },
+            job: None,
+            pane: PaneId::Overview,
+            inspector: None,
+            help: None,
+            input: None,
+            filters: Default::default(),
+            filter_requests: Vec::new(),
+            filter_pending: [None; 5],
+            filter_generation: 0,
+            overview: OverviewPane::default(),
+            dominators: None,
+            types_pane: TypesPane::default(),
+            dups_pane: DuplicatesPane::default(),
+            roots_pane: RootsPane::default(),
+            history: Vec::new(),
+            status: String::new(),
+        }
+    }
+
+    pub fn type_stats(&self, type_index: u32) -> Option<&TypeStats> {
+        self.loading.type_stats(type_index)
+    }
+
+    pub fn graph(&self) -> Option<&Arc<HeapGraph>> {
+        self.loading.graph()
+    }
+
+    pub fn dom(&self) -> Option<&Arc<DominatorTree>> {
+        self.loading.dom()
+    }
+
+    pub fn types(&self) -> Option<&Arc<Vec<TypeStats>>> {
+        self.loading.types()
+    }
+
+    pub fn duplicates(&self) -> Option<&Arc<Duplicates>> {
+        self.loading.duplicates()
+    }
+
+    /// What pane `id` reads besides its own state.
+    pub fn ctx(&self, id: PaneId) -> Ctx<'_> {
+        Ctx {
+            name: &self.name,
+            theme: &self.theme,
+            loading: &self.loading,
+            totals: &self.totals,
+            body: layout(self.size).body,
+            filter: &self.filters[id.index()],
+            filtering: self.filter_pending[id.index()].is_some(),
+        }
+    }
+
+    /// The registry: which state is pane `id`. A new pane adds one line
+    /// here and one in [`App::with_pane`].
+    pub fn pane_view(&self, id: PaneId) -> &dyn Pane {
+        match id {
+            PaneId::Overview => &self.overview,
+            PaneId::Dominators => &self.dominators,
+            PaneId::Types => &self.types_pane,
+            PaneId::Duplicates => &self.dups_pane,
+            PaneId::Roots => &self.roots_pane,
+        }
+    }
+
+    /// Runs `f` on pane `id` with its context (fields borrowed apart, so
+    /// the pane may change while it reads the shared data).
+    fn with_pane<R>(&mut self, id: PaneId, f: impl FnOnce(&mut dyn Pane, &Ctx) -> R) -> R {
+        let App {
+            name,
+            theme,
+            size,
+            loading,
+            totals,
+            filters,
+            filter_pending,
+            overview,
+            dominators,
+            types_pane,
+            dups_pane,
+            roots_pane,
+            ..
+        } = self;
+        let ctx = Ctx {
+            name,
+            theme,
+            loading,
+            totals,
+            body: layout(*size).body,
+            filter: &filters[id.index()],
+            filtering: filter_pending[id.index()].is_some(),
+        };
+        let pane: &mut dyn Pane = match id {
+            PaneId::Overview => overview,
+            PaneId::Dominators => dominators,
+            PaneId::Types => types_pane,
+            PaneId::Duplicates => dups_pane,
+            PaneId::Roots => roots_pane,
+        };
+        f(pane, &ctx)
+    }
+
+    /// [`App::with_pane`] on the focus: the inspector when it is open.
+    fn with_focus<R>(&mut self, f: impl FnOnce(&mut dyn Pane, &Ctx) -> R) -> R {
+        match self.inspector.take() {
+            Some(mut ins) => {
+                let r = f(&mut ins, &self.ctx(self.pane));
+                self.inspector = Some(ins);
+                r
+            }
+            None => self.with_pane(self.pane, f),
+        }
+    }
+
+    /// The key mode of the current focus.
+    pub fn mode(&self) -> Mode {
+        if self.input.is_some() {
+            Mode::Filter
+        } else if self.inspector.is_some() {
+            Mode::Inspector
+        } else {
+            match self.pane {
+                PaneId::Overview => Mode::Global,
+                PaneId::Dominators => Mode::Dominators,
+                PaneId::Types => Mode::Types,
+                PaneId::Duplicates => Mode::Duplicates,
+                PaneId::Roots => Mode::Roots,
+            }
+        }
+    }
+
+    /// Rows of a list in the pane body (inside borders, below the header).
+    pub fn body_rows(&self) -> usize {
+        layout(self.size).body.height.saturating_sub(3) as usize
+    }
+
+    /// Whether the focused pane waits for a filter result (the status line
+    /// says "filtering…").
+    pub fn filtering(&self) -> bool {
+        self.filter_pending[self.pane.index()].is_some()
+    }
+
+    /// Keeps every selection visible after a resize or a jump.
+    fn fix_scroll(&mut self) {
+        for id in PaneId::ALL {
+            self.with_pane(id, |p, ctx| p.fit(ctx));
+        }
+        if let Some(mut ins) = self.inspector.take() {
+            ins.fit(&self.ctx(self.pane));
+            self.inspector = Some(ins);
+        }
+    }
+
+    // ----- intents ------------------------------------------------------
+
+    /// Carries out what a pane asked for; `before` is where the user was
+    /// before the key (for [`Intent::History`]).
+    fn apply(&mut self, intents: Vec<Intent>, before: Nav) {
+        let mut before = Some(before);
+        for intent in intents {
+            match intent {
+                Intent::History => {
+                    if let Some(nav) = before.take() {
+                        self.push(nav);
+                    }
+                }
+                Intent::Reveal(o) => self.reveal(o),
+                Intent::Inspect(o) => self.inspect(o),
+                Intent::JumpToSet { set, open } => self.jump_to_set(set, open),
+                Intent::Request { job, label } => self.request(job, &label),
+                Intent::Status(s) => self.status = s,
+                Intent::EditExclude(text) => {
+                    self.input = Some(InputLine {
+                        purpose: InputPurpose::Exclude,
+                        text,
+                    })
+                }
+            }
+        }
+    }
+
+    /// A key for the focused pane (or the inspector).
+    fn route_to_focus(&mut self, cmd: Cmd) {
+        let before = self.nav();
+        let intents = self.with_focus(|p, ctx| p.key(cmd, ctx));
+        self.apply(intents, before);
+    }
+
+    fn step(&mut self, delta: isize) {
+        let before = self.nav();
+        let intents = self.with_focus(|p, ctx| p.step(delta, ctx));
+        self.apply(intents, before);
+    }
+
+    /// Runs a job inline on small heaps, else asks the loop to start it in
+    /// the background (precise retained sizes always go there).
+    fn request(&mut self, job: Job, label: &str) {
+        let (Some(graph), Some(dom)) = (self.loading.graph().cloned(), self.loading.dom().cloned())
+        else {
+            return;
+        };
+        let background = matches!(job, Job::Precise { .. }) || graph.objects() > INLINE_JOB_LIMIT;
+        if background {
+            self.job = Some((label.to_string(), 0.0));
+            self.outbox.push(Effect::StartJob(job));
+        } else if let Some(msg) = run_job(job, &graph, &dom, &crate::progress::Progress::new()) {
+            self.on_worker(msg);
+        }
+    }
+
+    // ----- keys -----------------------------------------------------------
+
+    fn command(&mut self, cmd: Cmd) -> Option<Effect> {
+        let h = self.body_rows() as isize;
+        match cmd {
+            Cmd::Quit => return Some(Effect::Quit),
+            Cmd::Help => self.help = Some(0),
+            Cmd::NextPane => self.switch(PaneId::ALL[(self.pane.index() + 1) % 5]),
+            Cmd::PrevPane => self.switch(PaneId::ALL[(self.pane.index() + 4) % 5]),
+            Cmd::Pane(n) => self.switch(PaneId::ALL[(n as usize - 1).min(4)]),
+            Cmd::OpenFilter => {
+                if self.pane == PaneId::Overview && self.inspector.is_none() {
+                    self.status = "the filter narrows the list panes (2-5)".into();
+                } else {
+                    self.inspector = None;
+                    let text = self.filters[self.pane.index()].clone();
+                    self.input = Some(InputLine {
+                        purpose: InputPurpose::Filter,
+                        text,
+                    });
+                }
+            }
+            Cmd::Inspect => match self.with_focus(|p, ctx| p.selected_object(ctx)) {
+                Some(o) => self.inspect(o),
+                None => self.status = "nothing to inspect here".into(),
+            },
+            Cmd::Escape => {
+                let i = self.pane.index();
+                if self.inspector.is_none() && !self.filters[i].is_empty() {
+                    self.filters[i].clear();
+                    self.apply_filter(self.pane);
+                } else {
+                    return self.command(Cmd::Back);
+                }
+            }
+            Cmd::Back => {
+                if self.inspector.is_none() && self.with_pane(self.pane, |p, _| p.back()) {
+                    // Taken inside the pane.
+                } else if let Some(nav) = self.history.pop() {
+                    self.restore(nav);
+                } else if self.inspector.is_some() {
+                    self.inspector = None;
+                } else {
+                    self.status = "at the start of the history".into();
+                }
+            }
+            Cmd::Up => self.step(-1),
+            Cmd::Down => self.step(1),
+            Cmd::PageUp => self.step(-h),
+            Cmd::PageDown => self.step(h),
+            Cmd::Top => self.step(isize::MIN / 2),
+            Cmd::Bottom => self.step(isize::MAX / 2),
+            Cmd::Accept | Cmd::Clear | Cmd::DeleteChar => {}
+            // Open, expand and the panes' own keys.
+            pane_cmd => self.route_to_focus(pane_cmd),
+        }
+        None
+    }
+
+    /// A key in the input line (filter or exclude pattern).
+    fn input_key(&mut self, key: Key) {
+        let Some(mut line) = self.input.take() else {
+            return;
+        };
+        let mut keep_open = true;
+        match (keys::lookup(Mode::Filter, key), key) {
+            (Some(Cmd::Accept), _) => keep_open = false,
+            (Some(Cmd::Clear), _) => {
+                line.text.clear();
+                keep_open = false;
+            }
+            (Some(Cmd::DeleteChar), _) => {
+                line.text.pop();
+            }
+            (_, Key::Char(c)) => line.text.push(c),
+            _ => {}
+        }
+        match line.purpose {
+            InputPurpose::Filter => {
+                // Live: every change of the text asks for a new result.
+                let i = self.pane.index();
+                if self.filters[i] != line.text {
+                    self.filters[i] = line.text.clone();
+                    self.apply_filter(self.pane);
+                }
+            }
+            InputPurpose::Exclude if !keep_open => {
+                let before = self.nav();
+                let intents = self.types_pane.set_exclude(line.text.clone());
+                self.apply(intents, before);
+                self.fix_scroll();
+            }
+            InputPurpose::Exclude => {}
+        }
+        if keep_open {
+            self.input = Some(line);
+        }
+    }
+
+    fn mouse(&mut self, m: MouseEvent) {
+        let areas = layout(self.size);
+        match m.kind {
+            MouseEventKind::ScrollDown => self.step(3),
+            MouseEventKind::ScrollUp => self.step(-3),
+            MouseEventKind::Down(MouseButton::Left) => {
+                if m.row == areas.tabs.y {
+                    if let Some(p) = tab_at(m.column) {
+                        self.switch(p);
+                    }
+                    return;
+                }
+                let geometry = match &self.inspector {
+                    Some(ins) => ins.click_geometry(),
+                    None => self.pane_view(self.pane).click_geometry(),
+                };
+                let Some((sel, off, top)) = geometry else {
+                    return;
+                };
+                let body = areas.body;
+                if m.row < body.y + top || m.row >= body.y + body.height.saturating_sub(1) {
+                    return;
+                }
+                // Translate to a step from the current selection.
+                let target = off + (m.row - body.y - top) as usize;
+                self.step(target as isize - sel as isize);
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Applies one action: changes the model, does no I/O, and returns what
+/// the event loop must carry out.
+pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
+    let first = handle(app, action);
+    let mut effects = std::mem::take(&mut app.outbox);
+    if let Some(e) = first {
+        effects.insert(0, e);
+    }
+    effects
+}
+
+fn handle(app: &mut App, action: Action) -> Option<Effect> {
+    match action {
+        Action::Key(ev) => {
+            if ev.kind != KeyEventKind::Press {
+                return None;
+            }
+            let key = Key::of(&ev);
+            app.status.clear();
+            if let Some(scroll) = app.help {
+                match keys::lookup(Mode::Global, key) {
+                    Some(Cmd::Down) => app.help = Some(scroll.saturating_add(1)),
+                    Some(Cmd::Up) => app.help = Some(scroll.saturating_sub(1)),
+                    Some(Cmd::PageDown) => app.help = Some(scroll.saturating_add(10)),
+                    Some(Cmd::PageUp) => app.help = Some(scroll.saturating_sub(10)),
+                    Some(Cmd::Quit) if key == Key::Ctrl('c') => return Some(Effect::Quit),
+                    _ => app.help = None,
+                }
+                return None;
+            }
+            if app.input.is_some() {
+                if key == Key::Ctrl('c') {
+                    return Some(Effect::Quit);
+                }
+                app.input_key(key);
+                return None;
+            }
+            keys::lookup(app.mode(), key).and_then(|cmd| app.command(cmd))
+        }
+        Action::Mouse(m) => {
+            if app.help.is_none() && app.input.is_none() {
+                app.mouse(m);
+            }
+            None
+        }
+        Action::Resize(w, h) => {
+            app.size = Rect::new(0, 0, w, h);
+            app.fix_scroll();
+            None
+        }
+        Action::Worker(msg) => {
+            app.on_worker(msg);
+            None
+        }
+        Action::Progress(p) => {
+            app.progress = p;
+            None
+        }
+        Action::JobProgress(f) => {
+            if let Some(j) = &mut app.job {
+                j.1 = f;
+            }
+            None
+        }
+        Action::Tick => {
+            if app.types_pane.matcher.tick() {
+                app.fix_scroll();
+            }
+            None
+        }
+        Action::Signal(sig) => Some(Effect::Signalled(sig)),
+    }
+}

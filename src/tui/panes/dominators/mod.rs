@@ -1,0 +1,496 @@
+//! The Dominators pane: the zoom stack of grouped dominator trees with its
+//! breadcrumb, Tree/Path modes, the retained-size chart beside the tree
+//! (wide) or instead of it (narrow, `c`), and the pane's keys. Only visible
+//! rows are drawn, so cost follows what is on screen.
+
+mod chart;
+mod tree;
+
+pub use chart::{Bar, RetainedChart};
+pub use tree::*;
+
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Paragraph};
+use ratatui::Frame;
+
+use super::table::{ScrolledTable, TableRow};
+use super::{empty_message, Ctx, FilterPlan, Intent, Pane};
+use crate::analysis::filter::TypeFilter;
+use crate::graph::DominatorTree;
+use crate::model::Model;
+use crate::tui::filtering::{FilterResult, FilterWork};
+use crate::tui::fmt::{bytes, bytes_width, count, count_width, fit, percent, Col, Columns};
+use crate::tui::keys::Cmd;
+use crate::tui::layout::is_wide;
+use crate::tui::theme::Theme;
+use crate::tui::worker::Job;
+use chart::draw_chart;
+
+/// The pane's state: the zoom stack (index 0 is the whole tree).
+#[derive(Debug, Clone)]
+pub struct DominatorsPane {
+    pub zooms: Vec<Tree>,
+    pub mode: TreeMode,
+    /// On narrow terminals: the chart replaces the tree.
+    pub chart_only: bool,
+    pub marks: Marks,
+    /// Widths of the retained bytes and objects of any row: no row (group
+    /// or object) retains more than the reachable heap.
+    pub widths: [usize; 2],
+}
+
+impl DominatorsPane {
+    pub fn new(dump: &Model, dom: &DominatorTree) -> DominatorsPane {
+        let mut p = DominatorsPane {
+            zooms: vec![Tree::new(Item::SuperRoot, "all roots".into(), dump, dom).0],
+            mode: TreeMode::Tree,
+            chart_only: false,
+            marks: None,
+            widths: [
+                bytes_width(dom.reachable_bytes),
+                count_width(dom.reachable_objects),
+            ],
+        };
+        p.refresh();
+        p
+    }
+
+    pub fn tree(&self) -> &Tree {
+        self.zooms.last().expect("the root tree is never popped")
+    }
+
+    pub fn tree_mut(&mut self) -> &mut Tree {
+        self.zooms
+            .last_mut()
+            .expect("the root tree is never popped")
+    }
+
+    pub fn refresh(&mut self) {
+        let (mode, marks) = (self.mode, self.marks.clone());
+        for t in &mut self.zooms {
+            t.flatten(mode, &marks);
+        }
+    }
+
+    /// Keeps the selection on screen for a list of `height` rows.
+    pub fn scroll(&mut self, height: usize) {
+        let t = self.tree_mut();
+        let i = t.selected_index();
+        if i < t.offset {
+            t.offset = i;
+        } else if height > 0 && i >= t.offset + height {
+            t.offset = i + 1 - height;
+        }
+        t.offset = t.offset.min(t.flat.len().saturating_sub(height.max(1)));
+        if i < t.offset {
+            t.offset = i;
+        }
+    }
+
+    pub fn select_index(&mut self, i: usize) {
+        let t = self.tree_mut();
+        if let Some(&n) = t.flat.get(i.min(t.flat.len().saturating_sub(1))) {
+            t.selected = n;
+        }
+        if self.mode == TreeMode::Path {
+            self.refresh();
+        }
+    }
+
+    /// Top-level rows of the current zoom (the chart's bars).
+    pub fn top_level(&self) -> Vec<u32> {
+        self.tree().top.clone()
+    }
+
+    /// The top-level ancestor of the selection (the chart's highlight).
+    pub fn top_of_selection(&self) -> u32 {
+        let t = self.tree();
+        let mut chain = t.ancestors(t.selected);
+        chain.pop();
+        chain.last().copied().unwrap_or(t.selected)
+    }
+
+    pub fn breadcrumb(&self, theme: &Theme) -> String {
+        let parts: Vec<&str> = self.zooms.iter().map(|t| t.label.as_str()).collect();
+        parts.join(&format!(" {} ", theme.arrow()))
+    }
+}
+
+/// Draws the tree (and the chart beside it when wide enough); `empty` is
+/// the line shown when no row is visible.
+pub fn draw(
+    pane: &DominatorsPane,
+    dump: &Model,
+    dom: &DominatorTree,
+    theme: &Theme,
+    empty: &str,
+    area: Rect,
+    f: &mut Frame,
+) {
+    let block = Block::bordered()
+        .border_set(theme.border())
+        .title(Line::from(vec![
+            Span::styled(
+                format!(
+                    " Dominators [{}] ",
+                    match pane.mode {
+                        TreeMode::Tree => "Tree",
+                        TreeMode::Path => "Path",
+                    }
+                ),
+                theme.header(),
+            ),
+            Span::raw(fit(
+                &format!("{} ", pane.breadcrumb(theme)),
+                area.width.saturating_sub(20) as usize,
+                theme,
+            )),
+        ]));
+    let inner = block.inner(area);
+    f.render_widget(block, area);
+    let wide = crate::tui::layout::is_wide(area.width);
+    if pane.chart_only && !wide {
+        draw_chart(pane, dump, dom, theme, inner, f);
+        return;
+    }
+    if wide {
+        let [left, right] =
+            Layout::horizontal([Constraint::Percentage(60), Constraint::Percentage(40)])
+                .areas(inner);
+        // A blank between the tree's last column and the chart's border.
+        let left = Rect {
+            width: left.width.saturating_sub(1),
+            ..left
+        };
+        draw_tree(pane, dump, dom, theme, empty, left, f);
+        let sep = Block::new()
+            .borders(ratatui::widgets::Borders::LEFT)
+            .border_set(theme.border());
+        let right_inner = sep.inner(right);
+        f.render_widget(sep, right);
+        draw_chart(pane, dump, dom, theme, right_inner, f);
+    } else {
+        draw_tree(pane, dump, dom, theme, empty, inner, f);
+    }
+}
+
+/// Rows available for tree lines in an inner area (one header line).
+pub fn list_height(inner_height: u16) -> usize {
+    inner_height.saturating_sub(1) as usize
+}
+
+fn draw_tree(
+    pane: &DominatorsPane,
+    dump: &Model,
+    dom: &DominatorTree,
+    theme: &Theme,
+    empty: &str,
+    area: Rect,
+    f: &mut Frame,
+) {
+    let t = pane.tree();
+    let cols = [
+        Col::name("Type"),
+        Col::num("Retained", pane.widths[0]),
+        Col::num("Objects", pane.widths[1]),
+        Col::num("%", "100.0%".len()),
+    ];
+    let table = Columns::new(area.width as usize, &cols);
+    let name_w = table.width(0);
+    let on_path: Vec<u32> = t.ancestors(t.selected);
+    let height = list_height(area.height);
+    let mut rows = Vec::new();
+    for &id in t.flat.iter().skip(t.offset).take(height) {
+        let n = &t.nodes[id as usize];
+        let indent = "  ".repeat(n.depth.saturating_sub(1) as usize);
+        let marker = if !t.has_children(id, dom) {
+            " "
+        } else if n.expanded {
+            theme.expanded()
+        } else {
+            theme.collapsed()
+        };
+        let room = name_w.saturating_sub(indent.len() + 2);
+        let loading = if n.loading { " (grouping…)" } else { "" };
+        let label = format!(
+            "{indent}{marker} {}{loading}",
+            t.label_within(
+                id,
+                dump,
+                theme,
+                room.saturating_sub(loading.chars().count())
+            )
+        );
+        let (rb, ro) = t.sizes_of(id, dom).unwrap_or((0, 0));
+        let selected = id == t.selected;
+        let cells = if matches!(n.item, Item::More { .. }) {
+            vec![label]
+        } else {
+            vec![
+                label,
+                bytes(rb),
+                count(ro),
+                percent(rb, dom.reachable_bytes),
+            ]
+        };
+        let style = if selected {
+            theme.selected()
+        } else if on_path.contains(&id) {
+            theme.bold()
+        } else {
+            ratatui::style::Style::new()
+        };
+        rows.push(TableRow::cells(cells, selected, style));
+    }
+    f.render_widget(
+        ScrolledTable {
+            columns: &table,
+            header: &cols,
+            theme,
+            rows,
+            empty: t.flat.is_empty().then(|| empty.to_string()),
+        },
+        area,
+    );
+}
+
+impl DominatorsPane {
+    /// Enter: zoom into the selected row (the chart follows), or page on a
+    /// "more" row. In the chart alone, the highlighted bar.
+    fn zoom_in(&mut self, ctx: &Ctx, dump: &Model, dom: &DominatorTree) -> Vec<Intent> {
+        if self.chart_only && !is_wide(ctx.body.width) {
+            let top = self.top_of_selection();
+            self.tree_mut().selected = top;
+        }
+        let t = self.tree();
+        let sel = t.selected;
+        let mut out = Vec::new();
+        match &t.nodes[sel as usize].item {
+            Item::More { .. } => {
+                self.tree_mut().more(sel, dom);
+                self.refresh();
+            }
+            Item::SuperRoot => {}
+            item => {
+                if !t.has_children(sel, dom) {
+                    return vec![Intent::status("nothing below this row to zoom into")];
+                }
+                let item = match item {
+                    // A one-member group zooms into its object.
+                    Item::Group(g) if g.members.len() == 1 => Item::Instance(g.members[0]),
+                    other => other.clone(),
+                };
+                let label = t.label_of(sel, dump, ctx.theme);
+                out.push(Intent::History);
+                let (tree, deferred) = Tree::new(item, label, dump, dom);
+                self.zooms.push(tree);
+                self.refresh();
+                out.extend(defer(deferred));
+            }
+        }
+        self.scroll(ctx.rows());
+        out
+    }
+
+    /// Right/`l` (`open`) and Left/`h`: expand, go to the first child;
+    /// collapse, go to the parent.
+    fn expand(&mut self, open: bool, ctx: &Ctx, dump: &Model, dom: &DominatorTree) -> Vec<Intent> {
+        let mut deferred = None;
+        let t = self.tree_mut();
+        let s = t.selected;
+        let expanded = t.nodes[s as usize].expanded;
+        if open {
+            if !t.has_children(s, dom) {
+                return Vec::new();
+            }
+            if expanded {
+                // Second press: first child.
+                if let Some(&c) = t.nodes[s as usize]
+                    .children
+                    .as_ref()
+                    .and_then(|c| c.first())
+                {
+                    t.selected = c;
+                }
+            } else {
+                deferred = t.expand(s, dump, dom);
+            }
+        } else if expanded {
+            t.nodes[s as usize].expanded = false;
+        } else if let Some(p) = t.nodes[s as usize].parent.filter(|&p| p != 0) {
+            t.selected = p;
+        }
+        self.refresh();
+        self.scroll(ctx.rows());
+        defer(deferred)
+    }
+
+    /// Shows `object` in the unzoomed tree, expanding its ancestors; the
+    /// filter must have been dropped (the router does that).
+    pub fn reveal(&mut self, object: u32, dump: &Model, dom: &DominatorTree) {
+        self.zooms.truncate(1);
+        self.marks = None;
+        self.tree_mut().reveal(object, dump, dom);
+        self.refresh();
+    }
+}
+
+/// Grouping work too big to do inline becomes a job.
+fn defer(deferred: Option<Deferred>) -> Vec<Intent> {
+    deferred
+        .map(|d| Intent::Request {
+            job: Job::GroupChildren {
+                tree: d.tree,
+                node: d.node,
+                parents: d.parents,
+            },
+            label: "grouping children".into(),
+        })
+        .into_iter()
+        .collect()
+}
+
+/// The pane exists once the dominator tree does; before, it says so.
+impl Pane for Option<DominatorsPane> {
+    fn key(&mut self, cmd: Cmd, ctx: &Ctx) -> Vec<Intent> {
+        let (Some(d), Some(graph), Some(dom)) = (self, ctx.loading.graph(), ctx.loading.dom())
+        else {
+            return Vec::new();
+        };
+        let dump = &graph.dump;
+        match cmd {
+            Cmd::Open => d.zoom_in(ctx, dump, dom),
+            Cmd::Expand => d.expand(true, ctx, dump, dom),
+            Cmd::Collapse => d.expand(false, ctx, dump, dom),
+            Cmd::ToggleExpand => {
+                let expanded = d.tree().nodes[d.tree().selected as usize].expanded;
+                d.expand(!expanded, ctx, dump, dom)
+            }
+            Cmd::ToggleTreeMode => {
+                d.mode = match d.mode {
+                    TreeMode::Tree => TreeMode::Path,
+                    TreeMode::Path => TreeMode::Tree,
+                };
+                d.refresh();
+                Vec::new()
+            }
+            Cmd::ToggleChart => {
+                d.chart_only = !d.chart_only;
+                if is_wide(ctx.body.width) {
+                    vec![Intent::status(
+                        "the chart is always shown beside the tree at this width",
+                    )]
+                } else {
+                    Vec::new()
+                }
+            }
+            Cmd::Instances => {
+                let t = d.tree_mut();
+                let s = t.selected;
+                let deferred = t.toggle_instances(s, dump, dom);
+                d.refresh();
+                defer(deferred)
+            }
+            Cmd::ZoomOut => {
+                // Not a history step: Backspace already retraces zooms.
+                if d.zooms.len() > 1 {
+                    d.zooms.pop();
+                    d.refresh();
+                }
+                Vec::new()
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    fn step(&mut self, delta: isize, ctx: &Ctx) -> Vec<Intent> {
+        let Some(d) = self else {
+            return Vec::new();
+        };
+        if d.chart_only && !is_wide(ctx.body.width) {
+            // The chart alone: move among its bars.
+            let tops = d.top_level();
+            let cur = d.top_of_selection();
+            let i = tops.iter().position(|&t| t == cur).unwrap_or(0) as isize;
+            let j = (i + delta).clamp(0, tops.len().saturating_sub(1) as isize) as usize;
+            if let Some(&t) = tops.get(j) {
+                d.tree_mut().selected = t;
+            }
+            d.refresh();
+        } else {
+            let t = d.tree();
+            let i = (t.selected_index() as isize + delta)
+                .clamp(0, t.flat.len().saturating_sub(1) as isize);
+            d.select_index(i as usize);
+        }
+        d.scroll(ctx.rows());
+        Vec::new()
+    }
+
+    fn selected_object(&self, ctx: &Ctx) -> Option<u32> {
+        let d = self.as_ref()?;
+        d.tree().object(d.tree().selected, ctx.loading.dom()?)
+    }
+
+    fn fit(&mut self, ctx: &Ctx) {
+        if let Some(d) = self {
+            d.scroll(ctx.rows());
+        }
+    }
+
+    fn filter(&mut self, filter: &TypeFilter, ctx: &Ctx) -> FilterPlan {
+        let (Some(graph), Some(dom)) = (ctx.loading.graph(), ctx.loading.dom()) else {
+            return FilterPlan::NotReady;
+        };
+        if filter.is_empty() {
+            if let Some(d) = self {
+                d.marks = None;
+                d.refresh();
+            }
+            FilterPlan::Cleared
+        } else {
+            FilterPlan::Work(FilterWork::Tree {
+                graph: graph.clone(),
+                dom: dom.clone(),
+            })
+        }
+    }
+
+    fn filtered(&mut self, result: FilterResult, _ctx: &Ctx) {
+        if let (FilterResult::Tree(marks), Some(d)) = (result, self) {
+            d.marks = Some(marks);
+            d.refresh();
+        }
+    }
+
+    fn click_geometry(&self) -> Option<(usize, usize, u16)> {
+        let d = self.as_ref()?;
+        Some((d.tree().selected_index(), d.tree().offset, 2))
+    }
+
+    fn draw(&self, ctx: &Ctx, area: Rect, f: &mut Frame) {
+        match (self, ctx.loading.graph(), ctx.loading.dom()) {
+            (Some(d), Some(g), Some(dom)) => {
+                let empty = empty_message(
+                    ctx,
+                    false,
+                    "objects",
+                    "no object is reachable from a strong root",
+                );
+                draw(d, &g.dump, dom, ctx.theme, &empty, area, f)
+            }
+            _ => {
+                let block = Block::bordered()
+                    .border_set(ctx.theme.border())
+                    .title(" Dominators ");
+                let msg = if ctx.loading.error().is_some() {
+                    " no data"
+                } else {
+                    " computing the dominator tree…"
+                };
+                f.render_widget(Paragraph::new(msg).block(block), area);
+            }
+        }
+    }
+}

@@ -1,0 +1,125 @@
+//! Signals and panics while the UI owns the terminal. `signal-hook` turns
+//! the fatal signals into events for the loop, which ends normally so the
+//! terminal guard restores the screen; [`Exit`] then says how the process
+//! ends. A panic on a background thread is recorded here for the UI to
+//! show instead of being printed over the screen. Imports nothing of the UI.
+
+use std::sync::Mutex;
+
+use signal_hook::consts::signal::{SIGALRM, SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1};
+
+/// The signals the UI catches to give the terminal back first.
+pub const CAUGHT: [i32; 6] = [SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGALRM];
+
+/// How the UI ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exit {
+    /// Exit with this status.
+    Code(u8),
+    /// Die of this signal once the terminal is restored (its default
+    /// action: SIGQUIT, SIGUSR1, SIGALRM).
+    Reraise(i32),
+}
+
+impl Exit {
+    /// SIGINT, SIGTERM, SIGHUP end with 128 + n, as a shell reports them;
+    /// the others are raised again with their default action.
+    pub fn of_signal(sig: i32) -> Exit {
+        match sig {
+            SIGINT | SIGTERM | SIGHUP => Exit::Code(128 + sig as u8),
+            other => Exit::Reraise(other),
+        }
+    }
+
+    /// The exit status the shell will see.
+    pub fn status(self) -> i32 {
+        match self {
+            Exit::Code(c) => c as i32,
+            Exit::Reraise(sig) => 128 + sig,
+        }
+    }
+
+    /// Ends the process as this says (the terminal must be restored).
+    pub fn finish(self) -> u8 {
+        match self {
+            Exit::Code(c) => c,
+            Exit::Reraise(sig) => {
+                let _ = signal_hook::low_level::emulate_default_handler(sig);
+                // Not reached for a terminating signal.
+                (128 + sig) as u8
+            }
+        }
+    }
+}
+
+/// Starts the thread that forwards caught signals to `send` (until it
+/// returns false).
+pub fn forward(send: impl Fn(i32) -> bool + Send + 'static) -> std::io::Result<()> {
+    let mut signals = signal_hook::iterator::Signals::new(CAUGHT)?;
+    std::thread::Builder::new()
+        .name("heaptui-signals".into())
+        .spawn(move || {
+            for sig in signals.forever() {
+                if !send(sig) {
+                    break;
+                }
+            }
+        })?;
+    Ok(())
+}
+
+/// The first panic of a background thread: where and why.
+static BACKGROUND_PANIC: Mutex<Option<String>> = Mutex::new(None);
+
+/// Takes the recorded background panic, if any.
+pub fn take_background_panic() -> Option<String> {
+    BACKGROUND_PANIC.lock().ok()?.take()
+}
+
+/// The text of a panic payload.
+pub fn payload_text(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "panic".to_string()
+    }
+}
+
+/// Wraps the current panic hook (ratatui's, which restores the terminal,
+/// then color-eyre's): a panic on the main thread goes to it; one on a
+/// background thread is only recorded, because printing it would scribble
+/// over the screen and restoring the terminal would leave the UI running
+/// on the main screen. The UI shows it and exits 101.
+pub fn install_panic_hook() {
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        if std::thread::current().name() == Some("main") {
+            previous(info);
+            return;
+        }
+        let what = payload_text(info.payload());
+        let text = match info.location() {
+            Some(l) => format!("{what} (at {}:{})", l.file(), l.line()),
+            None => what,
+        };
+        if let Ok(mut slot) = BACKGROUND_PANIC.lock() {
+            slot.get_or_insert(text);
+        }
+    }));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exit_statuses_follow_the_shell_convention() {
+        assert_eq!(Exit::of_signal(SIGINT), Exit::Code(130));
+        assert_eq!(Exit::of_signal(SIGTERM), Exit::Code(143));
+        assert_eq!(Exit::of_signal(SIGHUP), Exit::Code(129));
+        assert_eq!(Exit::of_signal(SIGQUIT), Exit::Reraise(SIGQUIT));
+        assert_eq!(Exit::of_signal(SIGUSR1).status(), 128 + SIGUSR1);
+    }
+}
