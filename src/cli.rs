@@ -8,6 +8,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use heaptui::analysis::compare::Schedule;
 use heaptui::analysis::Glob;
+use heaptui::cache::CacheOptions;
 use heaptui::graph::duplicates::{DuplicateMode, DuplicateOptions};
 use heaptui::report::{parse_size, ReportOptions};
 
@@ -36,6 +37,12 @@ pub struct Cli {
     /// Draw with ASCII only (automatic when the locale is not UTF-8).
     #[arg(long)]
     pub ascii: bool,
+
+    /// Neither read nor write the reopen cache ($XDG_CACHE_HOME/heaptui,
+    /// else ~/.cache/heaptui), which makes a dump of 32 MiB or more that
+    /// was analysed before open at once.
+    #[arg(long, global = true)]
+    pub no_cache: bool,
 
     #[command(flatten)]
     pub duplicates: DuplicateArgs,
@@ -158,6 +165,8 @@ pub struct UiRun {
     pub demo: bool,
     pub ascii: bool,
     pub duplicates: DuplicateOptions,
+    /// `None` with `--no-cache` (or no cache directory).
+    pub cache: Option<CacheOptions>,
 }
 
 impl UiRun {
@@ -184,6 +193,8 @@ pub struct ReportRun {
     pub duplicates: DuplicateOptions,
     pub fail_if_grows: Option<u64>,
     pub schedule: Schedule,
+    /// `None` with `--no-cache` (or no cache directory).
+    pub cache: Option<CacheOptions>,
 }
 
 /// Arguments that parse but cannot run (exit code 2).
@@ -209,8 +220,18 @@ impl TryFrom<Cli> for Run {
     type Error = UsageError;
 
     fn try_from(cli: Cli) -> Result<Run, UsageError> {
+        let cache = if cli.no_cache {
+            None
+        } else {
+            CacheOptions::from_env()
+        };
         match cli.command {
-            Some(Command::Report(args)) => ReportRun::try_from(args).map(Run::Report),
+            Some(Command::Report(args)) => ReportRun::try_from(args).map(|r| {
+                Run::Report(ReportRun {
+                    cache: cache.clone(),
+                    ..r
+                })
+            }),
             None => {
                 if cli.dumps.is_empty() && !cli.demo {
                     return Err(UsageError(
@@ -229,6 +250,7 @@ impl TryFrom<Cli> for Run {
                     demo: cli.demo,
                     ascii: cli.ascii,
                     duplicates: cli.duplicates.options(),
+                    cache,
                 }))
             }
         }
@@ -266,6 +288,7 @@ impl TryFrom<ReportArgs> for ReportRun {
             json: args.json,
             fail_if_grows: args.fail_if_grows,
             schedule,
+            cache: None,
         })
     }
 }

@@ -12,7 +12,9 @@ use std::sync::Arc;
 use clap::Parser;
 
 use heaptui::analysis::compare::{compare_files, Comparison};
-use heaptui::analysis::{Analysis, AnalysisError};
+use heaptui::analysis::pipeline::Input;
+use heaptui::analysis::AnalysisError;
+use heaptui::cache;
 use heaptui::progress::Progress;
 use heaptui::report;
 
@@ -29,6 +31,7 @@ fn main() -> ExitCode {
 
 fn run() -> u8 {
     let _ = color_eyre::install();
+    heaptui::log::init();
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
@@ -58,8 +61,22 @@ fn analysis_error(e: AnalysisError) -> u8 {
 
 fn run_report(mut r: ReportRun) -> u8 {
     let progress = Progress::new();
+    let mut pending = None;
     let analysed = if r.baselines.is_empty() {
-        Analysis::run(&r.dump, &r.duplicates, &progress).map(|a| (a, None))
+        let note: cache::Note = Arc::new(|line| eprintln!("heaptui: {line}"));
+        let input = Input::File(r.dump.clone());
+        cache::run(
+            &input,
+            &r.duplicates,
+            r.cache.as_ref(),
+            &progress,
+            &mut |_| true,
+            note,
+        )
+        .map(|(a, p)| {
+            pending = Some(p);
+            (a, None)
+        })
     } else {
         let mut files = std::mem::take(&mut r.baselines);
         files.push(r.dump.clone());
@@ -69,6 +86,9 @@ fn run_report(mut r: ReportRun) -> u8 {
         Ok(x) => x,
         Err(e) => return analysis_error(e),
     };
+    // The report is printed while the cache file is written; the process
+    // waits for it before exiting.
+    let _finish_cache = pending.map(WaitOnDrop);
     let crossed = match (&comparison, r.fail_if_grows) {
         (Some(c), Some(limit)) => threshold_crossed(c, limit),
         _ => None,
@@ -97,6 +117,15 @@ fn run_report(mut r: ReportRun) -> u8 {
             GREW
         }
         None => code,
+    }
+}
+
+/// Waits for a cache file being written when the report is done.
+struct WaitOnDrop(cache::Pending);
+
+impl Drop for WaitOnDrop {
+    fn drop(&mut self) {
+        std::mem::replace(&mut self.0, cache::Pending::none()).wait();
     }
 }
 
@@ -134,6 +163,7 @@ fn run_ui(u: UiRun) -> u8 {
         demo: u.demo,
         ascii: u.ascii,
         duplicates: u.duplicates.clone(),
+        cache: u.cache.clone(),
     };
     match heaptui::tui::run(options) {
         Ok(code) => code,

@@ -62,6 +62,7 @@ fn wide_app_with(w: u16, h: u16, objects: bool) -> App {
     analyse(
         &Input::Bytes("wide.txt", WIDE_DUMP.as_bytes()),
         &Default::default(),
+        None,
         &Progress::new(),
         &mut |m| {
             msgs.push(m);

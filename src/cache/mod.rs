@@ -72,6 +72,11 @@ pub type Note = Arc<dyn Fn(String) + Send + Sync>;
 pub struct Pending(Option<std::thread::JoinHandle<()>>);
 
 impl Pending {
+    /// Nothing to wait for.
+    pub fn none() -> Pending {
+        Pending(None)
+    }
+
     pub fn wait(mut self) {
         if let Some(t) = self.0.take() {
             let _ = t.join();

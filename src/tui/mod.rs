@@ -55,6 +55,8 @@ pub struct Options {
     pub demo: bool,
     pub ascii: bool,
     pub duplicates: DuplicateOptions,
+    /// The reopen cache; `None` with `--no-cache`.
+    pub cache: Option<crate::cache::CacheOptions>,
 }
 
 /// Gives the terminal back however the UI ends (return, `?`, panic unwind).
@@ -134,6 +136,7 @@ fn run_ui(options: Options) -> color_eyre::Result<(Exit, Option<String>)> {
     worker::spawn(
         input,
         options.duplicates.clone(),
+        options.cache.clone(),
         progress.clone(),
         work_tx.clone(),
     )?;
@@ -189,6 +192,7 @@ pub fn loaded_app(
     worker::analyse(
         &input,
         &DuplicateOptions::default(),
+        None,
         &Progress::new(),
         &mut |m| {
             msgs.push(m);

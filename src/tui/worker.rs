@@ -1,32 +1,26 @@
-//! The analysis worker: parse → graph → dominators (+ type statistics and
-//! root groups) → duplicates on a named thread, each result sent as soon as
-//! it exists so the panes come alive stage by stage. The UI never waits on
+//! The analysis worker: runs `analysis::pipeline` (through the reopen
+//! cache) on a named thread and forwards each stage's result as soon as it
+//! exists, so the panes come alive stage by stage; also the on-demand jobs. The UI never waits on
 //! it: results arrive through a bounded channel, progress through atomics,
 //! and quitting only sets the cancel flag.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
 use super::filtering::Filtered;
 use crate::analysis::grouping::group_children_unsorted;
-use crate::analysis::roots::{largest_instances, root_groups, weakly_held, RootGroup};
+use crate::analysis::pipeline::StageResult;
+use crate::analysis::roots::RootGroup;
 use crate::analysis::{
-    immediate_dominators, precise_retained, shortest_retention_path, type_stats, Glob, Group,
+    immediate_dominators, precise_retained, shortest_retention_path, AnalysisError, Glob, Group,
     ImmediateDominators, PreciseRetained, TypeStats,
 };
-use crate::graph::duplicates::{find_duplicates, DuplicateOptions, Duplicates};
+use crate::cache::{CacheOptions, Note};
+use crate::graph::duplicates::{DuplicateOptions, Duplicates};
 use crate::graph::{DominatorTree, HeapGraph};
-use crate::import::{import_bytes, import_file, ImportError};
-use crate::progress::{Progress, Stage};
+use crate::progress::Progress;
 
-/// What to analyse.
-#[derive(Debug, Clone)]
-pub enum Input {
-    File(PathBuf),
-    /// Model text in memory (the built-in demo).
-    Bytes(&'static str, &'static [u8]),
-}
+pub use crate::analysis::pipeline::Input;
 
 /// Results, in the order they are produced. `ms` is the stage's duration.
 #[derive(Debug, Clone)]
@@ -179,77 +173,58 @@ pub fn spawn_job(
         .map(|_| ())
 }
 
-/// Runs every stage, handing each result to `emit`; stops quietly when
-/// cancelled or when `emit` returns false (the UI hung up).
+/// Runs the analysis pipeline (through the reopen cache when `cache` is
+/// given), handing each stage's result to `emit` as a [`Msg`]; stops quietly
+/// when cancelled or when `emit` returns false (the UI hung up). The order
+/// of the stages is the pipeline's, not the worker's.
 pub fn analyse(
     input: &Input,
     options: &DuplicateOptions,
+    cache: Option<&CacheOptions>,
     progress: &Progress,
     emit: &mut dyn FnMut(Msg) -> bool,
 ) {
-    let t = Instant::now();
-    progress.start(Stage::Parse, 1);
-    let dump = match input {
-        Input::File(path) => import_file(path, progress),
-        Input::Bytes(name, bytes) => {
-            import_bytes(std::path::Path::new(name), bytes).map_err(ImportError::Input)
-        }
-    };
-    let dump = match dump {
-        Ok(d) => d,
-        Err(ImportError::Cancelled) => return,
-        Err(ImportError::Input(e)) => {
+    let note: Note = Arc::new(|line| tracing::warn!(target: "heaptui::cache", "{line}"));
+    let result = crate::cache::run(
+        input,
+        options,
+        cache,
+        progress,
+        &mut |stage| emit(message(stage)),
+        note,
+    );
+    match result {
+        // A cache file still being written goes on in the background; the
+        // UI exits without waiting (an unfinished file is never read).
+        Ok((_, pending)) => pending.wait(),
+        Err(AnalysisError::Input(e)) => {
             emit(Msg::Failed(e.to_string()));
-            return;
         }
-    };
-    if !emit(Msg::Parsed {
-        ms: t.elapsed().as_millis() as u64,
-    }) {
-        return;
+        Err(AnalysisError::Cancelled) => {}
     }
+}
 
-    let t = Instant::now();
-    progress.start(Stage::Graph, 1);
-    let graph = Arc::new(HeapGraph::build(dump));
-    let go_on = emit(Msg::Graph {
-        graph: graph.clone(),
-        ms: t.elapsed().as_millis() as u64,
-    });
-    if !go_on || progress.is_cancelled() {
-        return;
+fn message(stage: StageResult) -> Msg {
+    match stage {
+        StageResult::Imported { ms } => Msg::Parsed { ms },
+        StageResult::Graph { graph, ms } => Msg::Graph { graph, ms },
+        StageResult::Dominators {
+            dom,
+            types,
+            roots,
+            largest,
+            summary,
+            ms,
+        } => Msg::Dominators {
+            dom,
+            types,
+            roots,
+            weakly_held: (summary.weakly_held_objects, summary.weakly_held_bytes),
+            largest,
+            ms,
+        },
+        StageResult::Duplicates { duplicates, ms } => Msg::Duplicates { duplicates, ms },
     }
-
-    let t = Instant::now();
-    let Ok(dom) = DominatorTree::compute(&graph, progress) else {
-        return;
-    };
-    let types = type_stats(&graph, &dom);
-    let roots = root_groups(&graph, &dom);
-    let weak = weakly_held(&graph, &dom);
-    let largest = largest_instances(&graph, &dom);
-    let dom = Arc::new(dom);
-    let go_on = emit(Msg::Dominators {
-        dom: dom.clone(),
-        types: Arc::new(types),
-        roots: Arc::new(roots),
-        weakly_held: weak,
-        largest: Arc::new(largest),
-        ms: t.elapsed().as_millis() as u64,
-    });
-    if !go_on {
-        return;
-    }
-
-    let t = Instant::now();
-    let Ok(duplicates) = find_duplicates(&graph, &dom, options, progress) else {
-        return;
-    };
-    progress.start(Stage::Done, 1);
-    emit(Msg::Duplicates {
-        duplicates: Arc::new(duplicates),
-        ms: t.elapsed().as_millis() as u64,
-    });
 }
 
 /// Starts [`analyse`] on the `heaptui-analysis` thread. A panic in any
@@ -258,6 +233,7 @@ pub fn analyse(
 pub fn spawn(
     input: Input,
     options: DuplicateOptions,
+    cache: Option<CacheOptions>,
     progress: Arc<Progress>,
     tx: crossbeam_channel::Sender<Msg>,
 ) -> std::io::Result<()> {
@@ -268,7 +244,7 @@ pub fn spawn(
         .name("heaptui-analysis".into())
         .spawn(move || {
             let run = std::panic::AssertUnwindSafe(|| {
-                analyse(&input, &options, &progress, &mut |m| {
+                analyse(&input, &options, cache.as_ref(), &progress, &mut |m| {
                     let graph = matches!(m, Msg::Graph { .. });
                     let sent = tx.send(m).is_ok();
                     if inject && graph {
