@@ -4,6 +4,7 @@
 //! PerfView's baseline XML of it), and the real dump against its text form.
 
 mod common;
+mod native;
 
 use std::path::Path;
 
@@ -448,4 +449,20 @@ fn perfview_baseline_xml_agrees_node_by_node() {
         checked += 1;
     }
     assert_eq!(checked, m.objects());
+}
+
+/// `$HEAPTUI_REAL_HEAPS/raw/perfview_test1.gcdump.gz` against its text
+/// conversion `perfview_test1.dump.txt`: same objects, sizes, references,
+/// roots, immediate dominators and retained sizes.
+#[test]
+#[ignore = "needs the real heaps: set HEAPTUI_REAL_HEAPS"]
+fn real_dump_agrees_with_its_text_conversion() {
+    let dir = std::path::PathBuf::from(
+        std::env::var("HEAPTUI_REAL_HEAPS").expect("set HEAPTUI_REAL_HEAPS"),
+    );
+    let native = import(&native::gunzip(&dir.join("raw/perfview_test1.gcdump.gz")));
+    let text_path = dir.join("perfview_test1.dump.txt");
+    let text = import_bytes(&text_path, &std::fs::read(&text_path).unwrap()).unwrap();
+    let bad = native::compare_with_text(native, text);
+    assert!(bad.is_empty(), "{bad:#?}");
 }
