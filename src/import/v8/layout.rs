@@ -7,6 +7,7 @@
 use std::ops::Range;
 
 use super::strings::{scan_strings, StringSpans};
+use crate::import::source::Source;
 
 /// A numeric array's contents: `range` runs from after `[` to its `]`, or
 /// to the end of the file when the array was cut (`closed` false).
@@ -81,23 +82,32 @@ fn skip_value(bytes: &[u8], pos: usize) -> Option<usize> {
 }
 
 /// The numeric array starting at `pos` (which holds `[`). Numbers hold no
-/// brackets, so its end is the first `]`.
-fn number_array(bytes: &[u8], pos: usize) -> NumberArray {
+/// brackets, so its end is the first `]`. Searched in steps whose pages are
+/// given back at once, so finding the end never holds the array in memory.
+fn number_array(bytes: &[u8], pos: usize, source: &Source) -> NumberArray {
+    const STEP: usize = 32 << 20;
     let start = pos + 1;
-    match memchr::memchr(b']', &bytes[start..]) {
-        Some(k) => NumberArray {
-            range: start..start + k,
-            closed: true,
-        },
-        None => NumberArray {
-            range: start..bytes.len(),
-            closed: false,
-        },
+    let mut at = start;
+    while at < bytes.len() {
+        let end = (at + STEP).min(bytes.len());
+        let found = memchr::memchr(b']', &bytes[at..end]);
+        source.release(at, end - at);
+        if let Some(k) = found {
+            return NumberArray {
+                range: start..at + k,
+                closed: true,
+            };
+        }
+        at = end;
+    }
+    NumberArray {
+        range: start..bytes.len(),
+        closed: false,
     }
 }
 
 /// Walks the top-level object.
-pub fn find(bytes: &[u8]) -> Layout {
+pub fn find(bytes: &[u8], source: &Source) -> Layout {
     let mut layout = Layout::default();
     let mut pos = skip_ws(bytes, 0);
     if bytes.get(pos) != Some(&b'{') {
@@ -130,7 +140,7 @@ pub fn find(bytes: &[u8]) -> Layout {
             return layout;
         }
         pos = skip_ws(bytes, pos + 1);
-        let end = match value(bytes, pos, key, &mut layout) {
+        let end = match value(bytes, pos, key, &mut layout, source) {
             Some(end) => end,
             None => {
                 let what = String::from_utf8_lossy(key);
@@ -156,7 +166,13 @@ pub fn find(bytes: &[u8]) -> Layout {
 
 /// Reads or skips the value of `key` at `pos`; its end, `None` when the
 /// file ends first (what was found of a cut array is still recorded).
-fn value(bytes: &[u8], pos: usize, key: &[u8], layout: &mut Layout) -> Option<usize> {
+fn value(
+    bytes: &[u8],
+    pos: usize,
+    key: &[u8],
+    layout: &mut Layout,
+    source: &Source,
+) -> Option<usize> {
     let is_array = bytes.get(pos) == Some(&b'[');
     match key {
         b"snapshot" => {
@@ -165,7 +181,7 @@ fn value(bytes: &[u8], pos: usize, key: &[u8], layout: &mut Layout) -> Option<us
             Some(end)
         }
         b"nodes" | b"edges" if is_array => {
-            let array = number_array(bytes, pos);
+            let array = number_array(bytes, pos, source);
             let end = array.closed.then_some(array.range.end + 1);
             if key == b"nodes" {
                 layout.nodes = Some(array);
@@ -192,7 +208,7 @@ mod tests {
     fn finds_every_part_and_skips_the_others() {
         let text = br#" {"snapshot":{"meta":{"a":["]"]}},"nodes":[1,2, 3],
             "trace_tree":[[1,[2]],"x]"],"edges":[],"strings":["a\"]","b"]}"#;
-        let l = find(text);
+        let l = find(text, &Source::Owned(Vec::new()));
         assert_eq!(l.stopped, None);
         let h = l.header.unwrap();
         assert_eq!(&text[h], br#"{"meta":{"a":["]"]}}"#);
@@ -206,7 +222,7 @@ mod tests {
     #[test]
     fn a_cut_array_is_kept_open() {
         let text = br#"{"snapshot":{},"nodes":[1,2,3"#;
-        let l = find(text);
+        let l = find(text, &Source::Owned(Vec::new()));
         let n = l.nodes.unwrap();
         assert!(!n.closed);
         assert_eq!(&text[n.range], b"1,2,3");

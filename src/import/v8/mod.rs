@@ -98,7 +98,7 @@ fn import_with_chunk(
     let bytes = source.bytes();
     progress.start(Stage::Parse, bytes.len() as u64);
     let mut laps = crate::progress::Laps::new("v8");
-    let layout = layout::find(bytes);
+    let layout = layout::find(bytes, source);
     let header = layout
         .header
         .clone()
@@ -113,6 +113,9 @@ fn import_with_chunk(
         None => Pool::default(),
     };
     note_strings(&layout, &pool, &mut diag);
+    if let Some(spans) = &layout.strings {
+        source.release(spans.start, spans.end.saturating_sub(spans.start));
+    }
     laps.lap("layout + strings");
     let mut nodes = nodes::read(
         bytes,

@@ -40,8 +40,44 @@ struct Cursor<'a> {
 }
 
 impl Cursor<'_> {
-    #[inline]
+    /// The next number. The fast path takes the common shape, `,` or `\n,`
+    /// (nothing before a chunk's first number) then at most 19 digits; anything else
+    /// (whitespace, a line break, an error) takes the careful path.
+    #[inline(always)]
     fn number(&mut self) -> Result<u64, ScanError> {
+        let rest = &self.bytes[self.pos..self.end];
+        let mut i = 0;
+        if !self.first {
+            // V8 ends each record's line before the comma: `\n,`.
+            if rest.first() == Some(&b'\n') {
+                i = 1;
+            }
+            if rest.get(i) != Some(&b',') {
+                return self.number_slow();
+            }
+            i += 1;
+        }
+        let start = i;
+        let mut v = 0u64;
+        while let Some(&c) = rest.get(i) {
+            let d = c.wrapping_sub(b'0');
+            if d > 9 {
+                break;
+            }
+            v = v.wrapping_mul(10).wrapping_add(d as u64); // checked below
+            i += 1;
+        }
+        // 19 digits never overflow; longer numbers are checked slowly.
+        if i == start || i - start > 19 {
+            return self.number_slow();
+        }
+        self.pos += i;
+        self.first = false;
+        Ok(v)
+    }
+
+    #[inline(never)]
+    fn number_slow(&mut self) -> Result<u64, ScanError> {
         let b = self.bytes;
         let mut p = self.pos;
         let mut commas = 0u32;
@@ -258,7 +294,9 @@ mod tests {
     use super::*;
 
     fn records(text: &[u8], fields: usize, chunk: usize) -> Result<(Vec<u64>, Scanned), ScanError> {
-        let array = super::super::layout::find(text).nodes.unwrap();
+        let array = super::super::layout::find(text, &Source::Owned(Vec::new()))
+            .nodes
+            .unwrap();
         let mut out = Vec::new();
         let scanned = scan(
             text,

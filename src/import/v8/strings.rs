@@ -14,7 +14,9 @@ use super::layout::skip_string;
 pub struct StringSpans {
     /// Literal `i` is `bytes[spans[2i]..spans[2i + 1]]`.
     spans: Vec<u64>,
-    /// Where the array's `]` is (when `closed`).
+    /// Where the array's elements start (after `[`).
+    pub start: usize,
+    /// Where the array's `]` is (when `closed`), else where the scan stopped.
     pub end: usize,
     pub closed: bool,
     /// Why the scan stopped before `]`: a cut file or a malformed element.
@@ -29,7 +31,10 @@ impl StringSpans {
 
 /// Scans the array whose elements start at `pos` (just after `[`).
 pub fn scan_strings(bytes: &[u8], mut pos: usize) -> StringSpans {
-    let mut out = StringSpans::default();
+    let mut out = StringSpans {
+        start: pos,
+        ..StringSpans::default()
+    };
     let ws = |b: u8| matches!(b, b' ' | b'\t' | b'\n' | b'\r');
     loop {
         while pos < bytes.len() && (ws(bytes[pos]) || bytes[pos] == b',') {
