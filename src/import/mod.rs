@@ -81,7 +81,11 @@ pub fn detect(head: &[u8]) -> Format {
             .unwrap_or(head.len());
         &head[start..]
     };
-    if head.starts_with(b"!FastSerialization.1") {
+    // PerfView writes the signature as a string: its length (20, a
+    // little-endian i32) comes first.
+    if head.starts_with(b"!FastSerialization.1")
+        || head.starts_with(b"\x14\0\0\0!FastSerialization.1")
+    {
         Format::Gcdump
     } else if head.starts_with(b"JAVA PROFILE 1.0.") {
         Format::Hprof
@@ -128,6 +132,10 @@ mod tests {
     #[test]
     fn formats_are_told_by_their_first_bytes() {
         assert_eq!(detect(b"!FastSerialization.1\0"), Format::Gcdump);
+        assert_eq!(
+            detect(b"\x14\0\0\0!FastSerialization.1\x04"),
+            Format::Gcdump
+        );
         assert_eq!(detect(b"JAVA PROFILE 1.0.2\0"), Format::Hprof);
         assert_eq!(detect(b"{\"snapshot\":{\"meta\""), Format::Heapsnapshot);
         assert_eq!(detect(b"  \n{ \"snapshot\" :"), Format::Heapsnapshot);

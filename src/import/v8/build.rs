@@ -1,0 +1,180 @@
+//! Names for the model: type names (a node's name for `object` and
+//! `native` nodes, else `(<node type>)`), interned reference labels, and
+//! string nodes' values. Strings are interned through tables indexed by
+//! string index: marked in parallel, numbered in one short sequential pass
+//! over the strings used, then applied in parallel.
+
+use std::collections::HashMap;
+use std::sync::atomic::Ordering;
+
+use rayon::prelude::*;
+
+use super::meta::{Meta, NodeClass};
+use super::nodes::{Nodes, NO_STRING, UNKNOWN_KIND};
+use super::strings::Pool;
+use crate::model::{Labels, ValueKind, Values};
+
+const UNUSED: u32 = u32::MAX;
+
+/// Marks the string indices `used` yields in a table of `len` entries.
+fn mark_used(len: usize, used: impl ParallelIterator<Item = u32>) -> Vec<u32> {
+    let mut table = vec![UNUSED; len];
+    let atomic = crate::mem::as_atomic(&mut table);
+    used.for_each(|s| {
+        if let Some(slot) = atomic.get(s as usize) {
+            slot.store(0, Ordering::Relaxed);
+        }
+    });
+    table
+}
+
+/// Type names and each object's type.
+pub fn types(nodes: &Nodes, meta: &Meta, pool: &Pool) -> (Vec<Box<str>>, Vec<u32>) {
+    let classes = &meta.node_classes;
+    let named = |k: u8| k != UNKNOWN_KIND && classes[k as usize] == NodeClass::Named;
+    let mut by_string = mark_used(
+        pool.len(),
+        nodes
+            .kinds
+            .par_iter()
+            .zip(&nodes.names)
+            .filter(|&(&k, _)| named(k))
+            .map(|(_, &s)| s),
+    );
+    let mut names: Vec<Box<str>> = Vec::new();
+    let mut interned: HashMap<Box<str>, u32> = HashMap::new();
+    let mut intern = |name: &str| -> u32 {
+        *interned.entry(name.into()).or_insert_with(|| {
+            names.push(name.into());
+            names.len() as u32 - 1
+        })
+    };
+    // Only the kinds and placeholders some object has become types.
+    let used = nodes
+        .kinds
+        .par_iter()
+        .zip(&nodes.names)
+        .fold(
+            || [false; 258],
+            |mut u, (&k, &s)| {
+                let slot = match k {
+                    k if named(k) && s == NO_STRING => 257,
+                    k if named(k) => return u,
+                    k => k as usize,
+                };
+                u[slot] = true;
+                u
+            },
+        )
+        .reduce(
+            || [false; 258],
+            |a, b| std::array::from_fn(|i| a[i] || b[i]),
+        );
+    let by_kind: Vec<u32> = meta
+        .node_types
+        .iter()
+        .enumerate()
+        .map(|(k, t)| match used[k] {
+            true => intern(&format!("({t})")),
+            false => UNUSED,
+        })
+        .collect();
+    let unknown_kind = match used[UNKNOWN_KIND as usize] {
+        true => intern("(unknown node type)"),
+        false => UNUSED,
+    };
+    let unknown_name = match used[257] {
+        true => intern("(unknown name)"),
+        false => UNUSED,
+    };
+    for (s, slot) in by_string.iter_mut().enumerate() {
+        if *slot != UNUSED {
+            *slot = intern(pool.get(s).unwrap_or(""));
+        }
+    }
+    let of_object = nodes
+        .kinds
+        .par_iter()
+        .zip(&nodes.names)
+        .map(|(&k, &s)| match k {
+            UNKNOWN_KIND => unknown_kind,
+            k if named(k) => match by_string.get(s as usize) {
+                Some(&t) => t,
+                None => unknown_name,
+            },
+            k => by_kind[k as usize],
+        })
+        .collect();
+    (names, of_object)
+}
+
+/// Interns the raw string indices of `raw` (see `edges::Edges::labels`).
+pub fn labels(mut raw: Vec<u32>, pool: &Pool) -> Labels {
+    let is_string = |l: u32| l != Labels::NONE && l < 1 << 31;
+    let mut by_string = mark_used(
+        pool.len(),
+        raw.par_iter().copied().filter(|&l| is_string(l)),
+    );
+    let mut names = Vec::new();
+    for (s, slot) in by_string.iter_mut().enumerate() {
+        if *slot != UNUSED {
+            *slot = names.len() as u32;
+            names.push(pool.get(s).unwrap_or("").into());
+        }
+    }
+    raw.par_iter_mut().for_each(|l| {
+        if is_string(*l) {
+            *l = by_string[*l as usize];
+        }
+    });
+    Labels { names, of_ref: raw }
+}
+
+/// String nodes' text, one arena (filled in parallel blocks of objects).
+pub fn values(nodes: &Nodes, meta: &Meta, pool: &Pool) -> Values {
+    let text = |k: u8| k != UNKNOWN_KIND && meta.node_classes[k as usize] == NodeClass::Text;
+    let kinds: Vec<ValueKind> = nodes
+        .kinds
+        .par_iter()
+        .zip(&nodes.names)
+        .map(|(&k, &s)| match text(k) && s != NO_STRING {
+            true => ValueKind::Utf8,
+            false => ValueKind::None,
+        })
+        .collect();
+    let mut offsets = Vec::with_capacity(kinds.len() + 1);
+    let mut acc = 0u64;
+    offsets.push(0);
+    for (kind, &s) in kinds.iter().zip(&nodes.names) {
+        if *kind == ValueKind::Utf8 {
+            acc += pool.bytes_of(s as usize).len() as u64;
+        }
+        offsets.push(acc);
+    }
+    let mut bytes = vec![0u8; acc as usize];
+    const BLOCK: usize = 1 << 16;
+    let mut blocks = Vec::new();
+    let mut rest = bytes.as_mut_slice();
+    for b in (0..kinds.len()).step_by(BLOCK) {
+        let end = (b + BLOCK).min(kinds.len());
+        let len = (offsets[end] - offsets[b]) as usize;
+        let (head, tail) = rest.split_at_mut(len);
+        blocks.push((b..end, head));
+        rest = tail;
+    }
+    blocks.into_par_iter().for_each(|(range, out)| {
+        let mut at = 0;
+        for o in range {
+            if kinds[o] == ValueKind::Utf8 {
+                let v = pool.bytes_of(nodes.names[o] as usize);
+                out[at..at + v.len()].copy_from_slice(v);
+                at += v.len();
+            }
+        }
+    });
+    Values {
+        offsets,
+        bytes,
+        kinds,
+    }
+}

@@ -1,0 +1,132 @@
+//! The `nodes` array → per-object arrays. Node 0 is the synthetic root: not
+//! an object, only its edge count is kept; object `i` is node `i + 1`.
+
+use super::diag::Diag;
+use super::layout::NumberArray;
+use super::meta::Meta;
+use super::numbers::{scan, Chunk, ScanError, Scanned, MAX_FIELDS};
+use crate::import::source::Source;
+use crate::progress::Progress;
+
+/// Larger self sizes are corrupt (no object spans a 48-bit address space);
+/// the bound keeps every sum of sizes in u64.
+pub const MAX_SELF_SIZE: u64 = 1 << 48;
+
+/// Stands for a node type index outside `meta.node_types`.
+pub const UNKNOWN_KIND: u8 = u8::MAX;
+
+/// Stands for a name index no string has.
+pub const NO_STRING: u32 = u32::MAX;
+
+#[derive(Debug, Default)]
+pub struct Nodes {
+    /// Per object: the node type index, or [`UNKNOWN_KIND`].
+    pub kinds: Vec<u8>,
+    /// Per object: the name's string index, or [`NO_STRING`].
+    pub names: Vec<u32>,
+    pub ids: Vec<u64>,
+    pub sizes: Vec<u64>,
+    /// Per node, the root included: its declared edge count.
+    pub edge_counts: Vec<u32>,
+    pub scanned: Scanned,
+    pub diag: Diag,
+}
+
+fn read_chunk(chunk: &mut Chunk, meta: &Meta, strings: usize) -> Result<Nodes, ScanError> {
+    let n = chunk.records as usize;
+    let mut out = Nodes {
+        kinds: Vec::with_capacity(n),
+        names: Vec::with_capacity(n),
+        ids: Vec::with_capacity(n),
+        sizes: Vec::with_capacity(n),
+        edge_counts: Vec::with_capacity(n),
+        ..Nodes::default()
+    };
+    let mut rec = [0u64; MAX_FIELDS];
+    for r in chunk.first_record..chunk.first_record + chunk.records {
+        chunk.read(&mut rec)?;
+        let Ok(edges) = u32::try_from(rec[meta.n_edges]) else {
+            return Err(ScanError::Bad {
+                offset: 0,
+                why: "a node declares more than 2^32 edges",
+            });
+        };
+        out.edge_counts.push(edges);
+        if r == 0 {
+            continue;
+        }
+        let kind = rec[meta.n_type];
+        out.kinds.push(
+            if kind < meta.node_types.len().min(UNKNOWN_KIND as usize) as u64 {
+                kind as u8
+            } else {
+                out.diag.undefined_types += 1;
+                out.diag
+                    .note(|| format!("node {r}: node type {kind} is not in snapshot.meta"));
+                UNKNOWN_KIND
+            },
+        );
+        let name = rec[meta.n_name];
+        out.names.push(if name < strings as u64 {
+            name as u32
+        } else {
+            out.diag.undefined_types += 1;
+            out.diag
+                .note(|| format!("node {r}: name {name} is not in the strings array"));
+            NO_STRING
+        });
+        out.ids.push(rec[meta.n_id]);
+        let mut size = rec[meta.n_size];
+        if size > MAX_SELF_SIZE {
+            out.diag
+                .skip(|| format!("node {r}: self_size {size} is not believable; taken as 0"));
+            size = 0;
+        }
+        out.sizes.push(size);
+    }
+    Ok(out)
+}
+
+/// Reads every node record.
+pub fn read(
+    bytes: &[u8],
+    array: &NumberArray,
+    meta: &Meta,
+    strings: usize,
+    chunk_size: usize,
+    source: &Source,
+    progress: &Progress,
+) -> Result<Nodes, ScanError> {
+    // The header's count is only a capacity hint, bounded by what the bytes
+    // can hold (two bytes a number at least).
+    let fields = meta.node_fields.len();
+    let bound = (array.range.len() / 2 / fields) as u64 + 1;
+    let hint = meta.node_count.unwrap_or(0).min(bound) as usize;
+    let mut all = Nodes {
+        kinds: Vec::with_capacity(hint),
+        names: Vec::with_capacity(hint),
+        ids: Vec::with_capacity(hint),
+        sizes: Vec::with_capacity(hint),
+        edge_counts: Vec::with_capacity(hint),
+        ..Nodes::default()
+    };
+    let scanned = scan(
+        bytes,
+        array,
+        fields,
+        chunk_size,
+        source,
+        progress,
+        |c| read_chunk(c, meta, strings),
+        |part| {
+            all.kinds.extend_from_slice(&part.kinds);
+            all.names.extend_from_slice(&part.names);
+            all.ids.extend_from_slice(&part.ids);
+            all.sizes.extend_from_slice(&part.sizes);
+            all.edge_counts.extend_from_slice(&part.edge_counts);
+            all.diag.merge(part.diag);
+        },
+    )?;
+    all.scanned = scanned;
+    Ok(all)
+}

@@ -1,0 +1,366 @@
+//! The numeric arrays (`nodes`, `edges`), read straight from the file's
+//! bytes in parallel. The array is taken in windows of a few chunks; in each
+//! window the chunks first count their commas (a vectorised byte count), so
+//! each knows the index of its first number, hence which record and field
+//! it starts in; then each parses the records that start in it (reading on
+//! into the next chunk to finish the last one) and the results are merged in
+//! file order. The window's pages are then given back, so the mapped file
+//! never sits whole in memory.
+//!
+//! The scanner is strict where it is cheap: digits only (the arrays hold
+//! non-negative integers), exactly one comma between numbers, whitespace
+//! anywhere; anything else is an error with its byte offset.
+
+use rayon::prelude::*;
+
+use super::layout::NumberArray;
+use crate::import::source::Source;
+use crate::progress::Progress;
+
+/// Records hold at most this many fields (V8 writes 3 to 7).
+pub const MAX_FIELDS: usize = 32;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ScanError {
+    Bad { offset: usize, why: &'static str },
+    Cancelled,
+}
+
+#[inline]
+fn is_ws(b: u8) -> bool {
+    matches!(b, b' ' | b'\n' | b'\r' | b'\t')
+}
+
+/// Reads numbers from a position of the file onwards.
+struct Cursor<'a> {
+    bytes: &'a [u8],
+    pos: usize,
+    end: usize,
+    first: bool,
+}
+
+impl Cursor<'_> {
+    /// The next number. The fast path takes the common shape, `,` or `\n,`
+    /// (nothing before a chunk's first number) then at most 19 digits; anything else
+    /// (whitespace, a line break, an error) takes the careful path.
+    #[inline(always)]
+    fn number(&mut self) -> Result<u64, ScanError> {
+        let rest = &self.bytes[self.pos..self.end];
+        let mut i = 0;
+        if !self.first {
+            // V8 ends each record's line before the comma: `\n,`.
+            if rest.first() == Some(&b'\n') {
+                i = 1;
+            }
+            if rest.get(i) != Some(&b',') {
+                return self.number_slow();
+            }
+            i += 1;
+        }
+        let start = i;
+        let mut v = 0u64;
+        while let Some(&c) = rest.get(i) {
+            let d = c.wrapping_sub(b'0');
+            if d > 9 {
+                break;
+            }
+            v = v.wrapping_mul(10).wrapping_add(d as u64); // checked below
+            i += 1;
+        }
+        // 19 digits never overflow; longer numbers are checked slowly.
+        if i == start || i - start > 19 {
+            return self.number_slow();
+        }
+        self.pos += i;
+        self.first = false;
+        Ok(v)
+    }
+
+    #[inline(never)]
+    fn number_slow(&mut self) -> Result<u64, ScanError> {
+        let b = self.bytes;
+        let mut p = self.pos;
+        let mut commas = 0u32;
+        while p < self.end && (is_ws(b[p]) || b[p] == b',') {
+            commas += (b[p] == b',') as u32;
+            p += 1;
+        }
+        if commas != u32::from(!self.first) {
+            return Err(ScanError::Bad {
+                offset: p,
+                why: "expected one comma between numbers",
+            });
+        }
+        self.first = false;
+        let start = p;
+        let mut v: u64 = 0;
+        while p < self.end {
+            let d = b[p].wrapping_sub(b'0');
+            if d > 9 {
+                break;
+            }
+            v = match v.checked_mul(10).and_then(|v| v.checked_add(d as u64)) {
+                Some(v) => v,
+                None => {
+                    return Err(ScanError::Bad {
+                        offset: start,
+                        why: "number too large",
+                    })
+                }
+            };
+            p += 1;
+        }
+        if p == start {
+            return Err(ScanError::Bad {
+                offset: p,
+                why: "expected a non-negative integer",
+            });
+        }
+        self.pos = p;
+        Ok(v)
+    }
+}
+
+/// The records of one chunk, handed to the caller's chunk function.
+pub struct Chunk<'a> {
+    /// Index of the chunk's first record in the array.
+    pub first_record: u64,
+    /// How many records the chunk holds.
+    pub records: u64,
+    pub fields: usize,
+    skip: usize,
+    /// Whether the chunk ends the array.
+    last: bool,
+    cursor: Cursor<'a>,
+}
+
+impl Chunk<'_> {
+    /// Reads the next record into `out[..fields]`.
+    #[inline]
+    pub fn read(&mut self, out: &mut [u64; MAX_FIELDS]) -> Result<(), ScanError> {
+        while self.skip > 0 {
+            self.cursor.number()?;
+            self.skip -= 1;
+        }
+        for slot in out.iter_mut().take(self.fields) {
+            *slot = self.cursor.number()?;
+        }
+        Ok(())
+    }
+
+    /// Reads what is left up to the array's end (the numbers of a cut last
+    /// record), so a malformed tail is an error too.
+    fn finish(&mut self) -> Result<(), ScanError> {
+        loop {
+            let c = &self.cursor;
+            if c.bytes[c.pos..c.end].iter().all(|&b| is_ws(b) || b == b',') {
+                return Ok(());
+            }
+            self.cursor.number()?;
+        }
+    }
+}
+
+/// What a whole array held.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Scanned {
+    pub numbers: u64,
+    /// Complete records (a cut last record is not one).
+    pub records: u64,
+}
+
+/// Chunk byte ranges of `range`, each but the last ending just after a comma.
+fn chunk_ranges(bytes: &[u8], range: std::ops::Range<usize>, size: usize) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let mut start = range.start;
+    while start < range.end {
+        let target = (start + size).min(range.end);
+        let end = match memchr::memchr(b',', &bytes[target..range.end]) {
+            Some(k) if target < range.end => target + k + 1,
+            _ => range.end,
+        };
+        out.push((start, end));
+        start = end;
+    }
+    out
+}
+
+/// Numbers starting in `bytes[s..e]`: its commas, plus one for a last
+/// number not followed by a comma (only at the array's end).
+fn count_numbers(bytes: &[u8], (s, e): (usize, usize), array_end: usize) -> u64 {
+    let chunk = &bytes[s..e];
+    let commas = chunk.iter().filter(|&&b| b == b',').count() as u64;
+    if e == array_end {
+        let tail = match memchr::memrchr(b',', chunk) {
+            Some(k) => &chunk[k + 1..],
+            None => chunk,
+        };
+        commas + tail.iter().any(|&b| !is_ws(b)) as u64
+    } else {
+        commas
+    }
+}
+
+/// Scans `array` as records of `fields` numbers: `chunk_fn` runs on every
+/// chunk in parallel, `merge` gets the results in file order.
+#[allow(clippy::too_many_arguments)]
+pub fn scan<R: Send>(
+    bytes: &[u8],
+    array: &NumberArray,
+    fields: usize,
+    chunk_size: usize,
+    source: &Source,
+    progress: &Progress,
+    chunk_fn: impl Fn(&mut Chunk) -> Result<R, ScanError> + Sync,
+    mut merge: impl FnMut(R),
+) -> Result<Scanned, ScanError> {
+    assert!((1..=MAX_FIELDS).contains(&fields));
+    let mut range = array.range.clone();
+    if !array.closed {
+        // The number after the last comma may be cut short: leave it out.
+        range.end = match memchr::memrchr(b',', &bytes[range.clone()]) {
+            Some(k) => range.start + k + 1,
+            None => range.start,
+        };
+    }
+    let chunks = chunk_ranges(bytes, range.clone(), chunk_size.max(1));
+    let per_window = (rayon::current_num_threads() * 4).max(16);
+    let mut numbers = 0u64;
+    for window in chunks.chunks(per_window) {
+        if progress.is_cancelled() {
+            return Err(ScanError::Cancelled);
+        }
+        let counts: Vec<u64> = window
+            .par_iter()
+            .map(|&c| count_numbers(bytes, c, range.end))
+            .collect();
+        let last_window = window.last().map(|c| c.1) == Some(range.end);
+        let window_numbers: u64 = counts.iter().sum();
+        // Records beyond the array's complete ones are not read.
+        let complete = last_window.then(|| (numbers + window_numbers) / fields as u64);
+        let f = fields as u64;
+        let mut first = numbers;
+        let jobs: Vec<_> = window
+            .iter()
+            .zip(&counts)
+            .map(|(&(s, e), &n)| {
+                let r0 = first.div_ceil(f);
+                let mut r1 = (first + n).div_ceil(f);
+                if let Some(c) = complete {
+                    r1 = r1.min(c);
+                }
+                let skip = (r0 * f - first) as usize;
+                first += n;
+                Chunk {
+                    first_record: r0,
+                    records: r1.saturating_sub(r0),
+                    fields,
+                    skip,
+                    last: e == range.end,
+                    cursor: Cursor {
+                        bytes,
+                        pos: s,
+                        end: range.end,
+                        // Chunks start at the array's start or after a comma.
+                        first: true,
+                    },
+                }
+            })
+            .collect();
+        let results: Vec<R> = jobs
+            .into_par_iter()
+            .map(|mut chunk| {
+                let r = chunk_fn(&mut chunk)?;
+                if chunk.last {
+                    chunk.finish()?;
+                }
+                Ok(r)
+            })
+            .collect::<Result<_, _>>()?;
+        results.into_iter().for_each(&mut merge);
+        numbers += window_numbers;
+        let (ws, we) = (window[0].0, window[window.len() - 1].1);
+        source.release(ws, we - ws);
+        progress.advance((we - ws) as u64);
+    }
+    Ok(Scanned {
+        numbers,
+        records: numbers / fields as u64,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn records(text: &[u8], fields: usize, chunk: usize) -> Result<(Vec<u64>, Scanned), ScanError> {
+        let array = super::super::layout::find(text, &Source::Owned(Vec::new()))
+            .nodes
+            .unwrap();
+        let mut out = Vec::new();
+        let scanned = scan(
+            text,
+            &array,
+            fields,
+            chunk,
+            &Source::Owned(Vec::new()),
+            &Progress::new(),
+            |c| {
+                let mut v = Vec::new();
+                let mut buf = [0; MAX_FIELDS];
+                for _ in 0..c.records {
+                    c.read(&mut buf)?;
+                    v.extend_from_slice(&buf[..c.fields]);
+                }
+                Ok(v)
+            },
+            |v| out.extend(v),
+        )?;
+        Ok((out, scanned))
+    }
+
+    #[test]
+    fn every_chunk_size_reads_the_same_records() {
+        let text = b"{\"nodes\":[ 1,22,333 ,\n4444,5,66,\n7,8 ]}";
+        for chunk in 1..40 {
+            let (v, s) = records(text, 3, chunk).unwrap();
+            assert_eq!(v, [1, 22, 333, 4444, 5, 66], "chunk {chunk}");
+            assert_eq!(
+                s,
+                Scanned {
+                    numbers: 8,
+                    records: 2
+                }
+            );
+        }
+    }
+
+    #[test]
+    fn a_cut_array_drops_its_last_number() {
+        let text = b"{\"nodes\":[1,2,3,4,5";
+        let (v, s) = records(text, 2, 3).unwrap();
+        assert_eq!(v, [1, 2, 3, 4]);
+        assert_eq!(s.numbers, 4);
+    }
+
+    #[test]
+    fn bad_bytes_are_errors_with_their_offset() {
+        for (text, why) in [
+            (
+                &b"{\"nodes\":[1,-2]}"[..],
+                "expected a non-negative integer",
+            ),
+            (b"{\"nodes\":[1,2.5]}", "expected one comma between numbers"),
+            (b"{\"nodes\":[1 2]}", "expected one comma between numbers"),
+            (
+                b"{\"nodes\":[1,99999999999999999999999]}",
+                "number too large",
+            ),
+        ] {
+            match records(text, 2, 4) {
+                Err(ScanError::Bad { why: w, .. }) => assert_eq!(w, why),
+                other => panic!("{other:?}"),
+            }
+        }
+    }
+}

@@ -1,0 +1,468 @@
+//! The .NET gcdump importer: a small writer of PerfView's FastSerialization
+//! `GCHeapDump`, round trips of random graphs through it, each bad-input
+//! rule, truncation at every offset, PerfView's own test dump (answers from
+//! PerfView's baseline XML of it), and the real dump against its text form.
+
+mod common;
+mod native;
+
+use std::path::Path;
+
+use proptest::prelude::*;
+
+use heaptui::import::gcdump::write_compressed;
+use heaptui::import::import_bytes;
+use heaptui::model::{Format, Model};
+
+/// One node as the writer takes it: type index, size, children (node
+/// indices); `None` for a node created but never defined.
+type Node = Option<(u32, i32, Vec<u32>)>;
+
+#[derive(Debug, Clone)]
+struct Graph {
+    /// Type names and sizes (type 0 is PerfView's `UNDEFINED`, size 0).
+    types: Vec<(String, i32)>,
+    nodes: Vec<Node>,
+    root: u32,
+    multipliers: (f32, f32),
+}
+
+fn string(out: &mut Vec<u8>, s: &str) {
+    let units: Vec<u16> = s.encode_utf16().collect();
+    out.extend_from_slice(&(units.len() as i32).to_le_bytes());
+    for u in units {
+        match u {
+            0..=0x7f => out.push(u as u8),
+            0x80..=0x7ff => {
+                out.extend_from_slice(&[0xc0 | (u >> 6) as u8, 0x80 | (u & 0x3f) as u8])
+            }
+            _ => out.extend_from_slice(&[
+                0xe0 | (u >> 12) as u8,
+                0x80 | ((u >> 6) & 0x3f) as u8,
+                0x80 | (u & 0x3f) as u8,
+            ]),
+        }
+    }
+}
+
+fn type_object(out: &mut Vec<u8>, name: &str, version: i32, min: i32) {
+    out.extend_from_slice(&[4, 1]); // BeginObject, the type of types (null)
+    out.extend_from_slice(&version.to_le_bytes());
+    out.extend_from_slice(&min.to_le_bytes());
+    string(out, name);
+    out.push(6); // EndObject
+}
+
+/// The node blob: the `UNDEFINED` record first (undefined nodes point at
+/// it), then each defined node's record; returns it and the node table.
+fn blob(g: &Graph) -> (Vec<u8>, Vec<u32>) {
+    let mut blob = Vec::new();
+    write_compressed(&mut blob, 0); // type 0, size as the type's (0)
+    write_compressed(&mut blob, 0); // no children
+    let mut table = Vec::new();
+    for (i, n) in g.nodes.iter().enumerate() {
+        let Some((t, size, children)) = n else {
+            table.push(0);
+            continue;
+        };
+        table.push(blob.len() as u32);
+        if g.types[*t as usize].1 == *size {
+            write_compressed(&mut blob, (*t as i32) << 1);
+        } else {
+            write_compressed(&mut blob, (*t as i32) << 1 | 1);
+            write_compressed(&mut blob, *size);
+        }
+        write_compressed(&mut blob, children.len() as i32);
+        for &c in children {
+            write_compressed(&mut blob, c as i32 - i as i32);
+        }
+    }
+    (blob, table)
+}
+
+fn write(g: &Graph) -> Vec<u8> {
+    let mut out = 20i32.to_le_bytes().to_vec();
+    out.extend_from_slice(b"!FastSerialization.1");
+    out.push(4); // BeginObject: the entry object
+    type_object(&mut out, "GCHeapDump", 10, 8);
+    out.push(4); // BeginObject: its first field, the graph
+    type_object(&mut out, "Graphs.MemoryGraph", 1, 0);
+    let total: i64 = g.nodes.iter().flatten().map(|n| n.1 as i64).sum();
+    out.extend_from_slice(&total.to_le_bytes());
+    out.extend_from_slice(&(g.root as i32).to_le_bytes());
+    out.extend_from_slice(&(g.types.len() as i32).to_le_bytes());
+    for (name, size) in &g.types {
+        string(&mut out, name);
+        out.extend_from_slice(&size.to_le_bytes());
+        out.extend_from_slice(&(-1i32).to_le_bytes()); // no module name
+    }
+    let (blob, table) = blob(g);
+    out.extend_from_slice(&(table.len() as i32).to_le_bytes());
+    for l in &table {
+        out.extend_from_slice(&l.to_le_bytes());
+    }
+    out.extend_from_slice(&(blob.len() as i32).to_le_bytes());
+    out.extend_from_slice(&blob);
+    out.extend_from_slice(&(table.len() as i32).to_le_bytes());
+    for i in 0..table.len() as i64 {
+        out.extend_from_slice(&(0x1000 + 16 * i).to_le_bytes());
+    }
+    out.extend_from_slice(&[8, 1, 6]); // tagged Is64Bit, EndObject of the graph
+    out.push(1); // the old Is64Bit bool
+    out.extend_from_slice(&g.multipliers.0.to_le_bytes());
+    out.extend_from_slice(&g.multipliers.1.to_le_bytes());
+    out.extend_from_slice(&[1, 1, 6]); // null JSHeapInfo, DotNetHeapInfo; (cut short) end
+    let table_at = out.len() as u32;
+    out.extend_from_slice(&0i32.to_le_bytes()); // no forward references
+    let trailer = out.len() as u32;
+    out.extend_from_slice(&table_at.to_le_bytes());
+    out.extend_from_slice(&trailer.to_le_bytes());
+    out
+}
+
+fn import(bytes: &[u8]) -> Model {
+    import_bytes(Path::new("t.gcdump"), bytes).unwrap_or_else(|e| panic!("import failed: {e}"))
+}
+
+fn import_err(bytes: &[u8]) -> String {
+    match import_bytes(Path::new("t.gcdump"), bytes) {
+        Ok(_) => panic!("imported"),
+        Err(e) => e.to_string(),
+    }
+}
+
+/// The model the rules of SPEC §1.1 give, as text.
+fn expected(g: &Graph) -> String {
+    let mut out = String::new();
+    for (i, n) in g.nodes.iter().enumerate() {
+        if i as u32 == g.root {
+            continue;
+        }
+        let (t, size, children) = n.clone().unwrap_or((0, 0, Vec::new()));
+        let kids: Vec<String> = children.iter().map(|c| format!("{c:x}")).collect();
+        out += &format!(
+            "{i:x} {} {size} [{}]\n",
+            g.types[t as usize].0,
+            kids.join(" ")
+        );
+    }
+    for c in &g.nodes[g.root as usize].as_ref().unwrap().2 {
+        out += &format!("root {c:x}\n");
+    }
+    out
+}
+
+fn observed(m: &Model) -> String {
+    let mut out = String::new();
+    for o in 0..m.objects() as u32 {
+        let kids: Vec<String> = m.refs.neighbors(o).iter().map(|&t| m.id_hex(t)).collect();
+        out += &format!(
+            "{} {} {} [{}]\n",
+            m.id_hex(o),
+            m.type_name(o),
+            m.sizes[o as usize],
+            kids.join(" ")
+        );
+    }
+    for r in &m.roots {
+        assert_eq!((r.kind, r.flags), (0, 0));
+        out += &format!("root {}\n", m.id_hex(r.object));
+    }
+    out
+}
+
+fn types() -> Vec<(String, i32)> {
+    [
+        "UNDEFINED",
+        "System.String",
+        "Dictionary<K, V> é€",
+        "[.NET Roots]",
+        "System.String",
+    ]
+    .iter()
+    .zip([0, 24, 64, 0, 24])
+    .map(|(n, s)| (n.to_string(), s))
+    .collect()
+}
+
+/// Root node 2 ([.NET Roots]) → 0, 4; 0 → 1, 1, 3; 1 → 0 (a cycle); 3 is
+/// never defined; 4 has a size of its own and a second `System.String`
+/// type entry (one type in the model).
+fn small() -> Graph {
+    Graph {
+        types: types(),
+        nodes: vec![
+            Some((2, 64, vec![1, 1, 3])),
+            Some((1, 24, vec![0])),
+            Some((3, 0, vec![0, 4])),
+            None,
+            Some((4, 1000, vec![])),
+        ],
+        root: 2,
+        multipliers: (1.0, 1.0),
+    }
+}
+
+#[test]
+fn a_small_dump_maps_by_the_rules() {
+    let g = small();
+    let m = import(&write(&g));
+    assert_eq!(m.format, Format::Gcdump);
+    assert_eq!(observed(&m), expected(&g));
+    assert_eq!(m.objects(), 4);
+    assert_eq!(m.total_bytes(), 64 + 24 + 1000);
+    assert_eq!(
+        m.type_names
+            .iter()
+            .filter(|n| &***n == "System.String")
+            .count(),
+        1
+    );
+    assert_eq!(m.type_name(2), "UNDEFINED", "node 3 was never defined");
+    assert_eq!(m.diagnostics.total(), 0, "{:?}", m.diagnostics);
+    let detail = |k: &str| m.details.iter().find(|d| d.0 == k).map(|d| d.1.clone());
+    assert_eq!(detail("sampled").as_deref(), Some("no"));
+    assert_eq!(detail("64-bit").as_deref(), Some("yes"));
+}
+
+#[test]
+fn sampled_dumps_show_their_multipliers() {
+    let mut g = small();
+    g.multipliers = (10.5, 2.0);
+    let m = import(&write(&g));
+    let detail = |k: &str| m.details.iter().find(|d| d.0 == k).map(|d| d.1.clone());
+    assert_eq!(detail("sampled").as_deref(), Some("yes"));
+    assert_eq!(detail("count multiplier").as_deref(), Some("10.5"));
+    assert_eq!(detail("size multiplier").as_deref(), Some("2"));
+    // Sizes are shown as stored.
+    assert_eq!(m.total_bytes(), 64 + 24 + 1000);
+}
+
+fn random_graph() -> impl Strategy<Value = Graph> {
+    (2usize..40).prop_flat_map(|n| {
+        let node = prop::option::weighted(
+            0.9,
+            (
+                1u32..5,
+                0i32..100_000,
+                prop::collection::vec(0..n as u32, 0..6),
+            ),
+        );
+        (prop::collection::vec(node, n), 0..n as u32).prop_map(move |(mut nodes, root)| {
+            // The root is defined, and no child is the root.
+            let root_node = nodes[root as usize].take().unwrap_or((3, 0, vec![]));
+            nodes[root as usize] = Some(root_node);
+            for (t, _, children) in nodes.iter_mut().flatten() {
+                children.retain(|&c| c != root);
+                let _ = t;
+            }
+            Graph {
+                types: types(),
+                nodes,
+                root,
+                multipliers: (1.0, 1.0),
+            }
+        })
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+    #[test]
+    fn random_graphs_round_trip(g in random_graph()) {
+        let m = import(&write(&g));
+        prop_assert_eq!(observed(&m), expected(&g));
+        prop_assert_eq!(m.diagnostics.total(), 0);
+    }
+}
+
+/// Byte offset of the node blob in `write(&small())`, and of its table.
+fn offsets(bytes: &[u8]) -> (usize, usize) {
+    let g = small();
+    let (blob, table) = blob(&g);
+    let blob_at = bytes.windows(blob.len()).position(|w| w == blob).unwrap();
+    (blob_at, blob_at - 4 - 4 * table.len())
+}
+
+#[test]
+fn bad_children_types_and_records_are_counted() {
+    let mut bytes = write(&small());
+    let (blob_at, table_at) = offsets(&bytes);
+    // Node 1's record: type 1 (stored 2), one child at delta -1. Make the
+    // child node 1 + 60 (past the end) and node 4's type 9 (not in the
+    // table); point node 3 past the blob.
+    let l1 = u32::from_le_bytes(bytes[table_at + 4..table_at + 8].try_into().unwrap()) as usize;
+    assert_eq!(&bytes[blob_at + l1..blob_at + l1 + 3], &[2, 1, 0x7f]);
+    bytes[blob_at + l1 + 2] = 60;
+    let l4 = u32::from_le_bytes(bytes[table_at + 16..table_at + 20].try_into().unwrap()) as usize;
+    bytes[blob_at + l4] = 9 << 1 | 1;
+    bytes[table_at + 12..table_at + 16].copy_from_slice(&5000u32.to_le_bytes());
+    let m = import(&bytes);
+    let d = &m.diagnostics;
+    assert_eq!(
+        (d.dangling_references, d.undefined_types, d.skipped_lines),
+        (1, 1, 1),
+        "{d:?}"
+    );
+    let msgs = d.messages.join("\n");
+    assert!(
+        msgs.contains("node 1: child 61 is not an object node"),
+        "{msgs}"
+    );
+    assert!(
+        msgs.contains("node 4: type 9 is not in the type table"),
+        "{msgs}"
+    );
+    assert!(
+        msgs.contains("node 3: its record at blob byte 5000 is cut or corrupt"),
+        "{msgs}"
+    );
+    assert_eq!(m.type_name(3), "(unknown type)");
+    assert_eq!(m.refs.neighbors(1), &[] as &[u32]);
+}
+
+#[test]
+fn unusable_streams_are_one_line_errors() {
+    let good = write(&small());
+    let mut bad_sig = good.clone();
+    bad_sig[5] = b'X';
+    // Not told as a gcdump at all: one line, from the text importer.
+    assert!(import_err(&bad_sig).starts_with("t.gcdump: binary data"));
+    let mut not_dump = good.clone();
+    let at = not_dump
+        .windows(10)
+        .position(|w| w == b"GCHeapDump")
+        .unwrap();
+    not_dump[at..at + 10].copy_from_slice(b"GCHeapDumx");
+    assert_eq!(
+        import_err(&not_dump),
+        "t.gcdump: not a readable .NET gcdump: the stream holds a `GCHeapDumx`, not a GCHeapDump"
+    );
+    let mut g = small();
+    g.root = 9;
+    g.nodes.truncate(2);
+    g.nodes.push(Some((3, 0, vec![])));
+    let e = import_err(&write(&g));
+    assert_eq!(e, "t.gcdump: the root index 9 names no node");
+    let e = import_err(&good[..200]);
+    assert!(
+        e.starts_with("t.gcdump: not a readable .NET gcdump: the file ends inside"),
+        "{e}"
+    );
+}
+
+#[test]
+fn truncation_at_every_offset_never_panics() {
+    let full = write(&small());
+    for len in 0..full.len() {
+        match import_bytes(Path::new("t"), &full[..len]) {
+            Ok(m) => assert!(m.objects() <= 4),
+            Err(e) => assert!(!e.to_string().is_empty()),
+        }
+    }
+}
+
+/// PerfView's own test dump (src/PerfView.Tests/GraphSerialization/inputs/
+/// test1.gcdump, MIT). The answers are PerfView's, from its baseline XML of
+/// the same file (test1_baseline.gcdump.xml): `<MemoryGraph NumNodes="6482"
+/// NumTypes="1994" TotalSize="1009270">`, `<RootIndex>0</RootIndex>`, the
+/// root `[JS Roots]` with children 1 and 3175, node 1 a `(Type  JSGlobal)` of
+/// 256 bytes with 502 children, node 3 of 28 bytes with children `504 489
+/// 505 506 507 508 509 510 511 512 497 513`.
+#[test]
+fn perfview_test_dump_matches_perfviews_reading() {
+    let m = import(&common::fixture_bytes("perfview_test1.gcdump"));
+    assert_eq!(m.objects(), 6481);
+    assert_eq!(m.total_bytes(), 1_009_270);
+    let roots: Vec<u64> = m.roots.iter().map(|r| m.ids[r.object as usize]).collect();
+    assert_eq!(roots, [1, 3175]);
+    let o1 = m.index_of(1).unwrap();
+    assert_eq!(m.type_name(o1), "(Type  JSGlobal)");
+    assert_eq!(
+        (m.sizes[o1 as usize], m.refs.neighbors(o1).len()),
+        (256, 502)
+    );
+    let o3 = m.index_of(3).unwrap();
+    let kids: Vec<u64> = m
+        .refs
+        .neighbors(o3)
+        .iter()
+        .map(|&t| m.ids[t as usize])
+        .collect();
+    assert_eq!(
+        kids,
+        [504, 489, 505, 506, 507, 508, 509, 510, 511, 512, 497, 513]
+    );
+    assert_eq!(m.sizes[o3 as usize], 28);
+    assert_eq!(m.diagnostics.total(), 0, "{:?}", m.diagnostics);
+}
+
+/// Every node of PerfView's baseline XML (path in HEAPTUI_PERFVIEW_XML):
+/// type name, size and children, and the root's children as the roots.
+#[test]
+#[ignore = "needs PerfView's test1_baseline.gcdump.xml: set HEAPTUI_PERFVIEW_XML"]
+fn perfview_baseline_xml_agrees_node_by_node() {
+    let xml = std::fs::read_to_string(std::env::var("HEAPTUI_PERFVIEW_XML").unwrap()).unwrap();
+    let m = import(&common::fixture_bytes("perfview_test1.gcdump"));
+    let attr = |tag: &str, name: &str| -> String {
+        let start = tag.find(&format!(" {name}=\"")).unwrap() + name.len() + 3;
+        let end = start + tag[start..].find('"').unwrap();
+        tag[start..end]
+            .replace("&lt;", "<")
+            .replace("&gt;", ">")
+            .replace("&quot;", "\"")
+            .replace("&apos;", "'")
+            .replace("&amp;", "&")
+    };
+    let mut checked = 0;
+    for part in xml.split("<Node Index=").skip(1) {
+        let tag_end = part.find('>').unwrap();
+        let tag = format!(" Index={}", &part[..tag_end]);
+        let body = match part[..tag_end].ends_with('/') {
+            true => "",
+            false => &part[tag_end + 1..part.find("</Node>").unwrap()],
+        };
+        let kids: Vec<u64> = body
+            .split_whitespace()
+            .map(|k| k.parse().unwrap())
+            .collect();
+        let index: u64 = attr(&tag, "Index").parse().unwrap();
+        if index == 0 {
+            let roots: Vec<u64> = m.roots.iter().map(|r| m.ids[r.object as usize]).collect();
+            assert_eq!(roots, kids);
+            continue;
+        }
+        let o = m.index_of(index).unwrap();
+        assert_eq!(m.type_name(o), attr(&tag, "Type"), "node {index}");
+        assert_eq!(
+            m.sizes[o as usize].to_string(),
+            attr(&tag, "Size"),
+            "node {index}"
+        );
+        let got: Vec<u64> = m
+            .refs
+            .neighbors(o)
+            .iter()
+            .map(|&t| m.ids[t as usize])
+            .collect();
+        assert_eq!(got, kids, "node {index}");
+        checked += 1;
+    }
+    assert_eq!(checked, m.objects());
+}
+
+/// `$HEAPTUI_REAL_HEAPS/raw/perfview_test1.gcdump.gz` against its text
+/// conversion `perfview_test1.dump.txt`: same objects, sizes, references,
+/// roots, immediate dominators and retained sizes.
+#[test]
+#[ignore = "needs the real heaps: set HEAPTUI_REAL_HEAPS"]
+fn real_dump_agrees_with_its_text_conversion() {
+    let dir = std::path::PathBuf::from(
+        std::env::var("HEAPTUI_REAL_HEAPS").expect("set HEAPTUI_REAL_HEAPS"),
+    );
+    let native = import(&native::gunzip(&dir.join("raw/perfview_test1.gcdump.gz")));
+    let text_path = dir.join("perfview_test1.dump.txt");
+    let text = import_bytes(&text_path, &std::fs::read(&text_path).unwrap()).unwrap();
+    let bad = native::compare_with_text(native, text);
+    assert!(bad.is_empty(), "{bad:#?}");
+}

@@ -1,0 +1,567 @@
+//! The V8 heap snapshot importer: a small writer of the format, round trips
+//! of random heaps (graph, labels, values) through it at every chunk size,
+//! each bad-input rule, truncation at every offset, and real snapshots.
+
+mod common;
+
+use std::path::Path;
+
+use proptest::prelude::*;
+
+use heaptui::import::v8::import_bytes_with_chunk;
+use heaptui::model::{Format, Label, Model};
+
+/// One node of a snapshot as the writer takes it.
+#[derive(Debug, Clone)]
+struct Node {
+    kind: &'static str,
+    name: String,
+    id: u64,
+    size: u64,
+    edges: Vec<Edge>,
+}
+
+#[derive(Debug, Clone)]
+struct Edge {
+    kind: &'static str,
+    /// A string for named edge types, a number for `element` and `hidden`.
+    name: String,
+    index: u64,
+    to: usize,
+}
+
+const NODE_TYPES: [&str; 8] = [
+    "hidden",
+    "array",
+    "string",
+    "object",
+    "code",
+    "closure",
+    "native",
+    "concatenated string",
+];
+const EDGE_TYPES: [&str; 7] = [
+    "context", "element", "property", "internal", "hidden", "shortcut", "weak",
+];
+
+/// Writes `nodes` (node 0 is the synthetic root) as a snapshot. The field
+/// order is rotated by `rotate` and an extra field is added, so nothing may
+/// assume DevTools' usual layout.
+fn write(nodes: &[Node], rotate: usize) -> Vec<u8> {
+    let mut node_fields = vec![
+        "type",
+        "name",
+        "id",
+        "self_size",
+        "edge_count",
+        "detachedness",
+    ];
+    node_fields.rotate_left(rotate % 6);
+    let mut edge_fields = vec!["type", "name_or_index", "to_node"];
+    edge_fields.rotate_left(rotate % 3);
+    let mut strings: Vec<String> = Vec::new();
+    let mut string = |s: &str| match strings.iter().position(|x| x == s) {
+        Some(i) => i,
+        None => {
+            strings.push(s.to_string());
+            strings.len() - 1
+        }
+    };
+    let nf = node_fields.len();
+    let mut node_nums = Vec::new();
+    let mut edge_nums = Vec::new();
+    for n in nodes {
+        let kind = NODE_TYPES.iter().position(|k| *k == n.kind).unwrap();
+        let name = string(&n.name);
+        for f in &node_fields {
+            node_nums.push(match *f {
+                "type" => kind as u64,
+                "name" => name as u64,
+                "id" => n.id,
+                "self_size" => n.size,
+                "edge_count" => n.edges.len() as u64,
+                _ => 0,
+            });
+        }
+        for e in &n.edges {
+            let kind = EDGE_TYPES.iter().position(|k| *k == e.kind).unwrap();
+            let name = match e.kind {
+                "element" | "hidden" => e.index,
+                _ => string(&e.name) as u64,
+            };
+            for f in &edge_fields {
+                edge_nums.push(match *f {
+                    "type" => kind as u64,
+                    "name_or_index" => name,
+                    _ => (e.to * nf) as u64,
+                });
+            }
+        }
+    }
+    let types = |fields: &[&str], list: &[&str], other: &str| -> String {
+        let v: Vec<serde_json::Value> = fields
+            .iter()
+            .map(|f| match *f {
+                "type" => serde_json::json!(list),
+                _ => serde_json::json!(other),
+            })
+            .collect();
+        serde_json::to_string(&v).unwrap()
+    };
+    let join = |v: &[u64]| v.iter().map(u64::to_string).collect::<Vec<_>>().join(",\n");
+    format!(
+        "{{\"snapshot\":{{\"meta\":{{\"node_fields\":{},\"node_types\":{},\"edge_fields\":{},\"edge_types\":{}}},\"node_count\":{},\"edge_count\":{}}},\n\"nodes\":[{}],\n\"edges\":[{}],\n\"trace_function_infos\":[],\"trace_tree\":[[1,[]]],\"samples\":[],\"locations\":[],\n\"strings\":{}}}\n",
+        serde_json::to_string(&node_fields).unwrap(),
+        types(&node_fields, &NODE_TYPES, "number"),
+        serde_json::to_string(&edge_fields).unwrap(),
+        types(&edge_fields, &EDGE_TYPES, "string_or_number"),
+        nodes.len(),
+        edge_nums.len() / 3,
+        join(&node_nums),
+        join(&edge_nums),
+        serde_json::to_string(&strings).unwrap(),
+    )
+    .into_bytes()
+}
+
+fn import_chunked(bytes: &[u8], chunk: usize) -> Model {
+    import_bytes_with_chunk(Path::new("t.heapsnapshot"), bytes, chunk)
+        .unwrap_or_else(|e| panic!("import failed: {e}"))
+}
+
+fn import_err(bytes: &[u8]) -> String {
+    match import_bytes_with_chunk(Path::new("t.heapsnapshot"), bytes, 7) {
+        Ok(_) => panic!("imported"),
+        Err(e) => e.to_string(),
+    }
+}
+
+/// What the model must hold, computed from the writer's nodes by the rules
+/// of SPEC §1.1, written out as text for one comparison.
+fn expected(nodes: &[Node]) -> String {
+    let mut out = String::new();
+    for (i, n) in nodes.iter().enumerate().skip(1) {
+        let ty = match n.kind {
+            "object" | "native" => n.name.clone(),
+            k => format!("({k})"),
+        };
+        let value = matches!(n.kind, "string" | "concatenated string").then_some(&n.name);
+        out += &format!("{i} {:x} {ty} {} {value:?}:", n.id, n.size);
+        for e in n
+            .edges
+            .iter()
+            .filter(|e| e.kind != "weak" && e.kind != "shortcut")
+        {
+            match e.kind {
+                "element" | "hidden" => out += &format!(" [{}]→{:x}", e.index, nodes[e.to].id),
+                _ => out += &format!(" .{}→{:x}", e.name, nodes[e.to].id),
+            }
+        }
+        out += "\n";
+    }
+    let roots = nodes[0].edges.iter().filter(|e| e.kind != "weak");
+    for e in roots {
+        out += &format!("root {:x}\n", nodes[e.to].id);
+    }
+    out
+}
+
+/// The same text, read from the model.
+fn observed(m: &Model) -> String {
+    let labels = m.labels.as_ref().unwrap();
+    let values = m.values.as_ref().unwrap();
+    let mut out = String::new();
+    for o in 0..m.objects() as u32 {
+        let value = values
+            .get(o)
+            .map(|(b, _)| String::from_utf8(b.to_vec()).unwrap());
+        out += &format!(
+            "{} {:x} {} {} {value:?}:",
+            o + 1,
+            m.ids[o as usize],
+            m.type_name(o),
+            m.sizes[o as usize]
+        );
+        let start = m.refs.offsets[o as usize] as usize;
+        for (k, &t) in m.refs.neighbors(o).iter().enumerate() {
+            match labels.get(start + k) {
+                Some(Label::Index(i)) => out += &format!(" [{i}]→{:x}", m.ids[t as usize]),
+                Some(Label::Name(n)) => out += &format!(" .{n}→{:x}", m.ids[t as usize]),
+                None => out += &format!(" ?→{:x}", m.ids[t as usize]),
+            }
+        }
+        out += "\n";
+    }
+    for r in &m.roots {
+        assert_eq!((r.kind, r.flags), (0, 0));
+        out += &format!("root {:x}\n", m.ids[r.object as usize]);
+    }
+    out
+}
+
+fn edge(kind: &'static str, name: &str, to: usize) -> Edge {
+    Edge {
+        kind,
+        name: name.into(),
+        index: name.parse().unwrap_or(0),
+        to,
+    }
+}
+
+fn node(kind: &'static str, name: &str, id: u64, size: u64, edges: Vec<Edge>) -> Node {
+    Node {
+        kind,
+        name: name.into(),
+        id,
+        size,
+        edges,
+    }
+}
+
+/// A hand-made heap: root → (GC roots) → window, a shortcut from the root,
+/// a shortcut and a weak edge elsewhere (dropped), string values with
+/// escapes, indexed and named labels.
+fn small() -> Vec<Node> {
+    vec![
+        node(
+            "hidden",
+            "",
+            1,
+            0,
+            vec![edge("element", "1", 1), edge("shortcut", "window", 2)],
+        ),
+        node("hidden", "(GC roots)", 3, 0, vec![edge("element", "1", 2)]),
+        node(
+            "object",
+            "Window",
+            5,
+            32,
+            vec![
+                edge("property", "title", 3),
+                edge("shortcut", "x", 4),
+                edge("weak", "w", 4),
+                edge("element", "0", 4),
+                edge("internal", "map", 5),
+            ],
+        ),
+        node("string", "a \"quoted\"\n\\ é 😀 \u{1}", 7, 24, vec![]),
+        node("array", "", 9, 16, vec![edge("hidden", "3", 3)]),
+        node(
+            "concatenated string",
+            "a \"quoted\"\n\\ é 😀 \u{1}",
+            11,
+            40,
+            vec![],
+        ),
+    ]
+}
+
+#[test]
+fn a_small_snapshot_maps_by_the_rules() {
+    let nodes = small();
+    let m = import_chunked(&write(&nodes, 0), 1 << 20);
+    assert_eq!(m.format, Format::Heapsnapshot);
+    assert_eq!(observed(&m), expected(&nodes));
+    assert_eq!(m.objects(), 5);
+    assert_eq!(m.total_bytes(), 112);
+    // (GC roots) and, through the root's shortcut, Window.
+    assert_eq!(m.roots.len(), 2);
+    assert_eq!(m.diagnostics.total(), 0, "{:?}", m.diagnostics);
+    let details: Vec<&str> = m.details.iter().map(|(k, _)| k.as_str()).collect();
+    assert!(details.contains(&"node fields"), "{details:?}");
+    assert_eq!(m.index_of(5), Some(1));
+}
+
+#[test]
+fn field_order_and_chunk_size_change_nothing() {
+    let nodes = small();
+    let want = expected(&nodes);
+    for rotate in 0..6 {
+        let bytes = write(&nodes, rotate);
+        for chunk in [1, 2, 3, 5, 8, 13, 64, 1 << 20] {
+            assert_eq!(
+                observed(&import_chunked(&bytes, chunk)),
+                want,
+                "rotate {rotate} chunk {chunk}"
+            );
+        }
+    }
+}
+
+fn random_heap() -> impl Strategy<Value = Vec<Node>> {
+    let names = prop::sample::select(vec!["a", "b", "Foo", "x y", "\"q\"", "é", "\\", "1"]);
+    (2usize..24).prop_flat_map(move |n| {
+        let edge = (
+            prop::sample::select(EDGE_TYPES.to_vec()),
+            names.clone(),
+            0u64..1000,
+            0..n,
+        )
+            .prop_map(|(kind, name, index, to)| Edge {
+                kind,
+                name: name.into(),
+                index,
+                to,
+            });
+        let node = (
+            prop::sample::select(NODE_TYPES.to_vec()),
+            names.clone(),
+            0u64..1 << 40,
+            prop::collection::vec(edge, 0..5),
+        );
+        (
+            prop::collection::vec(node, n),
+            prop::collection::vec(0u64..1 << 50, n),
+        )
+            .prop_map(|(nodes, ids)| {
+                nodes
+                    .into_iter()
+                    .zip(ids)
+                    .map(|((kind, name, size, edges), id)| Node {
+                        kind,
+                        name: name.into(),
+                        id,
+                        size,
+                        // The root points at no other root edge than node 0.
+                        edges: edges.into_iter().filter(|e| e.to != 0).collect(),
+                    })
+                    .collect()
+            })
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+    #[test]
+    fn random_heaps_round_trip(nodes in random_heap(), rotate in 0usize..6, chunk in 1usize..64) {
+        let m = import_chunked(&write(&nodes, rotate), chunk);
+        prop_assert_eq!(observed(&m), expected(&nodes));
+        prop_assert_eq!(m.diagnostics.dangling_references + m.diagnostics.skipped_lines, 0);
+    }
+}
+
+/// `small()` written with its arrays edited by `edit`.
+fn edited(edit: impl Fn(&str) -> String) -> Vec<u8> {
+    let text = String::from_utf8(write(&small(), 0)).unwrap();
+    edit(&text).into_bytes()
+}
+
+/// The text of array `key` in `text` (between its brackets).
+fn array_of<'a>(text: &'a str, key: &str) -> &'a str {
+    let start = text.find(&format!("\"{key}\":[")).unwrap() + key.len() + 4;
+    let end = start + text[start..].find(']').unwrap();
+    &text[start..end]
+}
+
+fn replace_array(text: &str, key: &str, numbers: &[u64]) -> String {
+    let old = array_of(text, key);
+    let new: Vec<String> = numbers.iter().map(u64::to_string).collect();
+    text.replacen(old, &new.join(","), 1)
+}
+
+fn numbers(text: &str, key: &str) -> Vec<u64> {
+    array_of(text, key)
+        .split(',')
+        .map(|s| s.trim().parse().unwrap())
+        .collect()
+}
+
+#[test]
+fn edges_to_bad_nodes_are_dangling_and_counted() {
+    // Edge fields: type, name_or_index, to_node. Edge 0 (root → GC roots)
+    // gets to_node 7 (not a multiple of 6), edge 2 one past the last node,
+    // edge 3 the synthetic root itself.
+    let bytes = edited(|t| {
+        let mut e = numbers(t, "edges");
+        e[2] = 7;
+        e[8] = 6 * 6;
+        e[11] = 0;
+        replace_array(t, "edges", &e)
+    });
+    let m = import(&bytes);
+    assert_eq!(m.diagnostics.dangling_references, 3);
+    let msgs = m.diagnostics.messages.join("\n");
+    assert!(
+        msgs.contains("edge 0 of node 0: to_node 7 is not a multiple of 6 node fields"),
+        "{msgs}"
+    );
+    assert!(
+        msgs.contains("edge 2 of node 1: to_node 36 is past the last node"),
+        "{msgs}"
+    );
+    assert!(
+        msgs.contains("edge 3 of node 2: points at the synthetic root"),
+        "{msgs}"
+    );
+    // Only the root's shortcut to Window is left as a root.
+    assert_eq!(m.roots.len(), 1);
+}
+
+fn import(bytes: &[u8]) -> Model {
+    import_chunked(bytes, 7)
+}
+
+#[test]
+fn unknown_node_types_names_and_edge_types_are_counted() {
+    // Node fields: type, name, id, self_size, edge_count, detachedness.
+    let bytes = edited(|t| {
+        let mut n = numbers(t, "nodes");
+        n[2 * 6] = 99; // Window's type
+        n[4 * 6 + 1] = 9999; // the array's name (not used: an array is `(array)`)
+        let mut e = numbers(t, "edges");
+        e[3 * 3] = 42; // Window's `title` edge
+        replace_array(&replace_array(t, "nodes", &n), "edges", &e)
+    });
+    let m = import(&bytes);
+    assert_eq!(m.diagnostics.undefined_types, 2, "{:?}", m.diagnostics);
+    assert_eq!(m.diagnostics.skipped_lines, 1);
+    assert_eq!(m.type_name(1), "(unknown node type)");
+    assert_eq!(m.type_name(3), "(array)");
+    let msgs = m.diagnostics.messages.join("\n");
+    assert!(
+        msgs.contains("node 2: node type 99 is not in snapshot.meta"),
+        "{msgs}"
+    );
+    assert!(
+        msgs.contains("node 4: name 9999 is not in the strings array"),
+        "{msgs}"
+    );
+    assert!(
+        msgs.contains("edge 3 of node 2: edge type 42 is not in snapshot.meta"),
+        "{msgs}"
+    );
+    assert_eq!(
+        m.refs.neighbors(1).len(),
+        2,
+        "title dropped, element and map kept"
+    );
+}
+
+#[test]
+fn edge_counts_that_disagree_with_the_edges_array_are_counted() {
+    // Window declares one edge fewer: edges belong to nodes in order, so
+    // Window loses its last edge (`map`) to the array, whose own `hidden`
+    // edge is then beyond every node's count: one extra edge.
+    let fewer = edited(|t| {
+        let mut n = numbers(t, "nodes");
+        n[2 * 6 + 4] -= 1;
+        replace_array(t, "nodes", &n)
+    });
+    let m = import(&fewer);
+    assert_eq!(m.diagnostics.skipped_lines, 1, "{:?}", m.diagnostics);
+    let msgs = m.diagnostics.messages.join("\n");
+    assert!(
+        msgs.contains(
+            "the edges array holds 9 edges, the nodes declare 8: the 1 extra are ignored"
+        ),
+        "{msgs}"
+    );
+    assert_eq!(m.refs.neighbors(1).len(), 2, "title and [0]");
+    assert_eq!(m.refs.neighbors(3).len(), 1, "the array got Window's `map`");
+    // More declared than present: the missing ones are counted.
+    let more = edited(|t| {
+        let mut n = numbers(t, "nodes");
+        n[4 * 6 + 4] += 3;
+        replace_array(t, "nodes", &n)
+    });
+    let m = import(&more);
+    let msgs = m.diagnostics.messages.join("\n");
+    assert!(
+        msgs.contains("the nodes declare 12 edges, the edges array holds 9: 3 missing"),
+        "{msgs}"
+    );
+    assert_eq!(m.diagnostics.skipped_lines, 3);
+    // A header whose counts lie is counted too (the arrays win).
+    let lying = edited(|t| t.replacen("\"edge_count\":9", "\"edge_count\":5", 1));
+    let m = import(&lying);
+    let msgs = m.diagnostics.messages.join("\n");
+    assert!(
+        msgs.contains("snapshot.edge_count says 5 edges, the edges array holds 9"),
+        "{msgs}"
+    );
+    assert_eq!(observed(&m), expected(&small()));
+}
+
+#[test]
+fn meta_that_lies_about_field_counts_never_panics() {
+    // Five node fields declared, six numbers written per node: every record
+    // is misread. Whatever comes out is counted, never a panic.
+    for (from, to) in [
+        (",\"detachedness\"]", "]"),
+        ("\"to_node\"]", "\"to_node\",\"x\"]"),
+        ("\"detachedness\"]", "\"detachedness\",\"x\",\"y\"]"),
+    ] {
+        let bytes = edited(|t| t.replacen(from, to, 1));
+        match import_bytes_with_chunk(Path::new("t"), &bytes, 5) {
+            Ok(m) => assert!(m.diagnostics.total() > 0, "{from}: {:?}", m.diagnostics),
+            Err(e) => assert!(!e.to_string().is_empty()),
+        }
+    }
+}
+
+#[test]
+fn malformed_numbers_and_missing_parts_are_one_line_errors() {
+    let bad = edited(|t| t.replacen("\"nodes\":[", "\"nodes\":[x,", 1));
+    let e = import_err(&bad);
+    assert!(
+        e.starts_with("t.heapsnapshot: nodes array: expected a non-negative integer at byte "),
+        "{e}"
+    );
+    let e = import_err(&edited(|t| t.replacen("\"nodes\"", "\"nodez\"", 1)));
+    assert_eq!(
+        e,
+        "t.heapsnapshot: no `nodes` array found; not a V8 heap snapshot"
+    );
+    let e = import_err(&edited(|t| t.replacen("\"node_fields\"", "\"fields\"", 1)));
+    assert_eq!(
+        e,
+        "t.heapsnapshot: snapshot.meta.node_fields is missing or not an array"
+    );
+    let e = import_err(b"{\"snapshot\":{\"meta\":");
+    assert!(e.contains("no `snapshot` header found"), "{e}");
+    let root_only = replace_array(
+        &String::from_utf8(write(&small(), 0)).unwrap(),
+        "nodes",
+        &[0, 0, 1, 0, 0, 0],
+    );
+    let e = import_err(root_only.as_bytes());
+    assert!(e.contains("no objects"), "{e}");
+}
+
+#[test]
+fn a_cut_file_keeps_what_it_holds() {
+    let full = write(&small(), 0);
+    let text = String::from_utf8(full.clone()).unwrap();
+    // Cut inside the edges array, just after Window's `title` edge.
+    let cut = text.find("\"edges\":[").unwrap() + 9;
+    let after_four_edges = text[cut..].match_indices(',').nth(11).unwrap().0;
+    let m = import(&full[..cut + after_four_edges + 1]);
+    assert_eq!(m.objects(), 5);
+    assert_eq!(m.refs.neighbors(1).len(), 1, "only `title` was read");
+    let msgs = m.diagnostics.messages.join("\n");
+    assert!(
+        msgs.contains("no `strings` array: names are unknown"),
+        "{msgs}"
+    );
+    assert!(
+        msgs.contains("the nodes declare 9 edges, the edges array holds 4: 5 missing"),
+        "{msgs}"
+    );
+    assert_eq!(m.type_name(1), "(unknown name)");
+}
+
+#[test]
+fn truncation_at_every_offset_never_panics() {
+    let full = write(&small(), 3);
+    for len in 0..full.len() {
+        for chunk in [1, 4, 1 << 20] {
+            if let Ok(m) = import_bytes_with_chunk(Path::new("t"), &full[..len], chunk) {
+                assert!(m.objects() <= 5);
+                assert!(
+                    m.diagnostics.total() > 0 || len + 2 >= full.len(),
+                    "cut at {len}"
+                );
+            }
+        }
+    }
+}
