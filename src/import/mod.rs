@@ -94,28 +94,62 @@ pub fn detect(head: &[u8]) -> Format {
     }
 }
 
+/// How dumps are read, where the file cannot say it itself.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct ImportOptions {
+    /// HPROF: size objects as a 64-bit JVM with compressed references lays
+    /// them out (12-byte object header, 16-byte array header, 4-byte
+    /// references) instead of what the identifier size implies.
+    pub compressed_refs: bool,
+}
+
+/// Opens a dump file read-only and imports it with the importer of its
+/// format, with the default [`ImportOptions`].
+pub fn import_file(path: &Path, progress: &Progress) -> Result<Model, ImportError> {
+    import_file_with(path, &ImportOptions::default(), progress)
+}
+
 /// Opens a dump file read-only and imports it with the importer of its
 /// format.
-pub fn import_file(path: &Path, progress: &Progress) -> Result<Model, ImportError> {
+pub fn import_file_with(
+    path: &Path,
+    options: &ImportOptions,
+    progress: &Progress,
+) -> Result<Model, ImportError> {
     let source = Source::open(path)?;
-    import_source(path, &source, progress)
+    import_source(path, &source, options, progress)
 }
 
 /// Imports dump bytes held in memory (tests, the built-in demo heap).
 pub fn import_bytes(path: &Path, bytes: &[u8]) -> Result<Model, InputError> {
-    match import_source(path, &Source::Owned(bytes.to_vec()), &Progress::new()) {
+    import_bytes_with(path, bytes, &ImportOptions::default())
+}
+
+/// [`import_bytes`] with options.
+pub fn import_bytes_with(
+    path: &Path,
+    bytes: &[u8],
+    options: &ImportOptions,
+) -> Result<Model, InputError> {
+    let source = Source::Owned(bytes.to_vec());
+    match import_source(path, &source, options, &Progress::new()) {
         Ok(m) => Ok(m),
         Err(ImportError::Input(e)) => Err(e),
         Err(ImportError::Cancelled) => unreachable!("nobody can cancel this progress"),
     }
 }
 
-fn import_source(path: &Path, source: &Source, progress: &Progress) -> Result<Model, ImportError> {
+fn import_source(
+    path: &Path,
+    source: &Source,
+    options: &ImportOptions,
+    progress: &Progress,
+) -> Result<Model, ImportError> {
     let bytes = source.bytes();
     let head = &bytes[..bytes.len().min(64)];
     match detect(head) {
         Format::Rpm => rpm::import(path, source, progress),
-        Format::Hprof => hprof::import(path, source, progress),
+        Format::Hprof => hprof::import(path, source, options, progress),
         Format::Heapsnapshot => v8::import(path, source, progress),
         Format::Gcdump => gcdump::import(path, source, progress),
     }

@@ -51,13 +51,29 @@ pub fn write_text(out: &mut impl Write, a: &Analysis, opts: &ReportOptions) -> i
         dump.path.display(),
         size(dump.file_bytes)
     )?;
+    let details: Vec<String> = dump
+        .details
+        .iter()
+        .map(|(k, v)| format!("{k} {v}"))
+        .collect();
+    match details.is_empty() {
+        true => writeln!(out, "Format:      {}", dump.format.describe())?,
+        false => writeln!(
+            out,
+            "Format:      {} ({})",
+            dump.format.describe(),
+            details.join(", ")
+        )?,
+    }
     let domains: Vec<String> = dump
         .app_domains
         .iter()
         .filter(|d| !d.is_implicit() || d.objects > 0)
         .map(|d| format!("{} ({} objects)", d.display_name(), count(d.objects)))
         .collect();
-    writeln!(out, "AppDomains:  {}", domains.join(", "))?;
+    if dump.format == crate::model::Format::Rpm {
+        writeln!(out, "AppDomains:  {}", domains.join(", "))?;
+    }
     writeln!(
         out,
         "Objects:     {} ({}), {} references, {} types",
