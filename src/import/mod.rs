@@ -5,6 +5,7 @@
 //! May import `model`, `progress` and `mem`; never `graph` or anything above.
 
 pub mod gcdump;
+pub mod gzip;
 pub mod hprof;
 pub mod rpm;
 pub mod source;
@@ -145,6 +146,38 @@ fn import_source(
     options: &ImportOptions,
     progress: &Progress,
 ) -> Result<Model, ImportError> {
+    if !gzip::is_gzip(source.bytes()) {
+        return import_plain(path, source, options, progress);
+    }
+    let compressed = source.bytes().len() as u64;
+    let inflated = gzip::inflate(path, source.bytes(), progress)?;
+    if gzip::is_gzip(inflated.source.bytes()) {
+        return Err(InputError::new(path, "gzip inside gzip; decompress it once first").into());
+    }
+    let inner = inflated.source.bytes().len() as u64;
+    let mut model = import_plain(path, &inflated.source, options, progress)?;
+    model.file_bytes = compressed;
+    model
+        .details
+        .push(("gzip".into(), format!("{inner} bytes decompressed")));
+    if inflated.truncated {
+        let d = &mut model.diagnostics;
+        d.skipped_lines += 1;
+        d.messages.insert(
+            0,
+            format!("the gzip data ends early (truncated file): only its first {inner} decompressed bytes were read"),
+        );
+        d.messages.truncate(crate::model::MAX_MESSAGES);
+    }
+    Ok(model)
+}
+
+fn import_plain(
+    path: &Path,
+    source: &Source,
+    options: &ImportOptions,
+    progress: &Progress,
+) -> Result<Model, ImportError> {
     let bytes = source.bytes();
     let head = &bytes[..bytes.len().min(64)];
     match detect(head) {
@@ -168,5 +201,23 @@ mod tests {
         assert_eq!(detect(b"{\"other\":1}"), Format::Rpm);
         assert_eq!(detect(b"a 1 app.exe\n"), Format::Rpm);
         assert_eq!(detect(b""), Format::Rpm);
+    }
+
+    #[test]
+    fn gzip_of_a_text_dump_is_read_as_the_text_dump() {
+        use std::io::Write;
+        let text = b"t 1 Foo\no 10 1 20\nr 10 1 0\n";
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        e.write_all(text).unwrap();
+        let z = e.finish().unwrap();
+        let m = import_bytes(Path::new("d.txt.gz"), &z).unwrap();
+        assert_eq!(m.format, Format::Rpm);
+        assert_eq!(m.objects(), 1);
+        assert_eq!(m.file_bytes, z.len() as u64);
+        let cut = import_bytes(Path::new("d.txt.gz"), &z[..z.len() - 9]).unwrap();
+        assert_eq!(cut.diagnostics.skipped_lines, 1, "{:?}", cut.diagnostics);
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        e.write_all(&z).unwrap();
+        assert!(import_bytes(Path::new("d.gz.gz"), &e.finish().unwrap()).is_err());
     }
 }

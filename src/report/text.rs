@@ -251,8 +251,13 @@ pub fn write_text(out: &mut impl Write, a: &Analysis, opts: &ReportOptions) -> i
         Some(mode) => {
             writeln!(
                 out,
-                "Duplicates ({} mode; equal type, size and reference shape: the dump has no field values): {} sets, {} in extra instances (all but one member of each set)",
+                "Duplicates ({} mode; {}): {} sets, {} in extra instances (all but one member of each set)",
                 mode.name(),
+                if dups.has_values() {
+                    "equal type, size, values and fields"
+                } else {
+                    "equal type, size and reference shape: the dump has no field values"
+                },
                 count(dups.sets.len() as u64),
                 size(dups.total_additional_bytes())
             )?;

@@ -1,6 +1,7 @@
 //! Candidate classes for duplicate detection: the coarsest partition of the
 //! reachable objects in which members of a block have the same label (type,
-//! shallow size, reference count) and their i-th references lie in the same
+//! shallow size, reference count, and where the dump has them the value
+//! class of `values`) and their i-th references lie in the same
 //! block (ordered bisimulation). Duplicates are always in one block, but a
 //! block may hold non-duplicates (sharing and aliasing are invisible to
 //! bisimulation), so blocks are only candidates that `verify` splits exactly.
@@ -63,11 +64,20 @@ pub struct Partition {
 /// parallel.
 fn label_blocks(graph: &HeapGraph, dom: &DominatorTree) -> Partition {
     let dump = &graph.dump;
+    // With values and labels in the dump, they are part of the label.
+    let classes = super::values::value_classes(dump, dom);
+    let classes = classes.as_deref();
     let label = |o: u32| {
         let i = o as usize;
-        (dump.types[i], dump.sizes[i], dump.refs.degree(o) as u32)
+        let class = classes.map_or(0, |c| c[i]);
+        (
+            dump.types[i],
+            dump.sizes[i],
+            dump.refs.degree(o) as u32,
+            class,
+        )
     };
-    type Labels = HashMap<(u32, u64, u32), u32, IntBuild>;
+    type Labels = HashMap<(u32, u64, u32, u32), u32, IntBuild>;
     let found: Labels = dom
         .preorder
         .par_iter()
@@ -79,7 +89,7 @@ fn label_blocks(graph: &HeapGraph, dom: &DominatorTree) -> Partition {
             a.extend(b);
             a
         });
-    let mut sorted: Vec<(u32, u64, u32)> = found.into_keys().collect();
+    let mut sorted: Vec<(u32, u64, u32, u32)> = found.into_keys().collect();
     sorted.sort_unstable();
     let ids: Labels = sorted
         .iter()
