@@ -24,6 +24,9 @@ fn main() -> ExitCode {
             return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
         }
     };
+    heaptui::import::set_process_options(heaptui::import::ImportOptions {
+        compressed_refs: cli.compressed_refs,
+    });
     match cli.command {
         Some(Command::Report(args)) => run_report(args),
         None => run_tui(cli),

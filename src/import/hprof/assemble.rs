@@ -62,6 +62,7 @@ pub(super) fn assemble(
             Some(s)
         })
         .collect();
+    let mut laps = crate::progress::Laps::new("hprof/assemble");
     let mut decoded = decoded;
     let mut ids = concat(
         decoded
@@ -69,13 +70,16 @@ pub(super) fn assemble(
             .map(|d| std::mem::take(&mut d.ids))
             .collect(),
     );
+    laps.lap("ids");
     let wide = WideIdIndex::build(&ids);
+    laps.lap("id index");
     let keep = repeated_ids(&wide, &ids, &decoded, chunks, &first, issues);
     let resolved: Vec<Resolved> = decoded
         .into_par_iter()
         .enumerate()
         .map(|(ci, d)| resolve_chunk(d, &ids, first[ci], chunks[ci].start, &wide, keep.as_ref()))
         .collect();
+    laps.lap("resolve");
     let id_index = wide.narrow(keep.as_ref().map(|k| &k.new_index[..]));
     if let Some(k) = &keep {
         let mut i = 0;
@@ -85,6 +89,7 @@ pub(super) fn assemble(
         });
     }
     let mut out = join(resolved, classes, issues, ids, id_index);
+    laps.lap("join");
     out.roots = roots(raw_roots, &out, issues);
     out
 }
@@ -232,48 +237,51 @@ fn carry_objects(r: &mut Resolved, d: Decoded, keep: Option<&[bool]>) -> Option<
     Some(out_index)
 }
 
-/// Concatenates the chunks' parts into the model's arrays.
+/// Concatenates the chunks' parts into the model's arrays, in parallel,
+/// each array's parts freed once it is built.
 fn join(
-    resolved: Vec<Resolved>,
+    mut resolved: Vec<Resolved>,
     classes: &Classes,
     issues: &mut Issues,
     ids: Vec<u64>,
     id_index: crate::model::IdIndex,
 ) -> Assembled {
-    let objects: usize = resolved.iter().map(|r| r.types.len()).sum();
-    let mut types = Vec::with_capacity(objects);
-    let mut sizes = Vec::with_capacity(objects);
-    let mut degrees = Vec::with_capacity(objects);
-    let mut targets = Vec::with_capacity(resolved.iter().map(|r| r.targets.len()).sum());
-    let mut labels = Vec::with_capacity(targets.capacity());
-    let mut values = Values {
-        offsets: Vec::with_capacity(objects + 1),
-        bytes: Vec::with_capacity(resolved.iter().map(|r| r.values.len()).sum()),
-        kinds: Vec::with_capacity(objects),
-    };
-    values.offsets.push(0);
     let mut undefined = Vec::new();
-    for r in resolved {
-        let base_object = types.len() as u32;
-        let base_value = values.bytes.len() as u64;
+    let mut base_object = 0u32;
+    let mut value_base = Vec::with_capacity(resolved.len());
+    let mut base_value = 0u64;
+    for r in &mut resolved {
         undefined.extend(
             r.undefined
                 .iter()
                 .map(|&(j, c, at)| (base_object + j, c, at)),
         );
-        types.extend_from_slice(&r.types);
-        sizes.extend_from_slice(&r.sizes);
-        degrees.extend_from_slice(&r.degrees);
-        targets.extend_from_slice(&r.targets);
-        labels.extend_from_slice(&r.labels);
-        values.bytes.extend_from_slice(&r.values);
-        values
-            .offsets
-            .extend(r.value_ends.iter().map(|&e| base_value + e));
-        values.kinds.extend_from_slice(&r.kinds);
-        issues.merge(r.issues);
+        base_object += r.types.len() as u32;
+        value_base.push(base_value);
+        base_value += r.values.len() as u64;
+        issues.merge(std::mem::take(&mut r.issues));
     }
-    let refs = Csr::from_degrees(&degrees, targets);
+    macro_rules! gather {
+        ($field:ident) => {{
+            let out = par_concat(resolved.iter().map(|r| &r.$field[..]).collect(), |_, x| x);
+            resolved.iter_mut().for_each(|r| r.$field = Vec::new());
+            out
+        }};
+    }
+    let mut types = gather!(types);
+    let sizes = gather!(sizes);
+    let degrees = gather!(degrees);
+    let refs = Csr::from_degrees(&degrees, gather!(targets));
+    drop(degrees);
+    let labels = gather!(labels);
+    let bytes = gather!(values);
+    let kinds = gather!(kinds);
+    let mut offsets = vec![0u64];
+    offsets.append(&mut par_concat(
+        resolved.iter().map(|r| &r.value_ends[..]).collect(),
+        |part, e| value_base[part] + e,
+    ));
+    drop(resolved);
     let type_names = name_types(&mut types, &undefined, classes, issues, &ids);
     Assembled {
         ids,
@@ -282,10 +290,43 @@ fn join(
         sizes,
         refs,
         labels,
-        values,
+        values: Values {
+            offsets,
+            bytes,
+            kinds,
+        },
         roots: Vec::new(),
         id_index,
     }
+}
+
+/// The parts one after the other, each element passed through `f(part,
+/// element)`; parts are copied in parallel into one allocation.
+fn par_concat<T: Copy + Send + Sync>(parts: Vec<&[T]>, f: impl Fn(usize, T) -> T + Sync) -> Vec<T> {
+    let total: usize = parts.iter().map(|p| p.len()).sum();
+    let mut out: Vec<T> = crate::mem::with_capacity(total);
+    {
+        let mut rest = &mut out.spare_capacity_mut()[..total];
+        let mut slots = Vec::with_capacity(parts.len());
+        for p in &parts {
+            let (head, tail) = std::mem::take(&mut rest).split_at_mut(p.len());
+            slots.push(head);
+            rest = tail;
+        }
+        slots
+            .into_par_iter()
+            .zip(parts.par_iter())
+            .enumerate()
+            .for_each(|(i, (dst, src))| {
+                for (d, &s) in dst.iter_mut().zip(src.iter()) {
+                    d.write(f(i, s));
+                }
+            });
+    }
+    // SAFETY: every slot of the first `total` was written above (the
+    // parts' lengths sum to `total`).
+    unsafe { out.set_len(total) };
+    out
 }
 
 /// Gives objects of undumped classes a type of their own, then keeps only

@@ -120,6 +120,11 @@ pub(super) fn decode_chunk(cx: &Context, chunk: &Chunk) -> Decoded {
             break;
         }
     }
+    // These grew by doubling: give back the slack before all chunks wait
+    // together for assembly.
+    d.refs.shrink_to_fit();
+    d.labels.shrink_to_fit();
+    d.values.shrink_to_fit();
     d
 }
 

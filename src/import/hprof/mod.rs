@@ -107,7 +107,7 @@ pub fn import(
         });
     }
     laps.lap("classes");
-    let decoded = decode_all(bytes, &chunks, &classes, sizes, progress, len)?;
+    let decoded = decode_all(source, &chunks, &classes, sizes, progress, len)?;
     laps.lap("decode");
     let a = assemble::assemble(decoded, &chunks, &raw_roots, &classes, &mut issues);
     laps.lap("assemble");
@@ -169,13 +169,14 @@ fn gather(
 }
 
 fn decode_all(
-    bytes: &[u8],
+    source: &Source,
     chunks: &[scan::Chunk],
     classes: &classes::Classes,
     sizes: SizeModel,
     progress: &Progress,
     len: u64,
 ) -> Result<Vec<decode::Decoded>, Cancelled> {
+    let bytes = source.bytes();
     let loader_ids: Vec<u64> = classes.loaders.keys().copied().collect();
     let cx = decode::Context {
         bytes,
@@ -192,6 +193,9 @@ fn decode_all(
         .map(|c| {
             progress.check()?;
             let d = decode::decode_chunk(&cx, c);
+            // Mapped pages count in our resident set: give them back once
+            // read (a later read would fetch them from the page cache).
+            source.release(c.start, c.end - c.start);
             progress.advance((c.end - c.start) as u64);
             Ok(d)
         })
