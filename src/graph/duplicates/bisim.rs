@@ -64,20 +64,19 @@ pub struct Partition {
 /// parallel.
 fn label_blocks(graph: &HeapGraph, dom: &DominatorTree) -> Partition {
     let dump = &graph.dump;
-    // With values and labels in the dump, they are part of the label.
-    let classes = super::values::value_classes(dump, dom);
-    let classes = classes.as_deref();
+    // With values and labels in the dump, they are part of the label, and
+    // labels are many: blocks come from a sort instead (see `values`).
+    if let Some(block) = super::values::label_blocks(dump, dom) {
+        return Partition {
+            block,
+            block_size: Vec::new(),
+        };
+    }
     let label = |o: u32| {
         let i = o as usize;
-        let class = classes.map_or(0, |c| c[i]);
-        (
-            dump.types[i],
-            dump.sizes[i],
-            dump.refs.degree(o) as u32,
-            class,
-        )
+        (dump.types[i], dump.sizes[i], dump.refs.degree(o) as u32)
     };
-    type Labels = HashMap<(u32, u64, u32, u32), u32, IntBuild>;
+    type Labels = HashMap<(u32, u64, u32), u32, IntBuild>;
     let found: Labels = dom
         .preorder
         .par_iter()
@@ -89,7 +88,7 @@ fn label_blocks(graph: &HeapGraph, dom: &DominatorTree) -> Partition {
             a.extend(b);
             a
         });
-    let mut sorted: Vec<(u32, u64, u32, u32)> = found.into_keys().collect();
+    let mut sorted: Vec<(u32, u64, u32)> = found.into_keys().collect();
     sorted.sort_unstable();
     let ids: Labels = sorted
         .iter()

@@ -17,11 +17,14 @@ use rayon::prelude::*;
 use crate::graph::DominatorTree;
 use crate::model::{Model, ValueKind};
 
-/// The class of objects that take no part (unreachable).
-const NONE: u32 = u32::MAX;
+/// The block of objects that take no part (unreachable): `bisim::NO_BLOCK`.
+const NONE: u32 = super::bisim::NO_BLOCK;
 
-/// What an object's value class compares.
-fn key(dump: &Model, o: u32) -> (ValueKind, &[u8], &[u32]) {
+/// What an object's label compares: type, size, reference count, value
+/// kind and bytes, reference labels.
+type Key<'a> = (u32, u64, u64, ValueKind, &'a [u8], &'a [u32]);
+
+fn key(dump: &Model, o: u32) -> Key<'_> {
     let (bytes, kind) = dump
         .values
         .as_ref()
@@ -37,30 +40,38 @@ fn key(dump: &Model, o: u32) -> (ValueKind, &[u8], &[u32]) {
         }
         None => &[],
     };
-    (kind, bytes, labels)
+    let i = o as usize;
+    let degree = dump.refs.offsets[i + 1] - dump.refs.offsets[i];
+    (dump.types[i], dump.sizes[i], degree, kind, bytes, labels)
 }
 
-fn hash(k: &(ValueKind, &[u8], &[u32])) -> u64 {
-    let mut h: u64 = 0x243f_6a88_85a3_08d3 ^ k.0 as u64;
+fn hash(k: &Key) -> u64 {
     let mix = |h: u64, w: u64| (h ^ w).wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(23);
-    let mut words = k.1.chunks_exact(8);
+    let mut h: u64 = 0x243f_6a88_85a3_08d3;
+    for w in [k.0 as u64, k.1, k.2, k.3 as u64] {
+        h = mix(h, w);
+    }
+    let mut words = k.4.chunks_exact(8);
     for w in &mut words {
         h = mix(h, u64::from_le_bytes(w.try_into().unwrap()));
     }
     for &b in words.remainder() {
         h = mix(h, b as u64 | 1 << 8);
     }
-    h = mix(h, k.1.len() as u64);
-    for &l in k.2 {
+    h = mix(h, k.4.len() as u64);
+    for &l in k.5 {
         h = mix(h, l as u64 | 1 << 40);
     }
     h
 }
 
-/// Per object its value class (see the module doc), `None` when the dump
-/// has neither values nor labels. Exact: objects are grouped by a hash,
-/// then each group is split by comparing the keys themselves.
-pub(crate) fn value_classes(dump: &Model, dom: &DominatorTree) -> Option<Vec<u32>> {
+/// The label blocks of the reachable objects where the dump has values or
+/// labels (`None` otherwise): one block per distinct label (type, size,
+/// reference count, value, reference labels), numbered densely; unreachable
+/// objects get `NO_BLOCK`. Exact: objects are grouped by a hash of the
+/// label (a parallel sort, no map of millions of labels), then each group
+/// is split by comparing the labels themselves.
+pub(crate) fn label_blocks(dump: &Model, dom: &DominatorTree) -> Option<Vec<u32>> {
     if dump.values.is_none() && dump.labels.is_none() {
         return None;
     }
@@ -70,25 +81,50 @@ pub(crate) fn value_classes(dump: &Model, dom: &DominatorTree) -> Option<Vec<u32
         .map(|&o| (hash(&key(dump, o)), o))
         .collect();
     keyed.par_sort_unstable();
-    let mut class = crate::mem::filled(dump.objects(), NONE);
+    // First the representative (lowest member met) of every object's label.
+    let mut rep = crate::mem::filled(dump.objects(), NONE);
     {
-        let out = crate::mem::as_atomic(&mut class);
+        let out = crate::mem::as_atomic(&mut rep);
         keyed.par_chunk_by(|a, b| a.0 == b.0).for_each(|group| {
-            // Representatives of the distinct keys met so far in the group
-            // (almost always one); a class is named by its first member.
+            // The distinct labels met so far in the group (almost always one).
             let mut reps: Vec<u32> = Vec::new();
             for &(_, o) in group {
                 let k = key(dump, o);
-                let rep = match reps.iter().find(|&&r| key(dump, r) == k) {
+                let r = match reps.iter().find(|&&r| key(dump, r) == k) {
                     Some(&r) => r,
                     None => {
                         reps.push(o);
                         o
                     }
                 };
-                out[o as usize].store(rep, Ordering::Relaxed);
+                out[o as usize].store(r, Ordering::Relaxed);
             }
         });
     }
-    Some(class)
+    drop(keyed);
+    // Then dense ids: a representative's rank among representatives.
+    let is_rep: Vec<u32> = rep
+        .par_iter()
+        .enumerate()
+        .map(|(o, &r)| (r == o as u32) as u32)
+        .collect();
+    let mut rank = Vec::with_capacity(is_rep.len());
+    let mut next = 0u32;
+    for &r in &is_rep {
+        rank.push(next);
+        next += r;
+    }
+    drop(is_rep);
+    rep.par_iter_mut().for_each(|r| {
+        if *r != NONE {
+            *r = rank[*r as usize];
+        }
+    });
+    Some(rep)
+}
+
+/// Per object its value class: equal for objects with equal labels (see
+/// [`label_blocks`]), `None` when the dump has neither values nor labels.
+pub(crate) fn value_classes(dump: &Model, dom: &DominatorTree) -> Option<Vec<u32>> {
+    label_blocks(dump, dom)
 }
