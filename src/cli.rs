@@ -46,6 +46,11 @@ pub struct Cli {
 
     #[command(flatten)]
     pub duplicates: DuplicateArgs,
+
+    /// HPROF: size objects as a 64-bit JVM with compressed references does
+    /// (12-byte headers, 4-byte references), as Eclipse MAT's option.
+    #[arg(long, global = true)]
+    pub compressed_refs: bool,
 }
 
 /// `--duplicates` (SPEC §2.4).

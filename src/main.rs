@@ -39,6 +39,9 @@ fn run() -> u8 {
             return if e.use_stderr() { USAGE } else { 0 };
         }
     };
+    heaptui::import::set_process_options(heaptui::import::ImportOptions {
+        compressed_refs: cli.compressed_refs,
+    });
     match Run::try_from(cli) {
         Ok(Run::Report(r)) => run_report(r),
         Ok(Run::Ui(u)) => run_ui(u),

@@ -49,6 +49,7 @@ fn json_contract_key_by_key() {
             "dominators",
             "duplicates",
             "file",
+            "format",
             "summary",
             "suspects",
             "timings_ms",
@@ -57,6 +58,7 @@ fn json_contract_key_by_key() {
         "`objects` only with --objects"
     );
     assert_eq!(v["file"], "seed004_corrected.txt");
+    assert_eq!(v["format"], "rpm");
     // 15 objects; references: 8 from the array, 1ce079→7c79f, 2 from the
     // AppDomain object, 22c81e→7c79f. 7cb42 (100 bytes) is garbage.
     assert_eq!(
@@ -376,13 +378,14 @@ fn unusable_input_exits_2_with_one_line() {
     unusable(&p("noobj.txt"), "no object records");
     std::fs::write(p("blank.txt"), b"\n \r\n\t\n").unwrap();
     unusable(&p("blank.txt"), "no object records");
-    // A gzip stream (header, deflate data, trailer) of a dump.
+    // A gzip stream (header, deflate data, trailer) of a dump, with a wrong
+    // checksum: gzip is read (SPEC §1.1), corrupt gzip is refused.
     let gz: &[u8] = &[
         0x1f, 0x8b, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x03, 0xcb, 0x57, 0x30, 0x54, 0x30,
         0x04, 0x42, 0x2e, 0x00, 0x8e, 0x52, 0x5e, 0x4d, 0x08, 0x00, 0x00, 0x00,
     ];
     std::fs::write(p("dump.txt.gz"), gz).unwrap();
-    unusable(&p("dump.txt.gz"), "binary data");
+    unusable(&p("dump.txt.gz"), "corrupt gzip data");
     // Random-looking binary without NUL bytes, mostly control characters.
     let junk: Vec<u8> = (0..4096u32).map(|i| (i * 7 % 31 + 1) as u8).collect();
     std::fs::write(p("junk.bin"), junk).unwrap();

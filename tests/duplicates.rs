@@ -11,11 +11,19 @@ use heaptui::graph::duplicates::{
 };
 use heaptui::graph::{DominatorTree, HeapGraph};
 use heaptui::import::rpm::parse_bytes;
+use heaptui::model::{Labels, Model, ValueKind, Values};
 use heaptui::progress::Progress;
 use proptest::prelude::*;
 
 fn analyse(text: &str, options: &DuplicateOptions) -> (HeapGraph, DominatorTree, Duplicates) {
     let dump = parse_bytes(Path::new("t.txt"), text.as_bytes()).expect("parses");
+    analyse_model(dump, options)
+}
+
+fn analyse_model(
+    dump: Model,
+    options: &DuplicateOptions,
+) -> (HeapGraph, DominatorTree, Duplicates) {
     let graph = HeapGraph::build(dump);
     let dom = DominatorTree::compute(&graph, &Progress::new()).unwrap();
     let dups = find_duplicates(&graph, &dom, options, &Progress::new()).unwrap();
@@ -369,11 +377,23 @@ impl<'a> Oracle<'a> {
         seen
     }
 
-    fn label(&self, o: u32) -> (&str, u64, usize) {
+    /// Type, size, reference count, and where the dump has them the value
+    /// (bytes and kind) and the labels of the references (SPEC §2.4).
+    #[allow(clippy::type_complexity)]
+    fn label(&self, o: u32) -> (&str, u64, usize, Option<(&[u8], ValueKind)>, Vec<String>) {
+        let d = &self.g.dump;
+        let labels = match &d.labels {
+            Some(l) => (d.refs.offsets[o as usize]..d.refs.offsets[o as usize + 1])
+                .map(|e| format!("{:?}", l.get(e as usize)))
+                .collect(),
+            None => Vec::new(),
+        };
         (
-            self.g.dump.type_name(o),
-            self.g.dump.sizes[o as usize],
+            d.type_name(o),
+            d.sizes[o as usize],
             self.g.refs(o).len(),
+            d.values.as_ref().and_then(|v| v.get(o)),
+            labels,
         )
     }
 
@@ -658,8 +678,120 @@ fn copies_text() -> impl Strategy<Value = String> {
     })
 }
 
+/// Values and labels for a parsed heap, drawn from small alphabets so that
+/// equal values are common: per object a value choice, per reference a
+/// label choice.
+#[derive(Debug, Clone)]
+struct Extras {
+    values: Vec<u8>,
+    labels: Vec<u8>,
+    with_labels: bool,
+}
+
+fn extras() -> impl Strategy<Value = Extras> {
+    (
+        prop::collection::vec(0u8..5, 64),
+        prop::collection::vec(0u8..3, 256),
+        any::<bool>(),
+    )
+        .prop_map(|(values, labels, with_labels)| Extras {
+            values,
+            labels,
+            with_labels,
+        })
+}
+
+/// Attaches values (none, two byte strings, the same bytes as another
+/// kind) and, if chosen, labels (two names, an index, none) to a model.
+fn with_extras(mut dump: Model, e: &Extras) -> Model {
+    let choices: [(&[u8], ValueKind); 5] = [
+        (b"", ValueKind::None),
+        (b"ab", ValueKind::Bytes),
+        (b"ab", ValueKind::Latin1),
+        (b"abc", ValueKind::Bytes),
+        (b"", ValueKind::Bytes),
+    ];
+    let mut v = Values::default();
+    v.offsets.push(0);
+    for o in 0..dump.objects() {
+        let (bytes, kind) = choices[e.values[o % e.values.len()] as usize];
+        v.bytes.extend_from_slice(bytes);
+        v.offsets.push(v.bytes.len() as u64);
+        v.kinds.push(kind);
+    }
+    dump.values = Some(v);
+    if e.with_labels {
+        let of_ref = (0..dump.refs.edges())
+            .map(|i| match e.labels[i % e.labels.len()] {
+                0 => 0,
+                1 => Labels::index(i as u64 % 2),
+                _ => Labels::NONE,
+            })
+            .collect();
+        dump.labels = Some(Labels {
+            names: vec!["next".into()],
+            of_ref,
+        });
+    }
+    dump
+}
+
+#[test]
+fn equal_shapes_with_different_values_are_not_duplicates() {
+    // Two strings with one array each: equal values pair, different don't.
+    let text = "t 1 S\nt 2 C\no 10 1 8 20\no 11 1 8 21\no 12 1 8 22\n\
+                o 20 2 8\no 21 2 8\no 22 2 8\nr 10 1 0\nr 11 1 0\nr 12 1 0\n";
+    let dump = parse_bytes(Path::new("t.txt"), text.as_bytes()).unwrap();
+    let e = Extras {
+        values: vec![0, 0, 0, 1, 1, 3],
+        labels: vec![0],
+        with_labels: true,
+    };
+    let (g, _, d) = analyse_model(with_extras(dump, &e), &all());
+    assert!(d.has_values());
+    let v = view(&g, &d);
+    assert_eq!(v.len(), 2, "{v:?}");
+    assert_eq!(v[0].0, ids(&["10", "11"]));
+    assert_eq!(v[1].0, ids(&["20", "21"]));
+    assert_eq!(v, Oracle::new(&g).sets());
+    let (_, _, plain) = analyse(text, &all());
+    assert!(!plain.has_values());
+    assert_eq!(
+        plain.sets[0].members.len(),
+        3,
+        "without values all three pair"
+    );
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+
+    #[test]
+    fn values_and_labels_agree_with_the_literal_definitions(text in heap_text(), e in extras()) {
+        let dump = parse_bytes(Path::new("t.txt"), text.as_bytes()).unwrap();
+        let (g, _, d) = analyse_model(with_extras(dump, &e), &all());
+        prop_assert_eq!(view(&g, &d), Oracle::new(&g).sets(), "{} {:?}", text, e);
+        let dump = parse_bytes(Path::new("t.txt"), text.as_bytes()).unwrap();
+        let (g, _, d) = analyse_model(with_extras(dump, &e), &DuplicateOptions {
+            mode: DuplicateMode::Trivial,
+            budget_per_type: None,
+        });
+        let trivial: Vec<SetView> = Oracle::new(&g).sets().into_iter().filter(|s| s.4).collect();
+        let got: Vec<Vec<String>> = view(&g, &d).into_iter().map(|s| s.0).collect();
+        let want: Vec<Vec<String>> = trivial.into_iter().map(|s| s.0).collect();
+        let mut got_sorted = got.clone();
+        got_sorted.sort();
+        let mut want_sorted = want.clone();
+        want_sorted.sort();
+        prop_assert_eq!(got_sorted, want_sorted, "trivial mode: {} {:?}", text, e);
+    }
+
+    #[test]
+    fn values_and_labels_on_copies(text in copies_text(), e in extras()) {
+        let dump = parse_bytes(Path::new("t.txt"), text.as_bytes()).unwrap();
+        let (g, _, d) = analyse_model(with_extras(dump, &e), &all());
+        prop_assert_eq!(view(&g, &d), Oracle::new(&g).sets(), "{} {:?}", text, e);
+    }
 
     #[test]
     fn agrees_with_the_literal_definitions(text in heap_text()) {

@@ -76,6 +76,7 @@ pub fn encode(w: &mut W, a: &Analysis) -> std::io::Result<()> {
         a.duplicates.mode.map_or(0, |m| m as u64 + 1),
         a.duplicates.budget_per_type.unwrap_or(NONE),
         diag.clamped_roots,
+        a.duplicates.has_values() as u64,
     ];
     w.array(META, &meta)?;
     strings(w, TYPE_NAMES, d.type_names.iter().map(|s| &**s))?;
@@ -270,7 +271,7 @@ fn get<T: Element>(r: &R, tag: u32, len: usize) -> Result<Vec<T>, Corrupt> {
 
 /// Reads the analysis of `path` back; every index checked.
 pub fn decode(r: &R, path: &Path) -> Result<Analysis, Corrupt> {
-    let meta: Vec<u64> = get(r, META, 14)?;
+    let meta: Vec<u64> = get(r, META, 15)?;
     let dump = decode_model(r, path, &meta)?;
     let n = dump.objects();
     let retainers = read_csr(r, RETAINERS, n, n)?;
@@ -590,7 +591,13 @@ fn decode_duplicates(r: &R, dump: &Model, meta: &[u64]) -> Result<Duplicates, Co
     };
     let budget = (meta[12] != NONE).then_some(meta[12]);
     Ok(Duplicates::from_parts(
-        n, mode, sets, possible, budget, finished,
+        n,
+        meta[14] != 0,
+        mode,
+        sets,
+        possible,
+        budget,
+        finished,
     ))
 }
 

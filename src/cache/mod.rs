@@ -272,12 +272,13 @@ fn key(dump: &Path, meta: &std::fs::Metadata, options: &DuplicateOptions) -> Opt
         })
         .unwrap_or_default();
     let text = format!(
-        "{}\0{}\0{mtime}\0{head:08x}\0{tail:08x}\0{} {exe}\0{:?}\0{:?}",
+        "{}\0{}\0{mtime}\0{head:08x}\0{tail:08x}\0{} {exe}\0{:?}\0{:?}\0{:?}",
         path.display(),
         meta.len(),
         env!("CARGO_PKG_VERSION"),
         options.mode,
         options.budget_per_type,
+        crate::import::process_options(),
     );
     Some(text.into_bytes())
 }

@@ -5,6 +5,7 @@
 //! May import `model`, `progress` and `mem`; never `graph` or anything above.
 
 pub mod gcdump;
+pub mod gzip;
 pub mod hprof;
 pub mod rpm;
 pub mod source;
@@ -98,28 +99,112 @@ pub fn detect(head: &[u8]) -> Format {
     }
 }
 
+/// How dumps are read, where the file cannot say it itself.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct ImportOptions {
+    /// HPROF: size objects as a 64-bit JVM with compressed references lays
+    /// them out (12-byte object header, 16-byte array header, 4-byte
+    /// references) instead of what the identifier size implies.
+    pub compressed_refs: bool,
+}
+
+/// The options the command line chose ([`set_process_options`]).
+static PROCESS_OPTIONS: std::sync::Mutex<ImportOptions> = std::sync::Mutex::new(ImportOptions {
+    compressed_refs: false,
+});
+
+/// Sets the options [`import_file`] uses for the rest of the process (the
+/// command line's `--compressed-refs`), so the layers between `main` and
+/// the importer need not carry them.
+pub fn set_process_options(options: ImportOptions) {
+    *PROCESS_OPTIONS.lock().unwrap_or_else(|e| e.into_inner()) = options;
+}
+
+/// The options [`set_process_options`] set (the reopen cache keys on them).
+pub fn process_options() -> ImportOptions {
+    *PROCESS_OPTIONS.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Opens a dump file read-only and imports it with the importer of its
+/// format, with the process's options (see [`set_process_options`]).
+pub fn import_file(path: &Path, progress: &Progress) -> Result<Model, ImportError> {
+    let options = *PROCESS_OPTIONS.lock().unwrap_or_else(|e| e.into_inner());
+    import_file_with(path, &options, progress)
+}
+
 /// Opens a dump file read-only and imports it with the importer of its
 /// format.
-pub fn import_file(path: &Path, progress: &Progress) -> Result<Model, ImportError> {
+pub fn import_file_with(
+    path: &Path,
+    options: &ImportOptions,
+    progress: &Progress,
+) -> Result<Model, ImportError> {
     let source = Source::open(path)?;
-    import_source(path, &source, progress)
+    import_source(path, &source, options, progress)
 }
 
 /// Imports dump bytes held in memory (tests, the built-in demo heap).
 pub fn import_bytes(path: &Path, bytes: &[u8]) -> Result<Model, InputError> {
-    match import_source(path, &Source::Owned(bytes.to_vec()), &Progress::new()) {
+    import_bytes_with(path, bytes, &ImportOptions::default())
+}
+
+/// [`import_bytes`] with options.
+pub fn import_bytes_with(
+    path: &Path,
+    bytes: &[u8],
+    options: &ImportOptions,
+) -> Result<Model, InputError> {
+    let source = Source::Owned(bytes.to_vec());
+    match import_source(path, &source, options, &Progress::new()) {
         Ok(m) => Ok(m),
         Err(ImportError::Input(e)) => Err(e),
         Err(ImportError::Cancelled) => unreachable!("nobody can cancel this progress"),
     }
 }
 
-fn import_source(path: &Path, source: &Source, progress: &Progress) -> Result<Model, ImportError> {
+fn import_source(
+    path: &Path,
+    source: &Source,
+    options: &ImportOptions,
+    progress: &Progress,
+) -> Result<Model, ImportError> {
+    if !gzip::is_gzip(source.bytes()) {
+        return import_plain(path, source, options, progress);
+    }
+    let compressed = source.bytes().len() as u64;
+    let inflated = gzip::inflate(path, source.bytes(), progress)?;
+    if gzip::is_gzip(inflated.source.bytes()) {
+        return Err(InputError::new(path, "gzip inside gzip; decompress it once first").into());
+    }
+    let inner = inflated.source.bytes().len() as u64;
+    let mut model = import_plain(path, &inflated.source, options, progress)?;
+    model.file_bytes = compressed;
+    model
+        .details
+        .push(("gzip".into(), format!("{inner} bytes decompressed")));
+    if inflated.truncated {
+        let d = &mut model.diagnostics;
+        d.skipped_lines += 1;
+        d.messages.insert(
+            0,
+            format!("the gzip data ends early (truncated file): only its first {inner} decompressed bytes were read"),
+        );
+        d.messages.truncate(crate::model::MAX_MESSAGES);
+    }
+    Ok(model)
+}
+
+fn import_plain(
+    path: &Path,
+    source: &Source,
+    options: &ImportOptions,
+    progress: &Progress,
+) -> Result<Model, ImportError> {
     let bytes = source.bytes();
     let head = &bytes[..bytes.len().min(64)];
     match detect(head) {
         Format::Rpm => rpm::import(path, source, progress),
-        Format::Hprof => hprof::import(path, source, progress),
+        Format::Hprof => hprof::import(path, source, options, progress),
         Format::Heapsnapshot => v8::import(path, source, progress),
         Format::Gcdump => gcdump::import(path, source, progress),
     }
@@ -142,5 +227,23 @@ mod tests {
         assert_eq!(detect(b"{\"other\":1}"), Format::Rpm);
         assert_eq!(detect(b"a 1 app.exe\n"), Format::Rpm);
         assert_eq!(detect(b""), Format::Rpm);
+    }
+
+    #[test]
+    fn gzip_of_a_text_dump_is_read_as_the_text_dump() {
+        use std::io::Write;
+        let text = b"t 1 Foo\no 10 1 20\nr 10 1 0\n";
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        e.write_all(text).unwrap();
+        let z = e.finish().unwrap();
+        let m = import_bytes(Path::new("d.txt.gz"), &z).unwrap();
+        assert_eq!(m.format, Format::Rpm);
+        assert_eq!(m.objects(), 1);
+        assert_eq!(m.file_bytes, z.len() as u64);
+        let cut = import_bytes(Path::new("d.txt.gz"), &z[..z.len() - 9]).unwrap();
+        assert_eq!(cut.diagnostics.skipped_lines, 1, "{:?}", cut.diagnostics);
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        e.write_all(&z).unwrap();
+        assert!(import_bytes(Path::new("d.gz.gz"), &e.finish().unwrap()).is_err());
     }
 }

@@ -119,6 +119,8 @@ pub fn write_json(out: &mut impl Write, a: &Analysis, opts: &ReportOptions) -> i
 
     out.write_all(b"{\"file\":")?;
     json(out, &dump.path.display().to_string())?;
+    out.write_all(b",\"format\":")?;
+    json(out, &dump.format.key())?;
     out.write_all(b",\n\"summary\":")?;
     let s = &a.summary;
     json(

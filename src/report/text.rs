@@ -49,13 +49,29 @@ pub fn write_text(out: &mut impl Write, a: &Analysis, opts: &ReportOptions) -> i
         dump.path.display(),
         size(dump.file_bytes)
     )?;
+    let details: Vec<String> = dump
+        .details
+        .iter()
+        .map(|(k, v)| format!("{k} {v}"))
+        .collect();
+    match details.is_empty() {
+        true => writeln!(out, "Format:      {}", dump.format.describe())?,
+        false => writeln!(
+            out,
+            "Format:      {} ({})",
+            dump.format.describe(),
+            details.join(", ")
+        )?,
+    }
     let s = &a.summary;
     let domains: Vec<String> = s
         .app_domains
         .iter()
         .map(|d| format!("{} ({} objects)", d.display_name(), count(d.objects)))
         .collect();
-    writeln!(out, "AppDomains:  {}", domains.join(", "))?;
+    if dump.format == crate::model::Format::Rpm {
+        writeln!(out, "AppDomains:  {}", domains.join(", "))?;
+    }
     writeln!(
         out,
         "Objects:     {} ({}), {} references, {} types",
@@ -231,8 +247,13 @@ pub fn write_text(out: &mut impl Write, a: &Analysis, opts: &ReportOptions) -> i
         Some(mode) => {
             writeln!(
                 out,
-                "Duplicates ({} mode; equal type, size and reference shape: the dump has no field values): {} sets, {} in extra instances (all but one member of each set)",
+                "Duplicates ({} mode; {}): {} sets, {} in extra instances (all but one member of each set)",
                 mode.name(),
+                if dups.has_values() {
+                    "equal type, size, values and fields"
+                } else {
+                    "equal type, size and reference shape: the dump has no field values"
+                },
                 count(dups.sets.len() as u64),
                 size(dups.total_additional_bytes())
             )?;

@@ -1,6 +1,7 @@
 //! Candidate classes for duplicate detection: the coarsest partition of the
 //! reachable objects in which members of a block have the same label (type,
-//! shallow size, reference count) and their i-th references lie in the same
+//! shallow size, reference count, and where the dump has them the value
+//! class of `values`) and their i-th references lie in the same
 //! block (ordered bisimulation). Duplicates are always in one block, but a
 //! block may hold non-duplicates (sharing and aliasing are invisible to
 //! bisimulation), so blocks are only candidates that `verify` splits exactly.
@@ -63,6 +64,14 @@ pub struct Partition {
 /// parallel.
 fn label_blocks(graph: &HeapGraph, dom: &DominatorTree) -> Partition {
     let dump = &graph.dump;
+    // With values and labels in the dump, they are part of the label, and
+    // labels are many: blocks come from a sort instead (see `values`).
+    if let Some(block) = super::values::label_blocks(dump, dom) {
+        return Partition {
+            block,
+            block_size: Vec::new(),
+        };
+    }
     let label = |o: u32| {
         let i = o as usize;
         (dump.types[i], dump.sizes[i], dump.refs.degree(o) as u32)

@@ -1,7 +1,8 @@
 //! Duplicate instances (SPEC §2.4, SciTech semantics): two reachable objects
 //! are duplicates when pairing their reachability graphs field by field is
 //! one-to-one with equal type name, shallow size and reference count at
-//! every pair. Duplicate sets, additional bytes, held duplicates and the
+//! every pair, and, where the dump has them, equal values and reference
+//! labels (`values`). Duplicate sets, additional bytes, held duplicates and the
 //! holding set.
 //!
 //! The pipeline (each step exact; see the submodules for the arguments):
@@ -24,6 +25,7 @@
 
 mod bisim;
 mod held;
+mod values;
 mod verify;
 
 use std::sync::Mutex;
@@ -128,6 +130,8 @@ pub struct Duplicates {
     pub finished_types: Vec<u32>,
     /// `(object, set id)` for every member, sorted by object.
     member_of: Vec<(u32, u32)>,
+    /// Whether values and reference labels were compared (see `values`).
+    values_compared: bool,
 }
 
 impl Duplicates {
@@ -136,6 +140,7 @@ impl Duplicates {
     /// member (the caller checked them).
     pub fn from_parts(
         objects: usize,
+        values_compared: bool,
         mode: Option<DuplicateMode>,
         mut sets: Vec<DuplicateSet>,
         possible: Vec<PossibleDuplicates>,
@@ -162,7 +167,15 @@ impl Duplicates {
             budget_per_type,
             finished_types,
             member_of,
+            values_compared,
         }
+    }
+
+    /// Whether members were compared by their values and reference labels
+    /// too (the dump has them, SPEC §2.4): then duplicates are equal in every
+    /// field, not only in type, size and reference shape.
+    pub fn has_values(&self) -> bool {
+        self.values_compared
     }
 
     /// The set an object belongs to.
@@ -314,6 +327,7 @@ fn detect(
     trace.phase("held");
     dups.budget_per_type = budget;
     dups.finished_types = finished.to_vec();
+    dups.values_compared = dump.values.is_some() || dump.labels.is_some();
     progress.set_done(3);
     Ok(dups)
 }
@@ -364,22 +378,31 @@ fn label_classes(
         return (Vec::new(), Vec::new());
     }
     let dump = &graph.dump;
-    let mut keyed: Vec<(u32, u64, u32, u32)> = dom
+    let classes = values::value_classes(dump, dom);
+    let classes = classes.as_deref();
+    let mut keyed: Vec<(u32, u64, u32, u32, u32)> = dom
         .preorder
         .par_iter()
         .map(|&o| {
             let i = o as usize;
-            (dump.types[i], dump.sizes[i], graph.refs(o).len() as u32, o)
+            let class = classes.map_or(0, |c| c[i]);
+            (
+                dump.types[i],
+                dump.sizes[i],
+                graph.refs(o).len() as u32,
+                class,
+                o,
+            )
         })
         .collect();
     keyed.par_sort_unstable();
     let mut sets = Vec::new();
     let mut possible: Vec<PossibleDuplicates> = Vec::new();
-    for class in keyed.chunk_by(|a, b| a.0 == b.0 && a.1 == b.1 && a.2 == b.2) {
+    for class in keyed.chunk_by(|a, b| a.0 == b.0 && a.1 == b.1 && a.2 == b.2 && a.3 == b.3) {
         if class.len() < 2 {
             continue;
         }
-        let members: Vec<u32> = class.iter().map(|c| c.3).collect();
+        let members: Vec<u32> = class.iter().map(|c| c.4).collect();
         if class[0].2 == 0 {
             sets.push(trivial_set(dump, members));
         } else {
@@ -592,6 +615,7 @@ fn finish(
         budget_per_type: None,
         finished_types: Vec::new(),
         member_of,
+        values_compared: false,
     };
     (dups, set_of)
 }

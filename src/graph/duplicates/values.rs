@@ -1,0 +1,130 @@
+//! Value equality for duplicate detection (SPEC §2.4, last paragraphs):
+//! where the dump carries values and reference labels, paired objects must
+//! also hold equal value bytes of the same kind, and their i-th references
+//! must carry equal labels. Both are properties of one object, so they fold
+//! into its label: objects get a *value class*, equal exactly when kind,
+//! value bytes and the sequence of reference labels are equal, and the
+//! candidate blocks start from (type, size, reference count, value class).
+//! Every block then still has a single label, which is all `verify` relies
+//! on, so the rest of the pipeline is unchanged.
+//!
+//! Dumps without values or labels (the text format) skip all of this.
+
+use std::sync::atomic::Ordering;
+
+use rayon::prelude::*;
+
+use crate::graph::DominatorTree;
+use crate::model::{Model, ValueKind};
+
+/// The block of objects that take no part (unreachable): `bisim::NO_BLOCK`.
+const NONE: u32 = super::bisim::NO_BLOCK;
+
+/// What an object's label compares: type, size, reference count, value
+/// kind and bytes, reference labels.
+type Key<'a> = (u32, u64, u64, ValueKind, &'a [u8], &'a [u32]);
+
+fn key(dump: &Model, o: u32) -> Key<'_> {
+    let (bytes, kind) = dump
+        .values
+        .as_ref()
+        .and_then(|v| v.get(o))
+        .map_or((&[][..], ValueKind::None), |(b, k)| (b, k));
+    let labels = match &dump.labels {
+        Some(l) => {
+            let (s, e) = (
+                dump.refs.offsets[o as usize],
+                dump.refs.offsets[o as usize + 1],
+            );
+            l.of_ref.get(s as usize..e as usize).unwrap_or(&[])
+        }
+        None => &[],
+    };
+    let i = o as usize;
+    let degree = dump.refs.offsets[i + 1] - dump.refs.offsets[i];
+    (dump.types[i], dump.sizes[i], degree, kind, bytes, labels)
+}
+
+fn hash(k: &Key) -> u64 {
+    let mix = |h: u64, w: u64| (h ^ w).wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(23);
+    let mut h: u64 = 0x243f_6a88_85a3_08d3;
+    for w in [k.0 as u64, k.1, k.2, k.3 as u64] {
+        h = mix(h, w);
+    }
+    let mut words = k.4.chunks_exact(8);
+    for w in &mut words {
+        h = mix(h, u64::from_le_bytes(w.try_into().unwrap()));
+    }
+    for &b in words.remainder() {
+        h = mix(h, b as u64 | 1 << 8);
+    }
+    h = mix(h, k.4.len() as u64);
+    for &l in k.5 {
+        h = mix(h, l as u64 | 1 << 40);
+    }
+    h
+}
+
+/// The label blocks of the reachable objects where the dump has values or
+/// labels (`None` otherwise): one block per distinct label (type, size,
+/// reference count, value, reference labels), numbered densely; unreachable
+/// objects get `NO_BLOCK`. Exact: objects are grouped by a hash of the
+/// label (a parallel sort, no map of millions of labels), then each group
+/// is split by comparing the labels themselves.
+pub(crate) fn label_blocks(dump: &Model, dom: &DominatorTree) -> Option<Vec<u32>> {
+    if dump.values.is_none() && dump.labels.is_none() {
+        return None;
+    }
+    let mut keyed: Vec<(u64, u32)> = dom
+        .preorder
+        .par_iter()
+        .map(|&o| (hash(&key(dump, o)), o))
+        .collect();
+    keyed.par_sort_unstable();
+    // First the representative (lowest member met) of every object's label.
+    let mut rep = crate::mem::filled(dump.objects(), NONE);
+    {
+        let out = crate::mem::as_atomic(&mut rep);
+        keyed.par_chunk_by(|a, b| a.0 == b.0).for_each(|group| {
+            // The distinct labels met so far in the group (almost always one).
+            let mut reps: Vec<u32> = Vec::new();
+            for &(_, o) in group {
+                let k = key(dump, o);
+                let r = match reps.iter().find(|&&r| key(dump, r) == k) {
+                    Some(&r) => r,
+                    None => {
+                        reps.push(o);
+                        o
+                    }
+                };
+                out[o as usize].store(r, Ordering::Relaxed);
+            }
+        });
+    }
+    drop(keyed);
+    // Then dense ids: a representative's rank among representatives.
+    let is_rep: Vec<u32> = rep
+        .par_iter()
+        .enumerate()
+        .map(|(o, &r)| (r == o as u32) as u32)
+        .collect();
+    let mut rank = Vec::with_capacity(is_rep.len());
+    let mut next = 0u32;
+    for &r in &is_rep {
+        rank.push(next);
+        next += r;
+    }
+    drop(is_rep);
+    rep.par_iter_mut().for_each(|r| {
+        if *r != NONE {
+            *r = rank[*r as usize];
+        }
+    });
+    Some(rep)
+}
+
+/// Per object its value class: equal for objects with equal labels (see
+/// [`label_blocks`]), `None` when the dump has neither values nor labels.
+pub(crate) fn value_classes(dump: &Model, dom: &DominatorTree) -> Option<Vec<u32>> {
+    label_blocks(dump, dom)
+}

@@ -1,0 +1,397 @@
+//! CLASS_DUMP sub-records and what is derived from them before objects are
+//! decoded: per class its type name, its instance field layout (own fields
+//! first, then the superclass's, as HPROF lays out instance data), MAT's
+//! shallow sizes, and which classes each class loader defined.
+
+use std::collections::HashMap;
+
+use super::reader::{align8, BasicType, Reader};
+use super::scan::Records;
+use super::SizeModel;
+use crate::model::IdIndex;
+
+/// One CLASS_DUMP, as read.
+#[derive(Debug, Default)]
+pub(super) struct ClassDump {
+    pub id: u64,
+    pub super_id: u64,
+    pub loader: u64,
+    pub signers: u64,
+    pub protection_domain: u64,
+    /// Static fields: (name string id, type, value if an object reference).
+    pub statics: Vec<(u64, BasicType, u64)>,
+    /// Instance fields declared by this class: (name string id, type).
+    pub fields: Vec<(u64, BasicType)>,
+}
+
+/// Reads a CLASS_DUMP body (after its tag). `Err(None)`: truncated;
+/// `Err(Some(why))`: corrupt. The counts are u16, so no allocation here
+/// grows past 65535 entries.
+pub(super) fn parse_class_dump(r: &mut Reader) -> Result<ClassDump, Option<String>> {
+    let mut c = ClassDump {
+        id: r.id().ok_or(None)?,
+        ..ClassDump::default()
+    };
+    r.u4().ok_or(None)?;
+    c.super_id = r.id().ok_or(None)?;
+    c.loader = r.id().ok_or(None)?;
+    c.signers = r.id().ok_or(None)?;
+    c.protection_domain = r.id().ok_or(None)?;
+    r.skip(2 * r.id_size() + 4).ok_or(None)?;
+    let id_size = r.id_size();
+    let ty = |r: &mut Reader| -> Result<BasicType, Option<String>> {
+        let t = r.u1().ok_or(None)?;
+        BasicType::from_tag(t).ok_or_else(|| {
+            Some(format!(
+                "class dump of {:x} has a field of unknown type 0x{t:02x}",
+                c.id
+            ))
+        })
+    };
+    for _ in 0..r.u2().ok_or(None)? {
+        r.u2().ok_or(None)?;
+        let t = ty(r)?;
+        r.skip(t.file_size(id_size)).ok_or(None)?;
+    }
+    for _ in 0..r.u2().ok_or(None)? {
+        let name = r.id().ok_or(None)?;
+        let t = ty(r)?;
+        let value = if t == BasicType::Object {
+            r.id().ok_or(None)?
+        } else {
+            r.skip(t.file_size(id_size)).ok_or(None)?;
+            0
+        };
+        c.statics.push((name, t, value));
+    }
+    for _ in 0..r.u2().ok_or(None)? {
+        let name = r.id().ok_or(None)?;
+        c.fields.push((name, ty(r)?));
+    }
+    Ok(c)
+}
+
+/// One step of decoding an instance's field bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Op {
+    /// An object reference with this label.
+    Ref(u32),
+    /// Primitive bytes that are part of the value.
+    Keep(u32),
+    /// Primitive bytes that are not (a `String`'s cached hash).
+    Skip(u32),
+}
+
+/// How instances of a class are decoded and sized.
+#[derive(Debug, Default)]
+pub(super) struct Layout {
+    pub ops: Vec<Op>,
+    /// Field bytes an instance dump should hold (ids at the file's size).
+    pub data_bytes: usize,
+    /// MAT's shallow size of an instance.
+    pub shallow: u64,
+    /// False when the superclass chain is broken (a missing class or a
+    /// cycle): instances are then decoded as far as the known fields go.
+    pub complete: bool,
+}
+
+/// Interned strings: type names and reference labels.
+#[derive(Default)]
+pub(super) struct Interner {
+    pub names: Vec<Box<str>>,
+    by_name: HashMap<Box<str>, u32>,
+}
+
+impl Interner {
+    pub fn intern(&mut self, name: &str) -> u32 {
+        if let Some(&i) = self.by_name.get(name) {
+            return i;
+        }
+        let i = self.names.len() as u32;
+        self.names.push(name.into());
+        self.by_name.insert(name.into(), i);
+        i
+    }
+}
+
+/// Labels every dump has, interned first (their indices are fixed).
+pub(super) mod label {
+    pub const CLASS: u32 = 0;
+    pub const SUPER: u32 = 1;
+    pub const LOADER: u32 = 2;
+    pub const SIGNERS: u32 = 3;
+    pub const PROTECTION_DOMAIN: u32 = 4;
+    pub const LOADED_CLASS: u32 = 5;
+    pub const FIXED: [&str; 6] = [
+        "<class>",
+        "<super>",
+        "<classloader>",
+        "<signers>",
+        "<protection_domain>",
+        "<loaded class>",
+    ];
+}
+
+/// Everything the object decoder needs to know about classes.
+pub(super) struct Classes {
+    /// Class object ids, in the order of their dumps.
+    pub ids: Vec<u64>,
+    pub index: IdIndex,
+    pub layouts: Vec<Layout>,
+    /// The type (an index into `types`) of a class's instances, and of
+    /// object arrays whose array class it is.
+    pub type_of: Vec<u32>,
+    pub types: Interner,
+    pub labels: Interner,
+    /// Per static field of each class, its label (parallel to `statics`).
+    pub static_labels: Vec<Vec<u32>>,
+    /// Loader id → the classes it defined, in dump order.
+    pub loaders: HashMap<u64, Vec<u64>>,
+    /// `java.lang.String`'s class index and where `coder` sits in an
+    /// instance's value bytes (Java 9+ compact strings).
+    pub string: Option<(u32, Option<usize>)>,
+    /// Classes named by no LOAD_CLASS record.
+    pub unnamed: Vec<u64>,
+    /// The type of class objects (`java.lang.Class`).
+    pub class_type: u32,
+    /// The type of each primitive array, by [`BasicType::prim_index`].
+    pub prim_types: [u32; 8],
+}
+
+impl Classes {
+    /// The class index of a class object id.
+    #[inline]
+    pub fn get(&self, id: u64) -> Option<u32> {
+        self.index.get(&self.ids, id)
+    }
+}
+
+/// The text of a STRING record, lossily decoded.
+pub(super) fn string_text(bytes: &[u8], records: &Records, id: u64) -> Option<String> {
+    let &(s, e) = records.strings.get(&id)?;
+    Some(String::from_utf8_lossy(&bytes[s..e]).into_owned())
+}
+
+/// A JVM class name as Java writes it: `java/util/HashMap$Node` →
+/// `java.util.HashMap$Node`, `[Ljava/lang/Object;` → `java.lang.Object[]`,
+/// `[[I` → `int[][]`. Names that are already in Java form pass unchanged.
+pub(super) fn pretty_class_name(name: &str) -> String {
+    let dims = name.bytes().take_while(|&b| b == b'[').count();
+    if dims == 0 {
+        return name.replace('/', ".");
+    }
+    let rest = &name[dims..];
+    let element = match rest.as_bytes() {
+        [b'L', .., b';'] => rest[1..rest.len() - 1].replace('/', "."),
+        [b'Z'] => "boolean".into(),
+        [b'C'] => "char".into(),
+        [b'F'] => "float".into(),
+        [b'D'] => "double".into(),
+        [b'B'] => "byte".into(),
+        [b'S'] => "short".into(),
+        [b'I'] => "int".into(),
+        [b'J'] => "long".into(),
+        _ => return name.replace('/', "."),
+    };
+    let mut out = element;
+    for _ in 0..dims {
+        out.push_str("[]");
+    }
+    out
+}
+
+/// Builds the class table from the class dumps found by the scan.
+pub(super) fn build(
+    bytes: &[u8],
+    records: &Records,
+    dumps: Vec<ClassDump>,
+    sizes: &SizeModel,
+) -> Classes {
+    let ids: Vec<u64> = dumps.iter().map(|d| d.id).collect();
+    let index = IdIndex::build(&ids);
+    let names: HashMap<u64, u64> = records.loaded.iter().copied().collect();
+    let mut types = Interner::default();
+    let mut labels = Interner::default();
+    for l in label::FIXED {
+        labels.intern(l);
+    }
+    let mut unnamed = Vec::new();
+    let mut class_names = Vec::with_capacity(dumps.len());
+    let type_of: Vec<u32> = dumps
+        .iter()
+        .map(|d| {
+            let name = names
+                .get(&d.id)
+                .and_then(|&n| string_text(bytes, records, n))
+                .map(|n| pretty_class_name(&n));
+            let name = name.unwrap_or_else(|| {
+                unnamed.push(d.id);
+                format!("<unknown type 0x{:x}>", d.id)
+            });
+            let t = types.intern(&name);
+            class_names.push(name);
+            t
+        })
+        .collect();
+    let mut field_label = |id: u64| {
+        let text = string_text(bytes, records, id).unwrap_or_else(|| format!("<field 0x{id:x}>"));
+        labels.intern(&text)
+    };
+    let static_labels: Vec<Vec<u32>> = dumps
+        .iter()
+        .map(|d| d.statics.iter().map(|s| field_label(s.0)).collect())
+        .collect();
+    let own: Vec<Vec<(u32, BasicType)>> = dumps
+        .iter()
+        .map(|d| d.fields.iter().map(|f| (field_label(f.0), f.1)).collect())
+        .collect();
+    let string_class = class_names.iter().position(|n| n == "java.lang.String");
+    let hash_labels = ["hash", "hashIsZero"].map(|n| labels.intern(n));
+    let coder_label = labels.intern("coder");
+    let mut string = None;
+    let layouts: Vec<Layout> = (0..dumps.len())
+        .map(|c| {
+            let cached = if Some(c) == string_class {
+                &hash_labels[..]
+            } else {
+                &[]
+            };
+            let (layout, coder) = layout(c, &dumps, &ids, &index, &own, cached, coder_label, sizes);
+            if Some(c) == string_class {
+                string = Some((c as u32, coder));
+            }
+            layout
+        })
+        .collect();
+    let class_type = types.intern("java.lang.Class");
+    let prim_types = BasicType::PRIMITIVES.map(|t| types.intern(t.array_name()));
+    let mut loaders: HashMap<u64, Vec<u64>> = HashMap::new();
+    for d in &dumps {
+        if d.loader != 0 {
+            loaders.entry(d.loader).or_default().push(d.id);
+        }
+    }
+    Classes {
+        ids,
+        index,
+        layouts,
+        type_of,
+        types,
+        labels,
+        static_labels,
+        loaders,
+        string,
+        unnamed,
+        class_type,
+        prim_types,
+    }
+}
+
+/// The flattened field layout of class `c`: its own fields, then its
+/// superclass's, and so on. `skip` lists labels whose bytes are left out of
+/// the value; the offset of field `coder` in the value bytes comes back.
+#[allow(clippy::too_many_arguments)]
+fn layout(
+    c: usize,
+    dumps: &[ClassDump],
+    ids: &[u64],
+    index: &IdIndex,
+    own: &[Vec<(u32, BasicType)>],
+    skip: &[u32],
+    coder_label: u32,
+    sizes: &SizeModel,
+) -> (Layout, Option<usize>) {
+    let id_size = sizes.id_size;
+    let mut out = Layout {
+        complete: true,
+        ..Layout::default()
+    };
+    let mut field_bytes = 0u64;
+    let mut value_at = 0usize;
+    let mut coder = None;
+    let mut cur = Some(c);
+    let mut steps = 0;
+    while let Some(k) = cur {
+        steps += 1;
+        if steps > dumps.len() {
+            out.complete = false; // a superclass cycle
+            break;
+        }
+        for &(lbl, t) in &own[k] {
+            out.data_bytes += t.file_size(id_size);
+            field_bytes += t.heap_size(sizes.ref_size);
+            let n = t.file_size(id_size) as u32;
+            let op = match t {
+                BasicType::Object => Op::Ref(lbl),
+                _ if skip.contains(&lbl) => Op::Skip(n),
+                _ => {
+                    if lbl == coder_label && t == BasicType::Byte {
+                        coder = Some(value_at);
+                    }
+                    value_at += n as usize;
+                    Op::Keep(n)
+                }
+            };
+            push_op(&mut out.ops, op);
+        }
+        let sup = dumps[k].super_id;
+        cur = if sup == 0 {
+            None
+        } else {
+            let s = index.get(ids, sup).map(|s| s as usize);
+            out.complete &= s.is_some();
+            s
+        };
+    }
+    out.shallow = align8(sizes.header + field_bytes);
+    (out, coder)
+}
+
+/// Appends an op, merging runs of primitive bytes.
+fn push_op(ops: &mut Vec<Op>, op: Op) {
+    match (ops.last_mut(), op) {
+        (Some(Op::Keep(a)), Op::Keep(b)) | (Some(Op::Skip(a)), Op::Skip(b)) => *a += b,
+        _ => ops.push(op),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn class_names_in_java_form() {
+        assert_eq!(
+            pretty_class_name("java/util/HashMap$Node"),
+            "java.util.HashMap$Node"
+        );
+        assert_eq!(
+            pretty_class_name("[Ljava/lang/Object;"),
+            "java.lang.Object[]"
+        );
+        assert_eq!(pretty_class_name("[[I"), "int[][]");
+        assert_eq!(pretty_class_name("[Z"), "boolean[]");
+        assert_eq!(
+            pretty_class_name("java.lang.String[]"),
+            "java.lang.String[]"
+        );
+        assert_eq!(pretty_class_name("[X"), "[X");
+        assert_eq!(pretty_class_name("["), "[");
+    }
+
+    #[test]
+    fn runs_of_primitives_merge() {
+        let mut ops = Vec::new();
+        for op in [
+            Op::Keep(4),
+            Op::Keep(1),
+            Op::Ref(3),
+            Op::Skip(4),
+            Op::Skip(1),
+            Op::Keep(2),
+        ] {
+            push_op(&mut ops, op);
+        }
+        assert_eq!(ops, vec![Op::Keep(5), Op::Ref(3), Op::Skip(5), Op::Keep(2)]);
+    }
+}
