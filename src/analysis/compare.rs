@@ -68,6 +68,7 @@ impl SnapshotSummary {
     /// Summarises an analysis: the path table (parallel, linear) and the
     /// per-type, duplicate and root figures it already holds.
     pub fn of(a: &Analysis) -> SnapshotSummary {
+        let mut laps = crate::progress::Laps::new("summary");
         let dump = a.dump();
         let ((paths, ids), roots) = rayon::join(
             || {
@@ -78,6 +79,7 @@ impl SnapshotSummary {
             },
             || root_groups(&a.graph, &a.dom),
         );
+        laps.lap(&format!("{} paths, roots", paths.len()));
         let mut types = vec![TypeFigures::default(); dump.type_names.len()];
         for t in a.types.iter() {
             types[t.type_index as usize] = TypeFigures {
@@ -267,11 +269,13 @@ pub fn compare(snapshots: &[SnapshotSummary]) -> Comparison {
                 .collect()
         })
         .collect();
+    let mut laps = crate::progress::Laps::new("compare");
     let tables: Vec<&PathTable> = snapshots.iter().map(|s| &s.paths).collect();
     let (paths, types) = rayon::join(
         || MergedPaths::merge(&tables, &shared_type),
         || compare_types(snapshots, &shared_type, &type_names),
     );
+    laps.lap(&format!("{} merged paths, types", paths.len()));
     Comparison {
         files: snapshots.iter().map(|s| s.file.clone()).collect(),
         formats: snapshots.iter().map(|s| s.format).collect(),

@@ -146,6 +146,8 @@ struct Expander {
     slot: Vec<u32>,
     /// `(type, members)` of the buckets of the row being expanded.
     buckets: Vec<(u32, u32)>,
+    /// `(bucket, child)` of the row being expanded.
+    pairs: Vec<(u32, u32)>,
     arena: Vec<u32>,
 }
 
@@ -154,6 +156,7 @@ impl Expander {
         Expander {
             slot: vec![u32::MAX; types],
             buckets: Vec::new(),
+            pairs: Vec::new(),
             arena: Vec::new(),
         }
     }
@@ -214,48 +217,49 @@ impl Expander {
     ) -> Vec<(u32, usize, usize)> {
         let end = self.arena.len();
         self.buckets.clear();
+        self.pairs.clear();
+        let first = table.len() as u32;
+        // One pass over the children: each child's type, retained bytes and
+        // objects are read together (independent misses overlap), and the
+        // child is remembered with its bucket for the placement below.
         for i in start..end {
-            for &c in dom.children_of(self.arena[i]) {
+            let children = dom.children_of(self.arena[i]);
+            if let Some(&m) = self.arena.get(i + 4) {
+                dom.children.prefetch_offsets(m);
+            }
+            for &c in children {
                 let ty = dump.types[c as usize];
                 let s = &mut self.slot[ty as usize];
                 if *s == u32::MAX {
                     *s = self.buckets.len() as u32;
                     self.buckets.push((ty, 0));
+                    table.push(path, ty);
                 }
-                self.buckets[*s as usize].1 += 1;
-            }
-        }
-        let total: usize = self.buckets.iter().map(|b| b.1 as usize).sum();
-        let first = table.len() as u32;
-        let parent = path;
-        let mut rows = Vec::with_capacity(self.buckets.len());
-        let mut next = Vec::with_capacity(self.buckets.len());
-        let mut at = end;
-        for &(ty, n) in &self.buckets {
-            table.push(parent, ty);
-            next.push(at);
-            rows.push((
-                first + rows.len() as u32,
-                at - end + start,
-                at - end + start + n as usize,
-            ));
-            at += n as usize;
-        }
-        self.arena.resize(end + total, 0);
-        for i in start..end {
-            let m = self.arena[i];
-            for &c in dom.children_of(m) {
-                let b = self.slot[dump.types[c as usize] as usize] as usize;
-                self.arena[next[b]] = c;
-                next[b] += 1;
-                table.add_member(first + b as u32, c, dom);
+                let b = *s;
+                self.buckets[b as usize].1 += 1;
+                table.add_member(first + b, c, dom);
+                self.pairs.push((b, c));
             }
         }
         for &(ty, _) in &self.buckets {
             self.slot[ty as usize] = u32::MAX;
         }
-        self.arena.copy_within(end..end + total, start);
-        self.arena.truncate(start + total);
+        // The members are consumed: their children take their place,
+        // bucket by bucket.
+        let mut rows = Vec::with_capacity(self.buckets.len());
+        let mut next = Vec::with_capacity(self.buckets.len());
+        let mut at = start;
+        for (i, &(_, n)) in self.buckets.iter().enumerate() {
+            next.push(at);
+            rows.push((first + i as u32, at, at + n as usize));
+            at += n as usize;
+        }
+        self.arena.truncate(start);
+        self.arena.resize(at, 0);
+        for &(b, c) in &self.pairs {
+            self.arena[next[b as usize]] = c;
+            next[b as usize] += 1;
+        }
         rows
     }
 }

@@ -319,9 +319,12 @@ fn growth_suspect(a: &Analysis, cmp: &Comparison, row: u32, count_rose: bool) ->
 
 /// Every suspect of a report: the snapshot's own, then growth suspects.
 pub fn suspects(a: &Analysis, cmp: Option<&Comparison>) -> Vec<Suspect> {
+    let mut laps = crate::progress::Laps::new("suspects");
     let mut s = leak_suspects(a);
+    laps.lap("leak suspects");
     if let Some(c) = cmp {
         s.extend(growth_suspects(a, c));
+        laps.lap("growth suspects");
     }
     s
 }
