@@ -147,3 +147,32 @@ fn terminal_escapes_in_a_dump_never_reach_the_terminal() {
         }
     }
 }
+
+/// A V8 snapshot whose constructor name and property name hold terminal
+/// escapes: the text report shows them escaped, in every format (the
+/// import boundary makes every importer's names printable).
+#[test]
+fn escapes_in_native_names_never_reach_the_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("evil.heapsnapshot");
+    let snapshot = r#"{"snapshot":{"meta":{"node_fields":["type","name","id","self_size","edge_count"],"node_types":[["synthetic","object"],"string","number","number","number"],"edge_fields":["type","name_or_index","to_node"],"edge_types":[["property","element"],"string_or_number","node"]},"node_count":2,"edge_count":1},
+"nodes":[0,0,1,0,1,1,1,3,16,0],
+"edges":[0,2,5],
+"strings":["","\u001b]2;pwned\u0007Evil","x\u001b[41m"]}"#;
+    std::fs::write(&path, snapshot).unwrap();
+    let out = assert_cmd::Command::cargo_bin("heaptui")
+        .unwrap()
+        .args(["report", "--no-cache"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(!text.contains('\x1b') && !text.contains('\x07'), "{text}");
+    assert!(text.contains("\\x1b]2;pwned\\x07Evil"), "{text}");
+}

@@ -14,6 +14,7 @@ pub mod v8;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+use crate::model::text::printable;
 use crate::model::{Format, Model};
 use crate::progress::{Cancelled, Progress};
 use source::Source;
@@ -202,11 +203,46 @@ fn import_plain(
 ) -> Result<Model, ImportError> {
     let bytes = source.bytes();
     let head = &bytes[..bytes.len().min(64)];
-    match detect(head) {
+    let mut model = match detect(head) {
         Format::Rpm => rpm::import(path, source, progress),
         Format::Hprof => hprof::import(path, source, options, progress),
         Format::Heapsnapshot => v8::import(path, source, progress),
         Format::Gcdump => gcdump::import(path, source, progress),
+    }?;
+    make_printable(&mut model);
+    Ok(model)
+}
+
+/// The one boundary where a dump's text enters the model: every name and
+/// message any importer made is passed through `model::text::printable`
+/// (idempotent, so what an importer escaped already stays as it is). The
+/// views print them as they are; values are escaped when shown.
+fn make_printable(model: &mut Model) {
+    fn fix(s: &mut Box<str>) {
+        if s.chars().any(char::is_control) {
+            *s = printable(s.as_bytes());
+        }
+    }
+    fn fix_string(s: &mut String) {
+        if s.chars().any(char::is_control) {
+            *s = printable(s.as_bytes()).into();
+        }
+    }
+    model.type_names.iter_mut().for_each(fix);
+    if let Some(labels) = &mut model.labels {
+        labels.names.iter_mut().for_each(fix);
+    }
+    for d in &mut model.app_domains {
+        fix_string(&mut d.name);
+        fix_string(&mut d.version);
+        if let Some(stamp) = &mut d.stamp {
+            fix_string(stamp);
+        }
+    }
+    model.diagnostics.messages.iter_mut().for_each(fix_string);
+    for (k, v) in &mut model.details {
+        fix_string(k);
+        fix_string(v);
     }
 }
 

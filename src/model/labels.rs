@@ -106,10 +106,9 @@ impl Values {
         Some((self.bytes.get(start..end)?, kind))
     }
 
-    /// The value as text, at most `max_chars` characters (`…` when cut);
-    /// `None` for objects without a textual value. The text is as the dump
-    /// holds it: callers that print it to a terminal escape control
-    /// characters first.
+    /// The value as text, at most `max_chars` characters (`…` when cut),
+    /// control characters shown as `\xHH`; `None` for objects without a
+    /// textual value.
     pub fn text(&self, object: u32, max_chars: usize) -> Option<String> {
         let (bytes, kind) = self.get(object)?;
         Some(match kind {
@@ -137,7 +136,9 @@ impl Values {
     }
 }
 
-/// The first `max` characters, `…` when there were more.
+/// The first `max` characters, `…` when there were more; control
+/// characters written visibly as `\xHH` (a string from a dump may hold
+/// escape sequences or line breaks: see `model::text`).
 fn cut(chars: impl Iterator<Item = char>, max: usize) -> String {
     let mut out = String::new();
     for (i, c) in chars.enumerate() {
@@ -145,7 +146,11 @@ fn cut(chars: impl Iterator<Item = char>, max: usize) -> String {
             out.push('…');
             break;
         }
-        out.push(c);
+        if c.is_control() {
+            out.push_str(&format!("\\x{:02x}", c as u32));
+        } else {
+            out.push(c);
+        }
     }
     out
 }
@@ -187,6 +192,12 @@ mod tests {
         }
         assert_eq!(v.text(0, 10).as_deref(), Some("hello"));
         assert_eq!(v.text(0, 2).as_deref(), Some("he…"));
+        let e = Values {
+            offsets: vec![0, 6],
+            bytes: b"a\x1b[2Jb".to_vec(),
+            kinds: vec![ValueKind::Utf8],
+        };
+        assert_eq!(e.text(0, 10).as_deref(), Some("a\\x1b[2Jb"));
         assert_eq!(v.text(1, 10).as_deref(), Some("hi"));
         assert_eq!(v.text(2, 10).as_deref(), Some("hi"));
         assert_eq!(v.text(3, 10).as_deref(), Some("é"));
