@@ -146,3 +146,29 @@ fn the_check_sees_a_circle() {
     let bad = violations(dir.path());
     assert_eq!(bad, ["model/mod.rs (model) uses crate::graph"]);
 }
+
+/// Inside the UI: panes are components that answer with intents; none uses
+/// the app (the router) or the frame layout that draws them.
+#[test]
+fn no_pane_uses_the_app() {
+    let panes = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/tui/panes");
+    let mut files = Vec::new();
+    rust_files(&panes, &mut files);
+    assert!(!files.is_empty());
+    for file in files {
+        let text = std::fs::read_to_string(&file).unwrap();
+        for bad in [
+            "tui::app",
+            "super::app",
+            "super::super::app",
+            "tui::ui::",
+            "super::ui::",
+        ] {
+            assert!(
+                !non_test_code(&text).contains(bad),
+                "{} uses `{bad}`",
+                file.display()
+            );
+        }
+    }
+}

@@ -515,14 +515,14 @@ impl Pane for DuplicatesPane {
         let cols = pane.widths.columns(theme);
         let table = Columns::new(w, &cols);
         let type_w = table.width(7);
-        let note = Line::styled(
-            fit(
-                " equal = same type, size and reference shape (dumps hold no field values)",
-                w,
-                theme,
-            ),
-            theme.dim(),
-        );
+        // Where the dump has values and field names (HPROF, V8), members
+        // were compared by them: no caveat (SPEC 2.4).
+        let caveat = if d.has_values() {
+            " equal = same type, size, values and fields, all the way down"
+        } else {
+            " equal = same type, size and reference shape (dumps hold no field values)"
+        };
+        let note = Line::styled(fit(caveat, w, theme), theme.dim());
         let [note_area, list_area] =
             Layout::vertical([Constraint::Length(1), Constraint::Min(0)]).areas(inner);
         f.render_widget(Paragraph::new(note), note_area);
