@@ -242,14 +242,14 @@ pub fn refine(
     let t0 = std::time::Instant::now();
     let labels = label_blocks(graph, dom);
     if trace {
-        eprintln!("refine: labels at {} ms", t0.elapsed().as_millis());
+        tracing::debug!(target: "heaptui::duplicates", "refine: labels at {} ms", t0.elapsed().as_millis());
     }
     let Partition {
         mut block,
         mut block_size,
     } = hashed_blocks(graph, labels);
     if trace {
-        eprintln!(
+        tracing::debug!(target: "heaptui::duplicates",
             "refine: {} hashed blocks at {} ms",
             block_size.len(),
             t0.elapsed().as_millis()
@@ -278,7 +278,7 @@ pub fn refine(
             progress.check()?;
         }
         if trace && dirty.len() >= PARALLEL_MIN {
-            eprintln!(
+            tracing::debug!(target: "heaptui::duplicates",
                 "refine: round {rounds} dirty {} at {} ms",
                 dirty.len(),
                 t0.elapsed().as_millis()
@@ -333,7 +333,7 @@ pub fn refine(
             }
         }
         if trace && dirty.len() >= PARALLEL_MIN {
-            eprintln!(
+            tracing::debug!(target: "heaptui::duplicates",
                 "refine: moved {} at {} ms",
                 moved.len(),
                 t0.elapsed().as_millis()
@@ -360,7 +360,7 @@ pub fn refine(
         }
     }
     if trace {
-        eprintln!(
+        tracing::debug!(target: "heaptui::duplicates",
             "refine: {rounds} rounds, {evaluated} evaluations, {} blocks at {} ms",
             block_size.len(),
             t0.elapsed().as_millis()

@@ -189,7 +189,7 @@ pub(crate) fn compute_held(
         member_tins,
     };
     if trace {
-        eprintln!("held: index {} ms", t.elapsed().as_millis());
+        tracing::debug!(target: "heaptui::duplicates", "held: index {} ms", t.elapsed().as_millis());
     }
     let held_by: Vec<Vec<u32>> = sets
         .par_iter()
@@ -222,7 +222,7 @@ pub(crate) fn compute_held(
         .collect();
     progress.check()?;
     if trace {
-        eprintln!("held: checks {} ms", t.elapsed().as_millis());
+        tracing::debug!(target: "heaptui::duplicates", "held: checks {} ms", t.elapsed().as_millis());
     }
     // The holding set: a holder no other holder of S holds (held-by is
     // transitive and acyclic, so one exists); ties by the lowest id, which is

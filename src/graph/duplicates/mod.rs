@@ -298,7 +298,7 @@ fn detect(
             .iter()
             .map(|c| c.load(std::sync::atomic::Ordering::Relaxed))
             .collect();
-        eprintln!(
+        tracing::debug!(target: "heaptui::duplicates",
             "verify: reps {} explored {} deferred {} pairs {} retainers {} owner search {} prefix {}",
             c[0], c[1], c[2], c[3], c[4], c[5], c[6]
         );
@@ -332,7 +332,8 @@ fn detect(
     Ok(dups)
 }
 
-/// Phase times on stderr when `HEAPTUI_TRACE` is set (for benchmarking).
+/// Phase times logged (see `crate::log`, `HEAPTUI_LOG`) when `HEAPTUI_TRACE`
+/// is set (for benchmarking).
 struct Trace(Option<std::cell::Cell<std::time::Instant>>);
 
 impl Trace {
@@ -345,7 +346,7 @@ impl Trace {
 
     fn phase(&self, name: &str) {
         if let Some(t) = &self.0 {
-            eprintln!("duplicates: {name} {} ms", t.get().elapsed().as_millis());
+            tracing::debug!(target: "heaptui::duplicates", "duplicates: {name} {} ms", t.get().elapsed().as_millis());
             t.set(std::time::Instant::now());
         }
     }
@@ -520,7 +521,7 @@ fn classes(
                 let started = std::env::var_os("HEAPTUI_TRACE").map(|_| std::time::Instant::now());
                 let outcome = verify::split_block(graph, block, &hubs, w, members, &mut budget);
                 if let Some(t) = started.filter(|t| t.elapsed().as_millis() >= 100) {
-                    eprintln!(
+                    tracing::debug!(target: "heaptui::duplicates",
                         "duplicates: block of {} x {} took {} ms, from {} ms into verification",
                         members.len(),
                         dump.type_name(members[0]),

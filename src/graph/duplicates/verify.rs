@@ -173,7 +173,7 @@ impl Hub {
         let t = std::time::Instant::now();
         let hub = Self::of_inner(graph, h, hubs, known);
         if std::env::var_os("HEAPTUI_TRACE").is_some() {
-            eprintln!(
+            tracing::debug!(target: "heaptui::duplicates",
                 "hub candidate {h}: scc {} reach {} in {} ms",
                 hub.scc_objects,
                 hub.reach_objects,
