@@ -52,11 +52,19 @@ pub fn lines(ctx: &Ctx, width: usize) -> (Vec<Line<'static>>, Vec<(usize, Target
         .filter(|d| !d.is_implicit() || d.objects > 0)
         .map(|d| format!("{} ({} objects)", d.display_name(), count(d.objects)))
         .collect();
-    out.push(Line::raw(fit(
-        &format!(" AppDomains: {}", domains.join(", ")),
-        width,
-        theme,
-    )));
+    // Only the text format has AppDomain sections; native dumps name their
+    // format and runtime details instead.
+    let origin = if dump.format == crate::model::Format::Rpm {
+        format!(" AppDomains: {}", domains.join(", "))
+    } else {
+        let details: Vec<String> = dump
+            .details
+            .iter()
+            .map(|(k, v)| format!("{k} {v}"))
+            .collect();
+        format!(" {}: {}", dump.format.describe(), details.join(", "))
+    };
+    out.push(Line::raw(fit(&origin, width, theme)));
     out.push(Line::raw(format!(
         " {} objects, {} references, {} types, {}",
         count(dump.objects() as u64),
