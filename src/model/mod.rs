@@ -115,6 +115,21 @@ pub struct Root {
 }
 
 impl Root {
+    /// A root of kind 0 (internal), no flags, in the implicit section, as
+    /// formats without root kinds give them (V8's synthetic root's edges,
+    /// gcdump's root node's children).
+    pub fn plain(object: u32) -> Root {
+        Root {
+            object,
+            kind: root_kind::INTERNAL,
+            flags: 0,
+            container: None,
+            container_type: None,
+            app_domain: 0,
+            line: 0,
+        }
+    }
+
     pub fn is_strong(&self) -> bool {
         self.flags & root_flags::WEAK == 0
     }

@@ -4,6 +4,7 @@ use std::io::{self, Write};
 
 use serde::Serialize;
 
+use super::json::json;
 use super::ReportOptions;
 use crate::analysis::compare::Comparison;
 use crate::analysis::suspects::{suspects, Suspect};
@@ -83,10 +84,6 @@ struct SuspectRow<'a> {
     retention_path: Vec<PathStep<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     growth: Option<GrowthRow<'a>>,
-}
-
-fn json<T: Serialize>(out: &mut impl Write, value: &T) -> io::Result<()> {
-    serde_json::to_writer(&mut *out, value).map_err(io::Error::from)
 }
 
 /// Writes `,"comparison":{…}` (with a comparison) and `,"suspects":[…]`.

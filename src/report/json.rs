@@ -105,7 +105,7 @@ struct Timings {
     duplicates: u64,
 }
 
-fn json<T: Serialize>(out: &mut impl Write, value: &T) -> io::Result<()> {
+pub(super) fn json<T: Serialize>(out: &mut impl Write, value: &T) -> io::Result<()> {
     // `io::Error::from` hands an I/O error back with its kind (a closed pipe
     // stays `BrokenPipe`, which `main` treats as success); `io::Error::other`
     // would hide it behind `Other`.

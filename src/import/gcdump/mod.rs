@@ -157,19 +157,7 @@ fn assemble(
     let ids: Vec<u64> = (0..g.node_count() as u64).filter(|&i| i != root).collect();
     let type_names = type_table(g, &mut nodes.types);
     let wide = WideIdIndex::build(&ids);
-    let roots: Vec<Root> = nodes
-        .roots
-        .iter()
-        .map(|&object| Root {
-            object,
-            kind: 0,
-            flags: 0,
-            container: None,
-            container_type: None,
-            app_domain: 0,
-            line: 0,
-        })
-        .collect();
+    let roots: Vec<Root> = nodes.roots.iter().map(|&o| Root::plain(o)).collect();
     let objects = ids.len() as u64;
     Model {
         path: path.to_path_buf(),

@@ -275,19 +275,7 @@ fn assemble(
         });
     }
     let id_index = wide.narrow(None);
-    let roots: Vec<Root> = edges
-        .roots
-        .iter()
-        .map(|&object| Root {
-            object,
-            kind: 0,
-            flags: 0,
-            container: None,
-            container_type: None,
-            app_domain: 0,
-            line: 0,
-        })
-        .collect();
+    let roots: Vec<Root> = edges.roots.iter().map(|&o| Root::plain(o)).collect();
     let objects = nodes.ids.len() as u64;
     let details = details(meta, &nodes, &edges, pool);
     Model {
