@@ -178,12 +178,16 @@ fn a_cache_of_another_dump_or_a_changed_dump_is_not_used() {
     assert_eq!(json(&again), json(&fresh_b));
     assert_eq!(notes.len(), 1, "{notes:?}");
     assert!(notes[0].contains("another dump"), "{notes:?}");
-    // A changed dump has another key: a new file, the old one unused.
+    // A changed dump has another key: the old analysis is not used …
     let mut text = std::fs::read_to_string(&b).unwrap();
     text.push_str("o 7777 1 10\n");
     std::fs::write(&b, text).unwrap();
-    let (changed, _, _) = open(&b, &cache);
+    let (changed, _, notes) = open(&b, &cache);
     assert_eq!(changed.summary.objects, fresh_b.summary.objects + 1);
+    // … in the same file, which the new analysis replaces: stale files do
+    // not pile up.
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert_eq!(cache_files(&cache).len(), 2);
 }
 
 #[test]

@@ -146,8 +146,13 @@ impl Place {
             return None;
         }
         let key = key(dump, &meta, options)?;
+        // The file is named by what stays when the dump is written again or
+        // heaptui is rebuilt (the path and the options): a newer version
+        // replaces the stale file instead of piling up beside it. The full
+        // key inside the file decides whether it is used.
         let mut h = std::collections::hash_map::DefaultHasher::new();
-        key.hash(&mut h);
+        std::fs::canonicalize(dump).ok()?.hash(&mut h);
+        format!("{:?} {:?}", options, crate::import::process_options()).hash(&mut h);
         Some(Place {
             dump: dump.to_path_buf(),
             file: cache.dir.join(format!("{:016x}.cache", h.finish())),
