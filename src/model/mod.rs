@@ -266,4 +266,45 @@ impl Model {
     pub fn id_hex(&self, object: u32) -> String {
         format!("{:x}", self.ids[object as usize])
     }
+
+    /// The label of `object`'s `i`-th outgoing reference (its field name or
+    /// array index), where the format records one.
+    pub fn ref_label(&self, object: u32, i: usize) -> Option<Label<'_>> {
+        let labels = self.labels.as_ref()?;
+        let start = *self.refs.offsets.get(object as usize)? as usize;
+        let end = *self.refs.offsets.get(object as usize + 1)? as usize;
+        if start + i >= end {
+            return None;
+        }
+        labels.get(start + i)
+    }
+
+    /// The label of a reference from `from` to `to`: the first such
+    /// reference among `from`'s first `scan` references (a bound, so a
+    /// million-element array costs at most `scan` steps).
+    pub fn label_between(&self, from: u32, to: u32, scan: usize) -> Option<Label<'_>> {
+        self.labels.as_ref()?;
+        let i = self
+            .refs
+            .neighbors(from)
+            .iter()
+            .take(scan)
+            .position(|&t| t == to)?;
+        self.ref_label(from, i)
+    }
+
+    /// A short preview of the text an object holds: its own value (a V8 or
+    /// .NET string, a Java `char[]`), or else that of the object its
+    /// `value` field refers to (a `java.lang.String` keeps its characters
+    /// in an array). Control characters are escaped; at most `max_chars`.
+    pub fn text_preview(&self, object: u32, max_chars: usize) -> Option<String> {
+        let values = self.values.as_ref()?;
+        if let Some(t) = values.text(object, max_chars) {
+            return Some(t);
+        }
+        let refs = self.refs.neighbors(object);
+        let i = (0..refs.len().min(16))
+            .find(|&i| matches!(self.ref_label(object, i), Some(Label::Name("value"))))?;
+        values.text(refs[i], max_chars)
+    }
 }

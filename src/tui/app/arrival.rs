@@ -36,7 +36,9 @@ impl App {
             Msg::RetentionPath { object, path } => {
                 if let Some(ins) = &mut self.inspector {
                     if ins.object == object {
-                        ins.set_retention_path(path);
+                        if let Some(g) = self.loading.graph() {
+                            ins.set_retention_path(path, &g.dump);
+                        }
                     }
                 }
                 self.job = None;

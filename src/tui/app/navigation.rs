@@ -75,7 +75,8 @@ impl App {
         self.pane = pane;
     }
 
-    pub(super) fn inspect(&mut self, object: u32) {
+    /// Opens the inspector on an object, as Enter on any object line does.
+    pub fn inspect(&mut self, object: u32) {
         if self.loading.graph().is_none() {
             return;
         }

@@ -11,13 +11,18 @@ use super::{Ctx, Intent, ListState, Pane};
 use crate::analysis::domination_path;
 use crate::graph::duplicates::Duplicates;
 use crate::graph::{DominatorTree, HeapGraph};
-use crate::model::{root_flags, root_kind};
+use crate::model::{root_flags, root_kind, Label, Model};
 use crate::tui::fmt::{bytes, count, fit, text_width, type_name};
 use crate::tui::keys::Cmd;
 use crate::tui::theme::Theme;
 
 /// References or retainers listed at most.
 const LIST_LIMIT: usize = 200;
+/// References of a retainer searched for the label of its reference to the
+/// inspected object (an array of a million elements stays cheap).
+const LABEL_SCAN: usize = 100_000;
+/// Characters of a string value shown beside a reference.
+const PREVIEW_CHARS: usize = 40;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Target {
@@ -30,6 +35,8 @@ pub struct Entry {
     pub text: String,
     pub target: Option<Target>,
     pub heading: bool,
+    /// Drawn after an object line's type name: a string value's preview.
+    pub after: String,
 }
 
 #[derive(Debug, Clone)]
@@ -54,6 +61,7 @@ impl Inspector {
                 text: s,
                 target: None,
                 heading: true,
+                after: String::new(),
             })
         };
         let info = |e: &mut Vec<Entry>, s: String| {
@@ -61,15 +69,12 @@ impl Inspector {
                 text: format!("  {s}"),
                 target: None,
                 heading: false,
+                after: String::new(),
             })
         };
         // Object lines keep only their prefix: the type name is fitted to
         // the width when drawn.
-        let obj = |o: u32, prefix: &str| Entry {
-            text: format!("  {prefix}"),
-            target: Some(Target::Object(o)),
-            heading: false,
-        };
+        let obj = |o: u32, prefix: &str| object_entry(dump, o, format!("  {prefix}"));
         head(
             &mut e,
             format!("Object {} {}", dump.id_hex(object), dump.type_name(object)),
@@ -78,6 +83,9 @@ impl Inspector {
             &mut e,
             format!("shallow {}", bytes(dump.sizes[object as usize])),
         );
+        if let Some(text) = dump.text_preview(object, 200) {
+            info(&mut e, format!("value \"{text}\""));
+        }
         if let Some(dom) = dom {
             if dom.is_reachable(object) {
                 info(
@@ -129,6 +137,7 @@ impl Inspector {
                     ),
                     target: Some(Target::Set(s)),
                     heading: false,
+                    after: String::new(),
                 });
             }
             None => info(
@@ -142,8 +151,8 @@ impl Inspector {
         }
         let refs = graph.refs(object);
         head(&mut e, format!("References ({})", count(refs.len() as u64)));
-        for &r in refs.iter().take(LIST_LIMIT) {
-            e.push(obj(r, ""));
+        for (i, &r) in refs.iter().take(LIST_LIMIT).enumerate() {
+            e.push(obj(r, &labelled(dump.ref_label(object, i), " → ")));
         }
         if refs.len() > LIST_LIMIT {
             info(
@@ -158,7 +167,8 @@ impl Inspector {
         let rets = graph.retainers_of(object);
         head(&mut e, format!("Retainers ({})", count(rets.len() as u64)));
         for &r in rets.iter().take(LIST_LIMIT) {
-            e.push(obj(r, ""));
+            let label = dump.label_between(r, object, LABEL_SCAN);
+            e.push(obj(r, &labelled(label, " in ")));
         }
         if rets.len() > LIST_LIMIT {
             info(
@@ -175,7 +185,7 @@ impl Inspector {
             let path = domination_path(dom, object);
             // A long chain (a linked list) shows its two ends.
             let shown = path.len().saturating_sub(1);
-            for (i, &o) in path.iter().skip(1).enumerate() {
+            for (i, (&o, &below)) in path.iter().skip(1).zip(&path).enumerate() {
                 if shown > LIST_LIMIT && i == LIST_LIMIT / 2 {
                     info(
                         &mut e,
@@ -187,7 +197,10 @@ impl Inspector {
                     );
                 }
                 if shown <= LIST_LIMIT || i < LIST_LIMIT / 2 || i >= shown - LIST_LIMIT / 2 {
-                    e.push(obj(o, ""));
+                    // A dominator often refers to what it dominates
+                    // directly: name the field.
+                    let label = dump.label_between(o, below, LABEL_SCAN);
+                    e.push(obj(o, &labelled(label, " in ")));
                 }
             }
             if path.len() <= 1 {
@@ -215,8 +228,9 @@ impl Inspector {
     }
 
     /// Fills in the shortest retention path (computed as a job: on a big
-    /// heap the search can take a while).
-    pub fn set_retention_path(&mut self, path: Option<Vec<u32>>) {
+    /// heap the search can take a while), each step named by the field it
+    /// goes through where the format records one.
+    pub fn set_retention_path(&mut self, path: Option<Vec<u32>>, dump: &Model) {
         let Some(at) = self
             .entries
             .iter()
@@ -228,17 +242,22 @@ impl Inspector {
         match path {
             Some(p) => {
                 for (i, &o) in p.iter().enumerate() {
-                    self.entries.push(Entry {
-                        text: format!("  {}", if i == 0 { "root " } else { "  " }),
-                        target: Some(Target::Object(o)),
-                        heading: false,
-                    });
+                    let prefix = match i {
+                        0 => "root ".to_string(),
+                        _ => {
+                            let label = dump.label_between(p[i - 1], o, LABEL_SCAN);
+                            format!("  {}", labelled(label, " → "))
+                        }
+                    };
+                    self.entries
+                        .push(object_entry(dump, o, format!("  {prefix}")));
                 }
             }
             None => self.entries.push(Entry {
                 text: "  no root reaches it".into(),
                 target: None,
                 heading: false,
+                after: String::new(),
             }),
         }
     }
@@ -305,8 +324,13 @@ impl Pane for Inspector {
                 let body = match (en.target, ctx.loading.graph()) {
                     (Some(Target::Object(o)), Some(g)) => {
                         let d = &g.dump;
-                        let tail = format!(" {} ({})", d.id_hex(o), bytes(d.sizes[o as usize]));
-                        let room = w.saturating_sub(1 + text_width(&en.text) + tail.len());
+                        let tail = format!(
+                            "{} {} ({})",
+                            en.after,
+                            d.id_hex(o),
+                            bytes(d.sizes[o as usize])
+                        );
+                        let room = w.saturating_sub(1 + text_width(&en.text) + text_width(&tail));
                         format!(
                             "{}{}{tail}",
                             en.text,
@@ -330,4 +354,23 @@ impl Pane for Inspector {
             .collect();
         f.render_widget(Paragraph::new(lines), inner);
     }
+}
+
+/// An object line: `prefix` then (when drawn) the type name, the string
+/// value's preview if it holds one, the id and the size.
+fn object_entry(dump: &Model, o: u32, text: String) -> Entry {
+    Entry {
+        text,
+        target: Some(Target::Object(o)),
+        heading: false,
+        after: dump
+            .text_preview(o, PREVIEW_CHARS)
+            .map(|t| format!(" \"{t}\""))
+            .unwrap_or_default(),
+    }
+}
+
+/// `.field<sep>` or `[3]<sep>`; empty without a label.
+fn labelled(label: Option<Label<'_>>, sep: &str) -> String {
+    label.map(|l| format!("{l}{sep}")).unwrap_or_default()
 }

@@ -1,0 +1,68 @@
+//! The UI on native dumps: what the formats carry beyond the graph (field
+//! names, array indices, string values) reaches the inspector.
+
+mod tui_support;
+
+use tui_support::*;
+
+fn hprof_app() -> heaptui::tui::app::App {
+    let bytes: &'static [u8] = include_bytes!("../fixtures/leaky.hprof.gz");
+    let mut a = heaptui::tui::loaded_app("leaky.hprof.gz", bytes, 100, 40, COLOR);
+    heaptui::tui::app::update(&mut a, heaptui::tui::app::Action::Tick);
+    a
+}
+
+/// Opens the inspector on an object as Enter on an object line does, and
+/// lets its retention-path job finish.
+fn inspect(a: &mut heaptui::tui::app::App, o: u32) {
+    a.inspect(o);
+    heaptui::tui::run_jobs(a);
+}
+
+#[test]
+fn inspector_names_fields_indices_and_strings_of_an_hprof() {
+    let mut a = hprof_app();
+    // The `Leaky` class object (Leaky.java in fixtures): its statics.
+    let g = a.graph().unwrap().clone();
+    let class = (0..g.dump.objects() as u32)
+        .find(|&o| {
+            g.dump.type_name(o) == "java.lang.Class"
+                && g.dump.text_preview(o, 20).as_deref() == Some("Leaky")
+        })
+        .expect("the Leaky class");
+    inspect(&mut a, class);
+    let s = screen(&a);
+    for needle in [
+        "value \"Leaky\"",
+        ".HELLO1 → char[] \"hello\"",
+        ".LEAK → java.util.HashMap",
+        ".DUPS → java.util.ArrayList",
+    ] {
+        assert!(s.contains(needle), "{needle:?} missing:\n{s}");
+    }
+    // One step down: the list's retainer, domination path and retention
+    // path name the static field they go through.
+    let dups = g.dump.refs.neighbors(class)[(0..g.dump.refs.neighbors(class).len())
+        .find(|&i| g.dump.ref_label(class, i).map(|l| l.to_string()).as_deref() == Some(".DUPS"))
+        .unwrap()];
+    inspect(&mut a, dups);
+    let s = screen(&a);
+    assert!(s.contains(".elementData → java.lang.Object[]"), "{s}");
+    assert!(
+        s.matches(".DUPS in java.lang.Class \"Leaky\"").count() == 2,
+        "retainer and dominator both named by the field:\n{s}"
+    );
+    assert!(
+        s.contains(".DUPS → java.util.ArrayList"),
+        "retention path:\n{s}"
+    );
+}
+
+#[test]
+fn text_dumps_show_no_labels() {
+    let mut a = app(80, 24);
+    keys(&mut a, "2 i");
+    let s = screen(&a);
+    assert!(!s.contains(" → "), "{s}");
+    assert!(!s.contains("value \""), "{s}");
+}
