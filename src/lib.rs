@@ -1,9 +1,11 @@
+#![deny(unsafe_code)]
 pub mod analysis;
 pub mod cache;
 pub mod gen;
 pub mod graph;
 pub mod import;
 pub mod log;
+#[allow(unsafe_code)]
 pub mod mem;
 pub mod model;
 pub mod progress;

@@ -107,29 +107,13 @@ fn temp_error(path: &Path, e: &io::Error) -> InputError {
 
 fn to_file(path: &Path, held: &[u8]) -> Result<Sink, InputError> {
     let mut file = tempfile::tempfile().map_err(|e| temp_error(path, &e))?;
-    let free = free_bytes(&file).saturating_sub(DISK_MARGIN);
+    let free = crate::mem::map::free_disk_bytes(&file).saturating_sub(DISK_MARGIN);
     file.write_all(held).map_err(|e| temp_error(path, &e))?;
     Ok(Sink::File {
         file,
         written: held.len() as u64,
         free,
     })
-}
-
-/// Bytes available to us on the file system holding `file`.
-fn free_bytes(file: &File) -> u64 {
-    use std::os::fd::AsRawFd;
-    let mut s = std::mem::MaybeUninit::<libc::statvfs>::uninit();
-    // SAFETY: fstatvfs fills `s` when it returns 0.
-    unsafe {
-        if libc::fstatvfs(file.as_raw_fd(), s.as_mut_ptr()) != 0 {
-            return u64::MAX;
-        }
-        let s = s.assume_init();
-        // The fields' widths differ between platforms.
-        #[allow(clippy::unnecessary_cast)]
-        (s.f_bavail as u64).saturating_mul(s.f_frsize as u64)
-    }
 }
 
 /// Decompresses a whole gzip file (several members are read one after the other).
@@ -166,8 +150,8 @@ pub fn inflate(
     let source = match sink {
         Sink::Memory(v) => Source::Owned(v),
         Sink::File { file, .. } => {
-            // SAFETY: our own unlinked file: no other process can truncate it.
-            let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| temp_error(path, &e))?;
+            // Our own unlinked file: no other process can truncate it.
+            let map = crate::mem::map::map_file(&file).map_err(|e| temp_error(path, &e))?;
             Source::Mapped(map)
         }
     };

@@ -8,6 +8,7 @@ pub mod gcdump;
 pub mod gzip;
 pub mod hprof;
 pub mod rpm;
+#[allow(unsafe_code)] // moves into `mem` once the SIGBUS fix lands (issue 13)
 pub mod source;
 pub mod v8;
 

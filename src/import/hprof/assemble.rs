@@ -275,7 +275,12 @@ fn join(
     drop(degrees);
     let labels = gather!(labels);
     let bytes = gather!(values);
-    let kinds = gather!(kinds);
+    // One byte per object: a plain copy (and `ValueKind` is no `Zeroable`).
+    let kinds: Vec<ValueKind> = resolved
+        .iter()
+        .flat_map(|r| r.kinds.iter().copied())
+        .collect();
+    resolved.iter_mut().for_each(|r| r.kinds = Vec::new());
     let mut offsets = vec![0u64];
     offsets.append(&mut par_concat(
         resolved.iter().map(|r| &r.value_ends[..]).collect(),
@@ -302,11 +307,14 @@ fn join(
 
 /// The parts one after the other, each element passed through `f(part,
 /// element)`; parts are copied in parallel into one allocation.
-fn par_concat<T: Copy + Send + Sync>(parts: Vec<&[T]>, f: impl Fn(usize, T) -> T + Sync) -> Vec<T> {
+fn par_concat<T: Copy + Send + Sync + bytemuck::Zeroable>(
+    parts: Vec<&[T]>,
+    f: impl Fn(usize, T) -> T + Sync,
+) -> Vec<T> {
     let total: usize = parts.iter().map(|p| p.len()).sum();
-    let mut out: Vec<T> = crate::mem::with_capacity(total);
+    let mut out: Vec<T> = crate::mem::zeroed(total);
     {
-        let mut rest = &mut out.spare_capacity_mut()[..total];
+        let mut rest = &mut out[..];
         let mut slots = Vec::with_capacity(parts.len());
         for p in &parts {
             let (head, tail) = std::mem::take(&mut rest).split_at_mut(p.len());
@@ -319,13 +327,10 @@ fn par_concat<T: Copy + Send + Sync>(parts: Vec<&[T]>, f: impl Fn(usize, T) -> T
             .enumerate()
             .for_each(|(i, (dst, src))| {
                 for (d, &s) in dst.iter_mut().zip(src.iter()) {
-                    d.write(f(i, s));
+                    *d = f(i, s);
                 }
             });
     }
-    // SAFETY: every slot of the first `total` was written above (the
-    // parts' lengths sum to `total`).
-    unsafe { out.set_len(total) };
     out
 }
 

@@ -4,8 +4,6 @@
 //! every kept object's type, size and references resolved to dense indices,
 //! each chunk writing straight into its own part of the final arrays.
 
-use std::mem::MaybeUninit;
-
 use rayon::prelude::*;
 
 use super::build::Assembly;
@@ -19,10 +17,7 @@ const PREFETCH_DISTANCE: usize = 16;
 
 /// Splits the first `lens.sum()` slots of `spare` into consecutive parts of
 /// the given lengths, one per chunk, for parallel writers.
-fn split_parts<T>(
-    mut spare: &mut [MaybeUninit<T>],
-    lens: impl IntoIterator<Item = usize>,
-) -> Vec<&mut [MaybeUninit<T>]> {
+fn split_parts<T>(mut spare: &mut [T], lens: impl IntoIterator<Item = usize>) -> Vec<&mut [T]> {
     let mut parts = Vec::new();
     for n in lens {
         let (head, tail) = std::mem::take(&mut spare).split_at_mut(n);
@@ -34,20 +29,15 @@ fn split_parts<T>(
 
 /// The chunks' parts laid end to end, copied in parallel (each part is
 /// freed as soon as it is copied).
-fn concat<T: Copy + Send + Sync>(parts: Vec<Vec<T>>) -> Vec<T> {
+fn concat<T: Copy + Send + Sync + bytemuck::Zeroable>(parts: Vec<Vec<T>>) -> Vec<T> {
     let total = parts.iter().map(Vec::len).sum();
-    let mut out: Vec<T> = crate::mem::with_capacity(total);
-    let slices = split_parts(
-        &mut out.spare_capacity_mut()[..total],
-        parts.iter().map(Vec::len),
-    );
+    let mut out: Vec<T> = crate::mem::zeroed(total);
+    let slices = split_parts(&mut out, parts.iter().map(Vec::len));
     slices.into_par_iter().zip(parts).for_each(|(dst, src)| {
         for (d, &s) in dst.iter_mut().zip(&src) {
-            d.write(s);
+            *d = s;
         }
     });
-    // SAFETY: the parts' lengths sum to `total` and every slot was written.
-    unsafe { out.set_len(total) };
     out
 }
 
@@ -182,10 +172,10 @@ pub(super) struct ObjectArrays {
 
 /// One chunk's slots in the final arrays.
 struct Part<'a> {
-    types: &'a mut [MaybeUninit<u32>],
-    sizes: &'a mut [MaybeUninit<u64>],
-    degrees: &'a mut [MaybeUninit<u32>],
-    targets: &'a mut [MaybeUninit<u32>],
+    types: &'a mut [u32],
+    sizes: &'a mut [u64],
+    degrees: &'a mut [u32],
+    targets: &'a mut [u32],
 }
 
 /// What every chunk's resolver reads.
@@ -222,10 +212,10 @@ pub(super) fn resolve_objects(
     let reserved: Vec<usize> = chunks.iter().map(|c| c.refs.len()).collect();
     let refs_total: usize = reserved.iter().sum();
     let mut out = ObjectArrays {
-        types: crate::mem::with_capacity(kept_total),
-        sizes: crate::mem::with_capacity(kept_total),
-        degrees: crate::mem::with_capacity(kept_total),
-        targets: crate::mem::with_capacity(refs_total),
+        types: crate::mem::zeroed(kept_total),
+        sizes: crate::mem::zeroed(kept_total),
+        degrees: crate::mem::zeroed(kept_total),
+        targets: crate::mem::zeroed(refs_total),
         resolved: Vec::new(),
         kept_start,
     };
@@ -245,14 +235,6 @@ pub(super) fn resolve_objects(
             .map(|(ci, (c, part))| lookup.resolve_chunk(ci, c, part))
             .collect()
     };
-    // SAFETY: every chunk wrote each of its kept objects' type, size and
-    // degree (one per kept object, `out` in `resolve_chunk`), in its own
-    // part, and the parts cover the first `kept_total` slots.
-    unsafe {
-        out.types.set_len(kept_total);
-        out.sizes.set_len(kept_total);
-        out.degrees.set_len(kept_total);
-    }
     close_gaps(&mut out.targets, &reserved, &out.resolved);
     a.progress.set_done(a.file_bytes + a.file_bytes * 3 / 4);
     a.progress.check()?;
@@ -272,7 +254,7 @@ fn starts(counts: &[usize]) -> Vec<usize> {
         .collect()
 }
 
-/// Each chunk's part of the four arrays' spare capacity.
+/// Each chunk's part of the four arrays.
 fn split_all<'a>(
     out: &'a mut ObjectArrays,
     kept_counts: &[usize],
@@ -280,22 +262,10 @@ fn split_all<'a>(
     kept_total: usize,
     refs_total: usize,
 ) -> Vec<Part<'a>> {
-    let types = split_parts(
-        &mut out.types.spare_capacity_mut()[..kept_total],
-        kept_counts.iter().copied(),
-    );
-    let sizes = split_parts(
-        &mut out.sizes.spare_capacity_mut()[..kept_total],
-        kept_counts.iter().copied(),
-    );
-    let degrees = split_parts(
-        &mut out.degrees.spare_capacity_mut()[..kept_total],
-        kept_counts.iter().copied(),
-    );
-    let targets = split_parts(
-        &mut out.targets.spare_capacity_mut()[..refs_total],
-        reserved.iter().copied(),
-    );
+    let types = split_parts(&mut out.types[..kept_total], kept_counts.iter().copied());
+    let sizes = split_parts(&mut out.sizes[..kept_total], kept_counts.iter().copied());
+    let degrees = split_parts(&mut out.degrees[..kept_total], kept_counts.iter().copied());
+    let targets = split_parts(&mut out.targets[..refs_total], reserved.iter().copied());
     types
         .into_iter()
         .zip(sizes)
@@ -311,23 +281,19 @@ fn split_all<'a>(
 }
 
 /// Chunks with dangling references or repeated objects used less than
-/// their part of `targets`: closes the gaps (rare, sequential) and sets the
-/// length.
+/// their part of `targets`: closes the gaps (rare, sequential) and cuts
+/// the unused tail.
 fn close_gaps(targets: &mut Vec<u32>, reserved: &[usize], resolved: &[Resolved]) {
     let mut used = 0usize;
     let mut start = 0usize;
     for (&reserved, r) in reserved.iter().zip(resolved) {
         if used != start {
-            targets
-                .spare_capacity_mut()
-                .copy_within(start..start + r.targets, used);
+            targets.copy_within(start..start + r.targets, used);
         }
         used += r.targets;
         start += reserved;
     }
-    // SAFETY: the first `used` slots are now the chunks' written targets,
-    // in chunk order.
-    unsafe { targets.set_len(used) };
+    targets.truncate(used);
 }
 
 impl Lookup<'_> {
@@ -365,11 +331,11 @@ impl Lookup<'_> {
                     NO_TYPE
                 }
             };
-            part.types[out].write(ty);
-            part.sizes[out].write(c.sizes[j]);
+            part.types[out] = ty;
+            part.sizes[out] = c.sizes[j];
             let before = r.targets;
             self.resolve_references(ci, c, j, refs_at, part.targets, &mut r);
-            part.degrees[out].write((r.targets - before) as u32);
+            part.degrees[out] = (r.targets - before) as u32;
             out += 1;
         }
         debug_assert_eq!(out, part.types.len());
@@ -390,7 +356,7 @@ impl Lookup<'_> {
         c: &Chunk,
         j: usize,
         refs_at: usize,
-        targets: &mut [MaybeUninit<u32>],
+        targets: &mut [u32],
         r: &mut Resolved,
     ) {
         let wide = &self.objects.wide;
@@ -404,10 +370,10 @@ impl Lookup<'_> {
             }
             match wide.get(target) {
                 Some(t) => {
-                    targets[r.targets].write(match new_index {
+                    targets[r.targets] = match new_index {
                         Some(m) => m[t as usize],
                         None => t,
-                    });
+                    };
                     r.targets += 1;
                 }
                 None => {

@@ -2,6 +2,12 @@
 //! megabytes at random (id lookups, dominator links); with 4 KiB pages
 //! nearly every access misses the TLB. Asking the kernel for transparent
 //! huge pages before the first touch removes most of those misses.
+//!
+//! This is the one module where `unsafe` is allowed (the crate root denies
+//! it elsewhere): huge-page advice, atomic views, prefetch hints, and in
+//! [`map`] file maps. Each use says why it is sound.
+
+pub mod map;
 
 /// A vector of `len` copies of `value`, backed by huge pages where the
 /// kernel allows it.
@@ -15,7 +21,14 @@ pub fn filled<T: Copy>(len: usize, value: T) -> Vec<T> {
 /// where the kernel allows it. Advice only: never fails.
 pub fn with_capacity<T>(capacity: usize) -> Vec<T> {
     let v: Vec<T> = Vec::with_capacity(capacity);
-    let bytes = capacity * std::mem::size_of::<T>();
+    advise_huge_pages(&v);
+    v
+}
+
+/// Asks for huge pages under a vector's allocation (before it is touched).
+#[allow(clippy::ptr_arg)] // the capacity, not the length, is advised
+fn advise_huge_pages<T>(v: &Vec<T>) {
+    let bytes = v.capacity() * std::mem::size_of::<T>();
     if bytes >= 4 << 20 && std::env::var_os("HEAPTUI_NO_HUGEPAGES").is_none() {
         let start = v.as_ptr() as usize;
         let page = 4096;
@@ -28,6 +41,15 @@ pub fn with_capacity<T>(capacity: usize) -> Vec<T> {
             }
         }
     }
+}
+
+/// A vector of `len` zeroed elements, backed by huge pages where the
+/// kernel allows it. Large blocks come zeroed from the kernel untouched
+/// (calloc maps fresh pages), so this costs no more than an uninitialised
+/// vector and needs no `unsafe` in the code that fills it.
+pub fn zeroed<T: bytemuck::Zeroable>(len: usize) -> Vec<T> {
+    let v: Vec<T> = bytemuck::zeroed_vec(len);
+    advise_huge_pages(&v);
     v
 }
 
