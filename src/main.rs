@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use clap::Parser;
 
-use heaptui::analysis::compare::{compare_files, Comparison};
+use heaptui::analysis::compare::Comparison;
 use heaptui::analysis::pipeline::Input;
 use heaptui::analysis::AnalysisError;
 use heaptui::cache;
@@ -81,9 +81,16 @@ fn run_report(mut r: ReportRun) -> u8 {
             (a, None)
         })
     } else {
+        let note: cache::Note = Arc::new(|line| eprintln!("heaptui: {line}"));
         let mut files = std::mem::take(&mut r.baselines);
         files.push(r.dump.clone());
-        compare_files(&files, &r.duplicates, &progress, r.schedule).map(|(c, a)| (a, Some(c)))
+        let cache = r.cache.as_ref();
+        cache::compare_files(&files, &r.duplicates, cache, &progress, r.schedule, note).map(
+            |(c, a, p)| {
+                pending = Some(p);
+                (a, Some(c))
+            },
+        )
     };
     let (analysis, comparison) = match analysed {
         Ok(x) => x,

@@ -222,3 +222,45 @@ fn small_dumps_and_no_cache_write_nothing() {
     open(&a, &cache);
     assert!(cache_files(&cache).is_empty());
 }
+
+#[test]
+fn a_comparison_caches_every_snapshot_and_reads_them_back_alike() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = options(dir.path());
+    let files: Vec<PathBuf> = [
+        "demo-series.1.txt",
+        "demo-series.2.txt",
+        "demo-series.3.txt",
+    ]
+    .iter()
+    .map(|n| fixture_copy(dir.path(), n))
+    .collect();
+    let compare = || {
+        let note: Note = Arc::new(|l| panic!("unexpected note: {l}"));
+        let (c, a, pending) = cache::compare_files(
+            &files,
+            &DuplicateOptions::default(),
+            Some(&cache),
+            &Progress::new(),
+            heaptui::analysis::compare::Schedule::Sequential,
+            note,
+        )
+        .unwrap();
+        pending.wait();
+        (c, json(&a))
+    };
+    let (first, first_json) = compare();
+    assert_eq!(cache_files(&cache).len(), 3, "one cache file per snapshot");
+    let (again, again_json) = compare();
+    assert_eq!(format!("{first:?}"), format!("{again:?}"));
+    assert_eq!(first_json, again_json);
+    // And both agree with the comparison made without a cache.
+    let (plain, _) = heaptui::analysis::compare::compare_files(
+        &files,
+        &DuplicateOptions::default(),
+        &Progress::new(),
+        heaptui::analysis::compare::Schedule::Parallel,
+    )
+    .unwrap();
+    assert_eq!(format!("{first:?}"), format!("{plain:?}"));
+}

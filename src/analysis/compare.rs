@@ -448,6 +448,23 @@ pub fn compare_files(
     progress: &Progress,
     schedule: Schedule,
 ) -> Result<(Comparison, Analysis), AnalysisError> {
+    compare_files_with(files, schedule, progress, &|p, progress| {
+        Analysis::run(p, options, progress)
+    })
+}
+
+/// [`compare_files`] with the analysis of one file given: the baselines
+/// are analysed with a progress of their own and reduced to their summary
+/// at once (their analyses dropped), the newest with `progress`.
+pub fn compare_files_with<F>(
+    files: &[PathBuf],
+    schedule: Schedule,
+    progress: &Progress,
+    analyse: &F,
+) -> Result<(Comparison, Analysis), AnalysisError>
+where
+    F: Fn(&Path, &Progress) -> Result<Analysis, AnalysisError> + Sync,
+{
     let (newest, baselines) = files.split_last().expect("at least one file");
     let parallel = match schedule {
         Schedule::Parallel => true,
@@ -455,11 +472,11 @@ pub fn compare_files(
         Schedule::Auto => memory_allows(files),
     };
     let summarise = |p: &PathBuf| -> Result<SnapshotSummary, AnalysisError> {
-        let a = Analysis::run(p, options, &Progress::new())?;
+        let a = analyse(p, &Progress::new())?;
         Ok(SnapshotSummary::of(&a))
     };
     let analyse_newest = || -> Result<(Analysis, SnapshotSummary), AnalysisError> {
-        let a = Analysis::run(newest, options, progress)?;
+        let a = analyse(newest, progress)?;
         let s = SnapshotSummary::of(&a);
         Ok((a, s))
     };

@@ -22,6 +22,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Instant, SystemTime};
 
+use crate::analysis::compare;
 use crate::analysis::pipeline::{self, Input, StageResult};
 use crate::analysis::{Analysis, AnalysisError};
 use crate::graph::duplicates::DuplicateOptions;
@@ -69,19 +70,53 @@ pub type Note = Arc<dyn Fn(String) + Send + Sync>;
 
 /// A cache file being written in the background; wait for it before the
 /// process exits.
-pub struct Pending(Option<std::thread::JoinHandle<()>>);
+pub struct Pending(Vec<std::thread::JoinHandle<()>>);
 
 impl Pending {
     /// Nothing to wait for.
     pub fn none() -> Pending {
-        Pending(None)
+        Pending(Vec::new())
     }
 
-    pub fn wait(mut self) {
-        if let Some(t) = self.0.take() {
+    pub fn wait(self) {
+        for t in self.0 {
             let _ = t.join();
         }
     }
+}
+
+/// Analyses `files` (oldest first, the newest last) through the cache, each
+/// as [`run`] does, and compares them ([`compare::compare_files_with`]: in
+/// parallel where the memory allows). Returns the comparison, the newest
+/// snapshot's analysis, and the cache writes still under way.
+pub fn compare_files(
+    files: &[PathBuf],
+    options: &DuplicateOptions,
+    cache: Option<&CacheOptions>,
+    progress: &Progress,
+    schedule: compare::Schedule,
+    note: Note,
+) -> Result<(compare::Comparison, Analysis, Pending), AnalysisError> {
+    let pending = std::sync::Mutex::new(Vec::new());
+    let analyse = |path: &Path, progress: &Progress| {
+        let input = Input::File(path.to_path_buf());
+        let (a, p) = run(
+            &input,
+            options,
+            cache,
+            progress,
+            &mut |_| true,
+            note.clone(),
+        )?;
+        pending
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .extend(p.0);
+        Ok(a)
+    };
+    let (c, a) = compare::compare_files_with(files, schedule, progress, &analyse)?;
+    let pending = pending.into_inner().unwrap_or_else(|e| e.into_inner());
+    Ok((c, a, Pending(pending)))
 }
 
 /// Runs the analysis pipeline through the cache: a valid cache file of the
@@ -103,10 +138,10 @@ pub fn run(
     };
     let Some(place) = place else {
         let a = pipeline::run(input, options, progress, observe)?;
-        return Ok((a, Pending(None)));
+        return Ok((a, Pending::none()));
     };
     match place.load(progress, observe) {
-        Ok(Some(a)) => return Ok((a, Pending(None))),
+        Ok(Some(a)) => return Ok((a, Pending::none())),
         Ok(None) => {}
         Err(Corrupt(why)) => {
             (*note)(format!(
@@ -217,7 +252,7 @@ impl Place {
                 }
                 prune(&self.cache);
             });
-        Pending(thread.ok())
+        Pending(thread.ok().into_iter().collect())
     }
 
     /// Writes a temporary file next to the final one, then renames it.
