@@ -5,7 +5,10 @@
 //! - Candidates. If H holds S, every root path to a member s of S contains a
 //!   member of H; so the holders of S are among the sets met on one root path
 //!   to one member (taken greedily towards the DFS roots: each step goes to
-//!   the retainer earliest in DFS preorder, which strictly decreases).
+//!   the retainer earliest in DFS preorder, which strictly decreases). That
+//!   step is computed once per object (`up`): walking it per set would scan
+//!   a hub's retainers (a V8 hidden class has millions) for every set whose
+//!   path crosses the hub.
 //! - Check, per candidate H and member s: "s reachable avoiding H" (RA) by a
 //!   backward search that jumps up the dominator tree. If d dominates u then
 //!   RA(u) implies RA(d); and if no member of H lies in d's dominator subtree,
@@ -38,8 +41,10 @@ struct Index<'a> {
     /// Dominator-tree preorder number (NONE if unreachable); the subtree of
     /// v is `tin[v] .. tin[v] + retained_objects[v]`.
     tin: Vec<u32>,
-    /// Position in the DFS preorder of the dominator computation.
-    dfs_pos: Vec<u32>,
+    /// Each object's retainer earliest in the DFS preorder of the dominator
+    /// computation, when that is earlier than the object itself; NONE
+    /// otherwise (a DFS root).
+    up: Vec<u32>,
     strong: Vec<bool>,
     /// Per set, its members' `tin`, sorted.
     member_tins: Vec<Vec<u32>>,
@@ -117,16 +122,7 @@ impl Index<'_> {
         let mut out = Vec::new();
         let mut x = s;
         loop {
-            let here = self.dfs_pos[x as usize];
-            let mut best = NONE;
-            let mut best_pos = here;
-            for &r in self.graph.retainers_of(x) {
-                let p = self.dfs_pos[r as usize];
-                if p < best_pos {
-                    best_pos = p;
-                    best = r;
-                }
-            }
+            let best = self.up[x as usize];
             if best == NONE {
                 break;
             }
@@ -159,14 +155,8 @@ pub(crate) fn compute_held(
     let trace = std::env::var_os("HEAPTUI_TRACE").is_some();
     let tin = dominator_preorder(dom);
     progress.check()?;
-    let mut dfs_pos = crate::mem::filled(n, NONE);
-    {
-        let out = crate::mem::as_atomic(&mut dfs_pos);
-        dom.preorder
-            .par_iter()
-            .enumerate()
-            .for_each(|(i, &o)| out[o as usize].store(i as u32, Relaxed));
-    }
+    let up = earliest_retainers(graph, dom);
+    progress.check()?;
     let mut strong = vec![false; n];
     for &r in &graph.strong_roots {
         strong[r as usize] = true;
@@ -184,7 +174,7 @@ pub(crate) fn compute_held(
         dom,
         set_of,
         tin,
-        dfs_pos,
+        up,
         strong,
         member_tins,
     };
@@ -237,6 +227,33 @@ pub(crate) fn compute_held(
         s.held_by = held_by[i].clone();
     }
     Ok(())
+}
+
+/// Each object's retainer earliest in the DFS preorder of the dominator
+/// computation if earlier than the object itself, else NONE: one pass over
+/// the retainers, in parallel.
+fn earliest_retainers(graph: &HeapGraph, dom: &DominatorTree) -> Vec<u32> {
+    let n = graph.objects();
+    let mut dfs_pos = crate::mem::filled(n, NONE);
+    {
+        let out = crate::mem::as_atomic(&mut dfs_pos);
+        dom.preorder
+            .par_iter()
+            .enumerate()
+            .for_each(|(i, &o)| out[o as usize].store(i as u32, Relaxed));
+    }
+    let mut up = crate::mem::filled(n, NONE);
+    up.par_iter_mut().enumerate().for_each(|(x, up)| {
+        let mut best_pos = dfs_pos[x];
+        for &r in graph.retainers_of(x as u32) {
+            let p = dfs_pos[r as usize];
+            if p < best_pos {
+                best_pos = p;
+                *up = r;
+            }
+        }
+    });
+    up
 }
 
 /// Preorder numbers of the dominator tree (iterative; NONE if unreachable).
