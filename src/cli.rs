@@ -107,12 +107,27 @@ pub const DEFAULT_DUPLICATE_BUDGET: u64 = 50_000_000;
 pub enum Command {
     /// Print the analysis without a terminal UI (text, or JSON with --json).
     Report(ReportArgs),
+    /// Print a shell completion script, e.g.
+    /// `heaptui completions bash > ~/.local/share/bash-completion/completions/heaptui`.
+    Completions {
+        /// The shell to complete for.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page (roff), e.g. `heaptui man | man -l -`.
+    Man,
 }
 
 #[derive(Debug, Args)]
 pub struct ReportArgs {
-    /// The heap dump to analyse (the newest snapshot of a comparison).
-    pub dump: PathBuf,
+    /// The heap dump to analyse (the newest snapshot of a comparison); `-`
+    /// reads it from standard input (gzip too).
+    #[arg(value_name = "DUMP", required_unless_present = "demo")]
+    pub dump: Option<PathBuf>,
+
+    /// Analyse the built-in sample heap instead of a file.
+    #[arg(long, conflicts_with_all = ["dump", "baselines"])]
+    pub demo: bool,
 
     /// An older snapshot of the same program to compare with; repeat it
     /// for several, oldest first.
@@ -123,10 +138,11 @@ pub struct ReportArgs {
     #[arg(long)]
     pub json: bool,
 
-    /// How many top dominators (and changed dominator paths) to list
-    /// (0 = all).
-    #[arg(long, value_name = "N", default_value_t = 50)]
-    pub top: usize,
+    /// How many rows of each list to print: dominators, changed dominator
+    /// paths, types, duplicate sets (0 = all). Without it: 50 dominators
+    /// and paths; 20 types and duplicate sets in text, all of them in JSON.
+    #[arg(long, value_name = "N")]
+    pub top: Option<usize>,
 
     /// List every object with its immediate dominator and retained size.
     #[arg(long)]
@@ -161,6 +177,18 @@ pub struct ReportArgs {
 pub enum Run {
     Ui(UiRun),
     Report(ReportRun),
+    Completions(clap_complete::Shell),
+    Man,
+}
+
+/// What a report analyses.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReportInput {
+    File(PathBuf),
+    /// `-`: the dump is read from standard input, never cached.
+    Stdin,
+    /// `--demo`: the built-in sample heap.
+    Demo,
 }
 
 #[derive(Debug)]
@@ -190,7 +218,7 @@ impl UiRun {
 
 #[derive(Debug)]
 pub struct ReportRun {
-    pub dump: PathBuf,
+    pub dump: ReportInput,
     /// Oldest first.
     pub baselines: Vec<PathBuf>,
     pub json: bool,
@@ -231,11 +259,15 @@ impl TryFrom<Cli> for Run {
             CacheOptions::from_env()
         };
         match cli.command {
+            Some(Command::Completions { shell }) => Ok(Run::Completions(shell)),
+            Some(Command::Man) => Ok(Run::Man),
             Some(Command::Report(args)) => ReportRun::try_from(args).map(|r| {
-                Run::Report(ReportRun {
-                    cache: cache.clone(),
-                    ..r
-                })
+                // Standard input and the demo have no file to key a cache on.
+                let cache = match r.dump {
+                    ReportInput::File(_) => cache.clone(),
+                    ReportInput::Stdin | ReportInput::Demo => None,
+                };
+                Run::Report(ReportRun { cache, ..r })
             }),
             None => {
                 if cli.dumps.is_empty() && !cli.demo {
@@ -272,6 +304,21 @@ impl TryFrom<ReportArgs> for ReportRun {
                     .into(),
             ));
         }
+        let dump = match (args.demo, args.dump) {
+            (true, _) => ReportInput::Demo,
+            (false, Some(p)) if p.as_os_str() == "-" => ReportInput::Stdin,
+            (false, Some(p)) => ReportInput::File(p),
+            (false, None) => {
+                return Err(UsageError(
+                    "give the heap dump to analyse (`-` reads standard input), or --demo".into(),
+                ))
+            }
+        };
+        if args.baselines.iter().any(|b| b.as_os_str() == "-") {
+            return Err(UsageError(
+                "--baseline takes files; standard input (`-`) is only for the dump".into(),
+            ));
+        }
         let schedule = match args.schedule {
             ScheduleArg::Auto => Schedule::Auto,
             ScheduleArg::Parallel => Schedule::Parallel,
@@ -279,7 +326,8 @@ impl TryFrom<ReportArgs> for ReportRun {
         };
         Ok(ReportRun {
             options: ReportOptions {
-                top: args.top,
+                top: args.top.unwrap_or(50),
+                rows: args.top,
                 objects: args.objects,
                 immediate_dominators: args
                     .immediate_dominators
@@ -288,7 +336,7 @@ impl TryFrom<ReportArgs> for ReportRun {
                 comparison: None,
             },
             duplicates: args.duplicates.options(),
-            dump: args.dump,
+            dump,
             baselines: args.baselines,
             json: args.json,
             fail_if_grows: args.fail_if_grows,

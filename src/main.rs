@@ -6,10 +6,11 @@
 mod cli;
 
 use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use clap::Parser;
+use clap::{CommandFactory, Parser};
 
 use heaptui::analysis::compare::Comparison;
 use heaptui::analysis::pipeline::Input;
@@ -18,7 +19,7 @@ use heaptui::cache;
 use heaptui::progress::Progress;
 use heaptui::report;
 
-use cli::{Cli, ReportRun, Run, UiRun};
+use cli::{Cli, ReportInput, ReportRun, Run, UiRun};
 
 /// Unusable input or arguments.
 const USAGE: u8 = 2;
@@ -45,6 +46,22 @@ fn run() -> u8 {
     match Run::try_from(cli) {
         Ok(Run::Report(r)) => run_report(r),
         Ok(Run::Ui(u)) => run_ui(u),
+        Ok(Run::Completions(shell)) => {
+            let mut command = Cli::command();
+            clap_complete::generate(shell, &mut command, "heaptui", &mut std::io::stdout());
+            0
+        }
+        Ok(Run::Man) => {
+            let page = clap_mangen::Man::new(Cli::command());
+            match page.render(&mut std::io::stdout()) {
+                Ok(()) => 0,
+                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => 0,
+                Err(e) => {
+                    eprintln!("heaptui: writing the manual page: {e}");
+                    USAGE
+                }
+            }
+        }
         Err(e) => {
             eprintln!("heaptui: {e}");
             USAGE
@@ -65,9 +82,27 @@ fn analysis_error(e: AnalysisError) -> u8 {
 fn run_report(mut r: ReportRun) -> u8 {
     let progress = Progress::new();
     let mut pending = None;
+    // Standard input is read as a pipe is (the first bytes checked for
+    // binary data, at most a quarter of the memory, gzip inflated).
+    let dump = match &r.dump {
+        ReportInput::File(p) => Some(p.clone()),
+        ReportInput::Stdin => {
+            if std::io::stdin().is_terminal() {
+                eprintln!(
+                    "heaptui: `-` reads the dump from standard input, which is a terminal; pipe one in (zcat dump.gz | heaptui report -)"
+                );
+                return USAGE;
+            }
+            Some(PathBuf::from("/dev/stdin"))
+        }
+        ReportInput::Demo => None,
+    };
     let analysed = if r.baselines.is_empty() {
         let note: cache::Note = Arc::new(|line| eprintln!("heaptui: {line}"));
-        let input = Input::File(r.dump.clone());
+        let input = match &dump {
+            Some(p) => Input::File(p.clone()),
+            None => Input::Bytes(heaptui::tui::DEMO_NAME, heaptui::tui::DEMO_DUMP.as_bytes()),
+        };
         cache::run(
             &input,
             &r.duplicates,
@@ -83,7 +118,8 @@ fn run_report(mut r: ReportRun) -> u8 {
     } else {
         let note: cache::Note = Arc::new(|line| eprintln!("heaptui: {line}"));
         let mut files = std::mem::take(&mut r.baselines);
-        files.push(r.dump.clone());
+        // `--demo` conflicts with `--baseline` (clap refuses the pair).
+        files.extend(dump.clone());
         let cache = r.cache.as_ref();
         cache::compare_files(&files, &r.duplicates, cache, &progress, r.schedule, note).map(
             |(c, a, p)| {
@@ -157,6 +193,15 @@ fn threshold_crossed(c: &Comparison, limit: u64) -> Option<String> {
 }
 
 fn run_ui(u: UiRun) -> u8 {
+    // A dump that cannot be opened fails here, in one line, before the
+    // terminal is taken over (or a report suggested for it): the first
+    // bytes of each are read and their format and header checked.
+    for dump in &u.dumps {
+        if let Err(e) = heaptui::import::source::check_file(dump) {
+            eprintln!("heaptui: {e}");
+            return USAGE;
+        }
+    }
     if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
         eprintln!(
             "heaptui: the interactive UI needs a terminal; for a headless analysis run `heaptui report {}` (add --json for scripts)",

@@ -915,3 +915,191 @@ fn several_dumps_for_the_ui_are_accepted() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("heaptui report caches.3.txt"), "{stderr}");
 }
+
+/// `heaptui DUMP` on a file that cannot be opened says why in one line and
+/// exits 2 before anything else (no terminal needed to tell, no report
+/// suggested for a file the report would refuse too).
+fn refused_before_the_ui(path: &Path, why: &str) {
+    let out = heaptui().arg(path).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{path:?}");
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(err.lines().count(), 1, "one line: {err:?}");
+    assert!(err.contains(&path.display().to_string()), "{err:?}");
+    assert!(err.contains(why), "{err:?} should say {why:?}");
+    assert!(!err.contains("heaptui report"), "{err:?}");
+}
+
+#[test]
+fn the_ui_checks_the_file_before_taking_the_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = |name: &str| dir.path().join(name);
+    refused_before_the_ui(&p("missing.hprof"), "no such file");
+    refused_before_the_ui(dir.path(), "is a directory");
+    std::fs::write(p("empty"), b"").unwrap();
+    refused_before_the_ui(&p("empty"), "empty");
+    // A README (small: imported whole, the import's own reason).
+    std::fs::write(p("README.md"), b"# heaptui\n\nA terminal UI.\n").unwrap();
+    refused_before_the_ui(&p("README.md"), "no object records");
+    // Large text that is not a dump: its first 64 KiB hold no record.
+    let prose = "Lorem ipsum dolor sit amet, consectetur adipiscing elit.\n".repeat(3000);
+    std::fs::write(p("notes.txt"), &prose).unwrap();
+    refused_before_the_ui(&p("notes.txt"), "no heap dump records");
+    // An HPROF header with an identifier size no JVM writes.
+    let mut hprof = b"JAVA PROFILE 1.0.2\0".to_vec();
+    hprof.extend(3u32.to_be_bytes());
+    hprof.resize(100_000, 0);
+    std::fs::write(p("bad.hprof"), &hprof).unwrap();
+    refused_before_the_ui(&p("bad.hprof"), "identifier size 3");
+    // A gzip magic followed by no gzip.
+    let mut gz = vec![0x1f, 0x8b];
+    gz.extend((0..100_000u32).map(|i| (i * 13 % 251) as u8));
+    std::fs::write(p("dump.gz"), &gz).unwrap();
+    refused_before_the_ui(&p("dump.gz"), "corrupt gzip data");
+    // A gzipped README larger than 64 KiB once compressed is still read
+    // far enough to be refused.
+    use std::io::Write;
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::none());
+    e.write_all(prose.repeat(2).as_bytes()).unwrap();
+    std::fs::write(p("notes.txt.gz"), e.finish().unwrap()).unwrap();
+    refused_before_the_ui(&p("notes.txt.gz"), "no heap dump records");
+}
+
+#[test]
+fn a_large_dump_passes_the_check_and_is_pointed_to_report() {
+    // Over the 64 KiB the check reads; without a terminal the UI then
+    // refuses and points to the report, which works.
+    let dir = tempfile::tempdir().unwrap();
+    let path = big_dump(dir.path());
+    assert!(std::fs::metadata(&path).unwrap().len() > 64 << 10);
+    let out = heaptui().arg(&path).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("heaptui report"), "{err}");
+    let gz = fixture("leaky.hprof.gz");
+    let out = heaptui().arg(&gz).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("heaptui report"), "{err}");
+}
+
+#[test]
+fn report_reads_standard_input_with_a_dash() {
+    let text = std::fs::read(fixture("dominator_shapes.txt")).unwrap();
+    let from_file = report_json(&["dominator_shapes.txt", "--no-cache"]);
+    let out = heaptui()
+        .args(["report", "-", "--json"])
+        .write_stdin(text.clone())
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["summary"], from_file["summary"]);
+    assert_eq!(v["dominators"], from_file["dominators"]);
+    // Gzip through the pipe too.
+    use std::io::Write;
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    e.write_all(&text).unwrap();
+    let out = heaptui()
+        .args(["report", "-", "--json"])
+        .write_stdin(e.finish().unwrap())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["summary"], from_file["summary"]);
+    // Nothing piped in: one line, exit 2.
+    let out = heaptui()
+        .args(["report", "-"])
+        .write_stdin("")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("empty"), "{err}");
+    // `-` is for the dump only.
+    let out = heaptui()
+        .args(["report", "x.txt", "--baseline", "-"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn report_demo_analyses_the_built_in_heap() {
+    let out = heaptui()
+        .args(["report", "--demo", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["file"], "demo.dump.txt");
+    assert!(v["summary"]["objects"].as_u64().unwrap() > 1000);
+    for args in [
+        vec!["report", "--demo", "x.txt"],
+        vec!["report", "--demo", "--baseline", "x.txt"],
+    ] {
+        let out = heaptui().args(&args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+    }
+}
+
+#[test]
+fn top_limits_every_list() {
+    let v = report_json(&["--demo", "--top", "3"]);
+    for list in ["dominators", "types", "duplicates"] {
+        assert_eq!(v[list].as_array().unwrap().len(), 3, "{list}");
+    }
+    // Without --top, JSON lists every type and set.
+    let all = report_json(&["--demo"]);
+    assert!(all["types"].as_array().unwrap().len() > 20);
+    assert!(all["duplicates"].as_array().unwrap().len() > 3);
+    let text = |args: &[&str]| {
+        let out = heaptui()
+            .args(["report", "--demo"])
+            .args(args)
+            .output()
+            .unwrap();
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let t = text(&["--top", "3"]);
+    assert!(t.contains("Top dominators (3 of"), "{t}");
+    assert!(t.contains("Types (3 of"), "{t}");
+    assert!(t.contains("more sets (--top 0 lists them all)"), "{t}");
+    let t = text(&["--top", "0"]);
+    assert!(!t.contains("more sets"), "{t}");
+    let t = text(&[]);
+    assert!(t.contains("Types (20 of"), "{t}");
+}
+
+#[test]
+fn completions_and_the_manual_page() {
+    for (shell, needle) in [
+        ("bash", "_heaptui()"),
+        ("zsh", "#compdef heaptui"),
+        ("fish", "complete -c heaptui"),
+    ] {
+        let out = heaptui().args(["completions", shell]).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{shell}");
+        let s = String::from_utf8(out.stdout).unwrap();
+        assert!(s.contains(needle), "{shell}: {s}");
+        assert!(
+            s.contains("duplicate-budget"),
+            "{shell}: flags are completed"
+        );
+    }
+    let out = heaptui().args(["completions", "tcsh"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let out = heaptui().arg("man").output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let page = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        page.starts_with(".ie") || page.contains(".TH heaptui"),
+        "{page}"
+    );
+    assert!(page.contains("report"), "subcommands are listed");
+}

@@ -176,3 +176,78 @@ fn escapes_in_native_names_never_reach_the_terminal() {
     assert!(!text.contains('\x1b') && !text.contains('\x07'), "{text}");
     assert!(text.contains("\\x1b]2;pwned\\x07Evil"), "{text}");
 }
+
+/// A mapped dump cut while the parser's threads walk it: several threads
+/// fault at once and each runs the SIGBUS handler. One message, with one
+/// prefix (their writes once interleaved into "heaptui: heaptui: …").
+#[test]
+fn a_dump_cut_under_parallel_readers_is_reported_once() {
+    use std::os::unix::process::ExitStatusExt;
+    use std::time::Instant;
+    // 64 KiB of text (the binary check reads that much), then a sparse
+    // hole of 4 GiB: no disk, and seconds of parsing in 8 MiB chunks on
+    // every thread. It is cut as soon as the process maps it.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("shrinking.txt");
+    let mut text = b"t 1 T\no 1 1 8\nr 1 1 0\n".to_vec();
+    text.resize(64 << 10, b' ');
+    text.push(b'\n');
+    std::fs::write(&path, &text).unwrap();
+    let file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+    file.set_len(4 << 30).unwrap();
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("heaptui"))
+        .args(["report", "--no-cache"])
+        .arg(&path)
+        .env("RAYON_NUM_THREADS", "8")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let maps = format!("/proc/{}/maps", child.id());
+    let name = path.display().to_string();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !std::fs::read_to_string(&maps)
+        .unwrap_or_default()
+        .contains(&name)
+    {
+        assert!(Instant::now() < deadline, "the dump was never mapped");
+        assert!(child.try_wait().unwrap().is_none(), "heaptui ended early");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    // Let the parser's threads spread over the file first.
+    std::thread::sleep(Duration::from_millis(200));
+    file.set_len(0).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.signal(), None, "killed by a signal");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(
+        err,
+        format!(
+            "heaptui: {name}: the dump file shrank while it was being read \
+             (truncated by another process); nothing was written\n"
+        )
+    );
+}
+
+/// The gcdump fuzz target's one finding (a "slow unit": 10 s under the
+/// fuzzer's instrumentation on a loaded machine): PerfView's test dump with
+/// 14 k bytes mutated, giving 12,683 dangling references and 226 corrupt
+/// records. It is read with diagnostics, in a fraction of a second.
+#[test]
+fn the_fuzzers_slow_gcdump_is_read_quickly() {
+    let started = std::time::Instant::now();
+    let out = heaptui()
+        .args(["report", "--no-cache", "--json"])
+        .arg(fixture("fuzz_gcdump_slow_unit.gcdump"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["diagnostics"]["dangling_references"], 12_683);
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        started.elapsed()
+    );
+}

@@ -550,12 +550,29 @@ fn a_dump_that_cannot_be_used_shows_why() {
     shows(
         &a,
         &[
-            "cannot open it: bad.txt: the file is empty",
+            "Cannot open the dump",
+            "bad.txt: the file is empty",
             "error: bad.txt: the file is empty",
         ],
     );
     keys(&mut a, "2 3 4 5 ?");
     assert_eq!(keys(&mut a, "Esc q"), vec![Effect::Quit]);
+}
+
+/// A reason longer than the screen is wide wraps onto the next lines:
+/// its last words are on screen (it was once cut at the terminal width).
+#[test]
+fn a_long_reason_wraps_instead_of_being_cut() {
+    let mut a = App::new(
+        "README.md".into(),
+        COLOR,
+        ratatui::layout::Rect::new(0, 0, 80, 24),
+    );
+    let reason = "README.md: no object records (`o …`) found; 12 lines could not be \
+                  parsed, first: line 1: unknown record `#` (expected a, c, t, o or r) \
+                  and so on tail-marker";
+    update(&mut a, Action::Worker(Msg::Failed(reason.into())));
+    shows(&a, &["Cannot open the dump", "tail-marker"]);
 }
 
 #[test]

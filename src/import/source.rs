@@ -97,6 +97,65 @@ impl Source {
     }
 }
 
+/// How much of a file [`check_file`] reads: enough to know its format and
+/// that it is one heaptui reads.
+pub const CHECK_BYTES: usize = 64 << 10;
+
+/// Checks, before the terminal is taken over, that `path` is a dump heaptui
+/// can open: it exists and can be read, is not empty, and its first
+/// [`CHECK_BYTES`] (decompressed when gzipped) are of a format heaptui reads
+/// with a valid header, or hold text dump records. A file no larger than
+/// that is imported whole. Pipes and devices are only opened (reading them
+/// would consume what the analysis needs). The error is the one line the
+/// import would give.
+pub fn check_file(path: &Path) -> Result<(), InputError> {
+    let err = |reason: String| InputError::new(path, reason);
+    let meta = std::fs::metadata(path).map_err(|e| err(io_reason(&e)))?;
+    if meta.is_dir() {
+        return Err(err("is a directory, not a heap dump file".into()));
+    }
+    let file = File::open(path).map_err(|e| err(io_reason(&e)))?;
+    if !meta.is_file() {
+        return Ok(());
+    }
+    if meta.len() == 0 {
+        return Err(err("the file is empty".into()));
+    }
+    let mut head = Vec::with_capacity(CHECK_BYTES);
+    file.take(CHECK_BYTES as u64 + 1)
+        .read_to_end(&mut head)
+        .map_err(|e| err(io_reason(&e)))?;
+    if head.len() <= CHECK_BYTES {
+        // The whole file: what the import says is the answer.
+        return super::import_bytes(path, &head).map(|_| ());
+    }
+    head.truncate(CHECK_BYTES);
+    if super::gzip::is_gzip(&head) {
+        let mut inner = Vec::with_capacity(CHECK_BYTES);
+        let read = flate2::read::MultiGzDecoder::new(&head[..])
+            .take(CHECK_BYTES as u64)
+            .read_to_end(&mut inner);
+        match read {
+            Ok(_) => {}
+            // Only the first compressed bytes were read.
+            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => {}
+            Err(e) => return Err(err(format!("corrupt gzip data: {e}"))),
+        }
+        if super::gzip::is_gzip(&inner) {
+            return Err(err("gzip inside gzip; decompress it once first".into()));
+        }
+        if inner.is_empty() {
+            return Ok(());
+        }
+        head = inner;
+    }
+    match super::detect(&head) {
+        crate::model::Format::Rpm => super::rpm::check_head(path, &head),
+        crate::model::Format::Hprof => super::hprof::check_header(&head).map_err(err),
+        crate::model::Format::Heapsnapshot | crate::model::Format::Gcdump => Ok(()),
+    }
+}
+
 /// What a pipe or device must show in its first bytes before it is read
 /// on: enough to tell text from binary.
 const SNIFF: usize = 64 << 10;
@@ -285,6 +344,9 @@ fn install_sigbus_handler() {
     });
 }
 
+/// Set by the first thread that runs the SIGBUS handler.
+static SIGBUS_HANDLING: AtomicBool = AtomicBool::new(false);
+
 extern "C" fn on_sigbus(_: libc::c_int, _: *mut libc::siginfo_t, _: *mut libc::c_void) {
     // Mouse reporting off, main screen, cursor shown.
     const RESTORE: &[u8] =
@@ -292,6 +354,16 @@ extern "C" fn on_sigbus(_: libc::c_int, _: *mut libc::siginfo_t, _: *mut libc::c
     const PREFIX: &[u8] = b"heaptui: ";
     const MSG: &[u8] =
         b"the dump file shrank while it was being read (truncated by another process); nothing was written\n";
+    // The parser's threads touch the mapping in parallel: several can fault
+    // at once, and each runs this handler. Only the first speaks (their
+    // writes interleaved into "heaptui: heaptui: …"); the others wait for
+    // its _exit, which ends every thread.
+    if SIGBUS_HANDLING.swap(true, Ordering::SeqCst) {
+        loop {
+            // SAFETY: pause(2) is async-signal-safe.
+            unsafe { libc::pause() };
+        }
+    }
     // SAFETY: tcsetattr(3), write(2) and _exit(2) are async-signal-safe;
     // the path bytes are leaked, never freed, and published before the
     // length.

@@ -178,7 +178,8 @@ pub fn write_json(out: &mut impl Write, a: &Analysis, opts: &ReportOptions) -> i
     }
 
     out.write_all(b"],\n\"types\":[")?;
-    for (i, t) in a.types.iter().enumerate() {
+    let types = &a.types[..opts.rows_n(a.types.len(), usize::MAX)];
+    for (i, t) in types.iter().enumerate() {
         if i > 0 {
             out.write_all(b",")?;
         }
@@ -195,7 +196,11 @@ pub fn write_json(out: &mut impl Write, a: &Analysis, opts: &ReportOptions) -> i
     }
 
     out.write_all(b"],\n\"duplicates\":[")?;
-    for (i, s) in a.duplicates.sets.iter().enumerate() {
+    let sets = &a.duplicates.sets;
+    for (i, s) in sets[..opts.rows_n(sets.len(), usize::MAX)]
+        .iter()
+        .enumerate()
+    {
         if i > 0 {
             out.write_all(b",")?;
         }

@@ -19,8 +19,12 @@ use crate::analysis::Glob;
 /// What to include beyond the summary.
 #[derive(Debug, Clone)]
 pub struct ReportOptions {
-    /// Top dominators to list; 0 = all.
+    /// Top dominators (and changed dominator paths) to list; 0 = all.
     pub top: usize,
+    /// An explicit `--top`: the rows of every other list too (types,
+    /// duplicate sets; 0 = all). `None`: the text report shows its short
+    /// lists ([`text`]'s 20 rows), JSON every row.
+    pub rows: Option<usize>,
     /// Every object with idom and retained sizes.
     pub objects: bool,
     /// Group the objects of matching types by immediate dominator, skipping
@@ -35,6 +39,7 @@ impl Default for ReportOptions {
     fn default() -> Self {
         ReportOptions {
             top: 50,
+            rows: None,
             objects: false,
             immediate_dominators: None,
             comparison: None,
@@ -48,6 +53,16 @@ impl ReportOptions {
             len
         } else {
             self.top.min(len)
+        }
+    }
+
+    /// Rows shown of a list of `len` other than the dominators: `default`
+    /// unless `--top` was given (0 = all).
+    fn rows_n(&self, len: usize, default: usize) -> usize {
+        match self.rows {
+            Some(0) => len,
+            Some(n) => n.min(len),
+            None => default.min(len),
         }
     }
 }

@@ -10,7 +10,8 @@ use crate::analysis::{immediate_dominators, objects_of_types, Analysis};
 use crate::graph::{NOT_REACHABLE, SUPER_ROOT};
 use crate::model::{root_flags, root_kind};
 
-/// Rows of the short sections (types, duplicates) in the text report.
+/// Rows of the short sections (types, duplicates) in the text report,
+/// unless `--top` says otherwise.
 const SHORT: usize = 20;
 
 pub fn size(bytes: u64) -> String {
@@ -179,10 +180,7 @@ pub fn write_text(out: &mut impl Write, a: &Analysis, opts: &ReportOptions) -> i
     }
 
     writeln!(out)?;
-    let shown = a
-        .types
-        .len()
-        .min(SHORT.max(opts.top_n(a.types.len()).min(SHORT)));
+    let shown = opts.rows_n(a.types.len(), SHORT);
     writeln!(
         out,
         "Types ({} of {}, by shallow bytes)",
@@ -264,7 +262,8 @@ pub fn write_text(out: &mut impl Write, a: &Analysis, opts: &ReportOptions) -> i
                     "Set", "Additional", "Instances", "Per copy", "Inst. size", "Kind", "Held by"
                 )?;
             }
-            for s in dups.sets.iter().take(SHORT) {
+            let shown = opts.rows_n(dups.sets.len(), SHORT);
+            for s in dups.sets.iter().take(shown) {
                 writeln!(
                     out,
                     "  {:>5} {:>12} {:>10} {:>8} {:>12}  {:<7} {:<12} {}",
@@ -280,11 +279,11 @@ pub fn write_text(out: &mut impl Write, a: &Analysis, opts: &ReportOptions) -> i
                     dump.type_names[s.type_index as usize]
                 )?;
             }
-            if dups.sets.len() > SHORT {
+            if dups.sets.len() > shown {
                 writeln!(
                     out,
-                    "  … {} more sets (see --json)",
-                    count((dups.sets.len() - SHORT) as u64)
+                    "  … {} more sets (--top 0 lists them all)",
+                    count((dups.sets.len() - shown) as u64)
                 )?;
             }
             for p in &dups.possible {

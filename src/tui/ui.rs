@@ -72,8 +72,8 @@ fn draw_tabs(app: &App, area: Rect, f: &mut Frame) {
 }
 
 fn draw_body(app: &App, area: Rect, f: &mut Frame) {
-    if let Some(Failure::Panic(message)) = app.loading.failure() {
-        draw_failure(app, message, area, f);
+    if let Some(failure) = app.loading.failure() {
+        draw_failure(app, failure, area, f);
         return;
     }
     let ctx = app.ctx(app.pane);
@@ -83,21 +83,40 @@ fn draw_body(app: &App, area: Rect, f: &mut Frame) {
     }
 }
 
-/// What replaces every pane once a background stage panicked: the
-/// results cannot be trusted, so nothing else is shown.
-fn draw_failure(app: &App, message: &str, area: Rect, f: &mut Frame) {
+/// What replaces every pane once the analysis stopped: the dump cannot be
+/// used, or a background stage panicked (the results cannot be trusted).
+/// Either way nothing else is shown, and the message wraps, never cut.
+fn draw_failure(app: &App, failure: &Failure, area: Rect, f: &mut Frame) {
     let t = &app.theme;
+    let (title, intro, after) = match failure {
+        Failure::Input(_) => (
+            " Cannot open the dump ",
+            " heaptui cannot use this file:",
+            [
+                " Check the path and the file's format (RPM text, HPROF, V8",
+                " snapshot, .NET gcdump, any of them gzipped). q quits (exit 2).",
+            ],
+        ),
+        Failure::Panic(_) => (
+            " Analysis failed ",
+            " The analysis stopped with an internal error:",
+            [
+                " This is a bug in heaptui, not a problem of the dump.",
+                " q quits (exit status 101); the message is printed again.",
+            ],
+        ),
+    };
     let block = Block::bordered()
         .border_set(t.border())
-        .title(Line::styled(" Analysis failed ", t.warn()));
+        .title(Line::styled(title, t.warn()));
     let lines = vec![
         Line::raw(""),
-        Line::styled(" The analysis stopped with an internal error:", t.bold()),
+        Line::styled(intro, t.bold()),
         Line::raw(""),
-        Line::raw(format!(" {message}")),
+        Line::raw(format!(" {}", failure.message())),
         Line::raw(""),
-        Line::raw(" This is a bug in heaptui, not a problem of the dump."),
-        Line::raw(" q quits (exit status 101); the message is printed again."),
+        Line::raw(after[0]),
+        Line::raw(after[1]),
     ];
     f.render_widget(
         Paragraph::new(lines)

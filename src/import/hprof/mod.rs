@@ -69,6 +69,12 @@ impl SizeModel {
     }
 }
 
+/// Checks the HPROF header at the start of `head` (version, identifier
+/// size), so a damaged file is refused before the terminal is taken over.
+pub fn check_header(head: &[u8]) -> Result<(), String> {
+    scan::header(head).map(|_| ())
+}
+
 /// Reads an HPROF file whose bytes are open (see `import::import_file`).
 pub fn import(
     path: &Path,

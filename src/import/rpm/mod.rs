@@ -109,6 +109,40 @@ fn parse_source(
     Ok(dump)
 }
 
+/// Whether the first bytes of a text dump larger than `head` hold any
+/// record heaptui reads (an object, type, root or AppDomain line), so a
+/// file that is not a dump at all (a README, a log) is refused before the
+/// terminal is taken over. Only complete lines are parsed; a head without
+/// a line end (one very long first line) is given the benefit of the doubt.
+/// Errors are the reason, one line.
+pub fn check_head(path: &Path, head: &[u8]) -> Result<(), InputError> {
+    check_text(path, head)?;
+    let head = head.strip_prefix(b"\xef\xbb\xbf").unwrap_or(head);
+    let Some(end) = memchr::memrchr(b'\n', head) else {
+        return Ok(());
+    };
+    let chunk = parse_chunk(&head[..=end]);
+    if !(chunk.ids.is_empty()
+        && chunk.types.is_empty()
+        && chunk.roots.is_empty()
+        && chunk.events.is_empty())
+    {
+        return Ok(());
+    }
+    let first = chunk
+        .messages
+        .first()
+        .map(|(line, m)| format!("; first: line {line}: {m}"))
+        .unwrap_or_default();
+    Err(InputError::new(
+        path,
+        format!(
+            "no heap dump records in its first {} lines (expected lines like `o 1c15d2 3 1c …`){first}",
+            chunk.lines
+        ),
+    ))
+}
+
 /// Refuses input that is not text of our format at all: empty, UTF-16,
 /// binary.
 fn check_text(path: &Path, bytes: &[u8]) -> Result<(), InputError> {
