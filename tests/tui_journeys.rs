@@ -16,7 +16,7 @@ use tui_support::*;
 
 const MONO: Theme = Theme {
     ascii: false,
-    color: false,
+    colors: heaptui::tui::theme::Colors::Mono,
 };
 
 /// The demo heap at 80×24 after a key script.
@@ -394,7 +394,7 @@ fn ascii_mode_draws_only_ascii() {
         24,
         Theme {
             ascii: true,
-            color: false,
+            colors: heaptui::tui::theme::Colors::Mono,
         },
     );
     keys(&mut a, "2 j j Right c");
@@ -415,7 +415,7 @@ fn mouse_click_and_wheel() {
         modifiers: KeyModifiers::NONE,
     };
     let tab = (0..80)
-        .find(|&x| ui::tab_at(x) == Some(PaneId::Types))
+        .find(|&x| ui::tab_at(x, 80, Some(a.pane)) == Some(PaneId::Types))
         .unwrap();
     update(&mut a, Action::Mouse(click(tab, 1)));
     assert_eq!(a.pane, PaneId::Types);

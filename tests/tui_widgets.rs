@@ -34,7 +34,7 @@ fn bars() -> Vec<Bar> {
 fn chart_bars_are_proportional_and_the_selection_is_marked() {
     let theme = Theme {
         ascii: true,
-        color: false,
+        colors: heaptui::tui::theme::Colors::Mono,
     };
     let bars = bars();
     let mut buf = Buffer::empty(Rect::new(0, 0, 43, 5));
@@ -73,14 +73,14 @@ fn chart_bars_are_proportional_and_the_selection_is_marked() {
 fn unicode_bars_use_eighth_blocks() {
     let theme = Theme {
         ascii: false,
-        color: true,
+        colors: heaptui::tui::theme::Colors::Ansi16,
     };
     assert_eq!(theme.bar(8 * 3 + 4), "███▌");
     assert_eq!(theme.bar(1), "▏");
     assert_eq!(theme.bar(0), "");
     let ascii = Theme {
         ascii: true,
-        color: true,
+        colors: heaptui::tui::theme::Colors::Ansi16,
     };
     assert_eq!(ascii.bar(8 * 3 + 4), "####");
 }
@@ -89,7 +89,7 @@ fn unicode_bars_use_eighth_blocks() {
 fn chart_fits_a_tiny_area() {
     let theme = Theme {
         ascii: false,
-        color: true,
+        colors: heaptui::tui::theme::Colors::Ansi16,
     };
     let bars = bars();
     let mut buf = Buffer::empty(Rect::new(0, 0, 12, 2));
@@ -109,7 +109,7 @@ fn chart_fits_a_tiny_area() {
 fn a_long_chart_label_is_shortened_before_its_size_and_percent() {
     let theme = Theme {
         ascii: true,
-        color: false,
+        colors: heaptui::tui::theme::Colors::Mono,
     };
     let bars = vec![Bar {
         label: "MyCompany.Product.Caching.LargeObjectCache".into(),
