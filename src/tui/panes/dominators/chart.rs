@@ -108,10 +108,13 @@ struct Key {
     marks: usize,
 }
 
+/// Per top row, its nested levels.
+type Nested = Arc<Vec<Vec<Vec<Seg>>>>;
+
 thread_local! {
     /// The last nested levels computed, reused while the key is the same
     /// (every frame until the zoom root or the filter changes).
-    static NESTED: RefCell<Option<(Key, Arc<Vec<Vec<Vec<Seg>>>>)>> = const { RefCell::new(None) };
+    static NESTED: RefCell<Option<(Key, Nested)>> = const { RefCell::new(None) };
 }
 
 /// The nested levels under each of `top`, cached by zoom level, rows and
@@ -123,7 +126,7 @@ fn nested_levels(
     dump: &Model,
     dom: &DominatorTree,
     total: u64,
-) -> Arc<Vec<Vec<Vec<Seg>>>> {
+) -> Nested {
     let key = Key {
         tree: t.id,
         top: top.to_vec(),
@@ -136,7 +139,7 @@ fn nested_levels(
                 return v.clone();
             }
         }
-        let v: Arc<Vec<Vec<Vec<Seg>>>> = Arc::new(
+        let v: Nested = Arc::new(
             top.iter()
                 .map(|&id| levels_under(t, id, marks, dump, dom, total))
                 .collect(),
