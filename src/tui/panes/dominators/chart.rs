@@ -389,3 +389,57 @@ fn level_text(
     }
     any.then(|| row.concat().trim_end().to_string())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tui::theme::Colors;
+
+    fn seg(offset: u64, bytes: u64, name: &str, count: u64) -> Seg {
+        Seg {
+            offset,
+            bytes,
+            name: name.into(),
+            count,
+        }
+    }
+
+    #[test]
+    fn a_level_places_segments_on_the_bar_scale() {
+        let t = Theme {
+            ascii: true,
+            colors: Colors::Mono,
+        };
+        // 24 cells for 1000 bytes.
+        let cells = |b: u64| (b * 24 / 1000) as usize;
+        let level = [
+            seg(0, 500, "System.Collections.Generic.List<A.Order>", 1),
+            seg(500, 400, "A.B.Line", 3),
+            seg(900, 80, "Tiny", 1), // 2 cells: too narrow to draw
+        ];
+        let text = level_text(&level, 24, &cells, &t).unwrap();
+        assert_eq!(text, "|List<Order>|3xB.Line");
+        assert_eq!(text.len(), 21);
+        // Only segments too narrow to read: no line at all.
+        assert_eq!(level_text(&level[2..], 24, &cells, &t), None);
+    }
+
+    #[test]
+    fn the_title_keeps_the_heap_share_when_the_name_is_long() {
+        let t = Theme {
+            ascii: true,
+            colors: Colors::Mono,
+        };
+        let chart = RetainedChart {
+            title: "Retained by A.Very.Long.Name.Of.A.Type 1234".into(),
+            total: 250,
+            reachable: 1000,
+            bars: &[],
+            theme: &t,
+        };
+        assert_eq!(
+            chart.title_line(50),
+            " Retained by A.Very.... (250 B, 25.0% of the heap)"
+        );
+    }
+}
