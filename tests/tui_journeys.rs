@@ -622,6 +622,9 @@ fn help_says_how_it_scrolls_and_marks_more_below() {
     shows(&a, &["↑ more (k/PgUp)", "Mouse", "wheel"]);
     hides(&a, &["more ↓"]);
     snap("help_bottom_80x24", &a);
+    // Scrolling stopped at the bottom: one `k` shows the line above.
+    keys(&mut a, "k");
+    shows(&a, &["more ↓ (j/PgDn)"]);
     keys(&mut a, "x");
     assert!(a.help.is_none());
 }

@@ -329,16 +329,26 @@ pub fn help_lines(app: &App) -> Vec<Line<'static>> {
     lines
 }
 
-fn draw_help(app: &App, scroll: u16, area: Rect, f: &mut Frame) {
-    let t = &app.theme;
+/// The help box in a frame of `area`.
+fn help_rect(area: Rect) -> Rect {
     let w = area.width.saturating_sub(4).min(76);
     let h = area.height.saturating_sub(2);
-    let rect = Rect::new(area.x + (area.width - w) / 2, area.y + 1, w, h);
+    Rect::new(area.x + (area.width - w) / 2, area.y + 1, w, h)
+}
+
+/// The help's last scroll position: its last line at the box's bottom.
+pub fn help_max_scroll(app: &App) -> u16 {
+    let inner_h = help_rect(app.size).height.saturating_sub(2) as usize;
+    help_lines(app).len().saturating_sub(inner_h) as u16
+}
+
+fn draw_help(app: &App, scroll: u16, area: Rect, f: &mut Frame) {
+    let t = &app.theme;
+    let rect = help_rect(area);
     f.render_widget(Clear, rect);
     let lines = help_lines(app);
     // Scrolling stops at the last line; markers say what is above/below.
-    let inner_h = h.saturating_sub(2) as usize;
-    let max = lines.len().saturating_sub(inner_h) as u16;
+    let max = help_max_scroll(app);
     let scroll = scroll.min(max);
     let (up, down) = if t.ascii { ("^", "v") } else { ("↑", "↓") };
     let mut block = Block::bordered()

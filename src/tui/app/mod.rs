@@ -531,6 +531,8 @@ fn handle(app: &mut App, action: Action) -> Option<Effect> {
                     Some(Cmd::Quit) if key == Key::Ctrl('c') => return Some(Effect::Quit),
                     _ => app.help = None,
                 }
+                // Never past the last line, so Up moves at once.
+                app.help = app.help.map(|s| s.min(super::ui::help_max_scroll(app)));
                 return None;
             }
             if app.input.is_some() {
