@@ -22,7 +22,7 @@ use tui_support::*;
 
 const MONO: Theme = Theme {
     ascii: false,
-    color: false,
+    colors: heaptui::tui::theme::Colors::Mono,
 };
 
 /// Sizes in hex: 0xfbbd7 B = 1006.96 KiB, 0xffe0000000 B = 1023.50 GiB.

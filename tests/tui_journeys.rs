@@ -16,7 +16,7 @@ use tui_support::*;
 
 const MONO: Theme = Theme {
     ascii: false,
-    color: false,
+    colors: heaptui::tui::theme::Colors::Mono,
 };
 
 /// The demo heap at 80×24 after a key script.
@@ -394,7 +394,7 @@ fn ascii_mode_draws_only_ascii() {
         24,
         Theme {
             ascii: true,
-            color: false,
+            colors: heaptui::tui::theme::Colors::Mono,
         },
     );
     keys(&mut a, "2 j j Right c");
@@ -415,7 +415,7 @@ fn mouse_click_and_wheel() {
         modifiers: KeyModifiers::NONE,
     };
     let tab = (0..80)
-        .find(|&x| ui::tab_at(x) == Some(PaneId::Types))
+        .find(|&x| ui::tab_at(x, 80, Some(a.pane)) == Some(PaneId::Types))
         .unwrap();
     update(&mut a, Action::Mouse(click(tab, 1)));
     assert_eq!(a.pane, PaneId::Types);
@@ -625,4 +625,129 @@ fn esc_clears_an_active_filter_before_going_back() {
     assert_eq!(a.pane, PaneId::Types);
     keys(&mut a, "Esc");
     assert_eq!(a.pane, PaneId::Dominators);
+}
+
+// ----- issue 14: the first ten minutes --------------------------------------
+
+#[test]
+fn help_says_how_it_scrolls_and_marks_more_below() {
+    let mut a = after("?");
+    shows(&a, &["any other key closes", "more ↓ (j/PgDn)"]);
+    hides(&a, &["↑ more"]);
+    keys(&mut a, "PgDn PgDn PgDn PgDn PgDn PgDn PgDn PgDn PgDn PgDn");
+    assert!(a.help.is_some(), "PgDn scrolls, it does not close");
+    shows(&a, &["↑ more (k/PgUp)", "Mouse", "wheel"]);
+    hides(&a, &["more ↓"]);
+    snap("help_bottom_80x24", &a);
+    // Scrolling stopped at the bottom: one `k` shows the line above.
+    keys(&mut a, "k");
+    shows(&a, &["more ↓ (j/PgDn)"]);
+    keys(&mut a, "x");
+    assert!(a.help.is_none());
+}
+
+#[test]
+fn the_footer_keeps_filter_and_inspect_at_80_and_60_columns() {
+    for (w, h) in [(80, 24), (60, 20)] {
+        let mut a = app(w, h);
+        for pane in ["2", "3", "4", "5"] {
+            keys(&mut a, pane);
+            let s = screen(&a);
+            let footer = s.lines().last().unwrap();
+            for hint in ["? help", "q quit", "/ filter", "i inspect"] {
+                assert!(footer.contains(hint), "{w}: pane {pane}: {footer}");
+            }
+        }
+    }
+}
+
+#[test]
+fn overview_counts_types_as_the_types_pane_and_the_report_do() {
+    let mut a = after("");
+    let summary = a.loading.summary().unwrap().clone();
+    let types = a.loading.types().unwrap().len() as u64;
+    assert_eq!(summary.types, types);
+    shows(&a, &[&format!(" {types} types, ")]);
+    hides(&a, &["45 types"]);
+    keys(&mut a, "3");
+    shows(&a, &[&format!("Types ({types} shown)")]);
+}
+
+#[test]
+fn zoomed_chart_bars_and_percentages_share_one_scale() {
+    let mut a = app(60, 20);
+    keys(&mut a, "2 c j Enter");
+    // MainForm: 39.6% of the heap; its Repository child 95.5% of it.
+    shows(&a, &["39.6% of the heap", "95.5%"]);
+    hides(&a, &["37.8%"]);
+    snap("zoomed_chart_60x20", &a);
+    // The breadcrumb is cut from the left: the current node stays.
+    keys(&mut a, "Enter");
+    let s = screen(&a);
+    let title = s.lines().nth(2).unwrap();
+    assert!(title.contains("…"), "{title}");
+    assert!(title.contains("CustomerRepository"), "{title}");
+}
+
+#[test]
+fn the_chart_is_an_icicle_with_nested_levels() {
+    let a = after("2 c");
+    // Under ImageCache: its dictionary, and under that the entries.
+    let s = shows(&a, &["▏Dict", "Entry[]"]);
+    let bar = s.lines().position(|l| l.contains("ImageCache")).unwrap();
+    let l2 = s.lines().nth(bar + 1).unwrap();
+    let l3 = s.lines().nth(bar + 2).unwrap();
+    assert!(l2.contains("▏Dict") && l3.contains("Entry[]"), "{s}");
+    snap("chart_icicle_80x24", &a);
+}
+
+#[test]
+fn narrow_names_stay_different_and_n_shows_the_full_one() {
+    let mut a = app(60, 20);
+    keys(&mut a, "3");
+    let s = shows(&a, &["5 Roots", "List<M.OrderLine>", "List<F.M.Order>"]);
+    hides(&a, &["S.C.G.List<F.M.Or…"]);
+    let _ = s;
+    snap("types_60x20", &a);
+    // `n` shows the selected row's full name (here the zoomed ImageCache's
+    // dictionary), wrapped when it is longer than the line.
+    keys(&mut a, "2 Enter n");
+    shows(
+        &a,
+        &[
+            "full text",
+            "System.Collections.Generic.Dictionary<System.String,",
+            "CachedImage>",
+        ],
+    );
+    snap("full_name_60x20", &a);
+    keys(&mut a, "j");
+    hides(&a, &["full text"]);
+}
+
+#[test]
+fn a_monochrome_terminal_gets_no_colour() {
+    let theme = Theme::from_vars(false, |k| match k {
+        "TERM" => Some("xterm-mono".into()),
+        "COLORTERM" => Some("truecolor".into()),
+        "LANG" => Some("en_US.UTF-8".into()),
+        _ => None,
+    });
+    assert!(!theme.color());
+    let mut a = demo_app(80, 24, theme);
+    for script in ["", "2 j", "2 c", "3", "?"] {
+        keys(&mut a, script);
+        let buf = buffer(&a);
+        for y in 0..24 {
+            for x in 0..80 {
+                let c = &buf[(x, y)];
+                assert_eq!(c.fg, ratatui::style::Color::Reset, "{script}: {x},{y}");
+                assert_eq!(c.bg, ratatui::style::Color::Reset, "{script}: {x},{y}");
+            }
+        }
+        keys(&mut a, "Esc");
+    }
+    // The selection still shows, by reverse video and the marker.
+    keys(&mut a, "Esc 2 j");
+    selected_has(&a, "MainForm");
 }

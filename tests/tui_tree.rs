@@ -37,7 +37,7 @@ fn wide_groups_are_grouped_by_a_deferred_job() {
     let group_a = t.nodes[root_row as usize].children.as_ref().unwrap()[0];
     let theme = Theme {
         ascii: true,
-        color: false,
+        colors: heaptui::tui::theme::Colors::Mono,
     };
     assert_eq!(
         t.label_of(group_a, d, &theme),

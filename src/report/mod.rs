@@ -9,7 +9,7 @@ mod text;
 pub use compare_json::write_comparison;
 pub use compare_text::{parse_size, signed_size};
 pub use json::write_json;
-pub use text::{count, size, write_text};
+pub use text::{count, counted, size, write_text};
 
 use std::sync::Arc;
 

@@ -26,6 +26,12 @@ pub fn percent(part: u64, whole: u64) -> String {
     format!("{:.1}%", part as f64 * 100.0 / whole as f64)
 }
 
+/// `n` and a noun, singular for one: `1 object`, `2 objects` (the noun's
+/// plural is given, as English has a few irregular ones).
+pub fn counted(n: u64, one: &str, many: &str) -> String {
+    format!("{} {}", count(n), if n == 1 { one } else { many })
+}
+
 /// Integers with thousands separators.
 pub fn count(n: u64) -> String {
     let s = n.to_string();
@@ -68,7 +74,10 @@ pub fn write_text(out: &mut impl Write, a: &Analysis, opts: &ReportOptions) -> i
     let domains: Vec<String> = s
         .app_domains
         .iter()
-        .map(|d| format!("{} ({} objects)", d.display_name(), count(d.objects)))
+        .map(|d| {
+            let n = counted(d.objects, "object", "objects");
+            format!("{} ({n})", d.display_name())
+        })
         .collect();
     if dump.format == crate::model::Format::Rpm {
         writeln!(out, "AppDomains:  {}", domains.join(", "))?;

@@ -26,7 +26,7 @@ fn prefix(s: &str, width: usize) -> &str {
 
 /// Bytes in binary units (`1.50 KiB`), exact below 1 KiB; counts with
 /// thousands separators: the same as the text report's.
-pub use crate::report::{count, size as bytes};
+pub use crate::report::{count, counted, size as bytes};
 
 /// `part` of `whole` as a percentage with one decimal.
 pub fn percent(part: u64, whole: u64) -> String {
@@ -51,44 +51,109 @@ pub fn fit(s: &str, width: usize, theme: &Theme) -> String {
     out
 }
 
-/// A type name fitted to `width`: namespaces shortened to their first
-/// letter from the left (`S.C.G.List<S.String>`) before cutting the end.
+/// A type name fitted to `width`, keeping what tells names apart: the
+/// class names, and the end of the name. First namespaces are shortened
+/// to their first letter from the left (`S.C.G.List<S.String>`), then
+/// dropped from the left (`List<F.M.OrderLine>`, `List<OrderLine>`), and
+/// only then is the middle cut (`Dictionary<Str…CachedImage>`), so
+/// `List<OrderLine>` and `List<Order>` stay different. Linear in the
+/// name's length.
 pub fn type_name(name: &str, width: usize, theme: &Theme) -> String {
     if text_width(name) <= width {
         return name.to_string();
     }
-    // Split into identifier runs and separators; shorten dotted runs that
-    // are followed by a '.', leftmost first, until the name fits.
-    let mut parts: Vec<String> = Vec::new();
-    let mut cur = String::new();
-    for c in name.chars() {
+    // Identifier runs and single separators.
+    let mut parts: Vec<&str> = Vec::new();
+    let mut start = None;
+    for (i, c) in name.char_indices() {
         if c.is_alphanumeric() || c == '_' || c == '`' {
-            cur.push(c);
+            start.get_or_insert(i);
         } else {
-            if !cur.is_empty() {
-                parts.push(std::mem::take(&mut cur));
+            if let Some(s) = start.take() {
+                parts.push(&name[s..i]);
             }
-            parts.push(c.to_string());
+            parts.push(&name[i..i + c.len_utf8()]);
         }
     }
-    if !cur.is_empty() {
-        parts.push(cur);
+    if let Some(s) = start {
+        parts.push(&name[s..]);
     }
-    let len = |p: &[String]| p.iter().map(|s| text_width(s)).sum::<usize>();
+    // A namespace part: an identifier followed by a '.'.
+    let is_ns: Vec<bool> = (0..parts.len())
+        .map(|i| parts.get(i + 1) == Some(&".") && parts[i] != ".")
+        .collect();
+    let mut shown: Vec<&str> = parts.clone();
+    let mut len: usize = shown.iter().map(|p| text_width(p)).sum();
+    // 1. `System.` -> `S.`, leftmost first.
     for i in 0..parts.len() {
-        if len(&parts) <= width {
+        if len <= width {
             break;
         }
-        let is_ns = parts.get(i + 1).is_some_and(|n| n == ".") && parts[i].chars().count() > 1;
-        if is_ns {
-            parts[i] = parts[i]
-                .chars()
-                .next()
-                .map(String::from)
-                .unwrap_or_default();
+        if is_ns[i] {
+            let first = parts[i].chars().next().map_or(0, char::len_utf8);
+            let short = &parts[i][..first];
+            len = len - text_width(parts[i]) + text_width(short);
+            shown[i] = short;
         }
     }
-    fit(&parts.concat(), width, theme)
+    // 2. `S.` -> ``, leftmost first.
+    for i in 0..parts.len() {
+        if len <= width {
+            break;
+        }
+        if is_ns[i] {
+            len -= text_width(shown[i]) + 1;
+            shown[i] = "";
+            shown[i + 1] = "";
+        }
+    }
+    let short = shown.concat();
+    fit_middle(&short, width, theme)
+}
+
+/// Cuts `s` to `width` columns in the middle, keeping its start and (the
+/// larger part) its end.
+pub fn fit_middle(s: &str, width: usize, theme: &Theme) -> String {
+    let total = text_width(s);
+    if total <= width {
+        return s.to_string();
+    }
+    let e = theme.ellipsis();
+    let e_len = text_width(e);
+    if width <= e_len + 2 {
+        return fit(s, width, theme);
+    }
+    let room = width - e_len;
+    let head = room / 3;
+    let head_s = prefix(s, head);
+    let tail_s = suffix(s, room - text_width(head_s));
+    format!("{head_s}{e}{tail_s}")
+}
+
+/// Cuts `s` to `width` columns from the left, starting with an ellipsis
+/// when cut: the end (e.g. the current node of a breadcrumb) stays.
+pub fn fit_left(s: &str, width: usize, theme: &Theme) -> String {
+    if text_width(s) <= width {
+        return s.to_string();
+    }
+    let e = theme.ellipsis();
+    let e_len = text_width(e);
+    if width <= e_len {
+        return suffix(s, width).to_string();
+    }
+    format!("{e}{}", suffix(s, width - e_len))
+}
+
+/// The longest suffix of `s` that fits in `width` columns.
+fn suffix(s: &str, width: usize) -> &str {
+    let mut used = 0;
+    for (i, c) in s.char_indices().rev() {
+        used += c.width().unwrap_or(0);
+        if used > width {
+            return &s[i + c.len_utf8()..];
+        }
+    }
+    s
 }
 
 /// Width of the widest `bytes(x)` for any `x <= max`, so a column sized
@@ -351,7 +416,7 @@ mod tests {
         assert_eq!(percent(1, 0), "-");
         let t = Theme {
             ascii: true,
-            color: false,
+            colors: crate::tui::theme::Colors::Mono,
         };
         assert_eq!(fit("abcdef", 5, &t), "ab...");
         assert_eq!(fit("abc", 5, &t), "abc");
@@ -368,6 +433,36 @@ mod tests {
             type_name(name, 50, &t),
             "S.C.G.Dictionary<S.String,F.Imaging.CachedImage>"
         );
+        assert_eq!(
+            type_name(name, 40, &t),
+            "C.G.Dictionary<S.String,F.I.CachedImage>"
+        );
+        assert_eq!(type_name(name, 30, &t), "Dictionary<String,CachedImage>");
+        assert_eq!(type_name(name, 20, &t), "Dicti...CachedImage>");
+        assert_eq!(type_name(name, 20, &t).len(), 20);
+    }
+
+    #[test]
+    fn shortened_names_stay_different() {
+        let t = Theme {
+            ascii: false,
+            colors: crate::tui::theme::Colors::Mono,
+        };
+        let a = "System.Collections.Generic.List<FieldOps.Model.OrderLine>";
+        let b = "System.Collections.Generic.List<FieldOps.Model.Order>";
+        for w in 8..a.len() {
+            let (sa, sb) = (type_name(a, w, &t), type_name(b, w, &t));
+            assert!(
+                text_width(&sa) <= w && text_width(&sb) <= w,
+                "{w}: {sa} {sb}"
+            );
+            assert_ne!(sa, sb, "{w}");
+        }
+        assert_eq!(type_name(a, 20, &t), "List<F.M.OrderLine>");
+        assert_eq!(type_name(b, 20, &t), "C.G.List<F.M.Order>");
+        assert_eq!(type_name(a, 12, &t), "Lis…derLine>");
+        assert_eq!(fit_left("all roots → A → Order", 12, &t), "…→ A → Order");
+        assert_eq!(fit_left("short", 12, &t), "short");
     }
 
     #[test]
@@ -405,7 +500,7 @@ mod tests {
     fn columns_keep_a_blank_between_cells_and_cut_only_the_name() {
         let t = Theme {
             ascii: true,
-            color: false,
+            colors: crate::tui::theme::Colors::Mono,
         };
         let cols = [
             Col::name("Type"),
@@ -457,7 +552,7 @@ mod tests {
     fn widths_are_terminal_columns() {
         let t = Theme {
             ascii: true,
-            color: false,
+            colors: crate::tui::theme::Colors::Mono,
         };
         // Two columns per ideograph: cut by columns, never mid-character.
         assert_eq!(text_width("型名"), 4);

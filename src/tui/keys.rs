@@ -50,6 +50,7 @@ pub enum Cmd {
     Collapse,
     OpenFilter,
     Inspect,
+    FullName,
     // Dominators
     ToggleTreeMode,
     ToggleChart,
@@ -210,6 +211,13 @@ pub static KEYS: &[Binding] = &[
         "inspect",
     ),
     b(
+        Global,
+        C('n'),
+        FullName,
+        "the selected row's full type name",
+        "name",
+    ),
+    b(
         Dominators,
         C('m'),
         ToggleTreeMode,
@@ -306,9 +314,27 @@ pub fn lookup(mode: Mode, key: Key) -> Option<Cmd> {
     }
 }
 
-/// Footer hints for a mode: its own, then the global ones.
+/// Footer rank of a binding with a footer label: lower ranks come first
+/// and are the last to give way on a narrow terminal. Help and quit are
+/// how a new user finds everything else; filter, open and inspect work in
+/// every pane; a mode's own keys (tree/path, chart, precise, …, and any
+/// added later) come next; back is also Esc and rarely needed in a hint.
+fn footer_rank(b: &Binding) -> u8 {
+    match b.cmd {
+        Help => 0,
+        Quit => 1,
+        OpenFilter => 2,
+        Open => 3,
+        Inspect => 4,
+        Back => 9,
+        _ if b.mode != Global => 5,
+        _ => 6,
+    }
+}
+
+/// Footer hints for a mode (its own and the global ones) in priority
+/// order: the footer shows as many as fit, the first ones first.
 pub fn footer(mode: Mode) -> Vec<(String, &'static str)> {
-    let mut out: Vec<(String, &'static str)> = Vec::new();
     let modes: &[Mode] = if mode == Filter {
         &[Filter]
     } else if mode == Global {
@@ -316,12 +342,16 @@ pub fn footer(mode: Mode) -> Vec<(String, &'static str)> {
     } else {
         &[mode, Global]
     };
-    for &m in modes {
-        for b in KEYS.iter().filter(|b| b.mode == m && !b.short.is_empty()) {
-            out.push((b.key.label(), b.short));
-        }
-    }
-    out
+    let mut hints: Vec<&Binding> = KEYS
+        .iter()
+        .filter(|b| modes.contains(&b.mode) && !b.short.is_empty())
+        .collect();
+    // Stable: equal ranks keep the key table's order.
+    hints.sort_by_key(|b| footer_rank(b));
+    hints
+        .into_iter()
+        .map(|b| (b.key.label(), b.short))
+        .collect()
 }
 
 #[cfg(test)]
@@ -354,6 +384,16 @@ mod tests {
                 b.mode
             );
         }
+    }
+
+    #[test]
+    fn footer_puts_help_quit_filter_and_inspect_before_pane_keys() {
+        let labels = |m| footer(m).into_iter().map(|(_, s)| s).collect::<Vec<_>>();
+        let d = labels(Dominators);
+        assert_eq!(d[..5], ["help", "quit", "filter", "open", "inspect"]);
+        assert_eq!(d.last(), Some(&"back"));
+        assert!(d.contains(&"tree/path") && d.contains(&"chart"));
+        assert_eq!(labels(Filter), ["keep", "clear"]);
     }
 
     #[test]

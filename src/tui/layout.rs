@@ -45,13 +45,62 @@ pub fn layout(area: Rect) -> Areas {
 
 use super::pane_id::PaneId;
 
-fn tab_label(p: PaneId) -> String {
-    format!(" {} {} ", p.index() + 1, p.title())
+/// How much of a tab's name fits: the whole name with padding, the
+/// whole name, a short name, or only the number (the focused tab keeps
+/// its short name).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TabStyle {
+    Padded,
+    Tight,
+    Short,
+    Number,
 }
 
-/// The tab texts, focused or not (`[ 2 Dominators ]` / `  2 Dominators  `).
-pub fn tab_text(p: PaneId, focused: bool) -> String {
-    let label = tab_label(p);
+/// Columns kept after the pane tabs for the `[Inspector]` tab.
+const INSPECTOR_TAB: u16 = 11;
+
+fn tab_style(width: u16) -> TabStyle {
+    let fits = |s: TabStyle| {
+        let w: usize = PaneId::ALL.iter().map(|&p| tab_label(p, s).len() + 2).sum();
+        w as u16 + INSPECTOR_TAB <= width
+    };
+    [TabStyle::Padded, TabStyle::Tight, TabStyle::Short]
+        .into_iter()
+        .find(|&s| fits(s))
+        .unwrap_or(TabStyle::Number)
+}
+
+fn short_title(p: PaneId) -> &'static str {
+    match p {
+        PaneId::Overview => "Over",
+        PaneId::Dominators => "Dom",
+        PaneId::Types => "Types",
+        PaneId::Duplicates => "Dup",
+        PaneId::Roots => "Roots",
+    }
+}
+
+fn tab_label(p: PaneId, style: TabStyle) -> String {
+    let n = p.index() + 1;
+    match style {
+        TabStyle::Padded => format!(" {n} {} ", p.title()),
+        TabStyle::Tight => format!("{n} {}", p.title()),
+        TabStyle::Short => format!("{n} {}", short_title(p)),
+        TabStyle::Number => format!("{n}"),
+    }
+}
+
+/// The tab texts in a tab row `width` columns wide, focused or not
+/// (`[ 2 Dominators ]` / `  2 Dominators  `; narrower rows drop the
+/// padding, then shorten the names, then keep only the numbers with the
+/// focused tab's short name).
+pub fn tab_text(p: PaneId, focused: bool, width: u16) -> String {
+    let style = tab_style(width);
+    let label = if focused && style == TabStyle::Number {
+        tab_label(p, TabStyle::Short)
+    } else {
+        tab_label(p, style)
+    };
     if focused {
         format!("[{label}]")
     } else {
@@ -59,15 +108,53 @@ pub fn tab_text(p: PaneId, focused: bool) -> String {
     }
 }
 
-/// The pane whose tab covers column `x`.
-pub fn tab_at(x: u16) -> Option<PaneId> {
+/// The pane whose tab covers column `x` of a tab row `width` wide, with
+/// `focused` the focused tab (none while the Inspector is open).
+pub fn tab_at(x: u16, width: u16, focused: Option<PaneId>) -> Option<PaneId> {
     let mut at = 0u16;
     for p in PaneId::ALL {
-        let w = tab_label(p).len() as u16 + 2;
+        let w = tab_text(p, Some(p) == focused, width).len() as u16;
         if x >= at && x < at + w {
             return Some(p);
         }
         at += w;
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tabs_keep_their_names_as_long_as_they_can() {
+        let row = |width| -> String {
+            PaneId::ALL
+                .iter()
+                .map(|&p| tab_text(p, p == PaneId::Roots, width))
+                .collect()
+        };
+        assert_eq!(
+            row(80),
+            "  1 Overview    2 Dominators    3 Types    4 Duplicates  [ 5 Roots ]"
+        );
+        assert_eq!(row(60), " 1 Over  2 Dom  3 Types  4 Dup [5 Roots]");
+        assert_eq!(row(40), " 1  2  3  4 [5 Roots]");
+        for width in [30, 40, 60, 70, 80, 200] {
+            assert!(row(width).len() as u16 + INSPECTOR_TAB <= width.max(32));
+            // Every column of every tab maps back to it.
+            let mut x = 0;
+            for p in PaneId::ALL {
+                let w = tab_text(p, p == PaneId::Roots, width).len() as u16;
+                for c in x..x + w {
+                    assert_eq!(
+                        tab_at(c, width, Some(PaneId::Roots)),
+                        Some(p),
+                        "{width} {c}"
+                    );
+                }
+                x += w;
+            }
+        }
+    }
 }

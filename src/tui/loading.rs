@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use super::worker::Msg;
 use crate::analysis::roots::RootGroup;
+use crate::analysis::summary::Summary;
 use crate::analysis::TypeStats;
 use crate::graph::duplicates::Duplicates;
 use crate::graph::{DominatorTree, HeapGraph};
@@ -49,6 +50,8 @@ pub struct Dominated {
     pub weakly_held: (u64, u64),
     /// Per type, the reachable instance retaining most (`u32::MAX`: none).
     pub largest: Arc<Vec<u32>>,
+    /// The figures the Overview shows, computed once as the report does.
+    pub summary: Arc<Summary>,
 }
 
 /// Why the analysis stopped.
@@ -129,6 +132,11 @@ impl Loading {
 
     pub fn dom(&self) -> Option<&Arc<DominatorTree>> {
         self.dominated().map(|d| &d.dom)
+    }
+
+    /// The report's summary figures (once the dominators are known).
+    pub fn summary(&self) -> Option<&Summary> {
+        self.dominated().map(|d| d.summary.as_ref())
     }
 
     pub fn types(&self) -> Option<&Arc<Vec<TypeStats>>> {
@@ -217,6 +225,7 @@ impl Loading {
                 for (i, t) in types.iter().enumerate() {
                     type_pos[t.type_index as usize] = i as u32;
                 }
+                let summary = Arc::new(Summary::new(&graph, &dom, &types, weakly_held));
                 let d = Dominated {
                     dom,
                     types,
@@ -224,6 +233,7 @@ impl Loading {
                     roots,
                     weakly_held,
                     largest,
+                    summary,
                 };
                 (Stage::Dominators(graph, Arc::new(d)), Arrived::Dominators)
             }

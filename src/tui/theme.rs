@@ -1,6 +1,8 @@
 //! Symbols and styles. Colour only ever doubles what text already says
-//! (markers, bold, brackets), so `NO_COLOR` and monochrome links lose
-//! nothing; ASCII mode swaps every non-ASCII glyph.
+//! (markers, bold, brackets), so `NO_COLOR` and monochrome terminals lose
+//! nothing; ASCII mode swaps every non-ASCII glyph. How many colours the
+//! terminal has ([`Colors`]) is read from `NO_COLOR`, `COLORTERM` and
+//! `TERM`; the palette never uses more than that.
 
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::symbols::border;
@@ -8,7 +10,50 @@ use ratatui::symbols::border;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Theme {
     pub ascii: bool,
-    pub color: bool,
+    /// The colours the styles may use.
+    pub colors: Colors,
+}
+
+/// What the terminal can colour.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Colors {
+    /// No colour at all: reverse video, bold and markers only (`NO_COLOR`,
+    /// `TERM=*-mono`, `dumb`, or no `TERM`).
+    Mono,
+    /// The 16 ANSI colours (any other `TERM`).
+    Ansi16,
+    /// The 256-colour palette (`TERM=*-256color`).
+    Ansi256,
+    /// 24-bit colour (`COLORTERM=truecolor` or `24bit`, `TERM=*-direct`).
+    TrueColor,
+}
+
+impl Colors {
+    /// The colour support named by the environment (a pure function of the
+    /// variables, for tests). `NO_COLOR` (non-empty) wins; a monochrome or
+    /// missing `TERM` comes next, as `COLORTERM` is often inherited by
+    /// programs that run in a different terminal.
+    pub fn detect(get: impl Fn(&str) -> Option<String>) -> Colors {
+        let var = |k: &str| get(k).filter(|v| !v.is_empty());
+        if var("NO_COLOR").is_some() {
+            return Colors::Mono;
+        }
+        let Some(term) = var("TERM").map(|t| t.to_ascii_lowercase()) else {
+            return Colors::Mono;
+        };
+        if term == "dumb" || term.ends_with("-mono") || term.ends_with("-m") {
+            return Colors::Mono;
+        }
+        let colorterm = var("COLORTERM").map(|t| t.to_ascii_lowercase());
+        if matches!(colorterm.as_deref(), Some("truecolor" | "24bit")) || term.ends_with("-direct")
+        {
+            return Colors::TrueColor;
+        }
+        if term.contains("256color") {
+            return Colors::Ansi256;
+        }
+        Colors::Ansi16
+    }
 }
 
 const ASCII_BORDER: border::Set = border::Set {
@@ -24,7 +69,7 @@ const ASCII_BORDER: border::Set = border::Set {
 
 impl Theme {
     /// From the command line and the environment: ASCII when asked or when
-    /// the locale is not UTF-8; colour unless `NO_COLOR` is set non-empty.
+    /// the locale is not UTF-8; colours as [`Colors::detect`] finds them.
     pub fn from_env(ascii: bool) -> Theme {
         Theme::from_vars(ascii, |k| std::env::var(k).ok())
     }
@@ -42,7 +87,32 @@ impl Theme {
         });
         Theme {
             ascii: ascii || !utf8,
-            color: var("NO_COLOR").is_none(),
+            colors: Colors::detect(get),
+        }
+    }
+
+    /// Whether any colour may be used.
+    pub fn color(&self) -> bool {
+        self.colors != Colors::Mono
+    }
+
+    /// `c` where colour is allowed.
+    fn fg(&self, s: Style, c: Color) -> Style {
+        if self.color() {
+            s.fg(c)
+        } else {
+            s
+        }
+    }
+
+    /// The grey of secondary text. Palette index 8 ("bright black") is the
+    /// background colour in some 16-colour schemes (Solarized), so richer
+    /// terminals get a mid grey that reads on dark and light backgrounds.
+    fn grey(&self) -> Color {
+        match self.colors {
+            Colors::TrueColor => Color::Rgb(138, 138, 138),
+            Colors::Ansi256 => Color::Indexed(245),
+            _ => Color::DarkGray,
         }
     }
 
@@ -111,12 +181,7 @@ impl Theme {
     /// The selected row: reverse video always (plus the `>` marker the
     /// widgets draw), a colour on top when allowed.
     pub fn selected(&self) -> Style {
-        let s = Style::new().add_modifier(Modifier::REVERSED);
-        if self.color {
-            s.fg(Color::Cyan)
-        } else {
-            s
-        }
+        self.fg(Style::new().add_modifier(Modifier::REVERSED), Color::Cyan)
     }
 
     pub fn bold(&self) -> Style {
@@ -124,51 +189,29 @@ impl Theme {
     }
 
     pub fn header(&self) -> Style {
-        let s = Style::new().add_modifier(Modifier::BOLD);
-        if self.color {
-            s.fg(Color::Yellow)
-        } else {
-            s
-        }
+        self.fg(Style::new().add_modifier(Modifier::BOLD), Color::Yellow)
     }
 
     pub fn dim(&self) -> Style {
-        if self.color {
-            Style::new().fg(Color::DarkGray)
-        } else {
-            Style::new()
-        }
+        self.fg(Style::new(), self.grey())
     }
 
     pub fn accent(&self) -> Style {
-        if self.color {
-            Style::new().fg(Color::Cyan)
-        } else {
-            Style::new()
-        }
+        self.fg(Style::new(), Color::Cyan)
     }
 
     pub fn warn(&self) -> Style {
-        let s = Style::new().add_modifier(Modifier::BOLD);
-        if self.color {
-            s.fg(Color::Red)
-        } else {
-            s
-        }
+        self.fg(Style::new().add_modifier(Modifier::BOLD), Color::Red)
     }
 
     pub fn bar_style(&self) -> Style {
-        if self.color {
-            Style::new().fg(Color::Green)
-        } else {
-            Style::new()
-        }
+        self.fg(Style::new(), Color::Green)
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::Theme;
+    use super::{Colors, Theme};
 
     fn theme(ascii: bool, vars: &[(&str, &str)]) -> Theme {
         let vars: Vec<(String, String)> = vars
@@ -197,11 +240,80 @@ mod tests {
             !theme(false, &[("LC_ALL", ""), ("LC_CTYPE", "C.UTF-8")]).ascii,
             "empty is unset"
         );
-        assert!(theme(false, &[]).color);
-        assert!(!theme(false, &[("NO_COLOR", "1")]).color);
+        let xterm = ("TERM", "xterm");
+        assert!(theme(false, &[xterm]).color());
+        assert!(!theme(false, &[xterm, ("NO_COLOR", "1")]).color());
         assert!(
-            theme(false, &[("NO_COLOR", "")]).color,
+            theme(false, &[xterm, ("NO_COLOR", "")]).color(),
             "empty NO_COLOR is unset"
         );
+    }
+
+    fn colors(vars: &[(&str, &str)]) -> Colors {
+        theme(false, vars).colors
+    }
+
+    #[test]
+    fn colour_support_from_term_and_colorterm() {
+        use Colors::*;
+        assert_eq!(colors(&[]), Mono, "no TERM");
+        assert_eq!(colors(&[("TERM", "")]), Mono, "empty TERM");
+        assert_eq!(colors(&[("TERM", "dumb")]), Mono);
+        assert_eq!(colors(&[("TERM", "xterm-mono")]), Mono);
+        assert_eq!(colors(&[("TERM", "vt100")]), Ansi16);
+        assert_eq!(colors(&[("TERM", "xterm")]), Ansi16);
+        assert_eq!(colors(&[("TERM", "linux")]), Ansi16);
+        assert_eq!(colors(&[("TERM", "xterm-256color")]), Ansi256);
+        assert_eq!(colors(&[("TERM", "tmux-256color")]), Ansi256);
+        assert_eq!(colors(&[("TERM", "xterm-direct")]), TrueColor);
+        for ct in ["truecolor", "24bit", "TrueColor"] {
+            assert_eq!(
+                colors(&[("TERM", "xterm-256color"), ("COLORTERM", ct)]),
+                TrueColor
+            );
+        }
+        assert_eq!(
+            colors(&[("TERM", "xterm"), ("COLORTERM", "yes")]),
+            Ansi16,
+            "COLORTERM other than truecolor/24bit says nothing"
+        );
+        assert_eq!(
+            colors(&[("TERM", "xterm-mono"), ("COLORTERM", "truecolor")]),
+            Mono,
+            "a monochrome TERM wins over an inherited COLORTERM"
+        );
+        assert_eq!(
+            colors(&[("TERM", "xterm-256color"), ("NO_COLOR", "1")]),
+            Mono
+        );
+    }
+
+    #[test]
+    fn the_palette_stays_within_the_support() {
+        use ratatui::style::Color;
+        let fgs = |colors| {
+            let t = Theme {
+                ascii: false,
+                colors,
+            };
+            [
+                t.selected(),
+                t.header(),
+                t.dim(),
+                t.accent(),
+                t.warn(),
+                t.bar_style(),
+            ]
+            .map(|s| s.fg)
+        };
+        assert!(fgs(Colors::Mono).iter().all(|c| c.is_none()));
+        let named =
+            |c: &Option<Color>| !matches!(c, Some(Color::Indexed(_) | Color::Rgb(..)) | None);
+        assert!(fgs(Colors::Ansi16).iter().all(named));
+        assert!(fgs(Colors::Ansi256)
+            .iter()
+            .all(|c| !matches!(c, Some(Color::Rgb(..)) | None)));
+        assert!(fgs(Colors::Ansi256).contains(&Some(Color::Indexed(245))));
+        assert!(fgs(Colors::TrueColor).contains(&Some(Color::Rgb(138, 138, 138))));
     }
 }

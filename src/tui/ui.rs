@@ -8,7 +8,7 @@ use ratatui::widgets::{Block, Clear, Paragraph};
 use ratatui::Frame;
 
 use super::app::{App, InputPurpose, PaneId};
-use super::fmt::{bytes, count, fit, secs};
+use super::fmt::{bytes, count, fit, secs, text_width};
 use super::keys::{self, KEYS};
 use super::loading::Failure;
 use super::panes::Pane;
@@ -63,7 +63,10 @@ fn draw_tabs(app: &App, area: Rect, f: &mut Frame) {
     for p in PaneId::ALL {
         let focused = p == app.pane && app.inspector.is_none();
         let style = if focused { t.selected() } else { t.dim() };
-        spans.push(Span::styled(super::layout::tab_text(p, focused), style));
+        spans.push(Span::styled(
+            super::layout::tab_text(p, focused, area.width),
+            style,
+        ));
     }
     if app.inspector.is_some() {
         spans.push(Span::styled("[Inspector]", t.selected()));
@@ -190,6 +193,10 @@ fn draw_status(app: &App, area: Rect, f: &mut Frame) {
     // Most urgent first: the line is cut at the terminal's width.
     let mut spans = Vec::new();
     if !app.status.is_empty() {
+        if text_width(&app.status) + 2 > w {
+            // Too long for the line (a full type name): wrapped above it.
+            draw_long_status(app, area, f);
+        }
         spans.push(Span::styled(format!(" {} ", app.status), t.bold()));
     }
     let filter = &app.filters[app.pane.index()];
@@ -216,29 +223,82 @@ fn draw_status(app: &App, area: Rect, f: &mut Frame) {
     f.render_widget(Paragraph::new(line), area);
 }
 
+/// A status message wider than the status line (e.g. the full type name
+/// `n` shows), in a box above the line, wrapped at any column: names have
+/// no spaces to wrap at. It goes with the next key, as the status does.
+fn draw_long_status(app: &App, status: Rect, f: &mut Frame) {
+    let t = &app.theme;
+    let inner_w = (status.width as usize).saturating_sub(2).max(1);
+    let lines = wrap_columns(&app.status, inner_w);
+    let h = (lines.len() as u16 + 2).min(status.y.saturating_sub(2));
+    if h < 3 {
+        return;
+    }
+    let rect = Rect::new(status.x, status.y - h, status.width, h);
+    f.render_widget(Clear, rect);
+    let block = Block::bordered()
+        .border_set(t.border())
+        .title(Line::styled(" full text (any key closes) ", t.header()));
+    let lines: Vec<Line> = lines.into_iter().map(Line::raw).collect();
+    f.render_widget(Paragraph::new(lines).block(block), rect);
+}
+
+/// `s` cut into pieces of at most `width` columns.
+fn wrap_columns(s: &str, width: usize) -> Vec<String> {
+    let mut out = vec![String::new()];
+    let mut used = 0;
+    for c in s.chars() {
+        let cw = unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
+        if used + cw > width && used > 0 {
+            out.push(String::new());
+            used = 0;
+        }
+        out.last_mut().expect("never empty").push(c);
+        used += cw;
+    }
+    out
+}
+
+/// The footer: the mode's key hints in priority order ([`keys::footer`]),
+/// as many as fit; one that does not fit gives way to later, shorter ones.
 fn draw_footer(app: &App, area: Rect, f: &mut Frame) {
     let t = &app.theme;
+    f.render_widget(
+        Paragraph::new(Line::from(footer_spans(
+            &keys::footer(app.mode()),
+            area.width as usize,
+            t,
+        ))),
+        area,
+    );
+}
+
+fn footer_spans(
+    hints: &[(String, &'static str)],
+    width: usize,
+    t: &super::theme::Theme,
+) -> Vec<Span<'static>> {
     let mut spans = Vec::new();
     let mut used = 0usize;
-    for (key, what) in keys::footer(app.mode()) {
+    for (key, what) in hints {
         let item = format!(" {key} {what} ");
-        if used + item.len() > area.width as usize {
-            break;
+        if used + item.len() > width {
+            continue;
         }
         used += item.len();
         spans.push(Span::styled(format!(" {key}"), t.header()));
         spans.push(Span::raw(format!(" {what} ")));
     }
-    f.render_widget(Paragraph::new(Line::from(spans)), area);
+    spans
 }
 
 /// The help lines, generated from the key table.
 pub fn help_lines(app: &App) -> Vec<Line<'static>> {
     let t = &app.theme;
-    let mut lines = vec![Line::styled(
-        " Keys (from the key table; any key closes)",
-        t.header(),
-    )];
+    let mut lines = vec![
+        Line::styled(" Keys (from the key table)", t.header()),
+        Line::raw(" j/k PgUp/PgDn scroll; any other key closes."),
+    ];
     let mut modes = Vec::new();
     for b in KEYS {
         if !modes.contains(&b.mode) {
@@ -276,19 +336,54 @@ pub fn help_lines(app: &App) -> Vec<Line<'static>> {
     ] {
         lines.push(Line::raw(s));
     }
+    lines.push(Line::raw(""));
+    lines.push(Line::styled(" Mouse", t.bold()));
+    for s in [
+        "   click a tab        switch to its pane",
+        "   click a row        select it",
+        "   wheel              move the selection 3 rows",
+    ] {
+        lines.push(Line::raw(s));
+    }
     lines
 }
 
-fn draw_help(app: &App, scroll: u16, area: Rect, f: &mut Frame) {
+/// The help box in a frame of `area`.
+fn help_rect(area: Rect) -> Rect {
     let w = area.width.saturating_sub(4).min(76);
     let h = area.height.saturating_sub(2);
-    let rect = Rect::new(area.x + (area.width - w) / 2, area.y + 1, w, h);
+    Rect::new(area.x + (area.width - w) / 2, area.y + 1, w, h)
+}
+
+/// The help's last scroll position: its last line at the box's bottom.
+pub fn help_max_scroll(app: &App) -> u16 {
+    let inner_h = help_rect(app.size).height.saturating_sub(2) as usize;
+    help_lines(app).len().saturating_sub(inner_h) as u16
+}
+
+fn draw_help(app: &App, scroll: u16, area: Rect, f: &mut Frame) {
+    let t = &app.theme;
+    let rect = help_rect(area);
     f.render_widget(Clear, rect);
-    let block = Block::bordered()
-        .border_set(app.theme.border())
-        .title(Line::styled(" Help ", app.theme.header()));
+    let lines = help_lines(app);
+    // Scrolling stops at the last line; markers say what is above/below.
+    let max = help_max_scroll(app);
+    let scroll = scroll.min(max);
+    let (up, down) = if t.ascii { ("^", "v") } else { ("↑", "↓") };
+    let mut block = Block::bordered()
+        .border_set(t.border())
+        .title(Line::styled(" Help ", t.header()));
+    if scroll > 0 {
+        block =
+            block.title(Line::styled(format!(" {up} more (k/PgUp) "), t.bold()).right_aligned());
+    }
+    if scroll < max {
+        block = block.title_bottom(
+            Line::styled(format!(" more {down} (j/PgDn) "), t.bold()).right_aligned(),
+        );
+    }
     f.render_widget(
-        Paragraph::new(help_lines(app))
+        Paragraph::new(lines)
             .block(block)
             .style(Style::new())
             .scroll((scroll, 0)),

@@ -13,7 +13,7 @@ use heaptui::tui::{demo_app, drive, ui};
 
 pub const COLOR: Theme = Theme {
     ascii: false,
-    color: true,
+    colors: heaptui::tui::theme::Colors::Ansi16,
 };
 
 pub fn app(w: u16, h: u16) -> App {

@@ -387,6 +387,13 @@ impl App {
                 Some(o) => self.inspect(o),
                 None => self.status = "nothing to inspect here".into(),
             },
+            Cmd::FullName => {
+                let o = self.with_focus(|p, ctx| p.selected_object(ctx));
+                self.status = match (o, self.loading.graph()) {
+                    (Some(o), Some(g)) => g.dump.type_name(o).to_string(),
+                    _ => "no row with a type is selected".into(),
+                };
+            }
             Cmd::Escape => {
                 let i = self.pane.index();
                 if self.inspector.is_none() && !self.filters[i].is_empty() {
@@ -467,7 +474,11 @@ impl App {
             MouseEventKind::ScrollUp => self.step(-3),
             MouseEventKind::Down(MouseButton::Left) => {
                 if m.row == areas.tabs.y {
-                    if let Some(p) = tab_at(m.column) {
+                    if let Some(p) = tab_at(
+                        m.column,
+                        self.size.width,
+                        self.inspector.is_none().then_some(self.pane),
+                    ) {
                         self.switch(p);
                     }
                     return;
@@ -520,6 +531,8 @@ fn handle(app: &mut App, action: Action) -> Option<Effect> {
                     Some(Cmd::Quit) if key == Key::Ctrl('c') => return Some(Effect::Quit),
                     _ => app.help = None,
                 }
+                // Never past the last line, so Up moves at once.
+                app.help = app.help.map(|s| s.min(super::ui::help_max_scroll(app)));
                 return None;
             }
             if app.input.is_some() {

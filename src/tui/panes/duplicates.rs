@@ -216,13 +216,13 @@ pub fn detail(graph: &HeapGraph, d: &Duplicates, set: u32, theme: &Theme) -> Dup
     let s = &d.sets[set as usize];
     let mut lines = vec![DetailLine {
         text: format!(
-            "Set #{} {} {} x {}, {} each, {} objects per copy, {} additional",
+            "Set #{} {} {} x {}, {} each, {} per copy, {} additional",
             s.id,
             theme.sep(),
             count(s.members.len() as u64),
             dump.type_names[s.type_index as usize],
             bytes(s.instance_bytes),
-            count(s.objects_per_copy),
+            crate::tui::fmt::counted(s.objects_per_copy, "object", "objects"),
             bytes(s.additional_bytes)
         ),
         object: None,

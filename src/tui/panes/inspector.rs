@@ -91,9 +91,13 @@ impl Inspector {
                 info(
                     &mut e,
                     format!(
-                        "retained {} in {} objects",
+                        "retained {} in {}",
                         bytes(dom.retained_bytes[object as usize]),
-                        count(dom.retained_objects[object as usize] as u64)
+                        crate::tui::fmt::counted(
+                            dom.retained_objects[object as usize] as u64,
+                            "object",
+                            "objects"
+                        )
                     ),
                 );
             } else {

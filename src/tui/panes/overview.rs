@@ -10,7 +10,7 @@ use ratatui::Frame;
 use super::inspector::Target;
 use super::{Ctx, Intent, Pane};
 use crate::model::{root_flags, root_kind};
-use crate::tui::fmt::{bytes, count, count_width, fit, percent, type_name};
+use crate::tui::fmt::{bytes, count, count_width, counted, fit, percent, type_name};
 use crate::tui::keys::Cmd;
 
 /// The overview's scroll position and selected jump target.
@@ -50,7 +50,10 @@ pub fn lines(ctx: &Ctx, width: usize) -> (Vec<Line<'static>>, Vec<(usize, Target
         .app_domains
         .iter()
         .filter(|d| !d.is_implicit() || d.objects > 0)
-        .map(|d| format!("{} ({} objects)", d.display_name(), count(d.objects)))
+        .map(|d| {
+            let n = counted(d.objects, "object", "objects");
+            format!("{} ({n})", d.display_name())
+        })
         .collect();
     // Only the text format has AppDomain sections; native dumps name their
     // format and runtime details instead.
@@ -65,11 +68,16 @@ pub fn lines(ctx: &Ctx, width: usize) -> (Vec<Line<'static>>, Vec<(usize, Target
         format!(" {}: {}", dump.format.describe(), details.join(", "))
     };
     out.push(Line::raw(fit(&origin, width, theme)));
+    // The figures the report prints, from the same Summary; the types
+    // (those with instances, the Types pane's rows) come with it.
+    let summary = ctx.loading.summary();
+    let types = summary.map_or(String::new(), |s| {
+        format!(" {},", counted(s.types, "type", "types"))
+    });
     out.push(Line::raw(format!(
-        " {} objects, {} references, {} types, {}",
-        count(dump.objects() as u64),
-        count(dump.refs.edges() as u64),
-        count(dump.type_names.len() as u64),
+        " {}, {},{types} {}",
+        counted(dump.objects() as u64, "object", "objects"),
+        counted(dump.refs.edges() as u64, "reference", "references"),
         bytes(total)
     )));
     out.push(Line::raw(""));
@@ -87,27 +95,28 @@ pub fn lines(ctx: &Ctx, width: usize) -> (Vec<Line<'static>>, Vec<(usize, Target
     }
     out.push(Line::raw(""));
     out.push(h(" Reachability"));
-    if let Some(dom) = ctx.loading.dom() {
-        let (wo, wb) = ctx.loading.dominated().map_or((0, 0), |d| d.weakly_held);
+    if let (Some(dom), Some(s)) = (ctx.loading.dom(), summary) {
         // No line counts more objects than the dump has.
-        let objects_w = count_width(dump.objects() as u64).max(9);
-        let un_o = dump.objects() as u64 - dom.reachable_objects;
-        let un_b = total - dom.reachable_bytes;
+        let objects_w = count_width(s.objects).max(9);
+        let objects = |n: u64| {
+            let noun = if n == 1 { "object " } else { "objects" };
+            format!("{:>objects_w$} {noun}", count(n))
+        };
         out.push(Line::raw(format!(
-            " reachable    {:>12} in {:>objects_w$} objects ({})",
-            bytes(dom.reachable_bytes),
-            count(dom.reachable_objects),
-            percent(dom.reachable_bytes, total)
+            " reachable    {:>12} in {} ({})",
+            bytes(s.reachable_bytes),
+            objects(s.reachable_objects),
+            percent(s.reachable_bytes, s.total_bytes)
         )));
         out.push(Line::raw(format!(
-            " unreachable  {:>12} in {:>objects_w$} objects (garbage or weak only)",
-            bytes(un_b),
-            count(un_o)
+            " unreachable  {:>12} in {} (garbage or weak only)",
+            bytes(s.unreachable_bytes),
+            objects(s.unreachable_objects)
         )));
         out.push(Line::raw(format!(
-            " weakly held  {:>12} in {:>objects_w$} objects (part of unreachable)",
-            bytes(wb),
-            count(wo)
+            " weakly held  {:>12} in {} (part of unreachable)",
+            bytes(s.weakly_held_bytes),
+            objects(s.weakly_held_objects)
         )));
         out.push(Line::raw(""));
         out.push(h(" Top dominators (retained, % of reachable)"));

@@ -138,7 +138,7 @@ mod tests {
     fn the_table_draws_what_the_column_layout_says() {
         let theme = Theme {
             ascii: true,
-            color: false,
+            colors: crate::tui::theme::Colors::Mono,
         };
         let cols = [Col::name("Type"), Col::num("Count", 5), Col::num("%", 6)];
         let columns = Columns::new(30, &cols);

@@ -20,7 +20,7 @@ use crate::analysis::filter::TypeFilter;
 use crate::graph::DominatorTree;
 use crate::model::Model;
 use crate::tui::filtering::{FilterResult, FilterWork};
-use crate::tui::fmt::{bytes, bytes_width, count, count_width, fit, percent, Col, Columns};
+use crate::tui::fmt::{bytes, bytes_width, count, count_width, fit_left, percent, Col, Columns};
 use crate::tui::keys::Cmd;
 use crate::tui::layout::is_wide;
 use crate::tui::theme::Theme;
@@ -141,7 +141,8 @@ pub fn draw(
                 ),
                 theme.header(),
             ),
-            Span::raw(fit(
+            // Cut from the left: the current node, at the end, stays.
+            Span::raw(fit_left(
                 &format!("{} ", pane.breadcrumb(theme)),
                 area.width.saturating_sub(20) as usize,
                 theme,
