@@ -8,7 +8,6 @@ pub mod gcdump;
 pub mod gzip;
 pub mod hprof;
 pub mod rpm;
-#[allow(unsafe_code)] // moves into `mem` once the SIGBUS fix lands (issue 13)
 pub mod source;
 pub mod v8;
 
@@ -223,6 +222,9 @@ fn make_printable(model: &mut Model) {
         if s.chars().any(char::is_control) {
             *s = printable(s.as_bytes());
         }
+        if s.len() > MAX_NAME_BYTES {
+            *s = shortened(s);
+        }
     }
     fn fix_string(s: &mut String) {
         if s.chars().any(char::is_control) {
@@ -247,9 +249,43 @@ fn make_printable(model: &mut Model) {
     }
 }
 
+/// Type and label names longer than this (no runtime writes one; a broken
+/// or hostile dump may hold megabytes) keep their head and tail: every
+/// screen and report line that shows a name then costs a bounded amount.
+pub const MAX_NAME_BYTES: usize = 4096;
+
+/// `name` cut to its first and last ~2 KiB around a marker with the
+/// length, at character boundaries.
+fn shortened(name: &str) -> Box<str> {
+    let keep = MAX_NAME_BYTES / 2 - 64;
+    let mut head = keep;
+    while !name.is_char_boundary(head) {
+        head -= 1;
+    }
+    let mut tail = name.len() - keep;
+    while !name.is_char_boundary(tail) {
+        tail += 1;
+    }
+    format!("{}…[{} bytes]…{}", &name[..head], name.len(), &name[tail..]).into()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn megabyte_names_keep_their_head_and_tail() {
+        let name = format!("{}{}", "é".repeat(300_000), "Tail.Type");
+        let s = shortened(&name);
+        assert!(s.len() <= MAX_NAME_BYTES, "{}", s.len());
+        assert!(s.starts_with("éé") && s.ends_with("Tail.Type"));
+        assert!(s.contains(&format!("…[{} bytes]…", name.len())));
+        let mut m = Model::default();
+        m.type_names = vec!["Small".into(), name.into()];
+        make_printable(&mut m);
+        assert_eq!(&*m.type_names[0], "Small");
+        assert_eq!(m.type_names[1], s);
+    }
 
     #[test]
     fn formats_are_told_by_their_first_bytes() {

@@ -34,3 +34,24 @@ pub fn free_disk_bytes(file: &File) -> u64 {
         (s.f_bavail as u64).saturating_mul(s.f_frsize as u64)
     }
 }
+
+/// Tells the kernel we are done with `len` bytes of a file map from
+/// `start` (whole pages), so they leave our resident set; touching them
+/// again reads them back from the file.
+pub fn release_pages(map: &Mmap, start: usize, len: usize) {
+    // SAFETY: the mapping is read-only and file-backed; dropping its pages
+    // only makes later reads fault them in again.
+    let _ = unsafe { map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, start, len) };
+}
+
+/// The machine's physical memory, where the system says.
+pub fn physical_memory() -> Option<u64> {
+    // SAFETY: sysconf only reads system configuration.
+    let (pages, page) = unsafe {
+        (
+            libc::sysconf(libc::_SC_PHYS_PAGES),
+            libc::sysconf(libc::_SC_PAGESIZE),
+        )
+    };
+    (pages > 0 && page > 0).then(|| pages as u64 * page as u64)
+}

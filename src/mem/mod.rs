@@ -7,6 +7,7 @@
 //! it elsewhere): huge-page advice, atomic views, prefetch hints, and in
 //! [`map`] file maps. Each use says why it is sound.
 
+pub mod guard;
 pub mod map;
 
 /// A vector of `len` copies of `value`, backed by huge pages where the
