@@ -280,8 +280,10 @@ mod tests {
         assert!(s.len() <= MAX_NAME_BYTES, "{}", s.len());
         assert!(s.starts_with("éé") && s.ends_with("Tail.Type"));
         assert!(s.contains(&format!("…[{} bytes]…", name.len())));
-        let mut m = Model::default();
-        m.type_names = vec!["Small".into(), name.into()];
+        let mut m = Model {
+            type_names: vec!["Small".into(), name.into()],
+            ..Model::default()
+        };
         make_printable(&mut m);
         assert_eq!(&*m.type_names[0], "Small");
         assert_eq!(m.type_names[1], s);
