@@ -252,6 +252,7 @@ pub fn write_text(out: &mut impl Write, a: &Analysis, opts: &ReportOptions) -> i
             writeln!(out, "Duplicates: not detected (--duplicates none)")?;
         }
         Some(mode) => {
+            let totals = dups.all_totals();
             writeln!(
                 out,
                 "Duplicates ({} mode; {}): {} sets, {} in extra instances (all but one member of each set)",
@@ -261,9 +262,17 @@ pub fn write_text(out: &mut impl Write, a: &Analysis, opts: &ReportOptions) -> i
                 } else {
                     "equal type, size and reference shape: the dump has no field values"
                 },
-                count(dups.sets.len() as u64),
-                size(dups.total_additional_bytes())
+                count(totals.sets),
+                size(totals.bytes)
             )?;
+            if totals.unverified_sets > 0 {
+                writeln!(
+                    out,
+                    "  not counted above: {} unverified sets, {} in extra instances (lone objects of one type and size; without values their equality cannot be verified)",
+                    count(totals.unverified_sets),
+                    size(totals.unverified_bytes)
+                )?;
+            }
             if !dups.sets.is_empty() {
                 writeln!(
                     out,
@@ -271,8 +280,16 @@ pub fn write_text(out: &mut impl Write, a: &Analysis, opts: &ReportOptions) -> i
                     "Set", "Additional", "Instances", "Per copy", "Inst. size", "Kind", "Held by"
                 )?;
             }
-            let shown = opts.rows_n(dups.sets.len(), SHORT);
-            for s in dups.sets.iter().take(shown) {
+            // The verified sets lead; the unverified ones follow them.
+            let mut shown: Vec<_> = dups
+                .sets
+                .iter()
+                .filter(|s| !dups.is_unverified(s))
+                .collect();
+            shown.extend(dups.sets.iter().filter(|s| dups.is_unverified(s)));
+            let n = opts.rows_n(shown.len(), SHORT);
+            let listed = n;
+            for s in shown.into_iter().take(n) {
                 writeln!(
                     out,
                     "  {:>5} {:>12} {:>10} {:>8} {:>12}  {:<7} {:<12} {}",
@@ -281,18 +298,24 @@ pub fn write_text(out: &mut impl Write, a: &Analysis, opts: &ReportOptions) -> i
                     count(s.members.len() as u64),
                     count(s.objects_per_copy),
                     size(s.instance_bytes),
-                    if s.trivial { "trivial" } else { "full" },
+                    if dups.is_unverified(s) {
+                        "unverif"
+                    } else if s.trivial {
+                        "trivial"
+                    } else {
+                        "full"
+                    },
                     s.holding_set
                         .map(|h| format!("→ #{h}"))
                         .unwrap_or_else(|| "-".into()),
                     dump.type_names[s.type_index as usize]
                 )?;
             }
-            if dups.sets.len() > shown {
+            if dups.sets.len() > listed {
                 writeln!(
                     out,
                     "  … {} more sets (--top 0 lists them all)",
-                    count((dups.sets.len() - shown) as u64)
+                    count((dups.sets.len() - listed) as u64)
                 )?;
             }
             for p in &dups.possible {

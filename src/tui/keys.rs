@@ -11,6 +11,8 @@ pub enum Mode {
     Types,
     Duplicates,
     Roots,
+    /// The instances of a type (a list within the Types pane).
+    TypeInstances,
     Inspector,
     /// Typing into the `/` filter line.
     Filter,
@@ -24,6 +26,7 @@ impl Mode {
             Mode::Types => "Types",
             Mode::Duplicates => "Duplicates",
             Mode::Roots => "Roots",
+            Mode::TypeInstances => "Instances of a type",
             Mode::Inspector => "Inspector",
             Mode::Filter => "Filter line",
         }
@@ -61,6 +64,10 @@ pub enum Cmd {
     PreciseRetained,
     ImmediateDominators,
     ExcludePattern,
+    ListInstances,
+    // Every list pane
+    SortNext,
+    SortReverse,
     // Duplicates
     JumpHoldingSet,
     DetectPossible,
@@ -262,6 +269,33 @@ pub static KEYS: &[Binding] = &[
         "",
     ),
     b(
+        Types,
+        C('x'),
+        ListInstances,
+        "list the type's instances (Enter inspects one)",
+        "instances",
+    ),
+    b(Types, C('s'), SortNext, "sort by the next column", "sort"),
+    b(Types, C('S'), SortReverse, "reverse the sort", ""),
+    b(
+        TypeInstances,
+        C('s'),
+        SortNext,
+        "sort by the next column",
+        "sort",
+    ),
+    b(TypeInstances, C('S'), SortReverse, "reverse the sort", ""),
+    b(
+        Duplicates,
+        C('s'),
+        SortNext,
+        "sort by the next column",
+        "sort",
+    ),
+    b(Duplicates, C('S'), SortReverse, "reverse the sort", ""),
+    b(Roots, C('s'), SortNext, "sort by the next column", "sort"),
+    b(Roots, C('S'), SortReverse, "reverse the sort", ""),
+    b(
         Duplicates,
         C('H'),
         JumpHoldingSet,
@@ -335,6 +369,17 @@ fn footer_rank(b: &Binding) -> u8 {
 /// Footer hints for a mode (its own and the global ones) in priority
 /// order: the footer shows as many as fit, the first ones first.
 pub fn footer(mode: Mode) -> Vec<(String, &'static str)> {
+    footer_with(mode, |_| None)
+}
+
+/// [`footer`] with the labels `label` gives for the focus's state (a
+/// group's `x` says `group` while it shows instances); `Some("")` hides a
+/// key that does nothing there.
+pub fn footer_with(
+    mode: Mode,
+    label: impl Fn(Cmd) -> Option<&'static str>,
+) -> Vec<(String, &'static str)> {
+    let mut out: Vec<(String, &'static str)> = Vec::new();
     let modes: &[Mode] = if mode == Filter {
         &[Filter]
     } else if mode == Global {
@@ -348,10 +393,13 @@ pub fn footer(mode: Mode) -> Vec<(String, &'static str)> {
         .collect();
     // Stable: equal ranks keep the key table's order.
     hints.sort_by_key(|b| footer_rank(b));
-    hints
-        .into_iter()
-        .map(|b| (b.key.label(), b.short))
-        .collect()
+    for b in hints {
+        let short = label(b.cmd).unwrap_or(b.short);
+        if !short.is_empty() {
+            out.push((b.key.label(), short));
+        }
+    }
+    out
 }
 
 #[cfg(test)]

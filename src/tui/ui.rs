@@ -265,7 +265,7 @@ fn draw_footer(app: &App, area: Rect, f: &mut Frame) {
     let t = &app.theme;
     f.render_widget(
         Paragraph::new(Line::from(footer_spans(
-            &keys::footer(app.mode()),
+            &keys::footer_with(app.mode(), |cmd| app.key_label(cmd)),
             area.width as usize,
             t,
         ))),
