@@ -11,6 +11,7 @@ pub enum Mode {
     Types,
     Duplicates,
     Roots,
+    Suspects,
     Inspector,
     /// Typing into the `/` filter line.
     Filter,
@@ -24,6 +25,7 @@ impl Mode {
             Mode::Types => "Types",
             Mode::Duplicates => "Duplicates",
             Mode::Roots => "Roots",
+            Mode::Suspects => "Suspects",
             Mode::Inspector => "Inspector",
             Mode::Filter => "Filter line",
         }
@@ -56,6 +58,10 @@ pub enum Cmd {
     Instances,
     ToggleExpand,
     ZoomOut,
+    /// Sort by retained bytes or by growth (with a comparison).
+    SortGrowth,
+    /// Only the rows that grow steadily (with a comparison).
+    SteadyOnly,
     // Types
     PreciseRetained,
     ImmediateDominators,
@@ -160,6 +166,7 @@ pub static KEYS: &[Binding] = &[
     b(Global, C('3'), Pane(3), "Types", ""),
     b(Global, C('4'), Pane(4), "Duplicates", ""),
     b(Global, C('5'), Pane(5), "Roots", ""),
+    b(Global, C('6'), Pane(6), "Suspects (leak suspects)", ""),
     b(Global, K(KeyCode::Up), Up, "move up", ""),
     b(Global, C('k'), Up, "move up", ""),
     b(Global, K(KeyCode::Down), Down, "move down", ""),
@@ -232,6 +239,20 @@ pub static KEYS: &[Binding] = &[
     ),
     b(Dominators, C(' '), ToggleExpand, "expand / collapse", ""),
     b(Dominators, C('-'), ZoomOut, "zoom out one level", ""),
+    b(
+        Dominators,
+        C('s'),
+        SortGrowth,
+        "comparing: sort by retained bytes / by growth (Δ)",
+        "",
+    ),
+    b(
+        Dominators,
+        C('t'),
+        SteadyOnly,
+        "comparing: only the rows that grow steadily (and their parents)",
+        "",
+    ),
     b(
         Types,
         C('p'),

@@ -46,7 +46,7 @@ pub fn layout(area: Rect) -> Areas {
 use super::pane_id::PaneId;
 
 fn tab_label(p: PaneId) -> String {
-    format!(" {} {} ", p.index() + 1, p.title())
+    format!(" {} {} ", p.index() + 1, p.tab())
 }
 
 /// The tab texts, focused or not (`[ 2 Dominators ]` / `  2 Dominators  `).

@@ -85,6 +85,23 @@ impl App {
                 // until the filter thread has narrowed this one.
                 self.apply_filter(PaneId::Duplicates);
             }
+            Arrived::Suspects | Arrived::Comparison => {
+                let (Some(graph), Some(dom), Some(s)) = (
+                    self.loading.graph(),
+                    self.loading.dom(),
+                    self.loading.suspects(),
+                ) else {
+                    return;
+                };
+                let compared = self.loading.compared().map(|c| &**c);
+                self.suspects_pane
+                    .measure(s, compared, &graph.dump, dom, &self.theme);
+                if arrived == Arrived::Comparison {
+                    if let (Some(d), Some(c)) = (&mut self.dominators, self.loading.compared()) {
+                        d.set_compared(c.clone(), dom);
+                    }
+                }
+            }
             Arrived::Nothing | Arrived::Failure => {}
         }
     }

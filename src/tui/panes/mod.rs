@@ -9,6 +9,7 @@ pub mod duplicates;
 pub mod inspector;
 pub mod overview;
 pub mod roots;
+pub mod suspects;
 pub mod table;
 pub mod types;
 

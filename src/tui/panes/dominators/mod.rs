@@ -14,11 +14,16 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Paragraph};
 use ratatui::Frame;
 
+use std::sync::Arc;
+
 use super::table::{ScrolledTable, TableRow};
 use super::{empty_message, Ctx, FilterPlan, Intent, Pane};
 use crate::analysis::filter::TypeFilter;
 use crate::graph::DominatorTree;
 use crate::model::Model;
+use crate::tui::compared::{
+    signed_bytes, signed_bytes_width, signed_count, steady_mark, Compared, NO_PATH,
+};
 use crate::tui::filtering::{FilterResult, FilterWork};
 use crate::tui::fmt::{bytes, bytes_width, count, count_width, fit, percent, Col, Columns};
 use crate::tui::keys::Cmd;
@@ -38,6 +43,14 @@ pub struct DominatorsPane {
     /// Widths of the retained bytes and objects of any row: no row (group
     /// or object) retains more than the reachable heap.
     pub widths: [usize; 2],
+    /// The comparison with older snapshots, once it arrived.
+    pub compared: Option<Arc<Compared>>,
+    /// Siblings by growth instead of retained bytes (`s`).
+    pub growth_order: bool,
+    /// Only the rows that grow steadily (`t`).
+    pub steady_only: bool,
+    /// Widths of the Δ retained and Δ count cells of any row.
+    pub delta_widths: [usize; 2],
 }
 
 impl DominatorsPane {
@@ -51,6 +64,10 @@ impl DominatorsPane {
                 bytes_width(dom.reachable_bytes),
                 count_width(dom.reachable_objects),
             ],
+            compared: None,
+            growth_order: false,
+            steady_only: false,
+            delta_widths: [0, 0],
         };
         p.refresh();
         p
@@ -69,8 +86,45 @@ impl DominatorsPane {
     pub fn refresh(&mut self) {
         let (mode, marks) = (self.mode, self.marks.clone());
         for t in &mut self.zooms {
+            t.growth_order = self.growth_order;
+            t.steady_only = self.steady_only;
             t.flatten(mode, &marks);
         }
+    }
+
+    /// Installs the comparison (once, on its arrival): every zoom level's
+    /// rows get their paths, and the Δ columns their widths.
+    pub fn set_compared(&mut self, compared: Arc<Compared>, dom: &DominatorTree) {
+        let p = &compared.cmp.paths;
+        let k = p.snapshots;
+        // No row grows or shrinks by more than the larger reachable heap.
+        let max_bytes = compared
+            .cmp
+            .reachable_bytes
+            .iter()
+            .copied()
+            .max()
+            .unwrap_or(0)
+            .max(dom.reachable_bytes);
+        let max_count = (1..p.len())
+            .map(|r| {
+                let f = p.figures_of(r as u32);
+                f[0].count.max(f[k - 1].count) as u64
+            })
+            .max()
+            .unwrap_or(0);
+        self.delta_widths = [signed_bytes_width(max_bytes), count_width(max_count) + 1];
+        for i in 0..self.zooms.len() {
+            let root_path = if i == 0 {
+                0
+            } else {
+                let origin = self.zooms[i].origin;
+                self.zooms[i - 1].nodes[origin as usize].path
+            };
+            self.zooms[i].set_compared(Some(compared.clone()), root_path);
+        }
+        self.compared = Some(compared);
+        self.refresh();
     }
 
     /// Keeps the selection on screen for a list of `height` rows.
@@ -117,6 +171,29 @@ impl DominatorsPane {
     }
 }
 
+impl DominatorsPane {
+    /// What the title says of the comparison: the sort, the steady-only
+    /// view and the keys that change them.
+    fn comparison_title(&self, theme: &Theme) -> String {
+        let Some(c) = &self.compared else {
+            return String::new();
+        };
+        let sep = theme.sep();
+        let older = c.snapshots() - 1;
+        let order = if self.growth_order {
+            "by Δ"
+        } else {
+            "s: by Δ"
+        };
+        let steady = if self.steady_only {
+            "steady growth only"
+        } else {
+            "t: steady only"
+        };
+        format!(" {sep} Δ vs {older} older {sep} {order} {sep} {steady}")
+    }
+}
+
 /// Draws the tree (and the chart beside it when wide enough); `empty` is
 /// the line shown when no row is visible.
 pub fn draw(
@@ -142,7 +219,11 @@ pub fn draw(
                 theme.header(),
             ),
             Span::raw(fit(
-                &format!("{} ", pane.breadcrumb(theme)),
+                &format!(
+                    "{}{} ",
+                    pane.breadcrumb(theme),
+                    pane.comparison_title(theme)
+                ),
                 area.width.saturating_sub(20) as usize,
                 theme,
             )),
@@ -190,12 +271,22 @@ fn draw_tree(
     f: &mut Frame,
 ) {
     let t = pane.tree();
-    let cols = [
+    let compared = pane.compared.is_some();
+    let mut cols = vec![
         Col::name("Type"),
         Col::num("Retained", pane.widths[0]),
         Col::num("Objects", pane.widths[1]),
         Col::num("%", "100.0%".len()),
     ];
+    if compared {
+        // The steady mark takes one more cell after the Δ.
+        cols[2] = cols[2].optional(2);
+        cols[3] = cols[3].optional(1);
+        cols.push(Col::num("Δ retained", pane.delta_widths[0] + 1));
+        if area.width >= 100 {
+            cols.push(Col::num("Δ count", pane.delta_widths[1]));
+        }
+    }
     let table = Columns::new(area.width as usize, &cols);
     let name_w = table.width(0);
     let on_path: Vec<u32> = t.ancestors(t.selected);
@@ -224,7 +315,7 @@ fn draw_tree(
         );
         let (rb, ro) = t.sizes_of(id, dom).unwrap_or((0, 0));
         let selected = id == t.selected;
-        let cells = if matches!(n.item, Item::More { .. }) {
+        let mut cells = if matches!(n.item, Item::More { .. }) {
             vec![label]
         } else {
             vec![
@@ -234,6 +325,25 @@ fn draw_tree(
                 percent(rb, dom.reachable_bytes),
             ]
         };
+        if let (true, Some(c), false) = (
+            compared,
+            &pane.compared,
+            matches!(n.item, Item::More { .. }),
+        ) {
+            if n.path == NO_PATH {
+                cells.resize(cols.len(), String::new());
+            } else {
+                let mark = if c.steady(n.path) {
+                    steady_mark(theme)
+                } else {
+                    " "
+                };
+                cells.push(format!("{}{mark}", signed_bytes(c.growth(n.path), theme)));
+                if cells.len() < cols.len() {
+                    cells.push(signed_count(c.count_growth(n.path), theme));
+                }
+            }
+        }
         let style = if selected {
             theme.selected()
         } else if on_path.contains(&id) {
@@ -272,6 +382,11 @@ impl DominatorsPane {
                 self.refresh();
             }
             Item::SuperRoot => {}
+            Item::Vanished(_) => {
+                return vec![Intent::status(
+                    "this row is gone from the newest snapshot: expand it (Right) to see what was below",
+                )];
+            }
             item => {
                 if !t.has_children(sel, dom) {
                     return vec![Intent::status("nothing below this row to zoom into")];
@@ -283,7 +398,12 @@ impl DominatorsPane {
                 };
                 let label = t.label_of(sel, dump, ctx.theme);
                 out.push(Intent::History);
-                let (tree, deferred) = Tree::new(item, label, dump, dom);
+                let root_path = t.nodes[sel as usize].path;
+                let (mut tree, deferred) = Tree::new(item, label, dump, dom);
+                tree.origin = sel;
+                if let Some(c) = &self.compared {
+                    tree.set_compared(Some(c.clone()), root_path);
+                }
                 self.zooms.push(tree);
                 self.refresh();
                 out.extend(defer(deferred));
@@ -392,6 +512,26 @@ impl Pane for Option<DominatorsPane> {
                 d.refresh();
                 defer(deferred)
             }
+            Cmd::SortGrowth | Cmd::SteadyOnly if d.compared.is_none() => {
+                let why = if ctx.loading.comparison_pending() {
+                    "the comparison with the older snapshots is still running"
+                } else {
+                    "no comparison: open several snapshots (heaptui OLD NEW)"
+                };
+                vec![Intent::status(why)]
+            }
+            Cmd::SortGrowth => {
+                d.growth_order = !d.growth_order;
+                d.refresh();
+                d.scroll(ctx.rows());
+                Vec::new()
+            }
+            Cmd::SteadyOnly => {
+                d.steady_only = !d.steady_only;
+                d.refresh();
+                d.scroll(ctx.rows());
+                Vec::new()
+            }
             Cmd::ZoomOut => {
                 // Not a history step: Backspace already retraces zooms.
                 if d.zooms.len() > 1 {
@@ -472,12 +612,16 @@ impl Pane for Option<DominatorsPane> {
     fn draw(&self, ctx: &Ctx, area: Rect, f: &mut Frame) {
         match (self, ctx.loading.graph(), ctx.loading.dom()) {
             (Some(d), Some(g), Some(dom)) => {
-                let empty = empty_message(
-                    ctx,
-                    false,
-                    "objects",
-                    "no object is reachable from a strong root",
-                );
+                let empty = if d.steady_only && ctx.filter.trim().is_empty() {
+                    " (no row grows in every snapshot; t shows every row)".to_string()
+                } else {
+                    empty_message(
+                        ctx,
+                        false,
+                        "objects",
+                        "no object is reachable from a strong root",
+                    )
+                };
                 draw(d, &g.dump, dom, ctx.theme, &empty, area, f)
             }
             _ => {
