@@ -23,6 +23,9 @@ pub struct Compared {
     by_parent: Vec<(u32, u32, u32)>,
     /// Per merged path: it or a row below it grows steadily.
     pub steady_below: Vec<bool>,
+    /// Per merged path: a row right below it is absent from the newest
+    /// snapshot.
+    has_vanished: Vec<bool>,
     /// Shared type id → row of `cmp.types` (`u32::MAX`: none).
     type_row: Vec<u32>,
     /// `(shared type, instance bytes, objects per copy)` → row of
@@ -59,6 +62,12 @@ impl Compared {
                 steady_below[parent] = true;
             }
         }
+        let mut has_vanished = vec![false; n];
+        for r in 1..n {
+            if p.figures_of(r as u32).last().is_some_and(|f| f.count == 0) {
+                has_vanished[p.parent[r] as usize] = true;
+            }
+        }
         let mut type_row = vec![u32::MAX; cmp.type_names.len()];
         for (i, t) in cmp.types.iter().enumerate() {
             type_row[t.type_id as usize] = i as u32;
@@ -74,6 +83,7 @@ impl Compared {
             shared_type,
             by_parent,
             steady_below,
+            has_vanished,
             type_row,
             dup_row,
         }
@@ -118,6 +128,14 @@ impl Compared {
             .collect();
         out.sort_by_key(|&r| (p.growth(r), r));
         out
+    }
+
+    /// Whether a row right below `path` is absent from the newest snapshot.
+    pub fn has_vanished(&self, path: u32) -> bool {
+        self.has_vanished
+            .get(path as usize)
+            .copied()
+            .unwrap_or(false)
     }
 
     /// Whether the row `path` has rows below it in any snapshot.

@@ -186,7 +186,16 @@ impl Tree {
     }
 
     pub fn has_children(&self, id: u32, dom: &DominatorTree) -> bool {
-        match &self.nodes[id as usize].item {
+        let n = &self.nodes[id as usize];
+        if !n.instances
+            && self
+                .compared
+                .as_ref()
+                .is_some_and(|c| c.has_vanished(n.path))
+        {
+            return true;
+        }
+        match &n.item {
             Item::SuperRoot => true,
             Item::Group(g) => g.members.len() > 1 || g.retained_objects > 1,
             Item::Instance(o) => !dom.children_of(*o).is_empty(),
