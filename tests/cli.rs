@@ -112,7 +112,7 @@ fn json_contract_key_by_key() {
         json!([{
             "set": 0, "type": "System.String", "instances": 7, "instance_bytes": 0x1c,
             "objects_per_copy": 1, "additional_bytes": 6 * 0x1c, "trivial": true,
-            "held_by": [], "holding_set": null,
+            "unverified": true, "held_by": [], "holding_set": null,
             "members": ["1ce113", "1ce116", "1ce11f", "1ce14c", "1ce267", "1ce26a", "1ce26d"]
         }])
     );

@@ -305,13 +305,13 @@ fn report_json_duplicates_array_is_the_spec_contract() {
         serde_json::json!([
             {"set": 0, "type": "Example.List", "instances": 3, "instance_bytes": 32,
              "objects_per_copy": 3, "additional_bytes": 128, "trivial": false,
-             "held_by": [], "holding_set": null, "members": ["1", "2", "3"]},
+             "unverified": false, "held_by": [], "holding_set": null, "members": ["1", "2", "3"]},
             {"set": 1, "type": "Example.Array", "instances": 3, "instance_bytes": 24,
              "objects_per_copy": 1, "additional_bytes": 48, "trivial": true,
-             "held_by": [0], "holding_set": 0, "members": ["4", "5", "6"]},
+             "unverified": true, "held_by": [0], "holding_set": 0, "members": ["4", "5", "6"]},
             {"set": 2, "type": "Example.Leaf", "instances": 2, "instance_bytes": 16,
              "objects_per_copy": 1, "additional_bytes": 16, "trivial": true,
-             "held_by": [], "holding_set": null, "members": ["7", "8"]}
+             "unverified": true, "held_by": [], "holding_set": null, "members": ["7", "8"]}
         ])
     );
     // The trivial mode through the binary, with members from two sections.

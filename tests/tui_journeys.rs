@@ -244,7 +244,8 @@ fn duplicates_detail_and_holding_set_jump() {
     // The pane says what equality means.
     shows(&a, &["equal = same type, size and reference shape"]);
     snap("duplicates", &a);
-    for _ in 0..held.id {
+    // Its row: held arrays are lone leaves, listed after the verified sets.
+    for _ in 0..a.dups_pane.row_of_set(held.id).unwrap() {
         keys(&mut a, "j");
     }
     selected_has(&a, &format!("→#{holder}"));

@@ -245,6 +245,7 @@ pub fn write_text(out: &mut impl Write, a: &Analysis, opts: &ReportOptions) -> i
             writeln!(out, "Duplicates: not detected (--duplicates none)")?;
         }
         Some(mode) => {
+            let totals = dups.all_totals();
             writeln!(
                 out,
                 "Duplicates ({} mode; {}): {} sets, {} in extra instances (all but one member of each set)",
@@ -254,9 +255,17 @@ pub fn write_text(out: &mut impl Write, a: &Analysis, opts: &ReportOptions) -> i
                 } else {
                     "equal type, size and reference shape: the dump has no field values"
                 },
-                count(dups.sets.len() as u64),
-                size(dups.total_additional_bytes())
+                count(totals.sets),
+                size(totals.bytes)
             )?;
+            if totals.unverified_sets > 0 {
+                writeln!(
+                    out,
+                    "  not counted above: {} unverified sets, {} in extra instances (lone objects of one type and size; without values their equality cannot be verified)",
+                    count(totals.unverified_sets),
+                    size(totals.unverified_bytes)
+                )?;
+            }
             if !dups.sets.is_empty() {
                 writeln!(
                     out,
@@ -264,7 +273,14 @@ pub fn write_text(out: &mut impl Write, a: &Analysis, opts: &ReportOptions) -> i
                     "Set", "Additional", "Instances", "Per copy", "Inst. size", "Kind", "Held by"
                 )?;
             }
-            for s in dups.sets.iter().take(SHORT) {
+            // The verified sets lead; the unverified ones follow them.
+            let mut shown: Vec<_> = dups
+                .sets
+                .iter()
+                .filter(|s| !dups.is_unverified(s))
+                .collect();
+            shown.extend(dups.sets.iter().filter(|s| dups.is_unverified(s)));
+            for s in shown.into_iter().take(SHORT) {
                 writeln!(
                     out,
                     "  {:>5} {:>12} {:>10} {:>8} {:>12}  {:<7} {:<12} {}",
@@ -273,7 +289,13 @@ pub fn write_text(out: &mut impl Write, a: &Analysis, opts: &ReportOptions) -> i
                     count(s.members.len() as u64),
                     count(s.objects_per_copy),
                     size(s.instance_bytes),
-                    if s.trivial { "trivial" } else { "full" },
+                    if dups.is_unverified(s) {
+                        "unverif"
+                    } else if s.trivial {
+                        "trivial"
+                    } else {
+                        "full"
+                    },
                     s.holding_set
                         .map(|h| format!("→ #{h}"))
                         .unwrap_or_else(|| "-".into()),

@@ -56,6 +56,8 @@ pub enum FilterWork {
     Types {
         graph: Arc<HeapGraph>,
         types: Arc<Vec<TypeStats>>,
+        /// The pane's sort: positions in `types`, in the order to inject.
+        order: Arc<Vec<u32>>,
         injector: Injector<u32>,
     },
 }
@@ -171,9 +173,11 @@ pub fn compute(req: FilterRequest, superseded: &dyn Fn() -> bool) -> Option<Filt
         FilterWork::Types {
             graph,
             types,
+            order,
             injector,
         } => {
-            inject_types(&injector, &types, &graph.dump.type_names, &filter);
+            let sorted = order.iter().filter_map(|&p| types.get(p as usize));
+            inject_types(&injector, sorted, &graph.dump.type_names, &filter);
             FilterResult::Types
         }
     };

@@ -133,6 +133,12 @@ pub struct Col {
     /// Non-zero: the column is left out when the name would otherwise get
     /// fewer than [`NAME_ROOM`] cells (the highest first).
     pub optional: u8,
+    /// The list sorts by this column (`s`, `S`, a click on its header); its
+    /// width keeps room for the sort mark, so the layout never moves when
+    /// the sort does.
+    pub sortable: bool,
+    /// The list is sorted by this column: `Some(descending)`.
+    pub sorted: Option<bool>,
 }
 
 impl Col {
@@ -143,8 +149,9 @@ impl Col {
             content,
             align: Align::Right,
             flex: false,
-
             optional: 0,
+            sortable: false,
+            sorted: None,
         }
     }
 
@@ -155,8 +162,9 @@ impl Col {
             content,
             align: Align::Left,
             flex: false,
-
             optional: 0,
+            sortable: false,
+            sorted: None,
         }
     }
 
@@ -168,6 +176,28 @@ impl Col {
         }
     }
 
+    /// Makes the column sortable (see [`crate::tui::panes::table::Sort`]).
+    pub const fn sortable(self) -> Col {
+        Col {
+            sortable: true,
+            ..self
+        }
+    }
+
+    /// The header as drawn: with the sort mark (` ▼`, ASCII ` v`) when the
+    /// list is sorted by this column.
+    pub fn title(&self, theme: &Theme) -> String {
+        match self.sorted {
+            Some(desc) => format!("{} {}", self.header, sort_mark(desc, theme)),
+            None => self.header.to_string(),
+        }
+    }
+
+    /// Cells its header needs: the sort mark's included when sortable.
+    fn header_width(&self) -> usize {
+        text_width(self.header) + if self.sortable { 2 } else { 0 }
+    }
+
     /// The flexible name column.
     pub const fn name(header: &'static str) -> Col {
         Col {
@@ -175,9 +205,21 @@ impl Col {
             content: 0,
             align: Align::Left,
             flex: true,
-
             optional: 0,
+            sortable: false,
+            sorted: None,
         }
+    }
+}
+
+/// The mark of a sorted column's header: largest (or Z) first `▼`, else
+/// `▲` (ASCII `v` / `^`).
+pub fn sort_mark(descending: bool, theme: &Theme) -> &'static str {
+    match (descending, theme.ascii) {
+        (true, false) => "▼",
+        (false, false) => "▲",
+        (true, true) => "v",
+        (false, true) => "^",
     }
 }
 
@@ -206,7 +248,7 @@ impl Columns {
     pub fn new(width: usize, cols: &[Col]) -> Columns {
         let mut widths: Vec<usize> = cols
             .iter()
-            .map(|c| text_width(c.header).max(c.content))
+            .map(|c| c.header_width().max(c.content))
             .collect();
         let mut shown = vec![true; cols.len()];
         let flex = cols.iter().position(|c| c.flex);
@@ -255,6 +297,22 @@ impl Columns {
             .map(|i| self.widths[i])
             .collect();
         shown.iter().sum::<usize>() + shown.len().saturating_sub(1)
+    }
+
+    /// The column under cell `x` of a row (the marker is cell 0; the blank
+    /// after a column counts as its own): for a click on the header.
+    pub fn column_at(&self, x: usize) -> Option<usize> {
+        let mut left = 1;
+        for (i, &w) in self.widths.iter().enumerate() {
+            if !self.shown[i] {
+                continue;
+            }
+            if x >= left && x <= left + w {
+                return Some(i);
+            }
+            left += w + 1;
+        }
+        None
     }
 
     /// The shown cells, each fitted (the name) and padded to its column.
@@ -324,7 +382,8 @@ impl Columns {
 
     /// The header row (a blank where the marker goes).
     pub fn header(&self, cols: &[Col], theme: &Theme) -> String {
-        let cells: Vec<&str> = cols.iter().map(|c| c.header).collect();
+        let titles: Vec<String> = cols.iter().map(|c| c.title(theme)).collect();
+        let cells: Vec<&str> = titles.iter().map(String::as_str).collect();
         self.row(" ", &cells, theme)
     }
 }

@@ -12,6 +12,8 @@ pub enum Mode {
     Duplicates,
     Roots,
     Suspects,
+    /// The instances of a type (a list within the Types pane).
+    TypeInstances,
     Inspector,
     /// Typing into the `/` filter line.
     Filter,
@@ -26,6 +28,7 @@ impl Mode {
             Mode::Duplicates => "Duplicates",
             Mode::Roots => "Roots",
             Mode::Suspects => "Suspects",
+            Mode::TypeInstances => "Instances of a type",
             Mode::Inspector => "Inspector",
             Mode::Filter => "Filter line",
         }
@@ -66,6 +69,10 @@ pub enum Cmd {
     PreciseRetained,
     ImmediateDominators,
     ExcludePattern,
+    ListInstances,
+    // Every list pane
+    SortNext,
+    SortReverse,
     // Duplicates
     JumpHoldingSet,
     DetectPossible,
@@ -275,6 +282,33 @@ pub static KEYS: &[Binding] = &[
         "",
     ),
     b(
+        Types,
+        C('x'),
+        ListInstances,
+        "list the type's instances (Enter inspects one)",
+        "instances",
+    ),
+    b(Types, C('s'), SortNext, "sort by the next column", "sort"),
+    b(Types, C('S'), SortReverse, "reverse the sort", ""),
+    b(
+        TypeInstances,
+        C('s'),
+        SortNext,
+        "sort by the next column",
+        "sort",
+    ),
+    b(TypeInstances, C('S'), SortReverse, "reverse the sort", ""),
+    b(
+        Duplicates,
+        C('s'),
+        SortNext,
+        "sort by the next column",
+        "sort",
+    ),
+    b(Duplicates, C('S'), SortReverse, "reverse the sort", ""),
+    b(Roots, C('s'), SortNext, "sort by the next column", "sort"),
+    b(Roots, C('S'), SortReverse, "reverse the sort", ""),
+    b(
         Duplicates,
         C('H'),
         JumpHoldingSet,
@@ -329,6 +363,16 @@ pub fn lookup(mode: Mode, key: Key) -> Option<Cmd> {
 
 /// Footer hints for a mode: its own, then the global ones.
 pub fn footer(mode: Mode) -> Vec<(String, &'static str)> {
+    footer_with(mode, |_| None)
+}
+
+/// [`footer`] with the labels `label` gives for the focus's state (a
+/// group's `x` says `group` while it shows instances); `Some("")` hides a
+/// key that does nothing there.
+pub fn footer_with(
+    mode: Mode,
+    label: impl Fn(Cmd) -> Option<&'static str>,
+) -> Vec<(String, &'static str)> {
     let mut out: Vec<(String, &'static str)> = Vec::new();
     let modes: &[Mode] = if mode == Filter {
         &[Filter]
@@ -339,7 +383,10 @@ pub fn footer(mode: Mode) -> Vec<(String, &'static str)> {
     };
     for &m in modes {
         for b in KEYS.iter().filter(|b| b.mode == m && !b.short.is_empty()) {
-            out.push((b.key.label(), b.short));
+            let short = label(b.cmd).unwrap_or(b.short);
+            if !short.is_empty() {
+                out.push((b.key.label(), short));
+            }
         }
     }
     out

@@ -10,7 +10,7 @@ use super::worker::Msg;
 use crate::analysis::roots::RootGroup;
 use crate::analysis::suspects::Suspect;
 use crate::analysis::TypeStats;
-use crate::graph::duplicates::Duplicates;
+use crate::graph::duplicates::{DuplicateTotals, Duplicates};
 use crate::graph::{DominatorTree, HeapGraph};
 
 /// Whole-heap sums the frames show, computed once when data arrives.
@@ -20,6 +20,10 @@ pub struct Totals {
     /// (kind, flags, records), sorted.
     pub root_kinds: Vec<(u32, u32, u64)>,
     pub additional_bytes: u64,
+    /// The duplicate sets' totals, unverified sets apart.
+    pub duplicates: DuplicateTotals,
+    /// The first ten verified duplicate sets (the Overview's top).
+    pub top_sets: Vec<u32>,
 }
 
 impl Totals {
@@ -36,6 +40,8 @@ impl Totals {
             bytes: graph.dump.total_bytes(),
             root_kinds: kinds,
             additional_bytes: 0,
+            duplicates: DuplicateTotals::default(),
+            top_sets: Vec::new(),
         }
     }
 }

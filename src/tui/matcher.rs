@@ -61,8 +61,15 @@ impl TypeMatcher {
     /// candidates ([`inject_types`], on the filter thread); otherwise only
     /// the fuzzy text is reparsed. Either way O(1) here.
     pub fn set(&mut self, filter: &TypeFilter) -> Option<Injector<u32>> {
+        self.set_ordered(filter, false)
+    }
+
+    /// [`TypeMatcher::set`]; `reorder`: the candidates come again in a new
+    /// order (a new sort of the Types pane), so the matcher restarts even
+    /// when the structural tokens are the same.
+    pub fn set_ordered(&mut self, filter: &TypeFilter, reorder: bool) -> Option<Injector<u32>> {
         let structural = filter.structural_key();
-        let injector = if self.structural.as_ref() != Some(&structural) {
+        let injector = if reorder || self.structural.as_ref() != Some(&structural) {
             // Restarting disconnects the injector of an older filter, so a
             // superseded injection can never reach this matcher.
             self.nucleo.restart(true);
@@ -130,11 +137,12 @@ impl Default for TypeMatcher {
     }
 }
 
-/// Pushes the types passing the structural tokens of `filter` (O(types);
-/// the filter thread runs it).
-pub fn inject_types(
+/// Pushes the types passing the structural tokens of `filter`, in the
+/// order given (the pane's sort: with no fuzzy text nucleo keeps it, and it
+/// breaks ties of the fuzzy ranking). O(types); the filter thread runs it.
+pub fn inject_types<'a>(
     injector: &Injector<u32>,
-    types: &[TypeStats],
+    types: impl IntoIterator<Item = &'a TypeStats>,
     names: &[Box<str>],
     filter: &TypeFilter,
 ) {

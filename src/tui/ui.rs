@@ -226,7 +226,7 @@ fn draw_footer(app: &App, area: Rect, f: &mut Frame) {
     let t = &app.theme;
     let mut spans = Vec::new();
     let mut used = 0usize;
-    for (key, what) in keys::footer(app.mode()) {
+    for (key, what) in keys::footer_with(app.mode(), |cmd| app.key_label(cmd)) {
         let item = format!(" {key} {what} ");
         if used + item.len() > area.width as usize {
             break;

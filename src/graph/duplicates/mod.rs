@@ -178,6 +178,39 @@ impl Duplicates {
         self.values_compared
     }
 
+    /// Whether a set's equality cannot be verified: its copies are single
+    /// objects without references (trivial) in a dump without values, so
+    /// they are "equal" only in type and size (strings of one length, say).
+    /// Such sets are counted apart and stay out of the headline waste.
+    pub fn is_unverified(&self, set: &DuplicateSet) -> bool {
+        set.trivial && !self.values_compared
+    }
+
+    /// [`Duplicates::extra_bytes`] of the sets `sets` picks (positions in
+    /// [`Duplicates::sets`]), split by verification. O(sets picked).
+    pub fn totals(&self, sets: impl IntoIterator<Item = u32>) -> DuplicateTotals {
+        let mut t = DuplicateTotals::default();
+        for i in sets {
+            let Some(s) = self.sets.get(i as usize) else {
+                continue;
+            };
+            let extra = extra_bytes(s);
+            if self.is_unverified(s) {
+                t.unverified_sets += 1;
+                t.unverified_bytes += extra;
+            } else {
+                t.sets += 1;
+                t.bytes += extra;
+            }
+        }
+        t
+    }
+
+    /// The totals of every set (the headline).
+    pub fn all_totals(&self) -> DuplicateTotals {
+        self.totals(0..self.sets.len() as u32)
+    }
+
     /// The set an object belongs to.
     pub fn set_of(&self, object: u32) -> Option<u32> {
         self.member_of
@@ -193,11 +226,24 @@ impl Duplicates {
     /// count a copy once per set that reaches it (a list's copy and again its
     /// strings' copies) and can exceed the heap.
     pub fn total_additional_bytes(&self) -> u64 {
-        self.sets
-            .iter()
-            .map(|s| (s.members.len() as u64 - 1) * s.instance_bytes)
-            .sum()
+        self.sets.iter().map(extra_bytes).sum()
     }
+}
+
+/// A set's extra instances: all members but one, shallow.
+fn extra_bytes(s: &DuplicateSet) -> u64 {
+    (s.members.len() as u64).saturating_sub(1) * s.instance_bytes
+}
+
+/// Sets and extra-instance bytes (see [`Duplicates::total_additional_bytes`]),
+/// the verified ones apart from those whose equality cannot be verified
+/// ([`Duplicates::is_unverified`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DuplicateTotals {
+    pub sets: u64,
+    pub bytes: u64,
+    pub unverified_sets: u64,
+    pub unverified_bytes: u64,
 }
 
 /// Sets how large a reach walk grows before it makes a hub (see `verify`).
@@ -623,3 +669,72 @@ fn finish(
 
 /// `set_of` entry of an object in no set.
 const NO_SET: u32 = u32::MAX;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn set(members: &[u32], instance_bytes: u64, trivial: bool) -> DuplicateSet {
+        DuplicateSet {
+            id: 0,
+            type_index: 0,
+            members: members.to_vec(),
+            instance_bytes,
+            objects_per_copy: if trivial { 1 } else { 2 },
+            additional_bytes: (members.len() as u64 - 1) * instance_bytes,
+            trivial,
+            held_by: Vec::new(),
+            holding_set: None,
+        }
+    }
+
+    fn dups(values: bool) -> Duplicates {
+        let sets = vec![
+            // Three 36-byte leaves: without values, equal only in size.
+            set(&[0, 1, 2], 36, true),
+            // Two copies of an object with a reference: structural.
+            set(&[3, 4], 24, false),
+            // Two 16-byte leaves.
+            set(&[5, 6], 16, true),
+        ];
+        Duplicates::from_parts(
+            10,
+            values,
+            Some(DuplicateMode::All),
+            sets,
+            vec![],
+            None,
+            vec![],
+        )
+    }
+
+    #[test]
+    fn lone_leaves_without_values_are_unverified_and_counted_apart() {
+        let d = dups(false);
+        let unverified: Vec<bool> = d.sets.iter().map(|s| d.is_unverified(s)).collect();
+        assert_eq!(unverified, [true, false, true]);
+        assert_eq!(
+            d.all_totals(),
+            DuplicateTotals {
+                sets: 1,
+                bytes: 24,
+                unverified_sets: 2,
+                unverified_bytes: 2 * 36 + 16,
+            }
+        );
+        // The totals of some sets (a filter's rows).
+        let t = d.totals([0, 1]);
+        assert_eq!((t.sets, t.bytes, t.unverified_sets), (1, 24, 1));
+        assert_eq!(t.unverified_bytes, 72);
+        // The whole waste is unchanged.
+        assert_eq!(d.total_additional_bytes(), 24 + 72 + 16);
+    }
+
+    #[test]
+    fn with_values_every_set_is_verified() {
+        let d = dups(true);
+        assert!(d.sets.iter().all(|s| !d.is_unverified(s)));
+        let t = d.all_totals();
+        assert_eq!((t.sets, t.bytes, t.unverified_sets), (3, 24 + 72 + 16, 0));
+    }
+}

@@ -80,6 +80,14 @@ impl App {
             Arrived::Duplicates => {
                 if let Some(d) = self.loading.duplicates() {
                     self.totals.additional_bytes = d.total_additional_bytes();
+                    self.totals.duplicates = d.all_totals();
+                    self.totals.top_sets = d
+                        .sets
+                        .iter()
+                        .filter(|s| !d.is_unverified(s))
+                        .take(10)
+                        .map(|s| s.id)
+                        .collect();
                 }
                 // Under a filter the pane keeps showing the previous result
                 // until the filter thread has narrowed this one.

@@ -99,6 +99,8 @@ pub struct Nav {
     pub types: ListState,
     pub dups: ListState,
     pub dups_detail: Option<u32>,
+    /// The detail was opened from the list (Backspace closes it).
+    pub dups_detail_from_list: bool,
     pub roots: ListState,
 }
 
@@ -281,11 +283,21 @@ impl App {
             match self.pane {
                 PaneId::Overview => Mode::Global,
                 PaneId::Dominators => Mode::Dominators,
+                PaneId::Types if self.types_pane.instances.is_some() => Mode::TypeInstances,
                 PaneId::Types => Mode::Types,
                 PaneId::Duplicates => Mode::Duplicates,
                 PaneId::Roots => Mode::Roots,
                 PaneId::Suspects => Mode::Suspects,
             }
+        }
+    }
+
+    /// The footer label of a key in the focus's state (see
+    /// [`Pane::key_label`]).
+    pub fn key_label(&self, cmd: Cmd) -> Option<&'static str> {
+        match (&self.inspector, self.input.is_some()) {
+            (None, false) => self.pane_view(self.pane).key_label(cmd),
+            _ => None,
         }
     }
 
@@ -329,6 +341,7 @@ impl App {
                 Intent::JumpToSet { set, open } => self.jump_to_set(set, open),
                 Intent::Request { job, label } => self.request(job, &label),
                 Intent::Status(s) => self.status = s,
+                Intent::Refilter => self.apply_filter(self.pane),
                 Intent::EditExclude(text) => {
                     self.input = Some(InputLine {
                         purpose: InputPurpose::Exclude,
@@ -425,6 +438,7 @@ impl App {
             Cmd::Top => self.step(isize::MIN / 2),
             Cmd::Bottom => self.step(isize::MAX / 2),
             Cmd::Accept | Cmd::Clear | Cmd::DeleteChar => {}
+
             // Open, expand and the panes' own keys.
             pane_cmd => self.route_to_focus(pane_cmd),
         }
@@ -491,6 +505,14 @@ impl App {
                     return;
                 };
                 let body = areas.body;
+                if top > 0 && m.row + 1 == body.y + top && m.column > body.x {
+                    // The list's header: sort by the clicked column.
+                    let x = (m.column - body.x - 1) as usize;
+                    let before = self.nav();
+                    let intents = self.with_focus(|p, ctx| p.click_header(x, ctx));
+                    self.apply(intents, before);
+                    return;
+                }
                 if m.row < body.y + top || m.row >= body.y + body.height.saturating_sub(1) {
                     return;
                 }

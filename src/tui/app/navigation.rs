@@ -17,6 +17,7 @@ impl App {
             types: self.types_pane.list,
             dups: self.dups_pane.list,
             dups_detail: self.dups_pane.detail.as_ref().map(|d| d.set),
+            dups_detail_from_list: self.dups_pane.detail.as_ref().is_some_and(|d| d.from_list),
             roots: self.roots_pane.list,
         }
     }
@@ -59,7 +60,11 @@ impl App {
             self.loading.graph(),
             &self.dups_pane.source,
         ) {
-            (Some(s), Some(g), Some(d)) => Some(duplicates::detail(g, d, s, &self.theme)),
+            (Some(s), Some(g), Some(d)) => {
+                let mut det = duplicates::detail(g, d, s, &self.theme);
+                det.from_list = nav.dups_detail_from_list;
+                Some(det)
+            }
             _ => None,
         };
         self.roots_pane.list = nav.roots;
@@ -132,12 +137,12 @@ impl App {
     }
 
     pub(super) fn jump_to_set(&mut self, set: u32, open: bool) {
-        let Some(d) = self.loading.duplicates().cloned() else {
+        let (Some(d), Some(graph)) = (
+            self.loading.duplicates().cloned(),
+            self.loading.graph().cloned(),
+        ) else {
             return;
         };
-        if self.loading.graph().is_none() {
-            return;
-        }
         self.push_history();
         self.inspector = None;
         self.pane = PaneId::Duplicates;
@@ -149,7 +154,7 @@ impl App {
         if !current || self.dups_pane.row_of_set(set).is_none() {
             self.filters[i].clear();
             self.forget_filter(PaneId::Duplicates);
-            self.dups_pane.show_all(d);
+            self.dups_pane.show_all(d, &graph.dump.type_names);
         }
         self.dups_pane
             .select_set(set, open, self.loading.graph(), &self.theme);

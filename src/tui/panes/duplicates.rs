@@ -9,10 +9,10 @@ use ratatui::text::Line;
 use ratatui::widgets::{Block, Paragraph};
 use ratatui::Frame;
 
-use super::table::{ScrolledTable, TableRow};
+use super::table::{ScrolledTable, Sort, TableRow};
 use super::{empty_message, Ctx, FilterPlan, Intent, ListState, Pane};
 use crate::analysis::filter::TypeFilter;
-use crate::graph::duplicates::{DuplicateSet, Duplicates};
+use crate::graph::duplicates::{DuplicateSet, DuplicateTotals, Duplicates};
 use crate::graph::HeapGraph;
 use crate::tui::filtering::{FilterResult, FilterWork};
 use crate::tui::fmt::{bytes, bytes_width, count, count_width, fit, type_name, Col, Columns};
@@ -33,6 +33,10 @@ pub struct DupDetail {
     pub set: u32,
     pub lines: Vec<DetailLine>,
     pub list: ListState,
+    /// Opened with Enter on the list's row: Backspace closes it, back to
+    /// the list. A detail reached by a jump (`H`, the Overview, the
+    /// inspector) goes back through the history instead.
+    pub from_list: bool,
 }
 
 /// The rows of the list: every set then every possible-duplicates type
@@ -65,11 +69,13 @@ impl DupRows {
         self.len() == 0
     }
 
-    pub fn get(&self, i: usize) -> Option<DupRow> {
+    /// Row `i`; `order` is the sets in display order (see
+    /// [`DuplicatesPane::order`]).
+    pub fn get(&self, i: usize, order: &[u32]) -> Option<DupRow> {
         match self {
             &DupRows::All { sets, possible } => {
                 if i < sets {
-                    Some(DupRow::Set(i as u32))
+                    Some(DupRow::Set(order.get(i).copied().unwrap_or(i as u32)))
                 } else if i < sets + possible {
                     Some(DupRow::Possible((i - sets) as u32))
                 } else {
@@ -87,23 +93,72 @@ impl DupRows {
         }
     }
 
-    /// The row of a set (set ids are positions, rows keep set order).
-    pub fn row_of_set(&self, set: u32) -> Option<usize> {
+    /// The row of a set; `pos` is each set's position in the display
+    /// order (filtered rows are kept in that order, so a binary search).
+    pub fn row_of_set(&self, set: u32, pos: &[u32]) -> Option<usize> {
+        let p = |s: u32| pos.get(s as usize).copied().unwrap_or(s);
         match self {
-            DupRows::All { sets, .. } => ((set as usize) < *sets).then_some(set as usize),
+            DupRows::All { sets, .. } => ((set as usize) < *sets).then(|| p(set) as usize),
             DupRows::Filtered(rows) => {
                 let sets = &rows[..self.sets()];
-                sets.binary_search_by_key(&set, |r| match r {
-                    DupRow::Set(s) => *s,
+                sets.binary_search_by_key(&p(set), |r| match r {
+                    DupRow::Set(s) => p(*s),
                     DupRow::Possible(_) => u32::MAX,
                 })
                 .ok()
             }
         }
     }
+
+    /// The sets among the rows, for their totals.
+    fn set_ids(&self) -> Vec<u32> {
+        match self {
+            DupRows::All { sets, .. } => (0..*sets as u32).collect(),
+            DupRows::Filtered(rows) => rows
+                .iter()
+                .filter_map(|r| match r {
+                    DupRow::Set(s) => Some(*s),
+                    DupRow::Possible(_) => None,
+                })
+                .collect(),
+        }
+    }
 }
 
-#[derive(Debug, Default)]
+/// Set, Additional, Inst., Per inst, Per copy, Kind, Held by, Type.
+const SET: usize = 0;
+const ADDITIONAL: usize = 1;
+const INSTANCES: usize = 2;
+const PER_INST: usize = 3;
+const PER_COPY: usize = 4;
+const TYPE: usize = 7;
+
+/// Sets start by additional bytes, largest first (the detector's order).
+pub const DUPS_SORT: Sort = Sort {
+    column: ADDITIONAL,
+    descending: true,
+};
+
+/// Set ids in display order: sets whose equality is verified first, then
+/// the unverified ones ([`Duplicates::is_unverified`]), each part in the
+/// order of `sort` (ties in set order). O(sets log sets), once per sort or
+/// detection result.
+pub fn set_order(sort: Sort, d: &Duplicates, names: &[Box<str>]) -> Vec<u32> {
+    let mut order: Vec<u32> = (0..d.sets.len() as u32).collect();
+    let s = |i: u32| &d.sets[i as usize];
+    match sort.column {
+        SET => sort.order(&mut order, |i| i),
+        INSTANCES => sort.order(&mut order, |i| s(i).members.len()),
+        PER_INST => sort.order(&mut order, |i| s(i).instance_bytes),
+        PER_COPY => sort.order(&mut order, |i| s(i).objects_per_copy),
+        TYPE => sort.order(&mut order, |i| &*names[s(i).type_index as usize]),
+        _ => sort.order(&mut order, |i| s(i).additional_bytes),
+    }
+    order.sort_by_key(|&i| d.is_unverified(s(i)));
+    order
+}
+
+#[derive(Debug)]
 pub struct DuplicatesPane {
     pub list: ListState,
     pub rows: DupRows,
@@ -114,6 +169,29 @@ pub struct DuplicatesPane {
     pub detail: Option<DupDetail>,
     /// Column widths for `source` (see [`DupWidths::measure`]).
     pub widths: DupWidths,
+    pub sort: Sort,
+    /// The sets of `source` in display order ([`set_order`]).
+    pub order: Vec<u32>,
+    /// Each set's position in `order`.
+    pos: Vec<u32>,
+    /// The totals of the sets among the rows (computed when they change).
+    pub totals: DuplicateTotals,
+}
+
+impl Default for DuplicatesPane {
+    fn default() -> DuplicatesPane {
+        DuplicatesPane {
+            list: ListState::default(),
+            rows: DupRows::default(),
+            source: None,
+            detail: None,
+            widths: DupWidths::default(),
+            sort: DUPS_SORT,
+            order: Vec::new(),
+            pos: Vec::new(),
+            totals: DuplicateTotals::default(),
+        }
+    }
 }
 
 /// Widths of the list's values over every set and possible-duplicates type
@@ -131,6 +209,8 @@ pub struct DupWidths {
     pub holder_digits: usize,
     /// There are possible-duplicates rows (`possible`, `D:detect`).
     pub possible: bool,
+    /// There are sets whose equality cannot be verified (`unverified`).
+    pub unverified: bool,
 }
 
 impl DupWidths {
@@ -146,6 +226,7 @@ impl DupWidths {
             objects_per_copy: count_width(max(&|s| s.objects_per_copy)),
             holder_digits: digits(max(&|s| s.holding_set.map_or(0, u64::from))),
             possible: possible.is_some(),
+            unverified: d.sets.iter().any(|s| d.is_unverified(s)),
         }
     }
 
@@ -157,17 +238,24 @@ impl DupWidths {
             held = held.max("D:detect".len());
             kind = "possible".len();
         }
+        if self.unverified {
+            kind = "unverified".len();
+        }
         [
-            Col::text("Set", 1 + self.id_digits),
-            Col::num("Additional", self.additional),
-            Col::num("Inst.", self.instances),
+            Col::text("Set", 1 + self.id_digits).sortable(),
+            Col::num("Additional", self.additional).sortable(),
+            Col::num("Inst.", self.instances).sortable(),
             // On a narrow terminal the type name needs the room more (the
             // set's detail still shows both).
-            Col::num("Per inst", self.instance_bytes).optional(1),
-            Col::num("Per copy", self.objects_per_copy).optional(2),
+            Col::num("Per inst", self.instance_bytes)
+                .optional(1)
+                .sortable(),
+            Col::num("Per copy", self.objects_per_copy)
+                .optional(2)
+                .sortable(),
             Col::text("Kind", kind),
             Col::text("Held by", held),
-            Col::name("Type"),
+            Col::name("Type").sortable(),
         ]
     }
 }
@@ -176,32 +264,88 @@ impl DupWidths {
 const GRAPH_LIMIT: usize = 300;
 
 impl DuplicatesPane {
-    /// Shows `rows` of `source`. O(1), but O(sets) for a new `source`.
-    pub fn show(&mut self, source: Arc<Duplicates>, rows: DupRows) {
+    /// Shows `rows` of `source` (filtered rows come in set order) in the
+    /// pane's sort, with their totals. O(rows); O(sets log sets) for a new
+    /// `source`.
+    pub fn show(&mut self, source: Arc<Duplicates>, rows: DupRows, names: &[Box<str>]) {
         if !self
             .source
             .as_ref()
             .is_some_and(|s| Arc::ptr_eq(s, &source))
         {
             self.widths = DupWidths::measure(&source);
+            self.order = set_order(self.sort, &source, names);
+            self.pos = positions(&self.order);
         }
-        self.rows = rows;
+        self.rows = self.sorted(rows);
+        self.totals = source.totals(self.rows.set_ids());
         self.source = Some(source);
         self.list.scroll(self.rows.len(), usize::MAX);
     }
 
+    /// Filtered rows put in the display order: sets by position, then the
+    /// possible duplicates.
+    fn sorted(&self, rows: DupRows) -> DupRows {
+        match rows {
+            DupRows::All { .. } => rows,
+            DupRows::Filtered(rows) => {
+                let mut rows = (*rows).clone();
+                let sets = rows.partition_point(|r| matches!(r, DupRow::Set(_)));
+                rows[..sets].sort_unstable_by_key(|r| match r {
+                    DupRow::Set(s) => self.pos.get(*s as usize).copied().unwrap_or(*s),
+                    DupRow::Possible(_) => u32::MAX,
+                });
+                DupRows::Filtered(Arc::new(rows))
+            }
+        }
+    }
+
     /// Shows every set and possible-duplicates type of `source`.
-    pub fn show_all(&mut self, source: Arc<Duplicates>) {
+    pub fn show_all(&mut self, source: Arc<Duplicates>, names: &[Box<str>]) {
         let rows = DupRows::All {
             sets: source.sets.len(),
             possible: source.possible.len(),
         };
-        self.show(source, rows);
+        self.show(source, rows, names);
     }
 
     pub fn row_of_set(&self, set: u32) -> Option<usize> {
-        self.rows.row_of_set(set)
+        self.rows.row_of_set(set, &self.pos)
     }
+
+    /// The row `i` of the list.
+    pub fn row(&self, i: usize) -> Option<DupRow> {
+        self.rows.get(i, &self.order)
+    }
+
+    /// Applies a new sort (a key or a header click): the rows are put in
+    /// its order and the selection keeps its set.
+    fn resort(&mut self, sort: Sort, ctx: &Ctx) -> Vec<Intent> {
+        let (Some(graph), Some(source)) = (ctx.loading.graph(), self.source.clone()) else {
+            return Vec::new();
+        };
+        let selected = self.row(self.list.selected);
+        self.sort = sort;
+        self.order = set_order(sort, &source, &graph.dump.type_names);
+        self.pos = positions(&self.order);
+        self.rows = self.sorted(self.rows.clone());
+        if let Some(DupRow::Set(s)) = selected {
+            self.list.selected = self.row_of_set(s).unwrap_or(0);
+        }
+        self.fit(ctx);
+        let mut cols = self.widths.columns(ctx.theme);
+        sort.mark(&mut cols);
+        vec![Intent::status(sort.describe(&cols))]
+    }
+}
+
+/// The inverse of a permutation.
+fn positions(order: &[u32]) -> Vec<u32> {
+    let mut pos = vec![0u32; order.len()];
+    for (p, &s) in order.iter().enumerate() {
+        pos[s as usize] = p as u32;
+    }
+    pos
 }
 
 /// Rows of sets below the note and the header.
@@ -248,6 +392,7 @@ pub fn detail(graph: &HeapGraph, d: &Duplicates, set: u32, theme: &Theme) -> Dup
             set,
             lines,
             list: ListState::default(),
+            from_list: false,
         };
     };
     lines.push(DetailLine {
@@ -293,6 +438,7 @@ pub fn detail(graph: &HeapGraph, d: &Duplicates, set: u32, theme: &Theme) -> Dup
             selected: first,
             offset: 0,
         },
+        from_list: false,
     }
 }
 
@@ -322,7 +468,7 @@ impl DuplicatesPane {
     fn current_set(&self) -> Option<u32> {
         match &self.detail {
             Some(det) => Some(det.set),
-            None => match self.rows.get(self.list.selected) {
+            None => match self.row(self.list.selected) {
                 Some(DupRow::Set(s)) => Some(s),
                 _ => None,
             },
@@ -330,7 +476,7 @@ impl DuplicatesPane {
     }
 
     fn detect_possible(&self, ctx: &Ctx) -> Vec<Intent> {
-        let Some(DupRow::Possible(p)) = self.rows.get(self.list.selected) else {
+        let Some(DupRow::Possible(p)) = self.row(self.list.selected) else {
             return vec![Intent::status("select a possible-duplicates row")];
         };
         let (Some(shown), Some(current)) = (&self.source, ctx.loading.duplicates()) else {
@@ -360,10 +506,12 @@ impl Pane for DuplicatesPane {
                         None => Vec::new(),
                     };
                 }
-                match self.rows.get(self.list.selected) {
+                match self.row(self.list.selected) {
                     Some(DupRow::Set(s)) => {
-                        self.detail = Some(detail(graph, &d, s, ctx.theme));
-                        vec![Intent::History]
+                        let mut det = detail(graph, &d, s, ctx.theme);
+                        det.from_list = true;
+                        self.detail = Some(det);
+                        Vec::new()
                     }
                     Some(DupRow::Possible(_)) => self.detect_possible(ctx),
                     None => Vec::new(),
@@ -385,6 +533,11 @@ impl Pane for DuplicatesPane {
                 }
             }
             Cmd::DetectPossible => self.detect_possible(ctx),
+            Cmd::SortNext | Cmd::SortReverse if self.detail.is_some() => {
+                vec![Intent::status("Bksp back to the list to sort it")]
+            }
+            Cmd::SortNext => self.resort(self.sort.next(&self.widths.columns(ctx.theme)), ctx),
+            Cmd::SortReverse => self.resort(self.sort.reversed(), ctx),
             _ => Vec::new(),
         }
     }
@@ -409,7 +562,7 @@ impl Pane for DuplicatesPane {
             }
             return d.sets[det.set as usize].members.first().copied();
         }
-        match self.rows.get(self.list.selected)? {
+        match self.row(self.list.selected)? {
             DupRow::Set(s) => d.sets[s as usize].members.first().copied(),
             DupRow::Possible(p) => d.possible[p as usize].instances.first().copied(),
         }
@@ -430,7 +583,7 @@ impl Pane for DuplicatesPane {
             return FilterPlan::NotReady;
         };
         if filter.is_empty() {
-            self.show_all(duplicates.clone());
+            self.show_all(duplicates.clone(), &graph.dump.type_names);
             FilterPlan::Cleared
         } else {
             FilterPlan::Work(FilterWork::Duplicates {
@@ -440,9 +593,11 @@ impl Pane for DuplicatesPane {
         }
     }
 
-    fn filtered(&mut self, result: FilterResult, _ctx: &Ctx) {
-        if let FilterResult::Duplicates { source, rows } = result {
-            self.show(source, DupRows::Filtered(rows));
+    fn filtered(&mut self, result: FilterResult, ctx: &Ctx) {
+        if let (FilterResult::Duplicates { source, rows }, Some(graph)) =
+            (result, ctx.loading.graph())
+        {
+            self.show(source, DupRows::Filtered(rows), &graph.dump.type_names);
         }
     }
 
@@ -453,16 +608,50 @@ impl Pane for DuplicatesPane {
         })
     }
 
+    fn click_header(&mut self, x: usize, ctx: &Ctx) -> Vec<Intent> {
+        if self.detail.is_some() {
+            return Vec::new();
+        }
+        let cols = self.widths.columns(ctx.theme);
+        let width = ctx.body.width.saturating_sub(2) as usize;
+        match Columns::new(width, &cols)
+            .column_at(x)
+            .and_then(|c| self.sort.clicked(c, &cols))
+        {
+            Some(sort) => self.resort(sort, ctx),
+            None => vec![Intent::status("this column does not sort")],
+        }
+    }
+
+    /// Backspace in a detail opened from the list goes back to the list
+    /// (as its header says), before the history.
+    fn back(&mut self) -> bool {
+        if self.detail.as_ref().is_some_and(|d| d.from_list) {
+            self.detail = None;
+            return true;
+        }
+        false
+    }
+
     fn draw(&self, ctx: &Ctx, area: Rect, f: &mut Frame) {
         let theme = ctx.theme;
         let pane = self;
-        let title = match ctx.loading.duplicates() {
-            Some(d) => format!(
-                " Duplicates: {} sets, {} in extra instances ",
-                count(d.sets.len() as u64),
-                bytes(ctx.totals.additional_bytes),
+        let t = &self.totals;
+        let title = match (ctx.loading.duplicates(), &self.source) {
+            (Some(_), Some(_)) if t.unverified_sets > 0 => format!(
+                " Duplicates: {} sets, {} extra {} unverified: {} sets, {} ",
+                count(t.sets),
+                bytes(t.bytes),
+                theme.sep(),
+                count(t.unverified_sets),
+                bytes(t.unverified_bytes),
             ),
-            None => " Duplicates ".into(),
+            (Some(_), Some(_)) => format!(
+                " Duplicates: {} sets, {} in extra instances ",
+                count(t.sets),
+                bytes(t.bytes),
+            ),
+            _ => " Duplicates ".into(),
         };
         let block = Block::bordered()
             .border_set(theme.border())
@@ -479,10 +668,12 @@ impl Pane for DuplicatesPane {
         let dump = &graph.dump;
         let height = inner.height.saturating_sub(1) as usize;
         if let Some(det) = &pane.detail {
-            let mut lines = vec![Line::styled(
-                " Set detail (Backspace: back to the list)",
-                theme.header(),
-            )];
+            let back = if det.from_list {
+                " Set detail (Backspace: back to the list)"
+            } else {
+                " Set detail (Backspace: back)"
+            };
+            let mut lines = vec![Line::styled(back, theme.header())];
             for (i, l) in det
                 .lines
                 .iter()
@@ -512,7 +703,8 @@ impl Pane for DuplicatesPane {
         }
         let w = inner.width as usize;
         let height = list_height(inner.height);
-        let cols = pane.widths.columns(theme);
+        let mut cols = pane.widths.columns(theme);
+        pane.sort.mark(&mut cols);
         let table = Columns::new(w, &cols);
         let type_w = table.width(7);
         // Where the dump has values and field names (HPROF, V8), members
@@ -528,7 +720,7 @@ impl Pane for DuplicatesPane {
         f.render_widget(Paragraph::new(note), note_area);
         let mut shown = Vec::new();
         let end = pane.rows.len().min(pane.list.offset + height);
-        for (i, row) in (pane.list.offset..end).filter_map(|i| Some((i, pane.rows.get(i)?))) {
+        for (i, row) in (pane.list.offset..end).filter_map(|i| Some((i, pane.row(i)?))) {
             let sel = i == pane.list.selected;
             let cells: Vec<String> = match row {
                 DupRow::Set(id) => {
@@ -539,7 +731,14 @@ impl Pane for DuplicatesPane {
                         count(s.members.len() as u64),
                         bytes(s.instance_bytes),
                         count(s.objects_per_copy),
-                        (if s.trivial { "trivial" } else { "full" }).into(),
+                        (if d.is_unverified(s) {
+                            "unverified"
+                        } else if s.trivial {
+                            "trivial"
+                        } else {
+                            "full"
+                        })
+                        .into(),
                         s.holding_set
                             .map_or("-".to_string(), |h| format!("{}#{h}", theme.arrow())),
                         type_name(&dump.type_names[s.type_index as usize], type_w, theme),

@@ -7,6 +7,7 @@
 pub mod dominators;
 pub mod duplicates;
 pub mod inspector;
+pub mod instances;
 pub mod overview;
 pub mod roots;
 pub mod suspects;
@@ -64,6 +65,8 @@ pub enum Intent {
     Status(String),
     /// Open the input line for the Types pane's exclude pattern.
     EditExclude(String),
+    /// Apply the pane's filter again (its rows come in a new order).
+    Refilter,
 }
 
 impl Intent {
@@ -120,6 +123,18 @@ pub trait Pane {
     /// lines between the body's top and the first row. `None`: no list.
     fn click_geometry(&self) -> Option<(usize, usize, u16)> {
         None
+    }
+
+    /// The footer label of a key in the pane's current state (`Some("")`
+    /// hides it); `None`: the key table's.
+    fn key_label(&self, _cmd: Cmd) -> Option<&'static str> {
+        None
+    }
+
+    /// A click on the list's header row at cell `x` (inside the border):
+    /// sorts by that column when it is sortable.
+    fn click_header(&mut self, _x: usize, _ctx: &Ctx) -> Vec<Intent> {
+        Vec::new()
     }
 }
 

@@ -135,7 +135,14 @@ pub fn lines(ctx: &Ctx, width: usize) -> (Vec<Line<'static>>, Vec<(usize, Target
     match ctx.loading.duplicates() {
         Some(d) => {
             out.push(h(" Top duplicate sets (additional bytes)"));
-            for s in d.sets.iter().take(10) {
+            // Sets whose equality cannot be verified stay out of the top
+            // (counted on a line of their own).
+            for s in ctx
+                .totals
+                .top_sets
+                .iter()
+                .filter_map(|&i| d.sets.get(i as usize))
+            {
                 targets.push((out.len(), Target::Set(s.id)));
                 out.push(Line::raw(fit(
                     &format!(
@@ -149,8 +156,20 @@ pub fn lines(ctx: &Ctx, width: usize) -> (Vec<Line<'static>>, Vec<(usize, Target
                     theme,
                 )));
             }
-            if d.sets.is_empty() {
+            let totals = ctx.totals.duplicates;
+            if totals.sets == 0 {
                 out.push(Line::raw(" no duplicate sets"));
+            }
+            if totals.unverified_sets > 0 {
+                out.push(Line::raw(fit(
+                    &format!(
+                        " not counted: {} unverified sets, {} (equal only in type and size)",
+                        count(totals.unverified_sets),
+                        bytes(totals.unverified_bytes)
+                    ),
+                    width,
+                    theme,
+                )));
             }
         }
         None => out.push(Line::raw(" duplicates: still detecting…")),

@@ -9,7 +9,7 @@ use ratatui::text::Line;
 use ratatui::widgets::{Block, Paragraph};
 use ratatui::Frame;
 
-use super::table::{ScrolledTable, TableRow};
+use super::table::{ScrolledTable, Sort, TableRow};
 use super::{empty_message, Ctx, FilterPlan, Intent, ListState, Pane};
 use crate::analysis::filter::TypeFilter;
 use crate::analysis::roots::RootGroup;
@@ -30,7 +30,44 @@ pub enum RootRow {
     More(usize, usize),
 }
 
-#[derive(Debug, Default)]
+/// Kind [flags], Records, Objects, Retained (all sortable).
+const KIND: usize = 0;
+const RECORDS: usize = 1;
+const OBJECTS: usize = 2;
+
+/// Groups start by retained bytes, largest first.
+pub const ROOTS_SORT: Sort = Sort {
+    column: 3,
+    descending: true,
+};
+
+/// The label of a group (its name cell, and the key of the Kind sort).
+fn group_label(g: &RootGroup) -> String {
+    format!(
+        "{} [{}]",
+        root_kind::name(g.kind),
+        root_flags::describe(g.flags)
+    )
+}
+
+/// Group positions in the order of `sort` (ties keep the analysis's order,
+/// by retained bytes). O(groups log groups), once per sort.
+pub fn group_order(sort: Sort, groups: &[RootGroup]) -> Vec<u32> {
+    let mut order: Vec<u32> = (0..groups.len() as u32).collect();
+    let g = |i: u32| &groups[i as usize];
+    match sort.column {
+        KIND => {
+            let labels: Vec<String> = groups.iter().map(group_label).collect();
+            sort.order(&mut order, |i| &labels[i as usize]);
+        }
+        RECORDS => sort.order(&mut order, |i| g(i).roots.len()),
+        OBJECTS => sort.order(&mut order, |i| g(i).objects),
+        _ => sort.order(&mut order, |i| g(i).retained_bytes),
+    }
+    order
+}
+
+#[derive(Debug)]
 pub struct RootsPane {
     pub list: ListState,
     pub rows: Vec<RootRow>,
@@ -40,6 +77,23 @@ pub struct RootsPane {
     /// Widths of the records, objects and retained bytes of any row (see
     /// [`RootsPane::measure`]).
     pub widths: [usize; 3],
+    pub sort: Sort,
+    /// Group positions in the order of `sort`.
+    pub order: Vec<u32>,
+}
+
+impl Default for RootsPane {
+    fn default() -> RootsPane {
+        RootsPane {
+            list: ListState::default(),
+            rows: Vec::new(),
+            expanded: HashSet::new(),
+            matches: None,
+            widths: [0; 3],
+            sort: ROOTS_SORT,
+            order: Vec::new(),
+        }
+    }
 }
 
 impl RootsPane {
@@ -55,12 +109,40 @@ impl RootsPane {
     }
 
     fn columns(&self) -> [Col; 4] {
-        [
-            Col::name("Kind [flags] / object"),
-            Col::num("Records", self.widths[0]),
-            Col::num("Objects", self.widths[1]),
-            Col::num("Retained", self.widths[2]),
-        ]
+        let mut cols = [
+            Col::name("Kind [flags] / object").sortable(),
+            Col::num("Records", self.widths[0]).sortable(),
+            Col::num("Objects", self.widths[1]).sortable(),
+            Col::num("Retained", self.widths[2]).sortable(),
+        ];
+        self.sort.mark(&mut cols);
+        cols
+    }
+
+    /// Applies a new sort: the groups in its order, the selection on its
+    /// group.
+    fn resort(&mut self, sort: Sort, ctx: &Ctx) -> Vec<Intent> {
+        let Some(groups) = ctx.loading.roots() else {
+            return Vec::new();
+        };
+        let group = match self.rows.get(self.list.selected) {
+            Some(RootRow::Group(g)) | Some(RootRow::Record(g, _)) | Some(RootRow::More(g, _)) => {
+                Some(*g)
+            }
+            None => None,
+        };
+        self.sort = sort;
+        self.order = group_order(sort, groups);
+        self.rebuild(groups);
+        if let Some(g) = group {
+            self.list.selected = self
+                .rows
+                .iter()
+                .position(|r| *r == RootRow::Group(g))
+                .unwrap_or(0);
+        }
+        self.fit(ctx);
+        vec![Intent::status(sort.describe(&self.columns()))]
     }
 
     /// Rebuilds rows from the groups, the expanded set and the filter's
@@ -68,7 +150,12 @@ impl RootsPane {
     /// shown), so expanding a group of a million records costs a page.
     pub fn rebuild(&mut self, groups: &[RootGroup]) {
         self.rows.clear();
-        for (gi, g) in groups.iter().enumerate() {
+        if self.order.len() != groups.len() {
+            self.order = group_order(self.sort, groups);
+        }
+        for &gi in &self.order {
+            let gi = gi as usize;
+            let g = &groups[gi];
             let (records, first): (usize, &[u32]) = match &self.matches {
                 Some(m) => (m[gi].records, &m[gi].first),
                 None => (g.roots.len(), &g.roots[..g.roots.len().min(RECORDS_SHOWN)]),
@@ -129,6 +216,8 @@ impl Pane for RootsPane {
                 }
                 _ => {}
             },
+            Cmd::SortNext => return self.resort(self.sort.next(&self.columns()), ctx),
+            Cmd::SortReverse => return self.resort(self.sort.reversed(), ctx),
             Cmd::Expand => self.expand(true, ctx),
             Cmd::Collapse => self.expand(false, ctx),
             _ => {}
@@ -186,6 +275,18 @@ impl Pane for RootsPane {
         Some((self.list.selected, self.list.offset, 2))
     }
 
+    fn click_header(&mut self, x: usize, ctx: &Ctx) -> Vec<Intent> {
+        let cols = self.columns();
+        let width = ctx.body.width.saturating_sub(2) as usize;
+        match Columns::new(width, &cols)
+            .column_at(x)
+            .and_then(|c| self.sort.clicked(c, &cols))
+        {
+            Some(sort) => self.resort(sort, ctx),
+            None => Vec::new(),
+        }
+    }
+
     fn draw(&self, ctx: &Ctx, area: Rect, f: &mut Frame) {
         let theme = ctx.theme;
         let pane = self;
@@ -229,11 +330,7 @@ impl Pane for RootsPane {
                     } else {
                         theme.collapsed()
                     };
-                    let name = format!(
-                        "{mark} {} [{}]",
-                        root_kind::name(g.kind),
-                        root_flags::describe(g.flags)
-                    );
+                    let name = format!("{mark} {}", group_label(g));
                     let cells = vec![
                         name,
                         count(g.roots.len() as u64),

@@ -5,14 +5,104 @@
 //! A pane hands it only the visible rows, so a frame costs a page whatever
 //! the list's length. New columns (a Δ column, say) are one more [`Col`]
 //! and one more cell per row.
+//!
+//! Sorting is shared too: a pane marks its sortable columns
+//! ([`Col::sortable`]), keeps a [`Sort`] (column and direction, shown in
+//! the header as `Retained ▼`), and orders a permutation of its rows with
+//! [`Sort::order`] once per change of the sort (`s` next column, `S`
+//! reverse, a click on a header: [`Sort::next`], [`Sort::reversed`],
+//! [`Sort::clicked`]); frames only read the permutation. A sortable Δ
+//! column is one more `Col::num(..).sortable()` and one more key in the
+//! pane's `match` on the column.
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Rect};
 use ratatui::style::Style;
 use ratatui::widgets::{HighlightSpacing, Row, StatefulWidget, Table, TableState, Widget};
 
-use crate::tui::fmt::{fit, Col, Columns};
+use crate::tui::fmt::{fit, Align, Col, Columns};
 use crate::tui::theme::Theme;
+
+/// The order of a list: the column it is sorted by and the direction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Sort {
+    pub column: usize,
+    pub descending: bool,
+}
+
+impl Sort {
+    /// Sorted by `column` in its natural direction (see [`Sort::natural`]).
+    pub fn by(column: usize, cols: &[Col]) -> Sort {
+        Sort {
+            column,
+            descending: Sort::natural(column, cols),
+        }
+    }
+
+    /// Numbers largest first, text A to Z.
+    pub fn natural(column: usize, cols: &[Col]) -> bool {
+        cols.get(column).is_some_and(|c| c.align == Align::Right)
+    }
+
+    /// The next sortable column after this one (wrapping), in its natural
+    /// direction; itself when it is the only one.
+    pub fn next(self, cols: &[Col]) -> Sort {
+        let n = cols.len();
+        (1..=n)
+            .map(|d| (self.column + d) % n.max(1))
+            .find(|&i| cols[i].sortable)
+            .map_or(self, |i| Sort::by(i, cols))
+    }
+
+    pub fn reversed(self) -> Sort {
+        Sort {
+            descending: !self.descending,
+            ..self
+        }
+    }
+
+    /// A click on the header of `column`: the same column reverses, another
+    /// sortable one sorts in its natural direction; `None`: not sortable.
+    pub fn clicked(self, column: usize, cols: &[Col]) -> Option<Sort> {
+        match cols.get(column) {
+            Some(c) if c.sortable && column == self.column => Some(self.reversed()),
+            Some(c) if c.sortable => Some(Sort::by(column, cols)),
+            _ => None,
+        }
+    }
+
+    /// Marks the sorted column of `cols` for the header.
+    pub fn mark(self, cols: &mut [Col]) {
+        for (i, c) in cols.iter_mut().enumerate() {
+            c.sorted = (i == self.column).then_some(self.descending);
+        }
+    }
+
+    /// Orders `rows` (a permutation of row ids) by `key` in this direction.
+    /// Stable: rows of equal keys keep their order, so a previous order
+    /// breaks ties. O(n log n), once per change of the sort.
+    pub fn order<K: Ord>(self, rows: &mut [u32], mut key: impl FnMut(u32) -> K) {
+        if self.descending {
+            rows.sort_by(|&a, &b| key(b).cmp(&key(a)));
+        } else {
+            rows.sort_by(|&a, &b| key(a).cmp(&key(b)));
+        }
+    }
+
+    /// A status line for the new sort: `sorted by Retained, largest first`.
+    pub fn describe(self, cols: &[Col]) -> String {
+        let Some(c) = cols.get(self.column) else {
+            return String::new();
+        };
+        let dir = match (c.align, self.descending) {
+            (Align::Right, true) => "largest first",
+            (Align::Right, false) => "smallest first",
+            (Align::Left, false) => "A to Z",
+            (Align::Left, true) => "Z to A",
+        };
+        format!("sorted by {}, {dir}", c.header.trim_end_matches('.'))
+    }
+}
 
 /// A scrolled list: the selected row and the first visible row.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -95,7 +185,8 @@ impl Widget for ScrolledTable<'_> {
             .filter(|&i| self.columns.shown(i))
             .map(|i| Constraint::Length(self.columns.width(i) as u16))
             .collect();
-        let titles: Vec<&str> = self.header.iter().map(|c| c.header).collect();
+        let titles: Vec<String> = self.header.iter().map(|c| c.title(theme)).collect();
+        let titles: Vec<&str> = titles.iter().map(String::as_str).collect();
         let header = Row::new(self.columns.cells(&titles, theme)).style(theme.header());
         let rows = self.rows.iter().map(|r| {
             let cells: Vec<&str> = r.cells.iter().map(String::as_str).collect();
@@ -172,6 +263,72 @@ mod tests {
         );
         assert_eq!(line(3), format!("{:<30}", "   a record spanning the co..."));
         assert_eq!(line(4).trim(), "");
+    }
+
+    #[test]
+    fn sort_cycles_sortable_columns_reverses_and_follows_clicks() {
+        let cols = [
+            Col::name("Type").sortable(),
+            Col::num("Count", 5).sortable(),
+            Col::num("Precise", 6),
+            Col::num("Retained", 6).sortable(),
+        ];
+        let s = Sort::by(3, &cols);
+        assert!(s.descending, "numbers start largest first");
+        // The next sortable column, wrapping and skipping Precise.
+        let s = s.next(&cols);
+        assert_eq!((s.column, s.descending), (0, false), "names start A to Z");
+        let s = s.next(&cols).next(&cols);
+        assert_eq!(s.column, 3);
+        assert_eq!(s.reversed().descending, !s.descending);
+        // A click on the sorted column reverses it, on another sorts by it,
+        // on one that does not sort changes nothing.
+        assert_eq!(s.clicked(3, &cols), Some(s.reversed()));
+        assert_eq!(s.clicked(1, &cols), Some(Sort::by(1, &cols)));
+        assert_eq!(s.clicked(2, &cols), None);
+        assert_eq!(s.clicked(9, &cols), None);
+        assert_eq!(s.describe(&cols), "sorted by Retained, largest first");
+    }
+
+    #[test]
+    fn sort_orders_a_permutation_stably_both_ways() {
+        let keys = [5u64, 1, 5, 3, 0];
+        let cols = [Col::num("N", 1).sortable()];
+        let mut rows: Vec<u32> = (0..5).collect();
+        Sort::by(0, &cols).order(&mut rows, |i| keys[i as usize]);
+        // Largest first; the two 5s keep their order.
+        assert_eq!(rows, [0, 2, 3, 1, 4]);
+        let mut rows: Vec<u32> = (0..5).collect();
+        Sort::by(0, &cols)
+            .reversed()
+            .order(&mut rows, |i| keys[i as usize]);
+        assert_eq!(rows, [4, 1, 3, 0, 2]);
+    }
+
+    #[test]
+    fn the_header_marks_the_sorted_column_and_keeps_its_room() {
+        let theme = Theme {
+            ascii: true,
+            color: false,
+        };
+        let mut cols = [
+            Col::name("Type").sortable(),
+            Col::num("Count", 3).sortable(),
+        ];
+        let columns = Columns::new(20, &cols);
+        // "Count" and room for " v": the layout does not move with the sort.
+        assert_eq!(columns.width(1), 7);
+        Sort::by(1, &cols).mark(&mut cols);
+        assert_eq!(columns.header(&cols, &theme), " Type        Count v");
+        Sort::by(0, &cols).mark(&mut cols);
+        assert_eq!(columns.header(&cols, &theme), " Type ^        Count");
+        assert_eq!(Columns::new(20, &cols), columns);
+        // Clicks: the marker cell is no column, the blank after one is its.
+        assert_eq!(columns.column_at(0), None);
+        assert_eq!(columns.column_at(1), Some(0));
+        assert_eq!(columns.column_at(13), Some(1));
+        assert_eq!(columns.column_at(19), Some(1));
+        assert_eq!(columns.column_at(40), None);
     }
 
     #[test]

@@ -3,13 +3,15 @@
 //! of a type's instances with an exclude pattern (§2.3).
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::Line;
 use ratatui::widgets::{Block, Paragraph};
 use ratatui::Frame;
 
-use super::table::{ScrolledTable, TableRow};
+use super::instances::{self, InstancesView, TypeObjects};
+use super::table::{ScrolledTable, Sort, TableRow};
 use super::{empty_message, Ctx, FilterPlan, Intent, ListState, Pane};
 use crate::analysis::filter::TypeFilter;
 use crate::analysis::{ImmediateDominators, PreciseRetained, TypeStats};
@@ -58,7 +60,33 @@ impl ImmView {
     }
 }
 
-#[derive(Debug, Default)]
+/// Type, Count, Shallow, Min ret. (the sortable columns), Precise.
+const NAME: usize = 0;
+const COUNT: usize = 1;
+const SHALLOW: usize = 2;
+const MIN_RETAINED: usize = 3;
+
+/// Types start sorted by minimum retained bytes, largest first.
+pub const TYPES_SORT: Sort = Sort {
+    column: MIN_RETAINED,
+    descending: true,
+};
+
+/// Positions in `types` in the order of `sort`; ties keep the order of
+/// `types` (shallow bytes). O(types log types), once per sort.
+pub fn type_order(sort: Sort, types: &[TypeStats], names: &[Box<str>]) -> Vec<u32> {
+    let mut order: Vec<u32> = (0..types.len() as u32).collect();
+    let t = |p: u32| &types[p as usize];
+    match sort.column {
+        NAME => sort.order(&mut order, |p| &*names[t(p).type_index as usize]),
+        COUNT => sort.order(&mut order, |p| t(p).count),
+        SHALLOW => sort.order(&mut order, |p| t(p).shallow_bytes),
+        _ => sort.order(&mut order, |p| t(p).min_retained_bytes),
+    }
+    order
+}
+
+#[derive(Debug)]
 pub struct TypesPane {
     pub list: ListState,
     pub precise: HashMap<u32, PreciseRetained>,
@@ -73,6 +101,39 @@ pub struct TypesPane {
     pub widths: [usize; 4],
     /// The ranked, filtered rows (nucleo).
     pub matcher: TypeMatcher,
+    pub sort: Sort,
+    /// Positions in the type statistics in the order of `sort`: the
+    /// matcher is given the types in this order.
+    pub order: Arc<Vec<u32>>,
+    /// The sort changed: the next filter gives the matcher the types again.
+    reorder: bool,
+    /// The filter has fuzzy text: nucleo ranks the rows by match.
+    pub ranked: bool,
+    /// The list of a type's instances, drawn over the types when open.
+    pub instances: Option<InstancesView>,
+    /// The objects of each type, built on the first `x`.
+    pub type_objects: Option<Arc<TypeObjects>>,
+}
+
+impl Default for TypesPane {
+    fn default() -> TypesPane {
+        TypesPane {
+            list: ListState::default(),
+            precise: HashMap::new(),
+            precise_running: None,
+            imm: None,
+            imm_focus: false,
+            exclude: String::new(),
+            widths: [0; 4],
+            matcher: TypeMatcher::default(),
+            sort: TYPES_SORT,
+            order: Arc::new(Vec::new()),
+            reorder: false,
+            ranked: false,
+            instances: None,
+            type_objects: None,
+        }
+    }
 }
 
 impl TypesPane {
@@ -137,13 +198,71 @@ impl TypesPane {
     }
 
     fn columns(&self) -> [Col; 5] {
-        [
-            Col::name("Type"),
-            Col::num("Count", self.widths[0]),
-            Col::num("Shallow", self.widths[1]),
-            Col::num("Min ret.", self.widths[2]),
+        let mut cols = [
+            Col::name("Type").sortable(),
+            Col::num("Count", self.widths[0]).sortable(),
+            Col::num("Shallow", self.widths[1]).sortable(),
+            Col::num("Min ret.", self.widths[2]).sortable(),
             Col::num("Precise", self.widths[3]),
-        ]
+        ];
+        self.sort.mark(&mut cols);
+        cols
+    }
+
+    /// Sorts the types by `sort`: a new order for the matcher, applied by
+    /// filtering again (off the UI thread).
+    fn resort(&mut self, sort: Sort, ctx: &Ctx) -> Vec<Intent> {
+        let (Some(graph), Some(types)) = (ctx.loading.graph(), ctx.loading.types()) else {
+            return Vec::new();
+        };
+        self.sort = sort;
+        self.order = Arc::new(type_order(sort, types, &graph.dump.type_names));
+        self.reorder = true;
+        let mut status = sort.describe(&self.columns());
+        if self.ranked {
+            status.push_str(" (while the filter has text, best matches first)");
+        }
+        vec![Intent::Refilter, Intent::status(status)]
+    }
+
+    /// Opens the list of the selected type's instances.
+    fn list_instances(&mut self, ctx: &Ctx) -> Vec<Intent> {
+        let (Some(ty), Some(graph)) = (self.selected_type(), ctx.loading.graph()) else {
+            return Vec::new();
+        };
+        let dump = &graph.dump;
+        let index = self.type_objects.get_or_insert_with(|| {
+            Arc::new(TypeObjects::build(&dump.types, dump.type_names.len()))
+        });
+        let dom = ctx.loading.dom().map(|d| &**d);
+        self.instances = Some(InstancesView::new(ty, index.of(ty), dump, dom));
+        Vec::new()
+    }
+
+    /// Keys of the instances list.
+    fn instances_key(&mut self, cmd: Cmd, ctx: &Ctx) -> Vec<Intent> {
+        let Some(view) = &mut self.instances else {
+            return Vec::new();
+        };
+        match cmd {
+            Cmd::Open => view.selected().map(Intent::Inspect).into_iter().collect(),
+            Cmd::SortNext | Cmd::SortReverse => {
+                let sort = match cmd {
+                    Cmd::SortNext => view.sort.next(&view.columns()),
+                    _ => view.sort.reversed(),
+                };
+                self.resort_instances(sort, ctx)
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    fn resort_instances(&mut self, sort: Sort, ctx: &Ctx) -> Vec<Intent> {
+        let (Some(view), Some(graph)) = (&mut self.instances, ctx.loading.graph()) else {
+            return Vec::new();
+        };
+        view.resort(sort, &graph.dump, ctx.loading.dom().map(|d| &**d));
+        vec![Intent::status(sort.describe(&view.columns()))]
     }
 
     /// Rows of the type list and of the lower split, for a body of `inner` rows.
@@ -159,7 +278,13 @@ impl TypesPane {
 
 impl Pane for TypesPane {
     fn key(&mut self, cmd: Cmd, ctx: &Ctx) -> Vec<Intent> {
+        if self.instances.is_some() {
+            return self.instances_key(cmd, ctx);
+        }
         match cmd {
+            Cmd::SortNext => self.resort(self.sort.next(&self.columns()), ctx),
+            Cmd::SortReverse => self.resort(self.sort.reversed(), ctx),
+            Cmd::ListInstances => self.list_instances(ctx),
             Cmd::Open if self.imm_focus => {
                 let Some(imm) = &self.imm else {
                     return Vec::new();
@@ -216,6 +341,10 @@ impl Pane for TypesPane {
 
     fn step(&mut self, delta: isize, ctx: &Ctx) -> Vec<Intent> {
         let h = ctx.rows();
+        if let Some(view) = &mut self.instances {
+            view.list.step(delta, view.rows.len(), h);
+            return Vec::new();
+        }
         let (top, bottom) = self.split(h as u16 + 1);
         if self.imm_focus {
             if let Some(imm) = &mut self.imm {
@@ -235,10 +364,16 @@ impl Pane for TypesPane {
     }
 
     fn selected_object(&self, ctx: &Ctx) -> Option<u32> {
+        if let Some(view) = &self.instances {
+            return view.selected();
+        }
         ctx.loading.largest_instance(self.selected_type()?)
     }
 
     fn fit(&mut self, ctx: &Ctx) {
+        if let Some(view) = &mut self.instances {
+            view.list.scroll(view.rows.len(), ctx.rows());
+        }
         let (top, bottom) = self.split(ctx.rows() as u16 + 1);
         let n = self.matcher.count();
         self.list.scroll(n, top.saturating_sub(1) as usize);
@@ -249,6 +384,9 @@ impl Pane for TypesPane {
     }
 
     fn back(&mut self) -> bool {
+        if self.instances.take().is_some() {
+            return true;
+        }
         if !self.imm_focus {
             return false;
         }
@@ -264,10 +402,16 @@ impl Pane for TypesPane {
             return FilterPlan::NotReady;
         };
         self.list = ListState::default();
-        match self.matcher.set(filter) {
+        self.ranked = !filter.fuzzy.is_empty();
+        if self.order.len() != types.len() {
+            self.order = Arc::new(type_order(self.sort, types, &graph.dump.type_names));
+        }
+        let reorder = std::mem::take(&mut self.reorder);
+        match self.matcher.set_ordered(filter, reorder) {
             Some(injector) => FilterPlan::Work(FilterWork::Types {
                 graph: graph.clone(),
                 types: types.clone(),
+                order: self.order.clone(),
                 injector,
             }),
             None => FilterPlan::Applied,
@@ -277,18 +421,51 @@ impl Pane for TypesPane {
     fn filtered(&mut self, _result: FilterResult, _ctx: &Ctx) {}
 
     fn click_geometry(&self) -> Option<(usize, usize, u16)> {
+        if let Some(view) = &self.instances {
+            return Some((view.list.selected, view.list.offset, 2));
+        }
         Some((self.list.selected, self.list.offset, 2))
+    }
+
+    fn click_header(&mut self, x: usize, ctx: &Ctx) -> Vec<Intent> {
+        let width = ctx.body.width.saturating_sub(2) as usize;
+        if let Some(view) = &self.instances {
+            return match instances::header_column(view, width, x)
+                .and_then(|c| view.sort.clicked(c, &view.columns()))
+            {
+                Some(sort) => self.resort_instances(sort, ctx),
+                None => Vec::new(),
+            };
+        }
+        let cols = self.columns();
+        match Columns::new(width, &cols)
+            .column_at(x)
+            .and_then(|c| self.sort.clicked(c, &cols))
+        {
+            Some(sort) => self.resort(sort, ctx),
+            None => vec![Intent::status("this column does not sort")],
+        }
     }
 
     fn draw(&self, ctx: &Ctx, area: Rect, f: &mut Frame) {
         let theme = ctx.theme;
         let pane = self;
+        if let (Some(view), Some(graph)) = (&self.instances, ctx.loading.graph()) {
+            let dom = ctx.loading.dom().map(|d| &**d);
+            view.render(graph, dom, theme, area, f);
+            return;
+        }
         let block = Block::bordered()
             .border_set(theme.border())
             .title(Line::styled(
                 format!(
-                    " Types ({} shown{}) ",
+                    " Types ({} shown{}{}) ",
                     count(self.matcher.count() as u64),
+                    if self.ranked {
+                        ", best matches first"
+                    } else {
+                        ""
+                    },
                     if self.matcher.running {
                         ", running"
                     } else {

@@ -473,6 +473,17 @@ fn defer(deferred: Option<Deferred>) -> Vec<Intent> {
 
 /// The pane exists once the dominator tree does; before, it says so.
 impl Pane for Option<DominatorsPane> {
+    /// `x` names what it would do to the selected row: show a group's
+    /// instances, group them again, or nothing for one object.
+    fn key_label(&self, cmd: Cmd) -> Option<&'static str> {
+        let t = self.as_ref()?.tree();
+        match cmd {
+            Cmd::Instances if !t.is_group(t.selected) => Some(""),
+            Cmd::Instances if t.nodes[t.selected as usize].instances => Some("group"),
+            _ => None,
+        }
+    }
+
     fn key(&mut self, cmd: Cmd, ctx: &Ctx) -> Vec<Intent> {
         let (Some(d), Some(graph), Some(dom)) = (self, ctx.loading.graph(), ctx.loading.dom())
         else {
@@ -508,6 +519,11 @@ impl Pane for Option<DominatorsPane> {
             Cmd::Instances => {
                 let t = d.tree_mut();
                 let s = t.selected;
+                if !t.is_group(s) {
+                    return vec![Intent::status(
+                        "one object: x switches a group (N x Type) to its instances and back",
+                    )];
+                }
                 let deferred = t.toggle_instances(s, dump, dom);
                 d.refresh();
                 defer(deferred)

@@ -594,6 +594,12 @@ impl Tree {
         true
     }
 
+    /// Whether a row is a group of several objects (`x` switches it
+    /// between grouped children and instances).
+    pub fn is_group(&self, id: u32) -> bool {
+        matches!(&self.nodes[id as usize].item, Item::Group(g) if g.members.len() > 1)
+    }
+
     /// Label of a row: `N × Type`, or `Type id` for one instance.
     pub fn label_of(&self, id: u32, dump: &Model, theme: &Theme) -> String {
         self.label_within(id, dump, theme, usize::MAX)
@@ -612,7 +618,13 @@ impl Tree {
                 } else {
                     let x = if theme.ascii { "x" } else { "×" };
                     let n = count(g.members.len() as u64);
-                    format!("{n} {x} {}", short(name, n.len() + 3))
+                    // A group showing its instances says so (`x` toggles).
+                    let mode = if self.nodes[id as usize].instances {
+                        " (instances)"
+                    } else {
+                        ""
+                    };
+                    format!("{n} {x} {}{mode}", short(name, n.len() + 3 + mode.len()))
                 }
             }
             Item::Instance(o) => {
