@@ -105,8 +105,17 @@ impl App {
                 self.suspects_pane
                     .measure(s, compared, &graph.dump, dom, &self.theme);
                 if arrived == Arrived::Comparison {
-                    if let (Some(d), Some(c)) = (&mut self.dominators, self.loading.compared()) {
-                        d.set_compared(c.clone(), dom);
+                    if let Some(c) = self.loading.compared().cloned() {
+                        if let Some(d) = &mut self.dominators {
+                            d.set_compared(c.clone(), dom);
+                        }
+                        let types = graph.dump.type_names.len();
+                        self.types_pane.set_compared(&c, types);
+                        self.dups_pane.set_compared(&c);
+                        self.roots_pane.set_compared(&c);
+                        self.apply_filter(PaneId::Types);
+                        self.apply_filter(PaneId::Duplicates);
+                        self.apply_filter(PaneId::Roots);
                     }
                 }
             }
