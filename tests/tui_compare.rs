@@ -318,3 +318,36 @@ fn vanished_rows_are_listed_with_their_negative_delta() {
     keys(&mut a, "Down Enter");
     shows(&a, &["gone from the newest snapshot"]);
 }
+
+#[test]
+fn types_duplicates_and_roots_get_a_sortable_delta_column() {
+    let lib = library_comparison();
+    let mut a = series(80, 24);
+    // Types: s moves the sort from Min ret. to the Δ column.
+    keys(&mut a, "3 s");
+    let s = shows(&a, &["Δ shallow ▼", "Δ vs oldest"]);
+    let top = &lib.types[0];
+    let name = &lib.type_names[top.type_id as usize];
+    let short = name.rsplit('.').next().unwrap();
+    let first = body_rows(&a)[0].clone();
+    assert!(
+        first.contains(short) && first.contains(&plus(top.shallow_growth())),
+        "{first}\n{s}"
+    );
+    assert_snapshot!("types_by_delta", s);
+    // Duplicates and Roots show theirs.
+    keys(&mut a, "4");
+    shows(&a, &["Δ addit."]);
+    keys(&mut a, "5");
+    shows(&a, &["Δ retained"]);
+    // Seed 002: the one collected String shows its loss; the two types
+    // that vanished are counted in the title.
+    let mut b = loaded_series_app(&SEED002, 80, 24, COLOR);
+    keys(&mut b, "3");
+    let s = shows(&b, &["2 types gone", "−28 B"]);
+    let string_row = s.lines().find(|l| l.contains("System.String")).unwrap();
+    assert!(string_row.contains("−28 B"), "{string_row}");
+    for l in s.lines().filter(|l| l.contains("App.")) {
+        assert!(l.trim_end_matches(['│', ' ']).ends_with("0 B"), "{l}\n{s}");
+    }
+}

@@ -112,7 +112,9 @@ impl App {
                         let types = graph.dump.type_names.len();
                         self.types_pane.set_compared(&c, types);
                         self.dups_pane.set_compared(&c);
-                        self.roots_pane.set_compared(&c);
+                        if let Some(roots) = self.loading.roots() {
+                            self.roots_pane.set_compared(&c, roots);
+                        }
                         self.apply_filter(PaneId::Types);
                         self.apply_filter(PaneId::Duplicates);
                         self.apply_filter(PaneId::Roots);

@@ -135,9 +135,11 @@ impl RootsPane {
     }
 
     /// Installs a comparison (once, on its arrival): the Δ column.
-    pub fn set_compared(&mut self, c: &Arc<Compared>) {
+    pub fn set_compared(&mut self, c: &Arc<Compared>, groups: &[RootGroup]) {
         self.compared = Some(c.clone());
         self.delta = None;
+        self.deltas(groups);
+        self.order = group_order(self.sort, groups, self.delta.as_deref().map(|d| &d[..]));
     }
 
     /// The per-group Δ of `groups` (once per comparison).
