@@ -217,7 +217,7 @@ impl Compared {
 /// A signed byte difference with an explicit sign (`+1.50 KiB`, `−512 B`,
 /// `0 B`); ASCII themes use `-`.
 pub fn signed_bytes(delta: i128, theme: &Theme) -> String {
-    signed(delta, theme, |m| crate::tui::fmt::bytes(m))
+    signed(delta, theme, crate::tui::fmt::bytes)
 }
 
 /// A signed count difference with an explicit sign (`+1,024`, `−3`, `0`).

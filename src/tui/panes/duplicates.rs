@@ -180,7 +180,6 @@ pub fn set_deltas(c: &Compared, d: &Duplicates) -> Vec<i128> {
 
 fn set_order_by(sort: Sort, d: &Duplicates, names: &[Box<str>], order: &mut [u32]) {
     let s = |i: u32| &d.sets[i as usize];
-    let order = order;
     match sort.column {
         SET => sort.order(order, |i| i),
         INSTANCES => sort.order(order, |i| s(i).members.len()),
