@@ -197,6 +197,13 @@ fn unverified_duplicate_sets_are_shown_and_counted_apart() {
     let rows: Vec<String> = s.lines().skip(5).take(17).map(str::to_string).collect();
     assert!(!rows[0].contains("unverified"), "{s}");
     snap("duplicates_unverified_apart", &a);
+    // Narrow, the header still counts the unverified sets.
+    let mut narrow = app(60, 20);
+    keys(&mut narrow, "4");
+    shows(
+        &narrow,
+        &[&format!("{} unverified ", totals.unverified_sets)],
+    );
     keys(&mut a, "G");
     assert!(selected_row(&a).contains("unverified") || selected_row(&a).contains("possible"));
     // A filter's header totals are those of the rows it leaves.

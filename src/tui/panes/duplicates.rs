@@ -698,15 +698,30 @@ impl Pane for DuplicatesPane {
         let theme = ctx.theme;
         let pane = self;
         let t = &self.totals;
+        let room = area.width.saturating_sub(2) as usize;
         let title = match (ctx.loading.duplicates(), &self.source) {
-            (Some(_), Some(_)) if t.unverified_sets > 0 => format!(
-                " Duplicates: {} sets, {} extra {} unverified: {} sets, {} ",
-                count(t.sets),
-                bytes(t.bytes),
-                theme.sep(),
-                count(t.unverified_sets),
-                bytes(t.unverified_bytes),
-            ),
+            (Some(_), Some(_)) if t.unverified_sets > 0 => {
+                let full = format!(
+                    " Duplicates: {} sets, {} extra {} unverified: {} sets, {} ",
+                    count(t.sets),
+                    bytes(t.bytes),
+                    theme.sep(),
+                    count(t.unverified_sets),
+                    bytes(t.unverified_bytes),
+                );
+                if full.chars().count() <= room {
+                    full
+                } else {
+                    // Narrow: the unverified sets' count still shows.
+                    format!(
+                        " Duplicates: {} sets, {} {} {} unverified ",
+                        count(t.sets),
+                        bytes(t.bytes),
+                        theme.sep(),
+                        count(t.unverified_sets),
+                    )
+                }
+            }
             (Some(_), Some(_)) => format!(
                 " Duplicates: {} sets, {} in extra instances ",
                 count(t.sets),

@@ -80,12 +80,13 @@ impl Sort {
 
     /// Orders `rows` (a permutation of row ids) by `key` in this direction.
     /// Stable: rows of equal keys keep their order, so a previous order
-    /// breaks ties. O(n log n), once per change of the sort.
+    /// breaks ties. O(n log n), once per change of the sort; each key is
+    /// read once (a gather, then a sort of keys in place of lookups).
     pub fn order<K: Ord>(self, rows: &mut [u32], mut key: impl FnMut(u32) -> K) {
         if self.descending {
-            rows.sort_by(|&a, &b| key(b).cmp(&key(a)));
+            rows.sort_by_cached_key(|&r| std::cmp::Reverse(key(r)));
         } else {
-            rows.sort_by(|&a, &b| key(a).cmp(&key(b)));
+            rows.sort_by_cached_key(|&r| key(r));
         }
     }
 
