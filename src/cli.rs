@@ -34,6 +34,11 @@ pub struct Cli {
     #[arg(long)]
     pub demo: bool,
 
+    /// Open the built-in series of three snapshots of a leaking program:
+    /// the newest, compared with the two older ones.
+    #[arg(long, conflicts_with = "demo")]
+    pub demo_compare: bool,
+
     /// Draw with ASCII only (automatic when the locale is not UTF-8).
     #[arg(long)]
     pub ascii: bool,
@@ -196,6 +201,7 @@ pub struct UiRun {
     /// Oldest first; the last one is opened. Empty with `--demo`.
     pub dumps: Vec<PathBuf>,
     pub demo: bool,
+    pub demo_compare: bool,
     pub ascii: bool,
     pub duplicates: DuplicateOptions,
     /// `None` with `--no-cache` (or no cache directory).
@@ -208,9 +214,7 @@ impl UiRun {
         self.dumps.last()
     }
 
-    /// The snapshots compared with it, oldest first. The UI does not show
-    /// them yet (its Δ columns are another piece of work).
-    #[allow(dead_code)] // the comparison panes will read it
+    /// The snapshots compared with it, oldest first.
     pub fn baselines(&self) -> &[PathBuf] {
         self.dumps.split_last().map(|(_, b)| b).unwrap_or(&[])
     }
@@ -270,21 +274,23 @@ impl TryFrom<Cli> for Run {
                 Run::Report(ReportRun { cache, ..r })
             }),
             None => {
-                if cli.dumps.is_empty() && !cli.demo {
+                let demo = cli.demo || cli.demo_compare;
+                if cli.dumps.is_empty() && !demo {
                     return Err(UsageError(
                         "give a heap dump to open (heaptui DUMP), or try `heaptui --demo`.\n\
                          Without a terminal: heaptui report DUMP [--json]. See heaptui --help."
                             .into(),
                     ));
                 }
-                if cli.demo && !cli.dumps.is_empty() {
+                if demo && !cli.dumps.is_empty() {
                     return Err(UsageError(
-                        "--demo opens the built-in heap: give either --demo or dump files".into(),
+                        "--demo and --demo-compare open built-in heaps: give either one of them or dump files".into(),
                     ));
                 }
                 Ok(Run::Ui(UiRun {
                     dumps: cli.dumps,
                     demo: cli.demo,
+                    demo_compare: cli.demo_compare,
                     ascii: cli.ascii,
                     duplicates: cli.duplicates.options(),
                     cache,

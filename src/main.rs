@@ -211,11 +211,12 @@ fn run_ui(u: UiRun) -> u8 {
         );
         return USAGE;
     }
-    // The UI opens the newest dump; its baselines travel in `UiRun` until
-    // the UI shows comparisons.
+    // The UI opens the newest dump and compares it with the others.
     let options = heaptui::tui::Options {
         dump: u.newest().cloned(),
+        baselines: u.baselines().to_vec(),
         demo: u.demo,
+        demo_compare: u.demo_compare,
         ascii: u.ascii,
         duplicates: u.duplicates.clone(),
         cache: u.cache.clone(),

@@ -1,6 +1,7 @@
 //! The dominator-tree view model on a heap with a very wide group: grouping
 //! the children of many parents is deferred to a job and installed later.
 
+mod tui_support;
 use heaptui::analysis::grouping::group_children_unsorted;
 use heaptui::graph::{DominatorTree, HeapGraph};
 use heaptui::progress::Progress;
@@ -81,4 +82,31 @@ fn wide_groups_are_grouped_by_a_deferred_job() {
         Some(d.index_of(0x10000 + n as u64 - 1).unwrap()),
         "its dominator, pinned into the page"
     );
+}
+
+/// A chain 40 deep: rows past the 12th level keep their indentation and
+/// show their depth as a number, so the name keeps its room.
+#[test]
+fn deep_chains_show_their_depth_instead_of_indenting_forever() {
+    let mut text = String::from("t 1 Chain.Link\n");
+    for i in 1..=40u32 {
+        if i < 40 {
+            text += &format!("o {i:x} 1 16 {:x}\n", i + 1);
+        } else {
+            text += &format!("o {i:x} 1 16\n");
+        }
+    }
+    text += "r 1 1 0\n";
+    let text: &'static str = Box::leak(text.into_boxed_str());
+    let mut a = tui_support::text_app(text, 80, 24);
+    tui_support::keys(&mut a, "2");
+    for _ in 0..30 {
+        tui_support::keys(&mut a, "Right Down");
+    }
+    let s = tui_support::screen(&a);
+    assert!(s.contains("·31 "), "{s}");
+    for line in s.lines().filter(|l| l.contains("Chain.Link")) {
+        let at = line.find("Chain.Link").unwrap();
+        assert!(at < 40, "the name is pushed right: {line}");
+    }
 }

@@ -75,7 +75,7 @@ pub struct Runtime {
     launched: Instant,
     trace: Trace,
     /// For the timing log: per pane, the filter generation last sent and when.
-    filter_sent: [Option<(u64, Instant)>; 5],
+    filter_sent: [Option<(u64, Instant)>; PaneId::COUNT],
 }
 
 impl Runtime {
@@ -97,7 +97,7 @@ impl Runtime {
             ticker: tick(TICK),
             launched,
             trace,
-            filter_sent: [None; 5],
+            filter_sent: [None; PaneId::COUNT],
         }
     }
 
@@ -114,7 +114,7 @@ impl Runtime {
             ticker: never(),
             launched: Instant::now(),
             trace: Trace(None),
-            filter_sent: [None; 5],
+            filter_sent: [None; PaneId::COUNT],
         }
     }
 
@@ -248,7 +248,7 @@ fn sample(app: &mut App, rt: &mut Runtime, effects: &mut Vec<Effect>) -> bool {
             fraction: progress.fraction(),
             elapsed_ms: rt.launched.elapsed().as_millis() as u64,
         };
-        if view != app.progress && !app.loading.ready() {
+        if view != app.progress && (!app.loading.ready() || app.loading.comparison_pending()) {
             dirty = true;
         }
         update(app, Action::Progress(view));

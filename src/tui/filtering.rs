@@ -216,14 +216,14 @@ fn duplicate_rows(
 pub struct FilterThread {
     tx: Sender<FilterRequest>,
     /// Per pane, the newest generation sent.
-    latest: Arc<[AtomicU64; 5]>,
+    latest: Arc<[AtomicU64; PaneId::COUNT]>,
 }
 
 impl FilterThread {
     /// Starts the `heaptui-filter` thread; it ends when the handle is dropped.
     pub fn spawn(results: Sender<Msg>) -> std::io::Result<FilterThread> {
         let (tx, rx) = unbounded::<FilterRequest>();
-        let latest: Arc<[AtomicU64; 5]> = Arc::new(Default::default());
+        let latest: Arc<[AtomicU64; PaneId::COUNT]> = Arc::new(Default::default());
         let seen = latest.clone();
         std::thread::Builder::new()
             .name("heaptui-filter".into())

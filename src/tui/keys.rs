@@ -11,6 +11,7 @@ pub enum Mode {
     Types,
     Duplicates,
     Roots,
+    Suspects,
     /// The instances of a type (a list within the Types pane).
     TypeInstances,
     Inspector,
@@ -26,6 +27,7 @@ impl Mode {
             Mode::Types => "Types",
             Mode::Duplicates => "Duplicates",
             Mode::Roots => "Roots",
+            Mode::Suspects => "Suspects",
             Mode::TypeInstances => "Instances of a type",
             Mode::Inspector => "Inspector",
             Mode::Filter => "Filter line",
@@ -60,6 +62,10 @@ pub enum Cmd {
     Instances,
     ToggleExpand,
     ZoomOut,
+    /// Sort by retained bytes or by growth (with a comparison).
+    SortGrowth,
+    /// Only the rows that grow steadily (with a comparison).
+    SteadyOnly,
     // Types
     PreciseRetained,
     ImmediateDominators,
@@ -168,6 +174,7 @@ pub static KEYS: &[Binding] = &[
     b(Global, C('3'), Pane(3), "Types", ""),
     b(Global, C('4'), Pane(4), "Duplicates", ""),
     b(Global, C('5'), Pane(5), "Roots", ""),
+    b(Global, C('6'), Pane(6), "Suspects (leak suspects)", ""),
     b(Global, K(KeyCode::Up), Up, "move up", ""),
     b(Global, C('k'), Up, "move up", ""),
     b(Global, K(KeyCode::Down), Down, "move down", ""),
@@ -247,6 +254,20 @@ pub static KEYS: &[Binding] = &[
     ),
     b(Dominators, C(' '), ToggleExpand, "expand / collapse", ""),
     b(Dominators, C('-'), ZoomOut, "zoom out one level", ""),
+    b(
+        Dominators,
+        C('s'),
+        SortGrowth,
+        "comparing: sort by retained bytes / by growth (Δ)",
+        "",
+    ),
+    b(
+        Dominators,
+        C('t'),
+        SteadyOnly,
+        "comparing: only the rows that grow steadily (and their parents)",
+        "",
+    ),
     b(
         Types,
         C('p'),
@@ -392,7 +413,12 @@ pub fn footer_with(
         .filter(|b| modes.contains(&b.mode) && !b.short.is_empty())
         .collect();
     // Stable: equal ranks keep the key table's order.
-    hints.sort_by_key(|b| footer_rank(b));
+    // A key whose label names the focus's state (`x instances` on a
+    // group) comes right after the always-present ones.
+    hints.sort_by_key(|b| match label(b.cmd) {
+        Some(l) if !l.is_empty() => 9,
+        _ => footer_rank(b) * 2,
+    });
     for b in hints {
         let short = label(b.cmd).unwrap_or(b.short);
         if !short.is_empty() {

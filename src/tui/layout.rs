@@ -77,14 +77,15 @@ fn short_title(p: PaneId) -> &'static str {
         PaneId::Types => "Types",
         PaneId::Duplicates => "Dup",
         PaneId::Roots => "Roots",
+        PaneId::Suspects => "Leaks",
     }
 }
 
 fn tab_label(p: PaneId, style: TabStyle) -> String {
     let n = p.index() + 1;
     match style {
-        TabStyle::Padded => format!(" {n} {} ", p.title()),
-        TabStyle::Tight => format!("{n} {}", p.title()),
+        TabStyle::Padded => format!(" {n} {} ", p.tab()),
+        TabStyle::Tight => format!("{n} {}", p.tab()),
         TabStyle::Short => format!("{n} {}", short_title(p)),
         TabStyle::Number => format!("{n}"),
     }

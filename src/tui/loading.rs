@@ -5,9 +5,11 @@
 
 use std::sync::Arc;
 
+use super::compared::Compared;
 use super::worker::Msg;
 use crate::analysis::roots::RootGroup;
 use crate::analysis::summary::Summary;
+use crate::analysis::suspects::Suspect;
 use crate::analysis::TypeStats;
 use crate::graph::duplicates::{DuplicateTotals, Duplicates};
 use crate::graph::{DominatorTree, HeapGraph};
@@ -97,7 +99,31 @@ pub enum Arrived {
     Graph,
     Dominators,
     Duplicates,
+    /// The leak suspects (of the opened snapshot, or with the comparison).
+    Suspects,
+    /// The comparison with the baselines (and the suspects with it).
+    Comparison,
     Failure,
+}
+
+/// How far the comparison with older snapshots got (SPEC §3 "Comparison").
+#[derive(Debug, Clone, Default)]
+pub enum Comparing {
+    /// No baselines: nothing to compare.
+    #[default]
+    Off,
+    /// `n` baselines wait for the opened snapshot's analysis.
+    Waiting(usize),
+    /// Baseline `snapshot` of `of` snapshots (1-based, oldest first) is
+    /// being analysed.
+    Running {
+        snapshot: usize,
+        of: usize,
+        name: String,
+    },
+    Done(Arc<Compared>),
+    /// A baseline could not be used (the opened snapshot stays usable).
+    Failed(String),
 }
 
 /// The loading state: the stage reached and the finished stages' times.
@@ -107,11 +133,52 @@ pub struct Loading {
     /// Milliseconds of each finished stage (parse, graph, dominators,
     /// duplicates), in order.
     ms: Vec<u64>,
+    comparing: Comparing,
+    suspects: Option<Arc<Vec<Suspect>>>,
 }
 
 impl Loading {
     pub fn stage(&self) -> &Stage {
         &self.stage
+    }
+
+    /// A loading state that expects a comparison with `baselines` older
+    /// snapshots.
+    pub fn with_baselines(baselines: usize) -> Loading {
+        Loading {
+            comparing: if baselines > 0 {
+                Comparing::Waiting(baselines)
+            } else {
+                Comparing::Off
+            },
+            ..Loading::default()
+        }
+    }
+
+    pub fn comparing(&self) -> &Comparing {
+        &self.comparing
+    }
+
+    /// The comparison, once every baseline is analysed.
+    pub fn compared(&self) -> Option<&Arc<Compared>> {
+        match &self.comparing {
+            Comparing::Done(c) => Some(c),
+            _ => None,
+        }
+    }
+
+    /// Whether baselines are still being analysed (or wait to be).
+    pub fn comparison_pending(&self) -> bool {
+        matches!(
+            self.comparing,
+            Comparing::Waiting(_) | Comparing::Running { .. }
+        ) && self.failure().is_none()
+    }
+
+    /// The leak suspects, once computed (with the growing rows once the
+    /// comparison is done).
+    pub fn suspects(&self) -> Option<&Arc<Vec<Suspect>>> {
+        self.suspects.as_ref()
     }
 
     /// The stage reached, looking through a failure.
@@ -205,6 +272,26 @@ impl Loading {
             // Nothing arrives after a failure (a job may still answer).
             return Ok(Arrived::Nothing);
         }
+        let msg = match msg {
+            Msg::Suspects(s) => {
+                self.suspects = Some(s);
+                return Ok(Arrived::Suspects);
+            }
+            Msg::Comparing { snapshot, of, name } => {
+                self.comparing = Comparing::Running { snapshot, of, name };
+                return Ok(Arrived::Nothing);
+            }
+            Msg::Compared { compared, suspects } => {
+                self.comparing = Comparing::Done(compared);
+                self.suspects = Some(suspects);
+                return Ok(Arrived::Comparison);
+            }
+            Msg::CompareFailed(e) => {
+                self.comparing = Comparing::Failed(e);
+                return Ok(Arrived::Nothing);
+            }
+            m => m,
+        };
         let stage = std::mem::take(&mut self.stage);
         let (stage, arrived) = match (stage, msg) {
             (Stage::Parsing, Msg::Parsed { ms }) => {

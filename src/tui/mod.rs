@@ -9,6 +9,7 @@
 //! `jobs`, `worker`, `keys`, `layout`, `fmt`, `theme`; `ui` draws `app`.
 
 pub mod app;
+pub mod compared;
 pub mod event_loop;
 pub mod filtering;
 pub mod fmt;
@@ -48,11 +49,33 @@ use worker::{Input, Msg};
 pub const DEMO_DUMP: &str = include_str!("../../fixtures/demo.dump.txt");
 pub const DEMO_NAME: &str = "demo.dump.txt";
 
+/// The built-in series of `heaptui --demo-compare`, oldest first: three
+/// snapshots of one program with a leak (fixtures/demo-series.*.txt).
+pub const DEMO_SERIES: [(&str, &str); 3] = [
+    (
+        "demo-series.1.txt",
+        include_str!("../../fixtures/demo-series.1.txt"),
+    ),
+    (
+        "demo-series.2.txt",
+        include_str!("../../fixtures/demo-series.2.txt"),
+    ),
+    (
+        "demo-series.3.txt",
+        include_str!("../../fixtures/demo-series.3.txt"),
+    ),
+];
+
 /// What the UI was asked to open.
 #[derive(Debug, Clone)]
 pub struct Options {
     pub dump: Option<PathBuf>,
+    /// Older snapshots of the same program, oldest first: the comparison's
+    /// baselines.
+    pub baselines: Vec<PathBuf>,
     pub demo: bool,
+    /// Open the built-in demo series (the newest, compared with the others).
+    pub demo_compare: bool,
     pub ascii: bool,
     pub duplicates: DuplicateOptions,
     /// The reopen cache; `None` with `--no-cache`.
@@ -88,14 +111,36 @@ fn run_ui(options: Options) -> color_eyre::Result<(Exit, Option<String>)> {
     let mut trace = Trace::open();
     let (input, name) = match (&options.dump, options.demo) {
         (Some(p), _) => (Input::File(p.clone()), p.display().to_string()),
+        (None, _) if options.demo_compare => {
+            let (name, text) = DEMO_SERIES[DEMO_SERIES.len() - 1];
+            (
+                Input::Bytes(name, text.as_bytes()),
+                format!("{name} (demo)"),
+            )
+        }
         (None, _) => (
             Input::Bytes(DEMO_NAME, DEMO_DUMP.as_bytes()),
             format!("{DEMO_NAME} (built-in demo)"),
         ),
     };
+    let baselines: Vec<Input> = if options.demo_compare && options.dump.is_none() {
+        DEMO_SERIES[..DEMO_SERIES.len() - 1]
+            .iter()
+            .map(|(n, t)| Input::Bytes(n, t.as_bytes()))
+            .collect()
+    } else {
+        options.baselines.iter().cloned().map(Input::File).collect()
+    };
+    let name = match baselines.len() {
+        0 => name,
+        n => format!("{name} vs {n} older"),
+    };
     // Paths that cannot be a dump fail before the screen changes (a stat,
     // not a read); what is wrong inside a file shows in the UI.
-    if let Input::File(path) = &input {
+    for input in std::iter::once(&input).chain(&baselines) {
+        let Input::File(path) = input else {
+            continue;
+        };
         let problem = match std::fs::metadata(path) {
             Ok(m) if m.is_dir() => Some("is a directory, not a heap dump file".to_string()),
             Ok(_) => std::fs::File::open(path).err().map(|e| e.to_string()),
@@ -128,6 +173,7 @@ fn run_ui(options: Options) -> color_eyre::Result<(Exit, Option<String>)> {
     let _ = crossterm::execute!(std::io::stdout(), EnableMouseCapture);
     let size = terminal.size()?;
     let mut app = App::new(name, theme, Rect::new(0, 0, size.width, size.height));
+    app.loading = loading::Loading::with_baselines(baselines.len());
     terminal.draw(|f| ui::draw(&app, f))?;
     trace.log("first_frame_ms", launched.elapsed());
 
@@ -135,6 +181,7 @@ fn run_ui(options: Options) -> color_eyre::Result<(Exit, Option<String>)> {
     let (work_tx, work_rx) = bounded::<Msg>(16);
     worker::spawn(
         input,
+        baselines,
         options.duplicates.clone(),
         options.cache.clone(),
         progress.clone(),
@@ -186,11 +233,31 @@ pub fn loaded_app(
     height: u16,
     theme: Theme,
 ) -> App {
-    let mut app = App::new(name.into(), theme, Rect::new(0, 0, width, height));
+    loaded_series_app(&[(name, bytes)], width, height, theme)
+}
+
+/// An App over a series of dump texts `(name, text)`, oldest first,
+/// analysed synchronously: the newest opened, the others its baselines,
+/// the comparison done (tests).
+pub fn loaded_series_app(
+    series: &[(&'static str, &'static [u8])],
+    width: u16,
+    height: u16,
+    theme: Theme,
+) -> App {
+    let (&(name, bytes), older) = series.split_last().expect("one dump at least");
+    let title = match older.len() {
+        0 => name.to_string(),
+        n => format!("{name} vs {n} older"),
+    };
+    let mut app = App::new(title, theme, Rect::new(0, 0, width, height));
+    app.loading = loading::Loading::with_baselines(older.len());
     let input = Input::Bytes(name, bytes);
+    let baselines: Vec<Input> = older.iter().map(|&(n, b)| Input::Bytes(n, b)).collect();
     let mut msgs = Vec::new();
-    worker::analyse(
+    worker::analyse_series(
         &input,
+        &baselines,
         &DuplicateOptions::default(),
         None,
         &Progress::new(),
@@ -212,6 +279,15 @@ pub fn loaded_app(
     }
     drive(&mut app, events);
     app
+}
+
+/// The built-in demo series analysed synchronously (tests).
+pub fn demo_series_app(width: u16, height: u16, theme: Theme) -> App {
+    let series: Vec<(&'static str, &'static [u8])> = DEMO_SERIES
+        .iter()
+        .map(|&(n, t)| (n, t.as_bytes()))
+        .collect();
+    loaded_series_app(&series, width, height, theme)
 }
 
 /// Runs the real event loop, settled (work inline, one event per turn),

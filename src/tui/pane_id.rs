@@ -8,15 +8,20 @@ pub enum PaneId {
     Types,
     Duplicates,
     Roots,
+    Suspects,
 }
 
 impl PaneId {
-    pub const ALL: [PaneId; 5] = [
+    /// How many panes there are (the tabs, the per-pane arrays).
+    pub const COUNT: usize = 6;
+
+    pub const ALL: [PaneId; PaneId::COUNT] = [
         PaneId::Overview,
         PaneId::Dominators,
         PaneId::Types,
         PaneId::Duplicates,
         PaneId::Roots,
+        PaneId::Suspects,
     ];
 
     pub fn title(self) -> &'static str {
@@ -26,6 +31,16 @@ impl PaneId {
             PaneId::Types => "Types",
             PaneId::Duplicates => "Duplicates",
             PaneId::Roots => "Roots",
+            PaneId::Suspects => "Suspects",
+        }
+    }
+
+    /// The tab's label: the title, shortened where six full titles would
+    /// not fit in 80 columns.
+    pub fn tab(self) -> &'static str {
+        match self {
+            PaneId::Suspects => "Leaks",
+            p => p.title(),
         }
     }
 

@@ -10,7 +10,7 @@ use ratatui::Frame;
 use super::app::{App, InputPurpose, PaneId};
 use super::fmt::{bytes, count, fit, secs, text_width};
 use super::keys::{self, KEYS};
-use super::loading::Failure;
+use super::loading::{Comparing, Failure};
 use super::panes::Pane;
 use crate::progress::Stage;
 
@@ -165,12 +165,37 @@ pub fn progress_text(app: &App) -> String {
             .filter_map(|i| app.loading.stage_ms(i))
             .map(secs)
             .collect();
-        return format!(
+        let ready = format!(
             "ready (parse {}, graph {}, dominators {}, duplicates {})",
             ms[0], ms[1], ms[2], ms[3]
         );
+        return match comparing_text(app) {
+            Some(c) => format!("{c}{dot} {ready}"),
+            None => ready,
+        };
     }
     parts.join(&format!("{dot} "))
+}
+
+/// The comparison's part of the stage line: which older snapshot is being
+/// analysed and how far, or that the comparison is there.
+fn comparing_text(app: &App) -> Option<String> {
+    let t = &app.theme;
+    match app.loading.comparing() {
+        Comparing::Off => None,
+        Comparing::Waiting(n) => Some(format!("{n} older snapshots wait")),
+        Comparing::Running { snapshot, of, name } => {
+            let p = &app.progress;
+            Some(format!(
+                "snapshot {snapshot}/{of} {}: {} {:.0}%",
+                fit(name, 24, t),
+                p.stage.name(),
+                p.fraction * 100.0
+            ))
+        }
+        Comparing::Done(c) => Some(format!("compared with {} older", c.snapshots() - 1)),
+        Comparing::Failed(e) => Some(format!("comparison failed: {e}")),
+    }
 }
 
 fn draw_status(app: &App, area: Rect, f: &mut Frame) {

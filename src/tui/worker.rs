@@ -7,10 +7,13 @@
 use std::sync::Arc;
 use std::time::Instant;
 
+use super::compared::Compared;
 use super::filtering::Filtered;
+use crate::analysis::compare::{compare, SnapshotSummary};
 use crate::analysis::grouping::group_children_unsorted;
 use crate::analysis::pipeline::StageResult;
 use crate::analysis::roots::RootGroup;
+use crate::analysis::suspects::{suspects, Suspect};
 use crate::analysis::{
     immediate_dominators, precise_retained, shortest_retention_path, AnalysisError, Glob, Group,
     ImmediateDominators, PreciseRetained, TypeStats,
@@ -45,6 +48,23 @@ pub enum Msg {
         duplicates: Arc<Duplicates>,
         ms: u64,
     },
+    /// The leak suspects of the opened snapshot alone (SPEC §2.6).
+    Suspects(Arc<Vec<Suspect>>),
+    /// A baseline's analysis starts: `snapshot` of `of` (1-based, oldest
+    /// first), named `name`.
+    Comparing {
+        snapshot: usize,
+        of: usize,
+        name: String,
+    },
+    /// Every baseline is analysed: the comparison, and the suspects again
+    /// with the steadily growing rows among them.
+    Compared {
+        compared: Arc<Compared>,
+        suspects: Arc<Vec<Suspect>>,
+    },
+    /// A baseline cannot be used; the opened snapshot stays usable.
+    CompareFailed(String),
     /// The dump cannot be used (exit status 2).
     Failed(String),
     /// A background stage panicked (exit status 101).
@@ -184,23 +204,112 @@ pub fn analyse(
     progress: &Progress,
     emit: &mut dyn FnMut(Msg) -> bool,
 ) {
+    analyse_series(input, &[], options, cache, progress, emit)
+}
+
+/// [`analyse`], then the leak suspects, then, with `baselines` (older
+/// snapshots, oldest first), each baseline one after another through the
+/// cache as well, reduced to its [`SnapshotSummary`] and dropped before
+/// the next (so at most two analyses are held: the opened one and one
+/// baseline), and the comparison. `progress` is reused for each baseline
+/// ([`Msg::Comparing`] says which); its cancel flag stops them all.
+pub fn analyse_series(
+    input: &Input,
+    baselines: &[Input],
+    options: &DuplicateOptions,
+    cache: Option<&CacheOptions>,
+    progress: &Progress,
+    emit: &mut dyn FnMut(Msg) -> bool,
+) {
     let note: Note = Arc::new(|line| tracing::warn!(target: "heaptui::cache", "{line}"));
+    let mut hung_up = false;
     let result = crate::cache::run(
         input,
         options,
         cache,
         progress,
-        &mut |stage| emit(message(stage)),
-        note,
+        &mut |stage| {
+            let sent = emit(message(stage));
+            hung_up |= !sent;
+            sent
+        },
+        note.clone(),
     );
-    match result {
-        // A cache file still being written goes on in the background; the
-        // UI exits without waiting (an unfinished file is never read).
-        Ok((_, pending)) => pending.wait(),
+    let (analysis, pending) = match result {
+        Ok(done) => done,
         Err(AnalysisError::Input(e)) => {
             emit(Msg::Failed(e.to_string()));
+            return;
         }
-        Err(AnalysisError::Cancelled) => {}
+        Err(AnalysisError::Cancelled) => return,
+    };
+    // A cache file still being written goes on in the background; the UI
+    // exits without waiting (an unfinished file is never read).
+    let _pending = WaitOnDrop(Some(pending));
+    if hung_up || progress.is_cancelled() {
+        return;
+    }
+    if !emit(Msg::Suspects(Arc::new(suspects(&analysis, None)))) {
+        return;
+    }
+    if baselines.is_empty() {
+        return;
+    }
+    let mut summaries = Vec::with_capacity(baselines.len() + 1);
+    for (i, baseline) in baselines.iter().enumerate() {
+        let name = baseline.name();
+        let started = emit(Msg::Comparing {
+            snapshot: i + 1,
+            of: baselines.len() + 1,
+            name: name.clone(),
+        });
+        if !started || progress.is_cancelled() {
+            return;
+        }
+        let run = crate::cache::run(
+            baseline,
+            options,
+            cache,
+            progress,
+            &mut |_| !progress.is_cancelled(),
+            note.clone(),
+        );
+        match run {
+            Ok((a, pending)) => {
+                summaries.push(SnapshotSummary::of(&a));
+                drop(a);
+                // The cache writer holds the analysis until it is written.
+                pending.wait();
+            }
+            Err(AnalysisError::Input(e)) => {
+                emit(Msg::CompareFailed(format!("{name}: {e}")));
+                return;
+            }
+            Err(AnalysisError::Cancelled) => return,
+        }
+    }
+    if progress.is_cancelled() {
+        return;
+    }
+    summaries.push(SnapshotSummary::of(&analysis));
+    let cmp = compare(&summaries);
+    drop(summaries);
+    let all = suspects(&analysis, Some(&cmp));
+    let compared = Compared::new(cmp, &analysis.graph.dump.type_names);
+    emit(Msg::Compared {
+        compared: Arc::new(compared),
+        suspects: Arc::new(all),
+    });
+}
+
+/// Waits for a cache file being written when dropped.
+struct WaitOnDrop(Option<crate::cache::Pending>);
+
+impl Drop for WaitOnDrop {
+    fn drop(&mut self) {
+        if let Some(p) = self.0.take() {
+            p.wait();
+        }
     }
 }
 
@@ -232,6 +341,7 @@ fn message(stage: StageResult) -> Msg {
 /// exit 101 instead of showing progress that never moves.
 pub fn spawn(
     input: Input,
+    baselines: Vec<Input>,
     options: DuplicateOptions,
     cache: Option<CacheOptions>,
     progress: Arc<Progress>,
@@ -244,7 +354,8 @@ pub fn spawn(
         .name("heaptui-analysis".into())
         .spawn(move || {
             let run = std::panic::AssertUnwindSafe(|| {
-                analyse(&input, &options, cache.as_ref(), &progress, &mut |m| {
+                let cache = cache.as_ref();
+                analyse_series(&input, &baselines, &options, cache, &progress, &mut |m| {
                     let graph = matches!(m, Msg::Graph { .. });
                     let sent = tx.send(m).is_ok();
                     if inject && graph {

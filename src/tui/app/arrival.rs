@@ -95,6 +95,34 @@ impl App {
                 // until the filter thread has narrowed this one.
                 self.apply_filter(PaneId::Duplicates);
             }
+            Arrived::Suspects | Arrived::Comparison => {
+                let (Some(graph), Some(dom), Some(s)) = (
+                    self.loading.graph(),
+                    self.loading.dom(),
+                    self.loading.suspects(),
+                ) else {
+                    return;
+                };
+                let compared = self.loading.compared().map(|c| &**c);
+                self.suspects_pane
+                    .measure(s, compared, &graph.dump, dom, &self.theme);
+                if arrived == Arrived::Comparison {
+                    if let Some(c) = self.loading.compared().cloned() {
+                        if let Some(d) = &mut self.dominators {
+                            d.set_compared(c.clone(), dom);
+                        }
+                        let types = graph.dump.type_names.len();
+                        self.types_pane.set_compared(&c, types);
+                        self.dups_pane.set_compared(&c);
+                        if let Some(roots) = self.loading.roots() {
+                            self.roots_pane.set_compared(&c, roots);
+                        }
+                        self.apply_filter(PaneId::Types);
+                        self.apply_filter(PaneId::Duplicates);
+                        self.apply_filter(PaneId::Roots);
+                    }
+                }
+            }
             Arrived::Nothing | Arrived::Failure => {}
         }
     }

@@ -21,6 +21,7 @@ use super::panes::duplicates::DuplicatesPane;
 use super::panes::inspector::Inspector;
 use super::panes::overview::OverviewPane;
 use super::panes::roots::RootsPane;
+use super::panes::suspects::SuspectsPane;
 use super::panes::types::TypesPane;
 use super::panes::{Ctx, Intent, ListState, Pane};
 use super::theme::Theme;
@@ -122,20 +123,21 @@ pub struct App {
     pub help: Option<u16>,
     pub input: Option<InputLine>,
     /// Filter text per pane (index = PaneId::index).
-    pub filters: [String; 5],
+    pub filters: [String; PaneId::COUNT],
     /// Filter computations for the filter thread, at most one per pane: the
     /// loop hands them over after each action (tests run them with
     /// `tui::run_jobs`), so a burst of keys leaves one request.
     pub filter_requests: Vec<FilterRequest>,
     /// Per pane, the generation of the filter result the view waits for;
     /// any other result is stale and dropped.
-    pub filter_pending: [Option<u64>; 5],
+    pub filter_pending: [Option<u64>; PaneId::COUNT],
     filter_generation: u64,
     pub overview: OverviewPane,
     pub dominators: Option<DominatorsPane>,
     pub types_pane: TypesPane,
     pub dups_pane: DuplicatesPane,
     pub roots_pane: RootsPane,
+    pub suspects_pane: SuspectsPane,
     pub history: Vec<Nav>,
     pub status: String,
 }
@@ -161,13 +163,14 @@ impl App {
             input: None,
             filters: Default::default(),
             filter_requests: Vec::new(),
-            filter_pending: [None; 5],
+            filter_pending: [None; PaneId::COUNT],
             filter_generation: 0,
             overview: OverviewPane::default(),
             dominators: None,
             types_pane: TypesPane::default(),
             dups_pane: DuplicatesPane::default(),
             roots_pane: RootsPane::default(),
+            suspects_pane: SuspectsPane::default(),
             history: Vec::new(),
             status: String::new(),
         }
@@ -215,6 +218,7 @@ impl App {
             PaneId::Types => &self.types_pane,
             PaneId::Duplicates => &self.dups_pane,
             PaneId::Roots => &self.roots_pane,
+            PaneId::Suspects => &self.suspects_pane,
         }
     }
 
@@ -234,6 +238,7 @@ impl App {
             types_pane,
             dups_pane,
             roots_pane,
+            suspects_pane,
             ..
         } = self;
         let ctx = Ctx {
@@ -251,6 +256,7 @@ impl App {
             PaneId::Types => types_pane,
             PaneId::Duplicates => dups_pane,
             PaneId::Roots => roots_pane,
+            PaneId::Suspects => suspects_pane,
         };
         f(pane, &ctx)
     }
@@ -281,6 +287,7 @@ impl App {
                 PaneId::Types => Mode::Types,
                 PaneId::Duplicates => Mode::Duplicates,
                 PaneId::Roots => Mode::Roots,
+                PaneId::Suspects => Mode::Suspects,
             }
         }
     }
@@ -381,11 +388,15 @@ impl App {
         match cmd {
             Cmd::Quit => return Some(Effect::Quit),
             Cmd::Help => self.help = Some(0),
-            Cmd::NextPane => self.switch(PaneId::ALL[(self.pane.index() + 1) % 5]),
-            Cmd::PrevPane => self.switch(PaneId::ALL[(self.pane.index() + 4) % 5]),
-            Cmd::Pane(n) => self.switch(PaneId::ALL[(n as usize - 1).min(4)]),
+            Cmd::NextPane => self.switch(PaneId::ALL[(self.pane.index() + 1) % PaneId::COUNT]),
+            Cmd::PrevPane => {
+                self.switch(PaneId::ALL[(self.pane.index() + PaneId::COUNT - 1) % PaneId::COUNT])
+            }
+            Cmd::Pane(n) => self.switch(PaneId::ALL[(n as usize - 1).min(PaneId::COUNT - 1)]),
             Cmd::OpenFilter => {
-                if self.pane == PaneId::Overview && self.inspector.is_none() {
+                if matches!(self.pane, PaneId::Overview | PaneId::Suspects)
+                    && self.inspector.is_none()
+                {
                     self.status = "the filter narrows the list panes (2-5)".into();
                 } else {
                     self.inspector = None;

@@ -14,6 +14,7 @@ use super::{empty_message, Ctx, FilterPlan, Intent, ListState, Pane};
 use crate::analysis::filter::TypeFilter;
 use crate::graph::duplicates::{DuplicateSet, DuplicateTotals, Duplicates};
 use crate::graph::HeapGraph;
+use crate::tui::compared::{signed_bytes, Compared};
 use crate::tui::filtering::{FilterResult, FilterWork};
 use crate::tui::fmt::{bytes, bytes_width, count, count_width, fit, type_name, Col, Columns};
 use crate::tui::keys::Cmd;
@@ -132,6 +133,8 @@ const INSTANCES: usize = 2;
 const PER_INST: usize = 3;
 const PER_COPY: usize = 4;
 const TYPE: usize = 7;
+/// With a comparison: additional bytes newest − oldest of the set's kind.
+const DELTA: usize = 8;
 
 /// Sets start by additional bytes, largest first (the detector's order).
 pub const DUPS_SORT: Sort = Sort {
@@ -143,19 +146,48 @@ pub const DUPS_SORT: Sort = Sort {
 /// the unverified ones ([`Duplicates::is_unverified`]), each part in the
 /// order of `sort` (ties in set order). O(sets log sets), once per sort or
 /// detection result.
-pub fn set_order(sort: Sort, d: &Duplicates, names: &[Box<str>]) -> Vec<u32> {
+pub fn set_order(
+    sort: Sort,
+    d: &Duplicates,
+    names: &[Box<str>],
+    delta: Option<&[i128]>,
+) -> Vec<u32> {
     let mut order: Vec<u32> = (0..d.sets.len() as u32).collect();
     let s = |i: u32| &d.sets[i as usize];
-    match sort.column {
-        SET => sort.order(&mut order, |i| i),
-        INSTANCES => sort.order(&mut order, |i| s(i).members.len()),
-        PER_INST => sort.order(&mut order, |i| s(i).instance_bytes),
-        PER_COPY => sort.order(&mut order, |i| s(i).objects_per_copy),
-        TYPE => sort.order(&mut order, |i| &*names[s(i).type_index as usize]),
-        _ => sort.order(&mut order, |i| s(i).additional_bytes),
+    match (sort.column, delta) {
+        (DELTA, Some(x)) => sort.order(&mut order, |i| x[i as usize]),
+        _ => set_order_by(sort, d, names, &mut order),
     }
     order.sort_by_key(|&i| d.is_unverified(s(i)));
     order
+}
+
+/// Per set of `d`: the additional bytes newest − oldest of its kind (type,
+/// instance bytes, objects per copy: how sets are matched across
+/// snapshots). O(sets), once per comparison or detection result.
+pub fn set_deltas(c: &Compared, d: &Duplicates) -> Vec<i128> {
+    d.sets
+        .iter()
+        .map(|s| {
+            c.duplicate_row(s.type_index, s.instance_bytes, s.objects_per_copy)
+                .map_or(0, |r| {
+                    let a = &c.cmp.duplicates[r].additional_bytes;
+                    a[a.len() - 1] as i128 - a[0] as i128
+                })
+        })
+        .collect()
+}
+
+fn set_order_by(sort: Sort, d: &Duplicates, names: &[Box<str>], order: &mut [u32]) {
+    let s = |i: u32| &d.sets[i as usize];
+    match sort.column {
+        SET => sort.order(order, |i| i),
+        INSTANCES => sort.order(order, |i| s(i).members.len()),
+        PER_INST => sort.order(order, |i| s(i).instance_bytes),
+        PER_COPY => sort.order(order, |i| s(i).objects_per_copy),
+        TYPE => sort.order(order, |i| &*names[s(i).type_index as usize]),
+        _ => sort.order(order, |i| s(i).additional_bytes),
+    }
 }
 
 #[derive(Debug)]
@@ -176,6 +208,9 @@ pub struct DuplicatesPane {
     pos: Vec<u32>,
     /// The totals of the sets among the rows (computed when they change).
     pub totals: DuplicateTotals,
+    /// With a comparison: per set of `source`, the Δ of its kind.
+    pub delta: Option<Arc<Vec<i128>>>,
+    compared: Option<Arc<Compared>>,
 }
 
 impl Default for DuplicatesPane {
@@ -190,6 +225,8 @@ impl Default for DuplicatesPane {
             order: Vec::new(),
             pos: Vec::new(),
             totals: DuplicateTotals::default(),
+            delta: None,
+            compared: None,
         }
     }
 }
@@ -274,7 +311,11 @@ impl DuplicatesPane {
             .is_some_and(|s| Arc::ptr_eq(s, &source))
         {
             self.widths = DupWidths::measure(&source);
-            self.order = set_order(self.sort, &source, names);
+            self.delta = self
+                .compared
+                .as_ref()
+                .map(|c| Arc::new(set_deltas(c, &source)));
+            self.order = set_order(self.sort, &source, names, self.deltas());
             self.pos = positions(&self.order);
         }
         self.rows = self.sorted(rows);
@@ -309,6 +350,26 @@ impl DuplicatesPane {
         self.show(source, rows, names);
     }
 
+    /// Installs a comparison (once, on its arrival): the Δ column.
+    pub fn set_compared(&mut self, c: &Arc<Compared>) {
+        self.compared = Some(c.clone());
+        // The next `show` measures the source again, with the deltas.
+        self.source = None;
+    }
+
+    fn deltas(&self) -> Option<&[i128]> {
+        self.delta.as_deref().map(|d| &d[..])
+    }
+
+    /// The columns, with the Δ one when comparing.
+    fn columns(&self, theme: &Theme) -> Vec<Col> {
+        let mut cols = self.widths.columns(theme).to_vec();
+        if self.delta.is_some() {
+            cols.push(Col::num("Δ addit.", self.widths.additional + 1).sortable());
+        }
+        cols
+    }
+
     pub fn row_of_set(&self, set: u32) -> Option<usize> {
         self.rows.row_of_set(set, &self.pos)
     }
@@ -326,14 +387,14 @@ impl DuplicatesPane {
         };
         let selected = self.row(self.list.selected);
         self.sort = sort;
-        self.order = set_order(sort, &source, &graph.dump.type_names);
+        self.order = set_order(sort, &source, &graph.dump.type_names, self.deltas());
         self.pos = positions(&self.order);
         self.rows = self.sorted(self.rows.clone());
         if let Some(DupRow::Set(s)) = selected {
             self.list.selected = self.row_of_set(s).unwrap_or(0);
         }
         self.fit(ctx);
-        let mut cols = self.widths.columns(ctx.theme);
+        let mut cols = self.columns(ctx.theme);
         sort.mark(&mut cols);
         vec![Intent::status(sort.describe(&cols))]
     }
@@ -536,7 +597,7 @@ impl Pane for DuplicatesPane {
             Cmd::SortNext | Cmd::SortReverse if self.detail.is_some() => {
                 vec![Intent::status("Bksp back to the list to sort it")]
             }
-            Cmd::SortNext => self.resort(self.sort.next(&self.widths.columns(ctx.theme)), ctx),
+            Cmd::SortNext => self.resort(self.sort.next(&self.columns(ctx.theme)), ctx),
             Cmd::SortReverse => self.resort(self.sort.reversed(), ctx),
             _ => Vec::new(),
         }
@@ -612,7 +673,7 @@ impl Pane for DuplicatesPane {
         if self.detail.is_some() {
             return Vec::new();
         }
-        let cols = self.widths.columns(ctx.theme);
+        let cols = self.columns(ctx.theme);
         let width = ctx.body.width.saturating_sub(2) as usize;
         match Columns::new(width, &cols)
             .column_at(x)
@@ -718,7 +779,7 @@ impl Pane for DuplicatesPane {
         }
         let w = inner.width as usize;
         let height = list_height(inner.height);
-        let mut cols = pane.widths.columns(theme);
+        let mut cols = pane.columns(theme);
         pane.sort.mark(&mut cols);
         let table = Columns::new(w, &cols);
         let type_w = table.width(7);
@@ -740,7 +801,7 @@ impl Pane for DuplicatesPane {
             let cells: Vec<String> = match row {
                 DupRow::Set(id) => {
                     let s = &d.sets[id as usize];
-                    vec![
+                    let mut cells = vec![
                         format!("#{}", s.id),
                         bytes(s.additional_bytes),
                         count(s.members.len() as u64),
@@ -757,11 +818,15 @@ impl Pane for DuplicatesPane {
                         s.holding_set
                             .map_or("-".to_string(), |h| format!("{}#{h}", theme.arrow())),
                         type_name(&dump.type_names[s.type_index as usize], type_w, theme),
-                    ]
+                    ];
+                    if let Some(x) = &pane.delta {
+                        cells.push(signed_bytes(x[id as usize], theme));
+                    }
+                    cells
                 }
                 DupRow::Possible(p) => {
                     let p = &d.possible[p as usize];
-                    vec![
+                    let mut cells = vec![
                         "?".into(),
                         "-".into(),
                         count(p.instances.len() as u64),
@@ -770,7 +835,11 @@ impl Pane for DuplicatesPane {
                         "possible".into(),
                         "D:detect".into(),
                         type_name(&dump.type_names[p.type_index as usize], type_w, theme),
-                    ]
+                    ];
+                    if pane.delta.is_some() {
+                        cells.push(String::new());
+                    }
+                    cells
                 }
             };
             let style = if sel {

@@ -10,6 +10,7 @@ pub mod inspector;
 pub mod instances;
 pub mod overview;
 pub mod roots;
+pub mod suspects;
 pub mod table;
 pub mod types;
 

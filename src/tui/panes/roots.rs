@@ -14,6 +14,7 @@ use super::{empty_message, Ctx, FilterPlan, Intent, ListState, Pane};
 use crate::analysis::filter::TypeFilter;
 use crate::analysis::roots::RootGroup;
 use crate::model::{root_flags, root_kind};
+use crate::tui::compared::{signed_bytes, Compared};
 use crate::tui::filtering::{FilterResult, FilterWork};
 use crate::tui::fmt::{
     bytes, bytes_width, count, count_width, fit, text_width, type_name, Col, Columns,
@@ -34,6 +35,8 @@ pub enum RootRow {
 const KIND: usize = 0;
 const RECORDS: usize = 1;
 const OBJECTS: usize = 2;
+/// With a comparison: retained bytes newest − oldest.
+const DELTA: usize = 4;
 
 /// Groups start by retained bytes, largest first.
 pub const ROOTS_SORT: Sort = Sort {
@@ -52,9 +55,13 @@ fn group_label(g: &RootGroup) -> String {
 
 /// Group positions in the order of `sort` (ties keep the analysis's order,
 /// by retained bytes). O(groups log groups), once per sort.
-pub fn group_order(sort: Sort, groups: &[RootGroup]) -> Vec<u32> {
+pub fn group_order(sort: Sort, groups: &[RootGroup], delta: Option<&[i128]>) -> Vec<u32> {
     let mut order: Vec<u32> = (0..groups.len() as u32).collect();
     let g = |i: u32| &groups[i as usize];
+    if let (DELTA, Some(d)) = (sort.column, delta) {
+        sort.order(&mut order, |i| d[i as usize]);
+        return order;
+    }
     match sort.column {
         KIND => {
             let labels: Vec<String> = groups.iter().map(group_label).collect();
@@ -80,6 +87,9 @@ pub struct RootsPane {
     pub sort: Sort,
     /// Group positions in the order of `sort`.
     pub order: Vec<u32>,
+    /// With a comparison: per group, retained bytes newest − oldest.
+    pub delta: Option<Arc<Vec<i128>>>,
+    compared: Option<Arc<Compared>>,
 }
 
 impl Default for RootsPane {
@@ -92,6 +102,8 @@ impl Default for RootsPane {
             widths: [0; 3],
             sort: ROOTS_SORT,
             order: Vec::new(),
+            delta: None,
+            compared: None,
         }
     }
 }
@@ -108,15 +120,42 @@ impl RootsPane {
         ];
     }
 
-    fn columns(&self) -> [Col; 4] {
-        let mut cols = [
+    fn columns(&self) -> Vec<Col> {
+        let mut cols = vec![
             Col::name("Kind [flags] / object").sortable(),
             Col::num("Records", self.widths[0]).sortable(),
             Col::num("Objects", self.widths[1]).sortable(),
             Col::num("Retained", self.widths[2]).sortable(),
         ];
+        if self.delta.is_some() {
+            cols.push(Col::num("Δ retained", self.widths[2] + 1).sortable());
+        }
         self.sort.mark(&mut cols);
         cols
+    }
+
+    /// Installs a comparison (once, on its arrival): the Δ column.
+    pub fn set_compared(&mut self, c: &Arc<Compared>, groups: &[RootGroup]) {
+        self.compared = Some(c.clone());
+        self.delta = None;
+        self.deltas(groups);
+        self.order = group_order(self.sort, groups, self.delta.as_deref().map(|d| &d[..]));
+    }
+
+    /// The per-group Δ of `groups` (once per comparison).
+    fn deltas(&mut self, groups: &[RootGroup]) {
+        if let (Some(c), None) = (&self.compared, &self.delta) {
+            let d = groups
+                .iter()
+                .map(|g| {
+                    c.root_row(g.kind, g.flags).map_or(0, |r| {
+                        let f = &c.cmp.roots[r].figures;
+                        f[f.len() - 1].retained_bytes as i128 - f[0].retained_bytes as i128
+                    })
+                })
+                .collect();
+            self.delta = Some(Arc::new(d));
+        }
     }
 
     /// Applies a new sort: the groups in its order, the selection on its
@@ -132,7 +171,8 @@ impl RootsPane {
             None => None,
         };
         self.sort = sort;
-        self.order = group_order(sort, groups);
+        self.deltas(groups);
+        self.order = group_order(sort, groups, self.delta.as_deref().map(|d| &d[..]));
         self.rebuild(groups);
         if let Some(g) = group {
             self.list.selected = self
@@ -151,7 +191,8 @@ impl RootsPane {
     pub fn rebuild(&mut self, groups: &[RootGroup]) {
         self.rows.clear();
         if self.order.len() != groups.len() {
-            self.order = group_order(self.sort, groups);
+            self.deltas(groups);
+            self.order = group_order(self.sort, groups, self.delta.as_deref().map(|d| &d[..]));
         }
         for &gi in &self.order {
             let gi = gi as usize;
@@ -331,12 +372,15 @@ impl Pane for RootsPane {
                         theme.collapsed()
                     };
                     let name = format!("{mark} {}", group_label(g));
-                    let cells = vec![
+                    let mut cells = vec![
                         name,
                         count(g.roots.len() as u64),
                         count(g.objects),
                         bytes(g.retained_bytes),
                     ];
+                    if let Some(d) = &pane.delta {
+                        cells.push(signed_bytes(d[gi], theme));
+                    }
                     TableRow::cells(cells, sel, style)
                 }
                 RootRow::Record(_, r) => {

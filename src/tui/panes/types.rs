@@ -16,6 +16,7 @@ use super::{empty_message, Ctx, FilterPlan, Intent, ListState, Pane};
 use crate::analysis::filter::TypeFilter;
 use crate::analysis::{ImmediateDominators, PreciseRetained, TypeStats};
 use crate::graph::DominatorTree;
+use crate::tui::compared::{signed_bytes, Compared};
 use crate::tui::filtering::{FilterResult, FilterWork};
 use crate::tui::fmt::{bytes, bytes_width, count, count_width, fit, type_name, Col, Columns};
 use crate::tui::keys::Cmd;
@@ -65,6 +66,8 @@ const NAME: usize = 0;
 const COUNT: usize = 1;
 const SHALLOW: usize = 2;
 const MIN_RETAINED: usize = 3;
+/// With a comparison: shallow bytes newest − oldest, after Precise.
+const DELTA: usize = 5;
 
 /// Types start sorted by minimum retained bytes, largest first.
 pub const TYPES_SORT: Sort = Sort {
@@ -74,16 +77,30 @@ pub const TYPES_SORT: Sort = Sort {
 
 /// Positions in `types` in the order of `sort`; ties keep the order of
 /// `types` (shallow bytes). O(types log types), once per sort.
-pub fn type_order(sort: Sort, types: &[TypeStats], names: &[Box<str>]) -> Vec<u32> {
+pub fn type_order(
+    sort: Sort,
+    types: &[TypeStats],
+    names: &[Box<str>],
+    delta: Option<&[i128]>,
+) -> Vec<u32> {
     let mut order: Vec<u32> = (0..types.len() as u32).collect();
     let t = |p: u32| &types[p as usize];
-    match sort.column {
-        NAME => sort.order(&mut order, |p| &*names[t(p).type_index as usize]),
-        COUNT => sort.order(&mut order, |p| t(p).count),
-        SHALLOW => sort.order(&mut order, |p| t(p).shallow_bytes),
+    match (sort.column, delta) {
+        (NAME, _) => sort.order(&mut order, |p| &*names[t(p).type_index as usize]),
+        (COUNT, _) => sort.order(&mut order, |p| t(p).count),
+        (SHALLOW, _) => sort.order(&mut order, |p| t(p).shallow_bytes),
+        (DELTA, Some(d)) => sort.order(&mut order, |p| d[t(p).type_index as usize]),
         _ => sort.order(&mut order, |p| t(p).min_retained_bytes),
     }
     order
+}
+
+/// Per type index of the opened snapshot: its shallow bytes newest −
+/// oldest in a comparison (once, when the comparison arrives).
+pub fn type_deltas(c: &Compared, types: usize) -> Vec<i128> {
+    (0..types as u32)
+        .map(|t| c.type_row(t).map_or(0, |r| c.cmp.types[r].shallow_growth()))
+        .collect()
 }
 
 #[derive(Debug)]
@@ -102,6 +119,9 @@ pub struct TypesPane {
     /// The ranked, filtered rows (nucleo).
     pub matcher: TypeMatcher,
     pub sort: Sort,
+    /// With a comparison: per type index, shallow bytes newest − oldest,
+    /// and how many types of the baselines are gone now.
+    pub delta: Option<(Arc<Vec<i128>>, usize)>,
     /// Positions in the type statistics in the order of `sort`: the
     /// matcher is given the types in this order.
     pub order: Arc<Vec<u32>>,
@@ -127,6 +147,7 @@ impl Default for TypesPane {
             widths: [0; 4],
             matcher: TypeMatcher::default(),
             sort: TYPES_SORT,
+            delta: None,
             order: Arc::new(Vec::new()),
             reorder: false,
             ranked: false,
@@ -197,16 +218,30 @@ impl TypesPane {
         ];
     }
 
-    fn columns(&self) -> [Col; 5] {
-        let mut cols = [
+    fn columns(&self) -> Vec<Col> {
+        let mut cols = vec![
             Col::name("Type").sortable(),
             Col::num("Count", self.widths[0]).sortable(),
             Col::num("Shallow", self.widths[1]).sortable(),
             Col::num("Min ret.", self.widths[2]).sortable(),
-            Col::num("Precise", self.widths[3]),
+            Col::num("Precise", self.widths[3]).optional(1),
         ];
+        if self.delta.is_some() {
+            cols.push(Col::num("Δ shallow", self.widths[1] + 1).sortable());
+        }
         self.sort.mark(&mut cols);
         cols
+    }
+
+    /// Installs a comparison's Δ column (once, on its arrival).
+    pub fn set_compared(&mut self, c: &Compared, types: usize) {
+        let gone = c.cmp.types.iter().filter(|t| t.vanishes()).count();
+        self.delta = Some((Arc::new(type_deltas(c, types)), gone));
+        self.reorder = true;
+    }
+
+    fn deltas(&self) -> Option<&[i128]> {
+        self.delta.as_ref().map(|(d, _)| &d[..])
     }
 
     /// Sorts the types by `sort`: a new order for the matcher, applied by
@@ -216,7 +251,12 @@ impl TypesPane {
             return Vec::new();
         };
         self.sort = sort;
-        self.order = Arc::new(type_order(sort, types, &graph.dump.type_names));
+        self.order = Arc::new(type_order(
+            sort,
+            types,
+            &graph.dump.type_names,
+            self.deltas(),
+        ));
         self.reorder = true;
         let mut status = sort.describe(&self.columns());
         if self.ranked {
@@ -403,8 +443,13 @@ impl Pane for TypesPane {
         };
         self.list = ListState::default();
         self.ranked = !filter.fuzzy.is_empty();
-        if self.order.len() != types.len() {
-            self.order = Arc::new(type_order(self.sort, types, &graph.dump.type_names));
+        if self.order.len() != types.len() || self.reorder {
+            self.order = Arc::new(type_order(
+                self.sort,
+                types,
+                &graph.dump.type_names,
+                self.deltas(),
+            ));
         }
         let reorder = std::mem::take(&mut self.reorder);
         match self.matcher.set_ordered(filter, reorder) {
@@ -471,7 +516,15 @@ impl Pane for TypesPane {
                     } else {
                         ""
                     }
-                ),
+                ) + &match &self.delta {
+                    Some((_, gone)) if *gone > 0 => format!(
+                        "{} Δ vs oldest, {} types gone (heaptui report lists them) ",
+                        theme.sep(),
+                        count(*gone as u64)
+                    ),
+                    Some(_) => format!("{} Δ vs oldest ", theme.sep()),
+                    None => String::new(),
+                },
                 theme.header(),
             ));
         let inner = block.inner(area);
@@ -503,13 +556,16 @@ impl Pane for TypesPane {
                 (None, Some(r)) if r == *ty => "running".into(),
                 _ => "-".into(),
             };
-            let cells = vec![
+            let mut cells = vec![
                 type_name(&dump.type_names[*ty as usize], table.width(0), theme),
                 count(s.count),
                 bytes(s.shallow_bytes),
                 bytes(s.min_retained_bytes),
                 precise,
             ];
+            if let Some(d) = pane.deltas() {
+                cells.push(signed_bytes(d[*ty as usize], theme));
+            }
             let style = if selected && !pane.imm_focus {
                 theme.selected()
             } else if selected {

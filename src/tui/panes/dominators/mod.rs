@@ -14,13 +14,20 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Paragraph};
 use ratatui::Frame;
 
+use std::sync::Arc;
+
 use super::table::{ScrolledTable, TableRow};
 use super::{empty_message, Ctx, FilterPlan, Intent, Pane};
 use crate::analysis::filter::TypeFilter;
 use crate::graph::DominatorTree;
 use crate::model::Model;
+use crate::tui::compared::{
+    signed_bytes, signed_bytes_width, signed_count, steady_mark, Compared, NO_PATH,
+};
 use crate::tui::filtering::{FilterResult, FilterWork};
-use crate::tui::fmt::{bytes, bytes_width, count, count_width, fit_left, percent, Col, Columns};
+use crate::tui::fmt::{
+    bytes, bytes_width, count, count_width, fit, fit_left, percent, text_width, Col, Columns,
+};
 use crate::tui::keys::Cmd;
 use crate::tui::layout::is_wide;
 use crate::tui::theme::Theme;
@@ -38,6 +45,14 @@ pub struct DominatorsPane {
     /// Widths of the retained bytes and objects of any row: no row (group
     /// or object) retains more than the reachable heap.
     pub widths: [usize; 2],
+    /// The comparison with older snapshots, once it arrived.
+    pub compared: Option<Arc<Compared>>,
+    /// Siblings by growth instead of retained bytes (`s`).
+    pub growth_order: bool,
+    /// Only the rows that grow steadily (`t`).
+    pub steady_only: bool,
+    /// Widths of the Δ retained and Δ count cells of any row.
+    pub delta_widths: [usize; 2],
 }
 
 impl DominatorsPane {
@@ -51,6 +66,10 @@ impl DominatorsPane {
                 bytes_width(dom.reachable_bytes),
                 count_width(dom.reachable_objects),
             ],
+            compared: None,
+            growth_order: false,
+            steady_only: false,
+            delta_widths: [0, 0],
         };
         p.refresh();
         p
@@ -69,8 +88,45 @@ impl DominatorsPane {
     pub fn refresh(&mut self) {
         let (mode, marks) = (self.mode, self.marks.clone());
         for t in &mut self.zooms {
+            t.growth_order = self.growth_order;
+            t.steady_only = self.steady_only;
             t.flatten(mode, &marks);
         }
+    }
+
+    /// Installs the comparison (once, on its arrival): every zoom level's
+    /// rows get their paths, and the Δ columns their widths.
+    pub fn set_compared(&mut self, compared: Arc<Compared>, dom: &DominatorTree) {
+        let p = &compared.cmp.paths;
+        let k = p.snapshots;
+        // No row grows or shrinks by more than the larger reachable heap.
+        let max_bytes = compared
+            .cmp
+            .reachable_bytes
+            .iter()
+            .copied()
+            .max()
+            .unwrap_or(0)
+            .max(dom.reachable_bytes);
+        let max_count = (1..p.len())
+            .map(|r| {
+                let f = p.figures_of(r as u32);
+                f[0].count.max(f[k - 1].count) as u64
+            })
+            .max()
+            .unwrap_or(0);
+        self.delta_widths = [signed_bytes_width(max_bytes), count_width(max_count) + 1];
+        for i in 0..self.zooms.len() {
+            let root_path = if i == 0 {
+                0
+            } else {
+                let origin = self.zooms[i].origin;
+                self.zooms[i - 1].nodes[origin as usize].path
+            };
+            self.zooms[i].set_compared(Some(compared.clone()), root_path);
+        }
+        self.compared = Some(compared);
+        self.refresh();
     }
 
     /// Keeps the selection on screen for a list of `height` rows.
@@ -117,6 +173,29 @@ impl DominatorsPane {
     }
 }
 
+impl DominatorsPane {
+    /// What the title says of the comparison: the sort, the steady-only
+    /// view and the keys that change them.
+    fn comparison_title(&self, theme: &Theme) -> String {
+        let Some(c) = &self.compared else {
+            return String::new();
+        };
+        let sep = theme.sep();
+        let older = c.snapshots() - 1;
+        let order = if self.growth_order {
+            "by Δ"
+        } else {
+            "s: by Δ"
+        };
+        let steady = if self.steady_only {
+            "steady growth only"
+        } else {
+            "t: steady only"
+        };
+        format!(" {sep} Δ vs {older} older {sep} {order} {sep} {steady}")
+    }
+}
+
 /// Draws the tree (and the chart beside it when wide enough); `empty` is
 /// the line shown when no row is visible.
 pub fn draw(
@@ -128,6 +207,16 @@ pub fn draw(
     area: Rect,
     f: &mut Frame,
 ) {
+    let title_room = area.width.saturating_sub(20) as usize;
+    let comparison = match pane.comparison_title(theme) {
+        c if c.is_empty() => c,
+        c => format!("{} ", c.trim_start()),
+    };
+    let crumb = format!("{} ", pane.breadcrumb(theme));
+    let crumb_room = title_room
+        .saturating_sub(text_width(&comparison))
+        .max(title_room / 2)
+        .min(text_width(&crumb));
     let block = Block::bordered()
         .border_set(theme.border())
         .title(Line::from(vec![
@@ -141,12 +230,10 @@ pub fn draw(
                 ),
                 theme.header(),
             ),
-            // Cut from the left: the current node, at the end, stays.
-            Span::raw(fit_left(
-                &format!("{} ", pane.breadcrumb(theme)),
-                area.width.saturating_sub(20) as usize,
-                theme,
-            )),
+            // Cut from the left: the current node, at the end, stays; the
+            // comparison's keys follow it while they fit.
+            Span::raw(fit_left(&crumb, crumb_room, theme)),
+            Span::raw(fit(&comparison, title_room - crumb_room, theme)),
         ]));
     let inner = block.inner(area);
     f.render_widget(block, area);
@@ -191,12 +278,22 @@ fn draw_tree(
     f: &mut Frame,
 ) {
     let t = pane.tree();
-    let cols = [
+    let compared = pane.compared.is_some();
+    let mut cols = vec![
         Col::name("Type"),
         Col::num("Retained", pane.widths[0]),
         Col::num("Objects", pane.widths[1]),
         Col::num("%", "100.0%".len()),
     ];
+    if compared {
+        // The steady mark takes one more cell after the Δ.
+        cols[2] = cols[2].optional(2);
+        cols[3] = cols[3].optional(1);
+        cols.push(Col::num("Δ retained", pane.delta_widths[0] + 1));
+        if area.width >= 100 {
+            cols.push(Col::num("Δ count", pane.delta_widths[1]));
+        }
+    }
     let table = Columns::new(area.width as usize, &cols);
     let name_w = table.width(0);
     let on_path: Vec<u32> = t.ancestors(t.selected);
@@ -204,7 +301,7 @@ fn draw_tree(
     let mut rows = Vec::new();
     for &id in t.flat.iter().skip(t.offset).take(height) {
         let n = &t.nodes[id as usize];
-        let indent = "  ".repeat(n.depth.saturating_sub(1) as usize);
+        let indent = indent_of(n.depth);
         let marker = if !t.has_children(id, dom) {
             " "
         } else if n.expanded {
@@ -212,7 +309,7 @@ fn draw_tree(
         } else {
             theme.collapsed()
         };
-        let room = name_w.saturating_sub(indent.len() + 2);
+        let room = name_w.saturating_sub(text_width(&indent) + 2);
         let loading = if n.loading { " (grouping…)" } else { "" };
         let label = format!(
             "{indent}{marker} {}{loading}",
@@ -225,7 +322,7 @@ fn draw_tree(
         );
         let (rb, ro) = t.sizes_of(id, dom).unwrap_or((0, 0));
         let selected = id == t.selected;
-        let cells = if matches!(n.item, Item::More { .. }) {
+        let mut cells = if matches!(n.item, Item::More { .. }) {
             vec![label]
         } else {
             vec![
@@ -235,6 +332,25 @@ fn draw_tree(
                 percent(rb, dom.reachable_bytes),
             ]
         };
+        if let (true, Some(c), false) = (
+            compared,
+            &pane.compared,
+            matches!(n.item, Item::More { .. }),
+        ) {
+            if n.path == NO_PATH {
+                cells.resize(cols.len(), String::new());
+            } else {
+                let mark = if c.steady(n.path) {
+                    steady_mark(theme)
+                } else {
+                    " "
+                };
+                cells.push(format!("{}{mark}", signed_bytes(c.growth(n.path), theme)));
+                if cells.len() < cols.len() {
+                    cells.push(signed_count(c.count_growth(n.path), theme));
+                }
+            }
+        }
         let style = if selected {
             theme.selected()
         } else if on_path.contains(&id) {
@@ -273,6 +389,11 @@ impl DominatorsPane {
                 self.refresh();
             }
             Item::SuperRoot => {}
+            Item::Vanished(_) => {
+                return vec![Intent::status(
+                    "this row is gone from the newest snapshot: expand it (Right) to see what was below",
+                )];
+            }
             item => {
                 if !t.has_children(sel, dom) {
                     return vec![Intent::status("nothing below this row to zoom into")];
@@ -284,7 +405,12 @@ impl DominatorsPane {
                 };
                 let label = t.label_of(sel, dump, ctx.theme);
                 out.push(Intent::History);
-                let (tree, deferred) = Tree::new(item, label, dump, dom);
+                let root_path = t.nodes[sel as usize].path;
+                let (mut tree, deferred) = Tree::new(item, label, dump, dom);
+                tree.origin = sel;
+                if let Some(c) = &self.compared {
+                    tree.set_compared(Some(c.clone()), root_path);
+                }
                 self.zooms.push(tree);
                 self.refresh();
                 out.extend(defer(deferred));
@@ -361,6 +487,9 @@ impl Pane for Option<DominatorsPane> {
         match cmd {
             Cmd::Instances if !t.is_group(t.selected) => Some(""),
             Cmd::Instances if t.nodes[t.selected as usize].instances => Some("group"),
+            // Named even in its default state, so the footer ranks it
+            // with the state-dependent keys.
+            Cmd::Instances => Some("instances"),
             _ => None,
         }
     }
@@ -408,6 +537,26 @@ impl Pane for Option<DominatorsPane> {
                 let deferred = t.toggle_instances(s, dump, dom);
                 d.refresh();
                 defer(deferred)
+            }
+            Cmd::SortGrowth | Cmd::SteadyOnly if d.compared.is_none() => {
+                let why = if ctx.loading.comparison_pending() {
+                    "the comparison with the older snapshots is still running"
+                } else {
+                    "no comparison: open several snapshots (heaptui OLD NEW)"
+                };
+                vec![Intent::status(why)]
+            }
+            Cmd::SortGrowth => {
+                d.growth_order = !d.growth_order;
+                d.refresh();
+                d.scroll(ctx.rows());
+                Vec::new()
+            }
+            Cmd::SteadyOnly => {
+                d.steady_only = !d.steady_only;
+                d.refresh();
+                d.scroll(ctx.rows());
+                Vec::new()
             }
             Cmd::ZoomOut => {
                 // Not a history step: Backspace already retraces zooms.
@@ -489,12 +638,16 @@ impl Pane for Option<DominatorsPane> {
     fn draw(&self, ctx: &Ctx, area: Rect, f: &mut Frame) {
         match (self, ctx.loading.graph(), ctx.loading.dom()) {
             (Some(d), Some(g), Some(dom)) => {
-                let empty = empty_message(
-                    ctx,
-                    false,
-                    "objects",
-                    "no object is reachable from a strong root",
-                );
+                let empty = if d.steady_only && ctx.filter.trim().is_empty() {
+                    " (no row grows in every snapshot; t shows every row)".to_string()
+                } else {
+                    empty_message(
+                        ctx,
+                        false,
+                        "objects",
+                        "no object is reachable from a strong root",
+                    )
+                };
                 draw(d, &g.dump, dom, ctx.theme, &empty, area, f)
             }
             _ => {
@@ -510,4 +663,19 @@ impl Pane for Option<DominatorsPane> {
             }
         }
     }
+}
+
+/// Levels indented at most: a deeper row (a long chain) shows its depth as a
+/// number instead, so its name keeps the room.
+const MAX_INDENT: u32 = 12;
+
+/// The indentation of a row at `depth` (top level 1): two spaces a level
+/// up to [`MAX_INDENT`], then the level as `·123 ` in the same width.
+fn indent_of(depth: u32) -> String {
+    let level = depth.saturating_sub(1);
+    if level <= MAX_INDENT {
+        return "  ".repeat(level as usize);
+    }
+    let width = 2 * MAX_INDENT as usize;
+    format!("{:>width$}", format!("·{depth} "))
 }

@@ -10,6 +10,7 @@ use crate::analysis::grouping::{group_children_unsorted, largest_members};
 use crate::analysis::{domination_path, Group};
 use crate::graph::DominatorTree;
 use crate::model::Model;
+use crate::tui::compared::{Compared, NO_PATH};
 use crate::tui::fmt::{count, type_name};
 use crate::tui::theme::Theme;
 
@@ -31,13 +32,16 @@ pub enum Item {
     More {
         remaining: usize,
     },
+    /// A row of a baseline that the newest snapshot lacks (a merged path
+    /// of the comparison): retains nothing now.
+    Vanished(u32),
 }
 
 #[derive(Debug, Clone)]
 pub struct Node {
     pub item: Item,
     pub parent: Option<u32>,
-    pub depth: u16,
+    pub depth: u32,
     pub expanded: bool,
     /// Groups: show instances instead of grouped children.
     pub instances: bool,
@@ -46,10 +50,17 @@ pub struct Node {
     /// Grouped children are being computed by a job.
     pub loading: bool,
     pub children: Option<Vec<u32>>,
+    /// The row's merged path in the comparison ([`NO_PATH`]: none, or no
+    /// comparison): its type path from the super-root, for rows that stand
+    /// for a whole row of the grouped tree (not an instance of a group of
+    /// several, nor anything below one).
+    pub path: u32,
+    /// The rows of its path that vanished are among its children.
+    pub vanished_added: bool,
 }
 
 impl Node {
-    fn new(item: Item, parent: Option<u32>, depth: u16) -> Node {
+    fn new(item: Item, parent: Option<u32>, depth: u32) -> Node {
         Node {
             item,
             parent,
@@ -59,6 +70,8 @@ impl Node {
             page: Vec::new(),
             loading: false,
             children: None,
+            path: NO_PATH,
+            vanished_added: false,
         }
     }
 }
@@ -102,6 +115,16 @@ pub struct Tree {
     pub selected: u32,
     pub offset: usize,
     pub label: String,
+    /// The comparison, if any: the rows' paths and the vanished rows.
+    pub compared: Option<Arc<Compared>>,
+    /// The merged path of the zoom root (0 for the whole tree).
+    pub root_path: u32,
+    /// Siblings by growth (newest − oldest retained) instead of retained.
+    pub growth_order: bool,
+    /// Only rows that grow steadily, their ancestors and what is below.
+    pub steady_only: bool,
+    /// The node of the previous zoom level this one was zoomed from.
+    pub origin: u32,
 }
 
 /// Per-object "subtree holds a filter match" marks, or none (no filter).
@@ -122,6 +145,11 @@ impl Tree {
             selected: 0,
             offset: 0,
             label,
+            compared: None,
+            root_path: 0,
+            growth_order: false,
+            steady_only: false,
+            origin: 0,
         };
         let deferred = t.expand(0, dump, dom);
         t.select_first_child();
@@ -144,7 +172,7 @@ impl Tree {
             Item::SuperRoot => vec![dom.super_root()],
             Item::Group(g) => g.members.clone(),
             Item::Instance(o) => vec![*o],
-            Item::More { .. } => Vec::new(),
+            Item::More { .. } | Item::Vanished(_) => Vec::new(),
         }
     }
 
@@ -158,11 +186,21 @@ impl Tree {
     }
 
     pub fn has_children(&self, id: u32, dom: &DominatorTree) -> bool {
-        match &self.nodes[id as usize].item {
+        let n = &self.nodes[id as usize];
+        if !n.instances
+            && self
+                .compared
+                .as_ref()
+                .is_some_and(|c| c.has_vanished(n.path))
+        {
+            return true;
+        }
+        match &n.item {
             Item::SuperRoot => true,
             Item::Group(g) => g.members.len() > 1 || g.retained_objects > 1,
             Item::Instance(o) => !dom.children_of(*o).is_empty(),
             Item::More { .. } => false,
+            Item::Vanished(p) => self.compared.as_ref().is_some_and(|c| c.has_children(*p)),
         }
     }
 
@@ -178,6 +216,10 @@ impl Tree {
         match n.item.clone() {
             Item::Group(_) if n.instances => self.fill_instances(id, dom),
             Item::More { .. } => n.children = Some(Vec::new()),
+            Item::Vanished(_) => {
+                n.children = Some(Vec::new());
+                self.add_vanished(id);
+            }
             _ => {
                 let parents = self.objects(id, dom);
                 if parents.len() > DEFER_PARENTS {
@@ -209,15 +251,99 @@ impl Tree {
                 }
             }
         }
-        let depth = n.depth + 1;
+        let depth = n.depth.saturating_add(1);
         let mut ids = Vec::with_capacity(groups.len());
         for g in groups {
             ids.push(self.nodes.len() as u32);
             self.nodes
                 .push(Node::new(Item::Group(Arc::new(g)), Some(id), depth));
         }
-        self.nodes[id as usize].children = Some(ids);
+        self.nodes[id as usize].children = Some(ids.clone());
+        for k in ids {
+            self.assign_path(k);
+        }
+        self.nodes[id as usize].vanished_added = false;
+        self.add_vanished(id);
         self.select_first_child();
+    }
+
+    /// The merged path of node `id` from its parent's (parents first).
+    fn path_of(&self, id: u32) -> u32 {
+        let Some(c) = &self.compared else {
+            return NO_PATH;
+        };
+        let n = &self.nodes[id as usize];
+        let Some(parent) = n.parent else {
+            return self.root_path;
+        };
+        let p = &self.nodes[parent as usize];
+        match &n.item {
+            Item::Group(g) if !p.instances => c.child(p.path, g.type_index),
+            // An instance is the whole row only when its group has one member.
+            Item::Instance(_) => match &p.item {
+                Item::Group(g) if g.members.len() == 1 => p.path,
+                _ => NO_PATH,
+            },
+            Item::Vanished(v) => *v,
+            _ => NO_PATH,
+        }
+    }
+
+    fn assign_path(&mut self, id: u32) {
+        self.nodes[id as usize].path = self.path_of(id);
+    }
+
+    /// Appends the vanished rows of node `id`'s path to its children (once).
+    fn add_vanished(&mut self, id: u32) {
+        let Some(c) = self.compared.clone() else {
+            return;
+        };
+        let n = &self.nodes[id as usize];
+        if n.vanished_added || n.instances || n.path == NO_PATH || n.children.is_none() {
+            return;
+        }
+        let depth = n.depth.saturating_add(1);
+        let mut added = Vec::new();
+        for v in c.vanished(n.path) {
+            added.push(self.nodes.len() as u32);
+            let mut node = Node::new(Item::Vanished(v), Some(id), depth);
+            node.path = v;
+            self.nodes.push(node);
+        }
+        let n = &mut self.nodes[id as usize];
+        n.vanished_added = true;
+        if let Some(kids) = &mut n.children {
+            kids.extend(added);
+        }
+    }
+
+    /// Installs (or replaces) the comparison: every node gets its path
+    /// and expanded rows their vanished children. O(nodes), once.
+    pub fn set_compared(&mut self, compared: Option<Arc<Compared>>, root_path: u32) {
+        self.compared = compared;
+        self.root_path = root_path;
+        // Parents precede their children in the arena.
+        for id in 0..self.nodes.len() as u32 {
+            if !matches!(self.nodes[id as usize].item, Item::Vanished(_)) {
+                self.assign_path(id);
+            }
+        }
+        for id in 0..self.nodes.len() as u32 {
+            self.add_vanished(id);
+        }
+    }
+
+    /// Growth (newest − oldest retained bytes) of a row with a path.
+    pub fn growth_of(&self, id: u32) -> Option<i128> {
+        let c = self.compared.as_ref()?;
+        let p = self.nodes[id as usize].path;
+        (p != NO_PATH).then(|| c.growth(p))
+    }
+
+    /// Whether the row itself grows steadily.
+    pub fn steady(&self, id: u32) -> bool {
+        let p = self.nodes[id as usize].path;
+        self.compared.as_ref().is_some_and(|c| c.steady(p))
     }
 
     /// Instance mode: a page of the largest members (at least one page).
@@ -230,13 +356,14 @@ impl Tree {
         if n.page.len() < want {
             n.page = largest_members(dom, &g.members, want);
         }
-        let depth = n.depth + 1;
+        let depth = n.depth.saturating_add(1);
         let page = n.page.clone();
         let mut ids = Vec::with_capacity(page.len() + 1);
         for o in page.iter() {
             ids.push(self.nodes.len() as u32);
             self.nodes
                 .push(Node::new(Item::Instance(*o), Some(id), depth));
+            self.assign_path(*ids.last().unwrap());
         }
         if page.len() < g.members.len() {
             ids.push(self.nodes.len() as u32);
@@ -302,6 +429,16 @@ impl Tree {
     }
 
     fn visible(&self, id: u32, marks: &Marks) -> bool {
+        if self.steady_only {
+            let p = self.nodes[id as usize].path;
+            let shown = match &self.compared {
+                Some(c) => p == NO_PATH || c.steady_at_or_below(p),
+                None => true,
+            };
+            if !shown {
+                return false;
+            }
+        }
         let Some(m) = marks else { return true };
         match &self.nodes[id as usize].item {
             Item::Group(g) => g.members.iter().any(|&o| m[o as usize]),
@@ -318,7 +455,9 @@ impl Tree {
             .clone()
             .unwrap_or_default()
             .into_iter()
-            .filter(|&k| self.visible(k, marks))
+            .filter(|&k| {
+                !matches!(self.nodes[k as usize].item, Item::Vanished(_)) && self.visible(k, marks)
+            })
             .collect();
         self.top = top;
         match mode {
@@ -358,8 +497,23 @@ impl Tree {
         }
     }
 
+    /// The children in display order (by retained bytes as grouped, or
+    /// by growth), reversed for a stack.
     fn children_rev(&self, id: u32) -> Vec<u32> {
         let mut v = self.nodes[id as usize].children.clone().unwrap_or_default();
+        if self.growth_order && self.compared.is_some() {
+            // Stable: rows without a path (instances) keep their order,
+            // "more" stays last.
+            // Rows that grow in every snapshot first (the leak candidates,
+            // SPEC §2.5), then by growth.
+            v.sort_by_key(|&k| {
+                let key = match self.nodes[k as usize].item {
+                    Item::More { .. } => (false, i128::MIN),
+                    _ => (self.steady(k), self.growth_of(k).unwrap_or(0)),
+                };
+                std::cmp::Reverse(key)
+            });
+        }
         v.reverse();
         v
     }
@@ -482,6 +636,22 @@ impl Tree {
                 theme.ellipsis(),
                 count(*remaining as u64)
             ),
+            Item::Vanished(p) => {
+                let Some(c) = &self.compared else {
+                    return "?".into();
+                };
+                let name = c.type_name(c.cmp.paths.type_id[*p as usize]);
+                let old = c.cmp.paths.figures_of(*p).iter().map(|f| f.count).max();
+                let old = old.unwrap_or(0);
+                let x = if theme.ascii { "x" } else { "×" };
+                let gone = "(gone) ";
+                if old > 1 {
+                    let n = count(old as u64);
+                    format!("{gone}{n} {x} {}", short(name, gone.len() + n.len() + 3))
+                } else {
+                    format!("{gone}{}", short(name, gone.len()))
+                }
+            }
         }
     }
 
@@ -505,6 +675,7 @@ impl Tree {
                 dom.retained_objects[*o as usize] as u64,
             )),
             Item::More { .. } => None,
+            Item::Vanished(_) => Some((0, 0)),
         }
     }
 }
