@@ -257,11 +257,11 @@ mod tests {
     fn signs_are_explicit_and_ascii_uses_a_hyphen() {
         let uni = Theme {
             ascii: false,
-            color: false,
+            colors: crate::tui::theme::Colors::Mono,
         };
         let ascii = Theme {
             ascii: true,
-            color: false,
+            colors: crate::tui::theme::Colors::Mono,
         };
         assert_eq!(signed_bytes(1536, &uni), "+1.50 KiB");
         assert_eq!(signed_bytes(-512, &uni), "−512 B");

@@ -310,7 +310,7 @@ mod tests {
     fn the_header_marks_the_sorted_column_and_keeps_its_room() {
         let theme = Theme {
             ascii: true,
-            color: false,
+            colors: crate::tui::theme::Colors::Mono,
         };
         let mut cols = [
             Col::name("Type").sortable(),
