@@ -114,7 +114,10 @@ fn wide_app_with(w: u16, h: u16, objects: bool) -> App {
                 duplicates: Arc::new(wide_duplicates()),
                 ms: 0,
             },
-            Msg::Parsed { .. } => Msg::Parsed { ms: 0 },
+            Msg::Parsed { .. } => Msg::Parsed {
+                ms: 0,
+                cached: false,
+            },
             Msg::Graph { graph, .. } => Msg::Graph { graph, ms: 0 },
             other => other,
         };

@@ -451,7 +451,13 @@ fn panes_work_as_their_data_arrives() {
     keys(&mut a, "2");
     shows(&a, &["computing the dominator tree"]);
     let full = app(80, 24);
-    update(&mut a, Action::Worker(Msg::Parsed { ms: 0 }));
+    update(
+        &mut a,
+        Action::Worker(Msg::Parsed {
+            ms: 0,
+            cached: false,
+        }),
+    );
     update(
         &mut a,
         Action::Worker(Msg::Graph {

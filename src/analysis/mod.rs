@@ -40,6 +40,9 @@ pub struct Timings {
     pub graph_ms: u64,
     pub dominators_ms: u64,
     pub duplicates_ms: u64,
+    /// Read back from the reopen cache: `parse_ms` is the time the read
+    /// took, the other stages did not run.
+    pub cached: bool,
 }
 
 /// Why an analysis did not finish.

@@ -40,8 +40,11 @@ impl Input {
 /// the stage's duration.
 #[derive(Debug, Clone)]
 pub enum StageResult {
+    /// The dump was imported, or (`cached`) the whole analysis was read back
+    /// from the reopen cache, the later stages following at once.
     Imported {
         ms: u64,
+        cached: bool,
     },
     Graph {
         graph: Arc<HeapGraph>,
@@ -79,7 +82,13 @@ pub fn run(
         }
     };
     let parse_ms = ms(t);
-    tell(observe, StageResult::Imported { ms: parse_ms })?;
+    tell(
+        observe,
+        StageResult::Imported {
+            ms: parse_ms,
+            cached: false,
+        },
+    )?;
     analyse(dump, parse_ms, options, progress, observe)
 }
 
@@ -157,6 +166,7 @@ pub fn analyse(
             graph_ms,
             dominators_ms,
             duplicates_ms,
+            cached: false,
         },
     })
 }

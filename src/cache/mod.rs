@@ -211,12 +211,14 @@ impl Place {
         let reader = layout::Reader::open(input, &self.key)?;
         let mut a = codec::decode(&reader, &self.dump)?;
         a.timings.parse_ms = t.elapsed().as_millis() as u64;
+        a.timings.cached = true;
         // Least recently used goes first: a hit makes the file young again.
         let _ = file.set_modified(SystemTime::now());
         progress.start(Stage::Done, 1);
         let stages = [
             StageResult::Imported {
                 ms: a.timings.parse_ms,
+                cached: true,
             },
             StageResult::Graph {
                 graph: a.graph.clone(),

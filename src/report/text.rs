@@ -363,10 +363,18 @@ pub fn write_text(out: &mut impl Write, a: &Analysis, opts: &ReportOptions) -> i
 
     let t = a.timings;
     writeln!(out)?;
-    writeln!(
-        out,
-        "Timings: parse {} ms, graph {} ms, dominators {} ms, duplicates {} ms",
-        t.parse_ms, t.graph_ms, t.dominators_ms, t.duplicates_ms
-    )?;
+    if t.cached {
+        writeln!(
+            out,
+            "Timings: read from the reopen cache in {} ms (--no-cache analyses the dump again)",
+            t.parse_ms
+        )?;
+    } else {
+        writeln!(
+            out,
+            "Timings: parse {} ms, graph {} ms, dominators {} ms, duplicates {} ms",
+            t.parse_ms, t.graph_ms, t.dominators_ms, t.duplicates_ms
+        )?;
+    }
     Ok(())
 }

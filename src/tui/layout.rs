@@ -136,13 +136,18 @@ mod tests {
                 .collect()
         };
         assert_eq!(
-            row(80),
-            "  1 Overview    2 Dominators    3 Types    4 Duplicates  [ 5 Roots ]"
+            row(100),
+            "  1 Overview    2 Dominators    3 Types    4 Duplicates  [ 5 Roots ]  6 Leaks  "
         );
-        assert_eq!(row(60), " 1 Over  2 Dom  3 Types  4 Dup [5 Roots]");
-        assert_eq!(row(40), " 1  2  3  4 [5 Roots]");
+        assert_eq!(
+            row(80),
+            " 1 Overview  2 Dominators  3 Types  4 Duplicates [5 Roots] 6 Leaks "
+        );
+        assert_eq!(row(60), " 1 Over  2 Dom  3 Types  4 Dup [5 Roots] 6 Leaks ");
+        assert_eq!(row(40), " 1  2  3  4 [5 Roots] 6 ");
         for width in [30, 40, 60, 70, 80, 200] {
-            assert!(row(width).len() as u16 + INSPECTOR_TAB <= width.max(32));
+            // Below 35 columns the six numbers leave no room for `[Inspector]`.
+            assert!(row(width).len() as u16 + INSPECTOR_TAB <= width.max(35));
             // Every column of every tab maps back to it.
             let mut x = 0;
             for p in PaneId::ALL {

@@ -133,6 +133,8 @@ pub struct Loading {
     /// Milliseconds of each finished stage (parse, graph, dominators,
     /// duplicates), in order.
     ms: Vec<u64>,
+    /// The analysis was read back from the reopen cache.
+    cached: bool,
     comparing: Comparing,
     suspects: Option<Arc<Vec<Suspect>>>,
 }
@@ -256,6 +258,11 @@ impl Loading {
         self.ms.get(i).copied()
     }
 
+    /// Whether the analysis was read back from the reopen cache.
+    pub fn from_cache(&self) -> bool {
+        self.cached
+    }
+
     pub fn finished_stages(&self) -> usize {
         self.ms.len()
     }
@@ -294,8 +301,9 @@ impl Loading {
         };
         let stage = std::mem::take(&mut self.stage);
         let (stage, arrived) = match (stage, msg) {
-            (Stage::Parsing, Msg::Parsed { ms }) => {
+            (Stage::Parsing, Msg::Parsed { ms, cached }) => {
                 self.ms.push(ms);
+                self.cached = cached;
                 (Stage::Parsed, Arrived::Nothing)
             }
             (Stage::Parsed, Msg::Graph { graph, ms }) => {
@@ -383,7 +391,14 @@ mod tests {
     fn stages_arrive_in_order_and_a_failure_keeps_what_arrived() {
         let mut l = Loading::default();
         assert!(matches!(l.stage(), Stage::Parsing));
-        assert_eq!(l.on_msg(Msg::Parsed { ms: 3 }).unwrap(), Arrived::Nothing);
+        assert_eq!(
+            l.on_msg(Msg::Parsed {
+                ms: 3,
+                cached: false
+            })
+            .unwrap(),
+            Arrived::Nothing
+        );
         let graph = demo_graph();
         let arrived = l.on_msg(Msg::Graph {
             graph: graph.clone(),

@@ -269,7 +269,7 @@ pub fn loaded_series_app(
     let mut events = Vec::new();
     for mut m in msgs {
         match &mut m {
-            Msg::Parsed { ms }
+            Msg::Parsed { ms, .. }
             | Msg::Graph { ms, .. }
             | Msg::Dominators { ms, .. }
             | Msg::Duplicates { ms, .. } => *ms = 0,

@@ -165,10 +165,17 @@ pub fn progress_text(app: &App) -> String {
             .filter_map(|i| app.loading.stage_ms(i))
             .map(secs)
             .collect();
-        let ready = format!(
-            "ready (parse {}, graph {}, dominators {}, duplicates {})",
-            ms[0], ms[1], ms[2], ms[3]
-        );
+        let ready = if app.loading.from_cache() {
+            format!(
+                "ready (read from the reopen cache in {}; --no-cache analyses again)",
+                ms[0]
+            )
+        } else {
+            format!(
+                "ready (parse {}, graph {}, dominators {}, duplicates {})",
+                ms[0], ms[1], ms[2], ms[3]
+            )
+        };
         return match comparing_text(app) {
             Some(c) => format!("{c}{dot} {ready}"),
             None => ready,

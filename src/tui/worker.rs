@@ -30,6 +30,8 @@ pub use crate::analysis::pipeline::Input;
 pub enum Msg {
     Parsed {
         ms: u64,
+        /// Read back from the reopen cache (the other stages follow at once).
+        cached: bool,
     },
     Graph {
         graph: Arc<HeapGraph>,
@@ -315,7 +317,7 @@ impl Drop for WaitOnDrop {
 
 fn message(stage: StageResult) -> Msg {
     match stage {
-        StageResult::Imported { ms } => Msg::Parsed { ms },
+        StageResult::Imported { ms, cached } => Msg::Parsed { ms, cached },
         StageResult::Graph { graph, ms } => Msg::Graph { graph, ms },
         StageResult::Dominators {
             dom,
