@@ -701,29 +701,30 @@ impl Pane for DuplicatesPane {
         let room = area.width.saturating_sub(2) as usize;
         let title = match (ctx.loading.duplicates(), &self.source) {
             (Some(_), Some(_)) if t.unverified_sets > 0 => {
-                let full = format!(
-                    " Duplicates: {} sets, {} extra {} unverified: {} sets, {} ",
-                    count(t.sets),
-                    bytes(t.bytes),
-                    theme.sep(),
-                    count(t.unverified_sets),
-                    bytes(t.unverified_bytes),
-                );
-                if full.chars().count() <= room {
-                    full
-                } else {
-                    // Narrow: the unverified sets' count still shows.
+                // The bytes are the extra copies' own (shallow) bytes, which
+                // nested sets do not count twice: not the Additional
+                // column's sum, so the words stay as long as they fit.
+                let (sets, extra) = (count(t.sets), bytes(t.bytes));
+                let sep = theme.sep();
+                let unverified = count(t.unverified_sets);
+                [
                     format!(
-                        " Duplicates: {} sets, {} {} {} unverified ",
-                        count(t.sets),
-                        bytes(t.bytes),
-                        theme.sep(),
-                        count(t.unverified_sets),
-                    )
-                }
+                        " Duplicates: {sets} sets, {extra} in extra copies {sep} unverified: {unverified} sets, {} ",
+                        bytes(t.unverified_bytes),
+                    ),
+                    format!(
+                        " Dups: {sets} sets, {extra} in extra copies {sep} unverified: {unverified} sets, {} ",
+                        bytes(t.unverified_bytes),
+                    ),
+                    format!(" Duplicates: {sets} sets, {extra} in extra copies {sep} {unverified} unverified "),
+                    format!(" Dups: {sets} sets, {extra} extra copies {sep} {unverified} unverified "),
+                ]
+                .into_iter()
+                .find(|t| t.chars().count() <= room)
+                .unwrap_or_else(|| format!(" Dups: {sets} sets, {extra} extra {sep} {unverified} unverified "))
             }
             (Some(_), Some(_)) => format!(
-                " Duplicates: {} sets, {} in extra instances ",
+                " Duplicates: {} sets, {} in extra copies ",
                 count(t.sets),
                 bytes(t.bytes),
             ),
