@@ -43,7 +43,7 @@ pub fn draw_chart(
     let highlight = pane.top_of_selection();
     let total = t.sizes_of(0, dom).map_or(0, |s| s.0);
     let top = pane.top_level();
-    let nested = nested_levels(t, &top, &pane.marks, dump, dom, total);
+    let nested = nested_levels(&pane.chart_cache, t, &top, &pane.marks, dump, dom, total);
     let bars: Vec<Bar> = top
         .iter()
         .zip(nested.iter())
@@ -100,26 +100,44 @@ pub struct Bar {
 }
 
 /// What the nested levels were computed for: a zoom level (tree id), its
-/// visible top rows and the filter marks.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// visible top rows and the filter marks (held, so compared by identity:
+/// a held `Arc` cannot be freed and its address reused by newer marks).
+#[derive(Debug)]
 struct Key {
     tree: u64,
     top: Vec<u32>,
-    marks: usize,
+    marks: Marks,
+}
+
+impl Key {
+    fn same(&self, tree: u64, top: &[u32], marks: &Marks) -> bool {
+        let same_marks = match (&self.marks, marks) {
+            (None, None) => true,
+            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+            _ => false,
+        };
+        self.tree == tree && self.top == top && same_marks
+    }
 }
 
 /// Per top row, its nested levels.
 type Nested = Arc<Vec<Vec<Vec<Seg>>>>;
 
-thread_local! {
-    /// The last nested levels computed, reused while the key is the same
-    /// (every frame until the zoom root or the filter changes).
-    static NESTED: RefCell<Option<(Key, Nested)>> = const { RefCell::new(None) };
+/// The pane's last nested levels, reused while their key holds (every
+/// frame until the zoom root, the visible rows or the filter change). A
+/// copy of the pane starts empty.
+#[derive(Debug, Default)]
+pub struct NestedCache(RefCell<Option<(Key, Nested)>>);
+
+impl Clone for NestedCache {
+    fn clone(&self) -> Self {
+        NestedCache::default()
+    }
 }
 
-/// The nested levels under each of `top`, cached by zoom level, rows and
-/// filter.
+/// The nested levels under each of `top`, from `cache` when its key holds.
 fn nested_levels(
+    cache: &NestedCache,
     t: &Tree,
     top: &[u32],
     marks: &Marks,
@@ -127,26 +145,24 @@ fn nested_levels(
     dom: &DominatorTree,
     total: u64,
 ) -> Nested {
+    let mut cell = cache.0.borrow_mut();
+    if let Some((k, v)) = cell.as_ref() {
+        if k.same(t.id, top, marks) {
+            return v.clone();
+        }
+    }
+    let v: Nested = Arc::new(
+        top.iter()
+            .map(|&id| levels_under(t, id, marks, dump, dom, total))
+            .collect(),
+    );
     let key = Key {
         tree: t.id,
         top: top.to_vec(),
-        marks: marks.as_ref().map_or(0, |m| Arc::as_ptr(m) as usize),
+        marks: marks.clone(),
     };
-    NESTED.with(|cell| {
-        let mut cell = cell.borrow_mut();
-        if let Some((k, v)) = cell.as_ref() {
-            if *k == key {
-                return v.clone();
-            }
-        }
-        let v: Nested = Arc::new(
-            top.iter()
-                .map(|&id| levels_under(t, id, marks, dump, dom, total))
-                .collect(),
-        );
-        *cell = Some((key, v.clone()));
-        v
-    })
+    *cell = Some((key, v.clone()));
+    v
 }
 
 /// A group's place in a level: its offset from the bar's start.

@@ -53,6 +53,8 @@ pub struct DominatorsPane {
     pub steady_only: bool,
     /// Widths of the Δ retained and Δ count cells of any row.
     pub delta_widths: [usize; 2],
+    /// The chart's nested levels, computed once per zoom, rows and filter.
+    pub chart_cache: chart::NestedCache,
 }
 
 impl DominatorsPane {
@@ -70,6 +72,7 @@ impl DominatorsPane {
             growth_order: false,
             steady_only: false,
             delta_widths: [0, 0],
+            chart_cache: chart::NestedCache::default(),
         };
         p.refresh();
         p
