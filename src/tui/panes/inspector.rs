@@ -136,7 +136,7 @@ impl Inspector {
                     text: format!(
                         "  {} set #{s}: {} copies, {} additional",
                         theme.arrow(),
-                        set.members.len(),
+                        count(set.members.len() as u64),
                         bytes(set.additional_bytes)
                     ),
                     target: Some(Target::Set(s)),
