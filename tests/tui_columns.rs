@@ -8,7 +8,9 @@ mod tui_support;
 
 use std::sync::Arc;
 
+use heaptui::analysis::grouping::group_children_unsorted;
 use heaptui::analysis::roots::RootGroup;
+use heaptui::analysis::summary::Summary;
 use heaptui::analysis::ImmediateDominators;
 use heaptui::graph::duplicates::{DuplicateSet, Duplicates, PossibleDuplicates};
 use heaptui::progress::Progress;
@@ -69,14 +71,15 @@ fn wide_app_with(w: u16, h: u16, objects: bool) -> App {
             true
         },
     );
+    let mut graph: Option<Arc<heaptui::graph::HeapGraph>> = None;
     for m in msgs {
         let m = match m {
             Msg::Dominators {
                 dom,
                 types,
                 roots,
-                weakly_held,
                 largest,
+                summary,
                 ..
             } => {
                 let mut dom = (*dom).clone();
@@ -101,12 +104,19 @@ fn wide_app_with(w: u16, h: u16, objects: bool) -> App {
                     g.roots = vec![g.roots[0]; 1_234_567];
                     g.objects = 10_000_000;
                 }
+                // The Overview's figures and the first rows, from the
+                // inflated tree, as the worker would have computed them.
+                let graph = graph.as_deref().expect("the graph comes first");
+                let weakly = (summary.weakly_held_objects, summary.weakly_held_bytes);
+                let summary = Summary::new(graph, &dom, &types, weakly);
+                let top = group_children_unsorted(&graph.dump, &dom, &[dom.super_root()]);
                 Msg::Dominators {
                     dom: Arc::new(dom),
                     types: Arc::new(types),
                     roots: Arc::new(roots),
-                    weakly_held,
                     largest,
+                    summary: Arc::new(summary),
+                    top: top.into_iter().map(Arc::new).collect(),
                     ms: 0,
                 }
             }
@@ -118,7 +128,10 @@ fn wide_app_with(w: u16, h: u16, objects: bool) -> App {
                 ms: 0,
                 cached: false,
             },
-            Msg::Graph { graph, .. } => Msg::Graph { graph, ms: 0 },
+            Msg::Graph { graph: g, .. } => {
+                graph = Some(g.clone());
+                Msg::Graph { graph: g, ms: 0 }
+            }
             other => other,
         };
         update(&mut app, Action::Worker(m));

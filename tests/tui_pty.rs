@@ -2,106 +2,26 @@
 //! keys, and gives the terminal back when quitting, and also when the dump
 //! it maps is truncated under it (SIGBUS).
 
-use std::io::{Read, Write};
-use std::os::fd::{FromRawFd, OwnedFd};
-use std::os::unix::process::CommandExt;
+mod pty;
+
+use pty::{openpty, Shared};
+use std::io::Write;
+use std::os::fd::OwnedFd;
 use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-fn openpty(rows: u16, cols: u16) -> (OwnedFd, OwnedFd) {
-    let (mut master, mut slave) = (0, 0);
-    let size = libc::winsize {
-        ws_row: rows,
-        ws_col: cols,
-        ws_xpixel: 0,
-        ws_ypixel: 0,
-    };
-    // SAFETY: plain out-parameters; on success both descriptors are ours.
-    let rc = unsafe {
-        libc::openpty(
-            &mut master,
-            &mut slave,
-            std::ptr::null_mut(),
-            std::ptr::null_mut(),
-            &size,
-        )
-    };
-    assert_eq!(rc, 0, "openpty failed");
-    // SAFETY: freshly opened descriptors, owned from here on.
-    unsafe { (OwnedFd::from_raw_fd(master), OwnedFd::from_raw_fd(slave)) }
-}
-
-/// The screen the byte stream paints: enough of a VT100 for ratatui's
-/// output (cursor positioning, text; other sequences skipped).
-fn screen(bytes: &[u8], rows: usize, cols: usize) -> String {
-    let text = String::from_utf8_lossy(bytes);
-    let mut grid = vec![vec![' '; cols]; rows];
-    let (mut r, mut c) = (0usize, 0usize);
-    let mut chars = text.chars().peekable();
-    while let Some(ch) = chars.next() {
-        match ch {
-            '\x1b' => {
-                if chars.next() != Some('[') {
-                    continue;
-                }
-                let mut params = String::new();
-                let mut fin = ' ';
-                for x in chars.by_ref() {
-                    if x.is_ascii_alphabetic() || x == '~' || x == '@' {
-                        fin = x;
-                        break;
-                    }
-                    params.push(x);
-                }
-                if fin == 'H' {
-                    let mut it = params.split(';').map(|p| p.parse::<usize>().unwrap_or(1));
-                    r = it.next().unwrap_or(1).saturating_sub(1).min(rows - 1);
-                    c = it.next().unwrap_or(1).saturating_sub(1).min(cols - 1);
-                } else if fin == 'J' && params == "2" {
-                    grid = vec![vec![' '; cols]; rows];
-                }
-            }
-            '\r' => c = 0,
-            '\n' => r = (r + 1).min(rows - 1),
-            ch if ch >= ' ' => {
-                if c < cols {
-                    grid[r][c] = ch;
-                }
-                c += 1;
-            }
-            _ => {}
-        }
-    }
-    grid.into_iter()
-        .map(|l| l.into_iter().collect::<String>())
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
-fn wait_for(out: &Arc<Mutex<Vec<u8>>>, needle: &str, what: &str) {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        let text = screen(&out.lock().unwrap(), 24, 80);
-        if text.contains(needle) {
-            return;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "{what}: {needle:?} never appeared; output so far:\n{text}"
+fn wait_for(out: &Shared, needle: &str, what: &str) {
+    if pty::wait_for_screen(out, needle, Duration::from_secs(20)).is_none() {
+        panic!(
+            "{what}: {needle:?} never appeared; output so far:\n{}",
+            pty::text(out)
         );
-        std::thread::sleep(Duration::from_millis(20));
     }
 }
 
 /// heaptui started with `arg` on the pseudo-terminal whose other side is
-/// `slave` (its controlling terminal), and everything it writes to the
-/// terminal, collected by a thread reading `master`.
-fn start_on_pty(
-    arg: &std::ffi::OsStr,
-    master: &OwnedFd,
-    slave: &OwnedFd,
-) -> (Child, Arc<Mutex<Vec<u8>>>) {
+/// `slave` (its controlling terminal, 24 × 80), and everything it writes.
+fn start_on_pty(arg: &std::ffi::OsStr, master: &OwnedFd, slave: &OwnedFd) -> (Child, Shared) {
     start_on_pty_with(arg, &[], master, slave)
 }
 
@@ -111,38 +31,9 @@ fn start_on_pty_with(
     envs: &[(&str, &str)],
     master: &OwnedFd,
     slave: &OwnedFd,
-) -> (Child, Arc<Mutex<Vec<u8>>>) {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_heaptui"));
-    cmd.arg(arg)
-        .envs(envs.iter().copied())
-        .env("LANG", "C.UTF-8")
-        .env("TERM", "xterm-256color")
-        .env_remove("NO_COLOR")
-        .stdin(Stdio::from(slave.try_clone().unwrap()))
-        .stdout(Stdio::from(slave.try_clone().unwrap()))
-        .stderr(Stdio::from(slave.try_clone().unwrap()));
-    // SAFETY: only async-signal-safe calls between fork and exec.
-    unsafe {
-        cmd.pre_exec(|| {
-            libc::setsid();
-            libc::ioctl(0, libc::TIOCSCTTY, 0);
-            Ok(())
-        });
-    }
-    let child = cmd.spawn().expect("start heaptui");
-    let out = Arc::new(Mutex::new(Vec::new()));
-    let mut reader = std::fs::File::from(master.try_clone().unwrap());
-    let sink = out.clone();
-    std::thread::spawn(move || {
-        let mut buf = [0u8; 8192];
-        while let Ok(n) = reader.read(&mut buf) {
-            if n == 0 {
-                break;
-            }
-            sink.lock().unwrap().extend_from_slice(&buf[..n]);
-        }
-    });
-    (child, out)
+) -> (Child, Shared) {
+    let binary = std::path::Path::new(env!("CARGO_BIN_EXE_heaptui"));
+    pty::start(binary, &[arg], envs, master, slave, (24, 80))
 }
 
 /// The child's exit status, waiting at most 20 s.
@@ -177,7 +68,7 @@ fn the_real_binary_runs_in_a_terminal_and_quits_cleanly() {
     let status = wait_exit(&mut child, "heaptui did not quit on q");
     assert!(status.success(), "exit status {status:?}");
     std::thread::sleep(Duration::from_millis(100));
-    let text = String::from_utf8_lossy(&out.lock().unwrap()).to_string();
+    let text = pty::raw(&out);
     // The alternate screen was entered and left again.
     assert!(text.contains("\x1b[?1049h"), "entered the alternate screen");
     assert!(text.contains("\x1b[?1049l"), "left the alternate screen");
@@ -282,7 +173,7 @@ fn a_dump_truncated_while_mapped_leaves_the_terminal_cooked() {
 
     let status = wait_exit(&mut child, "heaptui did not end on SIGBUS");
     std::thread::sleep(Duration::from_millis(100));
-    let text = String::from_utf8_lossy(&out.lock().unwrap()).to_string();
+    let text = pty::raw(&out);
     assert_eq!(status.code(), Some(2), "{status:?}\n{text}");
     // Cooked again: echo and line editing for the shell that comes back.
     assert!(
@@ -308,7 +199,7 @@ fn sigterm_exits_143_with_the_terminal_restored() {
     unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) };
     let status = wait_exit(&mut child, "heaptui did not end on SIGTERM");
     std::thread::sleep(Duration::from_millis(100));
-    let text = String::from_utf8_lossy(&out.lock().unwrap()).to_string();
+    let text = pty::raw(&out);
     assert_eq!(status.code(), Some(143), "{status:?}");
     assert!(
         cooked(&termios(&slave)),
@@ -341,7 +232,7 @@ fn a_worker_panic_shows_an_error_screen_and_exits_101() {
     writer.write_all(b"q").unwrap();
     let status = wait_exit(&mut child, "heaptui did not quit after the panic");
     std::thread::sleep(Duration::from_millis(100));
-    let text = String::from_utf8_lossy(&out.lock().unwrap()).to_string();
+    let text = pty::raw(&out);
     assert_eq!(status.code(), Some(101), "{status:?}");
     assert!(
         cooked(&termios(&slave)),
@@ -366,7 +257,7 @@ fn sigusr1_is_raised_again_after_the_terminal_is_restored() {
     unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGUSR1) };
     let status = wait_exit(&mut child, "heaptui did not end on SIGUSR1");
     std::thread::sleep(Duration::from_millis(100));
-    let text = String::from_utf8_lossy(&out.lock().unwrap()).to_string();
+    let text = pty::raw(&out);
     assert_eq!(status.signal(), Some(libc::SIGUSR1), "{status:?}");
     assert!(
         cooked(&termios(&slave)),

@@ -10,7 +10,7 @@ use super::worker::Msg;
 use crate::analysis::roots::RootGroup;
 use crate::analysis::summary::Summary;
 use crate::analysis::suspects::Suspect;
-use crate::analysis::TypeStats;
+use crate::analysis::{Group, TypeStats};
 use crate::graph::duplicates::{DuplicateTotals, Duplicates};
 use crate::graph::{DominatorTree, HeapGraph};
 
@@ -60,6 +60,8 @@ pub struct Dominated {
     pub largest: Arc<Vec<u32>>,
     /// The figures the Overview shows, computed once as the report does.
     pub summary: Arc<Summary>,
+    /// The super-root's children grouped by type, by the worker.
+    pub top: Vec<Arc<Group>>,
 }
 
 /// Why the analysis stopped.
@@ -316,8 +318,9 @@ impl Loading {
                     dom,
                     types,
                     roots,
-                    weakly_held,
                     largest,
+                    summary,
+                    top,
                     ms,
                 },
             ) => {
@@ -326,15 +329,15 @@ impl Loading {
                 for (i, t) in types.iter().enumerate() {
                     type_pos[t.type_index as usize] = i as u32;
                 }
-                let summary = Arc::new(Summary::new(&graph, &dom, &types, weakly_held));
                 let d = Dominated {
                     dom,
                     types,
                     type_pos,
                     roots,
-                    weakly_held,
+                    weakly_held: (summary.weakly_held_objects, summary.weakly_held_bytes),
                     largest,
                     summary,
+                    top,
                 };
                 (Stage::Dominators(graph, Arc::new(d)), Arrived::Dominators)
             }
@@ -418,12 +421,14 @@ mod tests {
         assert!(l.graph().is_some(), "what arrived before stays readable");
         // Nothing moves after a failure.
         let dom = DominatorTree::compute(&graph, &Progress::new()).unwrap();
+        let summary = Summary::new(&graph, &dom, &[], (0, 0));
         let late = Msg::Dominators {
             dom: Arc::new(dom),
             types: Arc::new(Vec::new()),
             roots: Arc::new(Vec::new()),
-            weakly_held: (0, 0),
             largest: Arc::new(Vec::new()),
+            summary: Arc::new(summary),
+            top: Vec::new(),
             ms: 1,
         };
         assert_eq!(l.on_msg(late).unwrap(), Arrived::Nothing);

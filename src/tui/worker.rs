@@ -13,6 +13,7 @@ use crate::analysis::compare::{compare, SnapshotSummary};
 use crate::analysis::grouping::group_children_unsorted;
 use crate::analysis::pipeline::StageResult;
 use crate::analysis::roots::RootGroup;
+use crate::analysis::summary::Summary;
 use crate::analysis::suspects::{suspects, Suspect};
 use crate::analysis::{
     immediate_dominators, precise_retained, shortest_retention_path, AnalysisError, Glob, Group,
@@ -41,9 +42,13 @@ pub enum Msg {
         dom: Arc<DominatorTree>,
         types: Arc<Vec<TypeStats>>,
         roots: Arc<Vec<RootGroup>>,
-        weakly_held: (u64, u64),
         /// Per type, the reachable instance retaining most (`u32::MAX`: none).
         largest: Arc<Vec<u32>>,
+        summary: Arc<Summary>,
+        /// The super-root's children grouped by type (the Dominators pane's
+        /// first rows): millions of objects on a big heap, so grouped here,
+        /// never on the UI thread.
+        top: Vec<Arc<Group>>,
         ms: u64,
     },
     Duplicates {
@@ -225,13 +230,14 @@ pub fn analyse_series(
 ) {
     let note: Note = Arc::new(|line| tracing::warn!(target: "heaptui::cache", "{line}"));
     let mut hung_up = false;
+    let mut messages = Messages::default();
     let result = crate::cache::run(
         input,
         options,
         cache,
         progress,
         &mut |stage| {
-            let sent = emit(message(stage));
+            let sent = emit(messages.of(stage));
             hung_up |= !sent;
             sent
         },
@@ -315,26 +321,49 @@ impl Drop for WaitOnDrop {
     }
 }
 
-fn message(stage: StageResult) -> Msg {
-    match stage {
-        StageResult::Imported { ms, cached } => Msg::Parsed { ms, cached },
-        StageResult::Graph { graph, ms } => Msg::Graph { graph, ms },
-        StageResult::Dominators {
-            dom,
-            types,
-            roots,
-            largest,
-            summary,
-            ms,
-        } => Msg::Dominators {
-            dom,
-            types,
-            roots,
-            weakly_held: (summary.weakly_held_objects, summary.weakly_held_bytes),
-            largest,
-            ms,
-        },
-        StageResult::Duplicates { duplicates, ms } => Msg::Duplicates { duplicates, ms },
+/// Turns the pipeline's stage results into messages for the UI, adding
+/// what the UI would otherwise compute on its own thread.
+#[derive(Default)]
+struct Messages {
+    /// The graph, kept from its stage for the later ones.
+    graph: Option<Arc<HeapGraph>>,
+}
+
+impl Messages {
+    fn of(&mut self, stage: StageResult) -> Msg {
+        match stage {
+            StageResult::Imported { ms, cached } => Msg::Parsed { ms, cached },
+            StageResult::Graph { graph, ms } => {
+                self.graph = Some(graph.clone());
+                Msg::Graph { graph, ms }
+            }
+            StageResult::Dominators {
+                dom,
+                types,
+                roots,
+                largest,
+                summary,
+                ms,
+            } => {
+                let top = match &self.graph {
+                    Some(g) => group_children_unsorted(&g.dump, &dom, &[dom.super_root()])
+                        .into_iter()
+                        .map(Arc::new)
+                        .collect(),
+                    None => Vec::new(),
+                };
+                Msg::Dominators {
+                    dom,
+                    types,
+                    roots,
+                    largest,
+                    summary,
+                    top,
+                    ms,
+                }
+            }
+            StageResult::Duplicates { duplicates, ms } => Msg::Duplicates { duplicates, ms },
+        }
     }
 }
 

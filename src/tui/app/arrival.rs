@@ -68,11 +68,10 @@ impl App {
                 }
             }
             Arrived::Dominators => {
-                let (Some(graph), Some(d)) = (self.loading.graph(), self.loading.dominated())
-                else {
+                let Some(d) = self.loading.dominated() else {
                     return;
                 };
-                self.dominators = Some(DominatorsPane::new(&graph.dump, &d.dom));
+                self.dominators = Some(DominatorsPane::new(&d.top, &d.dom));
                 self.types_pane.measure(&d.types, &d.dom);
                 self.roots_pane.measure(&d.roots);
                 for p in [PaneId::Dominators, PaneId::Types, PaneId::Roots] {

@@ -19,6 +19,7 @@ use std::sync::Arc;
 use super::table::{ScrolledTable, TableRow};
 use super::{empty_message, Ctx, FilterPlan, Intent, Pane};
 use crate::analysis::filter::TypeFilter;
+use crate::analysis::Group;
 use crate::graph::DominatorTree;
 use crate::model::Model;
 use crate::tui::compared::{
@@ -58,9 +59,11 @@ pub struct DominatorsPane {
 }
 
 impl DominatorsPane {
-    pub fn new(dump: &Model, dom: &DominatorTree) -> DominatorsPane {
+    /// The pane on the super-root's children, grouped by the worker
+    /// ([`crate::analysis::grouping::group_children_unsorted`]).
+    pub fn new(top: &[Arc<Group>], dom: &DominatorTree) -> DominatorsPane {
         let mut p = DominatorsPane {
-            zooms: vec![Tree::new(Item::SuperRoot, "all roots".into(), dump, dom).0],
+            zooms: vec![Tree::of_super_root("all roots".into(), top, dom)],
             mode: TreeMode::Tree,
             chart_only: false,
             marks: None,

@@ -156,6 +156,29 @@ impl Tree {
         (t, deferred)
     }
 
+    /// The tree of the super-root whose children were grouped already (by
+    /// the worker, as they can be millions: never on the UI thread).
+    pub fn of_super_root(label: String, top: &[Arc<Group>], dom: &DominatorTree) -> Tree {
+        let mut t = Tree {
+            id: NEXT_TREE_ID.fetch_add(1, Ordering::Relaxed),
+            nodes: vec![Node::new(Item::SuperRoot, None, 0)],
+            flat: Vec::new(),
+            top: Vec::new(),
+            selected: 0,
+            offset: 0,
+            label,
+            compared: None,
+            root_path: 0,
+            growth_order: false,
+            steady_only: false,
+            origin: 0,
+        };
+        t.nodes[0].expanded = true;
+        t.set_shared_groups(0, top.to_vec(), dom);
+        t.select_first_child();
+        t
+    }
+
     fn select_first_child(&mut self) {
         if self.selected == 0 {
             self.selected = self.nodes[0]
@@ -239,6 +262,12 @@ impl Tree {
 
     /// Installs a node's grouped children.
     pub fn set_groups(&mut self, id: u32, groups: Vec<Group>, dom: &DominatorTree) {
+        self.set_shared_groups(id, groups.into_iter().map(Arc::new).collect(), dom);
+    }
+
+    /// [`Tree::set_groups`] with groups that may be shared with other trees
+    /// (the root's, grouped once by the worker).
+    pub fn set_shared_groups(&mut self, id: u32, groups: Vec<Arc<Group>>, dom: &DominatorTree) {
         let n = &mut self.nodes[id as usize];
         n.loading = false;
         // A group of leaves has nothing to group: show its instances.
@@ -255,8 +284,7 @@ impl Tree {
         let mut ids = Vec::with_capacity(groups.len());
         for g in groups {
             ids.push(self.nodes.len() as u32);
-            self.nodes
-                .push(Node::new(Item::Group(Arc::new(g)), Some(id), depth));
+            self.nodes.push(Node::new(Item::Group(g), Some(id), depth));
         }
         self.nodes[id as usize].children = Some(ids.clone());
         for k in ids {
