@@ -128,9 +128,15 @@ fn wide_app_with(w: u16, h: u16, objects: bool) -> App {
                 ms: 0,
                 cached: false,
             },
-            Msg::Graph { graph: g, .. } => {
+            Msg::Graph {
+                graph: g, totals, ..
+            } => {
                 graph = Some(g.clone());
-                Msg::Graph { graph: g, ms: 0 }
+                Msg::Graph {
+                    graph: g,
+                    ms: 0,
+                    totals,
+                }
             }
             other => other,
         };

@@ -463,6 +463,7 @@ fn panes_work_as_their_data_arrives() {
         Action::Worker(Msg::Graph {
             graph: full.graph().cloned().unwrap(),
             ms: 0,
+            totals: heaptui::tui::loading::Totals::of(full.graph().unwrap()),
         }),
     );
     keys(&mut a, "1");

@@ -139,6 +139,8 @@ pub struct Loading {
     cached: bool,
     comparing: Comparing,
     suspects: Option<Arc<Vec<Suspect>>>,
+    /// The graph's sums, computed by the worker with it.
+    totals: Option<Totals>,
 }
 
 impl Loading {
@@ -191,6 +193,11 @@ impl Loading {
             Stage::Failed(before, _) => before,
             s => s,
         }
+    }
+
+    /// The graph's sums (bytes, roots by kind), once the graph is here.
+    pub fn graph_totals(&self) -> Option<&Totals> {
+        self.totals.as_ref()
     }
 
     pub fn graph(&self) -> Option<&Arc<HeapGraph>> {
@@ -308,8 +315,9 @@ impl Loading {
                 self.cached = cached;
                 (Stage::Parsed, Arrived::Nothing)
             }
-            (Stage::Parsed, Msg::Graph { graph, ms }) => {
+            (Stage::Parsed, Msg::Graph { graph, ms, totals }) => {
                 self.ms.push(ms);
+                self.totals = Some(totals);
                 (Stage::Graph(graph), Arrived::Graph)
             }
             (
@@ -404,6 +412,7 @@ mod tests {
         );
         let graph = demo_graph();
         let arrived = l.on_msg(Msg::Graph {
+            totals: Totals::of(&graph),
             graph: graph.clone(),
             ms: 5,
         });

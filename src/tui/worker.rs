@@ -9,6 +9,7 @@ use std::time::Instant;
 
 use super::compared::Compared;
 use super::filtering::Filtered;
+use super::loading::Totals;
 use crate::analysis::compare::{compare, SnapshotSummary};
 use crate::analysis::grouping::group_children_unsorted;
 use crate::analysis::pipeline::StageResult;
@@ -37,6 +38,8 @@ pub enum Msg {
     Graph {
         graph: Arc<HeapGraph>,
         ms: u64,
+        /// Its sums (O(objects), so not on the UI thread).
+        totals: Totals,
     },
     Dominators {
         dom: Arc<DominatorTree>,
@@ -335,7 +338,8 @@ impl Messages {
             StageResult::Imported { ms, cached } => Msg::Parsed { ms, cached },
             StageResult::Graph { graph, ms } => {
                 self.graph = Some(graph.clone());
-                Msg::Graph { graph, ms }
+                let totals = Totals::of(&graph);
+                Msg::Graph { graph, ms, totals }
             }
             StageResult::Dominators {
                 dom,

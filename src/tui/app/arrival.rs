@@ -2,7 +2,7 @@
 //! job results for the panes, and filter results, which are installed only
 //! if no newer filter superseded them.
 
-use super::{App, FilterRequest, Filtered, PaneId, Totals};
+use super::{App, FilterRequest, Filtered, PaneId};
 use crate::analysis::filter::TypeFilter;
 use crate::tui::loading::Arrived;
 use crate::tui::panes::dominators::DominatorsPane;
@@ -63,8 +63,8 @@ impl App {
     pub(super) fn on_arrived(&mut self, arrived: Arrived) {
         match arrived {
             Arrived::Graph => {
-                if let Some(graph) = self.loading.graph() {
-                    self.totals = Totals::of(graph);
+                if let Some(totals) = self.loading.graph_totals() {
+                    self.totals = totals.clone();
                 }
             }
             Arrived::Dominators => {
