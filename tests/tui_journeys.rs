@@ -114,7 +114,7 @@ fn dominators_grouped_tree_expand_and_path_mode() {
     keys(&mut a, "Right Right");
     selected_has(&a, "6 × System.Byte[]");
     keys(&mut a, "m");
-    assert_eq!(a.dominators.as_ref().unwrap().mode, TreeMode::Path);
+    assert_eq!(a.panes.dominators.as_ref().unwrap().mode, TreeMode::Path);
     snap("dominators_path_mode", &a);
     hides(&a, &["ImageCache"]); // path mode hides rows off the path
     keys(&mut a, "m");
@@ -135,7 +135,7 @@ fn zoom_in_with_enter_and_out_with_backspace() {
     let mut a = after("2 Enter");
     shows(&a, &["all roots → FieldOps.Imaging.ImageCache"]); // the breadcrumb
     snap("zoomed", &a);
-    let zooms = |a: &App| a.dominators.as_ref().unwrap().zooms.len();
+    let zooms = |a: &App| a.panes.dominators.as_ref().unwrap().zooms.len();
     keys(&mut a, "Enter");
     assert_eq!(zooms(&a), 3);
     keys(&mut a, "-");
@@ -245,7 +245,7 @@ fn duplicates_detail_and_holding_set_jump() {
     shows(&a, &["equal = same type, size and reference shape"]);
     snap("duplicates", &a);
     // Its row: held arrays are lone leaves, listed after the verified sets.
-    for _ in 0..a.dups_pane.row_of_set(held.id).unwrap() {
+    for _ in 0..a.panes.dups_pane.row_of_set(held.id).unwrap() {
         keys(&mut a, "j");
     }
     selected_has(&a, &format!("→#{holder}"));
@@ -275,7 +275,7 @@ fn duplicates_detail_and_holding_set_jump() {
     keys(&mut a, "Bksp");
     shows(&a, &[&format!("Set #{}", held.id)]);
     keys(&mut a, "Bksp");
-    assert!(a.dups_pane.detail.is_none());
+    assert!(a.panes.dups_pane.detail.is_none());
 }
 
 #[test]
@@ -421,7 +421,7 @@ fn mouse_click_and_wheel() {
     update(&mut a, Action::Mouse(click(tab, 1)));
     assert_eq!(a.pane, PaneId::Types);
     update(&mut a, Action::Mouse(click(10, 7)));
-    assert_eq!(a.types_pane.list.selected, 3);
+    assert_eq!(a.panes.types_pane.list.selected, 3);
     let wheel = MouseEvent {
         kind: MouseEventKind::ScrollDown,
         column: 10,
@@ -429,7 +429,7 @@ fn mouse_click_and_wheel() {
         modifiers: KeyModifiers::NONE,
     };
     update(&mut a, Action::Mouse(wheel));
-    assert_eq!(a.types_pane.list.selected, 6);
+    assert_eq!(a.panes.types_pane.list.selected, 6);
 }
 
 #[test]
@@ -484,7 +484,7 @@ fn precise_retained_on_request() {
         row.contains("FieldOps.Imaging.CachedImage") && row.contains("KiB") && computed(&row),
         "{row}"
     );
-    let p = a.types_pane.precise.values().next().unwrap();
+    let p = a.panes.types_pane.precise.values().next().unwrap();
     let names = &a.graph().unwrap().dump.type_names;
     let min = a
         .types()

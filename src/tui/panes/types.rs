@@ -19,7 +19,7 @@ use crate::graph::DominatorTree;
 use crate::tui::compared::{signed_bytes, Compared};
 use crate::tui::filtering::{FilterResult, FilterWork};
 use crate::tui::fmt::{bytes, bytes_width, count, count_width, fit, type_name, Col, Columns};
-use crate::tui::keys::Cmd;
+use crate::tui::keys::{Cmd, Mode};
 use crate::tui::matcher::TypeMatcher;
 use crate::tui::worker::Job;
 
@@ -317,6 +317,14 @@ impl TypesPane {
 }
 
 impl Pane for TypesPane {
+    fn mode(&self, base: Mode) -> Mode {
+        if self.instances.is_some() {
+            Mode::TypeInstances
+        } else {
+            base
+        }
+    }
+
     fn key(&mut self, cmd: Cmd, ctx: &Ctx) -> Vec<Intent> {
         if self.instances.is_some() {
             return self.instances_key(cmd, ctx);
