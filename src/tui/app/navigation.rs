@@ -90,7 +90,7 @@ impl App {
     }
 
     /// Opens the inspector on an object, as Enter on any object line does.
-    pub fn inspect(&mut self, object: u32) {
+    pub(super) fn inspect(&mut self, object: u32) {
         if self.loading.graph().is_none() {
             return;
         }
