@@ -6,10 +6,11 @@
 mod tui_support;
 
 use crossterm::event::{KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
+use heaptui::progress::Progress;
 use heaptui::tui::app::{update, Action, App, Effect, PaneId};
 use heaptui::tui::panes::dominators::TreeMode;
 use heaptui::tui::theme::Theme;
-use heaptui::tui::worker::Msg;
+use heaptui::tui::worker::{run_job, Job, Msg};
 use heaptui::tui::{demo_app, ui};
 use insta::assert_snapshot;
 use tui_support::*;
@@ -759,4 +760,65 @@ fn a_monochrome_terminal_gets_no_colour() {
     // The selection still shows, by reverse video and the marker.
     keys(&mut a, "Esc 2 j");
     selected_has(&a, "MainForm");
+}
+
+/// As on a heap of millions of objects, `x` and the instance list's sort
+/// keys run as background jobs: the key returns at once, the list says it
+/// is working (the rows of the previous order stay), and the result shows
+/// when the job lands. Through the real loop (which runs the job) the
+/// screen is the one the inline job gives on a small heap.
+#[test]
+fn instances_are_listed_and_sorted_by_a_background_job() {
+    let script = "3 / \"OrderLine\" Enter x";
+    let inline = after(script);
+    let mut a = app(80, 24);
+    a.inline_job_limit = 0;
+    keys(&mut a, script);
+    assert_eq!(screen(&a), screen(&inline), "the job's rows, as inline");
+    assert!(a.job.is_none(), "the job landed");
+
+    // One key at a time by hand: the job waits in the effects.
+    let mut a = app(80, 24);
+    a.inline_job_limit = 0;
+    keys(&mut a, "3 / \"OrderLine\" Enter");
+    let effects = update(&mut a, Action::Key(ch('x')));
+    let [Effect::StartJob(job)] = &effects[..] else {
+        panic!("{effects:?}");
+    };
+    assert!(matches!(job, Job::Instances { .. }), "{job:?}");
+    shows(
+        &a,
+        &[
+            "Instances of FieldOps.Model.OrderLine (…)",
+            "(listing instances…)",
+            "listing instances: 0%",
+        ],
+    );
+    let land = |a: &mut App, job: Job| {
+        let (graph, dom) = (a.graph().unwrap().clone(), a.dom().unwrap().clone());
+        let msg = run_job(job, &graph, &dom, &Progress::new()).expect("a result");
+        update(a, Action::Worker(msg));
+    };
+    land(&mut a, job.clone());
+    assert_eq!(screen(&a), screen(&inline));
+
+    // A sort: the old rows stay until the new order lands.
+    let effects = update(&mut a, Action::Key(ch('s')));
+    let [Effect::StartJob(job)] = &effects[..] else {
+        panic!("{effects:?}");
+    };
+    shows(&a, &["Retained ▼", "sorting instances: 0%"]);
+    // A second key before the first sort lands goes on from the order
+    // asked for (Object, then Shallow); the first result is stale.
+    let first = job.clone();
+    let effects = update(&mut a, Action::Key(ch('s')));
+    let [Effect::StartJob(second)] = &effects[..] else {
+        panic!("{effects:?}");
+    };
+    land(&mut a, first);
+    shows(&a, &["Retained ▼"]);
+    land(&mut a, second.clone());
+    shows(&a, &["Shallow ▼"]);
+    hides(&a, &["sorting instances"]);
+    assert_eq!(screen(&a), screen(&after(&format!("{script} s s"))));
 }

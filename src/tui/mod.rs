@@ -13,6 +13,7 @@ pub mod compared;
 pub mod event_loop;
 pub mod filtering;
 pub mod fmt;
+pub mod instance_rows;
 pub mod jobs;
 pub mod keys;
 pub mod layout;

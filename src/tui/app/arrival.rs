@@ -34,6 +34,10 @@ impl App {
                     .immediate_dominators_done(type_index, exclude, rows);
                 self.job = None;
             }
+            Msg::Instances(rows) => {
+                self.panes.types_pane.instances_done(rows);
+                self.job = None;
+            }
             Msg::RetentionPath { object, path } => {
                 if let Some(ins) = &mut self.inspector {
                     if ins.object == object {

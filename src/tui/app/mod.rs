@@ -28,12 +28,12 @@ use crate::progress::Stage;
 pub use super::loading::Totals;
 pub use super::pane_id::PaneId;
 
-/// Up to this many objects, on-demand queries run inline (a few ms);
-/// above it they go to a background thread so keys stay fast.
 mod arrival;
 mod navigation;
 
-const INLINE_JOB_LIMIT: usize = 500_000;
+/// Up to this many objects, on-demand queries run inline (a few ms);
+/// above it they go to a background thread so keys stay fast.
+pub const INLINE_JOB_LIMIT: usize = 500_000;
 
 /// A sample of the worker's progress, taken by the event loop.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -130,6 +130,9 @@ pub struct App {
     pub panes: Panes,
     pub history: Vec<Nav>,
     pub status: String,
+    /// Heaps of more objects than this run their jobs in the background
+    /// ([`INLINE_JOB_LIMIT`]; tests lower it to see a job under way).
+    pub inline_job_limit: usize,
 }
 
 impl App {
@@ -158,6 +161,7 @@ impl App {
             panes: Panes::default(),
             history: Vec::new(),
             status: String::new(),
+            inline_job_limit: INLINE_JOB_LIMIT,
         }
     }
 
@@ -328,7 +332,8 @@ impl App {
         else {
             return;
         };
-        let background = matches!(job, Job::Precise { .. }) || graph.objects() > INLINE_JOB_LIMIT;
+        let background =
+            matches!(job, Job::Precise { .. }) || graph.objects() > self.inline_job_limit;
         if background {
             self.job = Some((label.to_string(), 0.0));
             self.outbox.push(Effect::StartJob(job));
