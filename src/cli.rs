@@ -10,6 +10,7 @@ use heaptui::analysis::compare::Schedule;
 use heaptui::analysis::Glob;
 use heaptui::cache::CacheOptions;
 use heaptui::graph::duplicates::{DuplicateMode, DuplicateOptions};
+use heaptui::import::ImportOptions;
 use heaptui::report::{parse_size, ReportOptions};
 
 #[derive(Debug, Parser)]
@@ -204,6 +205,8 @@ pub struct UiRun {
     pub demo_compare: bool,
     pub ascii: bool,
     pub duplicates: DuplicateOptions,
+    /// How the dumps are read (`--compressed-refs`).
+    pub import: ImportOptions,
     /// `None` with `--no-cache` (or no cache directory).
     pub cache: Option<CacheOptions>,
 }
@@ -230,6 +233,8 @@ pub struct ReportRun {
     pub duplicates: DuplicateOptions,
     pub fail_if_grows: Option<u64>,
     pub schedule: Schedule,
+    /// How the dump is read (`--compressed-refs`).
+    pub import: ImportOptions,
     /// `None` with `--no-cache` (or no cache directory).
     pub cache: Option<CacheOptions>,
 }
@@ -257,6 +262,9 @@ impl TryFrom<Cli> for Run {
     type Error = UsageError;
 
     fn try_from(cli: Cli) -> Result<Run, UsageError> {
+        let import = ImportOptions {
+            compressed_refs: cli.compressed_refs,
+        };
         let cache = if cli.no_cache {
             None
         } else {
@@ -271,7 +279,7 @@ impl TryFrom<Cli> for Run {
                     ReportInput::File(_) => cache.clone(),
                     ReportInput::Stdin | ReportInput::Demo => None,
                 };
-                Run::Report(ReportRun { cache, ..r })
+                Run::Report(ReportRun { cache, import, ..r })
             }),
             None => {
                 let demo = cli.demo || cli.demo_compare;
@@ -293,6 +301,7 @@ impl TryFrom<Cli> for Run {
                     demo_compare: cli.demo_compare,
                     ascii: cli.ascii,
                     duplicates: cli.duplicates.options(),
+                    import,
                     cache,
                 }))
             }
@@ -347,6 +356,8 @@ impl TryFrom<ReportArgs> for ReportRun {
             json: args.json,
             fail_if_grows: args.fail_if_grows,
             schedule,
+            // The command line's global options, set by `Run::try_from`.
+            import: ImportOptions::default(),
             cache: None,
         })
     }

@@ -40,9 +40,6 @@ fn run() -> u8 {
             return if e.use_stderr() { USAGE } else { 0 };
         }
     };
-    heaptui::import::set_process_options(heaptui::import::ImportOptions {
-        compressed_refs: cli.compressed_refs,
-    });
     match Run::try_from(cli) {
         Ok(Run::Report(r)) => run_report(r),
         Ok(Run::Ui(u)) => run_ui(u),
@@ -100,7 +97,7 @@ fn run_report(mut r: ReportRun) -> u8 {
     let analysed = if r.baselines.is_empty() {
         let note: cache::Note = Arc::new(|line| eprintln!("heaptui: {line}"));
         let input = match &dump {
-            Some(p) => Input::File(p.clone()),
+            Some(p) => Input::File(p.clone(), r.import),
             None => Input::Bytes(heaptui::tui::DEMO_NAME, heaptui::tui::DEMO_DUMP.as_bytes()),
         };
         cache::run(
@@ -121,12 +118,20 @@ fn run_report(mut r: ReportRun) -> u8 {
         // `--demo` conflicts with `--baseline` (clap refuses the pair).
         files.extend(dump.clone());
         let cache = r.cache.as_ref();
-        cache::compare_files(&files, &r.duplicates, cache, &progress, r.schedule, note).map(
-            |(c, a, p)| {
-                pending = Some(p);
-                (a, Some(c))
-            },
+        let import = r.import;
+        cache::compare_files(
+            &files,
+            import,
+            &r.duplicates,
+            cache,
+            &progress,
+            r.schedule,
+            note,
         )
+        .map(|(c, a, p)| {
+            pending = Some(p);
+            (a, Some(c))
+        })
     };
     let (analysis, comparison) = match analysed {
         Ok(x) => x,
@@ -219,6 +224,7 @@ fn run_ui(u: UiRun) -> u8 {
         demo_compare: u.demo_compare,
         ascii: u.ascii,
         duplicates: u.duplicates.clone(),
+        import: u.import,
         cache: u.cache.clone(),
     };
     match heaptui::tui::run(options) {

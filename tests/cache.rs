@@ -10,6 +10,7 @@ use heaptui::analysis::pipeline::{Input, StageResult};
 use heaptui::analysis::Analysis;
 use heaptui::cache::{self, CacheOptions, Note};
 use heaptui::graph::duplicates::DuplicateOptions;
+use heaptui::import::ImportOptions;
 use heaptui::progress::Progress;
 use heaptui::report::{write_json, ReportOptions};
 
@@ -29,7 +30,7 @@ fn open(dump: &Path, cache: &CacheOptions) -> (Analysis, Vec<&'static str>, Vec<
     let note: Note = Arc::new(move |l| sink.lock().unwrap().push(l));
     let mut stages = Vec::new();
     let (a, pending) = cache::run(
-        &Input::File(dump.to_path_buf()),
+        &Input::File(dump.to_path_buf(), ImportOptions::default()),
         &DuplicateOptions::default(),
         Some(cache),
         &Progress::new(),
@@ -242,6 +243,7 @@ fn a_comparison_caches_every_snapshot_and_reads_them_back_alike() {
         let note: Note = Arc::new(|l| panic!("unexpected note: {l}"));
         let (c, a, pending) = cache::compare_files(
             &files,
+            ImportOptions::default(),
             &DuplicateOptions::default(),
             Some(&cache),
             &Progress::new(),
@@ -260,6 +262,7 @@ fn a_comparison_caches_every_snapshot_and_reads_them_back_alike() {
     // And both agree with the comparison made without a cache.
     let (plain, _) = heaptui::analysis::compare::compare_files(
         &files,
+        ImportOptions::default(),
         &DuplicateOptions::default(),
         &Progress::new(),
         heaptui::analysis::compare::Schedule::Parallel,

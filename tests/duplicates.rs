@@ -728,10 +728,7 @@ fn with_extras(mut dump: Model, e: &Extras) -> Model {
                 _ => Labels::NONE,
             })
             .collect();
-        dump.labels = Some(Labels {
-            names: vec!["next".into()],
-            of_ref,
-        });
+        dump.labels = Some(Labels::new(vec!["next".into()], of_ref));
     }
     dump
 }

@@ -192,8 +192,8 @@ fn enter_on_a_suspect_opens_its_accumulation_point_in_the_dominators() {
     assert!(row.contains("RequestLogEntry[]"), "{row}\n{}", screen(&a));
     assert!(row.contains('↑'), "the point's row grows steadily: {row}");
     // The point is the one the suspect names.
-    let point = a.suspects_pane.rows[0].point;
-    let d = a.dominators.as_ref().unwrap();
+    let point = a.panes.suspects_pane.rows[0].point;
+    let d = a.panes.dominators.as_ref().unwrap();
     let t = d.tree();
     let shown = match &t.nodes[t.selected as usize].item {
         Item::Instance(o) => *o,

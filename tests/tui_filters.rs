@@ -33,7 +33,7 @@ fn deliver(a: &mut App, requests: Vec<FilterRequest>) {
         let f = compute(r, &|| false).expect("not superseded");
         update(a, Action::Worker(Msg::Filtered(f)));
     }
-    a.types_pane.matcher.settle();
+    a.panes.types_pane.matcher.settle();
     update(a, Action::Tick);
 }
 
@@ -233,7 +233,7 @@ fn a_filter_that_matches_nothing_says_so_in_every_list() {
         type_only(&mut a, "q");
         assert_shows(&a, &[" (filtering…)"], &[&format!("no {noun} match")]);
         run_jobs(&mut a);
-        a.types_pane.matcher.settle();
+        a.panes.types_pane.matcher.settle();
         update(&mut a, Action::Tick);
         assert_shows(&a, &["match `zqzqzq`"], &["(filtering…)"]);
         keys(&mut a, "Enter Esc");

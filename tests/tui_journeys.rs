@@ -6,10 +6,11 @@
 mod tui_support;
 
 use crossterm::event::{KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
+use heaptui::progress::Progress;
 use heaptui::tui::app::{update, Action, App, Effect, PaneId};
 use heaptui::tui::panes::dominators::TreeMode;
 use heaptui::tui::theme::Theme;
-use heaptui::tui::worker::Msg;
+use heaptui::tui::worker::{run_job, Job, Msg};
 use heaptui::tui::{demo_app, ui};
 use insta::assert_snapshot;
 use tui_support::*;
@@ -114,7 +115,7 @@ fn dominators_grouped_tree_expand_and_path_mode() {
     keys(&mut a, "Right Right");
     selected_has(&a, "6 × System.Byte[]");
     keys(&mut a, "m");
-    assert_eq!(a.dominators.as_ref().unwrap().mode, TreeMode::Path);
+    assert_eq!(a.panes.dominators.as_ref().unwrap().mode, TreeMode::Path);
     snap("dominators_path_mode", &a);
     hides(&a, &["ImageCache"]); // path mode hides rows off the path
     keys(&mut a, "m");
@@ -135,7 +136,7 @@ fn zoom_in_with_enter_and_out_with_backspace() {
     let mut a = after("2 Enter");
     shows(&a, &["all roots → FieldOps.Imaging.ImageCache"]); // the breadcrumb
     snap("zoomed", &a);
-    let zooms = |a: &App| a.dominators.as_ref().unwrap().zooms.len();
+    let zooms = |a: &App| a.panes.dominators.as_ref().unwrap().zooms.len();
     keys(&mut a, "Enter");
     assert_eq!(zooms(&a), 3);
     keys(&mut a, "-");
@@ -245,7 +246,7 @@ fn duplicates_detail_and_holding_set_jump() {
     shows(&a, &["equal = same type, size and reference shape"]);
     snap("duplicates", &a);
     // Its row: held arrays are lone leaves, listed after the verified sets.
-    for _ in 0..a.dups_pane.row_of_set(held.id).unwrap() {
+    for _ in 0..a.panes.dups_pane.row_of_set(held.id).unwrap() {
         keys(&mut a, "j");
     }
     selected_has(&a, &format!("→#{holder}"));
@@ -275,7 +276,7 @@ fn duplicates_detail_and_holding_set_jump() {
     keys(&mut a, "Bksp");
     shows(&a, &[&format!("Set #{}", held.id)]);
     keys(&mut a, "Bksp");
-    assert!(a.dups_pane.detail.is_none());
+    assert!(a.panes.dups_pane.detail.is_none());
 }
 
 #[test]
@@ -421,7 +422,7 @@ fn mouse_click_and_wheel() {
     update(&mut a, Action::Mouse(click(tab, 1)));
     assert_eq!(a.pane, PaneId::Types);
     update(&mut a, Action::Mouse(click(10, 7)));
-    assert_eq!(a.types_pane.list.selected, 3);
+    assert_eq!(a.panes.types_pane.list.selected, 3);
     let wheel = MouseEvent {
         kind: MouseEventKind::ScrollDown,
         column: 10,
@@ -429,7 +430,7 @@ fn mouse_click_and_wheel() {
         modifiers: KeyModifiers::NONE,
     };
     update(&mut a, Action::Mouse(wheel));
-    assert_eq!(a.types_pane.list.selected, 6);
+    assert_eq!(a.panes.types_pane.list.selected, 6);
 }
 
 #[test]
@@ -485,7 +486,7 @@ fn precise_retained_on_request() {
         row.contains("FieldOps.Imaging.CachedImage") && row.contains("KiB") && computed(&row),
         "{row}"
     );
-    let p = a.types_pane.precise.values().next().unwrap();
+    let p = a.panes.types_pane.precise.values().next().unwrap();
     let names = &a.graph().unwrap().dump.type_names;
     let min = a
         .types()
@@ -760,4 +761,65 @@ fn a_monochrome_terminal_gets_no_colour() {
     // The selection still shows, by reverse video and the marker.
     keys(&mut a, "Esc 2 j");
     selected_has(&a, "MainForm");
+}
+
+/// As on a heap of millions of objects, `x` and the instance list's sort
+/// keys run as background jobs: the key returns at once, the list says it
+/// is working (the rows of the previous order stay), and the result shows
+/// when the job lands. Through the real loop (which runs the job) the
+/// screen is the one the inline job gives on a small heap.
+#[test]
+fn instances_are_listed_and_sorted_by_a_background_job() {
+    let script = "3 / \"OrderLine\" Enter x";
+    let inline = after(script);
+    let mut a = app(80, 24);
+    a.inline_job_limit = 0;
+    keys(&mut a, script);
+    assert_eq!(screen(&a), screen(&inline), "the job's rows, as inline");
+    assert!(a.job.is_none(), "the job landed");
+
+    // One key at a time by hand: the job waits in the effects.
+    let mut a = app(80, 24);
+    a.inline_job_limit = 0;
+    keys(&mut a, "3 / \"OrderLine\" Enter");
+    let effects = update(&mut a, Action::Key(ch('x')));
+    let [Effect::StartJob(job)] = &effects[..] else {
+        panic!("{effects:?}");
+    };
+    assert!(matches!(job, Job::Instances { .. }), "{job:?}");
+    shows(
+        &a,
+        &[
+            "Instances of FieldOps.Model.OrderLine (…)",
+            "(listing instances…)",
+            "listing instances: 0%",
+        ],
+    );
+    let land = |a: &mut App, job: Job| {
+        let (graph, dom) = (a.graph().unwrap().clone(), a.dom().unwrap().clone());
+        let msg = run_job(job, &graph, &dom, &Progress::new()).expect("a result");
+        update(a, Action::Worker(msg));
+    };
+    land(&mut a, job.clone());
+    assert_eq!(screen(&a), screen(&inline));
+
+    // A sort: the old rows stay until the new order lands.
+    let effects = update(&mut a, Action::Key(ch('s')));
+    let [Effect::StartJob(job)] = &effects[..] else {
+        panic!("{effects:?}");
+    };
+    shows(&a, &["Retained ▼", "sorting instances: 0%"]);
+    // A second key before the first sort lands goes on from the order
+    // asked for (Object, then Shallow); the first result is stale.
+    let first = job.clone();
+    let effects = update(&mut a, Action::Key(ch('s')));
+    let [Effect::StartJob(second)] = &effects[..] else {
+        panic!("{effects:?}");
+    };
+    land(&mut a, first);
+    shows(&a, &["Retained ▼"]);
+    land(&mut a, second.clone());
+    shows(&a, &["Shallow ▼"]);
+    hides(&a, &["sorting instances"]);
+    assert_eq!(screen(&a), screen(&after(&format!("{script} s s"))));
 }

@@ -208,7 +208,7 @@ fn unverified_duplicate_sets_are_shown_and_counted_apart() {
     assert!(selected_row(&a).contains("unverified") || selected_row(&a).contains("possible"));
     // A filter's header totals are those of the rows it leaves.
     keys(&mut a, "g / \"String\" Enter");
-    let p = &a.dups_pane;
+    let p = &a.panes.dups_pane;
     let sets = (0..p.rows.len()).filter_map(|i| match p.row(i) {
         Some(DupRow::Set(s)) => Some(s),
         _ => None,
@@ -265,7 +265,7 @@ fn backspace_in_a_set_detail_goes_back_to_the_list() {
     keys(&mut a, "Bksp");
     assert!(a.inspector.is_none(), "landed on the inspector");
     assert_eq!(a.pane, PaneId::Duplicates);
-    assert!(a.dups_pane.detail.is_none());
+    assert!(a.panes.dups_pane.detail.is_none());
     shows(&a, &["Additional ▼"]);
 }
 

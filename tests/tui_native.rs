@@ -3,6 +3,8 @@
 
 mod tui_support;
 
+use heaptui::tui::pane_id::PaneId;
+use heaptui::tui::panes::inspector::Target;
 use tui_support::*;
 
 fn hprof_app() -> heaptui::tui::app::App {
@@ -12,11 +14,48 @@ fn hprof_app() -> heaptui::tui::app::App {
     a
 }
 
-/// Opens the inspector on an object as Enter on an object line does, and
-/// lets its retention-path job finish.
+/// Opens the inspector on an object with keys, as a user does: the Types
+/// pane, the object's type, its instances (`x`), its row, Enter. The keys
+/// go through the real event loop, which runs the jobs (instances, the
+/// retention path) before the next key.
 fn inspect(a: &mut heaptui::tui::app::App, o: u32) {
-    a.inspect(o);
-    heaptui::tui::run_jobs(a);
+    let ty = a.graph().unwrap().dump.types[o as usize];
+    keys(a, "3 g");
+    let mut steps = 0;
+    while a.panes.types_pane.instances.is_none() {
+        let selected = a
+            .pane_view(PaneId::Types)
+            .selected_object(&a.ctx(PaneId::Types))
+            .map(|s| a.graph().unwrap().dump.types[s as usize]);
+        if selected == Some(ty) {
+            keys(a, "x");
+        } else {
+            keys(a, "Down");
+            steps += 1;
+            assert!(steps < 10_000, "type {ty} not in the Types pane");
+        }
+    }
+    let row = (a.panes.types_pane.instances.as_ref().unwrap().rows.iter())
+        .position(|&r| r == o)
+        .expect("the object among its type's instances");
+    keys(a, &"Down ".repeat(row));
+    keys(a, "Enter");
+    assert_eq!(a.inspector.as_ref().map(|i| i.object), Some(o));
+}
+
+/// In the open inspector, selects the line of `o` and inspects it (Enter).
+fn follow(a: &mut heaptui::tui::app::App, o: u32) {
+    let ins = a.inspector.as_ref().unwrap();
+    let at = ins
+        .entries
+        .iter()
+        .position(|e| e.target == Some(Target::Object(o)))
+        .expect("a line of the object");
+    let from = ins.list.selected;
+    assert!(at >= from);
+    keys(a, &"Down ".repeat(at - from));
+    keys(a, "Enter");
+    assert_eq!(a.inspector.as_ref().map(|i| i.object), Some(o));
 }
 
 #[test]
@@ -45,7 +84,7 @@ fn inspector_names_fields_indices_and_strings_of_an_hprof() {
     let dups = g.dump.refs.neighbors(class)[(0..g.dump.refs.neighbors(class).len())
         .find(|&i| g.dump.ref_label(class, i).map(|l| l.to_string()).as_deref() == Some(".DUPS"))
         .unwrap()];
-    inspect(&mut a, dups);
+    follow(&mut a, dups);
     let s = screen(&a);
     assert!(s.contains(".elementData → java.lang.Object[]"), "{s}");
     assert!(

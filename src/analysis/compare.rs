@@ -19,6 +19,7 @@ use super::compare_paths::{FastMap, MergedPaths, PathTable};
 use super::roots::root_groups;
 use super::{Analysis, AnalysisError};
 use crate::graph::duplicates::DuplicateOptions;
+use crate::import::ImportOptions;
 use crate::model::Format;
 use crate::progress::Progress;
 
@@ -444,12 +445,13 @@ pub enum Schedule {
 /// newest snapshot's full analysis.
 pub fn compare_files(
     files: &[PathBuf],
+    import: ImportOptions,
     options: &DuplicateOptions,
     progress: &Progress,
     schedule: Schedule,
 ) -> Result<(Comparison, Analysis), AnalysisError> {
     compare_files_with(files, schedule, progress, &|p, progress| {
-        Analysis::run(p, options, progress)
+        Analysis::run(p, import, options, progress)
     })
 }
 

@@ -29,7 +29,7 @@ pub use types::{type_stats, TypeStats};
 
 use crate::graph::duplicates::{DuplicateOptions, Duplicates};
 use crate::graph::{DominatorTree, HeapGraph};
-use crate::import::InputError;
+use crate::import::{ImportOptions, InputError};
 use crate::model::Model;
 use crate::progress::Progress;
 
@@ -97,10 +97,11 @@ impl Analysis {
     /// Imports and analyses a dump file, stage by stage (see [`pipeline`]).
     pub fn run(
         path: &Path,
+        import: ImportOptions,
         options: &DuplicateOptions,
         progress: &Progress,
     ) -> Result<Analysis, AnalysisError> {
-        let input = pipeline::Input::File(path.to_path_buf());
+        let input = pipeline::Input::File(path.to_path_buf(), import);
         pipeline::run(&input, options, progress, &mut |_| true)
     }
 

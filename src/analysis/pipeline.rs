@@ -14,14 +14,15 @@ use super::summary::Summary;
 use super::{type_stats, Analysis, AnalysisError, Timings, TypeStats};
 use crate::graph::duplicates::{find_duplicates, DuplicateOptions, Duplicates};
 use crate::graph::{DominatorTree, HeapGraph};
-use crate::import::{import_bytes, import_file, ImportError};
+use crate::import::{import_bytes, import_file_with, ImportError, ImportOptions};
 use crate::model::Model;
 use crate::progress::{Progress, Stage};
 
 /// What to analyse.
 #[derive(Debug, Clone)]
 pub enum Input {
-    File(PathBuf),
+    /// A dump file, read with the command line's import options.
+    File(PathBuf, ImportOptions),
     /// A dump held in memory (the built-in demo), with the name to show.
     Bytes(&'static str, &'static [u8]),
 }
@@ -30,7 +31,7 @@ impl Input {
     /// The file name to show for it.
     pub fn name(&self) -> String {
         match self {
-            Input::File(p) => p.display().to_string(),
+            Input::File(p, _) => p.display().to_string(),
             Input::Bytes(name, _) => name.to_string(),
         }
     }
@@ -76,7 +77,7 @@ pub fn run(
     let t = Instant::now();
     progress.start(Stage::Parse, 1);
     let dump = match input {
-        Input::File(path) => import_file(path, progress)?,
+        Input::File(path, import) => import_file_with(path, import, progress)?,
         Input::Bytes(name, bytes) => {
             import_bytes(Path::new(name), bytes).map_err(ImportError::Input)?
         }

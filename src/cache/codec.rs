@@ -431,7 +431,7 @@ fn decode_labels(r: &R, edges: usize) -> Result<Option<Labels>, Corrupt> {
     {
         return corrupt("labels: index out of range");
     }
-    Ok(Some(Labels { names, of_ref }))
+    Ok(Some(Labels::new(names, of_ref)))
 }
 
 fn decode_values(r: &R, n: usize) -> Result<Option<Values>, Corrupt> {

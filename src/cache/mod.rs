@@ -26,6 +26,7 @@ use crate::analysis::compare;
 use crate::analysis::pipeline::{self, Input, StageResult};
 use crate::analysis::{Analysis, AnalysisError};
 use crate::graph::duplicates::DuplicateOptions;
+use crate::import::ImportOptions;
 use crate::progress::{Progress, Stage};
 
 pub use layout::Corrupt;
@@ -91,6 +92,7 @@ impl Pending {
 /// snapshot's analysis, and the cache writes still under way.
 pub fn compare_files(
     files: &[PathBuf],
+    import: ImportOptions,
     options: &DuplicateOptions,
     cache: Option<&CacheOptions>,
     progress: &Progress,
@@ -99,7 +101,7 @@ pub fn compare_files(
 ) -> Result<(compare::Comparison, Analysis, Pending), AnalysisError> {
     let pending = std::sync::Mutex::new(Vec::new());
     let analyse = |path: &Path, progress: &Progress| {
-        let input = Input::File(path.to_path_buf());
+        let input = Input::File(path.to_path_buf(), import);
         let (a, p) = run(
             &input,
             options,
@@ -133,7 +135,7 @@ pub fn run(
     note: Note,
 ) -> Result<(Analysis, Pending), AnalysisError> {
     let place = match (input, cache) {
-        (Input::File(path), Some(cache)) => Place::of(path, options, cache),
+        (Input::File(path, import), Some(cache)) => Place::of(path, *import, options, cache),
         _ => None,
     };
     let Some(place) = place else {
@@ -175,19 +177,24 @@ struct Place {
 }
 
 impl Place {
-    fn of(dump: &Path, options: &DuplicateOptions, cache: &CacheOptions) -> Option<Place> {
+    fn of(
+        dump: &Path,
+        import: ImportOptions,
+        options: &DuplicateOptions,
+        cache: &CacheOptions,
+    ) -> Option<Place> {
         let meta = std::fs::metadata(dump).ok()?;
         if !meta.is_file() || meta.len() < cache.min_file_bytes {
             return None;
         }
-        let key = key(dump, &meta, options)?;
+        let key = key(dump, &meta, import, options)?;
         // The file is named by what stays when the dump is written again or
         // heaptui is rebuilt (the path and the options): a newer version
         // replaces the stale file instead of piling up beside it. The full
         // key inside the file decides whether it is used.
         let mut h = std::collections::hash_map::DefaultHasher::new();
         std::fs::canonicalize(dump).ok()?.hash(&mut h);
-        format!("{:?} {:?}", options, crate::import::process_options()).hash(&mut h);
+        format!("{:?} {:?}", options, import).hash(&mut h);
         Some(Place {
             dump: dump.to_path_buf(),
             file: cache.dir.join(format!("{:016x}.cache", h.finish())),
@@ -285,7 +292,12 @@ impl Place {
 
 /// Identity of the dump and of this build, and the options that shape the
 /// result.
-fn key(dump: &Path, meta: &std::fs::Metadata, options: &DuplicateOptions) -> Option<Vec<u8>> {
+fn key(
+    dump: &Path,
+    meta: &std::fs::Metadata,
+    import: ImportOptions,
+    options: &DuplicateOptions,
+) -> Option<Vec<u8>> {
     let path = std::fs::canonicalize(dump).ok()?;
     let mtime = meta
         .modified()
@@ -320,7 +332,7 @@ fn key(dump: &Path, meta: &std::fs::Metadata, options: &DuplicateOptions) -> Opt
         env!("CARGO_PKG_VERSION"),
         options.mode,
         options.budget_per_type,
-        crate::import::process_options(),
+        import,
     );
     Some(text.into_bytes())
 }

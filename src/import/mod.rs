@@ -109,28 +109,10 @@ pub struct ImportOptions {
     pub compressed_refs: bool,
 }
 
-/// The options the command line chose ([`set_process_options`]).
-static PROCESS_OPTIONS: std::sync::Mutex<ImportOptions> = std::sync::Mutex::new(ImportOptions {
-    compressed_refs: false,
-});
-
-/// Sets the options [`import_file`] uses for the rest of the process (the
-/// command line's `--compressed-refs`), so the layers between `main` and
-/// the importer need not carry them.
-pub fn set_process_options(options: ImportOptions) {
-    *PROCESS_OPTIONS.lock().unwrap_or_else(|e| e.into_inner()) = options;
-}
-
-/// The options [`set_process_options`] set (the reopen cache keys on them).
-pub fn process_options() -> ImportOptions {
-    *PROCESS_OPTIONS.lock().unwrap_or_else(|e| e.into_inner())
-}
-
 /// Opens a dump file read-only and imports it with the importer of its
-/// format, with the process's options (see [`set_process_options`]).
+/// format and the default options ([`import_file_with`] takes others).
 pub fn import_file(path: &Path, progress: &Progress) -> Result<Model, ImportError> {
-    let options = *PROCESS_OPTIONS.lock().unwrap_or_else(|e| e.into_inner());
-    import_file_with(path, &options, progress)
+    import_file_with(path, &ImportOptions::default(), progress)
 }
 
 /// Opens a dump file read-only and imports it with the importer of its

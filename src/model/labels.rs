@@ -35,11 +35,45 @@ pub struct Labels {
     pub names: Vec<Box<str>>,
     /// One entry per reference, in the order of `refs.targets`.
     pub of_ref: Vec<u32>,
+    /// Each object's reference positions ordered by (target, position),
+    /// built once on demand (`Model::index_labels`).
+    pub(super) by_target: TargetOrder,
+}
+
+/// Reference positions (into `refs.targets`), each object's own ordered by
+/// (target, position): where `from` refers to `to` is a binary search in
+/// `from`'s row. Derived data: it takes no part in equality.
+#[derive(Clone, Default)]
+pub(super) struct TargetOrder(pub(super) std::sync::OnceLock<Box<[u32]>>);
+
+impl PartialEq for TargetOrder {
+    fn eq(&self, _: &TargetOrder) -> bool {
+        true
+    }
+}
+
+impl Eq for TargetOrder {}
+
+impl std::fmt::Debug for TargetOrder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let built = self.0.get().is_some();
+        write!(f, "TargetOrder {{ built: {built} }}")
+    }
 }
 
 impl Labels {
     pub const NONE: u32 = u32::MAX;
     const INDEX: u32 = 1 << 31;
+
+    /// Labels of the references (`of_ref`, parallel to `refs.targets`)
+    /// naming into `names`.
+    pub fn new(names: Vec<Box<str>>, of_ref: Vec<u32>) -> Labels {
+        Labels {
+            names,
+            of_ref,
+            by_target: TargetOrder::default(),
+        }
+    }
 
     /// The stored form of an array index.
     pub fn index(i: u64) -> u32 {
@@ -161,10 +195,10 @@ mod tests {
 
     #[test]
     fn labels_round_trip_names_and_indices() {
-        let l = Labels {
-            names: vec!["next".into()],
-            of_ref: vec![0, Labels::index(7), Labels::NONE, Labels::index(u64::MAX)],
-        };
+        let l = Labels::new(
+            vec!["next".into()],
+            vec![0, Labels::index(7), Labels::NONE, Labels::index(u64::MAX)],
+        );
         assert_eq!(l.get(0), Some(Label::Name("next")));
         assert_eq!(l.get(1), Some(Label::Index(7)));
         assert_eq!(l.get(2), None);

@@ -211,7 +211,7 @@ pub fn run<B: Backend>(
             }
         }
         if rt.settled {
-            app.types_pane.matcher.settle();
+            app.panes.types_pane.matcher.settle();
         }
         if urgent {
             update(app, Action::Tick);
@@ -261,8 +261,9 @@ fn sample(app: &mut App, rt: &mut Runtime, effects: &mut Vec<Effect>) -> bool {
         rt.job_progress = None;
     }
     update(app, Action::Tick);
-    if app.types_pane.matcher.running
+    if app.panes.types_pane.matcher.running
         || app
+            .panes
             .types_pane
             .matcher
             .notified

@@ -21,6 +21,7 @@ pub enum SlotKey {
     ImmediateDominators,
     RetentionPath,
     DetectDuplicates,
+    Instances,
     Group { tree: u64, node: u32 },
 }
 
@@ -31,6 +32,7 @@ impl SlotKey {
             Job::ImmediateDominators { .. } => SlotKey::ImmediateDominators,
             Job::RetentionPath { .. } => SlotKey::RetentionPath,
             Job::DetectDuplicates { .. } => SlotKey::DetectDuplicates,
+            Job::Instances { .. } => SlotKey::Instances,
             Job::GroupChildren { tree, node, .. } => SlotKey::Group {
                 tree: *tree,
                 node: *node,

@@ -3,6 +3,8 @@
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
+use super::pane_id::PaneId;
+
 /// Where a binding applies. Pane modes are tried before `Global`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Mode {
@@ -41,7 +43,7 @@ pub enum Cmd {
     Help,
     NextPane,
     PrevPane,
-    Pane(u8),
+    Pane(PaneId),
     Up,
     Down,
     PageUp,
@@ -128,6 +130,7 @@ impl Key {
     }
 }
 
+#[derive(Debug, Clone, Copy)]
 pub struct Binding {
     pub mode: Mode,
     pub key: Key,
@@ -157,7 +160,12 @@ use Cmd::*;
 use Key::{Char as C, Code as K, Ctrl};
 use Mode::*;
 
-pub static KEYS: &[Binding] = &[
+/// The key table: [`HEAD`], one number key per pane of the registry
+/// (`pane_id`), then [`REST`].
+pub static KEYS: &[Binding] = &TABLE;
+
+/// The bindings before the pane keys.
+const HEAD: [Binding; 5] = [
     b(
         Global,
         C('q'),
@@ -169,12 +177,36 @@ pub static KEYS: &[Binding] = &[
     b(Global, C('?'), Help, "help: every key", "help"),
     b(Global, K(KeyCode::Tab), NextPane, "next pane", ""),
     b(Global, K(KeyCode::BackTab), PrevPane, "previous pane", ""),
-    b(Global, C('1'), Pane(1), "Overview", ""),
-    b(Global, C('2'), Pane(2), "Dominators", ""),
-    b(Global, C('3'), Pane(3), "Types", ""),
-    b(Global, C('4'), Pane(4), "Duplicates", ""),
-    b(Global, C('5'), Pane(5), "Roots", ""),
-    b(Global, C('6'), Pane(6), "Suspects (leak suspects)", ""),
+];
+
+const TABLE_LEN: usize = HEAD.len() + PaneId::COUNT + REST.len();
+
+/// [`HEAD`], the pane keys (`1` … from the pane registry), [`REST`].
+const TABLE: [Binding; TABLE_LEN] = {
+    let mut table = [HEAD[0]; TABLE_LEN];
+    let mut i = 0;
+    while i < HEAD.len() {
+        table[i] = HEAD[i];
+        i += 1;
+    }
+    let mut p = 0;
+    while p < PaneId::COUNT {
+        let pane = PaneId::ALL[p];
+        table[i] = b(Global, C(pane.key()), Pane(pane), pane.help(), "");
+        i += 1;
+        p += 1;
+    }
+    let mut r = 0;
+    while r < REST.len() {
+        table[i] = REST[r];
+        i += 1;
+        r += 1;
+    }
+    table
+};
+
+/// The bindings after the pane keys.
+const REST: &[Binding] = &[
     b(Global, K(KeyCode::Up), Up, "move up", ""),
     b(Global, C('k'), Up, "move up", ""),
     b(Global, K(KeyCode::Down), Down, "move down", ""),

@@ -70,23 +70,12 @@ fn tab_style(width: u16) -> TabStyle {
         .unwrap_or(TabStyle::Number)
 }
 
-fn short_title(p: PaneId) -> &'static str {
-    match p {
-        PaneId::Overview => "Over",
-        PaneId::Dominators => "Dom",
-        PaneId::Types => "Types",
-        PaneId::Duplicates => "Dup",
-        PaneId::Roots => "Roots",
-        PaneId::Suspects => "Leaks",
-    }
-}
-
 fn tab_label(p: PaneId, style: TabStyle) -> String {
     let n = p.index() + 1;
     match style {
         TabStyle::Padded => format!(" {n} {} ", p.tab()),
         TabStyle::Tight => format!("{n} {}", p.tab()),
-        TabStyle::Short => format!("{n} {}", short_title(p)),
+        TabStyle::Short => format!("{n} {}", p.short()),
         TabStyle::Number => format!("{n}"),
     }
 }

@@ -13,6 +13,7 @@ pub mod compared;
 pub mod event_loop;
 pub mod filtering;
 pub mod fmt;
+pub mod instance_rows;
 pub mod jobs;
 pub mod keys;
 pub mod layout;
@@ -78,6 +79,8 @@ pub struct Options {
     pub demo_compare: bool,
     pub ascii: bool,
     pub duplicates: DuplicateOptions,
+    /// How the dump files are read (`--compressed-refs`).
+    pub import: crate::import::ImportOptions,
     /// The reopen cache; `None` with `--no-cache`.
     pub cache: Option<crate::cache::CacheOptions>,
 }
@@ -110,7 +113,10 @@ fn run_ui(options: Options) -> color_eyre::Result<(Exit, Option<String>)> {
     let launched = Instant::now();
     let mut trace = Trace::open();
     let (input, name) = match (&options.dump, options.demo) {
-        (Some(p), _) => (Input::File(p.clone()), p.display().to_string()),
+        (Some(p), _) => (
+            Input::File(p.clone(), options.import),
+            p.display().to_string(),
+        ),
         (None, _) if options.demo_compare => {
             let (name, text) = DEMO_SERIES[DEMO_SERIES.len() - 1];
             (
@@ -129,7 +135,11 @@ fn run_ui(options: Options) -> color_eyre::Result<(Exit, Option<String>)> {
             .map(|(n, t)| Input::Bytes(n, t.as_bytes()))
             .collect()
     } else {
-        options.baselines.iter().cloned().map(Input::File).collect()
+        options
+            .baselines
+            .iter()
+            .map(|p| Input::File(p.clone(), options.import))
+            .collect()
     };
     let name = match baselines.len() {
         0 => name,
@@ -138,7 +148,7 @@ fn run_ui(options: Options) -> color_eyre::Result<(Exit, Option<String>)> {
     // Paths that cannot be a dump fail before the screen changes (a stat,
     // not a read); what is wrong inside a file shows in the UI.
     for input in std::iter::once(&input).chain(&baselines) {
-        let Input::File(path) = input else {
+        let Input::File(path, _) = input else {
             continue;
         };
         let problem = match std::fs::metadata(path) {

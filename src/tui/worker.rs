@@ -10,6 +10,7 @@ use std::time::Instant;
 use super::compared::Compared;
 use super::filtering::Filtered;
 use super::loading::Totals;
+use super::instance_rows::{instance_rows, InstanceKey, InstanceRows, TypeObjects};
 use crate::analysis::compare::{compare, SnapshotSummary};
 use crate::analysis::grouping::group_children_unsorted;
 use crate::analysis::pipeline::StageResult;
@@ -99,6 +100,8 @@ pub enum Msg {
         node: u32,
         groups: Vec<Group>,
     },
+    /// A type's instances in the order asked for.
+    Instances(InstanceRows),
     /// A `/` filter's result from the filter thread.
     Filtered(Filtered),
 }
@@ -127,6 +130,14 @@ pub enum Job {
     DetectDuplicates {
         type_index: u32,
         current: Arc<Duplicates>,
+    },
+    /// A type's instances in an order (the type → objects index is built
+    /// first when `index` is `None`).
+    Instances {
+        type_index: u32,
+        key: InstanceKey,
+        descending: bool,
+        index: Option<Arc<TypeObjects>>,
     },
 }
 
@@ -169,6 +180,19 @@ pub fn run_job(
             node,
             groups: group_children_unsorted(&graph.dump, dom, &parents),
         }),
+        Job::Instances {
+            type_index,
+            key,
+            descending,
+            index,
+        } => Some(Msg::Instances(instance_rows(
+            type_index,
+            key,
+            descending,
+            index,
+            &graph.dump,
+            dom,
+        ))),
         Job::DetectDuplicates {
             type_index,
             current,
@@ -263,6 +287,9 @@ pub fn analyse_series(
     if !emit(Msg::Suspects(Arc::new(suspects(&analysis, None)))) {
         return;
     }
+    // The inspector names each retainer's reference by a binary search
+    // from now on (a bounded scan until then).
+    analysis.graph.dump.index_labels();
     if baselines.is_empty() {
         return;
     }

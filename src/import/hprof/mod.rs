@@ -220,10 +220,7 @@ fn build_model(
     issues: Issues,
     (records, sub_records, roots): (u64, u64, usize),
 ) -> Model {
-    let labels = Labels {
-        names: classes.labels.names.clone(),
-        of_ref: a.labels,
-    };
+    let labels = Labels::new(classes.labels.names.clone(), a.labels);
     let mut values = a.values;
     strings::mark_string_arrays(
         &a.type_names,

@@ -127,7 +127,7 @@ pub fn labels(mut raw: Vec<u32>, pool: &Pool) -> Labels {
             *l = by_string[*l as usize];
         }
     });
-    Labels { names, of_ref: raw }
+    Labels::new(names, raw)
 }
 
 /// String nodes' text, one arena (filled in parallel blocks of objects).

@@ -21,7 +21,7 @@ impl App {
         };
         match msg {
             Msg::Precise { type_index, result } => {
-                self.types_pane.precise_done(type_index, result);
+                self.panes.types_pane.precise_done(type_index, result);
                 self.job = None;
             }
             Msg::ImmediateDominators {
@@ -29,8 +29,13 @@ impl App {
                 exclude,
                 rows,
             } => {
-                self.types_pane
+                self.panes
+                    .types_pane
                     .immediate_dominators_done(type_index, exclude, rows);
+                self.job = None;
+            }
+            Msg::Instances(rows) => {
+                self.panes.types_pane.instances_done(rows);
                 self.job = None;
             }
             Msg::RetentionPath { object, path } => {
@@ -44,7 +49,7 @@ impl App {
                 self.job = None;
             }
             Msg::Expanded { tree, node, groups } => {
-                if let (Some(d), Some(dom)) = (&mut self.dominators, self.loading.dom()) {
+                if let (Some(d), Some(dom)) = (&mut self.panes.dominators, self.loading.dom()) {
                     if let Some(t) = d.zooms.iter_mut().find(|t| t.id == tree) {
                         t.set_groups(node, groups, dom);
                     }
@@ -71,9 +76,9 @@ impl App {
                 let Some(d) = self.loading.dominated() else {
                     return;
                 };
-                self.dominators = Some(DominatorsPane::new(&d.top, &d.dom));
-                self.types_pane.measure(&d.types, &d.dom);
-                self.roots_pane.measure(&d.roots);
+                self.panes.dominators = Some(DominatorsPane::new(&d.top, &d.dom));
+                self.panes.types_pane.measure(&d.types, &d.dom);
+                self.panes.roots_pane.measure(&d.roots);
                 for p in [PaneId::Dominators, PaneId::Types, PaneId::Roots] {
                     self.apply_filter(p);
                 }
@@ -103,18 +108,19 @@ impl App {
                     return;
                 };
                 let compared = self.loading.compared().map(|c| &**c);
-                self.suspects_pane
+                self.panes
+                    .suspects_pane
                     .measure(s, compared, &graph.dump, dom, &self.theme);
                 if arrived == Arrived::Comparison {
                     if let Some(c) = self.loading.compared().cloned() {
-                        if let Some(d) = &mut self.dominators {
+                        if let Some(d) = &mut self.panes.dominators {
                             d.set_compared(c.clone(), dom);
                         }
                         let types = graph.dump.type_names.len();
-                        self.types_pane.set_compared(&c, types);
-                        self.dups_pane.set_compared(&c);
+                        self.panes.types_pane.set_compared(&c, types);
+                        self.panes.dups_pane.set_compared(&c);
                         if let Some(roots) = self.loading.roots() {
-                            self.roots_pane.set_compared(&c, roots);
+                            self.panes.roots_pane.set_compared(&c, roots);
                         }
                         self.apply_filter(PaneId::Types);
                         self.apply_filter(PaneId::Duplicates);

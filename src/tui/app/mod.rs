@@ -16,14 +16,8 @@ use super::filtering::{FilterRequest, Filtered};
 use super::keys::{self, Cmd, Key, Mode};
 use super::layout::{layout, tab_at};
 use super::loading::Loading;
-use super::panes::dominators::DominatorsPane;
-use super::panes::duplicates::DuplicatesPane;
 use super::panes::inspector::Inspector;
-use super::panes::overview::OverviewPane;
-use super::panes::roots::RootsPane;
-use super::panes::suspects::SuspectsPane;
-use super::panes::types::TypesPane;
-use super::panes::{Ctx, Intent, ListState, Pane};
+use super::panes::{Ctx, Intent, ListState, Pane, Panes};
 use super::theme::Theme;
 use super::worker::{run_job, Job, Msg};
 use crate::analysis::TypeStats;
@@ -34,12 +28,12 @@ use crate::progress::Stage;
 pub use super::loading::Totals;
 pub use super::pane_id::PaneId;
 
-/// Up to this many objects, on-demand queries run inline (a few ms);
-/// above it they go to a background thread so keys stay fast.
 mod arrival;
 mod navigation;
 
-const INLINE_JOB_LIMIT: usize = 500_000;
+/// Up to this many objects, on-demand queries run inline (a few ms);
+/// above it they go to a background thread so keys stay fast.
+pub const INLINE_JOB_LIMIT: usize = 500_000;
 
 /// A sample of the worker's progress, taken by the event loop.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -132,14 +126,13 @@ pub struct App {
     /// any other result is stale and dropped.
     pub filter_pending: [Option<u64>; PaneId::COUNT],
     filter_generation: u64,
-    pub overview: OverviewPane,
-    pub dominators: Option<DominatorsPane>,
-    pub types_pane: TypesPane,
-    pub dups_pane: DuplicatesPane,
-    pub roots_pane: RootsPane,
-    pub suspects_pane: SuspectsPane,
+    /// Every pane's state (the registry in `pane_id`).
+    pub panes: Panes,
     pub history: Vec<Nav>,
     pub status: String,
+    /// Heaps of more objects than this run their jobs in the background
+    /// ([`INLINE_JOB_LIMIT`]; tests lower it to see a job under way).
+    pub inline_job_limit: usize,
 }
 
 impl App {
@@ -165,14 +158,10 @@ impl App {
             filter_requests: Vec::new(),
             filter_pending: [None; PaneId::COUNT],
             filter_generation: 0,
-            overview: OverviewPane::default(),
-            dominators: None,
-            types_pane: TypesPane::default(),
-            dups_pane: DuplicatesPane::default(),
-            roots_pane: RootsPane::default(),
-            suspects_pane: SuspectsPane::default(),
+            panes: Panes::default(),
             history: Vec::new(),
             status: String::new(),
+            inline_job_limit: INLINE_JOB_LIMIT,
         }
     }
 
@@ -209,17 +198,9 @@ impl App {
         }
     }
 
-    /// The registry: which state is pane `id`. A new pane adds one line
-    /// here and one in [`App::with_pane`].
+    /// The state of pane `id`.
     pub fn pane_view(&self, id: PaneId) -> &dyn Pane {
-        match id {
-            PaneId::Overview => &self.overview,
-            PaneId::Dominators => &self.dominators,
-            PaneId::Types => &self.types_pane,
-            PaneId::Duplicates => &self.dups_pane,
-            PaneId::Roots => &self.roots_pane,
-            PaneId::Suspects => &self.suspects_pane,
-        }
+        self.panes.get(id)
     }
 
     /// Runs `f` on pane `id` with its context (fields borrowed apart, so
@@ -233,12 +214,7 @@ impl App {
             totals,
             filters,
             filter_pending,
-            overview,
-            dominators,
-            types_pane,
-            dups_pane,
-            roots_pane,
-            suspects_pane,
+            panes,
             ..
         } = self;
         let ctx = Ctx {
@@ -250,15 +226,7 @@ impl App {
             filter: &filters[id.index()],
             filtering: filter_pending[id.index()].is_some(),
         };
-        let pane: &mut dyn Pane = match id {
-            PaneId::Overview => overview,
-            PaneId::Dominators => dominators,
-            PaneId::Types => types_pane,
-            PaneId::Duplicates => dups_pane,
-            PaneId::Roots => roots_pane,
-            PaneId::Suspects => suspects_pane,
-        };
-        f(pane, &ctx)
+        f(panes.get_mut(id), &ctx)
     }
 
     /// [`App::with_pane`] on the focus: the inspector when it is open.
@@ -280,15 +248,7 @@ impl App {
         } else if self.inspector.is_some() {
             Mode::Inspector
         } else {
-            match self.pane {
-                PaneId::Overview => Mode::Global,
-                PaneId::Dominators => Mode::Dominators,
-                PaneId::Types if self.types_pane.instances.is_some() => Mode::TypeInstances,
-                PaneId::Types => Mode::Types,
-                PaneId::Duplicates => Mode::Duplicates,
-                PaneId::Roots => Mode::Roots,
-                PaneId::Suspects => Mode::Suspects,
-            }
+            self.panes.mode(self.pane)
         }
     }
 
@@ -372,7 +332,8 @@ impl App {
         else {
             return;
         };
-        let background = matches!(job, Job::Precise { .. }) || graph.objects() > INLINE_JOB_LIMIT;
+        let background =
+            matches!(job, Job::Precise { .. }) || graph.objects() > self.inline_job_limit;
         if background {
             self.job = Some((label.to_string(), 0.0));
             self.outbox.push(Effect::StartJob(job));
@@ -392,7 +353,7 @@ impl App {
             Cmd::PrevPane => {
                 self.switch(PaneId::ALL[(self.pane.index() + PaneId::COUNT - 1) % PaneId::COUNT])
             }
-            Cmd::Pane(n) => self.switch(PaneId::ALL[(n as usize - 1).min(PaneId::COUNT - 1)]),
+            Cmd::Pane(p) => self.switch(p),
             Cmd::OpenFilter => {
                 if matches!(self.pane, PaneId::Overview | PaneId::Suspects)
                     && self.inspector.is_none()
@@ -481,7 +442,7 @@ impl App {
             }
             InputPurpose::Exclude if !keep_open => {
                 let before = self.nav();
-                let intents = self.types_pane.set_exclude(line.text.clone());
+                let intents = self.panes.types_pane.set_exclude(line.text.clone());
                 self.apply(intents, before);
                 self.fix_scroll();
             }
@@ -603,7 +564,7 @@ fn handle(app: &mut App, action: Action) -> Option<Effect> {
             None
         }
         Action::Tick => {
-            if app.types_pane.matcher.tick() {
+            if app.panes.types_pane.matcher.tick() {
                 app.fix_scroll();
             }
             None

@@ -12,13 +12,22 @@ impl App {
         Nav {
             pane: self.pane,
             inspector: self.inspector.as_ref().map(|i| i.object),
-            dom_depth: self.dominators.as_ref().map_or(0, |d| d.zooms.len() - 1),
-            dom_selected: self.dominators.as_ref().map(|d| d.tree().selected),
-            types: self.types_pane.list,
-            dups: self.dups_pane.list,
-            dups_detail: self.dups_pane.detail.as_ref().map(|d| d.set),
-            dups_detail_from_list: self.dups_pane.detail.as_ref().is_some_and(|d| d.from_list),
-            roots: self.roots_pane.list,
+            dom_depth: self
+                .panes
+                .dominators
+                .as_ref()
+                .map_or(0, |d| d.zooms.len() - 1),
+            dom_selected: self.panes.dominators.as_ref().map(|d| d.tree().selected),
+            types: self.panes.types_pane.list,
+            dups: self.panes.dups_pane.list,
+            dups_detail: self.panes.dups_pane.detail.as_ref().map(|d| d.set),
+            dups_detail_from_list: self
+                .panes
+                .dups_pane
+                .detail
+                .as_ref()
+                .is_some_and(|d| d.from_list),
+            roots: self.panes.roots_pane.list,
         }
     }
 
@@ -40,7 +49,7 @@ impl App {
         if let Some(o) = nav.inspector {
             self.open_inspector(o);
         }
-        if let Some(d) = &mut self.dominators {
+        if let Some(d) = &mut self.panes.dominators {
             d.zooms.truncate(nav.dom_depth + 1);
             if let Some(s) = nav.dom_selected {
                 let t = d.tree_mut();
@@ -53,12 +62,12 @@ impl App {
             }
             d.refresh();
         }
-        self.types_pane.list = nav.types;
-        self.dups_pane.list = nav.dups;
-        self.dups_pane.detail = match (
+        self.panes.types_pane.list = nav.types;
+        self.panes.dups_pane.list = nav.dups;
+        self.panes.dups_pane.detail = match (
             nav.dups_detail,
             self.loading.graph(),
-            &self.dups_pane.source,
+            &self.panes.dups_pane.source,
         ) {
             (Some(s), Some(g), Some(d)) => {
                 let mut det = duplicates::detail(g, d, s, &self.theme);
@@ -67,7 +76,7 @@ impl App {
             }
             _ => None,
         };
-        self.roots_pane.list = nav.roots;
+        self.panes.roots_pane.list = nav.roots;
         self.fix_scroll();
     }
 
@@ -81,7 +90,7 @@ impl App {
     }
 
     /// Opens the inspector on an object, as Enter on any object line does.
-    pub fn inspect(&mut self, object: u32) {
+    pub(super) fn inspect(&mut self, object: u32) {
         if self.loading.graph().is_none() {
             return;
         }
@@ -125,13 +134,17 @@ impl App {
         self.inspector = None;
         self.pane = PaneId::Dominators;
         let i = PaneId::Dominators.index();
-        let marked = self.dominators.as_ref().is_some_and(|d| d.marks.is_some());
+        let marked = self
+            .panes
+            .dominators
+            .as_ref()
+            .is_some_and(|d| d.marks.is_some());
         // The object must be visible: its tree drops the filter.
         if marked || self.filter_pending[i].is_some() {
             self.filters[i].clear();
             self.forget_filter(PaneId::Dominators);
         }
-        if let Some(d) = &mut self.dominators {
+        if let Some(d) = &mut self.panes.dominators {
             d.reveal(object, &graph.dump, &dom);
         }
         self.fix_scroll();
@@ -151,13 +164,14 @@ impl App {
         // older one or about to change its rows (a filter under way), or
         // filtering the set out, shows everything instead.
         let i = PaneId::Duplicates.index();
-        let current = self.dups_pane.shows(&d) && self.filter_pending[i].is_none();
-        if !current || self.dups_pane.row_of_set(set).is_none() {
+        let current = self.panes.dups_pane.shows(&d) && self.filter_pending[i].is_none();
+        if !current || self.panes.dups_pane.row_of_set(set).is_none() {
             self.filters[i].clear();
             self.forget_filter(PaneId::Duplicates);
-            self.dups_pane.show_all(d, &graph.dump.type_names);
+            self.panes.dups_pane.show_all(d, &graph.dump.type_names);
         }
-        self.dups_pane
+        self.panes
+            .dups_pane
             .select_set(set, open, self.loading.graph(), &self.theme);
         self.fix_scroll();
     }

@@ -18,7 +18,9 @@ use crate::tui::theme::Theme;
 
 /// References or retainers listed at most.
 const LIST_LIMIT: usize = 200;
-/// References of a retainer searched for the label of its reference to the
+/// Until the worker indexed the labels by target (right after the
+/// analysis; then a label is a binary search, `Model::index_labels`), the
+/// references of a retainer searched for the label of its reference to the
 /// inspected object (an array of a million elements stays cheap).
 const LABEL_SCAN: usize = 100_000;
 /// Characters of a string value shown beside a reference.

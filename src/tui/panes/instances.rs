@@ -1,9 +1,13 @@
 //! The instances of one type (MAT's "list objects", DevTools' expanded
 //! constructor): a virtual list of object id, shallow and retained size,
 //! sortable by each column, reached from the Types pane with `x`; Enter
-//! inspects an object. The objects of every type come from a
-//! [`TypeObjects`] index built once (O(objects)); a frame formats only the
-//! visible rows, and a sort orders the type's instances once per key.
+//! inspects an object. Listing and sorting are a worker job (the type →
+//! objects index and an O(k log k) sort for k instances, see
+//! `instance_rows`), so a type of millions of instances never stalls a
+//! key: the list says it is working until the rows land. A frame formats
+//! only the visible rows.
+
+use std::sync::Arc;
 
 use ratatui::layout::Rect;
 use ratatui::text::Line;
@@ -11,50 +15,12 @@ use ratatui::widgets::Block;
 use ratatui::Frame;
 
 use super::table::{ScrolledTable, Sort, TableRow};
-use super::ListState;
+use super::{Intent, ListState};
 use crate::graph::{DominatorTree, HeapGraph};
-use crate::model::Model;
 use crate::tui::fmt::{bytes, bytes_width, count, fit, Col, Columns};
+use crate::tui::instance_rows::{retained, InstanceKey, InstanceRows, TypeObjects};
 use crate::tui::theme::Theme;
-
-/// The objects of every type, grouped by type (compressed rows: the
-/// objects of type `t` are `objects[starts[t]..starts[t + 1]]`, in dump
-/// order). Built once per dump in two passes over the objects.
-#[derive(Debug, Clone, Default)]
-pub struct TypeObjects {
-    starts: Vec<u32>,
-    objects: Vec<u32>,
-}
-
-impl TypeObjects {
-    /// `types[o]` is the type of object `o`, below `type_count`.
-    pub fn build(types: &[u32], type_count: usize) -> TypeObjects {
-        let mut starts = vec![0u32; type_count + 1];
-        for &t in types {
-            starts[t as usize + 1] += 1;
-        }
-        for i in 1..starts.len() {
-            starts[i] += starts[i - 1];
-        }
-        let mut next = starts.clone();
-        let mut objects = vec![0u32; types.len()];
-        for (o, &t) in types.iter().enumerate() {
-            let slot = &mut next[t as usize];
-            objects[*slot as usize] = o as u32;
-            *slot += 1;
-        }
-        TypeObjects { starts, objects }
-    }
-
-    /// The objects of type `t`, in dump order.
-    pub fn of(&self, t: u32) -> &[u32] {
-        let t = t as usize;
-        match (self.starts.get(t), self.starts.get(t + 1)) {
-            (Some(&a), Some(&b)) => &self.objects[a as usize..b as usize],
-            _ => &[],
-        }
-    }
-}
+use crate::tui::worker::Job;
 
 /// Object, Shallow, Retained (the sortable columns, in this order).
 const OBJECT: usize = 0;
@@ -67,83 +33,111 @@ pub struct InstancesView {
     pub type_index: u32,
     /// The instances in the current sort order (the permutation itself).
     pub rows: Vec<u32>,
+    /// The order of `rows`.
     pub sort: Sort,
+    /// The order asked of the job under way, if any (`rows` keep the
+    /// previous order until it lands).
+    pub pending: Option<Sort>,
     pub list: ListState,
-    /// Widths of the id, shallow and retained values (measured once).
-    widths: [usize; 3],
+    /// Widths of the shallow and retained values (measured by the job).
+    widths: [usize; 2],
 }
 
 impl InstancesView {
-    /// The instances of `type_index`, largest retained first. O(k log k)
-    /// for a type of k instances, once.
-    pub fn new(
-        type_index: u32,
-        objects: &[u32],
-        dump: &Model,
-        dom: Option<&DominatorTree>,
-    ) -> InstancesView {
-        let mut widths = [0usize; 3];
-        let mut max_shallow = 0;
-        let mut max_retained = 0;
-        for &o in objects {
-            max_shallow = max_shallow.max(dump.sizes[o as usize]);
-            max_retained = max_retained.max(retained(dom, o));
-        }
-        widths[0] = objects.last().map_or(0, |&o| dump.id_hex(o).len());
-        widths[1] = bytes_width(max_shallow);
-        widths[2] = bytes_width(max_retained).max(1);
-        let mut view = InstancesView {
-            type_index,
-            rows: objects.to_vec(),
-            sort: Sort {
-                column: RETAINED,
-                descending: true,
-            },
-            list: ListState::default(),
-            widths,
+    /// The instances of `type_index`, largest retained first, asked of the
+    /// worker (`index`: the type → objects index when it was built
+    /// already). The view waits for the rows; the intent asks for them.
+    pub fn open(type_index: u32, index: Option<Arc<TypeObjects>>) -> (InstancesView, Intent) {
+        let sort = Sort {
+            column: RETAINED,
+            descending: true,
         };
-        view.order(dump, dom);
-        view
+        let view = InstancesView {
+            type_index,
+            rows: Vec::new(),
+            sort,
+            pending: Some(sort),
+            list: ListState::default(),
+            widths: [0, 1],
+        };
+        let intent = view.request(sort, index, "listing instances");
+        (view, intent)
+    }
+
+    fn request(&self, sort: Sort, index: Option<Arc<TypeObjects>>, label: &str) -> Intent {
+        let key = match sort.column {
+            OBJECT => InstanceKey::Object,
+            SHALLOW => InstanceKey::Shallow,
+            _ => InstanceKey::Retained,
+        };
+        Intent::Request {
+            job: Job::Instances {
+                type_index: self.type_index,
+                key,
+                descending: sort.descending,
+                index,
+            },
+            label: label.into(),
+        }
     }
 
     pub fn columns(&self) -> [Col; 3] {
         let mut cols = [
             Col::name("Object").sortable(),
-            Col::num("Shallow", self.widths[1]).sortable(),
-            Col::num("Retained", self.widths[2]).sortable(),
+            Col::num("Shallow", self.widths[0]).sortable(),
+            Col::num("Retained", self.widths[1]).sortable(),
         ];
         self.sort.mark(&mut cols);
         cols
     }
 
-    /// Sorts the rows by the current sort; ties in dump order.
-    fn order(&mut self, dump: &Model, dom: Option<&DominatorTree>) {
-        self.rows.sort_unstable();
-        match self.sort.column {
-            OBJECT => self.sort.order(&mut self.rows, |o| o),
-            SHALLOW => self.sort.order(&mut self.rows, |o| dump.sizes[o as usize]),
-            _ => self.sort.order(&mut self.rows, |o| retained(dom, o)),
+    /// The order the next sort key starts from: the one asked for last.
+    pub fn wanted(&self) -> Sort {
+        self.pending.unwrap_or(self.sort)
+    }
+
+    /// Asks for a new order (a key or a header click); the rows keep the
+    /// current one until the job's result lands.
+    pub fn resort(&mut self, sort: Sort, index: Option<Arc<TypeObjects>>) -> Intent {
+        self.pending = Some(sort);
+        self.request(sort, index, "sorting instances")
+    }
+
+    /// Installs the job's rows if they are the ones this view waits for
+    /// (same type, the order asked for last); the selection goes to the
+    /// first row.
+    pub fn arrived(&mut self, r: InstanceRows) {
+        let Some(wanted) = self.pending else {
+            return;
+        };
+        let column = match r.key {
+            InstanceKey::Object => OBJECT,
+            InstanceKey::Shallow => SHALLOW,
+            InstanceKey::Retained => RETAINED,
+        };
+        if r.type_index != self.type_index
+            || column != wanted.column
+            || r.descending != wanted.descending
+        {
+            return;
         }
+        self.rows = r.rows;
+        self.sort = wanted;
+        self.pending = None;
+        self.widths = [
+            bytes_width(r.max_shallow),
+            bytes_width(r.max_retained).max(1),
+        ];
         self.list = ListState::default();
     }
 
-    /// Applies a new sort (a key or a header click); the selection goes to
-    /// the first row.
-    pub fn resort(&mut self, sort: Sort, dump: &Model, dom: Option<&DominatorTree>) {
-        self.sort = sort;
-        self.order(dump, dom);
+    /// Whether the rows are still to come (the first listing).
+    pub fn listing(&self) -> bool {
+        self.pending.is_some() && self.rows.is_empty()
     }
 
     pub fn selected(&self) -> Option<u32> {
         self.rows.get(self.list.selected).copied()
-    }
-}
-
-/// Retained bytes of an object; an unreachable one retains nothing.
-fn retained(dom: Option<&DominatorTree>, o: u32) -> u64 {
-    match dom {
-        Some(d) if d.is_reachable(o) => d.retained_bytes[o as usize],
-        _ => 0,
     }
 }
 
@@ -160,10 +154,14 @@ impl InstancesView {
     ) {
         let view = self;
         let dump = &graph.dump;
+        let shown = if view.listing() {
+            theme.ellipsis().to_string()
+        } else {
+            count(view.rows.len() as u64)
+        };
         let title = format!(
-            " Instances of {} ({}) {} Enter inspects, Bksp back ",
+            " Instances of {} ({shown}) {} Enter inspects, Bksp back ",
             dump.type_names[view.type_index as usize],
-            count(view.rows.len() as u64),
             theme.sep()
         );
         let block = Block::bordered()
@@ -215,7 +213,11 @@ impl InstancesView {
                 header: &cols,
                 theme,
                 rows: shown,
-                empty: Some(" (no instances)".into()),
+                empty: Some(if view.listing() {
+                    format!(" (listing instances{})", theme.ellipsis())
+                } else {
+                    " (no instances)".into()
+                }),
             },
             inner,
         );
@@ -225,20 +227,4 @@ impl InstancesView {
 /// The column under cell `x` of the list's header (inside the border).
 pub fn header_column(view: &InstancesView, width: usize, x: usize) -> Option<usize> {
     Columns::new(width, &view.columns()).column_at(x)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn type_objects_groups_objects_by_type_in_dump_order() {
-        let types = [2, 0, 2, 1, 2, 0];
-        let t = TypeObjects::build(&types, 4);
-        assert_eq!(t.of(0), &[1, 5]);
-        assert_eq!(t.of(1), &[3]);
-        assert_eq!(t.of(2), &[0, 2, 4]);
-        assert_eq!(t.of(3), &[] as &[u32]);
-        assert_eq!(t.of(9), &[] as &[u32]);
-    }
 }

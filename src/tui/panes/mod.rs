@@ -2,7 +2,9 @@
 //! through the [`Pane`] trait, reads shared data through a [`Ctx`], and
 //! answers with [`Intent`]s that the router (`app`) carries out. Panes
 //! import the data modules (loading, filtering, worker jobs), the key table
-//! and the formatting helpers; never `app` or `ui`.
+//! and the formatting helpers; never `app` or `ui`. [`Panes`] holds every
+//! pane's state, expanded from the registry in `pane_id` (one line per
+//! pane), so the router reaches a pane by its [`PaneId`].
 
 pub mod dominators;
 pub mod duplicates;
@@ -18,13 +20,49 @@ use ratatui::layout::Rect;
 use ratatui::Frame;
 
 use super::filtering::{FilterResult, FilterWork};
-use super::keys::Cmd;
+use super::keys::{Cmd, Mode};
 use super::loading::{Loading, Totals};
 use super::theme::Theme;
 use super::worker::Job;
 use crate::analysis::filter::TypeFilter;
 
 pub use super::pane_id::PaneId;
+
+/// Expands the pane registry into [`Panes`]: one field per pane, reached
+/// by [`PaneId`].
+macro_rules! define_panes {
+    ($($id:ident => $field:ident: $state:ty, mode $mode:ident, $title:literal, tab $tab:literal, short $short:literal, help $help:literal;)*) => {
+        /// Every pane's state, one field per line of the registry.
+        #[derive(Default)]
+        pub struct Panes {
+            $(pub $field: $state,)*
+        }
+
+        impl Panes {
+            pub fn get(&self, id: PaneId) -> &dyn Pane {
+                match id {
+                    $(PaneId::$id => &self.$field,)*
+                }
+            }
+
+            pub fn get_mut(&mut self, id: PaneId) -> &mut dyn Pane {
+                match id {
+                    $(PaneId::$id => &mut self.$field,)*
+                }
+            }
+
+            /// The key mode of pane `id` in its current state.
+            pub fn mode(&self, id: PaneId) -> Mode {
+                let base = match id {
+                    $(PaneId::$id => Mode::$mode,)*
+                };
+                self.get(id).mode(base)
+            }
+        }
+    };
+}
+
+super::pane_id::pane_registry!(define_panes);
 
 /// What a pane may read besides its own state.
 pub struct Ctx<'a> {
@@ -93,6 +131,12 @@ pub trait Pane {
     /// A command of the pane's mode (or a global one the router passes on:
     /// Open, Expand, Collapse, ToggleExpand and the pane's own keys).
     fn key(&mut self, cmd: Cmd, ctx: &Ctx) -> Vec<Intent>;
+
+    /// The key mode while the pane has the focus: `base` (the registry's),
+    /// or a mode of a list inside the pane.
+    fn mode(&self, base: Mode) -> Mode {
+        base
+    }
 
     /// Moves the selection by `delta` rows (arrows, pages, wheel).
     fn step(&mut self, delta: isize, ctx: &Ctx) -> Vec<Intent>;

@@ -10,7 +10,7 @@ use ratatui::text::Line;
 use ratatui::widgets::{Block, Paragraph};
 use ratatui::Frame;
 
-use super::instances::{self, InstancesView, TypeObjects};
+use super::instances::{self, InstancesView};
 use super::table::{ScrolledTable, Sort, TableRow};
 use super::{empty_message, Ctx, FilterPlan, Intent, ListState, Pane};
 use crate::analysis::filter::TypeFilter;
@@ -19,7 +19,8 @@ use crate::graph::DominatorTree;
 use crate::tui::compared::{signed_bytes, Compared};
 use crate::tui::filtering::{FilterResult, FilterWork};
 use crate::tui::fmt::{bytes, bytes_width, count, count_width, fit, type_name, Col, Columns};
-use crate::tui::keys::Cmd;
+use crate::tui::instance_rows::{InstanceRows, TypeObjects};
+use crate::tui::keys::{Cmd, Mode};
 use crate::tui::matcher::TypeMatcher;
 use crate::tui::worker::Job;
 
@@ -131,7 +132,7 @@ pub struct TypesPane {
     pub ranked: bool,
     /// The list of a type's instances, drawn over the types when open.
     pub instances: Option<InstancesView>,
-    /// The objects of each type, built on the first `x`.
+    /// The objects of each type, built by the first `x`'s job.
     pub type_objects: Option<Arc<TypeObjects>>,
 }
 
@@ -265,22 +266,29 @@ impl TypesPane {
         vec![Intent::Refilter, Intent::status(status)]
     }
 
-    /// Opens the list of the selected type's instances.
-    fn list_instances(&mut self, ctx: &Ctx) -> Vec<Intent> {
-        let (Some(ty), Some(graph)) = (self.selected_type(), ctx.loading.graph()) else {
+    /// Opens the list of the selected type's instances (its rows come
+    /// from a job).
+    fn list_instances(&mut self) -> Vec<Intent> {
+        let Some(ty) = self.selected_type() else {
             return Vec::new();
         };
-        let dump = &graph.dump;
-        let index = self.type_objects.get_or_insert_with(|| {
-            Arc::new(TypeObjects::build(&dump.types, dump.type_names.len()))
-        });
-        let dom = ctx.loading.dom().map(|d| &**d);
-        self.instances = Some(InstancesView::new(ty, index.of(ty), dump, dom));
-        Vec::new()
+        let (view, request) = InstancesView::open(ty, self.type_objects.clone());
+        self.instances = Some(view);
+        vec![request]
+    }
+
+    /// The rows of the instances list arrived.
+    pub fn instances_done(&mut self, rows: InstanceRows) {
+        if self.type_objects.is_none() {
+            self.type_objects = Some(rows.index.clone());
+        }
+        if let Some(view) = &mut self.instances {
+            view.arrived(rows);
+        }
     }
 
     /// Keys of the instances list.
-    fn instances_key(&mut self, cmd: Cmd, ctx: &Ctx) -> Vec<Intent> {
+    fn instances_key(&mut self, cmd: Cmd) -> Vec<Intent> {
         let Some(view) = &mut self.instances else {
             return Vec::new();
         };
@@ -288,21 +296,21 @@ impl TypesPane {
             Cmd::Open => view.selected().map(Intent::Inspect).into_iter().collect(),
             Cmd::SortNext | Cmd::SortReverse => {
                 let sort = match cmd {
-                    Cmd::SortNext => view.sort.next(&view.columns()),
-                    _ => view.sort.reversed(),
+                    Cmd::SortNext => view.wanted().next(&view.columns()),
+                    _ => view.wanted().reversed(),
                 };
-                self.resort_instances(sort, ctx)
+                self.resort_instances(sort)
             }
             _ => Vec::new(),
         }
     }
 
-    fn resort_instances(&mut self, sort: Sort, ctx: &Ctx) -> Vec<Intent> {
-        let (Some(view), Some(graph)) = (&mut self.instances, ctx.loading.graph()) else {
+    fn resort_instances(&mut self, sort: Sort) -> Vec<Intent> {
+        let Some(view) = &mut self.instances else {
             return Vec::new();
         };
-        view.resort(sort, &graph.dump, ctx.loading.dom().map(|d| &**d));
-        vec![Intent::status(sort.describe(&view.columns()))]
+        let request = view.resort(sort, self.type_objects.clone());
+        vec![request, Intent::status(sort.describe(&view.columns()))]
     }
 
     /// Rows of the type list and of the lower split, for a body of `inner` rows.
@@ -317,14 +325,22 @@ impl TypesPane {
 }
 
 impl Pane for TypesPane {
+    fn mode(&self, base: Mode) -> Mode {
+        if self.instances.is_some() {
+            Mode::TypeInstances
+        } else {
+            base
+        }
+    }
+
     fn key(&mut self, cmd: Cmd, ctx: &Ctx) -> Vec<Intent> {
         if self.instances.is_some() {
-            return self.instances_key(cmd, ctx);
+            return self.instances_key(cmd);
         }
         match cmd {
             Cmd::SortNext => self.resort(self.sort.next(&self.columns()), ctx),
             Cmd::SortReverse => self.resort(self.sort.reversed(), ctx),
-            Cmd::ListInstances => self.list_instances(ctx),
+            Cmd::ListInstances => self.list_instances(),
             Cmd::Open if self.imm_focus => {
                 let Some(imm) = &self.imm else {
                     return Vec::new();
@@ -476,9 +492,9 @@ impl Pane for TypesPane {
         let width = ctx.body.width.saturating_sub(2) as usize;
         if let Some(view) = &self.instances {
             return match instances::header_column(view, width, x)
-                .and_then(|c| view.sort.clicked(c, &view.columns()))
+                .and_then(|c| view.wanted().clicked(c, &view.columns()))
             {
-                Some(sort) => self.resort_instances(sort, ctx),
+                Some(sort) => self.resort_instances(sort),
                 None => Vec::new(),
             };
         }
