@@ -28,9 +28,9 @@ pub struct Compared {
     has_vanished: Vec<bool>,
     /// Shared type id → row of `cmp.types` (`u32::MAX`: none).
     type_row: Vec<u32>,
-    /// `(shared type, instance bytes, objects per copy)` → row of
-    /// `cmp.duplicates`.
-    dup_row: HashMap<(u32, u64, u64), u32>,
+    /// `(shared type, instance bytes, objects per copy, rank in the kind)`
+    /// → row of `cmp.duplicates`.
+    dup_row: HashMap<(u32, u64, u64, u32), u32>,
 }
 
 impl Compared {
@@ -76,7 +76,10 @@ impl Compared {
             .duplicates
             .iter()
             .enumerate()
-            .map(|(i, d)| ((d.type_id, d.instance_bytes, d.objects_per_copy), i as u32))
+            .map(|(i, d)| {
+                let key = (d.type_id, d.instance_bytes, d.objects_per_copy, d.rank);
+                (key, i as u32)
+            })
             .collect();
         Compared {
             cmp,
@@ -175,16 +178,18 @@ impl Compared {
         (r != u32::MAX).then_some(r as usize)
     }
 
-    /// The row of `cmp.duplicates` of a newest duplicate set's key.
+    /// The row of `cmp.duplicates` of a newest duplicate set: its kind and
+    /// its rank within the kind ([`crate::analysis::compare::kind_ranks`]).
     pub fn duplicate_row(
         &self,
         newest_type: u32,
         instance_bytes: u64,
         objects_per_copy: u64,
+        rank: u32,
     ) -> Option<usize> {
         let ty = *self.shared_type.get(newest_type as usize)?;
         self.dup_row
-            .get(&(ty, instance_bytes, objects_per_copy))
+            .get(&(ty, instance_bytes, objects_per_copy, rank))
             .map(|&r| r as usize)
     }
 

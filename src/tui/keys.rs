@@ -77,6 +77,10 @@ pub enum Cmd {
     // Duplicates
     JumpHoldingSet,
     DetectPossible,
+    // Suspects
+    /// Scroll the selected suspect's detail down / up.
+    DetailDown,
+    DetailUp,
     // Inspector
     OpenInDominators,
     // Filter line
@@ -297,6 +301,13 @@ pub static KEYS: &[Binding] = &[
         "instances",
     ),
     b(Types, C('s'), SortNext, "sort by the next column", "sort"),
+    b(
+        Types,
+        C('t'),
+        SteadyOnly,
+        "comparing: only the types that grow steadily",
+        "steady",
+    ),
     b(Types, C('S'), SortReverse, "reverse the sort", ""),
     b(
         TypeInstances,
@@ -314,8 +325,36 @@ pub static KEYS: &[Binding] = &[
         "sort",
     ),
     b(Duplicates, C('S'), SortReverse, "reverse the sort", ""),
+    b(
+        Duplicates,
+        C('t'),
+        SteadyOnly,
+        "comparing: only the sets that grow steadily",
+        "steady",
+    ),
     b(Roots, C('s'), SortNext, "sort by the next column", "sort"),
     b(Roots, C('S'), SortReverse, "reverse the sort", ""),
+    b(
+        Roots,
+        C('t'),
+        SteadyOnly,
+        "comparing: only the root groups that grow steadily",
+        "steady",
+    ),
+    b(
+        Suspects,
+        C('J'),
+        DetailDown,
+        "scroll the suspect's detail down",
+        "detail",
+    ),
+    b(
+        Suspects,
+        C('K'),
+        DetailUp,
+        "scroll the suspect's detail up",
+        "",
+    ),
     b(
         Duplicates,
         C('H'),
