@@ -586,3 +586,40 @@ fn available_memory() -> Option<u64> {
     let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kb * 1024)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn set(id: u32, type_index: u32, copies: usize, additional: u64) -> DuplicateSet {
+        DuplicateSet {
+            id,
+            type_index,
+            members: (0..copies as u32).collect(),
+            instance_bytes: 16,
+            objects_per_copy: 2,
+            additional_bytes: additional,
+            trivial: false,
+            held_by: Vec::new(),
+            holding_set: None,
+        }
+    }
+
+    #[test]
+    fn kind_ranks_order_the_sets_of_a_kind_by_copies_then_bytes_then_id() {
+        let mut other_size = set(5, 1, 9, 900);
+        other_size.instance_bytes = 24;
+        let sets = [
+            set(0, 1, 3, 300),
+            set(1, 1, 5, 500),
+            set(2, 2, 2, 200),
+            set(3, 1, 3, 400),
+            set(4, 1, 3, 400),
+            other_size,
+        ];
+        // Kind (1, 16, 2): #1 (5 copies), #3 and #4 (3 copies, 400 B; by
+        // id), #0 (3 copies, 300 B). #2 and #5 are alone in their kinds.
+        assert_eq!(kind_ranks(&sets), [3, 0, 0, 1, 2, 0]);
+        assert!(kind_ranks(&[]).is_empty());
+    }
+}

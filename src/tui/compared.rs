@@ -249,6 +249,44 @@ pub fn steady_mark(theme: &Theme) -> &'static str {
     }
 }
 
+/// Figures that rise at every step, oldest to newest (with two snapshots:
+/// that rise).
+pub fn rises(figures: &[u64]) -> bool {
+    figures.len() >= 2 && figures.windows(2).all(|w| w[1] > w[0])
+}
+
+/// The status line of the `t` key (in Types, Duplicates and Roots): the
+/// new view, and what "steady" means with two snapshots. `rows`: what the
+/// rows are (`types`, `sets`, `root groups`).
+pub fn steady_status(on: bool, snapshots: usize, rows: &str) -> String {
+    match (on, snapshots) {
+        (false, _) => format!("every {rows} again"),
+        (true, n) if n < 3 => {
+            format!("{n} snapshots: only the {rows} that grew (steady growth needs 3 or more)")
+        }
+        (true, _) => format!("only the {rows} that grow in every snapshot (t: all again)"),
+    }
+}
+
+/// The line an empty list shows under `t`.
+pub fn steady_empty(snapshots: usize, rows: &str) -> String {
+    if snapshots < 3 {
+        format!(" (no {rows} grew; t shows them all)")
+    } else {
+        format!(" (none of the {rows} grows in every snapshot; t shows them all)")
+    }
+}
+
+/// The width of a list's Δ column: the sign, the widest of its rows'
+/// byte figures (`widest`) and of the gone rows' losses, and the steady
+/// mark after it.
+pub fn delta_width(widest: usize, gone: impl Iterator<Item = i128>) -> usize {
+    let loss = gone.map(|d| d.unsigned_abs()).max().unwrap_or(0);
+    widest.max(crate::tui::fmt::bytes_width(
+        loss.min(u64::MAX as u128) as u64
+    )) + 2
+}
+
 /// Widest [`signed_bytes`] of a magnitude up to `max`.
 pub fn signed_bytes_width(max: u64) -> usize {
     crate::tui::fmt::bytes_width(max) + 1

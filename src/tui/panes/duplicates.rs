@@ -9,14 +9,15 @@ use ratatui::text::Line;
 use ratatui::widgets::{Block, Paragraph};
 use ratatui::Frame;
 
-use super::table::{Page, ScrolledTable, Sort, TableRow};
-use super::types::{no_comparison, rises, steady_empty, steady_status};
+use super::table::{no_comparison, Page, ScrolledTable, Sort, TableRow};
 use super::{empty_message, Ctx, FilterPlan, Intent, ListState, Pane};
 use crate::analysis::compare::kind_ranks;
 use crate::analysis::filter::TypeFilter;
 use crate::graph::duplicates::{DuplicateSet, DuplicateTotals, Duplicates};
 use crate::graph::HeapGraph;
-use crate::tui::compared::{signed_bytes, steady_mark, Compared};
+use crate::tui::compared::{
+    delta_width, rises, signed_bytes, steady_empty, steady_mark, steady_status, Compared,
+};
 use crate::tui::filtering::{FilterResult, FilterWork};
 use crate::tui::fmt::{bytes, bytes_width, count, count_width, fit, type_name, Col, Columns};
 use crate::tui::keys::Cmd;
@@ -496,10 +497,7 @@ impl DuplicatesPane {
     fn columns(&self, theme: &Theme) -> Vec<Col> {
         let mut cols = self.widths.columns(theme).to_vec();
         if self.delta.is_some() {
-            // The sign before, the steady mark after.
-            let widest = self.gone.iter().map(|g| g.delta.unsigned_abs()).max();
-            let widest = widest.unwrap_or(0).min(u64::MAX as u128) as u64;
-            let w = self.widths.additional.max(bytes_width(widest)) + 2;
+            let w = delta_width(self.widths.additional, self.gone.iter().map(|g| g.delta));
             cols.push(Col::num("Δ addit.", w).sortable());
         }
         cols

@@ -9,14 +9,15 @@ use ratatui::text::Line;
 use ratatui::widgets::{Block, Paragraph};
 use ratatui::Frame;
 
-use super::table::{Page, ScrolledTable, Sort, TableRow};
-use super::types::{no_comparison, plural, steady_empty, steady_status};
+use super::table::{no_comparison, plural, Page, ScrolledTable, Sort, TableRow};
 use super::{empty_message, Ctx, FilterPlan, Intent, ListState, Pane};
 use crate::analysis::compare::RootFigures;
 use crate::analysis::filter::TypeFilter;
 use crate::analysis::roots::RootGroup;
 use crate::model::{root_flags, root_kind};
-use crate::tui::compared::{signed_bytes, steady_mark, Compared};
+use crate::tui::compared::{
+    delta_width, rises, signed_bytes, steady_empty, steady_mark, steady_status, Compared,
+};
 use crate::tui::filtering::{FilterResult, FilterWork};
 use crate::tui::fmt::{
     bytes, bytes_width, count, count_width, fit, text_width, type_name, Col, Columns,
@@ -119,7 +120,7 @@ impl RootDeltas {
                 .map(|f| {
                     f.is_some_and(|f| {
                         let b: Vec<u64> = f.iter().map(|x| x.retained_bytes).collect();
-                        super::types::rises(&b)
+                        rises(&b)
                     })
                 })
                 .collect(),
@@ -230,10 +231,7 @@ impl RootsPane {
             Col::num("Retained", self.widths[2]).sortable(),
         ];
         if let Some(d) = &self.delta {
-            // The sign before, the steady mark after.
-            let widest = d.gone.iter().map(|g| g.delta.unsigned_abs()).max();
-            let widest = widest.unwrap_or(0).min(u64::MAX as u128) as u64;
-            let w = self.widths[2].max(bytes_width(widest)) + 2;
+            let w = delta_width(self.widths[2], d.gone.iter().map(|g| g.delta));
             cols.push(Col::num("Δ retained", w).sortable());
         }
         self.sort.mark(&mut cols);

@@ -20,8 +20,23 @@ use ratatui::layout::{Constraint, Rect};
 use ratatui::style::Style;
 use ratatui::widgets::{HighlightSpacing, Row, StatefulWidget, Table, TableState, Widget};
 
-use crate::tui::fmt::{fit, Align, Col, Columns};
+use super::{Ctx, Intent};
+use crate::tui::fmt::{count, fit, Align, Col, Columns};
 use crate::tui::theme::Theme;
+
+/// `n thing` or `n things`.
+pub fn plural(n: u64, thing: &str) -> String {
+    format!("{} {thing}{}", count(n), if n == 1 { "" } else { "s" })
+}
+
+/// The status of a key that needs a comparison, when there is none.
+pub fn no_comparison(ctx: &Ctx) -> Intent {
+    Intent::status(if ctx.loading.comparison_pending() {
+        "the comparison with the older snapshots is still running"
+    } else {
+        "no comparison: open several snapshots (heaptui OLD NEW)"
+    })
+}
 
 /// The order of a list: the column it is sorted by and the direction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -11,12 +11,14 @@ use ratatui::widgets::{Block, Paragraph};
 use ratatui::Frame;
 
 use super::instances::{self, InstancesView, TypeObjects};
-use super::table::{Page, ScrolledTable, Sort, TableRow};
+use super::table::{no_comparison, plural, Page, ScrolledTable, Sort, TableRow};
 use super::{empty_message, Ctx, FilterPlan, Intent, ListState, Pane};
 use crate::analysis::filter::TypeFilter;
 use crate::analysis::{ImmediateDominators, PreciseRetained, TypeStats};
 use crate::graph::DominatorTree;
-use crate::tui::compared::{signed_bytes, steady_mark, Compared};
+use crate::tui::compared::{
+    delta_width, rises, signed_bytes, steady_empty, steady_mark, steady_status, Compared,
+};
 use crate::tui::filtering::{FilterResult, FilterWork};
 use crate::tui::fmt::{bytes, bytes_width, count, count_width, fit, type_name, Col, Columns};
 use crate::tui::keys::Cmd;
@@ -187,54 +189,12 @@ impl TypesDelta {
     }
 }
 
-/// Figures that rise at every step, oldest to newest (with two snapshots:
-/// that rise).
-pub fn rises(figures: &[u64]) -> bool {
-    figures.len() >= 2 && figures.windows(2).all(|w| w[1] > w[0])
-}
-
 /// What a list row of the Types pane shows: a type of the opened snapshot
 /// (its type index) or a type gone from it (index into the gone types).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TypeRow {
     Type(u32),
     Gone(u32),
-}
-
-/// The status line of the `t` key (in Types, Duplicates and Roots): the
-/// new view, and what "steady" means with two snapshots. `rows`: what the
-/// rows are (`types`, `sets`, `root groups`).
-pub fn steady_status(on: bool, snapshots: usize, rows: &str) -> String {
-    match (on, snapshots) {
-        (false, _) => format!("every {rows} again"),
-        (true, n) if n < 3 => {
-            format!("{n} snapshots: only the {rows} that grew (steady growth needs 3 or more)")
-        }
-        (true, _) => format!("only the {rows} that grow in every snapshot (t: all again)"),
-    }
-}
-
-/// The line an empty list shows under `t`.
-pub fn steady_empty(snapshots: usize, rows: &str) -> String {
-    if snapshots < 3 {
-        format!(" (no {rows} grew; t shows them all)")
-    } else {
-        format!(" (none of the {rows} grows in every snapshot; t shows them all)")
-    }
-}
-
-/// `n thing` or `n things`.
-pub fn plural(n: u64, thing: &str) -> String {
-    format!("{} {thing}{}", count(n), if n == 1 { "" } else { "s" })
-}
-
-/// The status of a key that needs a comparison, when there is none.
-pub fn no_comparison(ctx: &Ctx) -> Intent {
-    Intent::status(if ctx.loading.comparison_pending() {
-        "the comparison with the older snapshots is still running"
-    } else {
-        "no comparison: open several snapshots (heaptui OLD NEW)"
-    })
 }
 
 #[derive(Debug)]
@@ -397,10 +357,7 @@ impl TypesPane {
             Col::num("Precise", self.widths[3]).optional(1),
         ];
         if let Some(d) = &self.delta {
-            // The sign before, the steady mark after.
-            let widest = d.gone.iter().map(|g| g.delta.unsigned_abs()).max();
-            let widest = widest.unwrap_or(0).min(u64::MAX as u128) as u64;
-            let w = self.widths[1].max(bytes_width(widest)) + 2;
+            let w = delta_width(self.widths[1], d.gone.iter().map(|g| g.delta));
             cols.push(Col::num("Δ shallow", w).sortable());
         }
         self.sort.mark(&mut cols);
