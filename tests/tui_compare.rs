@@ -601,3 +601,20 @@ fn the_suspects_detail_scrolls_to_its_last_line() {
         assert_eq!(a.suspects_pane.detail_scroll, 0);
     }
 }
+
+#[test]
+fn comparison_lists_keep_their_figures_at_60x20() {
+    let mut a = loaded_series_app(&GONE, 60, 20, COLOR);
+    keys(&mut a, "4");
+    // The Δ column makes room by dropping Held by and Kind, not by
+    // squeezing the figures.
+    let s = screen(&a);
+    let pair = s.lines().find(|l| l.contains("App.Pair")).expect("pair row");
+    assert!(pair.contains("56 B") && pair.contains("0 B"), "{s}");
+    let blob = s.lines().find(|l| l.contains("App.Blob")).expect("gone row");
+    assert!(blob.contains("gone") && blob.contains("−48 B"), "{s}");
+    keys(&mut a, "3");
+    shows(&a, &["(gone) App.Blob", "−96 B"]);
+    keys(&mut a, "5");
+    shows(&a, &["(gone) loc", "−80 B"]);
+}

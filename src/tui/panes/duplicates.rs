@@ -156,6 +156,8 @@ const ADDITIONAL: usize = 1;
 const INSTANCES: usize = 2;
 const PER_INST: usize = 3;
 const PER_COPY: usize = 4;
+const KIND: usize = 5;
+const HELD_BY: usize = 6;
 const TYPE: usize = 7;
 /// With a comparison: additional bytes newest − oldest of the set.
 const DELTA: usize = 8;
@@ -499,6 +501,12 @@ impl DuplicatesPane {
         if self.delta.is_some() {
             let w = delta_width(self.widths.additional, self.gone.iter().map(|g| g.delta));
             cols.push(Col::num("Δ addit.", w).sortable());
+            // Narrow terminals give up the per-copy figures first, then
+            // Held by and Kind (the set's detail shows them), so the Δ fits.
+            cols[PER_COPY] = cols[PER_COPY].optional(4);
+            cols[PER_INST] = cols[PER_INST].optional(3);
+            cols[HELD_BY] = cols[HELD_BY].optional(2);
+            cols[KIND] = cols[KIND].optional(1);
         }
         cols
     }
