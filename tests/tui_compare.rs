@@ -344,10 +344,283 @@ fn types_duplicates_and_roots_get_a_sortable_delta_column() {
     // that vanished are counted in the title.
     let mut b = loaded_series_app(&SEED002, 80, 24, COLOR);
     keys(&mut b, "3");
-    let s = shows(&b, &["2 types gone", "−28 B"]);
+    let s = shows(&b, &["2 gone", "−28 B"]);
     let string_row = s.lines().find(|l| l.contains("System.String")).unwrap();
     assert!(string_row.contains("−28 B"), "{string_row}");
     for l in s.lines().filter(|l| l.contains("App.")) {
         assert!(l.trim_end_matches(['│', ' ']).ends_with("0 B"), "{l}\n{s}");
     }
+}
+
+/// Two duplicate sets of one kind (App.Pair, 0x18 bytes, 2 objects per
+/// copy: pairs of a name and pairs of a blob): the name pairs grow from 3
+/// copies to 5, the blob pairs stay at 2.
+const TWO_SETS: [(&str, &[u8]); 2] = [
+    (
+        "pairs.1.txt",
+        b"a 1 t.exe\nt 1 App.Main\nt 2 App.Pair\nt 3 App.Name\nt 4 App.Blob\n\
+o 10 1 40 20 21 22 23 24\n\
+o 20 2 18 30\no 21 2 18 31\no 22 2 18 32\no 23 2 18 33\no 24 2 18 34\n\
+o 30 3 20\no 31 3 20\no 32 3 20\no 33 4 30\no 34 4 30\n\
+r 10 4 0 1\nc t.exe\n",
+    ),
+    (
+        "pairs.2.txt",
+        b"a 1 t.exe\nt 1 App.Main\nt 2 App.Pair\nt 3 App.Name\nt 4 App.Blob\n\
+o 50 1 40 60 61 62 63 64 65 66\n\
+o 60 2 18 70\no 61 2 18 71\no 62 2 18 72\no 63 2 18 73\no 64 2 18 74\n\
+o 65 2 18 75\no 66 2 18 76\n\
+o 70 3 20\no 71 3 20\no 72 3 20\no 73 3 20\no 74 3 20\no 75 4 30\no 76 4 30\n\
+r 50 4 0 1\nc t.exe\n",
+    ),
+];
+
+#[test]
+fn two_duplicate_sets_of_one_kind_get_a_delta_each() {
+    let mut a = loaded_series_app(&TWO_SETS, 80, 24, COLOR);
+    let c = a.loading.compared().expect("compared").clone();
+    // The library: one row per set, matched by rank within the kind.
+    let pairs: Vec<_> = c
+        .cmp
+        .duplicates
+        .iter()
+        .filter(|d| c.type_name(d.type_id) == "App.Pair")
+        .collect();
+    assert_eq!(pairs.len(), 2, "{pairs:?}");
+    let pair = 0x18 + 0x20;
+    let (names, blobs) = (pairs[0], pairs[1]);
+    assert_eq!((names.rank, blobs.rank), (0, 1));
+    assert_eq!(names.instances, [3, 5]);
+    assert_eq!(names.additional_bytes, [2 * pair, 4 * pair]);
+    assert_eq!(blobs.instances, [2, 2]);
+    assert_eq!(blobs.additional_bytes, [0x18 + 0x30, 0x18 + 0x30]);
+    // The pane: each Pair row shows its own set's Δ.
+    keys(&mut a, "4");
+    let s = screen(&a);
+    let rows: Vec<&str> = s.lines().filter(|l| l.contains("App.Pair")).collect();
+    assert_eq!(rows.len(), 2, "{s}");
+    let grown = format!("+{}", heaptui::report::size(2 * pair));
+    assert!(
+        rows.iter().filter(|r| r.contains(&grown)).count() == 1
+            && rows
+                .iter()
+                .filter(|r| r.trim_end_matches(['│', ' ']).ends_with(" 0 B"))
+                .count()
+                == 1,
+        "{s}"
+    );
+}
+
+/// Between two snapshots the blobs (a duplicate set of their own), the
+/// temporary object and its local-variable root went away.
+const GONE: [(&str, &[u8]); 2] = [
+    (
+        "before.txt",
+        b"a 1 t.exe\nt 1 App.Main\nt 2 App.Pair\nt 3 App.Name\nt 4 App.Blob\nt 5 App.Temp\n\
+o 10 1 40 20 21 22 23\n\
+o 20 2 18 30\no 21 2 18 31\no 30 3 20\no 31 3 20\n\
+o 22 4 30\no 23 4 30\no 40 5 50\n\
+r 10 4 0\nr 40 1 0\nc t.exe\n",
+    ),
+    (
+        "after.txt",
+        b"a 1 t.exe\nt 1 App.Main\nt 2 App.Pair\nt 3 App.Name\n\
+o 50 1 40 60 61\n\
+o 60 2 18 70\no 61 2 18 71\no 70 3 20\no 71 3 20\n\
+r 50 4 0\nc t.exe\n",
+    ),
+];
+
+#[test]
+fn gone_rows_in_types_duplicates_and_roots() {
+    let mut a = loaded_series_app(&GONE, 80, 24, COLOR);
+    // Types: the gone types are rows of their own, marked, with their loss
+    // (Blob 2 × 0x30, Temp 0x50), sorted with the Δ column.
+    keys(&mut a, "3");
+    let s = shows(
+        &a,
+        &[
+            "2 gone",
+            "(gone) App.Blob",
+            "(gone) App.Temp",
+            "−96 B",
+            "−80 B",
+        ],
+    );
+    assert_snapshot!("gone_types", s);
+    // Sorted by Δ, smallest first: the biggest loss on top.
+    keys(&mut a, "s S");
+    assert!(
+        selected_row(&a).contains("(gone) App.Blob"),
+        "{}",
+        screen(&a)
+    );
+    let rows = body_rows(&a);
+    assert!(rows[1].contains("(gone) App.Temp"), "{}", screen(&a));
+    // Enter says why nothing opens, and so do x, p and d.
+    for k in ["Enter", "x", "p", "d"] {
+        keys(&mut a, k);
+        shows(
+            &a,
+            &[
+                "this type is gone now (2 instances, 96 B in snapshot 1)",
+                "nothing to open",
+            ],
+        );
+    }
+    assert!(a.panes.types_pane.instances.is_none());
+    // A filter keeps the gone rows whose names match.
+    keys(&mut a, "/ \"Temp\" Enter");
+    let s = shows(&a, &["(gone) App.Temp"]);
+    assert!(!s.contains("App.Blob"), "{s}");
+    keys(&mut a, "/ Esc");
+
+    // Duplicates: the blobs' set is gone (one extra copy of 0x30 bytes).
+    keys(&mut a, "4");
+    let s = shows(&a, &["gone", "App.Blob", "−48 B"]);
+    let blob = s.lines().find(|l| l.contains("App.Blob")).unwrap();
+    assert!(blob.contains("gone") && blob.contains("−48 B"), "{blob}");
+    assert_snapshot!("gone_duplicates", s);
+    // The gone set sorts with the Δ column, biggest loss first.
+    while !screen(&a).contains("Δ addit. ") {
+        keys(&mut a, "s");
+    }
+    keys(&mut a, "S g");
+    assert!(selected_row(&a).contains("App.Blob"), "{}", screen(&a));
+    keys(&mut a, "Enter");
+    shows(
+        &a,
+        &[
+            "this set is gone now (2 copies, 48 B extra in snapshot 1)",
+            "nothing to open",
+        ],
+    );
+    assert!(a.panes.dups_pane.detail.is_none());
+
+    // Roots: the local variable's group is gone, with its loss.
+    keys(&mut a, "5");
+    let s = shows(&a, &["(gone) local variable", "−80 B"]);
+    assert_snapshot!("gone_roots", s);
+    keys(&mut a, "G Enter");
+    shows(
+        &a,
+        &[
+            "this group is gone now (1 record, 80 B retained in snapshot 1)",
+            "nothing to open",
+        ],
+    );
+}
+
+#[test]
+fn the_steady_key_narrows_types_duplicates_and_roots() {
+    let mut a = series(80, 24);
+    let lib = library_comparison();
+    let roots_rise = lib.roots.iter().any(|r| {
+        r.figures
+            .windows(2)
+            .all(|w| w[1].retained_bytes > w[0].retained_bytes)
+    });
+    assert!(!roots_rise, "the demo's roots hold steady");
+    for (pane, title) in [("3", "Types"), ("4", "Dup"), ("5", "Roots")] {
+        keys(&mut a, pane);
+        let all = body_rows(&a).len();
+        keys(&mut a, "t");
+        let s = screen(&a);
+        assert!(s.contains(title), "{s}");
+        let listed: Vec<String> = body_rows(&a)
+            .into_iter()
+            .filter(|r| r.contains('+') || r.contains('−') || r.contains(" 0 B"))
+            .collect();
+        if pane == "5" {
+            assert!(listed.is_empty(), "{s}");
+            assert!(
+                s.contains("none of the root groups grows in every snapshot"),
+                "{s}"
+            );
+        } else {
+            assert!(!listed.is_empty(), "{pane}: nothing grows steadily?\n{s}");
+        }
+        for r in &listed {
+            assert!(
+                r.contains('↑'),
+                "{pane}: a row that does not grow steadily: {r}\n{s}"
+            );
+        }
+        assert!(
+            s.contains("grow in every snapshot") || s.contains("steady growth only"),
+            "{s}"
+        );
+        assert_snapshot!(format!("steady_only_pane_{pane}"), s);
+        keys(&mut a, "t");
+        let s = shows(&a, &["again"]);
+        assert!(body_rows(&a).len() == all, "{s}");
+    }
+    // The footer names the key.
+    keys(&mut a, "5");
+    shows(&a, &["t steady"]);
+}
+
+#[test]
+fn with_two_snapshots_the_steady_key_says_what_it_can_mean() {
+    let mut a = loaded_series_app(&SEED002, 80, 24, COLOR);
+    for pane in ["3", "4", "5"] {
+        keys(&mut a, pane);
+        keys(&mut a, "t");
+        shows(
+            &a,
+            &["2 snapshots: only the", "steady growth needs 3 or more"],
+        );
+        keys(&mut a, "t");
+    }
+    // Without a comparison the key says why it does nothing.
+    let mut b = app(80, 24);
+    for pane in ["3", "4", "5"] {
+        keys(&mut b, pane);
+        keys(&mut b, "t");
+        shows(&b, &["no comparison: open several snapshots"]);
+    }
+}
+
+#[test]
+fn the_suspects_detail_scrolls_to_its_last_line() {
+    for (w, h) in [(80, 24), (60, 20)] {
+        let mut a = series(w, h);
+        keys(&mut a, "6");
+        let s = screen(&a);
+        assert!(s.contains("J: more"), "{w}x{h}: the detail is cut\n{s}");
+        assert!(!s.contains("Enter shows the accumulation point"), "{s}");
+        // J down to the end: the retention path and the last line show.
+        keys(&mut a, "J J J J J J J J J J J J J J J J J J J J J J J J");
+        let s = shows(&a, &["Enter shows the accumulation point", "K: back up"]);
+        assert!(s.contains("RequestLogEntry[]."), "{s}");
+        assert_snapshot!(format!("suspect_detail_end_{w}x{h}"), s);
+        // K goes back up; another suspect starts at its top.
+        keys(&mut a, "K");
+        shows(&a, &["J: more"]);
+        keys(&mut a, "Down");
+        assert_eq!(a.panes.suspects_pane.detail_scroll, 0);
+    }
+}
+
+#[test]
+fn comparison_lists_keep_their_figures_at_60x20() {
+    let mut a = loaded_series_app(&GONE, 60, 20, COLOR);
+    keys(&mut a, "4");
+    // The Δ column makes room by dropping Held by and Kind, not by
+    // squeezing the figures.
+    let s = screen(&a);
+    let pair = s
+        .lines()
+        .find(|l| l.contains("App.Pair"))
+        .expect("pair row");
+    assert!(pair.contains("56 B") && pair.contains("0 B"), "{s}");
+    let blob = s
+        .lines()
+        .find(|l| l.contains("App.Blob"))
+        .expect("gone row");
+    assert!(blob.contains("gone") && blob.contains("−48 B"), "{s}");
+    keys(&mut a, "3");
+    shows(&a, &["(gone) App.Blob", "−96 B"]);
+    keys(&mut a, "5");
+    shows(&a, &["(gone) loc", "−80 B"]);
 }

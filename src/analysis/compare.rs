@@ -2,7 +2,8 @@
 //! identities across dumps (a compacting GC renumbers them, seed 002), so
 //! snapshots are matched by aggregates only: types by name, grouped
 //! dominator rows by type path ([`super::compare_paths`]), duplicate sets by
-//! (type, instance bytes, objects per copy), roots by (kind, flags). For V8
+//! (type, instance bytes, objects per copy) and their rank within that kind
+//! ([`kind_ranks`]), roots by (kind, flags). For V8
 //! snapshots only, whose node ids are stable within a process, types also
 //! get new and deleted counts.
 //!
@@ -18,7 +19,7 @@ use rayon::prelude::*;
 use super::compare_paths::{FastMap, MergedPaths, PathTable};
 use super::roots::root_groups;
 use super::{Analysis, AnalysisError};
-use crate::graph::duplicates::DuplicateOptions;
+use crate::graph::duplicates::{DuplicateOptions, DuplicateSet};
 use crate::import::ImportOptions;
 use crate::model::Format;
 use crate::progress::Progress;
@@ -31,12 +32,14 @@ pub struct TypeFigures {
     pub min_retained_bytes: u64,
 }
 
-/// A duplicate-set key of one snapshot and its figures.
+/// A duplicate set of one snapshot: its key and its figures.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DuplicateFigures {
     pub type_index: u32,
     pub instance_bytes: u64,
     pub objects_per_copy: u64,
+    /// Its rank among the snapshot's sets of the same kind ([`kind_ranks`]).
+    pub rank: u32,
     pub instances: u64,
     pub additional_bytes: u64,
 }
@@ -89,14 +92,17 @@ impl SnapshotSummary {
                 min_retained_bytes: t.min_retained_bytes,
             };
         }
+        let ranks = kind_ranks(&a.duplicates.sets);
         let duplicates = a
             .duplicates
             .sets
             .iter()
-            .map(|s| DuplicateFigures {
+            .zip(ranks)
+            .map(|(s, rank)| DuplicateFigures {
                 type_index: s.type_index,
                 instance_bytes: s.instance_bytes,
                 objects_per_copy: s.objects_per_copy,
+                rank,
                 instances: s.members.len() as u64,
                 additional_bytes: s.additional_bytes,
             })
@@ -124,6 +130,42 @@ impl SnapshotSummary {
             ids,
         }
     }
+}
+
+/// Per set of one snapshot (same order): its rank among the snapshot's sets
+/// of the same **kind** (type, instance bytes, objects per copy), 0 first.
+///
+/// A kind can hold several sets in one snapshot (two groups of equal
+/// strings of one length, say); sets of one kind are matched across
+/// snapshots one to one by this rank, so each gets a Δ of its own: within
+/// a kind, sets rank by copies (members) descending, then additional bytes
+/// descending, then set id. The kind's biggest set in one snapshot is
+/// compared with its biggest in the next, and so on; a rank a snapshot
+/// lacks has zeros there. O(sets log sets).
+pub fn kind_ranks(sets: &[DuplicateSet]) -> Vec<u32> {
+    let mut by_kind: Vec<u32> = (0..sets.len() as u32).collect();
+    by_kind.sort_unstable_by_key(|&i| {
+        let s = &sets[i as usize];
+        (
+            s.type_index,
+            s.instance_bytes,
+            s.objects_per_copy,
+            std::cmp::Reverse(s.members.len()),
+            std::cmp::Reverse(s.additional_bytes),
+            s.id,
+        )
+    });
+    let kind = |i: u32| {
+        let s = &sets[i as usize];
+        (s.type_index, s.instance_bytes, s.objects_per_copy)
+    };
+    let mut ranks = vec![0u32; sets.len()];
+    for pair in by_kind.windows(2) {
+        if kind(pair[0]) == kind(pair[1]) {
+            ranks[pair[1] as usize] = ranks[pair[0] as usize] + 1;
+        }
+    }
+    ranks
 }
 
 fn sorted_ids(a: &Analysis) -> Vec<(u64, u32)> {
@@ -164,12 +206,15 @@ impl TypeComparison {
     }
 }
 
-/// Duplicate sets of one key across the snapshots.
+/// One duplicate set across the snapshots: the sets of one kind and rank
+/// ([`kind_ranks`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DuplicateComparison {
     pub type_id: u32,
     pub instance_bytes: u64,
     pub objects_per_copy: u64,
+    /// The rank within its kind, the same in every snapshot.
+    pub rank: u32,
     pub instances: Vec<u64>,
     pub additional_bytes: Vec<u64>,
 }
@@ -367,18 +412,19 @@ fn compare_duplicates(
     shared_type: &[Vec<u32>],
 ) -> Vec<DuplicateComparison> {
     let k = snapshots.len();
-    let mut keyed: FastMap<(u32, u64, u64), usize> = FastMap::default();
+    let mut keyed: FastMap<(u32, u64, u64, u32), usize> = FastMap::default();
     let mut rows: Vec<DuplicateComparison> = Vec::new();
     for (s, snap) in snapshots.iter().enumerate() {
         for d in &snap.duplicates {
             let ty = shared_type[s][d.type_index as usize];
             let i = *keyed
-                .entry((ty, d.instance_bytes, d.objects_per_copy))
+                .entry((ty, d.instance_bytes, d.objects_per_copy, d.rank))
                 .or_insert_with(|| {
                     rows.push(DuplicateComparison {
                         type_id: ty,
                         instance_bytes: d.instance_bytes,
                         objects_per_copy: d.objects_per_copy,
+                        rank: d.rank,
                         instances: vec![0; k],
                         additional_bytes: vec![0; k],
                     });
@@ -394,11 +440,14 @@ fn compare_duplicates(
         growth(b)
             .cmp(&growth(a))
             .then(b.additional_bytes[k - 1].cmp(&a.additional_bytes[k - 1]))
-            .then((a.type_id, a.instance_bytes, a.objects_per_copy).cmp(&(
-                b.type_id,
-                b.instance_bytes,
-                b.objects_per_copy,
-            )))
+            .then(
+                (a.type_id, a.instance_bytes, a.objects_per_copy, a.rank).cmp(&(
+                    b.type_id,
+                    b.instance_bytes,
+                    b.objects_per_copy,
+                    b.rank,
+                )),
+            )
     });
     rows
 }
@@ -538,4 +587,41 @@ fn available_memory() -> Option<u64> {
     let line = info.lines().find(|l| l.starts_with("MemAvailable:"))?;
     let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kb * 1024)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn set(id: u32, type_index: u32, copies: usize, additional: u64) -> DuplicateSet {
+        DuplicateSet {
+            id,
+            type_index,
+            members: (0..copies as u32).collect(),
+            instance_bytes: 16,
+            objects_per_copy: 2,
+            additional_bytes: additional,
+            trivial: false,
+            held_by: Vec::new(),
+            holding_set: None,
+        }
+    }
+
+    #[test]
+    fn kind_ranks_order_the_sets_of_a_kind_by_copies_then_bytes_then_id() {
+        let mut other_size = set(5, 1, 9, 900);
+        other_size.instance_bytes = 24;
+        let sets = [
+            set(0, 1, 3, 300),
+            set(1, 1, 5, 500),
+            set(2, 2, 2, 200),
+            set(3, 1, 3, 400),
+            set(4, 1, 3, 400),
+            other_size,
+        ];
+        // Kind (1, 16, 2): #1 (5 copies), #3 and #4 (3 copies, 400 B; by
+        // id), #0 (3 copies, 300 B). #2 and #5 are alone in their kinds.
+        assert_eq!(kind_ranks(&sets), [3, 0, 0, 1, 2, 0]);
+        assert!(kind_ranks(&[]).is_empty());
+    }
 }

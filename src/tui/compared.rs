@@ -28,9 +28,9 @@ pub struct Compared {
     has_vanished: Vec<bool>,
     /// Shared type id → row of `cmp.types` (`u32::MAX`: none).
     type_row: Vec<u32>,
-    /// `(shared type, instance bytes, objects per copy)` → row of
-    /// `cmp.duplicates`.
-    dup_row: HashMap<(u32, u64, u64), u32>,
+    /// `(shared type, instance bytes, objects per copy, rank in the kind)`
+    /// → row of `cmp.duplicates`.
+    dup_row: HashMap<(u32, u64, u64, u32), u32>,
 }
 
 impl Compared {
@@ -76,7 +76,10 @@ impl Compared {
             .duplicates
             .iter()
             .enumerate()
-            .map(|(i, d)| ((d.type_id, d.instance_bytes, d.objects_per_copy), i as u32))
+            .map(|(i, d)| {
+                let key = (d.type_id, d.instance_bytes, d.objects_per_copy, d.rank);
+                (key, i as u32)
+            })
             .collect();
         Compared {
             cmp,
@@ -175,16 +178,18 @@ impl Compared {
         (r != u32::MAX).then_some(r as usize)
     }
 
-    /// The row of `cmp.duplicates` of a newest duplicate set's key.
+    /// The row of `cmp.duplicates` of a newest duplicate set: its kind and
+    /// its rank within the kind ([`crate::analysis::compare::kind_ranks`]).
     pub fn duplicate_row(
         &self,
         newest_type: u32,
         instance_bytes: u64,
         objects_per_copy: u64,
+        rank: u32,
     ) -> Option<usize> {
         let ty = *self.shared_type.get(newest_type as usize)?;
         self.dup_row
-            .get(&(ty, instance_bytes, objects_per_copy))
+            .get(&(ty, instance_bytes, objects_per_copy, rank))
             .map(|&r| r as usize)
     }
 
@@ -242,6 +247,44 @@ pub fn steady_mark(theme: &Theme) -> &'static str {
     } else {
         "↑"
     }
+}
+
+/// Figures that rise at every step, oldest to newest (with two snapshots:
+/// that rise).
+pub fn rises(figures: &[u64]) -> bool {
+    figures.len() >= 2 && figures.windows(2).all(|w| w[1] > w[0])
+}
+
+/// The status line of the `t` key (in Types, Duplicates and Roots): the
+/// new view, and what "steady" means with two snapshots. `rows`: what the
+/// rows are (`types`, `sets`, `root groups`).
+pub fn steady_status(on: bool, snapshots: usize, rows: &str) -> String {
+    match (on, snapshots) {
+        (false, _) => format!("every {rows} again"),
+        (true, n) if n < 3 => {
+            format!("{n} snapshots: only the {rows} that grew (steady growth needs 3 or more)")
+        }
+        (true, _) => format!("only the {rows} that grow in every snapshot (t: all again)"),
+    }
+}
+
+/// The line an empty list shows under `t`.
+pub fn steady_empty(snapshots: usize, rows: &str) -> String {
+    if snapshots < 3 {
+        format!(" (no {rows} grew; t shows them all)")
+    } else {
+        format!(" (none of the {rows} grows in every snapshot; t shows them all)")
+    }
+}
+
+/// The width of a list's Δ column: the sign, the widest of its rows'
+/// byte figures (`widest`) and of the gone rows' losses, and the steady
+/// mark after it.
+pub fn delta_width(widest: usize, gone: impl Iterator<Item = i128>) -> usize {
+    let loss = gone.map(|d| d.unsigned_abs()).max().unwrap_or(0);
+    widest.max(crate::tui::fmt::bytes_width(
+        loss.min(u64::MAX as u128) as u64
+    )) + 2
 }
 
 /// Widest [`signed_bytes`] of a magnitude up to `max`.

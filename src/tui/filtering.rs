@@ -45,6 +45,9 @@ pub enum FilterWork {
     Duplicates {
         graph: Arc<HeapGraph>,
         duplicates: Arc<Duplicates>,
+        /// With a comparison: the type names of the sets the newest
+        /// snapshot lacks ([`DupRow::Gone`]).
+        gone: Arc<Vec<Box<str>>>,
     },
     /// Per root group, the records whose object's type matches.
     Roots {
@@ -56,8 +59,12 @@ pub enum FilterWork {
     Types {
         graph: Arc<HeapGraph>,
         types: Arc<Vec<TypeStats>>,
-        /// The pane's sort: positions in `types`, in the order to inject.
+        /// The pane's sort: positions in `types`, in the order to inject;
+        /// a position `types.len() + j` is the gone type `gone[j]`.
         order: Arc<Vec<u32>>,
+        /// With a comparison: the types of the baselines the newest
+        /// snapshot lacks, injected as type index `names + j`.
+        gone: Arc<Vec<Box<str>>>,
         injector: Injector<u32>,
     },
 }
@@ -87,6 +94,9 @@ pub enum FilterResult {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DupRow {
     Set(u32),
+    /// A set of the baselines that the newest snapshot lacks (index into
+    /// the pane's gone sets).
+    Gone(u32),
     /// Index into `Duplicates::possible`.
     Possible(u32),
 }
@@ -153,9 +163,14 @@ pub fn compute(req: FilterRequest, superseded: &dyn Fn() -> bool) -> Option<Filt
             }
             FilterResult::Tree(Arc::new(subtrees_with_match(&graph.dump, &dom, &mask)))
         }
-        FilterWork::Duplicates { graph, duplicates } => {
+        FilterWork::Duplicates {
+            graph,
+            duplicates,
+            gone,
+        } => {
             let mask = type_mask(&graph.dump.type_names, &filter);
-            let rows = duplicate_rows(&duplicates, &mask, superseded)?;
+            let gone = type_mask(&gone, &filter);
+            let rows = duplicate_rows(&duplicates, &mask, &gone, superseded)?;
             FilterResult::Duplicates {
                 source: duplicates,
                 rows: Arc::new(rows),
@@ -174,10 +189,19 @@ pub fn compute(req: FilterRequest, superseded: &dyn Fn() -> bool) -> Option<Filt
             graph,
             types,
             order,
+            gone,
             injector,
         } => {
-            let sorted = order.iter().filter_map(|&p| types.get(p as usize));
-            inject_types(&injector, sorted, &graph.dump.type_names, &filter);
+            let names = &graph.dump.type_names;
+            let sorted = order.iter().filter_map(|&p| match types.get(p as usize) {
+                Some(t) => Some((t.type_index, &*names[t.type_index as usize])),
+                None => {
+                    let j = p as usize - types.len();
+                    let name = gone.get(j)?;
+                    Some(((names.len() + j) as u32, &**name))
+                }
+            });
+            inject_types(&injector, sorted, &filter);
             FilterResult::Types
         }
     };
@@ -189,10 +213,12 @@ pub fn compute(req: FilterRequest, superseded: &dyn Fn() -> bool) -> Option<Filt
 }
 
 /// The rows of the Duplicates pane for a type mask: sets (in set order,
-/// so a set's row can be found by binary search), then possible duplicates.
+/// so a set's row can be found by binary search), the gone sets whose
+/// `gone` mask is set, then possible duplicates.
 fn duplicate_rows(
     d: &Duplicates,
     mask: &[bool],
+    gone: &[bool],
     superseded: &dyn Fn() -> bool,
 ) -> Option<Vec<DupRow>> {
     let mut rows = Vec::new();
@@ -204,6 +230,11 @@ fn duplicate_rows(
             rows.push(DupRow::Set(s.id));
         }
     }
+    rows.extend(
+        (0..gone.len() as u32)
+            .filter(|&j| gone[j as usize])
+            .map(DupRow::Gone),
+    );
     for (i, p) in d.possible.iter().enumerate() {
         if mask[p.type_index as usize] {
             rows.push(DupRow::Possible(i as u32));

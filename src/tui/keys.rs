@@ -79,6 +79,10 @@ pub enum Cmd {
     // Duplicates
     JumpHoldingSet,
     DetectPossible,
+    // Suspects
+    /// Scroll the selected suspect's detail down / up.
+    DetailDown,
+    DetailUp,
     // Inspector
     OpenInDominators,
     // Filter line
@@ -329,6 +333,13 @@ const REST: &[Binding] = &[
         "instances",
     ),
     b(Types, C('s'), SortNext, "sort by the next column", "sort"),
+    b(
+        Types,
+        C('t'),
+        SteadyOnly,
+        "comparing: only the types that grow steadily",
+        "steady",
+    ),
     b(Types, C('S'), SortReverse, "reverse the sort", ""),
     b(
         TypeInstances,
@@ -346,8 +357,36 @@ const REST: &[Binding] = &[
         "sort",
     ),
     b(Duplicates, C('S'), SortReverse, "reverse the sort", ""),
+    b(
+        Duplicates,
+        C('t'),
+        SteadyOnly,
+        "comparing: only the sets that grow steadily",
+        "steady",
+    ),
     b(Roots, C('s'), SortNext, "sort by the next column", "sort"),
     b(Roots, C('S'), SortReverse, "reverse the sort", ""),
+    b(
+        Roots,
+        C('t'),
+        SteadyOnly,
+        "comparing: only the root groups that grow steadily",
+        "steady",
+    ),
+    b(
+        Suspects,
+        C('J'),
+        DetailDown,
+        "scroll the suspect's detail down",
+        "detail",
+    ),
+    b(
+        Suspects,
+        C('K'),
+        DetailUp,
+        "scroll the suspect's detail up",
+        "",
+    ),
     b(
         Duplicates,
         C('H'),

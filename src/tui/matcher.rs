@@ -14,7 +14,6 @@ use nucleo::pattern::{CaseMatching, Normalization, Pattern};
 use nucleo::{Config, Injector, Matcher, Nucleo, Utf32Str};
 
 use crate::analysis::filter::{base_name, TextScope, TypeFilter};
-use crate::analysis::TypeStats;
 
 pub struct TypeMatcher {
     nucleo: Nucleo<u32>,
@@ -137,21 +136,20 @@ impl Default for TypeMatcher {
     }
 }
 
-/// Pushes the types passing the structural tokens of `filter`, in the
-/// order given (the pane's sort: with no fuzzy text nucleo keeps it, and it
-/// breaks ties of the fuzzy ranking). O(types); the filter thread runs it.
+/// Pushes the types passing the structural tokens of `filter`, `(item,
+/// name)` in the order given (the pane's sort: with no fuzzy text nucleo
+/// keeps it, and it breaks ties of the fuzzy ranking). O(types); the filter
+/// thread runs it.
 pub fn inject_types<'a>(
     injector: &Injector<u32>,
-    types: impl IntoIterator<Item = &'a TypeStats>,
-    names: &[Box<str>],
+    types: impl IntoIterator<Item = (u32, &'a str)>,
     filter: &TypeFilter,
 ) {
     let structural = filter.structural_key();
-    for t in types {
-        let name = &names[t.type_index as usize];
+    for (item, name) in types {
         if structural.accepts(name) {
             let text = haystack(name, filter.scope);
-            injector.push(t.type_index, |_, cols| cols[0] = text.as_str().into());
+            injector.push(item, |_, cols| cols[0] = text.as_str().into());
         }
     }
 }

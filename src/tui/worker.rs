@@ -9,8 +9,8 @@ use std::time::Instant;
 
 use super::compared::Compared;
 use super::filtering::Filtered;
-use super::loading::Totals;
 use super::instance_rows::{instance_rows, InstanceKey, InstanceRows, TypeObjects};
+use super::loading::Totals;
 use crate::analysis::compare::{compare, SnapshotSummary};
 use crate::analysis::grouping::group_children_unsorted;
 use crate::analysis::pipeline::StageResult;

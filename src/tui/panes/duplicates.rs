@@ -9,12 +9,15 @@ use ratatui::text::Line;
 use ratatui::widgets::{Block, Paragraph};
 use ratatui::Frame;
 
-use super::table::{ScrolledTable, Sort, TableRow};
+use super::table::{no_comparison, Page, ScrolledTable, Sort, TableRow};
 use super::{empty_message, Ctx, FilterPlan, Intent, ListState, Pane};
+use crate::analysis::compare::kind_ranks;
 use crate::analysis::filter::TypeFilter;
 use crate::graph::duplicates::{DuplicateSet, DuplicateTotals, Duplicates};
 use crate::graph::HeapGraph;
-use crate::tui::compared::{signed_bytes, Compared};
+use crate::tui::compared::{
+    delta_width, rises, signed_bytes, steady_empty, steady_mark, steady_status, Compared,
+};
 use crate::tui::filtering::{FilterResult, FilterWork};
 use crate::tui::fmt::{bytes, bytes_width, count, count_width, fit, type_name, Col, Columns};
 use crate::tui::keys::Cmd;
@@ -40,12 +43,17 @@ pub struct DupDetail {
     pub from_list: bool,
 }
 
-/// The rows of the list: every set then every possible-duplicates type
+/// The rows of the list: every entry of the display order (the sets, and
+/// with a comparison the gone sets) then every possible-duplicates type
 /// (no filter: nothing to store), or the filter thread's selection (sets
-/// in set order, then possible duplicates).
+/// in set order, gone sets, then possible duplicates) put in display order.
 #[derive(Debug, Clone)]
 pub enum DupRows {
-    All { sets: usize, possible: usize },
+    /// `sets`: the entries of the display order (sets and gone sets).
+    All {
+        sets: usize,
+        possible: usize,
+    },
     Filtered(Arc<Vec<DupRow>>),
 }
 
@@ -70,13 +78,14 @@ impl DupRows {
         self.len() == 0
     }
 
-    /// Row `i`; `order` is the sets in display order (see
-    /// [`DuplicatesPane::order`]).
-    pub fn get(&self, i: usize, order: &[u32]) -> Option<DupRow> {
+    /// Row `i`; `order` is the entries in display order (see
+    /// [`DuplicatesPane::order`]): set ids, then gone sets from `sets` on.
+    pub fn get(&self, i: usize, order: &[u32], sets_len: usize) -> Option<DupRow> {
         match self {
             &DupRows::All { sets, possible } => {
                 if i < sets {
-                    Some(DupRow::Set(order.get(i).copied().unwrap_or(i as u32)))
+                    let e = order.get(i).copied().unwrap_or(i as u32);
+                    Some(entry_row(e, sets_len))
                 } else if i < sets + possible {
                     Some(DupRow::Possible((i - sets) as u32))
                 } else {
@@ -90,39 +99,54 @@ impl DupRows {
     fn sets(&self) -> usize {
         match self {
             DupRows::All { sets, .. } => *sets,
-            DupRows::Filtered(rows) => rows.partition_point(|r| matches!(r, DupRow::Set(_))),
+            DupRows::Filtered(rows) => rows.partition_point(|r| !matches!(r, DupRow::Possible(_))),
         }
     }
 
-    /// The row of a set; `pos` is each set's position in the display
+    /// The row of a set; `pos` is each entry's position in the display
     /// order (filtered rows are kept in that order, so a binary search).
-    pub fn row_of_set(&self, set: u32, pos: &[u32]) -> Option<usize> {
-        let p = |s: u32| pos.get(s as usize).copied().unwrap_or(s);
+    pub fn row_of_set(&self, set: u32, pos: &[u32], sets_len: usize) -> Option<usize> {
+        let p = |e: u32| pos.get(e as usize).copied().unwrap_or(u32::MAX);
         match self {
-            DupRows::All { sets, .. } => ((set as usize) < *sets).then(|| p(set) as usize),
-            DupRows::Filtered(rows) => {
-                let sets = &rows[..self.sets()];
-                sets.binary_search_by_key(&p(set), |r| match r {
-                    DupRow::Set(s) => p(*s),
-                    DupRow::Possible(_) => u32::MAX,
-                })
-                .ok()
-            }
+            DupRows::All { .. } => Some(p(set) as usize).filter(|&r| r < self.sets()),
+            DupRows::Filtered(rows) => rows[..self.sets()]
+                .binary_search_by_key(&p(set), |r| p(row_entry(*r, sets_len)))
+                .ok(),
         }
     }
 
     /// The sets among the rows, for their totals.
-    fn set_ids(&self) -> Vec<u32> {
+    fn set_ids(&self, order: &[u32], sets_len: usize) -> Vec<u32> {
+        let set = |r: DupRow| match r {
+            DupRow::Set(s) => Some(s),
+            _ => None,
+        };
         match self {
-            DupRows::All { sets, .. } => (0..*sets as u32).collect(),
-            DupRows::Filtered(rows) => rows
+            DupRows::All { sets, .. } => order[..*sets]
                 .iter()
-                .filter_map(|r| match r {
-                    DupRow::Set(s) => Some(*s),
-                    DupRow::Possible(_) => None,
-                })
+                .filter_map(|&e| set(entry_row(e, sets_len)))
                 .collect(),
+            DupRows::Filtered(rows) => rows.iter().filter_map(|&r| set(r)).collect(),
         }
+    }
+}
+
+/// The row of an entry of the display order: a set id, or past the sets a
+/// gone set.
+fn entry_row(e: u32, sets_len: usize) -> DupRow {
+    match e.checked_sub(sets_len as u32) {
+        Some(j) => DupRow::Gone(j),
+        None => DupRow::Set(e),
+    }
+}
+
+/// The entry of the display order of a set or gone row (`u32::MAX` for a
+/// possible-duplicates row, which is not ordered).
+fn row_entry(r: DupRow, sets_len: usize) -> u32 {
+    match r {
+        DupRow::Set(s) => s,
+        DupRow::Gone(j) => sets_len as u32 + j,
+        DupRow::Possible(_) => u32::MAX,
     }
 }
 
@@ -132,8 +156,10 @@ const ADDITIONAL: usize = 1;
 const INSTANCES: usize = 2;
 const PER_INST: usize = 3;
 const PER_COPY: usize = 4;
+const KIND: usize = 5;
+const HELD_BY: usize = 6;
 const TYPE: usize = 7;
-/// With a comparison: additional bytes newest − oldest of the set's kind.
+/// With a comparison: additional bytes newest − oldest of the set.
 const DELTA: usize = 8;
 
 /// Sets start by additional bytes, largest first (the detector's order).
@@ -142,52 +168,126 @@ pub const DUPS_SORT: Sort = Sort {
     descending: true,
 };
 
-/// Set ids in display order: sets whose equality is verified first, then
-/// the unverified ones ([`Duplicates::is_unverified`]), each part in the
-/// order of `sort` (ties in set order). O(sets log sets), once per sort or
+/// Entries in display order: set ids, and with a comparison the gone sets
+/// as `sets + j`; sets whose equality is verified first, then the
+/// unverified ones ([`Duplicates::is_unverified`]), each part in the order
+/// of `sort` (ties in set order, gone sets last). With `steady_only`, the
+/// sets that grow steadily alone. O(sets log sets), once per sort or
 /// detection result.
 pub fn set_order(
     sort: Sort,
     d: &Duplicates,
     names: &[Box<str>],
-    delta: Option<&[i128]>,
+    delta: Option<&SetDeltas>,
+    gone: &[GoneSet],
 ) -> Vec<u32> {
-    let mut order: Vec<u32> = (0..d.sets.len() as u32).collect();
-    let s = |i: u32| &d.sets[i as usize];
-    match (sort.column, delta) {
-        (DELTA, Some(x)) => sort.order(&mut order, |i| x[i as usize]),
-        _ => set_order_by(sort, d, names, &mut order),
+    let n = d.sets.len();
+    let gone = if delta.is_some() { gone } else { &[] };
+    let mut order: Vec<u32> = (0..(n + gone.len()) as u32).collect();
+    if let Some(x) = delta.filter(|x| x.steady_only) {
+        order.retain(|&i| x.steady.get(i as usize) == Some(&true));
     }
-    order.sort_by_key(|&i| d.is_unverified(s(i)));
+    let s = |i: u32| d.sets.get(i as usize);
+    let g = |i: u32| &gone[i as usize - n];
+    let figure = |i: u32, f: fn(&DuplicateSet) -> u64| s(i).map_or(0, f);
+    match (sort.column, delta) {
+        (DELTA, Some(x)) => sort.order(&mut order, |i| match s(i) {
+            Some(_) => x.delta[i as usize],
+            None => g(i).delta,
+        }),
+        (SET, _) => sort.order(&mut order, |i| i),
+        (INSTANCES, _) => sort.order(&mut order, |i| figure(i, |s| s.members.len() as u64)),
+        (PER_INST, _) => sort.order(&mut order, |i| match s(i) {
+            Some(s) => s.instance_bytes,
+            None => g(i).instance_bytes,
+        }),
+        (PER_COPY, _) => sort.order(&mut order, |i| match s(i) {
+            Some(s) => s.objects_per_copy,
+            None => g(i).objects_per_copy,
+        }),
+        (TYPE, _) => sort.order(&mut order, |i| match s(i) {
+            Some(s) => &*names[s.type_index as usize],
+            None => &*g(i).name,
+        }),
+        _ => sort.order(&mut order, |i| figure(i, |s| s.additional_bytes)),
+    }
+    order.sort_by_key(|&i| s(i).is_some_and(|s| d.is_unverified(s)));
     order
 }
 
-/// Per set of `d`: the additional bytes newest − oldest of its kind (type,
-/// instance bytes, objects per copy: how sets are matched across
-/// snapshots). O(sets), once per comparison or detection result.
-pub fn set_deltas(c: &Compared, d: &Duplicates) -> Vec<i128> {
-    d.sets
-        .iter()
-        .map(|s| {
-            c.duplicate_row(s.type_index, s.instance_bytes, s.objects_per_copy)
-                .map_or(0, |r| {
-                    let a = &c.cmp.duplicates[r].additional_bytes;
-                    a[a.len() - 1] as i128 - a[0] as i128
-                })
-        })
-        .collect()
+/// A comparison's figures per set of the shown detection result.
+#[derive(Debug, Clone, Default)]
+pub struct SetDeltas {
+    /// Additional bytes newest − oldest.
+    pub delta: Vec<i128>,
+    /// Additional bytes rise at every step.
+    pub steady: Vec<bool>,
+    /// The `t` key: only the sets that grow steadily.
+    pub steady_only: bool,
 }
 
-fn set_order_by(sort: Sort, d: &Duplicates, names: &[Box<str>], order: &mut [u32]) {
-    let s = |i: u32| &d.sets[i as usize];
-    match sort.column {
-        SET => sort.order(order, |i| i),
-        INSTANCES => sort.order(order, |i| s(i).members.len()),
-        PER_INST => sort.order(order, |i| s(i).instance_bytes),
-        PER_COPY => sort.order(order, |i| s(i).objects_per_copy),
-        TYPE => sort.order(order, |i| &*names[s(i).type_index as usize]),
-        _ => sort.order(order, |i| s(i).additional_bytes),
+/// Per set of `d`: its additional bytes newest − oldest and whether they
+/// rise at every step. Sets are matched across snapshots by kind (type,
+/// instance bytes, objects per copy) and rank within the kind
+/// ([`kind_ranks`]), so two sets of one kind have a Δ each. O(sets log
+/// sets), once per comparison or detection result.
+pub fn set_deltas(c: &Compared, d: &Duplicates) -> SetDeltas {
+    let rows: Vec<Option<&[u64]>> = d
+        .sets
+        .iter()
+        .zip(kind_ranks(&d.sets))
+        .map(|(s, rank)| {
+            c.duplicate_row(s.type_index, s.instance_bytes, s.objects_per_copy, rank)
+                .map(|r| &c.cmp.duplicates[r].additional_bytes[..])
+        })
+        .collect();
+    SetDeltas {
+        delta: rows
+            .iter()
+            .map(|a| a.map_or(0, |a| a[a.len() - 1] as i128 - a[0] as i128))
+            .collect(),
+        steady: rows.iter().map(|a| a.is_some_and(rises)).collect(),
+        steady_only: false,
     }
+}
+
+/// A duplicate set of the baselines that the newest snapshot lacks: a row
+/// of its own, dimmed and marked `(gone)`, with its negative Δ.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GoneSet {
+    pub name: Box<str>,
+    pub instance_bytes: u64,
+    pub objects_per_copy: u64,
+    /// Additional bytes newest (0) − oldest.
+    pub delta: i128,
+    /// Its copies and additional bytes in the last snapshot that had it.
+    pub last_instances: u64,
+    pub last_additional: u64,
+    /// That snapshot's position, oldest 0.
+    pub last_seen: usize,
+}
+
+/// The sets of a comparison that the newest snapshot lacks (once, on its
+/// arrival; O(compared sets)).
+pub fn gone_sets(c: &Compared) -> Vec<GoneSet> {
+    c.cmp
+        .duplicates
+        .iter()
+        .filter(|d| d.instances.last() == Some(&0))
+        .filter_map(|d| {
+            let last_seen = d.instances.iter().rposition(|&n| n > 0)?;
+            let a = &d.additional_bytes;
+            Some(GoneSet {
+                name: c.type_name(d.type_id).into(),
+                instance_bytes: d.instance_bytes,
+                objects_per_copy: d.objects_per_copy,
+                delta: a[a.len() - 1] as i128 - a[0] as i128,
+                last_instances: d.instances[last_seen],
+                last_additional: a[last_seen],
+                last_seen,
+            })
+        })
+        .collect()
 }
 
 #[derive(Debug)]
@@ -202,15 +302,22 @@ pub struct DuplicatesPane {
     /// Column widths for `source` (see [`DupWidths::measure`]).
     pub widths: DupWidths,
     pub sort: Sort,
-    /// The sets of `source` in display order ([`set_order`]).
+    /// The entries in display order ([`set_order`]): the sets of `source`
+    /// and the gone sets.
     pub order: Vec<u32>,
-    /// Each set's position in `order`.
+    /// Each entry's position in `order` (`u32::MAX`: not shown).
     pos: Vec<u32>,
     /// The totals of the sets among the rows (computed when they change).
     pub totals: DuplicateTotals,
-    /// With a comparison: per set of `source`, the Δ of its kind.
-    pub delta: Option<Arc<Vec<i128>>>,
+    /// With a comparison: per set of `source`, its Δ and steadiness.
+    pub delta: Option<SetDeltas>,
     compared: Option<Arc<Compared>>,
+    /// With a comparison: the sets the newest snapshot lacks.
+    gone: Vec<GoneSet>,
+    /// Their type names, for the filter thread.
+    gone_names: Arc<Vec<Box<str>>>,
+    /// `t` (kept across detection results).
+    steady_only: bool,
 }
 
 impl Default for DuplicatesPane {
@@ -227,6 +334,9 @@ impl Default for DuplicatesPane {
             totals: DuplicateTotals::default(),
             delta: None,
             compared: None,
+            gone: Vec::new(),
+            gone_names: Arc::default(),
+            steady_only: false,
         }
     }
 }
@@ -311,31 +421,56 @@ impl DuplicatesPane {
             .is_some_and(|s| Arc::ptr_eq(s, &source))
         {
             self.widths = DupWidths::measure(&source);
-            self.delta = self
-                .compared
-                .as_ref()
-                .map(|c| Arc::new(set_deltas(c, &source)));
-            self.order = set_order(self.sort, &source, names, self.deltas());
-            self.pos = positions(&self.order);
+            if self.compared.is_some() && !self.gone.is_empty() {
+                // Room for `gone` in the Set column.
+                self.widths.id_digits = self.widths.id_digits.max(3);
+            }
+            self.delta = self.compared.as_ref().map(|c| SetDeltas {
+                steady_only: self.steady_only,
+                ..set_deltas(c, &source)
+            });
+            self.reorder(&source, names);
         }
-        self.rows = self.sorted(rows);
-        self.totals = source.totals(self.rows.set_ids());
+        let rows = match rows {
+            DupRows::All { possible, .. } => DupRows::All {
+                sets: self.order.len(),
+                possible,
+            },
+            rows => rows,
+        };
+        self.rows = self.sorted(rows, source.sets.len());
+        self.totals = source.totals(self.rows.set_ids(&self.order, source.sets.len()));
         self.source = Some(source);
         self.list.scroll(self.rows.len(), usize::MAX);
     }
 
-    /// Filtered rows put in the display order: sets by position, then the
-    /// possible duplicates.
-    fn sorted(&self, rows: DupRows) -> DupRows {
+    /// The display order of `source` and its inverse, for the pane's sort.
+    fn reorder(&mut self, source: &Duplicates, names: &[Box<str>]) {
+        self.order = set_order(self.sort, source, names, self.delta.as_ref(), &self.gone);
+        self.pos = positions(&self.order, source.sets.len() + self.gone.len());
+    }
+
+    /// Filtered rows put in the display order: sets and gone sets by
+    /// position (those the order leaves out dropped), then the possible
+    /// duplicates; every entry of the order with no filter.
+    fn sorted(&self, rows: DupRows, sets_len: usize) -> DupRows {
         match rows {
-            DupRows::All { .. } => rows,
+            DupRows::All { possible, .. } => DupRows::All {
+                sets: self.order.len(),
+                possible,
+            },
             DupRows::Filtered(rows) => {
-                let mut rows = (*rows).clone();
-                let sets = rows.partition_point(|r| matches!(r, DupRow::Set(_)));
-                rows[..sets].sort_unstable_by_key(|r| match r {
-                    DupRow::Set(s) => self.pos.get(*s as usize).copied().unwrap_or(*s),
-                    DupRow::Possible(_) => u32::MAX,
-                });
+                let pos = |r: DupRow| match row_entry(r, sets_len) {
+                    u32::MAX => u32::MAX,
+                    e => self.pos.get(e as usize).copied().unwrap_or(u32::MAX),
+                };
+                let mut rows: Vec<DupRow> = rows
+                    .iter()
+                    .copied()
+                    .filter(|&r| matches!(r, DupRow::Possible(_)) || pos(r) != u32::MAX)
+                    .collect();
+                let sets = rows.partition_point(|r| !matches!(r, DupRow::Possible(_)));
+                rows[..sets].sort_unstable_by_key(|&r| pos(r));
                 DupRows::Filtered(Arc::new(rows))
             }
         }
@@ -350,33 +485,43 @@ impl DuplicatesPane {
         self.show(source, rows, names);
     }
 
-    /// Installs a comparison (once, on its arrival): the Δ column.
+    /// Installs a comparison (once, on its arrival): the Δ column and the
+    /// gone sets.
     pub fn set_compared(&mut self, c: &Arc<Compared>) {
         self.compared = Some(c.clone());
+        self.gone = gone_sets(c);
+        self.gone_names = Arc::new(self.gone.iter().map(|g| g.name.clone()).collect());
         // The next `show` measures the source again, with the deltas.
         self.source = None;
-    }
-
-    fn deltas(&self) -> Option<&[i128]> {
-        self.delta.as_deref().map(|d| &d[..])
     }
 
     /// The columns, with the Δ one when comparing.
     fn columns(&self, theme: &Theme) -> Vec<Col> {
         let mut cols = self.widths.columns(theme).to_vec();
         if self.delta.is_some() {
-            cols.push(Col::num("Δ addit.", self.widths.additional + 1).sortable());
+            let w = delta_width(self.widths.additional, self.gone.iter().map(|g| g.delta));
+            cols.push(Col::num("Δ addit.", w).sortable());
+            // Narrow terminals give up the per-copy figures first, then
+            // Held by and Kind (the set's detail shows them), so the Δ fits.
+            cols[PER_COPY] = cols[PER_COPY].optional(4);
+            cols[PER_INST] = cols[PER_INST].optional(3);
+            cols[HELD_BY] = cols[HELD_BY].optional(2);
+            cols[KIND] = cols[KIND].optional(1);
         }
         cols
     }
 
+    fn sets_len(&self) -> usize {
+        self.source.as_ref().map_or(0, |d| d.sets.len())
+    }
+
     pub fn row_of_set(&self, set: u32) -> Option<usize> {
-        self.rows.row_of_set(set, &self.pos)
+        self.rows.row_of_set(set, &self.pos, self.sets_len())
     }
 
     /// The row `i` of the list.
     pub fn row(&self, i: usize) -> Option<DupRow> {
-        self.rows.get(i, &self.order)
+        self.rows.get(i, &self.order, self.sets_len())
     }
 
     /// Applies a new sort (a key or a header click): the rows are put in
@@ -387,24 +532,42 @@ impl DuplicatesPane {
         };
         let selected = self.row(self.list.selected);
         self.sort = sort;
-        self.order = set_order(sort, &source, &graph.dump.type_names, self.deltas());
-        self.pos = positions(&self.order);
-        self.rows = self.sorted(self.rows.clone());
-        if let Some(DupRow::Set(s)) = selected {
-            self.list.selected = self.row_of_set(s).unwrap_or(0);
-        }
+        self.reorder(&source, &graph.dump.type_names);
+        self.rows = self.sorted(self.rows.clone(), source.sets.len());
+        self.totals = source.totals(self.rows.set_ids(&self.order, source.sets.len()));
+        let entry = selected.map_or(u32::MAX, |r| row_entry(r, source.sets.len()));
+        self.list.selected = match entry {
+            u32::MAX => 0,
+            e => self.row_of_set(e).unwrap_or(0),
+        };
         self.fit(ctx);
         let mut cols = self.columns(ctx.theme);
         sort.mark(&mut cols);
         vec![Intent::status(sort.describe(&cols))]
     }
+
+    /// `t`: only the sets that grow steadily, or all again.
+    fn toggle_steady(&mut self, ctx: &Ctx) -> Vec<Intent> {
+        let Some(d) = &mut self.delta else {
+            return vec![no_comparison(ctx)];
+        };
+        self.steady_only = !self.steady_only;
+        d.steady_only = self.steady_only;
+        let snapshots = self.compared.as_ref().map_or(0, |c| c.snapshots());
+        let status = steady_status(self.steady_only, snapshots, "sets");
+        let mut out = self.resort(self.sort, ctx);
+        out.clear();
+        out.push(Intent::status(status));
+        out
+    }
 }
 
-/// The inverse of a permutation.
-fn positions(order: &[u32]) -> Vec<u32> {
-    let mut pos = vec![0u32; order.len()];
-    for (p, &s) in order.iter().enumerate() {
-        pos[s as usize] = p as u32;
+/// The inverse of a permutation of some of `0..len` (`u32::MAX` for those
+/// left out).
+fn positions(order: &[u32], len: usize) -> Vec<u32> {
+    let mut pos = vec![u32::MAX; len];
+    for (p, &e) in order.iter().enumerate() {
+        pos[e as usize] = p as u32;
     }
     pos
 }
@@ -536,6 +699,22 @@ impl DuplicatesPane {
         }
     }
 
+    /// Why Enter does nothing on a gone set's row.
+    fn gone_status(&self, j: u32) -> Intent {
+        Intent::status(match self.gone.get(j as usize) {
+            Some(g) => format!(
+                "this set is gone now ({}, {} extra in snapshot {}): nothing to open",
+                match g.last_instances {
+                    1 => "1 copy".to_string(),
+                    n => format!("{} copies", count(n)),
+                },
+                bytes(g.last_additional),
+                g.last_seen + 1
+            ),
+            None => "this set is gone from the newest snapshot".into(),
+        })
+    }
+
     fn detect_possible(&self, ctx: &Ctx) -> Vec<Intent> {
         let Some(DupRow::Possible(p)) = self.row(self.list.selected) else {
             return vec![Intent::status("select a possible-duplicates row")];
@@ -575,6 +754,7 @@ impl Pane for DuplicatesPane {
                         Vec::new()
                     }
                     Some(DupRow::Possible(_)) => self.detect_possible(ctx),
+                    Some(DupRow::Gone(j)) => vec![self.gone_status(j)],
                     None => Vec::new(),
                 }
             }
@@ -594,9 +774,10 @@ impl Pane for DuplicatesPane {
                 }
             }
             Cmd::DetectPossible => self.detect_possible(ctx),
-            Cmd::SortNext | Cmd::SortReverse if self.detail.is_some() => {
+            Cmd::SortNext | Cmd::SortReverse | Cmd::SteadyOnly if self.detail.is_some() => {
                 vec![Intent::status("Bksp back to the list to sort it")]
             }
+            Cmd::SteadyOnly => self.toggle_steady(ctx),
             Cmd::SortNext => self.resort(self.sort.next(&self.columns(ctx.theme)), ctx),
             Cmd::SortReverse => self.resort(self.sort.reversed(), ctx),
             _ => Vec::new(),
@@ -626,6 +807,7 @@ impl Pane for DuplicatesPane {
         match self.row(self.list.selected)? {
             DupRow::Set(s) => d.sets[s as usize].members.first().copied(),
             DupRow::Possible(p) => d.possible[p as usize].instances.first().copied(),
+            DupRow::Gone(_) => None,
         }
     }
 
@@ -650,6 +832,7 @@ impl Pane for DuplicatesPane {
             FilterPlan::Work(FilterWork::Duplicates {
                 graph: graph.clone(),
                 duplicates: duplicates.clone(),
+                gone: self.gone_names.clone(),
             })
         }
     }
@@ -681,6 +864,14 @@ impl Pane for DuplicatesPane {
         {
             Some(sort) => self.resort(sort, ctx),
             None => vec![Intent::status("this column does not sort")],
+        }
+    }
+
+    /// `t` is hinted only when there is a comparison to narrow by.
+    fn key_label(&self, cmd: Cmd) -> Option<&'static str> {
+        match cmd {
+            Cmd::SteadyOnly if self.delta.is_none() || self.detail.is_some() => Some(""),
+            _ => None,
         }
     }
 
@@ -786,7 +977,9 @@ impl Pane for DuplicatesPane {
         let type_w = table.width(7);
         // Where the dump has values and field names (HPROF, V8), members
         // were compared by them: no caveat (SPEC 2.4).
-        let caveat = if d.has_values() {
+        let caveat = if pane.steady_only {
+            " only the sets that grow in every snapshot (t shows every set)"
+        } else if d.has_values() {
             " equal = same type, size, values and fields, all the way down"
         } else {
             " equal = same type, size and reference shape (dumps hold no field values)"
@@ -795,11 +988,8 @@ impl Pane for DuplicatesPane {
         let [note_area, list_area] =
             Layout::vertical([Constraint::Length(1), Constraint::Min(0)]).areas(inner);
         f.render_widget(Paragraph::new(note), note_area);
-        let mut shown = Vec::new();
-        let end = pane.rows.len().min(pane.list.offset + height);
-        for (i, row) in (pane.list.offset..end).filter_map(|i| Some((i, pane.row(i)?))) {
-            let sel = i == pane.list.selected;
-            let cells: Vec<String> = match row {
+        let row = |i: usize| {
+            let cells: Vec<String> = match pane.row(i)? {
                 DupRow::Set(id) => {
                     let s = &d.sets[id as usize];
                     let mut cells = vec![
@@ -821,9 +1011,26 @@ impl Pane for DuplicatesPane {
                         type_name(&dump.type_names[s.type_index as usize], type_w, theme),
                     ];
                     if let Some(x) = &pane.delta {
-                        cells.push(signed_bytes(x[id as usize], theme));
+                        let i = id as usize;
+                        let mark = if x.steady[i] { steady_mark(theme) } else { " " };
+                        cells.push(format!("{}{mark}", signed_bytes(x.delta[i], theme)));
                     }
                     cells
+                }
+                DupRow::Gone(j) => {
+                    let g = pane.gone.get(j as usize)?;
+                    let cells = vec![
+                        "gone".into(),
+                        bytes(0),
+                        "0".into(),
+                        bytes(g.instance_bytes),
+                        count(g.objects_per_copy),
+                        "-".into(),
+                        "-".into(),
+                        type_name(&g.name, type_w, theme),
+                        format!("{} ", signed_bytes(g.delta, theme)),
+                    ];
+                    return Some(TableRow::of(cells).style(theme.dim()));
                 }
                 DupRow::Possible(p) => {
                     let p = &d.possible[p as usize];
@@ -843,25 +1050,24 @@ impl Pane for DuplicatesPane {
                     cells
                 }
             };
-            let style = if sel {
-                theme.selected()
+            Some(TableRow::of(cells))
+        };
+        let page = Page {
+            list: &pane.list,
+            len: pane.rows.len(),
+            height,
+            selected: theme.selected(),
+        };
+        let empty = || {
+            if pane.steady_only && ctx.filter.trim().is_empty() {
+                let n = pane.compared.as_ref().map_or(0, |c| c.snapshots());
+                steady_empty(n, "sets")
             } else {
-                Default::default()
-            };
-            shown.push(TableRow::cells(cells, sel, style));
-        }
-        let empty = pane
-            .rows
-            .is_empty()
-            .then(|| empty_message(ctx, false, "duplicate sets", "no duplicate sets"));
+                empty_message(ctx, false, "duplicate sets", "no duplicate sets")
+            }
+        };
         f.render_widget(
-            ScrolledTable {
-                columns: &table,
-                header: &cols,
-                theme,
-                rows: shown,
-                empty,
-            },
+            ScrolledTable::page(&table, &cols, theme, page, row, empty),
             list_area,
         );
     }

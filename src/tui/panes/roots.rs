@@ -9,12 +9,15 @@ use ratatui::text::Line;
 use ratatui::widgets::{Block, Paragraph};
 use ratatui::Frame;
 
-use super::table::{ScrolledTable, Sort, TableRow};
+use super::table::{no_comparison, plural, Page, ScrolledTable, Sort, TableRow};
 use super::{empty_message, Ctx, FilterPlan, Intent, ListState, Pane};
+use crate::analysis::compare::RootFigures;
 use crate::analysis::filter::TypeFilter;
 use crate::analysis::roots::RootGroup;
 use crate::model::{root_flags, root_kind};
-use crate::tui::compared::{signed_bytes, Compared};
+use crate::tui::compared::{
+    delta_width, rises, signed_bytes, steady_empty, steady_mark, steady_status, Compared,
+};
 use crate::tui::filtering::{FilterResult, FilterWork};
 use crate::tui::fmt::{
     bytes, bytes_width, count, count_width, fit, text_width, type_name, Col, Columns,
@@ -26,6 +29,9 @@ pub use crate::tui::filtering::{match_groups, GroupMatch, RECORDS_SHOWN};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RootRow {
     Group(usize),
+    /// A (kind, flags) group of the baselines that the newest snapshot
+    /// lacks (index into the pane's gone groups).
+    Gone(usize),
     /// (group, index into `Model::roots`)
     Record(usize, u32),
     More(usize, usize),
@@ -44,32 +50,122 @@ pub const ROOTS_SORT: Sort = Sort {
     descending: true,
 };
 
-/// The label of a group (its name cell, and the key of the Kind sort).
-fn group_label(g: &RootGroup) -> String {
+/// The label of a (kind, flags) group (its name cell, and the key of the
+/// Kind sort).
+fn group_label(kind: u32, flags: u32) -> String {
     format!(
         "{} [{}]",
-        root_kind::name(g.kind),
-        root_flags::describe(g.flags)
+        root_kind::name(kind),
+        root_flags::describe(flags)
     )
 }
 
-/// Group positions in the order of `sort` (ties keep the analysis's order,
-/// by retained bytes). O(groups log groups), once per sort.
-pub fn group_order(sort: Sort, groups: &[RootGroup], delta: Option<&[i128]>) -> Vec<u32> {
-    let mut order: Vec<u32> = (0..groups.len() as u32).collect();
-    let g = |i: u32| &groups[i as usize];
-    if let (DELTA, Some(d)) = (sort.column, delta) {
-        sort.order(&mut order, |i| d[i as usize]);
-        return order;
+/// A (kind, flags) group of the baselines that the newest snapshot lacks:
+/// a row of its own, dimmed and marked `(gone)`, with its negative Δ.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GoneGroup {
+    pub kind: u32,
+    pub flags: u32,
+    /// Retained bytes newest (0) − oldest.
+    pub delta: i128,
+    /// Its figures in the last snapshot that had it, and that snapshot's
+    /// position (oldest 0).
+    pub last: RootFigures,
+    pub last_seen: usize,
+}
+
+/// A comparison's figures for the Roots pane, computed once on its
+/// arrival (O(groups)).
+#[derive(Debug, Clone, Default)]
+pub struct RootDeltas {
+    /// Per group: retained bytes newest − oldest.
+    pub delta: Vec<i128>,
+    /// Per group: retained bytes rise at every step.
+    pub steady: Vec<bool>,
+    pub gone: Vec<GoneGroup>,
+    pub snapshots: usize,
+}
+
+impl RootDeltas {
+    pub fn new(c: &Compared, groups: &[RootGroup]) -> RootDeltas {
+        let rows: Vec<Option<&[RootFigures]>> = groups
+            .iter()
+            .map(|g| {
+                c.root_row(g.kind, g.flags)
+                    .map(|r| &c.cmp.roots[r].figures[..])
+            })
+            .collect();
+        let growth =
+            |f: &[RootFigures]| f[f.len() - 1].retained_bytes as i128 - f[0].retained_bytes as i128;
+        let gone = c
+            .cmp
+            .roots
+            .iter()
+            .filter(|r| r.figures.last().is_some_and(|f| f.records == 0))
+            .filter_map(|r| {
+                let last_seen = r.figures.iter().rposition(|f| f.records > 0)?;
+                Some(GoneGroup {
+                    kind: r.kind,
+                    flags: r.flags,
+                    delta: growth(&r.figures),
+                    last: r.figures[last_seen],
+                    last_seen,
+                })
+            })
+            .collect();
+        RootDeltas {
+            delta: rows.iter().map(|f| f.map_or(0, growth)).collect(),
+            steady: rows
+                .iter()
+                .map(|f| {
+                    f.is_some_and(|f| {
+                        let b: Vec<u64> = f.iter().map(|x| x.retained_bytes).collect();
+                        rises(&b)
+                    })
+                })
+                .collect(),
+            gone,
+            snapshots: c.snapshots(),
+        }
     }
-    match sort.column {
-        KIND => {
-            let labels: Vec<String> = groups.iter().map(group_label).collect();
+}
+
+/// Group positions in the order of `sort` (ties keep the analysis's order,
+/// by retained bytes); with a comparison the gone groups follow as
+/// positions `groups.len() + j`, and `steady_only` keeps the groups that
+/// grow steadily. O(groups log groups), once per sort.
+pub fn group_order(
+    sort: Sort,
+    groups: &[RootGroup],
+    delta: Option<&RootDeltas>,
+    steady_only: bool,
+) -> Vec<u32> {
+    let n = groups.len();
+    let gone = delta.map_or(&[][..], |d| &d.gone[..]);
+    let mut order: Vec<u32> = (0..(n + gone.len()) as u32).collect();
+    if let (Some(d), true) = (delta, steady_only) {
+        order.retain(|&i| d.steady.get(i as usize) == Some(&true));
+    }
+    let g = |i: u32| groups.get(i as usize);
+    let x = |i: u32| &gone[i as usize - n];
+    let figure = |i: u32, f: fn(&RootGroup) -> u64| g(i).map_or(0, f);
+    match (sort.column, delta) {
+        (DELTA, Some(d)) => sort.order(&mut order, |i| match g(i) {
+            Some(_) => d.delta[i as usize],
+            None => x(i).delta,
+        }),
+        (KIND, _) => {
+            let labels: Vec<String> = (0..(n + gone.len()) as u32)
+                .map(|i| match g(i) {
+                    Some(g) => group_label(g.kind, g.flags),
+                    None => group_label(x(i).kind, x(i).flags),
+                })
+                .collect();
             sort.order(&mut order, |i| &labels[i as usize]);
         }
-        RECORDS => sort.order(&mut order, |i| g(i).roots.len()),
-        OBJECTS => sort.order(&mut order, |i| g(i).objects),
-        _ => sort.order(&mut order, |i| g(i).retained_bytes),
+        (RECORDS, _) => sort.order(&mut order, |i| figure(i, |g| g.roots.len() as u64)),
+        (OBJECTS, _) => sort.order(&mut order, |i| figure(i, |g| g.objects)),
+        _ => sort.order(&mut order, |i| figure(i, |g| g.retained_bytes)),
     }
     order
 }
@@ -85,11 +181,16 @@ pub struct RootsPane {
     /// [`RootsPane::measure`]).
     pub widths: [usize; 3],
     pub sort: Sort,
-    /// Group positions in the order of `sort`.
+    /// Group positions in the order of `sort` (gone groups from
+    /// `groups.len()` on).
     pub order: Vec<u32>,
-    /// With a comparison: per group, retained bytes newest − oldest.
-    pub delta: Option<Arc<Vec<i128>>>,
+    /// With a comparison: the Δ column, steady and gone groups.
+    pub delta: Option<RootDeltas>,
     compared: Option<Arc<Compared>>,
+    /// `t`: only the groups that grow steadily.
+    pub steady_only: bool,
+    /// The order is to be computed again (new data or a new sort).
+    stale: bool,
 }
 
 impl Default for RootsPane {
@@ -104,6 +205,8 @@ impl Default for RootsPane {
             order: Vec::new(),
             delta: None,
             compared: None,
+            steady_only: false,
+            stale: true,
         }
     }
 }
@@ -127,35 +230,62 @@ impl RootsPane {
             Col::num("Objects", self.widths[1]).sortable(),
             Col::num("Retained", self.widths[2]).sortable(),
         ];
-        if self.delta.is_some() {
-            cols.push(Col::num("Δ retained", self.widths[2] + 1).sortable());
+        if let Some(d) = &self.delta {
+            let w = delta_width(self.widths[2], d.gone.iter().map(|g| g.delta));
+            cols.push(Col::num("Δ retained", w).sortable());
         }
         self.sort.mark(&mut cols);
         cols
     }
 
-    /// Installs a comparison (once, on its arrival): the Δ column.
+    /// Installs a comparison (once, on its arrival): the Δ column and the
+    /// gone groups.
     pub fn set_compared(&mut self, c: &Arc<Compared>, groups: &[RootGroup]) {
         self.compared = Some(c.clone());
         self.delta = None;
-        self.deltas(groups);
-        self.order = group_order(self.sort, groups, self.delta.as_deref().map(|d| &d[..]));
+        self.stale = true;
+        self.rebuild(groups);
     }
 
-    /// The per-group Δ of `groups` (once per comparison).
-    fn deltas(&mut self, groups: &[RootGroup]) {
+    /// The comparison's figures for `groups` (once per comparison) and the
+    /// order, when stale.
+    fn reorder(&mut self, groups: &[RootGroup]) {
         if let (Some(c), None) = (&self.compared, &self.delta) {
-            let d = groups
-                .iter()
-                .map(|g| {
-                    c.root_row(g.kind, g.flags).map_or(0, |r| {
-                        let f = &c.cmp.roots[r].figures;
-                        f[f.len() - 1].retained_bytes as i128 - f[0].retained_bytes as i128
-                    })
-                })
-                .collect();
-            self.delta = Some(Arc::new(d));
+            self.delta = Some(RootDeltas::new(c, groups));
         }
+        self.order = group_order(self.sort, groups, self.delta.as_ref(), self.steady_only);
+        self.stale = false;
+    }
+
+    /// `t`: only the groups that grow steadily, or all again.
+    fn toggle_steady(&mut self, ctx: &Ctx) -> Vec<Intent> {
+        let Some(d) = &self.delta else {
+            return vec![no_comparison(ctx)];
+        };
+        let snapshots = d.snapshots;
+        self.steady_only = !self.steady_only;
+        let mut out = self.resort(self.sort, ctx);
+        out.clear();
+        out.push(Intent::status(steady_status(
+            self.steady_only,
+            snapshots,
+            "root groups",
+        )));
+        out
+    }
+
+    /// Why a key does nothing on a gone group's row.
+    fn gone_status(&self, j: usize) -> Intent {
+        let g = self.delta.as_ref().and_then(|d| d.gone.get(j));
+        Intent::status(match g {
+            Some(g) => format!(
+                "this group is gone now ({}, {} retained in snapshot {}): nothing to open",
+                plural(g.last.records, "record"),
+                bytes(g.last.retained_bytes),
+                g.last_seen + 1
+            ),
+            None => "this root group is gone from the newest snapshot".into(),
+        })
     }
 
     /// Applies a new sort: the groups in its order, the selection on its
@@ -164,22 +294,18 @@ impl RootsPane {
         let Some(groups) = ctx.loading.roots() else {
             return Vec::new();
         };
-        let group = match self.rows.get(self.list.selected) {
+        let head = match self.rows.get(self.list.selected) {
             Some(RootRow::Group(g)) | Some(RootRow::Record(g, _)) | Some(RootRow::More(g, _)) => {
-                Some(*g)
+                Some(RootRow::Group(*g))
             }
+            Some(RootRow::Gone(j)) => Some(RootRow::Gone(*j)),
             None => None,
         };
         self.sort = sort;
-        self.deltas(groups);
-        self.order = group_order(sort, groups, self.delta.as_deref().map(|d| &d[..]));
+        self.stale = true;
         self.rebuild(groups);
-        if let Some(g) = group {
-            self.list.selected = self
-                .rows
-                .iter()
-                .position(|r| *r == RootRow::Group(g))
-                .unwrap_or(0);
+        if let Some(h) = head {
+            self.list.selected = self.rows.iter().position(|r| *r == h).unwrap_or(0);
         }
         self.fit(ctx);
         vec![Intent::status(sort.describe(&self.columns()))]
@@ -190,13 +316,18 @@ impl RootsPane {
     /// shown), so expanding a group of a million records costs a page.
     pub fn rebuild(&mut self, groups: &[RootGroup]) {
         self.rows.clear();
-        if self.order.len() != groups.len() {
-            self.deltas(groups);
-            self.order = group_order(self.sort, groups, self.delta.as_deref().map(|d| &d[..]));
+        if self.stale {
+            self.reorder(groups);
         }
         for &gi in &self.order {
             let gi = gi as usize;
-            let g = &groups[gi];
+            let Some(g) = groups.get(gi) else {
+                // A gone group has no records a type filter could match.
+                if self.matches.is_none() {
+                    self.rows.push(RootRow::Gone(gi - groups.len()));
+                }
+                continue;
+            };
             let (records, first): (usize, &[u32]) = match &self.matches {
                 Some(m) => (m[gi].records, &m[gi].first),
                 None => (g.roots.len(), &g.roots[..g.roots.len().min(RECORDS_SHOWN)]),
@@ -223,7 +354,7 @@ impl RootsPane {
     fn expand(&mut self, open: bool, ctx: &Ctx) {
         let g = match self.rows.get(self.list.selected) {
             Some(RootRow::Group(g)) | Some(RootRow::Record(g, _)) | Some(RootRow::More(g, _)) => *g,
-            None => return,
+            Some(RootRow::Gone(_)) | None => return,
         };
         let changed = if open {
             self.expanded.insert(g)
@@ -250,6 +381,7 @@ impl Pane for RootsPane {
         match cmd {
             Cmd::Open => match self.rows.get(self.list.selected).copied() {
                 Some(RootRow::Group(_)) => self.expand(true, ctx),
+                Some(RootRow::Gone(j)) => return vec![self.gone_status(j)],
                 Some(RootRow::Record(..)) => {
                     if let Some(o) = self.selected_object(ctx) {
                         return vec![Intent::Inspect(o)];
@@ -259,6 +391,7 @@ impl Pane for RootsPane {
             },
             Cmd::SortNext => return self.resort(self.sort.next(&self.columns()), ctx),
             Cmd::SortReverse => return self.resort(self.sort.reversed(), ctx),
+            Cmd::SteadyOnly => return self.toggle_steady(ctx),
             Cmd::Expand => self.expand(true, ctx),
             Cmd::Collapse => self.expand(false, ctx),
             _ => {}
@@ -281,7 +414,7 @@ impl Pane for RootsPane {
                 .first()
                 .map(|&r| graph.dump.roots[r as usize].object),
             RootRow::Record(_, r) => Some(graph.dump.roots[*r as usize].object),
-            RootRow::More(..) => None,
+            RootRow::More(..) | RootRow::Gone(_) => None,
         }
     }
 
@@ -316,6 +449,14 @@ impl Pane for RootsPane {
         Some((self.list.selected, self.list.offset, 2))
     }
 
+    /// `t` is hinted only when there is a comparison to narrow by.
+    fn key_label(&self, cmd: Cmd) -> Option<&'static str> {
+        match cmd {
+            Cmd::SteadyOnly if self.delta.is_none() => Some(""),
+            _ => None,
+        }
+    }
+
     fn click_header(&mut self, x: usize, ctx: &Ctx) -> Vec<Intent> {
         let cols = self.columns();
         let width = ctx.body.width.saturating_sub(2) as usize;
@@ -333,7 +474,22 @@ impl Pane for RootsPane {
         let pane = self;
         let block = Block::bordered()
             .border_set(theme.border())
-            .title(Line::styled(" Roots by kind and flags ", theme.header()));
+            .title(Line::styled(
+                match (&pane.delta, pane.steady_only) {
+                    (Some(_), true) => {
+                        format!(
+                            " Roots by kind and flags {} steady growth only ",
+                            theme.sep()
+                        )
+                    }
+                    (Some(_), false) => format!(
+                        " Roots by kind and flags {0} Δ vs oldest {0} t: steady only ",
+                        theme.sep()
+                    ),
+                    (None, _) => " Roots by kind and flags ".to_string(),
+                },
+                theme.header(),
+            ));
         let inner = block.inner(area);
         f.render_widget(block, area);
         let (Some(graph), Some(dom), Some(groups)) =
@@ -348,22 +504,8 @@ impl Pane for RootsPane {
         let table = Columns::new(w, &cols);
         // A record's label spans the name, records and objects columns.
         let label_w = table.span(0, 3);
-        let height = inner.height.saturating_sub(1) as usize;
-        let mut shown = Vec::new();
-        for (i, row) in pane
-            .rows
-            .iter()
-            .enumerate()
-            .skip(pane.list.offset)
-            .take(height)
-        {
-            let sel = i == pane.list.selected;
-            let style = if sel {
-                theme.selected()
-            } else {
-                Default::default()
-            };
-            shown.push(match *row {
+        let row = |i: usize| {
+            Some(match *pane.rows.get(i)? {
                 RootRow::Group(gi) => {
                     let g = &groups[gi];
                     let mark = if pane.expanded.contains(&gi) {
@@ -371,7 +513,7 @@ impl Pane for RootsPane {
                     } else {
                         theme.collapsed()
                     };
-                    let name = format!("{mark} {}", group_label(g));
+                    let name = format!("{mark} {}", group_label(g.kind, g.flags));
                     let mut cells = vec![
                         name,
                         count(g.roots.len() as u64),
@@ -379,9 +521,26 @@ impl Pane for RootsPane {
                         bytes(g.retained_bytes),
                     ];
                     if let Some(d) = &pane.delta {
-                        cells.push(signed_bytes(d[gi], theme));
+                        let mark = if d.steady[gi] {
+                            steady_mark(theme)
+                        } else {
+                            " "
+                        };
+                        cells.push(format!("{}{mark}", signed_bytes(d.delta[gi], theme)));
                     }
-                    TableRow::cells(cells, sel, style)
+                    TableRow::of(cells)
+                }
+                RootRow::Gone(j) => {
+                    let g = pane.delta.as_ref()?.gone.get(j)?;
+                    let name = format!("  (gone) {}", group_label(g.kind, g.flags));
+                    let cells = vec![
+                        name,
+                        "0".into(),
+                        "0".into(),
+                        bytes(0),
+                        format!("{} ", signed_bytes(g.delta, theme)),
+                    ];
+                    TableRow::of(cells).style(theme.dim())
                 }
                 RootRow::Record(_, r) => {
                     let root = &dump.roots[r as usize];
@@ -409,26 +568,33 @@ impl Pane for RootsPane {
                         bytes(dom.retained_bytes[root.object as usize]),
                         rw = table.width(3),
                     );
-                    TableRow::spanning(text, sel, style)
+                    TableRow::line(text)
                 }
-                RootRow::More(_, n) => {
-                    let text = format!("   {} {} more records", theme.ellipsis(), count(n as u64));
-                    TableRow::spanning(text, sel, style)
-                }
-            });
-        }
-        let empty = pane
-            .rows
-            .is_empty()
-            .then(|| empty_message(ctx, false, "roots", "the dump has no root records"));
+                RootRow::More(_, n) => TableRow::line(format!(
+                    "   {} {} more records",
+                    theme.ellipsis(),
+                    count(n as u64)
+                )),
+            })
+        };
+        let page = Page {
+            list: &pane.list,
+            len: pane.rows.len(),
+            height: inner.height.saturating_sub(1) as usize,
+            selected: theme.selected(),
+        };
+        let empty = || {
+            if let (Some(d), true) = (
+                &pane.delta,
+                pane.steady_only && ctx.filter.trim().is_empty(),
+            ) {
+                steady_empty(d.snapshots, "root groups")
+            } else {
+                empty_message(ctx, false, "roots", "the dump has no root records")
+            }
+        };
         f.render_widget(
-            ScrolledTable {
-                columns: &table,
-                header: &cols,
-                theme,
-                rows: shown,
-                empty,
-            },
+            ScrolledTable::page(&table, &cols, theme, page, row, empty),
             inner,
         );
     }

@@ -14,7 +14,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Paragraph, Wrap};
 use ratatui::Frame;
 
-use super::table::{ScrolledTable, TableRow};
+use super::table::{Page, ScrolledTable, TableRow};
 use super::{Ctx, Intent, ListState, Pane};
 use crate::analysis::domination_path;
 use crate::analysis::suspects::{Suspect, SuspectKind};
@@ -59,6 +59,8 @@ pub struct SuspectsPane {
     /// The suspects the rows were built from (to tell a newer list).
     source: Option<Arc<Vec<Suspect>>>,
     widths: [usize; 2],
+    /// The first line of the selected suspect's detail shown (`J`/`K`).
+    pub detail_scroll: usize,
 }
 
 impl SuspectsPane {
@@ -131,6 +133,113 @@ impl SuspectsPane {
     fn visible_rows(&self, inner: u16) -> usize {
         self.list_lines(inner).saturating_sub(1) as usize
     }
+
+    /// The detail's text area in a pane body: below the list and a rule,
+    /// a blank each side.
+    fn detail_area(&self, body: Rect) -> Rect {
+        let inner = Rect {
+            x: body.x + 1,
+            y: body.y + 1,
+            width: body.width.saturating_sub(2),
+            height: body.height.saturating_sub(2),
+        };
+        let top = self.list_lines(inner.height) + 1;
+        Rect {
+            x: inner.x + 1,
+            y: inner.y + top,
+            width: inner.width.saturating_sub(2),
+            height: inner.height.saturating_sub(top),
+        }
+    }
+
+    /// The selected suspect's detail wrapped to `width`: the first line,
+    /// the type path, the others, and how to open the point.
+    fn detail_lines(&self, width: usize) -> Vec<(String, bool)> {
+        let Some(r) = self.rows.get(self.list.selected) else {
+            return Vec::new();
+        };
+        let mut text: Vec<String> = Vec::new();
+        let mut it = r.detail.iter();
+        text.extend(it.next().cloned());
+        if !r.path.is_empty() {
+            text.push(format!("Type path to the point: {}", r.path));
+        }
+        text.extend(it.cloned());
+        let mut out: Vec<(String, bool)> = text
+            .iter()
+            .flat_map(|t| wrap(t, width))
+            .map(|l| (l, false))
+            .collect();
+        out.extend(
+            wrap(
+                "Enter shows the accumulation point in the Dominators pane.",
+                width,
+            )
+            .into_iter()
+            .map(|l| (l, true)),
+        );
+        out
+    }
+
+    /// The largest detail scroll in a pane body: the last line at the
+    /// bottom.
+    fn max_scroll(&self, body: Rect) -> usize {
+        let area = self.detail_area(body);
+        self.detail_lines(area.width as usize)
+            .len()
+            .saturating_sub(area.height as usize)
+    }
+}
+
+/// Words of `text` in lines of at most `width` columns (a longer word is
+/// cut into pieces). O(text).
+pub fn wrap(text: &str, width: usize) -> Vec<String> {
+    let width = width.max(1);
+    let mut lines = Vec::new();
+    let mut line = String::new();
+    for word in text.split(' ').filter(|w| !w.is_empty()) {
+        let mut word = word.to_string();
+        loop {
+            let room = if line.is_empty() {
+                width
+            } else {
+                width.saturating_sub(text_width(&line) + 1)
+            };
+            if text_width(&word) <= room {
+                if !line.is_empty() {
+                    line.push(' ');
+                }
+                line.push_str(&word);
+                break;
+            }
+            if !line.is_empty() {
+                lines.push(std::mem::take(&mut line));
+                continue;
+            }
+            // A word wider than a line: its first `width` columns.
+            let chars: Vec<char> = word.chars().collect();
+            let mut cut = 0;
+            let mut head = String::new();
+            while cut < chars.len() {
+                let mut h = head.clone();
+                h.push(chars[cut]);
+                if text_width(&h) > width && !head.is_empty() {
+                    break;
+                }
+                head = h;
+                cut += 1;
+            }
+            lines.push(head);
+            word = chars[cut..].iter().collect();
+            if word.is_empty() {
+                break;
+            }
+        }
+    }
+    if !line.is_empty() || lines.is_empty() {
+        lines.push(line);
+    }
+    lines
 }
 
 fn kind_label(kind: SuspectKind) -> &'static str {
@@ -329,8 +438,20 @@ fn shorten(parts: &[String], sep: &str, theme: &Theme) -> String {
 }
 
 impl Pane for SuspectsPane {
-    fn key(&mut self, cmd: Cmd, _ctx: &Ctx) -> Vec<Intent> {
+    fn key(&mut self, cmd: Cmd, ctx: &Ctx) -> Vec<Intent> {
         match cmd {
+            Cmd::DetailDown | Cmd::DetailUp => {
+                let max = self.max_scroll(ctx.body);
+                self.detail_scroll = match cmd {
+                    Cmd::DetailDown => (self.detail_scroll + 1).min(max),
+                    _ => self.detail_scroll.saturating_sub(1).min(max),
+                };
+                if max == 0 {
+                    vec![Intent::status("the whole detail is shown")]
+                } else {
+                    Vec::new()
+                }
+            }
             Cmd::Open => match self.rows.get(self.list.selected) {
                 Some(r) if r.point != u32::MAX => vec![Intent::Reveal(r.point)],
                 Some(_) => vec![Intent::status("this suspect has no accumulation point")],
@@ -342,14 +463,19 @@ impl Pane for SuspectsPane {
 
     fn step(&mut self, delta: isize, ctx: &Ctx) -> Vec<Intent> {
         let inner = ctx.body.height.saturating_sub(2);
+        let before = self.list.selected;
         self.list
             .step(delta, self.rows.len(), self.visible_rows(inner));
+        if self.list.selected != before {
+            self.detail_scroll = 0;
+        }
         Vec::new()
     }
 
     fn fit(&mut self, ctx: &Ctx) {
         let inner = ctx.body.height.saturating_sub(2);
         self.list.scroll(self.rows.len(), self.visible_rows(inner));
+        self.detail_scroll = self.detail_scroll.min(self.max_scroll(ctx.body));
     }
 
     fn selected_object(&self, _ctx: &Ctx) -> Option<u32> {
@@ -420,16 +546,8 @@ impl Pane for SuspectsPane {
         let table = Columns::new(list_area.width as usize, &cols);
         let with_growth = self.widths[1] > 0;
         let name_w = table.width(cols.len() - 1);
-        let height = list_area.height.saturating_sub(1) as usize;
-        let mut rows = Vec::new();
-        for (i, r) in self
-            .rows
-            .iter()
-            .enumerate()
-            .skip(self.list.offset)
-            .take(height)
-        {
-            let selected = i == self.list.selected;
+        let row = |i: usize| {
+            let r = self.rows.get(i)?;
             let mut cells = vec![kind_label(r.kind).to_string(), bytes(r.retained)];
             if with_growth {
                 let mark = if r.steady { steady_mark(t) } else { " " };
@@ -449,48 +567,76 @@ impl Pane for SuspectsPane {
                 t,
             );
             cells.push(format!("{name}{arrow}{point}"));
-            let style = if selected {
-                t.selected()
-            } else {
-                ratatui::style::Style::new()
-            };
-            rows.push(TableRow::cells(cells, selected, style));
-        }
+            Some(TableRow::of(cells))
+        };
+        let page = Page {
+            list: &self.list,
+            len: self.rows.len(),
+            height: list_area.height.saturating_sub(1) as usize,
+            selected: t.selected(),
+        };
         f.render_widget(
-            ScrolledTable {
-                columns: &table,
-                header: &cols,
-                theme: t,
-                rows,
-                empty: None,
-            },
+            ScrolledTable::page(&table, &cols, t, page, row, String::new),
             list_area,
         );
-        let Some(r) = self.rows.get(self.list.selected) else {
-            return;
-        };
-        let rule = t.border().horizontal_top.repeat(detail_area.width as usize);
+        // The detail, wrapped here so that the scroll (`J`/`K`) can stop at
+        // its last line; the rule above says which lines are shown.
+        let text_area = self.detail_area(area);
+        let lines = self.detail_lines(text_area.width as usize);
+        let height = text_area.height as usize;
+        let first = self.detail_scroll.min(lines.len().saturating_sub(height));
+        let rule_w = detail_area.width as usize;
+        let mut rule = t.border().horizontal_top.repeat(rule_w);
+        if lines.len() > height && height > 0 {
+            let last = (first + height).min(lines.len());
+            let more = match (first > 0, last < lines.len()) {
+                (_, true) => "J: more",
+                (true, false) => "K: back up",
+                _ => "",
+            };
+            let label = format!(
+                " detail {}{}{} of {} {} {more} ",
+                first + 1,
+                if t.ascii { "-" } else { "–" },
+                last,
+                lines.len(),
+                t.sep()
+            );
+            if text_width(&label) + 2 <= rule_w {
+                let h = t.border().horizontal_top;
+                rule = format!(
+                    "{h}{label}{}",
+                    h.repeat(rule_w.saturating_sub(text_width(&label) + 1))
+                );
+            }
+        }
         f.render_widget(Paragraph::new(Line::styled(rule, t.dim())), detail_area);
-        let mut lines = Vec::new();
-        let mut it = r.detail.iter();
-        if let Some(first) = it.next() {
-            lines.push(Line::raw(first.clone()));
-        }
-        if !r.path.is_empty() {
-            lines.push(Line::raw(format!("Type path to the point: {}", r.path)));
-        }
-        lines.extend(it.map(|l| Line::raw(l.clone())));
-        lines.push(Line::styled(
-            "Enter shows the accumulation point in the Dominators pane.",
-            t.dim(),
-        ));
-        // A blank each side; wrapped lines keep the indent.
-        let text_area = Rect {
-            x: detail_area.x + 1,
-            y: detail_area.y + 1,
-            width: detail_area.width.saturating_sub(2),
-            height: detail_area.height.saturating_sub(1),
-        };
-        f.render_widget(Paragraph::new(lines).wrap(Wrap { trim: true }), text_area);
+        let shown: Vec<Line> = lines
+            .into_iter()
+            .skip(first)
+            .take(height)
+            .map(|(l, dim)| {
+                if dim {
+                    Line::styled(l, t.dim())
+                } else {
+                    Line::raw(l)
+                }
+            })
+            .collect();
+        f.render_widget(Paragraph::new(shown), text_area);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::wrap;
+
+    #[test]
+    fn wrap_breaks_at_words_and_cuts_a_word_wider_than_a_line() {
+        assert_eq!(wrap("one two three", 7), ["one two", "three"]);
+        assert_eq!(wrap("one two three", 100), ["one two three"]);
+        assert_eq!(wrap("ab abcdefghij c", 4), ["ab", "abcd", "efgh", "ij c"]);
+        assert_eq!(wrap("Retained 1 → 2", 10), ["Retained 1", "→ 2"]);
+        assert_eq!(wrap("", 5), [""]);
     }
 }

@@ -20,8 +20,23 @@ use ratatui::layout::{Constraint, Rect};
 use ratatui::style::Style;
 use ratatui::widgets::{HighlightSpacing, Row, StatefulWidget, Table, TableState, Widget};
 
-use crate::tui::fmt::{fit, Align, Col, Columns};
+use super::{Ctx, Intent};
+use crate::tui::fmt::{count, fit, Align, Col, Columns};
 use crate::tui::theme::Theme;
+
+/// `n thing` or `n things`.
+pub fn plural(n: u64, thing: &str) -> String {
+    format!("{} {thing}{}", count(n), if n == 1 { "" } else { "s" })
+}
+
+/// The status of a key that needs a comparison, when there is none.
+pub fn no_comparison(ctx: &Ctx) -> Intent {
+    Intent::status(if ctx.loading.comparison_pending() {
+        "the comparison with the older snapshots is still running"
+    } else {
+        "no comparison: open several snapshots (heaptui OLD NEW)"
+    })
+}
 
 /// The order of a list: the column it is sorted by and the direction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -166,6 +181,35 @@ impl TableRow {
             style,
         }
     }
+
+    /// A row of cells for [`ScrolledTable::page`] (which marks the
+    /// selection).
+    pub fn of(cells: Vec<String>) -> TableRow {
+        TableRow::cells(cells, false, Style::new())
+    }
+
+    /// A spanning line for [`ScrolledTable::page`].
+    pub fn line(text: String) -> TableRow {
+        TableRow::spanning(text, false, Style::new())
+    }
+
+    /// The row's style when it is not selected (the page gives the
+    /// selected row its own).
+    pub fn style(self, style: Style) -> TableRow {
+        TableRow { style, ..self }
+    }
+}
+
+/// The rows on one page of a list, for [`ScrolledTable::page`].
+pub struct Page<'a> {
+    pub list: &'a ListState,
+    /// Rows in the list.
+    pub len: usize,
+    /// Rows that fit below the header.
+    pub height: usize,
+    /// The selected row's style (the theme's `selected()` as a rule; a
+    /// list whose focus is elsewhere passes something quieter).
+    pub selected: Style,
 }
 
 /// A header line and the visible rows; `>` marks the selected row (with
@@ -176,6 +220,43 @@ pub struct ScrolledTable<'a> {
     pub theme: &'a Theme,
     pub rows: Vec<TableRow>,
     pub empty: Option<String>,
+}
+
+impl<'a> ScrolledTable<'a> {
+    /// The table of one page of a list: `row(i)` builds row `i` (its cells
+    /// or its spanning line, and its style when not selected: dimmed for a
+    /// row gone from the newest snapshot, say); the selected row gets
+    /// `page.selected` and the `>` marker; `empty` is asked for the line
+    /// that stands in for an empty list. A page of rows is built, whatever
+    /// the list's length; `None` from `row` skips the row.
+    pub fn page(
+        columns: &'a Columns,
+        header: &'a [Col],
+        theme: &'a Theme,
+        page: Page,
+        mut row: impl FnMut(usize) -> Option<TableRow>,
+        empty: impl FnOnce() -> String,
+    ) -> ScrolledTable<'a> {
+        let start = page.list.offset.min(page.len);
+        let end = page.len.min(start + page.height);
+        let rows = (start..end)
+            .filter_map(|i| {
+                let mut r = row(i)?;
+                if i == page.list.selected {
+                    r.selected = true;
+                    r.style = page.selected;
+                }
+                Some(r)
+            })
+            .collect();
+        ScrolledTable {
+            columns,
+            header,
+            theme,
+            rows,
+            empty: (page.len == 0).then(empty),
+        }
+    }
 }
 
 impl Widget for ScrolledTable<'_> {
@@ -264,6 +345,56 @@ mod tests {
         );
         assert_eq!(line(3), format!("{:<30}", "   a record spanning the co..."));
         assert_eq!(line(4).trim(), "");
+    }
+
+    #[test]
+    fn a_page_builds_the_visible_rows_and_marks_the_selection() {
+        let theme = Theme {
+            ascii: true,
+            colors: crate::tui::theme::Colors::Mono,
+        };
+        let cols = [Col::name("N")];
+        let columns = Columns::new(10, &cols);
+        let list = ListState {
+            selected: 4,
+            offset: 3,
+        };
+        let mut asked = Vec::new();
+        let page = Page {
+            list: &list,
+            len: 100,
+            height: 3,
+            selected: theme.selected(),
+        };
+        let t = ScrolledTable::page(
+            &columns,
+            &cols,
+            &theme,
+            page,
+            |i| {
+                asked.push(i);
+                Some(TableRow::of(vec![i.to_string()]).style(theme.dim()))
+            },
+            || unreachable!("the list is not empty"),
+        );
+        assert_eq!(asked, [3, 4, 5], "a page of rows, no more");
+        let cells: Vec<&str> = t.rows.iter().map(|r| r.cells[0].as_str()).collect();
+        assert_eq!(cells, ["3", "4", "5"]);
+        let sel: Vec<bool> = t.rows.iter().map(|r| r.selected).collect();
+        assert_eq!(sel, [false, true, false]);
+        assert_eq!(t.rows[1].style, theme.selected());
+        assert_eq!(t.rows[0].style, theme.dim());
+        assert_eq!(t.empty, None);
+        // An empty list asks for its line.
+        let page = Page {
+            list: &ListState::default(),
+            len: 0,
+            height: 3,
+            selected: theme.selected(),
+        };
+        let t = ScrolledTable::page(&columns, &cols, &theme, page, |_| None, || "none".into());
+        assert!(t.rows.is_empty());
+        assert_eq!(t.empty.as_deref(), Some("none"));
     }
 
     #[test]

@@ -11,12 +11,14 @@ use ratatui::widgets::{Block, Paragraph};
 use ratatui::Frame;
 
 use super::instances::{self, InstancesView};
-use super::table::{ScrolledTable, Sort, TableRow};
+use super::table::{no_comparison, plural, Page, ScrolledTable, Sort, TableRow};
 use super::{empty_message, Ctx, FilterPlan, Intent, ListState, Pane};
 use crate::analysis::filter::TypeFilter;
 use crate::analysis::{ImmediateDominators, PreciseRetained, TypeStats};
 use crate::graph::DominatorTree;
-use crate::tui::compared::{signed_bytes, Compared};
+use crate::tui::compared::{
+    delta_width, rises, signed_bytes, steady_empty, steady_mark, steady_status, Compared,
+};
 use crate::tui::filtering::{FilterResult, FilterWork};
 use crate::tui::fmt::{bytes, bytes_width, count, count_width, fit, type_name, Col, Columns};
 use crate::tui::instance_rows::{InstanceRows, TypeObjects};
@@ -77,31 +79,123 @@ pub const TYPES_SORT: Sort = Sort {
 };
 
 /// Positions in `types` in the order of `sort`; ties keep the order of
-/// `types` (shallow bytes). O(types log types), once per sort.
+/// `types` (shallow bytes). With a comparison, the gone types follow as
+/// positions `types.len() + j` (no instances now: their figures are 0, their
+/// Δ negative), and `steady_only` keeps the types that grow steadily.
+/// O(types log types), once per sort.
 pub fn type_order(
     sort: Sort,
     types: &[TypeStats],
     names: &[Box<str>],
-    delta: Option<&[i128]>,
+    delta: Option<&TypesDelta>,
 ) -> Vec<u32> {
-    let mut order: Vec<u32> = (0..types.len() as u32).collect();
-    let t = |p: u32| &types[p as usize];
+    let n = types.len();
+    let gone = delta.map_or(&[][..], |d| &d.gone[..]);
+    let mut order: Vec<u32> = (0..(n + gone.len()) as u32).collect();
+    if let Some(d) = delta.filter(|d| d.steady_only) {
+        order.retain(|&p| {
+            types
+                .get(p as usize)
+                .is_some_and(|t| d.steady[t.type_index as usize])
+        });
+    }
+    let t = |p: u32| types.get(p as usize);
+    let g = |p: u32| &gone[p as usize - n];
+    let figure = |p: u32, f: fn(&TypeStats) -> u64| t(p).map_or(0, f);
     match (sort.column, delta) {
-        (NAME, _) => sort.order(&mut order, |p| &*names[t(p).type_index as usize]),
-        (COUNT, _) => sort.order(&mut order, |p| t(p).count),
-        (SHALLOW, _) => sort.order(&mut order, |p| t(p).shallow_bytes),
-        (DELTA, Some(d)) => sort.order(&mut order, |p| d[t(p).type_index as usize]),
-        _ => sort.order(&mut order, |p| t(p).min_retained_bytes),
+        (NAME, _) => sort.order(&mut order, |p| match t(p) {
+            Some(t) => &*names[t.type_index as usize],
+            None => &*g(p).name,
+        }),
+        (COUNT, _) => sort.order(&mut order, |p| figure(p, |t| t.count)),
+        (SHALLOW, _) => sort.order(&mut order, |p| figure(p, |t| t.shallow_bytes)),
+        (DELTA, Some(d)) => sort.order(&mut order, |p| match t(p) {
+            Some(t) => d.delta[t.type_index as usize],
+            None => g(p).delta,
+        }),
+        _ => sort.order(&mut order, |p| figure(p, |t| t.min_retained_bytes)),
     }
     order
 }
 
-/// Per type index of the opened snapshot: its shallow bytes newest −
-/// oldest in a comparison (once, when the comparison arrives).
-pub fn type_deltas(c: &Compared, types: usize) -> Vec<i128> {
-    (0..types as u32)
-        .map(|t| c.type_row(t).map_or(0, |r| c.cmp.types[r].shallow_growth()))
-        .collect()
+/// A type of the baselines that the newest snapshot lacks: a row of its
+/// own, dimmed and marked `(gone)`, with its negative Δ.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GoneType {
+    pub name: Box<str>,
+    /// Shallow bytes newest (0) − oldest.
+    pub delta: i128,
+    /// Its instances and shallow bytes in the last snapshot that had any.
+    pub last_count: u64,
+    pub last_shallow: u64,
+    /// That snapshot's position, oldest 0.
+    pub last_seen: usize,
+}
+
+/// What a comparison adds to the Types pane, computed once on its arrival
+/// (O(types)).
+#[derive(Debug, Clone, Default)]
+pub struct TypesDelta {
+    /// Per type index of the opened snapshot: shallow bytes newest − oldest.
+    pub delta: Vec<i128>,
+    /// Per type index: shallow bytes rise at every step.
+    pub steady: Vec<bool>,
+    /// The types gone from the newest snapshot, most shrunk first.
+    pub gone: Vec<GoneType>,
+    /// Their names, for the filter thread.
+    pub gone_names: Arc<Vec<Box<str>>>,
+    /// Snapshots compared (the newest included).
+    pub snapshots: usize,
+    /// The `t` key: only the types that grow steadily.
+    pub steady_only: bool,
+}
+
+impl TypesDelta {
+    /// The Types rows of a comparison whose newest snapshot has `types`
+    /// type names.
+    pub fn new(c: &Compared, types: usize) -> TypesDelta {
+        let row = |t: u32| c.type_row(t).map(|r| &c.cmp.types[r]);
+        let delta = (0..types as u32)
+            .map(|t| row(t).map_or(0, |r| r.shallow_growth()))
+            .collect();
+        let steady = (0..types as u32)
+            .map(|t| row(t).is_some_and(|r| rises(&r.shallow_bytes)))
+            .collect();
+        let mut gone: Vec<GoneType> = c
+            .cmp
+            .types
+            .iter()
+            .filter(|t| t.count.last() == Some(&0))
+            .filter_map(|t| {
+                let last_seen = t.count.iter().rposition(|&n| n > 0)?;
+                Some(GoneType {
+                    name: c.type_name(t.type_id).into(),
+                    delta: t.shallow_growth(),
+                    last_count: t.count[last_seen],
+                    last_shallow: t.shallow_bytes[last_seen],
+                    last_seen,
+                })
+            })
+            .collect();
+        gone.sort_by(|a, b| a.delta.cmp(&b.delta).then_with(|| a.name.cmp(&b.name)));
+        let gone_names = Arc::new(gone.iter().map(|g| g.name.clone()).collect());
+        TypesDelta {
+            delta,
+            steady,
+            gone,
+            gone_names,
+            snapshots: c.snapshots(),
+            steady_only: false,
+        }
+    }
+}
+
+/// What a list row of the Types pane shows: a type of the opened snapshot
+/// (its type index) or a type gone from it (index into the gone types).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TypeRow {
+    Type(u32),
+    Gone(u32),
 }
 
 #[derive(Debug)]
@@ -120,9 +214,12 @@ pub struct TypesPane {
     /// The ranked, filtered rows (nucleo).
     pub matcher: TypeMatcher,
     pub sort: Sort,
-    /// With a comparison: per type index, shallow bytes newest − oldest,
-    /// and how many types of the baselines are gone now.
-    pub delta: Option<(Arc<Vec<i128>>, usize)>,
+    /// With a comparison: the Δ column, the steady types and the gone
+    /// types ([`TypesDelta`]).
+    pub delta: Option<TypesDelta>,
+    /// Type names of the opened snapshot: matcher items from here on are
+    /// gone types ([`TypeRow::Gone`]).
+    names: usize,
     /// Positions in the type statistics in the order of `sort`: the
     /// matcher is given the types in this order.
     pub order: Arc<Vec<u32>>,
@@ -149,8 +246,10 @@ impl Default for TypesPane {
             matcher: TypeMatcher::default(),
             sort: TYPES_SORT,
             delta: None,
+            names: 0,
             order: Arc::new(Vec::new()),
-            reorder: false,
+            // The first filter orders the types.
+            reorder: true,
             ranked: false,
             instances: None,
             type_objects: None,
@@ -159,9 +258,40 @@ impl Default for TypesPane {
 }
 
 impl TypesPane {
-    /// The type on the selected row.
+    /// The row the matcher lists as `item`.
+    fn type_row(&self, item: u32) -> TypeRow {
+        match self.delta {
+            Some(_) if item as usize >= self.names => TypeRow::Gone(item - self.names as u32),
+            _ => TypeRow::Type(item),
+        }
+    }
+
+    /// The selected row.
+    fn selected_row(&self) -> Option<TypeRow> {
+        let item = *self.matcher.rows(self.list.selected, 1).first()?;
+        Some(self.type_row(item))
+    }
+
+    /// The type on the selected row (none on a gone type's row).
     fn selected_type(&self) -> Option<u32> {
-        self.matcher.rows(self.list.selected, 1).first().copied()
+        match self.selected_row()? {
+            TypeRow::Type(t) => Some(t),
+            TypeRow::Gone(_) => None,
+        }
+    }
+
+    /// Why a key does nothing on a gone type's row.
+    fn gone_status(&self, j: u32) -> Intent {
+        let g = self.delta.as_ref().and_then(|d| d.gone.get(j as usize));
+        Intent::status(match g {
+            Some(g) => format!(
+                "this type is gone now ({}, {} in snapshot {}): nothing to open",
+                plural(g.last_count, "instance"),
+                bytes(g.last_shallow),
+                g.last_seen + 1
+            ),
+            None => "this type is gone from the newest snapshot".into(),
+        })
     }
 
     /// Asks for the immediate dominators of the selected type.
@@ -227,22 +357,33 @@ impl TypesPane {
             Col::num("Min ret.", self.widths[2]).sortable(),
             Col::num("Precise", self.widths[3]).optional(1),
         ];
-        if self.delta.is_some() {
-            cols.push(Col::num("Δ shallow", self.widths[1] + 1).sortable());
+        if let Some(d) = &self.delta {
+            let w = delta_width(self.widths[1], d.gone.iter().map(|g| g.delta));
+            cols.push(Col::num("Δ shallow", w).sortable());
         }
         self.sort.mark(&mut cols);
         cols
     }
 
-    /// Installs a comparison's Δ column (once, on its arrival).
+    /// Installs a comparison's Δ column and gone rows (once, on its
+    /// arrival); `types`: the opened snapshot's type names.
     pub fn set_compared(&mut self, c: &Compared, types: usize) {
-        let gone = c.cmp.types.iter().filter(|t| t.vanishes()).count();
-        self.delta = Some((Arc::new(type_deltas(c, types)), gone));
+        self.delta = Some(TypesDelta::new(c, types));
+        self.names = types;
         self.reorder = true;
     }
 
-    fn deltas(&self) -> Option<&[i128]> {
-        self.delta.as_ref().map(|(d, _)| &d[..])
+    /// `t`: only the types that grow steadily, or all again.
+    fn toggle_steady(&mut self, ctx: &Ctx) -> Vec<Intent> {
+        let Some(d) = &mut self.delta else {
+            return vec![no_comparison(ctx)];
+        };
+        d.steady_only = !d.steady_only;
+        let status = steady_status(d.steady_only, d.snapshots, "types");
+        let mut out = self.resort(self.sort, ctx);
+        out.truncate(1);
+        out.push(Intent::status(status));
+        out
     }
 
     /// Sorts the types by `sort`: a new order for the matcher, applied by
@@ -256,7 +397,7 @@ impl TypesPane {
             sort,
             types,
             &graph.dump.type_names,
-            self.deltas(),
+            self.delta.as_ref(),
         ));
         self.reorder = true;
         let mut status = sort.describe(&self.columns());
@@ -340,6 +481,15 @@ impl Pane for TypesPane {
         match cmd {
             Cmd::SortNext => self.resort(self.sort.next(&self.columns()), ctx),
             Cmd::SortReverse => self.resort(self.sort.reversed(), ctx),
+            Cmd::Open | Cmd::ListInstances | Cmd::PreciseRetained | Cmd::ImmediateDominators
+                if !self.imm_focus && matches!(self.selected_row(), Some(TypeRow::Gone(_))) =>
+            {
+                match self.selected_row() {
+                    Some(TypeRow::Gone(j)) => vec![self.gone_status(j)],
+                    _ => Vec::new(),
+                }
+            }
+            Cmd::SteadyOnly => self.toggle_steady(ctx),
             Cmd::ListInstances => self.list_instances(),
             Cmd::Open if self.imm_focus => {
                 let Some(imm) = &self.imm else {
@@ -459,12 +609,12 @@ impl Pane for TypesPane {
         };
         self.list = ListState::default();
         self.ranked = !filter.fuzzy.is_empty();
-        if self.order.len() != types.len() || self.reorder {
+        if self.reorder {
             self.order = Arc::new(type_order(
                 self.sort,
                 types,
                 &graph.dump.type_names,
-                self.deltas(),
+                self.delta.as_ref(),
             ));
         }
         let reorder = std::mem::take(&mut self.reorder);
@@ -473,6 +623,11 @@ impl Pane for TypesPane {
                 graph: graph.clone(),
                 types: types.clone(),
                 order: self.order.clone(),
+                gone: self
+                    .delta
+                    .as_ref()
+                    .map(|d| d.gone_names.clone())
+                    .unwrap_or_default(),
                 injector,
             }),
             None => FilterPlan::Applied,
@@ -480,6 +635,14 @@ impl Pane for TypesPane {
     }
 
     fn filtered(&mut self, _result: FilterResult, _ctx: &Ctx) {}
+
+    /// `t` is hinted only when there is a comparison to narrow by.
+    fn key_label(&self, cmd: Cmd) -> Option<&'static str> {
+        match cmd {
+            Cmd::SteadyOnly if self.delta.is_none() => Some(""),
+            _ => None,
+        }
+    }
 
     fn click_geometry(&self) -> Option<(usize, usize, u16)> {
         if let Some(view) = &self.instances {
@@ -516,31 +679,44 @@ impl Pane for TypesPane {
             view.render(graph, dom, theme, area, f);
             return;
         }
+        let shown = format!(
+            " Types ({} shown{}{}) ",
+            count(self.matcher.count() as u64),
+            if self.ranked {
+                ", best matches first"
+            } else {
+                ""
+            },
+            if self.matcher.running {
+                ", running"
+            } else {
+                ""
+            }
+        );
+        let comparison = match &self.delta {
+            Some(d) => {
+                let sep = theme.sep();
+                let gone = match d.gone.len() {
+                    0 => String::new(),
+                    n => format!(" {sep} {} gone", count(n as u64)),
+                };
+                let steady = if d.steady_only {
+                    "steady growth only"
+                } else {
+                    "t: steady only"
+                };
+                format!("{sep} Δ vs oldest{gone} {sep} {steady} ")
+            }
+            None => String::new(),
+        };
         let block = Block::bordered()
             .border_set(theme.border())
             .title(Line::styled(
-                format!(
-                    " Types ({} shown{}{}) ",
-                    count(self.matcher.count() as u64),
-                    if self.ranked {
-                        ", best matches first"
-                    } else {
-                        ""
-                    },
-                    if self.matcher.running {
-                        ", running"
-                    } else {
-                        ""
-                    }
-                ) + &match &self.delta {
-                    Some((_, gone)) if *gone > 0 => format!(
-                        "{} Δ vs oldest, {} types gone (heaptui report lists them) ",
-                        theme.sep(),
-                        count(*gone as u64)
-                    ),
-                    Some(_) => format!("{} Δ vs oldest ", theme.sep()),
-                    None => String::new(),
-                },
+                fit(
+                    &(shown + &comparison),
+                    area.width.saturating_sub(2) as usize,
+                    theme,
+                ),
                 theme.header(),
             ));
         let inner = block.inner(area);
@@ -561,52 +737,70 @@ impl Pane for TypesPane {
         let table = Columns::new(top.width as usize, &cols);
         let height = top.height.saturating_sub(1) as usize;
         let rows = self.matcher.rows(pane.list.offset, height);
-        let mut shown = Vec::with_capacity(rows.len());
-        for (i, ty) in rows.iter().enumerate() {
-            let Some(s) = ctx.loading.type_stats(*ty) else {
-                continue;
+        let row = |i: usize| -> Option<TableRow> {
+            let item = *rows.get(i - pane.list.offset)?;
+            let d = pane.delta.as_ref();
+            let ty = match self.type_row(item) {
+                TypeRow::Type(ty) => ty,
+                TypeRow::Gone(j) => {
+                    let g = d?.gone.get(j as usize)?;
+                    let gone = "(gone) ";
+                    let name = type_name(&g.name, table.width(0).saturating_sub(gone.len()), theme);
+                    let mut cells = vec![format!("{gone}{name}"), "0".into(), bytes(0), bytes(0)];
+                    cells.push("-".into());
+                    cells.push(format!("{} ", signed_bytes(g.delta, theme)));
+                    return Some(TableRow::of(cells).style(theme.dim()));
+                }
             };
-            let selected = pane.list.offset + i == pane.list.selected;
-            let precise = match (pane.precise.get(ty), pane.precise_running) {
+            let s = ctx.loading.type_stats(ty)?;
+            let precise = match (pane.precise.get(&ty), pane.precise_running) {
                 (Some(p), _) => bytes(p.bytes),
-                (None, Some(r)) if r == *ty => "running".into(),
+                (None, Some(r)) if r == ty => "running".into(),
                 _ => "-".into(),
             };
             let mut cells = vec![
-                type_name(&dump.type_names[*ty as usize], table.width(0), theme),
+                type_name(&dump.type_names[ty as usize], table.width(0), theme),
                 count(s.count),
                 bytes(s.shallow_bytes),
                 bytes(s.min_retained_bytes),
                 precise,
             ];
-            if let Some(d) = pane.deltas() {
-                cells.push(signed_bytes(d[*ty as usize], theme));
+            if let Some(d) = d {
+                let mark = if d.steady[ty as usize] {
+                    steady_mark(theme)
+                } else {
+                    " "
+                };
+                cells.push(format!(
+                    "{}{mark}",
+                    signed_bytes(d.delta[ty as usize], theme)
+                ));
             }
-            let style = if selected && !pane.imm_focus {
-                theme.selected()
-            } else if selected {
+            Some(TableRow::of(cells))
+        };
+        let page = Page {
+            list: &pane.list,
+            len: self.matcher.count(),
+            height,
+            selected: if pane.imm_focus {
                 theme.bold()
             } else {
-                Default::default()
-            };
-            shown.push(TableRow::cells(cells, selected, style));
-        }
-        let empty = rows.is_empty().then(|| {
-            empty_message(
+                theme.selected()
+            },
+        };
+        let empty = || match &pane.delta {
+            Some(d) if d.steady_only && ctx.filter.trim().is_empty() => {
+                steady_empty(d.snapshots, "types")
+            }
+            _ => empty_message(
                 ctx,
                 self.matcher.running,
                 "types",
                 "the dump defines no types",
-            )
-        });
+            ),
+        };
         f.render_widget(
-            ScrolledTable {
-                columns: &table,
-                header: &cols,
-                theme,
-                rows: shown,
-                empty,
-            },
+            ScrolledTable::page(&table, &cols, theme, page, row, empty),
             top,
         );
 
@@ -634,16 +828,8 @@ impl Pane for TypesPane {
             let [title_area, list_area] =
                 Layout::vertical([Constraint::Length(1), Constraint::Min(0)]).areas(bottom);
             f.render_widget(Paragraph::new(title), title_area);
-            let height = bottom.height.saturating_sub(2) as usize;
-            let mut shown = Vec::new();
-            for (i, r) in imm
-                .rows
-                .iter()
-                .enumerate()
-                .skip(imm.list.offset)
-                .take(height)
-            {
-                let selected = i == imm.list.selected;
+            let row = |i: usize| {
+                let r = imm.rows.get(i)?;
                 // The type is shortened, not the count of dominators after it.
                 let name = match r.type_index {
                     Some(t) => {
@@ -656,27 +842,27 @@ impl Pane for TypesPane {
                     }
                     None => "<GC roots directly>".into(),
                 };
-                let cells = vec![
+                Some(TableRow::of(vec![
                     name,
                     count(r.dominated_objects),
                     bytes(r.dominated_shallow_bytes),
                     bytes(r.dominators_retained_bytes),
-                ];
-                let style = if selected && pane.imm_focus {
+                ]))
+            };
+            let page = Page {
+                list: &imm.list,
+                len: imm.rows.len(),
+                height: bottom.height.saturating_sub(2) as usize,
+                // The marker alone while the focus is on the types.
+                selected: if pane.imm_focus {
                     theme.selected()
                 } else {
                     Default::default()
-                };
-                shown.push(TableRow::cells(cells, selected, style));
-            }
-            f.render_widget(
-                ScrolledTable {
-                    columns: &table,
-                    header: &cols,
-                    theme,
-                    rows: shown,
-                    empty: Some(" (no reachable instances)".into()),
                 },
+            };
+            let empty = || " (no reachable instances)".to_string();
+            f.render_widget(
+                ScrolledTable::page(&table, &cols, theme, page, row, empty),
                 list_area,
             );
         }

@@ -23,7 +23,8 @@ use crate::analysis::Group;
 use crate::graph::DominatorTree;
 use crate::model::Model;
 use crate::tui::compared::{
-    signed_bytes, signed_bytes_width, signed_count, steady_mark, Compared, NO_PATH,
+    signed_bytes, signed_bytes_width, signed_count, steady_empty, steady_mark, steady_status,
+    Compared, NO_PATH,
 };
 use crate::tui::filtering::{FilterResult, FilterWork};
 use crate::tui::fmt::{
@@ -545,12 +546,7 @@ impl Pane for Option<DominatorsPane> {
                 defer(deferred)
             }
             Cmd::SortGrowth | Cmd::SteadyOnly if d.compared.is_none() => {
-                let why = if ctx.loading.comparison_pending() {
-                    "the comparison with the older snapshots is still running"
-                } else {
-                    "no comparison: open several snapshots (heaptui OLD NEW)"
-                };
-                vec![Intent::status(why)]
+                vec![super::table::no_comparison(ctx)]
             }
             Cmd::SortGrowth => {
                 d.growth_order = !d.growth_order;
@@ -562,7 +558,8 @@ impl Pane for Option<DominatorsPane> {
                 d.steady_only = !d.steady_only;
                 d.refresh();
                 d.scroll(ctx.rows());
-                Vec::new()
+                let n = d.compared.as_ref().map_or(0, |c| c.snapshots());
+                vec![Intent::status(steady_status(d.steady_only, n, "rows"))]
             }
             Cmd::ZoomOut => {
                 // Not a history step: Backspace already retraces zooms.
@@ -645,7 +642,8 @@ impl Pane for Option<DominatorsPane> {
         match (self, ctx.loading.graph(), ctx.loading.dom()) {
             (Some(d), Some(g), Some(dom)) => {
                 let empty = if d.steady_only && ctx.filter.trim().is_empty() {
-                    " (no row grows in every snapshot; t shows every row)".to_string()
+                    let n = d.compared.as_ref().map_or(0, |c| c.snapshots());
+                    steady_empty(n, "rows")
                 } else {
                     empty_message(
                         ctx,
