@@ -27,8 +27,8 @@ use std::path::Path;
 
 use super::source::Source;
 use super::{ImportError, InputError};
-use crate::import::v8::diag::Diag;
 use crate::model::{AppDomain, Csr, Format, Model, RecordCounts, Root, WideIdIndex};
+use crate::model::{Collector, Place};
 use crate::progress::{Progress, Stage};
 use graph::RawGraph;
 use stream::Reader;
@@ -109,7 +109,7 @@ pub fn import(path: &Path, source: &Source, progress: &Progress) -> Result<Model
     laps.lap("nodes");
     let mut diag = std::mem::take(&mut nodes.diag);
     if let Some(n) = note {
-        diag.note(|| n);
+        diag.note(0, || n);
     }
     let model = assemble(path, bytes.len() as u64, &dump, nodes, diag);
     laps.lap("assemble");
@@ -150,7 +150,7 @@ fn assemble(
     file_bytes: u64,
     dump: &Dump,
     mut nodes: nodes::Nodes,
-    diag: Diag,
+    diag: Collector,
 ) -> Model {
     let g = &dump.graph;
     let root = g.root as u64;
@@ -180,7 +180,7 @@ fn assemble(
         ids,
         roots,
         id_index: wide.narrow(None),
-        diagnostics: diag.into_diagnostics(0),
+        diagnostics: diag.finish(Place::Unplaced),
         format: Format::Gcdump,
         labels: None,
         values: None,
