@@ -27,7 +27,7 @@ use std::path::Path;
 
 use super::source::Source;
 use super::{ImportError, InputError};
-use crate::model::{AppDomain, Csr, Format, Model, RecordCounts, Root, WideIdIndex};
+use crate::model::{AppDomain, Csr, Format, IdIndex, Model, RecordCounts, Root};
 use crate::model::{Collector, Place};
 use crate::progress::{Progress, Stage};
 use graph::RawGraph;
@@ -156,7 +156,7 @@ fn assemble(
     let root = g.root as u64;
     let ids: Vec<u64> = (0..g.node_count() as u64).filter(|&i| i != root).collect();
     let type_names = type_table(g, &mut nodes.types);
-    let wide = WideIdIndex::build(&ids);
+    let (id_index, _) = IdIndex::build_counting(&ids);
     let roots: Vec<Root> = nodes.roots.iter().map(|&o| Root::plain(o)).collect();
     let objects = ids.len() as u64;
     Model {
@@ -179,7 +179,7 @@ fn assemble(
         refs: Csr::from_degrees(&nodes.degrees, nodes.targets),
         ids,
         roots,
-        id_index: wide.narrow(None),
+        id_index,
         diagnostics: diag.finish(Place::Unplaced),
         format: Format::Gcdump,
         labels: None,

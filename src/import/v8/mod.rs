@@ -35,7 +35,7 @@ use std::path::Path;
 
 use super::source::Source;
 use super::{ImportError, InputError};
-use crate::model::{AppDomain, Csr, Format, Model, RecordCounts, Root, WideIdIndex};
+use crate::model::{AppDomain, Csr, Format, IdIndex, Model, RecordCounts, Root};
 use crate::model::{Collector, Kind, Place};
 use crate::progress::{Progress, Stage};
 use layout::Layout;
@@ -270,8 +270,7 @@ fn assemble(
     let (type_names, types) = build::types(&nodes, meta, pool);
     let values = build::values(&nodes, meta, pool);
     let labels = build::labels(std::mem::take(&mut edges.labels), pool);
-    let wide = WideIdIndex::build(&nodes.ids);
-    let repeated = wide.repeated;
+    let (id_index, repeated) = IdIndex::build_counting(&nodes.ids);
     if repeated > 0 {
         diag.note(0, || {
             format!(
@@ -279,7 +278,6 @@ fn assemble(
             )
         });
     }
-    let id_index = wide.narrow(None);
     let roots: Vec<Root> = edges.roots.iter().map(|&o| Root::plain(o)).collect();
     let objects = nodes.ids.len() as u64;
     let details = details(meta, &nodes, &edges, pool);
