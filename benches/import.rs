@@ -21,10 +21,14 @@ fn main() {
         .collect();
     if files.is_empty() {
         let here = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures");
-        files = ["leaky.hprof.gz", "node_leak.heapsnapshot.gz", "perfview_test1.gcdump"]
-            .iter()
-            .map(|f| here.join(f))
-            .collect();
+        files = [
+            "leaky.hprof.gz",
+            "node_leak.heapsnapshot.gz",
+            "perfview_test1.gcdump",
+        ]
+        .iter()
+        .map(|f| here.join(f))
+        .collect();
     }
     for f in &files {
         let t = Instant::now();

@@ -403,7 +403,7 @@ mod tests {
                 x ^= x << 13;
                 x ^= x >> 7;
                 x ^= x << 17;
-                t.push((x >> 8) as u8 | if x % 3 == 0 { 0xF0 } else { 0 });
+                t.push((x >> 8) as u8 | if x.is_multiple_of(3) { 0xF0 } else { 0 });
                 t.extend_from_slice(&[b'9'; 9]);
                 t.push(b']');
                 cases.push(t);
