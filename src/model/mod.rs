@@ -7,6 +7,7 @@
 //! Importers (`crate::import`) build a [`Model`]; `crate::graph` reads one.
 
 mod csr;
+mod diag;
 mod idmap;
 mod labels;
 pub mod text;
@@ -14,6 +15,7 @@ pub mod text;
 use std::path::PathBuf;
 
 pub use csr::Csr;
+pub use diag::{Collector, Kind, Place};
 pub use idmap::{IdIndex, WideIdIndex};
 pub use labels::{Label, Labels, ValueKind, Values};
 

@@ -27,8 +27,8 @@ use std::path::Path;
 
 use super::source::Source;
 use super::{ImportError, InputError};
-use crate::import::v8::diag::Diag;
-use crate::model::{AppDomain, Csr, Format, Model, RecordCounts, Root, WideIdIndex};
+use crate::model::{AppDomain, Csr, Format, IdIndex, Model, RecordCounts, Root};
+use crate::model::{Collector, Place};
 use crate::progress::{Progress, Stage};
 use graph::RawGraph;
 use stream::Reader;
@@ -109,7 +109,7 @@ pub fn import(path: &Path, source: &Source, progress: &Progress) -> Result<Model
     laps.lap("nodes");
     let mut diag = std::mem::take(&mut nodes.diag);
     if let Some(n) = note {
-        diag.note(|| n);
+        diag.note(0, || n);
     }
     let model = assemble(path, bytes.len() as u64, &dump, nodes, diag);
     laps.lap("assemble");
@@ -150,13 +150,13 @@ fn assemble(
     file_bytes: u64,
     dump: &Dump,
     mut nodes: nodes::Nodes,
-    diag: Diag,
+    diag: Collector,
 ) -> Model {
     let g = &dump.graph;
     let root = g.root as u64;
     let ids: Vec<u64> = (0..g.node_count() as u64).filter(|&i| i != root).collect();
     let type_names = type_table(g, &mut nodes.types);
-    let wide = WideIdIndex::build(&ids);
+    let (id_index, _) = IdIndex::build_counting(&ids);
     let roots: Vec<Root> = nodes.roots.iter().map(|&o| Root::plain(o)).collect();
     let objects = ids.len() as u64;
     Model {
@@ -179,8 +179,8 @@ fn assemble(
         refs: Csr::from_degrees(&nodes.degrees, nodes.targets),
         ids,
         roots,
-        id_index: wide.narrow(None),
-        diagnostics: diag.into_diagnostics(0),
+        id_index,
+        diagnostics: diag.finish(Place::Unplaced),
         format: Format::Gcdump,
         labels: None,
         values: None,

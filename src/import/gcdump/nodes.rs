@@ -6,7 +6,7 @@
 use rayon::prelude::*;
 
 use super::graph::{compressed, RawGraph};
-use crate::import::v8::diag::Diag;
+use crate::model::{Collector, Kind};
 
 /// Stands for a type index outside the graph's type table.
 pub const BAD_TYPE: u32 = u32::MAX;
@@ -23,7 +23,7 @@ pub struct Nodes {
     pub targets: Vec<u32>,
     /// The root node's children, as objects.
     pub roots: Vec<u32>,
-    pub diag: Diag,
+    pub diag: Collector,
 }
 
 struct Ctx<'a> {
@@ -59,8 +59,9 @@ impl Ctx<'_> {
                 out.sizes.push(0);
                 out.degrees.push(0);
             }
-            out.diag
-                .skip(|| format!("node {i}: its record at blob byte {at} is cut or corrupt"));
+            out.diag.push(Kind::Skipped, 0, || {
+                format!("node {i}: its record at blob byte {at} is cut or corrupt")
+            });
             return;
         };
         if i != self.root {
@@ -73,17 +74,18 @@ impl Ctx<'_> {
             let ty = if (t as usize) < self.g.types.len() {
                 t
             } else {
-                out.diag.undefined_types += 1;
+                out.diag.count(Kind::Undefined, 1);
                 out.diag
-                    .note(|| format!("node {i}: type {t} is not in the type table"));
+                    .note(0, || format!("node {i}: type {t} is not in the type table"));
                 BAD_TYPE
             };
             out.types.push(ty);
             out.sizes.push(match u64::try_from(size) {
                 Ok(s) if s <= MAX_SIZE => s,
                 _ => {
-                    out.diag
-                        .skip(|| format!("node {i}: size {size} is not believable; taken as 0"));
+                    out.diag.push(Kind::Skipped, 0, || {
+                        format!("node {i}: size {size} is not believable; taken as 0")
+                    });
                     0
                 }
             });
@@ -91,15 +93,17 @@ impl Ctx<'_> {
         let mut kept = 0u32;
         for _ in 0..children {
             let Some(delta) = compressed(blob, &mut pos) else {
-                out.diag
-                    .skip(|| format!("node {i}: its children are cut at blob byte {pos}"));
+                out.diag.push(Kind::Skipped, 0, || {
+                    format!("node {i}: its children are cut at blob byte {pos}")
+                });
                 break;
             };
             let child = i as i64 + delta as i64;
             if child < 0 || child >= self.n as i64 || child as usize == self.root {
-                out.diag.dangling += 1;
-                out.diag
-                    .note(|| format!("node {i}: child {child} is not an object node"));
+                out.diag.count(Kind::Dangling, 1);
+                out.diag.note(0, || {
+                    format!("node {i}: child {child} is not an object node")
+                });
                 continue;
             }
             let o = self.object(child as usize);

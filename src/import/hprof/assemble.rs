@@ -7,9 +7,9 @@ use rayon::prelude::*;
 
 use super::classes::Classes;
 use super::decode::{Decoded, UNDEFINED};
-use super::diag::{Cat, Issues};
 use super::scan::{Chunk, RawRoot};
 use crate::model::{root_flags, root_kind, Csr, Root, ValueKind, Values, WideIdIndex};
+use crate::model::{Collector, Kind};
 
 /// The model's arrays, before the path and details are added.
 pub(super) struct Assembled {
@@ -37,7 +37,7 @@ struct Resolved {
     /// (kept object in the chunk, class id, file offset) of objects of
     /// undumped classes.
     undefined: Vec<(u32, u64, u64)>,
-    issues: Issues,
+    issues: Collector,
 }
 
 /// Which objects are kept when an id occurs twice (the first record wins),
@@ -52,7 +52,7 @@ pub(super) fn assemble(
     chunks: &[Chunk],
     raw_roots: &[RawRoot],
     classes: &Classes,
-    issues: &mut Issues,
+    issues: &mut Collector,
 ) -> Assembled {
     let first: Vec<usize> = decoded
         .iter()
@@ -101,7 +101,7 @@ fn repeated_ids(
     decoded: &[Decoded],
     chunks: &[Chunk],
     first: &[usize],
-    issues: &mut Issues,
+    issues: &mut Collector,
 ) -> Option<Keep> {
     if wide.repeated == 0 {
         return None;
@@ -116,7 +116,7 @@ fn repeated_ids(
             let g = first[ci] + j;
             if !keep[g] {
                 let offset = (chunks[ci].start + at as usize) as u64;
-                issues.push(Cat::Duplicate, offset, || {
+                issues.push(Kind::Duplicate, offset, || {
                     format!(
                         "object {:x} appears again; the first record is kept",
                         ids[g]
@@ -178,7 +178,7 @@ fn resolve_chunk(
                     r.labels.push(label);
                 }
                 None => r.issues.push(
-                    Cat::Dangling,
+                    Kind::Dangling,
                     (chunk_start + d.at[j] as usize) as u64,
                     || {
                         format!(
@@ -242,7 +242,7 @@ fn carry_objects(r: &mut Resolved, d: Decoded, keep: Option<&[bool]>) -> Option<
 fn join(
     mut resolved: Vec<Resolved>,
     classes: &Classes,
-    issues: &mut Issues,
+    issues: &mut Collector,
     ids: Vec<u64>,
     id_index: crate::model::IdIndex,
 ) -> Assembled {
@@ -340,7 +340,7 @@ fn name_types(
     types: &mut [u32],
     undefined: &[(u32, u64, u64)],
     classes: &Classes,
-    issues: &mut Issues,
+    issues: &mut Collector,
     ids: &[u64],
 ) -> Vec<Box<str>> {
     let mut names = classes.types.names.clone();
@@ -351,7 +351,7 @@ fn name_types(
             (names.len() - 1) as u32
         });
         types[o as usize] = t;
-        issues.push(Cat::Undefined, at, || {
+        issues.push(Kind::Undefined, at, || {
             format!(
                 "object {:x} has class {class_id:x}, which the dump never defines",
                 ids[o as usize]
@@ -376,11 +376,11 @@ fn name_types(
 }
 
 /// Root records resolved to objects (SPEC §1.1's kind mapping).
-fn roots(raw: &[RawRoot], a: &Assembled, issues: &mut Issues) -> Vec<Root> {
+fn roots(raw: &[RawRoot], a: &Assembled, issues: &mut Collector) -> Vec<Root> {
     let mut out = Vec::with_capacity(raw.len());
     for r in raw {
         let Some(object) = a.id_index.get(&a.ids, r.id) else {
-            issues.push(Cat::MissingRoot, r.offset, || {
+            issues.push(Kind::MissingRoot, r.offset, || {
                 format!(
                     "root (sub-record 0x{:02x}) for object {:x}, which is not in the dump; ignored",
                     r.tag, r.id

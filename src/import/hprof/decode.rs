@@ -4,13 +4,13 @@
 //! parallel; `assemble` stitches them together in file order.
 
 use super::classes::{label, parse_class_dump, Classes, Op};
-use super::diag::{Cat, Issues};
 use super::reader::{align8, be_id, BasicType, Reader};
 use super::scan::{
     root_extra, Chunk, SUB_CLASS_DUMP, SUB_INSTANCE, SUB_OBJ_ARRAY, SUB_PRIM_ARRAY,
     SUB_PRIM_ARRAY_NODATA,
 };
 use super::SizeModel;
+use crate::model::{Collector, Kind};
 use crate::model::{IdIndex, Labels, ValueKind};
 
 /// A type not known yet: the class was never dumped (fixed in `assemble`).
@@ -49,7 +49,7 @@ pub(super) struct Decoded {
     pub at: Vec<u32>,
     /// (object in the chunk, class id) of objects whose class was never dumped.
     pub undefined: Vec<(u32, u64)>,
-    pub issues: Issues,
+    pub issues: Collector,
 }
 
 impl Decoded {
@@ -112,7 +112,7 @@ pub(super) fn decode_chunk(cx: &Context, chunk: &Chunk) -> Decoded {
         if ok.is_none() {
             // The scan read these bytes without trouble, so this cannot
             // happen; stop the chunk rather than misread it.
-            d.issues.push(Cat::Skipped, at as u64, || {
+            d.issues.push(Kind::Skipped, at as u64, || {
                 format!(
                     "sub-record 0x{tag:02x} could not be decoded; the rest of its chunk is skipped"
                 )
@@ -150,7 +150,7 @@ fn instance(cx: &Context, r: &mut Reader, d: &mut Decoded, at: usize, chunk: &Ch
             if used != n || used != layout.data_bytes {
                 let name = &cx.classes.types.names[cx.classes.type_of[c as usize] as usize];
                 let want = layout.data_bytes;
-                d.issues.push(Cat::Skipped, at as u64, || {
+                d.issues.push(Kind::Skipped, at as u64, || {
                     format!("instance {id:x} of {name} holds {n} field bytes, its class layout {want}; fields read as far as they fit")
                 });
             }

@@ -25,7 +25,6 @@
 mod assemble;
 mod classes;
 mod decode;
-mod diag;
 mod reader;
 mod scan;
 mod strings;
@@ -37,8 +36,8 @@ use rayon::prelude::*;
 use super::source::Source;
 use super::{ImportError, ImportOptions, InputError};
 use crate::model::{AppDomain, Format, IdIndex, Labels, Model, RecordCounts};
+use crate::model::{Collector, Kind, Place};
 use crate::progress::{Cancelled, Progress, Stage};
-use diag::{Cat, Issues};
 use reader::Reader;
 
 /// Target size of one decode chunk.
@@ -108,7 +107,7 @@ pub fn import(
     let (chunks, raw_roots, class_dumps, sub_records) = gather(bytes, scans, &header, &mut issues);
     let classes = classes::build(bytes, &records, class_dumps, &sizes);
     for &c in classes.unnamed.iter().take(crate::model::MAX_MESSAGES) {
-        issues.push(Cat::Skipped, 0, || {
+        issues.push(Kind::Skipped, 0, || {
             format!("class {c:x} has no LOAD_CLASS record naming it")
         });
     }
@@ -118,7 +117,7 @@ pub fn import(
     let a = assemble::assemble(decoded, &chunks, &raw_roots, &classes, &mut issues);
     laps.lap("assemble");
     if a.ids.is_empty() {
-        let first = issues.finish().messages.into_iter().next();
+        let first = issues.finish(Place::Offset).messages.into_iter().next();
         return Err(err(match first {
             Some(m) => format!("no objects in the HPROF heap dump; {m}"),
             None => "no objects in the HPROF heap dump (no HEAP_DUMP records with instances, arrays or classes)".into(),
@@ -144,7 +143,7 @@ fn gather(
     bytes: &[u8],
     scans: Vec<scan::SegmentScan>,
     header: &scan::Header,
-    issues: &mut Issues,
+    issues: &mut Collector,
 ) -> (
     Vec<scan::Chunk>,
     Vec<scan::RawRoot>,
@@ -217,7 +216,7 @@ fn build_model(
     options: &ImportOptions,
     a: assemble::Assembled,
     classes: classes::Classes,
-    issues: Issues,
+    issues: Collector,
     (records, sub_records, roots): (u64, u64, usize),
 ) -> Model {
     let labels = Labels::new(classes.labels.names.clone(), a.labels);
@@ -270,7 +269,7 @@ fn build_model(
         refs: a.refs,
         roots: a.roots,
         id_index: a.id_index,
-        diagnostics: issues.finish(),
+        diagnostics: issues.finish(Place::Offset),
         records: RecordCounts {
             objects,
             types: classes.ids.len() as u64,

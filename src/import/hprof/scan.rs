@@ -10,8 +10,8 @@
 use std::collections::HashMap;
 
 use super::classes::parse_class_dump;
-use super::diag::{Cat, Issues};
 use super::reader::{BasicType, Reader};
+use crate::model::{Collector, Kind};
 
 /// What the file header says.
 #[derive(Debug, Clone, Copy)]
@@ -78,7 +78,7 @@ pub(super) struct Records {
     /// Byte ranges of the heap dump records' bodies.
     pub segments: Vec<(usize, usize)>,
     pub count: u64,
-    pub issues: Issues,
+    pub issues: Collector,
 }
 
 /// Hops over the top-level records.
@@ -88,7 +88,7 @@ pub(super) fn records(bytes: &[u8], h: &Header) -> Records {
     while pos < bytes.len() {
         let mut r = Reader::new(bytes, pos, h.id_size);
         let (Some(tag), Some(_time), Some(len)) = (r.u1(), r.u4(), r.u4()) else {
-            out.issues.push(Cat::Skipped, pos as u64, || {
+            out.issues.push(Kind::Skipped, pos as u64, || {
                 format!(
                     "the file ends inside a record header ({} bytes left); ignored",
                     bytes.len() - pos
@@ -102,7 +102,7 @@ pub(super) fn records(bytes: &[u8], h: &Header) -> Records {
         if end > bytes.len() {
             let left = bytes.len() - body;
             let dump = tag == TAG_HEAP_DUMP || tag == TAG_HEAP_DUMP_SEGMENT;
-            out.issues.push(Cat::Skipped, pos as u64, || {
+            out.issues.push(Kind::Skipped, pos as u64, || {
                 format!(
                     "record 0x{tag:02x} says {len} bytes but only {left} remain (truncated file); {}",
                     if dump { "its sub-records are read as far as they go" } else { "ignored" }
@@ -134,7 +134,7 @@ fn record(
             Some(id) => {
                 out.strings.entry(id).or_insert((r.pos(), end));
             }
-            None => out.issues.push(Cat::Skipped, pos as u64, || {
+            None => out.issues.push(Kind::Skipped, pos as u64, || {
                 "STRING record shorter than an identifier; ignored".into()
             }),
         },
@@ -142,14 +142,14 @@ fn record(
             let fields = (r.u4(), r.id(), r.u4(), r.id());
             match fields {
                 (Some(_), Some(class), Some(_), Some(name)) => out.loaded.push((class, name)),
-                _ => out.issues.push(Cat::Skipped, pos as u64, || {
+                _ => out.issues.push(Kind::Skipped, pos as u64, || {
                     "LOAD_CLASS record too short; ignored".into()
                 }),
             }
         }
         TAG_HEAP_DUMP | TAG_HEAP_DUMP_SEGMENT => out.segments.push((body, end)),
         t if KNOWN_TAGS.contains(&t) => {}
-        t => out.issues.push(Cat::Skipped, pos as u64, || {
+        t => out.issues.push(Kind::Skipped, pos as u64, || {
             format!(
                 "unknown record tag 0x{t:02x} ({} bytes); skipped",
                 end - body
@@ -183,7 +183,7 @@ pub(super) struct SegmentScan {
     pub classes: Vec<usize>,
     pub roots: Vec<RawRoot>,
     pub sub_records: u64,
-    pub issues: Issues,
+    pub issues: Collector,
 }
 
 pub(super) const SUB_CLASS_DUMP: u8 = 0x20;
@@ -244,7 +244,7 @@ pub(super) fn scan_segment(
             }
             Err(stop) => {
                 let left = end - at;
-                out.issues.push(Cat::Skipped, at as u64, || match stop {
+                out.issues.push(Kind::Skipped, at as u64, || match stop {
                     Stop::Truncated => format!(
                         "sub-record 0x{tag:02x} runs past the end of its heap dump segment; the last {left} bytes of the segment are skipped"
                     ),

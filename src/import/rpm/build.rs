@@ -11,29 +11,8 @@ use std::path::Path;
 use super::lines::Chunk;
 use super::resolve::{resolve_objects, ObjectArrays, ObjectIds};
 use super::sections::{Sections, Types};
-use crate::model::{Csr, Diagnostics, IdIndex, Model, RecordCounts, Root, MAX_MESSAGES};
+use crate::model::{Collector, Csr, IdIndex, Kind, Model, Place, RecordCounts, Root, MAX_MESSAGES};
 use crate::progress::{Cancelled, Laps, Progress};
-
-/// Global messages: (absolute line, text), merged and trimmed at the end.
-#[derive(Default)]
-pub(super) struct Messages(Vec<(u64, String)>);
-
-impl Messages {
-    pub(super) fn push(&mut self, line: u64, text: String) {
-        self.0.push((line, text));
-    }
-
-    /// The first [`MAX_MESSAGES`] by line (a stable sort: one line's
-    /// messages keep the order they were pushed in).
-    fn finish(mut self) -> Vec<String> {
-        self.0.sort_by_key(|m| m.0);
-        self.0.truncate(MAX_MESSAGES);
-        self.0
-            .into_iter()
-            .map(|(l, m)| format!("line {l}: {m}"))
-            .collect()
-    }
-}
 
 /// What the stages of [`assemble`] share: where each chunk sits in the
 /// file, and the accounting gathered so far.
@@ -41,8 +20,7 @@ pub(super) struct Assembly<'p> {
     pub(super) progress: &'p Progress,
     pub(super) file_bytes: u64,
     pub(super) laps: Laps,
-    pub(super) diag: Diagnostics,
-    pub(super) messages: Messages,
+    pub(super) diag: Collector,
     pub(super) records: RecordCounts,
     /// Lines before each chunk.
     pub(super) first_line: Vec<u64>,
@@ -62,8 +40,7 @@ impl<'p> Assembly<'p> {
             progress,
             file_bytes,
             laps: Laps::new("assemble"),
-            diag: Diagnostics::default(),
-            messages: Messages::default(),
+            diag: Collector::default(),
             records: RecordCounts::default(),
             first_line: Vec::with_capacity(chunks.len()),
             first_object: Vec::with_capacity(chunks.len()),
@@ -74,15 +51,15 @@ impl<'p> Assembly<'p> {
             a.first_object.push(objects);
             lines += c.lines as u64;
             objects += c.ids.len();
-            a.diag.skipped_lines += c.skipped;
-            a.diag.clamped_roots += c.clamped_roots;
+            a.diag.count(Kind::Skipped, c.skipped);
+            a.diag.count(Kind::Clamped, c.clamped_roots);
             a.records.objects += c.ids.len() as u64;
             a.records.roots += c.roots.len() as u64;
             a.records.sections += c.events.len() as u64;
         }
         for (ci, c) in chunks.iter_mut().enumerate() {
             for (l, m) in c.messages.drain(..) {
-                a.messages.push(a.first_line[ci] + l as u64, m);
+                a.diag.note(a.first_line[ci] + l as u64, || m);
             }
         }
         a
@@ -111,7 +88,6 @@ pub(super) fn assemble(
     let (ids, id_index) = objects.finish();
     let roots = a.roots(&chunks, &sections, &types, &ids, &id_index);
     progress.set_done(file_bytes + file_bytes * 4 / 4);
-    a.diag.messages = a.messages.finish();
     Ok(Model {
         path: path.to_path_buf(),
         file_bytes,
@@ -123,7 +99,7 @@ pub(super) fn assemble(
         refs,
         roots,
         id_index,
-        diagnostics: a.diag,
+        diagnostics: a.diag.finish(Place::Line),
         records: a.records,
         ..Model::default()
     })
@@ -156,14 +132,14 @@ impl Assembly<'_> {
                     .entry((section, type_id))
                     .or_insert_with(|| types.intern(&format!("<unknown type 0x{type_id:x}>")));
                 arrays.types[arrays.kept_start[ci] + j] = idx;
-                self.diag.undefined_types += 1;
+                self.diag.count(Kind::Undefined, 1);
             }
             if !r.undefined.is_empty() {
                 self.explain_undefined(ci, &chunks[ci], objects, &r.undefined);
             }
-            self.diag.dangling_references += r.dangling;
+            self.diag.count(Kind::Dangling, r.dangling);
             for (l, m) in r.messages.drain(..) {
-                self.messages.push(l, m);
+                self.diag.note(l, || m);
             }
         }
     }
@@ -188,13 +164,13 @@ impl Assembly<'_> {
                 }
                 raw += 1;
             }
-            self.messages.push(
-                self.first_line[ci] + c.obj_lines[raw] as u64,
-                format!(
-                    "object {:x} has type id {type_id:x}, which this section never defines",
-                    objects.ids[first + raw]
-                ),
-            );
+            self.diag
+                .note(self.first_line[ci] + c.obj_lines[raw] as u64, || {
+                    format!(
+                        "object {:x} has type id {type_id:x}, which this section never defines",
+                        objects.ids[first + raw]
+                    )
+                });
         }
     }
 
@@ -214,15 +190,14 @@ impl Assembly<'_> {
                 let line = self.first_line[ci] + r.line as u64;
                 let section = sections.at(ci, r.marker);
                 let Some(object) = id_index.get(ids, r.object) else {
-                    self.diag.missing_root_objects += 1;
-                    if self.diag.missing_root_objects <= MAX_MESSAGES as u64 {
-                        self.messages.push(
-                            line,
+                    self.diag.count(Kind::MissingRoot, 1);
+                    if self.diag.counted(Kind::MissingRoot) <= MAX_MESSAGES as u64 {
+                        self.diag.note(line, || {
                             format!(
                                 "root for object {:x}, which is not in the dump; ignored",
                                 r.object
-                            ),
-                        );
+                            )
+                        });
                     }
                     continue;
                 };

@@ -4,6 +4,7 @@
 //! every kept object's type, size and references resolved to dense indices,
 //! each chunk writing straight into its own part of the final arrays.
 
+use crate::model::Kind;
 use rayon::prelude::*;
 
 use super::build::Assembly;
@@ -68,7 +69,7 @@ impl ObjectIds {
         let wide = WideIdIndex::build(&ids);
         a.laps.lap("id index");
         let keep = (wide.repeated != 0).then(|| {
-            a.diag.duplicate_objects = wide.repeated;
+            a.diag.count(Kind::Duplicate, wide.repeated);
             let keep: Vec<bool> = ids
                 .par_iter()
                 .enumerate()
@@ -118,13 +119,12 @@ fn report_repeated(a: &mut Assembly, chunks: &[Chunk], ids: &[u64], keep: &[bool
             let g = a.first_object[ci] + j;
             if !keep[g] && repeated < MAX_MESSAGES {
                 repeated += 1;
-                a.messages.push(
-                    a.first_line[ci] + line as u64,
+                a.diag.note(a.first_line[ci] + line as u64, || {
                     format!(
                         "object {:x} appears again; the first record is kept",
                         ids[g]
-                    ),
-                );
+                    )
+                });
             }
         }
     }

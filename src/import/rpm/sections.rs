@@ -3,6 +3,7 @@
 //! interned across sections, and per section the table from the dump's
 //! type ids (scoped to their section, SPEC §1) to type indices.
 
+use crate::model::Kind;
 use std::collections::HashMap;
 
 use super::build::Assembly;
@@ -101,16 +102,16 @@ impl Types {
             for t in c.types.drain(..) {
                 let section = sections.at(ci, t.marker);
                 if seen.insert((section, t.id), ()).is_some() {
-                    a.diag.skipped_lines += 1;
+                    a.diag.count(Kind::Skipped, 1);
                     redefined += 1;
                     if redefined <= MAX_MESSAGES {
-                        a.messages.push(
+                        a.diag.note(
                             a.first_line[ci] + t.line as u64,
-                            format!(
+                            || format!(
                                 "type id {:x} defined again in this section; the first definition is kept",
                                 t.id
                             ),
-                        );
+);
                     }
                     continue;
                 }

@@ -7,12 +7,12 @@
 //! when it leaves the synthetic root, as DevTools' `isEssentialEdge`). The
 //! synthetic root's kept edges become the roots.
 
-use super::diag::Diag;
 use super::layout::NumberArray;
 use super::meta::{EdgeClass, Meta};
 use super::numbers::{scan, Chunk, ScanError, Scanned, MAX_FIELDS};
 use crate::import::source::Source;
 use crate::model::Labels;
+use crate::model::{Collector, Kind};
 use crate::progress::Progress;
 
 #[derive(Debug, Default)]
@@ -28,7 +28,7 @@ pub struct Edges {
     pub weak: u64,
     pub shortcuts: u64,
     pub scanned: Scanned,
-    pub diag: Diag,
+    pub diag: Collector,
 }
 
 #[derive(Default)]
@@ -40,7 +40,7 @@ struct Part {
     roots: Vec<u32>,
     weak: u64,
     shortcuts: u64,
-    diag: Diag,
+    diag: Collector,
 }
 
 /// What the chunks need to know.
@@ -89,8 +89,9 @@ fn read_chunk(chunk: &mut Chunk, cx: &Context) -> Result<Part, ScanError> {
         }
         let t = rec[m.e_type];
         let Some(&class) = m.edge_classes.get(t as usize) else {
-            p.diag
-                .skip(|| format!("edge {e} of node {s}: edge type {t} is not in snapshot.meta"));
+            p.diag.push(Kind::Skipped, 0, || {
+                format!("edge {e} of node {s}: edge type {t} is not in snapshot.meta")
+            });
             continue;
         };
         match class {
@@ -106,8 +107,8 @@ fn read_chunk(chunk: &mut Chunk, cx: &Context) -> Result<Part, ScanError> {
         }
         let to = rec[m.e_to];
         if to % nf != 0 || to / nf >= cx.nodes() || to == 0 {
-            p.diag.dangling += 1;
-            p.diag.note(|| match to {
+            p.diag.count(Kind::Dangling, 1);
+            p.diag.note(0, || match to {
                 0 => format!("edge {e} of node {s}: points at the synthetic root"),
                 _ if to % nf != 0 => format!(
                     "edge {e} of node {s}: to_node {to} is not a multiple of {nf} node fields"

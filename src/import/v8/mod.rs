@@ -24,7 +24,6 @@
 //! flags 0). Edge names become labels, string nodes' names their values.
 
 mod build;
-pub(crate) mod diag;
 mod edges;
 mod layout;
 mod meta;
@@ -36,9 +35,9 @@ use std::path::Path;
 
 use super::source::Source;
 use super::{ImportError, InputError};
-use crate::model::{AppDomain, Csr, Format, Model, RecordCounts, Root, WideIdIndex};
+use crate::model::{AppDomain, Csr, Format, IdIndex, Model, RecordCounts, Root};
+use crate::model::{Collector, Kind, Place};
 use crate::progress::{Progress, Stage};
-use diag::Diag;
 use layout::Layout;
 use meta::Meta;
 use numbers::ScanError;
@@ -107,7 +106,7 @@ fn import_with_chunk(
     let Some(nodes_array) = &layout.nodes else {
         return Err(missing(path, "`nodes` array", &layout));
     };
-    let mut diag = Diag::default();
+    let mut diag = Collector::default();
     let pool = match &layout.strings {
         Some(spans) => strings::decode_all(bytes, spans),
         None => Pool::default(),
@@ -162,18 +161,22 @@ fn prefix_sums(counts: &[u32]) -> Vec<u64> {
     out
 }
 
-fn note_strings(layout: &Layout, pool: &Pool, diag: &mut Diag) {
+fn note_strings(layout: &Layout, pool: &Pool, diag: &mut Collector) {
     match &layout.strings {
-        None => diag.skip(|| "no `strings` array: names are unknown".into()),
+        None => diag.push(Kind::Skipped, 0, || {
+            "no `strings` array: names are unknown".into()
+        }),
         Some(spans) => {
             if let Some(why) = &spans.stopped {
-                diag.skip(|| format!("{why}: only the first {} strings are known", pool.len()));
+                diag.push(Kind::Skipped, 0, || {
+                    format!("{why}: only the first {} strings are known", pool.len())
+                });
             }
         }
     }
     if pool.undecodable > 0 {
-        diag.skipped += pool.undecodable;
-        diag.note(|| {
+        diag.count(Kind::Skipped, pool.undecodable);
+        diag.note(0, || {
             format!(
                 "{} strings are not valid JSON strings (kept as written)",
                 pool.undecodable
@@ -188,7 +191,7 @@ fn check_nodes(
     nodes: &nodes::Nodes,
     closed: bool,
     meta: &Meta,
-    diag: &mut Diag,
+    diag: &mut Collector,
 ) -> Result<(), ImportError> {
     let fields = meta.node_fields.len() as u64;
     let s = nodes.scanned;
@@ -200,9 +203,11 @@ fn check_nodes(
         .into());
     }
     if !closed {
-        diag.skip(|| format!("the nodes array is cut after {} whole nodes", s.records));
+        diag.push(Kind::Skipped, 0, || {
+            format!("the nodes array is cut after {} whole nodes", s.records)
+        });
     } else if !s.numbers.is_multiple_of(fields) {
-        diag.skip(|| {
+        diag.push(Kind::Skipped, 0, || {
             format!(
                 "the nodes array holds {} numbers, not a multiple of {fields} node fields: the last {} are ignored",
                 s.numbers,
@@ -211,7 +216,7 @@ fn check_nodes(
         });
     }
     if let Some(claimed) = meta.node_count.filter(|&c| c != s.records) {
-        diag.skip(|| {
+        diag.push(Kind::Skipped, 0, || {
             format!(
                 "snapshot.node_count says {claimed} nodes, the nodes array holds {}",
                 s.records
@@ -222,11 +227,11 @@ fn check_nodes(
 }
 
 /// The edge array's problems, all usable: cut, short or long.
-fn check_edges(edges: &edges::Edges, claimed: u64, meta: &Meta, diag: &mut Diag) {
+fn check_edges(edges: &edges::Edges, claimed: u64, meta: &Meta, diag: &mut Collector) {
     let s = edges.scanned;
     let fields = meta.edge_fields.len() as u64;
     if !s.numbers.is_multiple_of(fields) {
-        diag.skip(|| {
+        diag.push(Kind::Skipped, 0, || {
             format!(
                 "the edges array ends inside an edge ({} numbers left over)",
                 s.numbers % fields
@@ -234,14 +239,14 @@ fn check_edges(edges: &edges::Edges, claimed: u64, meta: &Meta, diag: &mut Diag)
         });
     }
     if s.records < claimed {
-        diag.skipped += claimed - s.records;
-        diag.note(|| format!("the nodes declare {claimed} edges, the edges array holds {}: {} missing (cut file?)", s.records, claimed - s.records));
+        diag.count(Kind::Skipped, claimed - s.records);
+        diag.note(0, || format!("the nodes declare {claimed} edges, the edges array holds {}: {} missing (cut file?)", s.records, claimed - s.records));
     } else if s.records > claimed {
-        diag.skipped += s.records - claimed;
-        diag.note(|| format!("the edges array holds {} edges, the nodes declare {claimed}: the {} extra are ignored", s.records, s.records - claimed));
+        diag.count(Kind::Skipped, s.records - claimed);
+        diag.note(0, || format!("the edges array holds {} edges, the nodes declare {claimed}: the {} extra are ignored", s.records, s.records - claimed));
     }
     if let Some(c) = meta.edge_count.filter(|&c| c != s.records) {
-        diag.skip(|| {
+        diag.push(Kind::Skipped, 0, || {
             format!(
                 "snapshot.edge_count says {c} edges, the edges array holds {}",
                 s.records
@@ -257,7 +262,7 @@ fn assemble(
     mut edges: edges::Edges,
     meta: &Meta,
     pool: &Pool,
-    mut diag: Diag,
+    mut diag: Collector,
 ) -> Model {
     let claimed: u64 = nodes.edge_counts.iter().map(|&c| c as u64).sum();
     check_edges(&edges, claimed, meta, &mut diag);
@@ -265,16 +270,14 @@ fn assemble(
     let (type_names, types) = build::types(&nodes, meta, pool);
     let values = build::values(&nodes, meta, pool);
     let labels = build::labels(std::mem::take(&mut edges.labels), pool);
-    let wide = WideIdIndex::build(&nodes.ids);
-    let repeated = wide.repeated;
+    let (id_index, repeated) = IdIndex::build_counting(&nodes.ids);
     if repeated > 0 {
-        diag.note(|| {
+        diag.note(0, || {
             format!(
                 "{repeated} nodes repeat the id of an earlier node (look-ups by id find the first)"
             )
         });
     }
-    let id_index = wide.narrow(None);
     let roots: Vec<Root> = edges.roots.iter().map(|&o| Root::plain(o)).collect();
     let objects = nodes.ids.len() as u64;
     let details = details(meta, &nodes, &edges, pool);
@@ -298,7 +301,10 @@ fn assemble(
         ids: nodes.ids,
         roots,
         id_index,
-        diagnostics: diag.into_diagnostics(repeated),
+        diagnostics: {
+            diag.count(Kind::Duplicate, repeated);
+            diag.finish(Place::Unplaced)
+        },
         format: Format::Heapsnapshot,
         details,
         labels: Some(labels),

@@ -1,11 +1,11 @@
 //! The `nodes` array → per-object arrays. Node 0 is the synthetic root: not
 //! an object, only its edge count is kept; object `i` is node `i + 1`.
 
-use super::diag::Diag;
 use super::layout::NumberArray;
 use super::meta::Meta;
 use super::numbers::{scan, Chunk, ScanError, Scanned, MAX_FIELDS};
 use crate::import::source::Source;
+use crate::model::{Collector, Kind};
 use crate::progress::Progress;
 
 /// Larger self sizes are corrupt (no object spans a 48-bit address space);
@@ -29,7 +29,7 @@ pub struct Nodes {
     /// Per node, the root included: its declared edge count.
     pub edge_counts: Vec<u32>,
     pub scanned: Scanned,
-    pub diag: Diag,
+    pub diag: Collector,
 }
 
 fn read_chunk(chunk: &mut Chunk, meta: &Meta, strings: usize) -> Result<Nodes, ScanError> {
@@ -60,9 +60,10 @@ fn read_chunk(chunk: &mut Chunk, meta: &Meta, strings: usize) -> Result<Nodes, S
             if kind < meta.node_types.len().min(UNKNOWN_KIND as usize) as u64 {
                 kind as u8
             } else {
-                out.diag.undefined_types += 1;
-                out.diag
-                    .note(|| format!("node {r}: node type {kind} is not in snapshot.meta"));
+                out.diag.count(Kind::Undefined, 1);
+                out.diag.note(0, || {
+                    format!("node {r}: node type {kind} is not in snapshot.meta")
+                });
                 UNKNOWN_KIND
             },
         );
@@ -70,16 +71,18 @@ fn read_chunk(chunk: &mut Chunk, meta: &Meta, strings: usize) -> Result<Nodes, S
         out.names.push(if name < strings as u64 {
             name as u32
         } else {
-            out.diag.undefined_types += 1;
-            out.diag
-                .note(|| format!("node {r}: name {name} is not in the strings array"));
+            out.diag.count(Kind::Undefined, 1);
+            out.diag.note(0, || {
+                format!("node {r}: name {name} is not in the strings array")
+            });
             NO_STRING
         });
         out.ids.push(rec[meta.n_id]);
         let mut size = rec[meta.n_size];
         if size > MAX_SELF_SIZE {
-            out.diag
-                .skip(|| format!("node {r}: self_size {size} is not believable; taken as 0"));
+            out.diag.push(Kind::Skipped, 0, || {
+                format!("node {r}: self_size {size} is not believable; taken as 0")
+            });
             size = 0;
         }
         out.sizes.push(size);

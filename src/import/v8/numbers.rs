@@ -31,6 +31,80 @@ fn is_ws(b: u8) -> bool {
     matches!(b, b' ' | b'\n' | b'\r' | b'\t')
 }
 
+/// Per byte of `w`: non-zero unless the byte is an ASCII digit. A byte
+/// carries into the next only when it is 0xFA or more (not a digit), so the
+/// lowest non-zero byte is always the first non-digit.
+#[inline(always)]
+fn non_digits(w: u64) -> u64 {
+    const HIGH: u64 = 0xF0F0_F0F0_F0F0_F0F0;
+    const THREES: u64 = 0x3030_3030_3030_3030;
+    ((w & HIGH) ^ THREES) | ((w.wrapping_add(0x0606_0606_0606_0606) & HIGH) ^ THREES)
+}
+
+/// The value of up to 8 digits in `w`'s bytes, the first digit in the
+/// lowest byte, the bytes before the first digit zero (Lemire's
+/// eight-digit SWAR conversion, on the digits' low nibbles).
+#[inline(always)]
+fn eight_digits(w: u64) -> u64 {
+    let v = w & 0x0F0F_0F0F_0F0F_0F0F;
+    let v = v.wrapping_mul(10).wrapping_add(v >> 8);
+    const MASK: u64 = 0x0000_00FF_0000_00FF;
+    const MUL1: u64 = 100 + (1_000_000 << 32);
+    const MUL2: u64 = 1 + (10_000 << 32);
+    ((v & MASK)
+        .wrapping_mul(MUL1)
+        .wrapping_add(((v >> 16) & MASK).wrapping_mul(MUL2)))
+        >> 32
+}
+
+const POW10: [u64; 9] = [
+    1,
+    10,
+    100,
+    1_000,
+    10_000,
+    100_000,
+    1_000_000,
+    10_000_000,
+    100_000_000,
+];
+
+/// The digits of `rest` from `i` on: their value (wrapped past 19 digits,
+/// which the caller rejects) and their count. Eight bytes at a time while
+/// eight are left, then byte by byte.
+#[inline(always)]
+fn digits(rest: &[u8], mut i: usize) -> (u64, usize) {
+    let start = i;
+    let mut v = 0u64;
+    while let Some(w) = rest.get(i..i + 8) {
+        let w = u64::from_le_bytes(w.try_into().expect("8 bytes"));
+        let stop = non_digits(w);
+        let n = if stop == 0 {
+            8
+        } else {
+            (stop.trailing_zeros() / 8) as usize
+        };
+        if n == 0 {
+            return (v, i - start);
+        }
+        let w = if n == 8 { w } else { w << (8 * (8 - n)) };
+        v = v.wrapping_mul(POW10[n]).wrapping_add(eight_digits(w));
+        i += n;
+        if n < 8 {
+            return (v, i - start);
+        }
+    }
+    while let Some(&c) = rest.get(i) {
+        let d = c.wrapping_sub(b'0');
+        if d > 9 {
+            break;
+        }
+        v = v.wrapping_mul(10).wrapping_add(d as u64);
+        i += 1;
+    }
+    (v, i - start)
+}
+
 /// Reads numbers from a position of the file onwards.
 struct Cursor<'a> {
     bytes: &'a [u8],
@@ -58,15 +132,8 @@ impl Cursor<'_> {
             i += 1;
         }
         let start = i;
-        let mut v = 0u64;
-        while let Some(&c) = rest.get(i) {
-            let d = c.wrapping_sub(b'0');
-            if d > 9 {
-                break;
-            }
-            v = v.wrapping_mul(10).wrapping_add(d as u64); // checked below
-            i += 1;
-        }
+        let (v, n) = digits(rest, i);
+        i += n;
         // 19 digits never overflow; longer numbers are checked slowly.
         if i == start || i - start > 19 {
             return self.number_slow();
@@ -317,6 +384,50 @@ mod tests {
             |v| out.extend(v),
         )?;
         Ok((out, scanned))
+    }
+
+    #[test]
+    fn the_eight_byte_digit_scan_agrees_with_a_byte_loop() {
+        let mut x = 0x2545_F491_4F6C_DD1Du64;
+        let mut cases: Vec<Vec<u8>> = Vec::new();
+        for len in 0..=24 {
+            for _ in 0..200 {
+                let mut t = Vec::new();
+                for _ in 0..len {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    t.push(b'0' + (x % 10) as u8);
+                }
+                // Every kind of byte after the digits, 0xFA+ (carries) too.
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                t.push((x >> 8) as u8 | if x.is_multiple_of(3) { 0xF0 } else { 0 });
+                t.extend_from_slice(&[b'9'; 9]);
+                t.push(b']');
+                cases.push(t);
+            }
+        }
+        for t in &cases {
+            let end = t.iter().position(|b| !b.is_ascii_digit()).unwrap();
+            for lead in 0..3 {
+                let mut u = vec![b','; lead];
+                u.extend_from_slice(t);
+                let want_n = end;
+                let want = t[..end].iter().fold(0u64, |v, &c| {
+                    v.wrapping_mul(10).wrapping_add((c - b'0') as u64)
+                });
+                assert_eq!(
+                    digits(&u, lead),
+                    (want, want_n),
+                    "{:?}",
+                    String::from_utf8_lossy(&u)
+                );
+                // Cut right after the digits: the byte loop finishes.
+                assert_eq!(digits(&u[..lead + end], lead), (want, want_n));
+            }
+        }
     }
 
     #[test]
