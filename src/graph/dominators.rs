@@ -228,6 +228,12 @@ pub fn compute(
         .filter(|&w| bit(&multi, vertex[w as usize]))
         .collect();
     drop(multi);
+    tracing::debug!(
+        target: "heaptui::profile",
+        "dominators: {} of {} reachable objects have several reachable predecessors",
+        multi_pre.len(),
+        m - 1
+    );
     laps.lap("classify");
 
     // 3. Semidominators in reverse preorder with path compression (Semi-NCA
