@@ -3,6 +3,41 @@
 //! so a chain of millions of objects cannot overflow the stack. Then retained
 //! bytes and objects by one pass in reverse DFS preorder, and the tree's
 //! children lists sorted by retained bytes.
+//!
+//! Most objects of a heap have one retainer. Call an object's *reachable
+//! predecessors* its reachable retainers other than itself, each counted
+//! once, plus the super-root if it is a strong root. Only objects with two
+//! or more ("multi-retainer" objects) go through the sequential
+//! semidominator search; the others are classified first, in parallel, and
+//! skipped. This changes no result, bit for bit:
+//!
+//! * Let `w` have the single reachable predecessor `u`. The DFS reached `w`
+//!   along an edge from a visited object other than `w`, so from `u`:
+//!   `parent(w) = u`. The search would take the minimum of `parent(w)` and
+//!   of `eval(pre(v))` over `w`'s reachable retainers `v`; those are `u`
+//!   (and `w` itself for a self-reference), both numbered at most
+//!   `pre(w)`, for which `eval` returns its argument unchanged without
+//!   touching the link forest. So `semi(w) = parent(w)`, and the search
+//!   for `w` writes nothing but `link[w].1 = parent(w)`. NCA then gives
+//!   `idom(w) = parent(w)` (the nearest ancestor of `parent(w)` not above
+//!   `semi(w)` is `parent(w)`), as it must: every path from the super-root
+//!   to `w` ends with the edge from `u`.
+//! * Here `link[w] = (parent(w), parent(w))` is written for every vertex
+//!   before the loop, and the loop runs only over the multi-retainer
+//!   vertices in the same reverse preorder. `eval` while processing `w`
+//!   reads and compresses only entries numbered above `w`, which by then
+//!   hold what the full loop would have left there: the skipped vertices'
+//!   searches did no compression and wrote the same final `link` value. So
+//!   every `eval` sees the same forest as in the full loop and returns the
+//!   same semidominators, and NCA (single-retainer vertices first set to
+//!   their parent, multi-retainer ones walked in preorder, their
+//!   ancestors' `idom` already final) the same `idom`.
+//!
+//! The classification reads retainer lists in object order against a
+//! reachability bitmap (n/8 bytes, cache-resident), so it is cheap and
+//! splits across threads; the going back to object order at the end is a
+//! parallel gather. The DFS, the multi-retainer search, NCA and the
+//! bottom-up retained sums stay sequential.
 
 use rayon::prelude::*;
 
@@ -143,51 +178,113 @@ pub fn compute(
     progress.set_done(1);
     progress.check()?;
 
-    // 2. Semidominators in reverse preorder with path compression (Semi-NCA
+    // 2. Which reachable objects have more than one reachable predecessor
+    // (the super-root counting for a strong root; self-references and
+    // repeated references not counting). The others need no semidominator
+    // search (see the module's proof): only these "multi-retainer" objects
+    // go through the sequential pass below. Parallel, in object order, over
+    // bitmaps that stay in cache.
+    let words = n.div_ceil(64);
+    let reach: Vec<u64> = (0..words)
+        .into_par_iter()
+        .map(|i| bits_of(&pre[i * 64..((i + 1) * 64).min(n)], |p| p != UNSEEN))
+        .collect();
+    let mut root_bits = vec![0u64; words];
+    for &r in strong_roots {
+        root_bits[r as usize / 64] |= 1 << (r % 64);
+    }
+    let multi: Vec<u64> = (0..words)
+        .into_par_iter()
+        .map(|i| {
+            let mut word = 0u64;
+            let mut rest = reach[i];
+            while rest != 0 {
+                let b = rest.trailing_zeros();
+                rest &= rest - 1;
+                let v = (i * 64) as u32 + b;
+                let mut count = (root_bits[i] >> b) as u32 & 1;
+                let mut prev = UNSEEN;
+                for &u in retainers.neighbors(v) {
+                    if u == prev || u == v {
+                        continue;
+                    }
+                    prev = u;
+                    if bit(&reach, u) {
+                        count += 1;
+                        if count > 1 {
+                            word |= 1 << b;
+                            break;
+                        }
+                    }
+                }
+            }
+            word
+        })
+        .collect();
+    drop(reach);
+    // The multi-retainer objects' preorder numbers, ascending.
+    let multi_pre: Vec<u32> = (1..m as u32)
+        .into_par_iter()
+        .filter(|&w| bit(&multi, vertex[w as usize]))
+        .collect();
+    drop(multi);
+    tracing::debug!(
+        target: "heaptui::profile",
+        "dominators: {} of {} reachable objects have several reachable predecessors",
+        multi_pre.len(),
+        m - 1
+    );
+    laps.lap("classify");
+
+    // 3. Semidominators in reverse preorder with path compression (Semi-NCA
     // only needs the minimum semidominator on a path, not the vertex that
-    // has it). `link[k]` = (compressed ancestor, best semi on the path).
-    let is_root: Vec<bool> = {
-        let mut r = vec![false; m];
-        for &s in strong_roots {
-            r[pre[s as usize] as usize] = true;
-        }
-        r
-    };
-    let mut semi: Vec<u32> = (0..m as u32).collect();
+    // has it). `link[k]` = (compressed ancestor, best semi on the path). A
+    // single-retainer object's semidominator is its DFS parent, so its link
+    // starts final; only the multi-retainer objects are searched.
     let mut link: Vec<(u32, u32)> = crate::mem::with_capacity(m);
-    link.extend((0..m as u32).map(|k| (parent[k as usize], k)));
+    link.par_extend(parent.par_iter().map(|&p| (p, p)));
+    let mut semi: Vec<u32> = vec![0; multi_pre.len()];
     let mut path: Vec<u32> = Vec::new();
-    for w in (1..m).rev() {
-        if w.is_multiple_of(1 << 20) {
+    for i in (0..multi_pre.len()).rev() {
+        if i.is_multiple_of(1 << 20) {
             progress.check()?;
         }
         // A software pipeline over the coming vertices: their retainer
         // lists, the lists' preorder numbers, then their links, each fetched
         // a few iterations before use.
-        if w > 24 {
-            crate::mem::prefetch(&retainers.offsets[vertex[w - 24] as usize]);
+        if i >= 24 {
+            crate::mem::prefetch(&retainers.offsets[vertex[multi_pre[i - 24] as usize] as usize]);
         }
-        if w > 16 {
+        if i >= 16 {
             // `prefetch_targets` reads with `get`: a graph without a single
             // reference has an empty targets array.
-            retainers.prefetch_targets(vertex[w - 16]);
+            retainers.prefetch_targets(vertex[multi_pre[i - 16] as usize]);
         }
-        if w > 8 {
-            for &v in retainers.neighbors(vertex[w - 8]).iter().take(4) {
+        if i >= 8 {
+            for &v in retainers
+                .neighbors(vertex[multi_pre[i - 8] as usize])
+                .iter()
+                .take(4)
+            {
                 crate::mem::prefetch(&pre[v as usize]);
             }
         }
-        if w > 4 {
-            for &v in retainers.neighbors(vertex[w - 4]).iter().take(4) {
+        if i >= 4 {
+            for &v in retainers
+                .neighbors(vertex[multi_pre[i - 4] as usize])
+                .iter()
+                .take(4)
+            {
                 let pv = pre[v as usize];
                 if pv != UNSEEN {
                     crate::mem::prefetch(&link[pv as usize]);
                 }
             }
         }
+        let w = multi_pre[i] as usize;
         let mut s = parent[w];
         let last_linked = w as u32 + 1;
-        if is_root[w] {
+        if bit(&root_bits, vertex[w]) {
             s = 0; // the super-root is a predecessor
         }
         for &v in retainers.neighbors(vertex[w]) {
@@ -200,28 +297,28 @@ pub fn compute(
                 s = best;
             }
         }
-        semi[w] = s;
+        semi[i] = s;
         link[w].1 = s;
     }
     drop(link);
     drop(path);
-    drop(is_root);
-    drop(pre);
+    drop(root_bits);
     progress.set_done(2);
     progress.check()?;
     laps.lap("semi");
 
-    // 3. NCA: idom is the nearest ancestor of the DFS parent not below semi.
-    let mut idom_pre: Vec<u32> = crate::mem::filled(m, 0u32);
-    for w in 1..m {
-        let mut d = parent[w];
-        while d > semi[w] {
+    // NCA: idom is the nearest ancestor of the DFS parent not below semi;
+    // a single-retainer object's is its parent.
+    let mut idom_pre: Vec<u32> = parent;
+    for (i, &w) in multi_pre.iter().enumerate() {
+        let mut d = idom_pre[w as usize];
+        while d > semi[i] {
             d = idom_pre[d as usize];
         }
-        idom_pre[w] = d;
+        idom_pre[w as usize] = d;
     }
     drop(semi);
-    drop(parent);
+    drop(multi_pre);
 
     // 4. Retained sizes bottom-up in reverse preorder.
     let mut ret_bytes: Vec<u64> = Vec::with_capacity(m);
@@ -237,20 +334,38 @@ pub fn compute(
     progress.set_done(3);
     laps.lap("nca, retained");
 
-    let mut idom = vec![NOT_REACHABLE; n];
-    let mut retained_bytes = vec![0u64; n];
-    let mut retained_objects = vec![0u32; n];
-    for w in 1..m {
-        let v = vertex[w] as usize;
-        let d = idom_pre[w];
-        idom[v] = if d == 0 {
-            SUPER_ROOT
-        } else {
-            vertex[d as usize]
-        };
-        retained_bytes[v] = ret_bytes[w];
-        retained_objects[v] = ret_objects[w];
-    }
+    // Back to object order: a parallel gather through `pre`.
+    let idom: Vec<u32> = pre
+        .par_iter()
+        .map(|&w| match w {
+            UNSEEN => NOT_REACHABLE,
+            w => match idom_pre[w as usize] {
+                0 => SUPER_ROOT,
+                d => vertex[d as usize],
+            },
+        })
+        .collect();
+    let retained_bytes: Vec<u64> = pre
+        .par_iter()
+        .map(|&w| {
+            if w == UNSEEN {
+                0
+            } else {
+                ret_bytes[w as usize]
+            }
+        })
+        .collect();
+    let retained_objects: Vec<u32> = pre
+        .par_iter()
+        .map(|&w| {
+            if w == UNSEEN {
+                0
+            } else {
+                ret_objects[w as usize]
+            }
+        })
+        .collect();
+    drop(pre);
     let reachable_bytes = ret_bytes[0];
     drop(ret_bytes);
     drop(ret_objects);
@@ -306,6 +421,21 @@ pub fn compute(
         reachable_bytes,
         preorder: vertex,
     })
+}
+
+/// Bit `i` set where `keep(values[i])`, for up to 64 values.
+#[inline]
+fn bits_of(values: &[u32], keep: impl Fn(u32) -> bool) -> u64 {
+    let mut word = 0u64;
+    for (b, &v) in values.iter().enumerate() {
+        word |= (keep(v) as u64) << b;
+    }
+    word
+}
+
+#[inline]
+fn bit(bits: &[u64], i: u32) -> bool {
+    bits[i as usize / 64] >> (i % 64) & 1 != 0
 }
 
 /// The minimum semidominator on the compressed forest path from `v` up to

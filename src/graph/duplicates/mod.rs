@@ -601,7 +601,8 @@ fn classes(
                     }
                 }
             }
-            if let Some(w) = ws {
+            if let Some(mut w) = ws {
+                w.release();
                 pool.lock().unwrap().push(w);
             }
             Ok((sets, possible))

@@ -293,10 +293,32 @@ impl<'p> Budget<'p> {
     }
 }
 
-/// Dense per-thread scratch (12 bytes per object), reset by what was touched.
+/// Per-object `u32` slots, `NONE` where unset, stored complemented so that
+/// the fresh array is all zero bytes: its pages come from the kernel
+/// untouched and count against memory only once written, and
+/// [`Workspace::release`] can give them back.
+struct Slots(Vec<u32>);
+
+impl Slots {
+    #[inline(always)]
+    fn get(&self, i: u32) -> u32 {
+        !self.0[i as usize]
+    }
+
+    #[inline(always)]
+    fn set(&mut self, i: u32, value: u32) {
+        self.0[i as usize] = !value;
+    }
+}
+
+/// Dense per-thread scratch (12 bytes per object), reset by what was
+/// touched. Its arrays start as untouched zero pages, so a workspace costs
+/// only the pages its walks wrote, and [`Workspace::release`] returns those
+/// between tasks: the memory of verification grows with what the threads
+/// touch at once, not with the thread count times the heap.
 pub(crate) struct Workspace {
-    fwd: Vec<u32>,
-    bwd: Vec<u32>,
+    fwd: Slots,
+    bwd: Slots,
     /// `2e` = in reach of the current representative, `2e + 1` = counted
     /// as additional for its class (e = epoch).
     stamp: Vec<u32>,
@@ -312,9 +334,9 @@ pub(crate) struct Workspace {
 impl Workspace {
     pub fn new(objects: usize) -> Self {
         Workspace {
-            fwd: vec![NONE; objects],
-            bwd: vec![NONE; objects],
-            stamp: vec![0; objects],
+            fwd: Slots(crate::mem::zeroed(objects)),
+            bwd: Slots(crate::mem::zeroed(objects)),
+            stamp: crate::mem::zeroed(objects),
             epoch: 0,
             pairs: Vec::new(),
             stack: Vec::new(),
@@ -322,6 +344,15 @@ impl Workspace {
             deferred: Vec::new(),
             reached: Vec::new(),
         }
+    }
+
+    /// Gives the pages written so far back to the kernel (every slot unset,
+    /// every stamp 0 afterwards), for a workspace going back to the pool.
+    pub fn release(&mut self) {
+        crate::mem::release_zeroed(&mut self.fwd.0);
+        crate::mem::release_zeroed(&mut self.bwd.0);
+        crate::mem::release_zeroed(&mut self.stamp);
+        self.epoch = 0;
     }
 
     fn next_epoch(&mut self) -> u32 {
@@ -450,7 +481,7 @@ fn without_owned_by_shared(
         let seen = &mut ws.stack;
         seen.clear();
         seen.push(x);
-        ws.bwd[x as usize] = x;
+        ws.bwd.set(x, x);
         let mut next = 0;
         let mut owned = false;
         let mut steps = 0;
@@ -466,14 +497,14 @@ fn without_owned_by_shared(
                 if steps >= OWNER_SEARCH {
                     break 'search;
                 }
-                if ws.bwd[p as usize] == NONE {
-                    ws.bwd[p as usize] = p;
+                if ws.bwd.get(p) == NONE {
+                    ws.bwd.set(p, p);
                     seen.push(p);
                 }
             }
         }
         for &o in seen.iter() {
-            ws.bwd[o as usize] = NONE;
+            ws.bwd.set(o, NONE);
         }
         count(5, steps as u64);
         budget.spend(1 + steps as u64)?;
@@ -503,7 +534,7 @@ fn prefix_signature(
     let order = &mut ws.stack;
     order.clear();
     order.push(x);
-    ws.fwd[x as usize] = 0;
+    ws.fwd.set(x, 0);
     let mut h: u64 = 0x243f_6a88_85a3_08d3;
     let mix = |h: u64, v: u64| (h ^ v).wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(23);
     let mut next = 0;
@@ -513,11 +544,11 @@ fn prefix_signature(
         h = mix(h, block[o as usize] as u64);
         // Bounded per object too (huge arrays); the same cut for duplicates.
         for &c in graph.refs(o).iter().take(PREFIX / 2) {
-            let d = ws.fwd[c as usize];
+            let d = ws.fwd.get(c);
             if d != NONE {
                 h = mix(h, d as u64);
             } else if order.len() < PREFIX {
-                ws.fwd[c as usize] = order.len() as u32;
+                ws.fwd.set(c, order.len() as u32);
                 h = mix(h, order.len() as u64 | 1 << 40);
                 order.push(c);
             } else {
@@ -526,7 +557,7 @@ fn prefix_signature(
         }
     }
     for &o in order.iter() {
-        ws.fwd[o as usize] = NONE;
+        ws.fwd.set(o, NONE);
     }
     count(6, order.len() as u64);
     budget.spend(order.len() as u64)?;
@@ -683,8 +714,8 @@ fn pair_with(
         Err(stop) => Err(stop),
     };
     for &(x, y) in &ws.pairs {
-        ws.fwd[x as usize] = NONE;
-        ws.bwd[y as usize] = NONE;
+        ws.fwd.set(x, NONE);
+        ws.bwd.set(y, NONE);
     }
     ws.pairs.clear();
     result
@@ -702,8 +733,8 @@ fn walk_pairs(
     b: u32,
     budget: &mut Budget,
 ) -> Result<bool, Stop> {
-    ws.fwd[a as usize] = b;
-    ws.bwd[b as usize] = a;
+    ws.fwd.set(a, b);
+    ws.bwd.set(b, a);
     ws.pairs.push((a, b));
     let mut next = 0;
     let result = walk_pairs_from(graph, block, ws, &mut next, budget);
@@ -733,18 +764,18 @@ fn walk_pairs_from(
             if block[cx as usize] != block[cy as usize] {
                 return Ok(false);
             }
-            let f = ws.fwd[cx as usize];
+            let f = ws.fwd.get(cx);
             if f != NONE {
                 if f != cy {
                     return Ok(false);
                 }
                 continue;
             }
-            if ws.bwd[cy as usize] != NONE {
+            if ws.bwd.get(cy) != NONE {
                 return Ok(false);
             }
-            ws.fwd[cx as usize] = cy;
-            ws.bwd[cy as usize] = cx;
+            ws.fwd.set(cx, cy);
+            ws.bwd.set(cy, cx);
             ws.pairs.push((cx, cy));
         }
     }
@@ -760,11 +791,11 @@ fn shared_part_consistent(
     budget: &mut Budget,
 ) -> Result<bool, Stop> {
     let in_left = |p: u32| {
-        let f = ws.fwd[p as usize];
+        let f = ws.fwd.get(p);
         f != NONE && f != p
     };
     let in_right = |p: u32| {
-        let b = ws.bwd[p as usize];
+        let b = ws.bwd.get(p);
         b != NONE && b != p
     };
     let in_shared = |p: u32| ws.in_r0(p, in_r0) && !in_left(p);
