@@ -105,3 +105,33 @@ fn text_dumps_show_no_labels() {
     assert!(!s.contains(" → "), "{s}");
     assert!(!s.contains("value \""), "{s}");
 }
+
+#[test]
+fn a_long_escaped_preview_leaves_room_for_the_type_name() {
+    // At 80 columns: a String whose `value` is binary data (a JDK table)
+    // previews as `\x00\x00…`, four columns a byte; the referenced array's
+    // line must still name its type, id and size.
+    let bytes: &'static [u8] = include_bytes!("../fixtures/leaky.hprof.gz");
+    let mut a = heaptui::tui::loaded_app("leaky.hprof.gz", bytes, 80, 24, COLOR);
+    heaptui::tui::app::update(&mut a, heaptui::tui::app::Action::Tick);
+    let g = a.graph().unwrap().clone();
+    let binary = (0..g.dump.objects() as u32)
+        .find(|&o| {
+            g.dump.type_name(o) == "java.lang.String"
+                && g.dump
+                    .text_preview(o, 40)
+                    .is_some_and(|t| t.matches("\\x00").count() >= 10)
+        })
+        .expect("a String holding binary data");
+    inspect(&mut a, binary);
+    let s = screen(&a);
+    let line = s
+        .lines()
+        .find(|l| l.contains(".value →"))
+        .unwrap_or_else(|| panic!("no .value line:\n{s}"));
+    assert!(line.contains(".value → byte[] \"\\x00"), "{line}");
+    assert!(
+        line.trim_end_matches(['│', ' ']).ends_with(')'),
+        "id and size cut off: {line}"
+    );
+}

@@ -330,12 +330,17 @@ impl Pane for Inspector {
                 let body = match (en.target, ctx.loading.graph()) {
                     (Some(Target::Object(o)), Some(g)) => {
                         let d = &g.dump;
-                        let tail = format!(
-                            "{} {} ({})",
-                            en.after,
-                            d.id_hex(o),
-                            bytes(d.sizes[o as usize])
-                        );
+                        // A preview takes at most half the room left, so
+                        // the type name keeps its place: an escaped binary
+                        // value is four columns per byte.
+                        let half = w.saturating_sub(1 + text_width(&en.text)) / 2;
+                        let after = if text_width(&en.after) > half {
+                            fit(&en.after, half, theme)
+                        } else {
+                            en.after.clone()
+                        };
+                        let tail =
+                            format!("{} {} ({})", after, d.id_hex(o), bytes(d.sizes[o as usize]));
                         let room = w.saturating_sub(1 + text_width(&en.text) + text_width(&tail));
                         format!(
                             "{}{}{tail}",
