@@ -55,7 +55,6 @@ pub struct Dominated {
     /// Type index → position in `types`.
     type_pos: Vec<u32>,
     pub roots: Arc<Vec<RootGroup>>,
-    pub weakly_held: (u64, u64),
     /// Per type, the reachable instance retaining most (`u32::MAX`: none).
     pub largest: Arc<Vec<u32>>,
     /// The figures the Overview shows, computed once as the report does.
@@ -342,7 +341,6 @@ impl Loading {
                     types,
                     type_pos,
                     roots,
-                    weakly_held: (summary.weakly_held_objects, summary.weakly_held_bytes),
                     largest,
                     summary,
                     top,

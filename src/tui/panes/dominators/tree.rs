@@ -137,7 +137,25 @@ impl Tree {
         dump: &Model,
         dom: &DominatorTree,
     ) -> (Tree, Option<Deferred>) {
-        let mut t = Tree {
+        let mut t = Tree::unexpanded(root, label);
+        let deferred = t.expand(0, dump, dom);
+        t.select_first_child();
+        (t, deferred)
+    }
+
+    /// The tree of the super-root whose children were grouped already (by
+    /// the worker, as they can be millions: never on the UI thread).
+    pub fn of_super_root(label: String, top: &[Arc<Group>], dom: &DominatorTree) -> Tree {
+        let mut t = Tree::unexpanded(Item::SuperRoot, label);
+        t.nodes[0].expanded = true;
+        t.set_shared_groups(0, top.to_vec(), dom);
+        t.select_first_child();
+        t
+    }
+
+    /// A tree of `root` alone, its children not yet grouped.
+    fn unexpanded(root: Item, label: String) -> Tree {
+        Tree {
             id: NEXT_TREE_ID.fetch_add(1, Ordering::Relaxed),
             nodes: vec![Node::new(root, None, 0)],
             flat: Vec::new(),
@@ -150,33 +168,7 @@ impl Tree {
             growth_order: false,
             steady_only: false,
             origin: 0,
-        };
-        let deferred = t.expand(0, dump, dom);
-        t.select_first_child();
-        (t, deferred)
-    }
-
-    /// The tree of the super-root whose children were grouped already (by
-    /// the worker, as they can be millions: never on the UI thread).
-    pub fn of_super_root(label: String, top: &[Arc<Group>], dom: &DominatorTree) -> Tree {
-        let mut t = Tree {
-            id: NEXT_TREE_ID.fetch_add(1, Ordering::Relaxed),
-            nodes: vec![Node::new(Item::SuperRoot, None, 0)],
-            flat: Vec::new(),
-            top: Vec::new(),
-            selected: 0,
-            offset: 0,
-            label,
-            compared: None,
-            root_path: 0,
-            growth_order: false,
-            steady_only: false,
-            origin: 0,
-        };
-        t.nodes[0].expanded = true;
-        t.set_shared_groups(0, top.to_vec(), dom);
-        t.select_first_child();
-        t
+        }
     }
 
     fn select_first_child(&mut self) {
