@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::Line;
-use ratatui::widgets::{Block, Paragraph};
+use ratatui::widgets::Paragraph;
 use ratatui::Frame;
 
 use super::table::{no_comparison, Page, ScrolledTable, Sort, TableRow};
@@ -921,14 +921,7 @@ impl Pane for DuplicatesPane {
             ),
             _ => " Duplicates ".into(),
         };
-        let block = Block::bordered()
-            .border_set(theme.border())
-            .title(Line::styled(
-                fit(&title, area.width.saturating_sub(2) as usize, theme),
-                theme.header(),
-            ));
-        let inner = block.inner(area);
-        f.render_widget(block, area);
+        let inner = super::framed(f, area, &title, theme);
         let (Some(graph), Some(d)) = (ctx.loading.graph(), &pane.source) else {
             f.render_widget(Paragraph::new(" detecting duplicates…"), inner);
             return;

@@ -10,14 +10,12 @@
 use std::sync::Arc;
 
 use ratatui::layout::Rect;
-use ratatui::text::Line;
-use ratatui::widgets::Block;
 use ratatui::Frame;
 
 use super::table::{ScrolledTable, Sort, TableRow};
 use super::{Intent, ListState};
 use crate::graph::{DominatorTree, HeapGraph};
-use crate::tui::fmt::{bytes, bytes_width, count, fit, Col, Columns};
+use crate::tui::fmt::{bytes, bytes_width, count, Col, Columns};
 use crate::tui::instance_rows::{retained, InstanceKey, InstanceRows, TypeObjects};
 use crate::tui::theme::Theme;
 use crate::tui::worker::Job;
@@ -164,14 +162,7 @@ impl InstancesView {
             dump.type_names[view.type_index as usize],
             theme.sep()
         );
-        let block = Block::bordered()
-            .border_set(theme.border())
-            .title(Line::styled(
-                fit(&title, area.width.saturating_sub(2) as usize, theme),
-                theme.header(),
-            ));
-        let inner = block.inner(area);
-        f.render_widget(block, area);
+        let inner = super::framed(f, area, &title, theme);
         let cols = view.columns();
         let table = Columns::new(inner.width as usize, &cols);
         let height = inner.height.saturating_sub(1) as usize;

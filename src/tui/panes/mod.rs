@@ -186,6 +186,21 @@ pub trait Pane {
 /// applied, that it matched nothing (`no roots match `Foo``), or, with no
 /// filter, `unfiltered` (why the data set itself is empty). Every list
 /// phrases it the same way.
+/// Draws a list pane's frame titled `title` (cut to the width with an
+/// ellipsis) and returns the area inside it.
+pub fn framed(f: &mut Frame, area: Rect, title: &str, theme: &Theme) -> Rect {
+    let width = area.width.saturating_sub(2) as usize;
+    let block = ratatui::widgets::Block::bordered()
+        .border_set(theme.border())
+        .title(ratatui::text::Line::styled(
+            super::fmt::fit(title, width, theme),
+            theme.header(),
+        ));
+    let inner = block.inner(area);
+    f.render_widget(block, area);
+    inner
+}
+
 pub fn empty_message(ctx: &Ctx, busy: bool, noun: &str, unfiltered: &str) -> String {
     let filter = ctx.filter.trim();
     if busy || ctx.filtering {

@@ -5,8 +5,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use ratatui::layout::Rect;
-use ratatui::text::Line;
-use ratatui::widgets::{Block, Paragraph};
+use ratatui::widgets::Paragraph;
 use ratatui::Frame;
 
 use super::table::{no_comparison, plural, Page, ScrolledTable, Sort, TableRow};
@@ -472,26 +471,20 @@ impl Pane for RootsPane {
     fn draw(&self, ctx: &Ctx, area: Rect, f: &mut Frame) {
         let theme = ctx.theme;
         let pane = self;
-        let block = Block::bordered()
-            .border_set(theme.border())
-            .title(Line::styled(
-                match (&pane.delta, pane.steady_only) {
-                    (Some(_), true) => {
-                        format!(
-                            " Roots by kind and flags {} steady growth only ",
-                            theme.sep()
-                        )
-                    }
-                    (Some(_), false) => format!(
-                        " Roots by kind and flags {0} Δ vs oldest {0} t: steady only ",
-                        theme.sep()
-                    ),
-                    (None, _) => " Roots by kind and flags ".to_string(),
-                },
-                theme.header(),
-            ));
-        let inner = block.inner(area);
-        f.render_widget(block, area);
+        let title = match (&pane.delta, pane.steady_only) {
+            (Some(_), true) => {
+                format!(
+                    " Roots by kind and flags {} steady growth only ",
+                    theme.sep()
+                )
+            }
+            (Some(_), false) => format!(
+                " Roots by kind and flags {0} Δ vs oldest {0} t: steady only ",
+                theme.sep()
+            ),
+            (None, _) => " Roots by kind and flags ".to_string(),
+        };
+        let inner = super::framed(f, area, &title, theme);
         let (Some(graph), Some(dom), Some(groups)) =
             (ctx.loading.graph(), ctx.loading.dom(), ctx.loading.roots())
         else {

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::Line;
-use ratatui::widgets::{Block, Paragraph};
+use ratatui::widgets::Paragraph;
 use ratatui::Frame;
 
 use super::instances::{self, InstancesView};
@@ -709,18 +709,7 @@ impl Pane for TypesPane {
             }
             None => String::new(),
         };
-        let block = Block::bordered()
-            .border_set(theme.border())
-            .title(Line::styled(
-                fit(
-                    &(shown + &comparison),
-                    area.width.saturating_sub(2) as usize,
-                    theme,
-                ),
-                theme.header(),
-            ));
-        let inner = block.inner(area);
-        f.render_widget(block, area);
+        let inner = super::framed(f, area, &(shown + &comparison), theme);
         let (Some(graph), Some(_)) = (ctx.loading.graph(), ctx.loading.types()) else {
             f.render_widget(
                 Paragraph::new(" waiting for the dominator tree (min retained sizes need it)"),
