@@ -110,6 +110,19 @@ fn a_second_open_reads_back_exactly_the_first_analysis() {
         let last = d.ids.len() - 1;
         assert_eq!(d.index_of(d.ids[last]), Some(last as u32), "{name}");
         assert_eq!(d.index_of(u64::MAX - 3), None, "{name}");
+        // The big arrays are used where they lie in the mapped file, not
+        // copied; the first analysis owns its arrays.
+        let mapped = [
+            d.ids.is_mapped(),
+            d.sizes.is_mapped(),
+            d.refs.targets.is_mapped(),
+            second.graph.retainers.offsets.is_mapped(),
+            second.dom.idom.is_mapped(),
+            second.dom.retained_bytes.is_mapped(),
+            second.dom.children.targets.is_mapped(),
+        ];
+        assert_eq!(mapped, [true; 7], "{name}");
+        assert!(!first.dump().sizes.is_mapped() && !first.dom.idom.is_mapped());
     }
     assert_eq!(cache_files(&cache).len(), 4);
 }

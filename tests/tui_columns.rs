@@ -84,7 +84,7 @@ fn wide_app_with(w: u16, h: u16, objects: bool) -> App {
             } => {
                 let mut dom = (*dom).clone();
                 if objects {
-                    for r in &mut dom.retained_objects {
+                    for r in dom.retained_objects.iter_mut() {
                         *r *= SCALE;
                     }
                     dom.reachable_objects *= SCALE as u64;

@@ -18,6 +18,7 @@ use crate::analysis::summary::Summary;
 use crate::analysis::{Analysis, Timings, TypeStats};
 use crate::graph::duplicates::{DuplicateMode, DuplicateSet, Duplicates, PossibleDuplicates};
 use crate::graph::{DominatorTree, HeapGraph, NOT_REACHABLE, SUPER_ROOT};
+use crate::mem::Array;
 use crate::model::{
     AppDomain, Csr, Diagnostics, Format, IdIndex, Labels, Model, RecordCounts, Root, ValueKind,
     Values,
@@ -212,8 +213,8 @@ fn lists<'l>(w: &mut W, tag: u32, items: impl Iterator<Item = &'l [u32]>) -> std
         w,
         tag,
         &Csr {
-            offsets,
-            targets: all,
+            offsets: offsets.into(),
+            targets: all.into(),
         },
     )
 }
@@ -229,8 +230,8 @@ fn check_below(what: &str, values: &[u32], bound: usize) -> Result<(), Corrupt> 
 }
 
 fn read_csr(r: &R, tag: u32, nodes: usize, bound: usize) -> Result<Csr, Corrupt> {
-    let offsets: Vec<u64> = r.array(tag)?;
-    let targets: Vec<u32> = r.array(tag + 1)?;
+    let offsets: Array<u64> = r.array(tag)?;
+    let targets: Array<u32> = r.array(tag + 1)?;
     let ok = offsets.len() == nodes + 1
         && offsets[0] == 0
         && offsets[nodes] == targets.len() as u64
@@ -243,8 +244,8 @@ fn read_csr(r: &R, tag: u32, nodes: usize, bound: usize) -> Result<Csr, Corrupt>
 }
 
 fn read_strings(r: &R, tag: u32) -> Result<Vec<String>, Corrupt> {
-    let ends: Vec<u64> = r.array(tag)?;
-    let bytes: Vec<u8> = r.array(tag + 1)?;
+    let ends: Array<u64> = r.array(tag)?;
+    let bytes: Array<u8> = r.array(tag + 1)?;
     let mut out = Vec::with_capacity(ends.len());
     let mut start = 0usize;
     for &e in &ends {
@@ -258,8 +259,8 @@ fn read_strings(r: &R, tag: u32) -> Result<Vec<String>, Corrupt> {
     Ok(out)
 }
 
-fn get<T: Element>(r: &R, tag: u32, len: usize) -> Result<Vec<T>, Corrupt> {
-    let v: Vec<T> = r.array(tag)?;
+fn get<T: Element>(r: &R, tag: u32, len: usize) -> Result<Array<T>, Corrupt> {
+    let v: Array<T> = r.array(tag)?;
     if v.len() != len {
         return corrupt(format!(
             "section {tag}: {} entries, expected {len}",
@@ -271,30 +272,37 @@ fn get<T: Element>(r: &R, tag: u32, len: usize) -> Result<Vec<T>, Corrupt> {
 
 /// Reads the analysis of `path` back; every index checked.
 pub fn decode(r: &R, path: &Path) -> Result<Analysis, Corrupt> {
-    let meta: Vec<u64> = get(r, META, 15)?;
+    let mut laps = crate::progress::Laps::new("cache");
+    let meta: Array<u64> = get(r, META, 15)?;
     let dump = decode_model(r, path, &meta)?;
+    laps.lap("model");
     let n = dump.objects();
     let retainers = read_csr(r, RETAINERS, n, n)?;
-    let strong_roots: Vec<u32> = r.array(STRONG_ROOTS)?;
+    let strong_roots: Array<u32> = r.array(STRONG_ROOTS)?;
     check_below("strong roots", &strong_roots, n)?;
-    let graph = HeapGraph::from_parts(dump, retainers, strong_roots);
+    laps.lap("retainers");
+    let graph = HeapGraph::from_parts(dump, retainers, strong_roots.into_vec());
+    laps.lap("from_parts");
     let dom = decode_dominators(r, &graph)?;
+    laps.lap("dominators");
     let types = decode_type_stats(r, graph.dump.type_names.len())?;
     let duplicates = decode_duplicates(r, &graph.dump, &meta)?;
-    let largest: Vec<u32> = get(r, LARGEST, graph.dump.type_names.len())?;
+    laps.lap("types+duplicates");
+    let largest: Array<u32> = get(r, LARGEST, graph.dump.type_names.len())?;
     if largest.iter().any(|&o| o != u32::MAX && o as usize >= n) {
         return corrupt("largest instances: index out of range");
     }
     let roots = Arc::new(root_groups(&graph, &dom));
     let weak = weakly_held(&graph, &dom);
     let summary = Arc::new(Summary::new(&graph, &dom, &types, weak));
+    laps.lap("roots, weak, summary");
     Ok(Analysis {
         graph: Arc::new(graph),
         dom: Arc::new(dom),
         types: Arc::new(types),
         duplicates: Arc::new(duplicates),
         roots,
-        largest: Arc::new(largest),
+        largest: Arc::new(largest.into_vec()),
         summary,
         timings: Timings::default(),
     })
@@ -305,14 +313,14 @@ fn decode_model(r: &R, path: &Path, meta: &[u64]) -> Result<Model, Corrupt> {
         .into_iter()
         .map(String::into_boxed_str)
         .collect();
-    let ids: Vec<u64> = r.array(IDS)?;
+    let ids: Array<u64> = r.array(IDS)?;
     let n = ids.len();
     if n > u32::MAX as usize - 2 {
         return corrupt("too many objects");
     }
-    let types: Vec<u32> = get(r, TYPES, n)?;
+    let types: Array<u32> = get(r, TYPES, n)?;
     check_below("types", &types, type_names.len())?;
-    let sizes: Vec<u64> = get(r, SIZES, n)?;
+    let sizes: Array<u64> = get(r, SIZES, n)?;
     let total: u128 = sizes.par_iter().map(|&s| s as u128).sum();
     if total > u64::MAX as u128 {
         return corrupt("sizes overflow");
@@ -370,7 +378,7 @@ fn decode_model(r: &R, path: &Path, meta: &[u64]) -> Result<Model, Corrupt> {
 
 fn decode_domains(r: &R) -> Result<Vec<AppDomain>, Corrupt> {
     let text = read_strings(r, DOMAINS)?;
-    let meta: Vec<u64> = r.array(DOMAINS + 2)?;
+    let meta: Array<u64> = r.array(DOMAINS + 2)?;
     if text.len() != meta.len() || !text.len().is_multiple_of(3) || text.is_empty() {
         return corrupt("AppDomains: bad lengths");
     }
@@ -388,7 +396,7 @@ fn decode_domains(r: &R) -> Result<Vec<AppDomain>, Corrupt> {
 }
 
 fn decode_roots(r: &R, n: usize, domains: usize, names: usize) -> Result<Vec<Root>, Corrupt> {
-    let raw: Vec<u64> = r.array(ROOTS)?;
+    let raw: Array<u64> = r.array(ROOTS)?;
     if !raw.len().is_multiple_of(7) {
         return corrupt("roots: bad length");
     }
@@ -423,7 +431,7 @@ fn decode_labels(r: &R, edges: usize) -> Result<Option<Labels>, Corrupt> {
         .into_iter()
         .map(String::into_boxed_str)
         .collect();
-    let of_ref: Vec<u32> = get(r, LABELS, edges)?;
+    let of_ref: Array<u32> = get(r, LABELS, edges)?;
     // Names and array indices are told apart by the top bit (see Labels).
     if of_ref
         .par_iter()
@@ -431,16 +439,16 @@ fn decode_labels(r: &R, edges: usize) -> Result<Option<Labels>, Corrupt> {
     {
         return corrupt("labels: index out of range");
     }
-    Ok(Some(Labels::new(names, of_ref)))
+    Ok(Some(Labels::new(names, of_ref.into_vec())))
 }
 
 fn decode_values(r: &R, n: usize) -> Result<Option<Values>, Corrupt> {
     if !r.has(VALUES) {
         return Ok(None);
     }
-    let offsets: Vec<u64> = get(r, VALUES, n + 1)?;
-    let bytes: Vec<u8> = r.array(VALUES + 1)?;
-    let raw: Vec<u8> = get(r, VALUES + 2, n)?;
+    let offsets: Array<u64> = get(r, VALUES, n + 1)?;
+    let bytes: Array<u8> = r.array(VALUES + 1)?;
+    let raw: Array<u8> = get(r, VALUES + 2, n)?;
     let ok = offsets[0] == 0
         && offsets[n] == bytes.len() as u64
         && offsets.par_windows(2).all(|w| w[0] <= w[1]);
@@ -463,21 +471,23 @@ fn decode_values(r: &R, n: usize) -> Result<Option<Values>, Corrupt> {
         return corrupt("values: unknown kind");
     };
     Ok(Some(Values {
-        offsets,
-        bytes,
+        offsets: offsets.into_vec(),
+        bytes: bytes.into_vec(),
         kinds,
     }))
 }
 
 fn decode_dominators(r: &R, graph: &HeapGraph) -> Result<DominatorTree, Corrupt> {
     let n = graph.objects();
-    let idom: Vec<u32> = get(r, IDOM, n)?;
-    let retained_bytes: Vec<u64> = get(r, RETAINED_BYTES, n)?;
-    let retained_objects: Vec<u32> = get(r, RETAINED_OBJECTS, n)?;
+    let idom: Array<u32> = get(r, IDOM, n)?;
+    let retained_bytes: Array<u64> = get(r, RETAINED_BYTES, n)?;
+    let retained_objects: Array<u32> = get(r, RETAINED_OBJECTS, n)?;
     let children = read_csr(r, CHILDREN, n + 1, n)?;
-    let preorder: Vec<u32> = r.array(PREORDER)?;
+    let preorder: Array<u32> = r.array(PREORDER)?;
     check_below("preorder", &preorder, n)?;
+    let t = std::time::Instant::now();
     check_tree(&idom, &children, &preorder)?;
+    tracing::debug!(target: "heaptui::profile", "cache/check_tree: {} ms", t.elapsed().as_millis());
     let sizes = &graph.dump.sizes;
     let reachable_bytes = preorder.par_iter().map(|&o| sizes[o as usize]).sum();
     Ok(DominatorTree {
@@ -495,12 +505,20 @@ fn decode_dominators(r: &R, graph: &HeapGraph) -> Result<DominatorTree, Corrupt>
 /// before its object, and `children` lists exactly that tree.
 fn check_tree(idom: &[u32], children: &Csr, preorder: &[u32]) -> Result<(), Corrupt> {
     let n = idom.len();
-    let mut position = vec![u32::MAX; n];
-    for (i, &o) in preorder.iter().enumerate() {
-        if position[o as usize] != u32::MAX {
+    // Each object's place in the preorder, scattered in parallel; a place
+    // already taken means the preorder repeats an object.
+    let mut position = crate::mem::filled(n, u32::MAX);
+    {
+        use std::sync::atomic::Ordering::Relaxed;
+        let slots = crate::mem::as_atomic(&mut position);
+        let once = preorder.par_iter().enumerate().all(|(i, &o)| {
+            slots[o as usize]
+                .compare_exchange(u32::MAX, i as u32, Relaxed, Relaxed)
+                .is_ok()
+        });
+        if !once {
             return corrupt("preorder: an object twice");
         }
-        position[o as usize] = i as u32;
     }
     let tree_ok = idom.par_iter().enumerate().all(|(o, &d)| match d {
         NOT_REACHABLE => position[o] == u32::MAX,
@@ -521,7 +539,7 @@ fn check_tree(idom: &[u32], children: &Csr, preorder: &[u32]) -> Result<(), Corr
 }
 
 fn decode_type_stats(r: &R, names: usize) -> Result<Vec<TypeStats>, Corrupt> {
-    let raw: Vec<u64> = r.array(TYPE_STATS)?;
+    let raw: Array<u64> = r.array(TYPE_STATS)?;
     if !raw.len().is_multiple_of(5) || raw.chunks_exact(5).any(|f| f[0] as usize >= names) {
         return corrupt("type statistics: bad entries");
     }
@@ -539,12 +557,15 @@ fn decode_type_stats(r: &R, names: usize) -> Result<Vec<TypeStats>, Corrupt> {
 
 fn read_lists(r: &R, tag: u32, count: usize, bound: usize) -> Result<Vec<Vec<u32>>, Corrupt> {
     let c = read_csr(r, tag, count, bound)?;
-    Ok((0..count as u32).map(|i| c.neighbors(i).to_vec()).collect())
+    Ok((0..count as u32)
+        .into_par_iter()
+        .map(|i| c.neighbors(i).to_vec())
+        .collect())
 }
 
 fn decode_duplicates(r: &R, dump: &Model, meta: &[u64]) -> Result<Duplicates, Corrupt> {
     let (n, names) = (dump.objects(), dump.type_names.len());
-    let raw: Vec<u64> = r.array(SETS)?;
+    let raw: Array<u64> = r.array(SETS)?;
     if !raw.len().is_multiple_of(6) {
         return corrupt("duplicate sets: bad length");
     }
@@ -569,18 +590,19 @@ fn decode_duplicates(r: &R, dump: &Model, meta: &[u64]) -> Result<Duplicates, Co
             holding_set: (f[5] != NONE).then_some(f[5] as u32),
         });
     }
-    let types: Vec<u32> = r.array(POSSIBLE)?;
+    let types: Array<u32> = r.array(POSSIBLE)?;
     check_below("possible duplicates", &types, names)?;
     let instances = read_lists(r, POSSIBLE + 1, types.len(), n)?;
     let possible = types
-        .into_iter()
+        .iter()
+        .copied()
         .zip(instances)
         .map(|(type_index, instances)| PossibleDuplicates {
             type_index,
             instances,
         })
         .collect();
-    let finished: Vec<u32> = r.array(FINISHED)?;
+    let finished: Array<u32> = r.array(FINISHED)?;
     check_below("finished types", &finished, names)?;
     let mode = match meta[11] {
         0 => None,
@@ -597,7 +619,7 @@ fn decode_duplicates(r: &R, dump: &Model, meta: &[u64]) -> Result<Duplicates, Co
         sets,
         possible,
         budget,
-        finished,
+        finished.into_vec(),
     ))
 }
 
@@ -666,7 +688,9 @@ mod tests {
             (
                 "short retained sizes",
                 Box::new(|d| {
-                    d.retained_bytes.pop();
+                    let mut v = d.retained_bytes.clone().into_vec();
+                    v.pop();
+                    d.retained_bytes = v.into();
                 }),
             ),
         ];

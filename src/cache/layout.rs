@@ -1,8 +1,10 @@
 //! The cache file's layout: a header, the sections, then a table of the
 //! sections and a trailer. Each section is an array of little-endian
-//! numbers (or bytes) starting on an 8-byte boundary, so the file could be
-//! mapped and read in place; it is written as it is produced and read
-//! straight into the arrays it becomes (no second copy of the heap).
+//! numbers (or bytes) starting on an 8-byte boundary. It is written as it
+//! is produced; reopening maps the file and, once a section's checksum
+//! holds, uses it where it lies ([`crate::mem::Array`]): the big arrays are
+//! neither copied nor zeroed. (Bytes in memory, as the fuzz target gives,
+//! and big-endian machines are read into vectors instead.)
 //!
 //! ```text
 //! header   magic "HEAPTUIC" | version u32 | key length u32 | key bytes | pad to 8
@@ -19,7 +21,11 @@ use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::os::unix::fs::FileExt;
 
+use memmap2::Mmap;
 use rayon::prelude::*;
+use std::sync::Arc;
+
+use crate::mem::Array;
 
 pub const MAGIC: &[u8; 8] = b"HEAPTUIC";
 const TRAILER_MAGIC: &[u8; 4] = b"HTC\0";
@@ -178,10 +184,30 @@ fn checksum(bytes: &[u8]) -> u32 {
     crc.finalize()
 }
 
-/// Reads positioned bytes of a cache file (a file, or bytes in tests).
+/// Reads positioned bytes of a cache file (a file, a map of one, or bytes
+/// in tests).
 pub trait Input: Sync {
     fn len(&self) -> u64;
     fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()>;
+    /// The whole file as a map, where sections can be used in place.
+    fn map(&self) -> Option<&Arc<Mmap>> {
+        None
+    }
+}
+
+/// A mapped cache file: sections are checked and then used where they lie.
+pub struct Mapped(pub Arc<Mmap>);
+
+impl Input for Mapped {
+    fn len(&self) -> u64 {
+        self.0.len() as u64
+    }
+    fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
+        self.0[..].read_at(buf, offset)
+    }
+    fn map(&self) -> Option<&Arc<Mmap>> {
+        Some(&self.0)
+    }
 }
 
 impl Input for File {
@@ -297,8 +323,10 @@ impl<'a, I: Input + ?Sized> Reader<'a, I> {
         self.table.iter().any(|e| e.tag == tag)
     }
 
-    /// Section `tag` as an array, checked against its checksum.
-    pub fn array<T: Element>(&self, tag: u32) -> Result<Vec<T>, Corrupt> {
+    /// Section `tag` as an array, checked against its checksum: in place
+    /// when the file is mapped (and little-endian like the file), else
+    /// read into a vector.
+    pub fn array<T: Element>(&self, tag: u32) -> Result<Array<T>, Corrupt> {
         let Some(e) = self.table.iter().find(|e| e.tag == tag) else {
             return corrupt(format!("section {tag} missing"));
         };
@@ -306,6 +334,16 @@ impl<'a, I: Input + ?Sized> Reader<'a, I> {
             return corrupt(format!("section {tag}: width {} not {}", e.width, T::WIDTH));
         }
         let len = usize::try_from(e.len).or_else(|_| corrupt("section too long"))?;
+        if let (Some(map), true) = (self.input.map(), cfg!(target_endian = "little")) {
+            let offset = usize::try_from(e.offset).or_else(|_| corrupt("section too far"))?;
+            let Some(a) = Array::<T>::mapped(map, offset, len) else {
+                return corrupt(format!("section {tag} lies outside the file"));
+            };
+            if checksum(bytemuck::cast_slice(&a[..])) != e.crc {
+                return corrupt(format!("section {tag}: checksum mismatch"));
+            }
+            return Ok(a);
+        }
         let mut out = vec![T::default(); len];
         let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut out);
         let crcs: Vec<io::Result<(u32, u64)>> = bytes
@@ -327,7 +365,7 @@ impl<'a, I: Input + ?Sized> Reader<'a, I> {
         if cfg!(target_endian = "big") {
             out.par_iter_mut().for_each(|v| *v = v.swap());
         }
-        Ok(out)
+        Ok(out.into())
     }
 }
 
@@ -349,7 +387,7 @@ mod tests {
         let r = Reader::open(&file[..], b"key").unwrap();
         assert_eq!(r.array::<u32>(1).unwrap(), [1, 2, 3]);
         assert_eq!(r.array::<u64>(2).unwrap(), [u64::MAX, 0]);
-        assert_eq!(r.array::<u8>(3).unwrap(), b"hello");
+        assert_eq!(&r.array::<u8>(3).unwrap()[..], b"hello");
         assert!(r.array::<u64>(1).is_err(), "a width mismatch is caught");
         assert!(r.array::<u32>(9).is_err(), "a missing section is caught");
     }
@@ -368,7 +406,7 @@ mod tests {
                     assert_eq!(v, [1, 2, 3], "byte {i}");
                 }
                 if let Ok(v) = r.array::<u8>(3) {
-                    assert_eq!(v, b"hello", "byte {i}");
+                    assert_eq!(&v[..], b"hello", "byte {i}");
                 }
             }
             assert!(Reader::open(&file[..i], b"key").is_err(), "cut at {i}");

@@ -1,7 +1,7 @@
 //! The reopen cache (SPEC §3 "Reopening"): after the first analysis of a
 //! dump, its arrays (graph, dominators, retained sizes, type statistics,
 //! duplicate sets and holders, diagnostics) go to a file in the user's cache
-//! directory; opening the same dump again reads them back instead of
+//! directory; opening the same dump again maps them back instead of
 //! analysing. The file is keyed by the dump's identity (path, size,
 //! modification time, hashes of its first and last MiB), the build of
 //! heaptui and the duplicate options; it is written atomically (a temporary
@@ -214,7 +214,17 @@ impl Place {
             return Ok(None);
         };
         progress.start(Stage::Parse, 1);
-        let input: &dyn layout::Input = &file;
+        // Sections are used where they lie in the map. heaptui replaces a
+        // cache file by renaming a new one over it and removes one by
+        // unlinking, both harmless to a map; only another program cutting
+        // the file short could raise SIGBUS, which the handler turns into a
+        // message.
+        crate::mem::guard::install_sigbus_handler();
+        crate::mem::guard::remember_mapped_cache(&self.file);
+        let map = crate::mem::map::map_file(&file)
+            .or_else(|e| layout::corrupt(format!("cannot map: {e}")))?;
+        let input = layout::Mapped(Arc::new(map));
+        let input: &dyn layout::Input = &input;
         let reader = layout::Reader::open(input, &self.key)?;
         let mut a = codec::decode(&reader, &self.dump)?;
         a.timings.parse_ms = t.elapsed().as_millis() as u64;

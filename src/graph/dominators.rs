@@ -42,6 +42,7 @@
 use rayon::prelude::*;
 
 use super::{Csr, HeapGraph};
+use crate::mem::Array;
 use crate::progress::{Cancelled, Progress, Stage};
 
 /// `idom` of an object whose immediate dominator is the super-root.
@@ -54,17 +55,17 @@ const UNSEEN: u32 = u32::MAX;
 #[derive(Debug, Clone, Default)]
 pub struct DominatorTree {
     /// Per object: its immediate dominator, [`SUPER_ROOT`] or [`NOT_REACHABLE`].
-    pub idom: Vec<u32>,
+    pub idom: Array<u32>,
     /// Per object: shallow bytes of its dominator subtree (0 if unreachable).
-    pub retained_bytes: Vec<u64>,
+    pub retained_bytes: Array<u64>,
     /// Per object: objects in its dominator subtree (0 if unreachable).
-    pub retained_objects: Vec<u32>,
+    pub retained_objects: Array<u32>,
     /// Children in the dominator tree, by retained bytes descending then
     /// index; node `objects` (the last) is the super-root.
     pub children: Csr,
     /// Reachable objects in DFS preorder from the super-root (parents of the
     /// DFS tree first, so every dominator precedes what it dominates).
-    pub preorder: Vec<u32>,
+    pub preorder: Array<u32>,
     pub reachable_objects: u64,
     pub reachable_bytes: u64,
 }
@@ -387,7 +388,11 @@ pub fn compute(
             offsets.push(targets.len() as u64);
         }
         offsets.push(targets.len() as u64);
-        Csr { offsets, targets }.transpose()
+        Csr {
+            offsets: offsets.into(),
+            targets: targets.into(),
+        }
+        .transpose()
     };
     {
         let offsets = &children.offsets;
@@ -413,13 +418,13 @@ pub fn compute(
     laps.lap("children");
     progress.set_done(4);
     Ok(DominatorTree {
-        idom,
-        retained_bytes,
-        retained_objects,
+        idom: idom.into(),
+        retained_bytes: retained_bytes.into(),
+        retained_objects: retained_objects.into(),
         children,
         reachable_objects: (m - 1) as u64,
         reachable_bytes,
-        preorder: vertex,
+        preorder: vertex.into(),
     })
 }
 

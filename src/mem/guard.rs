@@ -92,7 +92,18 @@ static SIGBUS_ONCE: Once = Once::new();
 static MAPPED_PATH: AtomicPtr<u8> = AtomicPtr::new(std::ptr::null_mut());
 static MAPPED_PATH_LEN: AtomicUsize = AtomicUsize::new(0);
 
+/// Whether the most recently mapped file is a reopen cache (the message
+/// then tells how to get past it) rather than a dump.
+static MAPPED_IS_CACHE: AtomicBool = AtomicBool::new(false);
+
+/// Names the reopen cache file just mapped in the SIGBUS message.
+pub fn remember_mapped_cache(path: &Path) {
+    remember_mapped_path(path);
+    MAPPED_IS_CACHE.store(true, Ordering::SeqCst);
+}
+
 pub fn remember_mapped_path(path: &Path) {
+    MAPPED_IS_CACHE.store(false, Ordering::SeqCst);
     let bytes: &'static mut [u8] = Box::leak(
         path.as_os_str()
             .as_encoded_bytes()
@@ -129,6 +140,8 @@ extern "C" fn on_sigbus(_: libc::c_int, _: *mut libc::siginfo_t, _: *mut libc::c
     const PREFIX: &[u8] = b"heaptui: ";
     const MSG: &[u8] =
         b"the dump file shrank while it was being read (truncated by another process); nothing was written\n";
+    const CACHE_MSG: &[u8] =
+        b"the reopen cache file shrank while it was being read (truncated by another process); run again, or with --no-cache\n";
     // The parser's threads touch the mapping in parallel: several can fault
     // at once, and each runs this handler. Only the first speaks (their
     // writes interleaved into "heaptui: heaptui: …"); the others wait for
@@ -157,7 +170,12 @@ extern "C" fn on_sigbus(_: libc::c_int, _: *mut libc::siginfo_t, _: *mut libc::c
             libc::write(2, ptr.cast(), len);
             libc::write(2, b": ".as_ptr().cast(), 2);
         }
-        libc::write(2, MSG.as_ptr().cast(), MSG.len());
+        let msg = if MAPPED_IS_CACHE.load(Ordering::SeqCst) {
+            CACHE_MSG
+        } else {
+            MSG
+        };
+        libc::write(2, msg.as_ptr().cast(), msg.len());
         libc::_exit(2);
     }
 }

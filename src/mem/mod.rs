@@ -7,8 +7,11 @@
 //! it elsewhere): huge-page advice, atomic views, prefetch hints, and in
 //! [`map`] file maps. Each use says why it is sound.
 
+mod array;
 pub mod guard;
 pub mod map;
+
+pub use array::Array;
 
 /// A vector of `len` copies of `value`, backed by huge pages where the
 /// kernel allows it.

@@ -3,10 +3,12 @@
 
 use rayon::prelude::*;
 
+use crate::mem::Array;
+
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Csr {
-    pub offsets: Vec<u64>,
-    pub targets: Vec<u32>,
+    pub offsets: Array<u64>,
+    pub targets: Array<u32>,
 }
 
 impl Csr {
@@ -20,7 +22,10 @@ impl Csr {
             offsets.push(acc);
         }
         assert_eq!(acc as usize, targets.len(), "degrees must sum to targets");
-        Csr { offsets, targets }
+        Csr {
+            offsets: offsets.into(),
+            targets: targets.into(),
+        }
     }
 
     /// Builds from an edge list, keeping for each source the edges' order.
@@ -42,7 +47,10 @@ impl Csr {
             targets[fill[s as usize] as usize] = t;
             fill[s as usize] += 1;
         }
-        Csr { offsets, targets }
+        Csr {
+            offsets: offsets.into(),
+            targets: targets.into(),
+        }
     }
 
     pub fn nodes(&self) -> usize {
@@ -189,7 +197,10 @@ impl Csr {
                     }
                 });
         }
-        Csr { offsets, targets }
+        Csr {
+            offsets: offsets.into(),
+            targets: targets.into(),
+        }
     }
 }
 

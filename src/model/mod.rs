@@ -14,6 +14,8 @@ pub mod text;
 
 use std::path::PathBuf;
 
+pub use crate::mem::Array;
+
 pub use csr::Csr;
 pub use diag::{Collector, Kind, Place};
 pub use idmap::{IdIndex, WideIdIndex};
@@ -225,9 +227,9 @@ pub struct Model {
     pub app_domains: Vec<AppDomain>,
     /// Type names, interned: two sections' types with one name share an index.
     pub type_names: Vec<Box<str>>,
-    pub ids: Vec<u64>,
-    pub types: Vec<u32>,
-    pub sizes: Vec<u64>,
+    pub ids: Array<u64>,
+    pub types: Array<u32>,
+    pub sizes: Array<u64>,
     /// Outgoing references in field order (dangling ones dropped).
     pub refs: Csr,
     pub roots: Vec<Root>,

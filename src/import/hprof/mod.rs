@@ -263,9 +263,9 @@ fn build_model(
             ..AppDomain::default()
         }],
         type_names: a.type_names,
-        ids: a.ids,
-        types: a.types,
-        sizes: a.sizes,
+        ids: a.ids.into(),
+        types: a.types.into(),
+        sizes: a.sizes.into(),
         refs: a.refs,
         roots: a.roots,
         id_index: a.id_index,

@@ -295,10 +295,10 @@ fn assemble(
             sections: 0,
         },
         type_names,
-        types,
+        types: types.into(),
         refs: Csr::from_degrees(&edges.degrees, edges.targets),
-        sizes: nodes.sizes,
-        ids: nodes.ids,
+        sizes: nodes.sizes.into(),
+        ids: nodes.ids.into(),
         roots,
         id_index,
         diagnostics: {
