@@ -5,7 +5,9 @@ mod tui_support;
 use heaptui::analysis::grouping::group_children_unsorted;
 use heaptui::graph::{DominatorTree, HeapGraph};
 use heaptui::progress::Progress;
-use heaptui::tui::panes::dominators::{Item, Tree, TreeMode, DEFER_PARENTS};
+use heaptui::tui::panes::dominators::{
+    Item, Reveal, Tree, TreeMode, DEFER_CHILDREN, DEFER_PARENTS,
+};
 use heaptui::tui::theme::Theme;
 
 fn wide_heap(n: usize) -> (HeapGraph, DominatorTree) {
@@ -73,7 +75,7 @@ fn wide_groups_are_grouped_by_a_deferred_job() {
 
     // Revealing a member far down the group pins it into the page.
     let last = d.index_of(0x100000 + n as u64 - 1).unwrap();
-    assert!(t.reveal(last, d, &dom));
+    assert!(matches!(t.reveal(last, d, &dom), Reveal::Shown));
     t.flatten(TreeMode::Tree, &None);
     assert_eq!(t.object(t.selected, &dom), Some(last));
     let a_row = t.nodes[t.selected as usize].parent.unwrap();
@@ -109,4 +111,71 @@ fn deep_chains_show_their_depth_instead_of_indenting_forever() {
         let at = line.find("Chain.Link").unwrap();
         assert!(at < 40, "the name is pushed right: {line}");
     }
+}
+
+/// One `Holder` that dominates more than [`DEFER_CHILDREN`] `Elem`s (a big
+/// array's elements); the last `Elem` holds the one `Target`.
+fn holder_heap() -> String {
+    let n = DEFER_CHILDREN + 10;
+    let mut text = String::from("t 1 Holder\nt 2 Elem\nt 3 Target\n");
+    let kids: Vec<String> = (0..n).map(|i| format!("{:x}", 0x10000 + i)).collect();
+    text.push_str(&format!("o 1 1 10 {}\n", kids.join(" ")));
+    for (i, k) in kids.iter().enumerate() {
+        if i + 1 == n {
+            text.push_str(&format!("o {k} 2 8 2\n"));
+        } else {
+            text.push_str(&format!("o {k} 2 8\n"));
+        }
+    }
+    text.push_str("o 2 3 4000\nr 1 1 0\n");
+    text
+}
+
+#[test]
+fn many_children_of_one_object_are_grouped_by_a_job_and_reveal_waits_for_it() {
+    let text = holder_heap();
+    let dump =
+        heaptui::import::rpm::parse_bytes(std::path::Path::new("holder"), text.as_bytes()).unwrap();
+    let g = HeapGraph::build(dump);
+    let dom = DominatorTree::compute(&g, &Progress::new()).unwrap();
+    let d = &g.dump;
+    let target = d.index_of(2).unwrap();
+
+    // Expanding the holder (one parent) is deferred by its children count.
+    let (mut t, deferred) = Tree::new(Item::SuperRoot, "all".into(), d, &dom);
+    assert!(deferred.is_none());
+    let holder_row = t.nodes[0].children.as_ref().unwrap()[0];
+    let job = t
+        .expand(holder_row, d, &dom)
+        .expect("many children: deferred");
+    assert_eq!(job.parents.len(), 1);
+
+    // A reveal below it waits for that grouping, then goes on.
+    let (mut t, _) = Tree::new(Item::SuperRoot, "all".into(), d, &dom);
+    let Reveal::Waiting(Some(job)) = t.reveal(target, d, &dom) else {
+        panic!("the holder's children must be grouped first");
+    };
+    assert!(
+        matches!(t.reveal(target, d, &dom), Reveal::Waiting(None)),
+        "while the job runs, a second reveal waits for it"
+    );
+    let groups = group_children_unsorted(d, &dom, &job.parents);
+    t.set_groups(job.node, groups, &dom);
+    assert!(matches!(t.reveal(target, d, &dom), Reveal::Shown));
+    assert_eq!(t.object(t.selected, &dom), Some(target));
+}
+
+/// Through the real event loop: Enter on a type in the Types pane reveals
+/// its largest instance in the Dominators pane, across a deferred grouping.
+#[test]
+fn revealing_across_a_deferred_grouping_lands_on_the_object() {
+    let text: &'static str = Box::leak(holder_heap().into_boxed_str());
+    let mut a = tui_support::text_app(text, 100, 30);
+    tui_support::keys(&mut a, "3 / \"Target\" Enter Enter");
+    let row = tui_support::selected_row(&a);
+    assert!(row.contains("Target"), "{}", tui_support::screen(&a));
+    assert!(
+        tui_support::screen(&a).contains("Elem"),
+        "its dominator on the way is shown"
+    );
 }

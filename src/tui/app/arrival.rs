@@ -49,13 +49,19 @@ impl App {
                 self.job = None;
             }
             Msg::Expanded { tree, node, groups } => {
+                let mut resume = None;
                 if let (Some(d), Some(dom)) = (&mut self.panes.dominators, self.loading.dom()) {
                     if let Some(t) = d.zooms.iter_mut().find(|t| t.id == tree) {
                         t.set_groups(node, groups, dom);
                     }
                     d.refresh();
+                    resume = d.pending_reveal.take();
                 }
                 self.job = None;
+                // A reveal that waited for these groups goes on.
+                if let Some(object) = resume {
+                    self.continue_reveal(object);
+                }
             }
             Msg::Filtered(f) => self.on_filtered(f),
             // Stage results, taken by `Loading` above.

@@ -5,6 +5,7 @@
 use super::{App, Nav, PaneId};
 use crate::tui::panes::duplicates;
 use crate::tui::panes::inspector::Inspector;
+use crate::tui::panes::Intent;
 use crate::tui::worker::Job;
 
 impl App {
@@ -144,8 +145,25 @@ impl App {
             self.filters[i].clear();
             self.forget_filter(PaneId::Dominators);
         }
-        if let Some(d) = &mut self.panes.dominators {
-            d.reveal(object, &graph.dump, &dom);
+        self.continue_reveal(object);
+    }
+
+    /// Reveals `object` in the dominator tree as far as the grouped nodes
+    /// allow; where one on the way is grouped by a job, that job starts and
+    /// its arrival calls this again.
+    pub(super) fn continue_reveal(&mut self, object: u32) {
+        let (Some(graph), Some(dom)) = (self.loading.graph().cloned(), self.loading.dom().cloned())
+        else {
+            return;
+        };
+        let intents = match &mut self.panes.dominators {
+            Some(d) => d.reveal(object, &graph.dump, &dom),
+            None => Vec::new(),
+        };
+        for intent in intents {
+            if let Intent::Request { job, .. } = intent {
+                self.request(job, "revealing: grouping children");
+            }
         }
         self.fix_scroll();
     }

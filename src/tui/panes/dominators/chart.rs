@@ -16,7 +16,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 use ratatui::Frame;
 
-use super::{DominatorsPane, Item, Marks, Tree, DEFER_PARENTS};
+use super::{groups_inline, DominatorsPane, Item, Marks, Tree};
 use crate::analysis::grouping::group_children_unsorted;
 use crate::analysis::Group;
 use crate::graph::DominatorTree;
@@ -232,9 +232,10 @@ fn levels_under(
 }
 
 /// The grouped dominator-tree children of `parents`, largest first (none
-/// for more parents than the tree groups inline: that is a job's work).
+/// for more parents or children than the tree groups inline: that is a
+/// job's work).
 fn group(parents: &[u32], marks: &Marks, dump: &Model, dom: &DominatorTree) -> Vec<Arc<Group>> {
-    if parents.len() > DEFER_PARENTS {
+    if !groups_inline(parents, dom) {
         return Vec::new();
     }
     let mut groups = group_children_unsorted(dump, dom, parents);

@@ -57,6 +57,9 @@ pub struct DominatorsPane {
     pub delta_widths: [usize; 2],
     /// The chart's nested levels, computed once per zoom, rows and filter.
     pub chart_cache: chart::NestedCache,
+    /// An object being revealed that waits for a node on its way to be
+    /// grouped (see [`Tree::reveal`]); a newer reveal or a zoom drops it.
+    pub pending_reveal: Option<u32>,
 }
 
 impl DominatorsPane {
@@ -77,6 +80,7 @@ impl DominatorsPane {
             steady_only: false,
             delta_widths: [0, 0],
             chart_cache: chart::NestedCache::default(),
+            pending_reveal: None,
         };
         p.refresh();
         p
@@ -419,6 +423,7 @@ impl DominatorsPane {
                     tree.set_compared(Some(c.clone()), root_path);
                 }
                 self.zooms.push(tree);
+                self.pending_reveal = None;
                 self.refresh();
                 out.extend(defer(deferred));
             }
@@ -461,12 +466,24 @@ impl DominatorsPane {
     }
 
     /// Shows `object` in the unzoomed tree, expanding its ancestors; the
-    /// filter must have been dropped (the router does that).
-    pub fn reveal(&mut self, object: u32, dump: &Model, dom: &DominatorTree) {
+    /// filter must have been dropped (the router does that). Where a node
+    /// on the way must be grouped by a job first, that job is returned (or
+    /// none, when one is running already) and the object is kept in
+    /// [`DominatorsPane::pending_reveal`]: the router reveals again when
+    /// the groups arrive.
+    pub fn reveal(&mut self, object: u32, dump: &Model, dom: &DominatorTree) -> Vec<Intent> {
         self.zooms.truncate(1);
         self.marks = None;
-        self.tree_mut().reveal(object, dump, dom);
+        self.pending_reveal = None;
+        let outcome = self.tree_mut().reveal(object, dump, dom);
         self.refresh();
+        match outcome {
+            Reveal::Waiting(job) => {
+                self.pending_reveal = Some(object);
+                defer(job)
+            }
+            Reveal::Shown | Reveal::NotUnder => Vec::new(),
+        }
     }
 }
 
@@ -565,6 +582,7 @@ impl Pane for Option<DominatorsPane> {
                 // Not a history step: Backspace already retraces zooms.
                 if d.zooms.len() > 1 {
                     d.zooms.pop();
+                    d.pending_reveal = None;
                     d.refresh();
                 }
                 Vec::new()

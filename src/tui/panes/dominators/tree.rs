@@ -21,6 +21,36 @@ pub const INSTANCE_PAGE: usize = 200;
 /// as a job (see [`Tree::expand`]).
 pub const DEFER_PARENTS: usize = 5_000;
 
+/// Grouping more children than this (in all, over the parents) is a job
+/// too: one object can dominate millions (a big array's elements).
+pub const DEFER_CHILDREN: usize = 50_000;
+
+/// Whether the children of `parents` are few enough to group on the UI
+/// thread (the check costs one step per parent, at most
+/// [`DEFER_PARENTS`]).
+pub fn groups_inline(parents: &[u32], dom: &DominatorTree) -> bool {
+    if parents.len() > DEFER_PARENTS {
+        return false;
+    }
+    let mut children = 0usize;
+    parents.iter().all(|&p| {
+        children += dom.children_of(p).len();
+        children <= DEFER_CHILDREN
+    })
+}
+
+/// How far [`Tree::reveal`] got.
+#[derive(Debug, Clone)]
+pub enum Reveal {
+    /// The object is selected.
+    Shown,
+    /// The object is not under this tree's root.
+    NotUnder,
+    /// A node on the way must be grouped first: by this job, or by one
+    /// already running (`None`). Reveal again once its groups are in.
+    Waiting(Option<Deferred>),
+}
+
 static NEXT_TREE_ID: AtomicU64 = AtomicU64::new(1);
 
 #[derive(Debug, Clone)]
@@ -220,7 +250,8 @@ impl Tree {
     }
 
     /// Expands a node, materialising its children once. Grouping the
-    /// children of many parents is returned as [`Deferred`] work instead;
+    /// children of many parents, or many children in all
+    /// ([`groups_inline`]), is returned as [`Deferred`] work instead;
     /// the node shows as loading until [`Tree::set_groups`] gets the result.
     pub fn expand(&mut self, id: u32, dump: &Model, dom: &DominatorTree) -> Option<Deferred> {
         let n = &mut self.nodes[id as usize];
@@ -237,7 +268,7 @@ impl Tree {
             }
             _ => {
                 let parents = self.objects(id, dom);
-                if parents.len() > DEFER_PARENTS {
+                if !groups_inline(&parents, dom) {
                     self.nodes[id as usize].loading = true;
                     return Some(Deferred {
                         tree: self.id,
@@ -547,17 +578,20 @@ impl Tree {
 
     /// Expands the path to `object` from this tree's root and selects it.
     /// Only single objects are expanded on the way (groups switch to their
-    /// instances, with the object pinned), so nothing here is deferred.
-    /// Returns false when the object is not under the root.
-    pub fn reveal(&mut self, object: u32, dump: &Model, dom: &DominatorTree) -> bool {
+    /// instances, with the object pinned); one that dominates too many
+    /// children to group here stops the walk with [`Reveal::Waiting`], and
+    /// revealing again after its groups are installed goes on from there.
+    pub fn reveal(&mut self, object: u32, dump: &Model, dom: &DominatorTree) -> Reveal {
         let mut path = domination_path(dom, object);
         path.reverse(); // top-most dominator first
         let mut at = 0u32;
         for &o in &path {
             if self.nodes[at as usize].loading {
-                return false;
+                return Reveal::Waiting(None);
             }
-            let _ = self.expand(at, dump, dom);
+            if let Some(job) = self.expand(at, dump, dom) {
+                return Reveal::Waiting(Some(job));
+            }
             let kids = self.nodes[at as usize].children.clone().unwrap_or_default();
             let ty = dump.types[o as usize];
             let Some(group) = kids
@@ -571,7 +605,7 @@ impl Tree {
                 if at == 0 {
                     continue; // above the zoom root
                 }
-                return false;
+                return Reveal::NotUnder;
             };
             at = group;
             if let Item::Group(g) = &self.nodes[group as usize].item {
@@ -605,13 +639,13 @@ impl Tree {
             }
         }
         if at == 0 {
-            return false;
+            return Reveal::NotUnder;
         }
         for a in self.ancestors(at) {
             self.nodes[a as usize].expanded = true;
         }
         self.selected = at;
-        true
+        Reveal::Shown
     }
 
     /// Whether a row is a group of several objects (`x` switches it
