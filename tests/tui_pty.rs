@@ -265,3 +265,69 @@ fn sigusr1_is_raised_again_after_the_terminal_is_restored() {
     );
     assert!(text.contains("\x1b[?1049l"), "left the alternate screen");
 }
+
+/// A reopen maps the cache file; if another program cuts it short while
+/// the UI runs, the next frame's read raises SIGBUS, and the handler names
+/// the cache file, says how to go on, and gives the terminal back.
+#[test]
+fn a_cache_file_truncated_while_mapped_leaves_the_terminal_cooked() {
+    let dir = tempfile::tempdir().unwrap();
+    let dump = dir.path().join("cached.txt");
+    std::fs::copy(
+        concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/demo.dump.txt"),
+        &dump,
+    )
+    .unwrap();
+    let cache_home = dir.path().join("cache");
+    let home = cache_home.to_str().unwrap();
+    let envs = [("XDG_CACHE_HOME", home), ("HEAPTUI_CACHE_MIN", "0")];
+
+    // The first run analyses and writes the cache on its way out.
+    let (master, slave) = openpty(24, 80);
+    let (mut child, out) = start_on_pty_with(dump.as_os_str(), &envs, &master, &slave);
+    wait_for(&out, "ready", "the first analysis");
+    let send = |m: &OwnedFd, b: &[u8]| {
+        std::fs::File::from(m.try_clone().unwrap())
+            .write_all(b)
+            .unwrap()
+    };
+    send(&master, b"q");
+    assert!(wait_exit(&mut child, "the first run did not quit").success());
+    let cache_dir = cache_home.join("heaptui");
+    let cache: Vec<_> = std::fs::read_dir(&cache_dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "cache"))
+        .collect();
+    assert_eq!(cache.len(), 1, "one cache file: {cache:?}");
+
+    // The second run maps it; then it is cut to nothing under the UI.
+    let (master, slave) = openpty(24, 80);
+    let (mut child, out) = start_on_pty_with(dump.as_os_str(), &envs, &master, &slave);
+    wait_for(&out, "ready", "the reopen");
+    let maps = std::fs::read_to_string(format!("/proc/{}/maps", child.id())).unwrap();
+    let name = cache[0].display().to_string();
+    assert!(maps.contains(&name), "the cache file is mapped");
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&cache[0])
+        .unwrap()
+        .set_len(0)
+        .unwrap();
+    // The Dominators pane reads retained sizes from the map every frame.
+    send(&master, b"2");
+    let status = wait_exit(&mut child, "heaptui did not end on SIGBUS");
+    std::thread::sleep(Duration::from_millis(100));
+    let text = pty::raw(&out);
+    assert_eq!(status.code(), Some(2), "{status:?}\n{text}");
+    assert!(
+        cooked(&termios(&slave)),
+        "the terminal was left in raw mode"
+    );
+    let message = format!(
+        "heaptui: {name}: the reopen cache file shrank while it was being read \
+         (truncated by another process); run again, or with --no-cache\r\n"
+    );
+    assert!(text.contains(&message), "{text:?}");
+}
