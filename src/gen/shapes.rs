@@ -1,91 +1,47 @@
-//! A generator of large, realistic heap dumps in the RPM text format, for
-//! benchmarks, demos and tests. Deterministic for a given seed. The shapes
-//! are those of a managed application's heap: strings and char arrays,
-//! lists over object arrays, dictionaries with bucket and entry arrays,
-//! caches holding duplicate object graphs (duplicate lists of duplicate
-//! arrays of duplicate strings), shared singletons, circular linked lists,
-//! trees with parent back-references (cyclic duplicates), statics, locals,
-//! a finalizer queue, weak and pinned handles, unreachable garbage, and two
-//! AppDomains that reuse type ids for different types.
+//! The shapes the generator builds: the type table, the main AppDomain's
+//! heap (strings, collections, caches with duplicate graphs, cycles,
+//! statics, handles, garbage), the plugin AppDomain's, and the leaking
+//! structures of a snapshot series, as an in-memory [`Heap`] that
+//! `super` writes out as text.
 
-use std::io::{self, Write};
+use super::Rng;
 
-/// splitmix64: tiny, fast, and stable across versions (so a seed names the
-/// same heap forever).
-struct Rng(u64);
+pub(super) const T_OBJECT: u32 = 0;
+pub(super) const T_STRING: u32 = 1;
+pub(super) const T_CHARS: u32 = 2;
+pub(super) const T_INTS: u32 = 3;
+pub(super) const T_BYTES: u32 = 4;
+pub(super) const T_OBJECTS: u32 = 5;
+pub(super) const T_LIST_STR: u32 = 6;
+pub(super) const T_STRINGS: u32 = 7;
+pub(super) const T_DICT: u32 = 8;
+pub(super) const T_ENTRIES: u32 = 9;
+pub(super) const T_CACHE: u32 = 10;
+pub(super) const T_CACHE_ENTRY: u32 = 11;
+pub(super) const T_ORDER: u32 = 12;
+pub(super) const T_CUSTOMER: u32 = 13;
+pub(super) const T_LINE: u32 = 14;
+pub(super) const T_LINES: u32 = 15;
+pub(super) const T_LIST_LINE: u32 = 16;
+pub(super) const T_PRODUCT: u32 = 17;
+pub(super) const T_CULTURE: u32 = 18;
+pub(super) const T_LLIST: u32 = 19;
+pub(super) const T_LNODE: u32 = 20;
+pub(super) const T_SESSION: u32 = 21;
+pub(super) const T_XML: u32 = 22;
+pub(super) const T_XML_CHILDREN: u32 = 23;
+pub(super) const T_SB: u32 = 24;
+pub(super) const T_FILESTREAM: u32 = 25;
+pub(super) const T_THREAD: u32 = 26;
+pub(super) const T_APP: u32 = 27;
+pub(super) const T_LIST_ORDER: u32 = 28;
+pub(super) const T_ORDERS: u32 = 29;
+pub(super) const T_EVENT: u32 = 30;
+pub(super) const T_WEAKREF: u32 = 31;
+pub(super) const T_DELEGATE: u32 = 32;
+pub(super) const T_RULE: u32 = 33;
 
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `0..n` (n > 0).
-    fn below(&mut self, n: u64) -> u64 {
-        ((self.next() >> 32) * n) >> 32
-    }
-
-    fn chance(&mut self, percent: u64) -> bool {
-        self.below(100) < percent
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct GenOptions {
-    /// Approximate number of objects (the result is within a few percent).
-    pub objects: u64,
-    pub seed: u64,
-}
-
-/// What was written.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct GenStats {
-    pub objects: u64,
-    pub references: u64,
-    pub roots: u64,
-    pub bytes: u64,
-}
-
-// Type ids of the main AppDomain.
-const T_OBJECT: u32 = 0;
-const T_STRING: u32 = 1;
-const T_CHARS: u32 = 2;
-const T_INTS: u32 = 3;
-const T_BYTES: u32 = 4;
-const T_OBJECTS: u32 = 5;
-const T_LIST_STR: u32 = 6;
-const T_STRINGS: u32 = 7;
-const T_DICT: u32 = 8;
-const T_ENTRIES: u32 = 9;
-const T_CACHE: u32 = 10;
-const T_CACHE_ENTRY: u32 = 11;
-const T_ORDER: u32 = 12;
-const T_CUSTOMER: u32 = 13;
-const T_LINE: u32 = 14;
-const T_LINES: u32 = 15;
-const T_LIST_LINE: u32 = 16;
-const T_PRODUCT: u32 = 17;
-const T_CULTURE: u32 = 18;
-const T_LLIST: u32 = 19;
-const T_LNODE: u32 = 20;
-const T_SESSION: u32 = 21;
-const T_XML: u32 = 22;
-const T_XML_CHILDREN: u32 = 23;
-const T_SB: u32 = 24;
-const T_FILESTREAM: u32 = 25;
-const T_THREAD: u32 = 26;
-const T_APP: u32 = 27;
-const T_LIST_ORDER: u32 = 28;
-const T_ORDERS: u32 = 29;
-const T_EVENT: u32 = 30;
-const T_WEAKREF: u32 = 31;
-const T_DELEGATE: u32 = 32;
-const T_RULE: u32 = 33;
-
-const TYPE_NAMES: [&str; 34] = [
+pub(super) const TYPE_NAMES: [&str; 34] = [
     "System.Object",
     "System.String",
     "System.Char[]",
@@ -124,14 +80,14 @@ const TYPE_NAMES: [&str; 34] = [
 
 // Types of a series' leaking structures (written in series mode only, so
 // a plain dump of a seed stays byte for byte what it always was).
-const T_LOG: u32 = 34;
-const T_LOG_ENTRIES: u32 = 35;
-const T_LOG_ENTRY: u32 = 36;
-const T_POOL: u32 = 37;
-const T_THUMBS: u32 = 38;
-const T_THUMB: u32 = 39;
+pub(super) const T_LOG: u32 = 34;
+pub(super) const T_LOG_ENTRIES: u32 = 35;
+pub(super) const T_LOG_ENTRY: u32 = 36;
+pub(super) const T_POOL: u32 = 37;
+pub(super) const T_THUMBS: u32 = 38;
+pub(super) const T_THUMB: u32 = 39;
 
-const SERIES_NAMES: [&str; 6] = [
+pub(super) const SERIES_NAMES: [&str; 6] = [
     "MyApp.Diagnostics.RequestLog",
     "MyApp.Diagnostics.RequestLogEntry[]",
     "MyApp.Diagnostics.RequestLogEntry",
@@ -176,7 +132,7 @@ impl Snapshot {
 }
 
 /// Adds the leaking structures of snapshot `s` to the main heap.
-fn add_leaks(h: &mut Heap, s: &Snapshot) {
+pub(super) fn add_leaks(h: &mut Heap, s: &Snapshot) {
     let entries: Vec<u32> = (0..s.log_entries())
         .map(|i| {
             let url = h.string(24 + (i % 16) as u32);
@@ -200,7 +156,7 @@ fn add_leaks(h: &mut Heap, s: &Snapshot) {
 }
 
 /// Types of the second AppDomain: the same ids, other names (plus strings).
-const PLUGIN_NAMES: [&str; 6] = [
+pub(super) const PLUGIN_NAMES: [&str; 6] = [
     "Plugin.Host",
     "System.String",
     "Plugin.Settings",
@@ -209,19 +165,19 @@ const PLUGIN_NAMES: [&str; 6] = [
     "System.Char[]",
 ];
 
-struct Heap {
-    types: Vec<u32>,
-    sizes: Vec<u32>,
+pub(super) struct Heap {
+    pub(super) types: Vec<u32>,
+    pub(super) sizes: Vec<u32>,
     /// `(start, len)` of each object's references in `edges`; objects can be
     /// created before their references are known (cycles, back-pointers).
-    spans: Vec<(u32, u32)>,
-    edges: Vec<u32>,
+    pub(super) spans: Vec<(u32, u32)>,
+    pub(super) edges: Vec<u32>,
     /// `(object, kind, flags, container)`
-    roots: Vec<(u32, u32, u32, Option<u32>)>,
+    pub(super) roots: Vec<(u32, u32, u32, Option<u32>)>,
 }
 
 impl Heap {
-    fn new(capacity: usize) -> Heap {
+    pub(super) fn new(capacity: usize) -> Heap {
         Heap {
             types: Vec::with_capacity(capacity),
             sizes: Vec::with_capacity(capacity),
@@ -231,44 +187,44 @@ impl Heap {
         }
     }
 
-    fn len(&self) -> u64 {
+    pub(super) fn len(&self) -> u64 {
         self.types.len() as u64
     }
 
-    fn alloc(&mut self, ty: u32, size: u32) -> u32 {
+    pub(super) fn alloc(&mut self, ty: u32, size: u32) -> u32 {
         self.types.push(ty);
         self.sizes.push(size);
         self.spans.push((0, 0));
         (self.types.len() - 1) as u32
     }
 
-    fn set_refs(&mut self, o: u32, refs: &[u32]) {
+    pub(super) fn set_refs(&mut self, o: u32, refs: &[u32]) {
         let start = self.edges.len() as u32;
         self.edges.extend_from_slice(refs);
         self.spans[o as usize] = (start, refs.len() as u32);
     }
 
-    fn obj(&mut self, ty: u32, size: u32, refs: &[u32]) -> u32 {
+    pub(super) fn obj(&mut self, ty: u32, size: u32, refs: &[u32]) -> u32 {
         let o = self.alloc(ty, size);
         self.set_refs(o, refs);
         o
     }
 
-    fn string(&mut self, chars: u32) -> u32 {
+    pub(super) fn string(&mut self, chars: u32) -> u32 {
         self.obj(T_STRING, (20 + 2 * chars + 3) & !3, &[])
     }
 
-    fn array(&mut self, ty: u32, elems: &[u32], capacity: u32) -> u32 {
+    pub(super) fn array(&mut self, ty: u32, elems: &[u32], capacity: u32) -> u32 {
         self.obj(ty, 16 + 4 * capacity.max(elems.len() as u32), elems)
     }
 
-    fn root(&mut self, o: u32, kind: u32, flags: u32, container: Option<u32>) {
+    pub(super) fn root(&mut self, o: u32, kind: u32, flags: u32, container: Option<u32>) {
         self.roots.push((o, kind, flags, container));
     }
 }
 
 /// A `List<String>` over a `String[]` of strings with lengths from `lens`.
-fn string_list(h: &mut Heap, lens: &[u32]) -> u32 {
+pub(super) fn string_list(h: &mut Heap, lens: &[u32]) -> u32 {
     let strings: Vec<u32> = lens.iter().map(|&l| h.string(l)).collect();
     let cap = (lens.len() as u32).next_power_of_two().max(4);
     let arr = h.array(T_STRINGS, &strings, cap);
@@ -277,7 +233,7 @@ fn string_list(h: &mut Heap, lens: &[u32]) -> u32 {
 
 /// An XML-like tree whose children point back to their parent: cyclic, and
 /// the copies of one template are duplicates of each other.
-fn xml_tree(h: &mut Heap, rng_shape: &[u8], depth: u32) -> u32 {
+pub(super) fn xml_tree(h: &mut Heap, rng_shape: &[u8], depth: u32) -> u32 {
     fn node(h: &mut Heap, shape: &[u8], at: &mut usize, depth: u32, parent: Option<u32>) -> u32 {
         let me = h.alloc(T_XML, 40);
         let name = h.string(6 + (shape[*at % shape.len()] % 8) as u32);
@@ -304,7 +260,7 @@ fn xml_tree(h: &mut Heap, rng_shape: &[u8], depth: u32) -> u32 {
 }
 
 /// Builds the main AppDomain's heap of about `target` objects.
-fn build_main(rng: &mut Rng, target: u64) -> Heap {
+pub(super) fn build_main(rng: &mut Rng, target: u64) -> Heap {
     let mut h = Heap::new(target as usize + 1024);
 
     // Shared singletons and pools.
@@ -521,7 +477,7 @@ fn build_main(rng: &mut Rng, target: u64) -> Heap {
 }
 
 /// A small second AppDomain reusing type ids 0..6 for other types.
-fn build_plugin(rng: &mut Rng, target: u64) -> Heap {
+pub(super) fn build_plugin(rng: &mut Rng, target: u64) -> Heap {
     let mut h = Heap::new(target as usize + 16);
     let host = h.alloc(0, 32);
     h.root(host, 4, 0, Some(0));
@@ -536,217 +492,4 @@ fn build_plugin(rng: &mut Rng, target: u64) -> Heap {
     let list = h.obj(3, 24, &[arr]);
     h.set_refs(host, &[list]);
     h
-}
-
-/// A fast writer of `o`/`r` lines: hex formatting without `fmt`.
-struct Lines<W: Write> {
-    out: W,
-    buf: Vec<u8>,
-    written: u64,
-}
-
-impl<W: Write> Lines<W> {
-    fn hex(&mut self, mut v: u64) {
-        let mut tmp = [0u8; 16];
-        let mut i = tmp.len();
-        loop {
-            i -= 1;
-            tmp[i] = b"0123456789abcdef"[(v & 15) as usize];
-            v >>= 4;
-            if v == 0 {
-                break;
-            }
-        }
-        self.buf.extend_from_slice(&tmp[i..]);
-    }
-
-    fn text(&mut self, s: &str) {
-        self.buf.extend_from_slice(s.as_bytes());
-    }
-
-    fn flush_if_full(&mut self) -> io::Result<()> {
-        if self.buf.len() >= 1 << 20 {
-            self.out.write_all(&self.buf)?;
-            self.written += self.buf.len() as u64;
-            self.buf.clear();
-        }
-        Ok(())
-    }
-}
-
-/// Writes one section. Object ids are address-like: objects are laid out by
-/// size from `base`; the file lists them in blocks visited out of order, so
-/// references point both forwards and backwards in the file.
-fn write_section<W: Write>(
-    w: &mut Lines<W>,
-    h: &Heap,
-    names: &[&str],
-    domain: (&str, &str),
-    base: u64,
-    rng: &mut Rng,
-    gaps: bool,
-) -> io::Result<(u64, u64)> {
-    let n = h.types.len();
-    let mut ids = Vec::with_capacity(n);
-    let mut addr = base;
-    for &s in &h.sizes {
-        ids.push(addr);
-        addr += (s as u64 + 7) & !7;
-        // Free space a compaction has not squeezed out yet, different in
-        // every snapshot of a series: ids move.
-        if gaps && rng.chance(10) {
-            addr += 8 * (1 + rng.below(32));
-        }
-    }
-    w.text("a 1 ");
-    w.text(domain.0);
-    w.text(" ");
-    w.text(domain.1);
-    w.text("\n");
-    // Most types up front; the last few only after the objects that use them
-    // (forward references to types are legal).
-    let late = names.len() * 9 / 10;
-    let types = |w: &mut Lines<W>, range: std::ops::Range<usize>| {
-        for (i, name) in names.iter().enumerate().take(range.end).skip(range.start) {
-            w.text("t ");
-            w.hex(i as u64 + 1);
-            w.text(" ");
-            w.text(name);
-            w.text("\n");
-        }
-    };
-    types(w, 0..late);
-    const BLOCK: usize = 4096;
-    let blocks = n.div_ceil(BLOCK);
-    let mut order: Vec<usize> = (0..blocks).collect();
-    for i in (1..order.len()).rev() {
-        let j = rng.below(i as u64 + 1) as usize;
-        if rng.chance(30) {
-            order.swap(i, j);
-        }
-    }
-    let mut refs = 0u64;
-    for b in order {
-        for o in b * BLOCK..((b + 1) * BLOCK).min(n) {
-            w.text("o ");
-            w.hex(ids[o]);
-            w.text(" ");
-            w.hex(h.types[o] as u64 + 1);
-            w.text(" ");
-            w.hex(h.sizes[o] as u64);
-            let (start, len) = h.spans[o];
-            for &t in &h.edges[start as usize..(start + len) as usize] {
-                w.text(" ");
-                w.hex(ids[t as usize]);
-            }
-            refs += len as u64;
-            w.text("\n");
-            w.flush_if_full()?;
-        }
-    }
-    types(w, late..names.len());
-    for &(o, kind, flags, container) in &h.roots {
-        w.text("r ");
-        w.hex(ids[o as usize]);
-        w.text(" ");
-        w.hex(kind as u64);
-        w.text(" ");
-        w.hex(flags as u64);
-        if let Some(c) = container {
-            w.text(" ");
-            w.hex(c as u64 + 1);
-        }
-        w.text("\n");
-        w.flush_if_full()?;
-    }
-    w.text("c ");
-    w.text(domain.0);
-    w.text("\n");
-    Ok((refs, addr))
-}
-
-/// Writes a generated dump to `out`.
-pub fn generate(options: &GenOptions, out: impl Write) -> io::Result<GenStats> {
-    generate_inner(options, None, out)
-}
-
-/// Writes snapshot `snapshot.index` of a series of dumps of one program
-/// (see [`Snapshot`]) to `out`.
-pub fn generate_snapshot(
-    options: &GenOptions,
-    snapshot: &Snapshot,
-    out: impl Write,
-) -> io::Result<GenStats> {
-    generate_inner(options, Some(snapshot), out)
-}
-
-fn generate_inner(
-    options: &GenOptions,
-    snapshot: Option<&Snapshot>,
-    out: impl Write,
-) -> io::Result<GenStats> {
-    let mut rng = Rng(options.seed ^ 0x0068_6561_7074_7569);
-    let plugin_target = (options.objects / 50).max(8);
-    let main_target = options.objects.saturating_sub(plugin_target).max(16);
-    let mut main = build_main(&mut rng, main_target);
-    let mut names: Vec<&str> = TYPE_NAMES.to_vec();
-    // In a series the layout draws from its own generator, so that the
-    // stable part (and the plugin heap built after it) is the same heap in
-    // every snapshot, only laid out elsewhere.
-    let mut layout = snapshot.map(|s| {
-        add_leaks(&mut main, s);
-        names.extend(SERIES_NAMES);
-        Rng(options.seed ^ (s.index as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15))
-    });
-    let base = 0x7f3a_1c00_0000 + snapshot.map_or(0, |s| s.index as u64 * 0x40_0000);
-    let mut w = Lines {
-        out,
-        buf: Vec::with_capacity(2 << 20),
-        written: 0,
-    };
-    let gaps = layout.is_some();
-    let (refs_a, end) = write_section(
-        &mut w,
-        &main,
-        &names,
-        ("MyApp.exe", "6555d2c1"),
-        base,
-        layout.as_mut().unwrap_or(&mut rng),
-        gaps,
-    )?;
-    let (objects_a, roots_a) = (main.types.len() as u64, main.roots.len() as u64);
-    drop(main);
-    let plugin = build_plugin(&mut rng, plugin_target);
-    let (refs_b, _) = write_section(
-        &mut w,
-        &plugin,
-        &PLUGIN_NAMES,
-        ("Plugin.Domain", "6555d2c2"),
-        (end + 0xffff) & !0xffff,
-        layout.as_mut().unwrap_or(&mut rng),
-        gaps,
-    )?;
-    w.out.write_all(&w.buf)?;
-    w.written += w.buf.len() as u64;
-    w.out.flush()?;
-    Ok(GenStats {
-        objects: objects_a + plugin.types.len() as u64,
-        references: refs_a + refs_b,
-        roots: roots_a + plugin.roots.len() as u64,
-        bytes: w.written,
-    })
-}
-
-/// One snapshot of a series as bytes (small heaps: tests).
-pub fn generate_snapshot_bytes(options: &GenOptions, snapshot: &Snapshot) -> Vec<u8> {
-    let mut v = Vec::new();
-    generate_snapshot(options, snapshot, &mut v).expect("writing to a Vec cannot fail");
-    v
-}
-
-/// A generated dump as bytes (small heaps: tests and benchmarks).
-pub fn generate_bytes(options: &GenOptions) -> Vec<u8> {
-    let mut v = Vec::new();
-    generate(options, &mut v).expect("writing to a Vec cannot fail");
-    v
 }
