@@ -28,6 +28,23 @@ use crate::progress::Progress;
 
 pub use crate::analysis::pipeline::Input;
 
+/// What the dominators stage hands the UI, in one piece (the worker
+/// builds it, `Loading` keeps it, tests inflate it).
+#[derive(Debug, Clone)]
+pub struct DominatorsStage {
+    pub dom: Arc<DominatorTree>,
+    pub types: Arc<Vec<TypeStats>>,
+    pub roots: Arc<Vec<RootGroup>>,
+    /// Per type, the reachable instance retaining most (`u32::MAX`: none).
+    pub largest: Arc<Vec<u32>>,
+    /// The figures the Overview shows, computed once as the report does.
+    pub summary: Arc<Summary>,
+    /// The super-root's children grouped by type (the Dominators pane's
+    /// first rows): millions of objects on a big heap, so grouped here,
+    /// never on the UI thread.
+    pub top: Vec<Arc<Group>>,
+}
+
 /// Results, in the order they are produced. `ms` is the stage's duration.
 #[derive(Debug, Clone)]
 pub enum Msg {
@@ -43,16 +60,7 @@ pub enum Msg {
         totals: Totals,
     },
     Dominators {
-        dom: Arc<DominatorTree>,
-        types: Arc<Vec<TypeStats>>,
-        roots: Arc<Vec<RootGroup>>,
-        /// Per type, the reachable instance retaining most (`u32::MAX`: none).
-        largest: Arc<Vec<u32>>,
-        summary: Arc<Summary>,
-        /// The super-root's children grouped by type (the Dominators pane's
-        /// first rows): millions of objects on a big heap, so grouped here,
-        /// never on the UI thread.
-        top: Vec<Arc<Group>>,
+        stage: DominatorsStage,
         ms: u64,
     },
     Duplicates {
@@ -383,15 +391,15 @@ impl Messages {
                         .collect(),
                     None => Vec::new(),
                 };
-                Msg::Dominators {
+                let stage = DominatorsStage {
                     dom,
                     types,
                     roots,
                     largest,
                     summary,
                     top,
-                    ms,
-                }
+                };
+                Msg::Dominators { stage, ms }
             }
             StageResult::Duplicates { duplicates, ms } => Msg::Duplicates { duplicates, ms },
         }

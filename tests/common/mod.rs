@@ -65,6 +65,23 @@ pub fn fingerprint(d: &Model) -> String {
     )
 }
 
+/// A dump the importer maps and takes seconds to walk, to be cut under it:
+/// 64 KiB of text (the binary check reads that much), then a sparse hole
+/// of 4 GiB that costs no disk. Returns its directory (kept alive by the
+/// caller), its path, and the file open for writing, so that the test can
+/// cut it (`set_len(0)`) once the process has mapped it.
+pub fn sparse_dump() -> (tempfile::TempDir, PathBuf, std::fs::File) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("shrinking.txt");
+    let mut text = b"t 1 T\no 1 1 8\nr 1 1 0\n".to_vec();
+    text.resize(64 << 10, b' ');
+    text.push(b'\n');
+    std::fs::write(&path, &text).unwrap();
+    let file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+    file.set_len(4 << 30).unwrap();
+    (dir, path, file)
+}
+
 /// Dense index of a hex object id; panics when absent.
 pub fn ix(dump: &Model, hex: &str) -> u32 {
     let id = u64::from_str_radix(hex, 16).unwrap();
