@@ -10,6 +10,7 @@ use std::time::Duration;
 use assert_cmd::Command;
 
 use heaptui::import::rpm::parse_bytes;
+use heaptui::model::ObjectIdx;
 
 use common::fixture;
 
@@ -64,7 +65,7 @@ fn many_small_sections_with_large_type_ids() {
     let d = parse_bytes(Path::new("h.txt"), text.as_bytes()).unwrap();
     assert_eq!(d.objects(), 500);
     assert_eq!(d.app_domains.len(), 501);
-    assert_eq!(d.type_name(499), "T499");
+    assert_eq!(d.type_name(ObjectIdx(499)), "T499");
     assert_eq!(d.diagnostics.total(), 0);
 }
 

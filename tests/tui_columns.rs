@@ -13,6 +13,7 @@ use heaptui::analysis::roots::RootGroup;
 use heaptui::analysis::summary::Summary;
 use heaptui::analysis::ImmediateDominators;
 use heaptui::graph::duplicates::{DuplicateSet, Duplicates, PossibleDuplicates};
+use heaptui::model::{ObjectIdx, TypeIdx};
 use heaptui::progress::Progress;
 use heaptui::tui::app::{update, Action, App};
 use heaptui::tui::run_jobs;
@@ -87,7 +88,7 @@ fn wide_app_with(w: u16, h: u16, objects: bool) -> App {
                     t.count *= SCALE as u64;
                 }
                 // The row of the bug report: `19,6021006.96 KiB1006.91 KiB`.
-                let s = types.iter_mut().find(|t| t.type_index == 3);
+                let s = types.iter_mut().find(|t| t.type_index == TypeIdx(3));
                 let s = s.expect("System.String");
                 s.count = 19_602;
                 s.shallow_bytes = 1_031_127;
@@ -281,11 +282,11 @@ fn immediate_dominators_columns_keep_a_blank_between_wide_values() {
         update(
             &mut a,
             Action::Worker(Msg::ImmediateDominators {
-                type_index: 1,
+                type_index: TypeIdx(1),
                 exclude: String::new(),
                 rows: vec![ImmediateDominators {
-                    type_index: Some(0),
-                    dominators: vec![0; 12_345],
+                    type_index: Some(TypeIdx(0)),
+                    dominators: vec![ObjectIdx(0); 12_345],
                     dominated_objects: 10_000_000,
                     dominated_shallow_bytes: 1_031_127,
                     dominators_retained_bytes: 0xff_e000_0000,

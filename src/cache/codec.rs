@@ -19,8 +19,8 @@ use crate::analysis::{Analysis, Timings, TypeStats};
 use crate::graph::duplicates::{DuplicateMode, DuplicateSet, Duplicates, PossibleDuplicates};
 use crate::graph::{DominatorTree, HeapGraph, NOT_REACHABLE, SUPER_ROOT};
 use crate::model::{
-    AppDomain, Csr, Diagnostics, Format, IdIndex, Labels, Model, RecordCounts, Root, ValueKind,
-    Values,
+    AppDomain, Csr, Diagnostics, Format, IdIndex, Labels, Model, ObjectIdx, RecordCounts, Root,
+    TypeIdx, ValueKind, Values,
 };
 
 // Section tags; `+n` marks the tags a composite section also takes.
@@ -111,11 +111,11 @@ pub fn encode(w: &mut W, a: &Analysis) -> std::io::Result<()> {
 
 fn root_fields(r: &Root) -> [u64; 7] {
     [
-        r.object as u64,
+        r.object.raw() as u64,
         r.kind as u64,
         r.flags as u64,
         r.container.unwrap_or(NONE),
-        r.container_type.map_or(NONE, |t| t as u64),
+        r.container_type.map_or(NONE, |t| t.raw() as u64),
         r.app_domain as u64,
         r.line,
     ]
@@ -123,7 +123,7 @@ fn root_fields(r: &Root) -> [u64; 7] {
 
 fn stat_fields(t: &TypeStats) -> [u64; 5] {
     [
-        t.type_index as u64,
+        t.type_index.raw() as u64,
         t.count,
         t.shallow_bytes,
         t.reachable_count,
@@ -275,8 +275,8 @@ pub fn decode(r: &R, path: &Path) -> Result<Analysis, Corrupt> {
     let dump = decode_model(r, path, &meta)?;
     let n = dump.objects();
     let retainers = read_csr(r, RETAINERS, n, n)?;
-    let strong_roots: Vec<u32> = r.array(STRONG_ROOTS)?;
-    check_below("strong roots", &strong_roots, n)?;
+    let strong_roots: Vec<ObjectIdx> = r.array(STRONG_ROOTS)?;
+    check_below("strong roots", ObjectIdx::raw_slice(&strong_roots), n)?;
     let graph = HeapGraph::from_parts(dump, retainers, strong_roots);
     let dom = decode_dominators(r, &graph)?;
     let types = decode_type_stats(r, graph.dump.type_names.len())?;
@@ -332,7 +332,7 @@ fn decode_model(r: &R, path: &Path, meta: &[u64]) -> Result<Model, Corrupt> {
         app_domains,
         type_names,
         ids,
-        types,
+        types: TypeIdx::cast_vec(types),
         sizes,
         refs,
         roots,
@@ -403,11 +403,11 @@ fn decode_roots(r: &R, n: usize, domains: usize, names: usize) -> Result<Vec<Roo
                 return corrupt("roots: index out of range");
             }
             Ok(Root {
-                object: f[0] as u32,
+                object: ObjectIdx(f[0] as u32),
                 kind: f[1] as u32,
                 flags: f[2] as u32,
                 container: (f[3] != NONE).then_some(f[3]),
-                container_type: (f[4] != NONE).then_some(f[4] as u32),
+                container_type: (f[4] != NONE).then_some(TypeIdx(f[4] as u32)),
                 app_domain: f[5] as u32,
                 line: f[6],
             })
@@ -528,7 +528,7 @@ fn decode_type_stats(r: &R, names: usize) -> Result<Vec<TypeStats>, Corrupt> {
     Ok(raw
         .chunks_exact(5)
         .map(|f| TypeStats {
-            type_index: f[0] as u32,
+            type_index: TypeIdx(f[0] as u32),
             count: f[1],
             shallow_bytes: f[2],
             reachable_count: f[3],

@@ -13,6 +13,7 @@ use crate::analysis::suspects::Suspect;
 use crate::analysis::TypeStats;
 use crate::graph::duplicates::{DuplicateTotals, Duplicates};
 use crate::graph::{DominatorTree, HeapGraph};
+use crate::model::{ObjectIdx, TypeIdx};
 
 /// Whole-heap sums the frames show, computed once when data arrives.
 #[derive(Debug, Clone, Default)]
@@ -251,16 +252,16 @@ impl Loading {
         self.failure().map(Failure::message)
     }
 
-    pub fn type_stats(&self, type_index: u32) -> Option<&TypeStats> {
+    pub fn type_stats(&self, type_index: TypeIdx) -> Option<&TypeStats> {
         let d = self.dominated()?;
-        let pos = *d.type_pos.get(type_index as usize)?;
+        let pos = *d.type_pos.get(type_index.index())?;
         d.types.get(pos as usize)
     }
 
     /// The reachable instance of a type that retains most (precomputed).
-    pub fn largest_instance(&self, type_index: u32) -> Option<u32> {
-        let l = *self.dominated()?.largest.get(type_index as usize)?;
-        (l != u32::MAX).then_some(l)
+    pub fn largest_instance(&self, type_index: TypeIdx) -> Option<ObjectIdx> {
+        let l = *self.dominated()?.largest.get(type_index.index())?;
+        (l != u32::MAX).then_some(ObjectIdx(l))
     }
 
     /// The time of finished stage `i` (0 parse … 3 duplicates).
@@ -325,7 +326,7 @@ impl Loading {
                 self.ms.push(ms);
                 let mut type_pos = vec![u32::MAX; graph.dump.type_names.len()];
                 for (i, t) in stage.types.iter().enumerate() {
-                    type_pos[t.type_index as usize] = i as u32;
+                    type_pos[t.type_index.index()] = i as u32;
                 }
                 let d = Dominated { stage, type_pos };
                 (Stage::Dominators(graph, Arc::new(d)), Arrived::Dominators)
@@ -429,7 +430,7 @@ mod tests {
     fn other_messages_are_handed_back() {
         let mut l = Loading::default();
         let msg = Msg::RetentionPath {
-            object: 1,
+            object: ObjectIdx(1),
             path: None,
         };
         assert!(matches!(l.on_msg(msg), Err(Msg::RetentionPath { .. })));

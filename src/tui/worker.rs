@@ -24,6 +24,7 @@ use crate::analysis::{
 use crate::cache::{CacheOptions, Note};
 use crate::graph::duplicates::{DuplicateOptions, Duplicates};
 use crate::graph::{DominatorTree, HeapGraph};
+use crate::model::{ObjectIdx, TypeIdx};
 use crate::progress::Progress;
 
 pub use crate::analysis::pipeline::Input;
@@ -90,17 +91,17 @@ pub enum Msg {
     Panicked(String),
     /// A background precise-retained job finished.
     Precise {
-        type_index: u32,
+        type_index: TypeIdx,
         result: PreciseRetained,
     },
     ImmediateDominators {
-        type_index: u32,
+        type_index: TypeIdx,
         exclude: String,
         rows: Vec<ImmediateDominators>,
     },
     RetentionPath {
-        object: u32,
-        path: Option<Vec<u32>>,
+        object: ObjectIdx,
+        path: Option<Vec<ObjectIdx>>,
     },
     /// Grouped children for a dominator-tree node (see `Tree::expand`).
     Expanded {
@@ -119,14 +120,14 @@ pub enum Msg {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Job {
     Precise {
-        type_index: u32,
+        type_index: TypeIdx,
     },
     ImmediateDominators {
-        type_index: u32,
+        type_index: TypeIdx,
         exclude: String,
     },
     RetentionPath {
-        object: u32,
+        object: ObjectIdx,
     },
     /// Group the dominator-tree children of many parents for a tree node.
     GroupChildren {
@@ -444,13 +445,13 @@ pub fn spawn(
 }
 
 /// Every object of a type (one scan of the type column).
-pub fn instances_of(graph: &HeapGraph, type_index: u32) -> Vec<u32> {
+pub fn instances_of(graph: &HeapGraph, type_index: TypeIdx) -> Vec<ObjectIdx> {
     graph
         .dump
         .types
         .iter()
         .enumerate()
         .filter(|&(_, &t)| t == type_index)
-        .map(|(o, _)| o as u32)
+        .map(|(o, _)| ObjectIdx::from_usize(o))
         .collect()
 }

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use heaptui::analysis::Analysis;
 use heaptui::graph::duplicates::DuplicateOptions;
-use heaptui::model::Model;
+use heaptui::model::{Model, ObjectIdx};
 
 pub fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -31,14 +31,15 @@ pub fn analyse_fixture(name: &str) -> Analysis {
 
 /// Everything observable about a dump, for comparing two parses.
 pub fn fingerprint(d: &Model) -> String {
-    let objects: Vec<String> = (0..d.objects() as u32)
+    let objects: Vec<String> = d
+        .object_indices()
         .map(|o| {
-            let refs: Vec<String> = d.refs.neighbors(o).iter().map(|&r| d.id_hex(r)).collect();
+            let refs: Vec<String> = d.refs_of(o).iter().map(|&r| d.id_hex(r)).collect();
             format!(
                 "{} {} {} [{}]",
                 d.id_hex(o),
                 d.type_name(o),
-                d.sizes[o as usize],
+                d.size_of(o),
                 refs.join(" ")
             )
         })
@@ -53,7 +54,7 @@ pub fn fingerprint(d: &Model) -> String {
                 r.kind,
                 r.flags,
                 r.container,
-                r.container_type.map(|t| &*d.type_names[t as usize]),
+                r.container_type.map(|t| d.name_of_type(t)),
                 r.app_domain,
                 r.line
             )
@@ -83,7 +84,7 @@ pub fn sparse_dump() -> (tempfile::TempDir, PathBuf, std::fs::File) {
 }
 
 /// Dense index of a hex object id; panics when absent.
-pub fn ix(dump: &Model, hex: &str) -> u32 {
+pub fn ix(dump: &Model, hex: &str) -> ObjectIdx {
     let id = u64::from_str_radix(hex, 16).unwrap();
     dump.index_of(id)
         .unwrap_or_else(|| panic!("object {hex} not in the dump"))

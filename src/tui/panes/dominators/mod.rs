@@ -22,6 +22,7 @@ use crate::analysis::filter::TypeFilter;
 use crate::analysis::Group;
 use crate::graph::DominatorTree;
 use crate::model::Model;
+use crate::model::ObjectIdx;
 use crate::tui::compared::{
     signed_bytes, signed_bytes_width, signed_count, steady_empty, steady_mark, steady_status,
     Compared, NO_PATH,
@@ -462,10 +463,10 @@ impl DominatorsPane {
 
     /// Shows `object` in the unzoomed tree, expanding its ancestors; the
     /// filter must have been dropped (the router does that).
-    pub fn reveal(&mut self, object: u32, dump: &Model, dom: &DominatorTree) {
+    pub fn reveal(&mut self, object: ObjectIdx, dump: &Model, dom: &DominatorTree) {
         self.zooms.truncate(1);
         self.marks = None;
-        self.tree_mut().reveal(object, dump, dom);
+        self.tree_mut().reveal(object.raw(), dump, dom);
         self.refresh();
     }
 }
@@ -597,9 +598,11 @@ impl Pane for Option<DominatorsPane> {
         Vec::new()
     }
 
-    fn selected_object(&self, ctx: &Ctx) -> Option<u32> {
+    fn selected_object(&self, ctx: &Ctx) -> Option<ObjectIdx> {
         let d = self.as_ref()?;
-        d.tree().object(d.tree().selected, ctx.loading.dom()?)
+        d.tree()
+            .object(d.tree().selected, ctx.loading.dom()?)
+            .map(ObjectIdx)
     }
 
     fn fit(&mut self, ctx: &Ctx) {
