@@ -13,6 +13,7 @@ use heaptui::gen::{generate_bytes, GenOptions};
 use heaptui::graph::{DominatorTree, HeapGraph};
 use heaptui::import::rpm::parse_bytes;
 use heaptui::model::Model;
+use heaptui::model::ObjectIdx;
 use heaptui::progress::Progress;
 
 fn main() {
@@ -94,12 +95,12 @@ fn small_heap_petgraph_simple_fast(bencher: divan::Bencher) {
         pg.add_node(());
     }
     for u in 0..n as u32 {
-        for &v in g.refs(u) {
-            pg.add_edge(NodeIndex::new(u as usize), NodeIndex::new(v as usize), ());
+        for &v in g.refs(ObjectIdx(u)) {
+            pg.add_edge(NodeIndex::new(u as usize), NodeIndex::new(v.index()), ());
         }
     }
     for &r in &g.strong_roots {
-        pg.add_edge(NodeIndex::new(n), NodeIndex::new(r as usize), ());
+        pg.add_edge(NodeIndex::new(n), NodeIndex::new(r.index()), ());
     }
     bencher.bench(|| petgraph::algo::dominators::simple_fast(&pg, NodeIndex::new(n)));
 }

@@ -11,6 +11,7 @@ use heaptui::analysis::Analysis;
 use heaptui::cache::{self, CacheOptions, Note};
 use heaptui::graph::duplicates::DuplicateOptions;
 use heaptui::import::ImportOptions;
+use heaptui::model::ObjectIdx;
 use heaptui::progress::Progress;
 use heaptui::report::{write_json, ReportOptions};
 
@@ -108,7 +109,11 @@ fn a_second_open_reads_back_exactly_the_first_analysis() {
         // The id index is rebuilt on the first look-up.
         let d = second.dump();
         let last = d.ids.len() - 1;
-        assert_eq!(d.index_of(d.ids[last]), Some(last as u32), "{name}");
+        assert_eq!(
+            d.index_of(d.ids[last]),
+            Some(ObjectIdx::from_usize(last)),
+            "{name}"
+        );
         assert_eq!(d.index_of(u64::MAX - 3), None, "{name}");
         // The big arrays are used where they lie in the mapped file, not
         // copied; the first analysis owns its arrays.

@@ -105,13 +105,13 @@ fn seed_002_compaction_moves_every_id_and_only_the_collected_types_shrink() {
             "{old:x}→{new:x}"
         );
         assert_eq!(
-            a.dom.retained_bytes[o as usize],
-            b.dom.retained_bytes[n as usize]
+            a.dom.retained_bytes[o.index()],
+            b.dom.retained_bytes[n.index()]
         );
     }
     for gone in [0x09, 0x13, 0x19] {
         assert!(
-            !a.dom.is_reachable(a.dump().index_of(gone).unwrap()),
+            !a.dom.is_reachable(a.dump().index_of(gone).unwrap().raw()),
             "garbage before the GC"
         );
     }

@@ -10,6 +10,7 @@ use assert_cmd::Command;
 use proptest::prelude::*;
 
 use heaptui::graph::{dominators, Csr, NOT_REACHABLE, SUPER_ROOT};
+use heaptui::model::ObjectIdx;
 use heaptui::progress::Progress;
 
 use common::{analyse_bytes, analyse_fixture, fixture, ix, small_heap, Oracle, SmallHeap};
@@ -30,11 +31,11 @@ fn check_library(name: &str, expected: &[(&str, Expect)]) {
         "{name}: every object is listed"
     );
     for &(id, want) in expected {
-        let o = ix(d, id) as usize;
+        let o = ix(d, id).index();
         let got = match a.dom.idom[o] {
             NOT_REACHABLE => None,
             idom => Some((
-                (idom != SUPER_ROOT).then(|| d.id_hex(idom)),
+                (idom != SUPER_ROOT).then(|| d.id_hex(ObjectIdx(idom))),
                 a.dom.retained_bytes[o],
                 a.dom.retained_objects[o] as u64,
             )),
@@ -309,7 +310,7 @@ fn agrees_with_oracle(h: &SmallHeap) -> Result<(), TestCaseError> {
     let a = analyse_bytes(h.to_dump_text().as_bytes());
     let d = a.dump();
     let oracle = Oracle::new(h);
-    let node = |i: usize| ix(d, &format!("{:x}", SmallHeap::id(i)));
+    let node = |i: usize| ix(d, &format!("{:x}", SmallHeap::id(i))).raw();
     for b in 0..h.n() {
         let o = node(b) as usize;
         if !oracle.reachable[b] {
@@ -452,7 +453,7 @@ fn disagreements_with_petgraph(a: &heaptui::analysis::Analysis) -> Vec<String> {
     }
     let sr = NodeIndex::new(n);
     for &r in &a.graph.strong_roots {
-        g.add_edge(sr, NodeIndex::new(r as usize), ());
+        g.add_edge(sr, NodeIndex::new(r.index()), ());
     }
     for o in 0..n as u32 {
         for &t in d.refs.neighbors(o) {
@@ -470,7 +471,7 @@ fn disagreements_with_petgraph(a: &heaptui::analysis::Analysis) -> Vec<String> {
         if a.dom.idom[o] != want && bad.len() < 5 {
             bad.push(format!(
                 "{}: heaptui {:x}, petgraph {:x}",
-                d.id_hex(o as u32),
+                d.id_hex(ObjectIdx(o as u32)),
                 a.dom.idom[o],
                 want
             ));

@@ -11,6 +11,7 @@ use heaptui::graph::duplicates::{
 };
 use heaptui::graph::{DominatorTree, HeapGraph};
 use heaptui::import::rpm::parse_bytes;
+use heaptui::model::ObjectIdx;
 use heaptui::model::{Labels, Model, ValueKind, Values};
 use heaptui::progress::Progress;
 use proptest::prelude::*;
@@ -53,7 +54,10 @@ fn view(graph: &HeapGraph, dups: &Duplicates) -> Vec<SetView> {
                 assert_eq!(dups.set_of(m), Some(s.id), "set_of agrees with members");
             }
             (
-                s.members.iter().map(|&m| graph.dump.id_hex(m)).collect(),
+                s.members
+                    .iter()
+                    .map(|&m| graph.dump.id_hex(ObjectIdx(m)))
+                    .collect(),
                 s.instance_bytes,
                 s.objects_per_copy,
                 s.additional_bytes,
@@ -361,16 +365,16 @@ impl<'a> Oracle<'a> {
         let mut seen = vec![false; g.objects()];
         let mut queue: VecDeque<u32> = VecDeque::new();
         for r in &g.dump.roots {
-            if r.is_strong() && !removed.contains(&r.object) && !seen[r.object as usize] {
-                seen[r.object as usize] = true;
-                queue.push_back(r.object);
+            if r.is_strong() && !removed.contains(&r.object.raw()) && !seen[r.object.index()] {
+                seen[r.object.index()] = true;
+                queue.push_back(r.object.raw());
             }
         }
         while let Some(x) = queue.pop_front() {
-            for &c in g.refs(x) {
-                if !removed.contains(&c) && !seen[c as usize] {
-                    seen[c as usize] = true;
-                    queue.push_back(c);
+            for &c in g.refs(ObjectIdx(x)) {
+                if !removed.contains(&c.raw()) && !seen[c.index()] {
+                    seen[c.index()] = true;
+                    queue.push_back(c.raw());
                 }
             }
         }
@@ -389,10 +393,10 @@ impl<'a> Oracle<'a> {
             None => Vec::new(),
         };
         (
-            d.type_name(o),
+            d.type_name(ObjectIdx(o)),
             d.sizes[o as usize],
-            self.g.refs(o).len(),
-            d.values.as_ref().and_then(|v| v.get(o)),
+            self.g.refs(ObjectIdx(o)).len(),
+            d.values.as_ref().and_then(|v| v.get(ObjectIdx(o))),
             labels,
         )
     }
@@ -415,8 +419,13 @@ impl<'a> Oracle<'a> {
             }
             fwd.insert(x, y);
             bwd.insert(y, x);
-            for (&cx, &cy) in self.g.refs(x).iter().zip(self.g.refs(y)) {
-                queue.push_back((cx, cy));
+            for (&cx, &cy) in self
+                .g
+                .refs(ObjectIdx(x))
+                .iter()
+                .zip(self.g.refs(ObjectIdx(y)))
+            {
+                queue.push_back((cx.raw(), cy.raw()));
             }
         }
         true
@@ -426,9 +435,9 @@ impl<'a> Oracle<'a> {
         let mut seen: BTreeSet<u32> = from.iter().copied().collect();
         let mut stack: Vec<u32> = from.to_vec();
         while let Some(x) = stack.pop() {
-            for &c in self.g.refs(x) {
-                if seen.insert(c) {
-                    stack.push(c);
+            for &c in self.g.refs(ObjectIdx(x)) {
+                if seen.insert(c.raw()) {
+                    stack.push(c.raw());
                 }
             }
         }
@@ -513,11 +522,11 @@ impl<'a> Oracle<'a> {
                     .min_by(|&a, &b| sets[b as usize].1.cmp(&sets[a as usize].1).then(a.cmp(&b)));
                 let m0 = members[0];
                 (
-                    members.iter().map(|&m| dump.id_hex(m)).collect(),
+                    members.iter().map(|&m| dump.id_hex(ObjectIdx(m))).collect(),
                     dump.sizes[m0 as usize],
                     self.reach(&[m0]).len() as u64,
                     *additional,
-                    self.g.refs(m0).is_empty(),
+                    self.g.refs(ObjectIdx(m0)).is_empty(),
                     holders.clone(),
                     holding,
                 )

@@ -12,6 +12,7 @@ use proptest::prelude::*;
 
 use heaptui::import::gcdump::write_compressed;
 use heaptui::import::import_bytes;
+use heaptui::model::ObjectIdx;
 use heaptui::model::{Format, Model};
 
 /// One node as the writer takes it: type index, size, children (node
@@ -155,11 +156,16 @@ fn expected(g: &Graph) -> String {
 fn observed(m: &Model) -> String {
     let mut out = String::new();
     for o in 0..m.objects() as u32 {
-        let kids: Vec<String> = m.refs.neighbors(o).iter().map(|&t| m.id_hex(t)).collect();
+        let kids: Vec<String> = m
+            .refs
+            .neighbors(o)
+            .iter()
+            .map(|&t| m.id_hex(ObjectIdx(t)))
+            .collect();
         out += &format!(
             "{} {} {} [{}]\n",
-            m.id_hex(o),
-            m.type_name(o),
+            m.id_hex(ObjectIdx(o)),
+            m.type_name(ObjectIdx(o)),
             m.sizes[o as usize],
             kids.join(" ")
         );
@@ -218,7 +224,11 @@ fn a_small_dump_maps_by_the_rules() {
             .count(),
         1
     );
-    assert_eq!(m.type_name(2), "UNDEFINED", "node 3 was never defined");
+    assert_eq!(
+        m.type_name(ObjectIdx(2)),
+        "UNDEFINED",
+        "node 3 was never defined"
+    );
     assert_eq!(m.diagnostics.total(), 0, "{:?}", m.diagnostics);
     let detail = |k: &str| m.details.iter().find(|d| d.0 == k).map(|d| d.1.clone());
     assert_eq!(detail("sampled").as_deref(), Some("no"));
@@ -317,7 +327,7 @@ fn bad_children_types_and_records_are_counted() {
         msgs.contains("node 3: its record at blob byte 5000 is cut or corrupt"),
         "{msgs}"
     );
-    assert_eq!(m.type_name(3), "(unknown type)");
+    assert_eq!(m.type_name(ObjectIdx(3)), "(unknown type)");
     assert_eq!(m.refs.neighbors(1), &[] as &[u32]);
 }
 
@@ -374,18 +384,15 @@ fn perfview_test_dump_matches_perfviews_reading() {
     let m = import(&common::fixture_bytes("perfview_test1.gcdump"));
     assert_eq!(m.objects(), 6481);
     assert_eq!(m.total_bytes(), 1_009_270);
-    let roots: Vec<u64> = m.roots.iter().map(|r| m.ids[r.object as usize]).collect();
+    let roots: Vec<u64> = m.roots.iter().map(|r| m.ids[r.object.index()]).collect();
     assert_eq!(roots, [1, 3175]);
     let o1 = m.index_of(1).unwrap();
     assert_eq!(m.type_name(o1), "(Type  JSGlobal)");
-    assert_eq!(
-        (m.sizes[o1 as usize], m.refs.neighbors(o1).len()),
-        (256, 502)
-    );
+    assert_eq!((m.size_of(o1), m.refs_of(o1).len()), (256, 502));
     let o3 = m.index_of(3).unwrap();
     let kids: Vec<u64> = m
         .refs
-        .neighbors(o3)
+        .neighbors(o3.raw())
         .iter()
         .map(|&t| m.ids[t as usize])
         .collect();
@@ -393,7 +400,7 @@ fn perfview_test_dump_matches_perfviews_reading() {
         kids,
         [504, 489, 505, 506, 507, 508, 509, 510, 511, 512, 497, 513]
     );
-    assert_eq!(m.sizes[o3 as usize], 28);
+    assert_eq!(m.size_of(o3), 28);
     assert_eq!(m.diagnostics.total(), 0, "{:?}", m.diagnostics);
 }
 
@@ -428,20 +435,16 @@ fn perfview_baseline_xml_agrees_node_by_node() {
             .collect();
         let index: u64 = attr(&tag, "Index").parse().unwrap();
         if index == 0 {
-            let roots: Vec<u64> = m.roots.iter().map(|r| m.ids[r.object as usize]).collect();
+            let roots: Vec<u64> = m.roots.iter().map(|r| m.ids[r.object.index()]).collect();
             assert_eq!(roots, kids);
             continue;
         }
         let o = m.index_of(index).unwrap();
         assert_eq!(m.type_name(o), attr(&tag, "Type"), "node {index}");
-        assert_eq!(
-            m.sizes[o as usize].to_string(),
-            attr(&tag, "Size"),
-            "node {index}"
-        );
+        assert_eq!(m.size_of(o).to_string(), attr(&tag, "Size"), "node {index}");
         let got: Vec<u64> = m
             .refs
-            .neighbors(o)
+            .neighbors(o.raw())
             .iter()
             .map(|&t| m.ids[t as usize])
             .collect();

@@ -10,6 +10,7 @@ use std::time::Duration;
 use assert_cmd::Command;
 
 use heaptui::import::rpm::parse_bytes;
+use heaptui::model::ObjectIdx;
 
 use common::fixture;
 
@@ -64,7 +65,7 @@ fn many_small_sections_with_large_type_ids() {
     let d = parse_bytes(Path::new("h.txt"), text.as_bytes()).unwrap();
     assert_eq!(d.objects(), 500);
     assert_eq!(d.app_domains.len(), 501);
-    assert_eq!(d.type_name(499), "T499");
+    assert_eq!(d.type_name(ObjectIdx(499)), "T499");
     assert_eq!(d.diagnostics.total(), 0);
 }
 
@@ -184,17 +185,9 @@ fn escapes_in_native_names_never_reach_the_terminal() {
 fn a_dump_cut_under_parallel_readers_is_reported_once() {
     use std::os::unix::process::ExitStatusExt;
     use std::time::Instant;
-    // 64 KiB of text (the binary check reads that much), then a sparse
-    // hole of 4 GiB: no disk, and seconds of parsing in 8 MiB chunks on
-    // every thread. It is cut as soon as the process maps it.
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("shrinking.txt");
-    let mut text = b"t 1 T\no 1 1 8\nr 1 1 0\n".to_vec();
-    text.resize(64 << 10, b' ');
-    text.push(b'\n');
-    std::fs::write(&path, &text).unwrap();
-    let file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
-    file.set_len(4 << 30).unwrap();
+    // A sparse 4 GiB dump: seconds of parsing in 8 MiB chunks on every
+    // thread. It is cut as soon as the process maps it.
+    let (_dir, path, file) = common::sparse_dump();
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("heaptui"))
         .args(["report", "--no-cache"])
         .arg(&path)

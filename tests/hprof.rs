@@ -10,6 +10,7 @@ use std::path::Path;
 use heaptui::graph::duplicates::{find_duplicates, DuplicateOptions};
 use heaptui::graph::{DominatorTree, HeapGraph};
 use heaptui::import::{import_bytes, import_bytes_with, import_file, ImportOptions};
+use heaptui::model::ObjectIdx;
 use heaptui::model::{root_flags, root_kind, Format, Label, Model, ValueKind};
 use heaptui::progress::Progress;
 use proptest::prelude::*;
@@ -527,12 +528,12 @@ fn got(m: &Model) -> HashMap<u64, Want> {
                 .values
                 .as_ref()
                 .unwrap()
-                .get(o)
+                .get(ObjectIdx(o))
                 .map(|(b, k)| (b.to_vec(), k));
             (
                 m.ids[o as usize],
                 Want {
-                    ty: m.type_name(o).to_string(),
+                    ty: m.type_name(ObjectIdx(o)).to_string(),
                     size: m.sizes[o as usize],
                     refs,
                     value,
@@ -565,7 +566,7 @@ proptest! {
         prop_assert_eq!(m.format, Format::Hprof);
         prop_assert_eq!(m.diagnostics.total(), 0, "{:?}", m.diagnostics);
         prop_assert_eq!(got(&m), expected(&h, compressed));
-        let roots: Vec<(u64, u32, u32)> = m.roots.iter().map(|r| (m.ids[r.object as usize], r.kind, r.flags)).collect();
+        let roots: Vec<(u64, u32, u32)> = m.roots.iter().map(|r| (m.ids[r.object.index()], r.kind, r.flags)).collect();
         let want: Vec<(u64, u32, u32)> = h.roots.iter().map(|&(t, o)| {
             let (k, f) = root_kind_of(t);
             (h.obj_id(o), k, f)
@@ -624,7 +625,7 @@ fn small_heap_reads_as_written() {
         let node = m.index_of(0x200).unwrap();
         assert_eq!(m.type_name(node), "demo.Node");
         let hdr = if id == 4 { 8 } else { 16 };
-        assert_eq!(m.sizes[node as usize], align8(hdr + id as u64 + 4));
+        assert_eq!(m.size_of(node), align8(hdr + id as u64 + 4));
         assert_eq!(
             m.values
                 .as_ref()
@@ -750,7 +751,7 @@ fn wrong_instance_length_dangling_repeated_and_missing_are_counted() {
     assert!(d.messages.iter().any(|s| s.contains("holds 3 field bytes")));
     // The first record of 0x200 is the one kept.
     let first = m.index_of(0x200).unwrap();
-    assert_eq!(m.refs.neighbors(first).len(), 2);
+    assert_eq!(m.refs_of(first).len(), 2);
     assert_eq!(m.objects(), 7);
 }
 
@@ -770,7 +771,7 @@ fn android_sub_records() {
     assert_eq!(m.diagnostics.total(), 0, "{:?}", m.diagnostics);
     let nodata = m.index_of(0x600).unwrap();
     assert_eq!(m.type_name(nodata), "int[]");
-    assert_eq!(m.sizes[nodata as usize], align8(12 + 40));
+    assert_eq!(m.size_of(nodata), align8(12 + 40));
     assert_eq!(m.values.as_ref().unwrap().get(nodata), None);
     let kinds: Vec<(u32, u32)> = m.roots[1..].iter().map(|r| (r.kind, r.flags)).collect();
     assert_eq!(
@@ -854,7 +855,7 @@ fn strings_are_duplicates_by_content() {
         .iter()
         .map(|s| {
             (
-                g.dump.type_name(s.members[0]).to_string(),
+                g.dump.type_name(ObjectIdx(s.members[0])).to_string(),
                 s.members.iter().map(|&o| g.dump.ids[o as usize]).collect(),
             )
         })
@@ -889,14 +890,14 @@ fn jdk17_fixture_has_its_known_answers() {
     let d = find_duplicates(&g, &dom, &DuplicateOptions::default(), &Progress::new()).unwrap();
     let values = g.dump.values.as_ref().unwrap();
     let text_of = |string: u32| {
-        let value = g.refs(string)[0];
+        let value = g.refs(ObjectIdx(string))[0];
         values.text(value, 100)
     };
     let set = d
         .sets
         .iter()
         .find(|s| {
-            g.dump.type_name(s.members[0]) == "java.lang.String"
+            g.dump.type_name(ObjectIdx(s.members[0])) == "java.lang.String"
                 && text_of(s.members[0]).as_deref() == Some("duplicate me please")
         })
         .expect("the duplicated string is a set");
@@ -907,22 +908,22 @@ fn jdk17_fixture_has_its_known_answers() {
     }
     // The distinct strings of equal length are in no set.
     let uniques = (0..g.objects() as u32)
-        .filter(|&o| g.dump.type_name(o) == "java.lang.String")
+        .filter(|&o| g.dump.type_name(ObjectIdx(o)) == "java.lang.String")
         .filter(|&o| text_of(o).is_some_and(|t| t.starts_with("unique 0000")))
         .collect::<Vec<_>>();
     assert_eq!(uniques.len(), 50);
     assert!(uniques.iter().all(|&o| d.set_of(o).is_none()));
     // The leak: the class Leaky's static map retains its 1000 entries.
     let leaky = (0..g.objects() as u32)
-        .find(|&o| values.text(o, 100).as_deref() == Some("Leaky"))
+        .find(|&o| values.text(ObjectIdx(o), 100).as_deref() == Some("Leaky"))
         .expect("class Leaky");
     let map = g
-        .refs(leaky)
+        .refs(ObjectIdx(leaky))
         .iter()
         .copied()
         .find(|&t| g.dump.type_name(t) == "java.util.HashMap")
         .expect("LEAK");
-    assert!(dom.retained_objects[map as usize] > 3000);
+    assert!(dom.retained_objects[map.index()] > 3000);
 }
 
 /// The real dumps in the shared folder (not part of the project): set

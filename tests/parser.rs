@@ -10,6 +10,7 @@ use std::path::Path;
 use heaptui::import::rpm::parse_bytes;
 use heaptui::import::rpm::parse_bytes_with_chunk;
 use heaptui::model::Model;
+use heaptui::model::ObjectIdx;
 
 use common::{fingerprint, fixture_bytes, ix};
 
@@ -34,9 +35,9 @@ fn type_of<'a>(d: &'a Model, hex: &str) -> &'a str {
 
 fn refs_of(d: &Model, hex: &str) -> Vec<String> {
     d.refs
-        .neighbors(ix(d, hex))
+        .neighbors(ix(d, hex).raw())
         .iter()
-        .map(|&r| d.id_hex(r))
+        .map(|&r| d.id_hex(ObjectIdx(r)))
         .collect()
 }
 
@@ -97,7 +98,7 @@ fn seed_004_corrected_has_no_diagnostics_and_keeps_the_stamp() {
         ["1ce11f", "1ce14c", "1ce079", "1ce113", "1ce116", "1ce267", "1ce26a", "1ce26d"],
         "references stay in field order"
     );
-    assert_eq!(d.sizes[ix(&d, "1ce056") as usize], 0x118);
+    assert_eq!(d.size_of(ix(&d, "1ce056")), 0x118);
 }
 
 #[test]
@@ -109,17 +110,14 @@ fn type_ids_are_scoped_to_their_section() {
     assert_eq!(type_of(&d, "208"), "System.Byte[]");
     assert_eq!(type_of(&d, "210"), "System.String");
     // One name, one type: String under id 2 and under id 3 is one type.
-    assert_eq!(
-        d.types[ix(&d, "108") as usize],
-        d.types[ix(&d, "210") as usize]
-    );
+    assert_eq!(d.type_of(ix(&d, "108")), d.type_of(ix(&d, "210")));
     // 200 (section 2) references 108 (section 1): objects are global.
     assert_eq!(refs_of(&d, "200"), ["208", "108", "210"]);
     // The static root's container 1 is Second.Cache in its own section.
     let stat = d.roots.iter().find(|r| r.kind == 4).unwrap();
     assert_eq!(stat.container, Some(1));
     assert_eq!(
-        stat.container_type.map(|t| &*d.type_names[t as usize]),
+        stat.container_type.map(|t| &*d.type_names[t.index()]),
         Some("Second.Cache")
     );
     assert_eq!(d.app_domains[1].objects, 2);
@@ -162,8 +160,8 @@ fn whitespace_forward_references_and_missing_final_close() {
     assert_eq!(type_of(&d, "18"), "Open.Thing");
     // 10 references 18, which appears later in the file.
     assert_eq!(refs_of(&d, "10"), ["18"]);
-    assert_eq!(d.sizes[ix(&d, "10") as usize], 0x20);
-    assert_eq!(d.sizes[ix(&d, "18") as usize], 4);
+    assert_eq!(d.size_of(ix(&d, "10")), 0x20);
+    assert_eq!(d.size_of(ix(&d, "18")), 4);
     assert_eq!(d.roots.len(), 2);
     assert_eq!(d.roots[0].line, 5);
     assert_eq!(d.roots[1].line, 10);
@@ -199,7 +197,7 @@ fn garbage_dangling_repeated_ids_and_roots() {
     );
     // The first record of 2 wins: App.Leaf, 8 bytes, no references.
     assert_eq!(type_of(&d, "2"), "App.Leaf");
-    assert_eq!(d.sizes[ix(&d, "2") as usize], 8);
+    assert_eq!(d.size_of(ix(&d, "2")), 8);
     assert!(refs_of(&d, "2").is_empty());
     // The dangling references are dropped, the others kept in order.
     assert_eq!(refs_of(&d, "1"), ["2", "3"]);
@@ -314,7 +312,7 @@ fn sixty_four_bit_ids_and_leading_zeros() {
         b"t 1 T\no ffffffffffffffff 1 8 00000000000000000000001\no 1 1 1000000000000\nr FFFFFFFFFFFFFFFF 1 0\n",
     );
     assert_eq!(d.ids, [u64::MAX, 1]);
-    assert_eq!(d.id_hex(0), "ffffffffffffffff");
+    assert_eq!(d.id_hex(ObjectIdx(0)), "ffffffffffffffff");
     assert_eq!(refs_of(&d, "ffffffffffffffff"), ["1"]);
     assert_eq!(d.sizes[1], 1 << 48, "sizes are u64, up to 2^48");
     assert_eq!(d.roots.len(), 1, "uppercase hex is hex");
@@ -588,7 +586,7 @@ fn root_kinds_and_flags_over_32_bits_are_kept_cut_to_fit_and_explained() {
     assert_eq!(
         d.roots
             .iter()
-            .map(|r| (r.object, r.kind, r.flags, r.is_strong()))
+            .map(|r| (r.object.raw(), r.kind, r.flags, r.is_strong()))
             .collect::<Vec<_>>(),
         [
             (0, u32::MAX, 0, true),

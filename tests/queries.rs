@@ -21,26 +21,27 @@ use heaptui::analysis::{
     domination_path, group_children, immediate_dominators, objects_of_types, precise_retained,
     shortest_retention_path, Analysis, Glob,
 };
+use heaptui::model::ObjectIdx;
 use heaptui::progress::Progress;
 
 use common::{analyse_bytes, analyse_fixture, ix, small_heap, Oracle, SmallHeap};
 
-fn ids(a: &Analysis, objects: &[u32]) -> Vec<String> {
+fn ids(a: &Analysis, objects: &[ObjectIdx]) -> Vec<String> {
     objects.iter().map(|&o| a.dump().id_hex(o)).collect()
 }
 
-fn objs(a: &Analysis, hex: &[&str]) -> Vec<u32> {
+fn objs(a: &Analysis, hex: &[&str]) -> Vec<ObjectIdx> {
     hex.iter().map(|h| ix(a.dump(), h)).collect()
 }
 
 /// `(N, type, retained bytes, retained objects)` per row.
-fn rows(a: &Analysis, parents: &[u32]) -> Vec<(usize, String, u64, u64)> {
-    group_children(a.dump(), &a.dom, parents)
+fn rows(a: &Analysis, parents: &[ObjectIdx]) -> Vec<(usize, String, u64, u64)> {
+    group_children(a.dump(), &a.dom, ObjectIdx::raw_slice(parents))
         .iter()
         .map(|g| {
             (
                 g.members.len(),
-                a.dump().type_names[g.type_index as usize].to_string(),
+                a.dump().type_names[g.type_index.index()].to_string(),
                 g.retained_bytes,
                 g.retained_objects,
             )
@@ -58,7 +59,7 @@ fn grouped_children_sum_their_members() {
     let top = a.dom.super_root();
     // 1 retains everything under it: 0x10+0x20+0x30+2×(8+0x40)+3×0x10+0x20.
     assert_eq!(
-        rows(&a, &[top]),
+        rows(&a, &[ObjectIdx(top)]),
         [
             row(1, "MyApp.Cache", 320, 11),
             row(1, "System.String", 24, 2),
@@ -71,10 +72,13 @@ fn grouped_children_sum_their_members() {
         rows(&a, &arr),
         [row(2, "System.String", 144, 4), row(1, "MyApp.Node", 80, 4)]
     );
-    let strings = group_children(a.dump(), &a.dom, &arr)[0].members.clone();
-    assert_eq!(ids(&a, &strings), ["4", "5"], "equal retained: by index");
+    let strings = group_children(a.dump(), &a.dom, ObjectIdx::raw_slice(&arr))[0]
+        .members
+        .clone();
+    let strings = ObjectIdx::cast_slice(&strings);
+    assert_eq!(ids(&a, strings), ["4", "5"], "equal retained: by index");
     // Expanding the `2 × System.String` row: the union of their children.
-    assert_eq!(rows(&a, &strings), [row(2, "System.Char[]", 128, 2)]);
+    assert_eq!(rows(&a, strings), [row(2, "System.Char[]", 128, 2)]);
     assert!(rows(&a, &objs(&a, &["e"])).is_empty());
 }
 
@@ -84,7 +88,7 @@ fn grouped_children_of_the_devtools_roots() {
     let top = a.dom.super_root();
     // Each node has its own type: three rows, C (10) > B (8) > A (2).
     assert_eq!(
-        rows(&a, &[top]),
+        rows(&a, &[ObjectIdx(top)]),
         [row(1, "C", 10, 2), row(1, "B", 8, 2), row(1, "A", 2, 1)]
     );
 }
@@ -110,7 +114,7 @@ fn type_stats_min_retained_counts_only_top_most_instances() {
         .iter()
         .map(|t| {
             (
-                a.dump().type_names[t.type_index as usize].to_string(),
+                a.dump().type_names[t.type_index.index()].to_string(),
                 t.count,
                 t.shallow_bytes,
                 t.min_retained_bytes,
@@ -140,7 +144,7 @@ fn type_stats_ignore_unreachable_instances_for_retained() {
     let leaf = a
         .types
         .iter()
-        .find(|t| &*a.dump().type_names[t.type_index as usize] == "App.Leaf")
+        .find(|t| &*a.dump().type_names[t.type_index.index()] == "App.Leaf")
         .unwrap();
     // 2 and 3 reachable (8 each), 5 unreachable (4).
     assert_eq!(
@@ -181,7 +185,7 @@ fn idom_rows(a: &Analysis, pattern: &str, skip: Option<&str>) -> Vec<IdomRow> {
         .map(|r| {
             (
                 r.type_index
-                    .map(|t| a.dump().type_names[t as usize].to_string()),
+                    .map(|t| a.dump().type_names[t.index()].to_string()),
                 ids(a, &r.dominators),
                 r.dominated_objects,
                 r.dominated_shallow_bytes,
@@ -287,7 +291,7 @@ proptest! {
         let a = analyse_bytes(h.to_dump_text().as_bytes());
         let set: Vec<usize> = picks.into_iter().filter(|&p| p < h.n()).collect();
         let node = |i: usize| ix(a.dump(), &format!("{:x}", SmallHeap::id(i)));
-        let objects: Vec<u32> = set.iter().map(|&i| node(i)).collect();
+        let objects: Vec<ObjectIdx> = set.iter().map(|&i| node(i)).collect();
         let got = precise_retained(&a.graph, &a.dom, &objects, &Progress::new()).unwrap();
         let before = h.reachable_without(&[]);
         let after = h.reachable_without(&set);
@@ -300,8 +304,10 @@ proptest! {
     fn min_retained_is_a_lower_bound_of_precise(h in small_heap(14)) {
         let a = analyse_bytes(h.to_dump_text().as_bytes());
         for t in a.types.iter() {
-            let set: Vec<u32> = (0..a.dump().objects() as u32)
-                .filter(|&o| a.dump().types[o as usize] == t.type_index)
+            let set: Vec<ObjectIdx> = a
+                .dump()
+                .object_indices()
+                .filter(|&o| a.dump().type_of(o) == t.type_index)
                 .collect();
             let p = precise_retained(&a.graph, &a.dom, &set, &Progress::new()).unwrap();
             prop_assert!(t.min_retained_bytes <= p.bytes);
@@ -315,7 +321,7 @@ proptest! {
         let type_of = |i: usize| format!("T{}", i % 3);
         // Min retained: instances no other instance of the type dominates.
         for t in a.types.iter() {
-            let name = &*a.dump().type_names[t.type_index as usize];
+            let name = &*a.dump().type_names[t.type_index.index()];
             let inst: Vec<usize> = (0..h.n()).filter(|&i| type_of(i) == name).collect();
             let want: u64 = inst
                 .iter()
@@ -334,7 +340,7 @@ proptest! {
                 .collect();
             let row = rows
                 .iter()
-                .find(|r| &*a.dump().type_names[r.type_index as usize] == ty);
+                .find(|r| &*a.dump().type_names[r.type_index.index()] == ty);
             match row {
                 None => prop_assert!(members.is_empty()),
                 Some(r) => {
@@ -370,7 +376,7 @@ proptest! {
             prop_assert_eq!(domination_path(&a.dom, node(b)), want);
         }
         // Immediate dominators of all T0 objects, optionally walking past T1.
-        let set: Vec<u32> = (0..h.n()).filter(|i| i % 3 == 0).map(node).collect();
+        let set: Vec<ObjectIdx> = (0..h.n()).filter(|i| i % 3 == 0).map(node).collect();
         let skip = skip_t1.then(|| Glob::new("T1"));
         let rows = immediate_dominators(a.dump(), &a.dom, &set, skip.as_ref());
         // Oracle: key = type of the first non-skipped strict dominator.
@@ -395,12 +401,12 @@ proptest! {
         prop_assert_eq!(rows.len(), want.len());
         for r in &rows {
             let key = r.type_index.map(|t| {
-                a.dump().type_names[t as usize][1..].parse::<usize>().unwrap()
+                a.dump().type_names[t.index()][1..].parse::<usize>().unwrap()
             });
             let (doms, objects, bytes) = &want[&key];
-            let mut got: Vec<u32> = r.dominators.clone();
+            let mut got: Vec<ObjectIdx> = r.dominators.clone();
             got.sort_unstable();
-            let mut exp: Vec<u32> = doms.iter().map(|&x| node(x)).collect();
+            let mut exp: Vec<ObjectIdx> = doms.iter().map(|&x| node(x)).collect();
             exp.sort_unstable();
             prop_assert_eq!(got, exp);
             prop_assert_eq!(r.dominated_objects, *objects);
@@ -430,10 +436,10 @@ proptest! {
                 (Some(d), Some(p)) => {
                     prop_assert_eq!(p.len(), d + 1, "node {}", b);
                     prop_assert_eq!(*p.last().unwrap(), node(b));
-                    let first = back(p[0]);
+                    let first = back(p[0].raw());
                     prop_assert!(h.roots.iter().any(|r| r.0 == first && (!strong_only || !r.1)));
                     for w in p.windows(2) {
-                        prop_assert!(h.edges[back(w[0])].contains(&back(w[1])));
+                        prop_assert!(h.edges[back(w[0].raw())].contains(&back(w[1].raw())));
                     }
                 }
                 (want, got) => prop_assert!(false, "node {}: want {:?}, got {:?}", b, want, got),

@@ -10,10 +10,11 @@ use heaptui::analysis::suspects::{
     accumulation_point, growth_suspects, leak_suspects, suspects, SuspectKind,
 };
 use heaptui::analysis::Analysis;
+use heaptui::model::{ObjectIdx, TypeIdx};
 
 use common::{analyse_fixture, ix};
 
-fn types(a: &Analysis, objects: &[u32]) -> Vec<String> {
+fn types(a: &Analysis, objects: &[ObjectIdx]) -> Vec<String> {
     objects
         .iter()
         .map(|&o| a.dump().type_name(o).to_string())
@@ -37,16 +38,13 @@ fn a_holder_with_60_percent_and_a_type_with_30_percent() {
     assert_eq!(holder.retained_bytes, 600);
     // 100 (600) → 101 (590) → 102 (580) → 103 (570): each ≥ 70 % of its
     // parent; the array's largest item holds 55 of 570, so it stops there.
-    assert_eq!(holder.accumulation_point, ix(d, "103"));
+    assert_eq!(holder.accumulation_point, ix(d, "103").raw());
     assert_eq!(
         types(&a, &holder.point_path(&a.dom)),
         ["App.Holder", "App.Chain", "App.Chain", "App.Item[]"]
     );
-    assert_eq!(
-        holder.top_types,
-        vec![(d.types[ix(d, "104") as usize], 550)]
-    );
-    let path: Vec<u32> = ["100", "101", "102", "103"]
+    assert_eq!(holder.top_types, vec![(d.type_of(ix(d, "104")), 550)]);
+    let path: Vec<ObjectIdx> = ["100", "101", "102", "103"]
         .iter()
         .map(|h| ix(d, h))
         .collect();
@@ -54,12 +52,12 @@ fn a_holder_with_60_percent_and_a_type_with_30_percent() {
 
     let sessions = &s[1];
     assert_eq!(sessions.kind, SuspectKind::Type);
-    assert_eq!(&*d.type_names[sessions.type_index as usize], "App.Session");
+    assert_eq!(&*d.type_names[sessions.type_index.index()], "App.Session");
     assert_eq!((sessions.instances, sessions.retained_bytes), (30, 300));
     assert_eq!(sessions.object, None);
     // All sessions are equal; the first in the dominator tree's order is
     // the one with the lowest index, and it has no children.
-    assert_eq!(sessions.accumulation_point, ix(d, "200"));
+    assert_eq!(sessions.accumulation_point, ix(d, "200").raw());
     assert!(sessions.top_types.is_empty());
     assert_eq!(sessions.retention_path, vec![ix(d, "200")]);
 }
@@ -74,7 +72,7 @@ fn no_suspect_below_ten_percent() {
     assert_eq!(s[0].object, Some(ix(a.dump(), "100")));
     assert_eq!(
         s[0].accumulation_point,
-        accumulation_point(&a.dom, ix(a.dump(), "100"))
+        accumulation_point(&a.dom, (ix(a.dump(), "100")).raw())
     );
     // DevTools' six nodes (retained A 2, B 8, … of 20): every top-level
     // dominator at 10 % or more, A included at exactly 10 %.
@@ -89,7 +87,7 @@ fn no_suspect_below_ten_percent() {
         .children_of(a.dom.super_root())
         .iter()
         .filter(|&&o| a.dom.retained_bytes[o as usize] * 10 >= a.dom.reachable_bytes)
-        .map(|&o| d.id_hex(o))
+        .map(|&o| d.id_hex(ObjectIdx(o)))
         .collect();
     assert_eq!(ids, all);
 }
@@ -120,13 +118,13 @@ fn the_cache_that_grows_every_time_is_a_growth_suspect() {
     assert_eq!((s.instances, s.retained_bytes), (6, 0x180));
     // The memory piles up in the array that holds the orders.
     let d = newest.dump();
-    assert_eq!(d.type_name(s.accumulation_point), "App.Order[]");
+    assert_eq!(d.type_name(ObjectIdx(s.accumulation_point)), "App.Order[]");
     let order = d
         .type_names
         .iter()
         .position(|n| &**n == "App.Order")
-        .unwrap() as u32;
-    assert_eq!(s.top_types, vec![(order, 0x180)]);
+        .unwrap();
+    assert_eq!(s.top_types, vec![(TypeIdx::from_usize(order), 0x180)]);
     assert_eq!(
         types(newest, &s.retention_path),
         ["App.Main", "App.RecentOrders", "App.Order[]"]

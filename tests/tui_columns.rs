@@ -13,6 +13,7 @@ use heaptui::analysis::roots::RootGroup;
 use heaptui::analysis::summary::Summary;
 use heaptui::analysis::ImmediateDominators;
 use heaptui::graph::duplicates::{DuplicateSet, Duplicates, PossibleDuplicates};
+use heaptui::model::{ObjectIdx, TypeIdx};
 use heaptui::progress::Progress;
 use heaptui::tui::app::{update, Action, App};
 use heaptui::tui::run_jobs;
@@ -74,32 +75,25 @@ fn wide_app_with(w: u16, h: u16, objects: bool) -> App {
     let mut graph: Option<Arc<heaptui::graph::HeapGraph>> = None;
     for m in msgs {
         let m = match m {
-            Msg::Dominators {
-                dom,
-                types,
-                roots,
-                largest,
-                summary,
-                ..
-            } => {
-                let mut dom = (*dom).clone();
+            Msg::Dominators { mut stage, .. } => {
+                let mut dom = (*stage.dom).clone();
                 if objects {
                     for r in dom.retained_objects.iter_mut() {
                         *r *= SCALE;
                     }
                     dom.reachable_objects *= SCALE as u64;
                 }
-                let mut types = (*types).clone();
+                let mut types = (*stage.types).clone();
                 for t in &mut types {
                     t.count *= SCALE as u64;
                 }
                 // The row of the bug report: `19,6021006.96 KiB1006.91 KiB`.
-                let s = types.iter_mut().find(|t| t.type_index == 3);
+                let s = types.iter_mut().find(|t| t.type_index == TypeIdx(3));
                 let s = s.expect("System.String");
                 s.count = 19_602;
                 s.shallow_bytes = 1_031_127;
                 s.min_retained_bytes = 1_031_076;
-                let mut roots: Vec<RootGroup> = (*roots).clone();
+                let mut roots: Vec<RootGroup> = (*stage.roots).clone();
                 for g in &mut roots {
                     g.roots = vec![g.roots[0]; 1_234_567];
                     g.objects = 10_000_000;
@@ -107,18 +101,16 @@ fn wide_app_with(w: u16, h: u16, objects: bool) -> App {
                 // The Overview's figures and the first rows, from the
                 // inflated tree, as the worker would have computed them.
                 let graph = graph.as_deref().expect("the graph comes first");
+                let summary = &stage.summary;
                 let weakly = (summary.weakly_held_objects, summary.weakly_held_bytes);
                 let summary = Summary::new(graph, &dom, &types, weakly);
                 let top = group_children_unsorted(&graph.dump, &dom, &[dom.super_root()]);
-                Msg::Dominators {
-                    dom: Arc::new(dom),
-                    types: Arc::new(types),
-                    roots: Arc::new(roots),
-                    largest,
-                    summary: Arc::new(summary),
-                    top: top.into_iter().map(Arc::new).collect(),
-                    ms: 0,
-                }
+                stage.dom = Arc::new(dom);
+                stage.types = Arc::new(types);
+                stage.roots = Arc::new(roots);
+                stage.summary = Arc::new(summary);
+                stage.top = top.into_iter().map(Arc::new).collect();
+                Msg::Dominators { stage, ms: 0 }
             }
             Msg::Duplicates { .. } => Msg::Duplicates {
                 duplicates: Arc::new(wide_duplicates()),
@@ -290,11 +282,11 @@ fn immediate_dominators_columns_keep_a_blank_between_wide_values() {
         update(
             &mut a,
             Action::Worker(Msg::ImmediateDominators {
-                type_index: 1,
+                type_index: TypeIdx(1),
                 exclude: String::new(),
                 rows: vec![ImmediateDominators {
-                    type_index: Some(0),
-                    dominators: vec![0; 12_345],
+                    type_index: Some(TypeIdx(0)),
+                    dominators: vec![ObjectIdx(0); 12_345],
                     dominated_objects: 10_000_000,
                     dominated_shallow_bytes: 1_031_127,
                     dominators_retained_bytes: 0xff_e000_0000,

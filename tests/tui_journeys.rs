@@ -6,6 +6,7 @@
 mod tui_support;
 
 use crossterm::event::{KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
+use heaptui::model::{ObjectIdx, TypeIdx};
 use heaptui::progress::Progress;
 use heaptui::tui::app::{update, Action, App, Effect, PaneId};
 use heaptui::tui::panes::dominators::TreeMode;
@@ -101,7 +102,11 @@ fn overview_entries_jump() {
     shows(&a, &["Set #0"]);
     keys(&mut a, "Bksp i");
     let d = a.duplicates().cloned().unwrap();
-    let first = a.graph().unwrap().dump.id_hex(d.sets[0].members[0]);
+    let first = a
+        .graph()
+        .unwrap()
+        .dump
+        .id_hex(ObjectIdx(d.sets[0].members[0]));
     shows(&a, &[&format!("Object {first}")]);
 }
 
@@ -492,7 +497,7 @@ fn precise_retained_on_request() {
         .types()
         .unwrap()
         .iter()
-        .find(|t| names[t.type_index as usize].as_ref() == "FieldOps.Imaging.CachedImage")
+        .find(|t| names[t.type_index.index()].as_ref() == "FieldOps.Imaging.CachedImage")
         .unwrap()
         .min_retained_bytes;
     assert!(p.bytes >= min, "precise {} >= minimum {min}", p.bytes);
@@ -598,7 +603,7 @@ fn possible_duplicates_are_listed_and_detected_on_request() {
         .unwrap() as u32;
     let mut cut = exact.clone();
     let instances: Vec<u32> = (0..graph.objects() as u32)
-        .filter(|&o| graph.dump.types[o as usize] == ty)
+        .filter(|&o| graph.dump.types[o as usize] == TypeIdx(ty))
         .collect();
     cut.sets.retain(|s| s.type_index != ty);
     cut.possible

@@ -3,6 +3,7 @@
 
 mod tui_support;
 
+use heaptui::model::ObjectIdx;
 use heaptui::tui::pane_id::PaneId;
 use heaptui::tui::panes::inspector::Target;
 use tui_support::*;
@@ -26,7 +27,7 @@ fn inspect(a: &mut heaptui::tui::app::App, o: u32) {
         let selected = a
             .pane_view(PaneId::Types)
             .selected_object(&a.ctx(PaneId::Types))
-            .map(|s| a.graph().unwrap().dump.types[s as usize]);
+            .map(|s| a.graph().unwrap().dump.types[s.index()]);
         if selected == Some(ty) {
             keys(a, "x");
         } else {
@@ -40,7 +41,7 @@ fn inspect(a: &mut heaptui::tui::app::App, o: u32) {
         .expect("the object among its type's instances");
     keys(a, &"Down ".repeat(row));
     keys(a, "Enter");
-    assert_eq!(a.inspector.as_ref().map(|i| i.object), Some(o));
+    assert_eq!(a.inspector.as_ref().map(|i| i.object), Some(ObjectIdx(o)));
 }
 
 /// In the open inspector, selects the line of `o` and inspects it (Enter).
@@ -49,13 +50,13 @@ fn follow(a: &mut heaptui::tui::app::App, o: u32) {
     let at = ins
         .entries
         .iter()
-        .position(|e| e.target == Some(Target::Object(o)))
+        .position(|e| e.target == Some(Target::Object(ObjectIdx(o))))
         .expect("a line of the object");
     let from = ins.list.selected;
     assert!(at >= from);
     keys(a, &"Down ".repeat(at - from));
     keys(a, "Enter");
-    assert_eq!(a.inspector.as_ref().map(|i| i.object), Some(o));
+    assert_eq!(a.inspector.as_ref().map(|i| i.object), Some(ObjectIdx(o)));
 }
 
 #[test]
@@ -65,8 +66,8 @@ fn inspector_names_fields_indices_and_strings_of_an_hprof() {
     let g = a.graph().unwrap().clone();
     let class = (0..g.dump.objects() as u32)
         .find(|&o| {
-            g.dump.type_name(o) == "java.lang.Class"
-                && g.dump.text_preview(o, 20).as_deref() == Some("Leaky")
+            g.dump.type_name(ObjectIdx(o)) == "java.lang.Class"
+                && g.dump.text_preview(ObjectIdx(o), 20).as_deref() == Some("Leaky")
         })
         .expect("the Leaky class");
     inspect(&mut a, class);
@@ -82,7 +83,13 @@ fn inspector_names_fields_indices_and_strings_of_an_hprof() {
     // One step down: the list's retainer, domination path and retention
     // path name the static field they go through.
     let dups = g.dump.refs.neighbors(class)[(0..g.dump.refs.neighbors(class).len())
-        .find(|&i| g.dump.ref_label(class, i).map(|l| l.to_string()).as_deref() == Some(".DUPS"))
+        .find(|&i| {
+            g.dump
+                .ref_label(ObjectIdx(class), i)
+                .map(|l| l.to_string())
+                .as_deref()
+                == Some(".DUPS")
+        })
         .unwrap()];
     follow(&mut a, dups);
     let s = screen(&a);
@@ -117,9 +124,9 @@ fn a_long_escaped_preview_leaves_room_for_the_type_name() {
     let g = a.graph().unwrap().clone();
     let binary = (0..g.dump.objects() as u32)
         .find(|&o| {
-            g.dump.type_name(o) == "java.lang.String"
+            g.dump.type_name(ObjectIdx(o)) == "java.lang.String"
                 && g.dump
-                    .text_preview(o, 40)
+                    .text_preview(ObjectIdx(o), 40)
                     .is_some_and(|t| t.matches("\\x00").count() >= 10)
         })
         .expect("a String holding binary data");

@@ -2,6 +2,7 @@
 //! keys, and gives the terminal back when quitting, and also when the dump
 //! it maps is truncated under it (SIGBUS).
 
+mod common;
 mod pty;
 
 use pty::{openpty, Shared};
@@ -138,19 +139,11 @@ fn the_saved_terminal_mode_is_restored() {
 
 #[test]
 fn a_dump_truncated_while_mapped_leaves_the_terminal_cooked() {
-    // A dump far over the copy limit, so it is mapped: 64 KiB of text (the
-    // parser's binary check reads that much), then a sparse hole of 4 GiB
-    // that costs no disk and takes the parser seconds to walk. It is cut
-    // as soon as the process maps it: the parser's next page fault raises
-    // SIGBUS, deterministically (it cannot finish in between).
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("shrinking.txt");
-    let mut text = b"t 1 T\no 1 1 8\nr 1 1 0\n".to_vec();
-    text.resize(64 << 10, b' ');
-    text.push(b'\n');
-    std::fs::write(&path, &text).unwrap();
-    let file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
-    file.set_len(4 << 30).unwrap();
+    // A dump far over the copy limit, so it is mapped, that takes the
+    // parser seconds to walk. It is cut as soon as the process maps it:
+    // the parser's next page fault raises SIGBUS, deterministically (it
+    // cannot finish in between).
+    let (_dir, path, file) = common::sparse_dump();
 
     let (master, slave) = openpty(24, 80);
     assert!(cooked(&termios(&slave)), "a new pty starts cooked");

@@ -74,14 +74,14 @@ fn wide_groups_are_grouped_by_a_deferred_job() {
     assert_eq!(t.flat.len(), 2 + 400 + 1);
 
     // Revealing a member far down the group pins it into the page.
-    let last = d.index_of(0x100000 + n as u64 - 1).unwrap();
+    let last = d.index_of(0x100000 + n as u64 - 1).unwrap().raw();
     assert!(matches!(t.reveal(last, d, &dom), Reveal::Shown));
     t.flatten(TreeMode::Tree, &None);
     assert_eq!(t.object(t.selected, &dom), Some(last));
     let a_row = t.nodes[t.selected as usize].parent.unwrap();
     assert_eq!(
         t.nodes[a_row as usize].item_object(),
-        Some(d.index_of(0x10000 + n as u64 - 1).unwrap()),
+        Some(d.index_of(0x10000 + n as u64 - 1).unwrap().raw()),
         "its dominator, pinned into the page"
     );
 }
@@ -139,7 +139,7 @@ fn many_children_of_one_object_are_grouped_by_a_job_and_reveal_waits_for_it() {
     let g = HeapGraph::build(dump);
     let dom = DominatorTree::compute(&g, &Progress::new()).unwrap();
     let d = &g.dump;
-    let target = d.index_of(2).unwrap();
+    let target = d.index_of(2).unwrap().raw();
 
     // Expanding the holder (one parent) is deferred by its children count.
     let (mut t, deferred) = Tree::new(Item::SuperRoot, "all".into(), d, &dom);

@@ -9,6 +9,7 @@ use std::path::Path;
 use proptest::prelude::*;
 
 use heaptui::import::v8::import_bytes_with_chunk;
+use heaptui::model::ObjectIdx;
 use heaptui::model::{Format, Label, Model};
 
 /// One node of a snapshot as the writer takes it.
@@ -173,13 +174,13 @@ fn observed(m: &Model) -> String {
     let mut out = String::new();
     for o in 0..m.objects() as u32 {
         let value = values
-            .get(o)
+            .get(ObjectIdx(o))
             .map(|(b, _)| String::from_utf8(b.to_vec()).unwrap());
         out += &format!(
             "{} {:x} {} {} {value:?}:",
             o + 1,
             m.ids[o as usize],
-            m.type_name(o),
+            m.type_name(ObjectIdx(o)),
             m.sizes[o as usize]
         );
         let start = m.refs.offsets[o as usize] as usize;
@@ -194,7 +195,7 @@ fn observed(m: &Model) -> String {
     }
     for r in &m.roots {
         assert_eq!((r.kind, r.flags), (0, 0));
-        out += &format!("root {:x}\n", m.ids[r.object as usize]);
+        out += &format!("root {:x}\n", m.ids[r.object.index()]);
     }
     out
 }
@@ -269,7 +270,7 @@ fn a_small_snapshot_maps_by_the_rules() {
     assert_eq!(m.diagnostics.total(), 0, "{:?}", m.diagnostics);
     let details: Vec<&str> = m.details.iter().map(|(k, _)| k.as_str()).collect();
     assert!(details.contains(&"node fields"), "{details:?}");
-    assert_eq!(m.index_of(5), Some(1));
+    assert_eq!(m.index_of(5), Some(ObjectIdx(1)));
 }
 
 #[test]
@@ -415,8 +416,8 @@ fn unknown_node_types_names_and_edge_types_are_counted() {
     let m = import(&bytes);
     assert_eq!(m.diagnostics.undefined_types, 2, "{:?}", m.diagnostics);
     assert_eq!(m.diagnostics.skipped_lines, 1);
-    assert_eq!(m.type_name(1), "(unknown node type)");
-    assert_eq!(m.type_name(3), "(array)");
+    assert_eq!(m.type_name(ObjectIdx(1)), "(unknown node type)");
+    assert_eq!(m.type_name(ObjectIdx(3)), "(array)");
     let msgs = m.diagnostics.messages.join("\n");
     assert!(
         msgs.contains("node 2: node type 99 is not in snapshot.meta"),
@@ -547,7 +548,7 @@ fn a_cut_file_keeps_what_it_holds() {
         msgs.contains("the nodes declare 9 edges, the edges array holds 4: 5 missing"),
         "{msgs}"
     );
-    assert_eq!(m.type_name(1), "(unknown name)");
+    assert_eq!(m.type_name(ObjectIdx(1)), "(unknown name)");
 }
 
 #[test]

@@ -9,6 +9,7 @@ use std::path::Path;
 
 use heaptui::import::v8::import_bytes_with_chunk;
 use heaptui::model::Model;
+use heaptui::model::ObjectIdx;
 use native::{compare_with_text, gunzip};
 
 fn import_chunked(bytes: &[u8], chunk: usize) -> Model {
@@ -30,7 +31,7 @@ fn a_real_node_snapshot_has_its_known_answers() {
     assert_eq!(m.total_bytes(), 3_213_427);
     let of_type = |name: &str| -> Vec<u32> {
         (0..m.objects() as u32)
-            .filter(|&o| m.type_name(o) == name)
+            .filter(|&o| m.type_name(ObjectIdx(o)) == name)
             .collect()
     };
     let sessions = of_type("Session");
@@ -40,7 +41,7 @@ fn a_real_node_snapshot_has_its_known_answers() {
     let values = m.values.as_ref().unwrap();
     let with_text = |t: &str| {
         (0..m.objects() as u32)
-            .filter(|&o| values.text(o, 64).as_deref() == Some(t))
+            .filter(|&o| values.text(ObjectIdx(o), 64).as_deref() == Some(t))
             .count()
     };
     assert_eq!(with_text("dup-licate"), 200);

@@ -86,7 +86,7 @@ impl SnapshotSummary {
         laps.lap(&format!("{} paths, roots", paths.len()));
         let mut types = vec![TypeFigures::default(); dump.type_names.len()];
         for t in a.types.iter() {
-            types[t.type_index as usize] = TypeFigures {
+            types[t.type_index.index()] = TypeFigures {
                 count: t.count,
                 shallow_bytes: t.shallow_bytes,
                 min_retained_bytes: t.min_retained_bytes,
@@ -174,7 +174,7 @@ fn sorted_ids(a: &Analysis) -> Vec<(u64, u32)> {
         .ids
         .iter()
         .copied()
-        .zip(dump.types.iter().copied())
+        .zip(dump.types.iter().map(|t| t.raw()))
         .collect();
     v.par_sort_unstable();
     v

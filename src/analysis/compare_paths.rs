@@ -228,7 +228,7 @@ impl Expander {
                 dom.children.prefetch_offsets(m);
             }
             for &c in children {
-                let ty = dump.types[c as usize];
+                let ty = dump.types[c as usize].raw();
                 let s = &mut self.slot[ty as usize];
                 if *s == u32::MAX {
                     *s = self.buckets.len() as u32;

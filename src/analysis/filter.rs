@@ -337,7 +337,7 @@ pub fn subtrees_with_match(dump: &Model, dom: &DominatorTree, type_matches: &[bo
     let mut mark: Vec<bool> = dump
         .types
         .iter()
-        .map(|&t| type_matches.get(t as usize).copied().unwrap_or(false))
+        .map(|&t| type_matches.get(t.index()).copied().unwrap_or(false))
         .collect();
     for &o in dom.preorder.iter().rev() {
         if mark[o as usize] {
@@ -473,11 +473,11 @@ mod tests {
         let graph = HeapGraph::build(dump);
         let dom = DominatorTree::compute(&graph, &crate::progress::Progress::new()).unwrap();
         let d = &graph.dump;
-        let leaf = d.types[d.index_of(0xc).unwrap() as usize] as usize;
+        let leaf = d.type_of(d.index_of(0xc).unwrap()).index();
         let mut types = vec![false; d.type_names.len()];
         types[leaf] = true;
         let mark = subtrees_with_match(d, &dom, &types);
-        let at = |id: u64| mark[d.index_of(id).unwrap() as usize];
+        let at = |id: u64| mark[d.index_of(id).unwrap().index()];
         assert!(at(0xa) && at(0xb) && at(0xc));
         assert!(!at(0xd));
         assert!(at(0xe), "an unreachable match marks itself only");

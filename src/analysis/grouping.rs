@@ -17,11 +17,11 @@ pub fn group_children_unsorted(dump: &Model, dom: &DominatorTree, parents: &[u32
     for &p in parents {
         for &c in dom.children_of(p) {
             let ty = dump.types[c as usize];
-            if slot.len() <= ty as usize {
-                slot.resize(dump.type_names.len().max(ty as usize + 1), u32::MAX);
+            if slot.len() <= ty.index() {
+                slot.resize(dump.type_names.len().max(ty.index() + 1), u32::MAX);
             }
-            if slot[ty as usize] == u32::MAX {
-                slot[ty as usize] = groups.len() as u32;
+            if slot[ty.index()] == u32::MAX {
+                slot[ty.index()] = groups.len() as u32;
                 groups.push(Group {
                     type_index: ty,
                     members: Vec::new(),
@@ -29,7 +29,7 @@ pub fn group_children_unsorted(dump: &Model, dom: &DominatorTree, parents: &[u32
                     retained_objects: 0,
                 });
             }
-            let g = &mut groups[slot[ty as usize] as usize];
+            let g = &mut groups[slot[ty.index()] as usize];
             g.members.push(c);
             g.retained_bytes += dom.retained_bytes[c as usize];
             g.retained_objects += dom.retained_objects[c as usize] as u64;
@@ -37,7 +37,7 @@ pub fn group_children_unsorted(dump: &Model, dom: &DominatorTree, parents: &[u32
     }
     groups.sort_by(|a, b| {
         b.retained_bytes.cmp(&a.retained_bytes).then_with(|| {
-            dump.type_names[a.type_index as usize].cmp(&dump.type_names[b.type_index as usize])
+            dump.type_names[a.type_index.index()].cmp(&dump.type_names[b.type_index.index()])
         })
     });
     groups
@@ -85,7 +85,7 @@ mod tests {
     fn same_groups_as_the_sorted_query() {
         let (g, dom) = heap();
         let d = &g.dump;
-        let parents = [d.index_of(1).unwrap(), d.index_of(2).unwrap()];
+        let parents = [d.index_of(1).unwrap().raw(), d.index_of(2).unwrap().raw()];
         let sorted = group_children(d, &dom, &parents);
         let unsorted = group_children_unsorted(d, &dom, &parents);
         assert_eq!(sorted.len(), unsorted.len());
@@ -113,12 +113,15 @@ mod tests {
         let d = &g.dump;
         let all: Vec<u32> = [0x10u64, 0x11, 0x13, 0x14]
             .iter()
-            .map(|&i| d.index_of(i).unwrap())
+            .map(|&i| d.index_of(i).unwrap().raw())
             .collect();
         let top = largest_members(&dom, &all, 2);
         assert_eq!(
             top,
-            vec![d.index_of(0x11).unwrap(), d.index_of(0x13).unwrap()]
+            vec![
+                d.index_of(0x11).unwrap().raw(),
+                d.index_of(0x13).unwrap().raw()
+            ]
         );
         assert!(largest_members(&dom, &all, 0).is_empty());
     }

@@ -5,13 +5,13 @@ use std::collections::{HashMap, VecDeque};
 
 use super::Glob;
 use crate::graph::{DominatorTree, HeapGraph, NOT_REACHABLE, SUPER_ROOT};
-use crate::model::Model;
+use crate::model::{Model, ObjectIdx, TypeIdx};
 use crate::progress::{Cancelled, Progress};
 
 /// A row `N × Type` of the grouped dominator tree (SPEC §2.1).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Group {
-    pub type_index: u32,
+    pub type_index: TypeIdx,
     /// The objects of the row, largest retained first.
     pub members: Vec<u32>,
     pub retained_bytes: u64,
@@ -33,20 +33,20 @@ pub fn group_children(dump: &Model, dom: &DominatorTree, parents: &[u32]) -> Vec
 
 /// The domination path of an object: the object first, then its dominators
 /// up to (not including) the super-root. Empty for an unreachable object.
-pub fn domination_path(dom: &DominatorTree, object: u32) -> Vec<u32> {
-    if !dom.is_reachable(object) {
+pub fn domination_path(dom: &DominatorTree, object: ObjectIdx) -> Vec<ObjectIdx> {
+    if !dom.is_reachable(object.raw()) {
         return Vec::new();
     }
     let mut path = vec![object];
-    path.extend(dom.dominators_of(object));
+    path.extend(dom.dominators_of(object.raw()).into_iter().map(ObjectIdx));
     path
 }
 
 /// Objects whose type name matches `pattern`, in index order.
-pub fn objects_of_types(dump: &Model, pattern: &Glob) -> Vec<u32> {
+pub fn objects_of_types(dump: &Model, pattern: &Glob) -> Vec<ObjectIdx> {
     let matching: Vec<bool> = dump.type_names.iter().map(|n| pattern.matches(n)).collect();
-    (0..dump.objects() as u32)
-        .filter(|&o| matching[dump.types[o as usize] as usize])
+    dump.object_indices()
+        .filter(|&o| matching[dump.type_of(o).index()])
         .collect()
 }
 
@@ -55,9 +55,9 @@ pub fn objects_of_types(dump: &Model, pattern: &Glob) -> Vec<u32> {
 pub struct ImmediateDominators {
     /// The dominators' type; `None` when the walk reached the super-root
     /// (the objects are held directly by GC roots).
-    pub type_index: Option<u32>,
+    pub type_index: Option<TypeIdx>,
     /// Distinct dominator objects of this type.
-    pub dominators: Vec<u32>,
+    pub dominators: Vec<ObjectIdx>,
     pub dominated_objects: u64,
     pub dominated_shallow_bytes: u64,
     /// Sum of the distinct dominators' retained bytes.
@@ -70,7 +70,7 @@ pub struct ImmediateDominators {
 pub fn immediate_dominators(
     dump: &Model,
     dom: &DominatorTree,
-    set: &[u32],
+    set: &[ObjectIdx],
     exclude: Option<&Glob>,
 ) -> Vec<ImmediateDominators> {
     let excluded: Vec<bool> = dump
@@ -78,19 +78,19 @@ pub fn immediate_dominators(
         .iter()
         .map(|n| exclude.is_some_and(|g| g.matches(n)))
         .collect();
-    let mut rows: HashMap<Option<u32>, ImmediateDominators> = HashMap::new();
+    let mut rows: HashMap<Option<TypeIdx>, ImmediateDominators> = HashMap::new();
     for &o in set {
-        if !dom.is_reachable(o) {
+        if !dom.is_reachable(o.raw()) {
             continue;
         }
-        let mut d = dom.idom[o as usize];
-        while d != SUPER_ROOT && excluded[dump.types[d as usize] as usize] {
+        let mut d = dom.idom[o.index()];
+        while d != SUPER_ROOT && excluded[dump.types[d as usize].index()] {
             d = dom.idom[d as usize];
         }
         let (key, dominator) = if d == SUPER_ROOT {
             (None, None)
         } else {
-            (Some(dump.types[d as usize]), Some(d))
+            (Some(dump.types[d as usize]), Some(ObjectIdx(d)))
         };
         let row = rows.entry(key).or_insert_with(|| ImmediateDominators {
             type_index: key,
@@ -100,7 +100,7 @@ pub fn immediate_dominators(
             dominators_retained_bytes: 0,
         });
         row.dominated_objects += 1;
-        row.dominated_shallow_bytes += dump.sizes[o as usize];
+        row.dominated_shallow_bytes += dump.size_of(o);
         if let Some(d) = dominator {
             row.dominators.push(d);
         }
@@ -112,7 +112,7 @@ pub fn immediate_dominators(
         // Dominators of one type may dominate each other, so this sum can
         // count bytes more than once and exceed the heap: saturate.
         r.dominators_retained_bytes = r.dominators.iter().fold(0u64, |acc, &d| {
-            acc.saturating_add(dom.retained_bytes[d as usize])
+            acc.saturating_add(dom.retained_bytes[d.index()])
         });
     }
     rows.sort_by(|a, b| {
@@ -137,27 +137,27 @@ pub struct PreciseRetained {
 pub fn precise_retained(
     graph: &HeapGraph,
     dom: &DominatorTree,
-    set: &[u32],
+    set: &[ObjectIdx],
     progress: &Progress,
 ) -> Result<PreciseRetained, Cancelled> {
     let n = graph.objects();
     let mut blocked = vec![false; n];
     for &o in set {
-        blocked[o as usize] = true;
+        blocked[o.index()] = true;
     }
     progress.start(crate::progress::Stage::Done, dom.reachable_objects.max(1));
     let mut seen = blocked;
-    let mut stack: Vec<u32> = Vec::new();
+    let mut stack: Vec<ObjectIdx> = Vec::new();
     let (mut bytes, mut objects) = (0u64, 0u64);
     for &r in &graph.strong_roots {
-        if !seen[r as usize] {
-            seen[r as usize] = true;
+        if !seen[r.index()] {
+            seen[r.index()] = true;
             stack.push(r);
         }
     }
     let mut visited = 0u64;
     while let Some(v) = stack.pop() {
-        bytes += graph.dump.sizes[v as usize];
+        bytes += graph.dump.size_of(v);
         objects += 1;
         visited += 1;
         if visited.is_multiple_of(1 << 16) {
@@ -165,8 +165,8 @@ pub fn precise_retained(
             progress.check()?;
         }
         for &w in graph.refs(v) {
-            if !seen[w as usize] {
-                seen[w as usize] = true;
+            if !seen[w.index()] {
+                seen[w.index()] = true;
                 stack.push(w);
             }
         }
@@ -184,10 +184,10 @@ pub fn precise_retained(
 pub fn shortest_retention_path(
     graph: &HeapGraph,
     dom: &DominatorTree,
-    object: u32,
-) -> Option<Vec<u32>> {
-    let strong = dom.is_reachable(object);
-    let is_target = |o: u32| {
+    object: ObjectIdx,
+) -> Option<Vec<ObjectIdx>> {
+    let strong = dom.is_reachable(object.raw());
+    let is_target = |o: ObjectIdx| {
         graph
             .roots_of(o)
             .any(|r| if strong { r.is_strong() } else { true })
@@ -195,16 +195,17 @@ pub fn shortest_retention_path(
     // Breadth-first backwards over retainers; within the reachable part when
     // the object is strongly reachable (other retainers cannot lead to a
     // strong root).
-    let mut next: HashMap<u32, u32> = HashMap::new();
+    const END: ObjectIdx = ObjectIdx(u32::MAX);
+    let mut next: HashMap<ObjectIdx, ObjectIdx> = HashMap::new();
     let mut queue = VecDeque::new();
-    next.insert(object, u32::MAX);
+    next.insert(object, END);
     queue.push_back(object);
     while let Some(v) = queue.pop_front() {
         if is_target(v) {
             let mut path = vec![v];
             let mut x = v;
             while let Some(&n) = next.get(&x) {
-                if n == u32::MAX {
+                if n == END {
                     break;
                 }
                 path.push(n);
@@ -213,7 +214,7 @@ pub fn shortest_retention_path(
             return Some(path);
         }
         for &r in graph.retainers_of(v) {
-            if strong && dom.idom[r as usize] == NOT_REACHABLE {
+            if strong && dom.idom[r.index()] == NOT_REACHABLE {
                 continue;
             }
             if let std::collections::hash_map::Entry::Vacant(e) = next.entry(r) {

@@ -3,6 +3,7 @@
 //! points at, directly or through references.
 
 use crate::graph::{DominatorTree, HeapGraph};
+use crate::model::ObjectIdx;
 
 /// Root records of one (kind, flags) pair.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -29,7 +30,7 @@ pub fn root_groups(graph: &HeapGraph, dom: &DominatorTree) -> Vec<RootGroup> {
         (
             r.kind,
             r.flags,
-            std::cmp::Reverse(dom.retained_bytes[r.object as usize]),
+            std::cmp::Reverse(dom.retained_bytes[r.object.index()]),
             r.object,
             i,
         )
@@ -47,7 +48,7 @@ pub fn root_groups(graph: &HeapGraph, dom: &DominatorTree) -> Vec<RootGroup> {
             let o = roots[i as usize].object;
             if last != Some(o) {
                 objects += 1;
-                retained_bytes += dom.retained_bytes[o as usize];
+                retained_bytes += dom.retained_bytes[o.index()];
                 last = Some(o);
             }
         }
@@ -71,7 +72,7 @@ pub fn root_groups(graph: &HeapGraph, dom: &DominatorTree) -> Vec<RootGroup> {
 /// O(weakly held part).
 pub fn weakly_held(graph: &HeapGraph, dom: &DominatorTree) -> (u64, u64) {
     let mut seen = vec![false; graph.objects()];
-    let mut stack: Vec<u32> = graph
+    let mut stack: Vec<ObjectIdx> = graph
         .dump
         .roots
         .iter()
@@ -80,12 +81,12 @@ pub fn weakly_held(graph: &HeapGraph, dom: &DominatorTree) -> (u64, u64) {
         .collect();
     let (mut objects, mut bytes) = (0u64, 0u64);
     while let Some(o) = stack.pop() {
-        if seen[o as usize] || dom.is_reachable(o) {
+        if seen[o.index()] || dom.is_reachable(o.raw()) {
             continue;
         }
-        seen[o as usize] = true;
+        seen[o.index()] = true;
         objects += 1;
-        bytes += graph.dump.sizes[o as usize];
+        bytes += graph.dump.size_of(o);
         stack.extend(graph.refs(o).iter().copied());
     }
     (objects, bytes)
@@ -131,7 +132,7 @@ pub fn largest_instances(graph: &HeapGraph, dom: &DominatorTree) -> Vec<u32> {
         if !dom.is_reachable(o as u32) {
             continue;
         }
-        let b = &mut best[t as usize];
+        let b = &mut best[t.index()];
         if *b == u32::MAX || dom.retained_bytes[o] > dom.retained_bytes[*b as usize] {
             *b = o as u32;
         }
@@ -153,13 +154,13 @@ mod largest_tests {
         let dom = DominatorTree::compute(&graph, &Progress::new()).unwrap();
         let l = largest_instances(&graph, &dom);
         let d = &graph.dump;
-        let ty = |id: u64| d.types[d.index_of(id).unwrap() as usize] as usize;
+        let ty = |id: u64| d.type_of(d.index_of(id).unwrap()).index();
         assert_eq!(
             l[ty(1)],
-            d.index_of(1).unwrap(),
+            d.index_of(1).unwrap().raw(),
             "0x10+0x20 retained beats 0x30"
         );
-        assert_eq!(l[ty(4)], d.index_of(4).unwrap());
+        assert_eq!(l[ty(4)], d.index_of(4).unwrap().raw());
         assert_eq!(l[ty(5)], u32::MAX, "unreachable only");
     }
 }

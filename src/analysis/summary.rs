@@ -4,7 +4,7 @@
 
 use super::TypeStats;
 use crate::graph::{DominatorTree, HeapGraph};
-use crate::model::{Format, Root};
+use crate::model::{Format, ObjectIdx, Root};
 
 /// Root records of one (kind, flags) pair, by count.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -103,7 +103,7 @@ impl Summary {
 }
 
 fn distinct_objects(roots: &[Root]) -> u64 {
-    let mut rooted: Vec<u32> = roots.iter().map(|r| r.object).collect();
+    let mut rooted: Vec<ObjectIdx> = roots.iter().map(|r| r.object).collect();
     rooted.sort_unstable();
     rooted.dedup();
     rooted.len() as u64

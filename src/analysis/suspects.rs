@@ -17,7 +17,7 @@ use super::compare::Comparison;
 use super::compare_paths::{FastMap, NO_OBJECT};
 use super::{domination_path, shortest_retention_path, Analysis};
 use crate::graph::DominatorTree;
-use crate::model::Model;
+use crate::model::{Model, ObjectIdx, TypeIdx};
 
 /// Share of the reachable bytes that makes a suspect: 10 %.
 const SUSPECT_PERCENT: u64 = 10;
@@ -62,9 +62,9 @@ pub struct Growth {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Suspect {
     pub kind: SuspectKind,
-    pub type_index: u32,
+    pub type_index: TypeIdx,
     /// The suspect object (kind `Object` only).
-    pub object: Option<u32>,
+    pub object: Option<ObjectIdx>,
     /// Objects the suspect stands for: 1, the type's top-level instances,
     /// or the growing row's members in the newest snapshot.
     pub instances: u64,
@@ -76,17 +76,17 @@ pub struct Suspect {
     /// `(type index, retained bytes)` below the accumulation point, largest
     /// first: per type, the instances with no dominator of their type
     /// between them and the point.
-    pub top_types: Vec<(u32, u64)>,
+    pub top_types: Vec<(TypeIdx, u64)>,
     /// A shortest reference path from a root to the accumulation point,
     /// the rooted object first.
-    pub retention_path: Vec<u32>,
+    pub retention_path: Vec<ObjectIdx>,
     pub growth: Option<Growth>,
 }
 
 impl Suspect {
     /// The accumulation point's domination path, top-level dominator first.
-    pub fn point_path(&self, dom: &DominatorTree) -> Vec<u32> {
-        let mut p = domination_path(dom, self.accumulation_point);
+    pub fn point_path(&self, dom: &DominatorTree) -> Vec<ObjectIdx> {
+        let mut p = domination_path(dom, ObjectIdx(self.accumulation_point));
         p.reverse();
         p
     }
@@ -113,7 +113,12 @@ pub fn accumulation_point(dom: &DominatorTree, mut object: u32) -> u32 {
 /// The `n` types retaining the most below `point` (its dominator subtree
 /// without it): per type, the retained bytes of its instances that no
 /// other instance of the type dominates within the subtree. O(subtree).
-pub fn top_types_below(dump: &Model, dom: &DominatorTree, point: u32, n: usize) -> Vec<(u32, u64)> {
+pub fn top_types_below(
+    dump: &Model,
+    dom: &DominatorTree,
+    point: u32,
+    n: usize,
+) -> Vec<(TypeIdx, u64)> {
     let t = dump.type_names.len();
     let mut on_path = vec![0u32; t];
     let mut sums = vec![0u64; t];
@@ -126,13 +131,13 @@ pub fn top_types_below(dump: &Model, dom: &DominatorTree, point: u32, n: usize) 
         if next == children.len() {
             stack.pop();
             if node != point {
-                on_path[dump.types[node as usize] as usize] -= 1;
+                on_path[dump.types[node as usize].index()] -= 1;
             }
             continue;
         }
         frame.1 += 1;
         let c = children[next];
-        let ty = dump.types[c as usize] as usize;
+        let ty = dump.types[c as usize].index();
         if on_path[ty] == 0 {
             if sums[ty] == 0 {
                 touched.push(ty as u32);
@@ -142,10 +147,13 @@ pub fn top_types_below(dump: &Model, dom: &DominatorTree, point: u32, n: usize) 
         on_path[ty] += 1;
         stack.push((c, 0));
     }
-    let mut rows: Vec<(u32, u64)> = touched.iter().map(|&ty| (ty, sums[ty as usize])).collect();
+    let mut rows: Vec<(TypeIdx, u64)> = touched
+        .iter()
+        .map(|&ty| (TypeIdx(ty), sums[ty as usize]))
+        .collect();
     rows.sort_by(|a, b| {
         b.1.cmp(&a.1)
-            .then_with(|| dump.type_names[a.0 as usize].cmp(&dump.type_names[b.0 as usize]))
+            .then_with(|| dump.name_of_type(a.0).cmp(dump.name_of_type(b.0)))
     });
     rows.truncate(n);
     rows
@@ -157,11 +165,12 @@ fn describe(a: &Analysis, mut s: Suspect, start: u32) -> Suspect {
     let point = accumulation_point(&a.dom, start);
     s.accumulation_point = point;
     s.top_types = top_types_below(a.dump(), &a.dom, point, TOP_TYPES);
-    s.retention_path = shortest_retention_path(&a.graph, &a.dom, point).unwrap_or_default();
+    s.retention_path =
+        shortest_retention_path(&a.graph, &a.dom, ObjectIdx(point)).unwrap_or_default();
     s
 }
 
-fn bare(kind: SuspectKind, type_index: u32, instances: u64, retained_bytes: u64) -> Suspect {
+fn bare(kind: SuspectKind, type_index: TypeIdx, instances: u64, retained_bytes: u64) -> Suspect {
     Suspect {
         kind,
         type_index,
@@ -192,11 +201,11 @@ pub fn leak_suspects(a: &Analysis) -> Vec<Suspect> {
         let ty = dump.types[o as usize];
         if big(bytes) {
             let mut s = bare(SuspectKind::Object, ty, 1, bytes);
-            s.object = Some(o);
+            s.object = Some(ObjectIdx(o));
             found.push((s, o));
             continue;
         }
-        let e = &mut per_type[ty as usize];
+        let e = &mut per_type[ty.index()];
         e.0 += 1;
         e.1 += bytes;
         // `top` is sorted largest first: the first one met is the largest.
@@ -206,7 +215,10 @@ pub fn leak_suspects(a: &Analysis) -> Vec<Suspect> {
     }
     for (ty, &(n, bytes, largest)) in per_type.iter().enumerate() {
         if n > 0 && big(bytes) {
-            found.push((bare(SuspectKind::Type, ty as u32, n, bytes), largest));
+            found.push((
+                bare(SuspectKind::Type, TypeIdx::from_usize(ty), n, bytes),
+                largest,
+            ));
         }
     }
     let mut out: Vec<Suspect> = found

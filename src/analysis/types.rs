@@ -4,11 +4,12 @@
 use rayon::prelude::*;
 
 use crate::graph::{DominatorTree, HeapGraph};
+use crate::model::TypeIdx;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TypeStats {
     /// Index into `Model::type_names`.
-    pub type_index: u32,
+    pub type_index: TypeIdx,
     /// All instances in the dump, reachable or not.
     pub count: u64,
     pub shallow_bytes: u64,
@@ -26,7 +27,7 @@ pub fn type_stats(graph: &HeapGraph, dom: &DominatorTree) -> Vec<TypeStats> {
     let t = dump.type_names.len();
     let mut stats: Vec<TypeStats> = (0..t as u32)
         .map(|i| TypeStats {
-            type_index: i,
+            type_index: TypeIdx(i),
             count: 0,
             shallow_bytes: 0,
             reachable_count: 0,
@@ -34,7 +35,7 @@ pub fn type_stats(graph: &HeapGraph, dom: &DominatorTree) -> Vec<TypeStats> {
         })
         .collect();
     for (o, &ty) in dump.types.iter().enumerate() {
-        let s = &mut stats[ty as usize];
+        let s = &mut stats[ty.index()];
         s.count += 1;
         s.shallow_bytes += dump.sizes[o];
         if dom.idom[o] != crate::graph::NOT_REACHABLE {
@@ -72,7 +73,7 @@ pub fn type_stats(graph: &HeapGraph, dom: &DominatorTree) -> Vec<TypeStats> {
     stats.retain(|s| s.count > 0);
     stats.sort_by(|a, b| {
         b.shallow_bytes.cmp(&a.shallow_bytes).then_with(|| {
-            dump.type_names[a.type_index as usize].cmp(&dump.type_names[b.type_index as usize])
+            dump.type_names[a.type_index.index()].cmp(&dump.type_names[b.type_index.index()])
         })
     });
     stats
@@ -90,7 +91,7 @@ fn top_most_retained(
     stack: &mut Vec<(u32, u64)>,
 ) {
     let enter = |node: u32, on_path: &mut [u32], sums: &mut [u64]| {
-        let ty = dump.types[node as usize] as usize;
+        let ty = dump.types[node as usize].index();
         if on_path[ty] == 0 {
             sums[ty] += dom.retained_bytes[node as usize];
         }
@@ -102,7 +103,7 @@ fn top_most_retained(
         let (node, next) = *frame;
         if next == dom.children.offsets[node as usize + 1] {
             stack.pop();
-            on_path[dump.types[node as usize] as usize] -= 1;
+            on_path[dump.types[node as usize].index()] -= 1;
             continue;
         }
         frame.1 += 1;

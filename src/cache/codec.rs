@@ -20,8 +20,8 @@ use crate::graph::duplicates::{DuplicateMode, DuplicateSet, Duplicates, Possible
 use crate::graph::{DominatorTree, HeapGraph, NOT_REACHABLE, SUPER_ROOT};
 use crate::mem::Array;
 use crate::model::{
-    AppDomain, Csr, Diagnostics, Format, IdIndex, Labels, Model, RecordCounts, Root, ValueKind,
-    Values,
+    AppDomain, Csr, Diagnostics, Format, IdIndex, Labels, Model, ObjectIdx, RecordCounts, Root,
+    TypeIdx, ValueKind, Values,
 };
 
 // Section tags; `+n` marks the tags a composite section also takes.
@@ -112,11 +112,11 @@ pub fn encode(w: &mut W, a: &Analysis) -> std::io::Result<()> {
 
 fn root_fields(r: &Root) -> [u64; 7] {
     [
-        r.object as u64,
+        r.object.raw() as u64,
         r.kind as u64,
         r.flags as u64,
         r.container.unwrap_or(NONE),
-        r.container_type.map_or(NONE, |t| t as u64),
+        r.container_type.map_or(NONE, |t| t.raw() as u64),
         r.app_domain as u64,
         r.line,
     ]
@@ -124,7 +124,7 @@ fn root_fields(r: &Root) -> [u64; 7] {
 
 fn stat_fields(t: &TypeStats) -> [u64; 5] {
     [
-        t.type_index as u64,
+        t.type_index.raw() as u64,
         t.count,
         t.shallow_bytes,
         t.reachable_count,
@@ -278,8 +278,8 @@ pub fn decode(r: &R, path: &Path) -> Result<Analysis, Corrupt> {
     laps.lap("model");
     let n = dump.objects();
     let retainers = read_csr(r, RETAINERS, n, n)?;
-    let strong_roots: Array<u32> = r.array(STRONG_ROOTS)?;
-    check_below("strong roots", &strong_roots, n)?;
+    let strong_roots: Array<ObjectIdx> = r.array(STRONG_ROOTS)?;
+    check_below("strong roots", ObjectIdx::raw_slice(&strong_roots), n)?;
     laps.lap("retainers");
     let graph = HeapGraph::from_parts(dump, retainers, strong_roots.into_vec());
     laps.lap("from_parts");
@@ -318,8 +318,8 @@ fn decode_model(r: &R, path: &Path, meta: &[u64]) -> Result<Model, Corrupt> {
     if n > u32::MAX as usize - 2 {
         return corrupt("too many objects");
     }
-    let types: Array<u32> = get(r, TYPES, n)?;
-    check_below("types", &types, type_names.len())?;
+    let types: Array<TypeIdx> = get(r, TYPES, n)?;
+    check_below("types", TypeIdx::raw_slice(&types), type_names.len())?;
     let sizes: Array<u64> = get(r, SIZES, n)?;
     let total: u128 = sizes.par_iter().map(|&s| s as u128).sum();
     if total > u64::MAX as u128 {
@@ -411,11 +411,11 @@ fn decode_roots(r: &R, n: usize, domains: usize, names: usize) -> Result<Vec<Roo
                 return corrupt("roots: index out of range");
             }
             Ok(Root {
-                object: f[0] as u32,
+                object: ObjectIdx(f[0] as u32),
                 kind: f[1] as u32,
                 flags: f[2] as u32,
                 container: (f[3] != NONE).then_some(f[3]),
-                container_type: (f[4] != NONE).then_some(f[4] as u32),
+                container_type: (f[4] != NONE).then_some(TypeIdx(f[4] as u32)),
                 app_domain: f[5] as u32,
                 line: f[6],
             })
@@ -546,7 +546,7 @@ fn decode_type_stats(r: &R, names: usize) -> Result<Vec<TypeStats>, Corrupt> {
     Ok(raw
         .chunks_exact(5)
         .map(|f| TypeStats {
-            type_index: f[0] as u32,
+            type_index: TypeIdx(f[0] as u32),
             count: f[1],
             shallow_bytes: f[2],
             reachable_count: f[3],

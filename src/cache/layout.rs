@@ -72,6 +72,21 @@ impl Element for u32 {
     }
 }
 
+/// Dense indices are written as the u32 they wrap (the same bytes).
+impl Element for crate::model::ObjectIdx {
+    const WIDTH: u32 = 4;
+    fn swap(self) -> Self {
+        Self(self.0.swap_bytes())
+    }
+}
+
+impl Element for crate::model::TypeIdx {
+    const WIDTH: u32 = 4;
+    fn swap(self) -> Self {
+        Self(self.0.swap_bytes())
+    }
+}
+
 impl Element for u64 {
     const WIDTH: u32 = 8;
     fn swap(self) -> Self {

@@ -76,7 +76,7 @@ impl DominatorTree {
             graph.objects(),
             &graph.dump.refs,
             &graph.retainers,
-            &graph.strong_roots,
+            graph.strong_roots_raw(),
             &graph.dump.sizes,
             progress,
         )

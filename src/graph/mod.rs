@@ -8,7 +8,7 @@ pub mod duplicates;
 pub use crate::model::Csr;
 pub use dominators::{DominatorTree, NOT_REACHABLE, SUPER_ROOT};
 
-use crate::model::Model;
+use crate::model::{Model, ObjectIdx, Root};
 
 /// A dump with the indexes every analysis needs.
 #[derive(Debug)]
@@ -18,7 +18,7 @@ pub struct HeapGraph {
     pub retainers: Csr,
     /// Distinct objects with at least one strong root record, in the order of
     /// their first root record: the super-root's edges.
-    pub strong_roots: Vec<u32>,
+    pub strong_roots: Vec<ObjectIdx>,
     /// Indices into `dump.roots`, sorted by object, for per-object lookup.
     roots_by_object: Vec<u32>,
 }
@@ -32,7 +32,7 @@ impl HeapGraph {
 
     /// A graph from its parts (the reopen cache), the per-object root index
     /// rebuilt.
-    pub fn from_parts(dump: Model, retainers: Csr, strong_roots: Vec<u32>) -> HeapGraph {
+    pub fn from_parts(dump: Model, retainers: Csr, strong_roots: Vec<ObjectIdx>) -> HeapGraph {
         let mut roots_by_object: Vec<u32> = (0..dump.roots.len() as u32).collect();
         roots_by_object.sort_by_key(|&i| (dump.roots[i as usize].object, i));
         HeapGraph {
@@ -47,18 +47,39 @@ impl HeapGraph {
         self.dump.objects()
     }
 
+    /// The objects `object` refers to, in field order.
     #[inline]
-    pub fn refs(&self, object: u32) -> &[u32] {
+    pub fn refs(&self, object: ObjectIdx) -> &[ObjectIdx] {
+        self.dump.refs_of(object)
+    }
+
+    /// The objects that refer to `object`, ascending.
+    #[inline]
+    pub fn retainers_of(&self, object: ObjectIdx) -> &[ObjectIdx] {
+        ObjectIdx::cast_slice(self.retainers.neighbors(object.raw()))
+    }
+
+    /// [`HeapGraph::refs`] over raw indices, for the algorithms that work
+    /// on raw arrays (duplicate detection).
+    #[inline]
+    pub fn refs_raw(&self, object: u32) -> &[u32] {
         self.dump.refs.neighbors(object)
     }
 
+    /// [`HeapGraph::retainers_of`] over raw indices.
     #[inline]
-    pub fn retainers_of(&self, object: u32) -> &[u32] {
+    pub fn retainers_raw(&self, object: u32) -> &[u32] {
         self.retainers.neighbors(object)
     }
 
+    /// The strong roots as raw indices (the dominator tree's super-root's
+    /// edges).
+    pub fn strong_roots_raw(&self) -> &[u32] {
+        ObjectIdx::raw_slice(&self.strong_roots)
+    }
+
     /// The root records of an object, in file order.
-    pub fn roots_of(&self, object: u32) -> impl Iterator<Item = &crate::model::Root> + '_ {
+    pub fn roots_of(&self, object: ObjectIdx) -> impl Iterator<Item = &Root> + '_ {
         let roots = &self.dump.roots;
         let start = self
             .roots_by_object
@@ -69,19 +90,19 @@ impl HeapGraph {
             .take_while(move |r| r.object == object)
     }
 
-    pub fn is_strong_root(&self, object: u32) -> bool {
+    pub fn is_strong_root(&self, object: ObjectIdx) -> bool {
         self.roots_of(object).any(|r| r.is_strong())
     }
 }
 
 /// Distinct objects with at least one strong root record, in the order of
 /// their first root record.
-fn strong_roots(dump: &Model) -> Vec<u32> {
+fn strong_roots(dump: &Model) -> Vec<ObjectIdx> {
     let mut seen = vec![false; dump.objects()];
     let mut strong_roots = Vec::new();
     for r in &dump.roots {
-        if r.is_strong() && !seen[r.object as usize] {
-            seen[r.object as usize] = true;
+        if r.is_strong() && !seen[r.object.index()] {
+            seen[r.object.index()] = true;
             strong_roots.push(r.object);
         }
     }

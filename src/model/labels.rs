@@ -5,6 +5,8 @@
 //! references' targets; values live in one shared byte arena with an
 //! offsets array, never an allocation per object.
 
+use super::ObjectIdx;
+
 /// A reference's label as stored: an interned name, an array index, or none.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Label<'a> {
@@ -129,8 +131,8 @@ pub struct Values {
 
 impl Values {
     /// The object's value bytes and how to read them; `None` when it has none.
-    pub fn get(&self, object: u32) -> Option<(&[u8], ValueKind)> {
-        let o = object as usize;
+    pub fn get(&self, object: ObjectIdx) -> Option<(&[u8], ValueKind)> {
+        let o = object.index();
         let kind = *self.kinds.get(o)?;
         if kind == ValueKind::None {
             return None;
@@ -143,7 +145,7 @@ impl Values {
     /// The value as text, at most `max_chars` characters (`…` when cut),
     /// control characters shown as `\xHH`; `None` for objects without a
     /// textual value.
-    pub fn text(&self, object: u32, max_chars: usize) -> Option<String> {
+    pub fn text(&self, object: ObjectIdx, max_chars: usize) -> Option<String> {
         let (bytes, kind) = self.get(object)?;
         Some(match kind {
             // Only the first `max_chars + 1` characters are needed, and
@@ -224,19 +226,22 @@ mod tests {
             v.offsets.push(v.bytes.len() as u64);
             v.kinds.push(k);
         }
-        assert_eq!(v.text(0, 10).as_deref(), Some("hello"));
-        assert_eq!(v.text(0, 2).as_deref(), Some("he…"));
+        assert_eq!(v.text(ObjectIdx(0), 10).as_deref(), Some("hello"));
+        assert_eq!(v.text(ObjectIdx(0), 2).as_deref(), Some("he…"));
         let e = Values {
             offsets: vec![0, 6],
             bytes: b"a\x1b[2Jb".to_vec(),
             kinds: vec![ValueKind::Utf8],
         };
-        assert_eq!(e.text(0, 10).as_deref(), Some("a\\x1b[2Jb"));
-        assert_eq!(v.text(1, 10).as_deref(), Some("hi"));
-        assert_eq!(v.text(2, 10).as_deref(), Some("hi"));
-        assert_eq!(v.text(3, 10).as_deref(), Some("é"));
-        assert_eq!(v.text(4, 10), None);
-        assert_eq!(v.get(4), Some((&[1u8, 2, 3][..], ValueKind::Bytes)));
-        assert_eq!(v.get(5), None);
+        assert_eq!(e.text(ObjectIdx(0), 10).as_deref(), Some("a\\x1b[2Jb"));
+        assert_eq!(v.text(ObjectIdx(1), 10).as_deref(), Some("hi"));
+        assert_eq!(v.text(ObjectIdx(2), 10).as_deref(), Some("hi"));
+        assert_eq!(v.text(ObjectIdx(3), 10).as_deref(), Some("é"));
+        assert_eq!(v.text(ObjectIdx(4), 10), None);
+        assert_eq!(
+            v.get(ObjectIdx(4)),
+            Some((&[1u8, 2, 3][..], ValueKind::Bytes))
+        );
+        assert_eq!(v.get(ObjectIdx(5)), None);
     }
 }

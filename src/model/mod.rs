@@ -1,14 +1,39 @@
 //! The heap every format maps onto (SPEC §1, §1.1, §2): types, objects with
 //! shallow sizes and ordered references (CSR), roots with kinds and flags,
 //! optional per-reference labels and per-object values, and what the importer
-//! could not use. Struct-of-arrays over dense u32 object indices.
+//! could not use. Struct-of-arrays over dense object indices.
 //!
 //! Owns the data only; imports nothing of the crate but the `mem` helpers.
 //! Importers (`crate::import`) build a [`Model`]; `crate::graph` reads one.
+//!
+//! Objects and types are numbered densely, each in its own newtype
+//! ([`ObjectIdx`], [`TypeIdx`]), and the APIs that pass an index between
+//! layers use them (the model's accessors, `Root`, `HeapGraph`'s
+//! adjacency and roots, the analysis results that name objects or types,
+//! the TUI's selection, jobs and messages), so that one cannot stand for
+//! the other. Raw `u32` stays, on purpose, in these places only:
+//!
+//! - [`Csr`]: a generic adjacency (its rows are the dominator tree's nodes
+//!   as well, the super-root among them); [`Model::refs_of`] and
+//!   `HeapGraph::refs` / `retainers_of` give its rows as objects.
+//! - `graph::DominatorTree` and what walks it (`group_children`'s parents
+//!   and members, the Dominators pane's tree, `accumulation_point`): its
+//!   node space is the objects plus the super-root, with the `SUPER_ROOT`
+//!   and `NOT_REACHABLE` sentinels in `idom`; a node is converted to an
+//!   object where it is known to be one (`ObjectIdx(node)`), and
+//!   `domination_path` returns objects.
+//! - The duplicate detection (`graph::duplicates`: its sets' members and
+//!   type, `HeapGraph::refs_raw`), [`IdIndex`] and the importers' internal
+//!   arrays, which work on raw arrays; converted once at their boundary,
+//!   by a slice cast (`ObjectIdx::cast_slice`, `TypeIdx::cast_vec`).
+//! - Sentinel-carrying per-type tables (`largest`: `u32::MAX` for none)
+//!   and the comparison's path tables, which mix in other snapshots' rows.
+//! - Label positions (`Labels`), which index references, not objects.
 
 mod csr;
 mod diag;
 mod idmap;
+mod idx;
 mod labels;
 pub mod text;
 
@@ -19,6 +44,7 @@ pub use crate::mem::Array;
 pub use csr::Csr;
 pub use diag::{Collector, Kind, Place};
 pub use idmap::{IdIndex, WideIdIndex};
+pub use idx::{ObjectIdx, TypeIdx};
 pub use labels::{Label, Labels, ValueKind, Values};
 
 /// At most this many diagnostic messages are kept (the counts are complete).
@@ -106,13 +132,13 @@ pub mod root_flags {
 /// One `r` record whose object is in the dump.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Root {
-    pub object: u32,
+    pub object: ObjectIdx,
     pub kind: u32,
     pub flags: u32,
     /// The raw container element (the declaring type's id for statics).
     pub container: Option<u64>,
     /// The container resolved to a type, when it names one in the section.
-    pub container_type: Option<u32>,
+    pub container_type: Option<TypeIdx>,
     pub app_domain: u32,
     /// 1-based line of the record.
     pub line: u64,
@@ -122,7 +148,7 @@ impl Root {
     /// A root of kind 0 (internal), no flags, in the implicit section, as
     /// formats without root kinds give them (V8's synthetic root's edges,
     /// gcdump's root node's children).
-    pub fn plain(object: u32) -> Root {
+    pub fn plain(object: ObjectIdx) -> Root {
         Root {
             object,
             kind: root_kind::INTERNAL,
@@ -228,7 +254,7 @@ pub struct Model {
     /// Type names, interned: two sections' types with one name share an index.
     pub type_names: Vec<Box<str>>,
     pub ids: Array<u64>,
-    pub types: Array<u32>,
+    pub types: Array<TypeIdx>,
     pub sizes: Array<u64>,
     /// Outgoing references in field order (dangling ones dropped).
     pub refs: Csr,
@@ -253,13 +279,37 @@ impl Model {
         self.ids.len()
     }
 
-    pub fn type_name(&self, object: u32) -> &str {
-        &self.type_names[self.types[object as usize] as usize]
+    pub fn type_of(&self, object: ObjectIdx) -> TypeIdx {
+        self.types[object.index()]
+    }
+
+    pub fn type_name(&self, object: ObjectIdx) -> &str {
+        self.name_of_type(self.type_of(object))
+    }
+
+    /// A type's name.
+    pub fn name_of_type(&self, t: TypeIdx) -> &str {
+        &self.type_names[t.index()]
+    }
+
+    pub fn size_of(&self, object: ObjectIdx) -> u64 {
+        self.sizes[object.index()]
+    }
+
+    /// The objects `object` refers to, in field order.
+    #[inline]
+    pub fn refs_of(&self, object: ObjectIdx) -> &[ObjectIdx] {
+        ObjectIdx::cast_slice(self.refs.neighbors(object.raw()))
+    }
+
+    /// Every object's index, in order.
+    pub fn object_indices(&self) -> impl DoubleEndedIterator<Item = ObjectIdx> + ExactSizeIterator {
+        (0..self.objects() as u32).map(ObjectIdx)
     }
 
     /// Dense index of an object id.
-    pub fn index_of(&self, id: u64) -> Option<u32> {
-        self.id_index.get(&self.ids, id)
+    pub fn index_of(&self, id: u64) -> Option<ObjectIdx> {
+        self.id_index.get(&self.ids, id).map(ObjectIdx)
     }
 
     pub fn total_bytes(&self) -> u64 {
@@ -267,16 +317,16 @@ impl Model {
     }
 
     /// The object id as the dump writes it: lowercase hex without `0x`.
-    pub fn id_hex(&self, object: u32) -> String {
-        format!("{:x}", self.ids[object as usize])
+    pub fn id_hex(&self, object: ObjectIdx) -> String {
+        format!("{:x}", self.ids[object.index()])
     }
 
     /// The label of `object`'s `i`-th outgoing reference (its field name or
     /// array index), where the format records one.
-    pub fn ref_label(&self, object: u32, i: usize) -> Option<Label<'_>> {
+    pub fn ref_label(&self, object: ObjectIdx, i: usize) -> Option<Label<'_>> {
         let labels = self.labels.as_ref()?;
-        let start = *self.refs.offsets.get(object as usize)? as usize;
-        let end = *self.refs.offsets.get(object as usize + 1)? as usize;
+        let start = *self.refs.offsets.get(object.index())? as usize;
+        let end = *self.refs.offsets.get(object.index() + 1)? as usize;
         if start + i >= end {
             return None;
         }
@@ -310,11 +360,12 @@ impl Model {
     /// field order). O(log degree) once [`Model::index_labels`] ran;
     /// before, a scan of `from`'s first `scan` references (a bound, so a
     /// million-element array costs at most `scan` steps).
-    pub fn label_between(&self, from: u32, to: u32, scan: usize) -> Option<Label<'_>> {
+    pub fn label_between(&self, from: ObjectIdx, to: ObjectIdx, scan: usize) -> Option<Label<'_>> {
         let labels = self.labels.as_ref()?;
         if let Some(order) = labels.by_target.0.get() {
-            let start = *self.refs.offsets.get(from as usize)? as usize;
-            let end = *self.refs.offsets.get(from as usize + 1)? as usize;
+            let (from, to) = (from.index(), to.raw());
+            let start = *self.refs.offsets.get(from)? as usize;
+            let end = *self.refs.offsets.get(from + 1)? as usize;
             let row = order.get(start..end)?;
             let targets = &self.refs.targets;
             let at = row.partition_point(|&e| targets[e as usize] < to);
@@ -326,8 +377,7 @@ impl Model {
             };
         }
         let i = self
-            .refs
-            .neighbors(from)
+            .refs_of(from)
             .iter()
             .take(scan)
             .position(|&t| t == to)?;
@@ -338,12 +388,12 @@ impl Model {
     /// .NET string, a Java `char[]`), or else that of the object its
     /// `value` field refers to (a `java.lang.String` keeps its characters
     /// in an array). Control characters are escaped; at most `max_chars`.
-    pub fn text_preview(&self, object: u32, max_chars: usize) -> Option<String> {
+    pub fn text_preview(&self, object: ObjectIdx, max_chars: usize) -> Option<String> {
         let values = self.values.as_ref()?;
         if let Some(t) = values.text(object, max_chars) {
             return Some(t);
         }
-        let refs = self.refs.neighbors(object);
+        let refs = self.refs_of(object);
         let i = (0..refs.len().min(16))
             .find(|&i| matches!(self.ref_label(object, i), Some(Label::Name("value"))))?;
         values.text(refs[i], max_chars)
@@ -370,7 +420,7 @@ mod label_tests {
         m.labels = Some(Labels::new(names, (0..6).collect()));
         let all = |m: &Model| -> Vec<Option<String>> {
             (0..4)
-                .flat_map(|from| (0..4).map(move |to| (from, to)))
+                .flat_map(|from| (0..4).map(move |to| (ObjectIdx(from), ObjectIdx(to))))
                 .map(|(from, to)| m.label_between(from, to, usize::MAX).map(|l| l.to_string()))
                 .collect()
         };

@@ -9,7 +9,7 @@ use super::ReportOptions;
 use crate::analysis::compare::Comparison;
 use crate::analysis::suspects::{suspects, Suspect};
 use crate::analysis::Analysis;
-use crate::model::Format;
+use crate::model::{Format, ObjectIdx};
 
 #[derive(Serialize)]
 struct TypeRow<'a> {
@@ -185,13 +185,13 @@ fn suspect_row<'a>(a: &'a Analysis, c: Option<&'a Comparison>, s: &'a Suspect) -
     let point = s.accumulation_point;
     SuspectRow {
         kind: s.kind.key(),
-        type_name: &dump.type_names[s.type_index as usize],
+        type_name: &dump.type_names[s.type_index.index()],
         id: s.object.map(|o| dump.id_hex(o)),
         retained_bytes: s.retained_bytes,
         instances: s.instances,
         accumulation_point: Point {
-            id: dump.id_hex(point),
-            type_name: dump.type_name(point),
+            id: dump.id_hex(ObjectIdx(point)),
+            type_name: dump.type_name(ObjectIdx(point)),
             retained_bytes: dom.retained_bytes[point as usize],
             path: s
                 .point_path(dom)
@@ -203,7 +203,7 @@ fn suspect_row<'a>(a: &'a Analysis, c: Option<&'a Comparison>, s: &'a Suspect) -
             .top_types
             .iter()
             .map(|&(t, b)| NamedBytes {
-                name: &dump.type_names[t as usize],
+                name: &dump.type_names[t.index()],
                 retained_bytes: b,
             })
             .collect(),

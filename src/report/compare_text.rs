@@ -8,6 +8,7 @@ use super::ReportOptions;
 use crate::analysis::compare::{Comparison, DuplicateComparison, TypeComparison};
 use crate::analysis::suspects::{suspects, SuspectKind};
 use crate::analysis::Analysis;
+use crate::model::ObjectIdx;
 
 /// Rows of each comparison table in the text report (unless `--top` asks
 /// for fewer).
@@ -272,11 +273,11 @@ pub fn write_suspects_text(
     }
     writeln!(out, "Leak suspects ({})", all.len())?;
     for (i, s) in all.iter().enumerate() {
-        let ty = &dump.type_names[s.type_index as usize];
+        let ty = &dump.type_names[s.type_index.index()];
         let what = match s.kind {
             SuspectKind::Object => format!(
                 "one {ty} ({}) retains {} ({} of the reachable bytes)",
-                dump.id_hex(s.object.unwrap_or(s.accumulation_point)),
+                dump.id_hex(s.object.unwrap_or(ObjectIdx(s.accumulation_point))),
                 size(s.retained_bytes),
                 percent(s.retained_bytes, dom.reachable_bytes)
             ),
@@ -317,8 +318,8 @@ pub fn write_suspects_text(
         writeln!(
             out,
             "     accumulation point: {} {} retains {}, at {}",
-            dump.id_hex(point),
-            dump.type_name(point),
+            dump.id_hex(ObjectIdx(point)),
+            dump.type_name(ObjectIdx(point)),
             size(dom.retained_bytes[point as usize]),
             path.join(" / ")
         )?;
@@ -326,7 +327,7 @@ pub fn write_suspects_text(
             let tops: Vec<String> = s
                 .top_types
                 .iter()
-                .map(|&(t, b)| format!("{} {}", dump.type_names[t as usize], size(b)))
+                .map(|&(t, b)| format!("{} {}", dump.type_names[t.index()], size(b)))
                 .collect();
             writeln!(out, "     retained below it: {}", tops.join(", "))?;
         }

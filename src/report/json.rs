@@ -8,6 +8,7 @@ use serde::Serialize;
 use super::ReportOptions;
 use crate::analysis::{immediate_dominators, objects_of_types, Analysis};
 use crate::graph::{NOT_REACHABLE, SUPER_ROOT};
+use crate::model::ObjectIdx;
 
 #[derive(Serialize)]
 struct Summary<'a> {
@@ -170,7 +171,7 @@ pub fn write_json(out: &mut impl Write, a: &Analysis, opts: &ReportOptions) -> i
             out,
             &Dominator {
                 id: hex(o),
-                type_name: dump.type_name(o),
+                type_name: dump.type_name(ObjectIdx(o)),
                 shallow_bytes: dump.sizes[o as usize],
                 retained_bytes: dom.retained_bytes[o as usize],
                 retained_objects: dom.retained_objects[o as usize] as u64,
@@ -188,7 +189,7 @@ pub fn write_json(out: &mut impl Write, a: &Analysis, opts: &ReportOptions) -> i
         json(
             out,
             &TypeRow {
-                name: &dump.type_names[t.type_index as usize],
+                name: &dump.type_names[t.type_index.index()],
                 count: t.count,
                 shallow_bytes: t.shallow_bytes,
                 min_retained_bytes: t.min_retained_bytes,
@@ -255,7 +256,7 @@ pub fn write_json(out: &mut impl Write, a: &Analysis, opts: &ReportOptions) -> i
             json(
                 out,
                 &ImmediateDominatorRow {
-                    type_name: r.type_index.map(|t| &*dump.type_names[t as usize]),
+                    type_name: r.type_index.map(|t| &*dump.type_names[t.index()]),
                     dominators: r.dominators.len() as u64,
                     dominated_objects: r.dominated_objects,
                     dominated_shallow_bytes: r.dominated_shallow_bytes,
@@ -278,7 +279,7 @@ pub fn write_json(out: &mut impl Write, a: &Analysis, opts: &ReportOptions) -> i
                 out,
                 &ObjectRow {
                     id: hex(o),
-                    type_name: dump.type_name(o),
+                    type_name: dump.type_name(ObjectIdx(o)),
                     shallow_bytes: dump.sizes[o as usize],
                     reachable: idom != NOT_REACHABLE,
                     idom: match idom {

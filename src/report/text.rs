@@ -8,7 +8,7 @@ use humansize::{format_size, BINARY};
 use super::ReportOptions;
 use crate::analysis::{immediate_dominators, objects_of_types, Analysis};
 use crate::graph::{NOT_REACHABLE, SUPER_ROOT};
-use crate::model::{root_flags, root_kind};
+use crate::model::{root_flags, root_kind, ObjectIdx};
 
 /// Rows of the short sections (types, duplicates) in the text report,
 /// unless `--top` says otherwise.
@@ -183,8 +183,8 @@ pub fn write_text(out: &mut impl Write, a: &Analysis, opts: &ReportOptions) -> i
             count(dom.retained_objects[o as usize] as u64),
             percent(dom.retained_bytes[o as usize], reachable),
             size(dump.sizes[o as usize]),
-            dump.id_hex(o),
-            dump.type_name(o)
+            dump.id_hex(ObjectIdx(o)),
+            dump.type_name(ObjectIdx(o))
         )?;
     }
 
@@ -208,7 +208,7 @@ pub fn write_text(out: &mut impl Write, a: &Analysis, opts: &ReportOptions) -> i
             count(t.count),
             size(t.shallow_bytes),
             size(t.min_retained_bytes),
-            dump.type_names[t.type_index as usize]
+            dump.type_names[t.type_index.index()]
         )?;
     }
 
@@ -239,7 +239,7 @@ pub fn write_text(out: &mut impl Write, a: &Analysis, opts: &ReportOptions) -> i
                 size(r.dominated_shallow_bytes),
                 size(r.dominators_retained_bytes),
                 r.type_index
-                    .map(|t| dump.type_names[t as usize].to_string())
+                    .map(|t| dump.type_names[t.index()].to_string())
                     .unwrap_or_else(|| "<GC roots>".into())
             )?;
         }
@@ -346,17 +346,17 @@ pub fn write_text(out: &mut impl Write, a: &Analysis, opts: &ReportOptions) -> i
             let idom = match dom.idom[o as usize] {
                 NOT_REACHABLE => "unreachable".to_string(),
                 SUPER_ROOT => "<roots>".to_string(),
-                d => dump.id_hex(d),
+                d => dump.id_hex(ObjectIdx(d)),
             };
             writeln!(
                 out,
                 "  {:<16} {:>10} {:>12} {:>10}  {:<16} {}",
-                dump.id_hex(o),
+                dump.id_hex(ObjectIdx(o)),
                 size(dump.sizes[o as usize]),
                 size(dom.retained_bytes[o as usize]),
                 count(dom.retained_objects[o as usize] as u64),
                 idom,
-                dump.type_name(o)
+                dump.type_name(ObjectIdx(o))
             )?;
         }
     }

@@ -8,6 +8,7 @@ use std::collections::HashMap;
 
 use crate::analysis::compare::Comparison;
 pub use crate::analysis::compare_paths::NO_PATH;
+use crate::model::TypeIdx;
 use crate::tui::theme::Theme;
 
 /// The comparison of the newest snapshot (the one the UI opened) with its
@@ -99,8 +100,8 @@ impl Compared {
 
     /// The merged path of the row of newest type `newest_type` under the
     /// row `parent` (0: the top level), or [`NO_PATH`].
-    pub fn child(&self, parent: u32, newest_type: u32) -> u32 {
-        let Some(&ty) = self.shared_type.get(newest_type as usize) else {
+    pub fn child(&self, parent: u32, newest_type: TypeIdx) -> u32 {
+        let Some(&ty) = self.shared_type.get(newest_type.index()) else {
             return NO_PATH;
         };
         if parent == NO_PATH || ty == u32::MAX {

@@ -131,7 +131,7 @@ pub fn match_groups(
                 return None;
             }
             let object = dump.roots[r as usize].object;
-            if mask[dump.types[object as usize] as usize] {
+            if mask[dump.type_of(object).index()] {
                 m.records += 1;
                 if m.first.len() < RECORDS_SHOWN {
                     m.first.push(r);
@@ -194,7 +194,7 @@ pub fn compute(req: FilterRequest, superseded: &dyn Fn() -> bool) -> Option<Filt
         } => {
             let names = &graph.dump.type_names;
             let sorted = order.iter().filter_map(|&p| match types.get(p as usize) {
-                Some(t) => Some((t.type_index, &*names[t.type_index as usize])),
+                Some(t) => Some((t.type_index.raw(), &*names[t.type_index.index()])),
                 None => {
                     let j = p as usize - types.len();
                     let name = gone.get(j)?;

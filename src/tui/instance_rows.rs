@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use crate::graph::DominatorTree;
 use crate::model::Model;
+use crate::model::TypeIdx;
 
 /// The objects of every type, grouped by type (compressed rows: the
 /// objects of type `t` are `objects[starts[t]..starts[t + 1]]`, in dump
@@ -90,8 +91,12 @@ pub fn instance_rows(
     dump: &Model,
     dom: &DominatorTree,
 ) -> InstanceRows {
-    let index =
-        index.unwrap_or_else(|| Arc::new(TypeObjects::build(&dump.types, dump.type_names.len())));
+    let index = index.unwrap_or_else(|| {
+        Arc::new(TypeObjects::build(
+            TypeIdx::raw_slice(&dump.types),
+            dump.type_names.len(),
+        ))
+    });
     let objects = index.of(type_index);
     let mut max_shallow = 0;
     let mut max_retained = 0;

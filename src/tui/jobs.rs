@@ -158,6 +158,7 @@ impl JobThreads {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::ObjectIdx;
 
     #[test]
     fn a_newer_request_cancels_the_older_and_only_its_result_is_taken() {
@@ -195,7 +196,7 @@ mod tests {
         let graph = Arc::new(HeapGraph::build(dump));
         let dom = Arc::new(DominatorTree::compute(&graph, &Progress::new()).unwrap());
         let mut jobs = JobThreads::default();
-        for object in [1, 2, 3] {
+        for object in [1, 2, 3].map(ObjectIdx) {
             jobs.start(Job::RetentionPath { object }, graph.clone(), dom.clone())
                 .unwrap();
         }
@@ -206,6 +207,10 @@ mod tests {
                 taken.push(object);
             }
         }
-        assert_eq!(taken, vec![3], "only the last request's answer is used");
+        assert_eq!(
+            taken,
+            vec![ObjectIdx(3)],
+            "only the last request's answer is used"
+        );
     }
 }

@@ -6,13 +6,14 @@
 use std::sync::Arc;
 
 use super::compared::Compared;
-use super::worker::Msg;
+use super::worker::{DominatorsStage, Msg};
 use crate::analysis::roots::RootGroup;
 use crate::analysis::summary::Summary;
 use crate::analysis::suspects::Suspect;
-use crate::analysis::{Group, TypeStats};
+use crate::analysis::TypeStats;
 use crate::graph::duplicates::{DuplicateTotals, Duplicates};
 use crate::graph::{DominatorTree, HeapGraph};
+use crate::model::{ObjectIdx, TypeIdx};
 
 /// Whole-heap sums the frames show, computed once when data arrives.
 #[derive(Debug, Clone, Default)]
@@ -47,20 +48,22 @@ impl Totals {
     }
 }
 
-/// The results of the dominators stage.
+/// The results of the dominators stage, as the worker sent them
+/// ([`DominatorsStage`], reached through `Deref`), with the type index's
+/// position among them.
 #[derive(Debug, Clone)]
 pub struct Dominated {
-    pub dom: Arc<DominatorTree>,
-    pub types: Arc<Vec<TypeStats>>,
+    stage: DominatorsStage,
     /// Type index → position in `types`.
     type_pos: Vec<u32>,
-    pub roots: Arc<Vec<RootGroup>>,
-    /// Per type, the reachable instance retaining most (`u32::MAX`: none).
-    pub largest: Arc<Vec<u32>>,
-    /// The figures the Overview shows, computed once as the report does.
-    pub summary: Arc<Summary>,
-    /// The super-root's children grouped by type, by the worker.
-    pub top: Vec<Arc<Group>>,
+}
+
+impl std::ops::Deref for Dominated {
+    type Target = DominatorsStage;
+
+    fn deref(&self) -> &DominatorsStage {
+        &self.stage
+    }
 }
 
 /// Why the analysis stopped.
@@ -249,16 +252,16 @@ impl Loading {
         self.failure().map(Failure::message)
     }
 
-    pub fn type_stats(&self, type_index: u32) -> Option<&TypeStats> {
+    pub fn type_stats(&self, type_index: TypeIdx) -> Option<&TypeStats> {
         let d = self.dominated()?;
-        let pos = *d.type_pos.get(type_index as usize)?;
+        let pos = *d.type_pos.get(type_index.index())?;
         d.types.get(pos as usize)
     }
 
     /// The reachable instance of a type that retains most (precomputed).
-    pub fn largest_instance(&self, type_index: u32) -> Option<u32> {
-        let l = *self.dominated()?.largest.get(type_index as usize)?;
-        (l != u32::MAX).then_some(l)
+    pub fn largest_instance(&self, type_index: TypeIdx) -> Option<ObjectIdx> {
+        let l = *self.dominated()?.largest.get(type_index.index())?;
+        (l != u32::MAX).then_some(ObjectIdx(l))
     }
 
     /// The time of finished stage `i` (0 parse … 3 duplicates).
@@ -319,32 +322,13 @@ impl Loading {
                 self.totals = Some(totals);
                 (Stage::Graph(graph), Arrived::Graph)
             }
-            (
-                Stage::Graph(graph),
-                Msg::Dominators {
-                    dom,
-                    types,
-                    roots,
-                    largest,
-                    summary,
-                    top,
-                    ms,
-                },
-            ) => {
+            (Stage::Graph(graph), Msg::Dominators { stage, ms }) => {
                 self.ms.push(ms);
                 let mut type_pos = vec![u32::MAX; graph.dump.type_names.len()];
-                for (i, t) in types.iter().enumerate() {
-                    type_pos[t.type_index as usize] = i as u32;
+                for (i, t) in stage.types.iter().enumerate() {
+                    type_pos[t.type_index.index()] = i as u32;
                 }
-                let d = Dominated {
-                    dom,
-                    types,
-                    type_pos,
-                    roots,
-                    largest,
-                    summary,
-                    top,
-                };
+                let d = Dominated { stage, type_pos };
                 (Stage::Dominators(graph, Arc::new(d)), Arrived::Dominators)
             }
             (Stage::Dominators(g, d), Msg::Duplicates { duplicates, ms }) => {
@@ -429,15 +413,15 @@ mod tests {
         // Nothing moves after a failure.
         let dom = DominatorTree::compute(&graph, &Progress::new()).unwrap();
         let summary = Summary::new(&graph, &dom, &[], (0, 0));
-        let late = Msg::Dominators {
+        let stage = DominatorsStage {
             dom: Arc::new(dom),
             types: Arc::new(Vec::new()),
             roots: Arc::new(Vec::new()),
             largest: Arc::new(Vec::new()),
             summary: Arc::new(summary),
             top: Vec::new(),
-            ms: 1,
         };
+        let late = Msg::Dominators { stage, ms: 1 };
         assert_eq!(l.on_msg(late).unwrap(), Arrived::Nothing);
         assert!(l.dom().is_none());
     }
@@ -446,7 +430,7 @@ mod tests {
     fn other_messages_are_handed_back() {
         let mut l = Loading::default();
         let msg = Msg::RetentionPath {
-            object: 1,
+            object: ObjectIdx(1),
             path: None,
         };
         assert!(matches!(l.on_msg(msg), Err(Msg::RetentionPath { .. })));

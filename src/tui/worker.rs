@@ -24,9 +24,27 @@ use crate::analysis::{
 use crate::cache::{CacheOptions, Note};
 use crate::graph::duplicates::{DuplicateOptions, Duplicates};
 use crate::graph::{DominatorTree, HeapGraph};
+use crate::model::{ObjectIdx, TypeIdx};
 use crate::progress::Progress;
 
 pub use crate::analysis::pipeline::Input;
+
+/// What the dominators stage hands the UI, in one piece (the worker
+/// builds it, `Loading` keeps it, tests inflate it).
+#[derive(Debug, Clone)]
+pub struct DominatorsStage {
+    pub dom: Arc<DominatorTree>,
+    pub types: Arc<Vec<TypeStats>>,
+    pub roots: Arc<Vec<RootGroup>>,
+    /// Per type, the reachable instance retaining most (`u32::MAX`: none).
+    pub largest: Arc<Vec<u32>>,
+    /// The figures the Overview shows, computed once as the report does.
+    pub summary: Arc<Summary>,
+    /// The super-root's children grouped by type (the Dominators pane's
+    /// first rows): millions of objects on a big heap, so grouped here,
+    /// never on the UI thread.
+    pub top: Vec<Arc<Group>>,
+}
 
 /// Results, in the order they are produced. `ms` is the stage's duration.
 #[derive(Debug, Clone)]
@@ -43,16 +61,7 @@ pub enum Msg {
         totals: Totals,
     },
     Dominators {
-        dom: Arc<DominatorTree>,
-        types: Arc<Vec<TypeStats>>,
-        roots: Arc<Vec<RootGroup>>,
-        /// Per type, the reachable instance retaining most (`u32::MAX`: none).
-        largest: Arc<Vec<u32>>,
-        summary: Arc<Summary>,
-        /// The super-root's children grouped by type (the Dominators pane's
-        /// first rows): millions of objects on a big heap, so grouped here,
-        /// never on the UI thread.
-        top: Vec<Arc<Group>>,
+        stage: DominatorsStage,
         ms: u64,
     },
     Duplicates {
@@ -82,17 +91,17 @@ pub enum Msg {
     Panicked(String),
     /// A background precise-retained job finished.
     Precise {
-        type_index: u32,
+        type_index: TypeIdx,
         result: PreciseRetained,
     },
     ImmediateDominators {
-        type_index: u32,
+        type_index: TypeIdx,
         exclude: String,
         rows: Vec<ImmediateDominators>,
     },
     RetentionPath {
-        object: u32,
-        path: Option<Vec<u32>>,
+        object: ObjectIdx,
+        path: Option<Vec<ObjectIdx>>,
     },
     /// Grouped children for a dominator-tree node (see `Tree::expand`).
     Expanded {
@@ -111,14 +120,14 @@ pub enum Msg {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Job {
     Precise {
-        type_index: u32,
+        type_index: TypeIdx,
     },
     ImmediateDominators {
-        type_index: u32,
+        type_index: TypeIdx,
         exclude: String,
     },
     RetentionPath {
-        object: u32,
+        object: ObjectIdx,
     },
     /// Group the dominator-tree children of many parents for a tree node.
     GroupChildren {
@@ -383,15 +392,15 @@ impl Messages {
                         .collect(),
                     None => Vec::new(),
                 };
-                Msg::Dominators {
+                let stage = DominatorsStage {
                     dom,
                     types,
                     roots,
                     largest,
                     summary,
                     top,
-                    ms,
-                }
+                };
+                Msg::Dominators { stage, ms }
             }
             StageResult::Duplicates { duplicates, ms } => Msg::Duplicates { duplicates, ms },
         }
@@ -436,13 +445,13 @@ pub fn spawn(
 }
 
 /// Every object of a type (one scan of the type column).
-pub fn instances_of(graph: &HeapGraph, type_index: u32) -> Vec<u32> {
+pub fn instances_of(graph: &HeapGraph, type_index: TypeIdx) -> Vec<ObjectIdx> {
     graph
         .dump
         .types
         .iter()
         .enumerate()
         .filter(|&(_, &t)| t == type_index)
-        .map(|(o, _)| o as u32)
+        .map(|(o, _)| ObjectIdx::from_usize(o))
         .collect()
 }

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use heaptui::analysis::Analysis;
 use heaptui::graph::duplicates::DuplicateOptions;
-use heaptui::model::Model;
+use heaptui::model::{Model, ObjectIdx};
 
 pub fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -31,14 +31,15 @@ pub fn analyse_fixture(name: &str) -> Analysis {
 
 /// Everything observable about a dump, for comparing two parses.
 pub fn fingerprint(d: &Model) -> String {
-    let objects: Vec<String> = (0..d.objects() as u32)
+    let objects: Vec<String> = d
+        .object_indices()
         .map(|o| {
-            let refs: Vec<String> = d.refs.neighbors(o).iter().map(|&r| d.id_hex(r)).collect();
+            let refs: Vec<String> = d.refs_of(o).iter().map(|&r| d.id_hex(r)).collect();
             format!(
                 "{} {} {} [{}]",
                 d.id_hex(o),
                 d.type_name(o),
-                d.sizes[o as usize],
+                d.size_of(o),
                 refs.join(" ")
             )
         })
@@ -53,7 +54,7 @@ pub fn fingerprint(d: &Model) -> String {
                 r.kind,
                 r.flags,
                 r.container,
-                r.container_type.map(|t| &*d.type_names[t as usize]),
+                r.container_type.map(|t| d.name_of_type(t)),
                 r.app_domain,
                 r.line
             )
@@ -65,8 +66,25 @@ pub fn fingerprint(d: &Model) -> String {
     )
 }
 
+/// A dump the importer maps and takes seconds to walk, to be cut under it:
+/// 64 KiB of text (the binary check reads that much), then a sparse hole
+/// of 4 GiB that costs no disk. Returns its directory (kept alive by the
+/// caller), its path, and the file open for writing, so that the test can
+/// cut it (`set_len(0)`) once the process has mapped it.
+pub fn sparse_dump() -> (tempfile::TempDir, PathBuf, std::fs::File) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("shrinking.txt");
+    let mut text = b"t 1 T\no 1 1 8\nr 1 1 0\n".to_vec();
+    text.resize(64 << 10, b' ');
+    text.push(b'\n');
+    std::fs::write(&path, &text).unwrap();
+    let file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+    file.set_len(4 << 30).unwrap();
+    (dir, path, file)
+}
+
 /// Dense index of a hex object id; panics when absent.
-pub fn ix(dump: &Model, hex: &str) -> u32 {
+pub fn ix(dump: &Model, hex: &str) -> ObjectIdx {
     let id = u64::from_str_radix(hex, 16).unwrap();
     dump.index_of(id)
         .unwrap_or_else(|| panic!("object {hex} not in the dump"))

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 use heaptui::model::Model;
+use heaptui::model::ObjectIdx;
 
 /// Objects (id, type, size, references), roots, and each object's
 /// immediate dominator and retained size, compared by id between a native
@@ -28,7 +29,7 @@ pub fn compare_with_text(native: Model, text: Model) -> Vec<String> {
     let t = Analysis::from_dump(text, &opts, &Progress::new()).unwrap();
     let (nd, td) = (n.dump(), t.dump());
     let roots = |d: &Model| {
-        let mut r: Vec<u64> = d.roots.iter().map(|r| d.ids[r.object as usize]).collect();
+        let mut r: Vec<u64> = d.roots.iter().map(|r| d.ids[r.object.index()]).collect();
         r.sort();
         r
     };
@@ -52,14 +53,14 @@ pub fn compare_with_text(native: Model, text: Model) -> Vec<String> {
         let row = |a: &Analysis, d: &Model, x: u32| {
             let x = x as usize;
             (
-                squash(d.type_name(x as u32)),
+                squash(d.type_name(ObjectIdx(x as u32))),
                 d.sizes[x],
                 refs(d, x as u32),
                 a.dom.retained_bytes[x],
                 id_of(d, a.dom.idom[x]),
             )
         };
-        let (a, b) = (row(&n, nd, o), row(&t, td, p));
+        let (a, b) = (row(&n, nd, o), row(&t, td, p.raw()));
         if a != b && bad.len() < 20 {
             bad.push(format!("{id:x}: {a:?} vs {b:?}"));
         }

@@ -74,7 +74,11 @@ fn label_blocks(graph: &HeapGraph, dom: &DominatorTree) -> Partition {
     }
     let label = |o: u32| {
         let i = o as usize;
-        (dump.types[i], dump.sizes[i], dump.refs.degree(o) as u32)
+        (
+            dump.types[i].raw(),
+            dump.sizes[i],
+            dump.refs.degree(o) as u32,
+        )
     };
     type Labels = HashMap<(u32, u64, u32), u32, IntBuild>;
     let found: Labels = dom
@@ -143,11 +147,11 @@ fn hashed_blocks(graph: &HeapGraph, label: Partition) -> Partition {
                 // The previous hashes of a later object's references miss
                 // the cache: ask for them now.
                 if let Some(ahead) = o.checked_add(HASH_PREFETCH).filter(|&a| (a as usize) < n) {
-                    for &c in graph.refs(ahead) {
+                    for &c in graph.refs_raw(ahead) {
                         crate::mem::prefetch(&prev[c as usize]);
                     }
                 }
-                let refs = graph.refs(o);
+                let refs = graph.refs_raw(o);
                 if block[o as usize] == NO_BLOCK || refs.is_empty() {
                     return prev[o as usize];
                 }
@@ -176,7 +180,7 @@ fn hashed_blocks(graph: &HeapGraph, label: Partition) -> Partition {
         .fold(
             || vec![0u32; labels],
             |mut count, (o, &b)| {
-                if b != NO_BLOCK && graph.refs(o as u32).is_empty() {
+                if b != NO_BLOCK && graph.refs_raw(o as u32).is_empty() {
                     count[b as usize] += 1;
                 }
                 count
@@ -191,7 +195,7 @@ fn hashed_blocks(graph: &HeapGraph, label: Partition) -> Partition {
         );
     let mut keyed: Vec<(u64, u32)> = (0..n as u32)
         .into_par_iter()
-        .filter(|&o| block[o as usize] != NO_BLOCK && !graph.refs(o).is_empty())
+        .filter(|&o| block[o as usize] != NO_BLOCK && !graph.refs_raw(o).is_empty())
         .map(|o| (((block[o as usize] as u64) << 32) | h[o as usize] as u64, o))
         .collect();
     drop(h);
@@ -225,7 +229,7 @@ fn hashed_blocks(graph: &HeapGraph, label: Partition) -> Partition {
 #[inline]
 fn signature(graph: &HeapGraph, block: &[u32], o: u32) -> u64 {
     let mut h: u64 = 0x2545_f491_4f6c_dd1d;
-    for &c in graph.refs(o) {
+    for &c in graph.refs_raw(o) {
         h = (h ^ block[c as usize] as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
         h ^= h >> 31;
     }
@@ -262,7 +266,7 @@ pub fn refine(
         .preorder
         .par_iter()
         .copied()
-        .filter(|&o| block_size[block[o as usize] as usize] > 1 && !graph.refs(o).is_empty())
+        .filter(|&o| block_size[block[o as usize] as usize] > 1 && !graph.refs_raw(o).is_empty())
         .collect();
     let queued: Vec<AtomicBool> = (0..graph.objects())
         .into_par_iter()
@@ -351,11 +355,11 @@ pub fn refine(
         if moved.len() >= PARALLEL_MIN {
             dirty = moved
                 .par_iter()
-                .flat_map_iter(|&m| graph.retainers_of(m).iter().copied().filter(|&p| wants(p)))
+                .flat_map_iter(|&m| graph.retainers_raw(m).iter().copied().filter(|&p| wants(p)))
                 .collect();
         } else {
             for &m in &moved {
-                dirty.extend(graph.retainers_of(m).iter().copied().filter(|&p| wants(p)));
+                dirty.extend(graph.retainers_raw(m).iter().copied().filter(|&p| wants(p)));
             }
         }
     }

@@ -103,7 +103,7 @@ impl Index<'_> {
             if held || (x != u && !seen.insert(x)) {
                 continue;
             }
-            for &r in self.graph.retainers_of(x) {
+            for &r in self.graph.retainers_raw(x) {
                 if self.tin[r as usize] == NONE
                     || self.set_of[r as usize] == h
                     || self.in_subtree(r, x)
@@ -158,7 +158,7 @@ pub(crate) fn compute_held(
     let up = earliest_retainers(graph, dom);
     progress.check()?;
     let mut strong = vec![false; n];
-    for &r in &graph.strong_roots {
+    for &r in graph.strong_roots_raw() {
         strong[r as usize] = true;
     }
     let member_tins = sets
@@ -245,7 +245,7 @@ fn earliest_retainers(graph: &HeapGraph, dom: &DominatorTree) -> Vec<u32> {
     let mut up = crate::mem::filled(n, NONE);
     up.par_iter_mut().enumerate().for_each(|(x, up)| {
         let mut best_pos = dfs_pos[x];
-        for &r in graph.retainers_of(x as u32) {
+        for &r in graph.retainers_raw(x as u32) {
             let p = dfs_pos[r as usize];
             if p < best_pos {
                 best_pos = p;

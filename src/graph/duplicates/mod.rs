@@ -33,7 +33,7 @@ use std::sync::Mutex;
 use rayon::prelude::*;
 
 use crate::graph::{DominatorTree, HeapGraph};
-use crate::model::Model;
+use crate::model::{Model, ObjectIdx};
 use crate::progress::{Cancelled, Progress, Stage};
 use bisim::NO_BLOCK;
 use verify::{Budget, Stop, Workspace};
@@ -402,7 +402,7 @@ fn trivial_set(dump: &Model, members: Vec<u32>) -> DuplicateSet {
     let o = members[0] as usize;
     DuplicateSet {
         id: 0,
-        type_index: dump.types[o],
+        type_index: dump.types[o].raw(),
         instance_bytes: dump.sizes[o],
         objects_per_copy: 1,
         additional_bytes: dump.sizes[o] * (members.len() as u64 - 1),
@@ -434,9 +434,9 @@ fn label_classes(
             let i = o as usize;
             let class = classes.map_or(0, |c| c[i]);
             (
-                dump.types[i],
+                dump.types[i].raw(),
                 dump.sizes[i],
-                graph.refs(o).len() as u32,
+                graph.refs_raw(o).len() as u32,
                 class,
                 o,
             )
@@ -499,7 +499,7 @@ fn candidate_blocks(graph: &HeapGraph, block: &[u32], block_size: &[u32]) -> Vec
         if *s == NO_BLOCK {
             *s = blocks.len() as u32;
             blocks.push((
-                dump.types[o],
+                dump.types[o].raw(),
                 Vec::with_capacity(block_size[b as usize] as usize),
             ));
         }
@@ -548,7 +548,7 @@ fn classes(
             );
             let mut exhausted = false;
             for (_, members) in type_blocks.iter() {
-                let leaf = graph.refs(members[0]).is_empty();
+                let leaf = graph.refs_raw(members[0]).is_empty();
                 if leaf {
                     // One label and no references: exactly duplicates.
                     sets.push(trivial_set(dump, members.clone()));
@@ -570,7 +570,7 @@ fn classes(
                     tracing::debug!(target: "heaptui::duplicates",
                         "duplicates: block of {} x {} took {} ms, from {} ms into verification",
                         members.len(),
-                        dump.type_name(members[0]),
+                        dump.type_name(ObjectIdx(members[0])),
                         t.elapsed().as_millis(),
                         (t - phase_start).as_millis()
                     );

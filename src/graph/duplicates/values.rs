@@ -15,7 +15,7 @@ use std::sync::atomic::Ordering;
 use rayon::prelude::*;
 
 use crate::graph::DominatorTree;
-use crate::model::{Model, ValueKind};
+use crate::model::{Model, ObjectIdx, ValueKind};
 
 /// The block of objects that take no part (unreachable): `bisim::NO_BLOCK`.
 const NONE: u32 = super::bisim::NO_BLOCK;
@@ -28,7 +28,7 @@ fn key(dump: &Model, o: u32) -> Key<'_> {
     let (bytes, kind) = dump
         .values
         .as_ref()
-        .and_then(|v| v.get(o))
+        .and_then(|v| v.get(ObjectIdx(o)))
         .map_or((&[][..], ValueKind::None), |(b, k)| (b, k));
     let labels = match &dump.labels {
         Some(l) => {
@@ -42,7 +42,14 @@ fn key(dump: &Model, o: u32) -> Key<'_> {
     };
     let i = o as usize;
     let degree = dump.refs.offsets[i + 1] - dump.refs.offsets[i];
-    (dump.types[i], dump.sizes[i], degree, kind, bytes, labels)
+    (
+        dump.types[i].raw(),
+        dump.sizes[i],
+        degree,
+        kind,
+        bytes,
+        labels,
+    )
 }
 
 fn hash(k: &Key) -> u64 {

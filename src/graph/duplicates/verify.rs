@@ -199,7 +199,7 @@ impl Hub {
                     return;
                 }
             }
-            for &c in graph.refs(x) {
+            for &c in graph.refs_raw(x) {
                 if reach.set(c) {
                     queue.push(c);
                 }
@@ -217,7 +217,7 @@ impl Hub {
         queue.clear();
         queue.push(h);
         breadth_first(&graph.retainers, &mut queue, |x, queue| {
-            for &p in graph.retainers_of(x) {
+            for &p in graph.retainers_raw(x) {
                 if reach.get(p) && scc.set(p) {
                     queue.push(p);
                 }
@@ -468,9 +468,9 @@ fn without_owned_by_shared(
     members: &[u32],
     budget: &mut Budget,
 ) -> Result<Vec<u32>, Stop> {
-    let first = graph.refs(members[0]);
+    let first = graph.refs_raw(members[0]);
     let shared: Vec<u32> = (0..first.len().min(8))
-        .filter(|&i| members.iter().all(|&m| graph.refs(m)[i] == first[i]))
+        .filter(|&i| members.iter().all(|&m| graph.refs_raw(m)[i] == first[i]))
         .map(|i| first[i])
         .collect();
     if shared.is_empty() {
@@ -488,7 +488,7 @@ fn without_owned_by_shared(
         'search: while next < seen.len() {
             let o = seen[next];
             next += 1;
-            for &p in graph.retainers_of(o) {
+            for &p in graph.retainers_raw(o) {
                 if shared.contains(&p) {
                     owned = true;
                     break 'search;
@@ -543,7 +543,7 @@ fn prefix_signature(
         next += 1;
         h = mix(h, block[o as usize] as u64);
         // Bounded per object too (huge arrays); the same cut for duplicates.
-        for &c in graph.refs(o).iter().take(PREFIX / 2) {
+        for &c in graph.refs_raw(o).iter().take(PREFIX / 2) {
             let d = ws.fwd.get(c);
             if d != NONE {
                 h = mix(h, d as u64);
@@ -666,7 +666,7 @@ fn expand(
     budget: &mut Budget,
 ) -> Result<(), Stop> {
     ws.explored.push(x);
-    let refs = graph.refs(x);
+    let refs = graph.refs_raw(x);
     budget.spend(1 + refs.len() as u64 / 8)?;
     for &c in refs {
         if ws.stamp[c as usize] != stamp {
@@ -755,7 +755,7 @@ fn walk_pairs_from(
         if x == y {
             continue;
         }
-        let (rx, ry) = (graph.refs(x), graph.refs(y));
+        let (rx, ry) = (graph.refs_raw(x), graph.refs_raw(y));
         budget.spend(1 + rx.len() as u64 / 8)?;
         if rx.len() != ry.len() {
             return Ok(false);
@@ -803,7 +803,7 @@ fn shared_part_consistent(
         if x == y {
             continue;
         }
-        let rx = graph.retainers_of(x);
+        let rx = graph.retainers_raw(x);
         count(4, rx.len() as u64);
         budget.spend(1 + rx.len() as u64 / 8)?;
         if rx.iter().any(|&p| in_shared(p)) {
@@ -814,7 +814,7 @@ fn shared_part_consistent(
         if x == y {
             continue;
         }
-        let ry = graph.retainers_of(y);
+        let ry = graph.retainers_raw(y);
         budget.spend(1 + ry.len() as u64 / 8)?;
         if ry.iter().any(|&p| in_shared(p) && !in_right(p)) {
             return Ok(false);

@@ -28,7 +28,7 @@ use std::path::Path;
 use super::source::Source;
 use super::{ImportError, InputError};
 use crate::model::{AppDomain, Csr, Format, IdIndex, Model, RecordCounts, Root};
-use crate::model::{Collector, Place};
+use crate::model::{Collector, ObjectIdx, Place, TypeIdx};
 use crate::progress::{Progress, Stage};
 use graph::RawGraph;
 use stream::Reader;
@@ -157,7 +157,11 @@ fn assemble(
     let ids: Vec<u64> = (0..g.node_count() as u64).filter(|&i| i != root).collect();
     let type_names = type_table(g, &mut nodes.types);
     let (id_index, _) = IdIndex::build_counting(&ids);
-    let roots: Vec<Root> = nodes.roots.iter().map(|&o| Root::plain(o)).collect();
+    let roots: Vec<Root> = nodes
+        .roots
+        .iter()
+        .map(|&o| Root::plain(ObjectIdx(o)))
+        .collect();
     let objects = ids.len() as u64;
     Model {
         path: path.to_path_buf(),
@@ -174,7 +178,7 @@ fn assemble(
         },
         details: details(dump),
         type_names,
-        types: nodes.types.into(),
+        types: TypeIdx::cast_vec(nodes.types).into(),
         sizes: nodes.sizes.into(),
         refs: Csr::from_degrees(&nodes.degrees, nodes.targets),
         ids: ids.into(),

@@ -9,7 +9,7 @@ use super::classes::Classes;
 use super::decode::{Decoded, UNDEFINED};
 use super::scan::{Chunk, RawRoot};
 use crate::model::{root_flags, root_kind, Csr, Root, ValueKind, Values, WideIdIndex};
-use crate::model::{Collector, Kind};
+use crate::model::{Collector, Kind, ObjectIdx};
 
 /// The model's arrays, before the path and details are added.
 pub(super) struct Assembled {
@@ -399,7 +399,7 @@ fn roots(raw: &[RawRoot], a: &Assembled, issues: &mut Collector) -> Vec<Root> {
             _ => (root_kind::INTERNAL, 0),
         };
         out.push(Root {
-            object,
+            object: ObjectIdx(object),
             kind,
             flags,
             container: None,

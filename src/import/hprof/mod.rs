@@ -36,7 +36,7 @@ use rayon::prelude::*;
 use super::source::Source;
 use super::{ImportError, ImportOptions, InputError};
 use crate::model::{AppDomain, Format, IdIndex, Labels, Model, RecordCounts};
-use crate::model::{Collector, Kind, Place};
+use crate::model::{Collector, Kind, Place, TypeIdx};
 use crate::progress::{Cancelled, Progress, Stage};
 use reader::Reader;
 
@@ -264,7 +264,7 @@ fn build_model(
         }],
         type_names: a.type_names,
         ids: a.ids.into(),
-        types: a.types.into(),
+        types: TypeIdx::cast_vec(a.types).into(),
         sizes: a.sizes.into(),
         refs: a.refs,
         roots: a.roots,

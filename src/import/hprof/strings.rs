@@ -6,7 +6,7 @@
 //! inspector can show it; other `byte[]`s stay plain bytes.
 
 use super::classes::Classes;
-use crate::model::{Labels, ValueKind, Values};
+use crate::model::{Labels, ObjectIdx, ValueKind, Values};
 
 pub(super) fn mark_string_arrays(
     type_names: &[Box<str>],
@@ -40,7 +40,11 @@ pub(super) fn mark_string_arrays(
             continue;
         }
         let coder = coder_at
-            .and_then(|c| values.get(o as u32).and_then(|(b, _)| b.get(c).copied()))
+            .and_then(|c| {
+                values
+                    .get(ObjectIdx::from_usize(o))
+                    .and_then(|(b, _)| b.get(c).copied())
+            })
             .unwrap_or(0);
         let kind = if coder == 0 {
             ValueKind::Latin1

@@ -12,6 +12,7 @@ use super::lines::Chunk;
 use super::resolve::{resolve_objects, ObjectArrays, ObjectIds};
 use super::sections::{Sections, Types};
 use crate::model::{Collector, Csr, IdIndex, Kind, Model, Place, RecordCounts, Root, MAX_MESSAGES};
+use crate::model::{ObjectIdx, TypeIdx};
 use crate::progress::{Cancelled, Laps, Progress};
 
 /// What the stages of [`assemble`] share: where each chunk sits in the
@@ -94,7 +95,7 @@ pub(super) fn assemble(
         app_domains: sections.app_domains,
         type_names: types.names,
         ids: ids.into(),
-        types: arrays.types.into(),
+        types: TypeIdx::cast_vec(arrays.types).into(),
         sizes: arrays.sizes.into(),
         refs,
         roots,
@@ -202,13 +203,14 @@ impl Assembly<'_> {
                     continue;
                 };
                 roots.push(Root {
-                    object,
+                    object: ObjectIdx(object),
                     kind: r.kind,
                     flags: r.flags,
                     container: r.container,
                     container_type: r
                         .container
-                        .and_then(|t| types.tables[section as usize].get(t)),
+                        .and_then(|t| types.tables[section as usize].get(t))
+                        .map(TypeIdx),
                     app_domain: section,
                     line,
                 });

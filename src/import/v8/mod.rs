@@ -36,7 +36,7 @@ use std::path::Path;
 use super::source::Source;
 use super::{ImportError, InputError};
 use crate::model::{AppDomain, Csr, Format, IdIndex, Model, RecordCounts, Root};
-use crate::model::{Collector, Kind, Place};
+use crate::model::{Collector, Kind, ObjectIdx, Place, TypeIdx};
 use crate::progress::{Progress, Stage};
 use layout::Layout;
 use meta::Meta;
@@ -278,7 +278,11 @@ fn assemble(
             )
         });
     }
-    let roots: Vec<Root> = edges.roots.iter().map(|&o| Root::plain(o)).collect();
+    let roots: Vec<Root> = edges
+        .roots
+        .iter()
+        .map(|&o| Root::plain(ObjectIdx(o)))
+        .collect();
     let objects = nodes.ids.len() as u64;
     let details = details(meta, &nodes, &edges, pool);
     Model {
@@ -295,7 +299,7 @@ fn assemble(
             sections: 0,
         },
         type_names,
-        types: types.into(),
+        types: TypeIdx::cast_vec(types).into(),
         refs: Csr::from_degrees(&edges.degrees, edges.targets),
         sizes: nodes.sizes.into(),
         ids: nodes.ids.into(),

@@ -23,6 +23,7 @@ use super::worker::{run_job, Job, Msg};
 use crate::analysis::TypeStats;
 use crate::graph::duplicates::Duplicates;
 use crate::graph::{DominatorTree, HeapGraph};
+use crate::model::{ObjectIdx, TypeIdx};
 use crate::progress::Stage;
 
 pub use super::loading::Totals;
@@ -87,7 +88,7 @@ pub struct InputLine {
 #[derive(Debug, Clone)]
 pub struct Nav {
     pub pane: PaneId,
-    pub inspector: Option<u32>,
+    pub inspector: Option<ObjectIdx>,
     pub dom_depth: usize,
     pub dom_selected: Option<u32>,
     pub types: ListState,
@@ -165,7 +166,7 @@ impl App {
         }
     }
 
-    pub fn type_stats(&self, type_index: u32) -> Option<&TypeStats> {
+    pub fn type_stats(&self, type_index: TypeIdx) -> Option<&TypeStats> {
         self.loading.type_stats(type_index)
     }
 

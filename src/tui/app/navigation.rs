@@ -3,6 +3,7 @@
 //! a duplicate set.
 
 use super::{App, Nav, PaneId};
+use crate::model::ObjectIdx;
 use crate::tui::panes::duplicates;
 use crate::tui::panes::inspector::Inspector;
 use crate::tui::panes::Intent;
@@ -91,7 +92,7 @@ impl App {
     }
 
     /// Opens the inspector on an object, as Enter on any object line does.
-    pub(super) fn inspect(&mut self, object: u32) {
+    pub(super) fn inspect(&mut self, object: ObjectIdx) {
         if self.loading.graph().is_none() {
             return;
         }
@@ -101,7 +102,7 @@ impl App {
     }
 
     /// Builds the inspector now and asks for the retention path as a job.
-    pub(super) fn open_inspector(&mut self, object: u32) {
+    pub(super) fn open_inspector(&mut self, object: ObjectIdx) {
         let Some(graph) = self.loading.graph().cloned() else {
             return;
         };
@@ -118,13 +119,13 @@ impl App {
     }
 
     /// Shows an object in the (unzoomed) dominator tree.
-    pub(super) fn reveal(&mut self, object: u32) {
+    pub(super) fn reveal(&mut self, object: ObjectIdx) {
         let (Some(graph), Some(dom)) = (self.loading.graph().cloned(), self.loading.dom().cloned())
         else {
             self.status = "the dominator tree is not ready yet".into();
             return;
         };
-        if !dom.is_reachable(object) {
+        if !dom.is_reachable(object.raw()) {
             self.status = format!(
                 "{} is unreachable: not in the dominator tree",
                 graph.dump.id_hex(object)
@@ -151,7 +152,7 @@ impl App {
     /// Reveals `object` in the dominator tree as far as the grouped nodes
     /// allow; where one on the way is grouped by a job, that job starts and
     /// its arrival calls this again.
-    pub(super) fn continue_reveal(&mut self, object: u32) {
+    pub(super) fn continue_reveal(&mut self, object: ObjectIdx) {
         let (Some(graph), Some(dom)) = (self.loading.graph().cloned(), self.loading.dom().cloned())
         else {
             return;

@@ -15,6 +15,7 @@ use crate::analysis::compare::kind_ranks;
 use crate::analysis::filter::TypeFilter;
 use crate::graph::duplicates::{DuplicateSet, DuplicateTotals, Duplicates};
 use crate::graph::HeapGraph;
+use crate::model::ObjectIdx;
 use crate::tui::compared::{
     delta_width, rises, signed_bytes, steady_empty, steady_mark, steady_status, Compared,
 };
@@ -607,7 +608,11 @@ pub fn detail(graph: &HeapGraph, d: &Duplicates, set: u32, theme: &Theme) -> Dup
     });
     for &m in &s.members {
         lines.push(DetailLine {
-            text: format!("  {} {}", dump.id_hex(m), dump.type_name(m)),
+            text: format!(
+                "  {} {}",
+                dump.id_hex(ObjectIdx(m)),
+                dump.type_name(ObjectIdx(m))
+            ),
             object: Some(m),
         });
     }
@@ -620,7 +625,7 @@ pub fn detail(graph: &HeapGraph, d: &Duplicates, set: u32, theme: &Theme) -> Dup
         };
     };
     lines.push(DetailLine {
-        text: format!("Instance graph of {}:", dump.id_hex(first)),
+        text: format!("Instance graph of {}:", dump.id_hex(ObjectIdx(first))),
         object: None,
     });
     let mut seen = std::collections::HashSet::new();
@@ -640,15 +645,15 @@ pub fn detail(graph: &HeapGraph, d: &Duplicates, set: u32, theme: &Theme) -> Dup
             text: format!(
                 "  {}{} {} {}{}",
                 "  ".repeat(depth),
-                dump.type_name(o),
-                dump.id_hex(o),
+                dump.type_name(ObjectIdx(o)),
+                dump.id_hex(ObjectIdx(o)),
                 bytes(dump.sizes[o as usize]),
                 if again { " (again)" } else { "" }
             ),
             object: Some(o),
         });
         if !again {
-            for &r in graph.refs(o).iter().rev() {
+            for &r in graph.refs_raw(o).iter().rev() {
                 stack.push((r, depth + 1));
             }
         }
@@ -742,7 +747,7 @@ impl Pane for DuplicatesPane {
                 };
                 if let Some(det) = &self.detail {
                     return match det.lines.get(det.list.selected).and_then(|l| l.object) {
-                        Some(o) => vec![Intent::Inspect(o)],
+                        Some(o) => vec![Intent::Inspect(ObjectIdx(o))],
                         None => Vec::new(),
                     };
                 }
@@ -796,17 +801,25 @@ impl Pane for DuplicatesPane {
         Vec::new()
     }
 
-    fn selected_object(&self, _ctx: &Ctx) -> Option<u32> {
+    fn selected_object(&self, _ctx: &Ctx) -> Option<ObjectIdx> {
         let d = self.source.as_ref()?;
         if let Some(det) = &self.detail {
             if let Some(o) = det.lines.get(det.list.selected).and_then(|l| l.object) {
-                return Some(o);
+                return Some(ObjectIdx(o));
             }
-            return d.sets[det.set as usize].members.first().copied();
+            return d.sets[det.set as usize]
+                .members
+                .first()
+                .copied()
+                .map(ObjectIdx);
         }
         match self.row(self.list.selected)? {
-            DupRow::Set(s) => d.sets[s as usize].members.first().copied(),
-            DupRow::Possible(p) => d.possible[p as usize].instances.first().copied(),
+            DupRow::Set(s) => d.sets[s as usize].members.first().copied().map(ObjectIdx),
+            DupRow::Possible(p) => d.possible[p as usize]
+                .instances
+                .first()
+                .copied()
+                .map(ObjectIdx),
             DupRow::Gone(_) => None,
         }
     }

@@ -11,6 +11,7 @@ use super::{Ctx, Intent, ListState, Pane};
 use crate::analysis::domination_path;
 use crate::graph::duplicates::Duplicates;
 use crate::graph::{DominatorTree, HeapGraph};
+use crate::model::ObjectIdx;
 use crate::model::{root_flags, root_kind, Label, Model};
 use crate::tui::fmt::{bytes, count, fit, text_width, type_name};
 use crate::tui::keys::Cmd;
@@ -28,7 +29,7 @@ const PREVIEW_CHARS: usize = 40;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Target {
-    Object(u32),
+    Object(ObjectIdx),
     Set(u32),
 }
 
@@ -43,14 +44,14 @@ pub struct Entry {
 
 #[derive(Debug, Clone)]
 pub struct Inspector {
-    pub object: u32,
+    pub object: ObjectIdx,
     pub entries: Vec<Entry>,
     pub list: ListState,
 }
 
 impl Inspector {
     pub fn build(
-        object: u32,
+        object: ObjectIdx,
         graph: &HeapGraph,
         dom: Option<&DominatorTree>,
         dups: Option<&Duplicates>,
@@ -76,27 +77,24 @@ impl Inspector {
         };
         // Object lines keep only their prefix: the type name is fitted to
         // the width when drawn.
-        let obj = |o: u32, prefix: &str| object_entry(dump, o, format!("  {prefix}"));
+        let obj = |o: ObjectIdx, prefix: &str| object_entry(dump, o, format!("  {prefix}"));
         head(
             &mut e,
             format!("Object {} {}", dump.id_hex(object), dump.type_name(object)),
         );
-        info(
-            &mut e,
-            format!("shallow {}", bytes(dump.sizes[object as usize])),
-        );
+        info(&mut e, format!("shallow {}", bytes(dump.size_of(object))));
         if let Some(text) = dump.text_preview(object, 200) {
             info(&mut e, format!("value \"{text}\""));
         }
         if let Some(dom) = dom {
-            if dom.is_reachable(object) {
+            if dom.is_reachable(object.raw()) {
                 info(
                     &mut e,
                     format!(
                         "retained {} in {}",
-                        bytes(dom.retained_bytes[object as usize]),
+                        bytes(dom.retained_bytes[object.index()]),
                         crate::tui::fmt::counted(
-                            dom.retained_objects[object as usize] as u64,
+                            dom.retained_objects[object.index()] as u64,
                             "object",
                             "objects"
                         )
@@ -115,7 +113,7 @@ impl Inspector {
             any = true;
             let container = r
                 .container_type
-                .map(|t| format!(" of {}", dump.type_names[t as usize]))
+                .map(|t| format!(" of {}", dump.name_of_type(t)))
                 .unwrap_or_default();
             info(
                 &mut e,
@@ -131,7 +129,7 @@ impl Inspector {
             info(&mut e, "none".into());
         }
         head(&mut e, "Duplicate set".into());
-        match dups.and_then(|d| d.set_of(object).map(|s| (d, s))) {
+        match dups.and_then(|d| d.set_of(object.raw()).map(|s| (d, s))) {
             Some((d, s)) => {
                 let set = &d.sets[s as usize];
                 e.push(Entry {
@@ -236,7 +234,7 @@ impl Inspector {
     /// Fills in the shortest retention path (computed as a job: on a big
     /// heap the search can take a while), each step named by the field it
     /// goes through where the format records one.
-    pub fn set_retention_path(&mut self, path: Option<Vec<u32>>, dump: &Model) {
+    pub fn set_retention_path(&mut self, path: Option<Vec<ObjectIdx>>, dump: &Model) {
         let Some(at) = self
             .entries
             .iter()
@@ -292,7 +290,7 @@ impl Pane for Inspector {
         Vec::new()
     }
 
-    fn selected_object(&self, _ctx: &Ctx) -> Option<u32> {
+    fn selected_object(&self, _ctx: &Ctx) -> Option<ObjectIdx> {
         match self.target() {
             Some(Target::Object(o)) => Some(o),
             _ => Some(self.object),
@@ -339,8 +337,7 @@ impl Pane for Inspector {
                         } else {
                             en.after.clone()
                         };
-                        let tail =
-                            format!("{} {} ({})", after, d.id_hex(o), bytes(d.sizes[o as usize]));
+                        let tail = format!("{} {} ({})", after, d.id_hex(o), bytes(d.size_of(o)));
                         let room = w.saturating_sub(1 + text_width(&en.text) + text_width(&tail));
                         format!(
                             "{}{}{tail}",
@@ -369,7 +366,7 @@ impl Pane for Inspector {
 
 /// An object line: `prefix` then (when drawn) the type name, the string
 /// value's preview if it holds one, the id and the size.
-fn object_entry(dump: &Model, o: u32, text: String) -> Entry {
+fn object_entry(dump: &Model, o: ObjectIdx, text: String) -> Entry {
     Entry {
         text,
         target: Some(Target::Object(o)),

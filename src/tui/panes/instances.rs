@@ -15,6 +15,7 @@ use ratatui::Frame;
 use super::table::{ScrolledTable, Sort, TableRow};
 use super::{Intent, ListState};
 use crate::graph::{DominatorTree, HeapGraph};
+use crate::model::ObjectIdx;
 use crate::tui::fmt::{bytes, bytes_width, count, Col, Columns};
 use crate::tui::instance_rows::{retained, InstanceKey, InstanceRows, TypeObjects};
 use crate::tui::theme::Theme;
@@ -134,8 +135,8 @@ impl InstancesView {
         self.pending.is_some() && self.rows.is_empty()
     }
 
-    pub fn selected(&self) -> Option<u32> {
-        self.rows.get(self.list.selected).copied()
+    pub fn selected(&self) -> Option<ObjectIdx> {
+        self.rows.get(self.list.selected).copied().map(ObjectIdx)
     }
 }
 
@@ -181,7 +182,7 @@ impl InstancesView {
             } else {
                 "-".into()
             };
-            let id = dump.id_hex(o);
+            let id = dump.id_hex(ObjectIdx(o));
             let id = if reachable || dom.is_none() {
                 id
             } else {

@@ -25,6 +25,7 @@ use super::loading::{Loading, Totals};
 use super::theme::Theme;
 use super::worker::Job;
 use crate::analysis::filter::TypeFilter;
+use crate::model::ObjectIdx;
 
 pub use super::pane_id::PaneId;
 
@@ -92,9 +93,9 @@ pub enum Intent {
     /// Remember where the user was before this key (a history step).
     History,
     /// Show an object in the (unzoomed) dominator tree.
-    Reveal(u32),
+    Reveal(ObjectIdx),
     /// Open the inspector on an object.
-    Inspect(u32),
+    Inspect(ObjectIdx),
     /// Select a duplicate set in the Duplicates pane, its detail open or not.
     JumpToSet { set: u32, open: bool },
     /// Run a job (inline on small heaps, else in the background).
@@ -144,7 +145,7 @@ pub trait Pane {
     fn draw(&self, ctx: &Ctx, area: Rect, f: &mut Frame);
 
     /// The object that `i` inspects.
-    fn selected_object(&self, ctx: &Ctx) -> Option<u32>;
+    fn selected_object(&self, ctx: &Ctx) -> Option<ObjectIdx>;
 
     /// Keeps the selection visible in the body of `ctx` (resize, new data).
     fn fit(&mut self, _ctx: &Ctx) {}

@@ -9,6 +9,7 @@ use ratatui::Frame;
 
 use super::inspector::Target;
 use super::{Ctx, Intent, Pane};
+use crate::model::ObjectIdx;
 use crate::model::{root_flags, root_kind};
 use crate::tui::fmt::{bytes, count, count_width, counted, fit, percent, type_name};
 use crate::tui::keys::Cmd;
@@ -120,8 +121,11 @@ pub fn lines(ctx: &Ctx, width: usize) -> (Vec<Line<'static>>, Vec<(usize, Target
         )));
         out.push(Line::raw(""));
         out.push(h(" Top dominators (retained, % of reachable)"));
-        for &o in dom.children_of(dom.super_root()).iter().take(10) {
-            let rb = dom.retained_bytes[o as usize];
+        for &o in ObjectIdx::cast_slice(dom.children_of(dom.super_root()))
+            .iter()
+            .take(10)
+        {
+            let rb = dom.retained_bytes[o.index()];
             targets.push((out.len(), Target::Object(o)));
             // The type is shortened so that the id still shows.
             let head = format!(
@@ -258,14 +262,15 @@ impl Pane for OverviewPane {
         Vec::new()
     }
 
-    fn selected_object(&self, ctx: &Ctx) -> Option<u32> {
+    fn selected_object(&self, ctx: &Ctx) -> Option<ObjectIdx> {
         let (_, targets) = lines(ctx, 80);
         match targets.get(self.selected?)?.1 {
             Target::Object(o) => Some(o),
             Target::Set(s) => ctx.loading.duplicates()?.sets[s as usize]
                 .members
                 .first()
-                .copied(),
+                .copied()
+                .map(ObjectIdx),
         }
     }
 

@@ -13,6 +13,7 @@ use super::{empty_message, Ctx, FilterPlan, Intent, ListState, Pane};
 use crate::analysis::compare::RootFigures;
 use crate::analysis::filter::TypeFilter;
 use crate::analysis::roots::RootGroup;
+use crate::model::ObjectIdx;
 use crate::model::{root_flags, root_kind};
 use crate::tui::compared::{
     delta_width, rises, signed_bytes, steady_empty, steady_mark, steady_status, Compared,
@@ -404,7 +405,7 @@ impl Pane for RootsPane {
         Vec::new()
     }
 
-    fn selected_object(&self, ctx: &Ctx) -> Option<u32> {
+    fn selected_object(&self, ctx: &Ctx) -> Option<ObjectIdx> {
         let graph = ctx.loading.graph()?;
         let groups = ctx.loading.roots()?;
         match self.rows.get(self.list.selected)? {
@@ -541,8 +542,8 @@ impl Pane for RootsPane {
                     // object's own type.
                     let container = root
                         .container_type
-                        .filter(|&t| t != dump.types[root.object as usize])
-                        .map(|t| format!(" (static of {})", dump.type_names[t as usize]))
+                        .filter(|&t| t != dump.type_of(root.object))
+                        .map(|t| format!(" (static of {})", dump.name_of_type(t)))
                         .unwrap_or_default();
                     // The type gives way to the id; a long declaring class is
                     // cut at the end.
@@ -558,7 +559,7 @@ impl Pane for RootsPane {
                     let text = format!(
                         "{:<label_w$} {:>rw$}",
                         fit(&label, label_w, theme),
-                        bytes(dom.retained_bytes[root.object as usize]),
+                        bytes(dom.retained_bytes[root.object.index()]),
                         rw = table.width(3),
                     );
                     TableRow::line(text)

@@ -20,6 +20,7 @@ use crate::analysis::domination_path;
 use crate::analysis::suspects::{Suspect, SuspectKind};
 use crate::graph::DominatorTree;
 use crate::model::Model;
+use crate::model::ObjectIdx;
 use crate::tui::compared::{signed_bytes, signed_bytes_width, steady_mark, Compared, NO_PATH};
 use crate::tui::fmt::{bytes, bytes_width, count, percent, text_width, type_name, Col, Columns};
 use crate::tui::keys::Cmd;
@@ -251,13 +252,13 @@ fn kind_label(kind: SuspectKind) -> &'static str {
 }
 
 /// A type name and an object id: `Foo 7f3a…`.
-fn object_name(dump: &Model, o: u32) -> String {
+fn object_name(dump: &Model, o: ObjectIdx) -> String {
     format!("{} {}", dump.type_name(o), dump.id_hex(o))
 }
 
 /// An object's parts for a list cell: its type name (the id is in the
 /// detail below, the list keeps the room for the names).
-fn object_parts(dump: &Model, o: u32) -> (String, String, String) {
+fn object_parts(dump: &Model, o: ObjectIdx) -> (String, String, String) {
     (String::new(), dump.type_name(o).to_string(), String::new())
 }
 
@@ -271,9 +272,7 @@ fn suspect_path(s: &Suspect, c: &Compared, dump: &Model, dom: &DominatorTree) ->
         (SuspectKind::Object, _, Some(o)) => {
             let mut chain = domination_path(dom, o);
             chain.reverse();
-            chain
-                .iter()
-                .fold(0, |p, &x| c.child(p, dump.types[x as usize]))
+            chain.iter().fold(0, |p, &x| c.child(p, dump.type_of(x)))
         }
         _ => NO_PATH,
     }
@@ -298,7 +297,7 @@ fn row(
 ) -> SuspectRow {
     let ty = dump
         .type_names
-        .get(s.type_index as usize)
+        .get(s.type_index.index())
         .map_or("?", |n| &**n);
     let point = s.accumulation_point;
     let point_ok = (point as usize) < dump.objects();
@@ -313,12 +312,12 @@ fn row(
     };
     let name = format!("{}{}{}", name_parts.0, name_parts.1, name_parts.2);
     let point_name = if point_ok {
-        object_name(dump, point)
+        object_name(dump, ObjectIdx(point))
     } else {
         "-".into()
     };
     let point_parts = if point_ok {
-        object_parts(dump, point)
+        object_parts(dump, ObjectIdx(point))
     } else {
         (String::new(), "-".into(), String::new())
     };
@@ -363,7 +362,7 @@ fn row(
             .iter()
             .take(5)
             .map(|&(t, b)| {
-                let n = dump.type_names.get(t as usize).map_or("?", |n| &**n);
+                let n = dump.type_names.get(t.index()).map_or("?", |n| &**n);
                 format!("{} {}", type_name(n, 40, theme), bytes(b))
             })
             .collect();
@@ -381,7 +380,7 @@ fn row(
         ));
     }
     let path = if point_ok {
-        let mut chain = domination_path(dom, point);
+        let mut chain = domination_path(dom, ObjectIdx(point));
         chain.reverse();
         let names: Vec<String> = chain
             .iter()
@@ -453,7 +452,7 @@ impl Pane for SuspectsPane {
                 }
             }
             Cmd::Open => match self.rows.get(self.list.selected) {
-                Some(r) if r.point != u32::MAX => vec![Intent::Reveal(r.point)],
+                Some(r) if r.point != u32::MAX => vec![Intent::Reveal(ObjectIdx(r.point))],
                 Some(_) => vec![Intent::status("this suspect has no accumulation point")],
                 None => Vec::new(),
             },
@@ -478,11 +477,12 @@ impl Pane for SuspectsPane {
         self.detail_scroll = self.detail_scroll.min(self.max_scroll(ctx.body));
     }
 
-    fn selected_object(&self, _ctx: &Ctx) -> Option<u32> {
+    fn selected_object(&self, _ctx: &Ctx) -> Option<ObjectIdx> {
         self.rows
             .get(self.list.selected)
             .map(|r| r.point)
             .filter(|&p| p != u32::MAX)
+            .map(ObjectIdx)
     }
 
     fn click_geometry(&self) -> Option<(usize, usize, u16)> {

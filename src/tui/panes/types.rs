@@ -16,6 +16,7 @@ use super::{empty_message, Ctx, FilterPlan, Intent, ListState, Pane};
 use crate::analysis::filter::TypeFilter;
 use crate::analysis::{ImmediateDominators, PreciseRetained, TypeStats};
 use crate::graph::DominatorTree;
+use crate::model::{ObjectIdx, TypeIdx};
 use crate::tui::compared::{
     delta_width, rises, signed_bytes, steady_empty, steady_mark, steady_status, Compared,
 };
@@ -28,7 +29,7 @@ use crate::tui::worker::Job;
 
 #[derive(Debug, Clone)]
 pub struct ImmView {
-    pub type_index: u32,
+    pub type_index: TypeIdx,
     pub exclude: String,
     pub rows: Vec<ImmediateDominators>,
     pub list: ListState,
@@ -38,7 +39,7 @@ pub struct ImmView {
 
 impl ImmView {
     /// The view of a result; its columns are measured here, once.
-    pub fn new(type_index: u32, exclude: String, rows: Vec<ImmediateDominators>) -> ImmView {
+    pub fn new(type_index: TypeIdx, exclude: String, rows: Vec<ImmediateDominators>) -> ImmView {
         let max = |f: fn(&ImmediateDominators) -> u64| rows.iter().map(f).max().unwrap_or(0);
         let widths = [
             count_width(max(|r| r.dominated_objects)),
@@ -96,7 +97,7 @@ pub fn type_order(
         order.retain(|&p| {
             types
                 .get(p as usize)
-                .is_some_and(|t| d.steady[t.type_index as usize])
+                .is_some_and(|t| d.steady[t.type_index.index()])
         });
     }
     let t = |p: u32| types.get(p as usize);
@@ -104,13 +105,13 @@ pub fn type_order(
     let figure = |p: u32, f: fn(&TypeStats) -> u64| t(p).map_or(0, f);
     match (sort.column, delta) {
         (NAME, _) => sort.order(&mut order, |p| match t(p) {
-            Some(t) => &*names[t.type_index as usize],
+            Some(t) => &*names[t.type_index.index()],
             None => &*g(p).name,
         }),
         (COUNT, _) => sort.order(&mut order, |p| figure(p, |t| t.count)),
         (SHALLOW, _) => sort.order(&mut order, |p| figure(p, |t| t.shallow_bytes)),
         (DELTA, Some(d)) => sort.order(&mut order, |p| match t(p) {
-            Some(t) => d.delta[t.type_index as usize],
+            Some(t) => d.delta[t.type_index.index()],
             None => g(p).delta,
         }),
         _ => sort.order(&mut order, |p| figure(p, |t| t.min_retained_bytes)),
@@ -194,15 +195,15 @@ impl TypesDelta {
 /// (its type index) or a type gone from it (index into the gone types).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TypeRow {
-    Type(u32),
+    Type(TypeIdx),
     Gone(u32),
 }
 
 #[derive(Debug)]
 pub struct TypesPane {
     pub list: ListState,
-    pub precise: HashMap<u32, PreciseRetained>,
-    pub precise_running: Option<u32>,
+    pub precise: HashMap<TypeIdx, PreciseRetained>,
+    pub precise_running: Option<TypeIdx>,
     pub imm: Option<ImmView>,
     /// Focus is on the immediate-dominators list.
     pub imm_focus: bool,
@@ -262,7 +263,7 @@ impl TypesPane {
     fn type_row(&self, item: u32) -> TypeRow {
         match self.delta {
             Some(_) if item as usize >= self.names => TypeRow::Gone(item - self.names as u32),
-            _ => TypeRow::Type(item),
+            _ => TypeRow::Type(TypeIdx(item)),
         }
     }
 
@@ -273,7 +274,7 @@ impl TypesPane {
     }
 
     /// The type on the selected row (none on a gone type's row).
-    fn selected_type(&self) -> Option<u32> {
+    fn selected_type(&self) -> Option<TypeIdx> {
         match self.selected_row()? {
             TypeRow::Type(t) => Some(t),
             TypeRow::Gone(_) => None,
@@ -320,7 +321,7 @@ impl TypesPane {
     }
 
     /// A precise retained size arrived.
-    pub fn precise_done(&mut self, type_index: u32, result: PreciseRetained) {
+    pub fn precise_done(&mut self, type_index: TypeIdx, result: PreciseRetained) {
         self.precise.insert(type_index, result);
         self.precise_running = None;
     }
@@ -328,7 +329,7 @@ impl TypesPane {
     /// Immediate dominators arrived; the focus moves to them.
     pub fn immediate_dominators_done(
         &mut self,
-        type_index: u32,
+        type_index: TypeIdx,
         exclude: String,
         rows: Vec<ImmediateDominators>,
     ) {
@@ -413,7 +414,7 @@ impl TypesPane {
         let Some(ty) = self.selected_type() else {
             return Vec::new();
         };
-        let (view, request) = InstancesView::open(ty, self.type_objects.clone());
+        let (view, request) = InstancesView::open(ty.raw(), self.type_objects.clone());
         self.instances = Some(view);
         vec![request]
     }
@@ -500,7 +501,7 @@ impl Pane for TypesPane {
                     r.dominators
                         .iter()
                         .copied()
-                        .max_by_key(|&o| dom.retained_bytes[o as usize])
+                        .max_by_key(|&o| dom.retained_bytes[o.index()])
                 });
                 match target {
                     Some(o) => vec![Intent::Reveal(o)],
@@ -529,7 +530,7 @@ impl Pane for TypesPane {
                     let name = ctx
                         .loading
                         .graph()
-                        .map(|g| g.dump.type_names[ty as usize].to_string())
+                        .map(|g| g.dump.name_of_type(ty).to_string())
                         .unwrap_or_default();
                     vec![Intent::Request {
                         job: Job::Precise { type_index: ty },
@@ -569,7 +570,7 @@ impl Pane for TypesPane {
         Vec::new()
     }
 
-    fn selected_object(&self, ctx: &Ctx) -> Option<u32> {
+    fn selected_object(&self, ctx: &Ctx) -> Option<ObjectIdx> {
         if let Some(view) = &self.instances {
             return view.selected();
         }
@@ -748,21 +749,21 @@ impl Pane for TypesPane {
                 _ => "-".into(),
             };
             let mut cells = vec![
-                type_name(&dump.type_names[ty as usize], table.width(0), theme),
+                type_name(dump.name_of_type(ty), table.width(0), theme),
                 count(s.count),
                 bytes(s.shallow_bytes),
                 bytes(s.min_retained_bytes),
                 precise,
             ];
             if let Some(d) = d {
-                let mark = if d.steady[ty as usize] {
+                let mark = if d.steady[ty.index()] {
                     steady_mark(theme)
                 } else {
                     " "
                 };
                 cells.push(format!(
                     "{}{mark}",
-                    signed_bytes(d.delta[ty as usize], theme)
+                    signed_bytes(d.delta[ty.index()], theme)
                 ));
             }
             Some(TableRow::of(cells))
@@ -806,7 +807,7 @@ impl Pane for TypesPane {
                 fit(
                     &format!(
                         " Immediate dominators of {} {} skipping: {excl}",
-                        dump.type_names[imm.type_index as usize],
+                        dump.type_names[imm.type_index.index()],
                         theme.sep()
                     ),
                     w,
@@ -824,10 +825,7 @@ impl Pane for TypesPane {
                     Some(t) => {
                         let n = format!(" ({})", count(r.dominators.len() as u64));
                         let room = table.width(0).saturating_sub(n.len());
-                        format!(
-                            "{}{n}",
-                            type_name(&dump.type_names[t as usize], room, theme)
-                        )
+                        format!("{}{n}", type_name(dump.name_of_type(t), room, theme))
                     }
                     None => "<GC roots directly>".into(),
                 };

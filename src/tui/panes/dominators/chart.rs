@@ -222,7 +222,7 @@ fn levels_under(
                 .map(|p| Seg {
                     offset: p.offset,
                     bytes: p.group.retained_bytes,
-                    name: dump.type_names[p.group.type_index as usize].to_string(),
+                    name: dump.type_names[p.group.type_index.index()].to_string(),
                     count: p.group.members.len() as u64,
                 })
                 .collect::<Vec<Seg>>()

@@ -22,6 +22,7 @@ use crate::analysis::filter::TypeFilter;
 use crate::analysis::Group;
 use crate::graph::DominatorTree;
 use crate::model::Model;
+use crate::model::ObjectIdx;
 use crate::tui::compared::{
     signed_bytes, signed_bytes_width, signed_count, steady_empty, steady_mark, steady_status,
     Compared, NO_PATH,
@@ -59,7 +60,7 @@ pub struct DominatorsPane {
     pub chart_cache: chart::NestedCache,
     /// An object being revealed that waits for a node on its way to be
     /// grouped (see [`Tree::reveal`]); a newer reveal or a zoom drops it.
-    pub pending_reveal: Option<u32>,
+    pub pending_reveal: Option<ObjectIdx>,
 }
 
 impl DominatorsPane {
@@ -471,11 +472,11 @@ impl DominatorsPane {
     /// none, when one is running already) and the object is kept in
     /// [`DominatorsPane::pending_reveal`]: the router reveals again when
     /// the groups arrive.
-    pub fn reveal(&mut self, object: u32, dump: &Model, dom: &DominatorTree) -> Vec<Intent> {
+    pub fn reveal(&mut self, object: ObjectIdx, dump: &Model, dom: &DominatorTree) -> Vec<Intent> {
         self.zooms.truncate(1);
         self.marks = None;
         self.pending_reveal = None;
-        let outcome = self.tree_mut().reveal(object, dump, dom);
+        let outcome = self.tree_mut().reveal(object.raw(), dump, dom);
         self.refresh();
         match outcome {
             Reveal::Waiting(job) => {
@@ -615,9 +616,11 @@ impl Pane for Option<DominatorsPane> {
         Vec::new()
     }
 
-    fn selected_object(&self, ctx: &Ctx) -> Option<u32> {
+    fn selected_object(&self, ctx: &Ctx) -> Option<ObjectIdx> {
         let d = self.as_ref()?;
-        d.tree().object(d.tree().selected, ctx.loading.dom()?)
+        d.tree()
+            .object(d.tree().selected, ctx.loading.dom()?)
+            .map(ObjectIdx)
     }
 
     fn fit(&mut self, ctx: &Ctx) {

@@ -10,6 +10,7 @@ use crate::analysis::grouping::{group_children_unsorted, largest_members};
 use crate::analysis::{domination_path, Group};
 use crate::graph::DominatorTree;
 use crate::model::Model;
+use crate::model::ObjectIdx;
 use crate::tui::compared::{Compared, NO_PATH};
 use crate::tui::fmt::{count, type_name};
 use crate::tui::theme::Theme;
@@ -582,7 +583,7 @@ impl Tree {
     /// children to group here stops the walk with [`Reveal::Waiting`], and
     /// revealing again after its groups are installed goes on from there.
     pub fn reveal(&mut self, object: u32, dump: &Model, dom: &DominatorTree) -> Reveal {
-        let mut path = domination_path(dom, object);
+        let mut path = ObjectIdx::raw_slice(&domination_path(dom, ObjectIdx(object))).to_vec();
         path.reverse(); // top-most dominator first
         let mut at = 0u32;
         for &o in &path {
@@ -665,9 +666,9 @@ impl Tree {
         match &self.nodes[id as usize].item {
             Item::SuperRoot => "all roots".into(),
             Item::Group(g) => {
-                let name = &dump.type_names[g.type_index as usize];
+                let name = &dump.type_names[g.type_index.index()];
                 if g.members.len() == 1 {
-                    let id = dump.id_hex(g.members[0]);
+                    let id = dump.id_hex(ObjectIdx(g.members[0]));
                     format!("{} {id}", short(name, id.len() + 1))
                 } else {
                     let x = if theme.ascii { "x" } else { "×" };
@@ -682,8 +683,11 @@ impl Tree {
                 }
             }
             Item::Instance(o) => {
-                let id = dump.id_hex(*o);
-                format!("{} {id}", short(dump.type_name(*o), id.len() + 1))
+                let id = dump.id_hex(ObjectIdx(*o));
+                format!(
+                    "{} {id}",
+                    short(dump.type_name(ObjectIdx(*o)), id.len() + 1)
+                )
             }
             Item::More { remaining } => format!(
                 "{} {} more (Enter)",
@@ -713,8 +717,8 @@ impl Tree {
     pub fn chart_label(&self, id: u32, dump: &Model, theme: &Theme, width: usize) -> String {
         match &self.nodes[id as usize].item {
             Item::Group(g) if g.members.len() > 1 => self.label_within(id, dump, theme, width),
-            Item::Group(g) => type_name(&dump.type_names[g.type_index as usize], width, theme),
-            Item::Instance(o) => type_name(dump.type_name(*o), width, theme),
+            Item::Group(g) => type_name(&dump.type_names[g.type_index.index()], width, theme),
+            Item::Instance(o) => type_name(dump.type_name(ObjectIdx(*o)), width, theme),
             _ => self.label_within(id, dump, theme, width),
         }
     }
