@@ -6,7 +6,7 @@
 //!
 //! A type index is refused where an object index is meant:
 //!
-//! ```compile_fail
+//! ```compile_fail,E0308
 //! use heaptui::model::{Model, TypeIdx};
 //! let m = Model::default();
 //! let _ = m.type_name(TypeIdx::new(0)); // expects an ObjectIdx
@@ -14,7 +14,7 @@
 //!
 //! and an object index where a type index is meant:
 //!
-//! ```compile_fail
+//! ```compile_fail,E0308
 //! use heaptui::model::{ObjectIdx, TypeIdx};
 //! let t: TypeIdx = ObjectIdx::new(0);
 //! ```
