@@ -12,8 +12,9 @@ use crate::graph::DominatorTree;
 use crate::model::Model;
 use crate::model::ObjectIdx;
 use crate::tui::compared::{Compared, NO_PATH};
-use crate::tui::fmt::{count, type_name};
-use crate::tui::theme::Theme;
+
+mod compared;
+mod labels;
 
 /// Instance rows added per "more" row.
 pub const INSTANCE_PAGE: usize = 200;
@@ -319,85 +320,6 @@ impl Tree {
         self.select_first_child();
     }
 
-    /// The merged path of node `id` from its parent's (parents first).
-    fn path_of(&self, id: u32) -> u32 {
-        let Some(c) = &self.compared else {
-            return NO_PATH;
-        };
-        let n = &self.nodes[id as usize];
-        let Some(parent) = n.parent else {
-            return self.root_path;
-        };
-        let p = &self.nodes[parent as usize];
-        match &n.item {
-            Item::Group(g) if !p.instances => c.child(p.path, g.type_index),
-            // An instance is the whole row only when its group has one member.
-            Item::Instance(_) => match &p.item {
-                Item::Group(g) if g.members.len() == 1 => p.path,
-                _ => NO_PATH,
-            },
-            Item::Vanished(v) => *v,
-            _ => NO_PATH,
-        }
-    }
-
-    fn assign_path(&mut self, id: u32) {
-        self.nodes[id as usize].path = self.path_of(id);
-    }
-
-    /// Appends the vanished rows of node `id`'s path to its children (once).
-    fn add_vanished(&mut self, id: u32) {
-        let Some(c) = self.compared.clone() else {
-            return;
-        };
-        let n = &self.nodes[id as usize];
-        if n.vanished_added || n.instances || n.path == NO_PATH || n.children.is_none() {
-            return;
-        }
-        let depth = n.depth.saturating_add(1);
-        let mut added = Vec::new();
-        for v in c.vanished(n.path) {
-            added.push(self.nodes.len() as u32);
-            let mut node = Node::new(Item::Vanished(v), Some(id), depth);
-            node.path = v;
-            self.nodes.push(node);
-        }
-        let n = &mut self.nodes[id as usize];
-        n.vanished_added = true;
-        if let Some(kids) = &mut n.children {
-            kids.extend(added);
-        }
-    }
-
-    /// Installs (or replaces) the comparison: every node gets its path
-    /// and expanded rows their vanished children. O(nodes), once.
-    pub fn set_compared(&mut self, compared: Option<Arc<Compared>>, root_path: u32) {
-        self.compared = compared;
-        self.root_path = root_path;
-        // Parents precede their children in the arena.
-        for id in 0..self.nodes.len() as u32 {
-            if !matches!(self.nodes[id as usize].item, Item::Vanished(_)) {
-                self.assign_path(id);
-            }
-        }
-        for id in 0..self.nodes.len() as u32 {
-            self.add_vanished(id);
-        }
-    }
-
-    /// Growth (newest − oldest retained bytes) of a row with a path.
-    pub fn growth_of(&self, id: u32) -> Option<i128> {
-        let c = self.compared.as_ref()?;
-        let p = self.nodes[id as usize].path;
-        (p != NO_PATH).then(|| c.growth(p))
-    }
-
-    /// Whether the row itself grows steadily.
-    pub fn steady(&self, id: u32) -> bool {
-        let p = self.nodes[id as usize].path;
-        self.compared.as_ref().is_some_and(|c| c.steady(p))
-    }
-
     /// Instance mode: a page of the largest members (at least one page).
     fn fill_instances(&mut self, id: u32, dom: &DominatorTree) {
         let Item::Group(g) = self.nodes[id as usize].item.clone() else {
@@ -653,87 +575,5 @@ impl Tree {
     /// between grouped children and instances).
     pub fn is_group(&self, id: u32) -> bool {
         matches!(&self.nodes[id as usize].item, Item::Group(g) if g.members.len() > 1)
-    }
-
-    /// Label of a row: `N × Type`, or `Type id` for one instance.
-    pub fn label_of(&self, id: u32, dump: &Model, theme: &Theme) -> String {
-        self.label_within(id, dump, theme, usize::MAX)
-    }
-
-    /// The label with its type name shortened to fit `width`.
-    pub fn label_within(&self, id: u32, dump: &Model, theme: &Theme, width: usize) -> String {
-        let short = |name: &str, extra: usize| type_name(name, width.saturating_sub(extra), theme);
-        match &self.nodes[id as usize].item {
-            Item::SuperRoot => "all roots".into(),
-            Item::Group(g) => {
-                let name = &dump.type_names[g.type_index.index()];
-                if g.members.len() == 1 {
-                    let id = dump.id_hex(ObjectIdx(g.members[0]));
-                    format!("{} {id}", short(name, id.len() + 1))
-                } else {
-                    let x = if theme.ascii { "x" } else { "×" };
-                    let n = count(g.members.len() as u64);
-                    // A group showing its instances says so (`x` toggles).
-                    let mode = if self.nodes[id as usize].instances {
-                        " (instances)"
-                    } else {
-                        ""
-                    };
-                    format!("{n} {x} {}{mode}", short(name, n.len() + 3 + mode.len()))
-                }
-            }
-            Item::Instance(o) => {
-                let id = dump.id_hex(ObjectIdx(*o));
-                format!(
-                    "{} {id}",
-                    short(dump.type_name(ObjectIdx(*o)), id.len() + 1)
-                )
-            }
-            Item::More { remaining } => format!(
-                "{} {} more (Enter)",
-                theme.ellipsis(),
-                count(*remaining as u64)
-            ),
-            Item::Vanished(p) => {
-                let Some(c) = &self.compared else {
-                    return "?".into();
-                };
-                let name = c.type_name(c.cmp.paths.type_id[*p as usize]);
-                let old = c.cmp.paths.figures_of(*p).iter().map(|f| f.count).max();
-                let old = old.unwrap_or(0);
-                let x = if theme.ascii { "x" } else { "×" };
-                let gone = "(gone) ";
-                if old > 1 {
-                    let n = count(old as u64);
-                    format!("{gone}{n} {x} {}", short(name, gone.len() + n.len() + 3))
-                } else {
-                    format!("{gone}{}", short(name, gone.len()))
-                }
-            }
-        }
-    }
-
-    /// A chart label: the type (with its count for groups), no id.
-    pub fn chart_label(&self, id: u32, dump: &Model, theme: &Theme, width: usize) -> String {
-        match &self.nodes[id as usize].item {
-            Item::Group(g) if g.members.len() > 1 => self.label_within(id, dump, theme, width),
-            Item::Group(g) => type_name(&dump.type_names[g.type_index.index()], width, theme),
-            Item::Instance(o) => type_name(dump.type_name(ObjectIdx(*o)), width, theme),
-            _ => self.label_within(id, dump, theme, width),
-        }
-    }
-
-    /// (retained bytes, retained objects) of a row.
-    pub fn sizes_of(&self, id: u32, dom: &DominatorTree) -> Option<(u64, u64)> {
-        match &self.nodes[id as usize].item {
-            Item::SuperRoot => Some((dom.reachable_bytes, dom.reachable_objects)),
-            Item::Group(g) => Some((g.retained_bytes, g.retained_objects)),
-            Item::Instance(o) => Some((
-                dom.retained_bytes[*o as usize],
-                dom.retained_objects[*o as usize] as u64,
-            )),
-            Item::More { .. } => None,
-            Item::Vanished(_) => Some((0, 0)),
-        }
     }
 }
