@@ -148,12 +148,28 @@ impl Csr {
             .zip(&bounds)
             .zip(&block_start)
             .for_each(|((part, &(lo, hi)), &start)| {
+                if part.is_empty() {
+                    return;
+                }
                 let len = hi - lo;
                 let mut cursor: Vec<u64> = crate::mem::with_capacity(len);
                 cursor.extend(offsets[lo..hi].iter().map(|&o| o - start));
+                let edges = &self.targets;
+                let last = part.len() - 1;
                 for u in 0..n {
-                    for &v in self.neighbors(u as u32) {
-                        let i = (v as usize).wrapping_sub(lo);
+                    for k in self.offsets[u] as usize..self.offsets[u + 1] as usize {
+                        // The counter of a later edge's target, and the slot
+                        // of a nearer one, are fetched ahead (clamped into
+                        // the block rather than tested: no branch).
+                        if let Some(&ahead) = edges.get(k + 2 * PLACE_AHEAD) {
+                            let j = (ahead as usize).wrapping_sub(lo).min(len - 1);
+                            crate::mem::prefetch(&cursor[j]);
+                        }
+                        if let Some(&ahead) = edges.get(k + PLACE_AHEAD) {
+                            let j = (ahead as usize).wrapping_sub(lo).min(len - 1);
+                            crate::mem::prefetch(&part[(cursor[j] as usize).min(last)]);
+                        }
+                        let i = (edges[k] as usize).wrapping_sub(lo);
                         if i < len {
                             part[cursor[i] as usize] = u as u32;
                             cursor[i] += 1;
@@ -164,6 +180,10 @@ impl Csr {
         Csr { offsets, targets }
     }
 }
+
+/// How many edges ahead `transpose` fetches a list's slot (its counter twice
+/// as far).
+const PLACE_AHEAD: usize = 16;
 
 /// Cuts `v` into consecutive parts of the given lengths.
 fn split_by<T>(mut v: &mut [T], lens: impl IntoIterator<Item = usize>) -> Vec<&mut [T]> {
