@@ -6,14 +6,20 @@
 //! `/usr/bin/time -v` for CPU time and peak memory of the import alone; the
 //! big files are made by `scripts/make_big_hprof.sh` and
 //! `scripts/make_big_heapsnapshot.js` (never committed).
+//!
+//! With `--graph` the heap graph (retainers, strong roots) is built after
+//! each import too and timed on its own: parse + graph, the SPEC §5 stage,
+//! whose peak memory must not grow with `RAYON_NUM_THREADS`.
 
 use std::path::PathBuf;
 use std::time::Instant;
 
+use heaptui::graph::HeapGraph;
 use heaptui::import::import_file;
 use heaptui::progress::Progress;
 
 fn main() {
+    let graph = std::env::args().any(|a| a == "--graph");
     let mut files: Vec<PathBuf> = std::env::args()
         .skip(1)
         .filter(|a| !a.starts_with("--"))
@@ -31,7 +37,7 @@ fn main() {
         .collect();
     }
     for f in &files {
-        let t = Instant::now();
+        let (t, cpu) = (Instant::now(), cpu_seconds());
         let model = match import_file(f, &Progress::new()) {
             Ok(m) => m,
             Err(e) => {
@@ -40,14 +46,42 @@ fn main() {
             }
         };
         let s = t.elapsed().as_secs_f64();
+        let cpu = cpu_seconds() - cpu;
         let mb = model.file_bytes as f64 / 1e6;
         println!(
-            "{}: {} objects, {} references, {:.0} MB in {s:.2} s wall ({:.3} GB/s)",
+            "{}: {} objects, {} references, {:.0} MB in {s:.2} s wall ({:.3} GB/s), {cpu:.2} s CPU",
             f.display(),
             model.ids.len(),
             model.refs.targets.len(),
             mb,
             mb / 1e3 / s
         );
+        if graph {
+            let (t, cpu) = (Instant::now(), cpu_seconds());
+            let g = HeapGraph::build(model);
+            println!(
+                "  graph: {} retainers, {} strong roots in {:.2} s wall, {:.2} s CPU",
+                g.retainers.edges(),
+                g.strong_roots.len(),
+                t.elapsed().as_secs_f64(),
+                cpu_seconds() - cpu
+            );
+        }
     }
+}
+
+/// User and system CPU time of the whole process so far (every thread),
+/// from `/proc/self/stat` (clock ticks of 10 ms); 0 where there is none.
+fn cpu_seconds() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // Fields after the command name, which ends with the last `)`: utime
+    // and stime are the 12th and 13th.
+    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let ticks: f64 = rest
+        .split_whitespace()
+        .skip(11)
+        .take(2)
+        .filter_map(|f| f.parse::<f64>().ok())
+        .sum();
+    ticks / 100.0
 }

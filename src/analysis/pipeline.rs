@@ -145,6 +145,7 @@ pub fn analyse(
 
     let t = Instant::now();
     let duplicates = Arc::new(find_duplicates(&graph, &dom, options, progress)?);
+    laps.lap("duplicates");
     let duplicates_ms = ms(t);
     progress.start(Stage::Done, 1);
     tell(

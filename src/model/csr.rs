@@ -90,118 +90,121 @@ impl Csr {
     }
 
     /// The reverse adjacency (for every edge `u → v`, an edge `v → u`), with
-    /// each node's sources in ascending order. A parallel counting sort:
-    /// each thread takes a contiguous range of sources and writes into its own
-    /// part of every target's list, so the result is deterministic.
+    /// each node's sources in ascending order.
+    ///
+    /// A parallel counting sort by blocks of targets: each thread owns a
+    /// contiguous block of target nodes (so a contiguous part of the result)
+    /// and scans every edge twice, once counting its targets' in-degrees and
+    /// once placing their sources in ascending order. The scans read memory
+    /// in order; only the block's own counters are written at random, so
+    /// the scratch memory is one counter per node whatever the number of
+    /// threads, and the result is the same for any number of blocks.
     pub fn transpose(&self) -> Csr {
+        let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
+        // More blocks than cores only repeats the scans.
+        self.transpose_in_blocks(rayon::current_num_threads().min(cores))
+    }
+
+    /// [`Csr::transpose`] with the targets cut into `parts` blocks.
+    fn transpose_in_blocks(&self, parts: usize) -> Csr {
         let n = self.nodes();
-        let edges = self.targets.len() as u64;
-        let parts = rayon::current_num_threads().clamp(1, 8);
-        // Source ranges with about equal numbers of edges.
-        let mut bounds = vec![0usize];
-        for p in 1..parts {
-            let want = edges * p as u64 / parts as u64;
-            bounds.push(self.offsets.partition_point(|&o| o < want).min(n));
-        }
-        bounds.push(n);
-        let ranges: Vec<(usize, usize)> =
-            bounds.windows(2).map(|w| (w[0], w[1].max(w[0]))).collect();
-        let mut cursors: Vec<Vec<u32>> = ranges
+        let parts = parts.clamp(1, n.max(1));
+        let bounds: Vec<(usize, usize)> = (0..parts)
+            .map(|p| (n * p / parts, n * (p + 1) / parts))
+            .collect();
+        // In-degrees, per block: a block's counters and one spare slot that
+        // takes every edge to another block (no branch to mispredict).
+        let counts: Vec<Vec<u32>> = bounds
             .par_iter()
-            .map(|&(from, to)| {
-                let mut count = crate::mem::filled(n, 0u32);
-                for &v in &self.targets[self.offsets[from] as usize..self.offsets[to] as usize] {
-                    count[v as usize] += 1;
+            .map(|&(lo, hi)| {
+                let len = hi - lo;
+                let mut count = crate::mem::filled(len + 1, 0u32);
+                for &v in &self.targets {
+                    count[(v as usize).wrapping_sub(lo).min(len)] += 1;
                 }
+                count.truncate(len);
                 count
             })
             .collect();
-        // Offsets, and each part's first slot in every list (64-bit slots are
-        // kept as offsets within the list so cursors stay u32).
-        // In parallel over blocks of nodes: each block's in-degrees and
-        // cursors, then the blocks' totals summed in order, then offsets.
-        const BLOCK: usize = 1 << 16;
-        let mut degree: Vec<u32> = crate::mem::filled(n, 0u32);
-        {
-            let mut columns: Vec<&mut [u32]> = cursors.iter_mut().map(|c| &mut c[..]).collect();
-            let mut per_block: Vec<Vec<&mut [u32]>> = Vec::with_capacity(n.div_ceil(BLOCK));
-            let mut start = 0;
-            while start < n {
-                let len = BLOCK.min(n - start);
-                per_block.push(
-                    columns
-                        .iter_mut()
-                        .map(|c| {
-                            let (head, tail) = std::mem::take(c).split_at_mut(len);
-                            *c = tail;
-                            head
-                        })
-                        .collect(),
-                );
-                start += len;
-            }
-            per_block
-                .into_par_iter()
-                .zip(degree.par_chunks_mut(BLOCK))
-                .for_each(|(mut parts, degree)| {
-                    for (v, d) in degree.iter_mut().enumerate() {
-                        let mut within = 0u32;
-                        for c in parts.iter_mut() {
-                            let k = c[v];
-                            c[v] = within;
-                            within += k;
-                        }
-                        *d = within;
-                    }
-                });
-        }
-        let block_totals: Vec<u64> = degree
-            .par_chunks(BLOCK)
-            .map(|b| b.iter().map(|&d| d as u64).sum())
-            .collect();
-        let mut offsets: Vec<u64> = crate::mem::filled(n + 1, 0u64);
-        let mut block_start = Vec::with_capacity(block_totals.len());
+        let mut offsets: Vec<u64> = crate::mem::zeroed(n + 1);
+        let mut block_start = Vec::with_capacity(parts + 1);
         let mut acc = 0u64;
-        for t in &block_totals {
+        for c in &counts {
             block_start.push(acc);
-            acc += t;
+            acc += c.iter().map(|&d| d as u64).sum::<u64>();
         }
+        block_start.push(acc);
         offsets[n] = acc;
-        offsets[..n]
-            .par_chunks_mut(BLOCK)
-            .zip(degree.par_chunks(BLOCK))
-            .zip(block_start)
-            .for_each(|((out, degree), mut acc)| {
-                for (o, &d) in out.iter_mut().zip(degree) {
+        split_by(&mut offsets[..n], bounds.iter().map(|&(lo, hi)| hi - lo))
+            .into_par_iter()
+            .zip(counts)
+            .zip(&block_start)
+            .for_each(|((out, count), &start)| {
+                let mut acc = start;
+                for (o, d) in out.iter_mut().zip(count) {
                     *o = acc;
                     acc += d as u64;
                 }
             });
-        drop(degree);
-        let mut targets: Vec<u32> = crate::mem::filled(self.targets.len(), 0u32);
-        {
-            let out = crate::mem::as_atomic(&mut targets);
-            let offsets = &offsets;
-            ranges
-                .par_iter()
-                .zip(cursors.par_iter_mut())
-                .for_each(|(&(from, to), cursor)| {
-                    for u in from..to {
-                        for &v in self.neighbors(u as u32) {
-                            let slot = &mut cursor[v as usize];
-                            // Disjoint slots per part: relaxed stores suffice.
-                            out[(offsets[v as usize] + *slot as u64) as usize]
-                                .store(u as u32, std::sync::atomic::Ordering::Relaxed);
-                            *slot += 1;
+        // Sources, per block into its own part of the targets: `cursor` is
+        // where each of the block's lists takes its next source, relative to
+        // the part.
+        let mut targets: Vec<u32> = crate::mem::zeroed(self.targets.len());
+        let part_lens = block_start.windows(2).map(|w| (w[1] - w[0]) as usize);
+        split_by(&mut targets, part_lens)
+            .into_par_iter()
+            .zip(&bounds)
+            .zip(&block_start)
+            .for_each(|((part, &(lo, hi)), &start)| {
+                if part.is_empty() {
+                    return;
+                }
+                let len = hi - lo;
+                let mut cursor: Vec<u64> = crate::mem::with_capacity(len);
+                cursor.extend(offsets[lo..hi].iter().map(|&o| o - start));
+                let edges = &self.targets;
+                let last = part.len() - 1;
+                for u in 0..n {
+                    for k in self.offsets[u] as usize..self.offsets[u + 1] as usize {
+                        // The counter of a later edge's target, and the slot
+                        // of a nearer one, are fetched ahead (clamped into
+                        // the block rather than tested: no branch).
+                        if let Some(&ahead) = edges.get(k + 2 * PLACE_AHEAD) {
+                            let j = (ahead as usize).wrapping_sub(lo).min(len - 1);
+                            crate::mem::prefetch(&cursor[j]);
+                        }
+                        if let Some(&ahead) = edges.get(k + PLACE_AHEAD) {
+                            let j = (ahead as usize).wrapping_sub(lo).min(len - 1);
+                            crate::mem::prefetch(&part[(cursor[j] as usize).min(last)]);
+                        }
+                        let i = (edges[k] as usize).wrapping_sub(lo);
+                        if i < len {
+                            part[cursor[i] as usize] = u as u32;
+                            cursor[i] += 1;
                         }
                     }
-                });
-        }
+                }
+            });
         Csr {
             offsets: offsets.into(),
             targets: targets.into(),
         }
     }
+}
+
+/// How many edges ahead `transpose` fetches a list's slot (its counter twice
+/// as far).
+const PLACE_AHEAD: usize = 16;
+
+/// Cuts `v` into consecutive parts of the given lengths.
+fn split_by<T>(mut v: &mut [T], lens: impl IntoIterator<Item = usize>) -> Vec<&mut [T]> {
+    let mut parts = Vec::new();
+    for len in lens {
+        let (head, tail) = std::mem::take(&mut v).split_at_mut(len);
+        parts.push(head);
+        v = tail;
+    }
+    parts
 }
 
 #[cfg(test)]
@@ -253,5 +256,16 @@ mod tests {
         by_target.sort_by_key(|&(t, s)| (t, s));
         let want = Csr::from_edges(n as usize, &by_target);
         assert_eq!(g.transpose(), want);
+        // Any number of blocks, more than the nodes included.
+        for parts in [1, 2, 3, 7, 64] {
+            assert_eq!(g.transpose_in_blocks(parts), want, "{parts} blocks");
+        }
+        let tiny = Csr::from_edges(3, &[(0, 2), (2, 2), (1, 0)]);
+        for parts in [1, 2, 3, 4, 9] {
+            assert_eq!(tiny.transpose_in_blocks(parts).transpose(), tiny);
+        }
+        let empty = Csr::from_edges(0, &[]);
+        assert_eq!(empty.transpose_in_blocks(4), empty.transpose());
+        assert_eq!(empty.transpose().nodes(), 0);
     }
 }

@@ -3,7 +3,7 @@
 
 use std::io::{self, Write};
 
-use serde::Serialize;
+use serde::{Serialize, Serializer};
 
 use super::ReportOptions;
 use crate::analysis::{immediate_dominators, objects_of_types, Analysis};
@@ -35,9 +35,49 @@ struct Diagnostics<'a> {
     messages: &'a [String],
 }
 
+/// An object id as JSON writes it, lowercase hex without leading zeros
+/// (what `format!("{:x}")` gives), formatted on the stack: the duplicate
+/// sets of a 10-million-object heap list millions of members, and a
+/// `String` each made writing them the slowest part of the report.
+#[derive(Clone, Copy)]
+struct Hex(u64);
+
+impl Hex {
+    /// The digits, in the first `len` bytes of the array.
+    fn digits(self) -> ([u8; 16], usize) {
+        const DIGITS: &[u8; 16] = b"0123456789abcdef";
+        let len = (64 - (self.0 | 1).leading_zeros()).div_ceil(4) as usize;
+        let mut buf = [0u8; 16];
+        for (i, b) in buf[..len].iter_mut().enumerate() {
+            *b = DIGITS[(self.0 >> (4 * (len - 1 - i))) as usize & 15];
+        }
+        (buf, len)
+    }
+}
+
+impl Serialize for Hex {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let (buf, len) = self.digits();
+        // Hex digits are ASCII.
+        s.serialize_str(std::str::from_utf8(&buf[..len]).unwrap_or_default())
+    }
+}
+
+/// The ids of a list of objects, as a JSON array of [`Hex`] strings.
+struct HexIds<'a> {
+    objects: &'a [u32],
+    ids: &'a [u64],
+}
+
+impl Serialize for HexIds<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.objects.iter().map(|&o| Hex(self.ids[o as usize])))
+    }
+}
+
 #[derive(Serialize)]
 struct Dominator<'a> {
-    id: String,
+    id: Hex,
     #[serde(rename = "type")]
     type_name: &'a str,
     shallow_bytes: u64,
@@ -66,7 +106,7 @@ struct DuplicateRow<'a> {
     unverified: bool,
     held_by: &'a [u32],
     holding_set: Option<u32>,
-    members: Vec<String>,
+    members: HexIds<'a>,
 }
 
 #[derive(Serialize)]
@@ -78,13 +118,13 @@ struct PossibleRow<'a> {
 
 #[derive(Serialize)]
 struct ObjectRow<'a> {
-    id: String,
+    id: Hex,
     #[serde(rename = "type")]
     type_name: &'a str,
     shallow_bytes: u64,
     reachable: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
-    idom: Option<Option<String>>,
+    idom: Option<Option<Hex>>,
     retained_bytes: u64,
     retained_objects: u64,
 }
@@ -117,7 +157,8 @@ pub(super) fn json<T: Serialize>(out: &mut impl Write, value: &T) -> io::Result<
 pub fn write_json(out: &mut impl Write, a: &Analysis, opts: &ReportOptions) -> io::Result<()> {
     let dump = a.dump();
     let dom = &a.dom;
-    let hex = |o: u32| format!("{:x}", dump.ids[o as usize]);
+    let hex = |o: u32| Hex(dump.ids[o as usize]);
+    let mut laps = crate::progress::Laps::new("json");
 
     out.write_all(b"{\"file\":")?;
     json(out, &dump.path.display().to_string())?;
@@ -197,6 +238,7 @@ pub fn write_json(out: &mut impl Write, a: &Analysis, opts: &ReportOptions) -> i
         )?;
     }
 
+    laps.lap("summary, dominators, types");
     out.write_all(b"],\n\"duplicates\":[")?;
     let sets = &a.duplicates.sets;
     for (i, s) in sets[..opts.rows_n(sets.len(), usize::MAX)]
@@ -220,7 +262,10 @@ pub fn write_json(out: &mut impl Write, a: &Analysis, opts: &ReportOptions) -> i
                 unverified: a.duplicates.is_unverified(s),
                 held_by: &s.held_by,
                 holding_set: s.holding_set,
-                members: s.members.iter().map(|&m| hex(m)).collect(),
+                members: HexIds {
+                    objects: &s.members,
+                    ids: &dump.ids,
+                },
             },
         )?;
     }
@@ -295,7 +340,9 @@ pub fn write_json(out: &mut impl Write, a: &Analysis, opts: &ReportOptions) -> i
         out.write_all(b"]")?;
     }
 
+    laps.lap("duplicates");
     super::compare_json::write_json_extras(out, a, opts)?;
+    laps.lap("suspects, comparison");
 
     let t = a.timings;
     out.write_all(b",\n\"timings_ms\":")?;
@@ -309,4 +356,25 @@ pub fn write_json(out: &mut impl Write, a: &Analysis, opts: &ReportOptions) -> i
         },
     )?;
     out.write_all(b"}\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Hex;
+
+    #[test]
+    fn hex_ids_are_written_as_format_writes_them() {
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        let mut values = vec![0, 1, 0xf, 0x10, 0xff, 0x100, u64::MAX, 1 << 63];
+        for _ in 0..1000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            values.push(x >> (x % 64));
+        }
+        for v in values {
+            let json = serde_json::to_string(&Hex(v)).unwrap();
+            assert_eq!(json, format!("\"{v:x}\""));
+        }
+    }
 }
