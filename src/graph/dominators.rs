@@ -260,7 +260,11 @@ pub fn compute(
                     retainers.prefetch_targets(vertex[next as usize]);
                 }
                 let v = vertex[w as usize];
-                let mut s = if bit(&root_bits, v) { 0 } else { parent[w as usize] };
+                let mut s = if bit(&root_bits, v) {
+                    0
+                } else {
+                    parent[w as usize]
+                };
                 for &u in retainers.neighbors(v) {
                     let pu = pre[u as usize];
                     if pu == UNSEEN {
@@ -361,10 +365,10 @@ pub fn compute(
 
     // 5. Children lists. First in preorder space by a counting sort on
     // `idom_pre` (sequential, but its reads and writes stay near each other
-    // because a dominator is mostly close before what it dominates):
-    // afterwards `kid_end[d]` is the end of `d`'s list in `kids`, and
-    // `kid_end[d - 1]` its start.
-    let mut kid_end: Vec<u32> = vec![0; m + 1];
+    // because a dominator is mostly close before what it dominates), the
+    // lists holding object indices: afterwards `kid_end[d]` is the end of
+    // `d`'s list in `kids`, and `kid_end[d - 1]` its start.
+    let mut kid_end: Vec<u32> = crate::mem::zeroed(m + 1);
     for &d in &idom_pre[1..] {
         kid_end[d as usize + 1] += 1;
     }
@@ -372,58 +376,67 @@ pub fn compute(
         kid_end[d] += kid_end[d - 1];
     }
     let mut kids: Vec<u32> = crate::mem::zeroed(m - 1);
-    for (w, &d) in idom_pre.iter().enumerate().skip(1) {
-        kids[kid_end[d as usize] as usize] = w as u32;
+    for (&d, &v) in idom_pre.iter().zip(&vertex).skip(1) {
+        kids[kid_end[d as usize] as usize] = v;
         kid_end[d as usize] += 1;
     }
-    let kids_of = |p: u32| {
-        let from = if p == 0 { 0 } else { kid_end[p as usize - 1] as usize };
-        &kids[from..kid_end[p as usize] as usize]
+    let kid_range = |p: u32| {
+        let from = if p == 0 {
+            0
+        } else {
+            kid_end[p as usize - 1] as usize
+        };
+        from..kid_end[p as usize] as usize
     };
+    laps.lap("children in preorder");
 
-    // Back to object order: a parallel gather through `pre`.
-    let idom: Vec<u32> = pre
-        .par_iter()
-        .map(|&w| match w {
-            UNSEEN => NOT_REACHABLE,
-            w => match idom_pre[w as usize] {
-                0 => SUPER_ROOT,
-                d => vertex[d as usize],
-            },
-        })
-        .collect();
-    drop(idom_pre);
-    let retained_objects: Vec<u32> = pre
-        .par_iter()
-        .map(|&w| {
-            if w == UNSEEN {
-                0
-            } else {
-                ret_objects[w as usize]
+    // Back to object order: one parallel gather through `pre` (the four
+    // arrays read at the same preorder number, so their misses overlap)
+    // gives each object's idom, retained sizes and number of children.
+    const BLOCK: usize = 1 << 14;
+    let mut idom: Vec<u32> = crate::mem::zeroed(n);
+    let mut retained_objects: Vec<u32> = crate::mem::zeroed(n);
+    let mut retained_bytes: Vec<u64> = crate::mem::zeroed(n);
+    let mut offsets: Vec<u64> = crate::mem::zeroed(n + 2);
+    idom.par_chunks_mut(BLOCK)
+        .zip(retained_objects.par_chunks_mut(BLOCK))
+        .zip(retained_bytes.par_chunks_mut(BLOCK))
+        .zip(offsets[1..=n].par_chunks_mut(BLOCK))
+        .enumerate()
+        .for_each(|(k, (((idom, objects), bytes), count))| {
+            let from = k * BLOCK;
+            for (j, &w) in pre[from..from + idom.len()].iter().enumerate() {
+                if w == UNSEEN {
+                    idom[j] = NOT_REACHABLE;
+                    continue;
+                }
+                idom[j] = match idom_pre[w as usize] {
+                    0 => SUPER_ROOT,
+                    d => vertex[d as usize],
+                };
+                objects[j] = ret_objects[w as usize];
+                bytes[j] = ret_bytes[w as usize];
+                count[j] = kid_range(w).len() as u64;
             }
-        })
-        .collect();
+        });
+    offsets[n + 1] = kid_range(0).len() as u64;
+    let reachable_bytes = ret_bytes[0];
+    drop(idom_pre);
     drop(ret_objects);
-
-    // The children lists in object order (node `n` the super-root): each
-    // list copied from `kids`, sorted by retained bytes descending then
-    // object index, then mapped to object indices; in parallel over blocks
-    // of nodes, each writing its own part of the targets.
-    let pre_of = |o: usize| if o == n { 0 } else { pre[o] };
-    let mut offsets: Vec<u64> = crate::mem::with_capacity(n + 2);
-    offsets.push(0);
-    offsets.par_extend((0..=n).into_par_iter().map(|o| match pre_of(o) {
-        UNSEEN => 0,
-        p => kids_of(p).len() as u64,
-    }));
+    drop(ret_bytes);
     let mut total = 0;
     for o in offsets.iter_mut() {
         total += *o;
         *o = total;
     }
+    laps.lap("object order");
+
+    // The children lists in object order (node `n` the super-root), each
+    // copied from `kids` and sorted by retained bytes descending then
+    // object index; in parallel over blocks of nodes, each writing its own
+    // part of the targets.
     let mut targets: Vec<u32> = crate::mem::zeroed(m - 1);
     {
-        const BLOCK: usize = 1 << 14;
         let mut blocks: Vec<(usize, &mut [u32])> = Vec::with_capacity((n + 1).div_ceil(BLOCK));
         let mut rest: &mut [u32] = &mut targets;
         for from in (0..=n).step_by(BLOCK) {
@@ -440,16 +453,14 @@ pub fn compute(
                 if list.is_empty() {
                     continue;
                 }
-                list.copy_from_slice(kids_of(pre_of(o)));
+                let p = if o == n { 0 } else { pre[o] };
+                list.copy_from_slice(&kids[kid_range(p)]);
                 if list.len() > 1 {
                     list.sort_unstable_by(|&a, &b| {
-                        ret_bytes[b as usize]
-                            .cmp(&ret_bytes[a as usize])
-                            .then(vertex[a as usize].cmp(&vertex[b as usize]))
+                        retained_bytes[b as usize]
+                            .cmp(&retained_bytes[a as usize])
+                            .then(a.cmp(&b))
                     });
-                }
-                for x in list.iter_mut() {
-                    *x = vertex[*x as usize];
                 }
             }
         });
@@ -457,21 +468,9 @@ pub fn compute(
     let children = Csr { offsets, targets };
     drop(kids);
     drop(kid_end);
-    let retained_bytes: Vec<u64> = pre
-        .par_iter()
-        .map(|&w| {
-            if w == UNSEEN {
-                0
-            } else {
-                ret_bytes[w as usize]
-            }
-        })
-        .collect();
     drop(pre);
-    let reachable_bytes = ret_bytes[0];
-    drop(ret_bytes);
     vertex.remove(0);
-    laps.lap("children");
+    laps.lap("children lists");
     progress.set_done(4);
     Ok(DominatorTree {
         idom,
