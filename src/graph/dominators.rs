@@ -36,8 +36,16 @@
 //! The classification reads retainer lists in object order against a
 //! reachability bitmap (n/8 bytes, cache-resident), so it is cheap and
 //! splits across threads; the going back to object order at the end is a
-//! parallel gather. The DFS, the multi-retainer search, NCA and the
-//! bottom-up retained sums stay sequential.
+//! parallel gather. A second parallel pass reads each multi-retainer
+//! object's retainers' preorder numbers and keeps only those numbered
+//! above the object (for the others `eval` is the identity; their minimum
+//! is taken there), so the sequential search walks a compact array and
+//! touches only the link forest. The DFS, that search, NCA and the
+//! bottom-up retained sums stay sequential. The children lists come from a
+//! counting sort on the immediate dominators in preorder space (near
+//! accesses), then one parallel gather back to object order and a parallel
+//! per-block copy and sort of the lists: no transposition of a per-object
+//! graph.
 
 use rayon::prelude::*;
 
