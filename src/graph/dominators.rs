@@ -36,8 +36,16 @@
 //! The classification reads retainer lists in object order against a
 //! reachability bitmap (n/8 bytes, cache-resident), so it is cheap and
 //! splits across threads; the going back to object order at the end is a
-//! parallel gather. The DFS, the multi-retainer search, NCA and the
-//! bottom-up retained sums stay sequential.
+//! parallel gather. A second parallel pass reads each multi-retainer
+//! object's retainers' preorder numbers and keeps only those numbered
+//! above the object (for the others `eval` is the identity; their minimum
+//! is taken there), so the sequential search walks a compact array and
+//! touches only the link forest. The DFS, that search, NCA and the
+//! bottom-up retained sums stay sequential. The children lists come from a
+//! counting sort on the immediate dominators in preorder space (near
+//! accesses), then one parallel gather back to object order and a parallel
+//! per-block copy and sort of the lists: no transposition of a per-object
+//! graph.
 
 use rayon::prelude::*;
 
@@ -242,65 +250,94 @@ pub fn compute(
     // has it). `link[k]` = (compressed ancestor, best semi on the path). A
     // single-retainer object's semidominator is its DFS parent, so its link
     // starts final; only the multi-retainer objects are searched.
+    //
+    // First, in parallel, each multi-retainer vertex's retainers are split:
+    // `eval` of a retainer numbered at most `w` returns its own number and
+    // touches nothing, so their minimum (with the DFS parent, and 0 for a
+    // strong root) is taken here; only the retainers numbered above `w`,
+    // as preorder numbers in their list order, are kept for the sequential
+    // pass, which so makes the same `eval` calls in the same order as the
+    // full search and gets the same semidominators.
+    let parts: Vec<(Vec<u32>, Vec<u32>, Vec<u32>)> = multi_pre
+        .par_chunks(4096)
+        .map(|ws| {
+            let mut start = Vec::with_capacity(ws.len());
+            let mut ends = Vec::with_capacity(ws.len());
+            let mut above = Vec::new();
+            for (k, &w) in ws.iter().enumerate() {
+                if let Some(&next) = ws.get(k + 4) {
+                    retainers.prefetch_targets(vertex[next as usize]);
+                }
+                let v = vertex[w as usize];
+                let mut s = if bit(&root_bits, v) {
+                    0
+                } else {
+                    parent[w as usize]
+                };
+                for &u in retainers.neighbors(v) {
+                    let pu = pre[u as usize];
+                    if pu == UNSEEN {
+                        continue; // unreachable retainers do not count
+                    }
+                    if pu <= w {
+                        s = s.min(pu);
+                    } else {
+                        above.push(pu);
+                    }
+                }
+                start.push(s);
+                ends.push(above.len() as u32);
+            }
+            (start, ends, above)
+        })
+        .collect();
+    let mut semi: Vec<u32> = Vec::with_capacity(multi_pre.len());
+    let mut above_end: Vec<u64> = Vec::with_capacity(multi_pre.len());
+    let mut above: Vec<u32> = Vec::with_capacity(parts.iter().map(|p| p.2.len()).sum());
+    for (start, ends, list) in parts {
+        let base = above.len() as u64;
+        semi.extend_from_slice(&start);
+        above_end.extend(ends.iter().map(|&e| base + e as u64));
+        above.extend_from_slice(&list);
+    }
+    tracing::debug!(
+        target: "heaptui::profile",
+        "dominators: {} retainer entries numbered above their multi-retainer object",
+        above.len()
+    );
+    laps.lap("split");
+    let above_of = |i: usize| {
+        let from = if i == 0 { 0 } else { above_end[i - 1] as usize };
+        &above[from..above_end[i] as usize]
+    };
     let mut link: Vec<(u32, u32)> = crate::mem::with_capacity(m);
     link.par_extend(parent.par_iter().map(|&p| (p, p)));
-    let mut semi: Vec<u32> = vec![0; multi_pre.len()];
     let mut path: Vec<u32> = Vec::new();
     for i in (0..multi_pre.len()).rev() {
         if i.is_multiple_of(1 << 20) {
             progress.check()?;
         }
-        // A software pipeline over the coming vertices: their retainer
-        // lists, the lists' preorder numbers, then their links, each fetched
-        // a few iterations before use.
-        if i >= 24 {
-            crate::mem::prefetch(&retainers.offsets[vertex[multi_pre[i - 24] as usize] as usize]);
-        }
-        if i >= 16 {
-            // `prefetch_targets` reads with `get`: a graph without a single
-            // reference has an empty targets array.
-            retainers.prefetch_targets(vertex[multi_pre[i - 16] as usize]);
-        }
-        if i >= 8 {
-            for &v in retainers
-                .neighbors(vertex[multi_pre[i - 8] as usize])
-                .iter()
-                .take(4)
-            {
-                crate::mem::prefetch(&pre[v as usize]);
+        // The links of the coming vertices' retainers, fetched a few
+        // iterations before use.
+        if i >= 6 {
+            for &pv in above_of(i - 6).iter().take(6) {
+                crate::mem::prefetch(&link[pv as usize]);
             }
         }
-        if i >= 4 {
-            for &v in retainers
-                .neighbors(vertex[multi_pre[i - 4] as usize])
-                .iter()
-                .take(4)
-            {
-                let pv = pre[v as usize];
-                if pv != UNSEEN {
-                    crate::mem::prefetch(&link[pv as usize]);
-                }
-            }
-        }
-        let w = multi_pre[i] as usize;
-        let mut s = parent[w];
-        let last_linked = w as u32 + 1;
-        if bit(&root_bits, vertex[w]) {
-            s = 0; // the super-root is a predecessor
-        }
-        for &v in retainers.neighbors(vertex[w]) {
-            let pv = pre[v as usize];
-            if pv == UNSEEN {
-                continue; // unreachable retainers do not count
-            }
+        let w = multi_pre[i];
+        let last_linked = w + 1;
+        let mut s = semi[i];
+        for &pv in above_of(i) {
             let best = eval(pv, last_linked, &mut link, &mut path);
             if best < s {
                 s = best;
             }
         }
         semi[i] = s;
-        link[w].1 = s;
+        link[w as usize].1 = s;
     }
+    drop(above);
+    drop(above_end);
     drop(link);
     drop(path);
     drop(root_bits);
@@ -335,87 +372,117 @@ pub fn compute(
     progress.set_done(3);
     laps.lap("nca, retained");
 
-    // Back to object order: a parallel gather through `pre`.
-    let idom: Vec<u32> = pre
-        .par_iter()
-        .map(|&w| match w {
-            UNSEEN => NOT_REACHABLE,
-            w => match idom_pre[w as usize] {
-                0 => SUPER_ROOT,
-                d => vertex[d as usize],
-            },
-        })
-        .collect();
-    let retained_bytes: Vec<u64> = pre
-        .par_iter()
-        .map(|&w| {
-            if w == UNSEEN {
-                0
-            } else {
-                ret_bytes[w as usize]
-            }
-        })
-        .collect();
-    let retained_objects: Vec<u32> = pre
-        .par_iter()
-        .map(|&w| {
-            if w == UNSEEN {
-                0
-            } else {
-                ret_objects[w as usize]
-            }
-        })
-        .collect();
-    drop(pre);
-    let reachable_bytes = ret_bytes[0];
-    drop(ret_bytes);
-    drop(ret_objects);
-    drop(idom_pre);
-
-    // 5. Children lists, largest first.
-    // The tree as "each object → its idom" (the super-root has none), then
-    // reversed by the parallel counting sort.
-    let mut children = {
-        let mut offsets: Vec<u64> = crate::mem::with_capacity(n + 2);
-        let mut targets: Vec<u32> = crate::mem::with_capacity(m - 1);
-        offsets.push(0);
-        for &d in &idom {
-            match d {
-                NOT_REACHABLE => {}
-                SUPER_ROOT => targets.push(n as u32),
-                d => targets.push(d),
-            }
-            offsets.push(targets.len() as u64);
-        }
-        offsets.push(targets.len() as u64);
-        Csr {
-            offsets: offsets.into(),
-            targets: targets.into(),
-        }
-        .transpose()
+    // 5. Children lists. First in preorder space by a counting sort on
+    // `idom_pre` (sequential, but its reads and writes stay near each other
+    // because a dominator is mostly close before what it dominates), the
+    // lists holding object indices: afterwards `kid_end[d]` is the end of
+    // `d`'s list in `kids`, and `kid_end[d - 1]` its start.
+    let mut kid_end: Vec<u32> = crate::mem::zeroed(m + 1);
+    for &d in &idom_pre[1..] {
+        kid_end[d as usize + 1] += 1;
+    }
+    for d in 1..=m {
+        kid_end[d] += kid_end[d - 1];
+    }
+    let mut kids: Vec<u32> = crate::mem::zeroed(m - 1);
+    for (&d, &v) in idom_pre.iter().zip(&vertex).skip(1) {
+        kids[kid_end[d as usize] as usize] = v;
+        kid_end[d as usize] += 1;
+    }
+    let kid_range = |p: u32| {
+        let from = if p == 0 {
+            0
+        } else {
+            kid_end[p as usize - 1] as usize
+        };
+        from..kid_end[p as usize] as usize
     };
-    {
-        let offsets = &children.offsets;
-        let mut rest: &mut [u32] = &mut children.targets;
-        let mut slices: Vec<&mut [u32]> = Vec::with_capacity(n + 1);
-        for i in 0..=n {
-            let len = (offsets[i + 1] - offsets[i]) as usize;
-            let (head, tail) = rest.split_at_mut(len);
-            if len > 1 {
-                slices.push(head);
+    laps.lap("children in preorder");
+
+    // Back to object order: one parallel gather through `pre` (the four
+    // arrays read at the same preorder number, so their misses overlap)
+    // gives each object's idom, retained sizes and number of children.
+    const BLOCK: usize = 1 << 14;
+    let mut idom: Vec<u32> = crate::mem::zeroed(n);
+    let mut retained_objects: Vec<u32> = crate::mem::zeroed(n);
+    let mut retained_bytes: Vec<u64> = crate::mem::zeroed(n);
+    let mut offsets: Vec<u64> = crate::mem::zeroed(n + 2);
+    idom.par_chunks_mut(BLOCK)
+        .zip(retained_objects.par_chunks_mut(BLOCK))
+        .zip(retained_bytes.par_chunks_mut(BLOCK))
+        .zip(offsets[1..=n].par_chunks_mut(BLOCK))
+        .enumerate()
+        .for_each(|(k, (((idom, objects), bytes), count))| {
+            let from = k * BLOCK;
+            for (j, &w) in pre[from..from + idom.len()].iter().enumerate() {
+                if w == UNSEEN {
+                    idom[j] = NOT_REACHABLE;
+                    continue;
+                }
+                idom[j] = match idom_pre[w as usize] {
+                    0 => SUPER_ROOT,
+                    d => vertex[d as usize],
+                };
+                objects[j] = ret_objects[w as usize];
+                bytes[j] = ret_bytes[w as usize];
+                count[j] = kid_range(w).len() as u64;
             }
+        });
+    offsets[n + 1] = kid_range(0).len() as u64;
+    let reachable_bytes = ret_bytes[0];
+    drop(idom_pre);
+    drop(ret_objects);
+    drop(ret_bytes);
+    let mut total = 0;
+    for o in offsets.iter_mut() {
+        total += *o;
+        *o = total;
+    }
+    laps.lap("object order");
+
+    // The children lists in object order (node `n` the super-root), each
+    // copied from `kids` and sorted by retained bytes descending then
+    // object index; in parallel over blocks of nodes, each writing its own
+    // part of the targets.
+    let mut targets: Vec<u32> = crate::mem::zeroed(m - 1);
+    {
+        let mut blocks: Vec<(usize, &mut [u32])> = Vec::with_capacity((n + 1).div_ceil(BLOCK));
+        let mut rest: &mut [u32] = &mut targets;
+        for from in (0..=n).step_by(BLOCK) {
+            let to = (from + BLOCK).min(n + 1);
+            let (head, tail) = rest.split_at_mut((offsets[to] - offsets[from]) as usize);
+            blocks.push((from, head));
             rest = tail;
         }
-        slices.par_iter_mut().for_each(|s| {
-            s.sort_unstable_by(|&a, &b| {
-                retained_bytes[b as usize]
-                    .cmp(&retained_bytes[a as usize])
-                    .then(a.cmp(&b))
-            })
+        blocks.into_par_iter().for_each(|(from, out)| {
+            let to = (from + BLOCK).min(n + 1);
+            let base = offsets[from];
+            for o in from..to {
+                let list = &mut out[(offsets[o] - base) as usize..(offsets[o + 1] - base) as usize];
+                if list.is_empty() {
+                    continue;
+                }
+                let p = if o == n { 0 } else { pre[o] };
+                list.copy_from_slice(&kids[kid_range(p)]);
+                if list.len() > 1 {
+                    list.sort_unstable_by(|&a, &b| {
+                        retained_bytes[b as usize]
+                            .cmp(&retained_bytes[a as usize])
+                            .then(a.cmp(&b))
+                    });
+                }
+            }
         });
     }
+    let children = Csr {
+        offsets: offsets.into(),
+        targets: targets.into(),
+    };
+    drop(kids);
+    drop(kid_end);
+    drop(pre);
     vertex.remove(0);
-    laps.lap("children");
+    laps.lap("children lists");
     progress.set_done(4);
     Ok(DominatorTree {
         idom: idom.into(),
