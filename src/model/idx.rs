@@ -32,19 +32,14 @@
 macro_rules! dense_index {
     ($(#[$doc:meta])* $name:ident, $what:literal) => {
         $(#[$doc])*
-        #[derive(Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        // Pod: a transparent wrapper of a u32 (no padding, every bit
+        // pattern valid); bytemuck's derive checks that, so the crate
+        // writes no `unsafe` for it.
+        #[derive(
+            Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, bytemuck::Pod, bytemuck::Zeroable,
+        )]
         #[repr(transparent)]
         pub struct $name(pub u32);
-
-        // SAFETY: a transparent wrapper of a u32: no padding, every bit
-        // pattern valid, all zeroes is index 0. (The crate's only unsafe
-        // outside `mem`: what bytemuck's derive would write, without the
-        // proc-macro dependency.)
-        #[allow(unsafe_code)]
-        unsafe impl bytemuck::Zeroable for $name {}
-        // SAFETY: as above; `Copy` and `'static`.
-        #[allow(unsafe_code)]
-        unsafe impl bytemuck::Pod for $name {}
 
         impl $name {
             #[inline]
