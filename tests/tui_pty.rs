@@ -164,22 +164,29 @@ fn a_dump_truncated_while_mapped_leaves_the_terminal_cooked() {
     }
     file.set_len(0).unwrap();
 
-    let status = wait_exit(&mut child, "heaptui did not end on SIGBUS");
+    ends_on_sigbus(
+        &mut child,
+        &out,
+        &slave,
+        &format!(
+            "heaptui: {name}: the dump file shrank while it was being read \
+             (truncated by another process); nothing was written\r\n"
+        ),
+    );
+}
+
+/// The child ends with exit 2 after a SIGBUS: the terminal cooked again
+/// (echo and line editing for the shell that comes back), the alternate
+/// screen left, and `message` written (its newline translated to CR LF by
+/// the restored mode).
+fn ends_on_sigbus(child: &mut Child, out: &Shared, slave: &OwnedFd, message: &str) {
+    let status = wait_exit(child, "heaptui did not end on SIGBUS");
     std::thread::sleep(Duration::from_millis(100));
-    let text = pty::raw(&out);
+    let text = pty::raw(out);
     assert_eq!(status.code(), Some(2), "{status:?}\n{text}");
-    // Cooked again: echo and line editing for the shell that comes back.
-    assert!(
-        cooked(&termios(&slave)),
-        "the terminal was left in raw mode"
-    );
+    assert!(cooked(&termios(slave)), "the terminal was left in raw mode");
     assert!(text.contains("\x1b[?1049l"), "left the alternate screen");
-    // The message, its newline translated to CR LF by the restored mode.
-    let message = format!(
-        "heaptui: {name}: the dump file shrank while it was being read \
-         (truncated by another process); nothing was written\r\n"
-    );
-    assert!(text.contains(&message), "{text:?}");
+    assert!(text.contains(message), "{text:?}");
 }
 
 #[test]
@@ -310,17 +317,13 @@ fn a_cache_file_truncated_while_mapped_leaves_the_terminal_cooked() {
         .unwrap();
     // The Dominators pane reads retained sizes from the map every frame.
     send(&master, b"2");
-    let status = wait_exit(&mut child, "heaptui did not end on SIGBUS");
-    std::thread::sleep(Duration::from_millis(100));
-    let text = pty::raw(&out);
-    assert_eq!(status.code(), Some(2), "{status:?}\n{text}");
-    assert!(
-        cooked(&termios(&slave)),
-        "the terminal was left in raw mode"
+    ends_on_sigbus(
+        &mut child,
+        &out,
+        &slave,
+        &format!(
+            "heaptui: {name}: the reopen cache file shrank while it was being read \
+             (truncated by another process); run again, or with --no-cache\r\n"
+        ),
     );
-    let message = format!(
-        "heaptui: {name}: the reopen cache file shrank while it was being read \
-         (truncated by another process); run again, or with --no-cache\r\n"
-    );
-    assert!(text.contains(&message), "{text:?}");
 }
