@@ -78,7 +78,7 @@ fn wide_app_with(w: u16, h: u16, objects: bool) -> App {
             Msg::Dominators { mut stage, .. } => {
                 let mut dom = (*stage.dom).clone();
                 if objects {
-                    for r in dom.retained_objects.iter_mut() {
+                    for r in dom.retained_objects.make_mut() {
                         *r *= SCALE;
                     }
                     dom.reachable_objects *= SCALE as u64;

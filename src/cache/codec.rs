@@ -668,22 +668,22 @@ mod tests {
         let a = demo();
         type Lie = Box<dyn Fn(&mut DominatorTree)>;
         let lies: Vec<(&str, Lie)> = vec![
-            ("idom cycle", Box::new(|d| d.idom[1] = 1)),
-            ("idom out of range", Box::new(|d| d.idom[0] = 77)),
+            ("idom cycle", Box::new(|d| d.idom.make_mut()[1] = 1)),
+            ("idom out of range", Box::new(|d| d.idom.make_mut()[0] = 77)),
             (
                 "child out of range",
-                Box::new(|d| d.children.targets[0] = 99),
+                Box::new(|d| d.children.targets.make_mut()[0] = 99),
             ),
             (
                 "child of another parent",
                 Box::new(|d| {
                     let last = d.children.targets.len() - 1;
-                    d.children.targets.swap(0, last);
+                    d.children.targets.make_mut().swap(0, last);
                 }),
             ),
             (
                 "preorder repeats",
-                Box::new(|d| d.preorder[1] = d.preorder[0]),
+                Box::new(|d| d.preorder.make_mut()[1] = d.preorder[0]),
             ),
             (
                 "short retained sizes",

@@ -4,7 +4,7 @@
 //! slice either way, at the cost of a `Vec`'s deref.
 
 use std::fmt;
-use std::ops::{Deref, DerefMut};
+use std::ops::Deref;
 use std::ptr::NonNull;
 use std::sync::Arc;
 
@@ -60,7 +60,8 @@ impl<T: Pod> Array<T> {
     }
 
     /// The elements for writing; mapped ones are copied into a vector
-    /// first.
+    /// first. Explicit (there is no `DerefMut`), so a write cannot copy a
+    /// mapped array unnoticed.
     pub fn make_mut(&mut self) -> &mut [T] {
         if let Owner::Map(_) = self.owner {
             *self = Array::from(self.as_slice().to_vec());
@@ -105,15 +106,6 @@ impl<T: Pod> Deref for Array<T> {
     #[inline]
     fn deref(&self) -> &[T] {
         self.as_slice()
-    }
-}
-
-/// Writing through an array copies mapped elements into a vector first
-/// (see [`Array::make_mut`]); owned ones are written in place.
-impl<T: Pod> DerefMut for Array<T> {
-    #[inline]
-    fn deref_mut(&mut self) -> &mut [T] {
-        self.make_mut()
     }
 }
 
