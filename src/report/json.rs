@@ -154,6 +154,76 @@ pub(super) fn json<T: Serialize>(out: &mut impl Write, value: &T) -> io::Result<
     serde_json::to_writer(&mut *out, value).map_err(io::Error::from)
 }
 
+/// About how many member ids one piece of the duplicates array holds.
+const MEMBERS_PER_PIECE: usize = 1 << 16;
+
+/// The rows of the `duplicates` array. A 10-million-object heap's sets list
+/// millions of members, whose ids lie scattered in memory: the rows are
+/// rendered into pieces of about [`MEMBERS_PER_PIECE`] members in parallel,
+/// a few pieces per thread at a time, and written in order, so the output
+/// is the same bytes as one sequential pass and no more than those few
+/// pieces are held at once.
+fn write_duplicate_rows(
+    out: &mut impl Write,
+    a: &Analysis,
+    sets: &[crate::graph::duplicates::DuplicateSet],
+) -> io::Result<()> {
+    use rayon::prelude::*;
+    let dump = a.dump();
+    let row = |buf: &mut Vec<u8>, i: usize| -> io::Result<()> {
+        let s = &sets[i];
+        if i > 0 {
+            buf.push(b',');
+        }
+        buf.push(b'\n');
+        json(
+            buf,
+            &DuplicateRow {
+                set: s.id,
+                type_name: &dump.type_names[s.type_index as usize],
+                instances: s.members.len() as u64,
+                instance_bytes: s.instance_bytes,
+                objects_per_copy: s.objects_per_copy,
+                additional_bytes: s.additional_bytes,
+                trivial: s.trivial,
+                unverified: a.duplicates.is_unverified(s),
+                held_by: &s.held_by,
+                holding_set: s.holding_set,
+                members: HexIds {
+                    objects: &s.members,
+                    ids: &dump.ids,
+                },
+            },
+        )
+    };
+    // Pieces: consecutive sets, cut once they hold enough members.
+    let mut pieces = Vec::new();
+    let (mut start, mut members) = (0, 0);
+    for (i, s) in sets.iter().enumerate() {
+        members += s.members.len() + 1;
+        if members >= MEMBERS_PER_PIECE || i + 1 == sets.len() {
+            pieces.push(start..i + 1);
+            (start, members) = (i + 1, 0);
+        }
+    }
+    for window in pieces.chunks(4 * rayon::current_num_threads()) {
+        let rendered: Vec<io::Result<Vec<u8>>> = window
+            .par_iter()
+            .map(|range| {
+                let mut buf = Vec::new();
+                for i in range.clone() {
+                    row(&mut buf, i)?;
+                }
+                Ok(buf)
+            })
+            .collect();
+        for buf in rendered {
+            out.write_all(&buf?)?;
+        }
+    }
+    Ok(())
+}
+
 pub fn write_json(out: &mut impl Write, a: &Analysis, opts: &ReportOptions) -> io::Result<()> {
     let dump = a.dump();
     let dom = &a.dom;
@@ -241,34 +311,7 @@ pub fn write_json(out: &mut impl Write, a: &Analysis, opts: &ReportOptions) -> i
     laps.lap("summary, dominators, types");
     out.write_all(b"],\n\"duplicates\":[")?;
     let sets = &a.duplicates.sets;
-    for (i, s) in sets[..opts.rows_n(sets.len(), usize::MAX)]
-        .iter()
-        .enumerate()
-    {
-        if i > 0 {
-            out.write_all(b",")?;
-        }
-        out.write_all(b"\n")?;
-        json(
-            out,
-            &DuplicateRow {
-                set: s.id,
-                type_name: &dump.type_names[s.type_index as usize],
-                instances: s.members.len() as u64,
-                instance_bytes: s.instance_bytes,
-                objects_per_copy: s.objects_per_copy,
-                additional_bytes: s.additional_bytes,
-                trivial: s.trivial,
-                unverified: a.duplicates.is_unverified(s),
-                held_by: &s.held_by,
-                holding_set: s.holding_set,
-                members: HexIds {
-                    objects: &s.members,
-                    ids: &dump.ids,
-                },
-            },
-        )?;
-    }
+    write_duplicate_rows(out, a, &sets[..opts.rows_n(sets.len(), usize::MAX)])?;
     out.write_all(b"]")?;
     if !a.duplicates.possible.is_empty() {
         out.write_all(b",\n\"possible_duplicates\":[")?;
