@@ -167,6 +167,7 @@ fn write_duplicate_rows(
     out: &mut impl Write,
     a: &Analysis,
     sets: &[crate::graph::duplicates::DuplicateSet],
+    piece_members: usize,
 ) -> io::Result<()> {
     use rayon::prelude::*;
     let dump = a.dump();
@@ -201,7 +202,7 @@ fn write_duplicate_rows(
     let (mut start, mut members) = (0, 0);
     for (i, s) in sets.iter().enumerate() {
         members += s.members.len() + 1;
-        if members >= MEMBERS_PER_PIECE || i + 1 == sets.len() {
+        if members >= piece_members || i + 1 == sets.len() {
             pieces.push(start..i + 1);
             (start, members) = (i + 1, 0);
         }
@@ -311,7 +312,12 @@ pub fn write_json(out: &mut impl Write, a: &Analysis, opts: &ReportOptions) -> i
     laps.lap("summary, dominators, types");
     out.write_all(b"],\n\"duplicates\":[")?;
     let sets = &a.duplicates.sets;
-    write_duplicate_rows(out, a, &sets[..opts.rows_n(sets.len(), usize::MAX)])?;
+    write_duplicate_rows(
+        out,
+        a,
+        &sets[..opts.rows_n(sets.len(), usize::MAX)],
+        MEMBERS_PER_PIECE,
+    )?;
     out.write_all(b"]")?;
     if !a.duplicates.possible.is_empty() {
         out.write_all(b",\n\"possible_duplicates\":[")?;
@@ -403,7 +409,31 @@ pub fn write_json(out: &mut impl Write, a: &Analysis, opts: &ReportOptions) -> i
 
 #[cfg(test)]
 mod tests {
-    use super::Hex;
+    use super::{write_duplicate_rows, Hex};
+    use crate::analysis::Analysis;
+    use crate::graph::duplicates::DuplicateOptions;
+
+    #[test]
+    fn duplicate_rows_are_the_same_bytes_in_pieces_of_any_size() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/demo.dump.txt");
+        let bytes = std::fs::read(path).unwrap();
+        let a =
+            Analysis::from_bytes("demo.dump.txt", &bytes, &DuplicateOptions::default()).unwrap();
+        let sets = &a.duplicates.sets;
+        assert!(sets.len() > 3, "the fixture has several duplicate sets");
+        let written = |piece_members| {
+            let mut out = Vec::new();
+            write_duplicate_rows(&mut out, &a, sets, piece_members).unwrap();
+            out
+        };
+        let whole = written(usize::MAX);
+        for piece_members in [1, 2, 5, 64] {
+            assert_eq!(written(piece_members), whole, "pieces of {piece_members}");
+        }
+        let rows: serde_json::Value =
+            serde_json::from_slice(&[b"[", &whole[..], b"]"].concat()).unwrap();
+        assert_eq!(rows.as_array().unwrap().len(), sets.len());
+    }
 
     #[test]
     fn hex_ids_are_written_as_format_writes_them() {
