@@ -37,7 +37,7 @@ fn inspect(a: &mut heaptui::tui::app::App, o: u32) {
         }
     }
     let row = (a.panes.types_pane.instances.as_ref().unwrap().rows.iter())
-        .position(|&r| r == o)
+        .position(|&r| r == ObjectIdx(o))
         .expect("the object among its type's instances");
     keys(a, &"Down ".repeat(row));
     keys(a, "Enter");

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use crate::graph::DominatorTree;
 use crate::model::Model;
-use crate::model::TypeIdx;
+use crate::model::{ObjectIdx, TypeIdx};
 
 /// The objects of every type, grouped by type (compressed rows: the
 /// objects of type `t` are `objects[starts[t]..starts[t + 1]]`, in dump
@@ -41,8 +41,8 @@ impl TypeObjects {
     }
 
     /// The objects of type `t`, in dump order.
-    pub fn of(&self, t: u32) -> &[u32] {
-        let t = t as usize;
+    pub fn of(&self, t: TypeIdx) -> &[u32] {
+        let t = t.index();
         match (self.starts.get(t), self.starts.get(t + 1)) {
             (Some(&a), Some(&b)) => &self.objects[a as usize..b as usize],
             _ => &[],
@@ -61,13 +61,13 @@ pub enum InstanceKey {
 /// A type's instances in one order, as the job delivers them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct InstanceRows {
-    pub type_index: u32,
+    pub type_index: TypeIdx,
     pub key: InstanceKey,
     pub descending: bool,
     /// The index the rows came from (kept for the next request).
     pub index: Arc<TypeObjects>,
     /// The instances in the order asked for; ties in dump order.
-    pub rows: Vec<u32>,
+    pub rows: Vec<ObjectIdx>,
     pub max_shallow: u64,
     pub max_retained: u64,
 }
@@ -84,7 +84,7 @@ pub fn retained(dom: Option<&DominatorTree>, o: u32) -> u64 {
 /// first when `index` is `None`). O(objects) for the index, once; then
 /// O(k log k).
 pub fn instance_rows(
-    type_index: u32,
+    type_index: TypeIdx,
     key: InstanceKey,
     descending: bool,
     index: Option<Arc<TypeObjects>>,
@@ -105,11 +105,11 @@ pub fn instance_rows(
         max_retained = max_retained.max(retained(Some(dom), o));
     }
     // The objects come in dump order and the sort is stable: ties keep it.
-    let mut rows = objects.to_vec();
-    let value = |o: u32| match key {
-        InstanceKey::Object => o as u64,
-        InstanceKey::Shallow => dump.sizes[o as usize],
-        InstanceKey::Retained => retained(Some(dom), o),
+    let mut rows = ObjectIdx::cast_slice(objects).to_vec();
+    let value = |o: ObjectIdx| match key {
+        InstanceKey::Object => o.raw() as u64,
+        InstanceKey::Shallow => dump.sizes[o.index()],
+        InstanceKey::Retained => retained(Some(dom), o.raw()),
     };
     if descending {
         rows.sort_by_cached_key(|&o| std::cmp::Reverse(value(o)));
@@ -135,10 +135,10 @@ mod tests {
     fn type_objects_groups_objects_by_type_in_dump_order() {
         let types = [2, 0, 2, 1, 2, 0];
         let t = TypeObjects::build(&types, 4);
-        assert_eq!(t.of(0), &[1, 5]);
-        assert_eq!(t.of(1), &[3]);
-        assert_eq!(t.of(2), &[0, 2, 4]);
-        assert_eq!(t.of(3), &[] as &[u32]);
-        assert_eq!(t.of(9), &[] as &[u32]);
+        assert_eq!(t.of(TypeIdx(0)), &[1, 5]);
+        assert_eq!(t.of(TypeIdx(1)), &[3]);
+        assert_eq!(t.of(TypeIdx(2)), &[0, 2, 4]);
+        assert_eq!(t.of(TypeIdx(3)), &[] as &[u32]);
+        assert_eq!(t.of(TypeIdx(9)), &[] as &[u32]);
     }
 }

@@ -143,7 +143,7 @@ pub enum Job {
     /// A type's instances in an order (the type → objects index is built
     /// first when `index` is `None`).
     Instances {
-        type_index: u32,
+        type_index: TypeIdx,
         key: InstanceKey,
         descending: bool,
         index: Option<Arc<TypeObjects>>,

@@ -15,7 +15,7 @@ use ratatui::Frame;
 use super::table::{ScrolledTable, Sort, TableRow};
 use super::{Intent, ListState};
 use crate::graph::{DominatorTree, HeapGraph};
-use crate::model::ObjectIdx;
+use crate::model::{ObjectIdx, TypeIdx};
 use crate::tui::fmt::{bytes, bytes_width, count, Col, Columns};
 use crate::tui::instance_rows::{retained, InstanceKey, InstanceRows, TypeObjects};
 use crate::tui::theme::Theme;
@@ -29,9 +29,9 @@ const RETAINED: usize = 2;
 /// The list of a type's instances.
 #[derive(Debug, Clone)]
 pub struct InstancesView {
-    pub type_index: u32,
+    pub type_index: TypeIdx,
     /// The instances in the current sort order (the permutation itself).
-    pub rows: Vec<u32>,
+    pub rows: Vec<ObjectIdx>,
     /// The order of `rows`.
     pub sort: Sort,
     /// The order asked of the job under way, if any (`rows` keep the
@@ -46,7 +46,7 @@ impl InstancesView {
     /// The instances of `type_index`, largest retained first, asked of the
     /// worker (`index`: the type → objects index when it was built
     /// already). The view waits for the rows; the intent asks for them.
-    pub fn open(type_index: u32, index: Option<Arc<TypeObjects>>) -> (InstancesView, Intent) {
+    pub fn open(type_index: TypeIdx, index: Option<Arc<TypeObjects>>) -> (InstancesView, Intent) {
         let sort = Sort {
             column: RETAINED,
             descending: true,
@@ -136,7 +136,7 @@ impl InstancesView {
     }
 
     pub fn selected(&self) -> Option<ObjectIdx> {
-        self.rows.get(self.list.selected).copied().map(ObjectIdx)
+        self.rows.get(self.list.selected).copied()
     }
 }
 
@@ -160,7 +160,7 @@ impl InstancesView {
         };
         let title = format!(
             " Instances of {} ({shown}) {} Enter inspects, Bksp back ",
-            dump.type_names[view.type_index as usize],
+            dump.type_names[view.type_index.index()],
             theme.sep()
         );
         let inner = super::framed(f, area, &title, theme);
@@ -176,19 +176,19 @@ impl InstancesView {
             .take(height)
         {
             let sel = i == view.list.selected;
-            let reachable = dom.is_some_and(|d| d.is_reachable(o));
+            let reachable = dom.is_some_and(|d| d.is_reachable(o.raw()));
             let retained = if reachable {
-                bytes(retained(dom, o))
+                bytes(retained(dom, o.raw()))
             } else {
                 "-".into()
             };
-            let id = dump.id_hex(ObjectIdx(o));
+            let id = dump.id_hex(o);
             let id = if reachable || dom.is_none() {
                 id
             } else {
                 format!("{id} (unreachable)")
             };
-            let cells = vec![id, bytes(dump.sizes[o as usize]), retained];
+            let cells = vec![id, bytes(dump.sizes[o.index()]), retained];
             let style = if sel {
                 theme.selected()
             } else {

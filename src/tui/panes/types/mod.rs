@@ -243,7 +243,7 @@ impl TypesPane {
         let Some(ty) = self.selected_type() else {
             return Vec::new();
         };
-        let (view, request) = InstancesView::open(ty.raw(), self.type_objects.clone());
+        let (view, request) = InstancesView::open(ty, self.type_objects.clone());
         self.instances = Some(view);
         vec![request]
     }
