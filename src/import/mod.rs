@@ -15,7 +15,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use crate::model::text::printable;
-use crate::model::{Format, Model};
+use crate::model::{Format, IdIndex, Model};
 use crate::progress::{Cancelled, Progress};
 use source::Source;
 
@@ -192,6 +192,9 @@ fn import_plain(
         Format::Gcdump => gcdump::import(path, source, progress),
     }?;
     make_printable(&mut model);
+    // The importer's id index resolved the references; nothing after the
+    // import looks ids up (a later `index_of` builds it again, once).
+    model.id_index = IdIndex::lazy();
     Ok(model)
 }
 

@@ -259,6 +259,10 @@ pub struct Model {
     /// Outgoing references in field order (dangling ones dropped).
     pub refs: Csr,
     pub roots: Vec<Root>,
+    /// Object id → index. The importers build one to resolve references
+    /// and hand over a lazy one (built at the first [`Model::index_of`]):
+    /// no stage of the analysis looks ids up, so the 6–7 bytes per object
+    /// are not held through it.
     pub id_index: IdIndex,
     pub diagnostics: Diagnostics,
     pub records: RecordCounts,
