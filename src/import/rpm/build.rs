@@ -86,8 +86,8 @@ pub(super) fn assemble(
     let refs = Csr::from_degrees(&arrays.degrees, std::mem::take(&mut arrays.targets));
     arrays.degrees = Vec::new();
     a.laps.lap("offsets");
-    let (ids, id_index) = objects.finish();
-    let roots = a.roots(&chunks, &sections, &types, &ids, &id_index);
+    let roots = a.roots(&chunks, &sections, &types, &objects);
+    let ids = objects.finish();
     progress.set_done(file_bytes + file_bytes * 4 / 4);
     Ok(Model {
         path: path.to_path_buf(),
@@ -99,7 +99,7 @@ pub(super) fn assemble(
         sizes: arrays.sizes.into(),
         refs,
         roots,
-        id_index,
+        id_index: IdIndex::lazy(),
         diagnostics: a.diag.finish(Place::Line),
         records: a.records,
         ..Model::default()
@@ -182,15 +182,14 @@ impl Assembly<'_> {
         chunks: &[Chunk],
         sections: &Sections,
         types: &Types,
-        ids: &[u64],
-        id_index: &IdIndex,
+        objects: &ObjectIds,
     ) -> Vec<Root> {
         let mut roots = Vec::new();
         for (ci, c) in chunks.iter().enumerate() {
             for r in &c.roots {
                 let line = self.first_line[ci] + r.line as u64;
                 let section = sections.at(ci, r.marker);
-                let Some(object) = id_index.get(ids, r.object) else {
+                let Some(object) = objects.index_of(r.object) else {
                     self.diag.count(Kind::MissingRoot, 1);
                     if self.diag.counted(Kind::MissingRoot) <= MAX_MESSAGES as u64 {
                         self.diag.note(line, || {

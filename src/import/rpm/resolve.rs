@@ -96,9 +96,21 @@ impl ObjectIds {
         self.keep.as_ref().is_none_or(|k| k[g])
     }
 
-    /// The ids of the kept records: the model's ids.
-    pub(super) fn finish(mut self) -> (Vec<u64>, crate::model::IdIndex) {
-        let id_index = self.wide.narrow(self.new_index.as_deref());
+    /// The final index of the object with this id (the first record of a
+    /// repeated id), through the resolving index.
+    pub(super) fn index_of(&self, id: u64) -> Option<u32> {
+        let record = self.wide.get(id)?;
+        Some(
+            self.new_index
+                .as_ref()
+                .map_or(record, |m| m[record as usize]),
+        )
+    }
+
+    /// The ids of the kept records: the model's ids. The resolving index
+    /// goes with the rest (the model's index is built again only if ids
+    /// are looked up later).
+    pub(super) fn finish(mut self) -> Vec<u64> {
         if let Some(keep) = &self.keep {
             let mut j = 0;
             self.ids.retain(|_| {
@@ -107,7 +119,7 @@ impl ObjectIds {
                 k
             });
         }
-        (self.ids, id_index)
+        self.ids
     }
 }
 
