@@ -88,6 +88,8 @@ pub(super) fn assemble(
     a.laps.lap("offsets");
     let roots = a.roots(&chunks, &sections, &types, &objects);
     let ids = objects.finish();
+    drop(chunks);
+    a.laps.lap("roots, drop chunks");
     progress.set_done(file_bytes + file_bytes * 4 / 4);
     Ok(Model {
         path: path.to_path_buf(),
