@@ -1,0 +1,215 @@
+//! Hubs of the duplicate verification (see `verify`'s module doc): a
+//! region many sets reach (a strongly connected component and everything
+//! it reaches) kept as bitsets, so that marking the reach of a
+//! representative takes a hub's whole reach at once instead of walking it
+//! again for every set.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+
+use crate::graph::{Csr, HeapGraph};
+
+/// A marking walk this large makes a hub of the node it is at; 0 means
+/// automatic: a thirty-second of the heap, between 4096 and 2^18 objects
+/// (tests set a tiny value to exercise hubs; results never depend on it).
+pub(crate) static HUB_AFTER: std::sync::atomic::AtomicUsize =
+    std::sync::atomic::AtomicUsize::new(0);
+
+pub(super) fn hub_after(objects: usize) -> usize {
+    match HUB_AFTER.load(Ordering::Relaxed) {
+        0 => (objects / 32).clamp(1 << 12, 1 << 18),
+        t => t,
+    }
+}
+/// At most this many hubs (two bitsets of n bits each).
+pub(crate) const MAX_HUBS: usize = 16;
+
+#[derive(Clone)]
+pub(super) struct BitSet(pub(super) Vec<u64>);
+
+impl BitSet {
+    pub(super) fn new(n: usize) -> Self {
+        BitSet(vec![0; n.div_ceil(64)])
+    }
+    #[inline]
+    pub(super) fn get(&self, i: u32) -> bool {
+        self.0[i as usize >> 6] >> (i & 63) & 1 != 0
+    }
+    #[inline]
+    pub(super) fn set(&mut self, i: u32) -> bool {
+        let w = &mut self.0[i as usize >> 6];
+        let was = *w >> (i & 63) & 1 != 0;
+        *w |= 1 << (i & 63);
+        !was
+    }
+}
+
+/// A region many objects reach: a strongly connected component and
+/// everything it reaches.
+pub(crate) struct Hub {
+    pub(super) pivot: u32,
+    pub(super) scc: BitSet,
+    pub(super) scc_objects: u64,
+    pub(super) reach: BitSet,
+    pub(super) reach_objects: u64,
+}
+
+/// The hubs found so far, shared by all workers.
+pub(crate) struct Hubs {
+    pub(super) list: RwLock<Vec<Arc<Hub>>>,
+    /// Union of the hubs' reach, for a one-lookup fast path.
+    pub(super) any_reach: Vec<AtomicU64>,
+    pub(super) building: Mutex<()>,
+}
+
+impl Hubs {
+    pub fn new(objects: usize) -> Self {
+        Hubs {
+            list: RwLock::new(Vec::new()),
+            any_reach: (0..objects.div_ceil(64))
+                .map(|_| AtomicU64::new(0))
+                .collect(),
+            building: Mutex::new(()),
+        }
+    }
+
+    #[inline]
+    pub(super) fn in_any_reach(&self, i: u32) -> bool {
+        self.any_reach[i as usize >> 6].load(Ordering::Relaxed) >> (i & 63) & 1 != 0
+    }
+
+    pub(super) fn snapshot(&self) -> Vec<Arc<Hub>> {
+        self.list.read().unwrap().clone()
+    }
+
+    /// Makes a hub of the candidate with the largest strongly connected
+    /// component (the first objects a large walk explored: the references of
+    /// its start, which lie in the region other walks enter too), unless one
+    /// is already in a hub's component or there are enough hubs.
+    pub(super) fn add(&self, graph: &HeapGraph, candidates: &[u32]) -> Option<Arc<Hub>> {
+        let _guard = self.building.lock().unwrap();
+        let known = self.snapshot();
+        if known.len() >= MAX_HUBS {
+            return None;
+        }
+        // The walk reaches a known component anyway: nothing to build.
+        if candidates
+            .iter()
+            .any(|&h| known.iter().any(|k| k.scc.get(h)))
+        {
+            return None;
+        }
+        let mut best: Option<Hub> = None;
+        for &h in candidates {
+            let hub = Hub::of(graph, h, self, &known);
+            // A component of a sizeable share of the reach is what other
+            // walks will enter: stop looking (each try walks the reach).
+            let good = hub.scc_objects * 16 >= hub.reach_objects;
+            if best
+                .as_ref()
+                .is_none_or(|b| hub.scc_objects > b.scc_objects)
+            {
+                best = Some(hub);
+            }
+            if good {
+                break;
+            }
+        }
+        let hub = Arc::new(best?);
+        for (a, &w) in self.any_reach.iter().zip(&hub.reach.0) {
+            if w != 0 {
+                a.fetch_or(w, Ordering::Relaxed);
+            }
+        }
+        self.list.write().unwrap().push(hub.clone());
+        Some(hub)
+    }
+}
+
+impl Hub {
+    pub(super) fn of(graph: &HeapGraph, h: u32, hubs: &Hubs, known: &[Arc<Hub>]) -> Hub {
+        let t = std::time::Instant::now();
+        let hub = Self::of_inner(graph, h, hubs, known);
+        if std::env::var_os("HEAPTUI_TRACE").is_some() {
+            tracing::debug!(target: "heaptui::duplicates",
+                "hub candidate {h}: scc {} reach {} in {} ms",
+                hub.scc_objects,
+                hub.reach_objects,
+                t.elapsed().as_millis()
+            );
+        }
+        hub
+    }
+
+    /// Reach and component of `h`. The reach walk stops at the components
+    /// of known hubs and takes their reach whole: an object x of a hub's
+    /// component reaches exactly what the hub's pivot reaches.
+    pub(super) fn of_inner(graph: &HeapGraph, h: u32, hubs: &Hubs, known: &[Arc<Hub>]) -> Hub {
+        let n = graph.objects();
+        let mut reach = BitSet::new(n);
+        reach.set(h);
+        let mut entered = vec![false; known.len()];
+        let mut queue = vec![h];
+        breadth_first(&graph.dump.refs, &mut queue, |x, queue| {
+            if hubs.in_any_reach(x) {
+                if let Some(k) = known.iter().position(|k| k.scc.get(x)) {
+                    entered[k] = true;
+                    return;
+                }
+            }
+            for &c in graph.refs_raw(x) {
+                if reach.set(c) {
+                    queue.push(c);
+                }
+            }
+        });
+        for (k, _) in known.iter().zip(&entered).filter(|(_, &e)| e) {
+            for (w, &o) in reach.0.iter_mut().zip(&k.reach.0) {
+                *w |= o;
+            }
+        }
+        let reach_objects = reach.0.iter().map(|w| w.count_ones() as u64).sum();
+        // The component: what reaches h, within what h reaches.
+        let mut scc = BitSet::new(n);
+        scc.set(h);
+        queue.clear();
+        queue.push(h);
+        breadth_first(&graph.retainers, &mut queue, |x, queue| {
+            for &p in graph.retainers_raw(x) {
+                if reach.get(p) && scc.set(p) {
+                    queue.push(p);
+                }
+            }
+        });
+        Hub {
+            pivot: h,
+            scc,
+            scc_objects: queue.len() as u64,
+            reach,
+            reach_objects,
+        }
+    }
+}
+
+/// Visits the objects of `queue` and those `step` appends, first in first
+/// out (only sets are computed, so the order is free), fetching the
+/// adjacency of the objects a few places ahead while the current one waits
+/// on memory.
+pub(super) fn breadth_first(
+    adjacency: &Csr,
+    queue: &mut Vec<u32>,
+    mut step: impl FnMut(u32, &mut Vec<u32>),
+) {
+    let mut head = 0;
+    while head < queue.len() {
+        if let Some(&ahead) = queue.get(head + 16) {
+            adjacency.prefetch_offsets(ahead);
+        }
+        if let Some(&ahead) = queue.get(head + 8) {
+            adjacency.prefetch_targets(ahead);
+        }
+        let x = queue[head];
+        head += 1;
+        step(x, queue);
+    }
+}

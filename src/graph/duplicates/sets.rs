@@ -1,0 +1,216 @@
+//! What duplicate detection finds: the mode and options it runs with, the
+//! duplicate sets, the possible duplicates of types cut short, and the
+//! totals the views show.
+
+use rayon::prelude::*;
+
+/// Which duplicates are detected (`--duplicates`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
+pub enum DuplicateMode {
+    None,
+    Trivial,
+    #[default]
+    All,
+}
+
+impl DuplicateMode {
+    pub fn name(self) -> &'static str {
+        match self {
+            DuplicateMode::None => "none",
+            DuplicateMode::Trivial => "trivial",
+            DuplicateMode::All => "all",
+        }
+    }
+}
+
+impl std::str::FromStr for DuplicateMode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "none" => Ok(DuplicateMode::None),
+            "trivial" => Ok(DuplicateMode::Trivial),
+            "all" => Ok(DuplicateMode::All),
+            other => Err(format!(
+                "unknown duplicates mode `{other}` (none, trivial, all)"
+            )),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DuplicateOptions {
+    pub mode: DuplicateMode,
+    /// Work units (object-pairs visited) allowed per type before its
+    /// undecided instances are reported as possible duplicates; `None` for
+    /// no limit.
+    pub budget_per_type: Option<u64>,
+}
+
+impl Default for DuplicateOptions {
+    fn default() -> Self {
+        DuplicateOptions {
+            mode: DuplicateMode::All,
+            budget_per_type: None,
+        }
+    }
+}
+
+/// One class of two or more mutually duplicate reachable objects.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DuplicateSet {
+    /// Position in [`Duplicates::sets`] (sets are sorted by additional
+    /// bytes descending, then lowest member id).
+    pub id: u32,
+    pub type_index: u32,
+    /// Members, sorted by object id.
+    pub members: Vec<u32>,
+    /// Shallow size of one member.
+    pub instance_bytes: u64,
+    /// Objects reachable from one member, the member included.
+    pub objects_per_copy: u64,
+    pub additional_bytes: u64,
+    /// Members reference nothing.
+    pub trivial: bool,
+    /// Every set that fully holds this one, ascending.
+    pub held_by: Vec<u32>,
+    pub holding_set: Option<u32>,
+}
+
+/// Instances of one type whose detection was cut short.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PossibleDuplicates {
+    pub type_index: u32,
+    /// Undecided instances, in index order.
+    pub instances: Vec<u32>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Duplicates {
+    pub mode: Option<DuplicateMode>,
+    pub sets: Vec<DuplicateSet>,
+    /// Possible duplicates per type, by type index.
+    pub possible: Vec<PossibleDuplicates>,
+    /// The per-type work budget this result was detected with.
+    pub budget_per_type: Option<u64>,
+    /// Types detected to completion on request ([`super::detect_type`]), ascending.
+    pub finished_types: Vec<u32>,
+    /// `(object, set id)` for every member, sorted by object.
+    pub(super) member_of: Vec<(u32, u32)>,
+    /// Whether values and reference labels were compared (see `values`).
+    pub(super) values_compared: bool,
+}
+
+impl Duplicates {
+    /// A result from its parts (the reopen cache): sets numbered by
+    /// position; the member index rebuilt from them. `objects` bounds every
+    /// member (the caller checked them).
+    pub fn from_parts(
+        objects: usize,
+        values_compared: bool,
+        mode: Option<DuplicateMode>,
+        mut sets: Vec<DuplicateSet>,
+        possible: Vec<PossibleDuplicates>,
+        budget_per_type: Option<u64>,
+        finished_types: Vec<u32>,
+    ) -> Duplicates {
+        let mut set_of = crate::mem::filled(objects, NO_SET);
+        for (i, s) in sets.iter_mut().enumerate() {
+            s.id = i as u32;
+            for &m in &s.members {
+                set_of[m as usize] = s.id;
+            }
+        }
+        let member_of = set_of
+            .par_iter()
+            .enumerate()
+            .filter(|(_, &s)| s != NO_SET)
+            .map(|(o, &s)| (o as u32, s))
+            .collect();
+        Duplicates {
+            mode,
+            sets,
+            possible,
+            budget_per_type,
+            finished_types,
+            member_of,
+            values_compared,
+        }
+    }
+
+    /// Whether members were compared by their values and reference labels
+    /// too (the dump has them, SPEC §2.4): then duplicates are equal in every
+    /// field, not only in type, size and reference shape.
+    pub fn has_values(&self) -> bool {
+        self.values_compared
+    }
+
+    /// Whether a set's equality cannot be verified: its copies are single
+    /// objects without references (trivial) in a dump without values, so
+    /// they are "equal" only in type and size (strings of one length, say).
+    /// Such sets are counted apart and stay out of the headline waste.
+    pub fn is_unverified(&self, set: &DuplicateSet) -> bool {
+        set.trivial && !self.values_compared
+    }
+
+    /// `extra_bytes` of the sets `sets` picks (positions in
+    /// [`Duplicates::sets`]), split by verification. O(sets picked).
+    pub fn totals(&self, sets: impl IntoIterator<Item = u32>) -> DuplicateTotals {
+        let mut t = DuplicateTotals::default();
+        for i in sets {
+            let Some(s) = self.sets.get(i as usize) else {
+                continue;
+            };
+            let extra = extra_bytes(s);
+            if self.is_unverified(s) {
+                t.unverified_sets += 1;
+                t.unverified_bytes += extra;
+            } else {
+                t.sets += 1;
+                t.bytes += extra;
+            }
+        }
+        t
+    }
+
+    /// The totals of every set (the headline).
+    pub fn all_totals(&self) -> DuplicateTotals {
+        self.totals(0..self.sets.len() as u32)
+    }
+
+    /// The set an object belongs to.
+    pub fn set_of(&self, object: u32) -> Option<u32> {
+        self.member_of
+            .binary_search_by_key(&object, |&(o, _)| o)
+            .ok()
+            .map(|i| self.member_of[i].1)
+    }
+
+    /// The bytes a heap with every duplicate set merged into one instance
+    /// would not need: all members but one of each set. Every object of a
+    /// set's additional bytes pairs with an equal object, so it is itself a
+    /// member of a set; summing the sets' additional bytes instead would
+    /// count a copy once per set that reaches it (a list's copy and again its
+    /// strings' copies) and can exceed the heap.
+    pub fn total_additional_bytes(&self) -> u64 {
+        self.sets.iter().map(extra_bytes).sum()
+    }
+}
+
+/// A set's extra instances: all members but one, shallow.
+fn extra_bytes(s: &DuplicateSet) -> u64 {
+    (s.members.len() as u64).saturating_sub(1) * s.instance_bytes
+}
+
+/// Sets and extra-instance bytes (see [`Duplicates::total_additional_bytes`]),
+/// the verified ones apart from those whose equality cannot be verified
+/// ([`Duplicates::is_unverified`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DuplicateTotals {
+    pub sets: u64,
+    pub bytes: u64,
+    pub unverified_sets: u64,
+    pub unverified_bytes: u64,
+}
+
+/// `set_of` entry of an object in no set.
+pub(super) const NO_SET: u32 = u32::MAX;
