@@ -139,32 +139,34 @@ fn hashed_blocks(graph: &HeapGraph, label: Partition) -> Partition {
                 .rotate_left(29) as u32
         })
         .collect();
+    // Two buffers, swapped each round (no fresh pages per round).
+    let mut next: Vec<u32> = crate::mem::zeroed(n);
     for _ in 0..HASH_ROUNDS {
         let prev = &h;
-        let next: Vec<u32> = (0..n as u32)
-            .into_par_iter()
-            .map(|o| {
-                // The previous hashes of a later object's references miss
-                // the cache: ask for them now.
-                if let Some(ahead) = o.checked_add(HASH_PREFETCH).filter(|&a| (a as usize) < n) {
-                    for &c in graph.refs_raw(ahead) {
-                        crate::mem::prefetch(&prev[c as usize]);
-                    }
+        next.par_iter_mut().enumerate().for_each(|(o, out)| {
+            let o = o as u32;
+            // The previous hashes of a later object's references miss
+            // the cache: ask for them now.
+            if let Some(ahead) = o.checked_add(HASH_PREFETCH).filter(|&a| (a as usize) < n) {
+                for &c in graph.refs_raw(ahead) {
+                    crate::mem::prefetch(&prev[c as usize]);
                 }
-                let refs = graph.refs_raw(o);
-                if block[o as usize] == NO_BLOCK || refs.is_empty() {
-                    return prev[o as usize];
-                }
-                let mut x = prev[o as usize] as u64 | 1 << 40;
-                for &c in refs {
-                    x = (x ^ prev[c as usize] as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-                    x ^= x >> 29;
-                }
-                (x >> 32) as u32
-            })
-            .collect();
-        h = next;
+            }
+            let refs = graph.refs_raw(o);
+            if block[o as usize] == NO_BLOCK || refs.is_empty() {
+                *out = prev[o as usize];
+                return;
+            }
+            let mut x = prev[o as usize] as u64 | 1 << 40;
+            for &c in refs {
+                x = (x ^ prev[c as usize] as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+                x ^= x >> 29;
+            }
+            *out = (x >> 32) as u32;
+        });
+        std::mem::swap(&mut h, &mut next);
     }
+    drop(next);
     // Leaves keep their label block (a label fixes the reference count, so
     // a label block is all leaves or none); only the others are regrouped,
     // under ids after the label ids.
@@ -193,11 +195,35 @@ fn hashed_blocks(graph: &HeapGraph, label: Partition) -> Partition {
                 a
             },
         );
-    let mut keyed: Vec<(u64, u32)> = (0..n as u32)
+    // The reachable non-leaves keyed by (label block, hash), gathered in
+    // two passes over fixed ranges (count, then fill each range's part),
+    // which a filtered parallel collect would copy twice.
+    const RANGE: usize = 1 << 16;
+    let is_keyed = |o: usize| block[o] != NO_BLOCK && !graph.refs_raw(o as u32).is_empty();
+    let counts: Vec<usize> = (0..n.div_ceil(RANGE))
         .into_par_iter()
-        .filter(|&o| block[o as usize] != NO_BLOCK && !graph.refs_raw(o).is_empty())
-        .map(|o| (((block[o as usize] as u64) << 32) | h[o as usize] as u64, o))
+        .map(|r| {
+            (r * RANGE..((r + 1) * RANGE).min(n))
+                .filter(|&o| is_keyed(o))
+                .count()
+        })
         .collect();
+    let mut keyed: Vec<(u64, u32)> = crate::mem::zeroed(counts.iter().sum());
+    {
+        let mut parts = Vec::with_capacity(counts.len());
+        let mut rest = &mut keyed[..];
+        for &c in &counts {
+            let (part, tail) = std::mem::take(&mut rest).split_at_mut(c);
+            parts.push(part);
+            rest = tail;
+        }
+        parts.into_par_iter().enumerate().for_each(|(r, part)| {
+            let objects = (r * RANGE..((r + 1) * RANGE).min(n)).filter(|&o| is_keyed(o));
+            for (slot, o) in part.iter_mut().zip(objects) {
+                *slot = (((block[o] as u64) << 32) | h[o] as u64, o as u32);
+            }
+        });
+    }
     drop(h);
     keyed.par_sort_unstable();
     // Each group of equal keys becomes a block; ids in key order, written
