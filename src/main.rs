@@ -227,11 +227,38 @@ fn run_ui(u: UiRun) -> u8 {
         import: u.import,
         cache: u.cache.clone(),
     };
-    match heaptui::tui::run(options) {
+    let code = match heaptui::tui::run(options) {
         Ok(code) => code,
         Err(e) => {
             eprintln!("heaptui: {e:?}");
             1
         }
+    };
+    if code == 0 {
+        finish_cache_writes();
     }
+    code
+}
+
+/// After a normal quit (the terminal already restored), finishes writing
+/// the reopen cache the analysis started, so that the next open is
+/// instant; Ctrl-C (or SIGTERM, SIGHUP) skips it.
+fn finish_cache_writes() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let stop = Arc::new(AtomicBool::new(false));
+    for sig in [
+        signal_hook::consts::SIGINT,
+        signal_hook::consts::SIGTERM,
+        signal_hook::consts::SIGHUP,
+    ] {
+        let _ = signal_hook::flag::register(sig, stop.clone());
+    }
+    cache::finish_writes(
+        &|| {
+            eprintln!(
+                "heaptui: saving the analysis so that the next open is instant (Ctrl-C skips)…"
+            )
+        },
+        &|| stop.load(Ordering::Relaxed),
+    );
 }

@@ -84,6 +84,45 @@ impl Pending {
             let _ = t.join();
         }
     }
+
+    fn finished(&self) -> bool {
+        self.0.iter().all(|t| t.is_finished())
+    }
+}
+
+/// Cache writes handed over by the UI's worker, which does not outlive the
+/// UI: the process waits for them before it exits ([`finish_writes`]).
+static AT_EXIT: std::sync::Mutex<Vec<Pending>> = std::sync::Mutex::new(Vec::new());
+
+/// Hands a background cache write over to be finished before the process
+/// exits: quitting the UI right after the analysis would otherwise cut the
+/// write short, and the next open would analyse the dump again.
+pub fn finish_at_exit(p: Pending) {
+    if !p.0.is_empty() {
+        AT_EXIT.lock().unwrap_or_else(|e| e.into_inner()).push(p);
+    }
+}
+
+/// Waits for the writes handed to [`finish_at_exit`]. When one is still
+/// under way, `waiting` is called once (to say so); `stop` is polled every
+/// 50 ms and ends the wait early (the unfinished temporary file is removed
+/// by a later prune). Returns whether every write finished.
+pub fn finish_writes(waiting: &dyn Fn(), stop: &dyn Fn() -> bool) -> bool {
+    let pending: Vec<Pending> =
+        std::mem::take(&mut *AT_EXIT.lock().unwrap_or_else(|e| e.into_inner()));
+    if pending.iter().all(Pending::finished) {
+        pending.into_iter().for_each(Pending::wait);
+        return true;
+    }
+    waiting();
+    while !pending.iter().all(Pending::finished) {
+        if stop() {
+            return false;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    pending.into_iter().for_each(Pending::wait);
+    true
 }
 
 /// Analyses `files` (oldest first, the newest last) through the cache, each

@@ -287,9 +287,9 @@ pub fn analyse_series(
         }
         Err(AnalysisError::Cancelled) => return,
     };
-    // A cache file still being written goes on in the background; the UI
-    // exits without waiting (an unfinished file is never read).
-    let _pending = WaitOnDrop(Some(pending));
+    // A cache file still being written goes on in the background; the
+    // process finishes it before exiting (`cache::finish_writes`).
+    crate::cache::finish_at_exit(pending);
     if hung_up || progress.is_cancelled() {
         return;
     }
@@ -347,17 +347,6 @@ pub fn analyse_series(
         compared: Arc::new(compared),
         suspects: Arc::new(all),
     });
-}
-
-/// Waits for a cache file being written when dropped.
-struct WaitOnDrop(Option<crate::cache::Pending>);
-
-impl Drop for WaitOnDrop {
-    fn drop(&mut self) {
-        if let Some(p) = self.0.take() {
-            p.wait();
-        }
-    }
 }
 
 /// Turns the pipeline's stage results into messages for the UI, adding
