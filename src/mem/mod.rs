@@ -57,34 +57,17 @@ pub fn zeroed<T: bytemuck::Zeroable>(len: usize) -> Vec<T> {
     v
 }
 
-/// Sets every element of `v` to zero, giving its whole pages back to the
-/// kernel rather than writing them: they leave the resident set and count
-/// again only when next written. For per-thread scratch between tasks.
-pub fn release_zeroed<T: bytemuck::Pod>(v: &mut [T]) {
-    let bytes: &mut [u8] = bytemuck::cast_slice_mut(v);
-    let page = 4096;
-    let start = bytes.as_ptr() as usize;
-    let begin = start.div_ceil(page) * page - start;
-    let end = ((start + bytes.len()) / page * page).saturating_sub(start);
-    if bytes.len() >= 1 << 20 && end > begin {
-        // SAFETY: the range is whole pages inside memory this exclusive
-        // borrow owns, from the global allocator, which on Linux is private
-        // anonymous memory: MADV_DONTNEED makes it read back as zeros (a
-        // valid value of a Pod type) and changes nothing else.
-        let rc = unsafe {
-            libc::madvise(
-                bytes.as_mut_ptr().add(begin) as *mut libc::c_void,
-                end - begin,
-                libc::MADV_DONTNEED,
-            )
-        };
-        if rc == 0 {
-            bytes[..begin].fill(0);
-            bytes[end..].fill(0);
-            return;
-        }
+/// Gives the allocator's free memory back to the kernel. glibc keeps what
+/// worker threads free in their own arenas, where only those threads reuse
+/// it: after a parallel phase with per-thread scratch the resident set would
+/// keep every thread's high-water mark, and grow with the thread count.
+pub fn release_free_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only hands free pages of the allocator back to the
+    // kernel; no live allocation changes.
+    unsafe {
+        libc::malloc_trim(0);
     }
-    bytes.fill(0);
 }
 
 /// Views a slice of u32 as atomics, for parallel counting and scattering.

@@ -140,7 +140,10 @@ fn detect(
         trace.phase("candidates");
         let _ = &verify::COUNTERS;
         progress.set_done(1);
-        classes(graph, &part.block, &part.block_size, &depth, progress)?
+        let found = classes(graph, &part.block, &part.block_size, &depth, progress)?;
+        // The verification threads' scratch, freed but held per thread.
+        crate::mem::release_free_memory();
+        found
     };
     trace.phase("verify");
     if trace.0.is_some() {
@@ -363,10 +366,7 @@ fn classes(
                     continue;
                 }
                 let w = ws.get_or_insert_with(|| {
-                    pool.lock()
-                        .unwrap()
-                        .pop()
-                        .unwrap_or_else(|| Workspace::new(graph.objects()))
+                    pool.lock().unwrap().pop().unwrap_or_else(Workspace::new)
                 });
                 let started = std::env::var_os("HEAPTUI_TRACE").map(|_| std::time::Instant::now());
                 let outcome = verify::split_block(graph, block, &hubs, w, members, &mut budget);

@@ -184,9 +184,7 @@ fn without_owned_by_shared(
                 }
             }
         }
-        for &o in seen.iter() {
-            ws.bwd.set(o, NONE);
-        }
+        ws.bwd.clear();
         count(5, steps as u64);
         budget.spend(1 + steps as u64)?;
         if !owned {
@@ -237,9 +235,7 @@ fn prefix_signature(
             }
         }
     }
-    for &o in order.iter() {
-        ws.fwd.set(o, NONE);
-    }
+    ws.fwd.clear();
     count(6, order.len() as u64);
     budget.spend(order.len() as u64)?;
     Ok(h)
@@ -260,7 +256,7 @@ fn mark_reach(
     ws.deferred.clear();
     ws.stack.clear();
     ws.stack.push(from);
-    ws.stamp[from as usize] = stamp;
+    ws.stamp.set(from, stamp);
     let hub_after = hub_after(graph.objects());
     let mut tried_hub = false;
     loop {
@@ -281,13 +277,18 @@ fn mark_reach(
                 tried_hub = true;
                 let end = ws.explored.len().min(4);
                 let candidates: Vec<u32> = ws.explored[1.min(end - 1)..end].to_vec();
-                if let Some(h) = hubs.add(graph, &candidates) {
-                    // Its component may hold objects already walked.
+                hubs.add(graph, &candidates);
+                // The hubs made meanwhile, this one or another thread's
+                // (which `add` waited for): their components may hold
+                // objects already walked, and the rest of the walk enters
+                // them instead of walking them again.
+                let fresh = hubs.snapshot();
+                for h in &fresh[known.len()..] {
                     if ws.explored.iter().any(|&e| h.scc.get(e)) {
                         ws.reached.push(h.clone());
                     }
-                    known.push(h);
                 }
+                known = fresh;
             }
         }
         // Objects set aside: walk those no entered hub covers.
@@ -350,8 +351,7 @@ fn expand(
     let refs = graph.refs_raw(x);
     budget.spend(1 + refs.len() as u64 / 8)?;
     for &c in refs {
-        if ws.stamp[c as usize] != stamp {
-            ws.stamp[c as usize] = stamp;
+        if ws.stamp.set_if_not(c, stamp) {
             ws.stack.push(c);
         }
     }
@@ -384,8 +384,8 @@ fn pair_with(
             let mut extra = 0u64;
             for &(x, y) in &ws.pairs {
                 // Not in R0 (see the module doc) and not yet counted.
-                if x != y && ws.stamp[y as usize] != counted && !ws.in_r0(y, in_r0) {
-                    ws.stamp[y as usize] = counted;
+                if x != y && ws.stamp.get(y) != counted && !ws.in_r0(y, in_r0) {
+                    ws.stamp.set(y, counted);
                     extra += sizes[y as usize];
                 }
             }
@@ -394,10 +394,8 @@ fn pair_with(
         Ok(false) => Ok(None),
         Err(stop) => Err(stop),
     };
-    for &(x, y) in &ws.pairs {
-        ws.fwd.set(x, NONE);
-        ws.bwd.set(y, NONE);
-    }
+    ws.fwd.clear();
+    ws.bwd.clear();
     ws.pairs.clear();
     result
 }

@@ -47,35 +47,159 @@ impl<'p> Budget<'p> {
     }
 }
 
-/// Per-object `u32` slots, `NONE` where unset, stored complemented so that
-/// the fresh array is all zero bytes: its pages come from the kernel
-/// untouched and count against memory only once written, and
-/// [`Workspace::release`] can give them back.
-pub(super) struct Slots(pub(super) Vec<u32>);
+/// Per-object `u32` values of one walk, `NONE` where unset: an
+/// open-addressing table (linear probing, Fibonacci hashing) holding only
+/// the objects the walk touched. Its memory follows the walk, not the
+/// heap: a dense per-object array per thread cost each thread a page per
+/// scattered object touched (4 KiB for 4 bytes), so verification's memory
+/// grew with the thread count (10M heap: 1.19 GB with one thread, 1.74 GB
+/// with sixteen). [`ScratchMap::clear`] is O(1): every entry carries the
+/// generation that wrote it, and only the current generation's entries
+/// count, so clearing starts a new generation.
+pub(super) struct ScratchMap {
+    entries: Vec<Entry>,
+    generation: u32,
+    len: usize,
+    shift: u32,
+}
 
-impl Slots {
-    #[inline(always)]
-    pub(super) fn get(&self, i: u32) -> u32 {
-        !self.0[i as usize]
+#[derive(Clone, Copy, Default)]
+struct Entry {
+    key: u32,
+    generation: u32,
+    value: u32,
+}
+
+/// Smallest table, in entries (log2).
+const MIN_BITS: u32 = 10;
+
+impl ScratchMap {
+    pub(super) fn new() -> Self {
+        ScratchMap {
+            entries: vec![Entry::default(); 1 << MIN_BITS],
+            generation: 1,
+            len: 0,
+            shift: 32 - MIN_BITS,
+        }
     }
 
     #[inline(always)]
-    pub(super) fn set(&mut self, i: u32, value: u32) {
-        self.0[i as usize] = !value;
+    fn home(&self, key: u32) -> usize {
+        (key.wrapping_mul(0x9e37_79b9) >> self.shift) as usize
+    }
+
+    /// The slot of `key`, and whether it holds `key` (else it is the free
+    /// slot where `key` goes).
+    #[inline(always)]
+    fn find(&self, key: u32) -> (usize, bool) {
+        let mask = self.entries.len() - 1;
+        let mut i = self.home(key);
+        loop {
+            let e = &self.entries[i];
+            if e.generation != self.generation {
+                return (i, false);
+            }
+            if e.key == key {
+                return (i, true);
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    #[inline(always)]
+    pub(super) fn get(&self, key: u32) -> u32 {
+        match self.find(key) {
+            (i, true) => self.entries[i].value,
+            _ => NONE,
+        }
+    }
+
+    #[inline(always)]
+    pub(super) fn set(&mut self, key: u32, value: u32) {
+        match self.find(key) {
+            (i, true) => self.entries[i].value = value,
+            (i, false) => self.put(i, key, value),
+        }
+    }
+
+    /// Sets `key` to `value` unless it already holds it; true if it did not.
+    #[inline(always)]
+    pub(super) fn set_if_not(&mut self, key: u32, value: u32) -> bool {
+        match self.find(key) {
+            (i, true) if self.entries[i].value == value => false,
+            (i, true) => {
+                self.entries[i].value = value;
+                true
+            }
+            (i, false) => {
+                self.put(i, key, value);
+                true
+            }
+        }
+    }
+
+    #[inline(always)]
+    fn put(&mut self, i: usize, key: u32, value: u32) {
+        self.entries[i] = Entry {
+            key,
+            generation: self.generation,
+            value,
+        };
+        self.len += 1;
+        if self.len * 2 > self.entries.len() {
+            self.resize(self.entries.len() * 2);
+        }
+    }
+
+    /// Rehashes the current entries into a table of `size` entries.
+    fn resize(&mut self, size: usize) {
+        let old = std::mem::replace(&mut self.entries, vec![Entry::default(); size]);
+        self.shift = 32 - size.trailing_zeros();
+        let generation = self.generation;
+        // The fresh table is all generation 0; keep the current one above it.
+        let live: Vec<Entry> = old
+            .into_iter()
+            .filter(|e| e.generation == generation)
+            .collect();
+        self.generation = 1;
+        self.len = 0;
+        for e in live {
+            let (i, _) = self.find(e.key);
+            self.entries[i] = Entry { generation: 1, ..e };
+            self.len += 1;
+        }
+    }
+
+    /// Unsets every key; a table grown far beyond what the last walk
+    /// needed shrinks back.
+    pub(super) fn clear(&mut self) {
+        let used = self.len;
+        self.len = 0;
+        if self.entries.len() > 1 << 16 && used * 16 < self.entries.len() {
+            self.entries =
+                vec![Entry::default(); (used * 4).next_power_of_two().max(1 << MIN_BITS)];
+            self.shift = 32 - self.entries.len().trailing_zeros();
+            self.generation = 1;
+        } else if self.generation == u32::MAX {
+            self.entries.fill(Entry::default());
+            self.generation = 1;
+        } else {
+            self.generation += 1;
+        }
     }
 }
 
-/// Dense per-thread scratch (12 bytes per object), reset by what was
-/// touched. Its arrays start as untouched zero pages, so a workspace costs
-/// only the pages its walks wrote, and [`Workspace::release`] returns those
-/// between tasks: the memory of verification grows with what the threads
-/// touch at once, not with the thread count times the heap.
+const NONE: u32 = u32::MAX;
+
+/// Per-thread scratch of the verification walks, holding only what the
+/// current walk touched (see [`ScratchMap`]): the memory of verification
+/// grows with the walks in flight, not with the thread count times the heap.
 pub(crate) struct Workspace {
-    pub(super) fwd: Slots,
-    pub(super) bwd: Slots,
+    pub(super) fwd: ScratchMap,
+    pub(super) bwd: ScratchMap,
     /// `2e` = in reach of the current representative, `2e + 1` = counted
-    /// as additional for its class (e = epoch).
-    pub(super) stamp: Vec<u32>,
+    /// as additional for its class (e = epoch); cleared at each epoch.
+    pub(super) stamp: ScratchMap,
     pub(super) epoch: u32,
     pub(super) pairs: Vec<(u32, u32)>,
     pub(super) stack: Vec<u32>,
@@ -86,11 +210,11 @@ pub(crate) struct Workspace {
 }
 
 impl Workspace {
-    pub fn new(objects: usize) -> Self {
+    pub fn new() -> Self {
         Workspace {
-            fwd: Slots(crate::mem::zeroed(objects)),
-            bwd: Slots(crate::mem::zeroed(objects)),
-            stamp: crate::mem::zeroed(objects),
+            fwd: ScratchMap::new(),
+            bwd: ScratchMap::new(),
+            stamp: ScratchMap::new(),
             epoch: 0,
             pairs: Vec::new(),
             stack: Vec::new(),
@@ -100,18 +224,16 @@ impl Workspace {
         }
     }
 
-    /// Gives the pages written so far back to the kernel (every slot unset,
-    /// every stamp 0 afterwards), for a workspace going back to the pool.
+    /// Shrinks the tables and lists back to their smallest, for a workspace
+    /// going back to the pool.
     pub fn release(&mut self) {
-        crate::mem::release_zeroed(&mut self.fwd.0);
-        crate::mem::release_zeroed(&mut self.bwd.0);
-        crate::mem::release_zeroed(&mut self.stamp);
-        self.epoch = 0;
+        *self = Workspace::new();
     }
 
+    /// A new representative: its stamps start empty.
     pub(super) fn next_epoch(&mut self) -> u32 {
+        self.stamp.clear();
         if self.epoch >= (u32::MAX >> 1) - 1 {
-            self.stamp.iter_mut().for_each(|s| *s = 0);
             self.epoch = 0;
         }
         self.epoch += 1;
@@ -121,6 +243,6 @@ impl Workspace {
     /// Whether `p` is in reach of the current representative.
     #[inline]
     pub(super) fn in_r0(&self, p: u32, in_r0: u32) -> bool {
-        self.stamp[p as usize] == in_r0 || self.reached.iter().any(|h| h.reach.get(p))
+        self.stamp.get(p) == in_r0 || self.reached.iter().any(|h| h.reach.get(p))
     }
 }
