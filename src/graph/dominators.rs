@@ -399,33 +399,46 @@ pub fn compute(
     };
     laps.lap("children in preorder");
 
-    // Back to object order: one parallel gather through `pre` (the four
-    // arrays read at the same preorder number, so their misses overlap)
-    // gives each object's idom, retained sizes and number of children.
+    // Back to object order, scattered from preorder space: each reachable
+    // object's idom, retained sizes and number of children are read in
+    // preorder, sequentially, and stored at the object's index (`vertex` is
+    // a permutation, so each slot is written once); in parallel over blocks
+    // of preorder numbers. A gather in object order instead read five
+    // arrays at random per object.
     const BLOCK: usize = 1 << 14;
     let mut idom: Vec<u32> = crate::mem::zeroed(n);
     let mut retained_objects: Vec<u32> = crate::mem::zeroed(n);
     let mut retained_bytes: Vec<u64> = crate::mem::zeroed(n);
     let mut offsets: Vec<u64> = crate::mem::zeroed(n + 2);
+    {
+        use std::sync::atomic::Ordering::Relaxed;
+        let idom_at = crate::mem::as_atomic(&mut idom);
+        let objects_at = crate::mem::as_atomic(&mut retained_objects);
+        let bytes_at = crate::mem::as_atomic_u64(&mut retained_bytes);
+        let count_at = crate::mem::as_atomic_u64(&mut offsets[1..=n]);
+        (1..m).into_par_iter().with_min_len(BLOCK).for_each(|w| {
+            let v = vertex[w] as usize;
+            let d = idom_pre[w];
+            idom_at[v].store(
+                if d == 0 {
+                    SUPER_ROOT
+                } else {
+                    vertex[d as usize]
+                },
+                Relaxed,
+            );
+            objects_at[v].store(ret_objects[w], Relaxed);
+            bytes_at[v].store(ret_bytes[w], Relaxed);
+            count_at[v].store(kid_range(w as u32).len() as u64, Relaxed);
+        });
+    }
     idom.par_chunks_mut(BLOCK)
-        .zip(retained_objects.par_chunks_mut(BLOCK))
-        .zip(retained_bytes.par_chunks_mut(BLOCK))
-        .zip(offsets[1..=n].par_chunks_mut(BLOCK))
-        .enumerate()
-        .for_each(|(k, (((idom, objects), bytes), count))| {
-            let from = k * BLOCK;
-            for (j, &w) in pre[from..from + idom.len()].iter().enumerate() {
+        .zip(pre.par_chunks(BLOCK))
+        .for_each(|(idom, pre)| {
+            for (d, &w) in idom.iter_mut().zip(pre) {
                 if w == UNSEEN {
-                    idom[j] = NOT_REACHABLE;
-                    continue;
+                    *d = NOT_REACHABLE;
                 }
-                idom[j] = match idom_pre[w as usize] {
-                    0 => SUPER_ROOT,
-                    d => vertex[d as usize],
-                };
-                objects[j] = ret_objects[w as usize];
-                bytes[j] = ret_bytes[w as usize];
-                count[j] = kid_range(w).len() as u64;
             }
         });
     offsets[n + 1] = kid_range(0).len() as u64;
@@ -440,30 +453,26 @@ pub fn compute(
     }
     laps.lap("object order");
 
-    // The children lists in object order (node `n` the super-root), each
-    // copied from `kids` and sorted by retained bytes descending then
-    // object index; in parallel over blocks of nodes, each writing its own
-    // part of the targets.
+    // The children lists (node `n` the super-root), each sorted by retained
+    // bytes descending then object index: walked in preorder space, where
+    // `kids` and `kid_end` are read in order, each list stored at its
+    // node's place in object order; in parallel over blocks of preorder
+    // numbers (the lists are disjoint).
     let mut targets: Vec<u32> = crate::mem::zeroed(m - 1);
     {
-        let mut blocks: Vec<(usize, &mut [u32])> = Vec::with_capacity((n + 1).div_ceil(BLOCK));
-        let mut rest: &mut [u32] = &mut targets;
-        for from in (0..=n).step_by(BLOCK) {
-            let to = (from + BLOCK).min(n + 1);
-            let (head, tail) = rest.split_at_mut((offsets[to] - offsets[from]) as usize);
-            blocks.push((from, head));
-            rest = tail;
-        }
-        blocks.into_par_iter().for_each(|(from, out)| {
-            let to = (from + BLOCK).min(n + 1);
-            let base = offsets[from];
-            for o in from..to {
-                let list = &mut out[(offsets[o] - base) as usize..(offsets[o + 1] - base) as usize];
-                if list.is_empty() {
-                    continue;
+        use std::sync::atomic::Ordering::Relaxed;
+        let out = crate::mem::as_atomic(&mut targets);
+        (0..m).into_par_iter().with_min_len(BLOCK).for_each_init(
+            Vec::new,
+            |list: &mut Vec<u32>, p| {
+                let range = kid_range(p as u32);
+                if range.is_empty() {
+                    return;
                 }
-                let p = if o == n { 0 } else { pre[o] };
-                list.copy_from_slice(&kids[kid_range(p)]);
+                let node = if p == 0 { n } else { vertex[p] as usize };
+                let start = offsets[node] as usize;
+                list.clear();
+                list.extend_from_slice(&kids[range]);
                 if list.len() > 1 {
                     list.sort_unstable_by(|&a, &b| {
                         retained_bytes[b as usize]
@@ -471,8 +480,11 @@ pub fn compute(
                             .then(a.cmp(&b))
                     });
                 }
-            }
-        });
+                for (slot, &c) in out[start..start + list.len()].iter().zip(list.iter()) {
+                    slot.store(c, Relaxed);
+                }
+            },
+        );
     }
     let children = Csr {
         offsets: offsets.into(),

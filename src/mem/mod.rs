@@ -77,6 +77,17 @@ pub fn as_atomic(v: &mut [u32]) -> &[std::sync::atomic::AtomicU32] {
     unsafe { &*(v as *mut [u32] as *const [std::sync::atomic::AtomicU32]) }
 }
 
+/// Views a slice of u64 as atomics, for parallel scattering.
+pub fn as_atomic_u64(v: &mut [u64]) -> &[std::sync::atomic::AtomicU64] {
+    const _: () = assert!(
+        std::mem::align_of::<std::sync::atomic::AtomicU64>() == std::mem::align_of::<u64>()
+    );
+    // SAFETY: AtomicU64 has the same size as u64 and (checked above) the
+    // same alignment here, and the exclusive borrow guarantees no plain
+    // access while the view lives.
+    unsafe { &*(v as *mut [u64] as *const [std::sync::atomic::AtomicU64]) }
+}
+
 /// Asks the CPU to bring `value`'s cache line in (a hint; no effect where
 /// the architecture has no such instruction).
 #[inline(always)]
