@@ -145,42 +145,68 @@ pub fn compute(
 
     let mut laps = crate::progress::Laps::new("dominators");
     // 1. Iterative DFS from the super-root: preorder numbers (0 = super-root).
-    let mut pre = vec![UNSEEN; n];
+    // What was seen is a bitset (n/8 bytes, which stays in cache), not the
+    // preorder array: the test per reference is then no memory miss, and
+    // the DFS writes only its two output arrays in order; `pre` is filled
+    // afterwards from `vertex`, in parallel.
+    let words = n.div_ceil(64);
+    let mut seen = vec![0u64; words];
     let mut vertex: Vec<u32> = Vec::with_capacity(n + 1);
     let mut parent: Vec<u32> = Vec::with_capacity(n + 1);
     vertex.push(SUPER_ROOT);
     parent.push(0);
     {
-        let mut stack: Vec<(u32, u64)> = Vec::new();
+        let mut see = |x: u32| {
+            let word = &mut seen[x as usize / 64];
+            let b = 1u64 << (x % 64);
+            let new = *word & b == 0;
+            *word |= b;
+            new
+        };
+        // (object, its preorder number, its next reference)
+        let mut stack: Vec<(u32, u32, u64)> = Vec::new();
         for &r in strong_roots {
-            if pre[r as usize] != UNSEEN {
+            if !see(r) {
                 continue;
             }
-            pre[r as usize] = vertex.len() as u32;
+            stack.push((r, vertex.len() as u32, refs.offsets[r as usize]));
             vertex.push(r);
             parent.push(0);
-            stack.push((r, refs.offsets[r as usize]));
             while let Some(top) = stack.last_mut() {
-                let (v, next) = *top;
+                let (v, pv, next) = *top;
                 if next == refs.offsets[v as usize + 1] {
                     stack.pop();
                     continue;
                 }
-                top.1 += 1;
+                top.2 += 1;
                 let w = refs.targets[next as usize];
-                if pre[w as usize] == UNSEEN {
-                    pre[w as usize] = vertex.len() as u32;
+                if see(w) {
+                    let pw = vertex.len() as u32;
                     vertex.push(w);
-                    parent.push(pre[v as usize]);
-                    stack.push((w, refs.offsets[w as usize]));
+                    parent.push(pv);
+                    let (from, to) = (refs.offsets[w as usize], refs.offsets[w as usize + 1]);
+                    if from == to {
+                        continue; // a leaf: numbered, nothing to walk
+                    }
+                    stack.push((w, pw, from));
                     // Its successors are visited next: start their misses
                     // together rather than one after another.
-                    for &x in refs.neighbors(w).iter().take(8) {
-                        crate::mem::prefetch(&pre[x as usize]);
+                    for &x in refs.targets[from as usize..to as usize].iter().take(8) {
+                        refs.prefetch_offsets(x);
                     }
                 }
             }
         }
+    }
+    let mut pre: Vec<u32> = crate::mem::filled(n, UNSEEN);
+    {
+        use std::sync::atomic::Ordering::Relaxed;
+        let at = crate::mem::as_atomic(&mut pre);
+        vertex[1..]
+            .par_iter()
+            .enumerate()
+            .with_min_len(1 << 14)
+            .for_each(|(k, &v)| at[v as usize].store(k as u32 + 1, Relaxed));
     }
     let m = vertex.len();
     laps.lap("dfs");
@@ -193,11 +219,7 @@ pub fn compute(
     // search (see the module's proof): only these "multi-retainer" objects
     // go through the sequential pass below. Parallel, in object order, over
     // bitmaps that stay in cache.
-    let words = n.div_ceil(64);
-    let reach: Vec<u64> = (0..words)
-        .into_par_iter()
-        .map(|i| bits_of(&pre[i * 64..((i + 1) * 64).min(n)], |p| p != UNSEEN))
-        .collect();
+    let reach = seen;
     let mut root_bits = vec![0u64; words];
     for &r in strong_roots {
         root_bits[r as usize / 64] |= 1 << (r % 64);
@@ -505,16 +527,6 @@ pub fn compute(
         reachable_bytes,
         preorder: vertex.into(),
     })
-}
-
-/// Bit `i` set where `keep(values[i])`, for up to 64 values.
-#[inline]
-fn bits_of(values: &[u32], keep: impl Fn(u32) -> bool) -> u64 {
-    let mut word = 0u64;
-    for (b, &v) in values.iter().enumerate() {
-        word |= (keep(v) as u64) << b;
-    }
-    word
 }
 
 #[inline]
