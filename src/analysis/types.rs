@@ -139,7 +139,20 @@ fn top_most_retained(
         }
         frame.1 += 1;
         let child = dom.children.targets[next as usize];
+        if let Some(&ahead) = dom.children.targets.get(next as usize + 2) {
+            crate::mem::prefetch(&dump.types[ahead as usize]);
+            dom.children.prefetch_offsets(ahead);
+        }
+        let kids = dom.children.offsets[child as usize];
+        if kids == dom.children.offsets[child as usize + 1] {
+            // A leaf: entered and left at once.
+            let ty = dump.types[child as usize].index();
+            if on_path[ty] == 0 {
+                sums[ty] += dom.retained_bytes[child as usize];
+            }
+            continue;
+        }
         enter(child, on_path, sums);
-        stack.push((child, dom.children.offsets[child as usize]));
+        stack.push((child, kids));
     }
 }

@@ -33,19 +33,22 @@
 //!   their parent, multi-retainer ones walked in preorder, their
 //!   ancestors' `idom` already final) the same `idom`.
 //!
-//! The classification reads retainer lists in object order against a
-//! reachability bitmap (n/8 bytes, cache-resident), so it is cheap and
-//! splits across threads; the going back to object order at the end is a
-//! parallel gather. A second parallel pass reads each multi-retainer
-//! object's retainers' preorder numbers and keeps only those numbered
-//! above the object (for the others `eval` is the identity; their minimum
-//! is taken there), so the sequential search walks a compact array and
-//! touches only the link forest. The DFS, that search, NCA and the
+//! The DFS marks what it has seen in a bitset (n/8 bytes, cache-resident)
+//! rather than testing the preorder array per reference; that bitset is then
+//! the reachable set the classification reads retainer lists in object order
+//! against, so the classification is cheap and splits across threads. The
+//! going back to object order at the end is a parallel scatter: the preorder
+//! arrays are read in order and each object's values stored once at its
+//! place (the preorder is a permutation). A second parallel pass reads each
+//! multi-retainer object's retainers' preorder numbers and keeps only those
+//! numbered above the object (for the others `eval` is the identity; their
+//! minimum is taken there), so the sequential search walks a compact array
+//! and touches only the link forest. The DFS, that search, NCA and the
 //! bottom-up retained sums stay sequential. The children lists come from a
 //! counting sort on the immediate dominators in preorder space (near
-//! accesses), then one parallel gather back to object order and a parallel
-//! per-block copy and sort of the lists: no transposition of a per-object
-//! graph.
+//! accesses), then the lists are walked in preorder and each stored at its
+//! object's place, in parallel, and sorted per block: no transposition of a
+//! per-object graph.
 
 use rayon::prelude::*;
 
@@ -349,7 +352,12 @@ pub fn compute(
         let w = multi_pre[i];
         let last_linked = w + 1;
         let mut s = semi[i];
-        for &pv in above_of(i) {
+        let list = above_of(i);
+        for (k, &pv) in list.iter().enumerate() {
+            // A long list: its later links too, ahead of use.
+            if let Some(&ahead) = list.get(k + 8) {
+                crate::mem::prefetch(&link[ahead as usize]);
+            }
             let best = eval(pv, last_linked, &mut link, &mut path);
             if best < s {
                 s = best;
