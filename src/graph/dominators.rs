@@ -405,7 +405,7 @@ pub fn compute(
     // 5. Children lists. First in preorder space by a counting sort on
     // `idom_pre` (sequential, but its reads and writes stay near each other
     // because a dominator is mostly close before what it dominates), the
-    // lists holding object indices: afterwards `kid_end[d]` is the end of
+    // lists holding preorder numbers: afterwards `kid_end[d]` is the end of
     // `d`'s list in `kids`, and `kid_end[d - 1]` its start.
     let mut kid_end: Vec<u32> = crate::mem::zeroed(m + 1);
     for &d in &idom_pre[1..] {
@@ -415,8 +415,8 @@ pub fn compute(
         kid_end[d] += kid_end[d - 1];
     }
     let mut kids: Vec<u32> = crate::mem::zeroed(m - 1);
-    for (&d, &v) in idom_pre.iter().zip(&vertex).skip(1) {
-        kids[kid_end[d as usize] as usize] = v;
+    for (w, &d) in idom_pre.iter().enumerate().skip(1) {
+        kids[kid_end[d as usize] as usize] = w as u32;
         kid_end[d as usize] += 1;
     }
     let kid_range = |p: u32| {
@@ -459,7 +459,11 @@ pub fn compute(
             );
             objects_at[v].store(ret_objects[w], Relaxed);
             bytes_at[v].store(ret_bytes[w], Relaxed);
-            count_at[v].store(kid_range(w as u32).len() as u64, Relaxed);
+            let kids = kid_range(w as u32).len() as u64;
+            if kids != 0 {
+                // Zero already: a leaf's count is not written.
+                count_at[v].store(kids, Relaxed);
+            }
         });
     }
     idom.par_chunks_mut(BLOCK)
@@ -475,7 +479,6 @@ pub fn compute(
     let reachable_bytes = ret_bytes[0];
     drop(idom_pre);
     drop(ret_objects);
-    drop(ret_bytes);
     let mut total = 0;
     for o in offsets.iter_mut() {
         total += *o;
@@ -485,32 +488,35 @@ pub fn compute(
 
     // The children lists (node `n` the super-root), each sorted by retained
     // bytes descending then object index: walked in preorder space, where
-    // `kids` and `kid_end` are read in order, each list stored at its
-    // node's place in object order; in parallel over blocks of preorder
-    // numbers (the lists are disjoint).
+    // `kids` and `kid_end` are read in order and a list's members, all in
+    // its node's subtree, are near each other in `ret_bytes` and `vertex`;
+    // each list stored at its node's place in object order; in parallel
+    // over blocks of preorder numbers (the lists are disjoint).
     let mut targets: Vec<u32> = crate::mem::zeroed(m - 1);
     {
         use std::sync::atomic::Ordering::Relaxed;
         let out = crate::mem::as_atomic(&mut targets);
         (0..m).into_par_iter().with_min_len(BLOCK).for_each_init(
             Vec::new,
-            |list: &mut Vec<u32>, p| {
+            |list: &mut Vec<(u64, u32)>, p| {
                 let range = kid_range(p as u32);
                 if range.is_empty() {
                     return;
                 }
                 let node = if p == 0 { n } else { vertex[p] as usize };
                 let start = offsets[node] as usize;
-                list.clear();
-                list.extend_from_slice(&kids[range]);
-                if list.len() > 1 {
-                    list.sort_unstable_by(|&a, &b| {
-                        retained_bytes[b as usize]
-                            .cmp(&retained_bytes[a as usize])
-                            .then(a.cmp(&b))
-                    });
+                if range.len() == 1 {
+                    out[start].store(vertex[kids[range.start] as usize], Relaxed);
+                    return;
                 }
-                for (slot, &c) in out[start..start + list.len()].iter().zip(list.iter()) {
+                list.clear();
+                list.extend(
+                    kids[range]
+                        .iter()
+                        .map(|&w| (ret_bytes[w as usize], vertex[w as usize])),
+                );
+                list.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+                for (slot, &(_, c)) in out[start..start + list.len()].iter().zip(list.iter()) {
                     slot.store(c, Relaxed);
                 }
             },
@@ -522,6 +528,7 @@ pub fn compute(
     };
     drop(kids);
     drop(kid_end);
+    drop(ret_bytes);
     drop(pre);
     vertex.remove(0);
     laps.lap("children lists");
