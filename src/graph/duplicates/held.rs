@@ -6,9 +6,11 @@
 //!   member of H; so the holders of S are among the sets met on one root path
 //!   to one member (taken greedily towards the DFS roots: each step goes to
 //!   the retainer earliest in DFS preorder, which strictly decreases). That
-//!   step is computed once per object (`up`): walking it per set would scan
-//!   a hub's retainers (a V8 hidden class has millions) for every set whose
-//!   path crosses the hub.
+//!   step is computed once per object (`up`), when a path first reaches the
+//!   object: walking it per set would scan a hub's retainers (a V8 hidden
+//!   class has millions) for every set whose path crosses the hub, and
+//!   computing it for every object scans every retainer of the heap where
+//!   the paths meet only a fraction of the objects.
 //! - Check, per candidate H and member s: "s reachable avoiding H" (RA) by a
 //!   backward search that jumps up the dominator tree. If d dominates u then
 //!   RA(u) implies RA(d); and if no member of H lies in d's dominator subtree,
@@ -22,7 +24,7 @@
 
 use std::collections::HashSet;
 
-use std::sync::atomic::Ordering::Relaxed;
+use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
 
 use rayon::prelude::*;
 
@@ -41,10 +43,13 @@ struct Index<'a> {
     /// Dominator-tree preorder number (NONE if unreachable); the subtree of
     /// v is `tin[v] .. tin[v] + retained_objects[v]`.
     tin: Vec<u32>,
-    /// Each object's retainer earliest in the DFS preorder of the dominator
-    /// computation, when that is earlier than the object itself; NONE
-    /// otherwise (a DFS root).
-    up: Vec<u32>,
+    /// Each object's position in the DFS preorder of the dominator
+    /// computation (NONE if unreachable).
+    dfs_pos: Vec<u32>,
+    /// Each object's retainer earliest in that preorder, when earlier than
+    /// the object itself, plus one; `u32::MAX` otherwise (a DFS root); 0
+    /// until a path first needs it ([`Index::up`]).
+    up: &'a [AtomicU32],
     strong: Vec<bool>,
     /// Per set, its members' `tin`, sorted.
     member_tins: Vec<Vec<u32>>,
@@ -117,12 +122,34 @@ impl Index<'_> {
         false
     }
 
+    /// `x`'s retainer earliest in the DFS preorder if earlier than `x`,
+    /// else NONE; computed at the first call for `x` (threads that race on
+    /// it compute and store the same value).
+    fn up(&self, x: u32) -> u32 {
+        let known = self.up[x as usize].load(Relaxed);
+        if known != 0 {
+            return if known == u32::MAX { NONE } else { known - 1 };
+        }
+        let mut best = NONE;
+        let mut best_pos = self.dfs_pos[x as usize];
+        for &r in self.graph.retainers_raw(x) {
+            let p = self.dfs_pos[r as usize];
+            if p < best_pos {
+                best_pos = p;
+                best = r;
+            }
+        }
+        let stored = if best == NONE { u32::MAX } else { best + 1 };
+        self.up[x as usize].store(stored, Relaxed);
+        best
+    }
+
     /// The sets on one root path to `s` (excluding `s`'s own set).
     fn path_candidates(&self, s: u32, own: u32) -> Vec<u32> {
         let mut out = Vec::new();
         let mut x = s;
         loop {
-            let best = self.up[x as usize];
+            let best = self.up(x);
             if best == NONE {
                 break;
             }
@@ -155,7 +182,8 @@ pub(crate) fn compute_held(
     let trace = std::env::var_os("HEAPTUI_TRACE").is_some();
     let tin = dominator_preorder(dom);
     progress.check()?;
-    let up = earliest_retainers(graph, dom);
+    let dfs_pos = dfs_positions(graph, dom);
+    let mut up: Vec<u32> = crate::mem::zeroed(n);
     progress.check()?;
     let mut strong = vec![false; n];
     for &r in graph.strong_roots_raw() {
@@ -174,7 +202,8 @@ pub(crate) fn compute_held(
         dom,
         set_of,
         tin,
-        up,
+        dfs_pos,
+        up: crate::mem::as_atomic(&mut up),
         strong,
         member_tins,
     };
@@ -229,10 +258,9 @@ pub(crate) fn compute_held(
     Ok(())
 }
 
-/// Each object's retainer earliest in the DFS preorder of the dominator
-/// computation if earlier than the object itself, else NONE: one pass over
-/// the retainers, in parallel.
-fn earliest_retainers(graph: &HeapGraph, dom: &DominatorTree) -> Vec<u32> {
+/// Each object's position in the DFS preorder of the dominator computation
+/// (NONE if unreachable).
+fn dfs_positions(graph: &HeapGraph, dom: &DominatorTree) -> Vec<u32> {
     let n = graph.objects();
     let mut dfs_pos = crate::mem::filled(n, NONE);
     {
@@ -242,18 +270,7 @@ fn earliest_retainers(graph: &HeapGraph, dom: &DominatorTree) -> Vec<u32> {
             .enumerate()
             .for_each(|(i, &o)| out[o as usize].store(i as u32, Relaxed));
     }
-    let mut up = crate::mem::filled(n, NONE);
-    up.par_iter_mut().enumerate().for_each(|(x, up)| {
-        let mut best_pos = dfs_pos[x];
-        for &r in graph.retainers_raw(x as u32) {
-            let p = dfs_pos[r as usize];
-            if p < best_pos {
-                best_pos = p;
-                *up = r;
-            }
-        }
-    });
-    up
+    dfs_pos
 }
 
 /// Preorder numbers of the dominator tree (iterative; NONE if unreachable).
