@@ -31,6 +31,7 @@ fn main() -> ExitCode {
 }
 
 fn run() -> u8 {
+    heaptui::mem::bound_allocator_retention();
     let _ = color_eyre::install();
     heaptui::log::init();
     let cli = match Cli::try_parse() {
