@@ -62,9 +62,9 @@ pub fn zeroed<T: bytemuck::Zeroable>(len: usize) -> Vec<T> {
 /// meet on a locked arena new arenas, up to eight per core, and each arena
 /// keeps the blocks freed in it (up to 32 MiB each, as its mmap threshold
 /// rises) for the threads that use it: on the 10M heap peak RSS went from
-/// 1.19 GB with one thread to 1.35 GB with sixteen. At most four arenas
-/// bound that whatever the thread count (1.26 GB with sixteen threads; with
-/// two threads there are never more than three). A fixed 128 KiB mmap
+/// 1189 MiB with one thread to 1339 MiB with sixteen. At most four arenas
+/// bound that whatever the thread count (1243 MiB with sixteen threads;
+/// two threads and the main one never need more). A fixed 128 KiB mmap
 /// threshold instead (every larger block mapped and unmapped) was flat too,
 /// but cost 5 % of the time on two cores: the analysis reuses freed blocks.
 /// A limit the user set (`MALLOC_ARENA_MAX`) is left alone.
