@@ -366,7 +366,10 @@ fn classes(
                     continue;
                 }
                 let w = ws.get_or_insert_with(|| {
-                    pool.lock().unwrap().pop().unwrap_or_else(Workspace::new)
+                    pool.lock()
+                        .unwrap()
+                        .pop()
+                        .unwrap_or_else(|| Workspace::new(graph.objects()))
                 });
                 let started = std::env::var_os("HEAPTUI_TRACE").map(|_| std::time::Instant::now());
                 let outcome = verify::split_block(graph, block, &hubs, w, members, &mut budget);
