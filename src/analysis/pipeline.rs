@@ -83,6 +83,8 @@ pub fn run(
         }
     };
     let parse_ms = ms(t);
+    // The importers' per-thread transients, freed but kept by the allocator.
+    crate::mem::release_free_memory();
     tell(
         observe,
         StageResult::Imported {

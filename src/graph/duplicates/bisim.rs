@@ -228,25 +228,23 @@ fn hashed_blocks(graph: &HeapGraph, label: Partition) -> Partition {
     keyed.par_sort_unstable();
     // Each group of equal keys becomes a block; ids in key order, written
     // in parallel (groups are disjoint).
-    let starts: Vec<usize> = (0..keyed.len())
+    // (Positions fit in u32: at most one key per object. A group ends
+    // where the next starts; no second list of ends.)
+    let starts: Vec<u32> = (0..keyed.len() as u32)
         .into_par_iter()
-        .filter(|&i| i == 0 || keyed[i].0 != keyed[i - 1].0)
+        .filter(|&i| i == 0 || keyed[i as usize].0 != keyed[i as usize - 1].0)
         .collect();
-    let ends = starts.iter().skip(1).copied().chain([keyed.len()]);
-    block_size.extend(starts.iter().zip(ends.clone()).map(|(s, e)| (e - s) as u32));
+    let end = |g: usize| starts.get(g + 1).map_or(keyed.len(), |&e| e as usize);
+    block_size.extend((0..starts.len()).map(|g| (end(g) - starts[g] as usize) as u32));
     let mut block = block;
     {
         let out = crate::mem::as_atomic(&mut block);
-        starts
-            .par_iter()
-            .zip(ends.collect::<Vec<_>>())
-            .enumerate()
-            .for_each(|(g, (&s, e))| {
-                let id = (labels + g) as u32;
-                for &(_, o) in &keyed[s..e] {
-                    out[o as usize].store(id, Ordering::Relaxed);
-                }
-            });
+        starts.par_iter().enumerate().for_each(|(g, &s)| {
+            let id = (labels + g) as u32;
+            for &(_, o) in &keyed[s as usize..end(g)] {
+                out[o as usize].store(id, Ordering::Relaxed);
+            }
+        });
     }
     Partition { block, block_size }
 }

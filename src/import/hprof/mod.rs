@@ -221,6 +221,12 @@ fn build_model(
 ) -> Model {
     let labels = Labels::new(classes.labels.names.clone(), a.labels);
     let mut values = a.values;
+    tracing::debug!(
+        target: "heaptui::profile",
+        "hprof: {} bytes of values for {} objects",
+        values.bytes.len(),
+        values.kinds.len()
+    );
     strings::mark_string_arrays(
         &a.type_names,
         &a.types,
