@@ -330,6 +330,8 @@ pub fn compute(
         "dominators: {} retainer entries numbered above their multi-retainer object",
         above.len()
     );
+    // Nothing reads preorder numbers by object any more.
+    drop(pre);
     laps.lap("split");
     let above_of = |i: usize| {
         let from = if i == 0 { 0 } else { above_end[i - 1] as usize };
@@ -436,7 +438,10 @@ pub fn compute(
     // of preorder numbers. A gather in object order instead read five
     // arrays at random per object.
     const BLOCK: usize = 1 << 14;
+    // Unreachable objects keep NOT_REACHABLE; the scatter overwrites the rest.
     let mut idom: Vec<u32> = crate::mem::zeroed(n);
+    idom.par_chunks_mut(BLOCK)
+        .for_each(|part| part.fill(NOT_REACHABLE));
     let mut retained_objects: Vec<u32> = crate::mem::zeroed(n);
     let mut retained_bytes: Vec<u64> = crate::mem::zeroed(n);
     let mut offsets: Vec<u64> = crate::mem::zeroed(n + 2);
@@ -466,15 +471,6 @@ pub fn compute(
             }
         });
     }
-    idom.par_chunks_mut(BLOCK)
-        .zip(pre.par_chunks(BLOCK))
-        .for_each(|(idom, pre)| {
-            for (d, &w) in idom.iter_mut().zip(pre) {
-                if w == UNSEEN {
-                    *d = NOT_REACHABLE;
-                }
-            }
-        });
     offsets[n + 1] = kid_range(0).len() as u64;
     let reachable_bytes = ret_bytes[0];
     drop(idom_pre);
@@ -529,7 +525,6 @@ pub fn compute(
     drop(kids);
     drop(kid_end);
     drop(ret_bytes);
-    drop(pre);
     vertex.remove(0);
     laps.lap("children lists");
     progress.set_done(4);
