@@ -195,35 +195,12 @@ fn hashed_blocks(graph: &HeapGraph, label: Partition) -> Partition {
                 a
             },
         );
-    // The reachable non-leaves keyed by (label block, hash), gathered in
-    // two passes over fixed ranges (count, then fill each range's part),
-    // which a filtered parallel collect would copy twice.
-    const RANGE: usize = 1 << 16;
-    let is_keyed = |o: usize| block[o] != NO_BLOCK && !graph.refs_raw(o as u32).is_empty();
-    let counts: Vec<usize> = (0..n.div_ceil(RANGE))
-        .into_par_iter()
-        .map(|r| {
-            (r * RANGE..((r + 1) * RANGE).min(n))
-                .filter(|&o| is_keyed(o))
-                .count()
-        })
-        .collect();
-    let mut keyed: Vec<(u64, u32)> = crate::mem::zeroed(counts.iter().sum());
-    {
-        let mut parts = Vec::with_capacity(counts.len());
-        let mut rest = &mut keyed[..];
-        for &c in &counts {
-            let (part, tail) = std::mem::take(&mut rest).split_at_mut(c);
-            parts.push(part);
-            rest = tail;
-        }
-        parts.into_par_iter().enumerate().for_each(|(r, part)| {
-            let objects = (r * RANGE..((r + 1) * RANGE).min(n)).filter(|&o| is_keyed(o));
-            for (slot, o) in part.iter_mut().zip(objects) {
-                *slot = (((block[o] as u64) << 32) | h[o] as u64, o as u32);
-            }
-        });
-    }
+    // The reachable non-leaves keyed by (label block, hash).
+    let mut keyed: Vec<(u64, u32)> = gather(
+        n,
+        |o| block[o] != NO_BLOCK && !graph.refs_raw(o as u32).is_empty(),
+        |o| (((block[o] as u64) << 32) | h[o] as u64, o as u32),
+    );
     drop(h);
     keyed.par_sort_unstable();
     // Each group of equal keys becomes a block; ids in key order, written
@@ -247,6 +224,40 @@ fn hashed_blocks(graph: &HeapGraph, label: Partition) -> Partition {
         });
     }
     Partition { block, block_size }
+}
+
+/// `f(o)` for each `o < n` that `keep` accepts, in order: gathered in two
+/// parallel passes over fixed ranges (count, then fill each range's part),
+/// which a filtered parallel collect would copy twice.
+pub(super) fn gather<T: bytemuck::Zeroable + Send>(
+    n: usize,
+    keep: impl Fn(usize) -> bool + Sync,
+    f: impl Fn(usize) -> T + Sync,
+) -> Vec<T> {
+    const RANGE: usize = 1 << 16;
+    let counts: Vec<usize> = (0..n.div_ceil(RANGE))
+        .into_par_iter()
+        .map(|r| {
+            (r * RANGE..((r + 1) * RANGE).min(n))
+                .filter(|&o| keep(o))
+                .count()
+        })
+        .collect();
+    let mut out: Vec<T> = crate::mem::zeroed(counts.iter().sum());
+    let mut parts = Vec::with_capacity(counts.len());
+    let mut rest = &mut out[..];
+    for &c in &counts {
+        let (part, tail) = std::mem::take(&mut rest).split_at_mut(c);
+        parts.push(part);
+        rest = tail;
+    }
+    parts.into_par_iter().enumerate().for_each(|(r, part)| {
+        let objects = (r * RANGE..((r + 1) * RANGE).min(n)).filter(|&o| keep(o));
+        for (slot, o) in part.iter_mut().zip(objects) {
+            *slot = f(o);
+        }
+    });
+    out
 }
 
 /// Mixes the blocks of an object's references, in order.

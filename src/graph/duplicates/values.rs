@@ -82,25 +82,32 @@ pub(crate) fn label_blocks(dump: &Model, dom: &DominatorTree) -> Option<Vec<u32>
     if dump.values.is_none() && dump.labels.is_none() {
         return None;
     }
-    let mut keyed: Vec<(u64, u32)> = dom
-        .preorder
-        .par_iter()
-        .map(|&o| (hash(&key(dump, o)), o))
-        .collect();
+    // In object order, where the arrays a label reads are read in order
+    // (the sort below fixes the order anyway).
+    let mut keyed: Vec<(u64, u32)> = super::bisim::gather(
+        dump.objects(),
+        |o| dom.is_reachable(o as u32),
+        |o| (hash(&key(dump, o as u32)), o as u32),
+    );
     keyed.par_sort_unstable();
     // First the representative (lowest member met) of every object's label.
     let mut rep = crate::mem::filled(dump.objects(), NONE);
     {
         let out = crate::mem::as_atomic(&mut rep);
         keyed.par_chunk_by(|a, b| a.0 == b.0).for_each(|group| {
-            // The distinct labels met so far in the group (almost always one).
-            let mut reps: Vec<u32> = Vec::new();
+            if let [(_, o)] = group {
+                out[*o as usize].store(*o, Ordering::Relaxed);
+                return;
+            }
+            // The distinct labels met so far in the group (almost always
+            // one), each with its representative.
+            let mut reps: Vec<(u32, Key)> = Vec::new();
             for &(_, o) in group {
                 let k = key(dump, o);
-                let r = match reps.iter().find(|&&r| key(dump, r) == k) {
-                    Some(&r) => r,
+                let r = match reps.iter().find(|(_, rk)| *rk == k) {
+                    Some(&(r, _)) => r,
                     None => {
-                        reps.push(o);
+                        reps.push((o, k));
                         o
                     }
                 };
