@@ -296,13 +296,12 @@ pub fn refine(
     }
     progress.check()?;
     // Objects in singleton blocks can never split, nor can leaves (their
-    // signature is empty): never evaluate them.
-    let mut dirty: Vec<u32> = dom
-        .preorder
-        .par_iter()
-        .copied()
-        .filter(|&o| block_size[block[o as usize] as usize] > 1 && !graph.refs_raw(o).is_empty())
-        .collect();
+    // signature is empty): never evaluate them. The first round evaluates
+    // all the others, keyed straight from object order (no list of them
+    // beside the keys: 80 MB on a 20 M-object heap, at the stage's peak);
+    // the sort fixes the order.
+    let mut first = true;
+    let mut dirty: Vec<u32> = Vec::new();
     let queued: Vec<AtomicBool> = (0..graph.objects())
         .into_par_iter()
         .map(|_| AtomicBool::new(false))
@@ -310,20 +309,21 @@ pub fn refine(
     let mut moved: Vec<u32> = Vec::new();
     let mut rounds = 0u64;
     let mut evaluated = 0u64;
-    while !dirty.is_empty() {
-        rounds += 1;
-        evaluated += dirty.len() as u64;
-        if rounds.is_multiple_of(64) || dirty.len() >= PARALLEL_MIN {
-            progress.check()?;
-        }
-        if trace && dirty.len() >= PARALLEL_MIN {
-            tracing::debug!(target: "heaptui::duplicates",
-                "refine: round {rounds} dirty {} at {} ms",
-                dirty.len(),
-                t0.elapsed().as_millis()
+    while first || !dirty.is_empty() {
+        let mut keyed: Vec<(u32, u64, u32)> = if first {
+            let b = &block;
+            let mut k = gather(
+                b.len(),
+                |o| {
+                    b[o] != NO_BLOCK
+                        && block_size[b[o] as usize] > 1
+                        && !graph.refs_raw(o as u32).is_empty()
+                },
+                |o| (b[o], signature(graph, b, o as u32), o as u32),
             );
-        }
-        let mut keyed: Vec<(u32, u64, u32)> = if dirty.len() >= PARALLEL_MIN {
+            k.par_sort_unstable();
+            k
+        } else if dirty.len() >= PARALLEL_MIN {
             let b = &block;
             let k = dirty
                 .par_iter()
@@ -340,6 +340,19 @@ pub fn refine(
             k.sort_unstable();
             k
         };
+        first = false;
+        rounds += 1;
+        let evaluating = keyed.len();
+        evaluated += evaluating as u64;
+        if rounds.is_multiple_of(64) || evaluating >= PARALLEL_MIN {
+            progress.check()?;
+        }
+        if trace && evaluating >= PARALLEL_MIN {
+            tracing::debug!(target: "heaptui::duplicates",
+                "refine: round {rounds} dirty {evaluating} at {} ms",
+                t0.elapsed().as_millis()
+            );
+        }
         for &o in &dirty {
             queued[o as usize].store(false, Ordering::Relaxed);
         }
@@ -371,7 +384,7 @@ pub fn refine(
                 }
             }
         }
-        if trace && dirty.len() >= PARALLEL_MIN {
+        if trace && evaluating >= PARALLEL_MIN {
             tracing::debug!(target: "heaptui::duplicates",
                 "refine: moved {} at {} ms",
                 moved.len(),
