@@ -117,18 +117,12 @@ pub(crate) fn label_blocks(dump: &Model, dom: &DominatorTree) -> Option<Vec<u32>
     }
     drop(keyed);
     // Then dense ids: a representative's rank among representatives.
-    let is_rep: Vec<u32> = rep
-        .par_iter()
-        .enumerate()
-        .map(|(o, &r)| (r == o as u32) as u32)
-        .collect();
-    let mut rank = Vec::with_capacity(is_rep.len());
+    let mut rank: Vec<u32> = crate::mem::with_capacity(rep.len());
     let mut next = 0u32;
-    for &r in &is_rep {
+    for (o, &r) in rep.iter().enumerate() {
         rank.push(next);
-        next += r;
+        next += (r == o as u32) as u32;
     }
-    drop(is_rep);
     rep.par_iter_mut().for_each(|r| {
         if *r != NONE {
             *r = rank[*r as usize];
