@@ -175,50 +175,93 @@ fn hashed_blocks(graph: &HeapGraph, label: Partition) -> Partition {
         .filter(|&&b| b != NO_BLOCK)
         .max()
         .map_or(0, |&b| b as usize + 1);
-    let mut block_size: Vec<u32> = block
-        .par_iter()
-        .enumerate()
-        .with_min_len(1 << 16)
-        .fold(
-            || vec![0u32; labels],
-            |mut count, (o, &b)| {
-                if b != NO_BLOCK && graph.refs_raw(o as u32).is_empty() {
-                    count[b as usize] += 1;
-                }
-                count
-            },
-        )
-        .reduce(
-            || vec![0u32; labels],
-            |mut a, b| {
-                a.iter_mut().zip(b).for_each(|(x, y)| *x += y);
-                a
-            },
-        );
-    // The reachable non-leaves keyed by (label block, hash).
-    let mut keyed: Vec<(u64, u32)> = gather(
-        n,
-        |o| block[o] != NO_BLOCK && !graph.refs_raw(o as u32).is_empty(),
-        |o| (((block[o] as u64) << 32) | h[o] as u64, o as u32),
-    );
+    // One pass: the leaves per label block (their final sizes) and the
+    // non-leaves per label block, as offsets of a counting sort.
+    let mut block_size: Vec<u32> = vec![0; labels];
+    let mut offset: Vec<u32> = vec![0; labels + 1];
+    for (o, &b) in block.iter().enumerate() {
+        if b == NO_BLOCK {
+            continue;
+        }
+        if graph.refs_raw(o as u32).is_empty() {
+            block_size[b as usize] += 1;
+        } else {
+            offset[b as usize + 1] += 1;
+        }
+    }
+    for b in 0..labels {
+        offset[b + 1] += offset[b];
+    }
+    // The non-leaves as (hash, object), grouped by label block: 8 bytes
+    // each, where keys holding the block too took 16. Sorting each block's
+    // part by hash then gives the order of (block, hash, object).
+    let total = offset[labels] as usize;
+    let mut pairs: Vec<(u32, u32)> = crate::mem::zeroed(total);
+    {
+        let mut cursor = offset.clone();
+        for (o, &b) in block.iter().enumerate() {
+            if b != NO_BLOCK && !graph.refs_raw(o as u32).is_empty() {
+                let at = &mut cursor[b as usize];
+                pairs[*at as usize] = (h[o], o as u32);
+                *at += 1;
+            }
+        }
+    }
     drop(h);
-    keyed.par_sort_unstable();
-    // Each group of equal keys becomes a block; ids in key order, written
-    // in parallel (groups are disjoint).
-    // (Positions fit in u32: at most one key per object. A group ends
-    // where the next starts; no second list of ends.)
-    let starts: Vec<u32> = (0..keyed.len() as u32)
+    // Jobs of whole label blocks, a few per thread; each sorts its blocks'
+    // parts and finds where their groups of equal hashes start.
+    let target = (total / (8 * rayon::current_num_threads())).max(1 << 14);
+    // (a part of `pairs`, its first label block, the block after its last)
+    type Job<'a> = (&'a mut [(u32, u32)], usize, usize);
+    let mut jobs: Vec<Job> = Vec::new();
+    {
+        let mut rest = &mut pairs[..];
+        let mut b = 0;
+        while b < labels {
+            let mut e = b + 1;
+            while e < labels && ((offset[e + 1] - offset[b]) as usize) < target {
+                e += 1;
+            }
+            let len = (offset[e] - offset[b]) as usize;
+            let (part, tail) = std::mem::take(&mut rest).split_at_mut(len);
+            rest = tail;
+            jobs.push((part, b, e));
+            b = e;
+        }
+    }
+    let job_starts: Vec<Vec<u32>> = jobs
         .into_par_iter()
-        .filter(|&i| i == 0 || keyed[i as usize].0 != keyed[i as usize - 1].0)
+        .map(|(part, from, to)| {
+            let base = offset[from];
+            let mut starts = Vec::new();
+            for b in from..to {
+                let (s, e) = ((offset[b] - base) as usize, (offset[b + 1] - base) as usize);
+                let seg = &mut part[s..e];
+                if seg.len() >= 1 << 16 {
+                    seg.par_sort_unstable();
+                } else {
+                    seg.sort_unstable();
+                }
+                for i in 0..seg.len() {
+                    if i == 0 || seg[i].0 != seg[i - 1].0 {
+                        starts.push(offset[b] + i as u32);
+                    }
+                }
+            }
+            starts
+        })
         .collect();
-    let end = |g: usize| starts.get(g + 1).map_or(keyed.len(), |&e| e as usize);
+    // Each group becomes a block; ids in (block, hash) order, written in
+    // parallel (groups are disjoint). A group ends where the next starts.
+    let starts: Vec<u32> = job_starts.concat();
+    let end = |g: usize| starts.get(g + 1).map_or(total, |&e| e as usize);
     block_size.extend((0..starts.len()).map(|g| (end(g) - starts[g] as usize) as u32));
     let mut block = block;
     {
         let out = crate::mem::as_atomic(&mut block);
         starts.par_iter().enumerate().for_each(|(g, &s)| {
             let id = (labels + g) as u32;
-            for &(_, o) in &keyed[s as usize..end(g)] {
+            for &(_, o) in &pairs[s as usize..end(g)] {
                 out[o as usize].store(id, Ordering::Relaxed);
             }
         });
