@@ -269,40 +269,6 @@ fn hashed_blocks(graph: &HeapGraph, label: Partition) -> Partition {
     Partition { block, block_size }
 }
 
-/// `f(o)` for each `o < n` that `keep` accepts, in order: gathered in two
-/// parallel passes over fixed ranges (count, then fill each range's part),
-/// which a filtered parallel collect would copy twice.
-pub(super) fn gather<T: bytemuck::Zeroable + Send>(
-    n: usize,
-    keep: impl Fn(usize) -> bool + Sync,
-    f: impl Fn(usize) -> T + Sync,
-) -> Vec<T> {
-    const RANGE: usize = 1 << 16;
-    let counts: Vec<usize> = (0..n.div_ceil(RANGE))
-        .into_par_iter()
-        .map(|r| {
-            (r * RANGE..((r + 1) * RANGE).min(n))
-                .filter(|&o| keep(o))
-                .count()
-        })
-        .collect();
-    let mut out: Vec<T> = crate::mem::zeroed(counts.iter().sum());
-    let mut parts = Vec::with_capacity(counts.len());
-    let mut rest = &mut out[..];
-    for &c in &counts {
-        let (part, tail) = std::mem::take(&mut rest).split_at_mut(c);
-        parts.push(part);
-        rest = tail;
-    }
-    parts.into_par_iter().enumerate().for_each(|(r, part)| {
-        let objects = (r * RANGE..((r + 1) * RANGE).min(n)).filter(|&o| keep(o));
-        for (slot, o) in part.iter_mut().zip(objects) {
-            *slot = f(o);
-        }
-    });
-    out
-}
-
 /// Mixes the blocks of an object's references, in order.
 #[inline]
 fn signature(graph: &HeapGraph, block: &[u32], o: u32) -> u64 {
@@ -343,47 +309,29 @@ pub fn refine(
     // all the others, keyed straight from object order (no list of them
     // beside the keys: 80 MB on a 20 M-object heap, at the stage's peak);
     // the sort fixes the order.
-    let mut first = true;
-    let mut dirty: Vec<u32> = Vec::new();
     let queued: Vec<AtomicBool> = (0..graph.objects())
         .into_par_iter()
         .map(|_| AtomicBool::new(false))
         .collect();
+    let mut dirty: Vec<u32> = Vec::new();
+    let mut keyed: Vec<(u32, u64, u32)> = {
+        let b = &block;
+        let mut k = super::gather(
+            b.len(),
+            |o| {
+                b[o] != NO_BLOCK
+                    && block_size[b[o] as usize] > 1
+                    && !graph.refs_raw(o as u32).is_empty()
+            },
+            |o| (b[o], signature(graph, b, o as u32), o as u32),
+        );
+        k.par_sort_unstable();
+        k
+    };
     let mut moved: Vec<u32> = Vec::new();
     let mut rounds = 0u64;
     let mut evaluated = 0u64;
-    while first || !dirty.is_empty() {
-        let mut keyed: Vec<(u32, u64, u32)> = if first {
-            let b = &block;
-            let mut k = gather(
-                b.len(),
-                |o| {
-                    b[o] != NO_BLOCK
-                        && block_size[b[o] as usize] > 1
-                        && !graph.refs_raw(o as u32).is_empty()
-                },
-                |o| (b[o], signature(graph, b, o as u32), o as u32),
-            );
-            k.par_sort_unstable();
-            k
-        } else if dirty.len() >= PARALLEL_MIN {
-            let b = &block;
-            let k = dirty
-                .par_iter()
-                .map(|&o| (b[o as usize], signature(graph, b, o), o))
-                .collect::<Vec<_>>();
-            let mut k = k;
-            k.par_sort_unstable();
-            k
-        } else {
-            let mut k: Vec<_> = dirty
-                .iter()
-                .map(|&o| (block[o as usize], signature(graph, &block, o), o))
-                .collect();
-            k.sort_unstable();
-            k
-        };
-        first = false;
+    loop {
         rounds += 1;
         let evaluating = keyed.len();
         evaluated += evaluating as u64;
@@ -434,8 +382,7 @@ pub fn refine(
                 t0.elapsed().as_millis()
             );
         }
-        keyed.clear();
-        drop(keyed);
+        drop(std::mem::take(&mut keyed));
         dirty.clear();
         let wants = |p: u32| {
             let pb = block[p as usize];
@@ -453,6 +400,25 @@ pub fn refine(
                 dirty.extend(graph.retainers_raw(m).iter().copied().filter(|&p| wants(p)));
             }
         }
+        if dirty.is_empty() {
+            break;
+        }
+        let b = &block;
+        keyed = if dirty.len() >= PARALLEL_MIN {
+            let mut k: Vec<_> = dirty
+                .par_iter()
+                .map(|&o| (b[o as usize], signature(graph, b, o), o))
+                .collect();
+            k.par_sort_unstable();
+            k
+        } else {
+            let mut k: Vec<_> = dirty
+                .iter()
+                .map(|&o| (b[o as usize], signature(graph, b, o), o))
+                .collect();
+            k.sort_unstable();
+            k
+        };
     }
     if trace {
         tracing::debug!(target: "heaptui::duplicates",

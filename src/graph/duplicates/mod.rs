@@ -475,6 +475,40 @@ fn finish(
     (dups, set_of)
 }
 
+/// `f(o)` for each `o < n` that `keep` accepts, in order: gathered in two
+/// parallel passes over fixed ranges (count, then fill each range's part),
+/// which a filtered parallel collect would copy twice.
+fn gather<T: bytemuck::Zeroable + Send>(
+    n: usize,
+    keep: impl Fn(usize) -> bool + Sync,
+    f: impl Fn(usize) -> T + Sync,
+) -> Vec<T> {
+    const RANGE: usize = 1 << 16;
+    let counts: Vec<usize> = (0..n.div_ceil(RANGE))
+        .into_par_iter()
+        .map(|r| {
+            (r * RANGE..((r + 1) * RANGE).min(n))
+                .filter(|&o| keep(o))
+                .count()
+        })
+        .collect();
+    let mut out: Vec<T> = crate::mem::zeroed(counts.iter().sum());
+    let mut parts = Vec::with_capacity(counts.len());
+    let mut rest = &mut out[..];
+    for &c in &counts {
+        let (part, tail) = std::mem::take(&mut rest).split_at_mut(c);
+        parts.push(part);
+        rest = tail;
+    }
+    parts.into_par_iter().enumerate().for_each(|(r, part)| {
+        let objects = (r * RANGE..((r + 1) * RANGE).min(n)).filter(|&o| keep(o));
+        for (slot, o) in part.iter_mut().zip(objects) {
+            *slot = f(o);
+        }
+    });
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

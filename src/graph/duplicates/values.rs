@@ -84,7 +84,7 @@ pub(crate) fn label_blocks(dump: &Model, dom: &DominatorTree) -> Option<Vec<u32>
     }
     // In object order, where the arrays a label reads are read in order
     // (the sort below fixes the order anyway).
-    let mut keyed: Vec<(u64, u32)> = super::bisim::gather(
+    let mut keyed: Vec<(u64, u32)> = super::gather(
         dump.objects(),
         |o| dom.is_reachable(o as u32),
         |o| (hash(&key(dump, o as u32)), o as u32),
