@@ -76,13 +76,17 @@ pub fn run(
 ) -> Result<Analysis, AnalysisError> {
     let t = Instant::now();
     progress.start(Stage::Parse, 1);
-    let dump = match input {
+    let mut dump = match input {
         Input::File(path, import) => import_file_with(path, import, progress)?,
         Input::Bytes(name, bytes) => {
             import_bytes(Path::new(name), bytes).map_err(ImportError::Input)?
         }
     };
     let parse_ms = ms(t);
+    // Nothing in the analysis looks objects up by id: the index (about 7
+    // bytes an object) is rebuilt from the ids at the first look-up, if
+    // any, instead of being held through the analysis's peak.
+    dump.id_index = crate::model::IdIndex::lazy();
     // The importers' per-thread transients, freed but kept by the allocator.
     crate::mem::release_free_memory();
     tell(

@@ -238,7 +238,8 @@ impl IdIndex {
         (index, repeated)
     }
 
-    /// An index of ids without repeats, built at its first look-up.
+    /// An index built from the ids at its first look-up (where an id
+    /// repeats, the first object with it wins, as in every index here).
     pub fn lazy() -> IdIndex {
         IdIndex::default()
     }
