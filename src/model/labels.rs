@@ -100,7 +100,7 @@ impl Labels {
 }
 
 /// How an object's value bytes are read.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, bytemuck::Zeroable)]
 #[repr(u8)]
 pub enum ValueKind {
     /// No value.

@@ -156,7 +156,9 @@ fn assemble(
     let root = g.root as u64;
     let ids: Vec<u64> = (0..g.node_count() as u64).filter(|&i| i != root).collect();
     let type_names = type_table(g, &mut nodes.types);
-    let (id_index, _) = IdIndex::build_counting(&ids);
+    // Ids are the node numbers, never repeated; the index is built at the
+    // first look-up by id (the analysis makes none).
+    let id_index = IdIndex::lazy();
     let roots: Vec<Root> = nodes
         .roots
         .iter()

@@ -64,12 +64,8 @@ pub(super) fn assemble(
         .collect();
     let mut laps = crate::progress::Laps::new("hprof/assemble");
     let mut decoded = decoded;
-    let mut ids = concat(
-        decoded
-            .iter_mut()
-            .map(|d| std::mem::take(&mut d.ids))
-            .collect(),
-    );
+    let mut ids = par_concat(decoded.iter().map(|d| &d.ids[..]).collect(), 0, |_, x| x);
+    decoded.iter_mut().for_each(|d| d.ids = Vec::new());
     laps.lap("ids");
     let wide = WideIdIndex::build(&ids);
     laps.lap("id index");
@@ -263,7 +259,11 @@ fn join(
     }
     macro_rules! gather {
         ($field:ident) => {{
-            let out = par_concat(resolved.iter().map(|r| &r.$field[..]).collect(), |_, x| x);
+            let out = par_concat(
+                resolved.iter().map(|r| &r.$field[..]).collect(),
+                0,
+                |_, x| x,
+            );
             resolved.iter_mut().for_each(|r| r.$field = Vec::new());
             out
         }};
@@ -275,17 +275,14 @@ fn join(
     drop(degrees);
     let labels = gather!(labels);
     let bytes = gather!(values);
-    // One byte per object: a plain copy (and `ValueKind` is no `Zeroable`).
-    let kinds: Vec<ValueKind> = resolved
-        .iter()
-        .flat_map(|r| r.kinds.iter().copied())
-        .collect();
-    resolved.iter_mut().for_each(|r| r.kinds = Vec::new());
-    let mut offsets = vec![0u64];
-    offsets.append(&mut par_concat(
+    let kinds: Vec<ValueKind> = gather!(kinds);
+    // Each chunk's value ends, moved past the chunks before it, after the
+    // first object's start (0).
+    let offsets = par_concat(
         resolved.iter().map(|r| &r.value_ends[..]).collect(),
+        1,
         |part, e| value_base[part] + e,
-    ));
+    );
     drop(resolved);
     let type_names = name_types(&mut types, &undefined, classes, issues, &ids);
     Assembled {
@@ -305,16 +302,18 @@ fn join(
     }
 }
 
-/// The parts one after the other, each element passed through `f(part,
-/// element)`; parts are copied in parallel into one allocation.
+/// `lead` zeroes, then the parts one after the other, each element passed
+/// through `f(part, element)`; parts are copied in parallel into one
+/// allocation.
 fn par_concat<T: Copy + Send + Sync + bytemuck::Zeroable>(
     parts: Vec<&[T]>,
+    lead: usize,
     f: impl Fn(usize, T) -> T + Sync,
 ) -> Vec<T> {
     let total: usize = parts.iter().map(|p| p.len()).sum();
-    let mut out: Vec<T> = crate::mem::zeroed(total);
+    let mut out: Vec<T> = crate::mem::zeroed(lead + total);
     {
-        let mut rest = &mut out[..];
+        let mut rest = &mut out[lead..];
         let mut slots = Vec::with_capacity(parts.len());
         for p in &parts {
             let (head, tail) = std::mem::take(&mut rest).split_at_mut(p.len());
@@ -407,15 +406,6 @@ fn roots(raw: &[RawRoot], a: &Assembled, issues: &mut Collector) -> Vec<Root> {
             app_domain: 0,
             line: r.offset,
         });
-    }
-    out
-}
-
-/// Concatenates parts, freeing each as it is copied.
-fn concat<T: Copy>(parts: Vec<Vec<T>>) -> Vec<T> {
-    let mut out = Vec::with_capacity(parts.iter().map(Vec::len).sum());
-    for p in parts {
-        out.extend_from_slice(&p);
     }
     out
 }

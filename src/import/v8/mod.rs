@@ -35,7 +35,7 @@ use std::path::Path;
 
 use super::source::Source;
 use super::{ImportError, InputError};
-use crate::model::{AppDomain, Csr, Format, IdIndex, Model, RecordCounts, Root};
+use crate::model::{count_repeats, AppDomain, Csr, Format, IdIndex, Model, RecordCounts, Root};
 use crate::model::{Collector, Kind, ObjectIdx, Place, TypeIdx};
 use crate::progress::{Progress, Stage};
 use layout::Layout;
@@ -270,7 +270,9 @@ fn assemble(
     let (type_names, types) = build::types(&nodes, meta, pool);
     let values = build::values(&nodes, meta, pool);
     let labels = build::labels(std::mem::take(&mut edges.labels), pool);
-    let (id_index, repeated) = IdIndex::build_counting(&nodes.ids);
+    // Built at the first look-up by id (the analysis makes none).
+    let id_index = IdIndex::lazy();
+    let repeated = count_repeats(&nodes.ids);
     if repeated > 0 {
         diag.note(0, || {
             format!(

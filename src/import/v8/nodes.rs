@@ -1,6 +1,8 @@
 //! The `nodes` array → per-object arrays. Node 0 is the synthetic root: not
 //! an object, only its edge count is kept; object `i` is node `i + 1`.
 
+use rayon::prelude::*;
+
 use super::layout::NumberArray;
 use super::meta::Meta;
 use super::numbers::{scan, Chunk, ScanError, Scanned, MAX_FIELDS};
@@ -122,11 +124,13 @@ pub fn read(
         progress,
         |c| read_chunk(c, meta, strings),
         |part| {
-            all.kinds.extend_from_slice(&part.kinds);
-            all.names.extend_from_slice(&part.names);
-            all.ids.extend_from_slice(&part.ids);
-            all.sizes.extend_from_slice(&part.sizes);
-            all.edge_counts.extend_from_slice(&part.edge_counts);
+            // In parallel, as the edges (see there).
+            all.kinds.par_extend(part.kinds.par_iter().copied());
+            all.names.par_extend(part.names.par_iter().copied());
+            all.ids.par_extend(part.ids.par_iter().copied());
+            all.sizes.par_extend(part.sizes.par_iter().copied());
+            all.edge_counts
+                .par_extend(part.edge_counts.par_iter().copied());
             all.diag.merge(part.diag);
         },
     )?;
