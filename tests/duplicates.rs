@@ -720,14 +720,9 @@ fn with_extras(mut dump: Model, e: &Extras) -> Model {
         (b"abc", ValueKind::Bytes),
         (b"", ValueKind::Bytes),
     ];
-    let mut v = Values::default();
-    v.offsets.push(0);
-    for o in 0..dump.objects() {
-        let (bytes, kind) = choices[e.values[o % e.values.len()] as usize];
-        v.bytes.extend_from_slice(bytes);
-        v.offsets.push(v.bytes.len() as u64);
-        v.kinds.push(kind);
-    }
+    let v = Values::from_parts(
+        (0..dump.objects()).map(|o| choices[e.values[o % e.values.len()] as usize]),
+    );
     dump.values = Some(v);
     if e.with_labels {
         let of_ref = (0..dump.refs.edges())

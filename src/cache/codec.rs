@@ -96,7 +96,7 @@ pub fn encode(w: &mut W, a: &Analysis) -> std::io::Result<()> {
         w.array(LABELS, &l.of_ref)?;
     }
     if let Some(v) = &d.values {
-        w.array(VALUES, &v.offsets)?;
+        w.array(VALUES, &v.offsets())?;
         w.array(VALUES + 1, &v.bytes)?;
         let kinds: Vec<u8> = v.kinds.iter().map(|&k| k as u8).collect();
         w.array(VALUES + 2, &kinds)?;
@@ -470,11 +470,11 @@ fn decode_values(r: &R, n: usize) -> Result<Option<Values>, Corrupt> {
     let Some(kinds) = kinds else {
         return corrupt("values: unknown kind");
     };
-    Ok(Some(Values {
-        offsets: offsets.into_vec(),
-        bytes: bytes.into_vec(),
+    Ok(Some(Values::new(
+        offsets.into_vec(),
+        bytes.into_vec(),
         kinds,
-    }))
+    )))
 }
 
 fn decode_dominators(r: &R, graph: &HeapGraph) -> Result<DominatorTree, Corrupt> {

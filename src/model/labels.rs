@@ -5,6 +5,8 @@
 //! references' targets; values live in one shared byte arena with an
 //! offsets array, never an allocation per object.
 
+use rayon::prelude::*;
+
 use super::ObjectIdx;
 
 /// A reference's label as stored: an interned name, an array index, or none.
@@ -121,15 +123,104 @@ pub enum ValueKind {
 /// Per-object value bytes in one arena.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Values {
-    /// `objects + 1` offsets into `bytes`; object `o`'s value is
-    /// `bytes[offsets[o]..offsets[o + 1]]`.
-    pub offsets: Vec<u64>,
+    offsets: Offsets,
     pub bytes: Vec<u8>,
     /// One per object.
     pub kinds: Vec<ValueKind>,
 }
 
+/// Objects per block of [`Offsets::Narrow`].
+const OFFSET_BLOCK: usize = 1024;
+
+/// The `objects + 1` offsets into the arena (object `o`'s value is
+/// `bytes[offsets[o]..offsets[o + 1]]`), kept in 4 bytes each where they
+/// fit: an offset from the start of its block of [`OFFSET_BLOCK`] entries,
+/// whose values then span less than 4 GiB. Offsets are 8 bytes an object
+/// otherwise, which on a V8 snapshot (values on its strings only) was a
+/// twentieth of the analysis's peak.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Offsets {
+    Narrow { bases: Vec<u64>, within: Vec<u32> },
+    Wide(Vec<u64>),
+}
+
+impl Default for Offsets {
+    fn default() -> Self {
+        Offsets::Wide(vec![0])
+    }
+}
+
+impl Offsets {
+    fn new(wide: Vec<u64>) -> Offsets {
+        let bases: Vec<u64> = wide.iter().step_by(OFFSET_BLOCK).copied().collect();
+        let fits = wide
+            .par_chunks(OFFSET_BLOCK)
+            .all(|b| b[b.len() - 1] - b[0] <= u32::MAX as u64);
+        if !fits {
+            return Offsets::Wide(wide);
+        }
+        let mut within: Vec<u32> = crate::mem::zeroed(wide.len());
+        within
+            .par_chunks_mut(OFFSET_BLOCK)
+            .zip(wide.par_chunks(OFFSET_BLOCK))
+            .for_each(|(out, block)| {
+                for (o, &w) in out.iter_mut().zip(block) {
+                    *o = (w - block[0]) as u32;
+                }
+            });
+        Offsets::Narrow { bases, within }
+    }
+
+    #[inline]
+    fn get(&self, i: usize) -> Option<u64> {
+        match self {
+            Offsets::Narrow { bases, within } => {
+                Some(bases[i / OFFSET_BLOCK] + *within.get(i)? as u64)
+            }
+            Offsets::Wide(w) => w.get(i).copied(),
+        }
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Offsets::Narrow { within, .. } => within.len(),
+            Offsets::Wide(w) => w.len(),
+        }
+    }
+}
+
 impl Values {
+    /// Values from their arena and the `objects + 1` offsets into it
+    /// (starting at 0, never decreasing, ending at `bytes.len()`: the
+    /// caller checks) and one kind per object.
+    pub fn new(offsets: Vec<u64>, bytes: Vec<u8>, kinds: Vec<ValueKind>) -> Values {
+        debug_assert_eq!(offsets.len(), kinds.len() + 1);
+        Values {
+            offsets: Offsets::new(offsets),
+            bytes,
+            kinds,
+        }
+    }
+
+    /// Values built one object at a time (tests, small dumps).
+    pub fn from_parts<'a>(parts: impl IntoIterator<Item = (&'a [u8], ValueKind)>) -> Values {
+        let (mut offsets, mut bytes, mut kinds) = (vec![0], Vec::new(), Vec::new());
+        for (b, k) in parts {
+            bytes.extend_from_slice(b);
+            offsets.push(bytes.len() as u64);
+            kinds.push(k);
+        }
+        Values::new(offsets, bytes, kinds)
+    }
+
+    /// The `objects + 1` offsets, 8 bytes each (for the reopen cache).
+    pub fn offsets(&self) -> Vec<u64> {
+        (0..self.offsets.len())
+            .into_par_iter()
+            .map(|i| self.offsets.get(i).expect("in range"))
+            .collect()
+    }
+
     /// The object's value bytes and how to read them; `None` when it has none.
     pub fn get(&self, object: ObjectIdx) -> Option<(&[u8], ValueKind)> {
         let o = object.index();
@@ -137,8 +228,8 @@ impl Values {
         if kind == ValueKind::None {
             return None;
         }
-        let start = *self.offsets.get(o)? as usize;
-        let end = *self.offsets.get(o + 1)? as usize;
+        let start = self.offsets.get(o)? as usize;
+        let end = self.offsets.get(o + 1)? as usize;
         Some((self.bytes.get(start..end)?, kind))
     }
 
@@ -211,8 +302,40 @@ mod tests {
     }
 
     #[test]
+    fn offsets_are_narrow_where_blocks_fit_and_read_back_either_way() {
+        let mut x = 0x2545_F491_4F6C_DD1Du64;
+        let mut wide = vec![0u64];
+        for i in 0..5000u64 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let step = if i % 7 == 0 { x % 1_000_000 } else { x % 40 };
+            wide.push(wide[wide.len() - 1] + step);
+        }
+        let narrow = Offsets::new(wide.clone());
+        assert!(matches!(narrow, Offsets::Narrow { .. }));
+        // A block whose values span 4 GiB or more keeps 8-byte offsets.
+        let mut huge = wide.clone();
+        for w in &mut huge[3000..] {
+            *w += 1 << 32;
+        }
+        let kept = Offsets::new(huge.clone());
+        assert!(matches!(kept, Offsets::Wide(_)));
+        for (o, want) in [(&narrow, &wide), (&kept, &huge)] {
+            assert_eq!(o.len(), want.len());
+            for (i, &w) in want.iter().enumerate() {
+                assert_eq!(o.get(i), Some(w), "{i}");
+            }
+            assert_eq!(o.get(want.len()), None);
+        }
+        // Exactly 4 GiB - 1 within a block still fits.
+        let edge = Offsets::new(vec![0, u32::MAX as u64]);
+        assert_eq!(edge.get(1), Some(u32::MAX as u64));
+        assert!(matches!(edge, Offsets::Narrow { .. }));
+    }
+
+    #[test]
     fn values_read_every_text_kind_and_cut() {
-        let mut v = Values::default();
         let parts: [(&[u8], ValueKind); 5] = [
             (b"hello", ValueKind::Utf8),
             (&[0, b'h', 0, b'i'], ValueKind::Utf16Be),
@@ -220,19 +343,10 @@ mod tests {
             (&[0xe9], ValueKind::Latin1),
             (&[1, 2, 3], ValueKind::Bytes),
         ];
-        v.offsets.push(0);
-        for (b, k) in parts {
-            v.bytes.extend_from_slice(b);
-            v.offsets.push(v.bytes.len() as u64);
-            v.kinds.push(k);
-        }
+        let v = Values::from_parts(parts);
         assert_eq!(v.text(ObjectIdx(0), 10).as_deref(), Some("hello"));
         assert_eq!(v.text(ObjectIdx(0), 2).as_deref(), Some("he…"));
-        let e = Values {
-            offsets: vec![0, 6],
-            bytes: b"a\x1b[2Jb".to_vec(),
-            kinds: vec![ValueKind::Utf8],
-        };
+        let e = Values::from_parts([(&b"a\x1b[2Jb"[..], ValueKind::Utf8)]);
         assert_eq!(e.text(ObjectIdx(0), 10).as_deref(), Some("a\\x1b[2Jb"));
         assert_eq!(v.text(ObjectIdx(1), 10).as_deref(), Some("hi"));
         assert_eq!(v.text(ObjectIdx(2), 10).as_deref(), Some("hi"));

@@ -4,6 +4,7 @@
 //! representative takes a hub's whole reach at once instead of walking it
 //! again for every set.
 
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
@@ -149,7 +150,7 @@ impl Hub {
         let mut reach = BitSet::new(n);
         reach.set(h);
         let mut entered = vec![false; known.len()];
-        let mut queue = vec![h];
+        let mut queue = VecDeque::from([h]);
         breadth_first(&graph.dump.refs, &mut queue, |x, queue| {
             if hubs.in_any_reach(x) {
                 if let Some(k) = known.iter().position(|k| k.scc.get(x)) {
@@ -159,7 +160,7 @@ impl Hub {
             }
             for &c in graph.refs_raw(x) {
                 if reach.set(c) {
-                    queue.push(c);
+                    queue.push_back(c);
                 }
             }
         });
@@ -173,18 +174,20 @@ impl Hub {
         let mut scc = BitSet::new(n);
         scc.set(h);
         queue.clear();
-        queue.push(h);
+        queue.push_back(h);
+        let mut scc_objects = 1;
         breadth_first(&graph.retainers, &mut queue, |x, queue| {
             for &p in graph.retainers_raw(x) {
                 if reach.get(p) && scc.set(p) {
-                    queue.push(p);
+                    queue.push_back(p);
+                    scc_objects += 1;
                 }
             }
         });
         Hub {
             pivot: h,
             scc,
-            scc_objects: queue.len() as u64,
+            scc_objects,
             reach,
             reach_objects,
         }
@@ -194,22 +197,20 @@ impl Hub {
 /// Visits the objects of `queue` and those `step` appends, first in first
 /// out (only sets are computed, so the order is free), fetching the
 /// adjacency of the objects a few places ahead while the current one waits
-/// on memory.
+/// on memory. Visited objects leave the queue: it holds the frontier, not
+/// the whole reach (which on a hub can be every object of the heap).
 pub(super) fn breadth_first(
     adjacency: &Csr,
-    queue: &mut Vec<u32>,
-    mut step: impl FnMut(u32, &mut Vec<u32>),
+    queue: &mut VecDeque<u32>,
+    mut step: impl FnMut(u32, &mut VecDeque<u32>),
 ) {
-    let mut head = 0;
-    while head < queue.len() {
-        if let Some(&ahead) = queue.get(head + 16) {
+    while let Some(x) = queue.pop_front() {
+        if let Some(&ahead) = queue.get(15) {
             adjacency.prefetch_offsets(ahead);
         }
-        if let Some(&ahead) = queue.get(head + 8) {
+        if let Some(&ahead) = queue.get(7) {
             adjacency.prefetch_targets(ahead);
         }
-        let x = queue[head];
-        head += 1;
         step(x, queue);
     }
 }

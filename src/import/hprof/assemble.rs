@@ -292,11 +292,7 @@ fn join(
         sizes,
         refs,
         labels,
-        values: Values {
-            offsets,
-            bytes,
-            kinds,
-        },
+        values: Values::new(offsets, bytes, kinds),
         roots: Vec::new(),
         id_index,
     }

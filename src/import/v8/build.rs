@@ -172,9 +172,5 @@ pub fn values(nodes: &Nodes, meta: &Meta, pool: &Pool) -> Values {
             }
         }
     });
-    Values {
-        offsets,
-        bytes,
-        kinds,
-    }
+    Values::new(offsets, bytes, kinds)
 }
