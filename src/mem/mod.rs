@@ -57,6 +57,39 @@ pub fn zeroed<T: bytemuck::Zeroable>(len: usize) -> Vec<T> {
     v
 }
 
+/// The `len + 1` running totals of `value(0..len)` (starting at 0), summed
+/// in parallel blocks: each block's total, then each block's entries from
+/// the totals of the blocks before it.
+pub fn prefix_sums(len: usize, value: impl Fn(usize) -> u64 + Sync) -> Vec<u64> {
+    use rayon::prelude::*;
+    const BLOCK: usize = 1 << 16;
+    let block = |b: usize| b * BLOCK..((b + 1) * BLOCK).min(len);
+    let totals: Vec<u64> = (0..len.div_ceil(BLOCK))
+        .into_par_iter()
+        .map(|b| block(b).map(&value).sum())
+        .collect();
+    let mut out: Vec<u64> = zeroed(len + 1);
+    let mut before = 0u64;
+    let starts: Vec<u64> = totals
+        .iter()
+        .map(|t| {
+            before += t;
+            before - t
+        })
+        .collect();
+    out[1..]
+        .par_chunks_mut(BLOCK)
+        .zip(starts)
+        .enumerate()
+        .for_each(|(b, (out, mut acc))| {
+            for (slot, i) in out.iter_mut().zip(block(b)) {
+                acc += value(i);
+                *slot = acc;
+            }
+        });
+    out
+}
+
 /// Keeps the allocator's memory independent of the thread count; called
 /// once at start-up, before any thread exists. glibc gives threads that
 /// meet on a locked arena new arenas, up to eight per core, and each arena
@@ -124,4 +157,20 @@ pub fn prefetch<T>(value: &T) {
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = value;
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn prefix_sums_are_running_totals() {
+        for len in [0, 1, 5, (1 << 16) - 1, 1 << 16, (1 << 16) + 1, 200_003] {
+            let value = |i: usize| (i as u64 * 7919) % 13;
+            let got = super::prefix_sums(len, value);
+            let mut want = vec![0u64];
+            for i in 0..len {
+                want.push(want[i] + value(i));
+            }
+            assert_eq!(got, want, "{len}");
+        }
+    }
 }

@@ -12,32 +12,14 @@ pub struct Csr {
 }
 
 impl Csr {
-    /// Builds from per-node degrees and the targets laid out in node order
-    /// (the offsets are a prefix sum, taken in parallel blocks).
+    /// Builds from per-node degrees and the targets laid out in node order.
     pub fn from_degrees(degrees: &[u32], targets: Vec<u32>) -> Csr {
-        const BLOCK: usize = 1 << 16;
-        let sums: Vec<u64> = degrees
-            .par_chunks(BLOCK)
-            .map(|c| c.iter().map(|&d| d as u64).sum())
-            .collect();
-        let mut bases = Vec::with_capacity(sums.len());
-        let mut acc = 0u64;
-        for s in sums {
-            bases.push(acc);
-            acc += s;
-        }
-        assert_eq!(acc as usize, targets.len(), "degrees must sum to targets");
-        let mut offsets: Vec<u64> = crate::mem::zeroed(degrees.len() + 1);
-        offsets[1..]
-            .par_chunks_mut(BLOCK)
-            .zip(degrees.par_chunks(BLOCK))
-            .zip(bases)
-            .for_each(|((out, degrees), mut acc)| {
-                for (o, &d) in out.iter_mut().zip(degrees) {
-                    acc += d as u64;
-                    *o = acc;
-                }
-            });
+        let offsets = crate::mem::prefix_sums(degrees.len(), |i| degrees[i] as u64);
+        assert_eq!(
+            offsets[degrees.len()] as usize,
+            targets.len(),
+            "degrees must sum to targets"
+        );
         Csr {
             offsets: offsets.into(),
             targets: targets.into(),

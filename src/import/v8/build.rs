@@ -142,37 +142,13 @@ pub fn values(nodes: &Nodes, meta: &Meta, pool: &Pool) -> Values {
             false => ValueKind::None,
         })
         .collect();
-    const BLOCK: usize = 1 << 16;
-    let len = |o: usize| match kinds[o] {
+    let offsets = crate::mem::prefix_sums(kinds.len(), |o| match kinds[o] {
         ValueKind::Utf8 => pool.bytes_of(nodes.names[o] as usize).len() as u64,
         _ => 0,
-    };
-    // The offsets: a prefix sum of the lengths, in parallel blocks.
-    let sums: Vec<u64> = (0..kinds.len())
-        .into_par_iter()
-        .step_by(BLOCK)
-        .map(|b| (b..(b + BLOCK).min(kinds.len())).map(len).sum())
-        .collect();
-    let mut acc = 0u64;
-    let bases: Vec<u64> = sums
-        .iter()
-        .map(|s| {
-            acc += s;
-            acc - s
-        })
-        .collect();
-    let mut offsets: Vec<u64> = crate::mem::zeroed(kinds.len() + 1);
-    offsets[1..]
-        .par_chunks_mut(BLOCK)
-        .zip(bases)
-        .enumerate()
-        .for_each(|(i, (out, mut at))| {
-            for (k, slot) in out.iter_mut().enumerate() {
-                at += len(i * BLOCK + k);
-                *slot = at;
-            }
-        });
-    let mut bytes = vec![0u8; acc as usize];
+    });
+    let total = offsets[kinds.len()];
+    let mut bytes = vec![0u8; total as usize];
+    const BLOCK: usize = 1 << 16;
     let mut blocks = Vec::new();
     let mut rest = bytes.as_mut_slice();
     for b in (0..kinds.len()).step_by(BLOCK) {

@@ -129,7 +129,8 @@ fn import_with_chunk(
     laps.lap("nodes");
     check_nodes(path, &nodes, nodes_array.closed, &meta, &mut diag)?;
     diag.merge(std::mem::take(&mut nodes.diag));
-    let edge_start = prefix_sums(&nodes.edge_counts);
+    let counts = &nodes.edge_counts;
+    let edge_start = crate::mem::prefix_sums(counts.len(), |i| counts[i] as u64);
     let cx = edges::Context {
         meta: &meta,
         edge_start: &edge_start,
@@ -148,17 +149,6 @@ fn import_with_chunk(
     let model = assemble(path, bytes.len() as u64, nodes, edges, &meta, &pool, diag);
     laps.lap("assemble");
     Ok(model)
-}
-
-fn prefix_sums(counts: &[u32]) -> Vec<u64> {
-    let mut out = Vec::with_capacity(counts.len() + 1);
-    let mut acc = 0u64;
-    out.push(0);
-    for &c in counts {
-        acc += c as u64;
-        out.push(acc);
-    }
-    out
 }
 
 fn note_strings(layout: &Layout, pool: &Pool, diag: &mut Collector) {
