@@ -733,6 +733,7 @@ fn wrong_instance_length_dangling_repeated_and_missing_are_counted() {
     w.instance(0x200, 0x100, &[0; 8]); // again
     w.instance(0x520, 0x999, &[]); // class never dumped
     w.root(0x01, 0x777); // no such object
+    w.root(0x01, 0x520); // after the dropped repeat: its index moves down
     let m = import(&w.finish()).unwrap();
     let d = &m.diagnostics;
     assert_eq!(d.skipped_lines, 1, "{:?}", d.messages);
@@ -753,6 +754,8 @@ fn wrong_instance_length_dangling_repeated_and_missing_are_counted() {
     let first = m.index_of(0x200).unwrap();
     assert_eq!(m.refs_of(first).len(), 2);
     assert_eq!(m.objects(), 7);
+    let last = m.index_of(0x520).unwrap();
+    assert_eq!(m.roots.last().map(|r| r.object), Some(last));
 }
 
 #[test]

@@ -32,13 +32,7 @@ impl Csr {
         for &(s, _) in edges {
             degrees[s as usize] += 1;
         }
-        let mut offsets = Vec::with_capacity(nodes + 1);
-        let mut acc = 0u64;
-        offsets.push(0);
-        for &d in &degrees {
-            acc += d as u64;
-            offsets.push(acc);
-        }
+        let offsets = crate::mem::prefix_sums(nodes, |i| degrees[i] as u64);
         let mut fill: Vec<u64> = offsets[..nodes].to_vec();
         let mut targets = vec![0u32; edges.len()];
         for &(s, t) in edges {

@@ -140,18 +140,14 @@ impl WideIdIndex {
         }
     }
 
-    /// The compact form, renumbering indices through `map` when objects
-    /// were removed.
-    pub fn narrow(self, map: Option<&[u32]>) -> IdIndex {
+    /// The compact form.
+    pub fn narrow(self) -> IdIndex {
         let mut slots = crate::mem::with_capacity(self.slots.len());
-        slots.par_extend(self.slots.par_iter().map(|e| {
-            let i = e.index.load(Ordering::Relaxed);
-            match (i, map) {
-                (EMPTY, _) => EMPTY,
-                (i, Some(m)) => m[i as usize],
-                (i, None) => i,
-            }
-        }));
+        slots.par_extend(
+            self.slots
+                .par_iter()
+                .map(|e| e.index.load(Ordering::Relaxed)),
+        );
         IdIndex {
             built: std::sync::OnceLock::from(Slots {
                 slots,
@@ -227,13 +223,13 @@ struct Slots {
 
 impl IdIndex {
     pub fn build(ids: &[u64]) -> IdIndex {
-        WideIdIndex::build(ids).narrow(None)
+        WideIdIndex::build(ids).narrow()
     }
 
     /// The compact form built directly (4 bytes a slot, never 16: for
     /// importers that look nothing up while building), with the count of
     /// records whose id an earlier record already had. The same index as
-    /// `WideIdIndex::build(ids).narrow(None)`: the first record of an id wins.
+    /// `WideIdIndex::build(ids).narrow()`: the first record of an id wins.
     pub fn build_counting(ids: &[u64]) -> (IdIndex, u64) {
         assert!(ids.len() < EMPTY as usize, "more than 2^32-1 objects");
         let (capacity, shift) = geometry(ids.len());
@@ -354,7 +350,7 @@ mod tests {
         assert_eq!(wide.repeated, 3);
         assert_eq!(wide.get(0x10), Some(0));
         assert_eq!(wide.get(0x40), None);
-        let index = wide.narrow(None);
+        let index = wide.narrow();
         assert_eq!(index.get(&ids, 0x10), Some(0));
         let (direct, repeated) = IdIndex::build_counting(&ids);
         assert_eq!(repeated, 3);
@@ -408,7 +404,7 @@ mod tests {
         for (i, &id) in ids.iter().enumerate() {
             assert_eq!(wide.get(id), Some(i as u32));
         }
-        let index = wide.narrow(None);
+        let index = wide.narrow();
         for (i, &id) in ids.iter().enumerate() {
             assert_eq!(index.get(&ids, id), Some(i as u32));
         }

@@ -21,7 +21,6 @@ pub(super) struct Assembled {
     pub labels: Vec<u32>,
     pub values: Values,
     pub roots: Vec<Root>,
-    pub id_index: crate::model::IdIndex,
 }
 
 /// One chunk after resolution (only objects that are kept).
@@ -76,7 +75,11 @@ pub(super) fn assemble(
         .map(|(ci, d)| resolve_chunk(d, &ids, first[ci], chunks[ci].start, &wide, keep.as_ref()))
         .collect();
     laps.lap("resolve");
-    let id_index = wide.narrow(keep.as_ref().map(|k| &k.new_index[..]));
+    // Roots resolve through the wide index while it is here; the model's
+    // own index is built at its first look-up (the analysis makes none).
+    let new_index = |i: u32| keep.as_ref().map_or(i, |k| k.new_index[i as usize]);
+    let roots = roots(raw_roots, |id| wide.get(id).map(new_index), issues);
+    drop(wide);
     if let Some(k) = &keep {
         let mut i = 0;
         ids.retain(|_| {
@@ -84,9 +87,9 @@ pub(super) fn assemble(
             k.keep[i - 1]
         });
     }
-    let mut out = join(resolved, classes, issues, ids, id_index);
+    let mut out = join(resolved, classes, issues, ids);
     laps.lap("join");
-    out.roots = roots(raw_roots, &out, issues);
+    out.roots = roots;
     out
 }
 
@@ -240,7 +243,6 @@ fn join(
     classes: &Classes,
     issues: &mut Collector,
     ids: Vec<u64>,
-    id_index: crate::model::IdIndex,
 ) -> Assembled {
     let mut undefined = Vec::new();
     let mut base_object = 0u32;
@@ -294,7 +296,6 @@ fn join(
         labels,
         values: Values::new(offsets, bytes, kinds),
         roots: Vec::new(),
-        id_index,
     }
 }
 
@@ -371,10 +372,14 @@ fn name_types(
 }
 
 /// Root records resolved to objects (SPEC §1.1's kind mapping).
-fn roots(raw: &[RawRoot], a: &Assembled, issues: &mut Collector) -> Vec<Root> {
+fn roots(
+    raw: &[RawRoot],
+    object_of: impl Fn(u64) -> Option<u32>,
+    issues: &mut Collector,
+) -> Vec<Root> {
     let mut out = Vec::with_capacity(raw.len());
     for r in raw {
-        let Some(object) = a.id_index.get(&a.ids, r.id) else {
+        let Some(object) = object_of(r.id) else {
             issues.push(Kind::MissingRoot, r.offset, || {
                 format!(
                     "root (sub-record 0x{:02x}) for object {:x}, which is not in the dump; ignored",

@@ -274,7 +274,7 @@ fn build_model(
         sizes: a.sizes.into(),
         refs: a.refs,
         roots: a.roots,
-        id_index: a.id_index,
+        id_index: IdIndex::lazy(),
         diagnostics: issues.finish(Place::Offset),
         records: RecordCounts {
             objects,
