@@ -90,6 +90,18 @@ pub fn prefix_sums(len: usize, value: impl Fn(usize) -> u64 + Sync) -> Vec<u64> 
     out
 }
 
+/// Cuts `v` into consecutive parts of the given lengths (which must not
+/// add up to more than its length).
+pub fn split_by<T>(mut v: &mut [T], lens: impl IntoIterator<Item = usize>) -> Vec<&mut [T]> {
+    let mut parts = Vec::new();
+    for len in lens {
+        let (head, tail) = std::mem::take(&mut v).split_at_mut(len);
+        parts.push(head);
+        v = tail;
+    }
+    parts
+}
+
 /// Keeps the allocator's memory independent of the thread count; called
 /// once at start-up, before any thread exists. glibc gives threads that
 /// meet on a locked arena new arenas, up to eight per core, and each arena

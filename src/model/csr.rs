@@ -127,7 +127,7 @@ impl Csr {
         }
         block_start.push(acc);
         offsets[n] = acc;
-        split_by(&mut offsets[..n], bounds.iter().map(|&(lo, hi)| hi - lo))
+        crate::mem::split_by(&mut offsets[..n], bounds.iter().map(|&(lo, hi)| hi - lo))
             .into_par_iter()
             .zip(counts)
             .zip(&block_start)
@@ -143,7 +143,7 @@ impl Csr {
         // the part.
         let mut targets: Vec<u32> = crate::mem::zeroed(self.targets.len());
         let part_lens = block_start.windows(2).map(|w| (w[1] - w[0]) as usize);
-        split_by(&mut targets, part_lens)
+        crate::mem::split_by(&mut targets, part_lens)
             .into_par_iter()
             .zip(&bounds)
             .zip(&block_start)
@@ -187,17 +187,6 @@ impl Csr {
 /// How many edges ahead `transpose` fetches a list's slot (its counter twice
 /// as far).
 const PLACE_AHEAD: usize = 16;
-
-/// Cuts `v` into consecutive parts of the given lengths.
-fn split_by<T>(mut v: &mut [T], lens: impl IntoIterator<Item = usize>) -> Vec<&mut [T]> {
-    let mut parts = Vec::new();
-    for len in lens {
-        let (head, tail) = std::mem::take(&mut v).split_at_mut(len);
-        parts.push(head);
-        v = tail;
-    }
-    parts
-}
 
 #[cfg(test)]
 mod tests {

@@ -2,8 +2,9 @@
 //! that hold a u32 index (keys are read from the ids array), load ≤ 2/3.
 //!
 //! While references are resolved (tens of millions of lookups) a wide form
-//! keeps the id beside the index in each 16-byte slot, so a lookup costs one
-//! cache miss instead of two; it is then narrowed to 4 bytes a slot. Built in
+//! keeps the id beside the index in each slot, so a lookup costs one cache
+//! miss instead of two: 8 bytes a slot where ids are addresses that fit 32
+//! bits once rebased (a heap's usually do), 16 otherwise. Both are built in
 //! parallel with compare-and-swap; when an id occurs twice the lowest index
 //! (the first record in the file) wins.
 //!
@@ -47,14 +48,42 @@ struct WideSlot {
     index: AtomicU32,
 }
 
-/// The resolving form of the index: id and index side by side.
+/// The resolving form of the index: each slot holds the index beside the
+/// id, or beside the id's 32-bit key where every id has one.
 pub struct WideIdIndex {
-    slots: Vec<WideSlot>,
+    table: Table,
     mask: usize,
     shift: u32,
     key: u64,
     /// Records whose id an earlier record already had.
     pub repeated: u64,
+}
+
+enum Table {
+    /// Ids are addresses: once the smallest is subtracted and their common
+    /// alignment divided out, those of a heap of up to 32 GiB in 8-byte
+    /// steps fit 32 bits. A slot is then `key << 32 | (index + 1)` in 8
+    /// bytes (0: empty, so fresh zeroed memory is an empty table), half the
+    /// memory of a wide slot, still one cache line a look-up.
+    Packed {
+        slots: Vec<u64>,
+        base: u64,
+        align: u32,
+        /// Keys go in groups of `2^group` (see [`packed_slot`]).
+        group: u32,
+    },
+    Wide(Vec<WideSlot>),
+}
+
+/// The 32-bit key of `id` in a packed table, `None` for an id no object has.
+#[inline]
+fn packed_key(id: u64, base: u64, align: u32) -> Option<u64> {
+    let d = id.checked_sub(base)?;
+    if d & ((1u64 << align) - 1) != 0 {
+        return None;
+    }
+    let k = d >> align;
+    (k <= u32::MAX as u64).then_some(k)
 }
 
 impl WideIdIndex {
@@ -63,54 +92,12 @@ impl WideIdIndex {
         let (capacity, shift) = geometry(ids.len());
         let mask = capacity - 1;
         let key = random_key();
-        let mut slots = crate::mem::with_capacity(capacity);
-        slots.par_extend((0..capacity).into_par_iter().map(|_| WideSlot {
-            id: AtomicU64::new(0),
-            index: AtomicU32::new(EMPTY),
-        }));
-        let repeated: u64 = ids
-            .par_iter()
-            .enumerate()
-            .map(|(i, &id)| {
-                if let Some(&ahead) = ids.get(i + 16) {
-                    crate::mem::prefetch(&slots[slot(ahead, key, shift)]);
-                }
-                let i = i as u32;
-                let mut s = slot(id, key, shift);
-                loop {
-                    let e: &WideSlot = &slots[s];
-                    let cur = e.index.load(Ordering::Acquire);
-                    if cur == EMPTY {
-                        match e.index.compare_exchange(
-                            EMPTY,
-                            i,
-                            Ordering::AcqRel,
-                            Ordering::Acquire,
-                        ) {
-                            Ok(_) => {
-                                e.id.store(id, Ordering::Relaxed);
-                                return 0u64;
-                            }
-                            Err(_) => continue,
-                        }
-                    }
-                    // The id field may not be written yet: compare by array.
-                    if ids[cur as usize] == id {
-                        if i < cur
-                            && e.index
-                                .compare_exchange(cur, i, Ordering::AcqRel, Ordering::Acquire)
-                                .is_err()
-                        {
-                            continue;
-                        }
-                        return 1;
-                    }
-                    s = (s + 1) & mask;
-                }
-            })
-            .sum();
+        let (table, repeated) = match packing(ids) {
+            Some((base, align)) => build_packed(ids, capacity, (mask, shift, key), base, align),
+            None => build_wide(ids, capacity, (mask, shift, key)),
+        };
         WideIdIndex {
-            slots,
+            table,
             mask,
             shift,
             key,
@@ -118,45 +105,196 @@ impl WideIdIndex {
         }
     }
 
+    /// The slot where the search for `id` begins, `None` where a packed
+    /// table cannot hold it.
+    #[inline]
+    fn home(&self, id: u64) -> Option<(usize, u64)> {
+        match &self.table {
+            Table::Packed {
+                base, align, group, ..
+            } => {
+                let k = packed_key(id, *base, *align)?;
+                Some((packed_slot(k, self.key, self.shift, *group), k))
+            }
+            Table::Wide(_) => Some((slot(id, self.key, self.shift), id)),
+        }
+    }
+
     /// Hints the CPU to fetch the slot of `id` (a later `get`).
     #[inline]
     pub fn prefetch(&self, id: u64) {
-        crate::mem::prefetch(&self.slots[slot(id, self.key, self.shift)]);
+        if let Some((s, _)) = self.home(id) {
+            match &self.table {
+                Table::Packed { slots, .. } => crate::mem::prefetch(&slots[s]),
+                Table::Wide(slots) => crate::mem::prefetch(&slots[s]),
+            }
+        }
     }
 
     #[inline]
     pub fn get(&self, id: u64) -> Option<u32> {
-        let mut s = slot(id, self.key, self.shift);
-        loop {
-            let e = &self.slots[s];
-            let cur = e.index.load(Ordering::Relaxed);
-            if cur == EMPTY {
-                return None;
-            }
-            if e.id.load(Ordering::Relaxed) == id {
-                return Some(cur);
-            }
-            s = (s + 1) & self.mask;
+        let (mut s, k) = self.home(id)?;
+        match &self.table {
+            Table::Packed { slots, .. } => loop {
+                let e = slots[s];
+                if e == 0 {
+                    return None;
+                }
+                if e >> 32 == k {
+                    return Some((e as u32).wrapping_sub(1));
+                }
+                s = (s + 1) & self.mask;
+            },
+            Table::Wide(slots) => loop {
+                let e = &slots[s];
+                let cur = e.index.load(Ordering::Relaxed);
+                if cur == EMPTY {
+                    return None;
+                }
+                if e.id.load(Ordering::Relaxed) == id {
+                    return Some(cur);
+                }
+                s = (s + 1) & self.mask;
+            },
         }
     }
+}
 
-    /// The compact form.
-    pub fn narrow(self) -> IdIndex {
-        let mut slots = crate::mem::with_capacity(self.slots.len());
-        slots.par_extend(
-            self.slots
-                .par_iter()
-                .map(|e| e.index.load(Ordering::Relaxed)),
-        );
-        IdIndex {
-            built: std::sync::OnceLock::from(Slots {
-                slots,
-                mask: self.mask,
-                shift: self.shift,
-                key: self.key,
-            }),
-        }
+/// Keys in groups of up to [`GROUP`] bits (8 keys, one cache line of
+/// slots): a group's slot comes from the hash of the key's high bits, and
+/// each key sits at its offset within the group. Keys are addresses, and a
+/// heap's references point near their object more often than not (a
+/// `String` to the array allocated right after it), so neighbouring
+/// look-ups tend to read one cache line; the random key still spreads the
+/// groups.
+const GROUP: u32 = 4;
+
+#[inline]
+fn packed_slot(k: u64, key: u64, shift: u32, group: u32) -> usize {
+    (slot(k >> group, key, shift + group) << group) | (k & ((1 << group) - 1)) as usize
+}
+
+/// The base and alignment that give every id a 32-bit key, if they exist.
+fn packing(ids: &[u64]) -> Option<(u64, u32)> {
+    let (min, max) = ids
+        .par_iter()
+        .fold(|| (u64::MAX, 0), |(lo, hi), &id| (lo.min(id), hi.max(id)))
+        .reduce(|| (u64::MAX, 0), |a, b| (a.0.min(b.0), a.1.max(b.1)));
+    if ids.is_empty() {
+        return None;
     }
+    let bits = ids
+        .par_iter()
+        .map(|&id| id - min)
+        .reduce(|| 0, |a, b| a | b);
+    let align = bits.trailing_zeros().min(63);
+    ((max - min) >> align <= u32::MAX as u64).then_some((min, align))
+}
+
+fn build_packed(
+    ids: &[u64],
+    capacity: usize,
+    (mask, shift, key): (usize, u32, u64),
+    base: u64,
+    align: u32,
+) -> (Table, u64) {
+    let mut slots: Vec<u64> = crate::mem::zeroed(capacity);
+    let atomic = crate::mem::as_atomic_u64(&mut slots);
+    // At least two groups (a shift of 64 would overflow).
+    let group = GROUP.min(capacity.trailing_zeros() - 1);
+    let home = |id: u64| {
+        let k = (id - base) >> align;
+        (packed_slot(k, key, shift, group), k)
+    };
+    let repeated: u64 = ids
+        .par_iter()
+        .enumerate()
+        .map(|(i, &id)| {
+            if let Some(&ahead) = ids.get(i + 16) {
+                crate::mem::prefetch(&atomic[home(ahead).0]);
+            }
+            let (mut s, k) = home(id);
+            let mine = k << 32 | (i as u64 + 1);
+            loop {
+                let e = &atomic[s];
+                let cur = e.load(Ordering::Acquire);
+                if cur == 0 {
+                    match e.compare_exchange(0, mine, Ordering::AcqRel, Ordering::Acquire) {
+                        Ok(_) => return 0u64,
+                        Err(_) => continue,
+                    }
+                }
+                if cur >> 32 == k {
+                    // The lowest index (the first record) wins.
+                    if mine < cur
+                        && e.compare_exchange(cur, mine, Ordering::AcqRel, Ordering::Acquire)
+                            .is_err()
+                    {
+                        continue;
+                    }
+                    return 1;
+                }
+                s = (s + 1) & mask;
+            }
+        })
+        .sum();
+    (
+        Table::Packed {
+            slots,
+            base,
+            align,
+            group,
+        },
+        repeated,
+    )
+}
+
+fn build_wide(ids: &[u64], capacity: usize, (mask, shift, key): (usize, u32, u64)) -> (Table, u64) {
+    let mut slots = crate::mem::with_capacity(capacity);
+    slots.par_extend((0..capacity).into_par_iter().map(|_| WideSlot {
+        id: AtomicU64::new(0),
+        index: AtomicU32::new(EMPTY),
+    }));
+    let repeated: u64 = ids
+        .par_iter()
+        .enumerate()
+        .map(|(i, &id)| {
+            if let Some(&ahead) = ids.get(i + 16) {
+                crate::mem::prefetch(&slots[slot(ahead, key, shift)]);
+            }
+            let i = i as u32;
+            let mut s = slot(id, key, shift);
+            loop {
+                let e: &WideSlot = &slots[s];
+                let cur = e.index.load(Ordering::Acquire);
+                if cur == EMPTY {
+                    match e
+                        .index
+                        .compare_exchange(EMPTY, i, Ordering::AcqRel, Ordering::Acquire)
+                    {
+                        Ok(_) => {
+                            e.id.store(id, Ordering::Relaxed);
+                            return 0u64;
+                        }
+                        Err(_) => continue,
+                    }
+                }
+                // The id field may not be written yet: compare by array.
+                if ids[cur as usize] == id {
+                    if i < cur
+                        && e.index
+                            .compare_exchange(cur, i, Ordering::AcqRel, Ordering::Acquire)
+                            .is_err()
+                    {
+                        continue;
+                    }
+                    return 1;
+                }
+                s = (s + 1) & mask;
+            }
+        })
+        .sum();
+    (Table::Wide(slots), repeated)
 }
 
 /// How many of `ids` repeat an id that comes before them, without a hash
@@ -223,13 +361,11 @@ struct Slots {
 
 impl IdIndex {
     pub fn build(ids: &[u64]) -> IdIndex {
-        WideIdIndex::build(ids).narrow()
+        IdIndex::build_counting(ids).0
     }
 
-    /// The compact form built directly (4 bytes a slot, never 16: for
-    /// importers that look nothing up while building), with the count of
-    /// records whose id an earlier record already had. The same index as
-    /// `WideIdIndex::build(ids).narrow()`: the first record of an id wins.
+    /// The compact form (4 bytes a slot), with the count of records whose
+    /// id an earlier record already had; the first record of an id wins.
     pub fn build_counting(ids: &[u64]) -> (IdIndex, u64) {
         assert!(ids.len() < EMPTY as usize, "more than 2^32-1 objects");
         let (capacity, shift) = geometry(ids.len());
@@ -288,7 +424,7 @@ impl IdIndex {
     fn slots(&self, ids: &[u64]) -> &Slots {
         self.built.get_or_init(|| {
             let built = IdIndex::build(ids).built;
-            built.into_inner().expect("narrow builds the slots")
+            built.into_inner().expect("build fills the slots")
         })
     }
 
@@ -345,21 +481,63 @@ mod tests {
 
     #[test]
     fn first_record_wins_and_missing_ids_are_absent() {
-        let ids = vec![0x10, 0x20, 0x10, 0x30, 0x20, 0x10];
-        let wide = WideIdIndex::build(&ids);
-        assert_eq!(wide.repeated, 3);
-        assert_eq!(wide.get(0x10), Some(0));
-        assert_eq!(wide.get(0x40), None);
-        let index = wide.narrow();
-        assert_eq!(index.get(&ids, 0x10), Some(0));
-        let (direct, repeated) = IdIndex::build_counting(&ids);
-        assert_eq!(repeated, 3);
-        for id in [0x10, 0x20, 0x30, 0x40] {
-            assert_eq!(direct.get(&ids, id), index.get(&ids, id), "{id:x}");
+        // Packed (8-byte steps from 0x10), then wide (a span past 32 bits).
+        for far in [0x40, 0x10 + (8 << 33)] {
+            let ids = vec![0x10, 0x20, 0x10, 0x30, 0x20, 0x10, far];
+            let wide = WideIdIndex::build(&ids);
+            assert_eq!(
+                matches!(wide.table, Table::Packed { .. }),
+                far == 0x40,
+                "{far:x}"
+            );
+            assert_eq!(wide.repeated, 3);
+            assert_eq!(wide.get(0x10), Some(0));
+            assert_eq!(wide.get(0x20), Some(1));
+            assert_eq!(wide.get(0x30), Some(3));
+            assert_eq!(wide.get(far), Some(6));
+            for absent in [0, 0x8, 0x18, 0x11, 0x50, far + 16, u64::MAX] {
+                assert_eq!(wide.get(absent), None, "{absent:x}");
+            }
+            let (index, repeated) = IdIndex::build_counting(&ids);
+            assert_eq!(repeated, 3);
+            for id in [0x10, 0x20, 0x30, 0x40, 0x50, far] {
+                assert_eq!(index.get(&ids, id), wide.get(id), "{id:x}");
+            }
         }
-        assert_eq!(index.get(&ids, 0x20), Some(1));
-        assert_eq!(index.get(&ids, 0x30), Some(3));
-        assert_eq!(index.get(&ids, 0x40), None);
+    }
+
+    #[test]
+    fn packed_and_wide_tables_agree_with_a_map() {
+        let mut x = 0x2545_F491_4F6C_DD1Du64;
+        let mut rand = move |m: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % m
+        };
+        for case in 0..200 {
+            let n = 1 + rand(300) as usize;
+            let (base, step, span) = match case % 3 {
+                0 => (rand(1 << 40), 8, 1000),
+                1 => (rand(1 << 20), 1 << rand(4), u32::MAX as u64),
+                _ => (0, 1, u64::MAX / 2),
+            };
+            let ids: Vec<u64> = (0..n).map(|_| base + step * rand(span)).collect();
+            let wide = WideIdIndex::build(&ids);
+            let mut first = std::collections::HashMap::new();
+            for (i, &id) in ids.iter().enumerate() {
+                first.entry(id).or_insert(i as u32);
+            }
+            assert_eq!(wide.repeated as usize, n - first.len());
+            for (i, &id) in ids.iter().enumerate() {
+                assert_eq!(wide.get(id), first.get(&id).copied(), "{ids:?}");
+                let near = [id.wrapping_add(1), id.wrapping_sub(step), id ^ (1 << 35)];
+                for probe in near {
+                    assert_eq!(wide.get(probe), first.get(&probe).copied(), "{probe:x}");
+                }
+                let _ = i;
+            }
+        }
     }
 
     #[test]
@@ -404,7 +582,8 @@ mod tests {
         for (i, &id) in ids.iter().enumerate() {
             assert_eq!(wide.get(id), Some(i as u32));
         }
-        let index = wide.narrow();
+        assert!(matches!(wide.table, Table::Packed { .. }));
+        let index = IdIndex::build(&ids);
         for (i, &id) in ids.iter().enumerate() {
             assert_eq!(index.get(&ids, id), Some(i as u32));
         }
@@ -463,5 +642,65 @@ mod tests {
         for (i, &id) in ids.iter().enumerate() {
             assert_eq!(index.get(&ids, id), Some(i as u32));
         }
+    }
+
+    /// Slots read to find every id of a packed index.
+    fn packed_probes(ids: &[u64]) -> f64 {
+        let w = WideIdIndex::build(ids);
+        let Table::Packed {
+            slots,
+            base,
+            align,
+            group,
+        } = &w.table
+        else {
+            panic!("ids fit 32-bit keys")
+        };
+        let mut total = 0u64;
+        for &id in ids {
+            let k = packed_key(id, *base, *align).expect("in the index");
+            let mut s = packed_slot(k, w.key, w.shift, *group);
+            total += 1;
+            while slots[s] >> 32 != k {
+                s = (s + 1) & w.mask;
+                total += 1;
+            }
+        }
+        total as f64 / ids.len() as f64
+    }
+
+    #[test]
+    fn grouped_slots_stay_cheap_when_groups_are_full() {
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        let mut rand = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        // Objects of 16 to 56 bytes, one after the other.
+        let mut at = 0x7000_0000u64;
+        let heap: Vec<u64> = (0..200_000)
+            .map(|_| {
+                at += 16 + rand() % 6 * 8;
+                at
+            })
+            .collect();
+        // Whole groups of adjacent keys at random places: each group's keys
+        // fill its slots, so groups that meet probe past each other.
+        let mut seen = std::collections::HashSet::new();
+        let mut full = Vec::new();
+        while full.len() < 200_000 {
+            let g = rand() % (1 << 20);
+            if seen.insert(g) {
+                full.extend((0..1u64 << GROUP).map(|j| ((g << GROUP) + j) * 8));
+            }
+        }
+        let (heap, full) = (packed_probes(&heap), packed_probes(&full));
+        assert!(heap < 1.6, "{heap} slots a look-up in a heap");
+        assert!(
+            full <= (1 << GROUP) as f64,
+            "{full} slots a look-up with full groups"
+        );
     }
 }

@@ -1,15 +1,21 @@
-//! Stitches the decoded chunks into one [`Model`] in file order: the id
-//! index (first record of an id wins), references resolved to dense indices
-//! (dangling ones dropped and counted, with their labels), values in one
-//! arena, types compacted to those in use, and the roots.
+//! Builds the model's arrays from the chunks in file order, in two
+//! parallel walks (see `decode`): the ids and each chunk's counts, then the
+//! id index (first record of an id wins), then every array written in
+//! place with references resolved to dense indices. Records that repeat an
+//! id and references to ids not in the dump are left out afterwards (with
+//! their labels and values), in one pass that only such dumps pay for;
+//! types are compacted to those in use, and the roots resolved.
 
 use rayon::prelude::*;
 
 use super::classes::Classes;
-use super::decode::{Decoded, UNDEFINED};
+use super::decode::{walk, Context, Count, Parts, Write, DROPPED, UNDEFINED};
 use super::scan::{Chunk, RawRoot};
-use crate::model::{root_flags, root_kind, Csr, Root, ValueKind, Values, WideIdIndex};
+use super::SizeModel;
+use crate::import::source::Source;
+use crate::model::{root_flags, root_kind, Csr, IdIndex, Root, ValueKind, Values, WideIdIndex};
 use crate::model::{Collector, Kind, ObjectIdx};
+use crate::progress::{Cancelled, Progress};
 
 /// The model's arrays, before the path and details are added.
 pub(super) struct Assembled {
@@ -23,107 +29,253 @@ pub(super) struct Assembled {
     pub roots: Vec<Root>,
 }
 
-/// One chunk after resolution (only objects that are kept).
-struct Resolved {
-    types: Vec<u32>,
-    sizes: Vec<u64>,
-    degrees: Vec<u32>,
-    targets: Vec<u32>,
-    labels: Vec<u32>,
-    value_ends: Vec<u64>,
-    values: Vec<u8>,
-    kinds: Vec<ValueKind>,
-    /// (kept object in the chunk, class id, file offset) of objects of
-    /// undumped classes.
-    undefined: Vec<(u32, u64, u64)>,
-    issues: Collector,
+/// Why assembly stopped.
+pub(super) enum Stop {
+    Cancelled(Cancelled),
+    /// A chunk read differently the second time (cannot happen: both
+    /// walks run the same code on the same bytes).
+    Inconsistent,
 }
 
-/// Which objects are kept when an id occurs twice (the first record wins),
-/// and their new indices.
-struct Keep {
-    keep: Vec<bool>,
-    new_index: Vec<u32>,
+impl From<Cancelled> for Stop {
+    fn from(c: Cancelled) -> Stop {
+        Stop::Cancelled(c)
+    }
+}
+
+/// An object of an undumped class: (object, class id, file offset).
+type Undefined = (u32, u64, u64);
+
+/// What the first walk found in one chunk.
+struct Counted {
+    objects: usize,
+    refs: usize,
+    value_bytes: usize,
+    /// Ids past the scan's count of the chunk's objects.
+    extra: Vec<u64>,
+}
+
+/// The per-object and per-reference arrays, whole.
+struct Arrays {
+    ids: Vec<u64>,
+    types: Vec<u32>,
+    sizes: Vec<u64>,
+    kinds: Vec<ValueKind>,
+    /// `objects + 1` offsets into `values`.
+    value_ends: Vec<u64>,
+    values: Vec<u8>,
+    /// `objects + 1` offsets into `targets` and `labels`.
+    ref_ends: Vec<u64>,
+    targets: Vec<u32>,
+    labels: Vec<u32>,
 }
 
 pub(super) fn assemble(
-    decoded: Vec<Decoded>,
+    source: &Source,
     chunks: &[Chunk],
     raw_roots: &[RawRoot],
     classes: &Classes,
+    sizes: SizeModel,
+    progress: &Progress,
     issues: &mut Collector,
-) -> Assembled {
-    let first: Vec<usize> = decoded
-        .iter()
-        .scan(0usize, |acc, d| {
-            let s = *acc;
-            *acc += d.ids.len();
-            Some(s)
-        })
-        .collect();
+) -> Result<Assembled, Stop> {
+    let loader_ids: Vec<u64> = classes.loaders.keys().copied().collect();
+    let cx = Context {
+        bytes: source.bytes(),
+        classes,
+        sizes,
+        class_type: classes.class_type,
+        prim_types: classes.prim_types,
+        loader_index: IdIndex::build(&loader_ids),
+        loader_ids,
+    };
     let mut laps = crate::progress::Laps::new("hprof/assemble");
-    let mut decoded = decoded;
-    let mut ids = par_concat(decoded.iter().map(|d| &d.ids[..]).collect(), 0, |_, x| x);
-    decoded.iter_mut().for_each(|d| d.ids = Vec::new());
+    let (ids, counts) = ids_and_counts(&cx, chunks, progress)?;
     laps.lap("ids");
     let wide = WideIdIndex::build(&ids);
     laps.lap("id index");
-    let keep = repeated_ids(&wide, &ids, &decoded, chunks, &first, issues);
-    let resolved: Vec<Resolved> = decoded
-        .into_par_iter()
-        .enumerate()
-        .map(|(ci, d)| resolve_chunk(d, &ids, first[ci], chunks[ci].start, &wide, keep.as_ref()))
-        .collect();
-    laps.lap("resolve");
+    let (mut a, undefined, dangling) =
+        write_all(&cx, source, chunks, &counts, ids, &wide, progress, issues)?;
+    laps.lap("write");
     // Roots resolve through the wide index while it is here; the model's
     // own index is built at its first look-up (the analysis makes none).
-    let new_index = |i: u32| keep.as_ref().map_or(i, |k| k.new_index[i as usize]);
+    let keep = (wide.repeated > 0).then(|| first_records(&wide, &a.ids));
+    let new_index = |i: u32| keep.as_ref().map_or(i, |k| k.1[i as usize]);
     let roots = roots(raw_roots, |id| wide.get(id).map(new_index), issues);
     drop(wide);
-    if let Some(k) = &keep {
-        let mut i = 0;
-        ids.retain(|_| {
-            i += 1;
-            k.keep[i - 1]
-        });
+    let mut undefined = undefined;
+    if keep.is_some() || dangling > 0 {
+        a = compact(a, keep.as_ref());
+        if let Some((_, new_index)) = &keep {
+            for u in &mut undefined {
+                u.0 = new_index[u.0 as usize];
+            }
+        }
+        laps.lap("compact");
     }
-    let mut out = join(resolved, classes, issues, ids);
-    laps.lap("join");
-    out.roots = roots;
-    out
+    let type_names = name_types(&mut a.types, &undefined, classes, issues, &a.ids);
+    Ok(Assembled {
+        ids: a.ids,
+        types: a.types,
+        type_names,
+        sizes: a.sizes,
+        refs: Csr {
+            offsets: a.ref_ends.into(),
+            targets: a.targets.into(),
+        },
+        labels: a.labels,
+        values: Values::new(a.value_ends, a.values, a.kinds),
+        roots,
+    })
 }
 
-/// Counts repeated ids and decides which records are kept.
-fn repeated_ids(
-    wide: &WideIdIndex,
-    ids: &[u64],
-    decoded: &[Decoded],
+/// The first walk: every object's id in file order, and each chunk's counts.
+fn ids_and_counts(
+    cx: &Context,
     chunks: &[Chunk],
-    first: &[usize],
-    issues: &mut Collector,
-) -> Option<Keep> {
-    if wide.repeated == 0 {
-        return None;
+    progress: &Progress,
+) -> Result<(Vec<u64>, Vec<Counted>), Cancelled> {
+    let expected = chunks.iter().map(|c| c.objects as usize);
+    let mut ids: Vec<u64> = crate::mem::zeroed(expected.clone().sum());
+    let counts = crate::mem::split_by(&mut ids, expected)
+        .into_par_iter()
+        .zip(chunks.par_iter())
+        .map(|(part, c)| {
+            progress.check()?;
+            let mut k = Count::new(part);
+            walk(cx, c, &mut k);
+            progress.advance(((c.end - c.start) / 2) as u64);
+            Ok(Counted {
+                objects: k.objects,
+                refs: k.refs,
+                value_bytes: k.value_bytes,
+                extra: k.extra,
+            })
+        })
+        .collect::<Result<Vec<Counted>, Cancelled>>()?;
+    if counts
+        .iter()
+        .zip(chunks)
+        .all(|(k, c)| k.objects == c.objects as usize)
+    {
+        return Ok((ids, counts));
     }
+    // The walk found other counts than the scan (it should not): gather
+    // each chunk's ids as the walk found them.
+    let mut out = Vec::with_capacity(counts.iter().map(|k| k.objects).sum());
+    let mut start = 0;
+    for (k, c) in counts.iter().zip(chunks) {
+        let had = c.objects as usize;
+        out.extend_from_slice(&ids[start..start + k.objects.min(had)]);
+        out.extend_from_slice(&k.extra);
+        start += had;
+    }
+    Ok((out, counts))
+}
+
+/// The second walk: every array written in its place. Returns the arrays,
+/// the objects of undumped classes and how many references dangle.
+#[allow(clippy::too_many_arguments)]
+fn write_all(
+    cx: &Context,
+    source: &Source,
+    chunks: &[Chunk],
+    counts: &[Counted],
+    ids: Vec<u64>,
+    wide: &WideIdIndex,
+    progress: &Progress,
+    issues: &mut Collector,
+) -> Result<(Arrays, Vec<Undefined>, u64), Stop> {
+    let n = ids.len();
+    let objects = || counts.iter().map(|k| k.objects);
+    let (total_refs, total_values) = counts
+        .iter()
+        .fold((0, 0), |(r, v), k| (r + k.refs, v + k.value_bytes));
+    let mut a = Arrays {
+        types: crate::mem::zeroed(n),
+        sizes: crate::mem::zeroed(n),
+        kinds: crate::mem::zeroed(n),
+        value_ends: crate::mem::zeroed(n + 1),
+        values: crate::mem::zeroed(total_values),
+        ref_ends: crate::mem::zeroed(n + 1),
+        targets: crate::mem::zeroed(total_refs),
+        labels: crate::mem::zeroed(total_refs),
+        ids,
+    };
+    let mut starts = Vec::with_capacity(counts.len());
+    let (mut first, mut value_base, mut ref_base) = (0usize, 0u64, 0u64);
+    for k in counts {
+        starts.push((first, value_base, ref_base));
+        first += k.objects;
+        value_base += k.value_bytes as u64;
+        ref_base += k.refs as u64;
+    }
+    let parts: Vec<Parts> = {
+        let mut types = crate::mem::split_by(&mut a.types, objects()).into_iter();
+        let mut sizes = crate::mem::split_by(&mut a.sizes, objects()).into_iter();
+        let mut kinds = crate::mem::split_by(&mut a.kinds, objects()).into_iter();
+        let mut value_ends = crate::mem::split_by(&mut a.value_ends[1..], objects()).into_iter();
+        let mut values =
+            crate::mem::split_by(&mut a.values, counts.iter().map(|k| k.value_bytes)).into_iter();
+        let mut ref_ends = crate::mem::split_by(&mut a.ref_ends[1..], objects()).into_iter();
+        let mut targets =
+            crate::mem::split_by(&mut a.targets, counts.iter().map(|k| k.refs)).into_iter();
+        let mut labels =
+            crate::mem::split_by(&mut a.labels, counts.iter().map(|k| k.refs)).into_iter();
+        let mut next = || -> Option<Parts> {
+            Some(Parts {
+                types: types.next()?,
+                sizes: sizes.next()?,
+                kinds: kinds.next()?,
+                value_ends: value_ends.next()?,
+                values: values.next()?,
+                ref_ends: ref_ends.next()?,
+                targets: targets.next()?,
+                labels: labels.next()?,
+            })
+        };
+        std::iter::from_fn(&mut next).collect()
+    };
+    let ids = &a.ids;
+    let written = parts
+        .into_par_iter()
+        .zip(chunks.par_iter())
+        .zip(starts.par_iter())
+        .map(|((p, c), &(first, vb, rb))| {
+            progress.check()?;
+            let mut w = Write::new(p, wide, ids, first, (vb, rb));
+            walk(cx, c, &mut w);
+            w.end();
+            // Mapped pages count in our resident set: give them back once
+            // read (a later read would fetch them from the page cache).
+            source.release(c.start, c.end - c.start);
+            progress.advance(((c.end - c.start) / 2) as u64);
+            Ok((w.fits, w.dangling, w.undefined, w.issues))
+        })
+        .collect::<Result<Vec<_>, Cancelled>>()?;
+    let mut undefined = Vec::new();
+    let mut dangling = 0;
+    let mut fits = true;
+    for (f, d, u, i) in written {
+        fits &= f;
+        dangling += d;
+        undefined.extend(u);
+        issues.merge(i);
+    }
+    if !fits {
+        return Err(Stop::Inconsistent);
+    }
+    Ok((a, undefined, dangling))
+}
+
+/// Which records are kept when an id occurs twice (the first record wins),
+/// and each record's index once the others are gone.
+fn first_records(wide: &WideIdIndex, ids: &[u64]) -> (Vec<bool>, Vec<u32>) {
     let keep: Vec<bool> = ids
         .par_iter()
         .enumerate()
         .map(|(i, &id)| wide.get(id) == Some(i as u32))
         .collect();
-    for (ci, d) in decoded.iter().enumerate() {
-        for (j, &at) in d.at.iter().enumerate() {
-            let g = first[ci] + j;
-            if !keep[g] {
-                let offset = (chunks[ci].start + at as usize) as u64;
-                issues.push(Kind::Duplicate, offset, || {
-                    format!(
-                        "object {:x} appears again; the first record is kept",
-                        ids[g]
-                    )
-                });
-            }
-        }
-    }
     let mut next = 0u32;
     let new_index = keep
         .iter()
@@ -133,201 +285,47 @@ fn repeated_ids(
             v
         })
         .collect();
-    Some(Keep { keep, new_index })
+    (keep, new_index)
 }
 
-fn resolve_chunk(
-    mut d: Decoded,
-    ids: &[u64],
-    first: usize,
-    chunk_start: usize,
-    wide: &WideIdIndex,
-    keep: Option<&Keep>,
-) -> Resolved {
-    let n = d.types.len();
-    let mut r = Resolved {
-        types: Vec::new(),
-        sizes: Vec::new(),
-        degrees: Vec::with_capacity(n),
-        targets: Vec::with_capacity(d.refs.len()),
-        labels: Vec::with_capacity(d.labels.len()),
-        value_ends: Vec::new(),
-        values: Vec::new(),
-        kinds: Vec::new(),
-        undefined: Vec::new(),
-        issues: std::mem::take(&mut d.issues),
+/// Leaves out the records not kept and the references marked [`DROPPED`],
+/// renumbering the targets when records go.
+fn compact(a: Arrays, keep: Option<&(Vec<bool>, Vec<u32>)>) -> Arrays {
+    let n = a.ids.len();
+    let mut b = Arrays {
+        ids: Vec::with_capacity(n),
+        types: Vec::with_capacity(n),
+        sizes: Vec::with_capacity(n),
+        kinds: Vec::with_capacity(n),
+        value_ends: Vec::with_capacity(n + 1),
+        values: Vec::with_capacity(a.values.len()),
+        ref_ends: Vec::with_capacity(n + 1),
+        targets: Vec::with_capacity(a.targets.len()),
+        labels: Vec::with_capacity(a.labels.len()),
     };
-    let kept = |j: usize| keep.is_none_or(|k| k.keep[first + j]);
-    let mut pos = 0usize;
-    for j in 0..n {
-        let degree = d.degrees[j] as usize;
-        let (refs, labels) = (&d.refs[pos..pos + degree], &d.labels[pos..pos + degree]);
-        pos += degree;
-        if !kept(j) {
+    b.value_ends.push(0);
+    b.ref_ends.push(0);
+    for o in 0..n {
+        if keep.is_some_and(|(k, _)| !k[o]) {
             continue;
         }
-        let before = r.targets.len();
-        for (k, (&target, &label)) in refs.iter().zip(labels).enumerate() {
-            if let Some(&ahead) = d.refs.get(pos - degree + k + 16) {
-                wide.prefetch(ahead);
-            }
-            match wide.get(target) {
-                Some(t) => {
-                    r.targets.push(keep.map_or(t, |k| k.new_index[t as usize]));
-                    r.labels.push(label);
-                }
-                None => r.issues.push(
-                    Kind::Dangling,
-                    (chunk_start + d.at[j] as usize) as u64,
-                    || {
-                        format!(
-                            "reference from {:x} to {target:x}, which is not in the dump; dropped",
-                            ids[first + j]
-                        )
-                    },
-                ),
+        b.ids.push(a.ids[o]);
+        b.types.push(a.types[o]);
+        b.sizes.push(a.sizes[o]);
+        b.kinds.push(a.kinds[o]);
+        b.values
+            .extend_from_slice(&a.values[a.value_ends[o] as usize..a.value_ends[o + 1] as usize]);
+        b.value_ends.push(b.values.len() as u64);
+        for e in a.ref_ends[o] as usize..a.ref_ends[o + 1] as usize {
+            let t = a.targets[e];
+            if t != DROPPED {
+                b.targets.push(keep.map_or(t, |(_, m)| m[t as usize]));
+                b.labels.push(a.labels[e]);
             }
         }
-        r.degrees.push((r.targets.len() - before) as u32);
+        b.ref_ends.push(b.targets.len() as u64);
     }
-    d.refs = Vec::new();
-    d.labels = Vec::new();
-    let undefined = std::mem::take(&mut d.undefined);
-    let at = std::mem::take(&mut d.at);
-    let out_index = carry_objects(&mut r, d, keep.map(|k| &k.keep[first..first + n]));
-    r.undefined = undefined
-        .into_iter()
-        .filter_map(|(j, c)| {
-            let o = out_index
-                .as_ref()
-                .map_or(Some(j), |m| Some(m[j as usize]).filter(|&o| o != u32::MAX))?;
-            Some((o, c, (chunk_start + at[j as usize] as usize) as u64))
-        })
-        .collect();
-    r
-}
-
-/// Moves the per-object arrays into `r`, leaving out objects not kept;
-/// with `keep`, each object's new position in the chunk (`u32::MAX`: gone).
-fn carry_objects(r: &mut Resolved, d: Decoded, keep: Option<&[bool]>) -> Option<Vec<u32>> {
-    let Some(keep) = keep else {
-        r.types = d.types;
-        r.sizes = d.sizes;
-        r.value_ends = d.value_ends;
-        r.values = d.values;
-        r.kinds = d.kinds;
-        return None;
-    };
-    let mut start = 0u64;
-    let mut out_index = vec![u32::MAX; keep.len()];
-    for (j, &k) in keep.iter().enumerate() {
-        let end = d.value_ends[j];
-        if k {
-            out_index[j] = r.types.len() as u32;
-            r.types.push(d.types[j]);
-            r.sizes.push(d.sizes[j]);
-            r.values
-                .extend_from_slice(&d.values[start as usize..end as usize]);
-            r.value_ends.push(r.values.len() as u64);
-            r.kinds.push(d.kinds[j]);
-        }
-        start = end;
-    }
-    Some(out_index)
-}
-
-/// Concatenates the chunks' parts into the model's arrays, in parallel,
-/// each array's parts freed once it is built.
-fn join(
-    mut resolved: Vec<Resolved>,
-    classes: &Classes,
-    issues: &mut Collector,
-    ids: Vec<u64>,
-) -> Assembled {
-    let mut undefined = Vec::new();
-    let mut base_object = 0u32;
-    let mut value_base = Vec::with_capacity(resolved.len());
-    let mut base_value = 0u64;
-    for r in &mut resolved {
-        undefined.extend(
-            r.undefined
-                .iter()
-                .map(|&(j, c, at)| (base_object + j, c, at)),
-        );
-        base_object += r.types.len() as u32;
-        value_base.push(base_value);
-        base_value += r.values.len() as u64;
-        issues.merge(std::mem::take(&mut r.issues));
-    }
-    macro_rules! gather {
-        ($field:ident) => {{
-            let out = par_concat(
-                resolved.iter().map(|r| &r.$field[..]).collect(),
-                0,
-                |_, x| x,
-            );
-            resolved.iter_mut().for_each(|r| r.$field = Vec::new());
-            out
-        }};
-    }
-    let mut types = gather!(types);
-    let sizes = gather!(sizes);
-    let degrees = gather!(degrees);
-    let refs = Csr::from_degrees(&degrees, gather!(targets));
-    drop(degrees);
-    let labels = gather!(labels);
-    let bytes = gather!(values);
-    let kinds: Vec<ValueKind> = gather!(kinds);
-    // Each chunk's value ends, moved past the chunks before it, after the
-    // first object's start (0).
-    let offsets = par_concat(
-        resolved.iter().map(|r| &r.value_ends[..]).collect(),
-        1,
-        |part, e| value_base[part] + e,
-    );
-    drop(resolved);
-    let type_names = name_types(&mut types, &undefined, classes, issues, &ids);
-    Assembled {
-        ids,
-        types,
-        type_names,
-        sizes,
-        refs,
-        labels,
-        values: Values::new(offsets, bytes, kinds),
-        roots: Vec::new(),
-    }
-}
-
-/// `lead` zeroes, then the parts one after the other, each element passed
-/// through `f(part, element)`; parts are copied in parallel into one
-/// allocation.
-fn par_concat<T: Copy + Send + Sync + bytemuck::Zeroable>(
-    parts: Vec<&[T]>,
-    lead: usize,
-    f: impl Fn(usize, T) -> T + Sync,
-) -> Vec<T> {
-    let total: usize = parts.iter().map(|p| p.len()).sum();
-    let mut out: Vec<T> = crate::mem::zeroed(lead + total);
-    {
-        let mut rest = &mut out[lead..];
-        let mut slots = Vec::with_capacity(parts.len());
-        for p in &parts {
-            let (head, tail) = std::mem::take(&mut rest).split_at_mut(p.len());
-            slots.push(head);
-            rest = tail;
-        }
-        slots
-            .into_par_iter()
-            .zip(parts.par_iter())
-            .enumerate()
-            .for_each(|(i, (dst, src))| {
-                for (d, &s) in dst.iter_mut().zip(src.iter()) {
-                    *d = f(i, s);
-                }
-            });
-    }
-    out
+    b
 }
 
 /// Gives objects of undumped classes a type of their own, then keeps only

@@ -1,7 +1,14 @@
-//! The second pass: the object sub-records of one chunk decoded into
-//! struct-of-arrays parts (ids, types, MAT sizes, references as raw ids with
-//! their labels, value bytes). Chunks are independent, so they run in
-//! parallel; `assemble` stitches them together in file order.
+//! The object sub-records of one chunk, read twice. [`walk`] reads each
+//! object (id, type, MAT size, references with their labels, value bytes)
+//! and hands it to a [`Sink`]: `assemble` walks every chunk first with
+//! [`Count`], which writes the ids into the model's id array and counts each
+//! chunk's references and value bytes, then, once the id index is built,
+//! with [`Write`], which resolves the references and writes every array
+//! straight into the chunk's own part of the model's. Chunks are
+//! independent, so both walks run in parallel; no per-chunk array is built
+//! and then copied, which on a machine that zeroes fresh pages slowly was
+//! half of the import's time. Both walks run the same code on the same
+//! bytes, so the counts of the first are what the second writes.
 
 use super::classes::{label, parse_class_dump, Classes, Op};
 use super::reader::{align8, be_id, BasicType, Reader};
@@ -11,12 +18,16 @@ use super::scan::{
 };
 use super::SizeModel;
 use crate::model::{Collector, Kind};
-use crate::model::{IdIndex, Labels, ValueKind};
+use crate::model::{IdIndex, Labels, ValueKind, WideIdIndex};
 
 /// A type not known yet: the class was never dumped (fixed in `assemble`).
 pub(super) const UNDEFINED: u32 = u32::MAX;
 
-/// What every chunk's decoder shares.
+/// A reference whose target is not in the dump, or of a record that is
+/// dropped: `assemble` leaves these out.
+pub(super) const DROPPED: u32 = u32::MAX;
+
+/// What every chunk's walk shares.
 pub(super) struct Context<'a> {
     pub bytes: &'a [u8],
     pub classes: &'a Classes,
@@ -30,89 +41,43 @@ pub(super) struct Context<'a> {
     pub loader_index: IdIndex,
 }
 
-/// One chunk's objects.
-#[derive(Default)]
-pub(super) struct Decoded {
-    pub ids: Vec<u64>,
-    pub types: Vec<u32>,
-    pub sizes: Vec<u64>,
-    pub degrees: Vec<u32>,
-    /// Referenced ids (nulls left out), in object order.
-    pub refs: Vec<u64>,
-    /// One label per entry of `refs`.
-    pub labels: Vec<u32>,
-    /// End of each object's value in `values` (chunk-local).
-    pub value_ends: Vec<u64>,
-    pub values: Vec<u8>,
-    pub kinds: Vec<ValueKind>,
-    /// Each object's offset from the chunk's start (for messages).
-    pub at: Vec<u32>,
-    /// (object in the chunk, class id) of objects whose class was never dumped.
-    pub undefined: Vec<(u32, u64)>,
-    pub issues: Collector,
+/// What [`walk`] finds, in file order.
+pub(super) trait Sink {
+    /// An object begins at file offset `at`.
+    fn object(&mut self, id: u64, ty: u32, size: u64, at: usize);
+    /// The object just begun has a class the dump never defines.
+    fn undefined(&mut self, _class_id: u64) {}
+    /// A non-null reference of the current object.
+    fn reference(&mut self, target: u64, label: u32);
+    /// Bytes of the current object's value.
+    fn value(&mut self, bytes: &[u8]);
+    /// The current object ends.
+    fn finish(&mut self, kind: ValueKind);
+    /// A problem at file offset `at`.
+    fn issue(&mut self, kind: Kind, at: u64, why: impl FnOnce() -> String);
 }
 
-impl Decoded {
-    fn with_capacity(objects: usize) -> Self {
-        // `objects` was counted by the scan, never read from the file.
-        Decoded {
-            ids: Vec::with_capacity(objects),
-            types: Vec::with_capacity(objects),
-            sizes: Vec::with_capacity(objects),
-            degrees: Vec::with_capacity(objects),
-            value_ends: Vec::with_capacity(objects),
-            kinds: Vec::with_capacity(objects),
-            at: Vec::with_capacity(objects),
-            ..Decoded::default()
-        }
-    }
-
-    /// Closes the current object: its degree and value end.
-    fn finish(&mut self, refs_before: usize, kind: ValueKind) {
-        self.degrees.push((self.refs.len() - refs_before) as u32);
-        self.value_ends.push(self.values.len() as u64);
-        self.kinds.push(kind);
-    }
-
-    fn begin(&mut self, id: u64, ty: u32, size: u64, at: usize, chunk: &Chunk) {
-        self.ids.push(id);
-        self.types.push(ty);
-        self.sizes.push(size);
-        self.at
-            .push((at - chunk.start).min(u32::MAX as usize) as u32);
-    }
-
-    #[inline]
-    fn reference(&mut self, target: u64, label: u32) {
-        if target != 0 {
-            self.refs.push(target);
-            self.labels.push(label);
-        }
-    }
-}
-
-/// Decodes the objects of one chunk (its sub-records were checked by the scan).
-pub(super) fn decode_chunk(cx: &Context, chunk: &Chunk) -> Decoded {
-    let mut d = Decoded::with_capacity(chunk.objects as usize);
+/// Reads the objects of one chunk (its sub-records were checked by the scan).
+pub(super) fn walk<S: Sink>(cx: &Context, chunk: &Chunk, s: &mut S) {
     let id_size = cx.sizes.id_size;
     let mut r = Reader::new(&cx.bytes[..chunk.end], chunk.start, id_size);
     while r.remaining() > 0 {
         let at = r.pos();
         let Some(tag) = r.u1() else { break };
         let ok = match tag {
-            SUB_INSTANCE => instance(cx, &mut r, &mut d, at, chunk),
-            SUB_OBJ_ARRAY => object_array(cx, &mut r, &mut d, at, chunk),
+            SUB_INSTANCE => instance(cx, &mut r, s, at),
+            SUB_OBJ_ARRAY => object_array(cx, &mut r, s, at),
             SUB_PRIM_ARRAY | SUB_PRIM_ARRAY_NODATA => {
-                primitive_array(cx, &mut r, &mut d, at, chunk, tag == SUB_PRIM_ARRAY)
+                primitive_array(cx, &mut r, s, at, tag == SUB_PRIM_ARRAY)
             }
-            SUB_CLASS_DUMP => class_object(cx, &mut r, &mut d, at, chunk),
+            SUB_CLASS_DUMP => class_object(cx, &mut r, s, at),
             0xfe => r.skip(4 + id_size),
             t => root_extra(t, id_size).and_then(|e| r.skip(id_size + e)),
         };
         if ok.is_none() {
             // The scan read these bytes without trouble, so this cannot
             // happen; stop the chunk rather than misread it.
-            d.issues.push(Kind::Skipped, at as u64, || {
+            s.issue(Kind::Skipped, at as u64, || {
                 format!(
                     "sub-record 0x{tag:02x} could not be decoded; the rest of its chunk is skipped"
                 )
@@ -120,125 +85,110 @@ pub(super) fn decode_chunk(cx: &Context, chunk: &Chunk) -> Decoded {
             break;
         }
     }
-    // These grew by doubling: give back the slack before all chunks wait
-    // together for assembly.
-    d.refs.shrink_to_fit();
-    d.labels.shrink_to_fit();
-    d.values.shrink_to_fit();
-    d
 }
 
-fn instance(cx: &Context, r: &mut Reader, d: &mut Decoded, at: usize, chunk: &Chunk) -> Option<()> {
+#[inline]
+fn reference<S: Sink>(s: &mut S, target: u64, label: u32) {
+    if target != 0 {
+        s.reference(target, label);
+    }
+}
+
+fn instance<S: Sink>(cx: &Context, r: &mut Reader, s: &mut S, at: usize) -> Option<()> {
     let id = r.id()?;
     r.u4()?;
     let class_id = r.id()?;
     let n = r.u4()? as usize;
     let data = r.take(n)?;
-    let refs_before = d.refs.len();
-    let values_before = d.values.len();
+    let mut kind = ValueKind::None;
     match cx.classes.get(class_id) {
         Some(c) => {
             let layout = &cx.classes.layouts[c as usize];
-            d.begin(
-                id,
-                cx.classes.type_of[c as usize],
-                layout.shallow,
-                at,
-                chunk,
-            );
-            let used = fields(d, &layout.ops, data, cx.sizes.id_size);
+            let ty = cx.classes.type_of[c as usize];
+            s.object(id, ty, layout.shallow, at);
+            let (used, kept) = fields(s, &layout.ops, data, cx.sizes.id_size);
+            if kept {
+                kind = ValueKind::Bytes;
+            }
             if used != n || used != layout.data_bytes {
-                let name = &cx.classes.types.names[cx.classes.type_of[c as usize] as usize];
+                let name = &cx.classes.types.names[ty as usize];
                 let want = layout.data_bytes;
-                d.issues.push(Kind::Skipped, at as u64, || {
+                s.issue(Kind::Skipped, at as u64, || {
                     format!("instance {id:x} of {name} holds {n} field bytes, its class layout {want}; fields read as far as they fit")
                 });
             }
         }
         None => {
-            d.undefined.push((d.ids.len() as u32, class_id));
-            let size = align8(cx.sizes.header + n as u64);
-            d.begin(id, UNDEFINED, size, at, chunk);
+            s.object(id, UNDEFINED, align8(cx.sizes.header + n as u64), at);
+            s.undefined(class_id);
         }
     }
-    d.reference(class_id, label::CLASS);
+    reference(s, class_id, label::CLASS);
     if let Some(l) = cx.loader_index.get(&cx.loader_ids, id) {
         for &c in &cx.classes.loaders[&cx.loader_ids[l as usize]] {
-            d.reference(c, label::LOADED_CLASS);
+            reference(s, c, label::LOADED_CLASS);
         }
     }
-    let kind = if d.values.len() > values_before {
-        ValueKind::Bytes
-    } else {
-        ValueKind::None
-    };
-    d.finish(refs_before, kind);
+    s.finish(kind);
     Some(())
 }
 
-/// Applies a layout's ops to an instance's field bytes; the bytes used.
+/// Applies a layout's ops to an instance's field bytes: the bytes used, and
+/// whether any became the value.
 #[inline]
-fn fields(d: &mut Decoded, ops: &[Op], data: &[u8], id_size: usize) -> usize {
-    let mut p = 0usize;
+fn fields<S: Sink>(s: &mut S, ops: &[Op], data: &[u8], id_size: usize) -> (usize, bool) {
+    let (mut p, mut kept) = (0usize, false);
     for &op in ops {
         match op {
             Op::Ref(l) => {
                 let Some(b) = data.get(p..p + id_size) else {
                     break;
                 };
-                d.reference(be_id(b), l);
+                reference(s, be_id(b), l);
                 p += id_size;
             }
             Op::Keep(n) | Op::Skip(n) => {
                 let Some(b) = data.get(p..p + n as usize) else {
                     break;
                 };
-                if matches!(op, Op::Keep(_)) {
-                    d.values.extend_from_slice(b);
+                if matches!(op, Op::Keep(_)) && !b.is_empty() {
+                    s.value(b);
+                    kept = true;
                 }
                 p += n as usize;
             }
         }
     }
-    p
+    (p, kept)
 }
 
-fn object_array(
-    cx: &Context,
-    r: &mut Reader,
-    d: &mut Decoded,
-    at: usize,
-    chunk: &Chunk,
-) -> Option<()> {
+fn object_array<S: Sink>(cx: &Context, r: &mut Reader, s: &mut S, at: usize) -> Option<()> {
     let id = r.id()?;
     r.u4()?;
     let len = r.u4()? as usize;
     let class_id = r.id()?;
     let elements = r.take(len.checked_mul(cx.sizes.id_size)?)?;
     let size = align8(cx.sizes.array_header + len as u64 * cx.sizes.ref_size);
-    let ty = match cx.classes.get(class_id) {
-        Some(c) => cx.classes.type_of[c as usize],
+    match cx.classes.get(class_id) {
+        Some(c) => s.object(id, cx.classes.type_of[c as usize], size, at),
         None => {
-            d.undefined.push((d.ids.len() as u32, class_id));
-            UNDEFINED
+            s.object(id, UNDEFINED, size, at);
+            s.undefined(class_id);
         }
-    };
-    d.begin(id, ty, size, at, chunk);
-    let refs_before = d.refs.len();
-    for (i, e) in elements.chunks_exact(cx.sizes.id_size).enumerate() {
-        d.reference(be_id(e), Labels::index(i as u64));
     }
-    d.reference(class_id, label::CLASS);
-    d.finish(refs_before, ValueKind::None);
+    for (i, e) in elements.chunks_exact(cx.sizes.id_size).enumerate() {
+        reference(s, be_id(e), Labels::index(i as u64));
+    }
+    reference(s, class_id, label::CLASS);
+    s.finish(ValueKind::None);
     Some(())
 }
 
-fn primitive_array(
+fn primitive_array<S: Sink>(
     cx: &Context,
     r: &mut Reader,
-    d: &mut Decoded,
+    s: &mut S,
     at: usize,
-    chunk: &Chunk,
     with_data: bool,
 ) -> Option<()> {
     let id = r.id()?;
@@ -246,63 +196,304 @@ fn primitive_array(
     let len = r.u4()? as u64;
     let ty = BasicType::from_tag(r.u1()?).filter(|t| *t != BasicType::Object)?;
     let esize = ty.file_size(1) as u64;
-    let size = align8(cx.sizes.array_header + len * esize);
-    d.begin(id, cx.prim_types[ty.prim_index()], size, at, chunk);
-    let kind = if with_data {
-        d.values
-            .extend_from_slice(r.take(usize::try_from(len * esize).ok()?)?);
-        if ty == BasicType::Char {
-            ValueKind::Utf16Be
-        } else {
-            ValueKind::Bytes
-        }
+    let data = if with_data {
+        Some(r.take(usize::try_from(len * esize).ok()?)?)
     } else {
-        ValueKind::None
+        None
     };
-    let refs_before = d.refs.len();
-    d.finish(refs_before, kind);
+    let size = align8(cx.sizes.array_header + len * esize);
+    s.object(id, cx.prim_types[ty.prim_index()], size, at);
+    let kind = match data {
+        Some(b) => {
+            s.value(b);
+            if ty == BasicType::Char {
+                ValueKind::Utf16Be
+            } else {
+                ValueKind::Bytes
+            }
+        }
+        None => ValueKind::None,
+    };
+    s.finish(kind);
     Some(())
 }
 
-fn class_object(
-    cx: &Context,
-    r: &mut Reader,
-    d: &mut Decoded,
-    at: usize,
-    chunk: &Chunk,
-) -> Option<()> {
+fn class_object<S: Sink>(cx: &Context, r: &mut Reader, s: &mut S, at: usize) -> Option<()> {
     let c = parse_class_dump(r).ok()?;
     let heap: u64 = c
         .statics
         .iter()
         .map(|s| s.1.heap_size(cx.sizes.ref_size))
         .sum();
-    d.begin(
-        c.id,
-        cx.class_type,
-        align8(cx.sizes.header + heap),
-        at,
-        chunk,
-    );
-    let refs_before = d.refs.len();
-    d.reference(c.super_id, label::SUPER);
-    d.reference(c.loader, label::LOADER);
-    d.reference(c.signers, label::SIGNERS);
-    d.reference(c.protection_domain, label::PROTECTION_DOMAIN);
+    s.object(c.id, cx.class_type, align8(cx.sizes.header + heap), at);
+    reference(s, c.super_id, label::SUPER);
+    reference(s, c.loader, label::LOADER);
+    reference(s, c.signers, label::SIGNERS);
+    reference(s, c.protection_domain, label::PROTECTION_DOMAIN);
     let index = cx.classes.get(c.id);
-    for (k, s) in c.statics.iter().enumerate() {
+    for (k, st) in c.statics.iter().enumerate() {
         let l = index
             .and_then(|i| cx.classes.static_labels[i as usize].get(k).copied())
             .unwrap_or(Labels::NONE);
-        d.reference(s.2, l);
+        reference(s, st.2, l);
     }
     // The class's name is its value: it tells classes apart (two classes
     // with the same shape are not copies of each other) and the inspector
     // shows it.
     if let Some(i) = index {
         let name = &cx.classes.types.names[cx.classes.type_of[i as usize] as usize];
-        d.values.extend_from_slice(name.as_bytes());
+        s.value(name.as_bytes());
     }
-    d.finish(refs_before, ValueKind::Utf8);
+    s.finish(ValueKind::Utf8);
     Some(())
+}
+
+/// The first walk: ids into the chunk's part of the id array (the scan's
+/// count of objects sized it; any beyond go to `extra`), and the counts.
+pub(super) struct Count<'a> {
+    ids: &'a mut [u64],
+    pub extra: Vec<u64>,
+    pub objects: usize,
+    pub refs: usize,
+    pub value_bytes: usize,
+}
+
+impl<'a> Count<'a> {
+    pub fn new(ids: &'a mut [u64]) -> Count<'a> {
+        Count {
+            ids,
+            extra: Vec::new(),
+            objects: 0,
+            refs: 0,
+            value_bytes: 0,
+        }
+    }
+}
+
+impl Sink for Count<'_> {
+    #[inline]
+    fn object(&mut self, id: u64, _ty: u32, _size: u64, _at: usize) {
+        match self.ids.get_mut(self.objects) {
+            Some(slot) => *slot = id,
+            None => self.extra.push(id),
+        }
+        self.objects += 1;
+    }
+    #[inline]
+    fn reference(&mut self, _target: u64, _label: u32) {
+        self.refs += 1;
+    }
+    #[inline]
+    fn value(&mut self, bytes: &[u8]) {
+        self.value_bytes += bytes.len();
+    }
+    #[inline]
+    fn finish(&mut self, _kind: ValueKind) {}
+    // The second walk reports what the first would.
+    fn issue(&mut self, _kind: Kind, _at: u64, _why: impl FnOnce() -> String) {}
+}
+
+/// One chunk's parts of the model's arrays, sized by its [`Count`].
+pub(super) struct Parts<'a> {
+    pub types: &'a mut [u32],
+    pub sizes: &'a mut [u64],
+    pub kinds: &'a mut [ValueKind],
+    /// End of each object's value in the whole arena.
+    pub value_ends: &'a mut [u64],
+    pub values: &'a mut [u8],
+    /// End of each object's references among all references.
+    pub ref_ends: &'a mut [u64],
+    pub targets: &'a mut [u32],
+    pub labels: &'a mut [u32],
+}
+
+/// How many references ahead of its resolution a target's index slot is
+/// fetched.
+const AHEAD: usize = 16;
+
+/// The second walk: every array written in place, references resolved
+/// through the id index (those to ids not in the dump become [`DROPPED`],
+/// with a message).
+pub(super) struct Write<'a> {
+    out: Parts<'a>,
+    index: &'a WideIdIndex,
+    /// The whole id array (read for messages and repeats).
+    ids: &'a [u64],
+    /// Index of the chunk's first object; where its values and references
+    /// start among all.
+    first: usize,
+    value_base: u64,
+    ref_base: u64,
+    /// Whether some id occurs twice (then each record is checked).
+    repeats: bool,
+    /// Objects, value bytes and references written so far.
+    o: usize,
+    v: usize,
+    e: usize,
+    /// The current object: its offset, and whether it repeats an id (its
+    /// references are then not resolved: it is dropped).
+    at: usize,
+    dropping: bool,
+    /// References waiting for their resolution: (slot, target, their
+    /// object and its offset), a ring of [`AHEAD`] entries, the newest
+    /// before `head`.
+    pending: [(usize, u64, usize, usize); AHEAD],
+    head: usize,
+    waiting: usize,
+    /// (object, class id, offset) of objects of undumped classes.
+    pub undefined: Vec<(u32, u64, u64)>,
+    pub dangling: u64,
+    /// False when the walk wrote other counts than the first one found.
+    pub fits: bool,
+    pub issues: Collector,
+    /// Dangling references' messages, noted after the walk's own.
+    dangling_issues: Collector,
+}
+
+impl<'a> Write<'a> {
+    pub fn new(
+        out: Parts<'a>,
+        index: &'a WideIdIndex,
+        ids: &'a [u64],
+        first: usize,
+        (value_base, ref_base): (u64, u64),
+    ) -> Write<'a> {
+        Write {
+            out,
+            index,
+            ids,
+            first,
+            value_base,
+            ref_base,
+            repeats: index.repeated > 0,
+            o: 0,
+            v: 0,
+            e: 0,
+            at: 0,
+            dropping: false,
+            pending: [(0, 0, 0, 0); AHEAD],
+            head: 0,
+            waiting: 0,
+            undefined: Vec::new(),
+            dangling: 0,
+            fits: true,
+            issues: Collector::default(),
+            dangling_issues: Collector::default(),
+        }
+    }
+
+    /// Resolves the waiting references, checks the counts and merges the
+    /// messages.
+    pub fn end(&mut self) {
+        while self.waiting > 0 {
+            self.resolve_oldest();
+        }
+        if self.o != self.out.types.len()
+            || self.v != self.out.values.len()
+            || self.e != self.out.targets.len()
+        {
+            self.fits = false;
+        }
+        let dangling = std::mem::take(&mut self.dangling_issues);
+        self.issues.merge(dangling);
+    }
+
+    fn resolve_oldest(&mut self) {
+        let i = (self.head + AHEAD - self.waiting) % AHEAD;
+        self.waiting -= 1;
+        let (slot, target, object, at) = self.pending[i];
+        let t = match self.index.get(target) {
+            Some(t) => t,
+            None => {
+                self.dangling += 1;
+                let from = self.ids[object];
+                self.dangling_issues.push(Kind::Dangling, at as u64, || {
+                    format!(
+                        "reference from {from:x} to {target:x}, which is not in the dump; dropped"
+                    )
+                });
+                DROPPED
+            }
+        };
+        if let Some(s) = self.out.targets.get_mut(slot) {
+            *s = t;
+        }
+    }
+}
+
+impl Sink for Write<'_> {
+    #[inline]
+    fn object(&mut self, id: u64, ty: u32, size: u64, at: usize) {
+        let o = self.o;
+        self.o += 1;
+        self.at = at;
+        let global = self.first + o;
+        self.dropping = self.repeats && self.index.get(id) != Some(global as u32);
+        if self.dropping {
+            self.issues.push(Kind::Duplicate, at as u64, || {
+                format!("object {id:x} appears again; the first record is kept")
+            });
+        }
+        if let (Some(t), Some(s)) = (self.out.types.get_mut(o), self.out.sizes.get_mut(o)) {
+            *t = ty;
+            *s = size;
+        }
+    }
+
+    fn undefined(&mut self, class_id: u64) {
+        if !self.dropping {
+            let object = (self.first + self.o - 1) as u32;
+            self.undefined.push((object, class_id, self.at as u64));
+        }
+    }
+
+    #[inline]
+    fn reference(&mut self, target: u64, label: u32) {
+        let slot = self.e;
+        self.e += 1;
+        if let Some(l) = self.out.labels.get_mut(slot) {
+            *l = label;
+        }
+        if self.dropping {
+            if let Some(t) = self.out.targets.get_mut(slot) {
+                *t = DROPPED;
+            }
+            return;
+        }
+        if self.waiting == AHEAD {
+            self.resolve_oldest();
+        }
+        self.index.prefetch(target);
+        let object = self.first + self.o - 1;
+        self.pending[self.head] = (slot, target, object, self.at);
+        self.head = (self.head + 1) % AHEAD;
+        self.waiting += 1;
+    }
+
+    #[inline]
+    fn value(&mut self, bytes: &[u8]) {
+        let v = self.v;
+        self.v += bytes.len();
+        if let Some(dst) = self.out.values.get_mut(v..v + bytes.len()) {
+            dst.copy_from_slice(bytes);
+        }
+    }
+
+    #[inline]
+    fn finish(&mut self, kind: ValueKind) {
+        let o = self.o - 1;
+        if let (Some(k), Some(ve), Some(re)) = (
+            self.out.kinds.get_mut(o),
+            self.out.value_ends.get_mut(o),
+            self.out.ref_ends.get_mut(o),
+        ) {
+            *k = kind;
+            *ve = self.value_base + self.v as u64;
+            *re = self.ref_base + self.e as u64;
+        }
+    }
+
+    fn issue(&mut self, kind: Kind, at: u64, why: impl FnOnce() -> String) {
+        self.issues.push(kind, at, why);
+    }
 }

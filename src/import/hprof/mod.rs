@@ -19,8 +19,9 @@
 //! Passes: `scan` hops over the top-level records (names, class loads, heap
 //! dump segments) and walks the sub-records' headers, cutting them into
 //! chunks (segments in parallel); `classes` reads the class dumps into field
-//! layouts and sizes; `decode` reads the chunks' objects in parallel;
-//! `assemble` resolves ids to dense indices and builds the model.
+//! layouts and sizes; `decode` reads the chunks' objects, which `assemble`
+//! does twice in parallel: ids and counts, then, with the id index built,
+//! every array written in place with references resolved.
 
 mod assemble;
 mod classes;
@@ -37,7 +38,7 @@ use super::source::Source;
 use super::{ImportError, ImportOptions, InputError};
 use crate::model::{AppDomain, Format, IdIndex, Labels, Model, RecordCounts};
 use crate::model::{Collector, Kind, Place, TypeIdx};
-use crate::progress::{Cancelled, Progress, Stage};
+use crate::progress::{Progress, Stage};
 use reader::Reader;
 
 /// Target size of one decode chunk.
@@ -112,9 +113,22 @@ pub fn import(
         });
     }
     laps.lap("classes");
-    let decoded = decode_all(source, &chunks, &classes, sizes, progress, len)?;
-    laps.lap("decode");
-    let a = assemble::assemble(decoded, &chunks, &raw_roots, &classes, &mut issues);
+    let a = match assemble::assemble(
+        source,
+        &chunks,
+        &raw_roots,
+        &classes,
+        sizes,
+        progress,
+        &mut issues,
+    ) {
+        Ok(a) => a,
+        Err(assemble::Stop::Cancelled(c)) => return Err(c.into()),
+        Err(assemble::Stop::Inconsistent) => return Err(err(
+            "a heap dump segment read differently the second time (is the file being written to?)"
+                .into(),
+        )),
+    };
     laps.lap("assemble");
     if a.ids.is_empty() {
         let first = issues.finish(Place::Offset).messages.into_iter().next();
@@ -133,6 +147,7 @@ pub fn import(
         issues,
         (records.count, sub_records, raw_roots.len()),
     );
+    laps.lap("model");
     progress.set_done(3 * len);
     Ok(model)
 }
@@ -173,40 +188,6 @@ fn gather(
     (chunks, roots, dumps, sub_records)
 }
 
-fn decode_all(
-    source: &Source,
-    chunks: &[scan::Chunk],
-    classes: &classes::Classes,
-    sizes: SizeModel,
-    progress: &Progress,
-    len: u64,
-) -> Result<Vec<decode::Decoded>, Cancelled> {
-    let bytes = source.bytes();
-    let loader_ids: Vec<u64> = classes.loaders.keys().copied().collect();
-    let cx = decode::Context {
-        bytes,
-        classes,
-        sizes,
-        class_type: classes.class_type,
-        prim_types: classes.prim_types,
-        loader_index: IdIndex::build(&loader_ids),
-        loader_ids,
-    };
-    progress.set_done(len);
-    chunks
-        .par_iter()
-        .map(|c| {
-            progress.check()?;
-            let d = decode::decode_chunk(&cx, c);
-            // Mapped pages count in our resident set: give them back once
-            // read (a later read would fetch them from the page cache).
-            source.release(c.start, c.end - c.start);
-            progress.advance((c.end - c.start) as u64);
-            Ok(d)
-        })
-        .collect()
-}
-
 /// The model, with the format's details for the overview.
 #[allow(clippy::too_many_arguments)]
 fn build_model(
@@ -219,7 +200,9 @@ fn build_model(
     issues: Collector,
     (records, sub_records, roots): (u64, u64, usize),
 ) -> Model {
+    let mut laps = crate::progress::Laps::new("hprof/model");
     let labels = Labels::new(classes.labels.names.clone(), a.labels);
+    laps.lap("labels");
     let mut values = a.values;
     tracing::debug!(
         target: "heaptui::profile",
@@ -235,6 +218,7 @@ fn build_model(
         &mut values,
         &classes,
     );
+    laps.lap("strings");
     let details = vec![
         (
             "HPROF version".to_string(),
