@@ -79,6 +79,15 @@ impl Source {
 
     /// Tells the kernel we are done with a range of the file, so its pages
     /// leave our resident set (they are re-read from the file if touched).
+    pub fn populate(&self, start: usize, len: usize) {
+        if let Source::Mapped(m) = self {
+            let page = 4096;
+            let begin = start / page * page;
+            let end = (start + len).div_ceil(page) * page;
+            map::populate_pages(m, begin, end.min(m.len()) - begin);
+        }
+    }
+
     pub fn release(&self, start: usize, len: usize) {
         if let Source::Mapped(m) = self {
             // Only whole pages inside the range may be dropped.

@@ -82,19 +82,27 @@ fn skip_value(bytes: &[u8], pos: usize) -> Option<usize> {
 }
 
 /// The numeric array starting at `pos` (which holds `[`). Numbers hold no
-/// brackets, so its end is the first `]`. Searched in steps whose pages are
-/// given back at once, so finding the end never holds the array in memory.
+/// brackets, so its end is the first `]`. Searched in parallel steps, a
+/// window of them at a time, whose pages are given back at once, so finding
+/// the end never holds the array in memory.
 fn number_array(bytes: &[u8], pos: usize, source: &Source) -> NumberArray {
-    const STEP: usize = 32 << 20;
+    use rayon::prelude::*;
+    const STEP: usize = 8 << 20;
     let start = pos + 1;
+    let window = STEP * (2 * rayon::current_num_threads()).max(4);
     let mut at = start;
     while at < bytes.len() {
-        let end = (at + STEP).min(bytes.len());
-        let found = memchr::memchr(b']', &bytes[at..end]);
-        source.release(at, end - at);
+        let end = (at + window).min(bytes.len());
+        let steps: Vec<usize> = (at..end).step_by(STEP).collect();
+        let found = steps.par_iter().find_map_first(|&s| {
+            let e = (s + STEP).min(end);
+            let k = memchr::memchr(b']', &bytes[s..e]);
+            source.release(s, e - s);
+            k.map(|k| s + k)
+        });
         if let Some(k) = found {
             return NumberArray {
-                range: start..at + k,
+                range: start..k,
                 closed: true,
             };
         }

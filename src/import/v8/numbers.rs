@@ -299,7 +299,10 @@ pub fn scan<R: Send>(
         }
         let counts: Vec<u64> = window
             .par_iter()
-            .map(|&c| count_numbers(bytes, c, range.end))
+            .map(|&c| {
+                source.populate(c.0, c.1 - c.0);
+                count_numbers(bytes, c, range.end)
+            })
             .collect();
         let last_window = window.last().map(|c| c.1) == Some(range.end);
         let window_numbers: u64 = counts.iter().sum();
