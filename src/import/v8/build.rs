@@ -21,8 +21,13 @@ fn mark_used(len: usize, used: impl ParallelIterator<Item = u32>) -> Vec<u32> {
     let mut table = vec![UNUSED; len];
     let atomic = crate::mem::as_atomic(&mut table);
     used.for_each(|s| {
+        // Stored only once: the same few names (`map`, `properties`) come
+        // up everywhere, and every thread storing to their shared cache
+        // line would keep moving it between cores.
         if let Some(slot) = atomic.get(s as usize) {
-            slot.store(0, Ordering::Relaxed);
+            if slot.load(Ordering::Relaxed) != 0 {
+                slot.store(0, Ordering::Relaxed);
+            }
         }
     });
     table

@@ -76,7 +76,13 @@ fn label(class: EdgeClass, name: u64, strings: usize) -> u32 {
 fn read_chunk(chunk: &mut Chunk, cx: &Context) -> Result<Part, ScanError> {
     let m = cx.meta;
     let nf = m.node_fields.len() as u64;
-    let mut p = Part::default();
+    // Sized for every edge of the chunk (weak ones and shortcuts are left
+    // out), so the vectors never grow by copying.
+    let mut p = Part {
+        targets: Vec::with_capacity(chunk.records as usize),
+        labels: Vec::with_capacity(chunk.records as usize),
+        ..Part::default()
+    };
     let mut rec = [0u64; MAX_FIELDS];
     let e0 = chunk.first_record;
     let mut s = cx

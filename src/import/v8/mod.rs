@@ -254,15 +254,21 @@ fn assemble(
     pool: &Pool,
     mut diag: Collector,
 ) -> Model {
+    let mut laps = crate::progress::Laps::new("v8/assemble");
     let claimed: u64 = nodes.edge_counts.iter().map(|&c| c as u64).sum();
     check_edges(&edges, claimed, meta, &mut diag);
     diag.merge(std::mem::take(&mut edges.diag));
+    laps.lap("check");
     let (type_names, types) = build::types(&nodes, meta, pool);
+    laps.lap("types");
     let values = build::values(&nodes, meta, pool);
+    laps.lap("values");
     let labels = build::labels(std::mem::take(&mut edges.labels), pool);
+    laps.lap("labels");
     // Built at the first look-up by id (the analysis makes none).
     let id_index = IdIndex::lazy();
     let repeated = count_repeats(&nodes.ids);
+    laps.lap("repeats");
     if repeated > 0 {
         diag.note(0, || {
             format!(
@@ -277,6 +283,8 @@ fn assemble(
         .collect();
     let objects = nodes.ids.len() as u64;
     let details = details(meta, &nodes, &edges, pool);
+    let refs = Csr::from_degrees(&edges.degrees, edges.targets);
+    laps.lap("csr");
     Model {
         path: path.to_path_buf(),
         file_bytes,
@@ -292,7 +300,7 @@ fn assemble(
         },
         type_names,
         types: TypeIdx::cast_vec(types).into(),
-        refs: Csr::from_degrees(&edges.degrees, edges.targets),
+        refs,
         sizes: nodes.sizes.into(),
         ids: nodes.ids.into(),
         roots,
