@@ -237,13 +237,14 @@ fn write_all(
         std::iter::from_fn(&mut next).collect()
     };
     let ids = &a.ids;
+    let class_objects: Vec<Option<u32>> = cx.classes.ids.iter().map(|&c| wide.get(c)).collect();
     let written = parts
         .into_par_iter()
         .zip(chunks.par_iter())
         .zip(starts.par_iter())
         .map(|((p, c), &(first, vb, rb))| {
             progress.check()?;
-            let mut w = Write::new(p, wide, ids, first, (vb, rb));
+            let mut w = Write::new(p, (wide, &class_objects), ids, first, (vb, rb));
             walk(cx, c, &mut w);
             w.end();
             // Mapped pages count in our resident set: give them back once

@@ -49,6 +49,12 @@ pub(super) trait Sink {
     fn undefined(&mut self, _class_id: u64) {}
     /// A non-null reference of the current object.
     fn reference(&mut self, target: u64, label: u32);
+    /// The current object's reference to its class, whose class index
+    /// (into [`Classes`]) is known.
+    #[inline]
+    fn class_reference(&mut self, class_id: u64, _class: u32) {
+        self.reference(class_id, label::CLASS);
+    }
     /// Bytes of the current object's value.
     fn value(&mut self, bytes: &[u8]);
     /// The current object ends.
@@ -94,6 +100,16 @@ fn reference<S: Sink>(s: &mut S, target: u64, label: u32) {
     }
 }
 
+/// The reference to an object's class: through the class's index where
+/// the class was dumped (half of all references, to a few thousand objects).
+#[inline]
+fn class_reference<S: Sink>(cx: &Context, s: &mut S, class_id: u64) {
+    match cx.classes.get(class_id) {
+        Some(c) => s.class_reference(class_id, c),
+        None => reference(s, class_id, label::CLASS),
+    }
+}
+
 fn instance<S: Sink>(cx: &Context, r: &mut Reader, s: &mut S, at: usize) -> Option<()> {
     let id = r.id()?;
     r.u4()?;
@@ -123,7 +139,7 @@ fn instance<S: Sink>(cx: &Context, r: &mut Reader, s: &mut S, at: usize) -> Opti
             s.undefined(class_id);
         }
     }
-    reference(s, class_id, label::CLASS);
+    class_reference(cx, s, class_id);
     if let Some(l) = cx.loader_index.get(&cx.loader_ids, id) {
         for &c in &cx.classes.loaders[&cx.loader_ids[l as usize]] {
             reference(s, c, label::LOADED_CLASS);
@@ -179,7 +195,7 @@ fn object_array<S: Sink>(cx: &Context, r: &mut Reader, s: &mut S, at: usize) -> 
     for (i, e) in elements.chunks_exact(cx.sizes.id_size).enumerate() {
         reference(s, be_id(e), Labels::index(i as u64));
     }
-    reference(s, class_id, label::CLASS);
+    class_reference(cx, s, class_id);
     s.finish(ValueKind::None);
     Some(())
 }
@@ -319,6 +335,9 @@ pub(super) struct Write<'a> {
     index: &'a WideIdIndex,
     /// The whole id array (read for messages and repeats).
     ids: &'a [u64],
+    /// Each dumped class's object, by class index (its id's look-up, made
+    /// once).
+    class_objects: &'a [Option<u32>],
     /// Index of the chunk's first object; where its values and references
     /// start among all.
     first: usize,
@@ -353,7 +372,7 @@ pub(super) struct Write<'a> {
 impl<'a> Write<'a> {
     pub fn new(
         out: Parts<'a>,
-        index: &'a WideIdIndex,
+        (index, class_objects): (&'a WideIdIndex, &'a [Option<u32>]),
         ids: &'a [u64],
         first: usize,
         (value_base, ref_base): (u64, u64),
@@ -362,6 +381,7 @@ impl<'a> Write<'a> {
             out,
             index,
             ids,
+            class_objects,
             first,
             value_base,
             ref_base,
@@ -468,6 +488,25 @@ impl Sink for Write<'_> {
         self.pending[self.head] = (slot, target, object, self.at);
         self.head = (self.head + 1) % AHEAD;
         self.waiting += 1;
+    }
+
+    #[inline]
+    fn class_reference(&mut self, class_id: u64, class: u32) {
+        match self.class_objects.get(class as usize) {
+            // A class object that is in the dump needs no look-up.
+            Some(&Some(t)) if !self.dropping => {
+                let slot = self.e;
+                self.e += 1;
+                if let (Some(l), Some(s)) = (
+                    self.out.labels.get_mut(slot),
+                    self.out.targets.get_mut(slot),
+                ) {
+                    *l = label::CLASS;
+                    *s = t;
+                }
+            }
+            _ => self.reference(class_id, label::CLASS),
+        }
     }
 
     #[inline]

@@ -16,24 +16,12 @@ use crate::progress::Cancelled;
 /// How many references ahead the resolver prefetches id-index slots.
 const PREFETCH_DISTANCE: usize = 16;
 
-/// Splits the first `lens.sum()` slots of `spare` into consecutive parts of
-/// the given lengths, one per chunk, for parallel writers.
-fn split_parts<T>(mut spare: &mut [T], lens: impl IntoIterator<Item = usize>) -> Vec<&mut [T]> {
-    let mut parts = Vec::new();
-    for n in lens {
-        let (head, tail) = std::mem::take(&mut spare).split_at_mut(n);
-        parts.push(head);
-        spare = tail;
-    }
-    parts
-}
-
 /// The chunks' parts laid end to end, copied in parallel (each part is
 /// freed as soon as it is copied).
 fn concat<T: Copy + Send + Sync + bytemuck::Zeroable>(parts: Vec<Vec<T>>) -> Vec<T> {
     let total = parts.iter().map(Vec::len).sum();
     let mut out: Vec<T> = crate::mem::zeroed(total);
-    let slices = split_parts(&mut out, parts.iter().map(Vec::len));
+    let slices = crate::mem::split_by(&mut out, parts.iter().map(Vec::len));
     slices.into_par_iter().zip(parts).for_each(|(dst, src)| {
         for (d, &s) in dst.iter_mut().zip(&src) {
             *d = s;
@@ -274,10 +262,10 @@ fn split_all<'a>(
     kept_total: usize,
     refs_total: usize,
 ) -> Vec<Part<'a>> {
-    let types = split_parts(&mut out.types[..kept_total], kept_counts.iter().copied());
-    let sizes = split_parts(&mut out.sizes[..kept_total], kept_counts.iter().copied());
-    let degrees = split_parts(&mut out.degrees[..kept_total], kept_counts.iter().copied());
-    let targets = split_parts(&mut out.targets[..refs_total], reserved.iter().copied());
+    let types = crate::mem::split_by(&mut out.types[..kept_total], kept_counts.iter().copied());
+    let sizes = crate::mem::split_by(&mut out.sizes[..kept_total], kept_counts.iter().copied());
+    let degrees = crate::mem::split_by(&mut out.degrees[..kept_total], kept_counts.iter().copied());
+    let targets = crate::mem::split_by(&mut out.targets[..refs_total], reserved.iter().copied());
     types
         .into_iter()
         .zip(sizes)
