@@ -204,7 +204,20 @@ fn value(
             layout.strings = Some(spans);
             end
         }
+        _ if is_array => flat_array_end(bytes, pos).or_else(|| skip_value(bytes, pos)),
         _ => skip_value(bytes, pos),
+    }
+}
+
+/// The end of the array at `pos` when nothing in it opens another value
+/// or a string (`locations`, `samples`: numbers only, tens of megabytes):
+/// found by `memchr` rather than a byte at a time. `None` otherwise.
+fn flat_array_end(bytes: &[u8], pos: usize) -> Option<usize> {
+    let rest = bytes.get(pos + 1..)?;
+    let close = memchr::memchr(b']', rest)?;
+    match memchr::memchr3(b'[', b'{', b'"', &rest[..close]) {
+        Some(_) => None,
+        None => Some(pos + 1 + close + 1),
     }
 }
 
@@ -215,7 +228,8 @@ mod tests {
     #[test]
     fn finds_every_part_and_skips_the_others() {
         let text = br#" {"snapshot":{"meta":{"a":["]"]}},"nodes":[1,2, 3],
-            "trace_tree":[[1,[2]],"x]"],"edges":[],"strings":["a\"]","b"]}"#;
+            "trace_tree":[[1,[2]],"x]"],"locations":[0,1, 2,3],"samples":[],
+            "edges":[],"strings":["a\"]","b"]}"#;
         let l = find(text, &Source::Owned(Vec::new()));
         assert_eq!(l.stopped, None);
         let h = l.header.unwrap();
@@ -225,6 +239,11 @@ mod tests {
         assert_eq!(&text[n.range], b"1,2, 3");
         assert_eq!(l.edges.unwrap().range.len(), 0);
         assert_eq!(l.strings.unwrap().count(), 2);
+        // Flat arrays end at their first `]`; others are walked.
+        assert_eq!(flat_array_end(b"[1,2],[", 0), Some(5));
+        assert_eq!(flat_array_end(br#"[1,"]"]"#, 0), None);
+        assert_eq!(flat_array_end(b"[[1],2]", 0), None);
+        assert_eq!(flat_array_end(b"[1,2", 0), None);
     }
 
     #[test]
