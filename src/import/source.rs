@@ -77,8 +77,8 @@ impl Source {
         }
     }
 
-    /// Tells the kernel we are done with a range of the file, so its pages
-    /// leave our resident set (they are re-read from the file if touched).
+    /// Maps a range of the file in one call before it is read (advice: a
+    /// kernel without it faults the pages in as they are touched).
     pub fn populate(&self, start: usize, len: usize) {
         if let Source::Mapped(m) = self {
             let page = 4096;
@@ -88,6 +88,8 @@ impl Source {
         }
     }
 
+    /// Tells the kernel we are done with a range of the file, so its pages
+    /// leave our resident set (they are re-read from the file if touched).
     pub fn release(&self, start: usize, len: usize) {
         if let Source::Mapped(m) = self {
             // Only whole pages inside the range may be dropped.

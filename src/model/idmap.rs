@@ -160,8 +160,8 @@ impl WideIdIndex {
     }
 }
 
-/// Keys in groups of up to [`GROUP`] bits (8 keys, one cache line of
-/// slots): a group's slot comes from the hash of the key's high bits, and
+/// Keys in groups of `2^GROUP` (16 keys, two cache lines of slots): a
+/// group's first slot comes from the hash of the key's high bits, and
 /// each key sits at its offset within the group. Keys are addresses, and a
 /// heap's references point near their object more often than not (a
 /// `String` to the array allocated right after it), so neighbouring
@@ -191,6 +191,67 @@ fn packing(ids: &[u64]) -> Option<(u64, u32)> {
     ((max - min) >> align <= u32::MAX as u64).then_some((min, align))
 }
 
+/// A slot word that compare-and-swap claims.
+trait Word {
+    type V: Copy + Ord;
+    fn get(&self) -> Self::V;
+    /// Replaces `cur` by `new`; false when the word no longer holds `cur`.
+    fn swap(&self, cur: Self::V, new: Self::V) -> bool;
+}
+
+impl Word for AtomicU32 {
+    type V = u32;
+    fn get(&self) -> u32 {
+        self.load(Ordering::Acquire)
+    }
+    fn swap(&self, cur: u32, new: u32) -> bool {
+        self.compare_exchange(cur, new, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok()
+    }
+}
+
+impl Word for AtomicU64 {
+    type V = u64;
+    fn get(&self) -> u64 {
+        self.load(Ordering::Acquire)
+    }
+    fn swap(&self, cur: u64, new: u64) -> bool {
+        self.compare_exchange(cur, new, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok()
+    }
+}
+
+/// Inserts `mine` by linear probing from slot `s`: into the first empty
+/// word (then `claimed(s)` runs and 0 is returned), or where a word holds
+/// the same key (`same`), keeping the lower of the two (the first record
+/// wins) and returning 1. Safe against concurrent inserts.
+fn insert_first_wins<'a, W: Word + 'a>(
+    word: impl Fn(usize) -> &'a W,
+    (mut s, mask): (usize, usize),
+    (mine, empty): (W::V, W::V),
+    same: impl Fn(W::V) -> bool,
+    claimed: impl FnOnce(usize),
+) -> u64 {
+    loop {
+        let w = word(s);
+        let cur = w.get();
+        if cur == empty {
+            if w.swap(empty, mine) {
+                claimed(s);
+                return 0;
+            }
+            continue;
+        }
+        if same(cur) {
+            if mine < cur && !w.swap(cur, mine) {
+                continue;
+            }
+            return 1;
+        }
+        s = (s + 1) & mask;
+    }
+}
+
 fn build_packed(
     ids: &[u64],
     capacity: usize,
@@ -213,29 +274,14 @@ fn build_packed(
             if let Some(&ahead) = ids.get(i + 16) {
                 crate::mem::prefetch(&atomic[home(ahead).0]);
             }
-            let (mut s, k) = home(id);
-            let mine = k << 32 | (i as u64 + 1);
-            loop {
-                let e = &atomic[s];
-                let cur = e.load(Ordering::Acquire);
-                if cur == 0 {
-                    match e.compare_exchange(0, mine, Ordering::AcqRel, Ordering::Acquire) {
-                        Ok(_) => return 0u64,
-                        Err(_) => continue,
-                    }
-                }
-                if cur >> 32 == k {
-                    // The lowest index (the first record) wins.
-                    if mine < cur
-                        && e.compare_exchange(cur, mine, Ordering::AcqRel, Ordering::Acquire)
-                            .is_err()
-                    {
-                        continue;
-                    }
-                    return 1;
-                }
-                s = (s + 1) & mask;
-            }
+            let (s, k) = home(id);
+            insert_first_wins(
+                |s| &atomic[s],
+                (s, mask),
+                (k << 32 | (i as u64 + 1), 0),
+                |cur| cur >> 32 == k,
+                |_| {},
+            )
         })
         .sum();
     (
@@ -262,36 +308,14 @@ fn build_wide(ids: &[u64], capacity: usize, (mask, shift, key): (usize, u32, u64
             if let Some(&ahead) = ids.get(i + 16) {
                 crate::mem::prefetch(&slots[slot(ahead, key, shift)]);
             }
-            let i = i as u32;
-            let mut s = slot(id, key, shift);
-            loop {
-                let e: &WideSlot = &slots[s];
-                let cur = e.index.load(Ordering::Acquire);
-                if cur == EMPTY {
-                    match e
-                        .index
-                        .compare_exchange(EMPTY, i, Ordering::AcqRel, Ordering::Acquire)
-                    {
-                        Ok(_) => {
-                            e.id.store(id, Ordering::Relaxed);
-                            return 0u64;
-                        }
-                        Err(_) => continue,
-                    }
-                }
-                // The id field may not be written yet: compare by array.
-                if ids[cur as usize] == id {
-                    if i < cur
-                        && e.index
-                            .compare_exchange(cur, i, Ordering::AcqRel, Ordering::Acquire)
-                            .is_err()
-                    {
-                        continue;
-                    }
-                    return 1;
-                }
-                s = (s + 1) & mask;
-            }
+            // The id field may not be written yet: compare by array.
+            insert_first_wins(
+                |s| &slots[s].index,
+                (slot(id, key, shift), mask),
+                (i as u32, EMPTY),
+                |cur| ids[cur as usize] == id,
+                |s| slots[s].id.store(id, Ordering::Relaxed),
+            )
         })
         .sum();
     (Table::Wide(slots), repeated)
@@ -380,28 +404,13 @@ impl IdIndex {
                 if let Some(&ahead) = ids.get(i + 16) {
                     crate::mem::prefetch(&atomic[slot(ahead, key, shift)]);
                 }
-                let i = i as u32;
-                let mut s = slot(id, key, shift);
-                loop {
-                    let e = &atomic[s];
-                    let cur = e.load(Ordering::Acquire);
-                    if cur == EMPTY {
-                        match e.compare_exchange(EMPTY, i, Ordering::AcqRel, Ordering::Acquire) {
-                            Ok(_) => return 0u64,
-                            Err(_) => continue,
-                        }
-                    }
-                    if ids[cur as usize] == id {
-                        if i < cur
-                            && e.compare_exchange(cur, i, Ordering::AcqRel, Ordering::Acquire)
-                                .is_err()
-                        {
-                            continue;
-                        }
-                        return 1;
-                    }
-                    s = (s + 1) & mask;
-                }
+                insert_first_wins(
+                    |s| &atomic[s],
+                    (slot(id, key, shift), mask),
+                    (i as u32, EMPTY),
+                    |cur| ids[cur as usize] == id,
+                    |_| {},
+                )
             })
             .sum();
         let index = IdIndex {
@@ -479,6 +488,16 @@ impl IdIndex {
 mod tests {
     use super::*;
 
+    /// A xorshift generator of numbers below its argument.
+    fn xorshift(mut x: u64) -> impl FnMut(u64) -> u64 {
+        move |m| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % m
+        }
+    }
+
     #[test]
     fn first_record_wins_and_missing_ids_are_absent() {
         // Packed (8-byte steps from 0x10), then wide (a span past 32 bits).
@@ -508,13 +527,7 @@ mod tests {
 
     #[test]
     fn packed_and_wide_tables_agree_with_a_map() {
-        let mut x = 0x2545_F491_4F6C_DD1Du64;
-        let mut rand = move |m: u64| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x % m
-        };
+        let mut rand = xorshift(0x2545_F491_4F6C_DD1Du64);
         for case in 0..200 {
             let n = 1 + rand(300) as usize;
             let (base, step, span) = match case % 3 {
@@ -529,26 +542,19 @@ mod tests {
                 first.entry(id).or_insert(i as u32);
             }
             assert_eq!(wide.repeated as usize, n - first.len());
-            for (i, &id) in ids.iter().enumerate() {
+            for &id in &ids {
                 assert_eq!(wide.get(id), first.get(&id).copied(), "{ids:?}");
                 let near = [id.wrapping_add(1), id.wrapping_sub(step), id ^ (1 << 35)];
                 for probe in near {
                     assert_eq!(wide.get(probe), first.get(&probe).copied(), "{probe:x}");
                 }
-                let _ = i;
             }
         }
     }
 
     #[test]
     fn repeats_are_counted_as_the_index_counts_them() {
-        let mut x = 0x9E37_79B9_7F4A_7C15u64;
-        let mut rand = move |m: u64| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x % m
-        };
+        let mut rand = xorshift(0x9E37_79B9_7F4A_7C15u64);
         for case in 0..400 {
             let n = rand(200) as usize;
             let ids: Vec<u64> = match case % 4 {
@@ -671,13 +677,8 @@ mod tests {
 
     #[test]
     fn grouped_slots_stay_cheap_when_groups_are_full() {
-        let mut x = 0x9E37_79B9_7F4A_7C15u64;
-        let mut rand = move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut rand = xorshift(0x9E37_79B9_7F4A_7C15);
+        let mut rand = move || rand(u64::MAX);
         // Objects of 16 to 56 bytes, one after the other.
         let mut at = 0x7000_0000u64;
         let heap: Vec<u64> = (0..200_000)

@@ -9,7 +9,7 @@
 use rayon::prelude::*;
 
 use super::classes::Classes;
-use super::decode::{walk, Context, Count, Parts, Write, DROPPED, UNDEFINED};
+use super::decode::{walk, Context, Count, Parts, Undefined, Write, DROPPED, UNDEFINED};
 use super::scan::{Chunk, RawRoot};
 use super::SizeModel;
 use crate::import::source::Source;
@@ -42,9 +42,6 @@ impl From<Cancelled> for Stop {
         Stop::Cancelled(c)
     }
 }
-
-/// An object of an undumped class: (object, class id, file offset).
-type Undefined = (u32, u64, u64);
 
 /// What the first walk found in one chunk.
 struct Counted {
@@ -94,7 +91,7 @@ pub(super) fn assemble(
     laps.lap("ids");
     let wide = WideIdIndex::build(&ids);
     laps.lap("id index");
-    let (mut a, undefined, dangling) =
+    let (mut a, mut undefined, dangling) =
         write_all(&cx, source, chunks, &counts, ids, &wide, progress, issues)?;
     laps.lap("write");
     // Roots resolve through the wide index while it is here; the model's
@@ -103,7 +100,6 @@ pub(super) fn assemble(
     let new_index = |i: u32| keep.as_ref().map_or(i, |k| k.1[i as usize]);
     let roots = roots(raw_roots, |id| wide.get(id).map(new_index), issues);
     drop(wide);
-    let mut undefined = undefined;
     if keep.is_some() || dangling > 0 {
         a = compact(a, keep.as_ref());
         if let Some((_, new_index)) = &keep {
@@ -246,22 +242,21 @@ fn write_all(
             progress.check()?;
             let mut w = Write::new(p, (wide, &class_objects), ids, first, (vb, rb));
             walk(cx, c, &mut w);
-            w.end();
             // Mapped pages count in our resident set: give them back once
             // read (a later read would fetch them from the page cache).
             source.release(c.start, c.end - c.start);
             progress.advance(((c.end - c.start) / 2) as u64);
-            Ok((w.fits, w.dangling, w.undefined, w.issues))
+            Ok(w.end())
         })
         .collect::<Result<Vec<_>, Cancelled>>()?;
     let mut undefined = Vec::new();
     let mut dangling = 0;
     let mut fits = true;
-    for (f, d, u, i) in written {
-        fits &= f;
-        dangling += d;
-        undefined.extend(u);
-        issues.merge(i);
+    for w in written {
+        fits &= w.fits;
+        dangling += w.dangling;
+        undefined.extend(w.undefined);
+        issues.merge(w.issues);
     }
     if !fits {
         return Err(Stop::Inconsistent);

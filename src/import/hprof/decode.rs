@@ -359,14 +359,22 @@ pub(super) struct Write<'a> {
     pending: [(usize, u64, usize, usize); AHEAD],
     head: usize,
     waiting: usize,
-    /// (object, class id, offset) of objects of undumped classes.
-    pub undefined: Vec<(u32, u64, u64)>,
-    pub dangling: u64,
-    /// False when the walk wrote other counts than the first one found.
-    pub fits: bool,
-    pub issues: Collector,
+    undefined: Vec<Undefined>,
+    issues: Collector,
     /// Dangling references' messages, noted after the walk's own.
     dangling_issues: Collector,
+}
+
+/// An object of an undumped class: (object, class id, file offset).
+pub(super) type Undefined = (u32, u64, u64);
+
+/// What one chunk's second walk leaves besides the arrays.
+pub(super) struct Written {
+    /// False when the walk wrote other counts than the first one found.
+    pub fits: bool,
+    pub dangling: u64,
+    pub undefined: Vec<Undefined>,
+    pub issues: Collector,
 }
 
 impl<'a> Write<'a> {
@@ -395,8 +403,6 @@ impl<'a> Write<'a> {
             head: 0,
             waiting: 0,
             undefined: Vec::new(),
-            dangling: 0,
-            fits: true,
             issues: Collector::default(),
             dangling_issues: Collector::default(),
         }
@@ -404,18 +410,21 @@ impl<'a> Write<'a> {
 
     /// Resolves the waiting references, checks the counts and merges the
     /// messages.
-    pub fn end(&mut self) {
+    pub fn end(mut self) -> Written {
         while self.waiting > 0 {
             self.resolve_oldest();
         }
-        if self.o != self.out.types.len()
-            || self.v != self.out.values.len()
-            || self.e != self.out.targets.len()
-        {
-            self.fits = false;
+        let fits = self.o == self.out.types.len()
+            && self.v == self.out.values.len()
+            && self.e == self.out.targets.len();
+        let dangling = self.dangling_issues.counted(Kind::Dangling);
+        self.issues.merge(self.dangling_issues);
+        Written {
+            fits,
+            dangling,
+            undefined: self.undefined,
+            issues: self.issues,
         }
-        let dangling = std::mem::take(&mut self.dangling_issues);
-        self.issues.merge(dangling);
     }
 
     fn resolve_oldest(&mut self) {
@@ -425,7 +434,6 @@ impl<'a> Write<'a> {
         let t = match self.index.get(target) {
             Some(t) => t,
             None => {
-                self.dangling += 1;
                 let from = self.ids[object];
                 self.dangling_issues.push(Kind::Dangling, at as u64, || {
                     format!(
