@@ -29,6 +29,7 @@ mod layout;
 mod meta;
 mod nodes;
 mod numbers;
+mod simd;
 mod strings;
 
 use std::path::Path;
