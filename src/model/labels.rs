@@ -171,6 +171,48 @@ impl Offsets {
         Offsets::Narrow { bases, within }
     }
 
+    /// The offsets of objects `0..len` whose values are `value_len(o)`
+    /// bytes long, built straight in the narrow form where it fits (no
+    /// 8-byte array of them first).
+    fn from_lengths(len: usize, value_len: &(impl Fn(usize) -> u64 + Sync)) -> Offsets {
+        let entries = len + 1;
+        let blocks = entries.div_ceil(OFFSET_BLOCK);
+        let objects = |b: usize| b * OFFSET_BLOCK..((b + 1) * OFFSET_BLOCK).min(len);
+        let sums: Vec<u64> = (0..blocks)
+            .into_par_iter()
+            .map(|b| objects(b).map(value_len).sum())
+            .collect();
+        let mut before = 0u64;
+        let bases: Vec<u64> = sums
+            .iter()
+            .map(|s| {
+                before += s;
+                before - s
+            })
+            .collect();
+        let mut within: Vec<u32> = crate::mem::zeroed(entries);
+        let fits = within
+            .par_chunks_mut(OFFSET_BLOCK)
+            .enumerate()
+            .all(|(b, out)| {
+                let mut at = 0u64;
+                for (slot, o) in out.iter_mut().zip(b * OFFSET_BLOCK..) {
+                    let Ok(v) = u32::try_from(at) else {
+                        return false;
+                    };
+                    *slot = v;
+                    if o < len {
+                        at += value_len(o);
+                    }
+                }
+                true
+            });
+        match fits {
+            true => Offsets::Narrow { bases, within },
+            false => Offsets::Wide(crate::mem::prefix_sums(len, value_len)),
+        }
+    }
+
     #[inline]
     fn get(&self, i: usize) -> Option<u64> {
         match self {
@@ -197,6 +239,34 @@ impl Values {
         debug_assert_eq!(offsets.len(), kinds.len() + 1);
         Values {
             offsets: Offsets::new(offsets),
+            bytes,
+            kinds,
+        }
+    }
+
+    /// Values of `kinds.len()` objects, object `o`'s `value_len(o)` bytes
+    /// long, written by `fill` into the arena: it gets consecutive ranges
+    /// of objects, in parallel, each with the arena bytes of its objects'
+    /// values to fill in object order.
+    pub fn build(
+        kinds: Vec<ValueKind>,
+        value_len: impl Fn(usize) -> u64 + Sync,
+        fill: impl Fn(std::ops::Range<usize>, &mut [u8]) + Sync,
+    ) -> Values {
+        let n = kinds.len();
+        let offsets = Offsets::from_lengths(n, &value_len);
+        let at = |o: usize| offsets.get(o).expect("in range") as usize;
+        let mut bytes: Vec<u8> = crate::mem::zeroed(at(n));
+        const FILL: usize = 64 * OFFSET_BLOCK;
+        let ranges: Vec<_> = (0..n).step_by(FILL).map(|b| b..(b + FILL).min(n)).collect();
+        let parts =
+            crate::mem::split_by(&mut bytes, ranges.iter().map(|r| at(r.end) - at(r.start)));
+        ranges
+            .into_par_iter()
+            .zip(parts)
+            .for_each(|(r, out)| fill(r, out));
+        Values {
+            offsets,
             bytes,
             kinds,
         }
@@ -285,6 +355,50 @@ fn cut(chars: impl Iterator<Item = char>, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn values_built_in_blocks_equal_values_built_one_by_one() {
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        for n in [0, 1, 1023, 1024, 1025, 70_000] {
+            let parts: Vec<(Vec<u8>, ValueKind)> = (0..n)
+                .map(|o| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    match x % 3 {
+                        0 => (Vec::new(), ValueKind::None),
+                        _ => (vec![o as u8; (x >> 40) as usize % 9], ValueKind::Utf8),
+                    }
+                })
+                .collect();
+            let one_by_one = Values::from_parts(parts.iter().map(|(b, k)| (&b[..], *k)));
+            let built = Values::build(
+                parts.iter().map(|p| p.1).collect(),
+                |o| parts[o].0.len() as u64,
+                |range, out| {
+                    let mut at = 0;
+                    for (b, _) in &parts[range] {
+                        out[at..at + b.len()].copy_from_slice(b);
+                        at += b.len();
+                    }
+                },
+            );
+            assert_eq!(built, one_by_one, "{n} objects");
+            assert!(matches!(built.offsets, Offsets::Narrow { .. }));
+        }
+    }
+
+    #[test]
+    fn offsets_past_four_gib_in_a_block_stay_wide() {
+        let len = |o: usize| if o == 5 { 1 << 33 } else { o as u64 % 7 };
+        let built = Offsets::from_lengths(3000, &len);
+        assert!(matches!(built, Offsets::Wide(_)));
+        assert_eq!(built, Offsets::new(crate::mem::prefix_sums(3000, len)));
+        let small = |o: usize| o as u64 % 7;
+        let built = Offsets::from_lengths(3000, &small);
+        assert!(matches!(built, Offsets::Narrow { .. }));
+        assert_eq!(built, Offsets::new(crate::mem::prefix_sums(3000, small)));
+    }
 
     #[test]
     fn labels_round_trip_names_and_indices() {

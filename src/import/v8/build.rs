@@ -55,22 +55,25 @@ pub fn types(nodes: &Nodes, meta: &Meta, pool: &Pool) -> (Vec<Box<str>>, Vec<u32
         })
     };
     // Only the kinds and placeholders some object has become types.
+    // A table per block of objects, not per object: a `fold` that moves
+    // its 258-byte table through every step took 110 ms on 20 M objects.
+    const BLOCK: usize = 1 << 16;
     let used = nodes
         .kinds
-        .par_iter()
-        .zip(&nodes.names)
-        .fold(
-            || [false; 258],
-            |mut u, (&k, &s)| {
+        .par_chunks(BLOCK)
+        .zip(nodes.names.par_chunks(BLOCK))
+        .map(|(kinds, names)| {
+            let mut u = [false; 258];
+            for (&k, &s) in kinds.iter().zip(names) {
                 let slot = match k {
                     k if named(k) && s == NO_STRING => 257,
-                    k if named(k) => return u,
+                    k if named(k) => continue,
                     k => k as usize,
                 };
                 u[slot] = true;
-                u
-            },
-        )
+            }
+            u
+        })
         .reduce(
             || [false; 258],
             |a, b| std::array::from_fn(|i| a[i] || b[i]),
@@ -138,40 +141,28 @@ pub fn labels(mut raw: Vec<u32>, pool: &Pool) -> Labels {
 /// String nodes' text, one arena (filled in parallel blocks of objects).
 pub fn values(nodes: &Nodes, meta: &Meta, pool: &Pool) -> Values {
     let text = |k: u8| k != UNKNOWN_KIND && meta.node_classes[k as usize] == NodeClass::Text;
-    let kinds: Vec<ValueKind> = nodes
-        .kinds
-        .par_iter()
-        .zip(&nodes.names)
-        .map(|(&k, &s)| match text(k) && s != NO_STRING {
+    let has_text = |o: usize| text(nodes.kinds[o]) && nodes.names[o] != NO_STRING;
+    let kinds: Vec<ValueKind> = (0..nodes.kinds.len())
+        .into_par_iter()
+        .map(|o| match has_text(o) {
             true => ValueKind::Utf8,
             false => ValueKind::None,
         })
         .collect();
-    let offsets = crate::mem::prefix_sums(kinds.len(), |o| match kinds[o] {
-        ValueKind::Utf8 => pool.bytes_of(nodes.names[o] as usize).len() as u64,
-        _ => 0,
-    });
-    let total = offsets[kinds.len()];
-    let mut bytes = vec![0u8; total as usize];
-    const BLOCK: usize = 1 << 16;
-    let mut blocks = Vec::new();
-    let mut rest = bytes.as_mut_slice();
-    for b in (0..kinds.len()).step_by(BLOCK) {
-        let end = (b + BLOCK).min(kinds.len());
-        let len = (offsets[end] - offsets[b]) as usize;
-        let (head, tail) = rest.split_at_mut(len);
-        blocks.push((b..end, head));
-        rest = tail;
-    }
-    blocks.into_par_iter().for_each(|(range, out)| {
-        let mut at = 0;
-        for o in range {
-            if kinds[o] == ValueKind::Utf8 {
-                let v = pool.bytes_of(nodes.names[o] as usize);
+    let value = |o: usize| match has_text(o) {
+        true => pool.bytes_of(nodes.names[o] as usize),
+        false => &[],
+    };
+    Values::build(
+        kinds,
+        |o| value(o).len() as u64,
+        |range, out| {
+            let mut at = 0;
+            for o in range {
+                let v = value(o);
                 out[at..at + v.len()].copy_from_slice(v);
                 at += v.len();
             }
-        }
-    });
-    Values::new(offsets, bytes, kinds)
+        },
+    )
 }

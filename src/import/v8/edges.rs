@@ -110,17 +110,21 @@ fn label(class: EdgeClass, name: u64, strings: usize) -> u32 {
     }
 }
 
-fn read_chunk(chunk: &mut Chunk, cx: &Context) -> Result<Part, ScanError> {
+fn read_chunk(chunk: &mut Chunk, p: &mut Part, cx: &Context) -> Result<(), ScanError> {
     let m = cx.meta;
     let nf = m.node_fields.len() as u64;
     let by_fields = ExactDivisor::new(nf);
     // Sized for every edge of the chunk (weak ones and shortcuts are left
     // out), so the vectors never grow by copying.
-    let mut p = Part {
-        targets: Vec::with_capacity(chunk.records as usize),
-        labels: Vec::with_capacity(chunk.records as usize),
-        ..Part::default()
-    };
+    let n = chunk.records as usize;
+    for v in [&mut p.targets, &mut p.labels] {
+        v.clear();
+        v.reserve(n);
+    }
+    p.runs.clear();
+    p.roots.clear();
+    (p.weak, p.shortcuts) = (0, 0);
+    p.diag = Collector::default();
     let mut rec = [0u64; MAX_FIELDS];
     let e0 = chunk.first_record;
     let mut s = cx
@@ -179,7 +183,7 @@ fn read_chunk(chunk: &mut Chunk, cx: &Context) -> Result<Part, ScanError> {
             _ => p.runs.push((source, 1)),
         }
     }
-    Ok(p)
+    Ok(())
 }
 
 /// Reads every edge record; `objects` is the node count less the root.
@@ -207,7 +211,7 @@ pub fn read(
         chunk_size,
         source,
         progress,
-        |c| read_chunk(c, cx),
+        |c, p| read_chunk(c, p, cx),
         |p| {
             // In parallel: on one thread this copy was a fifth of the
             // import (and its first touch of the arrays' pages).
@@ -220,7 +224,7 @@ pub fn read(
             all.roots.extend_from_slice(&p.roots);
             all.weak += p.weak;
             all.shortcuts += p.shortcuts;
-            all.diag.merge(p.diag);
+            all.diag.merge(std::mem::take(&mut p.diag));
         },
     )?;
     all.scanned = scanned;

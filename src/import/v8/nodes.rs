@@ -34,16 +34,24 @@ pub struct Nodes {
     pub diag: Collector,
 }
 
-fn read_chunk(chunk: &mut Chunk, meta: &Meta, strings: usize) -> Result<Nodes, ScanError> {
+fn read_chunk(
+    chunk: &mut Chunk,
+    out: &mut Nodes,
+    meta: &Meta,
+    strings: usize,
+) -> Result<(), ScanError> {
     let n = chunk.records as usize;
-    let mut out = Nodes {
-        kinds: Vec::with_capacity(n),
-        names: Vec::with_capacity(n),
-        ids: Vec::with_capacity(n),
-        sizes: Vec::with_capacity(n),
-        edge_counts: Vec::with_capacity(n),
-        ..Nodes::default()
-    };
+    for v in [&mut out.ids, &mut out.sizes] {
+        v.clear();
+        v.reserve(n);
+    }
+    for v in [&mut out.names, &mut out.edge_counts] {
+        v.clear();
+        v.reserve(n);
+    }
+    out.kinds.clear();
+    out.kinds.reserve(n);
+    out.diag = Collector::default();
     let mut rec = [0u64; MAX_FIELDS];
     for r in chunk.first_record..chunk.first_record + chunk.records {
         chunk.read(&mut rec)?;
@@ -89,7 +97,7 @@ fn read_chunk(chunk: &mut Chunk, meta: &Meta, strings: usize) -> Result<Nodes, S
         }
         out.sizes.push(size);
     }
-    Ok(out)
+    Ok(())
 }
 
 /// Reads every node record.
@@ -122,7 +130,7 @@ pub fn read(
         chunk_size,
         source,
         progress,
-        |c| read_chunk(c, meta, strings),
+        |c, part| read_chunk(c, part, meta, strings),
         |part| {
             // In parallel, as the edges (see there).
             all.kinds.par_extend(part.kinds.par_iter().copied());
@@ -131,7 +139,7 @@ pub fn read(
             all.sizes.par_extend(part.sizes.par_iter().copied());
             all.edge_counts
                 .par_extend(part.edge_counts.par_iter().copied());
-            all.diag.merge(part.diag);
+            all.diag.merge(std::mem::take(&mut part.diag));
         },
     )?;
     all.scanned = scanned;
