@@ -280,6 +280,40 @@ fn signature(graph: &HeapGraph, block: &[u32], o: u32) -> u64 {
     h
 }
 
+/// Pieces the first refinement round is cut into (by block id, of about
+/// equal numbers of objects).
+const FIRST_ROUND_PIECES: usize = 4;
+
+/// Splits the blocks of `keyed` (sorted (block, signature, object) keys)
+/// by signature: each group but one gets a new block id, in key order, and
+/// its objects are listed in `moves` with it. The part of a block that was
+/// not evaluated keeps the id; when all of the block was, its largest
+/// group keeps it.
+fn split_blocks(keyed: &[(u32, u64, u32)], block_size: &mut Vec<u32>, moves: &mut Vec<(u32, u32)>) {
+    for seg in keyed.chunk_by(|a, b| a.0 == b.0) {
+        let b = seg[0].0;
+        let rest = block_size[b as usize] as usize - seg.len();
+        let groups: Vec<&[(u32, u64, u32)]> = seg.chunk_by(|x, y| x.1 == y.1).collect();
+        if rest == 0 && groups.len() == 1 {
+            continue;
+        }
+        let keep = if rest > 0 {
+            usize::MAX
+        } else {
+            (0..groups.len()).max_by_key(|&g| groups[g].len()).unwrap()
+        };
+        for (gi, g) in groups.iter().enumerate() {
+            if gi == keep {
+                continue;
+            }
+            let id = block_size.len() as u32;
+            block_size.push(g.len() as u32);
+            block_size[b as usize] -= g.len() as u32;
+            moves.extend(g.iter().map(|&(_, _, o)| (o, id)));
+        }
+    }
+}
+
 /// Refines the label partition until it is stable.
 pub fn refine(
     graph: &HeapGraph,
@@ -305,84 +339,88 @@ pub fn refine(
     }
     progress.check()?;
     // Objects in singleton blocks can never split, nor can leaves (their
-    // signature is empty): never evaluate them. The first round evaluates
-    // all the others, keyed straight from object order (no list of them
-    // beside the keys: 80 MB on a 20 M-object heap, at the stage's peak);
-    // the sort fixes the order.
+    // signature is empty): never evaluate them.
     let queued: Vec<AtomicBool> = (0..graph.objects())
         .into_par_iter()
         .map(|_| AtomicBool::new(false))
         .collect();
-    let mut dirty: Vec<u32> = Vec::new();
-    let mut keyed: Vec<(u32, u64, u32)> = {
-        let b = &block;
-        let mut k = super::gather(
-            b.len(),
-            |o| {
-                b[o] != NO_BLOCK
-                    && block_size[b[o] as usize] > 1
-                    && !graph.refs_raw(o as u32).is_empty()
-            },
-            |o| (b[o], signature(graph, b, o as u32), o as u32),
-        );
-        k.par_sort_unstable();
-        k
+    let evaluate = |b: u32, block_size: &[u32], o: usize| {
+        b != NO_BLOCK && block_size[b as usize] > 1 && !graph.refs_raw(o as u32).is_empty()
     };
-    let mut moved: Vec<u32> = Vec::new();
+    let mut dirty: Vec<u32> = Vec::new();
+    let mut keyed: Vec<(u32, u64, u32)> = Vec::new();
+    // (object, its new block), applied when the round ends.
+    let mut moves: Vec<(u32, u32)> = Vec::new();
     let mut rounds = 0u64;
     let mut evaluated = 0u64;
     loop {
         rounds += 1;
-        let evaluating = keyed.len();
-        evaluated += evaluating as u64;
-        if rounds.is_multiple_of(64) || evaluating >= PARALLEL_MIN {
-            progress.check()?;
-        }
-        if trace && evaluating >= PARALLEL_MIN {
-            tracing::debug!(target: "heaptui::duplicates",
-                "refine: round {rounds} dirty {evaluating} at {} ms",
-                t0.elapsed().as_millis()
-            );
-        }
         for &o in &dirty {
             queued[o as usize].store(false, Ordering::Relaxed);
         }
-        moved.clear();
-        for seg in keyed.chunk_by(|a, b| a.0 == b.0) {
-            let b = seg[0].0;
-            let rest = block_size[b as usize] as usize - seg.len();
-            let groups: Vec<&[(u32, u64, u32)]> = seg.chunk_by(|x, y| x.1 == y.1).collect();
-            if rest == 0 && groups.len() == 1 {
-                continue;
-            }
-            // The part that did not change keeps the id; when all of the
-            // block was re-evaluated the largest group keeps it.
-            let keep = if rest > 0 {
-                usize::MAX
-            } else {
-                (0..groups.len()).max_by_key(|&g| groups[g].len()).unwrap()
-            };
-            for (gi, g) in groups.iter().enumerate() {
-                if gi == keep {
-                    continue;
+        moves.clear();
+        if rounds == 1 {
+            // The first round evaluates nearly every object. Its keys are
+            // built straight from object order (no list of them beside the
+            // keys), a piece of the block ids at a time: 16 bytes an object
+            // at once were the peak of the whole analysis on a 20 M-object
+            // V8 snapshot. Moves wait for the round's end, so every piece
+            // reads the blocks the round started with and the result is
+            // the one of a single sort.
+            let target = (graph.objects() / FIRST_ROUND_PIECES).max(1) as u64;
+            let mut from = 0usize;
+            while from < block_size.len() {
+                let mut to = from;
+                let mut objects = 0u64;
+                while to < block_size.len() && (objects < target || to == from) {
+                    objects += block_size[to] as u64;
+                    to += 1;
                 }
-                let id = block_size.len() as u32;
-                block_size.push(g.len() as u32);
-                block_size[b as usize] -= g.len() as u32;
-                for &(_, _, o) in g.iter() {
-                    block[o as usize] = id;
-                    moved.push(o);
+                let (b, bs) = (&block, &block_size);
+                let piece = from as u32..to as u32;
+                let mut keyed = super::gather(
+                    b.len(),
+                    |o| piece.contains(&b[o]) && evaluate(b[o], bs, o),
+                    |o| (b[o], signature(graph, b, o as u32), o as u32),
+                );
+                keyed.par_sort_unstable();
+                progress.check()?;
+                evaluated += keyed.len() as u64;
+                if trace {
+                    tracing::debug!(target: "heaptui::duplicates",
+                        "refine: round 1, blocks {from}..{to}: {} keyed at {} ms",
+                        keyed.len(),
+                        t0.elapsed().as_millis()
+                    );
                 }
+                split_blocks(&keyed, &mut block_size, &mut moves);
+                from = to;
             }
+        } else {
+            let evaluating = keyed.len();
+            evaluated += evaluating as u64;
+            if rounds.is_multiple_of(64) || evaluating >= PARALLEL_MIN {
+                progress.check()?;
+            }
+            if trace && evaluating >= PARALLEL_MIN {
+                tracing::debug!(target: "heaptui::duplicates",
+                    "refine: round {rounds} dirty {evaluating} at {} ms",
+                    t0.elapsed().as_millis()
+                );
+            }
+            split_blocks(&keyed, &mut block_size, &mut moves);
+            drop(std::mem::take(&mut keyed));
         }
-        if trace && evaluating >= PARALLEL_MIN {
+        for &(o, id) in &moves {
+            block[o as usize] = id;
+        }
+        if trace && moves.len() >= PARALLEL_MIN {
             tracing::debug!(target: "heaptui::duplicates",
                 "refine: moved {} at {} ms",
-                moved.len(),
+                moves.len(),
                 t0.elapsed().as_millis()
             );
         }
-        drop(std::mem::take(&mut keyed));
         dirty.clear();
         let wants = |p: u32| {
             let pb = block[p as usize];
@@ -390,13 +428,15 @@ pub fn refine(
                 && block_size[pb as usize] > 1
                 && !queued[p as usize].swap(true, Ordering::Relaxed)
         };
-        if moved.len() >= PARALLEL_MIN {
-            dirty = moved
+        if moves.len() >= PARALLEL_MIN {
+            dirty = moves
                 .par_iter()
-                .flat_map_iter(|&m| graph.retainers_raw(m).iter().copied().filter(|&p| wants(p)))
+                .flat_map_iter(|&(m, _)| {
+                    graph.retainers_raw(m).iter().copied().filter(|&p| wants(p))
+                })
                 .collect();
         } else {
-            for &m in &moved {
+            for &(m, _) in &moves {
                 dirty.extend(graph.retainers_raw(m).iter().copied().filter(|&p| wants(p)));
             }
         }

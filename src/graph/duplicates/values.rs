@@ -83,26 +83,33 @@ pub(crate) fn label_blocks(dump: &Model, dom: &DominatorTree) -> Option<Vec<u32>
         return None;
     }
     // In object order, where the arrays a label reads are read in order
-    // (the sort below fixes the order anyway).
-    let mut keyed: Vec<(u64, u32)> = super::gather(
+    // (the sort below fixes the order anyway). Keys are (hash's high half,
+    // its low half, object): sorted as (hash, object), in 12 bytes where a
+    // (u64, u32) pair takes 16 (80 MB less on a 20 M-object snapshot, at
+    // the stage's peak).
+    let mut keyed: Vec<[u32; 3]> = super::gather(
         dump.objects(),
         |o| dom.is_reachable(o as u32),
-        |o| (hash(&key(dump, o as u32)), o as u32),
+        |o| {
+            let h = hash(&key(dump, o as u32));
+            [(h >> 32) as u32, h as u32, o as u32]
+        },
     );
     keyed.par_sort_unstable();
     // First the representative (lowest member met) of every object's label.
     let mut rep = crate::mem::filled(dump.objects(), NONE);
     {
         let out = crate::mem::as_atomic(&mut rep);
-        keyed.par_chunk_by(|a, b| a.0 == b.0).for_each(|group| {
-            if let [(_, o)] = group {
+        let same_hash = |a: &[u32; 3], b: &[u32; 3]| a[..2] == b[..2];
+        keyed.par_chunk_by(same_hash).for_each(|group| {
+            if let [[_, _, o]] = group {
                 out[*o as usize].store(*o, Ordering::Relaxed);
                 return;
             }
             // The distinct labels met so far in the group (almost always
             // one), each with its representative.
             let mut reps: Vec<(u32, Key)> = Vec::new();
-            for &(_, o) in group {
+            for &[_, _, o] in group {
                 let k = key(dump, o);
                 let r = match reps.iter().find(|(_, rk)| *rk == k) {
                     Some(&(r, _)) => r,
