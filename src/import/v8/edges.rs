@@ -13,7 +13,7 @@ use rayon::prelude::*;
 
 use super::layout::NumberArray;
 use super::meta::{EdgeClass, Meta};
-use super::numbers::{scan, Chunk, ScanError, Scanned, MAX_FIELDS};
+use super::numbers::{scan, Chunk, ScanError, Scanned};
 use crate::import::source::Source;
 use crate::model::Labels;
 use crate::model::{Collector, Kind};
@@ -47,21 +47,61 @@ struct Part {
     diag: Collector,
 }
 
+/// Nodes per entry of [`Context::block_start`].
+const OWNER_BLOCK: usize = 1024;
+
 /// What the chunks need to know.
 pub struct Context<'a> {
     pub meta: &'a Meta,
-    /// Per node (root included) + 1: index of its first edge.
-    pub edge_start: &'a [u64],
+    /// Per node (root included): its declared edge count.
+    edge_counts: &'a [u32],
+    /// The index of the first edge of nodes `0, OWNER_BLOCK, 2 *
+    /// OWNER_BLOCK, …`, then the edge count of all nodes: where a chunk's
+    /// first edge is found (a start per node took 8 bytes a node).
+    block_start: Vec<u64>,
     pub strings: usize,
 }
 
-impl Context<'_> {
-    fn nodes(&self) -> u64 {
-        self.edge_start.len() as u64 - 1
+impl<'a> Context<'a> {
+    pub fn new(meta: &'a Meta, edge_counts: &'a [u32], strings: usize) -> Context<'a> {
+        let mut block_start: Vec<u64> = edge_counts
+            .par_chunks(OWNER_BLOCK)
+            .map(|b| b.iter().map(|&c| c as u64).sum::<u64>())
+            .collect();
+        let mut total = 0;
+        for b in block_start.iter_mut() {
+            (*b, total) = (total, total + *b);
+        }
+        block_start.push(total);
+        Context {
+            meta,
+            edge_counts,
+            block_start,
+            strings,
+        }
     }
 
-    fn claimed(&self) -> u64 {
-        *self.edge_start.last().unwrap_or(&0)
+    fn nodes(&self) -> u64 {
+        self.edge_counts.len() as u64
+    }
+
+    /// How many edges the nodes declare.
+    pub fn claimed(&self) -> u64 {
+        *self.block_start.last().unwrap_or(&0)
+    }
+
+    /// The node owning edge `e` (below [`Self::claimed`]) and the index
+    /// of the next node's first edge.
+    fn owner(&self, e: u64) -> (usize, u64) {
+        let blocks = &self.block_start[..self.block_start.len() - 1];
+        let b = blocks.partition_point(|&x| x <= e).saturating_sub(1);
+        let mut s = b * OWNER_BLOCK;
+        let mut next = self.block_start[b] + self.edge_counts[s] as u64;
+        while next <= e {
+            s += 1;
+            next += self.edge_counts[s] as u64;
+        }
+        (s, next)
     }
 }
 
@@ -125,21 +165,25 @@ fn read_chunk(chunk: &mut Chunk, p: &mut Part, cx: &Context) -> Result<(), ScanE
     p.roots.clear();
     (p.weak, p.shortcuts) = (0, 0);
     p.diag = Collector::default();
-    let mut rec = [0u64; MAX_FIELDS];
     let e0 = chunk.first_record;
-    let mut s = cx
-        .edge_start
-        .partition_point(|&x| x <= e0)
-        .saturating_sub(1);
+    let claimed = cx.claimed();
+    // The owner of the next edge, and the first edge of the node after it.
+    let (mut s, mut next) = match e0 < claimed {
+        true => cx.owner(e0),
+        false => (0, u64::MAX),
+    };
     for e in e0..e0 + chunk.records {
-        chunk.read(&mut rec)?;
-        if e >= cx.claimed() {
+        let (t, to, name) = {
+            let rec = chunk.record()?;
+            (rec[m.e_type], rec[m.e_to], rec[m.e_name])
+        };
+        if e >= claimed {
             continue; // beyond what the nodes declare: counted by the caller
         }
-        while cx.edge_start[s + 1] <= e {
+        while next <= e {
             s += 1;
+            next += cx.edge_counts[s] as u64;
         }
-        let t = rec[m.e_type];
         let Some(&class) = m.edge_classes.get(t as usize) else {
             p.diag.push(Kind::Skipped, 0, || {
                 format!("edge {e} of node {s}: edge type {t} is not in snapshot.meta")
@@ -157,7 +201,6 @@ fn read_chunk(chunk: &mut Chunk, p: &mut Part, cx: &Context) -> Result<(), ScanE
             }
             _ => {}
         }
-        let to = rec[m.e_to];
         let node = by_fields.divide(to).filter(|&n| n < cx.nodes() && n != 0);
         let Some(node) = node else {
             p.diag.count(Kind::Dangling, 1);
@@ -176,7 +219,7 @@ fn read_chunk(chunk: &mut Chunk, p: &mut Part, cx: &Context) -> Result<(), ScanE
             continue;
         }
         p.targets.push(object);
-        p.labels.push(label(class, rec[m.e_name], cx.strings));
+        p.labels.push(label(class, name, cx.strings));
         let source = (s - 1) as u32;
         match p.runs.last_mut() {
             Some((o, n)) if *o == source => *n += 1,
@@ -195,7 +238,7 @@ pub fn read(
     source: &Source,
     progress: &Progress,
 ) -> Result<Edges, ScanError> {
-    let objects = cx.edge_start.len().saturating_sub(2);
+    let objects = cx.edge_counts.len().saturating_sub(1);
     let hint = cx.claimed().min(array.range.len() as u64 / 6) as usize;
     let mut all = Edges {
         targets: Vec::with_capacity(hint),

@@ -130,13 +130,7 @@ fn import_with_chunk(
     laps.lap("nodes");
     check_nodes(path, &nodes, nodes_array.closed, &meta, &mut diag)?;
     diag.merge(std::mem::take(&mut nodes.diag));
-    let counts = &nodes.edge_counts;
-    let edge_start = crate::mem::prefix_sums(counts.len(), |i| counts[i] as u64);
-    let cx = edges::Context {
-        meta: &meta,
-        edge_start: &edge_start,
-        strings: pool.len(),
-    };
+    let cx = edges::Context::new(&meta, &nodes.edge_counts, pool.len());
     let edges = match &layout.edges {
         Some(array) => edges::read(bytes, array, &cx, chunk, source, progress)
             .map_err(|e| scan_error(path, "edges", e))?,
@@ -146,7 +140,7 @@ fn import_with_chunk(
         },
     };
     laps.lap("edges");
-    drop(edge_start);
+    drop(cx);
     let model = assemble(path, bytes.len() as u64, nodes, edges, &meta, &pool, diag);
     laps.lap("assemble");
     Ok(model)

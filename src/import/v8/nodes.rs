@@ -5,7 +5,7 @@ use rayon::prelude::*;
 
 use super::layout::NumberArray;
 use super::meta::Meta;
-use super::numbers::{scan, Chunk, ScanError, Scanned, MAX_FIELDS};
+use super::numbers::{scan, Chunk, ScanError, Scanned};
 use crate::import::source::Source;
 use crate::model::{Collector, Kind};
 use crate::progress::Progress;
@@ -52,10 +52,19 @@ fn read_chunk(
     out.kinds.clear();
     out.kinds.reserve(n);
     out.diag = Collector::default();
-    let mut rec = [0u64; MAX_FIELDS];
     for r in chunk.first_record..chunk.first_record + chunk.records {
-        chunk.read(&mut rec)?;
-        let Ok(edges) = u32::try_from(rec[meta.n_edges]) else {
+        let (edges, kind, name, id, size) = {
+            let rec = chunk.record()?;
+            let f = |i: usize| rec[i];
+            (
+                f(meta.n_edges),
+                f(meta.n_type),
+                f(meta.n_name),
+                f(meta.n_id),
+                f(meta.n_size),
+            )
+        };
+        let Ok(edges) = u32::try_from(edges) else {
             return Err(ScanError::Bad {
                 offset: 0,
                 why: "a node declares more than 2^32 edges",
@@ -65,7 +74,6 @@ fn read_chunk(
         if r == 0 {
             continue;
         }
-        let kind = rec[meta.n_type];
         out.kinds.push(
             if kind < meta.node_types.len().min(UNKNOWN_KIND as usize) as u64 {
                 kind as u8
@@ -77,7 +85,6 @@ fn read_chunk(
                 UNKNOWN_KIND
             },
         );
-        let name = rec[meta.n_name];
         out.names.push(if name < strings as u64 {
             name as u32
         } else {
@@ -87,8 +94,8 @@ fn read_chunk(
             });
             NO_STRING
         });
-        out.ids.push(rec[meta.n_id]);
-        let mut size = rec[meta.n_size];
+        out.ids.push(id);
+        let mut size = size;
         if size > MAX_SELF_SIZE {
             out.diag.push(Kind::Skipped, 0, || {
                 format!("node {r}: self_size {size} is not believable; taken as 0")

@@ -211,32 +211,34 @@ pub struct Chunk<'a> {
     ahead: [u64; AHEAD],
     next: usize,
     parsed: usize,
+    /// A record read number by number.
+    spill: [u64; MAX_FIELDS],
 }
 
 impl Chunk<'_> {
-    /// Reads the next record into `out[..fields]`.
+    /// The next record's `fields` numbers.
     #[inline]
-    pub fn read(&mut self, out: &mut [u64; MAX_FIELDS]) -> Result<(), ScanError> {
+    pub fn record(&mut self) -> Result<&[u64], ScanError> {
         let f = self.fields;
         if self.skip == 0 && self.parsed - self.next >= f {
-            // The common case: a whole record parsed ahead.
-            out[..f].copy_from_slice(&self.ahead[self.next..self.next + f]);
+            // The common case: a whole record parsed ahead, read in place.
+            let at = self.next;
             self.next += f;
-            return Ok(());
+            return Ok(&self.ahead[at..at + f]);
         }
-        self.read_by_number(out)
+        self.record_by_number()
     }
 
     #[inline(never)]
-    fn read_by_number(&mut self, out: &mut [u64; MAX_FIELDS]) -> Result<(), ScanError> {
+    fn record_by_number(&mut self) -> Result<&[u64], ScanError> {
         while self.skip > 0 {
             self.number()?;
             self.skip -= 1;
         }
-        for slot in out.iter_mut().take(self.fields) {
-            *slot = self.number()?;
+        for i in 0..self.fields {
+            self.spill[i] = self.number()?;
         }
-        Ok(())
+        Ok(&self.spill[..self.fields])
     }
 
     #[inline(always)]
@@ -432,6 +434,7 @@ fn scan_with<R: Send + Default>(
                     ahead: [0; AHEAD],
                     next: 0,
                     parsed: 0,
+                    spill: [0; MAX_FIELDS],
                 };
                 (chunk, spare.pop().unwrap_or_default())
             })
@@ -488,10 +491,8 @@ mod tests {
             simd,
             |c, v: &mut Vec<u64>| {
                 v.clear();
-                let mut buf = [0; MAX_FIELDS];
                 for _ in 0..c.records {
-                    c.read(&mut buf)?;
-                    v.extend_from_slice(&buf[..c.fields]);
+                    v.extend_from_slice(c.record()?);
                 }
                 Ok(())
             },
