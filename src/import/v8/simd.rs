@@ -40,7 +40,9 @@ impl Simd {
 }
 
 /// A window, plus the 16 bytes a number starting in its last byte loads.
+#[cfg(target_arch = "x86_64")]
 const WINDOW: usize = 64;
+#[cfg(target_arch = "x86_64")]
 const READ: usize = WINDOW + 16;
 
 /// Parses numbers from `bytes[*pos..end]` into `out`, 64-byte windows at a
@@ -163,6 +165,7 @@ fn classify(window: &[u8; READ]) -> (u64, u64, u64) {
 }
 
 /// Bit `i` of the result: the parity of bits `0..=i` of `x`.
+#[cfg(target_arch = "x86_64")]
 #[inline(always)]
 fn prefix_xor(mut x: u64) -> u64 {
     for shift in [1, 2, 4, 8, 16, 32] {
@@ -173,6 +176,7 @@ fn prefix_xor(mut x: u64) -> u64 {
 
 /// Byte shuffles that move a number's `len` leading bytes to the end of the
 /// register and zero the bytes before them.
+#[cfg(target_arch = "x86_64")]
 const ALIGN_RIGHT: [[u8; 16]; 16] = {
     let mut t = [[0x80u8; 16]; 16];
     let mut len = 0;
@@ -211,6 +215,7 @@ fn parse16(at: &[u8; 16], len: usize) -> u64 {
 mod tests {
     use super::*;
 
+    #[cfg(target_arch = "x86_64")]
     #[test]
     fn prefix_xor_is_the_running_parity() {
         let mut x = 0x9E37_79B9_7F4A_7C15u64;
