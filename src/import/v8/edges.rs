@@ -13,7 +13,7 @@ use rayon::prelude::*;
 
 use super::layout::NumberArray;
 use super::meta::{EdgeClass, Meta};
-use super::numbers::{scan, Chunk, ScanError, Scanned};
+use super::numbers::{Chunk, Scan, ScanError, Scanned};
 use crate::import::source::Source;
 use crate::model::Labels;
 use crate::model::{Collector, Kind};
@@ -247,13 +247,15 @@ pub fn read(
         ..Edges::default()
     };
     let fields = cx.meta.edge_fields.len();
-    let scanned = scan(
+    let scan = Scan {
         bytes,
         array,
         fields,
         chunk_size,
         source,
         progress,
+    };
+    let scanned = scan.run(
         |c, p| read_chunk(c, p, cx),
         |p| {
             // In parallel: on one thread this copy was a fifth of the

@@ -5,7 +5,7 @@ use rayon::prelude::*;
 
 use super::layout::NumberArray;
 use super::meta::Meta;
-use super::numbers::{scan, Chunk, ScanError, Scanned};
+use super::numbers::{Chunk, Scan, ScanError, Scanned};
 use crate::import::source::Source;
 use crate::model::{Collector, Kind};
 use crate::progress::Progress;
@@ -130,13 +130,15 @@ pub fn read(
         edge_counts: Vec::with_capacity(hint),
         ..Nodes::default()
     };
-    let scanned = scan(
+    let scan = Scan {
         bytes,
         array,
         fields,
         chunk_size,
         source,
         progress,
+    };
+    let scanned = scan.run(
         |c, part| read_chunk(c, part, meta, strings),
         |part| {
             // In parallel, as the edges (see there).

@@ -341,129 +341,135 @@ fn count_numbers(bytes: &[u8], (s, e): (usize, usize), array_end: usize) -> u64 
     }
 }
 
-/// Scans `array` as records of `fields` numbers: `chunk_fn` runs on every
-/// chunk in parallel, filling an `R` it must first empty, and `merge` gets
-/// them in file order. The `R`s are reused from window to window, so the
-/// chunks' buffers are allocated (and their pages first touched) once, not
-/// once per chunk.
-#[allow(clippy::too_many_arguments)]
-pub fn scan<R: Send + Default>(
-    bytes: &[u8],
-    array: &NumberArray,
-    fields: usize,
-    chunk_size: usize,
-    source: &Source,
-    progress: &Progress,
-    chunk_fn: impl Fn(&mut Chunk, &mut R) -> Result<(), ScanError> + Sync,
-    merge: impl FnMut(&mut R),
-) -> Result<Scanned, ScanError> {
-    let simd = Simd::detect();
-    scan_with(
-        bytes, array, fields, chunk_size, source, progress, simd, chunk_fn, merge,
-    )
+/// A numeric array to read as records of `fields` numbers, in chunks of
+/// about `chunk_size` bytes.
+#[derive(Clone, Copy)]
+pub struct Scan<'a> {
+    pub bytes: &'a [u8],
+    pub array: &'a NumberArray,
+    pub fields: usize,
+    pub chunk_size: usize,
+    pub source: &'a Source,
+    pub progress: &'a Progress,
 }
 
-/// [`scan`] with the fast path on or off.
-#[allow(clippy::too_many_arguments)]
-fn scan_with<R: Send + Default>(
-    bytes: &[u8],
-    array: &NumberArray,
-    fields: usize,
-    chunk_size: usize,
-    source: &Source,
-    progress: &Progress,
-    simd: Option<Simd>,
-    chunk_fn: impl Fn(&mut Chunk, &mut R) -> Result<(), ScanError> + Sync,
-    mut merge: impl FnMut(&mut R),
-) -> Result<Scanned, ScanError> {
-    assert!((1..=MAX_FIELDS).contains(&fields));
-    let mut range = array.range.clone();
-    if !array.closed {
-        // The number after the last comma may be cut short: leave it out.
-        range.end = match memchr::memrchr(b',', &bytes[range.clone()]) {
-            Some(k) => range.start + k + 1,
-            None => range.start,
-        };
+impl Scan<'_> {
+    /// Runs `chunk_fn` on every chunk in parallel, filling an `R` it must
+    /// first empty; `merge` gets them in file order. The `R`s are reused
+    /// from window to window, so the chunks' buffers are allocated (and
+    /// their pages first touched) once, not once per chunk.
+    pub fn run<R: Send + Default>(
+        self,
+        chunk_fn: impl Fn(&mut Chunk, &mut R) -> Result<(), ScanError> + Sync,
+        merge: impl FnMut(&mut R),
+    ) -> Result<Scanned, ScanError> {
+        self.run_with(Simd::detect(), chunk_fn, merge)
     }
-    let chunks = chunk_ranges(bytes, range.clone(), chunk_size.max(1));
-    let per_window = (rayon::current_num_threads() * 4).max(16);
-    let mut numbers = 0u64;
-    let mut spare: Vec<R> = Vec::new();
-    for window in chunks.chunks(per_window) {
-        if progress.is_cancelled() {
-            return Err(ScanError::Cancelled);
+
+    /// [`Self::run`] with the fast path on or off.
+    fn run_with<R: Send + Default>(
+        self,
+        simd: Option<Simd>,
+        chunk_fn: impl Fn(&mut Chunk, &mut R) -> Result<(), ScanError> + Sync,
+        mut merge: impl FnMut(&mut R),
+    ) -> Result<Scanned, ScanError> {
+        let Scan {
+            bytes,
+            array,
+            fields,
+            chunk_size,
+            source,
+            progress,
+        } = self;
+        assert!((1..=MAX_FIELDS).contains(&fields));
+        let mut range = array.range.clone();
+        if !array.closed {
+            // The number after the last comma may be cut short: leave it out.
+            range.end = match memchr::memrchr(b',', &bytes[range.clone()]) {
+                Some(k) => range.start + k + 1,
+                None => range.start,
+            };
         }
-        let counts: Vec<u64> = window
-            .par_iter()
-            .map(|&c| {
-                source.populate(c.0, c.1 - c.0);
-                count_numbers(bytes, c, range.end)
-            })
-            .collect();
-        let last_window = window.last().map(|c| c.1) == Some(range.end);
-        let window_numbers: u64 = counts.iter().sum();
-        // Records beyond the array's complete ones are not read.
-        let complete = last_window.then(|| (numbers + window_numbers) / fields as u64);
-        let f = fields as u64;
-        let mut first = numbers;
-        let jobs: Vec<_> = window
-            .iter()
-            .zip(&counts)
-            .map(|(&(s, e), &n)| {
-                let r0 = first.div_ceil(f);
-                let mut r1 = (first + n).div_ceil(f);
-                if let Some(c) = complete {
-                    r1 = r1.min(c);
-                }
-                let skip = (r0 * f - first) as usize;
-                first += n;
-                let chunk = Chunk {
-                    first_record: r0,
-                    records: r1.saturating_sub(r0),
-                    fields,
-                    skip,
-                    last: e == range.end,
-                    cursor: Cursor {
-                        bytes,
-                        pos: s,
-                        end: range.end,
-                        // Chunks start at the array's start or after a comma.
-                        first: true,
-                    },
-                    simd,
-                    ahead: [0; AHEAD],
-                    next: 0,
-                    parsed: 0,
-                    spill: [0; MAX_FIELDS],
-                };
-                (chunk, spare.pop().unwrap_or_default())
-            })
-            .collect();
-        // The first error in file order, whichever thread met it first.
-        let results: Vec<Result<R, ScanError>> = jobs
-            .into_par_iter()
-            .map(|(mut chunk, mut out)| {
-                chunk_fn(&mut chunk, &mut out)?;
-                if chunk.last {
-                    chunk.finish()?;
-                }
-                Ok(out)
-            })
-            .collect();
-        for r in results {
-            let mut out = r?;
-            merge(&mut out);
-            spare.push(out);
+        let chunks = chunk_ranges(bytes, range.clone(), chunk_size.max(1));
+        let per_window = (rayon::current_num_threads() * 4).max(16);
+        let mut numbers = 0u64;
+        let mut spare: Vec<R> = Vec::new();
+        for window in chunks.chunks(per_window) {
+            if progress.is_cancelled() {
+                return Err(ScanError::Cancelled);
+            }
+            let counts: Vec<u64> = window
+                .par_iter()
+                .map(|&c| {
+                    source.populate(c.0, c.1 - c.0);
+                    count_numbers(bytes, c, range.end)
+                })
+                .collect();
+            let last_window = window.last().map(|c| c.1) == Some(range.end);
+            let window_numbers: u64 = counts.iter().sum();
+            // Records beyond the array's complete ones are not read.
+            let complete = last_window.then(|| (numbers + window_numbers) / fields as u64);
+            let f = fields as u64;
+            let mut first = numbers;
+            let jobs: Vec<_> = window
+                .iter()
+                .zip(&counts)
+                .map(|(&(s, e), &n)| {
+                    let r0 = first.div_ceil(f);
+                    let mut r1 = (first + n).div_ceil(f);
+                    if let Some(c) = complete {
+                        r1 = r1.min(c);
+                    }
+                    let skip = (r0 * f - first) as usize;
+                    first += n;
+                    let chunk = Chunk {
+                        first_record: r0,
+                        records: r1.saturating_sub(r0),
+                        fields,
+                        skip,
+                        last: e == range.end,
+                        cursor: Cursor {
+                            bytes,
+                            pos: s,
+                            end: range.end,
+                            // Chunks start at the array's start or after a comma.
+                            first: true,
+                        },
+                        simd,
+                        ahead: [0; AHEAD],
+                        next: 0,
+                        parsed: 0,
+                        spill: [0; MAX_FIELDS],
+                    };
+                    (chunk, spare.pop().unwrap_or_default())
+                })
+                .collect();
+            // The first error in file order, whichever thread met it first.
+            let results: Vec<Result<R, ScanError>> = jobs
+                .into_par_iter()
+                .map(|(mut chunk, mut out)| {
+                    chunk_fn(&mut chunk, &mut out)?;
+                    if chunk.last {
+                        chunk.finish()?;
+                    }
+                    Ok(out)
+                })
+                .collect();
+            for r in results {
+                let mut out = r?;
+                merge(&mut out);
+                spare.push(out);
+            }
+            numbers += window_numbers;
+            let (ws, we) = (window[0].0, window[window.len() - 1].1);
+            source.release(ws, we - ws);
+            progress.advance((we - ws) as u64);
         }
-        numbers += window_numbers;
-        let (ws, we) = (window[0].0, window[window.len() - 1].1);
-        source.release(ws, we - ws);
-        progress.advance((we - ws) as u64);
+        Ok(Scanned {
+            numbers,
+            records: numbers / fields as u64,
+        })
     }
-    Ok(Scanned {
-        numbers,
-        records: numbers / fields as u64,
-    })
 }
 
 #[cfg(test)]
@@ -481,13 +487,16 @@ mod tests {
             .nodes
             .unwrap();
         let mut out = Vec::new();
-        let scanned = scan_with(
-            text,
-            &array,
+        let (source, progress) = (Source::Owned(Vec::new()), Progress::new());
+        let scan = Scan {
+            bytes: text,
+            array: &array,
             fields,
-            chunk,
-            &Source::Owned(Vec::new()),
-            &Progress::new(),
+            chunk_size: chunk,
+            source: &source,
+            progress: &progress,
+        };
+        let scanned = scan.run_with(
             simd,
             |c, v: &mut Vec<u64>| {
                 v.clear();
