@@ -99,6 +99,7 @@ fn import_with_chunk(
     progress.start(Stage::Parse, bytes.len() as u64);
     let mut laps = crate::progress::Laps::new("v8");
     let layout = layout::find(bytes, source);
+    laps.lap("layout");
     let header = layout
         .header
         .clone()
@@ -116,7 +117,7 @@ fn import_with_chunk(
     if let Some(spans) = &layout.strings {
         source.release(spans.start, spans.end.saturating_sub(spans.start));
     }
-    laps.lap("layout + strings");
+    laps.lap("strings");
     let mut nodes = nodes::read(
         bytes,
         nodes_array,
