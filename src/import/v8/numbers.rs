@@ -10,6 +10,12 @@
 //! The scanner is strict where it is cheap: digits only (the arrays hold
 //! non-negative integers), exactly one comma between numbers, whitespace
 //! anywhere; anything else is an error with its byte offset.
+//!
+//! Numbers are read by the AVX2 fast path (`simd`) where the CPU has it,
+//! 64 bytes at a time into a look-ahead of parsed numbers; the byte reader
+//! here ([`Cursor`]) takes whatever that path leaves (unusual spacing,
+//! long numbers, errors, an array's last bytes, CPUs without AVX2) and is
+//! the one that reports errors.
 
 use rayon::prelude::*;
 
