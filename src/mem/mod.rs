@@ -57,6 +57,26 @@ pub fn zeroed<T: bytemuck::Zeroable>(len: usize) -> Vec<T> {
     v
 }
 
+/// For the blocks of `block` consecutive indices of `0..len` (the last one
+/// shorter), the sum of `value` over the indices before each block, and
+/// the sum over all: each block's total in parallel, then running totals.
+pub fn block_starts(
+    len: usize,
+    block: usize,
+    value: &(impl Fn(usize) -> u64 + Sync),
+) -> (Vec<u64>, u64) {
+    use rayon::prelude::*;
+    let mut starts: Vec<u64> = (0..len.div_ceil(block))
+        .into_par_iter()
+        .map(|b| (b * block..((b + 1) * block).min(len)).map(value).sum())
+        .collect();
+    let mut before = 0u64;
+    for s in starts.iter_mut() {
+        (*s, before) = (before, before + *s);
+    }
+    (starts, before)
+}
+
 /// The `len + 1` running totals of `value(0..len)` (starting at 0), summed
 /// in parallel blocks: each block's total, then each block's entries from
 /// the totals of the blocks before it.
@@ -64,19 +84,8 @@ pub fn prefix_sums(len: usize, value: impl Fn(usize) -> u64 + Sync) -> Vec<u64> 
     use rayon::prelude::*;
     const BLOCK: usize = 1 << 16;
     let block = |b: usize| b * BLOCK..((b + 1) * BLOCK).min(len);
-    let totals: Vec<u64> = (0..len.div_ceil(BLOCK))
-        .into_par_iter()
-        .map(|b| block(b).map(&value).sum())
-        .collect();
+    let (starts, _) = block_starts(len, BLOCK, &value);
     let mut out: Vec<u64> = zeroed(len + 1);
-    let mut before = 0u64;
-    let starts: Vec<u64> = totals
-        .iter()
-        .map(|t| {
-            before += t;
-            before - t
-        })
-        .collect();
     out[1..]
         .par_chunks_mut(BLOCK)
         .zip(starts)

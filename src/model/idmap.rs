@@ -252,6 +252,25 @@ fn insert_first_wins<'a, W: Word + 'a>(
     }
 }
 
+/// Inserts every record's id in parallel (`insert(index, id)`, which
+/// returns 1 when an earlier record had the id), telling `prefetch` the id
+/// 16 records ahead so its slot is on its way; the count of such repeats.
+fn insert_each(
+    ids: &[u64],
+    prefetch: impl Fn(u64) + Sync,
+    insert: impl Fn(usize, u64) -> u64 + Sync,
+) -> u64 {
+    ids.par_iter()
+        .enumerate()
+        .map(|(i, &id)| {
+            if let Some(&ahead) = ids.get(i + 16) {
+                prefetch(ahead);
+            }
+            insert(i, id)
+        })
+        .sum()
+}
+
 fn build_packed(
     ids: &[u64],
     capacity: usize,
@@ -267,13 +286,10 @@ fn build_packed(
         let k = (id - base) >> align;
         (packed_slot(k, key, shift, group), k)
     };
-    let repeated: u64 = ids
-        .par_iter()
-        .enumerate()
-        .map(|(i, &id)| {
-            if let Some(&ahead) = ids.get(i + 16) {
-                crate::mem::prefetch(&atomic[home(ahead).0]);
-            }
+    let repeated = insert_each(
+        ids,
+        |ahead| crate::mem::prefetch(&atomic[home(ahead).0]),
+        |i, id| {
             let (s, k) = home(id);
             insert_first_wins(
                 |s| &atomic[s],
@@ -282,8 +298,8 @@ fn build_packed(
                 |cur| cur >> 32 == k,
                 |_| {},
             )
-        })
-        .sum();
+        },
+    );
     (
         Table::Packed {
             slots,
@@ -301,13 +317,10 @@ fn build_wide(ids: &[u64], capacity: usize, (mask, shift, key): (usize, u32, u64
         id: AtomicU64::new(0),
         index: AtomicU32::new(EMPTY),
     }));
-    let repeated: u64 = ids
-        .par_iter()
-        .enumerate()
-        .map(|(i, &id)| {
-            if let Some(&ahead) = ids.get(i + 16) {
-                crate::mem::prefetch(&slots[slot(ahead, key, shift)]);
-            }
+    let repeated = insert_each(
+        ids,
+        |ahead| crate::mem::prefetch(&slots[slot(ahead, key, shift)]),
+        |i, id| {
             // The id field may not be written yet: compare by array.
             insert_first_wins(
                 |s| &slots[s].index,
@@ -316,8 +329,8 @@ fn build_wide(ids: &[u64], capacity: usize, (mask, shift, key): (usize, u32, u64
                 |cur| ids[cur as usize] == id,
                 |s| slots[s].id.store(id, Ordering::Relaxed),
             )
-        })
-        .sum();
+        },
+    );
     (Table::Wide(slots), repeated)
 }
 
@@ -397,13 +410,10 @@ impl IdIndex {
         let key = random_key();
         let mut slots = vec![EMPTY; capacity];
         let atomic = crate::mem::as_atomic(&mut slots);
-        let repeated: u64 = ids
-            .par_iter()
-            .enumerate()
-            .map(|(i, &id)| {
-                if let Some(&ahead) = ids.get(i + 16) {
-                    crate::mem::prefetch(&atomic[slot(ahead, key, shift)]);
-                }
+        let repeated = insert_each(
+            ids,
+            |ahead| crate::mem::prefetch(&atomic[slot(ahead, key, shift)]),
+            |i, id| {
                 insert_first_wins(
                     |s| &atomic[s],
                     (slot(id, key, shift), mask),
@@ -411,8 +421,8 @@ impl IdIndex {
                     |cur| ids[cur as usize] == id,
                     |_| {},
                 )
-            })
-            .sum();
+            },
+        );
         let index = IdIndex {
             built: std::sync::OnceLock::from(Slots {
                 slots,

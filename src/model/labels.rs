@@ -176,20 +176,12 @@ impl Offsets {
     /// 8-byte array of them first).
     fn from_lengths(len: usize, value_len: &(impl Fn(usize) -> u64 + Sync)) -> Offsets {
         let entries = len + 1;
-        let blocks = entries.div_ceil(OFFSET_BLOCK);
-        let objects = |b: usize| b * OFFSET_BLOCK..((b + 1) * OFFSET_BLOCK).min(len);
-        let sums: Vec<u64> = (0..blocks)
-            .into_par_iter()
-            .map(|b| objects(b).map(value_len).sum())
-            .collect();
-        let mut before = 0u64;
-        let bases: Vec<u64> = sums
-            .iter()
-            .map(|s| {
-                before += s;
-                before - s
-            })
-            .collect();
+        let (mut bases, total) = crate::mem::block_starts(len, OFFSET_BLOCK, value_len);
+        // Entry `len` (the end) opens a block of its own when `len` is a
+        // multiple of the block.
+        if bases.len() < entries.div_ceil(OFFSET_BLOCK) {
+            bases.push(total);
+        }
         let mut within: Vec<u32> = crate::mem::zeroed(entries);
         let fits = within
             .par_chunks_mut(OFFSET_BLOCK)

@@ -141,8 +141,16 @@ fn import_with_chunk(
         },
     };
     laps.lap("edges");
+    let claimed = cx.claimed();
     drop(cx);
-    let model = assemble(path, bytes.len() as u64, nodes, edges, &meta, &pool, diag);
+    let model = assemble(
+        path,
+        bytes.len() as u64,
+        (nodes, edges, claimed),
+        &meta,
+        &pool,
+        diag,
+    );
     laps.lap("assemble");
     Ok(model)
 }
@@ -241,17 +249,17 @@ fn check_edges(edges: &edges::Edges, claimed: u64, meta: &Meta, diag: &mut Colle
     }
 }
 
+/// The model from the nodes, the edges and the edge count the nodes
+/// declare.
 fn assemble(
     path: &Path,
     file_bytes: u64,
-    nodes: nodes::Nodes,
-    mut edges: edges::Edges,
+    (nodes, mut edges, claimed): (nodes::Nodes, edges::Edges, u64),
     meta: &Meta,
     pool: &Pool,
     mut diag: Collector,
 ) -> Model {
     let mut laps = crate::progress::Laps::new("v8/assemble");
-    let claimed: u64 = nodes.edge_counts.iter().map(|&c| c as u64).sum();
     check_edges(&edges, claimed, meta, &mut diag);
     diag.merge(std::mem::take(&mut edges.diag));
     laps.lap("check");

@@ -53,15 +53,15 @@ fn read_chunk(
     out.kinds.reserve(n);
     out.diag = Collector::default();
     for r in chunk.first_record..chunk.first_record + chunk.records {
-        let (edges, kind, name, id, size) = {
+        let (edges, kind, name, id, mut size) = {
             let rec = chunk.record()?;
-            let f = |i: usize| rec[i];
+            let m = meta;
             (
-                f(meta.n_edges),
-                f(meta.n_type),
-                f(meta.n_name),
-                f(meta.n_id),
-                f(meta.n_size),
+                rec[m.n_edges],
+                rec[m.n_type],
+                rec[m.n_name],
+                rec[m.n_id],
+                rec[m.n_size],
             )
         };
         let Ok(edges) = u32::try_from(edges) else {
@@ -95,7 +95,6 @@ fn read_chunk(
             NO_STRING
         });
         out.ids.push(id);
-        let mut size = size;
         if size > MAX_SELF_SIZE {
             out.diag.push(Kind::Skipped, 0, || {
                 format!("node {r}: self_size {size} is not believable; taken as 0")
