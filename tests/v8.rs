@@ -398,6 +398,80 @@ fn edges_to_bad_nodes_are_dangling_and_counted() {
     assert_eq!(m.roots.len(), 1);
 }
 
+/// The snapshot's top-level parts in another order (JSON objects are
+/// unordered; V8 writes the header, nodes, edges, …, strings).
+fn reordered(text: &str, order: [usize; 5]) -> String {
+    let at = |key: &str| text.find(&format!("\"{key}\":")).unwrap();
+    let cuts = [
+        at("snapshot"),
+        at("nodes"),
+        at("edges"),
+        at("trace_function_infos"),
+        at("strings"),
+        text.rfind('}').unwrap(),
+    ];
+    let parts: Vec<&str> = (0..5)
+        .map(|i| text[cuts[i]..cuts[i + 1]].trim_end().trim_end_matches(','))
+        .collect();
+    let ordered: Vec<&str> = order.iter().map(|&i| parts[i]).collect();
+    format!("{{{}}}", ordered.join(",\n"))
+}
+
+#[test]
+fn the_parts_in_any_order_read_the_same() {
+    // With faults in both arrays, so the messages' order is compared too:
+    // an unknown type, names no string has (one also over 2^32), a huge
+    // size, a bad edge type and a dangling edge.
+    let bytes = edited(|t| {
+        let mut n = numbers(t, "nodes");
+        n[2 * 6] = 99;
+        n[2 * 6 + 1] = 9999;
+        n[3 * 6 + 1] = 1 << 40;
+        n[3 * 6 + 3] = 1 << 50;
+        n[4 * 6 + 1] = 7777;
+        let mut e = numbers(t, "edges");
+        e[3 * 3] = 42;
+        e[8] = 6 * 6;
+        replace_array(&replace_array(t, "nodes", &n), "edges", &e)
+    });
+    let text = String::from_utf8(bytes).unwrap();
+    let base = import(text.as_bytes());
+    assert!(
+        base.diagnostics.messages.len() >= 6,
+        "{:?}",
+        base.diagnostics
+    );
+    for order in [
+        [0, 1, 2, 3, 4],
+        [1, 2, 3, 4, 0], // the header last
+        [0, 2, 1, 3, 4], // the edges before the nodes
+        [4, 0, 1, 2, 3], // the strings first
+        [2, 4, 3, 1, 0],
+    ] {
+        let moved = reordered(&text, order);
+        for chunk in [1, 3, 7, 1 << 20] {
+            let m = import_chunked(moved.as_bytes(), chunk);
+            assert_eq!(observed(&m), observed(&base), "{order:?} chunk {chunk}");
+            assert_eq!(
+                m.diagnostics.messages, base.diagnostics.messages,
+                "{order:?} chunk {chunk}"
+            );
+            assert_eq!(m.diagnostics.total(), base.diagnostics.total());
+        }
+    }
+    // Messages follow the nodes, then the edges, whatever the order.
+    let msgs = base.diagnostics.messages.join("\n");
+    let node2 = msgs.find("node 2: node type 99").unwrap();
+    let name2 = msgs.find("node 2: name 9999").unwrap();
+    let size3 = msgs.find("node 3: self_size").unwrap();
+    let name4 = msgs.find("node 4: name 7777").unwrap();
+    let edge = msgs.find("edge 3 of node 2").unwrap();
+    assert!(
+        node2 < name2 && name2 < size3 && size3 < name4 && name4 < edge,
+        "{msgs}"
+    );
+}
+
 fn import(bytes: &[u8]) -> Model {
     import_chunked(bytes, 7)
 }

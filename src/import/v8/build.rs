@@ -117,6 +117,7 @@ pub fn types(nodes: &Nodes, meta: &Meta, pool: &Pool) -> (Vec<Box<str>>, Vec<u32
 }
 
 /// Interns the raw string indices of `raw` (see `edges::Edges::labels`).
+/// A string index past the strings becomes no label.
 pub fn labels(mut raw: Vec<u32>, pool: &Pool) -> Labels {
     let is_string = |l: u32| l != Labels::NONE && l < 1 << 31;
     let mut by_string = mark_used(
@@ -132,7 +133,7 @@ pub fn labels(mut raw: Vec<u32>, pool: &Pool) -> Labels {
     }
     raw.par_iter_mut().for_each(|l| {
         if is_string(*l) {
-            *l = by_string[*l as usize];
+            *l = by_string.get(*l as usize).copied().unwrap_or(Labels::NONE);
         }
     });
     Labels::new(names, raw)

@@ -11,9 +11,9 @@ use std::sync::atomic::Ordering;
 
 use rayon::prelude::*;
 
-use super::layout::NumberArray;
 use super::meta::{EdgeClass, Meta};
-use super::numbers::{Chunk, Scan, ScanError, Scanned};
+use super::nodes::AFTER_NODES;
+use super::numbers::{Chunk, Extent, Scan, ScanError, Scanned};
 use crate::import::source::Source;
 use crate::model::Labels;
 use crate::model::{Collector, Kind};
@@ -59,11 +59,10 @@ pub struct Context<'a> {
     /// OWNER_BLOCK, …`, then the edge count of all nodes: where a chunk's
     /// first edge is found (a start per node took 8 bytes a node).
     block_start: Vec<u64>,
-    pub strings: usize,
 }
 
 impl<'a> Context<'a> {
-    pub fn new(meta: &'a Meta, edge_counts: &'a [u32], strings: usize) -> Context<'a> {
+    pub fn new(meta: &'a Meta, edge_counts: &'a [u32]) -> Context<'a> {
         let mut block_start: Vec<u64> = edge_counts
             .par_chunks(OWNER_BLOCK)
             .map(|b| b.iter().map(|&c| c as u64).sum::<u64>())
@@ -77,7 +76,6 @@ impl<'a> Context<'a> {
             meta,
             edge_counts,
             block_start,
-            strings,
         }
     }
 
@@ -142,10 +140,13 @@ impl ExactDivisor {
     }
 }
 
-fn label(class: EdgeClass, name: u64, strings: usize) -> u32 {
+/// An edge's label; a string index is checked against the strings' count
+/// when the labels are interned (`build::labels`: the strings come after
+/// the arrays).
+fn label(class: EdgeClass, name: u64) -> u32 {
     match class {
         EdgeClass::Index => Labels::index(name),
-        _ if name < strings as u64 && name < 1 << 31 => name as u32,
+        _ if name < 1 << 31 => name as u32,
         _ => Labels::NONE,
     }
 }
@@ -185,7 +186,7 @@ fn read_chunk(chunk: &mut Chunk, p: &mut Part, cx: &Context) -> Result<(), ScanE
             next += cx.edge_counts[s] as u64;
         }
         let Some(&class) = m.edge_classes.get(t as usize) else {
-            p.diag.push(Kind::Skipped, 0, || {
+            p.diag.push(Kind::Skipped, AFTER_NODES, || {
                 format!("edge {e} of node {s}: edge type {t} is not in snapshot.meta")
             });
             continue;
@@ -204,7 +205,7 @@ fn read_chunk(chunk: &mut Chunk, p: &mut Part, cx: &Context) -> Result<(), ScanE
         let node = by_fields.divide(to).filter(|&n| n < cx.nodes() && n != 0);
         let Some(node) = node else {
             p.diag.count(Kind::Dangling, 1);
-            p.diag.note(0, || match to {
+            p.diag.note(AFTER_NODES, || match to {
                 0 => format!("edge {e} of node {s}: points at the synthetic root"),
                 _ if to % nf != 0 => format!(
                     "edge {e} of node {s}: to_node {to} is not a multiple of {nf} node fields"
@@ -219,7 +220,7 @@ fn read_chunk(chunk: &mut Chunk, p: &mut Part, cx: &Context) -> Result<(), ScanE
             continue;
         }
         p.targets.push(object);
-        p.labels.push(label(class, name, cx.strings));
+        p.labels.push(label(class, name));
         let source = (s - 1) as u32;
         match p.runs.last_mut() {
             Some((o, n)) if *o == source => *n += 1,
@@ -232,14 +233,18 @@ fn read_chunk(chunk: &mut Chunk, p: &mut Part, cx: &Context) -> Result<(), ScanE
 /// Reads every edge record; `objects` is the node count less the root.
 pub fn read(
     bytes: &[u8],
-    array: &NumberArray,
+    extent: Extent,
     cx: &Context,
     chunk_size: usize,
     source: &Source,
     progress: &Progress,
 ) -> Result<Edges, ScanError> {
     let objects = cx.edge_counts.len().saturating_sub(1);
-    let hint = cx.claimed().min(array.range.len() as u64 / 6) as usize;
+    let room = match &extent {
+        Extent::Known(array) => array.range.len(),
+        Extent::Open(start) => bytes.len().saturating_sub(*start),
+    };
+    let hint = cx.claimed().min(room as u64 / 6) as usize;
     let mut all = Edges {
         targets: Vec::with_capacity(hint),
         labels: Vec::with_capacity(hint),
@@ -249,7 +254,7 @@ pub fn read(
     let fields = cx.meta.edge_fields.len();
     let scan = Scan {
         bytes,
-        array,
+        extent,
         fields,
         chunk_size,
         source,

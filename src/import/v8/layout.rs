@@ -3,8 +3,13 @@
 //! `snapshot` header is returned as a byte range (it is small and parsed
 //! with serde_json); `nodes` and `edges` as the byte ranges of their
 //! numbers; `strings` as the byte range of each string literal.
+//!
+//! The numeric arrays are offered to the caller as the walk meets them: it
+//! reads one at once when it can (the header came first, the nodes before
+//! the edges, as V8 writes them), finding its end while reading; else the
+//! walk searches the end and the caller reads the array afterwards.
 
-use std::ops::Range;
+use std::ops::{ControlFlow, Range};
 
 use super::strings::{scan_strings, StringSpans};
 use crate::import::source::Source;
@@ -114,8 +119,22 @@ fn number_array(bytes: &[u8], pos: usize, source: &Source) -> NumberArray {
     }
 }
 
-/// Walks the top-level object.
+/// What the walk does with a `nodes` or `edges` array whose `[` is at a
+/// byte: `Continue(Some(array))` when the caller read it there (and so
+/// found its end), `Continue(None)` to have the walk search its end (the
+/// caller reads it later), `Break` to stop the walk (the caller failed).
+pub type ReadArray<'r> =
+    dyn FnMut(&Layout, &[u8], usize) -> ControlFlow<(), Option<NumberArray>> + 'r;
+
+/// Walks the top-level object, searching every numeric array's end.
+#[cfg(test)]
 pub fn find(bytes: &[u8], source: &Source) -> Layout {
+    find_reading(bytes, source, &mut |_, _, _| ControlFlow::Continue(None))
+}
+
+/// Walks the top-level object, offering each numeric array to `read`
+/// (when it stops the walk, `stopped` stays `None`).
+pub fn find_reading(bytes: &[u8], source: &Source, read: &mut ReadArray) -> Layout {
     let mut layout = Layout::default();
     let mut pos = skip_ws(bytes, 0);
     if bytes.get(pos) != Some(&b'{') {
@@ -148,9 +167,10 @@ pub fn find(bytes: &[u8], source: &Source) -> Layout {
             return layout;
         }
         pos = skip_ws(bytes, pos + 1);
-        let end = match value(bytes, pos, key, &mut layout, source) {
-            Some(end) => end,
-            None => {
+        let end = match value(bytes, pos, key, &mut layout, source, read) {
+            Step::To(end) => end,
+            Step::Stop => return layout,
+            Step::Cut => {
                 let what = String::from_utf8_lossy(key);
                 layout.stopped = Some(format!("the file ends inside `{what}`"));
                 return layout;
@@ -172,40 +192,63 @@ pub fn find(bytes: &[u8], source: &Source) -> Layout {
     }
 }
 
-/// Reads or skips the value of `key` at `pos`; its end, `None` when the
-/// file ends first (what was found of a cut array is still recorded).
+/// How a value's walk ended.
+enum Step {
+    /// At this byte, after the value.
+    To(usize),
+    /// The file ends inside the value.
+    Cut,
+    /// The array reader stopped the walk.
+    Stop,
+}
+
+impl From<Option<usize>> for Step {
+    fn from(end: Option<usize>) -> Step {
+        end.map_or(Step::Cut, Step::To)
+    }
+}
+
+/// Reads or skips the value of `key` at `pos` (what was found of a cut
+/// array is still recorded).
 fn value(
     bytes: &[u8],
     pos: usize,
     key: &[u8],
     layout: &mut Layout,
     source: &Source,
-) -> Option<usize> {
+    read: &mut ReadArray,
+) -> Step {
     let is_array = bytes.get(pos) == Some(&b'[');
     match key {
         b"snapshot" => {
-            let end = skip_value(bytes, pos)?;
-            layout.header = Some(pos..end);
-            Some(end)
+            let end = skip_value(bytes, pos);
+            layout.header = end.map(|end| pos..end);
+            end.into()
         }
         b"nodes" | b"edges" if is_array => {
-            let array = number_array(bytes, pos, source);
+            let array = match read(layout, key, pos) {
+                ControlFlow::Break(()) => return Step::Stop,
+                ControlFlow::Continue(Some(array)) => array,
+                ControlFlow::Continue(None) => number_array(bytes, pos, source),
+            };
             let end = array.closed.then_some(array.range.end + 1);
             if key == b"nodes" {
                 layout.nodes = Some(array);
             } else {
                 layout.edges = Some(array);
             }
-            end
+            end.into()
         }
         b"strings" if is_array => {
             let spans = scan_strings(bytes, pos + 1);
             let end = spans.closed.then_some(spans.end + 1);
             layout.strings = Some(spans);
-            end
+            end.into()
         }
-        _ if is_array => flat_array_end(bytes, pos).or_else(|| skip_value(bytes, pos)),
-        _ => skip_value(bytes, pos),
+        _ if is_array => flat_array_end(bytes, pos)
+            .or_else(|| skip_value(bytes, pos))
+            .into(),
+        _ => skip_value(bytes, pos).into(),
     }
 }
 

@@ -10,9 +10,10 @@
 //! at a fraction of the target speed. So the file is walked without building
 //! values (`layout`), the header alone goes through serde_json (`meta`), the
 //! arrays are read by a hand-written integer scanner straight from the
-//! mapped bytes, in parallel chunks (`numbers`), and the strings are found
-//! sequentially and decoded in parallel with a real JSON string decoder
-//! (`strings`).
+//! mapped bytes, in parallel chunks (`numbers`), as the walk meets them,
+//! and the strings are found sequentially and decoded in parallel with a
+//! real JSON string decoder (`strings`). The strings come last in the file,
+//! so names and labels are checked against their count afterwards.
 //!
 //! Mapping (SPEC §1.1, as Chrome DevTools and memlab compute retained
 //! sizes): node 0 is the synthetic root, not an object; object `i` is node
@@ -32,6 +33,7 @@ mod numbers;
 mod simd;
 mod strings;
 
+use std::ops::ControlFlow;
 use std::path::Path;
 
 use super::source::Source;
@@ -41,6 +43,7 @@ use crate::model::{Collector, Kind, ObjectIdx, Place, TypeIdx};
 use crate::progress::{Progress, Stage};
 use layout::Layout;
 use meta::Meta;
+use nodes::AFTER_NODES;
 use numbers::ScanError;
 use strings::Pool;
 
@@ -89,6 +92,51 @@ fn missing(path: &Path, what: &str, layout: &Layout) -> ImportError {
     InputError::new(path, why).into()
 }
 
+/// The arrays read while the layout walk passes them (see `layout`).
+#[derive(Default)]
+struct Read {
+    meta: Option<Meta>,
+    /// The nodes, with their problems, and where their array starts.
+    nodes: Option<(usize, nodes::Nodes, Collector)>,
+    /// The edges (with the edge count the nodes declare), and where their
+    /// array starts.
+    edges: Option<(usize, edges::Edges, u64)>,
+    error: Option<ImportError>,
+}
+
+/// Reads the nodes array from `extent`, with the problems of its records
+/// (fatal when there is no object).
+fn read_nodes(
+    path: &Path,
+    (bytes, source, progress): (&[u8], &Source, &Progress),
+    extent: numbers::Extent,
+    meta: &Meta,
+    chunk: usize,
+) -> Result<(nodes::Nodes, Collector), ImportError> {
+    let mut nodes = nodes::read(bytes, extent, meta, chunk, source, progress)
+        .map_err(|e| scan_error(path, "nodes", e))?;
+    let mut diag = Collector::default();
+    check_nodes(path, &nodes, nodes.scanned.closed, meta, &mut diag)?;
+    diag.merge(std::mem::take(&mut nodes.diag));
+    Ok((nodes, diag))
+}
+
+/// Reads the edges array from `extent`; also returns the edge count the
+/// nodes declare.
+fn read_edges(
+    path: &Path,
+    (bytes, source, progress): (&[u8], &Source, &Progress),
+    extent: numbers::Extent,
+    meta: &Meta,
+    nodes: &nodes::Nodes,
+    chunk: usize,
+) -> Result<(edges::Edges, u64), ImportError> {
+    let cx = edges::Context::new(meta, &nodes.edge_counts);
+    let edges = edges::read(bytes, extent, &cx, chunk, source, progress)
+        .map_err(|e| scan_error(path, "edges", e))?;
+    Ok((edges, cx.claimed()))
+}
+
 fn import_with_chunk(
     path: &Path,
     source: &Source,
@@ -96,17 +144,87 @@ fn import_with_chunk(
     chunk: usize,
 ) -> Result<Model, ImportError> {
     let bytes = source.bytes();
+    let io = (bytes, source, progress);
     progress.start(Stage::Parse, bytes.len() as u64);
     let mut laps = crate::progress::Laps::new("v8");
-    let layout = layout::find(bytes, source);
+    // The arrays are read as the walk meets them, when what they need is
+    // known (the header before the nodes, the nodes before the edges, as V8
+    // writes them), so each array's end is found while it is read; else the
+    // walk searches the end and the array is read after it.
+    let mut read = Read::default();
+    let layout = layout::find_reading(bytes, source, &mut |layout, key, pos| {
+        let extent = numbers::Extent::Open(pos + 1);
+        let result = match (key, &layout.header, &read.meta, &read.nodes) {
+            (b"nodes", Some(header), _, _) => meta::parse(&bytes[header.clone()])
+                .map_err(|e| InputError::new(path, e).into())
+                .and_then(|meta| {
+                    let (nodes, diag) = read_nodes(path, io, extent, &meta, chunk)?;
+                    let array = nodes.scanned.array();
+                    read.meta = Some(meta);
+                    read.nodes = Some((pos, nodes, diag));
+                    // Edges read before these nodes are read again.
+                    read.edges = None;
+                    Ok(array)
+                }),
+            (b"edges", _, Some(meta), Some((_, nodes, _))) => {
+                read_edges(path, io, extent, meta, nodes, chunk).map(|(edges, claimed)| {
+                    let array = edges.scanned.array();
+                    read.edges = Some((pos, edges, claimed));
+                    array
+                })
+            }
+            _ => return ControlFlow::Continue(None),
+        };
+        laps.lap(if key == b"nodes" { "nodes" } else { "edges" });
+        match result {
+            Ok(array) => ControlFlow::Continue(Some(array)),
+            Err(e) => {
+                read.error = Some(e);
+                ControlFlow::Break(())
+            }
+        }
+    });
+    if let Some(e) = read.error {
+        return Err(e);
+    }
     laps.lap("layout");
     let header = layout
         .header
         .clone()
         .ok_or_else(|| missing(path, "`snapshot` header", &layout))?;
-    let meta = meta::parse(&bytes[header]).map_err(|e| InputError::new(path, e))?;
+    let meta = match read.meta.take() {
+        Some(meta) => meta,
+        None => meta::parse(&bytes[header]).map_err(|e| InputError::new(path, e))?,
+    };
     let Some(nodes_array) = &layout.nodes else {
         return Err(missing(path, "`nodes` array", &layout));
+    };
+    let start = |array: &layout::NumberArray| array.range.start - 1;
+    let (mut nodes, nodes_diag) = match read.nodes.take() {
+        Some((at, nodes, diag)) if at == start(nodes_array) => (nodes, diag),
+        _ => {
+            let extent = numbers::Extent::Known(nodes_array.clone());
+            let read = read_nodes(path, io, extent, &meta, chunk)?;
+            laps.lap("nodes");
+            read
+        }
+    };
+    let (edges, claimed) = match (read.edges.take(), &layout.edges) {
+        (Some((at, edges, claimed)), Some(array)) if at == start(array) => (edges, claimed),
+        (_, Some(array)) => {
+            let extent = numbers::Extent::Known(array.clone());
+            let read = read_edges(path, io, extent, &meta, &nodes, chunk)?;
+            laps.lap("edges");
+            read
+        }
+        (_, None) => {
+            let edges = edges::Edges {
+                degrees: vec![0; nodes.ids.len()],
+                ..Default::default()
+            };
+            let claimed = edges::Context::new(&meta, &nodes.edge_counts).claimed();
+            (edges, claimed)
+        }
     };
     let mut diag = Collector::default();
     let pool = match &layout.strings {
@@ -117,32 +235,9 @@ fn import_with_chunk(
     if let Some(spans) = &layout.strings {
         source.release(spans.start, spans.end.saturating_sub(spans.start));
     }
+    diag.merge(nodes_diag);
+    nodes::check_names(&mut nodes, pool.len(), &mut diag);
     laps.lap("strings");
-    let mut nodes = nodes::read(
-        bytes,
-        nodes_array,
-        &meta,
-        pool.len(),
-        chunk,
-        source,
-        progress,
-    )
-    .map_err(|e| scan_error(path, "nodes", e))?;
-    laps.lap("nodes");
-    check_nodes(path, &nodes, nodes_array.closed, &meta, &mut diag)?;
-    diag.merge(std::mem::take(&mut nodes.diag));
-    let cx = edges::Context::new(&meta, &nodes.edge_counts, pool.len());
-    let edges = match &layout.edges {
-        Some(array) => edges::read(bytes, array, &cx, chunk, source, progress)
-            .map_err(|e| scan_error(path, "edges", e))?,
-        None => edges::Edges {
-            degrees: vec![0; nodes.ids.len()],
-            ..Default::default()
-        },
-    };
-    laps.lap("edges");
-    let claimed = cx.claimed();
-    drop(cx);
     let model = assemble(
         path,
         bytes.len() as u64,
@@ -225,7 +320,7 @@ fn check_edges(edges: &edges::Edges, claimed: u64, meta: &Meta, diag: &mut Colle
     let s = edges.scanned;
     let fields = meta.edge_fields.len() as u64;
     if !s.numbers.is_multiple_of(fields) {
-        diag.push(Kind::Skipped, 0, || {
+        diag.push(Kind::Skipped, AFTER_NODES, || {
             format!(
                 "the edges array ends inside an edge ({} numbers left over)",
                 s.numbers % fields
@@ -234,13 +329,13 @@ fn check_edges(edges: &edges::Edges, claimed: u64, meta: &Meta, diag: &mut Colle
     }
     if s.records < claimed {
         diag.count(Kind::Skipped, claimed - s.records);
-        diag.note(0, || format!("the nodes declare {claimed} edges, the edges array holds {}: {} missing (cut file?)", s.records, claimed - s.records));
+        diag.note(AFTER_NODES, || format!("the nodes declare {claimed} edges, the edges array holds {}: {} missing (cut file?)", s.records, claimed - s.records));
     } else if s.records > claimed {
         diag.count(Kind::Skipped, s.records - claimed);
-        diag.note(0, || format!("the edges array holds {} edges, the nodes declare {claimed}: the {} extra are ignored", s.records, s.records - claimed));
+        diag.note(AFTER_NODES, || format!("the edges array holds {} edges, the nodes declare {claimed}: the {} extra are ignored", s.records, s.records - claimed));
     }
     if let Some(c) = meta.edge_count.filter(|&c| c != s.records) {
-        diag.push(Kind::Skipped, 0, || {
+        diag.push(Kind::Skipped, AFTER_NODES, || {
             format!(
                 "snapshot.edge_count says {c} edges, the edges array holds {}",
                 s.records
@@ -274,7 +369,7 @@ fn assemble(
     let repeated = count_repeats(&nodes.ids);
     laps.lap("repeats");
     if repeated > 0 {
-        diag.note(0, || {
+        diag.note(AFTER_NODES, || {
             format!(
                 "{repeated} nodes repeat the id of an earlier node (look-ups by id find the first)"
             )

@@ -3,9 +3,8 @@
 
 use rayon::prelude::*;
 
-use super::layout::NumberArray;
 use super::meta::Meta;
-use super::numbers::{Chunk, Scan, ScanError, Scanned};
+use super::numbers::{Chunk, Extent, Scan, ScanError, Scanned};
 use crate::import::source::Source;
 use crate::model::{Collector, Kind};
 use crate::progress::Progress;
@@ -19,6 +18,17 @@ pub const UNKNOWN_KIND: u8 = u8::MAX;
 
 /// Stands for a name index no string has.
 pub const NO_STRING: u32 = u32::MAX;
+
+/// Where a message about field `field` (0 type, 1 name, 2 size) of node
+/// `node` sorts among the messages: after the file-wide ones (place 0), by
+/// node, then by field, as if noted while the record was read; a name is
+/// checked later (see [`check_names`]).
+pub fn place(node: u64, field: u64) -> u64 {
+    node.saturating_mul(4).saturating_add(1 + field)
+}
+
+/// The place of every message about the edges: after the nodes'.
+pub const AFTER_NODES: u64 = u64::MAX;
 
 #[derive(Debug, Default)]
 pub struct Nodes {
@@ -34,12 +44,7 @@ pub struct Nodes {
     pub diag: Collector,
 }
 
-fn read_chunk(
-    chunk: &mut Chunk,
-    out: &mut Nodes,
-    meta: &Meta,
-    strings: usize,
-) -> Result<(), ScanError> {
+fn read_chunk(chunk: &mut Chunk, out: &mut Nodes, meta: &Meta) -> Result<(), ScanError> {
     let n = chunk.records as usize;
     for v in [&mut out.ids, &mut out.sizes] {
         v.clear();
@@ -79,24 +84,26 @@ fn read_chunk(
                 kind as u8
             } else {
                 out.diag.count(Kind::Undefined, 1);
-                out.diag.note(0, || {
+                out.diag.note(place(r, 0), || {
                     format!("node {r}: node type {kind} is not in snapshot.meta")
                 });
                 UNKNOWN_KIND
             },
         );
-        out.names.push(if name < strings as u64 {
+        // Checked against the strings' count once they are read (they come
+        // after the arrays): see [`check_names`].
+        out.names.push(if name < NO_STRING as u64 {
             name as u32
         } else {
             out.diag.count(Kind::Undefined, 1);
-            out.diag.note(0, || {
+            out.diag.note(place(r, 1), || {
                 format!("node {r}: name {name} is not in the strings array")
             });
             NO_STRING
         });
         out.ids.push(id);
         if size > MAX_SELF_SIZE {
-            out.diag.push(Kind::Skipped, 0, || {
+            out.diag.push(Kind::Skipped, place(r, 2), || {
                 format!("node {r}: self_size {size} is not believable; taken as 0")
             });
             size = 0;
@@ -109,9 +116,8 @@ fn read_chunk(
 /// Reads every node record.
 pub fn read(
     bytes: &[u8],
-    array: &NumberArray,
+    extent: Extent,
     meta: &Meta,
-    strings: usize,
     chunk_size: usize,
     source: &Source,
     progress: &Progress,
@@ -119,7 +125,11 @@ pub fn read(
     // The header's count is only a capacity hint, bounded by what the bytes
     // can hold (two bytes a number at least).
     let fields = meta.node_fields.len();
-    let bound = (array.range.len() / 2 / fields) as u64 + 1;
+    let room = match &extent {
+        Extent::Known(array) => array.range.len(),
+        Extent::Open(start) => bytes.len().saturating_sub(*start),
+    };
+    let bound = (room / 2 / fields) as u64 + 1;
     let hint = meta.node_count.unwrap_or(0).min(bound) as usize;
     let mut all = Nodes {
         kinds: Vec::with_capacity(hint),
@@ -131,14 +141,14 @@ pub fn read(
     };
     let scan = Scan {
         bytes,
-        array,
+        extent,
         fields,
         chunk_size,
         source,
         progress,
     };
     let scanned = scan.run(
-        |c, part| read_chunk(c, part, meta, strings),
+        |c, part| read_chunk(c, part, meta),
         |part| {
             // In parallel, as the edges (see there).
             all.kinds.par_extend(part.kinds.par_iter().copied());
@@ -152,4 +162,38 @@ pub fn read(
     )?;
     all.scanned = scanned;
     Ok(all)
+}
+
+/// Names no string has: the strings come after the arrays, so node names
+/// are checked once the strings are read. In parallel blocks, each noting
+/// its own; their places put the messages where reading the records would
+/// have noted them.
+pub fn check_names(nodes: &mut Nodes, strings: usize, diag: &mut Collector) {
+    const BLOCK: usize = 1 << 16;
+    let bad = |n: u32| n != NO_STRING && n as usize >= strings;
+    if !nodes.names.par_iter().any(|&n| bad(n)) {
+        return;
+    }
+    let parts: Vec<Collector> = nodes
+        .names
+        .par_chunks_mut(BLOCK)
+        .enumerate()
+        .map(|(b, names)| {
+            let mut part = Collector::default();
+            for (i, n) in names.iter_mut().enumerate() {
+                if bad(*n) {
+                    let (r, name) = ((b * BLOCK + i + 1) as u64, *n);
+                    part.count(Kind::Undefined, 1);
+                    part.note(place(r, 1), || {
+                        format!("node {r}: name {name} is not in the strings array")
+                    });
+                    *n = NO_STRING;
+                }
+            }
+            part
+        })
+        .collect();
+    for part in parts {
+        diag.merge(part);
+    }
 }
