@@ -7,6 +7,7 @@
 
 use super::classes::Classes;
 use crate::model::{Labels, ObjectIdx, ValueKind, Values};
+use rayon::prelude::*;
 
 pub(super) fn mark_string_arrays(
     type_names: &[Box<str>],
@@ -26,33 +27,34 @@ pub(super) fn mark_string_arrays(
         return;
     };
     let coder_at = classes.string.and_then(|(_, c)| c);
-    let mut marks: Vec<(u32, ValueKind)> = Vec::new();
-    for (o, &t) in types.iter().enumerate() {
-        if t as usize != string_type {
-            continue;
-        }
-        let (start, end) = (refs.offsets[o] as usize, refs.offsets[o + 1] as usize);
-        let Some(e) = (start..end).find(|&e| labels.of_ref[e] as usize == value_label) else {
-            continue;
-        };
-        let target = refs.targets[e];
-        if types[target as usize] as usize != byte_array {
-            continue;
-        }
-        let coder = coder_at
-            .and_then(|c| {
-                values
-                    .get(ObjectIdx::from_usize(o))
-                    .and_then(|(b, _)| b.get(c).copied())
-            })
-            .unwrap_or(0);
-        let kind = if coder == 0 {
-            ValueKind::Latin1
-        } else {
-            ValueKind::Utf16Le
-        };
-        marks.push((target, kind));
-    }
+    // In parallel, the marks in object order (the first string of an
+    // array decides its kind, as a sequential walk would).
+    let marks: Vec<(u32, ValueKind)> = types
+        .par_iter()
+        .enumerate()
+        .filter(|&(_, &t)| t as usize == string_type)
+        .filter_map(|(o, _)| {
+            let (start, end) = (refs.offsets[o] as usize, refs.offsets[o + 1] as usize);
+            let e = (start..end).find(|&e| labels.of_ref[e] as usize == value_label)?;
+            let target = refs.targets[e];
+            if types[target as usize] as usize != byte_array {
+                return None;
+            }
+            let coder = coder_at
+                .and_then(|c| {
+                    values
+                        .get(ObjectIdx::from_usize(o))
+                        .and_then(|(b, _)| b.get(c).copied())
+                })
+                .unwrap_or(0);
+            let kind = if coder == 0 {
+                ValueKind::Latin1
+            } else {
+                ValueKind::Utf16Le
+            };
+            Some((target, kind))
+        })
+        .collect();
     for (target, kind) in marks {
         if values.kinds[target as usize] == ValueKind::Bytes {
             values.kinds[target as usize] = kind;
