@@ -26,6 +26,21 @@ impl Csr {
         }
     }
 
+    /// From the `nodes + 1` offsets (starting at 0, never decreasing) and
+    /// the targets they cut.
+    pub fn from_offsets(offsets: Vec<u64>, targets: Vec<u32>) -> Csr {
+        assert_eq!(
+            offsets.last().copied(),
+            Some(targets.len() as u64),
+            "offsets must end at the targets' count"
+        );
+        debug_assert!(offsets[0] == 0 && offsets.windows(2).all(|w| w[0] <= w[1]));
+        Csr {
+            offsets: offsets.into(),
+            targets: targets.into(),
+        }
+    }
+
     /// Builds from an edge list, keeping for each source the edges' order.
     pub fn from_edges(nodes: usize, edges: &[(u32, u32)]) -> Csr {
         let mut degrees = vec![0u32; nodes];

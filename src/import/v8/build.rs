@@ -33,16 +33,23 @@ fn mark_used(len: usize, used: impl ParallelIterator<Item = u32>) -> Vec<u32> {
     table
 }
 
-/// Type names and each object's type.
-pub fn types(nodes: &Nodes, meta: &Meta, pool: &Pool) -> (Vec<Box<str>>, Vec<u32>) {
+/// Type names and each object's type, written over the nodes' names
+/// (`of_object`, so
+/// the 4 bytes an object take no fresh pages: a first touch of memory is
+/// the import's largest single cost).
+pub fn types(
+    mut of_object: Vec<u32>,
+    kinds: &[u8],
+    meta: &Meta,
+    pool: &Pool,
+) -> (Vec<Box<str>>, Vec<u32>) {
     let classes = &meta.node_classes;
     let named = |k: u8| k != UNKNOWN_KIND && classes[k as usize] == NodeClass::Named;
     let mut by_string = mark_used(
         pool.len(),
-        nodes
-            .kinds
+        kinds
             .par_iter()
-            .zip(&nodes.names)
+            .zip(&of_object)
             .filter(|&(&k, _)| named(k))
             .map(|(_, &s)| s),
     );
@@ -58,10 +65,9 @@ pub fn types(nodes: &Nodes, meta: &Meta, pool: &Pool) -> (Vec<Box<str>>, Vec<u32
     // A table per block of objects, not per object: a `fold` that moves
     // its 258-byte table through every step took 110 ms on 20 M objects.
     const BLOCK: usize = 1 << 16;
-    let used = nodes
-        .kinds
+    let used = kinds
         .par_chunks(BLOCK)
-        .zip(nodes.names.par_chunks(BLOCK))
+        .zip(of_object.par_chunks(BLOCK))
         .map(|(kinds, names)| {
             let mut u = [false; 258];
             for (&k, &s) in kinds.iter().zip(names) {
@@ -100,19 +106,16 @@ pub fn types(nodes: &Nodes, meta: &Meta, pool: &Pool) -> (Vec<Box<str>>, Vec<u32
             *slot = intern(pool.get(s).unwrap_or(""));
         }
     }
-    let of_object = nodes
-        .kinds
-        .par_iter()
-        .zip(&nodes.names)
-        .map(|(&k, &s)| match k {
+    of_object.par_iter_mut().zip(kinds).for_each(|(s, &k)| {
+        *s = match k {
             UNKNOWN_KIND => unknown_kind,
-            k if named(k) => match by_string.get(s as usize) {
+            k if named(k) => match by_string.get(*s as usize) {
                 Some(&t) => t,
                 None => unknown_name,
             },
             k => by_kind[k as usize],
-        })
-        .collect();
+        }
+    });
     (names, of_object)
 }
 

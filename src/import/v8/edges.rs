@@ -25,8 +25,11 @@ pub struct Edges {
     /// Parallel to `targets`: `Labels::index(i)`, `Labels::NONE`, or a raw
     /// string index (top bit clear) to be interned.
     pub labels: Vec<u32>,
-    /// Kept references per object.
-    pub degrees: Vec<u32>,
+    /// Where each object's kept references start, and where the last
+    /// one's end: the CSR's `objects + 1` offsets (counted into the entry
+    /// after the object's, then summed, so no per-object count array is
+    /// allocated besides them).
+    pub offsets: Vec<u64>,
     /// Objects the synthetic root points at, in edge order.
     pub roots: Vec<u32>,
     pub weak: u64,
@@ -248,7 +251,7 @@ pub fn read(
     let mut all = Edges {
         targets: Vec::with_capacity(hint),
         labels: Vec::with_capacity(hint),
-        degrees: vec![0; objects],
+        offsets: crate::mem::zeroed(objects + 1),
         ..Edges::default()
     };
     let fields = cx.meta.edge_fields.len();
@@ -267,9 +270,9 @@ pub fn read(
             // import (and its first touch of the arrays' pages).
             all.targets.par_extend(p.targets.par_iter().copied());
             all.labels.par_extend(p.labels.par_iter().copied());
-            let degrees = crate::mem::as_atomic(&mut all.degrees);
+            let counts = crate::mem::as_atomic_u64(&mut all.offsets[1..]);
             p.runs.par_iter().for_each(|&(o, n)| {
-                degrees[o as usize].fetch_add(n, Ordering::Relaxed);
+                counts[o as usize].fetch_add(n as u64, Ordering::Relaxed);
             });
             all.roots.extend_from_slice(&p.roots);
             all.weak += p.weak;
@@ -277,6 +280,7 @@ pub fn read(
             all.diag.merge(std::mem::take(&mut p.diag));
         },
     )?;
+    crate::mem::running_totals(&mut all.offsets);
     all.scanned = scanned;
     Ok(all)
 }

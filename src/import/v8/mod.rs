@@ -219,7 +219,7 @@ fn import_with_chunk(
         }
         (_, None) => {
             let edges = edges::Edges {
-                degrees: vec![0; nodes.ids.len()],
+                offsets: vec![0; nodes.ids.len() + 1],
                 ..Default::default()
             };
             let claimed = edges::Context::new(&meta, &nodes.edge_counts).claimed();
@@ -349,7 +349,7 @@ fn check_edges(edges: &edges::Edges, claimed: u64, meta: &Meta, diag: &mut Colle
 fn assemble(
     path: &Path,
     file_bytes: u64,
-    (nodes, mut edges, claimed): (nodes::Nodes, edges::Edges, u64),
+    (mut nodes, mut edges, claimed): (nodes::Nodes, edges::Edges, u64),
     meta: &Meta,
     pool: &Pool,
     mut diag: Collector,
@@ -358,10 +358,11 @@ fn assemble(
     check_edges(&edges, claimed, meta, &mut diag);
     diag.merge(std::mem::take(&mut edges.diag));
     laps.lap("check");
-    let (type_names, types) = build::types(&nodes, meta, pool);
-    laps.lap("types");
     let values = build::values(&nodes, meta, pool);
     laps.lap("values");
+    let names = std::mem::take(&mut nodes.names);
+    let (type_names, types) = build::types(names, &nodes.kinds, meta, pool);
+    laps.lap("types");
     let labels = build::labels(std::mem::take(&mut edges.labels), pool);
     laps.lap("labels");
     // Built at the first look-up by id (the analysis makes none).
@@ -382,7 +383,7 @@ fn assemble(
         .collect();
     let objects = nodes.ids.len() as u64;
     let details = details(meta, &nodes, &edges, pool);
-    let refs = Csr::from_degrees(&edges.degrees, edges.targets);
+    let refs = Csr::from_offsets(std::mem::take(&mut edges.offsets), edges.targets);
     laps.lap("csr");
     Model {
         path: path.to_path_buf(),
