@@ -22,6 +22,9 @@
 //! long numbers, errors, an array's last bytes, CPUs without AVX2) and is
 //! the one that reports errors.
 
+use std::sync::atomic::AtomicUsize;
+use std::sync::atomic::Ordering::Relaxed;
+
 use rayon::prelude::*;
 
 use super::layout::NumberArray;
@@ -465,11 +468,11 @@ impl Scan<'_> {
         let size = self.chunk_size.max(1);
         let (mut chunks, close) = window_ranges(bytes, at, limit, size, per_window, search);
         // Chunks after a `]` another chunk met are not counted.
-        let met = std::sync::atomic::AtomicUsize::new(usize::MAX);
+        let met = AtomicUsize::new(usize::MAX);
         let counted: Vec<(u64, Option<usize>)> = chunks
             .par_iter()
             .map(|&(s, e)| {
-                if search && met.load(std::sync::atomic::Ordering::Relaxed) < s {
+                if search && met.load(Relaxed) < s {
                     return (0, None);
                 }
                 self.source.populate(s, e - s);
@@ -479,7 +482,7 @@ impl Scan<'_> {
                 let (n, close) = commas_before_close(&bytes[s..e]);
                 let close = close.map(|k| s + k);
                 if let Some(c) = close {
-                    met.fetch_min(c, std::sync::atomic::Ordering::Relaxed);
+                    met.fetch_min(c, Relaxed);
                 }
                 (n, close)
             })
