@@ -398,9 +398,9 @@ fn edges_to_bad_nodes_are_dangling_and_counted() {
     assert_eq!(m.roots.len(), 1);
 }
 
-/// The snapshot's top-level parts in another order (JSON objects are
-/// unordered; V8 writes the header, nodes, edges, …, strings).
-fn reordered(text: &str, order: [usize; 5]) -> String {
+/// The snapshot's five top-level parts as the writer orders them: the
+/// header, nodes, edges, the other arrays, strings.
+fn parts(text: &str) -> Vec<&str> {
     let at = |key: &str| text.find(&format!("\"{key}\":")).unwrap();
     let cuts = [
         at("snapshot"),
@@ -410,11 +410,39 @@ fn reordered(text: &str, order: [usize; 5]) -> String {
         at("strings"),
         text.rfind('}').unwrap(),
     ];
-    let parts: Vec<&str> = (0..5)
+    (0..5)
         .map(|i| text[cuts[i]..cuts[i + 1]].trim_end().trim_end_matches(','))
-        .collect();
-    let ordered: Vec<&str> = order.iter().map(|&i| parts[i]).collect();
-    format!("{{{}}}", ordered.join(",\n"))
+        .collect()
+}
+
+fn object_of(parts: &[&str]) -> String {
+    format!("{{{}}}", parts.join(",\n"))
+}
+
+/// The snapshot's top-level parts in another order (JSON objects are
+/// unordered; V8 writes the header, nodes, edges, …, strings).
+fn reordered(text: &str, order: [usize; 5]) -> String {
+    let parts = parts(text);
+    object_of(&order.map(|i| parts[i]))
+}
+
+#[test]
+fn a_repeated_key_counts_as_its_last_value() {
+    // Two field orders of one heap: their numbers differ, their strings not.
+    let a = String::from_utf8(write(&small(), 0)).unwrap();
+    let b = String::from_utf8(write(&small(), 1)).unwrap();
+    let (a, b) = (parts(&a), parts(&b));
+    let want = observed(&import(object_of(&b).as_bytes()));
+    // Everything twice: the second header, nodes and edges count.
+    let twice = object_of(&[a[0], a[1], a[2], b[0], b[1], b[2], b[3], b[4]]);
+    assert_eq!(observed(&import(twice.as_bytes())), want);
+    // A second header after the arrays: they are read with it, though the
+    // first does not fit them.
+    let late = object_of(&[a[0], b[1], b[2], b[3], b[4], b[0]]);
+    assert_eq!(observed(&import(late.as_bytes())), want);
+    // The edges before another nodes array are read with the later one.
+    let nodes_again = object_of(&[b[0], a[1], b[2], b[1], b[3], b[4]]);
+    assert_eq!(observed(&import(nodes_again.as_bytes())), want);
 }
 
 #[test]

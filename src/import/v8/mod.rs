@@ -95,13 +95,14 @@ fn missing(path: &Path, what: &str, layout: &Layout) -> ImportError {
 /// The arrays read while the layout walk passes them (see `layout`).
 #[derive(Default)]
 struct Read {
-    meta: Option<Meta>,
+    /// The header the nodes were read with, parsed.
+    meta: Option<(std::ops::Range<usize>, Meta)>,
     /// The nodes, with their problems, and where their array starts.
     nodes: Option<(usize, nodes::Nodes, Collector)>,
     /// The edges (with the edge count the nodes declare), and where their
     /// array starts.
     edges: Option<(usize, edges::Edges, u64)>,
-    error: Option<ImportError>,
+    cancelled: bool,
 }
 
 /// Reads the nodes array from `extent`, with the problems of its records
@@ -160,13 +161,13 @@ fn import_with_chunk(
                 .and_then(|meta| {
                     let (nodes, diag) = read_nodes(path, io, extent, &meta, chunk)?;
                     let array = nodes.scanned.array();
-                    read.meta = Some(meta);
+                    read.meta = Some((header.clone(), meta));
                     read.nodes = Some((pos, nodes, diag));
                     // Edges read before these nodes are read again.
                     read.edges = None;
                     Ok(array)
                 }),
-            (b"edges", _, Some(meta), Some((_, nodes, _))) => {
+            (b"edges", _, Some((_, meta)), Some((_, nodes, _))) => {
                 read_edges(path, io, extent, meta, nodes, chunk).map(|(edges, claimed)| {
                     let array = edges.scanned.array();
                     read.edges = Some((pos, edges, claimed));
@@ -178,14 +179,17 @@ fn import_with_chunk(
         laps.lap(if key == b"nodes" { "nodes" } else { "edges" });
         match result {
             Ok(array) => ControlFlow::Continue(Some(array)),
-            Err(e) => {
-                read.error = Some(e);
+            Err(ImportError::Cancelled) => {
+                read.cancelled = true;
                 ControlFlow::Break(())
             }
+            // Read again after the walk, which reports the error (unless a
+            // later key of the same name supersedes the part).
+            Err(_) => ControlFlow::Continue(None),
         }
     });
-    if let Some(e) = read.error {
-        return Err(e);
+    if read.cancelled {
+        return Err(ImportError::Cancelled);
     }
     laps.lap("layout");
     let header = layout
@@ -193,8 +197,12 @@ fn import_with_chunk(
         .clone()
         .ok_or_else(|| missing(path, "`snapshot` header", &layout))?;
     let meta = match read.meta.take() {
-        Some(meta) => meta,
-        None => meta::parse(&bytes[header]).map_err(|e| InputError::new(path, e))?,
+        Some((read_with, meta)) if read_with == header => meta,
+        _ => {
+            // A later `snapshot` key: what was read with another is read again.
+            (read.nodes, read.edges) = (None, None);
+            meta::parse(&bytes[header]).map_err(|e| InputError::new(path, e))?
+        }
     };
     let Some(nodes_array) = &layout.nodes else {
         return Err(missing(path, "`nodes` array", &layout));
