@@ -243,10 +243,7 @@ pub fn read(
     progress: &Progress,
 ) -> Result<Edges, ScanError> {
     let objects = cx.edge_counts.len().saturating_sub(1);
-    let room = match &extent {
-        Extent::Known(array) => array.range.len(),
-        Extent::Open(start) => bytes.len().saturating_sub(*start),
-    };
+    let room = extent.room(bytes.len());
     let hint = cx.claimed().min(room as u64 / 6) as usize;
     let mut all = Edges {
         targets: Vec::with_capacity(hint),

@@ -125,10 +125,7 @@ pub fn read(
     // The header's count is only a capacity hint, bounded by what the bytes
     // can hold (two bytes a number at least).
     let fields = meta.node_fields.len();
-    let room = match &extent {
-        Extent::Known(array) => array.range.len(),
-        Extent::Open(start) => bytes.len().saturating_sub(*start),
-    };
+    let room = extent.room(bytes.len());
     let bound = (room / 2 / fields) as u64 + 1;
     let hint = meta.node_count.unwrap_or(0).min(bound) as usize;
     let mut all = Nodes {

@@ -335,6 +335,17 @@ pub enum Extent {
     Open(usize),
 }
 
+impl Extent {
+    /// The most bytes the array can span in a file of `file_len` bytes (a
+    /// bound for capacity hints).
+    pub fn room(&self, file_len: usize) -> usize {
+        match self {
+            Extent::Known(array) => array.range.len(),
+            Extent::Open(start) => file_len.saturating_sub(*start),
+        }
+    }
+}
+
 /// A window's last record may run on past it. When the array ends within
 /// this many bytes after a window, that tail joins the window, so a cut
 /// last record (which may start in the window) is read knowing where the
@@ -432,7 +443,6 @@ fn ends_in_number(chunk: &[u8]) -> bool {
 
 /// A numeric array to read as records of `fields` numbers, in chunks of
 /// about `chunk_size` bytes.
-#[derive(Clone)]
 pub struct Scan<'a> {
     pub bytes: &'a [u8],
     pub extent: Extent,
