@@ -8,9 +8,12 @@ use std::path::Path;
 
 use proptest::prelude::*;
 
+use heaptui::graph::duplicates::{find_duplicates, DuplicateOptions};
+use heaptui::graph::{DominatorTree, HeapGraph};
 use heaptui::import::v8::import_bytes_with_chunk;
 use heaptui::model::ObjectIdx;
-use heaptui::model::{Format, Label, Model};
+use heaptui::model::{Format, Label, Model, ValueKind};
+use heaptui::progress::Progress;
 
 /// One node of a snapshot as the writer takes it.
 #[derive(Debug, Clone)]
@@ -31,7 +34,7 @@ struct Edge {
     to: usize,
 }
 
-const NODE_TYPES: [&str; 8] = [
+const NODE_TYPES: [&str; 9] = [
     "hidden",
     "array",
     "string",
@@ -40,6 +43,7 @@ const NODE_TYPES: [&str; 8] = [
     "closure",
     "native",
     "concatenated string",
+    "sliced string",
 ];
 const EDGE_TYPES: [&str; 7] = [
     "context", "element", "property", "internal", "hidden", "shortcut", "weak",
@@ -146,7 +150,15 @@ fn expected(nodes: &[Node]) -> String {
             "object" | "native" => n.name.clone(),
             k => format!("({k})"),
         };
-        let value = matches!(n.kind, "string" | "concatenated string").then_some(&n.name);
+        // A string's name is its text; a sliced string's text is not in
+        // the snapshot, and its value is its own object index; a
+        // concatenated string's name is a placeholder (its text is its
+        // parts').
+        let value = match n.kind {
+            "string" => Some(n.name.clone()),
+            "sliced string" => Some(format!("own {}", i - 1)),
+            _ => None,
+        };
         out += &format!("{i} {:x} {ty} {} {value:?}:", n.id, n.size);
         for e in n
             .edges
@@ -173,9 +185,10 @@ fn observed(m: &Model) -> String {
     let values = m.values.as_ref().unwrap();
     let mut out = String::new();
     for o in 0..m.objects() as u32 {
-        let value = values
-            .get(ObjectIdx(o))
-            .map(|(b, _)| String::from_utf8(b.to_vec()).unwrap());
+        let value = values.get(ObjectIdx(o)).map(|(b, k)| match k {
+            ValueKind::Bytes => format!("own {}", u64::from_le_bytes(b.try_into().unwrap())),
+            _ => String::from_utf8(b.to_vec()).unwrap(),
+        });
         out += &format!(
             "{} {:x} {} {} {value:?}:",
             o + 1,
@@ -329,6 +342,80 @@ fn random_heap() -> impl Strategy<Value = Vec<Node>> {
                     .collect()
             })
     })
+}
+
+#[test]
+fn sliced_strings_are_never_copies_of_one_another() {
+    // Two sliced strings of one parent (their offsets, and so their texts,
+    // are not in the snapshot) and two strings with equal text, each held
+    // by an array of its own.
+    let mut nodes = vec![
+        node("hidden", "", 1, 0, vec![edge("element", "1", 1)]),
+        node(
+            "hidden",
+            "(GC roots)",
+            3,
+            0,
+            (2..8).map(|t| edge("element", &t.to_string(), t)).collect(),
+        ),
+    ];
+    let parent = 8;
+    for (id, name) in [(5, "(sliced string)"), (7, "(sliced string)")] {
+        nodes.push(node(
+            "sliced string",
+            name,
+            id,
+            20,
+            vec![edge("internal", "parent", parent)],
+        ));
+    }
+    nodes.push(node("string", "the same text", 9, 24, vec![]));
+    nodes.push(node("string", "the same text", 11, 24, vec![]));
+    nodes.push(node(
+        "concatenated string",
+        "(concatenated string)",
+        13,
+        32,
+        vec![edge("internal", "first", 4), edge("internal", "second", 5)],
+    ));
+    nodes.push(node(
+        "concatenated string",
+        "(concatenated string)",
+        15,
+        32,
+        vec![edge("internal", "first", 4), edge("internal", "second", 5)],
+    ));
+    nodes.push(node("string", &"x".repeat(100), 17, 120, vec![]));
+    let m = import_chunked(&write(&nodes, 0), 1 << 20);
+    // Neither placeholder is a text a preview would show.
+    assert_eq!(m.text_preview(ObjectIdx(1), 40), None);
+    assert_eq!(m.text_preview(ObjectIdx(5), 40), None);
+    assert_eq!(
+        m.text_preview(ObjectIdx(3), 40).as_deref(),
+        Some("the same text")
+    );
+    let g = HeapGraph::build(m);
+    let dom = DominatorTree::compute(&g, &Progress::new()).unwrap();
+    let d = find_duplicates(&g, &dom, &DuplicateOptions::default(), &Progress::new()).unwrap();
+    let sets: Vec<(String, Vec<u64>)> = d
+        .sets
+        .iter()
+        .map(|s| {
+            (
+                g.dump.type_name(ObjectIdx(s.members[0])).to_string(),
+                s.members.iter().map(|&o| g.dump.ids[o as usize]).collect(),
+            )
+        })
+        .collect();
+    // The concatenations of the same two parts are copies; the strings
+    // with equal text are; the sliced strings are not.
+    assert_eq!(
+        sets,
+        vec![
+            ("(concatenated string)".to_string(), vec![13, 15]),
+            ("(string)".to_string(), vec![9, 11]),
+        ]
+    );
 }
 
 proptest! {

@@ -25,9 +25,17 @@ pub enum EdgeClass {
 pub enum NodeClass {
     /// `object`, `native`: the type name is the node's name.
     Named,
-    /// `string`, `concatenated string`, `sliced string`: the name is the value.
+    /// `string`: the name is the string's text, its value.
     Text,
-    /// Anything else: the type name is `(<node type>)`.
+    /// `sliced string`: a part of another string (its `parent`) whose
+    /// offset and length the snapshot does not hold, and whose name is the
+    /// placeholder `(sliced string)`. Its text is unknown, so no two are
+    /// taken for copies: each gets a value of its own.
+    Sliced,
+    /// Anything else, `concatenated string` included (its name is the
+    /// placeholder `(concatenated string)`; its text is its `first` and
+    /// `second` parts', which duplicates compare): the type name is
+    /// `(<node type>)`.
     Plain,
 }
 
@@ -103,7 +111,8 @@ pub fn parse(header: &[u8]) -> Result<Meta, String> {
         .iter()
         .map(|t| match t.as_str() {
             "object" | "native" => NodeClass::Named,
-            "string" | "concatenated string" | "sliced string" => NodeClass::Text,
+            "string" => NodeClass::Text,
+            "sliced string" => NodeClass::Sliced,
             _ => NodeClass::Plain,
         })
         .collect();
