@@ -1103,3 +1103,36 @@ fn completions_and_the_manual_page() {
     );
     assert!(page.contains("report"), "subcommands are listed");
 }
+
+#[test]
+fn the_text_report_names_objects_by_their_text() {
+    // A Java class by its name, a string by its characters: in the leak
+    // suspects, their retention paths and the top dominators.
+    let out = heaptui()
+        .current_dir(fixture(""))
+        .args(["report", "leaky.hprof.gz", "--no-cache"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    for needle in [
+        "one java.lang.Class \"Leaky\" (fd5bf630) retains",
+        "→ java.lang.Class \"Leaky\" fd5bf630 → java.util.HashMap",
+        "fd5bf630         java.lang.Class \"Leaky\"\n",
+    ] {
+        assert!(text.contains(needle), "{needle:?} missing:\n{text}");
+    }
+    // A format without values shows no text.
+    let out = heaptui()
+        .current_dir(fixture(""))
+        .args(["report", "demo.dump.txt", "--no-cache"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let top = text
+        .split("Top dominators")
+        .nth(1)
+        .and_then(|t| t.split("\n\n").next())
+        .unwrap();
+    assert!(!top.contains('"'), "{top}");
+}

@@ -142,3 +142,77 @@ fn a_long_escaped_preview_leaves_room_for_the_type_name() {
         "id and size cut off: {line}"
     );
 }
+
+#[test]
+fn rows_naming_one_object_show_its_text() {
+    // The Dominators pane at 80×24: the group of class objects shown as
+    // instances (`x`) names the `Leaky` class by its name, and its static
+    // map's strings show their characters.
+    let bytes: &'static [u8] = include_bytes!("../fixtures/leaky.hprof.gz");
+    let mut a = heaptui::tui::loaded_app("leaky.hprof.gz", bytes, 80, 24, COLOR);
+    heaptui::tui::app::update(&mut a, heaptui::tui::app::Action::Tick);
+    keys(&mut a, "2 x");
+    let s = screen(&a);
+    let line = s
+        .lines()
+        .find(|l| l.contains("\"Leaky\""))
+        .unwrap_or_else(|| panic!("no row of the Leaky class:\n{s}"));
+    assert!(
+        line.contains("java.lang.Class \"Leaky\" fd5bf630"),
+        "{line}"
+    );
+    // The Leaks pane's list and detail name it too; a cell too narrow for
+    // the text beside the whole type name keeps the type name.
+    keys(&mut a, "6 Down");
+    let s = screen(&a);
+    for needle in [
+        "java.lang.Class \"Leaky\" → java.util.HashMap$Node[]",
+        "One object, java.lang.Class \"Leaky\", retains",
+        "java.lang.String → byte[]  ",
+    ] {
+        assert!(s.contains(needle), "{needle:?} missing:\n{s}");
+    }
+    // A row too narrow for 6 characters of text shows none, and keeps
+    // the type and id.
+    let g = a.graph().unwrap().clone();
+    let class = (0..g.dump.objects() as u32)
+        .map(ObjectIdx)
+        .find(|&o| g.dump.id_hex(o) == "fd5bf630")
+        .unwrap();
+    let fit = |w| heaptui::tui::fmt::row_preview(&g.dump, class, w);
+    assert_eq!(fit(200), " \"Leaky\"");
+    assert_eq!(fit(8 + 1 + 12 + 3 + 6), " \"Leaky\"");
+    assert_eq!(fit(8 + 1 + 12 + 3 + 5), "");
+    // A long class name is cut to the room left.
+    let long = (0..g.dump.objects() as u32)
+        .map(ObjectIdx)
+        .find(|&o| {
+            g.dump.type_name(o) == "java.lang.Class"
+                && g.dump
+                    .text_preview(o, 100)
+                    .is_some_and(|t| t.chars().count() > 30)
+        })
+        .unwrap();
+    let cut = heaptui::tui::fmt::row_preview(&g.dump, long, 8 + 1 + 12 + 3 + 10);
+    assert_eq!(cut.chars().count(), 2 + 1 + 10 + 1, "{cut}");
+    assert!(cut.ends_with("…\""), "{cut}");
+}
+
+#[test]
+fn duplicate_members_show_their_text() {
+    // The largest set of duplicate Strings holds the 50 copies of
+    // "duplicate me please": its members' lines say so.
+    let mut a = hprof_app();
+    keys(&mut a, "4");
+    let mut steps = 0;
+    loop {
+        keys(&mut a, "Enter");
+        let s = screen(&a);
+        if s.contains("java.lang.String \"duplicate me please\"") {
+            break;
+        }
+        keys(&mut a, "Esc Down");
+        steps += 1;
+        assert!(steps < 30, "no set of the duplicated strings:\n{s}");
+    }
+}

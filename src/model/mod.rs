@@ -50,6 +50,10 @@ pub use labels::{Label, Labels, ValueKind, Values};
 /// At most this many diagnostic messages are kept (the counts are complete).
 pub const MAX_MESSAGES: usize = 100;
 
+/// At most this many characters of an object's text in a line of the
+/// report that names it (the UI's rows cut it to their width).
+pub const ROW_PREVIEW_CHARS: usize = 60;
+
 /// An `a … c` section. Index 0 of [`Model::app_domains`] is the implicit
 /// unnamed section that holds records outside any `a … c` pair.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -386,6 +390,20 @@ impl Model {
             .take(scan)
             .position(|&t| t == to)?;
         self.ref_label(from, i)
+    }
+
+    /// What a row naming one object shows between its type and its id
+    /// where the object holds text: ` "text"` (escaped, at most `max_chars`
+    /// characters), else nothing. A Java class shows its name this way and
+    /// a string its characters, as the rows of Eclipse MAT and Chrome
+    /// DevTools do; `max_chars` 0 shows nothing.
+    pub fn quoted_preview(&self, object: ObjectIdx, max_chars: usize) -> String {
+        if max_chars == 0 {
+            return String::new();
+        }
+        self.text_preview(object, max_chars)
+            .map(|t| format!(" \"{t}\""))
+            .unwrap_or_default()
     }
 
     /// A short preview of the text an object holds: its own value (a V8 or

@@ -8,7 +8,7 @@ use super::ReportOptions;
 use crate::analysis::compare::{Comparison, DuplicateComparison, TypeComparison};
 use crate::analysis::suspects::{suspects, SuspectKind};
 use crate::analysis::Analysis;
-use crate::model::ObjectIdx;
+use crate::model::{ObjectIdx, ROW_PREVIEW_CHARS};
 
 /// Rows of each comparison table in the text report (unless `--top` asks
 /// for fewer).
@@ -275,12 +275,16 @@ pub fn write_suspects_text(
     for (i, s) in all.iter().enumerate() {
         let ty = &dump.type_names[s.type_index.index()];
         let what = match s.kind {
-            SuspectKind::Object => format!(
-                "one {ty} ({}) retains {} ({} of the reachable bytes)",
-                dump.id_hex(s.object.unwrap_or(ObjectIdx(s.accumulation_point))),
-                size(s.retained_bytes),
-                percent(s.retained_bytes, dom.reachable_bytes)
-            ),
+            SuspectKind::Object => {
+                let o = s.object.unwrap_or(ObjectIdx(s.accumulation_point));
+                format!(
+                    "one {ty}{} ({}) retains {} ({} of the reachable bytes)",
+                    dump.quoted_preview(o, ROW_PREVIEW_CHARS),
+                    dump.id_hex(o),
+                    size(s.retained_bytes),
+                    percent(s.retained_bytes, dom.reachable_bytes)
+                )
+            }
             SuspectKind::Type => format!(
                 "{} top-level instances of {ty} together retain {} ({})",
                 count(s.instances),
@@ -317,9 +321,10 @@ pub fn write_suspects_text(
             .collect();
         writeln!(
             out,
-            "     accumulation point: {} {} retains {}, at {}",
+            "     accumulation point: {} {}{} retains {}, at {}",
             dump.id_hex(ObjectIdx(point)),
             dump.type_name(ObjectIdx(point)),
+            dump.quoted_preview(ObjectIdx(point), ROW_PREVIEW_CHARS),
             size(dom.retained_bytes[point as usize]),
             path.join(" / ")
         )?;
@@ -335,7 +340,10 @@ pub fn write_suspects_text(
             let steps: Vec<String> = s
                 .retention_path
                 .iter()
-                .map(|&o| format!("{} {}", dump.type_name(o), dump.id_hex(o)))
+                .map(|&o| {
+                    let text = dump.quoted_preview(o, ROW_PREVIEW_CHARS);
+                    format!("{}{text} {}", dump.type_name(o), dump.id_hex(o))
+                })
                 .collect();
             writeln!(out, "     retention path: root → {}", steps.join(" → "))?;
         }

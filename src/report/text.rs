@@ -8,7 +8,7 @@ use humansize::{format_size, BINARY};
 use super::ReportOptions;
 use crate::analysis::{immediate_dominators, objects_of_types, Analysis};
 use crate::graph::{NOT_REACHABLE, SUPER_ROOT};
-use crate::model::{root_flags, root_kind, ObjectIdx};
+use crate::model::{root_flags, root_kind, ObjectIdx, ROW_PREVIEW_CHARS};
 
 /// Rows of the short sections (types, duplicates) in the text report,
 /// unless `--top` says otherwise.
@@ -178,13 +178,14 @@ pub fn write_text(out: &mut impl Write, a: &Analysis, opts: &ReportOptions) -> i
     for &o in &top[..shown] {
         writeln!(
             out,
-            "  {:>12} {:>12} {:>7} {:>10}  {:<16} {}",
+            "  {:>12} {:>12} {:>7} {:>10}  {:<16} {}{}",
             size(dom.retained_bytes[o as usize]),
             count(dom.retained_objects[o as usize] as u64),
             percent(dom.retained_bytes[o as usize], reachable),
             size(dump.sizes[o as usize]),
             dump.id_hex(ObjectIdx(o)),
-            dump.type_name(ObjectIdx(o))
+            dump.type_name(ObjectIdx(o)),
+            dump.quoted_preview(ObjectIdx(o), ROW_PREVIEW_CHARS)
         )?;
     }
 

@@ -5,6 +5,7 @@
 use unicode_width::UnicodeWidthChar;
 use unicode_width::UnicodeWidthStr;
 
+use crate::model::{Model, ObjectIdx};
 use crate::tui::theme::Theme;
 
 /// Terminal columns `s` takes.
@@ -460,6 +461,22 @@ pub fn secs(ms: u64) -> String {
     } else {
         format!("{}s", ms / 1000)
     }
+}
+
+/// An object's text for a label `width` cells wide that also shows its
+/// type and id (see [`Model::quoted_preview`]): the text comes before the
+/// type's full name, which is shortened to make room for it (a class's
+/// name or a string tells more than `java.lang.`), down to 12 cells;
+/// none where fewer than 6 characters would show.
+pub fn row_preview(dump: &Model, o: ObjectIdx, width: usize) -> String {
+    const TYPE_MIN: usize = 12;
+    // The quotes and the space before them.
+    let room = width.saturating_sub(dump.id_hex(o).len() + 1 + TYPE_MIN + 3);
+    let room = match room.min(crate::model::ROW_PREVIEW_CHARS) {
+        r if r < 6 => 0,
+        r => r,
+    };
+    dump.quoted_preview(o, room)
 }
 
 #[cfg(test)]

@@ -371,10 +371,7 @@ fn object_entry(dump: &Model, o: ObjectIdx, text: String) -> Entry {
         text,
         target: Some(Target::Object(o)),
         heading: false,
-        after: dump
-            .text_preview(o, PREVIEW_CHARS)
-            .map(|t| format!(" \"{t}\""))
-            .unwrap_or_default(),
+        after: dump.quoted_preview(o, PREVIEW_CHARS),
     }
 }
 

@@ -15,7 +15,7 @@ use ratatui::Frame;
 use super::table::{ScrolledTable, Sort, TableRow};
 use super::{Intent, ListState};
 use crate::graph::{DominatorTree, HeapGraph};
-use crate::model::{ObjectIdx, TypeIdx};
+use crate::model::{ObjectIdx, TypeIdx, ROW_PREVIEW_CHARS};
 use crate::tui::fmt::{bytes, bytes_width, count, Col, Columns};
 use crate::tui::instance_rows::{retained, InstanceKey, InstanceRows, TypeObjects};
 use crate::tui::theme::Theme;
@@ -182,7 +182,12 @@ impl InstancesView {
             } else {
                 "-".into()
             };
-            let id = dump.id_hex(o);
+            // The id, then the object's text where it holds some.
+            let id = format!(
+                "{}{}",
+                dump.id_hex(o),
+                dump.quoted_preview(o, ROW_PREVIEW_CHARS)
+            );
             let id = if reachable || dom.is_none() {
                 id
             } else {

@@ -11,7 +11,9 @@ use super::inspector::Target;
 use super::{Ctx, Intent, Pane};
 use crate::model::ObjectIdx;
 use crate::model::{root_flags, root_kind};
-use crate::tui::fmt::{bytes, count, count_width, counted, fit, percent, type_name};
+use crate::tui::fmt::{
+    bytes, count, count_width, counted, fit, percent, row_preview, text_width, type_name,
+};
 use crate::tui::keys::Cmd;
 
 /// The overview's scroll position and selected jump target.
@@ -134,9 +136,13 @@ pub fn lines(ctx: &Ctx, width: usize) -> (Vec<Line<'static>>, Vec<(usize, Target
                 percent(rb, dom.reachable_bytes)
             );
             let id = dump.id_hex(o);
-            let room = width.saturating_sub(head.len() + 1 + id.len());
+            let text = row_preview(dump, o, width.saturating_sub(head.len()));
+            let room = width.saturating_sub(head.len() + 1 + id.len() + text_width(&text));
             out.push(Line::raw(fit(
-                &format!("{head}{} {id}", type_name(dump.type_name(o), room, theme)),
+                &format!(
+                    "{head}{}{text} {id}",
+                    type_name(dump.type_name(o), room, theme)
+                ),
                 width,
                 theme,
             )));

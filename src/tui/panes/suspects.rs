@@ -20,7 +20,7 @@ use crate::analysis::domination_path;
 use crate::analysis::suspects::{Suspect, SuspectKind};
 use crate::graph::DominatorTree;
 use crate::model::Model;
-use crate::model::ObjectIdx;
+use crate::model::{ObjectIdx, ROW_PREVIEW_CHARS};
 use crate::tui::compared::{signed_bytes, signed_bytes_width, steady_mark, Compared, NO_PATH};
 use crate::tui::fmt::{bytes, bytes_width, count, percent, text_width, type_name, Col, Columns};
 use crate::tui::keys::Cmd;
@@ -251,16 +251,30 @@ fn kind_label(kind: SuspectKind) -> &'static str {
     }
 }
 
-/// A type name and an object id: `Foo 7f3a…`.
+/// A type name, the object's text if it holds some, and its id: `Foo
+/// 7f3a…`, `java.lang.Class "Leak" c0c1…`.
 fn object_name(dump: &Model, o: ObjectIdx) -> String {
-    format!("{} {}", dump.type_name(o), dump.id_hex(o))
+    format!(
+        "{}{} {}",
+        dump.type_name(o),
+        dump.quoted_preview(o, ROW_PREVIEW_CHARS),
+        dump.id_hex(o)
+    )
 }
 
-/// An object's parts for a list cell: its type name (the id is in the
-/// detail below, the list keeps the room for the names).
+/// An object's parts for a list cell: its type name and the start of the
+/// text it holds (the id is in the detail below, the list keeps the room
+/// for the names).
 fn object_parts(dump: &Model, o: ObjectIdx) -> (String, String, String) {
-    (String::new(), dump.type_name(o).to_string(), String::new())
+    (
+        String::new(),
+        dump.type_name(o).to_string(),
+        dump.quoted_preview(o, CELL_PREVIEW_CHARS),
+    )
 }
+
+/// Characters of an object's text in a list cell or a path step.
+const CELL_PREVIEW_CHARS: usize = 20;
 
 /// The comparison row of a suspect: the growing row itself, the top-level
 /// row of a type, or the row an object belongs to (down its domination
@@ -278,13 +292,22 @@ fn suspect_path(s: &Suspect, c: &Compared, dump: &Model, dom: &DominatorTree) ->
     }
 }
 
+/// A list cell: the prefix, the type name shortened to fit, and the
+/// suffix (an object's text) where it fits beside the whole type name.
 fn cell(parts: &(String, String, String), width: usize, theme: &Theme) -> String {
-    let extra = text_width(&parts.0) + text_width(&parts.2);
+    let (before, after) = (text_width(&parts.0), text_width(&parts.2));
+    let suffix = match before + text_width(&parts.1) + after <= width {
+        true => parts.2.as_str(),
+        false => "",
+    };
     format!(
-        "{}{}{}",
+        "{}{}{suffix}",
         parts.0,
-        type_name(&parts.1, width.saturating_sub(extra), theme),
-        parts.2
+        type_name(
+            &parts.1,
+            width.saturating_sub(before + text_width(suffix)),
+            theme
+        ),
     )
 }
 
@@ -372,7 +395,10 @@ fn row(
         let names: Vec<String> = s
             .retention_path
             .iter()
-            .map(|&o| type_name(dump.type_name(o), 30, theme))
+            .map(|&o| {
+                let text = dump.quoted_preview(o, CELL_PREVIEW_CHARS);
+                format!("{}{text}", type_name(dump.type_name(o), 30, theme))
+            })
             .collect();
         detail.push(format!(
             "Retention path from a root: {}.",

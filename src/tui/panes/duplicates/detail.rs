@@ -3,7 +3,7 @@
 use super::super::ListState;
 use crate::graph::duplicates::Duplicates;
 use crate::graph::HeapGraph;
-use crate::model::ObjectIdx;
+use crate::model::{ObjectIdx, ROW_PREVIEW_CHARS};
 use crate::tui::fmt::{bytes, count};
 use crate::tui::theme::Theme;
 
@@ -58,9 +58,10 @@ pub fn detail(graph: &HeapGraph, d: &Duplicates, set: u32, theme: &Theme) -> Dup
     for &m in &s.members {
         lines.push(DetailLine {
             text: format!(
-                "  {} {}",
+                "  {} {}{}",
                 dump.id_hex(ObjectIdx(m)),
-                dump.type_name(ObjectIdx(m))
+                dump.type_name(ObjectIdx(m)),
+                dump.quoted_preview(ObjectIdx(m), ROW_PREVIEW_CHARS)
             ),
             object: Some(m),
         });
@@ -92,9 +93,10 @@ pub fn detail(graph: &HeapGraph, d: &Duplicates, set: u32, theme: &Theme) -> Dup
         let again = !seen.insert(o);
         lines.push(DetailLine {
             text: format!(
-                "  {}{} {} {}{}",
+                "  {}{}{} {} {}{}",
                 "  ".repeat(depth),
                 dump.type_name(ObjectIdx(o)),
+                dump.quoted_preview(ObjectIdx(o), ROW_PREVIEW_CHARS),
                 dump.id_hex(ObjectIdx(o)),
                 bytes(dump.sizes[o as usize]),
                 if again { " (again)" } else { "" }

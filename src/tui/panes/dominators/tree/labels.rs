@@ -5,7 +5,7 @@ use super::*;
 use crate::graph::DominatorTree;
 use crate::model::Model;
 use crate::model::ObjectIdx;
-use crate::tui::fmt::{count, type_name};
+use crate::tui::fmt::{count, row_preview, text_width, type_name};
 use crate::tui::theme::Theme;
 
 impl Tree {
@@ -22,8 +22,12 @@ impl Tree {
             Item::Group(g) => {
                 let name = &dump.type_names[g.type_index.index()];
                 if g.members.len() == 1 {
-                    let id = dump.id_hex(ObjectIdx(g.members[0]));
-                    format!("{} {id}", short(name, id.len() + 1))
+                    let o = ObjectIdx(g.members[0]);
+                    let (id, text) = (dump.id_hex(o), row_preview(dump, o, width));
+                    format!(
+                        "{}{text} {id}",
+                        short(name, id.len() + 1 + text_width(&text))
+                    )
                 } else {
                     let x = if theme.ascii { "x" } else { "×" };
                     let n = count(g.members.len() as u64);
@@ -37,11 +41,10 @@ impl Tree {
                 }
             }
             Item::Instance(o) => {
-                let id = dump.id_hex(ObjectIdx(*o));
-                format!(
-                    "{} {id}",
-                    short(dump.type_name(ObjectIdx(*o)), id.len() + 1)
-                )
+                let o = ObjectIdx(*o);
+                let (id, text) = (dump.id_hex(o), row_preview(dump, o, width));
+                let name = short(dump.type_name(o), id.len() + 1 + text_width(&text));
+                format!("{name}{text} {id}")
             }
             Item::More { remaining } => format!(
                 "{} {} more (Enter)",
