@@ -140,13 +140,14 @@ pub struct ReportArgs {
     #[arg(long = "baseline", value_name = "OLD")]
     pub baselines: Vec<PathBuf>,
 
-    /// Print the JSON contract of SPEC §4 instead of text.
+    /// Print the JSON contract (docs/json.md in the repository) instead of text.
     #[arg(long)]
     pub json: bool,
 
     /// How many rows of each list to print: dominators, changed dominator
-    /// paths, types, duplicate sets (0 = all). Without it: 50 dominators
-    /// and paths; 20 types and duplicate sets in text, all of them in JSON.
+    /// paths, types, duplicate sets, diagnostic messages (0 = all). Without
+    /// it: 50 dominators and paths; 20 types and duplicate sets and 10
+    /// messages in text, all of them in JSON.
     #[arg(long, value_name = "N")]
     pub top: Option<usize>,
 

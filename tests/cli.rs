@@ -1136,3 +1136,28 @@ fn the_text_report_names_objects_by_their_text() {
         .unwrap();
     assert!(!top.contains('"'), "{top}");
 }
+
+#[test]
+fn the_text_report_lists_ten_messages_unless_asked_for_more() {
+    let text = |args: &[&str]| {
+        let out = heaptui()
+            .current_dir(fixture(""))
+            .args(["report", "seed004_as_printed.txt", "--no-cache"])
+            .args(args)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let listed = |t: &str| t.lines().filter(|l| l.starts_with("  line ")).count();
+    let short = text(&[]);
+    assert_eq!(listed(&short), 10, "{short}");
+    assert!(
+        short.contains("  … 2 more not listed (12 with --top 0)\n"),
+        "{short}"
+    );
+    let all = text(&["--top", "0"]);
+    assert_eq!(listed(&all), 12, "{all}");
+    assert!(!all.contains("more not listed"), "{all}");
+    assert_eq!(listed(&text(&["--top", "3"])), 3);
+}

@@ -13,6 +13,8 @@ use crate::model::{root_flags, root_kind, ObjectIdx, ROW_PREVIEW_CHARS};
 /// Rows of the short sections (types, duplicates) in the text report,
 /// unless `--top` says otherwise.
 const SHORT: usize = 20;
+/// Diagnostic messages listed without `--top`.
+const MESSAGES: usize = 10;
 
 pub fn size(bytes: u64) -> String {
     format_size(bytes, BINARY)
@@ -143,15 +145,23 @@ pub fn write_text(out: &mut impl Write, a: &Analysis, opts: &ReportOptions) -> i
                 count(d.clamped_roots)
             )?;
         }
-        for m in &d.messages {
+        // A few messages by default: one bad region of a dump can fill
+        // the kept 100 with lines alike, and the analysis comes after them.
+        let listed = opts.rows_n(d.messages.len(), MESSAGES);
+        for m in &d.messages[..listed] {
             writeln!(out, "  {m}")?;
         }
         let total = d.total();
-        if total > d.messages.len() as u64 {
+        if total > listed as u64 {
+            let more = if listed < d.messages.len() {
+                format!(" ({} with --top 0)", count(d.messages.len() as u64))
+            } else {
+                String::new()
+            };
             writeln!(
                 out,
-                "  … {} more not listed",
-                count(total - d.messages.len() as u64)
+                "  … {} more not listed{more}",
+                count(total - listed as u64)
             )?;
         }
     }
