@@ -386,14 +386,46 @@ fn sliced_strings_are_never_copies_of_one_another() {
         vec![edge("internal", "first", 4), edge("internal", "second", 5)],
     ));
     nodes.push(node("string", &"x".repeat(100), 17, 120, vec![]));
+    // A concatenation with a sliced part, and one of itself (a hostile
+    // dump's cycle).
+    let (at, cycle) = (nodes.len(), nodes.len() + 1);
+    nodes.push(node(
+        "concatenated string",
+        "(concatenated string)",
+        19,
+        32,
+        vec![edge("internal", "first", 4), edge("internal", "second", 2)],
+    ));
+    nodes.push(node(
+        "concatenated string",
+        "(concatenated string)",
+        21,
+        32,
+        vec![
+            edge("internal", "first", cycle),
+            edge("internal", "second", cycle),
+        ],
+    ));
     let m = import_chunked(&write(&nodes, 0), 1 << 20);
-    // Neither placeholder is a text a preview would show.
-    assert_eq!(m.text_preview(ObjectIdx(1), 40), None);
-    assert_eq!(m.text_preview(ObjectIdx(5), 40), None);
+    let preview = |node: usize, max| m.text_preview(ObjectIdx(node as u32 - 1), max);
+    // No placeholder is shown as text; a concatenation shows its parts'.
+    assert_eq!(preview(2, 40), None);
+    assert_eq!(preview(4, 40).as_deref(), Some("the same text"));
     assert_eq!(
-        m.text_preview(ObjectIdx(3), 40).as_deref(),
-        Some("the same text")
+        preview(6, 40).as_deref(),
+        Some("the same textthe same text")
     );
+    assert_eq!(
+        preview(6, 26).as_deref(),
+        Some("the same textthe same text")
+    );
+    assert_eq!(
+        preview(6, 25).as_deref(),
+        Some("the same textthe same tex…")
+    );
+    assert_eq!(preview(6, 13).as_deref(), Some("the same text…"));
+    assert_eq!(preview(at, 40).as_deref(), Some("the same text…"));
+    assert_eq!(preview(cycle, 40).as_deref(), Some("…"));
     let g = HeapGraph::build(m);
     let dom = DominatorTree::compute(&g, &Progress::new()).unwrap();
     let d = find_duplicates(&g, &dom, &DuplicateOptions::default(), &Progress::new()).unwrap();

@@ -409,16 +409,68 @@ impl Model {
     /// A short preview of the text an object holds: its own value (a V8 or
     /// .NET string, a Java `char[]`), or else that of the object its
     /// `value` field refers to (a `java.lang.String` keeps its characters
-    /// in an array). Control characters are escaped; at most `max_chars`.
+    /// in an array), or a V8 concatenated string's parts'. Control
+    /// characters are escaped; at most `max_chars`.
     pub fn text_preview(&self, object: ObjectIdx, max_chars: usize) -> Option<String> {
         let values = self.values.as_ref()?;
         if let Some(t) = values.text(object, max_chars) {
             return Some(t);
         }
-        let refs = self.refs_of(object);
-        let i = (0..refs.len().min(16))
-            .find(|&i| matches!(self.ref_label(object, i), Some(Label::Name("value"))))?;
-        values.text(refs[i], max_chars)
+        if self.is_concatenation(object) {
+            return self.joined_preview(object, max_chars);
+        }
+        let i = self.field(object, "value")?;
+        values.text(self.refs_of(object)[i], max_chars)
+    }
+
+    /// The position of the reference labelled `.name` among the first 16.
+    fn field(&self, object: ObjectIdx, name: &str) -> Option<usize> {
+        let n = self.refs_of(object).len().min(16);
+        (0..n).find(|&i| matches!(self.ref_label(object, i), Some(Label::Name(l)) if l == name))
+    }
+
+    fn is_concatenation(&self, object: ObjectIdx) -> bool {
+        self.format == Format::Heapsnapshot && self.type_name(object) == "(concatenated string)"
+    }
+
+    /// A V8 concatenated string's text: its `first` part's, then its
+    /// `second` part's, parts that are concatenations themselves read the
+    /// same way, until `max_chars` characters (or 64 parts: a preview's
+    /// cost stays bounded whatever the dump). A part whose text is not in
+    /// the snapshot (a sliced string) ends it with `…`.
+    fn joined_preview(&self, object: ObjectIdx, max_chars: usize) -> Option<String> {
+        let values = self.values.as_ref()?;
+        let (mut out, mut chars) = (String::new(), 0usize);
+        let mut stack = vec![object];
+        let mut parts = 0;
+        while let Some(o) = stack.pop() {
+            parts += 1;
+            if parts > 64 {
+                out.push('…');
+                break;
+            }
+            if self.is_concatenation(o) {
+                let first = self.field(o, "first")?;
+                let second = self.field(o, "second")?;
+                let refs = self.refs_of(o);
+                stack.push(refs[second]);
+                stack.push(refs[first]);
+                continue;
+            }
+            // With no room left, a part with text reads `…`.
+            let room = max_chars - chars;
+            let Some(t) = values.text(o, room) else {
+                out.push('…');
+                break;
+            };
+            let n = t.chars().count();
+            out.push_str(&t);
+            if n > room {
+                break; // cut, `…` included
+            }
+            chars += n;
+        }
+        Some(out)
     }
 }
 
