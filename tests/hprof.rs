@@ -4,6 +4,8 @@
 //! diagnostics or one clear error, never a panic; the fixture made by a real
 //! JVM has its known answers.
 
+mod common;
+
 use std::collections::HashMap;
 use std::path::Path;
 
@@ -849,20 +851,8 @@ fn strings_are_duplicates_by_content() {
         m.values.as_ref().unwrap().get(bytes0).unwrap().1,
         ValueKind::Latin1
     );
-    let g = HeapGraph::build(m);
-    let dom = DominatorTree::compute(&g, &Progress::new()).unwrap();
-    let d = find_duplicates(&g, &dom, &DuplicateOptions::default(), &Progress::new()).unwrap();
-    assert!(d.has_values());
-    let sets: Vec<(String, Vec<u64>)> = d
-        .sets
-        .iter()
-        .map(|s| {
-            (
-                g.dump.type_name(ObjectIdx(s.members[0])).to_string(),
-                s.members.iter().map(|&o| g.dump.ids[o as usize]).collect(),
-            )
-        })
-        .collect();
+    let (values, sets) = common::duplicate_sets_by_id(m);
+    assert!(values);
     assert_eq!(
         sets,
         vec![

@@ -8,12 +8,9 @@ use std::path::Path;
 
 use proptest::prelude::*;
 
-use heaptui::graph::duplicates::{find_duplicates, DuplicateOptions};
-use heaptui::graph::{DominatorTree, HeapGraph};
 use heaptui::import::v8::import_bytes_with_chunk;
 use heaptui::model::ObjectIdx;
 use heaptui::model::{Format, Label, Model, ValueKind};
-use heaptui::progress::Progress;
 
 /// One node of a snapshot as the writer takes it.
 #[derive(Debug, Clone)]
@@ -426,19 +423,7 @@ fn sliced_strings_are_never_copies_of_one_another() {
     assert_eq!(preview(6, 13).as_deref(), Some("the same text…"));
     assert_eq!(preview(at, 40).as_deref(), Some("the same text…"));
     assert_eq!(preview(cycle, 40).as_deref(), Some("…"));
-    let g = HeapGraph::build(m);
-    let dom = DominatorTree::compute(&g, &Progress::new()).unwrap();
-    let d = find_duplicates(&g, &dom, &DuplicateOptions::default(), &Progress::new()).unwrap();
-    let sets: Vec<(String, Vec<u64>)> = d
-        .sets
-        .iter()
-        .map(|s| {
-            (
-                g.dump.type_name(ObjectIdx(s.members[0])).to_string(),
-                s.members.iter().map(|&o| g.dump.ids[o as usize]).collect(),
-            )
-        })
-        .collect();
+    let (_, sets) = common::duplicate_sets_by_id(m);
     // The concatenations of the same two parts are copies; the strings
     // with equal text are; the sliced strings are not.
     assert_eq!(

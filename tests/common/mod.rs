@@ -24,6 +24,28 @@ pub fn analyse_bytes(bytes: &[u8]) -> Analysis {
         .unwrap_or_else(|e| panic!("analysis failed: {e}"))
 }
 
+/// The duplicate sets of a model, each as its first member's type name
+/// and its members' ids, and whether values were compared.
+pub fn duplicate_sets_by_id(m: Model) -> (bool, Vec<(String, Vec<u64>)>) {
+    use heaptui::graph::duplicates::find_duplicates;
+    use heaptui::graph::{DominatorTree, HeapGraph};
+    use heaptui::progress::Progress;
+    let g = HeapGraph::build(m);
+    let dom = DominatorTree::compute(&g, &Progress::new()).unwrap();
+    let d = find_duplicates(&g, &dom, &DuplicateOptions::default(), &Progress::new()).unwrap();
+    let sets = d
+        .sets
+        .iter()
+        .map(|s| {
+            (
+                g.dump.type_name(ObjectIdx(s.members[0])).to_string(),
+                s.members.iter().map(|&o| g.dump.ids[o as usize]).collect(),
+            )
+        })
+        .collect();
+    (d.has_values(), sets)
+}
+
 pub fn analyse_fixture(name: &str) -> Analysis {
     Analysis::from_bytes(name, &fixture_bytes(name), &DuplicateOptions::default())
         .unwrap_or_else(|e| panic!("analysis of {name} failed: {e}"))
