@@ -798,6 +798,52 @@ fn gzipped_hprof_is_read() {
     assert_eq!(m.objects(), 4);
 }
 
+/// A class loader refers to each class it defined (`<loaded class>`), the
+/// classes to it (`<classloader>`); instances that are not loaders refer
+/// to their class only. Many loaders, so the filter in front of the
+/// loaders' index holds many bits.
+#[test]
+fn loaders_refer_to_the_classes_they_defined() {
+    let mut w = Writer::new("1.0.2", 8);
+    w.string(1, "demo/Loader");
+    w.string(2, "demo/Thing");
+    w.load_class(0x100, 1);
+    w.class_dump(0x100, 0, 0, &[], &[]);
+    let loaders: Vec<u64> = (0..300).map(|i| 0x10_0000 + 0x40 * i).collect();
+    let things: Vec<u64> = (0..300).map(|i| 0x20_0000 + 0x40 * i).collect();
+    for (i, (&l, &t)) in loaders.iter().zip(&things).enumerate() {
+        let name = 1000 + i as u64;
+        w.string(name, &format!("demo/Thing{i}"));
+        w.load_class(t, name);
+        w.class_dump(t, 0, l, &[], &[]);
+    }
+    for &l in &loaders {
+        w.instance(l, 0x100, &[]);
+        w.instance(l + 8, 0x100, &[]);
+    }
+    let m = import(&w.finish()).unwrap();
+    for (&l, &t) in loaders.iter().zip(&things) {
+        let named = |o: u64| -> Vec<(String, u64)> {
+            let o = m.index_of(o).unwrap();
+            (0..m.refs_of(o).len())
+                .map(|i| {
+                    let label = m.ref_label(o, i).map(|l| l.to_string()).unwrap_or_default();
+                    (label, m.ids[m.refs_of(o)[i].index()])
+                })
+                .collect()
+        };
+        assert_eq!(
+            named(l),
+            [
+                (".<class>".to_string(), 0x100),
+                (".<loaded class>".to_string(), t)
+            ]
+        );
+        assert_eq!(named(l + 8), [(".<class>".to_string(), 0x100)]);
+        assert!(named(t).contains(&(".<classloader>".to_string(), l)));
+    }
+}
+
 /// Compact strings: `value` is a byte[] read as Latin-1; the hash cache
 /// does not take part in the value, so equal strings are duplicates
 /// whether or not their hash was computed, and different ones are not.

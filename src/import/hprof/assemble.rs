@@ -9,11 +9,11 @@
 use rayon::prelude::*;
 
 use super::classes::Classes;
-use super::decode::{walk, Context, Count, Parts, Undefined, Write, DROPPED, UNDEFINED};
+use super::decode::{walk, Context, Count, Loaders, Parts, Undefined, Write, DROPPED, UNDEFINED};
 use super::scan::{Chunk, RawRoot};
 use super::SizeModel;
 use crate::import::source::Source;
-use crate::model::{root_flags, root_kind, Csr, IdIndex, Root, ValueKind, Values, WideIdIndex};
+use crate::model::{root_flags, root_kind, Csr, Root, ValueKind, Values, WideIdIndex};
 use crate::model::{Collector, Kind, ObjectIdx};
 use crate::progress::{Cancelled, Progress};
 
@@ -83,8 +83,7 @@ pub(super) fn assemble(
         sizes,
         class_type: classes.class_type,
         prim_types: classes.prim_types,
-        loader_index: IdIndex::build(&loader_ids),
-        loader_ids,
+        loaders: Loaders::new(loader_ids),
     };
     let mut laps = crate::progress::Laps::new("hprof/assemble");
     let (ids, counts) = ids_and_counts(&cx, chunks, progress)?;
