@@ -182,17 +182,15 @@ impl InstancesView {
             } else {
                 "-".into()
             };
-            // The id, then the object's text where it holds some.
-            let id = format!(
-                "{}{}",
-                dump.id_hex(o),
-                dump.quoted_preview(o, ROW_PREVIEW_CHARS)
-            );
+            // The id, whether it is unreachable, then the object's text
+            // where it holds some (cut first where the column is narrow).
+            let id = dump.id_hex(o);
             let id = if reachable || dom.is_none() {
                 id
             } else {
                 format!("{id} (unreachable)")
             };
+            let id = format!("{id}{}", dump.quoted_preview(o, ROW_PREVIEW_CHARS));
             let cells = vec![id, bytes(dump.sizes[o.index()]), retained];
             let style = if sel {
                 theme.selected()
