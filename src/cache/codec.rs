@@ -455,13 +455,14 @@ fn decode_values(r: &R, n: usize) -> Result<Option<Values>, Corrupt> {
     if !ok {
         return corrupt("values: bad offsets");
     }
-    const KINDS: [ValueKind; 6] = [
+    const KINDS: [ValueKind; 7] = [
         ValueKind::None,
         ValueKind::Utf8,
         ValueKind::Utf16Le,
         ValueKind::Utf16Be,
         ValueKind::Latin1,
         ValueKind::Bytes,
+        ValueKind::Unknown,
     ];
     let kinds = raw
         .iter()

@@ -118,6 +118,9 @@ pub enum ValueKind {
     Latin1 = 4,
     /// Primitive field bytes or primitive array contents, compared as bytes.
     Bytes = 5,
+    /// A value the dump does not hold (a V8 sliced string's text): no
+    /// bytes, and equal to no other object's value.
+    Unknown = 6,
 }
 
 /// Per-object value bytes in one arena.
@@ -320,7 +323,7 @@ impl Values {
                 let chars = char::decode_utf16(units).map(|c| c.unwrap_or('\u{fffd}'));
                 cut(chars, max_chars)
             }
-            ValueKind::None | ValueKind::Bytes => return None,
+            ValueKind::None | ValueKind::Bytes | ValueKind::Unknown => return None,
         })
     }
 }

@@ -21,8 +21,11 @@ use crate::model::{Model, ObjectIdx, ValueKind};
 const NONE: u32 = super::bisim::NO_BLOCK;
 
 /// What an object's label compares: type, size, reference count, value
-/// kind and bytes, reference labels.
-type Key<'a> = (u32, u64, u64, ValueKind, &'a [u8], &'a [u32]);
+/// kind and bytes, reference labels, and the object itself where its value
+/// is [`ValueKind::Unknown`] (equal to no other's), else [`NO_OWN`].
+type Key<'a> = (u32, u64, u64, ValueKind, &'a [u8], &'a [u32], u32);
+
+const NO_OWN: u32 = u32::MAX;
 
 fn key(dump: &Model, o: u32) -> Key<'_> {
     let (bytes, kind) = dump
@@ -42,6 +45,10 @@ fn key(dump: &Model, o: u32) -> Key<'_> {
     };
     let i = o as usize;
     let degree = dump.refs.offsets[i + 1] - dump.refs.offsets[i];
+    let own = match kind {
+        ValueKind::Unknown => o,
+        _ => NO_OWN,
+    };
     (
         dump.types[i].raw(),
         dump.sizes[i],
@@ -49,13 +56,14 @@ fn key(dump: &Model, o: u32) -> Key<'_> {
         kind,
         bytes,
         labels,
+        own,
     )
 }
 
 fn hash(k: &Key) -> u64 {
     let mix = |h: u64, w: u64| (h ^ w).wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(23);
     let mut h: u64 = 0x243f_6a88_85a3_08d3;
-    for w in [k.0 as u64, k.1, k.2, k.3 as u64] {
+    for w in [k.0 as u64, k.1, k.2, k.3 as u64, k.6 as u64] {
         h = mix(h, w);
     }
     let mut words = k.4.chunks_exact(8);

@@ -144,39 +144,30 @@ pub fn labels(mut raw: Vec<u32>, pool: &Pool) -> Labels {
 
 /// String nodes' text, one arena (filled in parallel blocks of objects).
 /// A sliced string's text is not in the snapshot (see
-/// [`NodeClass::Sliced`]): its value is its own object index, as bytes
-/// (never shown), so that it equals no other object's.
+/// [`NodeClass::Sliced`]): its value is [`ValueKind::Unknown`].
 pub fn values(nodes: &Nodes, meta: &Meta, pool: &Pool) -> Values {
     let kind = |o: usize| match nodes.kinds[o] {
         UNKNOWN_KIND => ValueKind::None,
         k => match meta.node_classes[k as usize] {
             NodeClass::Text if nodes.names[o] != NO_STRING => ValueKind::Utf8,
-            NodeClass::Sliced => ValueKind::Bytes,
+            NodeClass::Sliced => ValueKind::Unknown,
             _ => ValueKind::None,
         },
     };
     let kinds: Vec<ValueKind> = (0..nodes.kinds.len()).into_par_iter().map(kind).collect();
-    let text = |o: usize| match kind(o) {
+    let value = |o: usize| match kind(o) {
         ValueKind::Utf8 => pool.bytes_of(nodes.names[o] as usize),
         _ => &[],
     };
-    const OWN: usize = std::mem::size_of::<u64>();
-    let len = |o: usize| match kind(o) {
-        ValueKind::Bytes => OWN,
-        _ => text(o).len(),
-    };
     Values::build(
         kinds,
-        |o| len(o) as u64,
+        |o| value(o).len() as u64,
         |range, out| {
             let mut at = 0;
             for o in range {
-                let n = len(o);
-                match kind(o) {
-                    ValueKind::Bytes => out[at..at + n].copy_from_slice(&(o as u64).to_le_bytes()),
-                    _ => out[at..at + n].copy_from_slice(text(o)),
-                }
-                at += n;
+                let v = value(o);
+                out[at..at + v.len()].copy_from_slice(v);
+                at += v.len();
             }
         },
     )

@@ -30,7 +30,7 @@ pub enum NodeClass {
     /// `sliced string`: a part of another string (its `parent`) whose
     /// offset and length the snapshot does not hold, and whose name is the
     /// placeholder `(sliced string)`. Its text is unknown, so no two are
-    /// taken for copies: each gets a value of its own.
+    /// taken for copies (its value is `ValueKind::Unknown`).
     Sliced,
     /// Anything else, `concatenated string` included (its name is the
     /// placeholder `(concatenated string)`; its text is its `first` and
