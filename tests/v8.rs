@@ -153,6 +153,7 @@ fn expected(nodes: &[Node]) -> String {
         let value = match n.kind {
             "string" => Some(n.name.clone()),
             "sliced string" => Some("unknown".to_string()),
+            "concatenated string" => Some("joined".to_string()),
             _ => None,
         };
         out += &format!("{i} {:x} {ty} {} {value:?}:", n.id, n.size);
@@ -182,9 +183,9 @@ fn observed(m: &Model) -> String {
     let mut out = String::new();
     for o in 0..m.objects() as u32 {
         let value = values.get(ObjectIdx(o)).map(|(b, k)| match k {
-            ValueKind::Unknown => {
+            ValueKind::Unknown | ValueKind::Joined => {
                 assert!(b.is_empty());
-                "unknown".to_string()
+                format!("{k:?}").to_lowercase()
             }
             _ => String::from_utf8(b.to_vec()).unwrap(),
         });

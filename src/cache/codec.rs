@@ -455,7 +455,7 @@ fn decode_values(r: &R, n: usize) -> Result<Option<Values>, Corrupt> {
     if !ok {
         return corrupt("values: bad offsets");
     }
-    const KINDS: [ValueKind; 7] = [
+    const KINDS: [ValueKind; 8] = [
         ValueKind::None,
         ValueKind::Utf8,
         ValueKind::Utf16Le,
@@ -463,6 +463,7 @@ fn decode_values(r: &R, n: usize) -> Result<Option<Values>, Corrupt> {
         ValueKind::Latin1,
         ValueKind::Bytes,
         ValueKind::Unknown,
+        ValueKind::Joined,
     ];
     let kinds = raw
         .iter()

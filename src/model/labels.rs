@@ -121,6 +121,10 @@ pub enum ValueKind {
     /// A value the dump does not hold (a V8 sliced string's text): no
     /// bytes, and equal to no other object's value.
     Unknown = 6,
+    /// Text made of the texts of the object's `first` and `second`
+    /// references (a V8 concatenated string): no bytes of its own; equal
+    /// parts make equal values, which duplicates compare as references.
+    Joined = 7,
 }
 
 /// Per-object value bytes in one arena.
@@ -286,6 +290,11 @@ impl Values {
             .collect()
     }
 
+    /// How the object's value is read ([`ValueKind::None`] past the end).
+    pub fn kind(&self, object: ObjectIdx) -> ValueKind {
+        self.kinds.get(object.index()).copied().unwrap_or_default()
+    }
+
     /// The object's value bytes and how to read them; `None` when it has none.
     pub fn get(&self, object: ObjectIdx) -> Option<(&[u8], ValueKind)> {
         let o = object.index();
@@ -323,7 +332,9 @@ impl Values {
                 let chars = char::decode_utf16(units).map(|c| c.unwrap_or('\u{fffd}'));
                 cut(chars, max_chars)
             }
-            ValueKind::None | ValueKind::Bytes | ValueKind::Unknown => return None,
+            ValueKind::None | ValueKind::Bytes | ValueKind::Unknown | ValueKind::Joined => {
+                return None
+            }
         })
     }
 }

@@ -416,7 +416,7 @@ impl Model {
         if let Some(t) = values.text(object, max_chars) {
             return Some(t);
         }
-        if self.is_concatenation(object) {
+        if values.kind(object) == ValueKind::Joined {
             return self.joined_preview(object, max_chars);
         }
         let i = self.field(object, "value")?;
@@ -429,13 +429,9 @@ impl Model {
         (0..n).find(|&i| matches!(self.ref_label(object, i), Some(Label::Name(l)) if l == name))
     }
 
-    fn is_concatenation(&self, object: ObjectIdx) -> bool {
-        self.format == Format::Heapsnapshot && self.type_name(object) == "(concatenated string)"
-    }
-
-    /// A V8 concatenated string's text: its `first` part's, then its
-    /// `second` part's, parts that are concatenations themselves read the
-    /// same way, until `max_chars` characters (or 64 parts: a preview's
+    /// A [`ValueKind::Joined`] text (a V8 concatenated string's): its
+    /// `first` part's, then its `second` part's, parts that are joined
+    /// themselves read the same way, until `max_chars` characters (or 64 parts: a preview's
     /// cost stays bounded whatever the dump). A part whose text is not in
     /// the snapshot (a sliced string) ends it with `…`.
     fn joined_preview(&self, object: ObjectIdx, max_chars: usize) -> Option<String> {
@@ -449,7 +445,7 @@ impl Model {
                 out.push('…');
                 break;
             }
-            if self.is_concatenation(o) {
+            if values.kind(o) == ValueKind::Joined {
                 let first = self.field(o, "first")?;
                 let second = self.field(o, "second")?;
                 let refs = self.refs_of(o);

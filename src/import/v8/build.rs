@@ -144,13 +144,15 @@ pub fn labels(mut raw: Vec<u32>, pool: &Pool) -> Labels {
 
 /// String nodes' text, one arena (filled in parallel blocks of objects).
 /// A sliced string's text is not in the snapshot (see
-/// [`NodeClass::Sliced`]): its value is [`ValueKind::Unknown`].
+/// [`NodeClass::Sliced`]): its value is [`ValueKind::Unknown`]; a
+/// concatenated string's is [`ValueKind::Joined`].
 pub fn values(nodes: &Nodes, meta: &Meta, pool: &Pool) -> Values {
     let kind = |o: usize| match nodes.kinds[o] {
         UNKNOWN_KIND => ValueKind::None,
         k => match meta.node_classes[k as usize] {
             NodeClass::Text if nodes.names[o] != NO_STRING => ValueKind::Utf8,
             NodeClass::Sliced => ValueKind::Unknown,
+            NodeClass::Joined => ValueKind::Joined,
             _ => ValueKind::None,
         },
     };

@@ -27,15 +27,17 @@ pub enum NodeClass {
     Named,
     /// `string`: the name is the string's text, its value.
     Text,
+    /// `concatenated string`: its name is the placeholder `(concatenated
+    /// string)`; its text is its `first` and `second` parts'
+    /// (`ValueKind::Joined`).
+    Joined,
     /// `sliced string`: a part of another string (its `parent`) whose
     /// offset and length the snapshot does not hold, and whose name is the
     /// placeholder `(sliced string)`. Its text is unknown, so no two are
     /// taken for copies (its value is `ValueKind::Unknown`).
     Sliced,
-    /// Anything else, `concatenated string` included (its name is the
-    /// placeholder `(concatenated string)`; its text is its `first` and
-    /// `second` parts', which duplicates compare): the type name is
-    /// `(<node type>)`.
+    /// Anything else: the type name is `(<node type>)` (as for the
+    /// strings).
     Plain,
 }
 
@@ -112,6 +114,7 @@ pub fn parse(header: &[u8]) -> Result<Meta, String> {
         .map(|t| match t.as_str() {
             "object" | "native" => NodeClass::Named,
             "string" => NodeClass::Text,
+            "concatenated string" => NodeClass::Joined,
             "sliced string" => NodeClass::Sliced,
             _ => NodeClass::Plain,
         })
