@@ -1107,7 +1107,8 @@ fn completions_and_the_manual_page() {
 #[test]
 fn the_text_report_names_objects_by_their_text() {
     // A Java class by its name, a string by its characters: in the leak
-    // suspects, their retention paths and the top dominators.
+    // suspects, their retention paths, the top dominators and the
+    // duplicate sets.
     let out = heaptui()
         .current_dir(fixture(""))
         .args(["report", "leaky.hprof.gz", "--no-cache"])
@@ -1119,6 +1120,8 @@ fn the_text_report_names_objects_by_their_text() {
         "one java.lang.Class \"Leaky\" (fd5bf630) retains",
         "→ java.lang.Class \"Leaky\" fd5bf630 → java.util.HashMap",
         "fd5bf630         java.lang.Class \"Leaky\"\n",
+        // A duplicate set by the text its members hold.
+        "  full    -            java.lang.String \"duplicate me please\"\n",
     ] {
         assert!(text.contains(needle), "{needle:?} missing:\n{text}");
     }

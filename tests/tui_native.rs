@@ -199,6 +199,27 @@ fn rows_naming_one_object_show_its_text() {
 }
 
 #[test]
+fn duplicate_sets_show_the_text_their_members_hold() {
+    // Sets of one type tell apart in the list without opening them: the
+    // 50 copies of "duplicate me please" are named in their row, and so
+    // is the byte array each copy holds (its Latin-1 characters).
+    let mut a = hprof_app();
+    keys(&mut a, "4");
+    let s = screen(&a);
+    let rows: Vec<&str> = s.lines().filter(|l| l.contains("\"duplicate me")).collect();
+    assert_eq!(rows.len(), 2, "{s}");
+    assert!(rows[0].contains("String \"duplicate"), "{s}");
+    assert!(rows[1].contains("byte[] \"duplicate"), "{s}");
+    // At 80 columns the text still shows beside a shortened type name.
+    let bytes: &'static [u8] = include_bytes!("../fixtures/leaky.hprof.gz");
+    let mut a = heaptui::tui::loaded_app("leaky.hprof.gz", bytes, 80, 24, COLOR);
+    heaptui::tui::app::update(&mut a, heaptui::tui::app::Action::Tick);
+    keys(&mut a, "4");
+    let s = screen(&a);
+    assert!(s.contains("\"duplicate"), "{s}");
+}
+
+#[test]
 fn duplicate_members_show_their_text() {
     // The largest set of duplicate Strings holds the 50 copies of
     // "duplicate me please": its members' lines say so.

@@ -303,7 +303,7 @@ pub fn write_text(out: &mut impl Write, a: &Analysis, opts: &ReportOptions) -> i
             for s in shown.into_iter().take(n) {
                 writeln!(
                     out,
-                    "  {:>5} {:>12} {:>10} {:>8} {:>12}  {:<7} {:<12} {}",
+                    "  {:>5} {:>12} {:>10} {:>8} {:>12}  {:<7} {:<12} {}{}",
                     format!("#{}", s.id),
                     size(s.additional_bytes),
                     count(s.members.len() as u64),
@@ -319,7 +319,12 @@ pub fn write_text(out: &mut impl Write, a: &Analysis, opts: &ReportOptions) -> i
                     s.holding_set
                         .map(|h| format!("→ #{h}"))
                         .unwrap_or_else(|| "-".into()),
-                    dump.type_names[s.type_index as usize]
+                    dump.type_names[s.type_index as usize],
+                    // Every member of a set holds the same text.
+                    s.members
+                        .first()
+                        .map(|&m| dump.quoted_preview(ObjectIdx(m), ROW_PREVIEW_CHARS))
+                        .unwrap_or_default()
                 )?;
             }
             if dups.sets.len() > listed {

@@ -479,6 +479,27 @@ pub fn row_preview(dump: &Model, o: ObjectIdx, width: usize) -> String {
     dump.quoted_preview(o, room)
 }
 
+/// A type's name followed by the text `o` holds, in `width` cells: the
+/// Type column of a duplicate set, whose members all hold that text. The
+/// text takes the room the name leaves beyond 12 cells (as in
+/// [`row_preview`]); none where fewer than 6 characters would show.
+pub fn type_with_preview(
+    dump: &Model,
+    name: &str,
+    o: Option<ObjectIdx>,
+    width: usize,
+    theme: &Theme,
+) -> String {
+    const TYPE_MIN: usize = 12;
+    let room = width.saturating_sub(text_width(name).min(TYPE_MIN) + 3);
+    let text = match (o, room.min(crate::model::ROW_PREVIEW_CHARS)) {
+        (Some(o), r) if r >= 6 => dump.quoted_preview(o, r),
+        _ => String::new(),
+    };
+    let name = type_name(name, width.saturating_sub(text_width(&text)), theme);
+    format!("{name}{text}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

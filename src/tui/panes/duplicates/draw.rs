@@ -8,8 +8,9 @@ use ratatui::Frame;
 
 use super::super::table::{Page, ScrolledTable, TableRow};
 use super::super::{empty_message, Ctx};
+use crate::model::ObjectIdx;
 use crate::tui::compared::{signed_bytes, steady_empty, steady_mark};
-use crate::tui::fmt::{bytes, count, fit, type_name, Columns};
+use crate::tui::fmt::{bytes, count, fit, type_name, type_with_preview, Columns};
 
 use super::*;
 pub use crate::tui::filtering::DupRow;
@@ -130,7 +131,14 @@ pub(super) fn draw(p: &DuplicatesPane, ctx: &Ctx, area: Rect, f: &mut Frame) {
                     .into(),
                     s.holding_set
                         .map_or("-".to_string(), |h| format!("{}#{h}", theme.arrow())),
-                    type_name(&dump.type_names[s.type_index as usize], type_w, theme),
+                    // Every member of a set holds the same text.
+                    type_with_preview(
+                        dump,
+                        &dump.type_names[s.type_index as usize],
+                        s.members.first().map(|&m| ObjectIdx(m)),
+                        type_w,
+                        theme,
+                    ),
                 ];
                 if let Some(x) = &pane.delta {
                     let i = id as usize;
