@@ -6,7 +6,7 @@
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, Mutex, RwLock, TryLockError};
 
 use crate::graph::{Csr, HeapGraph};
 
@@ -84,21 +84,32 @@ impl Hubs {
     }
 
     /// Makes a hub of the candidate with the largest strongly connected
-    /// component (the first objects a large walk explored: the references of
-    /// its start, which lie in the region other walks enter too), unless one
-    /// is already in a hub's component or there are enough hubs.
-    pub(super) fn add(&self, graph: &HeapGraph, candidates: &[u32]) -> Option<Arc<Hub>> {
-        let _guard = self.building.lock().unwrap();
+    /// component (objects of a large walk), unless one is already in a
+    /// hub's component or there are enough hubs. A hub must reach at least
+    /// `min_reach` objects: a smaller one saves no walk worth its place,
+    /// and would stop later walks from trying. `Err(Busy)` while another
+    /// thread builds one (see [`Hubs::wait_built`]).
+    pub(super) fn add(
+        &self,
+        graph: &HeapGraph,
+        candidates: &[u32],
+        min_reach: usize,
+    ) -> Result<Option<Arc<Hub>>, Busy> {
+        let _guard = match self.building.try_lock() {
+            Ok(g) => g,
+            Err(TryLockError::WouldBlock) => return Err(Busy),
+            Err(TryLockError::Poisoned(p)) => p.into_inner(),
+        };
         let known = self.snapshot();
         if known.len() >= MAX_HUBS {
-            return None;
+            return Ok(None);
         }
         // The walk reaches a known component anyway: nothing to build.
         if candidates
             .iter()
             .any(|&h| known.iter().any(|k| k.scc.get(h)))
         {
-            return None;
+            return Ok(None);
         }
         let mut best: Option<Hub> = None;
         for &h in candidates {
@@ -116,16 +127,27 @@ impl Hubs {
                 break;
             }
         }
-        let hub = Arc::new(best?);
+        let Some(hub) = best.filter(|b| b.reach_objects >= min_reach as u64) else {
+            return Ok(None);
+        };
+        let hub = Arc::new(hub);
         for (a, &w) in self.any_reach.iter().zip(&hub.reach.0) {
             if w != 0 {
                 a.fetch_or(w, Ordering::Relaxed);
             }
         }
         self.list.write().unwrap().push(hub.clone());
-        Some(hub)
+        Ok(Some(hub))
+    }
+
+    /// Returns once no thread is building a hub.
+    pub(super) fn wait_built(&self) {
+        drop(self.building.lock().unwrap_or_else(|p| p.into_inner()));
     }
 }
+
+/// Another thread is building a hub.
+pub(super) struct Busy;
 
 impl Hub {
     pub(super) fn of(graph: &HeapGraph, h: u32, hubs: &Hubs, known: &[Arc<Hub>]) -> Hub {

@@ -279,6 +279,16 @@ impl Workspace {
         *self = Workspace::new(self.objects);
     }
 
+    /// Gives back the scratch of a walk that starts again (its stamps,
+    /// frontier and explored objects), down to the smallest.
+    pub(super) fn restart(&mut self) {
+        self.stamp = ScratchMap::new(self.objects);
+        self.stack = Vec::new();
+        self.explored = Vec::new();
+        self.deferred = Vec::new();
+        self.reached.clear();
+    }
+
     /// A new representative: its stamps start empty.
     pub(super) fn next_epoch(&mut self) -> u32 {
         self.stamp.clear();
