@@ -300,9 +300,9 @@ fn mark_reach(
                         continue 'walk;
                     }
                     // The hubs made meanwhile, this one or another thread's:
-                    // their components may hold
-                    // objects already walked, and the rest of the walk enters
-                    // them instead of walking them again.
+                    // their components may hold objects already walked, and
+                    // the rest of the walk enters them instead of walking
+                    // them again.
                     let fresh = hubs.snapshot();
                     for h in &fresh[known.len()..] {
                         if ws.explored.iter().any(|&e| h.scc.get(e)) {
