@@ -9,19 +9,19 @@ use std::path::Path;
 use assert_cmd::Command;
 use serde_json::{json, Value};
 
-use common::fixture;
+use common::{assert_contains_all, fixture};
 
 fn heaptui() -> Command {
     Command::cargo_bin("heaptui").unwrap()
 }
 
-/// Runs `heaptui report` in the fixtures directory; returns the parsed JSON.
-fn report_json(args: &[&str]) -> Value {
+/// Runs `heaptui report ARGS` in the fixtures directory, which must exit
+/// 0; returns what it printed.
+fn report(args: &[&str]) -> Vec<u8> {
     let out = heaptui()
         .current_dir(fixture(""))
         .arg("report")
         .args(args)
-        .arg("--json")
         .output()
         .unwrap();
     assert_eq!(
@@ -30,7 +30,18 @@ fn report_json(args: &[&str]) -> Value {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    serde_json::from_slice(&out.stdout).expect("stdout is one JSON document")
+    out.stdout
+}
+
+/// `heaptui report ARGS --json` in the fixtures directory, parsed.
+fn report_json(args: &[&str]) -> Value {
+    let out = report(&[args, &["--json"]].concat());
+    serde_json::from_slice(&out).expect("stdout is one JSON document")
+}
+
+/// `heaptui report ARGS` in the fixtures directory, as text.
+fn report_text(args: &[&str]) -> String {
+    String::from_utf8_lossy(&report(args)).into_owned()
 }
 
 fn keys(v: &Value) -> Vec<&str> {
@@ -251,22 +262,23 @@ fn text_report_has_its_sections() {
         .unwrap();
     assert!(out.status.success());
     let text = String::from_utf8(out.stdout).unwrap();
-    for needle in [
-        "heaptui report: queries.txt",
-        "AppDomains:  query.exe (14 objects)",
-        "Reachable:",
-        "Unreachable:",
-        "Diagnostics: none",
-        "Top dominators (3 of 3",
-        "Types (6 of 6",
-        "Immediate dominators of 5 objects of `System.Char[]`, skipping `System.*`",
-        "MyApp.Cache",
-        "<GC roots>",
-        "Duplicates (all mode",
-        "Timings:",
-    ] {
-        assert!(text.contains(needle), "missing {needle:?} in\n{text}");
-    }
+    assert_contains_all(
+        &text,
+        &[
+            "heaptui report: queries.txt",
+            "AppDomains:  query.exe (14 objects)",
+            "Reachable:",
+            "Unreachable:",
+            "Diagnostics: none",
+            "Top dominators (3 of 3",
+            "Types (6 of 6",
+            "Immediate dominators of 5 objects of `System.Char[]`, skipping `System.*`",
+            "MyApp.Cache",
+            "<GC roots>",
+            "Duplicates (all mode",
+            "Timings:",
+        ],
+    );
     // The largest dominator comes first, with its retained size.
     let top = text
         .lines()
@@ -281,12 +293,7 @@ fn text_report_has_its_sections() {
 
 #[test]
 fn text_report_counts_rooted_objects() {
-    let out = heaptui()
-        .current_dir(fixture(""))
-        .args(["report", "weak_roots.txt"])
-        .output()
-        .unwrap();
-    let text = String::from_utf8(out.stdout).unwrap();
+    let text = report_text(&["weak_roots.txt"]);
     // Roots on 1, 2, 3 (twice) and 5; only 1 and 3 strongly.
     assert!(
         text.contains("Roots:       5 records (2 strong, 3 weak) on 4 objects (2 strongly rooted)"),
@@ -297,15 +304,7 @@ fn text_report_counts_rooted_objects() {
 
 #[test]
 fn text_report_lists_objects_with_objects_flag() {
-    let run = |extra: &[&str]| {
-        let out = heaptui()
-            .current_dir(fixture(""))
-            .args(["report", "devtools_six_nodes.txt"])
-            .args(extra)
-            .output()
-            .unwrap();
-        String::from_utf8(out.stdout).unwrap()
-    };
+    let run = |extra: &[&str]| report_text(&[&["devtools_six_nodes.txt"], extra].concat());
     assert!(!run(&[]).contains("Objects (5"));
     let text = run(&["--objects"]);
     let rows: Vec<Vec<&str>> = text
@@ -330,21 +329,16 @@ fn text_report_lists_objects_with_objects_flag() {
 
 #[test]
 fn text_report_shows_unknown_root_kinds_flags_and_diagnostics() {
-    let out = heaptui()
-        .current_dir(fixture(""))
-        .args(["report", "unknown_kinds.txt"])
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    let text = String::from_utf8(out.stdout).unwrap();
-    for needle in [
-        "kind 9 [-]",
-        "local variable [0x18]",
-        "local variable [weak|0x18]",
-        "line 8: unknown record kind `x`",
-    ] {
-        assert!(text.contains(needle), "missing {needle:?} in\n{text}");
-    }
+    let text = report_text(&["unknown_kinds.txt"]);
+    assert_contains_all(
+        &text,
+        &[
+            "kind 9 [-]",
+            "local variable [0x18]",
+            "local variable [weak|0x18]",
+            "line 8: unknown record kind `x`",
+        ],
+    );
 }
 
 /// Exit code 2 and exactly one line on stderr that names `path` and says `why`.
@@ -1109,29 +1103,19 @@ fn the_text_report_names_objects_by_their_text() {
     // A Java class by its name, a string by its characters: in the leak
     // suspects, their retention paths, the top dominators and the
     // duplicate sets.
-    let out = heaptui()
-        .current_dir(fixture(""))
-        .args(["report", "leaky.hprof.gz", "--no-cache"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0));
-    let text = String::from_utf8_lossy(&out.stdout);
-    for needle in [
-        "one java.lang.Class \"Leaky\" (fd5bf630) retains",
-        "→ java.lang.Class \"Leaky\" fd5bf630 → java.util.HashMap",
-        "fd5bf630         java.lang.Class \"Leaky\"\n",
-        // A duplicate set by the text its members hold.
-        "  full    -            java.lang.String \"duplicate me please\"\n",
-    ] {
-        assert!(text.contains(needle), "{needle:?} missing:\n{text}");
-    }
+    let text = report_text(&["leaky.hprof.gz", "--no-cache"]);
+    assert_contains_all(
+        &text,
+        &[
+            "one java.lang.Class \"Leaky\" (fd5bf630) retains",
+            "→ java.lang.Class \"Leaky\" fd5bf630 → java.util.HashMap",
+            "fd5bf630         java.lang.Class \"Leaky\"\n",
+            // A duplicate set by the text its members hold.
+            "  full    -            java.lang.String \"duplicate me please\"\n",
+        ],
+    );
     // A format without values shows no text.
-    let out = heaptui()
-        .current_dir(fixture(""))
-        .args(["report", "demo.dump.txt", "--no-cache"])
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
+    let text = report_text(&["demo.dump.txt", "--no-cache"]);
     let top = text
         .split("Top dominators")
         .nth(1)
@@ -1142,16 +1126,8 @@ fn the_text_report_names_objects_by_their_text() {
 
 #[test]
 fn the_text_report_lists_ten_messages_unless_asked_for_more() {
-    let text = |args: &[&str]| {
-        let out = heaptui()
-            .current_dir(fixture(""))
-            .args(["report", "seed004_as_printed.txt", "--no-cache"])
-            .args(args)
-            .output()
-            .unwrap();
-        assert_eq!(out.status.code(), Some(0));
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    };
+    let text =
+        |args: &[&str]| report_text(&[&["seed004_as_printed.txt", "--no-cache"], args].concat());
     let listed = |t: &str| t.lines().filter(|l| l.starts_with("  line ")).count();
     let short = text(&[]);
     assert_eq!(listed(&short), 10, "{short}");

@@ -1,8 +1,10 @@
 //! The UI on native dumps: what the formats carry beyond the graph (field
 //! names, array indices, string values) reaches the inspector.
 
+mod common;
 mod tui_support;
 
+use common::assert_contains_all;
 use heaptui::model::ObjectIdx;
 use heaptui::tui::pane_id::PaneId;
 use heaptui::tui::panes::inspector::Target;
@@ -72,14 +74,15 @@ fn inspector_names_fields_indices_and_strings_of_an_hprof() {
         .expect("the Leaky class");
     inspect(&mut a, class);
     let s = screen(&a);
-    for needle in [
-        "value \"Leaky\"",
-        ".HELLO1 → char[] \"hello\"",
-        ".LEAK → java.util.HashMap",
-        ".DUPS → java.util.ArrayList",
-    ] {
-        assert!(s.contains(needle), "{needle:?} missing:\n{s}");
-    }
+    assert_contains_all(
+        &s,
+        &[
+            "value \"Leaky\"",
+            ".HELLO1 → char[] \"hello\"",
+            ".LEAK → java.util.HashMap",
+            ".DUPS → java.util.ArrayList",
+        ],
+    );
     // One step down: the list's retainer, domination path and retention
     // path name the static field they go through.
     let dups = g.dump.refs.neighbors(class)[(0..g.dump.refs.neighbors(class).len())
@@ -165,13 +168,14 @@ fn rows_naming_one_object_show_its_text() {
     // the text beside the whole type name keeps the type name.
     keys(&mut a, "6 Down");
     let s = screen(&a);
-    for needle in [
-        "java.lang.Class \"Leaky\" → java.util.HashMap$Node[]",
-        "One object, java.lang.Class \"Leaky\", retains",
-        "java.lang.String → byte[]  ",
-    ] {
-        assert!(s.contains(needle), "{needle:?} missing:\n{s}");
-    }
+    assert_contains_all(
+        &s,
+        &[
+            "java.lang.Class \"Leaky\" → java.util.HashMap$Node[]",
+            "One object, java.lang.Class \"Leaky\", retains",
+            "java.lang.String → byte[]  ",
+        ],
+    );
     // A row too narrow for 6 characters of text shows none, and keeps
     // the type and id.
     let g = a.graph().unwrap().clone();

@@ -406,6 +406,17 @@ impl Model {
             .unwrap_or_default()
     }
 
+    /// `Type "text" id`: an object named in a line, with its text where it
+    /// holds some (see [`Model::quoted_preview`]).
+    pub fn object_label(&self, object: ObjectIdx, max_chars: usize) -> String {
+        format!(
+            "{}{} {}",
+            self.type_name(object),
+            self.quoted_preview(object, max_chars),
+            self.id_hex(object)
+        )
+    }
+
     /// A short preview of the text an object holds: its own value (a V8 or
     /// .NET string, a Java `char[]`), or else that of the object its
     /// `value` field refers to (a `java.lang.String` keeps its characters
@@ -431,9 +442,10 @@ impl Model {
 
     /// A [`ValueKind::Joined`] text (a V8 concatenated string's): its
     /// `first` part's, then its `second` part's, parts that are joined
-    /// themselves read the same way, until `max_chars` characters (or 64 parts: a preview's
-    /// cost stays bounded whatever the dump). A part whose text is not in
-    /// the snapshot (a sliced string) ends it with `…`.
+    /// themselves read the same way, until `max_chars` characters (or 64
+    /// parts: a preview's cost stays bounded whatever the dump). A part
+    /// whose text is not in the snapshot (a sliced string) ends it with
+    /// `…`.
     fn joined_preview(&self, object: ObjectIdx, max_chars: usize) -> Option<String> {
         let values = self.values.as_ref()?;
         let (mut out, mut chars) = (String::new(), 0usize);

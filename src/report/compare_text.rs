@@ -340,10 +340,7 @@ pub fn write_suspects_text(
             let steps: Vec<String> = s
                 .retention_path
                 .iter()
-                .map(|&o| {
-                    let text = dump.quoted_preview(o, ROW_PREVIEW_CHARS);
-                    format!("{}{text} {}", dump.type_name(o), dump.id_hex(o))
-                })
+                .map(|&o| dump.object_label(o, ROW_PREVIEW_CHARS))
                 .collect();
             writeln!(out, "     retention path: root → {}", steps.join(" → "))?;
         }

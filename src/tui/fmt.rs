@@ -463,26 +463,33 @@ pub fn secs(ms: u64) -> String {
     }
 }
 
+/// A row keeps at least this much of a type's name beside an object's text.
+const TYPE_MIN: usize = 12;
+
+/// The characters of an object's text that `room` cells leave (the quotes
+/// and the space before them taken off), at most
+/// [`crate::model::ROW_PREVIEW_CHARS`]; 0 where fewer than 6 would show.
+fn preview_chars(room: usize) -> usize {
+    match room.saturating_sub(3).min(crate::model::ROW_PREVIEW_CHARS) {
+        r if r < 6 => 0,
+        r => r,
+    }
+}
+
 /// An object's text for a label `width` cells wide that also shows its
 /// type and id (see [`Model::quoted_preview`]): the text comes before the
 /// type's full name, which is shortened to make room for it (a class's
 /// name or a string tells more than `java.lang.`), down to 12 cells;
 /// none where fewer than 6 characters would show.
 pub fn row_preview(dump: &Model, o: ObjectIdx, width: usize) -> String {
-    const TYPE_MIN: usize = 12;
-    // The quotes and the space before them.
-    let room = width.saturating_sub(dump.id_hex(o).len() + 1 + TYPE_MIN + 3);
-    let room = match room.min(crate::model::ROW_PREVIEW_CHARS) {
-        r if r < 6 => 0,
-        r => r,
-    };
-    dump.quoted_preview(o, room)
+    let room = width.saturating_sub(dump.id_hex(o).len() + 1 + TYPE_MIN);
+    dump.quoted_preview(o, preview_chars(room))
 }
 
 /// A type's name followed by the text `o` holds, in `width` cells: the
 /// Type column of a duplicate set, whose members all hold that text. The
-/// text takes the room the name leaves beyond 12 cells (as in
-/// [`row_preview`]); none where fewer than 6 characters would show.
+/// text takes the room the name leaves beyond 12 cells, as in
+/// [`row_preview`].
 pub fn type_with_preview(
     dump: &Model,
     name: &str,
@@ -490,12 +497,10 @@ pub fn type_with_preview(
     width: usize,
     theme: &Theme,
 ) -> String {
-    const TYPE_MIN: usize = 12;
-    let room = width.saturating_sub(text_width(name).min(TYPE_MIN) + 3);
-    let text = match (o, room.min(crate::model::ROW_PREVIEW_CHARS)) {
-        (Some(o), r) if r >= 6 => dump.quoted_preview(o, r),
-        _ => String::new(),
-    };
+    let room = width.saturating_sub(text_width(name).min(TYPE_MIN));
+    let text = o.map_or(String::new(), |o| {
+        dump.quoted_preview(o, preview_chars(room))
+    });
     let name = type_name(name, width.saturating_sub(text_width(&text)), theme);
     format!("{name}{text}")
 }

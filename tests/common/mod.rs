@@ -9,6 +9,13 @@ use heaptui::analysis::Analysis;
 use heaptui::graph::duplicates::DuplicateOptions;
 use heaptui::model::{Model, ObjectIdx};
 
+/// Fails, showing `text`, on the first of `needles` it does not contain.
+pub fn assert_contains_all(text: &str, needles: &[&str]) {
+    for needle in needles {
+        assert!(text.contains(needle), "{needle:?} missing:\n{text}");
+    }
+}
+
 pub fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("fixtures")

@@ -295,7 +295,7 @@ fn mark_reach(
                     candidates.extend([n / 2, n * 3 / 4, n - 1].map(|i| ws.explored[i]));
                     candidates.extend(ws.stack.last());
                     if hubs.add(graph, &candidates, hub_after).is_err() {
-                        ws.restart();
+                        ws.release();
                         hubs.wait_built();
                         continue 'walk;
                     }

@@ -274,19 +274,11 @@ impl Workspace {
     }
 
     /// Shrinks the tables and lists back to their smallest, for a workspace
-    /// going back to the pool.
+    /// going back to the pool, or for a walk that gives its scratch back
+    /// before it starts again (its stamp value is its own, not read back
+    /// from the epoch).
     pub fn release(&mut self) {
         *self = Workspace::new(self.objects);
-    }
-
-    /// Gives back the scratch of a walk that starts again (its stamps,
-    /// frontier and explored objects), down to the smallest.
-    pub(super) fn restart(&mut self) {
-        self.stamp = ScratchMap::new(self.objects);
-        self.stack = Vec::new();
-        self.explored = Vec::new();
-        self.deferred = Vec::new();
-        self.reached.clear();
     }
 
     /// A new representative: its stamps start empty.

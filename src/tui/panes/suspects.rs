@@ -251,17 +251,6 @@ fn kind_label(kind: SuspectKind) -> &'static str {
     }
 }
 
-/// A type name, the object's text if it holds some, and its id: `Foo
-/// 7f3a…`, `java.lang.Class "Leak" c0c1…`.
-fn object_name(dump: &Model, o: ObjectIdx) -> String {
-    format!(
-        "{}{} {}",
-        dump.type_name(o),
-        dump.quoted_preview(o, ROW_PREVIEW_CHARS),
-        dump.id_hex(o)
-    )
-}
-
 /// An object's parts for a list cell: its type name and the start of the
 /// text it holds (the id is in the detail below, the list keeps the room
 /// for the names).
@@ -335,7 +324,7 @@ fn row(
     };
     let name = format!("{}{}{}", name_parts.0, name_parts.1, name_parts.2);
     let point_name = if point_ok {
-        object_name(dump, ObjectIdx(point))
+        dump.object_label(ObjectIdx(point), ROW_PREVIEW_CHARS)
     } else {
         "-".into()
     };
