@@ -524,3 +524,60 @@ fn shared_part_consistent(
     }
     Ok(true)
 }
+
+#[cfg(test)]
+mod tests {
+    use std::fmt::Write;
+    use std::path::Path;
+    use std::sync::atomic::AtomicBool;
+
+    use super::*;
+    use crate::graph::duplicates::set_hub_threshold;
+    use crate::progress::Progress;
+
+    /// A walk that finds another thread building a hub gives its scratch
+    /// back, waits for the build, starts again and counts the same reach
+    /// as a walk alone.
+    #[test]
+    fn a_walk_waits_for_a_hub_being_built_and_counts_the_same() {
+        // A chain of 20 objects into a ring of 40 (a component).
+        let mut text = String::from("t 1 Node\n");
+        for i in 1..=60u32 {
+            let next = match i {
+                60 => 21,
+                _ => i + 1,
+            };
+            writeln!(text, "o {i:x} 1 10 {next:x}").unwrap();
+        }
+        text.push_str("r 1 1 0\n");
+        let dump = crate::import::rpm::parse_bytes(Path::new("t.txt"), text.as_bytes()).unwrap();
+        let graph = HeapGraph::build(dump);
+        let n = graph.objects();
+        set_hub_threshold(4);
+        let progress = Progress::new();
+        let walk = |hubs: &Hubs| {
+            let mut ws = Workspace::new(n);
+            let mut budget = Budget::new(None, &progress);
+            mark_reach(&graph, hubs, &mut ws, 0, 2, &mut budget).unwrap()
+        };
+        let alone = walk(&Hubs::new(n));
+        assert_eq!(alone, 60);
+        let hubs = Hubs::new(n);
+        let released = AtomicBool::new(false);
+        std::thread::scope(|s| {
+            let building = hubs.building.lock().unwrap();
+            let waiter = s.spawn(|| {
+                let reached = walk(&hubs);
+                (reached, released.load(Ordering::SeqCst))
+            });
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            released.store(true, Ordering::SeqCst);
+            drop(building);
+            let (reached, after_release) = waiter.join().unwrap();
+            assert!(after_release, "the walk did not wait for the build");
+            assert_eq!(reached, alone);
+        });
+        // It made the hub once the lock was free.
+        assert_eq!(hubs.snapshot().len(), 1);
+    }
+}
