@@ -908,6 +908,88 @@ fn strings_are_duplicates_by_content() {
     );
 }
 
+/// A reference is resolved to the first record of its target's id even
+/// where a later record of that id lies beside it in the file.
+#[test]
+fn a_reference_beside_a_repeated_record_finds_the_first() {
+    let mut w = Writer::new("1.0.2", 8);
+    w.string(1, "demo/Node");
+    w.string(2, "next");
+    w.load_class(0x100, 1);
+    w.class_dump(0x100, 0, 0, &[], &[(2, OBJECT)]);
+    let node = |w: &mut Writer, id: u64, next: u64| {
+        let d = w.idb(next);
+        w.instance(id, 0x100, &d);
+    };
+    node(&mut w, 0x10, 0x20);
+    node(&mut w, 0x20, 0); // the record kept
+    for k in 0..8 {
+        node(&mut w, 0x1000 + 0x10 * k, 0);
+    }
+    node(&mut w, 0x20, 0x10); // again: dropped
+    node(&mut w, 0x30, 0x20);
+    w.root(0x05, 0x30);
+    let m = import(&w.finish()).unwrap();
+    assert_eq!(m.diagnostics.duplicate_objects, 1);
+    let next = |id: u64| -> Vec<u64> {
+        let o = m.index_of(id).unwrap();
+        (0..m.refs_of(o).len())
+            .filter(|&i| m.ref_label(o, i).is_some_and(|l| l.to_string() == ".next"))
+            .map(|i| m.ids[m.refs_of(o)[i].index()])
+            .collect()
+    };
+    let first = m.index_of(0x20).unwrap();
+    assert_eq!(next(0x30), [0x20]);
+    assert_eq!(m.refs_of(m.index_of(0x30).unwrap())[0], first);
+    assert_eq!(next(0x10), [0x20]);
+    // The kept record's own reference is null: it has none.
+    assert!(next(0x20).is_empty());
+}
+
+/// A string's `byte[]` is read as the text its `coder` names; an array two
+/// strings share takes the first string's coder; a string record that
+/// repeats an id (dropped) and a string whose array is not in the dump mark
+/// nothing.
+#[test]
+fn string_arrays_take_the_coder_of_their_first_string() {
+    let mut w = Writer::new("1.0.2", 8);
+    for (id, s) in [(1, "java/lang/String"), (2, "value"), (3, "coder")] {
+        w.string(id, s);
+    }
+    w.load_class(0x100, 1);
+    w.class_dump(0x100, 0, 0, &[], &[(2, OBJECT), (3, BYTE)]);
+    let mut string = |id: u64, value: u64, coder: u8| {
+        let mut d = w.idb(value);
+        d.push(coder);
+        w.instance(id, 0x100, &d);
+    };
+    string(0x1000, 0x2000, 1); // UTF-16
+    string(0x1010, 0x2000, 0); // the same array: the first string decides
+    string(0x1020, 0x2010, 0); // Latin-1
+    string(0x1020, 0x2020, 1); // repeats an id: dropped, marks nothing
+    string(0x1030, 0x9999, 1); // its array is not in the dump
+    w.primitive_array(0x2000, BYTE, &[b'h', 0, b'i', 0]);
+    w.primitive_array(0x2010, BYTE, b"hi");
+    w.primitive_array(0x2020, BYTE, b"hi");
+    w.root(0x05, 0x100);
+    let m = import(&w.finish()).unwrap();
+    let kind = |id: u64| {
+        let o = m.index_of(id).unwrap();
+        m.values.as_ref().unwrap().get(o).unwrap().1
+    };
+    assert_eq!(kind(0x2000), ValueKind::Utf16Le);
+    assert_eq!(kind(0x2010), ValueKind::Latin1);
+    assert_eq!(kind(0x2020), ValueKind::Bytes);
+    assert_eq!(
+        m.values
+            .as_ref()
+            .unwrap()
+            .text(m.index_of(0x2000).unwrap(), 10)
+            .as_deref(),
+        Some("hi")
+    );
+}
+
 // ---------------------------------------------------------------- real dumps
 
 fn fixture(name: &str) -> std::path::PathBuf {

@@ -86,13 +86,85 @@ fn packed_key(id: u64, base: u64, align: u32) -> Option<u64> {
     (k <= u32::MAX as u64).then_some(k)
 }
 
+/// What the index needs to know of all ids before it is built (their
+/// range and common alignment), gathered by whoever reads them first so
+/// the build needs no pass of its own: [`IdSpan::add`] each id, and
+/// [`IdSpan::merge`] the spans of parts.
+#[derive(Debug, Clone, Copy)]
+pub struct IdSpan {
+    min: u64,
+    max: u64,
+    /// The ids' bits ANDed and ORed: their XOR has the bits in which some
+    /// two ids differ, and its trailing zeros are those every `id - min`
+    /// shares (the lowest bit in which two numbers differ is the lowest
+    /// of their difference).
+    all: u64,
+    any: u64,
+}
+
+impl Default for IdSpan {
+    fn default() -> IdSpan {
+        IdSpan {
+            min: u64::MAX,
+            max: 0,
+            all: u64::MAX,
+            any: 0,
+        }
+    }
+}
+
+impl IdSpan {
+    #[inline]
+    pub fn add(&mut self, id: u64) {
+        self.min = self.min.min(id);
+        self.max = self.max.max(id);
+        self.all &= id;
+        self.any |= id;
+    }
+
+    pub fn merge(self, other: IdSpan) -> IdSpan {
+        IdSpan {
+            min: self.min.min(other.min),
+            max: self.max.max(other.max),
+            all: self.all & other.all,
+            any: self.any | other.any,
+        }
+    }
+
+    /// The span of `ids`, read in parallel.
+    pub fn of(ids: &[u64]) -> IdSpan {
+        ids.par_chunks(1 << 16)
+            .map(|part| {
+                let mut s = IdSpan::default();
+                part.iter().for_each(|&id| s.add(id));
+                s
+            })
+            .reduce(IdSpan::default, IdSpan::merge)
+    }
+
+    /// The base and alignment that give every id a 32-bit key, if they
+    /// exist.
+    fn packing(&self) -> Option<(u64, u32)> {
+        if self.min > self.max {
+            return None; // no ids
+        }
+        let align = (self.all ^ self.any).trailing_zeros().min(63);
+        ((self.max - self.min) >> align <= u32::MAX as u64).then_some((self.min, align))
+    }
+}
+
 impl WideIdIndex {
     pub fn build(ids: &[u64]) -> WideIdIndex {
+        WideIdIndex::build_spanning(ids, IdSpan::of(ids))
+    }
+
+    /// The index of `ids`, whose span the caller gathered as it read them.
+    pub fn build_spanning(ids: &[u64], span: IdSpan) -> WideIdIndex {
         assert!(ids.len() < EMPTY as usize, "more than 2^32-1 objects");
         let (capacity, shift) = geometry(ids.len());
         let mask = capacity - 1;
         let key = random_key();
-        let (table, repeated) = match packing(ids) {
+        let (table, repeated) = match span.packing() {
             Some((base, align)) => build_packed(ids, capacity, (mask, shift, key), base, align),
             None => build_wide(ids, capacity, (mask, shift, key)),
         };
@@ -174,23 +246,6 @@ fn packed_slot(k: u64, key: u64, shift: u32, group: u32) -> usize {
     (slot(k >> group, key, shift + group) << group) | (k & ((1 << group) - 1)) as usize
 }
 
-/// The base and alignment that give every id a 32-bit key, if they exist.
-fn packing(ids: &[u64]) -> Option<(u64, u32)> {
-    let (min, max) = ids
-        .par_iter()
-        .fold(|| (u64::MAX, 0), |(lo, hi), &id| (lo.min(id), hi.max(id)))
-        .reduce(|| (u64::MAX, 0), |a, b| (a.0.min(b.0), a.1.max(b.1)));
-    if ids.is_empty() {
-        return None;
-    }
-    let bits = ids
-        .par_iter()
-        .map(|&id| id - min)
-        .reduce(|| 0, |a, b| a | b);
-    let align = bits.trailing_zeros().min(63);
-    ((max - min) >> align <= u32::MAX as u64).then_some((min, align))
-}
-
 /// A slot word that compare-and-swap claims.
 trait Word {
     type V: Copy + Ord;
@@ -218,6 +273,24 @@ impl Word for AtomicU64 {
     fn swap(&self, cur: u64, new: u64) -> bool {
         self.compare_exchange(cur, new, Ordering::AcqRel, Ordering::Acquire)
             .is_ok()
+    }
+}
+
+/// A slot of a table that one thread fills alone: a claim is a plain read
+/// and write. An atomic compare-and-swap costs tens of cycles and holds
+/// back the memory accesses around it; with one worker thread, the
+/// packed table's build was a tenth faster without it.
+impl Word for std::cell::Cell<u64> {
+    type V = u64;
+    fn get(&self) -> u64 {
+        std::cell::Cell::get(self)
+    }
+    fn swap(&self, cur: u64, new: u64) -> bool {
+        if self.get() != cur {
+            return false;
+        }
+        self.set(new);
+        true
     }
 }
 
@@ -279,27 +352,31 @@ fn build_packed(
     align: u32,
 ) -> (Table, u64) {
     let mut slots: Vec<u64> = crate::mem::zeroed(capacity);
-    let atomic = crate::mem::as_atomic_u64(&mut slots);
     // At least two groups (a shift of 64 would overflow).
     let group = GROUP.min(capacity.trailing_zeros() - 1);
     let home = |id: u64| {
         let k = (id - base) >> align;
         (packed_slot(k, key, shift, group), k)
     };
-    let repeated = insert_each(
-        ids,
-        |ahead| crate::mem::prefetch(&atomic[home(ahead).0]),
-        |i, id| {
-            let (s, k) = home(id);
-            insert_first_wins(
-                |s| &atomic[s],
-                (s, mask),
-                (k << 32 | (i as u64 + 1), 0),
-                |cur| cur >> 32 == k,
-                |_| {},
-            )
-        },
-    );
+    let repeated = if rayon::current_num_threads() == 1 {
+        // One thread fills the table: plain reads and writes.
+        let cells = std::cell::Cell::from_mut(&mut slots[..]).as_slice_of_cells();
+        let mut repeated = 0;
+        for (i, &id) in ids.iter().enumerate() {
+            if let Some(&ahead) = ids.get(i + 16) {
+                crate::mem::prefetch(&cells[home(ahead).0]);
+            }
+            repeated += insert_packed(|s| &cells[s], mask, home(id), i);
+        }
+        repeated
+    } else {
+        let atomic = crate::mem::as_atomic_u64(&mut slots);
+        insert_each(
+            ids,
+            |ahead| crate::mem::prefetch(&atomic[home(ahead).0]),
+            |i, id| insert_packed(|s| &atomic[s], mask, home(id), i),
+        )
+    };
     (
         Table::Packed {
             slots,
@@ -308,6 +385,24 @@ fn build_packed(
             group,
         },
         repeated,
+    )
+}
+
+/// Inserts record `i`, whose key `k` has its home at slot `s`, into a
+/// packed table (`key << 32 | index + 1` a slot, 0 empty).
+#[inline]
+fn insert_packed<'a, W: Word<V = u64> + 'a>(
+    word: impl Fn(usize) -> &'a W,
+    mask: usize,
+    (s, k): (usize, u64),
+    i: usize,
+) -> u64 {
+    insert_first_wins(
+        word,
+        (s, mask),
+        (k << 32 | (i as u64 + 1), 0),
+        |cur| cur >> 32 == k,
+        |_| {},
     )
 }
 
@@ -498,6 +593,13 @@ impl IdIndex {
 mod tests {
     use super::*;
 
+    fn one_thread() -> rayon::ThreadPool {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .unwrap()
+    }
+
     /// A xorshift generator of numbers below its argument.
     fn xorshift(mut x: u64) -> impl FnMut(u64) -> u64 {
         move |m| {
@@ -546,7 +648,12 @@ mod tests {
                 _ => (0, 1, u64::MAX / 2),
             };
             let ids: Vec<u64> = (0..n).map(|_| base + step * rand(span)).collect();
-            let wide = WideIdIndex::build(&ids);
+            // Built by several threads (compare-and-swap) or by one.
+            let wide = if case % 2 == 0 {
+                WideIdIndex::build(&ids)
+            } else {
+                one_thread().install(|| WideIdIndex::build(&ids))
+            };
             let mut first = std::collections::HashMap::new();
             for (i, &id) in ids.iter().enumerate() {
                 first.entry(id).or_insert(i as u32);
@@ -559,6 +666,49 @@ mod tests {
                     assert_eq!(wide.get(probe), first.get(&probe).copied(), "{probe:x}");
                 }
             }
+        }
+    }
+
+    /// A span gathered in parts, merged in any grouping, packs as the
+    /// ids' own minimum and the trailing zeros their differences share.
+    #[test]
+    fn spans_merged_from_parts_pack_as_the_ids_do() {
+        let mut rand = xorshift(0x1234_5678_9ABC_DEF1u64);
+        for case in 0..300 {
+            let n = rand(60) as usize;
+            let step = 1u64 << rand(6);
+            let base = rand(1 << 40);
+            let ids: Vec<u64> = (0..n)
+                .map(|_| match case % 3 {
+                    0 => base + step * rand(1000),
+                    1 => base + step * rand(1 << 34),
+                    _ => base,
+                })
+                .collect();
+            let want = (!ids.is_empty()).then(|| {
+                let min = *ids.iter().min().unwrap();
+                let max = *ids.iter().max().unwrap();
+                let bits = ids.iter().fold(0, |b, &id| b | (id - min));
+                let align = bits.trailing_zeros().min(63);
+                (min, align, (max - min) >> align <= u32::MAX as u64)
+            });
+            let want = want.and_then(|(min, align, fits)| fits.then_some((min, align)));
+            // Cut into parts at random and merged left to right.
+            let mut span = IdSpan::default();
+            let mut rest = &ids[..];
+            while !rest.is_empty() {
+                let (part, next) = rest.split_at(1 + rand(rest.len() as u64) as usize);
+                let mut p = IdSpan::default();
+                part.iter().for_each(|&id| p.add(id));
+                span = if rand(2) == 0 {
+                    span.merge(p)
+                } else {
+                    p.merge(span)
+                };
+                rest = next;
+            }
+            assert_eq!(span.packing(), want, "{ids:?}");
+            assert_eq!(IdSpan::of(&ids).packing(), want, "{ids:?}");
         }
     }
 

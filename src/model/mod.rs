@@ -43,7 +43,7 @@ pub use crate::mem::Array;
 
 pub use csr::Csr;
 pub use diag::{Collector, Kind, Place};
-pub use idmap::{count_repeats, IdIndex, WideIdIndex};
+pub use idmap::{count_repeats, IdIndex, IdSpan, WideIdIndex};
 pub use idx::{ObjectIdx, TypeIdx};
 pub use labels::{Label, Labels, ValueKind, Values};
 

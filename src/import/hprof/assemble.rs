@@ -9,11 +9,13 @@
 use rayon::prelude::*;
 
 use super::classes::Classes;
-use super::decode::{walk, Context, Count, Loaders, Parts, Undefined, Write, DROPPED, UNDEFINED};
+use super::decode::{walk, Context, Count, Loaders, Parts, StringMark, Undefined, Write};
+use super::decode::{DROPPED, UNDEFINED};
+use super::reader::BasicType;
 use super::scan::{Chunk, RawRoot};
 use super::SizeModel;
 use crate::import::source::Source;
-use crate::model::{root_flags, root_kind, Csr, Root, ValueKind, Values, WideIdIndex};
+use crate::model::{root_flags, root_kind, Csr, IdSpan, Root, ValueKind, Values, WideIdIndex};
 use crate::model::{Collector, Kind, ObjectIdx};
 use crate::progress::{Cancelled, Progress};
 
@@ -48,8 +50,11 @@ struct Counted {
     objects: usize,
     refs: usize,
     value_bytes: usize,
+    strings: usize,
     /// Ids past the scan's count of the chunk's objects.
     extra: Vec<u64>,
+    /// The span of the chunk's ids.
+    span: IdSpan,
 }
 
 /// The per-object and per-reference arrays, whole.
@@ -88,9 +93,12 @@ pub(super) fn assemble(
     let mut laps = crate::progress::Laps::new("hprof/assemble");
     let (ids, counts) = ids_and_counts(&cx, chunks, progress)?;
     laps.lap("ids");
-    let wide = WideIdIndex::build(&ids);
+    let span = counts
+        .iter()
+        .fold(IdSpan::default(), |s, k| s.merge(k.span));
+    let wide = WideIdIndex::build_spanning(&ids, span);
     laps.lap("id index");
-    let (mut a, mut undefined, dangling) =
+    let (mut a, mut undefined, mut strings, dangling) =
         write_all(&cx, source, chunks, &counts, ids, &wide, progress, issues)?;
     laps.lap("write");
     // Roots resolve through the wide index while it is here; the model's
@@ -105,9 +113,14 @@ pub(super) fn assemble(
             for u in &mut undefined {
                 u.0 = new_index[u.0 as usize];
             }
+            for s in strings.iter_mut().filter(|s| s.0 != DROPPED) {
+                s.0 = new_index[s.0 as usize];
+            }
         }
         laps.lap("compact");
     }
+    let byte_array = classes.prim_types[BasicType::Byte.prim_index()];
+    super::strings::mark_string_arrays(strings, &a.types, byte_array, &mut a.kinds);
     let type_names = name_types(&mut a.types, &undefined, classes, issues, &a.ids);
     Ok(Assembled {
         ids: a.ids,
@@ -144,7 +157,9 @@ fn ids_and_counts(
                 objects: k.objects,
                 refs: k.refs,
                 value_bytes: k.value_bytes,
+                strings: k.strings,
                 extra: k.extra,
+                span: k.span,
             })
         })
         .collect::<Result<Vec<Counted>, Cancelled>>()?;
@@ -169,7 +184,8 @@ fn ids_and_counts(
 }
 
 /// The second walk: every array written in its place. Returns the arrays,
-/// the objects of undumped classes and how many references dangle.
+/// the objects of undumped classes, the arrays strings point at and how
+/// many references dangle.
 #[allow(clippy::too_many_arguments)]
 fn write_all(
     cx: &Context,
@@ -180,12 +196,13 @@ fn write_all(
     wide: &WideIdIndex,
     progress: &Progress,
     issues: &mut Collector,
-) -> Result<(Arrays, Vec<Undefined>, u64), Stop> {
+) -> Result<(Arrays, Vec<Undefined>, Vec<StringMark>, u64), Stop> {
     let n = ids.len();
     let objects = || counts.iter().map(|k| k.objects);
     let (total_refs, total_values) = counts
         .iter()
         .fold((0, 0), |(r, v), k| (r + k.refs, v + k.value_bytes));
+    let mut strings = vec![(DROPPED, ValueKind::None); counts.iter().map(|k| k.strings).sum()];
     let mut a = Arrays {
         types: crate::mem::zeroed(n),
         sizes: crate::mem::zeroed(n),
@@ -217,6 +234,8 @@ fn write_all(
             crate::mem::split_by(&mut a.targets, counts.iter().map(|k| k.refs)).into_iter();
         let mut labels =
             crate::mem::split_by(&mut a.labels, counts.iter().map(|k| k.refs)).into_iter();
+        let mut marks =
+            crate::mem::split_by(&mut strings, counts.iter().map(|k| k.strings)).into_iter();
         let mut next = || -> Option<Parts> {
             Some(Parts {
                 types: types.next()?,
@@ -227,6 +246,7 @@ fn write_all(
                 ref_ends: ref_ends.next()?,
                 targets: targets.next()?,
                 labels: labels.next()?,
+                strings: marks.next()?,
             })
         };
         std::iter::from_fn(&mut next).collect()
@@ -260,7 +280,7 @@ fn write_all(
     if !fits {
         return Err(Stop::Inconsistent);
     }
-    Ok((a, undefined, dangling))
+    Ok((a, undefined, strings, dangling))
 }
 
 /// Which records are kept when an id occurs twice (the first record wins),

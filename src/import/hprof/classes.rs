@@ -132,6 +132,18 @@ pub(super) mod label {
     ];
 }
 
+/// What the object decoder needs to mark a string's array as text.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct StringLayout {
+    /// The type of `java.lang.String` instances.
+    pub ty: u32,
+    /// The label of its `value` field.
+    pub value: u32,
+    /// Where `coder` sits in an instance's value bytes (Java 9+ compact
+    /// strings; `None` before Java 9).
+    pub coder_at: Option<usize>,
+}
+
 /// Everything the object decoder needs to know about classes.
 pub(super) struct Classes {
     /// Class object ids, in the order of their dumps.
@@ -147,9 +159,8 @@ pub(super) struct Classes {
     pub static_labels: Vec<Vec<u32>>,
     /// Loader id → the classes it defined, in dump order.
     pub loaders: HashMap<u64, Vec<u64>>,
-    /// `java.lang.String`'s class index and where `coder` sits in an
-    /// instance's value bytes (Java 9+ compact strings).
-    pub string: Option<(u32, Option<usize>)>,
+    /// How `java.lang.String`s point at their characters (see `strings`).
+    pub string: Option<StringLayout>,
     /// Classes named by no LOAD_CLASS record.
     pub unnamed: Vec<u64>,
     /// The type of class objects (`java.lang.Class`).
@@ -248,6 +259,7 @@ pub(super) fn build(
     let string_class = class_names.iter().position(|n| n == "java.lang.String");
     let hash_labels = ["hash", "hashIsZero"].map(|n| labels.intern(n));
     let coder_label = labels.intern("coder");
+    let value_label = labels.intern("value");
     let mut string = None;
     let layouts: Vec<Layout> = (0..dumps.len())
         .map(|c| {
@@ -258,7 +270,11 @@ pub(super) fn build(
             };
             let (layout, coder) = layout(c, &dumps, &ids, &index, &own, cached, coder_label, sizes);
             if Some(c) == string_class {
-                string = Some((c as u32, coder));
+                string = Some(StringLayout {
+                    ty: type_of[c],
+                    value: value_label,
+                    coder_at: coder,
+                });
             }
             layout
         })

@@ -10,7 +10,7 @@
 //! half of the import's time. Both walks run the same code on the same
 //! bytes, so the counts of the first are what the second writes.
 
-use super::classes::{label, parse_class_dump, Classes, Op};
+use super::classes::{label, parse_class_dump, Classes, Op, StringLayout};
 use super::reader::{align8, be_id, BasicType, Reader};
 use super::scan::{
     root_extra, Chunk, SUB_CLASS_DUMP, SUB_INSTANCE, SUB_OBJ_ARRAY, SUB_PRIM_ARRAY,
@@ -18,7 +18,7 @@ use super::scan::{
 };
 use super::SizeModel;
 use crate::model::{Collector, Kind};
-use crate::model::{IdIndex, Labels, ValueKind, WideIdIndex};
+use crate::model::{IdIndex, IdSpan, Labels, ValueKind, WideIdIndex};
 
 /// A type not known yet: the class was never dumped (fixed in `assemble`).
 pub(super) const UNDEFINED: u32 = u32::MAX;
@@ -95,6 +95,10 @@ pub(super) trait Sink {
     }
     /// Bytes of the current object's value.
     fn value(&mut self, bytes: &[u8]);
+    /// The current object, whose references and value are all given, is
+    /// a `java.lang.String`.
+    #[inline]
+    fn string(&mut self, _layout: StringLayout) {}
     /// The current object ends.
     fn finish(&mut self, kind: ValueKind);
     /// A problem at file offset `at`.
@@ -157,10 +161,12 @@ fn instance<S: Sink>(cx: &Context, r: &mut Reader, s: &mut S, at: usize) -> Opti
     let data = r.take(n)?;
     let mut kind = ValueKind::None;
     let class = cx.classes.get(class_id);
+    let mut string = None;
     match class {
         Some(c) => {
             let layout = &cx.classes.layouts[c as usize];
             let ty = cx.classes.type_of[c as usize];
+            string = cx.classes.string.filter(|st| st.ty == ty);
             s.object(id, ty, layout.shallow, at);
             let (used, kept) = fields(s, &layout.ops, data, cx.sizes.id_size);
             if kept {
@@ -184,6 +190,9 @@ fn instance<S: Sink>(cx: &Context, r: &mut Reader, s: &mut S, at: usize) -> Opti
         for &c in &cx.classes.loaders[&cx.loaders.ids[l as usize]] {
             reference(s, c, label::LOADED_CLASS);
         }
+    }
+    if let Some(st) = string {
+        s.string(st);
     }
     s.finish(kind);
     Some(())
@@ -306,13 +315,16 @@ fn class_object<S: Sink>(cx: &Context, r: &mut Reader, s: &mut S, at: usize) -> 
 }
 
 /// The first walk: ids into the chunk's part of the id array (the scan's
-/// count of objects sized it; any beyond go to `extra`), and the counts.
+/// count of objects sized it; any beyond go to `extra`), their span (for
+/// the id index), and the counts.
 pub(super) struct Count<'a> {
     ids: &'a mut [u64],
     pub extra: Vec<u64>,
+    pub span: IdSpan,
     pub objects: usize,
     pub refs: usize,
     pub value_bytes: usize,
+    pub strings: usize,
 }
 
 impl<'a> Count<'a> {
@@ -320,9 +332,11 @@ impl<'a> Count<'a> {
         Count {
             ids,
             extra: Vec::new(),
+            span: IdSpan::default(),
             objects: 0,
             refs: 0,
             value_bytes: 0,
+            strings: 0,
         }
     }
 }
@@ -334,6 +348,7 @@ impl Sink for Count<'_> {
             Some(slot) => *slot = id,
             None => self.extra.push(id),
         }
+        self.span.add(id);
         self.objects += 1;
     }
     #[inline]
@@ -343,6 +358,10 @@ impl Sink for Count<'_> {
     #[inline]
     fn value(&mut self, bytes: &[u8]) {
         self.value_bytes += bytes.len();
+    }
+    #[inline]
+    fn string(&mut self, _layout: StringLayout) {
+        self.strings += 1;
     }
     #[inline]
     fn finish(&mut self, _kind: ValueKind) {}
@@ -362,11 +381,25 @@ pub(super) struct Parts<'a> {
     pub ref_ends: &'a mut [u64],
     pub targets: &'a mut [u32],
     pub labels: &'a mut [u32],
+    pub strings: &'a mut [StringMark],
 }
+
+/// Per `java.lang.String`, the slot of its `value` reference (once the
+/// walk ends, the array it points at, or [`DROPPED`]) and the kind of text
+/// its `coder` names.
+pub(super) type StringMark = (u32, ValueKind);
 
 /// How many references ahead of its resolution a target's index slot is
 /// fetched.
 const AHEAD: usize = 16;
+
+/// How far around its own object (in file order) a reference's target is
+/// looked for before the id index is asked. Most references point to an
+/// object dumped just before or after theirs (a string and its array, a
+/// map entry and its key and value: three in four on a 10-million-object
+/// JDK dump), whose ids the walk has at hand, where a look-up in the index
+/// is a cache miss.
+const NEAR: usize = 4;
 
 /// The second walk: every array written in place, references resolved
 /// through the id index (those to ids not in the dump become [`DROPPED`],
@@ -390,10 +423,15 @@ pub(super) struct Write<'a> {
     o: usize,
     v: usize,
     e: usize,
-    /// The current object: its offset, and whether it repeats an id (its
-    /// references are then not resolved: it is dropped).
+    /// The current object: its offset, whether it repeats an id (its
+    /// references are then not resolved: it is dropped), and where its
+    /// references and value begin among the chunk's.
     at: usize,
     dropping: bool,
+    object_refs: usize,
+    object_value: usize,
+    /// Strings written so far (see [`Parts::strings`]).
+    s: usize,
     /// References waiting for their resolution: (slot, target, their
     /// object and its offset), a ring of [`AHEAD`] entries, the newest
     /// before `head`.
@@ -440,6 +478,9 @@ impl<'a> Write<'a> {
             e: 0,
             at: 0,
             dropping: false,
+            object_refs: 0,
+            object_value: 0,
+            s: 0,
             pending: [(0, 0, 0, 0); AHEAD],
             head: 0,
             waiting: 0,
@@ -460,12 +501,42 @@ impl<'a> Write<'a> {
             && self.e == self.out.targets.len();
         let dangling = self.dangling_issues.counted(Kind::Dangling);
         self.issues.merge(self.dangling_issues);
+        // The strings' slots become their arrays (those of dropped
+        // strings, or strings without a `value`, stay `DROPPED`).
+        let targets = &self.out.targets;
+        for (k, mark) in self.out.strings.iter_mut().enumerate() {
+            mark.0 = match k < self.s {
+                true => targets.get(mark.0 as usize).copied().unwrap_or(DROPPED),
+                false => DROPPED,
+            };
+        }
         Written {
             fits,
             dangling,
             undefined: self.undefined,
             issues: self.issues,
         }
+    }
+
+    /// The record of `target` if it is within [`NEAR`] records of
+    /// `object`'s. Only where no id repeats: then the record found is the
+    /// one the index has.
+    #[inline]
+    fn near(&self, object: usize, target: u64) -> Option<u32> {
+        if self.repeats {
+            return None;
+        }
+        let from = object.saturating_sub(NEAR);
+        let around = self
+            .ids
+            .get(from..(object + NEAR + 1).min(self.ids.len()))?;
+        let mut found = None;
+        for (k, &id) in around.iter().enumerate() {
+            if id == target {
+                found = Some((from + k) as u32);
+            }
+        }
+        found
     }
 
     fn resolve_oldest(&mut self) {
@@ -497,6 +568,7 @@ impl Sink for Write<'_> {
         self.o += 1;
         self.at = at;
         let global = self.first + o;
+        (self.object_refs, self.object_value) = (self.e, self.v);
         self.dropping = self.repeats && self.index.get(id) != Some(global as u32);
         if self.dropping {
             self.issues.push(Kind::Duplicate, at as u64, || {
@@ -529,11 +601,17 @@ impl Sink for Write<'_> {
             }
             return;
         }
+        let object = self.first + self.o - 1;
+        if let Some(t) = self.near(object, target) {
+            if let Some(s) = self.out.targets.get_mut(slot) {
+                *s = t;
+            }
+            return;
+        }
         if self.waiting == AHEAD {
             self.resolve_oldest();
         }
         self.index.prefetch(target);
-        let object = self.first + self.o - 1;
         self.pending[self.head] = (slot, target, object, self.at);
         self.head = (self.head + 1) % AHEAD;
         self.waiting += 1;
@@ -565,6 +643,26 @@ impl Sink for Write<'_> {
         if let Some(dst) = self.out.values.get_mut(v..v + bytes.len()) {
             dst.copy_from_slice(bytes);
         }
+    }
+
+    fn string(&mut self, layout: StringLayout) {
+        if self.dropping {
+            return;
+        }
+        let labels = &self.out.labels;
+        let Some(slot) = (self.object_refs..self.e).find(|&e| labels.get(e) == Some(&layout.value))
+        else {
+            return;
+        };
+        let coder = layout
+            .coder_at
+            .map(|c| self.object_value + c)
+            .filter(|&at| at < self.v)
+            .and_then(|at| self.out.values.get(at).copied());
+        if let Some(mark) = self.out.strings.get_mut(self.s) {
+            *mark = (slot as u32, super::strings::kind(coder));
+        }
+        self.s += 1;
     }
 
     #[inline]

@@ -203,22 +203,13 @@ fn build_model(
     let mut laps = crate::progress::Laps::new("hprof/model");
     let labels = Labels::new(classes.labels.names.clone(), a.labels);
     laps.lap("labels");
-    let mut values = a.values;
+    let values = a.values;
     tracing::debug!(
         target: "heaptui::profile",
         "hprof: {} bytes of values for {} objects",
         values.bytes.len(),
         values.kinds.len()
     );
-    strings::mark_string_arrays(
-        &a.type_names,
-        &a.types,
-        &a.refs,
-        &labels,
-        &mut values,
-        &classes,
-    );
-    laps.lap("strings");
     let details = vec![
         (
             "HPROF version".to_string(),
