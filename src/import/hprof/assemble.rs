@@ -113,7 +113,7 @@ pub(super) fn assemble(
             for u in &mut undefined {
                 u.0 = new_index[u.0 as usize];
             }
-            for s in strings.iter_mut().filter(|s| s.0 != DROPPED) {
+            for s in strings.iter_mut().filter(|s| s.1 != ValueKind::None) {
                 s.0 = new_index[s.0 as usize];
             }
         }
@@ -202,7 +202,8 @@ fn write_all(
     let (total_refs, total_values) = counts
         .iter()
         .fold((0, 0), |(r, v), k| (r + k.refs, v + k.value_bytes));
-    let mut strings = vec![(DROPPED, ValueKind::None); counts.iter().map(|k| k.strings).sum()];
+    // Zeroed: a mark no string wrote reads (0, ValueKind::None), none.
+    let mut strings: Vec<StringMark> = crate::mem::zeroed(counts.iter().map(|k| k.strings).sum());
     let mut a = Arrays {
         types: crate::mem::zeroed(n),
         sizes: crate::mem::zeroed(n),

@@ -385,8 +385,9 @@ pub(super) struct Parts<'a> {
 }
 
 /// Per `java.lang.String`, the slot of its `value` reference (once the
-/// walk ends, the array it points at, or [`DROPPED`]) and the kind of text
-/// its `coder` names.
+/// walk ends, the array it points at) and the kind of text its `coder`
+/// names; `ValueKind::None` where it marks nothing (a string dropped as a
+/// repeat, without a `value`, or whose array is not in the dump).
 pub(super) type StringMark = (u32, ValueKind);
 
 /// How many references ahead of its resolution a target's index slot is
@@ -501,14 +502,14 @@ impl<'a> Write<'a> {
             && self.e == self.out.targets.len();
         let dangling = self.dangling_issues.counted(Kind::Dangling);
         self.issues.merge(self.dangling_issues);
-        // The strings' slots become their arrays (those of dropped
-        // strings, or strings without a `value`, stay `DROPPED`).
+        // The strings' slots become their arrays (a dangling one marks
+        // nothing).
         let targets = &self.out.targets;
-        for (k, mark) in self.out.strings.iter_mut().enumerate() {
-            mark.0 = match k < self.s {
-                true => targets.get(mark.0 as usize).copied().unwrap_or(DROPPED),
-                false => DROPPED,
-            };
+        for mark in self.out.strings.iter_mut().take(self.s) {
+            match targets.get(mark.0 as usize) {
+                Some(&t) if t != DROPPED => mark.0 = t,
+                _ => *mark = (0, ValueKind::None),
+            }
         }
         Written {
             fits,

@@ -29,8 +29,8 @@ pub(super) fn mark_string_arrays(
     kinds: &mut [ValueKind],
 ) {
     for (target, kind) in marks {
-        // A string without an array in the dump (see `decode::Parts`).
-        if target == super::decode::DROPPED {
+        // A string that marks nothing (see `decode::StringMark`).
+        if kind == ValueKind::None {
             continue;
         }
         let t = target as usize;
