@@ -224,6 +224,28 @@ fn duplicate_sets_show_the_text_their_members_hold() {
 }
 
 #[test]
+fn the_duplicates_filter_finds_sets_by_their_text() {
+    // The filter matches the text a set's row shows as well as its type
+    // (ignoring case): the string copies and their arrays, and no other set.
+    let mut a = hprof_app();
+    keys(&mut a, "4 / \"DUPLICATE\" Space \"ME\" Enter");
+    let s = screen(&a);
+    let rows: Vec<&str> = s.lines().filter(|l| l.contains("#")).collect();
+    assert_eq!(rows.len(), 2, "{s}");
+    assert!(rows.iter().all(|r| r.contains("\"duplicate me")), "{s}");
+    // Words must all be in the text; a type name still matches by itself.
+    keys(&mut a, "/ Esc / \"duplicate\" Space \"you\" Enter");
+    let s = screen(&a);
+    assert!(!s.contains("\"duplicate me"), "{s}");
+    keys(&mut a, "/ Esc / \"SoftReference\" Enter");
+    let s = screen(&a);
+    assert!(
+        s.contains("SoftReference[]") && !s.contains("\"duplicate"),
+        "{s}"
+    );
+}
+
+#[test]
 fn duplicate_members_show_their_text() {
     // The largest set of duplicate Strings holds the 50 copies of
     // "duplicate me please": its members' lines say so.

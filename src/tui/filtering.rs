@@ -170,7 +170,8 @@ pub fn compute(req: FilterRequest, superseded: &dyn Fn() -> bool) -> Option<Filt
         } => {
             let mask = type_mask(&graph.dump.type_names, &filter);
             let gone = type_mask(&gone, &filter);
-            let rows = duplicate_rows(&duplicates, &mask, &gone, superseded)?;
+            let text = TextMatch::new(&graph.dump, &filter);
+            let rows = duplicate_rows(&duplicates, &mask, &gone, &text, superseded)?;
             FilterResult::Duplicates {
                 source: duplicates,
                 rows: Arc::new(rows),
@@ -212,13 +213,50 @@ pub fn compute(req: FilterRequest, superseded: &dyn Fn() -> bool) -> Option<Filt
     })
 }
 
+/// A duplicate set matches a filter by the text its members hold too:
+/// the list shows that text beside the type (`java.lang.String
+/// "value-196"`), so a user filters by it. Every word of the filter must
+/// be in the text, ignoring case.
+struct TextMatch<'a> {
+    dump: &'a Model,
+    words: Vec<String>,
+}
+
+impl<'a> TextMatch<'a> {
+    fn new(dump: &'a Model, filter: &TypeFilter) -> TextMatch<'a> {
+        let words = filter
+            .fuzzy
+            .split_whitespace()
+            .map(str::to_lowercase)
+            .collect();
+        TextMatch { dump, words }
+    }
+
+    /// Whether the text of `member` (as much as a row shows) holds every
+    /// word; never without words or text.
+    fn matches(&self, member: Option<&u32>) -> bool {
+        if self.words.is_empty() {
+            return false;
+        }
+        let max = crate::model::ROW_PREVIEW_CHARS;
+        member
+            .and_then(|&m| self.dump.text_preview(crate::model::ObjectIdx(m), max))
+            .is_some_and(|t| {
+                let t = t.to_lowercase();
+                self.words.iter().all(|w| t.contains(w.as_str()))
+            })
+    }
+}
+
 /// The rows of the Duplicates pane for a type mask: sets (in set order,
-/// so a set's row can be found by binary search), the gone sets whose
-/// `gone` mask is set, then possible duplicates.
+/// so a set's row can be found by binary search) whose type passes `mask`
+/// or whose text `text` matches, the gone sets whose `gone` mask is set,
+/// then possible duplicates.
 fn duplicate_rows(
     d: &Duplicates,
     mask: &[bool],
     gone: &[bool],
+    text: &TextMatch,
     superseded: &dyn Fn() -> bool,
 ) -> Option<Vec<DupRow>> {
     let mut rows = Vec::new();
@@ -226,7 +264,7 @@ fn duplicate_rows(
         if i % CHECK_EVERY == 0 && superseded() {
             return None;
         }
-        if mask[s.type_index as usize] {
+        if mask[s.type_index as usize] || text.matches(s.members.first()) {
             rows.push(DupRow::Set(s.id));
         }
     }
