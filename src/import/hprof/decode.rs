@@ -403,8 +403,8 @@ const AHEAD: usize = 16;
 const NEAR: usize = 4;
 
 /// The second walk: every array written in place, references resolved
-/// through the id index (those to ids not in the dump become [`DROPPED`],
-/// with a message).
+/// by the ids around their object (see [`NEAR`]) or through the id index
+/// (those to ids not in the dump become [`DROPPED`], with a message).
 pub(super) struct Write<'a> {
     out: Parts<'a>,
     index: &'a WideIdIndex,
