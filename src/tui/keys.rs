@@ -252,7 +252,13 @@ const REST: &[Binding] = &[
         "",
     ),
     b(Global, C('h'), Collapse, "collapse / to parent", ""),
-    b(Global, C('/'), OpenFilter, "filter by type name", "filter"),
+    b(
+        Global,
+        C('/'),
+        OpenFilter,
+        "filter by type name (or sets by text)",
+        "filter",
+    ),
     b(
         Global,
         C('i'),
