@@ -327,7 +327,8 @@ fn insert_first_wins<'a, W: Word + 'a>(
 
 /// Inserts every record's id in parallel (`insert(index, id)`, which
 /// returns 1 when an earlier record had the id), telling `prefetch` the id
-/// 16 records ahead so its slot is on its way; the count of such repeats.
+/// [`AHEAD`] records ahead so its slot is on its way; the count of such
+/// repeats.
 fn insert_each(
     ids: &[u64],
     prefetch: impl Fn(u64) + Sync,
@@ -336,13 +337,34 @@ fn insert_each(
     ids.par_iter()
         .enumerate()
         .map(|(i, &id)| {
-            if let Some(&ahead) = ids.get(i + 16) {
+            if let Some(&ahead) = ids.get(i + AHEAD) {
                 prefetch(ahead);
             }
             insert(i, id)
         })
         .sum()
 }
+
+/// [`insert_each`] on the calling thread alone, for a table no other
+/// thread touches (its words need not be atomic).
+fn insert_each_alone(
+    ids: &[u64],
+    prefetch: impl Fn(u64),
+    insert: impl Fn(usize, u64) -> u64,
+) -> u64 {
+    ids.iter()
+        .enumerate()
+        .map(|(i, &id)| {
+            if let Some(&ahead) = ids.get(i + AHEAD) {
+                prefetch(ahead);
+            }
+            insert(i, id)
+        })
+        .sum()
+}
+
+/// How many records ahead of its insert an id's slot is fetched.
+const AHEAD: usize = 16;
 
 fn build_packed(
     ids: &[u64],
@@ -361,14 +383,11 @@ fn build_packed(
     let repeated = if rayon::current_num_threads() == 1 {
         // One thread fills the table: plain reads and writes.
         let cells = std::cell::Cell::from_mut(&mut slots[..]).as_slice_of_cells();
-        let mut repeated = 0;
-        for (i, &id) in ids.iter().enumerate() {
-            if let Some(&ahead) = ids.get(i + 16) {
-                crate::mem::prefetch(&cells[home(ahead).0]);
-            }
-            repeated += insert_packed(|s| &cells[s], mask, home(id), i);
-        }
-        repeated
+        insert_each_alone(
+            ids,
+            |ahead| crate::mem::prefetch(&cells[home(ahead).0]),
+            |i, id| insert_packed(|s| &cells[s], mask, home(id), i),
+        )
     } else {
         let atomic = crate::mem::as_atomic_u64(&mut slots);
         insert_each(

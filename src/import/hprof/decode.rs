@@ -1,9 +1,10 @@
 //! The object sub-records of one chunk, read twice. [`walk`] reads each
 //! object (id, type, MAT size, references with their labels, value bytes)
 //! and hands it to a [`Sink`]: `assemble` walks every chunk first with
-//! [`Count`], which writes the ids into the model's id array and counts each
-//! chunk's references and value bytes, then, once the id index is built,
-//! with [`Write`], which resolves the references and writes every array
+//! [`Count`], which writes the ids into the model's id array, gathers
+//! their span and counts each chunk's references, value bytes and strings,
+//! then, once the id index is built, with [`Write`], which resolves the
+//! references, notes the arrays strings point at and writes every array
 //! straight into the chunk's own part of the model's. Chunks are
 //! independent, so both walks run in parallel; no per-chunk array is built
 //! and then copied, which on a machine that zeroes fresh pages slowly was
