@@ -10,7 +10,7 @@ use std::path::Path;
 
 use proptest::prelude::*;
 
-use heaptui::import::gcdump::write_compressed;
+use heaptui::import::gcdump::Writer;
 use heaptui::import::import_bytes;
 use heaptui::model::ObjectIdx;
 use heaptui::model::{Format, Model};
@@ -28,97 +28,20 @@ struct Graph {
     multipliers: (f32, f32),
 }
 
-fn string(out: &mut Vec<u8>, s: &str) {
-    let units: Vec<u16> = s.encode_utf16().collect();
-    out.extend_from_slice(&(units.len() as i32).to_le_bytes());
-    for u in units {
-        match u {
-            0..=0x7f => out.push(u as u8),
-            0x80..=0x7ff => {
-                out.extend_from_slice(&[0xc0 | (u >> 6) as u8, 0x80 | (u & 0x3f) as u8])
-            }
-            _ => out.extend_from_slice(&[
-                0xe0 | (u >> 12) as u8,
-                0x80 | ((u >> 6) & 0x3f) as u8,
-                0x80 | (u & 0x3f) as u8,
-            ]),
+/// The file, through the library's writer.
+fn writer(g: &Graph) -> Writer {
+    let mut w = Writer::new(g.types.clone());
+    for n in &g.nodes {
+        match n {
+            Some((t, size, children)) => w.node(*t, *size, children.iter().copied()),
+            None => w.undefined(),
         }
     }
-}
-
-fn type_object(out: &mut Vec<u8>, name: &str, version: i32, min: i32) {
-    out.extend_from_slice(&[4, 1]); // BeginObject, the type of types (null)
-    out.extend_from_slice(&version.to_le_bytes());
-    out.extend_from_slice(&min.to_le_bytes());
-    string(out, name);
-    out.push(6); // EndObject
-}
-
-/// The node blob: the `UNDEFINED` record first (undefined nodes point at
-/// it), then each defined node's record; returns it and the node table.
-fn blob(g: &Graph) -> (Vec<u8>, Vec<u32>) {
-    let mut blob = Vec::new();
-    write_compressed(&mut blob, 0); // type 0, size as the type's (0)
-    write_compressed(&mut blob, 0); // no children
-    let mut table = Vec::new();
-    for (i, n) in g.nodes.iter().enumerate() {
-        let Some((t, size, children)) = n else {
-            table.push(0);
-            continue;
-        };
-        table.push(blob.len() as u32);
-        if g.types[*t as usize].1 == *size {
-            write_compressed(&mut blob, (*t as i32) << 1);
-        } else {
-            write_compressed(&mut blob, (*t as i32) << 1 | 1);
-            write_compressed(&mut blob, *size);
-        }
-        write_compressed(&mut blob, children.len() as i32);
-        for &c in children {
-            write_compressed(&mut blob, c as i32 - i as i32);
-        }
-    }
-    (blob, table)
+    w
 }
 
 fn write(g: &Graph) -> Vec<u8> {
-    let mut out = 20i32.to_le_bytes().to_vec();
-    out.extend_from_slice(b"!FastSerialization.1");
-    out.push(4); // BeginObject: the entry object
-    type_object(&mut out, "GCHeapDump", 10, 8);
-    out.push(4); // BeginObject: its first field, the graph
-    type_object(&mut out, "Graphs.MemoryGraph", 1, 0);
-    let total: i64 = g.nodes.iter().flatten().map(|n| n.1 as i64).sum();
-    out.extend_from_slice(&total.to_le_bytes());
-    out.extend_from_slice(&(g.root as i32).to_le_bytes());
-    out.extend_from_slice(&(g.types.len() as i32).to_le_bytes());
-    for (name, size) in &g.types {
-        string(&mut out, name);
-        out.extend_from_slice(&size.to_le_bytes());
-        out.extend_from_slice(&(-1i32).to_le_bytes()); // no module name
-    }
-    let (blob, table) = blob(g);
-    out.extend_from_slice(&(table.len() as i32).to_le_bytes());
-    for l in &table {
-        out.extend_from_slice(&l.to_le_bytes());
-    }
-    out.extend_from_slice(&(blob.len() as i32).to_le_bytes());
-    out.extend_from_slice(&blob);
-    out.extend_from_slice(&(table.len() as i32).to_le_bytes());
-    for i in 0..table.len() as i64 {
-        out.extend_from_slice(&(0x1000 + 16 * i).to_le_bytes());
-    }
-    out.extend_from_slice(&[8, 1, 6]); // tagged Is64Bit, EndObject of the graph
-    out.push(1); // the old Is64Bit bool
-    out.extend_from_slice(&g.multipliers.0.to_le_bytes());
-    out.extend_from_slice(&g.multipliers.1.to_le_bytes());
-    out.extend_from_slice(&[1, 1, 6]); // null JSHeapInfo, DotNetHeapInfo; (cut short) end
-    let table_at = out.len() as u32;
-    out.extend_from_slice(&0i32.to_le_bytes()); // no forward references
-    let trailer = out.len() as u32;
-    out.extend_from_slice(&table_at.to_le_bytes());
-    out.extend_from_slice(&trailer.to_le_bytes());
-    out
+    writer(g).finish(g.root, g.multipliers)
 }
 
 fn import(bytes: &[u8]) -> Model {
@@ -288,8 +211,8 @@ proptest! {
 
 /// Byte offset of the node blob in `write(&small())`, and of its table.
 fn offsets(bytes: &[u8]) -> (usize, usize) {
-    let g = small();
-    let (blob, table) = blob(&g);
+    let w = writer(&small());
+    let (blob, table) = w.parts();
     let blob_at = bytes.windows(blob.len()).position(|w| w == blob).unwrap();
     (blob_at, blob_at - 4 - 4 * table.len())
 }
@@ -329,6 +252,84 @@ fn bad_children_types_and_records_are_counted() {
     );
     assert_eq!(m.type_name(ObjectIdx(3)), "(unknown type)");
     assert_eq!(m.refs.neighbors(1), &[] as &[u32]);
+}
+
+/// Nodes are decoded in parallel blocks of 16 Ki nodes, each into its own
+/// place in one array of references; children dropped (dangling) in one
+/// block leave a gap the later blocks are moved into.
+#[test]
+fn dropped_children_in_early_blocks_leave_later_ones_intact() {
+    let n = 50_000u32;
+    let child = |i: u32, k: u32| (i * k % n).max(1);
+    let mut nodes: Vec<Node> = vec![Some((3, 0, vec![1, 2]))];
+    for i in 1..n {
+        let mut children = vec![child(i, 7), child(i, 13)];
+        if i % 3 == 0 && i < 20_000 {
+            children.insert(1, n + i); // past the last node: dangling
+        }
+        nodes.push(Some((1, 24, children)));
+    }
+    let g = Graph {
+        types: types(),
+        nodes,
+        root: 0,
+        multipliers: (1.0, 1.0),
+    };
+    let m = import(&write(&g));
+    assert_eq!(
+        m.diagnostics.dangling_references,
+        (1..20_000).filter(|i| i % 3 == 0).count() as u64
+    );
+    for i in 1..n {
+        let want: Vec<u32> = [child(i, 7) - 1, child(i, 13) - 1].to_vec();
+        assert_eq!(m.refs.neighbors(i - 1), &want[..], "node {i}");
+    }
+    let roots: Vec<u32> = m.roots.iter().map(|r| r.object.0).collect();
+    assert_eq!(roots, [0, 1]);
+}
+
+/// Records that share bytes (a damaged node table) may claim more children
+/// than the file has bytes: those past one per byte are dropped and
+/// counted, so memory stays proportional to the file; the rest is read.
+#[test]
+fn records_sharing_bytes_keep_at_most_one_child_per_byte() {
+    let nodes = 400u32;
+    let mut g = Graph {
+        types: types(),
+        nodes: (0..nodes).map(|_| Some((1, 24, vec![]))).collect(),
+        root: 0,
+        multipliers: (1.0, 1.0),
+    };
+    g.nodes[0] = Some((3, 0, vec![1]));
+    // Node 1's record holds 300 children (deltas 1..=300: one byte each
+    // up to 63, two after).
+    g.nodes[1] = Some((2, 64, (2..302).collect()));
+    let w = writer(&g);
+    let (blob, table) = w.parts();
+    let (l1, blob, table_len) = (table[1], blob.to_vec(), table.len());
+    let mut bytes = w.finish(g.root, g.multipliers);
+    let blob_at = bytes.windows(blob.len()).position(|w| w == blob).unwrap();
+    let table_at = blob_at - 4 - 4 * table_len;
+    // Every node from 2 on points at node 1's record: 399 × 300 children
+    // claimed in a file of a few kilobytes.
+    for i in 2..nodes as usize {
+        bytes[table_at + 4 * i..table_at + 4 * i + 4].copy_from_slice(&l1.to_le_bytes());
+    }
+    let m = import(&bytes);
+    let refs = m.refs.targets.len();
+    assert!(
+        refs <= bytes.len(),
+        "{refs} references from {} bytes",
+        bytes.len()
+    );
+    assert!(refs > bytes.len() / 2, "{refs}");
+    assert_eq!(m.refs.neighbors(0).len(), 300, "node 1 keeps its children");
+    let msgs = m.diagnostics.messages.join("\n");
+    assert!(
+        msgs.contains("children past one per byte of the file are dropped"),
+        "{msgs}"
+    );
+    assert!(m.diagnostics.skipped_lines > 0);
 }
 
 #[test]

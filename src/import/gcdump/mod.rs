@@ -21,6 +21,7 @@
 mod graph;
 mod nodes;
 mod stream;
+mod write;
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -35,6 +36,8 @@ use stream::Reader;
 
 #[doc(hidden)]
 pub use graph::write_compressed;
+#[doc(hidden)]
+pub use write::Writer;
 
 /// What the stream holds around the graph.
 struct Dump {
@@ -105,23 +108,30 @@ pub fn import(path: &Path, source: &Source, progress: &Progress) -> Result<Model
     }
     laps.lap("stream");
     progress.check()?;
-    let mut nodes = nodes::decode(bytes, g);
-    laps.lap("nodes");
+    let (mut type_names, type_map) = type_table(g);
+    let mut nodes = nodes::decode(source, g, &type_map, &mut laps);
+    if nodes.unknown_types {
+        // The index the walk gave types outside the graph's table.
+        type_names.push("(unknown type)".into());
+    }
+    laps.lap("join");
     let mut diag = std::mem::take(&mut nodes.diag);
     if let Some(n) = note {
-        diag.note(0, || n);
+        // Node messages are placed by node; this one comes after them.
+        diag.note(u64::MAX, || n);
     }
-    let model = assemble(path, bytes.len() as u64, &dump, nodes, diag);
+    let model = assemble(path, bytes.len() as u64, &dump, nodes, type_names, diag);
     laps.lap("assemble");
     progress.set_done(bytes.len() as u64);
     Ok(model)
 }
 
-/// Interns the graph's type names (two types of one name are one type).
-fn type_table(g: &RawGraph, types: &mut [u32]) -> Vec<Box<str>> {
+/// Interns the graph's type names (two types of one name are one type):
+/// the names, and each graph type's index among them.
+fn type_table(g: &RawGraph) -> (Vec<Box<str>>, Vec<u32>) {
     let mut names: Vec<Box<str>> = Vec::new();
     let mut by_name: HashMap<&str, u32> = HashMap::new();
-    let mut map: Vec<u32> = Vec::with_capacity(g.types.len() + 1);
+    let mut map: Vec<u32> = Vec::with_capacity(g.types.len());
     for (name, _) in &g.types {
         let next = by_name.len() as u32;
         let t = *by_name.entry(name.as_str()).or_insert(next);
@@ -130,32 +140,17 @@ fn type_table(g: &RawGraph, types: &mut [u32]) -> Vec<Box<str>> {
         }
         map.push(t);
     }
-    if types.contains(&nodes::BAD_TYPE) {
-        map.push(names.len() as u32);
-        names.push("(unknown type)".into());
-    }
-    let bad = map.len().saturating_sub(1);
-    for t in types.iter_mut() {
-        *t = map[if *t == nodes::BAD_TYPE {
-            bad
-        } else {
-            *t as usize
-        }];
-    }
-    names
+    (names, map)
 }
 
 fn assemble(
     path: &Path,
     file_bytes: u64,
     dump: &Dump,
-    mut nodes: nodes::Nodes,
+    nodes: nodes::Nodes,
+    type_names: Vec<Box<str>>,
     diag: Collector,
 ) -> Model {
-    let g = &dump.graph;
-    let root = g.root as u64;
-    let ids: Vec<u64> = (0..g.node_count() as u64).filter(|&i| i != root).collect();
-    let type_names = type_table(g, &mut nodes.types);
     // Ids are the node numbers, never repeated; the index is built at the
     // first look-up by id (the analysis makes none).
     let id_index = IdIndex::lazy();
@@ -164,7 +159,7 @@ fn assemble(
         .iter()
         .map(|&o| Root::plain(ObjectIdx(o)))
         .collect();
-    let objects = ids.len() as u64;
+    let objects = nodes.ids.len() as u64;
     Model {
         path: path.to_path_buf(),
         file_bytes,
@@ -182,8 +177,8 @@ fn assemble(
         type_names,
         types: TypeIdx::cast_vec(nodes.types).into(),
         sizes: nodes.sizes.into(),
-        refs: Csr::from_degrees(&nodes.degrees, nodes.targets),
-        ids: ids.into(),
+        refs: Csr::from_offsets(nodes.offsets, nodes.targets),
+        ids: nodes.ids.into(),
         roots,
         id_index,
         diagnostics: diag.finish(Place::Unplaced),

@@ -1,33 +1,68 @@
 //! Node records → per-object arrays and references, decoded in parallel
 //! blocks of nodes (every record is found through the node table, so blocks
-//! are independent) and merged in node order. The root node is not an
-//! object: object `o` is node `o` below the root and node `o + 1` above it.
+//! are independent), straight into the final arrays. The root node is not
+//! an object: object `o` is node `o` below the root and node `o + 1` above
+//! it.
+//!
+//! Two walks over the records: the first reads each record's head (type,
+//! size, child count) into the per-object arrays; the child counts then
+//! place each block's children in one array of references, and the second
+//! walk decodes them there. A child takes at least one byte of the blob, so
+//! a record's count is bounded by the bytes after its head. Records never
+//! share bytes in the files PerfView writes, so their children number less
+//! than the file's bytes; a damaged file's counts may claim more, and
+//! children past one per byte of the file are dropped (counted), so memory
+//! stays proportional to the file whatever its counts say.
+
+use std::ops::Range;
 
 use rayon::prelude::*;
 
 use super::graph::{compressed, RawGraph};
+use crate::import::source::Source;
+use crate::mem::{split_by, zeroed};
 use crate::model::{Collector, Kind};
-
-/// Stands for a type index outside the graph's type table.
-pub const BAD_TYPE: u32 = u32::MAX;
+use crate::progress::Laps;
 
 /// Larger sizes are corrupt; the bound keeps every sum of sizes in u64.
 const MAX_SIZE: u64 = 1 << 48;
 
+/// Nodes per block of the parallel walks.
+const BLOCK: usize = 1 << 14;
+
 #[derive(Debug, Default)]
 pub struct Nodes {
-    /// Per object: the graph's type index, or [`BAD_TYPE`].
+    /// Per object: its id (node number), model type and shallow size.
+    pub ids: Vec<u64>,
     pub types: Vec<u32>,
     pub sizes: Vec<u64>,
-    pub degrees: Vec<u32>,
+    /// The objects' references: `offsets` (one more than the objects) cut
+    /// `targets`.
+    pub offsets: Vec<u64>,
     pub targets: Vec<u32>,
     /// The root node's children, as objects.
     pub roots: Vec<u32>,
+    /// Whether some object's type is outside the graph's table: those take
+    /// the type after the model's names (an "(unknown type)" to add).
+    pub unknown_types: bool,
     pub diag: Collector,
 }
 
+/// A record's head: its type-and-size word, size, and child count (at
+/// most the bytes left after the head); its children start at `children`.
+struct Head {
+    ts: i32,
+    size: i32,
+    count: u32,
+    children: usize,
+}
+
 struct Ctx<'a> {
+    source: &'a Source,
     g: &'a RawGraph,
+    /// Graph type → model type; types outside it become `unknown`.
+    type_map: &'a [u32],
+    unknown: u32,
     bytes: &'a [u8],
     blob: &'a [u8],
     root: usize,
@@ -35,128 +70,291 @@ struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
+    /// The object of node `node` (not the root).
     fn object(&self, node: usize) -> u32 {
         (if node < self.root { node } else { node - 1 }) as u32
     }
 
-    /// Decodes node `i` into `out`; children go to `targets` (the root's to
-    /// `out.roots`).
-    fn node(&self, i: usize, out: &mut Nodes) {
-        let at = self.g.label(self.bytes, i);
-        let mut pos = at;
-        let blob = self.blob;
-        let head = compressed(blob, &mut pos).and_then(|ts| {
-            let size = if ts & 1 != 0 {
-                compressed(blob, &mut pos)?
-            } else {
-                0
-            };
-            Some((ts, size, compressed(blob, &mut pos)?))
-        });
-        let Some((ts, size, children)) = head.filter(|h| h.2 >= 0) else {
-            if i != self.root {
-                out.types.push(BAD_TYPE);
-                out.sizes.push(0);
-                out.degrees.push(0);
-            }
-            out.diag.push(Kind::Skipped, 0, || {
-                format!("node {i}: its record at blob byte {at} is cut or corrupt")
-            });
-            return;
+    /// The objects of nodes `nodes` (the root among them or not).
+    fn objects(&self, nodes: Range<usize>) -> Range<usize> {
+        let below = |i: usize| if i > self.root { i - 1 } else { i };
+        below(nodes.start)..below(nodes.end)
+    }
+
+    /// Maps the file's pages of the table entries and records of `nodes`
+    /// in one call each before they are read (where the file is mapped and
+    /// the records lie in node order, as PerfView writes them).
+    fn populate(&self, nodes: Range<usize>) {
+        let g = self.g;
+        self.source
+            .populate(g.nodes.start + 4 * nodes.start, 4 * nodes.len());
+        let first = self.g.label(self.bytes, nodes.start);
+        let next = match nodes.end {
+            end if end < self.n => self.g.label(self.bytes, end),
+            _ => self.blob.len(),
         };
-        if i != self.root {
-            let t = (ts >> 1) as u32;
+        if first < next && next <= self.blob.len() && next - first <= 64 * BLOCK {
+            self.source.populate(g.blob.start + first, next - first);
+        }
+    }
+
+    fn block(&self, b: usize) -> Range<usize> {
+        b * BLOCK..((b + 1) * BLOCK).min(self.n)
+    }
+
+    /// Node `i`'s head, or `None` where it is cut or corrupt.
+    fn head(&self, i: usize) -> Option<Head> {
+        let blob = self.blob;
+        let mut pos = self.g.label(self.bytes, i);
+        let ts = compressed(blob, &mut pos)?;
+        let size = if ts & 1 != 0 {
+            compressed(blob, &mut pos)?
+        } else {
+            0
+        };
+        let count = u32::try_from(compressed(blob, &mut pos)?).ok()?;
+        let left = blob.len().saturating_sub(pos);
+        Some(Head {
+            ts,
+            size,
+            count: count.min(u32::try_from(left).unwrap_or(u32::MAX)),
+            children: pos,
+        })
+    }
+
+    /// The first walk over a block: each object's id, type and size;
+    /// returns the block's children by the records' counts (the root's
+    /// aside), the root's, and whether a type was unknown.
+    fn heads(
+        &self,
+        b: usize,
+        ids: &mut [u64],
+        types: &mut [u32],
+        sizes: &mut [u64],
+        diag: &mut Collector,
+    ) -> (u64, u64, bool) {
+        let (mut children, mut roots, mut unknown) = (0u64, 0u64, false);
+        let mut o = 0;
+        self.populate(self.block(b));
+        for i in self.block(b) {
+            let head = self.head(i);
+            if i == self.root {
+                roots = head.map_or(0, |h| h.count as u64);
+                continue;
+            }
+            ids[o] = i as u64;
+            let Some(h) = head else {
+                (types[o], sizes[o]) = (self.unknown, 0);
+                unknown = true;
+                o += 1;
+                let at = self.g.label(self.bytes, i);
+                diag.push(Kind::Skipped, i as u64, || {
+                    format!("node {i}: its record at blob byte {at} is cut or corrupt")
+                });
+                continue;
+            };
+            let t = (h.ts >> 1) as u32;
             let size = match self.g.types.get(t as usize) {
-                _ if ts & 1 != 0 => size as i64,
+                _ if h.ts & 1 != 0 => h.size as i64,
                 Some(&(_, s)) => s as i64,
                 None => 0,
             };
-            let ty = if (t as usize) < self.g.types.len() {
-                t
-            } else {
-                out.diag.count(Kind::Undefined, 1);
-                out.diag
-                    .note(0, || format!("node {i}: type {t} is not in the type table"));
-                BAD_TYPE
+            types[o] = match self.type_map.get(t as usize) {
+                Some(&t) => t,
+                None => {
+                    diag.count(Kind::Undefined, 1);
+                    diag.note(i as u64, || {
+                        format!("node {i}: type {t} is not in the type table")
+                    });
+                    unknown = true;
+                    self.unknown
+                }
             };
-            out.types.push(ty);
-            out.sizes.push(match u64::try_from(size) {
+            sizes[o] = match u64::try_from(size) {
                 Ok(s) if s <= MAX_SIZE => s,
                 _ => {
-                    out.diag.push(Kind::Skipped, 0, || {
+                    diag.push(Kind::Skipped, i as u64, || {
                         format!("node {i}: size {size} is not believable; taken as 0")
                     });
                     0
                 }
-            });
-        }
-        let mut kept = 0u32;
-        for _ in 0..children {
-            let Some(delta) = compressed(blob, &mut pos) else {
-                out.diag.push(Kind::Skipped, 0, || {
-                    format!("node {i}: its children are cut at blob byte {pos}")
-                });
-                break;
             };
-            let child = i as i64 + delta as i64;
-            if child < 0 || child >= self.n as i64 || child as usize == self.root {
-                out.diag.count(Kind::Dangling, 1);
-                out.diag.note(0, || {
-                    format!("node {i}: child {child} is not an object node")
-                });
+            children += h.count as u64;
+            o += 1;
+        }
+        (children, roots, unknown)
+    }
+
+    /// The second walk over a block: its objects' children into `targets`
+    /// (which starts at reference `start`; room for the counts of the first
+    /// walk, or less) and the root's into `roots`; each object's end
+    /// offset into `ends`. Returns how many were kept.
+    fn children(
+        &self,
+        b: usize,
+        (targets, start): (&mut [u32], u64),
+        ends: &mut [u64],
+        roots: &mut Vec<u32>,
+        diag: &mut Collector,
+    ) -> usize {
+        let blob = self.blob;
+        let (mut k, mut o) = (0, 0);
+        for i in self.block(b) {
+            let Some(h) = self.head(i) else {
+                if i != self.root {
+                    ends[o] = start + k as u64;
+                    o += 1;
+                }
                 continue;
+            };
+            let mut pos = h.children;
+            // Never more than `h.count`: each child read takes a byte.
+            for _ in 0..h.count {
+                if k == targets.len() && i != self.root {
+                    diag.push(Kind::Skipped, i as u64, || {
+                        format!("node {i}: children past one per byte of the file are dropped")
+                    });
+                    break;
+                }
+                let Some(delta) = compressed(blob, &mut pos) else {
+                    diag.push(Kind::Skipped, i as u64, || {
+                        format!("node {i}: its children are cut at blob byte {pos}")
+                    });
+                    break;
+                };
+                let child = i as i64 + delta as i64;
+                if child < 0 || child >= self.n as i64 || child as usize == self.root {
+                    diag.count(Kind::Dangling, 1);
+                    diag.note(i as u64, || {
+                        format!("node {i}: child {child} is not an object node")
+                    });
+                    continue;
+                }
+                let c = self.object(child as usize);
+                if i == self.root {
+                    roots.push(c);
+                } else {
+                    targets[k] = c;
+                    k += 1;
+                }
             }
-            let o = self.object(child as usize);
-            if i == self.root {
-                out.roots.push(o);
-            } else {
-                out.targets.push(o);
-                kept += 1;
+            if i != self.root {
+                ends[o] = start + k as u64;
+                o += 1;
             }
         }
-        if i != self.root {
-            out.degrees.push(kept);
-        }
+        k
     }
 }
 
-/// Decodes every node record.
-pub fn decode(bytes: &[u8], g: &RawGraph) -> Nodes {
-    const BLOCK: usize = 1 << 14;
+/// Decodes every node record; the graph has at least two nodes and a root
+/// among them. `type_map` maps the graph's types to the model's; objects of
+/// other types get the type after them.
+pub fn decode(source: &Source, g: &RawGraph, type_map: &[u32], laps: &mut Laps) -> Nodes {
+    let bytes = source.bytes();
     let n = g.node_count();
     let cx = Ctx {
+        source,
         g,
+        type_map,
+        unknown: type_map.iter().max().map_or(0, |&t| t + 1),
         bytes,
         blob: &bytes[g.blob.clone()],
         root: g.root as usize,
         n,
     };
-    let parts: Vec<Nodes> = (0..n.div_ceil(BLOCK))
+    let blocks = n.div_ceil(BLOCK);
+    let lens: Vec<usize> = (0..blocks).map(|b| cx.objects(cx.block(b)).len()).collect();
+    let objects = n - 1;
+    let mut ids: Vec<u64> = zeroed(objects);
+    let mut types: Vec<u32> = zeroed(objects);
+    let mut sizes: Vec<u64> = zeroed(objects);
+    let heads: Vec<(u64, u64, bool, Collector)> = split_by(&mut ids, lens.iter().copied())
         .into_par_iter()
-        .map(|b| {
-            let mut out = Nodes::default();
-            for i in b * BLOCK..((b + 1) * BLOCK).min(n) {
-                cx.node(i, &mut out);
-            }
-            out
+        .zip(split_by(&mut types, lens.iter().copied()))
+        .zip(split_by(&mut sizes, lens.iter().copied()))
+        .enumerate()
+        .map(|(b, ((ids, types), sizes))| {
+            let mut diag = Collector::default();
+            let (children, roots, unknown) = cx.heads(b, ids, types, sizes, &mut diag);
+            (children, roots, unknown, diag)
         })
         .collect();
-    let objects = n.saturating_sub(1);
-    let edges = parts.iter().map(|p| p.targets.len()).sum();
-    let mut all = Nodes {
-        types: Vec::with_capacity(objects),
-        sizes: Vec::with_capacity(objects),
-        degrees: Vec::with_capacity(objects),
-        targets: Vec::with_capacity(edges),
-        ..Nodes::default()
-    };
-    for p in parts {
-        all.types.extend_from_slice(&p.types);
-        all.sizes.extend_from_slice(&p.sizes);
-        all.degrees.extend_from_slice(&p.degrees);
-        all.targets.extend_from_slice(&p.targets);
-        all.roots.extend_from_slice(&p.roots);
-        all.diag.merge(p.diag);
+    laps.lap("heads");
+    // At most one child per byte of the file, in node order: only a damaged
+    // file's counts (records sharing bytes) claim more.
+    let mut budget = bytes.len() as u64;
+    let room: Vec<usize> = heads
+        .iter()
+        .map(|h| {
+            let r = h.0.min(budget);
+            budget -= r;
+            r as usize
+        })
+        .collect();
+    let root_room = heads.iter().map(|h| h.1 as usize).sum();
+    let mut targets: Vec<u32> = zeroed(room.iter().sum());
+    let mut offsets: Vec<u64> = zeroed(objects + 1);
+    let walked: Vec<(usize, Vec<u32>, Collector)> = split_by(&mut targets, room.iter().copied())
+        .into_par_iter()
+        .zip(starts(&room).collect::<Vec<_>>())
+        .zip(split_by(&mut offsets[1..], lens.iter().copied()))
+        .enumerate()
+        .map(|(b, ((targets, (start, _)), ends))| {
+            let mut roots = Vec::with_capacity(if cx.block(b).contains(&cx.root) {
+                root_room
+            } else {
+                0
+            });
+            let mut diag = Collector::default();
+            let kept = cx.children(b, (targets, start as u64), ends, &mut roots, &mut diag);
+            (kept, roots, diag)
+        })
+        .collect();
+    laps.lap("children");
+    let mut diag = Collector::default();
+    let mut unknown_types = false;
+    for (_, _, unknown, d) in heads {
+        unknown_types |= unknown;
+        diag.merge(d);
     }
-    all
+    // Blocks that dropped children leave a gap after their kept ones:
+    // close the gaps and move their offsets back (only in damaged files).
+    let mut end = 0;
+    let mut roots = Vec::new();
+    let mut object = 1;
+    for (((kept, r, d), (start, room)), len) in walked.into_iter().zip(starts(&room)).zip(&lens) {
+        if start != end {
+            targets.copy_within(start..start + kept, end);
+            let gap = (start - end) as u64;
+            offsets[object..object + len]
+                .iter_mut()
+                .for_each(|x| *x -= gap);
+        }
+        debug_assert!(kept <= room);
+        end += kept;
+        object += len;
+        roots.extend(r);
+        diag.merge(d);
+    }
+    targets.truncate(end);
+    Nodes {
+        ids,
+        types,
+        sizes,
+        offsets,
+        targets,
+        roots,
+        unknown_types,
+        diag,
+    }
+}
+
+/// Each block's (start, length) in an array of the blocks' lengths.
+fn starts(lens: &[usize]) -> impl Iterator<Item = (usize, usize)> + '_ {
+    lens.iter().scan(0, |at, &len| {
+        let start = *at;
+        *at += len;
+        Some((start, len))
+    })
 }
