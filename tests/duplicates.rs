@@ -627,6 +627,45 @@ enum Target {
 /// (which may refer back into copies) and stray objects referring into
 /// copies: duplicate sets nested in each other, held sets and sets held
 /// only collectively (a member reachable from two members of the holder).
+/// Forty types of three copies each, every copy reaching one shared ring:
+/// many blocks verified at once, each walk crossing the ring.
+fn many_types_text() -> String {
+    let mut s = String::from("t 40 Node\n");
+    for k in 0..40 {
+        s += &format!("t {k} T{k}\n");
+        for c in 0..3 {
+            let top = 0x10000 + k * 0x100 + c * 0x10;
+            s += &format!("o {top:x} {k} 10 {:x}\n", top + 1);
+            s += &format!("o {:x} 40 8 {:x}\n", top + 1, top + 2);
+            s += &format!("o {:x} 40 8 100\n", top + 2);
+            s += &format!("r {top:x} 3 0\n");
+        }
+    }
+    for i in 0..10 {
+        s += &format!("o {:x} 40 8 {:x}\n", 0x100 + i, 0x100 + (i + 1) % 10);
+    }
+    s
+}
+
+/// With more threads than big walks may run at once (two), walks past the
+/// hub threshold may have to give their scratch back and wait their turn
+/// (when they meet: the scheduling decides): the sets are the same.
+#[test]
+fn waiting_big_walks_change_nothing() {
+    let text = many_types_text();
+    for threshold in [1, 2, 3, 8] {
+        heaptui::graph::duplicates::set_hub_threshold(threshold);
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(8)
+            .build()
+            .unwrap();
+        let (g, _, d) = pool.install(|| analyse(&text, &all()));
+        let sets = Oracle::new(&g).sets();
+        assert!(sets.len() >= 40, "{} sets", sets.len());
+        assert_eq!(view(&g, &d), sets, "threshold {threshold}");
+    }
+}
+
 fn copies_text() -> impl Strategy<Value = String> {
     let target = |m: usize, copies: usize, pool: usize| {
         prop_oneof![

@@ -6,7 +6,7 @@
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, RwLock, TryLockError};
+use std::sync::{Arc, Condvar, Mutex, RwLock, TryLockError};
 
 use crate::graph::{Csr, HeapGraph};
 
@@ -24,6 +24,11 @@ pub(super) fn hub_after(objects: usize) -> usize {
 }
 /// At most this many hubs (two bitsets of n bits each).
 pub(crate) const MAX_HUBS: usize = 16;
+
+/// At most this many walks past [`hub_after`] objects at once, whatever
+/// the thread count: each such walk's scratch can grow to arrays of the
+/// heap's size (see `Workspace`).
+pub(crate) const BIG_WALKS: usize = 2;
 
 #[derive(Clone)]
 pub(super) struct BitSet(pub(super) Vec<u64>);
@@ -61,6 +66,10 @@ pub(crate) struct Hubs {
     /// Union of the hubs' reach, for a one-lookup fast path.
     pub(super) any_reach: Vec<AtomicU64>,
     pub(super) building: Mutex<()>,
+    /// Walks holding a place among the [`BIG_WALKS`], and the signal that
+    /// one was given back.
+    big: Mutex<usize>,
+    big_left: Condvar,
 }
 
 impl Hubs {
@@ -71,7 +80,34 @@ impl Hubs {
                 .map(|_| AtomicU64::new(0))
                 .collect(),
             building: Mutex::new(()),
+            big: Mutex::new(0),
+            big_left: Condvar::new(),
         }
+    }
+
+    /// Takes a place among the big walks if one is free.
+    pub(super) fn try_enter_big(&self) -> bool {
+        let mut held = self.big.lock().unwrap_or_else(|p| p.into_inner());
+        let free = *held < BIG_WALKS;
+        *held += free as usize;
+        free
+    }
+
+    /// Waits for a place among the big walks and takes it.
+    pub(super) fn enter_big(&self) {
+        let mut held = self.big.lock().unwrap_or_else(|p| p.into_inner());
+        while *held >= BIG_WALKS {
+            held = self.big_left.wait(held).unwrap_or_else(|p| p.into_inner());
+        }
+        *held += 1;
+    }
+
+    /// Gives a place among the big walks back.
+    pub(super) fn leave_big(&self) {
+        let mut held = self.big.lock().unwrap_or_else(|p| p.into_inner());
+        *held = held.saturating_sub(1);
+        drop(held);
+        self.big_left.notify_one();
     }
 
     #[inline]
@@ -234,5 +270,33 @@ pub(super) fn breadth_first(
             adjacency.prefetch_targets(ahead);
         }
         step(x, queue);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// At most [`BIG_WALKS`] places are held; a walk waiting for one gets
+    /// it when another is given back.
+    #[test]
+    fn big_walks_take_turns() {
+        let hubs = Arc::new(Hubs::new(64));
+        for _ in 0..BIG_WALKS {
+            assert!(hubs.try_enter_big());
+        }
+        assert!(!hubs.try_enter_big());
+        let waiter = {
+            let hubs = hubs.clone();
+            std::thread::spawn(move || {
+                hubs.enter_big();
+                hubs.leave_big();
+            })
+        };
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        assert!(!waiter.is_finished(), "waits while every place is held");
+        hubs.leave_big();
+        waiter.join().unwrap();
+        assert!(hubs.try_enter_big(), "the waiter gave its place back");
     }
 }

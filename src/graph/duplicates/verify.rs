@@ -70,6 +70,21 @@ pub(crate) fn split_block(
     members: &[u32],
     budget: &mut Budget,
 ) -> Result<Vec<Class>, Stop> {
+    let classes = split_block_holding(graph, block, hubs, ws, members, budget);
+    ws.leave_big(hubs);
+    classes
+}
+
+/// [`split_block`], leaving the workspace with a place among the big walks
+/// where its last representative's walk was one.
+fn split_block_holding(
+    graph: &HeapGraph,
+    block: &[u32],
+    hubs: &Hubs,
+    ws: &mut Workspace,
+    members: &[u32],
+    budget: &mut Budget,
+) -> Result<Vec<Class>, Stop> {
     let mut classes = Vec::new();
     let members = without_owned_by_shared(graph, ws, members, budget)?;
     // Groups still to split; `true` once split by the prefix signature.
@@ -80,6 +95,7 @@ pub(crate) fn split_block(
             continue;
         }
         let rep = rest[0];
+        ws.leave_big(hubs);
         let e = ws.next_epoch();
         let in_r0 = 2 * e;
         let objects = mark_reach(graph, hubs, ws, rep, in_r0, budget)?;
@@ -258,6 +274,11 @@ fn mark_reach(
     // again with that hub: many threads entering one huge region at once
     // would otherwise each hold a heap-sized scratch meanwhile (the
     // 9.8 M-object HPROF: 1.19 GB with one thread, 2.0 GB with sixteen).
+    // Nor may more than `BIG_WALKS` walks go on past `hub_after` at once,
+    // whatever the thread count: a walk's first tries can find only small
+    // components, and each walk that goes on holds heap-sized scratch
+    // until its representative is done (sixteen threads on that dump:
+    // 1.93 GB before this limit, 1.51 GB with it).
     let hub_after = hub_after(graph.objects());
     let mut next_try = hub_after;
     let mut known;
@@ -284,6 +305,16 @@ fn mark_reach(
                 }
                 expand(graph, ws, x, stamp, budget)?;
                 if ws.explored.len() + ws.stack.len() >= next_try {
+                    // Only a few big walks at once: the others give their
+                    // scratch back and wait for a place, then start again
+                    // with the hubs made meanwhile.
+                    if !ws.big && !hubs.try_enter_big() {
+                        ws.release();
+                        hubs.enter_big();
+                        ws.big = true;
+                        continue 'walk;
+                    }
+                    ws.big = true;
                     next_try = next_try.saturating_mul(4);
                     // The references of the walk's start (the region other
                     // walks enter too), objects from the second half of the
@@ -295,7 +326,7 @@ fn mark_reach(
                     candidates.extend([n / 2, n * 3 / 4, n - 1].map(|i| ws.explored[i]));
                     candidates.extend(ws.stack.last());
                     if hubs.add(graph, &candidates, hub_after).is_err() {
-                        ws.release();
+                        ws.leave_big(hubs);
                         hubs.wait_built();
                         continue 'walk;
                     }

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use super::hubs::Hub;
+use super::hubs::{Hub, Hubs};
 use crate::progress::Progress;
 
 /// Why verification of a block stopped early.
@@ -254,6 +254,9 @@ pub(crate) struct Workspace {
     pub(super) deferred: Vec<u32>,
     /// Hubs entered by the current representative's walk.
     pub(super) reached: Vec<Arc<Hub>>,
+    /// Whether this workspace holds a place among the hubs' big walks
+    /// (given back with [`Workspace::leave_big`]).
+    pub(super) big: bool,
 }
 
 impl Workspace {
@@ -270,6 +273,19 @@ impl Workspace {
             explored: Vec::new(),
             deferred: Vec::new(),
             reached: Vec::new(),
+            big: false,
+        }
+    }
+
+    /// After a big walk's representative: gives its place among the big
+    /// walks back, with the scratch that grew to the heap's size.
+    pub(super) fn leave_big(&mut self, hubs: &Hubs) {
+        if self.big {
+            self.big = false;
+            let epoch = self.epoch;
+            self.release();
+            self.epoch = epoch;
+            hubs.leave_big();
         }
     }
 
@@ -278,6 +294,7 @@ impl Workspace {
     /// before it starts again (its stamp value is its own, not read back
     /// from the epoch).
     pub fn release(&mut self) {
+        debug_assert!(!self.big, "a big walk's place is given back first");
         *self = Workspace::new(self.objects);
     }
 
