@@ -254,6 +254,36 @@ fn bad_children_types_and_records_are_counted() {
     assert_eq!(m.refs.neighbors(1), &[] as &[u32]);
 }
 
+/// The blob's last record claims more children than the bytes after it
+/// hold: those there are read, and the record is reported cut.
+#[test]
+fn a_count_past_the_blobs_end_reads_what_is_there() {
+    let g = Graph {
+        types: types(),
+        nodes: vec![Some((3, 0, vec![1])), Some((1, 24, vec![1]))],
+        root: 0,
+        multipliers: (1.0, 1.0),
+    };
+    let w = writer(&g);
+    let (blob, table) = w.parts();
+    let (blob, l1) = (blob.to_vec(), table[1] as usize);
+    let mut bytes = w.finish(g.root, g.multipliers);
+    let blob_at = bytes.windows(blob.len()).position(|w| w == blob).unwrap();
+    // Node 1's record: type 1 (stored 2), one child at delta 0.
+    assert_eq!(&blob[l1..], &[2, 1, 0]);
+    bytes[blob_at + l1 + 1] = 9;
+    let m = import(&bytes);
+    assert_eq!(m.refs.neighbors(0), &[0]);
+    let msgs = m.diagnostics.messages.join("\n");
+    assert!(
+        msgs.contains(&format!(
+            "node 1: its children are cut at blob byte {}",
+            blob.len()
+        )),
+        "{msgs}"
+    );
+}
+
 /// Nodes are decoded in parallel blocks of 16 Ki nodes, each into its own
 /// place in one array of references; children dropped (dangling) in one
 /// block leave a gap the later blocks are moved into.

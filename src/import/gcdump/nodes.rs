@@ -48,11 +48,13 @@ pub struct Nodes {
     pub diag: Collector,
 }
 
-/// A record's head: its type-and-size word, size, and child count (at
-/// most the bytes left after the head); its children start at `children`.
+/// A record's head: its type-and-size word, size, and child count as
+/// declared and as bounded by the bytes left after the head; its children
+/// start at `children`.
 struct Head {
     ts: i32,
     size: i32,
+    declared: u32,
     count: u32,
     children: usize,
 }
@@ -112,12 +114,13 @@ impl Ctx<'_> {
         } else {
             0
         };
-        let count = u32::try_from(compressed(blob, &mut pos)?).ok()?;
+        let declared = u32::try_from(compressed(blob, &mut pos)?).ok()?;
         let left = blob.len().saturating_sub(pos);
         Some(Head {
             ts,
             size,
-            count: count.min(u32::try_from(left).unwrap_or(u32::MAX)),
+            declared,
+            count: declared.min(u32::try_from(left).unwrap_or(u32::MAX)),
             children: pos,
         })
     }
@@ -208,14 +211,9 @@ impl Ctx<'_> {
                 continue;
             };
             let mut pos = h.children;
-            // Never more than `h.count`: each child read takes a byte.
-            for _ in 0..h.count {
-                if k == targets.len() && i != self.root {
-                    diag.push(Kind::Skipped, i as u64, || {
-                        format!("node {i}: children past one per byte of the file are dropped")
-                    });
-                    break;
-                }
+            // Each child read takes a byte: past the blob's end the read
+            // fails, whatever the record claims.
+            for _ in 0..h.declared {
                 let Some(delta) = compressed(blob, &mut pos) else {
                     diag.push(Kind::Skipped, i as u64, || {
                         format!("node {i}: its children are cut at blob byte {pos}")
@@ -233,6 +231,11 @@ impl Ctx<'_> {
                 let c = self.object(child as usize);
                 if i == self.root {
                     roots.push(c);
+                } else if k == targets.len() {
+                    diag.push(Kind::Skipped, i as u64, || {
+                        format!("node {i}: children past one per byte of the file are dropped")
+                    });
+                    break;
                 } else {
                     targets[k] = c;
                     k += 1;
