@@ -109,7 +109,7 @@ pub fn import(path: &Path, source: &Source, progress: &Progress) -> Result<Model
     laps.lap("stream");
     progress.check()?;
     let (mut type_names, type_map) = type_table(g);
-    let mut nodes = nodes::decode(source, g, &type_map, &mut laps);
+    let mut nodes = nodes::decode(source, g, (&type_map, type_names.len()), &mut laps);
     if nodes.unknown_types {
         // The index the walk gave types outside the graph's table.
         type_names.push("(unknown type)".into());

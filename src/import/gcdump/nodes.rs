@@ -251,16 +251,21 @@ impl Ctx<'_> {
 }
 
 /// Decodes every node record; the graph has at least two nodes and a root
-/// among them. `type_map` maps the graph's types to the model's; objects of
-/// other types get the type after them.
-pub fn decode(source: &Source, g: &RawGraph, type_map: &[u32], laps: &mut Laps) -> Nodes {
+/// among them. `type_map` maps the graph's types to the model's `types`
+/// names; objects of other types get type `types` (the name to add).
+pub fn decode(
+    source: &Source,
+    g: &RawGraph,
+    (type_map, types): (&[u32], usize),
+    laps: &mut Laps,
+) -> Nodes {
     let bytes = source.bytes();
     let n = g.node_count();
     let cx = Ctx {
         source,
         g,
         type_map,
-        unknown: type_map.iter().max().map_or(0, |&t| t + 1),
+        unknown: types as u32,
         bytes,
         blob: &bytes[g.blob.clone()],
         root: g.root as usize,
