@@ -19,6 +19,8 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 use rayon::prelude::*;
 
+use super::idruns::Runs;
+
 const EMPTY: u32 = u32::MAX;
 
 /// Keyed Fibonacci hashing: ids are address-like (aligned, clustered), so
@@ -73,6 +75,13 @@ enum Table {
         group: u32,
     },
     Wide(Vec<WideSlot>),
+    /// Ids in long ascending runs: bitmaps with running counts, and a
+    /// hash table of the ids outside them with their indices (see
+    /// `idruns`).
+    Runs {
+        runs: Runs,
+        rest: Option<Box<(WideIdIndex, Vec<u32>)>>,
+    },
 }
 
 /// The 32-bit key of `id` in a packed table, `None` for an id no object has.
@@ -142,13 +151,15 @@ impl IdSpan {
             .reduce(IdSpan::default, IdSpan::merge)
     }
 
+    /// The number of low bits in which no two ids differ, if there are ids.
+    fn align(&self) -> Option<u32> {
+        (self.min <= self.max).then(|| (self.all ^ self.any).trailing_zeros().min(63))
+    }
+
     /// The base and alignment that give every id a 32-bit key, if they
     /// exist.
     fn packing(&self) -> Option<(u64, u32)> {
-        if self.min > self.max {
-            return None; // no ids
-        }
-        let align = (self.all ^ self.any).trailing_zeros().min(63);
+        let align = self.align()?;
         ((self.max - self.min) >> align <= u32::MAX as u64).then_some((self.min, align))
     }
 }
@@ -158,8 +169,43 @@ impl WideIdIndex {
         WideIdIndex::build_spanning(ids, IdSpan::of(ids))
     }
 
-    /// The index of `ids`, whose span the caller gathered as it read them.
+    /// The index of `ids`, whose span the caller gathered as it read them:
+    /// bitmaps over their runs where they come in long ascending runs, a
+    /// hash table otherwise.
     pub fn build_spanning(ids: &[u64], span: IdSpan) -> WideIdIndex {
+        if let Some((runs, rest)) = span.align().and_then(|a| Runs::build(ids, a)) {
+            let rest = (!rest.ids.is_empty()).then(|| {
+                let index = WideIdIndex::build_hashed(&rest.ids, IdSpan::of(&rest.ids));
+                Box::new((index, rest.index))
+            });
+            return WideIdIndex {
+                repeated: rest.as_ref().map_or(0, |r| r.0.repeated),
+                table: Table::Runs { runs, rest },
+                mask: 0,
+                shift: 0,
+                key: 0,
+            };
+        }
+        WideIdIndex::build_hashed(ids, span)
+    }
+
+    /// Whether [`WideIdIndex::prefetch`] fetches anything: a caller may
+    /// then resolve at once instead of queueing look-ups behind fetches.
+    pub fn fetches_ahead(&self) -> bool {
+        match &self.table {
+            Table::Runs { runs, .. } => runs.fetches_ahead(),
+            _ => true,
+        }
+    }
+
+    /// Whether the index took the form of runs (a test aid).
+    #[doc(hidden)]
+    pub fn in_runs(&self) -> bool {
+        matches!(self.table, Table::Runs { .. })
+    }
+
+    /// The hash table's form of the index.
+    fn build_hashed(ids: &[u64], span: IdSpan) -> WideIdIndex {
         assert!(ids.len() < EMPTY as usize, "more than 2^32-1 objects");
         let (capacity, shift) = geometry(ids.len());
         let mask = capacity - 1;
@@ -189,22 +235,33 @@ impl WideIdIndex {
                 Some((packed_slot(k, self.key, self.shift, *group), k))
             }
             Table::Wide(_) => Some((slot(id, self.key, self.shift), id)),
+            Table::Runs { .. } => None,
         }
     }
 
     /// Hints the CPU to fetch the slot of `id` (a later `get`).
     #[inline]
     pub fn prefetch(&self, id: u64) {
+        if let Table::Runs { runs, .. } = &self.table {
+            return runs.prefetch(id);
+        }
         if let Some((s, _)) = self.home(id) {
             match &self.table {
                 Table::Packed { slots, .. } => crate::mem::prefetch(&slots[s]),
                 Table::Wide(slots) => crate::mem::prefetch(&slots[s]),
+                Table::Runs { .. } => {}
             }
         }
     }
 
     #[inline]
     pub fn get(&self, id: u64) -> Option<u32> {
+        if let Table::Runs { runs, rest } = &self.table {
+            return runs.get(id).or_else(|| {
+                let (index, of) = &**rest.as_ref()?;
+                index.get(id).map(|i| of[i as usize])
+            });
+        }
         let (mut s, k) = self.home(id)?;
         match &self.table {
             Table::Packed { slots, .. } => loop {
@@ -228,6 +285,7 @@ impl WideIdIndex {
                 }
                 s = (s + 1) & self.mask;
             },
+            Table::Runs { .. } => None,
         }
     }
 }
@@ -762,12 +820,20 @@ mod tests {
     #[test]
     fn many_clustered_ids() {
         let ids: Vec<u64> = (0..100_000u64).map(|i| 0x1c_0000 + i * 8).collect();
-        let wide = WideIdIndex::build(&ids);
-        assert_eq!(wide.repeated, 0);
-        for (i, &id) in ids.iter().enumerate() {
-            assert_eq!(wide.get(id), Some(i as u32));
+        // One ascending run: bitmaps; and the hash table's packed form.
+        let runs = WideIdIndex::build(&ids);
+        assert!(runs.in_runs());
+        let packed = WideIdIndex::build_hashed(&ids, IdSpan::of(&ids));
+        assert!(matches!(packed.table, Table::Packed { .. }));
+        for wide in [runs, packed] {
+            assert_eq!(wide.repeated, 0);
+            for (i, &id) in ids.iter().enumerate() {
+                assert_eq!(wide.get(id), Some(i as u32));
+            }
+            for absent in [0x1c_0004, 0, 0x1c_0000 + 100_000 * 8] {
+                assert_eq!(wide.get(absent), None);
+            }
         }
-        assert!(matches!(wide.table, Table::Packed { .. }));
         let index = IdIndex::build(&ids);
         for (i, &id) in ids.iter().enumerate() {
             assert_eq!(index.get(&ids, id), Some(i as u32));
@@ -831,7 +897,7 @@ mod tests {
 
     /// Slots read to find every id of a packed index.
     fn packed_probes(ids: &[u64]) -> f64 {
-        let w = WideIdIndex::build(ids);
+        let w = WideIdIndex::build_hashed(ids, IdSpan::of(ids));
         let Table::Packed {
             slots,
             base,

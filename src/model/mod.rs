@@ -33,6 +33,7 @@
 mod csr;
 mod diag;
 mod idmap;
+mod idruns;
 mod idx;
 mod labels;
 pub mod text;

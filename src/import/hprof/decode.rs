@@ -421,6 +421,9 @@ pub(super) struct Write<'a> {
     ref_base: u64,
     /// Whether some id occurs twice (then each record is checked).
     repeats: bool,
+    /// Whether look-ups wait in `pending` while the index fetches their
+    /// slots (see [`WideIdIndex::fetches_ahead`]).
+    fetch_ahead: bool,
     /// Objects, value bytes and references written so far.
     o: usize,
     v: usize,
@@ -475,6 +478,7 @@ impl<'a> Write<'a> {
             value_base,
             ref_base,
             repeats: index.repeated > 0,
+            fetch_ahead: index.fetches_ahead(),
             o: 0,
             v: 0,
             e: 0,
@@ -610,13 +614,18 @@ impl Sink for Write<'_> {
             }
             return;
         }
-        if self.waiting == AHEAD {
-            self.resolve_oldest();
-        }
-        self.index.prefetch(target);
         self.pending[self.head] = (slot, target, object, self.at);
         self.head = (self.head + 1) % AHEAD;
         self.waiting += 1;
+        if !self.fetch_ahead {
+            // A look-up that would not wait for memory: resolved now.
+            self.resolve_oldest();
+            return;
+        }
+        self.index.prefetch(target);
+        if self.waiting == AHEAD {
+            self.resolve_oldest();
+        }
     }
 
     #[inline]
