@@ -246,8 +246,8 @@ pub fn read(
     let room = extent.room(bytes.len());
     let hint = cx.claimed().min(room as u64 / 6) as usize;
     let mut all = Edges {
-        targets: Vec::with_capacity(hint),
-        labels: Vec::with_capacity(hint),
+        targets: crate::mem::with_capacity(hint),
+        labels: crate::mem::with_capacity(hint),
         offsets: crate::mem::zeroed(objects + 1),
         ..Edges::default()
     };
@@ -267,9 +267,14 @@ pub fn read(
             // import (and its first touch of the arrays' pages).
             all.targets.par_extend(p.targets.par_iter().copied());
             all.labels.par_extend(p.labels.par_iter().copied());
+            // A part's runs have distinct objects (edges come in node
+            // order), and parts merge one at a time: no two threads add to
+            // one count, so a plain add through the atomic view does (a
+            // locked add per object was a tenth of the merge).
             let counts = crate::mem::as_atomic_u64(&mut all.offsets[1..]);
             p.runs.par_iter().for_each(|&(o, n)| {
-                counts[o as usize].fetch_add(n as u64, Ordering::Relaxed);
+                let c = &counts[o as usize];
+                c.store(c.load(Ordering::Relaxed) + n as u64, Ordering::Relaxed);
             });
             all.roots.extend_from_slice(&p.roots);
             all.weak += p.weak;

@@ -128,12 +128,14 @@ pub fn read(
     let room = extent.room(bytes.len());
     let bound = (room / 2 / fields) as u64 + 1;
     let hint = meta.node_count.unwrap_or(0).min(bound) as usize;
+    // Backed by huge pages where the kernel allows it, as the other
+    // importers' arrays are: the merges below touch every page first.
     let mut all = Nodes {
-        kinds: Vec::with_capacity(hint),
-        names: Vec::with_capacity(hint),
-        ids: Vec::with_capacity(hint),
-        sizes: Vec::with_capacity(hint),
-        edge_counts: Vec::with_capacity(hint),
+        kinds: crate::mem::with_capacity(hint),
+        names: crate::mem::with_capacity(hint),
+        ids: crate::mem::with_capacity(hint),
+        sizes: crate::mem::with_capacity(hint),
+        edge_counts: crate::mem::with_capacity(hint),
         ..Nodes::default()
     };
     let scan = Scan {
