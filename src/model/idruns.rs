@@ -1,5 +1,6 @@
 //! The id index's form for ids that come in long ascending runs: a bit per
-//! address with a running count, instead of a hash table.
+//! address with a running count, instead of a hash table (the HPROF
+//! importer's, see `WideIdIndex::build_in_runs`).
 //!
 //! A JVM writes its heap dump region by region in address order: the
 //! 406 MB HotSpot dump of the benchmarks lists 9.49 M of its 9.76 M ids in
@@ -427,7 +428,7 @@ mod tests {
     /// first record wins, the repeats counted): as a map of first records.
     #[test]
     fn the_index_in_runs_agrees_with_a_map() {
-        use crate::model::WideIdIndex;
+        use crate::model::{IdSpan, WideIdIndex};
         let mut rand = xorshift(0x2545_F491_4F6C_DD1D);
         let mut in_runs = 0;
         for case in 0..100 {
@@ -443,7 +444,7 @@ mod tests {
             for (i, &id) in ids.iter().enumerate() {
                 first.entry(id).or_insert(i as u32);
             }
-            let index = WideIdIndex::build(&ids);
+            let index = WideIdIndex::build_in_runs(&ids, IdSpan::of(&ids));
             in_runs += index.in_runs() as u32;
             assert_eq!(index.repeated as usize, ids.len() - first.len());
             for &id in &ids {

@@ -96,7 +96,7 @@ pub(super) fn assemble(
     let span = counts
         .iter()
         .fold(IdSpan::default(), |s, k| s.merge(k.span));
-    let wide = WideIdIndex::build_spanning(&ids, span);
+    let wide = WideIdIndex::build_in_runs(&ids, span);
     laps.lap("id index");
     let (mut a, mut undefined, mut strings, dangling) =
         write_all(&cx, source, chunks, &counts, ids, &wide, progress, issues)?;
