@@ -676,7 +676,7 @@ impl IdIndex {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
     fn one_thread() -> rayon::ThreadPool {
@@ -687,7 +687,7 @@ mod tests {
     }
 
     /// A xorshift generator of numbers below its argument.
-    fn xorshift(mut x: u64) -> impl FnMut(u64) -> u64 {
+    pub(in crate::model) fn xorshift(mut x: u64) -> impl FnMut(u64) -> u64 {
         move |m| {
             x ^= x << 13;
             x ^= x >> 7;

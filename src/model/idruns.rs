@@ -339,15 +339,7 @@ fn cuts(ids: &[u64], align: u32) -> Option<Vec<usize>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn xorshift(mut x: u64) -> impl FnMut(u64) -> u64 {
-        move |m| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x % m
-        }
-    }
+    use crate::model::idmap::tests::xorshift;
 
     /// Ids as a heap dump lists them: a few long ascending runs of
     /// addresses in 8-byte steps (some gaps past a run's limit), in
