@@ -6,7 +6,9 @@
 //! miss instead of two: 8 bytes a slot where ids are addresses that fit 32
 //! bits once rebased (a heap's usually do), 16 otherwise. Both are built in
 //! parallel with compare-and-swap; when an id occurs twice the lowest index
-//! (the first record in the file) wins.
+//! (the first record in the file) wins. Where ids come in long ascending
+//! runs (a JVM's heap dump), the resolving index can instead be bitmaps
+//! over the runs' addresses (`idruns`, [`WideIdIndex::build_in_runs`]).
 //!
 //! Ids come from the dump, so an attacker can pick them: with a fixed hash,
 //! ids chosen to share one slot (`j × 0x9E37…7C15⁻¹`) would make every
