@@ -7,7 +7,11 @@
 # ITERATIONS (default 2,000,000) rounds of: a HashMap entry with an Integer
 # key and a String value (1000 distinct texts: many duplicate strings), an
 # int[] every 4th round, a 2-element LinkedList every 8th: about 5 objects
-# per round, so the default gives about 10 million objects (~0.6 GB).
+# per round, so the default gives about 10 million objects (a 0.41 GB
+# dump); 26000000 gives the 5 GB benchmark dump (about 127 million
+# objects). The JVM's heap is sized from ITERATIONS (400 bytes a round,
+# at least 4 GB): the 5 GB dump needs about 11 GB of memory and the
+# dump's size free on disk.
 set -euo pipefail
 out=${1:-/tmp/big.hprof}
 n=${2:-2000000}
@@ -36,7 +40,9 @@ public class BigHeap {
 }
 JAVA
 javac -d "$work" "$work/BigHeap.java"
-java -Xmx4g -XX:+UseParallelGC -cp "$work" BigHeap "$n" > "$work/log" 2>&1 &
+heap_mb=$(( n / 1000000 * 400 + 1024 ))
+[ "$heap_mb" -ge 4096 ] || heap_mb=4096
+java -Xmx${heap_mb}m -XX:+UseParallelGC -cp "$work" BigHeap "$n" > "$work/log" 2>&1 &
 pid=$!
 until grep -q ready "$work/log"; do
     kill -0 "$pid" || { cat "$work/log"; exit 1; }
