@@ -56,10 +56,22 @@ struct Block {
 struct Run {
     first: u64,
     last: u64,
-    /// Index of the run's first id.
+    /// Indices of the run's ids.
     start: u32,
+    end: u32,
     /// The run's first block.
     block: u32,
+}
+
+impl Run {
+    fn ids(&self) -> std::ops::Range<usize> {
+        self.start as usize..self.end as usize
+    }
+
+    /// Blocks its bitmap takes, where ids are `2^align` apart.
+    fn blocks(&self, align: u32) -> u64 {
+        ((self.last - self.first) >> align) / KEYS + 1
+    }
 }
 
 /// The long runs' bitmaps (see the module doc).
@@ -104,25 +116,21 @@ impl Runs {
         let mut short: Vec<std::ops::Range<usize>> = Vec::new();
         for w in cuts.windows(2) {
             let (s, e) = (w[0], w[1]);
-            let (first, last) = (ids[s], ids[e - 1]);
-            let blocks = ((last - first) >> align) / KEYS + 1;
-            if e - s < MIN_LEN || blocks * 64 > MAX_BYTES_PER_ID * (e - s) as u64 {
-                short.push(s..e);
+            let r = Run {
+                first: ids[s],
+                last: ids[e - 1],
+                start: s as u32,
+                end: e as u32,
+                block: 0,
+            };
+            if e - s < MIN_LEN || r.blocks(align) * 64 > MAX_BYTES_PER_ID * (e - s) as u64 {
+                short.push(r.ids());
             } else {
-                long.push(Run {
-                    first,
-                    last,
-                    start: s as u32,
-                    block: 0,
-                });
+                long.push(r);
             }
         }
         long.sort_unstable_by_key(|r| r.first);
         // Of two overlapping runs the shorter goes with the rest.
-        let len = |r: &Run, cuts: &[usize]| {
-            let s = r.start as usize;
-            cuts[cuts.partition_point(|&c| c <= s)] - s
-        };
         let mut kept: Vec<Run> = Vec::with_capacity(long.len());
         for r in long {
             let mut r = Some(r);
@@ -130,13 +138,11 @@ impl Runs {
                 if prev.last < cur.first {
                     break;
                 }
-                if len(&prev, &cuts) >= len(&cur, &cuts) {
-                    let s = cur.start as usize;
-                    short.push(s..s + len(&cur, &cuts));
+                if prev.ids().len() >= cur.ids().len() {
+                    short.push(cur.ids());
                     r = None;
                 } else {
-                    let s = prev.start as usize;
-                    short.push(s..s + len(&prev, &cuts));
+                    short.push(prev.ids());
                     kept.pop();
                 }
             }
@@ -150,7 +156,7 @@ impl Runs {
         let mut sizes = Vec::with_capacity(kept.len());
         let mut total = 0u64;
         for r in kept.iter_mut() {
-            let blocks = ((r.last - r.first) >> align) / KEYS + 1;
+            let blocks = r.blocks(align);
             r.block = u32::try_from(total).ok()?;
             sizes.push(blocks as usize);
             total += blocks;
@@ -160,9 +166,7 @@ impl Runs {
             .into_par_iter()
             .zip(kept.par_iter())
             .for_each(|(blocks, r)| {
-                let s = r.start as usize;
-                let e = cuts[cuts.partition_point(|&c| c <= s)];
-                for &id in &ids[s..e] {
+                for &id in &ids[r.ids()] {
                     let k = (id - r.first) >> align;
                     let b = &mut blocks[(k / KEYS) as usize];
                     let k = k % KEYS;

@@ -70,81 +70,74 @@ pub(crate) fn split_block(
     members: &[u32],
     budget: &mut Budget,
 ) -> Result<Vec<Class>, Stop> {
-    let classes = split_block_holding(graph, block, hubs, ws, members, budget);
+    // The last representative's walk may leave the workspace holding a
+    // place among the big walks: every exit of the splitting, `?`
+    // included, leaves the closure, and the place is given back after it.
+    let mut split = || -> Result<Vec<Class>, Stop> {
+        let mut classes = Vec::new();
+        let members = without_owned_by_shared(graph, ws, members, budget)?;
+        // Groups still to split; `true` once split by the prefix signature.
+        let mut groups: Vec<(Vec<u32>, bool)> = vec![(members, false)];
+        let mut failed: Vec<u32> = Vec::new();
+        while let Some((rest, signed)) = groups.pop() {
+            if rest.len() < 2 {
+                continue;
+            }
+            let rep = rest[0];
+            ws.leave_big(hubs);
+            let e = ws.next_epoch();
+            let in_r0 = 2 * e;
+            let objects = mark_reach(graph, hubs, ws, rep, in_r0, budget)?;
+            let mut class = vec![rep];
+            let mut additional = 0u64;
+            failed.clear();
+            for &m in &rest[1..] {
+                match pair_with(graph, block, ws, rep, m, in_r0, budget)? {
+                    Some(extra) => {
+                        class.push(m);
+                        additional += extra;
+                    }
+                    None => failed.push(m),
+                }
+            }
+            if class.len() >= 2 {
+                classes.push(Class {
+                    members: class,
+                    objects_per_copy: objects,
+                    additional_bytes: additional,
+                });
+            }
+            if failed.len() < 2 {
+                continue;
+            }
+            if signed {
+                groups.push((failed.clone(), true));
+                continue;
+            }
+            // The block holds several classes (typically equal objects at
+            // different places of one shared structure): split the rest by an
+            // invariant that sees sharing, so each class costs one pass.
+            let mut keyed: Vec<(u64, u32)> = Vec::with_capacity(failed.len());
+            for &m in &failed {
+                keyed.push((prefix_signature(graph, block, ws, m, budget)?, m));
+            }
+            keyed.sort_unstable();
+            let mut subgroups: Vec<Vec<u32>> = keyed
+                .chunk_by(|a, b| a.0 == b.0)
+                .map(|g| {
+                    let mut v: Vec<u32> = g.iter().map(|&(_, m)| m).collect();
+                    v.sort_unstable();
+                    v
+                })
+                .collect();
+            subgroups.sort_unstable_by_key(|g| std::cmp::Reverse(g[0]));
+            groups.extend(subgroups.into_iter().map(|g| (g, true)));
+        }
+        Ok(classes)
+    };
+    let classes = split();
     ws.leave_big(hubs);
     classes
-}
-
-/// [`split_block`], leaving the workspace with a place among the big walks
-/// where its last representative's walk was one.
-fn split_block_holding(
-    graph: &HeapGraph,
-    block: &[u32],
-    hubs: &Hubs,
-    ws: &mut Workspace,
-    members: &[u32],
-    budget: &mut Budget,
-) -> Result<Vec<Class>, Stop> {
-    let mut classes = Vec::new();
-    let members = without_owned_by_shared(graph, ws, members, budget)?;
-    // Groups still to split; `true` once split by the prefix signature.
-    let mut groups: Vec<(Vec<u32>, bool)> = vec![(members, false)];
-    let mut failed: Vec<u32> = Vec::new();
-    while let Some((rest, signed)) = groups.pop() {
-        if rest.len() < 2 {
-            continue;
-        }
-        let rep = rest[0];
-        ws.leave_big(hubs);
-        let e = ws.next_epoch();
-        let in_r0 = 2 * e;
-        let objects = mark_reach(graph, hubs, ws, rep, in_r0, budget)?;
-        let mut class = vec![rep];
-        let mut additional = 0u64;
-        failed.clear();
-        for &m in &rest[1..] {
-            match pair_with(graph, block, ws, rep, m, in_r0, budget)? {
-                Some(extra) => {
-                    class.push(m);
-                    additional += extra;
-                }
-                None => failed.push(m),
-            }
-        }
-        if class.len() >= 2 {
-            classes.push(Class {
-                members: class,
-                objects_per_copy: objects,
-                additional_bytes: additional,
-            });
-        }
-        if failed.len() < 2 {
-            continue;
-        }
-        if signed {
-            groups.push((failed.clone(), true));
-            continue;
-        }
-        // The block holds several classes (typically equal objects at
-        // different places of one shared structure): split the rest by an
-        // invariant that sees sharing, so each class costs one pass.
-        let mut keyed: Vec<(u64, u32)> = Vec::with_capacity(failed.len());
-        for &m in &failed {
-            keyed.push((prefix_signature(graph, block, ws, m, budget)?, m));
-        }
-        keyed.sort_unstable();
-        let mut subgroups: Vec<Vec<u32>> = keyed
-            .chunk_by(|a, b| a.0 == b.0)
-            .map(|g| {
-                let mut v: Vec<u32> = g.iter().map(|&(_, m)| m).collect();
-                v.sort_unstable();
-                v
-            })
-            .collect();
-        subgroups.sort_unstable_by_key(|g| std::cmp::Reverse(g[0]));
-        groups.extend(subgroups.into_iter().map(|g| (g, true)));
-    }
-    Ok(classes)
 }
 
 /// Backward search limit of [`without_owned_by_shared`], in retainers
