@@ -16,6 +16,20 @@ pub fn assert_contains_all(text: &str, needles: &[&str]) {
     }
 }
 
+/// The folder of real dumps named by `HEAPTUI_REAL_HEAPS` (text conversions
+/// at its top, the native files under `raw/`), or `None`, after saying so on
+/// stderr, when it is not set: the real-dump tests then have nothing to check.
+/// `.ci/run` sets it whenever the real heaps sit beside the clone.
+pub fn real_heaps(test: &str) -> Option<PathBuf> {
+    match std::env::var_os("HEAPTUI_REAL_HEAPS") {
+        Some(dir) => Some(PathBuf::from(dir)),
+        None => {
+            eprintln!("{test}: HEAPTUI_REAL_HEAPS is not set, no real dump checked");
+            None
+        }
+    }
+}
+
 pub fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("fixtures")
