@@ -11,7 +11,7 @@
 //! half of the import's time. Both walks run the same code on the same
 //! bytes, so the counts of the first are what the second writes.
 
-use super::classes::{label, parse_class_dump, Classes, Op, StringLayout};
+use super::classes::{label, parse_class_dump, Classes, Layout, Op, StringLayout};
 use super::reader::{align8, be_id, BasicType, Reader};
 use super::scan::{
     root_extra, Chunk, SUB_CLASS_DUMP, SUB_INSTANCE, SUB_OBJ_ARRAY, SUB_PRIM_ARRAY,
@@ -169,7 +169,7 @@ fn instance<S: Sink>(cx: &Context, r: &mut Reader, s: &mut S, at: usize) -> Opti
             let ty = cx.classes.type_of[c as usize];
             string = cx.classes.string.filter(|st| st.ty == ty);
             s.object(id, ty, layout.shallow, at);
-            let (used, kept) = fields(s, &layout.ops, data, cx.sizes.id_size);
+            let (used, kept) = fields(s, &cx.classes.layouts, c, data, cx.sizes.id_size);
             if kept {
                 kind = ValueKind::Bytes;
             }
@@ -199,12 +199,25 @@ fn instance<S: Sink>(cx: &Context, r: &mut Reader, s: &mut S, at: usize) -> Opti
     Some(())
 }
 
-/// Applies a layout's ops to an instance's field bytes: the bytes used, and
-/// whether any became the value.
+/// Applies the ops of class `c`'s layout, then of the layouts it continues
+/// in, to an instance's field bytes: the bytes used, and whether any became
+/// the value.
 #[inline]
-fn fields<S: Sink>(s: &mut S, ops: &[Op], data: &[u8], id_size: usize) -> (usize, bool) {
+fn fields<S: Sink>(
+    s: &mut S,
+    layouts: &[Layout],
+    c: u32,
+    data: &[u8],
+    id_size: usize,
+) -> (usize, bool) {
     let (mut p, mut kept) = (0usize, false);
-    for &op in ops {
+    let mut ops = layouts[c as usize].ops.iter();
+    let mut then = layouts[c as usize].then;
+    while let Some(&op) = ops.next().or_else(|| {
+        let next = &layouts[then? as usize];
+        (ops, then) = (next.ops.iter(), next.then);
+        ops.next()
+    }) {
         match op {
             Op::Ref(l) => {
                 let Some(b) = data.get(p..p + id_size) else {
