@@ -225,3 +225,38 @@ fn hprof_superclass_cycle_is_linear() {
     let me = m.index_of(7).unwrap();
     assert!(m.refs_of(me).len() as u64 <= n + 1);
 }
+
+/// `loaders` class dumps naming one loader, whose id `repeats` instance
+/// dumps reuse: every repeat used to get a reference to every class
+/// before repeats were dropped (loaders × repeats references).
+fn one_loader_many_records(classes: u64, repeats: u64) -> Vec<u8> {
+    let mut h = Hprof::new();
+    h.string(1, "java.lang.ClassLoader");
+    h.load_class(1 << 8, 1);
+    h.class_dump(1 << 8, 0, 0, &[]);
+    let loader = 5u64;
+    for k in 2..classes + 2 {
+        h.class_dump(k << 8, 0, loader, &[]);
+    }
+    for _ in 0..repeats {
+        h.instance(loader, 1 << 8, &[]);
+    }
+    h.root(loader);
+    h.finish()
+}
+
+#[test]
+fn hprof_one_loader_id_in_many_records_is_linear() {
+    let (classes, repeats) = (3_000, 3_000);
+    let bytes = one_loader_many_records(classes, repeats);
+    let m = import_within("loaders.hprof", &bytes, 24);
+    let loader = m.index_of(5).unwrap();
+    // Its classes and its own class, once.
+    assert_eq!(
+        m.refs_of(loader).len() as u64,
+        classes + 1,
+        "{:?}",
+        m.diagnostics
+    );
+    assert_eq!(m.diagnostics.duplicate_objects, repeats - 1);
+}

@@ -86,6 +86,11 @@ pub(super) trait Sink {
     fn object(&mut self, id: u64, ty: u32, size: u64, at: usize);
     /// The object just begun has a class the dump never defines.
     fn undefined(&mut self, _class_id: u64) {}
+    /// The object just begun is class loader `l` (its place in
+    /// [`Loaders::ids`]): whether its references to the classes it defined
+    /// follow. Only the record of its id that is kept has them: a loader's
+    /// id in M records must not cost M times its classes.
+    fn loader(&mut self, l: u32) -> bool;
     /// A non-null reference of the current object.
     fn reference(&mut self, target: u64, label: u32);
     /// The current object's reference to its class, whose class index
@@ -187,7 +192,7 @@ fn instance<S: Sink>(cx: &Context, r: &mut Reader, s: &mut S, at: usize) -> Opti
         }
     }
     class_reference(s, class_id, class);
-    if let Some(l) = cx.loaders.get(id) {
+    if let Some(l) = cx.loaders.get(id).filter(|&l| s.loader(l)) {
         for &c in &cx.classes.loaders[&cx.loaders.ids[l as usize]] {
             reference(s, c, label::LOADED_CLASS);
         }
@@ -339,6 +344,10 @@ pub(super) struct Count<'a> {
     pub refs: usize,
     pub value_bytes: usize,
     pub strings: usize,
+    /// The chunk's class loaders: (object in the chunk, loader), whose
+    /// references to their classes are not counted in `refs` (`assemble`
+    /// adds them to the chunk of the record kept).
+    pub loaders: Vec<(usize, u32)>,
 }
 
 impl<'a> Count<'a> {
@@ -351,6 +360,7 @@ impl<'a> Count<'a> {
             refs: 0,
             value_bytes: 0,
             strings: 0,
+            loaders: Vec::new(),
         }
     }
 }
@@ -364,6 +374,10 @@ impl Sink for Count<'_> {
         }
         self.span.add(id);
         self.objects += 1;
+    }
+    fn loader(&mut self, l: u32) -> bool {
+        self.loaders.push((self.objects - 1, l));
+        false
     }
     #[inline]
     fn reference(&mut self, _target: u64, _label: u32) {
@@ -598,6 +612,10 @@ impl Sink for Write<'_> {
             *t = ty;
             *s = size;
         }
+    }
+
+    fn loader(&mut self, _l: u32) -> bool {
+        !self.dropping
     }
 
     fn undefined(&mut self, class_id: u64) {
