@@ -647,6 +647,35 @@ fn unknown_node_types_names_and_edge_types_are_counted() {
     );
 }
 
+/// A snapshot may declare more node types than the 255 kept: the ones
+/// past them are unknown types, counted (259 used to panic on an index).
+#[test]
+fn more_node_types_than_kept_are_unknown_types() {
+    let bytes = edited(|t| {
+        let extra: String = (9..259).map(|k| format!(",\"t{k}\"")).collect();
+        let t = t.replacen(
+            "\"sliced string\"]",
+            &format!("\"sliced string\"{extra}]"),
+            1,
+        );
+        let mut n = numbers(&t, "nodes");
+        n[2 * 6] = 254; // Window: the last type kept
+        n[4 * 6] = 258; // the array: the last declared
+        n[5 * 6] = 255; // the concatenated string: the first past
+        replace_array(&t, "nodes", &n)
+    });
+    let m = import(&bytes);
+    assert_eq!(m.type_name(ObjectIdx(1)), "(t254)");
+    assert_eq!(m.type_name(ObjectIdx(3)), "(unknown node type)");
+    assert_eq!(m.type_name(ObjectIdx(4)), "(unknown node type)");
+    assert_eq!(m.diagnostics.undefined_types, 2, "{:?}", m.diagnostics);
+    let msgs = m.diagnostics.messages.join("\n");
+    assert!(
+        msgs.contains("node 4: node type 258 is past the first 255 node types"),
+        "{msgs}"
+    );
+}
+
 #[test]
 fn edge_counts_that_disagree_with_the_edges_array_are_counted() {
     // Window declares one edge fewer: edges belong to nodes in order, so

@@ -51,6 +51,8 @@ struct Counted {
     refs: usize,
     value_bytes: usize,
     strings: usize,
+    /// The chunk's class loaders (see `Count::loaders`).
+    loaders: Vec<(usize, u32)>,
     /// Ids past the scan's count of the chunk's objects.
     extra: Vec<u64>,
     /// The span of the chunk's ids.
@@ -91,13 +93,14 @@ pub(super) fn assemble(
         loaders: Loaders::new(loader_ids),
     };
     let mut laps = crate::progress::Laps::new("hprof/assemble");
-    let (ids, counts) = ids_and_counts(&cx, chunks, progress)?;
+    let (ids, mut counts) = ids_and_counts(&cx, chunks, progress)?;
     laps.lap("ids");
     let span = counts
         .iter()
         .fold(IdSpan::default(), |s, k| s.merge(k.span));
     let wide = WideIdIndex::build_in_runs(&ids, span);
     laps.lap("id index");
+    loader_references(&mut counts, &cx, &wide);
     let (mut a, mut undefined, mut strings, dangling) =
         write_all(&cx, source, chunks, &counts, ids, &wide, progress, issues)?;
     laps.lap("write");
@@ -158,6 +161,7 @@ fn ids_and_counts(
                 refs: k.refs,
                 value_bytes: k.value_bytes,
                 strings: k.strings,
+                loaders: k.loaders,
                 extra: k.extra,
                 span: k.span,
             })
@@ -181,6 +185,21 @@ fn ids_and_counts(
         start += had;
     }
     Ok((out, counts))
+}
+
+/// Counts each class loader's references to its classes in the chunk of
+/// its record that is kept (the first of its id), as `Write` gives them.
+fn loader_references(counts: &mut [Counted], cx: &Context, wide: &WideIdIndex) {
+    let mut first = 0;
+    for k in counts {
+        for &(o, l) in &k.loaders {
+            let id = cx.loaders.ids[l as usize];
+            if wide.repeated == 0 || wide.get(id) == Some((first + o) as u32) {
+                k.refs += cx.classes.loaders[&id].len();
+            }
+        }
+        first += k.objects;
+    }
 }
 
 /// The second walk: every array written in its place. Returns the arrays,

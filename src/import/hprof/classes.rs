@@ -85,11 +85,18 @@ pub(super) enum Op {
 /// How instances of a class are decoded and sized.
 #[derive(Debug, Default)]
 pub(super) struct Layout {
+    /// The class's own fields; those of its superclasses follow in the
+    /// layout of class `then`, and so on (a layout is not copied into
+    /// every subclass: a chain of n classes would take n² ops).
     pub ops: Vec<Op>,
+    /// The nearest superclass with fields, whose ops come next.
+    pub then: Option<u32>,
     /// Field bytes an instance dump should hold (ids at the file's size).
     pub data_bytes: usize,
     /// MAT's shallow size of an instance.
     pub shallow: u64,
+    /// The heap bytes of the fields, inherited ones included.
+    field_bytes: u64,
     /// False when the superclass chain is broken (a missing class or a
     /// cycle): instances are then decoded as far as the known fields go.
     pub complete: bool,
@@ -261,24 +268,25 @@ pub(super) fn build(
     let coder_label = labels.intern("coder");
     let value_label = labels.intern("value");
     let mut string = None;
-    let layouts: Vec<Layout> = (0..dumps.len())
-        .map(|c| {
-            let cached = if Some(c) == string_class {
-                &hash_labels[..]
-            } else {
-                &[]
-            };
-            let (layout, coder) = layout(c, &dumps, &ids, &index, &own, cached, coder_label, sizes);
-            if Some(c) == string_class {
-                string = Some(StringLayout {
-                    ty: type_of[c],
-                    value: value_label,
-                    coder_at: coder,
-                });
-            }
-            layout
-        })
-        .collect();
+    let (up, order) = supers_first(&dumps, &ids, &index);
+    let mut layouts: Vec<Layout> = (0..dumps.len()).map(|_| Layout::default()).collect();
+    for c in order {
+        let cached = if Some(c) == string_class {
+            &hash_labels[..]
+        } else {
+            &[]
+        };
+        let chain = (&dumps[..], &up[..], &layouts[..]);
+        let (layout, coder) = layout(c, chain, &own, cached, coder_label, sizes);
+        if Some(c) == string_class {
+            string = Some(StringLayout {
+                ty: type_of[c],
+                value: value_label,
+                coder_at: coder,
+            });
+        }
+        layouts[c] = layout;
+    }
     let class_type = types.intern("java.lang.Class");
     let prim_types = BasicType::PRIMITIVES.map(|t| types.intern(t.array_name()));
     let mut loaders: HashMap<u64, Vec<u64>> = HashMap::new();
@@ -303,15 +311,58 @@ pub(super) fn build(
     }
 }
 
-/// The flattened field layout of class `c`: its own fields, then its
-/// superclass's, and so on. `skip` lists labels whose bytes are left out of
-/// the value; the offset of field `coder` in the value bytes comes back.
-#[allow(clippy::too_many_arguments)]
-fn layout(
-    c: usize,
+/// Each class's superclass by class index (`None` at the top, where the
+/// superclass was not dumped, and where the chain closes a cycle), and an
+/// order of the classes in which each comes after its superclass. Each
+/// class is visited once.
+fn supers_first(
     dumps: &[ClassDump],
     ids: &[u64],
     index: &IdIndex,
+) -> (Vec<Option<usize>>, Vec<usize>) {
+    let mut up: Vec<Option<usize>> = dumps
+        .iter()
+        .map(|d| match d.super_id {
+            0 => None,
+            s => index.get(ids, s).map(|s| s as usize),
+        })
+        .collect();
+    const NEW: u8 = 0;
+    const ON_PATH: u8 = 1;
+    const DONE: u8 = 2;
+    let mut state = vec![NEW; dumps.len()];
+    let mut order = Vec::with_capacity(dumps.len());
+    let mut path = Vec::new();
+    for c in 0..dumps.len() {
+        let mut k = Some(c);
+        while let Some(at) = k.filter(|&k| state[k] == NEW) {
+            state[at] = ON_PATH;
+            path.push(at);
+            k = up[at];
+        }
+        if let Some(k) = k.filter(|&k| state[k] == ON_PATH) {
+            // `path` ends in a cycle through `k`: the class whose
+            // superclass is `k` closes it.
+            up[*path.last().unwrap_or(&k)] = None;
+        }
+        while let Some(k) = path.pop() {
+            state[k] = DONE;
+            order.push(k);
+        }
+    }
+    (up, order)
+}
+
+/// The field layout of class `c`: its own fields, then (through
+/// [`Layout::then`]) its superclass's, and so on; `chain` holds the
+/// dumps, each class's superclass from [`supers_first`] and the layouts of
+/// the superclasses, already made. `skip` lists labels whose bytes are left
+/// out of the value: a class given some (`java.lang.String`) has its whole
+/// chain copied into its ops. The offset of field `coder` in the value
+/// bytes comes back.
+fn layout(
+    c: usize,
+    (dumps, up, done): (&[ClassDump], &[Option<usize>], &[Layout]),
     own: &[Vec<(u32, BasicType)>],
     skip: &[u32],
     coder_label: u32,
@@ -326,13 +377,9 @@ fn layout(
     let mut value_at = 0usize;
     let mut coder = None;
     let mut cur = Some(c);
-    let mut steps = 0;
     while let Some(k) = cur {
-        steps += 1;
-        if steps > dumps.len() {
-            out.complete = false; // a superclass cycle
-            break;
-        }
+        // A broken chain: a superclass not dumped, or a cycle.
+        out.complete &= dumps[k].super_id == 0 || up[k].is_some();
         for &(lbl, t) in &own[k] {
             out.data_bytes += t.file_size(id_size);
             field_bytes += t.heap_size(sizes.ref_size);
@@ -350,15 +397,22 @@ fn layout(
             };
             push_op(&mut out.ops, op);
         }
-        let sup = dumps[k].super_id;
-        cur = if sup == 0 {
-            None
-        } else {
-            let s = index.get(ids, sup).map(|s| s as usize);
-            out.complete &= s.is_some();
-            s
+        cur = match (skip.is_empty(), up[k]) {
+            (true, Some(s)) => {
+                let sup = &done[s];
+                out.data_bytes += sup.data_bytes;
+                field_bytes += sup.field_bytes;
+                out.complete &= sup.complete;
+                out.then = match sup.ops.is_empty() {
+                    true => sup.then,
+                    false => Some(s as u32),
+                };
+                None
+            }
+            (_, s) => s,
         };
     }
+    out.field_bytes = field_bytes;
     out.shallow = align8(sizes.header + field_bytes);
     (out, coder)
 }

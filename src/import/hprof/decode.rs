@@ -11,7 +11,7 @@
 //! half of the import's time. Both walks run the same code on the same
 //! bytes, so the counts of the first are what the second writes.
 
-use super::classes::{label, parse_class_dump, Classes, Op, StringLayout};
+use super::classes::{label, parse_class_dump, Classes, Layout, Op, StringLayout};
 use super::reader::{align8, be_id, BasicType, Reader};
 use super::scan::{
     root_extra, Chunk, SUB_CLASS_DUMP, SUB_INSTANCE, SUB_OBJ_ARRAY, SUB_PRIM_ARRAY,
@@ -86,6 +86,11 @@ pub(super) trait Sink {
     fn object(&mut self, id: u64, ty: u32, size: u64, at: usize);
     /// The object just begun has a class the dump never defines.
     fn undefined(&mut self, _class_id: u64) {}
+    /// The object just begun is class loader `l` (its place in
+    /// [`Loaders::ids`]): whether its references to the classes it defined
+    /// follow. Only the record of its id that is kept has them: a loader's
+    /// id in M records must not cost M times its classes.
+    fn loader(&mut self, l: u32) -> bool;
     /// A non-null reference of the current object.
     fn reference(&mut self, target: u64, label: u32);
     /// The current object's reference to its class, whose class index
@@ -169,7 +174,7 @@ fn instance<S: Sink>(cx: &Context, r: &mut Reader, s: &mut S, at: usize) -> Opti
             let ty = cx.classes.type_of[c as usize];
             string = cx.classes.string.filter(|st| st.ty == ty);
             s.object(id, ty, layout.shallow, at);
-            let (used, kept) = fields(s, &layout.ops, data, cx.sizes.id_size);
+            let (used, kept) = fields(s, &cx.classes.layouts, c, data, cx.sizes.id_size);
             if kept {
                 kind = ValueKind::Bytes;
             }
@@ -187,7 +192,7 @@ fn instance<S: Sink>(cx: &Context, r: &mut Reader, s: &mut S, at: usize) -> Opti
         }
     }
     class_reference(s, class_id, class);
-    if let Some(l) = cx.loaders.get(id) {
+    if let Some(l) = cx.loaders.get(id).filter(|&l| s.loader(l)) {
         for &c in &cx.classes.loaders[&cx.loaders.ids[l as usize]] {
             reference(s, c, label::LOADED_CLASS);
         }
@@ -199,12 +204,25 @@ fn instance<S: Sink>(cx: &Context, r: &mut Reader, s: &mut S, at: usize) -> Opti
     Some(())
 }
 
-/// Applies a layout's ops to an instance's field bytes: the bytes used, and
-/// whether any became the value.
+/// Applies the ops of class `c`'s layout, then of the layouts it continues
+/// in, to an instance's field bytes: the bytes used, and whether any became
+/// the value.
 #[inline]
-fn fields<S: Sink>(s: &mut S, ops: &[Op], data: &[u8], id_size: usize) -> (usize, bool) {
+fn fields<S: Sink>(
+    s: &mut S,
+    layouts: &[Layout],
+    c: u32,
+    data: &[u8],
+    id_size: usize,
+) -> (usize, bool) {
     let (mut p, mut kept) = (0usize, false);
-    for &op in ops {
+    let mut ops = layouts[c as usize].ops.iter();
+    let mut then = layouts[c as usize].then;
+    while let Some(&op) = ops.next().or_else(|| {
+        let next = &layouts[then? as usize];
+        (ops, then) = (next.ops.iter(), next.then);
+        ops.next()
+    }) {
         match op {
             Op::Ref(l) => {
                 let Some(b) = data.get(p..p + id_size) else {
@@ -326,6 +344,10 @@ pub(super) struct Count<'a> {
     pub refs: usize,
     pub value_bytes: usize,
     pub strings: usize,
+    /// The chunk's class loaders: (object in the chunk, loader), whose
+    /// references to their classes are not counted in `refs` (`assemble`
+    /// adds them to the chunk of the record kept).
+    pub loaders: Vec<(usize, u32)>,
 }
 
 impl<'a> Count<'a> {
@@ -338,6 +360,7 @@ impl<'a> Count<'a> {
             refs: 0,
             value_bytes: 0,
             strings: 0,
+            loaders: Vec::new(),
         }
     }
 }
@@ -351,6 +374,10 @@ impl Sink for Count<'_> {
         }
         self.span.add(id);
         self.objects += 1;
+    }
+    fn loader(&mut self, l: u32) -> bool {
+        self.loaders.push((self.objects - 1, l));
+        false
     }
     #[inline]
     fn reference(&mut self, _target: u64, _label: u32) {
@@ -585,6 +612,10 @@ impl Sink for Write<'_> {
             *t = ty;
             *s = size;
         }
+    }
+
+    fn loader(&mut self, _l: u32) -> bool {
+        !self.dropping
     }
 
     fn undefined(&mut self, class_id: u64) {

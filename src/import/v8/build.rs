@@ -84,9 +84,12 @@ pub fn types(
             || [false; 258],
             |a, b| std::array::from_fn(|i| a[i] || b[i]),
         );
+    // Kinds past the 255 kept are [`UNKNOWN_KIND`] (see `nodes::read`):
+    // a snapshot may declare more node types than `used` has slots.
     let by_kind: Vec<u32> = meta
         .node_types
         .iter()
+        .take(UNKNOWN_KIND as usize)
         .enumerate()
         .map(|(k, t)| match used[k] {
             true => intern(&format!("({t})")),

@@ -84,8 +84,11 @@ fn read_chunk(chunk: &mut Chunk, out: &mut Nodes, meta: &Meta) -> Result<(), Sca
                 kind as u8
             } else {
                 out.diag.count(Kind::Undefined, 1);
-                out.diag.note(place(r, 0), || {
-                    format!("node {r}: node type {kind} is not in snapshot.meta")
+                out.diag.note(place(r, 0), || match kind < meta.node_types.len() as u64 {
+                    true => format!(
+                        "node {r}: node type {kind} is past the first {UNKNOWN_KIND} node types, the ones heaptui keeps"
+                    ),
+                    false => format!("node {r}: node type {kind} is not in snapshot.meta"),
                 });
                 UNKNOWN_KIND
             },
