@@ -90,6 +90,10 @@ pub(super) struct Layout {
     pub data_bytes: usize,
     /// MAT's shallow size of an instance.
     pub shallow: u64,
+    /// The instance fields, inherited ones included: bytes of primitives
+    /// and how many references (for `layout`'s models).
+    pub prim_bytes: u64,
+    pub refs: u64,
     /// False when the superclass chain is broken (a missing class or a
     /// cycle): instances are then decoded as far as the known fields go.
     pub complete: bool,
@@ -150,6 +154,9 @@ pub(super) struct Classes {
     pub ids: Vec<u64>,
     pub index: IdIndex,
     pub layouts: Vec<Layout>,
+    /// Each class's superclass, by class index (`None` at the top or where
+    /// the superclass was not dumped).
+    pub supers: Vec<Option<u32>>,
     /// The type (an index into `types`) of a class's instances, and of
     /// object arrays whose array class it is.
     pub type_of: Vec<u32>,
@@ -279,6 +286,14 @@ pub(super) fn build(
             layout
         })
         .collect();
+    let supers = dumps
+        .iter()
+        .map(|d| {
+            (d.super_id != 0)
+                .then(|| index.get(&ids, d.super_id))
+                .flatten()
+        })
+        .collect();
     let class_type = types.intern("java.lang.Class");
     let prim_types = BasicType::PRIMITIVES.map(|t| types.intern(t.array_name()));
     let mut loaders: HashMap<u64, Vec<u64>> = HashMap::new();
@@ -291,6 +306,7 @@ pub(super) fn build(
         ids,
         index,
         layouts,
+        supers,
         type_of,
         types,
         labels,
@@ -336,6 +352,10 @@ fn layout(
         for &(lbl, t) in &own[k] {
             out.data_bytes += t.file_size(id_size);
             field_bytes += t.heap_size(sizes.ref_size);
+            match t {
+                BasicType::Object => out.refs += 1,
+                _ => out.prim_bytes += t.file_size(1) as u64,
+            }
             let n = t.file_size(id_size) as u32;
             let op = match t {
                 BasicType::Object => Op::Ref(lbl),
