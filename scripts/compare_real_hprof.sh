@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Cross-checks the HPROF importer against independent conversions of the
 # same dumps to the text format (the shared real heaps, converted with the
-# same model: MAT sizes, fields + statics + the object->class edge):
+# same model: MAT sizes, forced here with --model-sizes, fields + statics +
+# the object->class edge):
 # object counts, references, total/reachable bytes and every top-level
 # dominator's id and retained size must agree.
 #
@@ -17,7 +18,8 @@ for gz in "$dir"/raw/*.hprof.gz "$dir"/raw/*.bin.gz; do
     name=$(basename "$gz"); name=${name%.gz}; name=${name%.hprof}; name=${name%.bin}
     txt="$dir/$name.dump.txt"
     [ -e "$txt" ] || { echo "$name: no text conversion"; continue; }
-    "$bin" report --json --top 0 --duplicates none "$gz" > "$tmp/a.json"
+    # The conversions carry MAT's sizes: the model is forced.
+    "$bin" report --json --top 0 --duplicates none --model-sizes "$gz" > "$tmp/a.json"
     "$bin" report --json --top 0 --duplicates none "$txt" > "$tmp/b.json"
     python3 - "$name" "$tmp/a.json" "$tmp/b.json" <<'PY' || status=1
 import json, sys

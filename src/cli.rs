@@ -54,9 +54,16 @@ pub struct Cli {
     pub duplicates: DuplicateArgs,
 
     /// HPROF: size objects as a 64-bit JVM with compressed references does
-    /// (12-byte headers, 4-byte references), as Eclipse MAT's option.
-    #[arg(long, global = true)]
+    /// (12-byte headers, 4-byte references), as Eclipse MAT's option,
+    /// rather than by the layout found in the dump.
+    #[arg(long, global = true, conflicts_with = "model_sizes")]
     pub compressed_refs: bool,
+
+    /// HPROF: size objects by the field model of the identifier size (8-
+    /// or 16-byte headers, as Eclipse MAT does by default) rather than by
+    /// the layout found in the dump.
+    #[arg(long, global = true)]
+    pub model_sizes: bool,
 }
 
 /// `--duplicates` (SPEC §2.4).
@@ -265,6 +272,7 @@ impl TryFrom<Cli> for Run {
     fn try_from(cli: Cli) -> Result<Run, UsageError> {
         let import = ImportOptions {
             compressed_refs: cli.compressed_refs,
+            model_sizes: cli.model_sizes,
         };
         let cache = if cli.no_cache {
             None

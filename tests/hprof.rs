@@ -563,7 +563,7 @@ proptest! {
     fn random_heaps_round_trip(seed in any::<u64>(), wide in any::<bool>(), compressed in any::<bool>()) {
         let h = Heap::random(seed, if wide { 8 } else { 4 });
         let bytes = h.write();
-        let options = ImportOptions { compressed_refs: compressed };
+        let options = ImportOptions { compressed_refs: compressed, model_sizes: !compressed };
         let m = import_bytes_with(Path::new("r.hprof"), &bytes, &options).unwrap();
         prop_assert_eq!(m.format, Format::Hprof);
         prop_assert_eq!(m.diagnostics.total(), 0, "{:?}", m.diagnostics);
@@ -574,6 +574,25 @@ proptest! {
             (h.obj_id(o), k, f)
         }).collect();
         prop_assert_eq!(roots, want);
+    }
+
+    /// With no option the importer looks for the layout in the ids (here
+    /// 16 bytes apart, not the objects' sizes): whatever it finds, the
+    /// graph is the one written and every size at least a header's.
+    #[test]
+    fn random_heaps_sized_from_their_ids_keep_their_graph(seed in any::<u64>(), wide in any::<bool>()) {
+        let h = Heap::random(seed, if wide { 8 } else { 4 });
+        let bytes = h.write();
+        let m = import_bytes(Path::new("r.hprof"), &bytes).unwrap();
+        prop_assert_eq!(m.diagnostics.total(), 0, "{:?}", m.diagnostics);
+        let want = expected(&h, false);
+        let got = got(&m);
+        prop_assert_eq!(got.len(), want.len());
+        for (id, w) in &want {
+            let g = &got[id];
+            prop_assert_eq!((&g.ty, &g.refs), (&w.ty, &w.refs));
+            prop_assert!(g.size >= 8, "{:x}: {}", id, g.size);
+        }
     }
 
     /// A file cut anywhere imports with diagnostics or fails with one

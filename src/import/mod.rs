@@ -107,6 +107,10 @@ pub struct ImportOptions {
     /// them out (12-byte object header, 16-byte array header, 4-byte
     /// references) instead of what the identifier size implies.
     pub compressed_refs: bool,
+    /// HPROF: size objects by the field model that the identifier size
+    /// implies (Eclipse MAT's sizes) instead of the layout found in the
+    /// dump.
+    pub model_sizes: bool,
 }
 
 /// Opens a dump file read-only and imports it with the importer of its

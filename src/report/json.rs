@@ -235,6 +235,17 @@ pub fn write_json(out: &mut impl Write, a: &Analysis, opts: &ReportOptions) -> i
     json(out, &dump.path.display().to_string())?;
     out.write_all(b",\"format\":")?;
     json(out, &dump.format.key())?;
+    if !dump.details.is_empty() {
+        // The native formats' details, as the overview shows them (HPROF:
+        // its version, identifier size, the object layout found).
+        let details: serde_json::Map<String, serde_json::Value> = dump
+            .details
+            .iter()
+            .map(|(k, v)| (k.clone(), serde_json::Value::String(v.clone())))
+            .collect();
+        out.write_all(b",\n\"details\":")?;
+        json(out, &details)?;
+    }
     out.write_all(b",\n\"summary\":")?;
     let s = &a.summary;
     json(

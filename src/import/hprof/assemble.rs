@@ -11,6 +11,7 @@ use rayon::prelude::*;
 use super::classes::Classes;
 use super::decode::{walk, Context, Count, Loaders, Parts, StringMark, Undefined, Write};
 use super::decode::{DROPPED, UNDEFINED};
+use super::layout::{Evidence, Sizing};
 use super::reader::BasicType;
 use super::scan::{Chunk, RawRoot};
 use super::SizeModel;
@@ -29,6 +30,8 @@ pub(super) struct Assembled {
     pub labels: Vec<u32>,
     pub values: Values,
     pub roots: Vec<Root>,
+    /// How the objects were sized.
+    pub sizing: Sizing,
 }
 
 /// Why assembly stopped.
@@ -57,6 +60,7 @@ struct Counted {
     extra: Vec<u64>,
     /// The span of the chunk's ids.
     span: IdSpan,
+    evidence: Evidence,
 }
 
 /// The per-object and per-reference arrays, whole.
@@ -79,15 +83,16 @@ pub(super) fn assemble(
     chunks: &[Chunk],
     raw_roots: &[RawRoot],
     classes: &Classes,
-    sizes: SizeModel,
+    (sizes, infer): (SizeModel, bool),
     progress: &Progress,
     issues: &mut Collector,
 ) -> Result<Assembled, Stop> {
     let loader_ids: Vec<u64> = classes.loaders.keys().copied().collect();
-    let cx = Context {
+    let mut cx = Context {
         bytes: source.bytes(),
         classes,
-        sizes,
+        id_size: sizes.id_size,
+        sizing: Sizing::model(&sizes, classes),
         class_type: classes.class_type,
         prim_types: classes.prim_types,
         loaders: Loaders::new(loader_ids),
@@ -95,6 +100,19 @@ pub(super) fn assemble(
     let mut laps = crate::progress::Laps::new("hprof/assemble");
     let (ids, mut counts) = ids_and_counts(&cx, chunks, progress)?;
     laps.lap("ids");
+    if infer {
+        let mut evidence = Evidence::default();
+        for k in &mut counts {
+            evidence.merge(std::mem::take(&mut k.evidence));
+        }
+        let class_class = classes
+            .type_of
+            .iter()
+            .position(|&t| t == classes.class_type)
+            .map(|c| c as u32);
+        cx.sizing = Sizing::infer(&evidence, classes, &sizes, class_class);
+        laps.lap("layout");
+    }
     let span = counts
         .iter()
         .fold(IdSpan::default(), |s, k| s.merge(k.span));
@@ -137,6 +155,7 @@ pub(super) fn assemble(
         labels: a.labels,
         values: Values::new(a.value_ends, a.values, a.kinds),
         roots,
+        sizing: cx.sizing,
     })
 }
 
@@ -164,6 +183,7 @@ fn ids_and_counts(
                 loaders: k.loaders,
                 extra: k.extra,
                 span: k.span,
+                evidence: k.evidence,
             })
         })
         .collect::<Result<Vec<Counted>, Cancelled>>()?;

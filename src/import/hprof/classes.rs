@@ -97,6 +97,10 @@ pub(super) struct Layout {
     pub shallow: u64,
     /// The heap bytes of the fields, inherited ones included.
     field_bytes: u64,
+    /// The instance fields, inherited ones included: bytes of primitives
+    /// and how many references (for `layout`'s models).
+    pub prim_bytes: u64,
+    pub refs: u64,
     /// False when the superclass chain is broken (a missing class or a
     /// cycle): instances are then decoded as far as the known fields go.
     pub complete: bool,
@@ -157,6 +161,9 @@ pub(super) struct Classes {
     pub ids: Vec<u64>,
     pub index: IdIndex,
     pub layouts: Vec<Layout>,
+    /// Each class's superclass, by class index (`None` at the top or where
+    /// the superclass was not dumped).
+    pub supers: Vec<Option<u32>>,
     /// The type (an index into `types`) of a class's instances, and of
     /// object arrays whose array class it is.
     pub type_of: Vec<u32>,
@@ -287,6 +294,7 @@ pub(super) fn build(
         }
         layouts[c] = layout;
     }
+    let supers = up.iter().map(|s| s.map(|s| s as u32)).collect();
     let class_type = types.intern("java.lang.Class");
     let prim_types = BasicType::PRIMITIVES.map(|t| types.intern(t.array_name()));
     let mut loaders: HashMap<u64, Vec<u64>> = HashMap::new();
@@ -299,6 +307,7 @@ pub(super) fn build(
         ids,
         index,
         layouts,
+        supers,
         type_of,
         types,
         labels,
@@ -383,6 +392,10 @@ fn layout(
         for &(lbl, t) in &own[k] {
             out.data_bytes += t.file_size(id_size);
             field_bytes += t.heap_size(sizes.ref_size);
+            match t {
+                BasicType::Object => out.refs += 1,
+                _ => out.prim_bytes += t.file_size(1) as u64,
+            }
             let n = t.file_size(id_size) as u32;
             let op = match t {
                 BasicType::Object => Op::Ref(lbl),
@@ -402,6 +415,8 @@ fn layout(
                 let sup = &done[s];
                 out.data_bytes += sup.data_bytes;
                 field_bytes += sup.field_bytes;
+                out.prim_bytes += sup.prim_bytes;
+                out.refs += sup.refs;
                 out.complete &= sup.complete;
                 out.then = match sup.ops.is_empty() {
                     true => sup.then,

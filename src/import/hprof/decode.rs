@@ -12,12 +12,12 @@
 //! bytes, so the counts of the first are what the second writes.
 
 use super::classes::{label, parse_class_dump, Classes, Layout, Op, StringLayout};
-use super::reader::{align8, be_id, BasicType, Reader};
+use super::layout::{self, Evidence, Shape, Sizing};
+use super::reader::{be_id, BasicType, Reader};
 use super::scan::{
     root_extra, Chunk, SUB_CLASS_DUMP, SUB_INSTANCE, SUB_OBJ_ARRAY, SUB_PRIM_ARRAY,
     SUB_PRIM_ARRAY_NODATA,
 };
-use super::SizeModel;
 use crate::model::{Collector, Kind};
 use crate::model::{IdIndex, IdSpan, Labels, ValueKind, WideIdIndex};
 
@@ -32,7 +32,11 @@ pub(super) const DROPPED: u32 = u32::MAX;
 pub(super) struct Context<'a> {
     pub bytes: &'a [u8],
     pub classes: &'a Classes,
-    pub sizes: SizeModel,
+    pub id_size: usize,
+    /// How objects are sized: the model during the first walk (which
+    /// gathers the evidence and sizes nothing), the layout found in the
+    /// second.
+    pub sizing: Sizing,
     /// Type of class objects (`java.lang.Class`).
     pub class_type: u32,
     /// Type of each primitive array, by [`BasicType::prim_index`].
@@ -84,6 +88,10 @@ impl Loaders {
 pub(super) trait Sink {
     /// An object begins at file offset `at`.
     fn object(&mut self, id: u64, ty: u32, size: u64, at: usize);
+    /// What the object just begun is, for the distance to the next one
+    /// (see `layout`).
+    #[inline]
+    fn shape(&mut self, _shape: Shape) {}
     /// The object just begun has a class the dump never defines.
     fn undefined(&mut self, _class_id: u64) {}
     /// The object just begun is class loader `l` (its place in
@@ -113,7 +121,7 @@ pub(super) trait Sink {
 
 /// Reads the objects of one chunk (its sub-records were checked by the scan).
 pub(super) fn walk<S: Sink>(cx: &Context, chunk: &Chunk, s: &mut S) {
-    let id_size = cx.sizes.id_size;
+    let id_size = cx.id_size;
     let mut r = Reader::new(&cx.bytes[..chunk.end], chunk.start, id_size);
     while r.remaining() > 0 {
         let at = r.pos();
@@ -173,8 +181,9 @@ fn instance<S: Sink>(cx: &Context, r: &mut Reader, s: &mut S, at: usize) -> Opti
             let layout = &cx.classes.layouts[c as usize];
             let ty = cx.classes.type_of[c as usize];
             string = cx.classes.string.filter(|st| st.ty == ty);
-            s.object(id, ty, layout.shallow, at);
-            let (used, kept) = fields(s, &cx.classes.layouts, c, data, cx.sizes.id_size);
+            s.object(id, ty, cx.sizing.instance(c), at);
+            s.shape(Shape::Instance(c));
+            let (used, kept) = fields(s, &cx.classes.layouts, c, data, cx.id_size);
             if kept {
                 kind = ValueKind::Bytes;
             }
@@ -187,7 +196,8 @@ fn instance<S: Sink>(cx: &Context, r: &mut Reader, s: &mut S, at: usize) -> Opti
             }
         }
         None => {
-            s.object(id, UNDEFINED, align8(cx.sizes.header + n as u64), at);
+            s.object(id, UNDEFINED, cx.sizing.undefined_instance(n as u64), at);
+            s.shape(Shape::Other);
             s.undefined(class_id);
         }
     }
@@ -251,8 +261,8 @@ fn object_array<S: Sink>(cx: &Context, r: &mut Reader, s: &mut S, at: usize) -> 
     r.u4()?;
     let len = r.u4()? as usize;
     let class_id = r.id()?;
-    let elements = r.take(len.checked_mul(cx.sizes.id_size)?)?;
-    let size = align8(cx.sizes.array_header + len as u64 * cx.sizes.ref_size);
+    let elements = r.take(len.checked_mul(cx.id_size)?)?;
+    let size = cx.sizing.array(layout::OBJECT_ARRAY_KIND, len as u64);
     let class = cx.classes.get(class_id);
     match class {
         Some(c) => s.object(id, cx.classes.type_of[c as usize], size, at),
@@ -261,7 +271,8 @@ fn object_array<S: Sink>(cx: &Context, r: &mut Reader, s: &mut S, at: usize) -> 
             s.undefined(class_id);
         }
     }
-    for (i, e) in elements.chunks_exact(cx.sizes.id_size).enumerate() {
+    s.shape(Shape::Array(layout::OBJECT_ARRAY_KIND, len as u32));
+    for (i, e) in elements.chunks_exact(cx.id_size).enumerate() {
         reference(s, be_id(e), Labels::index(i as u64));
     }
     class_reference(s, class_id, class);
@@ -286,8 +297,14 @@ fn primitive_array<S: Sink>(
     } else {
         None
     };
-    let size = align8(cx.sizes.array_header + len * esize);
-    s.object(id, cx.prim_types[ty.prim_index()], size, at);
+    let kind_of = layout::prim_kind(ty);
+    s.object(
+        id,
+        cx.prim_types[ty.prim_index()],
+        cx.sizing.array(kind_of, len),
+        at,
+    );
+    s.shape(Shape::Array(kind_of, len as u32));
     let kind = match data {
         Some(b) => {
             s.value(b);
@@ -305,17 +322,26 @@ fn primitive_array<S: Sink>(
 
 fn class_object<S: Sink>(cx: &Context, r: &mut Reader, s: &mut S, at: usize) -> Option<()> {
     let c = parse_class_dump(r).ok()?;
-    let heap: u64 = c
-        .statics
-        .iter()
-        .map(|s| s.1.heap_size(cx.sizes.ref_size))
-        .sum();
-    s.object(c.id, cx.class_type, align8(cx.sizes.header + heap), at);
+    let index = cx.classes.get(c.id);
+    let (refs, prims) = c.statics.iter().fold((0, 0), |(r, p), s| match s.1 {
+        BasicType::Object => (r + 1, p),
+        t => (r, p + t.file_size(1) as u64),
+    });
+    // HotSpot lists its constant pool's resolved references as a static
+    // field `<resolved_references>`, which the class object does not hold.
+    let synthetic = index.map_or(0, |i| {
+        cx.classes.static_labels[i as usize]
+            .iter()
+            .filter(|&&l| cx.classes.labels.names[l as usize].starts_with('<'))
+            .count() as u64
+    });
+    let size = cx.sizing.class_object(prims, refs, synthetic);
+    s.object(c.id, cx.class_type, size, at);
+    s.shape(Shape::Other);
     reference(s, c.super_id, label::SUPER);
     reference(s, c.loader, label::LOADER);
     reference(s, c.signers, label::SIGNERS);
     reference(s, c.protection_domain, label::PROTECTION_DOMAIN);
-    let index = cx.classes.get(c.id);
     for (k, st) in c.statics.iter().enumerate() {
         let l = index
             .and_then(|i| cx.classes.static_labels[i as usize].get(k).copied())
@@ -338,6 +364,9 @@ fn class_object<S: Sink>(cx: &Context, r: &mut Reader, s: &mut S, at: usize) -> 
 /// the id index), and the counts.
 pub(super) struct Count<'a> {
     ids: &'a mut [u64],
+    /// The distances between the chunk's objects.
+    pub evidence: Evidence,
+    id: u64,
     pub extra: Vec<u64>,
     pub span: IdSpan,
     pub objects: usize,
@@ -354,6 +383,8 @@ impl<'a> Count<'a> {
     pub fn new(ids: &'a mut [u64]) -> Count<'a> {
         Count {
             ids,
+            evidence: Evidence::default(),
+            id: 0,
             extra: Vec::new(),
             span: IdSpan::default(),
             objects: 0,
@@ -374,6 +405,11 @@ impl Sink for Count<'_> {
         }
         self.span.add(id);
         self.objects += 1;
+        self.id = id;
+    }
+    #[inline]
+    fn shape(&mut self, shape: Shape) {
+        self.evidence.add(self.id, shape);
     }
     fn loader(&mut self, l: u32) -> bool {
         self.loaders.push((self.objects - 1, l));

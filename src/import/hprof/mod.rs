@@ -3,9 +3,11 @@
 //! sub-records (interned string, finalizing, debugger, reference cleanup, VM
 //! internal and JNI monitor roots, unreachable, primitive arrays without
 //! data, heap dump info). Objects map onto the model as Eclipse MAT sees
-//! them: MAT's shallow sizes, references in dump order with field names and
-//! array indices as labels, primitive field bytes and array contents as
-//! values.
+//! them — references in dump order with field names and array indices as
+//! labels, primitive field bytes and array contents as values — but sized
+//! as the JVM laid them out, from the layout found in the dump (`layout`,
+//! docs/hprof-layout.md), or by MAT's model where the dump shows none or
+//! an option forces it.
 //!
 //! A hand-written binary scanner over the memory-mapped file, with every read
 //! bounds-checked (`reader`): no parser library fits a format whose
@@ -20,12 +22,14 @@
 //! dump segments) and walks the sub-records' headers, cutting them into
 //! chunks (segments in parallel); `classes` reads the class dumps into field
 //! layouts and sizes; `decode` reads the chunks' objects, which `assemble`
-//! does twice in parallel: ids and counts, then, with the id index built,
-//! every array written in place with references resolved.
+//! does twice in parallel: ids, counts and the distances between objects,
+//! then, with the id index built and the layout found (`layout`), every
+//! array written in place with references resolved.
 
 mod assemble;
 mod classes;
 mod decode;
+mod layout;
 mod reader;
 mod scan;
 mod strings;
@@ -118,7 +122,7 @@ pub fn import(
         &chunks,
         &raw_roots,
         &classes,
-        sizes,
+        (sizes, !options.compressed_refs && !options.model_sizes),
         progress,
         &mut issues,
     ) {
@@ -221,13 +225,8 @@ fn build_model(
         ),
         ("dumped at".to_string(), utc_time(header.timestamp_ms)),
         (
-            "compressed references".to_string(),
-            if options.compressed_refs {
-                "yes (12/16/4-byte headers/refs)"
-            } else {
-                "no"
-            }
-            .to_string(),
+            "object layout".to_string(),
+            layout_detail(&a.sizing, header.id_size, options),
         ),
         ("classes".to_string(), classes.ids.len().to_string()),
         (
@@ -261,6 +260,31 @@ fn build_model(
         details,
         labels: Some(labels),
         values: Some(values),
+    }
+}
+
+/// How the objects were sized, for the overview and the report.
+fn layout_detail(sizing: &layout::Sizing, id_size: usize, options: &ImportOptions) -> String {
+    if options.compressed_refs {
+        return "field model of compressed references (12-byte headers, 16-byte array headers, 4-byte references; as forced)".into();
+    }
+    match sizing.found {
+        Some(f) => format!(
+            "{} (from the dump: {} classes sized by their addresses, {} by the field model)",
+            f.describe(id_size),
+            f.by_evidence,
+            f.by_model
+        ),
+        None => {
+            let m = SizeModel::new(id_size, false);
+            format!(
+                "field model of {id_size}-byte identifiers ({}-byte headers, {}-byte array headers, {}-byte references; {})",
+                m.header,
+                m.array_header,
+                m.ref_size,
+                if options.model_sizes { "as forced" } else { "the dump shows no layout" }
+            )
+        }
     }
 }
 

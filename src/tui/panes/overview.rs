@@ -16,6 +16,9 @@ use crate::tui::fmt::{
 };
 use crate::tui::keys::Cmd;
 
+/// The detail that names how an HPROF dump's objects were sized.
+const LAYOUT: &str = "object layout";
+
 /// The overview's scroll position and selected jump target.
 #[derive(Debug, Clone, Default)]
 pub struct OverviewPane {
@@ -66,11 +69,28 @@ pub fn lines(ctx: &Ctx, width: usize) -> (Vec<Line<'static>>, Vec<(usize, Target
         let details: Vec<String> = dump
             .details
             .iter()
+            .filter(|(k, _)| k != LAYOUT)
             .map(|(k, v)| format!("{k} {v}"))
             .collect();
         format!(" {}: {}", dump.format.describe(), details.join(", "))
     };
     out.push(Line::raw(fit(&origin, width, theme)));
+    // HPROF's object layout (how the sizes were found) on a line of its own.
+    // What the parenthesis says goes on the next line.
+    if let Some((_, v)) = dump.details.iter().find(|(k, _)| k == LAYOUT) {
+        let (layout, how) = match v.split_once(" (") {
+            Some((l, h)) => (l, Some(h.trim_end_matches(')'))),
+            None => (v.as_str(), None),
+        };
+        out.push(Line::raw(fit(
+            &format!(" Object layout: {layout}"),
+            width,
+            theme,
+        )));
+        if let Some(how) = how {
+            out.push(Line::raw(fit(&format!("   {how}"), width, theme)));
+        }
+    }
     // The figures the report prints, from the same Summary; the types
     // (those with instances, the Types pane's rows) come with it.
     let summary = ctx.loading.summary();
