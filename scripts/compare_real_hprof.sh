@@ -3,7 +3,10 @@
 # same dumps to the text format (the shared real heaps, converted with the
 # same model: MAT sizes, fields + statics + the object->class edge):
 # object counts, references, total/reachable bytes and every top-level
-# dominator's id and retained size must agree.
+# dominator's id and retained size must agree. The conversions follow
+# every referent as a strong reference, so the native dumps are read with
+# `--references all` to compare like with like (scripts/check_referents.py
+# checks the default, referents weak, independently).
 #
 #   scripts/compare_real_hprof.sh [HEAPTUI] [REALHEAPS_DIR]
 set -euo pipefail
@@ -17,7 +20,7 @@ for gz in "$dir"/raw/*.hprof.gz "$dir"/raw/*.bin.gz; do
     name=$(basename "$gz"); name=${name%.gz}; name=${name%.hprof}; name=${name%.bin}
     txt="$dir/$name.dump.txt"
     [ -e "$txt" ] || { echo "$name: no text conversion"; continue; }
-    "$bin" report --json --top 0 --duplicates none "$gz" > "$tmp/a.json"
+    "$bin" report --json --top 0 --duplicates none --references all --no-cache "$gz" > "$tmp/a.json"
     "$bin" report --json --top 0 --duplicates none "$txt" > "$tmp/b.json"
     python3 - "$name" "$tmp/a.json" "$tmp/b.json" <<'PY' || status=1
 import json, sys

@@ -10,7 +10,7 @@ use heaptui::analysis::compare::Schedule;
 use heaptui::analysis::Glob;
 use heaptui::cache::CacheOptions;
 use heaptui::graph::duplicates::{DuplicateMode, DuplicateOptions};
-use heaptui::import::ImportOptions;
+use heaptui::import::{ImportOptions, References};
 use heaptui::report::{parse_size, ReportOptions};
 
 #[derive(Debug, Parser)]
@@ -57,6 +57,31 @@ pub struct Cli {
     /// (12-byte headers, 4-byte references), as Eclipse MAT's option.
     #[arg(long, global = true)]
     pub compressed_refs: bool,
+
+    /// HPROF: which references retain. `strong` (the default): the
+    /// referent of a soft, weak, final or phantom reference retains
+    /// nothing, as for the garbage collector. `all`: referents retain as
+    /// fields do (what clearing those references would free).
+    #[arg(long, global = true, value_name = "WHICH", value_enum, default_value_t = ReferencesArg::Strong)]
+    pub references: ReferencesArg,
+}
+
+/// `--references`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ReferencesArg {
+    /// Only strong references retain.
+    Strong,
+    /// Referents of java.lang.ref.Reference objects retain too.
+    All,
+}
+
+impl From<ReferencesArg> for References {
+    fn from(a: ReferencesArg) -> References {
+        match a {
+            ReferencesArg::Strong => References::Strong,
+            ReferencesArg::All => References::All,
+        }
+    }
 }
 
 /// `--duplicates` (SPEC §2.4).
@@ -265,6 +290,7 @@ impl TryFrom<Cli> for Run {
     fn try_from(cli: Cli) -> Result<Run, UsageError> {
         let import = ImportOptions {
             compressed_refs: cli.compressed_refs,
+            references: cli.references.into(),
         };
         let cache = if cli.no_cache {
             None

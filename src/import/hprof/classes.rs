@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use super::reader::{align8, BasicType, Reader};
 use super::scan::Records;
 use super::SizeModel;
-use crate::model::IdIndex;
+use crate::model::{IdIndex, Strength};
 
 /// One CLASS_DUMP, as read.
 #[derive(Debug, Default)]
@@ -80,6 +80,9 @@ pub(super) enum Op {
     Keep(u32),
     /// Primitive bytes that are not (a `String`'s cached hash).
     Skip(u32),
+    /// The `referent` of a `java.lang.ref.Reference` (see
+    /// [`Layout::referent`]), with its label.
+    Referent(u32),
 }
 
 /// How instances of a class are decoded and sized.
@@ -93,6 +96,10 @@ pub(super) struct Layout {
     /// False when the superclass chain is broken (a missing class or a
     /// cycle): instances are then decoded as far as the known fields go.
     pub complete: bool,
+    /// How a reference object holds its referent, where the class is a
+    /// `java.lang.ref.Reference` subclass (its `referent` field is then an
+    /// [`Op::Referent`]).
+    pub referent: Option<Strength>,
 }
 
 /// Interned strings: type names and reference labels.
@@ -260,6 +267,10 @@ pub(super) fn build(
     let hash_labels = ["hash", "hashIsZero"].map(|n| labels.intern(n));
     let coder_label = labels.intern("coder");
     let value_label = labels.intern("value");
+    let referent_label = labels.intern("referent");
+    let reference_class = class_names
+        .iter()
+        .position(|n| n == "java.lang.ref.Reference");
     let mut string = None;
     let layouts: Vec<Layout> = (0..dumps.len())
         .map(|c| {
@@ -268,7 +279,18 @@ pub(super) fn build(
             } else {
                 &[]
             };
-            let (layout, coder) = layout(c, &dumps, &ids, &index, &own, cached, coder_label, sizes);
+            let strength = reference_strength(c, &dumps, &ids, &index, &class_names);
+            let referent = strength.and(reference_class).map(|r| (r, referent_label));
+            let (mut layout, coder) = layout(
+                c,
+                (&dumps, &ids, &index),
+                &own,
+                cached,
+                coder_label,
+                referent,
+                sizes,
+            );
+            layout.referent = strength.filter(|_| referent.is_some());
             if Some(c) == string_class {
                 string = Some(StringLayout {
                     ty: type_of[c],
@@ -306,15 +328,16 @@ pub(super) fn build(
 /// The flattened field layout of class `c`: its own fields, then its
 /// superclass's, and so on. `skip` lists labels whose bytes are left out of
 /// the value; the offset of field `coder` in the value bytes comes back.
-#[allow(clippy::too_many_arguments)]
+/// `referent`: the class `java.lang.ref.Reference` and the label of its
+/// `referent` field, for a class that extends it (that field becomes an
+/// [`Op::Referent`]).
 fn layout(
     c: usize,
-    dumps: &[ClassDump],
-    ids: &[u64],
-    index: &IdIndex,
+    (dumps, ids, index): (&[ClassDump], &[u64], &IdIndex),
     own: &[Vec<(u32, BasicType)>],
     skip: &[u32],
     coder_label: u32,
+    referent: Option<(usize, u32)>,
     sizes: &SizeModel,
 ) -> (Layout, Option<usize>) {
     let id_size = sizes.id_size;
@@ -338,6 +361,7 @@ fn layout(
             field_bytes += t.heap_size(sizes.ref_size);
             let n = t.file_size(id_size) as u32;
             let op = match t {
+                BasicType::Object if referent == Some((k, lbl)) => Op::Referent(lbl),
                 BasicType::Object => Op::Ref(lbl),
                 _ if skip.contains(&lbl) => Op::Skip(n),
                 _ => {
@@ -361,6 +385,42 @@ fn layout(
     }
     out.shallow = align8(sizes.header + field_bytes);
     (out, coder)
+}
+
+/// How instances of class `c` hold their `referent`: by the first class
+/// of its superclass chain (itself included) that is one of the kinds of
+/// `java.lang.ref`, `None` when the chain never reaches
+/// `java.lang.ref.Reference` (or is broken before it).
+fn reference_strength(
+    c: usize,
+    dumps: &[ClassDump],
+    ids: &[u64],
+    index: &IdIndex,
+    names: &[String],
+) -> Option<Strength> {
+    let mut found = None;
+    let mut cur = Some(c);
+    for _ in 0..=dumps.len() {
+        let k = cur?;
+        let kind = match names[k].as_str() {
+            "java.lang.ref.SoftReference" => Some(Strength::Soft),
+            "java.lang.ref.WeakReference" => Some(Strength::Weak),
+            "java.lang.ref.FinalReference" | "java.lang.ref.FinalizerReference" => {
+                Some(Strength::Final)
+            }
+            "java.lang.ref.PhantomReference" => Some(Strength::Phantom),
+            "java.lang.ref.Reference" => return Some(found.unwrap_or(Strength::Weak)),
+            _ => None,
+        };
+        found = found.or(kind);
+        let sup = dumps[k].super_id;
+        cur = if sup == 0 {
+            None
+        } else {
+            index.get(ids, sup).map(|s| s as usize)
+        };
+    }
+    None // a superclass cycle
 }
 
 /// Appends an op, merging runs of primitive bytes.

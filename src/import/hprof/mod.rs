@@ -118,7 +118,7 @@ pub fn import(
         &chunks,
         &raw_roots,
         &classes,
-        sizes,
+        (sizes, options.references == super::References::All),
         progress,
         &mut issues,
     ) {
@@ -229,6 +229,14 @@ fn build_model(
             }
             .to_string(),
         ),
+        (
+            "references".to_string(),
+            match options.references {
+                super::References::Strong => "strong only (referents retain nothing)",
+                super::References::All => "all (referents retain, --references all)",
+            }
+            .to_string(),
+        ),
         ("classes".to_string(), classes.ids.len().to_string()),
         (
             "records".to_string(),
@@ -261,6 +269,7 @@ fn build_model(
         details,
         labels: Some(labels),
         values: Some(values),
+        referents: Some(a.referents),
     }
 }
 
