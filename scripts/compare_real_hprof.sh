@@ -4,7 +4,10 @@
 # same model: MAT sizes, forced here with --model-sizes, fields + statics +
 # the object->class edge):
 # object counts, references, total/reachable bytes and every top-level
-# dominator's id and retained size must agree.
+# dominator's id and retained size must agree. The conversions follow
+# every referent as a strong reference, so the native dumps are read with
+# `--references all` to compare like with like (scripts/check_referents.py
+# checks the default, referents weak, independently).
 #
 #   scripts/compare_real_hprof.sh [HEAPTUI] [REALHEAPS_DIR]
 set -euo pipefail
@@ -19,7 +22,7 @@ for gz in "$dir"/raw/*.hprof.gz "$dir"/raw/*.bin.gz; do
     txt="$dir/$name.dump.txt"
     [ -e "$txt" ] || { echo "$name: no text conversion"; continue; }
     # The conversions carry MAT's sizes: the model is forced.
-    "$bin" report --json --top 0 --duplicates none --model-sizes "$gz" > "$tmp/a.json"
+    "$bin" report --json --top 0 --duplicates none --model-sizes --references all --no-cache "$gz" > "$tmp/a.json"
     "$bin" report --json --top 0 --duplicates none "$txt" > "$tmp/b.json"
     python3 - "$name" "$tmp/a.json" "$tmp/b.json" <<'PY' || status=1
 import json, sys

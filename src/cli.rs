@@ -10,7 +10,7 @@ use heaptui::analysis::compare::Schedule;
 use heaptui::analysis::Glob;
 use heaptui::cache::CacheOptions;
 use heaptui::graph::duplicates::{DuplicateMode, DuplicateOptions};
-use heaptui::import::ImportOptions;
+use heaptui::import::{ImportOptions, References};
 use heaptui::report::{parse_size, ReportOptions};
 
 #[derive(Debug, Parser)]
@@ -64,6 +64,31 @@ pub struct Cli {
     /// the layout found in the dump.
     #[arg(long, global = true)]
     pub model_sizes: bool,
+
+    /// HPROF: which references retain. `strong` (the default): the
+    /// referent of a soft, weak, final or phantom reference retains
+    /// nothing, as for the garbage collector. `all`: referents retain as
+    /// fields do (what clearing those references would free).
+    #[arg(long, global = true, value_name = "WHICH", value_enum, default_value_t = ReferencesArg::Strong)]
+    pub references: ReferencesArg,
+}
+
+/// `--references`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ReferencesArg {
+    /// Only strong references retain.
+    Strong,
+    /// Referents of java.lang.ref.Reference objects retain too.
+    All,
+}
+
+impl From<ReferencesArg> for References {
+    fn from(a: ReferencesArg) -> References {
+        match a {
+            ReferencesArg::Strong => References::Strong,
+            ReferencesArg::All => References::All,
+        }
+    }
 }
 
 /// `--duplicates` (SPEC §2.4).
@@ -273,6 +298,7 @@ impl TryFrom<Cli> for Run {
         let import = ImportOptions {
             compressed_refs: cli.compressed_refs,
             model_sizes: cli.model_sizes,
+            references: cli.references.into(),
         };
         let cache = if cli.no_cache {
             None

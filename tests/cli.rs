@@ -1140,3 +1140,38 @@ fn the_text_report_lists_ten_messages_unless_asked_for_more() {
     assert!(!all.contains("more not listed"), "{all}");
     assert_eq!(listed(&text(&["--top", "3"])), 3);
 }
+
+#[test]
+fn referents_retain_only_with_references_all() {
+    let weak = report_text(&["leaky.hprof.gz", "--no-cache", "--duplicates", "none"]);
+    assert!(
+        weak.contains("Held only by references: 657 objects, 27.23 KiB (part of unreachable; soft 657 objects"),
+        "{weak}"
+    );
+    let all = report_text(&[
+        "leaky.hprof.gz",
+        "--no-cache",
+        "--duplicates",
+        "none",
+        "--references",
+        "all",
+    ]);
+    assert!(
+        all.contains("References:  referents of 363 reference objects retain (--references all)"),
+        "{all}"
+    );
+    let reachable = |t: &str| {
+        t.lines()
+            .find(|l| l.starts_with("Reachable:"))
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(
+        reachable(&weak),
+        "Reachable:   24,431 objects, 1015.30 KiB (95.6%)"
+    );
+    assert_eq!(
+        reachable(&all),
+        "Reachable:   25,088 objects, 1.02 MiB (98.2%)"
+    );
+}

@@ -563,7 +563,11 @@ proptest! {
     fn random_heaps_round_trip(seed in any::<u64>(), wide in any::<bool>(), compressed in any::<bool>()) {
         let h = Heap::random(seed, if wide { 8 } else { 4 });
         let bytes = h.write();
-        let options = ImportOptions { compressed_refs: compressed, model_sizes: !compressed };
+        let options = ImportOptions {
+            compressed_refs: compressed,
+            model_sizes: !compressed,
+            ..Default::default()
+        };
         let m = import_bytes_with(Path::new("r.hprof"), &bytes, &options).unwrap();
         prop_assert_eq!(m.format, Format::Hprof);
         prop_assert_eq!(m.diagnostics.total(), 0, "{:?}", m.diagnostics);
@@ -1097,4 +1101,140 @@ fn real_hprof_dumps_import_without_error() {
         checked += 1;
     }
     assert!(checked > 0);
+}
+
+/// A cache holding a WeakReference, a SoftReference and a
+/// PhantomReference: 0x200 (rooted) → 0x210 weak ⇢ 0x300 → 0x310,
+/// 0x200 → 0x220 soft ⇢ 0x300, 0x200 → 0x230 weak ⇢ 0x320 and
+/// 0x200 → 0x240 phantom ⇢ 0x330; `demo/Mine` extends WeakReference.
+fn referents_heap(id: usize) -> Vec<u8> {
+    let mut w = Writer::new("1.0.2", id);
+    let names = [
+        (1, "java/lang/Object"),
+        (2, "java/lang/ref/Reference"),
+        (3, "java/lang/ref/WeakReference"),
+        (4, "java/lang/ref/SoftReference"),
+        (5, "java/lang/ref/PhantomReference"),
+        (6, "demo/Cache"),
+        (7, "demo/Payload"),
+        (8, "demo/Mine"),
+    ];
+    for (i, n) in names {
+        w.string(i, n);
+    }
+    for (i, n) in [(20, "referent"), (21, "queue"), (22, "a"), (23, "b")] {
+        w.string(i, n);
+    }
+    for (i, n) in [(24, "c"), (25, "d"), (26, "next"), (27, "n")] {
+        w.string(i, n);
+    }
+    for (c, n) in [(0x100, 1), (0x110, 2), (0x120, 3), (0x130, 4)] {
+        w.load_class(c, n);
+    }
+    for (c, n) in [(0x140, 5), (0x150, 6), (0x160, 7), (0x170, 8)] {
+        w.load_class(c, n);
+    }
+    w.class_dump(0x100, 0, 0, &[], &[]);
+    w.class_dump(0x110, 0x100, 0, &[], &[(20, OBJECT), (21, OBJECT)]);
+    w.class_dump(0x120, 0x110, 0, &[], &[]);
+    w.class_dump(0x130, 0x110, 0, &[], &[]);
+    w.class_dump(0x140, 0x110, 0, &[], &[]);
+    let fields = [(22, OBJECT), (23, OBJECT), (24, OBJECT), (25, OBJECT)];
+    w.class_dump(0x150, 0x100, 0, &[], &fields);
+    w.class_dump(0x160, 0x100, 0, &[], &[(26, OBJECT), (27, INT)]);
+    w.class_dump(0x170, 0x120, 0, &[], &[(26, OBJECT)]);
+    let ids = |w: &Writer, v: &[u64]| v.iter().flat_map(|&x| w.idb(x)).collect::<Vec<u8>>();
+    let d = ids(&w, &[0x210, 0x220, 0x230, 0x240]);
+    w.instance(0x200, 0x150, &d);
+    // Instance data: own fields first, then the superclass's.
+    let d = ids(&w, &[0x300, 0]);
+    w.instance(0x210, 0x120, &d);
+    w.instance(0x220, 0x130, &d);
+    let d = ids(&w, &[0, 0x320, 0]);
+    w.instance(0x230, 0x170, &d);
+    let d = ids(&w, &[0x330, 0]);
+    w.instance(0x240, 0x140, &d);
+    for (o, next) in [(0x300, 0x310), (0x310, 0), (0x320, 0), (0x330, 0)] {
+        let mut d = w.idb(next);
+        d.extend(5u32.to_be_bytes());
+        w.instance(o, 0x160, &d);
+    }
+    w.root(0x03, 0x200);
+    for c in (0x100..=0x170).step_by(0x10) {
+        w.root(0x05, c); // the classes are system classes
+    }
+    w.finish()
+}
+
+#[test]
+fn an_object_held_only_by_a_weak_reference_is_not_retained_by_it() {
+    use heaptui::analysis::Analysis;
+    use heaptui::import::References;
+    for id in [4, 8] {
+        let bytes = referents_heap(id);
+        let analyse = |references| {
+            let options = ImportOptions {
+                references,
+                ..Default::default()
+            };
+            let m = import_bytes_with(Path::new("r.hprof"), &bytes, &options).unwrap();
+            assert_eq!(m.diagnostics.total(), 0, "{:?}", m.diagnostics.messages);
+            Analysis::from_dump(m, &DuplicateOptions::default(), &Progress::new()).unwrap()
+        };
+        let at = |a: &Analysis, id: u64| a.dump().index_of(id).unwrap();
+
+        // By default referents retain nothing.
+        let a = analyse(References::Strong);
+        let r = a.dump().referents.as_ref().unwrap();
+        assert_eq!(r.len(), 4);
+        assert!(!r.strong);
+        let weak = at(&a, 0x210);
+        assert_eq!(r.of(weak).unwrap().referent, at(&a, 0x300));
+        assert!(
+            a.graph.refs(weak).iter().all(|&t| t != at(&a, 0x300)),
+            "the referent is not a reference"
+        );
+        assert_eq!(
+            a.dom.retained_objects[weak.index()],
+            1,
+            "a weak reference retains only itself"
+        );
+        for held in [0x300, 0x310, 0x320, 0x330] {
+            assert!(!a.dom.is_reachable(at(&a, held).raw()), "{held:x}");
+        }
+        let mine = at(&a, 0x230);
+        assert_eq!(
+            r.of(mine).unwrap().strength,
+            heaptui::model::Strength::Weak,
+            "a subclass of WeakReference"
+        );
+        let h = a.summary.held_by_references.unwrap();
+        let payload = a.dump().size_of(at(&a, 0x300));
+        // 0x300 is softly and weakly held: soft, the stronger, counts; so
+        // does 0x310 behind it.
+        assert_eq!(h.by_strength[0], (2, 2 * payload));
+        assert_eq!(h.by_strength[1], (1, payload));
+        assert_eq!(h.by_strength[2], (0, 0));
+        assert_eq!(h.by_strength[3], (1, payload));
+        assert_eq!(a.summary.unreachable_objects, 4, "part of the unreachable");
+        assert!(
+            a.duplicates.set_of(at(&a, 0x320).raw()).is_none(),
+            "left out of duplicates"
+        );
+
+        // `--references all`: the referents retain as fields do.
+        let b = analyse(References::All);
+        assert!(b.dump().referents.as_ref().unwrap().strong);
+        let mine = at(&b, 0x230);
+        assert_eq!(b.dom.retained_objects[mine.index()], 2, "it retains 0x320");
+        assert_eq!(b.dom.idom[at(&b, 0x300).index()], at(&b, 0x200).raw());
+        let h = b.summary.held_by_references.unwrap();
+        assert_eq!((h.objects(), h.bytes()), (0, 0));
+        assert_eq!(b.summary.unreachable_objects, 0);
+        assert_eq!(
+            b.summary.references,
+            a.summary.references + 4,
+            "the four referents are references"
+        );
+    }
 }

@@ -264,3 +264,36 @@ fn duplicate_members_show_their_text() {
         assert!(steps < 30, "no set of the duplicated strings:\n{s}");
     }
 }
+
+/// A soft reference's referent is listed, marked with its kind, though it
+/// is not a reference the analysis follows; its holder is among the
+/// referent's retainers; `R` asks for the analysis again.
+#[test]
+fn the_inspector_marks_a_referent_with_its_kind() {
+    let mut a = hprof_app();
+    let g = a.graph().unwrap().clone();
+    let referents = g.dump.referents.as_ref().expect("an HPROF has referents");
+    assert!(!referents.strong);
+    let soft = referents
+        .list()
+        .iter()
+        .find(|r| {
+            r.strength == heaptui::model::Strength::Soft
+                && g.dump.type_name(r.reference) == "java.lang.ref.SoftReference"
+        })
+        .copied()
+        .expect("a SoftReference");
+    inspect(&mut a, soft.reference.raw());
+    let s = screen(&a);
+    assert!(s.contains(".referent [soft] → "), "{s}");
+    follow(&mut a, soft.referent.raw());
+    let s = screen(&a);
+    assert!(
+        s.contains(".referent [soft] in java.lang.ref.SoftReference"),
+        "{s}"
+    );
+    assert_eq!(
+        keys(&mut a, "R"),
+        vec![heaptui::tui::app::Effect::ToggleReferences]
+    );
+}

@@ -3,7 +3,7 @@
 //! points at, directly or through references.
 
 use crate::graph::{DominatorTree, HeapGraph};
-use crate::model::ObjectIdx;
+use crate::model::{ObjectIdx, Strength};
 
 /// Root records of one (kind, flags) pair.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -92,6 +92,76 @@ pub fn weakly_held(graph: &HeapGraph, dom: &DominatorTree) -> (u64, u64) {
     (objects, bytes)
 }
 
+/// What the referents of Java reference objects hold that nothing strong
+/// does (see `Summary::held_by_references`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct HeldByReferences {
+    /// Whether referents retain (`--references all`): then they are
+    /// strong references and hold nothing apart.
+    pub strong: bool,
+    /// Reference objects with a referent.
+    pub referents: u64,
+    /// Objects and bytes per [`Strength`] (in [`Strength::ALL`]'s order),
+    /// each object under the strongest kind of reference through which it
+    /// is reachable.
+    pub by_strength: [(u64, u64); 4],
+}
+
+impl HeldByReferences {
+    pub fn objects(&self) -> u64 {
+        self.by_strength.iter().map(|s| s.0).sum()
+    }
+
+    pub fn bytes(&self) -> u64 {
+        self.by_strength.iter().map(|s| s.1).sum()
+    }
+}
+
+/// The objects no strong root reaches through strong references but a
+/// referent does, by the strongest kind of reference they are reachable
+/// through, as the garbage collector classifies them: softly reachable
+/// objects are those reached over strong references and soft referents,
+/// weakly reachable ones need a weak referent too, then finalizer, then
+/// phantom. `None` for dumps without referents. O(the part held, plus the
+/// referents once per kind).
+pub fn held_by_references(graph: &HeapGraph, dom: &DominatorTree) -> Option<HeldByReferences> {
+    let referents = graph.dump.referents.as_ref()?;
+    let mut out = HeldByReferences {
+        strong: referents.strong,
+        referents: referents.len() as u64,
+        by_strength: [(0, 0); 4],
+    };
+    let n = graph.objects();
+    let mut seen = vec![false; n];
+    let reached = |seen: &[bool], o: ObjectIdx| seen[o.index()] || dom.is_reachable(o.raw());
+    let mut stack: Vec<ObjectIdx> = Vec::new();
+    for (level, &strength) in Strength::ALL.iter().enumerate() {
+        for r in referents.list() {
+            if r.strength <= strength && reached(&seen, r.reference) && !reached(&seen, r.referent)
+            {
+                seen[r.referent.index()] = true;
+                stack.push(r.referent);
+            }
+        }
+        let (objects, bytes) = &mut out.by_strength[level];
+        while let Some(o) = stack.pop() {
+            *objects += 1;
+            *bytes += graph.dump.size_of(o);
+            let via_referent = referents
+                .of(o)
+                .filter(|r| r.strength <= strength)
+                .map(|r| r.referent);
+            for &t in graph.refs(o).iter().chain(via_referent.iter()) {
+                if !reached(&seen, t) {
+                    seen[t.index()] = true;
+                    stack.push(t);
+                }
+            }
+        }
+    }
+    Some(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -162,5 +232,117 @@ mod largest_tests {
         );
         assert_eq!(l[ty(4)], d.index_of(4).unwrap().raw());
         assert_eq!(l[ty(5)], u32::MAX, "unreachable only");
+    }
+}
+
+#[cfg(test)]
+mod held_tests {
+    use super::*;
+    use crate::model::{Csr, Model, Referent, Referents, Root};
+    use crate::progress::Progress;
+    use proptest::prelude::*;
+
+    /// A heap of `n` objects (object `o` of size `o + 1`), its strong
+    /// edges, roots, and referents (reference, referent, strength).
+    fn heap(
+        n: usize,
+        edges: &[(usize, usize)],
+        roots: &[usize],
+        referents: &[(usize, usize, u8)],
+    ) -> HeapGraph {
+        let mut adj = vec![Vec::new(); n];
+        for &(a, b) in edges {
+            adj[a % n].push((b % n) as u32);
+        }
+        let degrees: Vec<u32> = adj.iter().map(|a| a.len() as u32).collect();
+        let list = referents
+            .iter()
+            .map(|&(a, b, s)| Referent {
+                reference: ObjectIdx((a % n) as u32),
+                referent: ObjectIdx((b % n) as u32),
+                strength: Strength::from_u8(s % 4).unwrap(),
+            })
+            .collect();
+        let dump = Model {
+            ids: (1..=n as u64).collect::<Vec<_>>().into(),
+            types: vec![crate::model::TypeIdx(0); n].into(),
+            type_names: vec!["T".into()],
+            sizes: (1..=n as u64).collect::<Vec<_>>().into(),
+            refs: Csr::from_degrees(&degrees, adj.concat()),
+            roots: roots
+                .iter()
+                .map(|&r| Root::plain(ObjectIdx((r % n) as u32)))
+                .collect(),
+            referents: Some(Referents::new(list, false)),
+            ..Default::default()
+        };
+        HeapGraph::build(dump)
+    }
+
+    /// What reaches each object, by brute force: the first kind `k` such
+    /// that it is reachable over strong edges and the referents of kinds
+    /// up to `k` (`None`: strongly reachable or not at all).
+    fn brute(g: &HeapGraph) -> [(u64, u64); 4] {
+        let n = g.objects();
+        let referents = g.dump.referents.as_ref().unwrap();
+        let reach = |level: Option<usize>| {
+            let mut seen = vec![false; n];
+            let mut stack: Vec<ObjectIdx> = g.strong_roots.clone();
+            while let Some(o) = stack.pop() {
+                if std::mem::replace(&mut seen[o.index()], true) {
+                    continue;
+                }
+                stack.extend(g.refs(o));
+                for r in referents.list() {
+                    if r.reference == o && level.is_some_and(|l| r.strength as usize <= l) {
+                        stack.push(r.referent);
+                    }
+                }
+            }
+            seen
+        };
+        let mut before = reach(None);
+        let mut out = [(0, 0); 4];
+        for (level, slot) in out.iter_mut().enumerate() {
+            let now = reach(Some(level));
+            for o in 0..n {
+                if now[o] && !before[o] {
+                    slot.0 += 1;
+                    slot.1 += g.dump.sizes[o];
+                }
+            }
+            before = now;
+        }
+        out
+    }
+
+    #[test]
+    fn the_strongest_kind_counts() {
+        // 0 root → 1 (weak ref) ⇢ 3 → 4; 0 → 2 (soft ref) ⇢ 3; 0 → 5 (phantom) ⇢ 6.
+        let g = heap(
+            7,
+            &[(0, 1), (0, 2), (0, 5), (3, 4)],
+            &[0],
+            &[(1, 3, 1), (2, 3, 0), (5, 6, 3)],
+        );
+        let dom = DominatorTree::compute(&g, &Progress::new()).unwrap();
+        let h = held_by_references(&g, &dom).unwrap();
+        assert_eq!(h.by_strength, [(2, 4 + 5), (0, 0), (0, 0), (1, 7)]);
+        assert_eq!((h.objects(), h.bytes(), h.referents), (3, 16, 3));
+    }
+
+    proptest! {
+        #[test]
+        fn held_by_references_agrees_with_brute_force(
+            n in 1usize..40,
+            edges in proptest::collection::vec((0usize..40, 0usize..40), 0..60),
+            roots in proptest::collection::vec(0usize..40, 0..4),
+            referents in proptest::collection::vec((0usize..40, 0usize..40, 0u8..4), 0..20),
+        ) {
+            let g = heap(n, &edges, &roots, &referents);
+            let dom = DominatorTree::compute(&g, &Progress::new()).unwrap();
+            let h = held_by_references(&g, &dom).unwrap();
+            prop_assert_eq!(h.by_strength, brute(&g));
+        }
     }
 }

@@ -2,6 +2,7 @@
 //! roots by kind and flags. The text report, the JSON report and the
 //! Overview pane all render this one value.
 
+use super::roots::{held_by_references, HeldByReferences};
 use super::TypeStats;
 use crate::graph::{DominatorTree, HeapGraph};
 use crate::model::{Format, ObjectIdx, Root};
@@ -51,6 +52,10 @@ pub struct Summary {
     /// Unreachable objects a weak root still reaches, and their bytes.
     pub weakly_held_objects: u64,
     pub weakly_held_bytes: u64,
+    /// Java heaps: unreachable objects that the referents of soft, weak,
+    /// final or phantom references still reach (part of the unreachable
+    /// ones), per kind; `None` for formats without reference objects.
+    pub held_by_references: Option<HeldByReferences>,
     pub root_records: u64,
     pub strong_root_records: u64,
     /// Distinct objects with a root record, and with a strong one.
@@ -93,6 +98,7 @@ impl Summary {
             unreachable_bytes: total_bytes.saturating_sub(dom.reachable_bytes),
             weakly_held_objects,
             weakly_held_bytes,
+            held_by_references: held_by_references(graph, dom),
             root_records: roots.len() as u64,
             strong_root_records: strong,
             rooted_objects: distinct_objects(roots),

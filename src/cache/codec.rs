@@ -20,8 +20,8 @@ use crate::graph::duplicates::{DuplicateMode, DuplicateSet, Duplicates, Possible
 use crate::graph::{DominatorTree, HeapGraph, NOT_REACHABLE, SUPER_ROOT};
 use crate::mem::Array;
 use crate::model::{
-    AppDomain, Csr, Diagnostics, Format, IdIndex, Labels, Model, ObjectIdx, RecordCounts, Root,
-    TypeIdx, ValueKind, Values,
+    AppDomain, Csr, Diagnostics, Format, IdIndex, Labels, Model, ObjectIdx, RecordCounts, Referent,
+    Referents, Root, Strength, TypeIdx, ValueKind, Values,
 };
 
 // Section tags; `+n` marks the tags a composite section also takes.
@@ -52,6 +52,7 @@ const SET_HELD_BY: u32 = 36; // +1
 const POSSIBLE: u32 = 38; // +1 offsets, +2 instances
 const FINISHED: u32 = 41;
 const LARGEST: u32 = 42;
+const REFERENTS: u32 = 43; // +1: whether they are strong
 
 const NONE: u64 = u64::MAX;
 
@@ -100,6 +101,15 @@ pub fn encode(w: &mut W, a: &Analysis) -> std::io::Result<()> {
         w.array(VALUES + 1, &v.bytes)?;
         let kinds: Vec<u8> = v.kinds.iter().map(|&k| k as u8).collect();
         w.array(VALUES + 2, &kinds)?;
+    }
+    if let Some(r) = &d.referents {
+        let flat: Vec<u32> = r
+            .list()
+            .iter()
+            .flat_map(|r| [r.reference.raw(), r.referent.raw(), r.strength as u32])
+            .collect();
+        w.array(REFERENTS, &flat)?;
+        w.array(REFERENTS + 1, &[r.strong as u8])?;
     }
     csr(w, RETAINERS, &a.graph.retainers)?;
     w.array(STRONG_ROOTS, &a.graph.strong_roots)?;
@@ -330,6 +340,7 @@ fn decode_model(r: &R, path: &Path, meta: &[u64]) -> Result<Model, Corrupt> {
     let roots = decode_roots(r, n, app_domains.len(), type_names.len())?;
     let labels = decode_labels(r, refs.targets.len())?;
     let values = decode_values(r, n)?;
+    let referents = decode_referents(r, n)?;
     let details = read_strings(r, DETAILS)?;
     // Nothing looks ids up after an import but tests and tools: built on
     // demand, not on every reopen.
@@ -373,7 +384,34 @@ fn decode_model(r: &R, path: &Path, meta: &[u64]) -> Result<Model, Corrupt> {
             .collect(),
         labels,
         values,
+        referents,
     })
+}
+
+fn decode_referents(r: &R, n: usize) -> Result<Option<Referents>, Corrupt> {
+    if !r.has(REFERENTS) {
+        return Ok(None);
+    }
+    let flat: Array<u32> = r.array(REFERENTS)?;
+    let strong: Array<u8> = get(r, REFERENTS + 1, 1)?;
+    if !flat.len().is_multiple_of(3) {
+        return corrupt("referents: bad length");
+    }
+    let list = flat
+        .chunks_exact(3)
+        .map(|f| {
+            let strength = u8::try_from(f[2]).ok().and_then(Strength::from_u8);
+            match strength {
+                Some(strength) if (f[0] as usize) < n && (f[1] as usize) < n => Ok(Referent {
+                    reference: ObjectIdx(f[0]),
+                    referent: ObjectIdx(f[1]),
+                    strength,
+                }),
+                _ => corrupt("referents: index out of range"),
+            }
+        })
+        .collect::<Result<Vec<_>, Corrupt>>()?;
+    Ok(Some(Referents::new(list, strong[0] != 0)))
 }
 
 fn decode_domains(r: &R) -> Result<Vec<AppDomain>, Corrupt> {

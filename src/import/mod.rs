@@ -111,6 +111,32 @@ pub struct ImportOptions {
     /// implies (Eclipse MAT's sizes) instead of the layout found in the
     /// dump.
     pub model_sizes: bool,
+    /// HPROF: which references retain. By default the referent of a
+    /// `java.lang.ref.Reference` (soft, weak, final, phantom) does not;
+    /// [`References::All`] makes it a reference as any field is.
+    pub references: References,
+}
+
+/// Which references of a Java heap retain (`--references`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum References {
+    /// Only strong references: the referents of soft, weak, final and
+    /// phantom references retain nothing (what the garbage collector does).
+    #[default]
+    Strong,
+    /// Referents as well: what would be freed if the soft and weak
+    /// references were cleared.
+    All,
+}
+
+impl References {
+    /// The other mode (the UI's key that analyses again).
+    pub fn toggled(self) -> References {
+        match self {
+            References::Strong => References::All,
+            References::All => References::Strong,
+        }
+    }
 }
 
 /// Opens a dump file read-only and imports it with the importer of its

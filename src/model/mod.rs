@@ -36,6 +36,7 @@ mod idmap;
 mod idruns;
 mod idx;
 mod labels;
+mod referents;
 pub mod text;
 
 use std::path::PathBuf;
@@ -47,6 +48,7 @@ pub use diag::{Collector, Kind, Place};
 pub use idmap::{count_repeats, IdIndex, IdSpan, WideIdIndex};
 pub use idx::{ObjectIdx, TypeIdx};
 pub use labels::{Label, Labels, ValueKind, Values};
+pub use referents::{Referent, Referents, Strength};
 
 /// At most this many diagnostic messages are kept (the counts are complete).
 pub const MAX_MESSAGES: usize = 100;
@@ -281,6 +283,10 @@ pub struct Model {
     /// Per-object value bytes (primitive fields, array contents, strings),
     /// where the format has them.
     pub values: Option<Values>,
+    /// The referents of Java reference objects (soft, weak, final,
+    /// phantom), where the format has them: not in `refs` unless
+    /// `referents.strong`.
+    pub referents: Option<Referents>,
 }
 
 impl Model {

@@ -22,6 +22,47 @@ struct Summary<'a> {
     reachable_bytes: u64,
     unreachable_objects: u64,
     unreachable_bytes: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    held_by_references: Option<HeldByReferences>,
+}
+
+/// Objects and bytes.
+#[derive(Serialize)]
+struct Part {
+    objects: u64,
+    bytes: u64,
+}
+
+/// `summary.held_by_references` (HPROF only).
+#[derive(Serialize)]
+struct HeldByReferences {
+    referents_retain: bool,
+    reference_objects: u64,
+    objects: u64,
+    bytes: u64,
+    soft: Part,
+    weak: Part,
+    finalizer: Part,
+    phantom: Part,
+}
+
+impl From<&crate::analysis::roots::HeldByReferences> for HeldByReferences {
+    fn from(h: &crate::analysis::roots::HeldByReferences) -> Self {
+        let part = |i: usize| Part {
+            objects: h.by_strength[i].0,
+            bytes: h.by_strength[i].1,
+        };
+        HeldByReferences {
+            referents_retain: h.strong,
+            reference_objects: h.referents,
+            objects: h.objects(),
+            bytes: h.bytes(),
+            soft: part(0),
+            weak: part(1),
+            finalizer: part(2),
+            phantom: part(3),
+        }
+    }
 }
 
 #[derive(Serialize)]
@@ -266,6 +307,7 @@ pub fn write_json(out: &mut impl Write, a: &Analysis, opts: &ReportOptions) -> i
             reachable_bytes: s.reachable_bytes,
             unreachable_objects: s.unreachable_objects,
             unreachable_bytes: s.unreachable_bytes,
+            held_by_references: s.held_by_references.as_ref().map(Into::into),
         },
     )?;
     let d = &dump.diagnostics;

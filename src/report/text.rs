@@ -123,6 +123,28 @@ pub fn write_text(out: &mut impl Write, a: &Analysis, opts: &ReportOptions) -> i
         count(s.unreachable_objects),
         size(s.unreachable_bytes)
     )?;
+    if let Some(h) = &s.held_by_references {
+        if h.strong {
+            writeln!(
+                out,
+                "References:  referents of {} reference objects retain (--references all)",
+                count(h.referents)
+            )?;
+        } else {
+            let kinds: Vec<String> = crate::model::Strength::ALL
+                .iter()
+                .zip(&h.by_strength)
+                .map(|(k, &(o, b))| format!("{} {} objects, {}", k.key(), count(o), size(b)))
+                .collect();
+            writeln!(
+                out,
+                "Held only by references: {} objects, {} (part of unreachable; {})",
+                count(h.objects()),
+                size(h.bytes()),
+                kinds.join("; ")
+            )?;
+        }
+    }
 
     let d = &dump.diagnostics;
     writeln!(out)?;

@@ -40,6 +40,9 @@ pub enum Ended {
     Quit(Exit),
     /// The input channel closed (end of a test's key stream, or of stdin).
     InputClosed,
+    /// The user asked for the analysis again with the other
+    /// `--references` mode.
+    ToggleReferences,
 }
 
 /// An optional timing log (`HEAPTUI_UI_TRACE=file`): first frame and per-key
@@ -47,6 +50,11 @@ pub enum Ended {
 pub struct Trace(Option<std::fs::File>);
 
 impl Trace {
+    /// No log.
+    pub fn none() -> Trace {
+        Trace(None)
+    }
+
     pub fn open() -> Trace {
         Trace(std::env::var_os("HEAPTUI_UI_TRACE").and_then(|p| std::fs::File::create(p).ok()))
     }
@@ -285,6 +293,7 @@ fn carry_out(
     while let Some(effect) = queue.pop_front() {
         match effect {
             Effect::Quit => return Ok(Some(Ended::Quit(exit_of(app)))),
+            Effect::ToggleReferences => return Ok(Some(Ended::ToggleReferences)),
             Effect::Signalled(sig) => return Ok(Some(Ended::Quit(Exit::of_signal(sig)))),
             Effect::StartJob(job) => {
                 let (Some(graph), Some(dom)) = (app.graph().cloned(), app.dom().cloned()) else {

@@ -58,6 +58,8 @@ pub enum Cmd {
     OpenFilter,
     Inspect,
     FullName,
+    /// Java heaps: analyse again with referents retaining, or not.
+    ToggleReferences,
     // Dominators
     ToggleTreeMode,
     ToggleChart,
@@ -272,6 +274,13 @@ const REST: &[Binding] = &[
         FullName,
         "the selected row's full type name",
         "name",
+    ),
+    b(
+        Global,
+        C('R'),
+        ToggleReferences,
+        "Java: analyse again with soft/weak/final/phantom referents retaining, or not",
+        "",
     ),
     b(
         Dominators,

@@ -187,18 +187,6 @@ fn run_ui(options: Options) -> color_eyre::Result<(Exit, Option<String>)> {
     terminal.draw(|f| ui::draw(&app, f))?;
     trace.log("first_frame_ms", launched.elapsed());
 
-    let progress = Arc::new(Progress::new());
-    let (work_tx, work_rx) = bounded::<Msg>(16);
-    worker::spawn(
-        input,
-        baselines,
-        options.duplicates.clone(),
-        options.cache.clone(),
-        progress.clone(),
-        work_tx.clone(),
-    )?;
-    let filters = FilterThread::spawn(work_tx)?;
-
     std::thread::Builder::new()
         .name("heaptui-input".into())
         .spawn(move || {
@@ -215,10 +203,48 @@ fn run_ui(options: Options) -> color_eyre::Result<(Exit, Option<String>)> {
             }
         })?;
 
-    let mut rt = event_loop::Runtime::live(progress, work_rx, filters, launched, trace);
-    let exit = match event_loop::run(&mut terminal, &mut app, &events, &mut rt)? {
-        Ended::Quit(exit) => exit,
-        Ended::InputClosed => Exit::Code(0),
+    // `R` analyses the dump again with the other `--references` mode: a
+    // fresh worker, App and runtime over the same terminal and input.
+    let (mut input, mut baselines) = (input, baselines);
+    let mut trace = Some(trace);
+    let exit = loop {
+        let progress = Arc::new(Progress::new());
+        let (work_tx, work_rx) = bounded::<Msg>(16);
+        worker::spawn(
+            input.clone(),
+            baselines.clone(),
+            options.duplicates.clone(),
+            options.cache.clone(),
+            progress.clone(),
+            work_tx.clone(),
+        )?;
+        let filters = FilterThread::spawn(work_tx)?;
+        let trace = trace.take().unwrap_or_else(Trace::none);
+        let mut rt = event_loop::Runtime::live(progress.clone(), work_rx, filters, launched, trace);
+        match event_loop::run(&mut terminal, &mut app, &events, &mut rt)? {
+            Ended::Quit(exit) => break exit,
+            Ended::InputClosed => break Exit::Code(0),
+            Ended::ToggleReferences => {
+                progress.cancel();
+                let mut toggled = None;
+                for i in std::iter::once(&mut input).chain(baselines.iter_mut()) {
+                    if let Input::File(_, import) = i {
+                        import.references = import.references.toggled();
+                        toggled = Some(import.references);
+                    }
+                }
+                let size = terminal.size()?;
+                let title = app.name.clone();
+                app = App::new(title, theme, Rect::new(0, 0, size.width, size.height));
+                app.loading = loading::Loading::with_baselines(baselines.len());
+                app.status = match toggled {
+                    Some(crate::import::References::All) => {
+                        "analysing again: referents retain (--references all)".into()
+                    }
+                    _ => "analysing again: only strong references retain".into(),
+                };
+            }
+        }
     };
     let note = match app.loading.failure() {
         Some(Failure::Panic(m)) => Some(format!("the analysis failed (internal error): {m}")),
@@ -331,6 +357,7 @@ pub fn run_jobs(app: &mut App) {
 pub fn press(app: &mut App, key: crossterm::event::KeyEvent) -> Option<Effect> {
     match drive(app, vec![Action::Key(key)]) {
         Ended::Quit(_) => Some(Effect::Quit),
+        Ended::ToggleReferences => Some(Effect::ToggleReferences),
         Ended::InputClosed => None,
     }
 }

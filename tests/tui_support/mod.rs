@@ -70,6 +70,7 @@ pub fn keys(app: &mut App, script: &str) -> Vec<Effect> {
     }
     match drive(app, events) {
         Ended::Quit(_) => vec![Effect::Quit],
+        Ended::ToggleReferences => vec![Effect::ToggleReferences],
         Ended::InputClosed => Vec::new(),
     }
 }

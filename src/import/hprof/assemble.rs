@@ -9,7 +9,9 @@
 use rayon::prelude::*;
 
 use super::classes::Classes;
-use super::decode::{walk, Context, Count, Loaders, Parts, StringMark, Undefined, Write};
+use super::decode::{
+    walk, Context, Count, Loaders, Parts, ReferentMark, StringMark, Undefined, Write,
+};
 use super::decode::{DROPPED, UNDEFINED};
 use super::layout::{Evidence, Sizing};
 use super::reader::BasicType;
@@ -17,7 +19,7 @@ use super::scan::{Chunk, RawRoot};
 use super::SizeModel;
 use crate::import::source::Source;
 use crate::model::{root_flags, root_kind, Csr, IdSpan, Root, ValueKind, Values, WideIdIndex};
-use crate::model::{Collector, Kind, ObjectIdx};
+use crate::model::{Collector, Kind, ObjectIdx, Referent, Referents, Strength};
 use crate::progress::{Cancelled, Progress};
 
 /// The model's arrays, before the path and details are added.
@@ -32,6 +34,7 @@ pub(super) struct Assembled {
     pub roots: Vec<Root>,
     /// How the objects were sized.
     pub sizing: Sizing,
+    pub referents: Referents,
 }
 
 /// Why assembly stopped.
@@ -56,6 +59,7 @@ struct Counted {
     strings: usize,
     /// The chunk's class loaders (see `Count::loaders`).
     loaders: Vec<(usize, u32)>,
+    referents: usize,
     /// Ids past the scan's count of the chunk's objects.
     extra: Vec<u64>,
     /// The span of the chunk's ids.
@@ -83,7 +87,7 @@ pub(super) fn assemble(
     chunks: &[Chunk],
     raw_roots: &[RawRoot],
     classes: &Classes,
-    (sizes, infer): (SizeModel, bool),
+    (sizes, infer, strong_referents): (SizeModel, bool, bool),
     progress: &Progress,
     issues: &mut Collector,
 ) -> Result<Assembled, Stop> {
@@ -96,6 +100,7 @@ pub(super) fn assemble(
         class_type: classes.class_type,
         prim_types: classes.prim_types,
         loaders: Loaders::new(loader_ids),
+        strong_referents,
     };
     let mut laps = crate::progress::Laps::new("hprof/assemble");
     let (ids, mut counts) = ids_and_counts(&cx, chunks, progress)?;
@@ -119,7 +124,7 @@ pub(super) fn assemble(
     let wide = WideIdIndex::build_in_runs(&ids, span);
     laps.lap("id index");
     loader_references(&mut counts, &cx, &wide);
-    let (mut a, mut undefined, mut strings, dangling) =
+    let (mut a, mut undefined, mut strings, mut referents, dangling) =
         write_all(&cx, source, chunks, &counts, ids, &wide, progress, issues)?;
     laps.lap("write");
     // Roots resolve through the wide index while it is here; the model's
@@ -136,6 +141,9 @@ pub(super) fn assemble(
             }
             for s in strings.iter_mut().filter(|s| s.1 != ValueKind::None) {
                 s.0 = new_index[s.0 as usize];
+            }
+            for r in referents.iter_mut().filter(|r| r.1 != DROPPED) {
+                (r.0, r.1) = (new_index[r.0 as usize], new_index[r.1 as usize]);
             }
         }
         laps.lap("compact");
@@ -156,6 +164,20 @@ pub(super) fn assemble(
         values: Values::new(a.value_ends, a.values, a.kinds),
         roots,
         sizing: cx.sizing,
+        referents: Referents::new(
+            referents
+                .into_iter()
+                .filter(|r| r.1 != DROPPED)
+                .filter_map(|(from, to, strength)| {
+                    Some(Referent {
+                        reference: ObjectIdx(from),
+                        referent: ObjectIdx(to),
+                        strength: Strength::from_u8(strength)?,
+                    })
+                })
+                .collect(),
+            strong_referents,
+        ),
     })
 }
 
@@ -172,7 +194,7 @@ fn ids_and_counts(
         .zip(chunks.par_iter())
         .map(|(part, c)| {
             progress.check()?;
-            let mut k = Count::new(part);
+            let mut k = Count::new(part, cx.strong_referents);
             walk(cx, c, &mut k);
             progress.advance(((c.end - c.start) / 2) as u64);
             Ok(Counted {
@@ -181,6 +203,7 @@ fn ids_and_counts(
                 value_bytes: k.value_bytes,
                 strings: k.strings,
                 loaders: k.loaders,
+                referents: k.referents,
                 extra: k.extra,
                 span: k.span,
                 evidence: k.evidence,
@@ -222,6 +245,15 @@ fn loader_references(counts: &mut [Counted], cx: &Context, wide: &WideIdIndex) {
     }
 }
 
+/// What [`write_all`] gives back.
+type AllWritten = (
+    Arrays,
+    Vec<Undefined>,
+    Vec<StringMark>,
+    Vec<ReferentMark>,
+    u64,
+);
+
 /// The second walk: every array written in its place. Returns the arrays,
 /// the objects of undumped classes, the arrays strings point at and how
 /// many references dangle.
@@ -235,7 +267,7 @@ fn write_all(
     wide: &WideIdIndex,
     progress: &Progress,
     issues: &mut Collector,
-) -> Result<(Arrays, Vec<Undefined>, Vec<StringMark>, u64), Stop> {
+) -> Result<AllWritten, Stop> {
     let n = ids.len();
     let objects = || counts.iter().map(|k| k.objects);
     let (total_refs, total_values) = counts
@@ -243,6 +275,8 @@ fn write_all(
         .fold((0, 0), |(r, v), k| (r + k.refs, v + k.value_bytes));
     // Zeroed: a mark no string wrote reads (0, ValueKind::None), none.
     let mut strings: Vec<StringMark> = crate::mem::zeroed(counts.iter().map(|k| k.strings).sum());
+    let mut referents: Vec<ReferentMark> =
+        crate::mem::zeroed(counts.iter().map(|k| k.referents).sum());
     let mut a = Arrays {
         types: crate::mem::zeroed(n),
         sizes: crate::mem::zeroed(n),
@@ -276,6 +310,8 @@ fn write_all(
             crate::mem::split_by(&mut a.labels, counts.iter().map(|k| k.refs)).into_iter();
         let mut marks =
             crate::mem::split_by(&mut strings, counts.iter().map(|k| k.strings)).into_iter();
+        let mut referent_marks =
+            crate::mem::split_by(&mut referents, counts.iter().map(|k| k.referents)).into_iter();
         let mut next = || -> Option<Parts> {
             Some(Parts {
                 types: types.next()?,
@@ -287,6 +323,7 @@ fn write_all(
                 targets: targets.next()?,
                 labels: labels.next()?,
                 strings: marks.next()?,
+                referents: referent_marks.next()?,
             })
         };
         std::iter::from_fn(&mut next).collect()
@@ -299,7 +336,14 @@ fn write_all(
         .zip(starts.par_iter())
         .map(|((p, c), &(first, vb, rb))| {
             progress.check()?;
-            let mut w = Write::new(p, (wide, &class_objects), ids, first, (vb, rb));
+            let mut w = Write::new(
+                p,
+                (wide, &class_objects),
+                ids,
+                first,
+                (vb, rb),
+                cx.strong_referents,
+            );
             walk(cx, c, &mut w);
             // Mapped pages count in our resident set: give them back once
             // read (a later read would fetch them from the page cache).
@@ -320,7 +364,7 @@ fn write_all(
     if !fits {
         return Err(Stop::Inconsistent);
     }
-    Ok((a, undefined, strings, dangling))
+    Ok((a, undefined, strings, referents, dangling))
 }
 
 /// Which records are kept when an id occurs twice (the first record wins),

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use super::reader::{align8, BasicType, Reader};
 use super::scan::Records;
 use super::SizeModel;
-use crate::model::IdIndex;
+use crate::model::{IdIndex, Strength};
 
 /// One CLASS_DUMP, as read.
 #[derive(Debug, Default)]
@@ -80,6 +80,9 @@ pub(super) enum Op {
     Keep(u32),
     /// Primitive bytes that are not (a `String`'s cached hash).
     Skip(u32),
+    /// The `referent` of a `java.lang.ref.Reference` (see
+    /// [`Layout::referent`]), with its label.
+    Referent(u32),
 }
 
 /// How instances of a class are decoded and sized.
@@ -104,6 +107,10 @@ pub(super) struct Layout {
     /// False when the superclass chain is broken (a missing class or a
     /// cycle): instances are then decoded as far as the known fields go.
     pub complete: bool,
+    /// How a reference object holds its referent, where the class is a
+    /// `java.lang.ref.Reference` subclass (its `referent` field is then an
+    /// [`Op::Referent`]).
+    pub referent: Option<Strength>,
 }
 
 /// Interned strings: type names and reference labels.
@@ -274,9 +281,14 @@ pub(super) fn build(
     let hash_labels = ["hash", "hashIsZero"].map(|n| labels.intern(n));
     let coder_label = labels.intern("coder");
     let value_label = labels.intern("value");
+    let referent_label = labels.intern("referent");
+    let reference_class = class_names
+        .iter()
+        .position(|n| n == "java.lang.ref.Reference");
     let mut string = None;
     let (up, order) = supers_first(&dumps, &ids, &index);
     let mut layouts: Vec<Layout> = (0..dumps.len()).map(|_| Layout::default()).collect();
+    let referent = reference_class.map(|r| (r, referent_label));
     for c in order {
         let cached = if Some(c) == string_class {
             &hash_labels[..]
@@ -284,7 +296,12 @@ pub(super) fn build(
             &[]
         };
         let chain = (&dumps[..], &up[..], &layouts[..]);
-        let (layout, coder) = layout(c, chain, &own, cached, coder_label, sizes);
+        let (mut layout, coder) = layout(c, chain, &own, cached, coder_label, referent, sizes);
+        layout.referent = match reference_kind(&class_names[c]) {
+            Some(kind) => Some(kind),
+            None => up[c].and_then(|s| layouts[s].referent),
+        }
+        .filter(|_| reference_class.is_some());
         if Some(c) == string_class {
             string = Some(StringLayout {
                 ty: type_of[c],
@@ -368,13 +385,16 @@ fn supers_first(
 /// the superclasses, already made. `skip` lists labels whose bytes are left
 /// out of the value: a class given some (`java.lang.String`) has its whole
 /// chain copied into its ops. The offset of field `coder` in the value
-/// bytes comes back.
+/// bytes comes back. `referent`: the class `java.lang.ref.Reference` and
+/// the label of its `referent` field (that field becomes an
+/// [`Op::Referent`], which its subclasses' layouts continue into).
 fn layout(
     c: usize,
     (dumps, up, done): (&[ClassDump], &[Option<usize>], &[Layout]),
     own: &[Vec<(u32, BasicType)>],
     skip: &[u32],
     coder_label: u32,
+    referent: Option<(usize, u32)>,
     sizes: &SizeModel,
 ) -> (Layout, Option<usize>) {
     let id_size = sizes.id_size;
@@ -398,6 +418,7 @@ fn layout(
             }
             let n = t.file_size(id_size) as u32;
             let op = match t {
+                BasicType::Object if referent == Some((k, lbl)) => Op::Referent(lbl),
                 BasicType::Object => Op::Ref(lbl),
                 _ if skip.contains(&lbl) => Op::Skip(n),
                 _ => {
@@ -430,6 +451,23 @@ fn layout(
     out.field_bytes = field_bytes;
     out.shallow = align8(sizes.header + field_bytes);
     (out, coder)
+}
+
+/// How instances of a class named `name` of `java.lang.ref` hold their
+/// referent (`Reference` itself: weakly); other classes take their
+/// superclass's (see `build`), `None` when the chain never reaches
+/// `java.lang.ref.Reference`.
+fn reference_kind(name: &str) -> Option<Strength> {
+    match name {
+        "java.lang.ref.SoftReference" => Some(Strength::Soft),
+        "java.lang.ref.WeakReference" => Some(Strength::Weak),
+        "java.lang.ref.FinalReference" | "java.lang.ref.FinalizerReference" => {
+            Some(Strength::Final)
+        }
+        "java.lang.ref.PhantomReference" => Some(Strength::Phantom),
+        "java.lang.ref.Reference" => Some(Strength::Weak),
+        _ => None,
+    }
 }
 
 /// Appends an op, merging runs of primitive bytes.

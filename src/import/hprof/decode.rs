@@ -18,7 +18,7 @@ use super::scan::{
     root_extra, Chunk, SUB_CLASS_DUMP, SUB_INSTANCE, SUB_OBJ_ARRAY, SUB_PRIM_ARRAY,
     SUB_PRIM_ARRAY_NODATA,
 };
-use crate::model::{Collector, Kind};
+use crate::model::{Collector, Kind, Strength};
 use crate::model::{IdIndex, IdSpan, Labels, ValueKind, WideIdIndex};
 
 /// A type not known yet: the class was never dumped (fixed in `assemble`).
@@ -43,6 +43,8 @@ pub(super) struct Context<'a> {
     pub prim_types: [u32; 8],
     /// The class loaders' ids.
     pub loaders: Loaders,
+    /// Whether referents are references as well (`--references all`).
+    pub strong_referents: bool,
 }
 
 /// The ids of the objects that are class loaders, asked about for every
@@ -107,6 +109,9 @@ pub(super) trait Sink {
     fn class_reference(&mut self, class_id: u64, _class: u32) {
         self.reference(class_id, label::CLASS);
     }
+    /// The current object's non-null referent (it is a
+    /// `java.lang.ref.Reference`).
+    fn referent(&mut self, target: u64, label: u32, strength: Strength);
     /// Bytes of the current object's value.
     fn value(&mut self, bytes: &[u8]);
     /// The current object, whose references and value are all given, is
@@ -183,7 +188,8 @@ fn instance<S: Sink>(cx: &Context, r: &mut Reader, s: &mut S, at: usize) -> Opti
             string = cx.classes.string.filter(|st| st.ty == ty);
             s.object(id, ty, cx.sizing.instance(c), at);
             s.shape(Shape::Instance(c));
-            let (used, kept) = fields(s, &cx.classes.layouts, c, data, cx.id_size);
+            let strength = layout.referent.unwrap_or(Strength::Weak);
+            let (used, kept) = fields(s, &cx.classes.layouts, c, data, cx.id_size, strength);
             if kept {
                 kind = ValueKind::Bytes;
             }
@@ -224,6 +230,7 @@ fn fields<S: Sink>(
     c: u32,
     data: &[u8],
     id_size: usize,
+    strength: Strength,
 ) -> (usize, bool) {
     let (mut p, mut kept) = (0usize, false);
     let mut ops = layouts[c as usize].ops.iter();
@@ -239,6 +246,16 @@ fn fields<S: Sink>(
                     break;
                 };
                 reference(s, be_id(b), l);
+                p += id_size;
+            }
+            Op::Referent(l) => {
+                let Some(b) = data.get(p..p + id_size) else {
+                    break;
+                };
+                let target = be_id(b);
+                if target != 0 {
+                    s.referent(target, l, strength);
+                }
                 p += id_size;
             }
             Op::Keep(n) | Op::Skip(n) => {
@@ -377,10 +394,13 @@ pub(super) struct Count<'a> {
     /// references to their classes are not counted in `refs` (`assemble`
     /// adds them to the chunk of the record kept).
     pub loaders: Vec<(usize, u32)>,
+    pub referents: usize,
+    /// Whether referents are counted among the references.
+    strong_referents: bool,
 }
 
 impl<'a> Count<'a> {
-    pub fn new(ids: &'a mut [u64]) -> Count<'a> {
+    pub fn new(ids: &'a mut [u64], strong_referents: bool) -> Count<'a> {
         Count {
             ids,
             evidence: Evidence::default(),
@@ -392,6 +412,8 @@ impl<'a> Count<'a> {
             value_bytes: 0,
             strings: 0,
             loaders: Vec::new(),
+            referents: 0,
+            strong_referents,
         }
     }
 }
@@ -418,6 +440,10 @@ impl Sink for Count<'_> {
     #[inline]
     fn reference(&mut self, _target: u64, _label: u32) {
         self.refs += 1;
+    }
+    fn referent(&mut self, _target: u64, _label: u32, _strength: Strength) {
+        self.referents += 1;
+        self.refs += self.strong_referents as usize;
     }
     #[inline]
     fn value(&mut self, bytes: &[u8]) {
@@ -446,7 +472,13 @@ pub(super) struct Parts<'a> {
     pub targets: &'a mut [u32],
     pub labels: &'a mut [u32],
     pub strings: &'a mut [StringMark],
+    pub referents: &'a mut [ReferentMark],
 }
+
+/// Per referent met: (its reference object, the referent or [`DROPPED`],
+/// its [`Strength`] as a number), object indices before any record is
+/// left out.
+pub(super) type ReferentMark = (u32, u32, u8);
 
 /// Per `java.lang.String`, the slot of its `value` reference (once the
 /// walk ends, the array it points at) and the kind of text its `coder`
@@ -500,6 +532,9 @@ pub(super) struct Write<'a> {
     object_value: usize,
     /// Strings written so far (see [`Parts::strings`]).
     s: usize,
+    /// Referents written so far (see [`Parts::referents`]).
+    r: usize,
+    strong_referents: bool,
     /// References waiting for their resolution: (slot, target, their
     /// object and its offset), a ring of [`AHEAD`] entries, the newest
     /// before `head`.
@@ -531,6 +566,7 @@ impl<'a> Write<'a> {
         ids: &'a [u64],
         first: usize,
         (value_base, ref_base): (u64, u64),
+        strong_referents: bool,
     ) -> Write<'a> {
         Write {
             out,
@@ -550,6 +586,8 @@ impl<'a> Write<'a> {
             object_refs: 0,
             object_value: 0,
             s: 0,
+            r: 0,
+            strong_referents,
             pending: [(0, 0, 0, 0); AHEAD],
             head: 0,
             waiting: 0,
@@ -567,7 +605,8 @@ impl<'a> Write<'a> {
         }
         let fits = self.o == self.out.types.len()
             && self.v == self.out.values.len()
-            && self.e == self.out.targets.len();
+            && self.e == self.out.targets.len()
+            && self.r == self.out.referents.len();
         let dangling = self.dangling_issues.counted(Kind::Dangling);
         self.issues.merge(self.dangling_issues);
         // The strings' slots become their arrays (a dangling one marks
@@ -711,6 +750,32 @@ impl Sink for Write<'_> {
                 }
             }
             _ => self.reference(class_id, label::CLASS),
+        }
+    }
+
+    fn referent(&mut self, target: u64, label: u32, strength: Strength) {
+        if self.strong_referents {
+            self.reference(target, label);
+        }
+        let r = self.r;
+        self.r += 1;
+        let object = self.first + self.o - 1;
+        let to = if self.dropping {
+            DROPPED
+        } else if let Some(t) = self.near(object, target).or_else(|| self.index.get(target)) {
+            t
+        } else {
+            if !self.strong_referents {
+                // (with referents strong, `reference` told it already)
+                let from = self.ids[object];
+                self.dangling_issues.push(Kind::Dangling, self.at as u64, || {
+                    format!("reference from {from:x} to {target:x}, which is not in the dump; dropped")
+                });
+            }
+            DROPPED
+        };
+        if let Some(m) = self.out.referents.get_mut(r) {
+            *m = (object as u32, to, strength as u8);
         }
     }
 

@@ -122,7 +122,11 @@ pub fn import(
         &chunks,
         &raw_roots,
         &classes,
-        (sizes, !options.compressed_refs && !options.model_sizes),
+        (
+            sizes,
+            !options.compressed_refs && !options.model_sizes,
+            options.references == super::References::All,
+        ),
         progress,
         &mut issues,
     ) {
@@ -228,6 +232,14 @@ fn build_model(
             "object layout".to_string(),
             layout_detail(&a.sizing, header.id_size, options),
         ),
+        (
+            "references".to_string(),
+            match options.references {
+                super::References::Strong => "strong only (referents retain nothing)",
+                super::References::All => "all (referents retain, --references all)",
+            }
+            .to_string(),
+        ),
         ("classes".to_string(), classes.ids.len().to_string()),
         (
             "records".to_string(),
@@ -260,6 +272,7 @@ fn build_model(
         details,
         labels: Some(labels),
         values: Some(values),
+        referents: Some(a.referents),
     }
 }
 

@@ -64,6 +64,8 @@ pub enum Action {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Effect {
     Quit,
+    /// Analyse the dump again with the other `--references` mode.
+    ToggleReferences,
     /// A signal asked to end: the exit status follows it.
     Signalled(i32),
     /// Start a background job in its slot (a newer one of the same kind
@@ -373,6 +375,13 @@ impl App {
                 Some(o) => self.inspect(o),
                 None => self.status = "nothing to inspect here".into(),
             },
+            Cmd::ToggleReferences => {
+                match self.loading.graph().map(|g| g.dump.referents.is_some()) {
+                    Some(true) => return Some(Effect::ToggleReferences),
+                    Some(false) => self.status = "R: only Java heaps have reference objects".into(),
+                    None => self.status = "R: wait for the dump to be read".into(),
+                }
+            }
             Cmd::FullName => {
                 let o = self.with_focus(|p, ctx| p.selected_object(ctx));
                 self.status = match (o, self.loading.graph()) {

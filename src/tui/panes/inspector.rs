@@ -103,7 +103,7 @@ impl Inspector {
             } else {
                 info(
                     &mut e,
-                    "unreachable: no strong root reaches it (garbage or weakly held)".into(),
+                    "unreachable: no strong root reaches it (garbage, weakly held, or held only by references)".into(),
                 );
             }
         }
@@ -154,9 +154,29 @@ impl Inspector {
             ),
         }
         let refs = graph.refs(object);
-        head(&mut e, format!("References ({})", count(refs.len() as u64)));
+        // A Java reference object's referent: listed (marked with its
+        // kind) whether or not it is among the references.
+        let referent = dump.referents.as_ref().and_then(|r| r.of(object));
+        let weak_referent = referent.filter(|_| !dump.referents.as_ref().is_some_and(|r| r.strong));
+        let listed = refs.len() + weak_referent.is_some() as usize;
+        head(&mut e, format!("References ({})", count(listed as u64)));
         for (i, &r) in refs.iter().take(LIST_LIMIT).enumerate() {
-            e.push(obj(r, &labelled(dump.ref_label(object, i), " → ")));
+            let label = dump.ref_label(object, i);
+            let text = match referent {
+                Some(w) if w.referent == r && label == Some(Label::Name("referent")) => {
+                    format!(
+                        "{} [{}, retains] → ",
+                        Label::Name("referent"),
+                        w.strength.key()
+                    )
+                }
+                _ => labelled(label, " → "),
+            };
+            e.push(obj(r, &text));
+        }
+        if let Some(w) = weak_referent {
+            let text = format!("{} [{}] → ", Label::Name("referent"), w.strength.key());
+            e.push(obj(w.referent, &text));
         }
         if refs.len() > LIST_LIMIT {
             info(
@@ -169,10 +189,34 @@ impl Inspector {
             );
         }
         let rets = graph.retainers_of(object);
-        head(&mut e, format!("Retainers ({})", count(rets.len() as u64)));
+        // The reference objects whose referent it is, where referents are
+        // not references (with `--references all` they are retainers).
+        let holders: Vec<_> = match &dump.referents {
+            Some(r) if !r.strong => r.holding(object).take(LIST_LIMIT).collect(),
+            _ => Vec::new(),
+        };
+        head(
+            &mut e,
+            format!("Retainers ({})", count((rets.len() + holders.len()) as u64)),
+        );
+        for w in &holders {
+            let text = format!("{} [{}] in ", Label::Name("referent"), w.strength.key());
+            e.push(obj(w.reference, &text));
+        }
         for &r in rets.iter().take(LIST_LIMIT) {
             let label = dump.label_between(r, object, LABEL_SCAN);
-            e.push(obj(r, &labelled(label, " in ")));
+            let held = dump.referents.as_ref().and_then(|x| x.of(r));
+            let text = match held {
+                Some(w) if w.referent == object && label == Some(Label::Name("referent")) => {
+                    format!(
+                        "{} [{}, retains] in ",
+                        Label::Name("referent"),
+                        w.strength.key()
+                    )
+                }
+                _ => labelled(label, " in "),
+            };
+            e.push(obj(r, &text));
         }
         if rets.len() > LIST_LIMIT {
             info(

@@ -141,6 +141,30 @@ pub fn lines(ctx: &Ctx, width: usize) -> (Vec<Line<'static>>, Vec<(usize, Target
             bytes(s.weakly_held_bytes),
             objects(s.weakly_held_objects)
         )));
+        if let Some(h) = &s.held_by_references {
+            if h.strong {
+                out.push(Line::raw(format!(
+                    " referents    retain, {} of them (--references all; R: not)",
+                    count(h.referents)
+                )));
+            } else {
+                out.push(Line::raw(format!(
+                    " by refs only {:>12} in {} (part of unreachable)",
+                    bytes(h.bytes()),
+                    objects(h.objects())
+                )));
+                for (k, &(o, b)) in crate::model::Strength::ALL.iter().zip(&h.by_strength) {
+                    if o > 0 {
+                        out.push(Line::raw(format!(
+                            "   {:<10} {:>12} in {}",
+                            k.key(),
+                            bytes(b),
+                            objects(o)
+                        )));
+                    }
+                }
+            }
+        }
         out.push(Line::raw(""));
         out.push(h(" Top dominators (retained, % of reachable)"));
         for &o in ObjectIdx::cast_slice(dom.children_of(dom.super_root()))
