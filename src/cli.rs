@@ -187,6 +187,13 @@ pub struct ReportArgs {
     #[arg(long)]
     pub objects: bool,
 
+    /// Print one object instead of the report: its sizes, every field with
+    /// its value (Java: instances' fields, a class's statics, a primitive
+    /// array's elements) and its references. ID is the object's id in hex
+    /// as the report prints it.
+    #[arg(long, value_name = "ID", value_parser = parse_id)]
+    pub object: Option<u64>,
+
     /// Group the objects of the types matching this glob (e.g. `System.Char[]`)
     /// by their immediate dominators' types.
     #[arg(long = "immediate-dominators", value_name = "TYPE_PATTERN")]
@@ -270,6 +277,12 @@ pub struct ReportRun {
     pub import: ImportOptions,
     /// `None` with `--no-cache` (or no cache directory).
     pub cache: Option<CacheOptions>,
+}
+
+/// An object id in hex, as the reports print it (`0x` allowed).
+fn parse_id(s: &str) -> Result<u64, String> {
+    let digits = s.strip_prefix("0x").unwrap_or(s);
+    u64::from_str_radix(digits, 16).map_err(|_| format!("`{s}` is not an object id in hex"))
 }
 
 /// Arguments that parse but cannot run (exit code 2).
@@ -384,6 +397,7 @@ impl TryFrom<ReportArgs> for ReportRun {
                     .as_deref()
                     .map(|p| (Glob::new(p), args.skip.as_deref().map(Glob::new))),
                 comparison: None,
+                object: args.object,
             },
             duplicates: args.duplicates.options(),
             dump,

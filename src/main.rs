@@ -148,7 +148,26 @@ fn run_report(mut r: ReportRun) -> u8 {
     r.options.comparison = comparison.map(Arc::new);
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
-    let written = if r.json {
+    let object = match r.options.object {
+        Some(id) => match analysis.dump().index_of(id) {
+            Some(o) => Some(o),
+            None => {
+                eprintln!(
+                    "heaptui: {}: no object with id {id:x}",
+                    analysis.dump().path.display()
+                );
+                return USAGE;
+            }
+        },
+        None => None,
+    };
+    let written = if let Some(o) = object {
+        if r.json {
+            report::write_object_json(&mut out, &analysis, o, &r.options)
+        } else {
+            report::write_object_text(&mut out, &analysis, o, &r.options)
+        }
+    } else if r.json {
         report::write_json(&mut out, &analysis, &r.options)
     } else {
         report::write_text(&mut out, &analysis, &r.options)

@@ -288,3 +288,39 @@ fn a_comparison_caches_every_snapshot_and_reads_them_back_alike() {
     .unwrap();
     assert_eq!(format!("{first:?}"), format!("{plain:?}"));
 }
+
+/// A gzipped HPROF reopened from the cache: the referents and every
+/// field's value (decoded from the class table and the values the cache
+/// keeps) are what the first analysis had.
+#[test]
+fn fields_and_referents_survive_a_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = options(dir.path());
+    let dump = fixture_copy(dir.path(), "leaky.hprof.gz");
+    let (fresh, stages, _) = open(&dump, &cache);
+    assert_eq!(stages[0], "imported");
+    let (again, stages, notes) = open(&dump, &cache);
+    assert_eq!(stages[0], "read back", "{notes:?}");
+    let (d1, d2) = (fresh.dump(), again.dump());
+    assert_eq!(d1.referents, d2.referents);
+    assert_eq!(d1.java_classes, d2.java_classes);
+    assert_eq!(fresh.summary, again.summary);
+    let map = d2
+        .object_indices()
+        .find(|&o| d2.type_name(o) == "java.util.HashMap" && d2.size_of(o) > 0 && {
+            matches!(d2.fields(o), Some(heaptui::model::ObjectFields::Instance(f))
+                if f.iter().any(|f| f.name == "size" && f.value == heaptui::model::FieldValue::Primitive("1000".into())))
+        })
+        .expect("the leaking HashMap, size 1000, read back");
+    assert_eq!(d1.fields(map), d2.fields(map));
+    let decoded = d2
+        .object_indices()
+        .filter(|&o| d2.fields(o).is_some())
+        .count();
+    assert_eq!(
+        decoded,
+        d1.object_indices()
+            .filter(|&o| d1.fields(o).is_some())
+            .count()
+    );
+}

@@ -1175,3 +1175,81 @@ fn referents_retain_only_with_references_all() {
         "Reachable:   25,088 objects, 1.02 MiB (98.2%)"
     );
 }
+
+#[test]
+fn report_object_prints_every_field_with_its_value() {
+    // The leaking HashMap (Leaky.LEAK) and the Leaky class.
+    let text = report_text(&["leaky.hprof.gz", "--no-cache", "--object", "fd5bfff0"]);
+    assert_contains_all(
+        &text,
+        &[
+            "Object fd5bfff0 java.util.HashMap\n",
+            "Fields, own class first (8)\n",
+            "  float loadFactor = 0.75\n",
+            "  int threshold = 1536\n",
+            "  int size = 1000\n",
+            "  ref table → java.util.HashMap$Node[] fd5f08b0\n",
+            "  ref keySet = null\n",
+            "References (2)\n",
+        ],
+    );
+    let text = report_text(&["leaky.hprof.gz", "--no-cache", "--object", "0xfd5bf630"]);
+    assert_contains_all(
+        &text,
+        &[
+            "Object fd5bf630 java.lang.Class\n",
+            "  value \"Leaky\"\n",
+            "Static fields (6)\n",
+            "  ref LEAK → java.util.HashMap fd5bfff0\n",
+            "  ref NUMBERS → int[] fd5c00a8\n",
+        ],
+    );
+    let text = report_text(&["leaky.hprof.gz", "--no-cache", "--object", "fd5c00a8"]);
+    assert!(text.contains("  int[5]\n  {1, 2, 3, 4, 5}\n"), "{text}");
+    let v = report_json(&["leaky.hprof.gz", "--no-cache", "--object", "fd5bfff0"]);
+    assert_eq!(keys(&v), ["file", "format", "object"]);
+    let o = &v["object"];
+    assert_eq!(o["type"], "java.util.HashMap");
+    let size = o["fields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["name"] == "size")
+        .unwrap();
+    assert_eq!(
+        size,
+        &serde_json::json!({"name": "size", "type": "int", "value": "1000"})
+    );
+    let table = o["fields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["name"] == "table")
+        .unwrap();
+    assert_eq!(table["object"]["id"], "fd5f08b0");
+    // A soft reference's referent, marked.
+    let v = report_json(&["leaky.hprof.gz", "--no-cache", "--object", "fd5bf968"]);
+    let referent = v["object"]["fields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["name"] == "referent")
+        .unwrap()
+        .clone();
+    assert_eq!(referent["referent"], "soft");
+    assert_eq!(referent["retains"], false);
+    // An id not in the dump: exit 2, one line.
+    let out = heaptui()
+        .current_dir(fixture(""))
+        .args([
+            "report",
+            "leaky.hprof.gz",
+            "--no-cache",
+            "--object",
+            "12345",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no object with id 12345"));
+}

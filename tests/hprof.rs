@@ -1238,3 +1238,135 @@ fn an_object_held_only_by_a_weak_reference_is_not_retained_by_it() {
         );
     }
 }
+
+/// Every primitive type, a superclass, a String's skipped hash, statics
+/// with values and primitive arrays, decoded as the inspector shows them.
+#[test]
+fn every_field_is_decoded_with_its_value() {
+    use heaptui::model::{FieldValue, ObjectFields};
+    for id in [4, 8] {
+        let mut w = Writer::new("1.0.2", id);
+        let names = [
+            (1, "demo/Base"),
+            (2, "demo/Child"),
+            (3, "java/lang/String"),
+            (10, "flag"),
+            (11, "letter"),
+            (12, "ratio"),
+            (13, "big"),
+            (14, "small"),
+            (15, "short"),
+            (16, "count"),
+            (17, "stamp"),
+            (18, "other"),
+            (19, "base"),
+            (20, "value"),
+            (21, "hash"),
+            (22, "COUNTER"),
+            (23, "SELF"),
+        ];
+        for (i, n) in names {
+            w.string(i, n);
+        }
+        for (c, n) in [(0x100, 1), (0x110, 2), (0x120, 3)] {
+            w.load_class(c, n);
+        }
+        w.class_dump(0x100, 0, 0, &[], &[(19, INT), (18, OBJECT)]);
+        let statics = [
+            (22, LONG, (-7i64).to_be_bytes().to_vec()),
+            (23, OBJECT, w.idb(0x200)),
+        ];
+        let fields = [
+            (10, BOOLEAN),
+            (11, CHAR),
+            (12, 6),
+            (13, 7),
+            (14, BYTE),
+            (15, 9),
+            (16, INT),
+            (17, LONG),
+        ];
+        w.class_dump(0x110, 0x100, 0, &statics, &fields);
+        w.class_dump(0x120, 0, 0, &[], &[(20, OBJECT), (21, INT)]);
+        // Own fields first, then the superclass's.
+        let mut d = vec![1u8, 0, b'x'];
+        d.extend(0.75f32.to_be_bytes());
+        d.extend((-2.5f64).to_be_bytes());
+        d.push(0xfe);
+        d.extend((-3i16).to_be_bytes());
+        d.extend(1000i32.to_be_bytes());
+        d.extend(i64::MAX.to_be_bytes());
+        d.extend(42i32.to_be_bytes());
+        d.extend(w.idb(0x300));
+        w.instance(0x200, 0x110, &d);
+        let mut d = w.idb(0x310);
+        d.extend(12345i32.to_be_bytes());
+        w.instance(0x300, 0x120, &d);
+        w.primitive_array(0x310, CHAR, &[0, b'h', 0, b'\n']);
+        let ints: Vec<u8> = (1..=20i32).flat_map(|i| i.to_be_bytes()).collect();
+        w.primitive_array(0x320, INT, &ints);
+        w.root(0x03, 0x200);
+        let m = import(&w.finish()).unwrap();
+        let at = |id: u64| m.index_of(id).unwrap();
+        let Some(ObjectFields::Instance(f)) = m.fields(at(0x200)) else {
+            panic!("an instance")
+        };
+        let shown: Vec<String> = f
+            .iter()
+            .map(|f| match &f.value {
+                FieldValue::Primitive(v) => format!("{} {} = {v}", f.ty, f.name),
+                FieldValue::Ref(Some(o)) => format!("{} {} → {:x}", f.ty, f.name, m.ids[o.index()]),
+                other => format!("{} {} {other:?}", f.ty, f.name),
+            })
+            .collect();
+        assert_eq!(
+            shown,
+            [
+                "boolean flag = true",
+                "char letter = 'x'",
+                "float ratio = 0.75",
+                "double big = -2.5",
+                "byte small = -2",
+                "short short = -3",
+                "int count = 1000",
+                &format!("long stamp = {}", i64::MAX),
+                "int base = 42",
+                "ref other → 300",
+            ],
+            "{id}-byte ids"
+        );
+        assert_eq!(f[0].declared_by, Some(at(0x110)));
+        assert_eq!(f[9].declared_by, Some(at(0x100)), "the superclass's");
+        // A String's cached hash is not kept.
+        let Some(ObjectFields::Instance(s)) = m.fields(at(0x300)) else {
+            panic!("a string")
+        };
+        assert_eq!(s[0].value, FieldValue::Ref(Some(at(0x310))));
+        assert_eq!(s[1].value, FieldValue::NotKept);
+        // A class shows its statics.
+        let Some(ObjectFields::Class(st)) = m.fields(at(0x110)) else {
+            panic!("a class")
+        };
+        assert_eq!(st[0].value, FieldValue::Primitive("-7".into()));
+        assert_eq!(st[1].value, FieldValue::Ref(Some(at(0x200))));
+        // Primitive arrays: length, first elements, text escaped.
+        let Some(ObjectFields::PrimitiveArray {
+            element,
+            length,
+            first,
+            text,
+        }) = m.fields(at(0x310))
+        else {
+            panic!("a char[]")
+        };
+        assert_eq!((element, length), ("char", Some(2)));
+        assert_eq!(first, ["'h'", "'\\u000a'"]);
+        assert_eq!(text.as_deref(), Some("h\\x0a"));
+        let Some(ObjectFields::PrimitiveArray { length, first, .. }) = m.fields(at(0x320)) else {
+            panic!("an int[]")
+        };
+        assert_eq!(length, Some(20));
+        assert_eq!(first.len(), 16);
+        assert_eq!(first[15], "16");
+    }
+}

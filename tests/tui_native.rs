@@ -297,3 +297,45 @@ fn the_inspector_marks_a_referent_with_its_kind() {
         vec![heaptui::tui::app::Effect::ToggleReferences]
     );
 }
+
+/// The inspector lists every field with its value: the leaking HashMap's
+/// size, threshold and load factor; the Leaky class's statics; an int[]'s
+/// elements.
+#[test]
+fn the_inspector_shows_every_field_with_its_value() {
+    let mut a = hprof_app();
+    let g = a.graph().unwrap().clone();
+    let d = &g.dump;
+    let map = d.index_of(0xfd5bfff0).unwrap();
+    assert_eq!(d.type_name(map), "java.util.HashMap");
+    inspect(&mut a, map.raw());
+    let s = screen(&a);
+    assert_contains_all(
+        &s,
+        &[
+            "Fields, own class first (8)",
+            "float loadFactor = 0.75",
+            "int threshold = 1536",
+            "int size = 1000",
+            "ref table → java.util.HashMap$Node[]",
+            "ref keySet = null",
+        ],
+    );
+    let class = d.index_of(0xfd5bf630).unwrap();
+    let mut a = hprof_app();
+    inspect(&mut a, class.raw());
+    let s = screen(&a);
+    assert_contains_all(
+        &s,
+        &[
+            "Static fields (6)",
+            "ref LEAK → java.util.HashMap",
+            "ref NUMBERS → int[]",
+        ],
+    );
+    let numbers = d.index_of(0xfd5c00a8).unwrap();
+    let mut a = hprof_app();
+    inspect(&mut a, numbers.raw());
+    let s = screen(&a);
+    assert_contains_all(&s, &["int[5]", "{1, 2, 3, 4, 5}"]);
+}

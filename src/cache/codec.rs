@@ -20,8 +20,9 @@ use crate::graph::duplicates::{DuplicateMode, DuplicateSet, Duplicates, Possible
 use crate::graph::{DominatorTree, HeapGraph, NOT_REACHABLE, SUPER_ROOT};
 use crate::mem::Array;
 use crate::model::{
-    AppDomain, Csr, Diagnostics, Format, IdIndex, Labels, Model, ObjectIdx, RecordCounts, Referent,
-    Referents, Root, Strength, TypeIdx, ValueKind, Values,
+    AppDomain, Csr, Diagnostics, FieldDecl, Format, IdIndex, JavaClass, JavaClasses, Labels, Model,
+    ObjectIdx, RecordCounts, Referent, Referents, Root, StaticField, Strength, TypeIdx, ValueKind,
+    Values,
 };
 
 // Section tags; `+n` marks the tags a composite section also takes.
@@ -53,6 +54,10 @@ const POSSIBLE: u32 = 38; // +1 offsets, +2 instances
 const FINISHED: u32 = 41;
 const LARGEST: u32 = 42;
 const REFERENTS: u32 = 43; // +1: whether they are strong
+const JAVA_CLASSES: u32 = 45; // per class: id, super id, fields, statics
+const JAVA_NAMES: u32 = 46; // +1: field names, then static names, per class
+const JAVA_TAGS: u32 = 48; // per field and static: type tag, 0x80 kept
+const JAVA_STATICS: u32 = 49; // per static: its raw value
 
 const NONE: u64 = u64::MAX;
 
@@ -111,6 +116,9 @@ pub fn encode(w: &mut W, a: &Analysis) -> std::io::Result<()> {
         w.array(REFERENTS, &flat)?;
         w.array(REFERENTS + 1, &[r.strong as u8])?;
     }
+    if let Some(j) = &d.java_classes {
+        encode_java(w, j)?;
+    }
     csr(w, RETAINERS, &a.graph.retainers)?;
     w.array(STRONG_ROOTS, &a.graph.strong_roots)?;
     encode_dominators(w, &a.dom)?;
@@ -118,6 +126,44 @@ pub fn encode(w: &mut W, a: &Analysis) -> std::io::Result<()> {
     w.array(TYPE_STATS, &stats)?;
     encode_duplicates(w, &a.duplicates)?;
     w.array(LARGEST, &a.largest)
+}
+
+fn encode_java(w: &mut W, j: &JavaClasses) -> std::io::Result<()> {
+    let list = j.list();
+    let heads: Vec<u64> = list
+        .iter()
+        .flat_map(|c| {
+            [
+                c.id,
+                c.super_id,
+                c.fields.len() as u64,
+                c.statics.len() as u64,
+            ]
+        })
+        .collect();
+    w.array(JAVA_CLASSES, &heads)?;
+    let names = list.iter().flat_map(|c| {
+        let f = c.fields.iter().map(|f| &*f.name);
+        f.chain(c.statics.iter().map(|s| &*s.name))
+    });
+    strings(w, JAVA_NAMES, names)?;
+    let tags: Vec<u8> = list
+        .iter()
+        .flat_map(|c| {
+            let f = c
+                .fields
+                .iter()
+                .map(|f| f.tag | if f.kept { 0x80 } else { 0 });
+            f.chain(c.statics.iter().map(|s| s.tag))
+                .collect::<Vec<u8>>()
+        })
+        .collect();
+    w.array(JAVA_TAGS, &tags)?;
+    let raw: Vec<u64> = list
+        .iter()
+        .flat_map(|c| c.statics.iter().map(|s| s.raw))
+        .collect();
+    w.array(JAVA_STATICS, &raw)
 }
 
 fn root_fields(r: &Root) -> [u64; 7] {
@@ -341,6 +387,7 @@ fn decode_model(r: &R, path: &Path, meta: &[u64]) -> Result<Model, Corrupt> {
     let labels = decode_labels(r, refs.targets.len())?;
     let values = decode_values(r, n)?;
     let referents = decode_referents(r, n)?;
+    let java_classes = decode_java(r)?;
     let details = read_strings(r, DETAILS)?;
     // Nothing looks ids up after an import but tests and tools: built on
     // demand, not on every reopen.
@@ -385,7 +432,60 @@ fn decode_model(r: &R, path: &Path, meta: &[u64]) -> Result<Model, Corrupt> {
         labels,
         values,
         referents,
+        java_classes,
     })
+}
+
+fn decode_java(r: &R) -> Result<Option<JavaClasses>, Corrupt> {
+    if !r.has(JAVA_CLASSES) {
+        return Ok(None);
+    }
+    let heads: Array<u64> = r.array(JAVA_CLASSES)?;
+    let names = read_strings(r, JAVA_NAMES)?;
+    let tags: Array<u8> = r.array(JAVA_TAGS)?;
+    let raw: Array<u64> = r.array(JAVA_STATICS)?;
+    if !heads.len().is_multiple_of(4) || names.len() != tags.len() {
+        return corrupt("java classes: bad lengths");
+    }
+    let (mut at, mut at_static) = (0usize, 0usize);
+    let mut classes = Vec::with_capacity(heads.len() / 4);
+    for h in heads.chunks_exact(4) {
+        let (nf, ns) = (h[2] as usize, h[3] as usize);
+        let (Some(end), Some(end_static)) = (
+            at.checked_add(nf).and_then(|e| e.checked_add(ns)),
+            at_static.checked_add(ns),
+        ) else {
+            return corrupt("java classes: bad counts");
+        };
+        if end > names.len() || end_static > raw.len() {
+            return corrupt("java classes: bad counts");
+        }
+        let fields = (at..at + nf)
+            .map(|i| FieldDecl {
+                name: names[i].as_str().into(),
+                tag: tags[i] & 0x7f,
+                kept: tags[i] & 0x80 != 0,
+            })
+            .collect();
+        let statics = (0..ns)
+            .map(|k| StaticField {
+                name: names[at + nf + k].as_str().into(),
+                tag: tags[at + nf + k],
+                raw: raw[at_static + k],
+            })
+            .collect();
+        classes.push(JavaClass {
+            id: h[0],
+            super_id: h[1],
+            fields,
+            statics,
+        });
+        (at, at_static) = (end, end_static);
+    }
+    if at != names.len() || at_static != raw.len() {
+        return corrupt("java classes: bad counts");
+    }
+    Ok(Some(JavaClasses::new(classes)))
 }
 
 fn decode_referents(r: &R, n: usize) -> Result<Option<Referents>, Corrupt> {

@@ -250,6 +250,11 @@ fn make_printable(model: &mut Model) {
     if let Some(labels) = &mut model.labels {
         labels.names.iter_mut().for_each(fix);
     }
+    // As the labels, so that a field's name and its reference's label
+    // stay equal.
+    if let Some(classes) = &mut model.java_classes {
+        classes.names_mut().for_each(fix);
+    }
     for d in &mut model.app_domains {
         fix_string(&mut d.name);
         fix_string(&mut d.version);

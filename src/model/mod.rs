@@ -32,6 +32,7 @@
 
 mod csr;
 mod diag;
+mod fields;
 mod idmap;
 mod idruns;
 mod idx;
@@ -45,6 +46,9 @@ pub use crate::mem::Array;
 
 pub use csr::Csr;
 pub use diag::{Collector, Kind, Place};
+pub use fields::{
+    field_type, FieldDecl, FieldValue, FieldView, JavaClass, JavaClasses, ObjectFields, StaticField,
+};
 pub use idmap::{count_repeats, IdIndex, IdSpan, WideIdIndex};
 pub use idx::{ObjectIdx, TypeIdx};
 pub use labels::{Label, Labels, ValueKind, Values};
@@ -287,6 +291,10 @@ pub struct Model {
     /// phantom), where the format has them: not in `refs` unless
     /// `referents.strong`.
     pub referents: Option<Referents>,
+    /// Java class dumps' fields (instance and static, with the statics'
+    /// values), where the format has them: what the inspector decodes an
+    /// object's fields with.
+    pub java_classes: Option<JavaClasses>,
 }
 
 impl Model {

@@ -4,11 +4,13 @@
 mod compare_json;
 mod compare_text;
 mod json;
+mod object;
 mod text;
 
 pub use compare_json::write_comparison;
 pub use compare_text::{parse_size, signed_size};
 pub use json::write_json;
+pub use object::{write_object_json, write_object_text};
 pub use text::{count, counted, size, write_text};
 
 use std::sync::Arc;
@@ -33,6 +35,9 @@ pub struct ReportOptions {
     /// Snapshots compared with this one (SPEC §2.5): adds the `comparison`
     /// key and growth suspects.
     pub comparison: Option<Arc<Comparison>>,
+    /// `--object ID`: print this object (its fields and values) instead
+    /// of the report.
+    pub object: Option<u64>,
 }
 
 impl Default for ReportOptions {
@@ -43,6 +48,7 @@ impl Default for ReportOptions {
             objects: false,
             immediate_dominators: None,
             comparison: None,
+            object: None,
         }
     }
 }

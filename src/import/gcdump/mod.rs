@@ -186,6 +186,7 @@ fn assemble(
         labels: None,
         values: None,
         referents: None,
+        java_classes: None,
     }
 }
 

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use super::reader::{align8, BasicType, Reader};
 use super::scan::Records;
 use super::SizeModel;
-use crate::model::{IdIndex, Strength};
+use crate::model::{FieldDecl, IdIndex, JavaClass, JavaClasses, StaticField, Strength};
 
 /// One CLASS_DUMP, as read.
 #[derive(Debug, Default)]
@@ -18,7 +18,8 @@ pub(super) struct ClassDump {
     pub loader: u64,
     pub signers: u64,
     pub protection_domain: u64,
-    /// Static fields: (name string id, type, value if an object reference).
+    /// Static fields: (name string id, type, value: the referenced id, or
+    /// a primitive's bytes as a big-endian number).
     pub statics: Vec<(u64, BasicType, u64)>,
     /// Instance fields declared by this class: (name string id, type).
     pub fields: Vec<(u64, BasicType)>,
@@ -59,8 +60,8 @@ pub(super) fn parse_class_dump(r: &mut Reader) -> Result<ClassDump, Option<Strin
         let value = if t == BasicType::Object {
             r.id().ok_or(None)?
         } else {
-            r.skip(t.file_size(id_size)).ok_or(None)?;
-            0
+            let b = r.take(t.file_size(id_size)).ok_or(None)?;
+            b.iter().fold(0u64, |v, &x| v << 8 | x as u64)
         };
         c.statics.push((name, t, value));
     }
@@ -188,6 +189,8 @@ pub(super) struct Classes {
     pub class_type: u32,
     /// The type of each primitive array, by [`BasicType::prim_index`].
     pub prim_types: [u32; 8],
+    /// Every class's fields, for the inspector.
+    pub java: JavaClasses,
 }
 
 impl Classes {
@@ -314,6 +317,38 @@ pub(super) fn build(
     let supers = up.iter().map(|s| s.map(|s| s as u32)).collect();
     let class_type = types.intern("java.lang.Class");
     let prim_types = BasicType::PRIMITIVES.map(|t| types.intern(t.array_name()));
+    let text =
+        |id: u64| string_text(bytes, records, id).unwrap_or_else(|| format!("<field 0x{id:x}>"));
+    let java = JavaClasses::new(
+        dumps
+            .iter()
+            .enumerate()
+            .map(|(c, d)| JavaClass {
+                id: d.id,
+                super_id: d.super_id,
+                fields: d
+                    .fields
+                    .iter()
+                    .zip(&own[c])
+                    .map(|(&(name, t), &(lbl, _))| FieldDecl {
+                        name: text(name).into(),
+                        tag: t.tag(),
+                        kept: t != BasicType::Object
+                            && !(Some(c) == string_class && hash_labels.contains(&lbl)),
+                    })
+                    .collect(),
+                statics: d
+                    .statics
+                    .iter()
+                    .map(|&(name, t, raw)| StaticField {
+                        name: text(name).into(),
+                        tag: t.tag(),
+                        raw,
+                    })
+                    .collect(),
+            })
+            .collect(),
+    );
     let mut loaders: HashMap<u64, Vec<u64>> = HashMap::new();
     for d in &dumps {
         if d.loader != 0 {
@@ -334,6 +369,7 @@ pub(super) fn build(
         unnamed,
         class_type,
         prim_types,
+        java,
     }
 }
 

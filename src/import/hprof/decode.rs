@@ -363,7 +363,9 @@ fn class_object<S: Sink>(cx: &Context, r: &mut Reader, s: &mut S, at: usize) -> 
         let l = index
             .and_then(|i| cx.classes.static_labels[i as usize].get(k).copied())
             .unwrap_or(Labels::NONE);
-        reference(s, st.2, l);
+        if st.1 == BasicType::Object {
+            reference(s, st.2, l);
+        }
     }
     // The class's name is its value: it tells classes apart (two classes
     // with the same shape are not copies of each other) and the inspector

@@ -273,6 +273,7 @@ fn build_model(
         labels: Some(labels),
         values: Some(values),
         referents: Some(a.referents),
+        java_classes: Some(classes.java),
     }
 }
 

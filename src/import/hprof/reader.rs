@@ -102,6 +102,21 @@ pub(super) enum BasicType {
 }
 
 impl BasicType {
+    /// The HPROF tag (the inverse of [`BasicType::from_tag`]).
+    pub fn tag(self) -> u8 {
+        match self {
+            BasicType::Object => 2,
+            BasicType::Boolean => 4,
+            BasicType::Char => 5,
+            BasicType::Float => 6,
+            BasicType::Double => 7,
+            BasicType::Byte => 8,
+            BasicType::Short => 9,
+            BasicType::Int => 10,
+            BasicType::Long => 11,
+        }
+    }
+
     pub fn from_tag(tag: u8) -> Option<BasicType> {
         Some(match tag {
             2 => BasicType::Object,

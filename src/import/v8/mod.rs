@@ -422,6 +422,7 @@ fn assemble(
         labels: Some(labels),
         values: Some(values),
         referents: None,
+        java_classes: None,
     }
 }
 

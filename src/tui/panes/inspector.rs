@@ -12,7 +12,7 @@ use crate::analysis::domination_path;
 use crate::graph::duplicates::Duplicates;
 use crate::graph::{DominatorTree, HeapGraph};
 use crate::model::ObjectIdx;
-use crate::model::{root_flags, root_kind, Label, Model};
+use crate::model::{root_flags, root_kind, FieldValue, FieldView, Label, Model, ObjectFields};
 use crate::tui::fmt::{bytes, count, fit, text_width, type_name};
 use crate::tui::keys::Cmd;
 use crate::tui::theme::Theme;
@@ -106,6 +106,9 @@ impl Inspector {
                     "unreachable: no strong root reaches it (garbage, weakly held, or held only by references)".into(),
                 );
             }
+        }
+        if let Some(fields) = dump.fields(object) {
+            field_entries(&mut e, dump, fields, theme);
         }
         head(&mut e, "Root records".into());
         let mut any = false;
@@ -416,6 +419,83 @@ fn object_entry(dump: &Model, o: ObjectIdx, text: String) -> Entry {
         target: Some(Target::Object(o)),
         heading: false,
         after: dump.quoted_preview(o, PREVIEW_CHARS),
+    }
+}
+
+/// The object's fields with their values (Java instances and classes),
+/// or a primitive array's length, first elements and text: each field a
+/// line, a reference a jump target.
+fn field_entries(e: &mut Vec<Entry>, dump: &Model, fields: ObjectFields, theme: &Theme) {
+    let line = |e: &mut Vec<Entry>, text: String, heading: bool| {
+        e.push(Entry {
+            text,
+            target: None,
+            heading,
+            after: String::new(),
+        })
+    };
+    let list = |e: &mut Vec<Entry>, title: &str, fields: Vec<FieldView>| {
+        line(e, format!("{title} ({})", count(fields.len() as u64)), true);
+        for f in fields.iter().take(LIST_LIMIT) {
+            let name = &f.name;
+            match &f.value {
+                FieldValue::Primitive(v) => line(e, format!("  {} {name} = {v}", f.ty), false),
+                FieldValue::Ref(None) => line(e, format!("  {} {name} = null", f.ty), false),
+                FieldValue::Ref(Some(o)) => {
+                    e.push(object_entry(dump, *o, format!("  {} {name} → ", f.ty)))
+                }
+                FieldValue::Referent(o, strength, strong) => {
+                    let retains = if *strong { ", retains" } else { "" };
+                    let prefix = format!("  {} {name} [{}{retains}] → ", f.ty, strength.key());
+                    e.push(object_entry(dump, *o, prefix))
+                }
+                FieldValue::Missing => {
+                    line(e, format!("  {} {name} = ? (not in the dump)", f.ty), false)
+                }
+                FieldValue::NotKept => line(
+                    e,
+                    format!("  {} {name} = ? (a cache, not kept)", f.ty),
+                    false,
+                ),
+            }
+        }
+        if fields.len() > LIST_LIMIT {
+            let more = count((fields.len() - LIST_LIMIT) as u64);
+            line(e, format!("  {} {more} more", theme.ellipsis()), false);
+        }
+    };
+    match fields {
+        ObjectFields::Instance(f) => list(e, "Fields, own class first", f),
+        ObjectFields::Class(f) => list(e, "Static fields", f),
+        ObjectFields::PrimitiveArray {
+            element,
+            length,
+            first,
+            text,
+        } => {
+            line(e, "Elements".into(), true);
+            match length {
+                None => line(e, "  not in the dump (no contents dumped)".into(), false),
+                Some(n) => {
+                    line(e, format!("  {element}[{}]", count(n)), false);
+                    if !first.is_empty() {
+                        let more = if (first.len() as u64) < n {
+                            format!(", {}", theme.ellipsis())
+                        } else {
+                            String::new()
+                        };
+                        line(e, format!("  {{{}{more}}}", first.join(", ")), false);
+                    }
+                    if let Some(t) = text {
+                        line(e, format!("  as text \"{t}\""), false);
+                    }
+                }
+            }
+        }
+        ObjectFields::Value(v) => {
+            line(e, "Value".into(), true);
+            line(e, format!("  {v}"), false);
+        }
     }
 }
 
