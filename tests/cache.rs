@@ -288,3 +288,37 @@ fn a_comparison_caches_every_snapshot_and_reads_them_back_alike() {
     .unwrap();
     assert_eq!(format!("{first:?}"), format!("{plain:?}"));
 }
+
+/// A FIFO, or a symbolic link to one, where the cache file goes: the open
+/// used to block for ever. Now a note and a fresh analysis.
+#[test]
+fn a_fifo_at_the_cache_path_is_noted_and_never_opened_for_long() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = options(dir.path());
+    let dump = fixture_copy(dir.path(), "demo.dump.txt");
+    let (fresh, _, _) = open(&dump, &cache);
+    let file = cache_files(&cache).pop().unwrap();
+    let fifo = dir.path().join("fifo");
+    for link in [false, true] {
+        std::fs::remove_file(&file).unwrap();
+        let made = std::process::Command::new("mkfifo")
+            .arg(if link { &fifo } else { &file })
+            .status()
+            .unwrap();
+        assert!(made.success());
+        if link {
+            std::os::unix::fs::symlink(&fifo, &file).unwrap();
+        }
+        let (tx, rx) = std::sync::mpsc::channel();
+        let (d, c) = (dump.clone(), cache.clone());
+        std::thread::spawn(move || tx.send(open(&d, &c)).unwrap());
+        let (a, _, notes) = rx
+            .recv_timeout(std::time::Duration::from_secs(60))
+            .expect("the open hangs on the FIFO");
+        assert_eq!(json(&a), json(&fresh));
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert!(notes[0].contains("not a regular file"), "{notes:?}");
+        // Replaced by a cache file again.
+        assert!(std::fs::symlink_metadata(&file).unwrap().is_file());
+    }
+}

@@ -249,7 +249,7 @@ impl Place {
         observe: &mut dyn FnMut(StageResult) -> bool,
     ) -> Result<Option<Analysis>, Corrupt> {
         let t = Instant::now();
-        let Ok(file) = File::open(&self.file) else {
+        let Some(file) = open_regular(&self.file)? else {
             return Ok(None);
         };
         progress.start(Stage::Parse, 1);
@@ -339,6 +339,27 @@ impl Place {
     }
 }
 
+/// Opens `path` for reading if it is a regular file (after symbolic
+/// links): `Ok(None)` where there is none. Opened without blocking, so a
+/// FIFO or a device put there cannot stall the open, then refused.
+fn open_regular(path: &Path) -> Result<Option<File>, Corrupt> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = match std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)
+    {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return layout::corrupt(format!("cannot open: {e}")),
+    };
+    match file.metadata() {
+        Ok(m) if m.is_file() => Ok(Some(file)),
+        Ok(_) => layout::corrupt("not a regular file"),
+        Err(e) => layout::corrupt(format!("cannot read its metadata: {e}")),
+    }
+}
+
 /// Identity of the dump and of this build, and the options that shape the
 /// result.
 fn key(
@@ -354,7 +375,7 @@ fn key(
         .duration_since(SystemTime::UNIX_EPOCH)
         .ok()?
         .as_nanos();
-    let file = File::open(dump).ok()?;
+    let file = open_regular(dump).ok()??;
     let mib = 1u64 << 20;
     let edge = |at: u64| {
         let mut buf = vec![0u8; mib.min(meta.len()) as usize];
