@@ -322,3 +322,36 @@ fn a_fifo_at_the_cache_path_is_noted_and_never_opened_for_long() {
         assert!(std::fs::symlink_metadata(&file).unwrap().is_file());
     }
 }
+
+/// Bytes changed in the middle of the dump, its size kept and its
+/// modification time put back (`touch -r`): the key changes (the inode's
+/// change time, and sampled content), the old analysis is not used.
+#[test]
+fn a_dump_changed_in_place_with_its_time_restored_is_analysed_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = options(dir.path());
+    let dump = fixture_copy(dir.path(), "demo.dump.txt");
+    let (fresh, _, _) = open(&dump, &cache);
+    let meta = std::fs::metadata(&dump).unwrap();
+    let text = std::fs::read_to_string(&dump).unwrap();
+    // Some object's size, a digit for a digit, near the middle.
+    let at = text[text.len() / 2..].find("\no ").unwrap() + text.len() / 2 + 1;
+    let line_end = at + text[at..].find('\n').unwrap();
+    let line = &text[at..line_end];
+    let digit = line.rfind(|c: char| c.is_ascii_digit()).unwrap();
+    let mut bytes = text.clone().into_bytes();
+    let b = &mut bytes[at + digit];
+    *b = if *b == b'9' { b'8' } else { *b + 1 };
+    std::fs::write(&dump, &bytes).unwrap();
+    let f = std::fs::File::options().write(true).open(&dump).unwrap();
+    f.set_modified(meta.modified().unwrap()).unwrap();
+    drop(f);
+    let after = std::fs::metadata(&dump).unwrap();
+    assert_eq!(
+        (after.len(), after.modified().unwrap()),
+        (meta.len(), meta.modified().unwrap())
+    );
+    let (again, stages, _) = open(&dump, &cache);
+    assert_eq!(stages[0], "imported", "the old analysis was used");
+    assert_ne!(json(&again), json(&fresh));
+}

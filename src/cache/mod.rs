@@ -2,8 +2,9 @@
 //! dump, its arrays (graph, dominators, retained sizes, type statistics,
 //! duplicate sets and holders, diagnostics) go to a file in the user's cache
 //! directory; opening the same dump again maps them back instead of
-//! analysing. The file is keyed by the dump's identity (path, size,
-//! modification time, hashes of its first and last MiB), the build of
+//! analysing. The file is keyed by the dump's identity (path, device and
+//! inode, size, modification and change times, hashes of its first and
+//! last MiB and of 256 pieces of 4 KiB spread between), the build of
 //! heaptui and the duplicate options; it is written atomically (a temporary
 //! file, then a rename) and never trusted (see [`codec`]): a stale, truncated
 //! or corrupt file is noted in one line, removed and rebuilt. The directory
@@ -384,6 +385,25 @@ fn key(
     };
     let head = edge(0)?;
     let tail = edge(meta.len().saturating_sub(mib))?;
+    // And 256 pieces of 4 KiB spread over the rest: a change in the middle
+    // that keeps the size and the modification time is likely seen even
+    // where the inode's change time is not kept (a copy, another machine).
+    let mut samples = crc32fast::Hasher::new();
+    let mut piece = vec![0u8; 4096.min(meta.len()) as usize];
+    for k in 0..256u64 {
+        let at = (meta.len() - piece.len() as u64) / 256 * k;
+        file.read_exact_at(&mut piece, at).ok()?;
+        samples.update(&piece);
+    }
+    let samples = samples.finalize();
+    use std::os::unix::fs::MetadataExt;
+    let inode = format!(
+        "{}:{}:{}.{:09}",
+        meta.dev(),
+        meta.ino(),
+        meta.ctime(),
+        meta.ctime_nsec()
+    );
     let exe = std::env::current_exe()
         .and_then(std::fs::metadata)
         .ok()
@@ -396,7 +416,7 @@ fn key(
         })
         .unwrap_or_default();
     let text = format!(
-        "{}\0{}\0{mtime}\0{head:08x}\0{tail:08x}\0{} {exe}\0{:?}\0{:?}\0{:?}",
+        "{}\0{}\0{mtime}\0{inode}\0{head:08x}\0{tail:08x}\0{samples:08x}\0{} {exe}\0{:?}\0{:?}\0{:?}",
         path.display(),
         meta.len(),
         env!("CARGO_PKG_VERSION"),
