@@ -355,3 +355,28 @@ fn a_dump_changed_in_place_with_its_time_restored_is_analysed_again() {
     assert_eq!(stages[0], "imported", "the old analysis was used");
     assert_ne!(json(&again), json(&fresh));
 }
+
+/// Temporary files of writers that are gone are removed at once; those of
+/// running writers count against the cap.
+#[test]
+fn temporary_files_are_removed_when_stale_and_counted_against_the_cap() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cache = options(dir.path());
+    let dump = fixture_copy(dir.path(), "demo.dump.txt");
+    open(&dump, &cache);
+    let file = cache_files(&cache).pop().unwrap();
+    let size = std::fs::metadata(&file).unwrap().len();
+    // No process has this id (ids stay below 2^22 on Linux).
+    let dead = cache.dir.join(".tmp-2147483600-1");
+    std::fs::write(&dead, vec![0u8; 1 << 20]).unwrap();
+    let live = cache.dir.join(format!(".tmp-{}-1", std::process::id()));
+    std::fs::write(&live, vec![0u8; 64]).unwrap();
+    cache.max_bytes = size + 64;
+    cache::prune(&cache);
+    assert!(!dead.exists(), "a dead writer's file stays");
+    assert!(live.exists() && file.exists());
+    // One byte less: the running writer's file counts, the cache file goes.
+    cache.max_bytes = size + 63;
+    cache::prune(&cache);
+    assert!(live.exists() && !file.exists());
+}

@@ -427,14 +427,17 @@ fn key(
     Some(text.into_bytes())
 }
 
-/// Keeps the directory under its cap, least recently used first out;
-/// temporary files of writers that died more than an hour ago go too.
+/// Keeps the directory under its cap, least recently used first out.
+/// Temporary files count against the cap; those of writers no longer
+/// running (named by their process id) go at once, any older than an
+/// hour too.
 pub fn prune(cache: &CacheOptions) {
     let Ok(entries) = std::fs::read_dir(&cache.dir) else {
         return;
     };
     let now = SystemTime::now();
     let mut files: Vec<(SystemTime, u64, PathBuf)> = Vec::new();
+    let mut temporary = 0u64;
     for e in entries.flatten() {
         let (Ok(meta), path) = (e.metadata(), e.path()) else {
             continue;
@@ -442,19 +445,24 @@ pub fn prune(cache: &CacheOptions) {
         let modified = meta.modified().unwrap_or(now);
         let name = e.file_name();
         let name = name.to_string_lossy();
-        if name.starts_with(".tmp-") {
+        if let Some(rest) = name.strip_prefix(".tmp-") {
             let old = now
                 .duration_since(modified)
                 .is_ok_and(|d| d.as_secs() > 3600);
-            if old {
-                let _ = std::fs::remove_file(&path);
+            // Where /proc lists the processes, a writer that is not
+            // there is gone.
+            let writer = rest.split('-').next().and_then(|p| p.parse::<u32>().ok());
+            let dead = Path::new("/proc/self").exists()
+                && writer.is_none_or(|p| !Path::new("/proc").join(p.to_string()).exists());
+            if !(old || dead) || std::fs::remove_file(&path).is_err() {
+                temporary += meta.len();
             }
         } else if name.ends_with(".cache") && meta.is_file() {
             files.push((modified, meta.len(), path));
         }
     }
     files.sort();
-    let mut total: u64 = files.iter().map(|f| f.1).sum();
+    let mut total: u64 = temporary + files.iter().map(|f| f.1).sum::<u64>();
     for (_, len, path) in files {
         if total <= cache.max_bytes {
             break;
