@@ -324,3 +324,95 @@ fn fields_and_referents_survive_a_reopen() {
             .count()
     );
 }
+
+/// A FIFO, or a symbolic link to one, where the cache file goes: the open
+/// used to block for ever. Now a note and a fresh analysis.
+#[test]
+fn a_fifo_at_the_cache_path_is_noted_and_never_opened_for_long() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = options(dir.path());
+    let dump = fixture_copy(dir.path(), "demo.dump.txt");
+    let (fresh, _, _) = open(&dump, &cache);
+    let file = cache_files(&cache).pop().unwrap();
+    let fifo = dir.path().join("fifo");
+    for link in [false, true] {
+        std::fs::remove_file(&file).unwrap();
+        let made = std::process::Command::new("mkfifo")
+            .arg(if link { &fifo } else { &file })
+            .status()
+            .unwrap();
+        assert!(made.success());
+        if link {
+            std::os::unix::fs::symlink(&fifo, &file).unwrap();
+        }
+        let (tx, rx) = std::sync::mpsc::channel();
+        let (d, c) = (dump.clone(), cache.clone());
+        std::thread::spawn(move || tx.send(open(&d, &c)).unwrap());
+        let (a, _, notes) = rx
+            .recv_timeout(std::time::Duration::from_secs(60))
+            .expect("the open hangs on the FIFO");
+        assert_eq!(json(&a), json(&fresh));
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert!(notes[0].contains("not a regular file"), "{notes:?}");
+        // Replaced by a cache file again.
+        assert!(std::fs::symlink_metadata(&file).unwrap().is_file());
+    }
+}
+
+/// Bytes changed in the middle of the dump, its size kept and its
+/// modification time put back (`touch -r`): the key changes (the inode's
+/// change time, and sampled content), the old analysis is not used.
+#[test]
+fn a_dump_changed_in_place_with_its_time_restored_is_analysed_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = options(dir.path());
+    let dump = fixture_copy(dir.path(), "demo.dump.txt");
+    let (fresh, _, _) = open(&dump, &cache);
+    let meta = std::fs::metadata(&dump).unwrap();
+    let text = std::fs::read_to_string(&dump).unwrap();
+    // Some object's size, a digit for a digit, near the middle.
+    let at = text[text.len() / 2..].find("\no ").unwrap() + text.len() / 2 + 1;
+    let line_end = at + text[at..].find('\n').unwrap();
+    let line = &text[at..line_end];
+    let digit = line.rfind(|c: char| c.is_ascii_digit()).unwrap();
+    let mut bytes = text.clone().into_bytes();
+    let b = &mut bytes[at + digit];
+    *b = if *b == b'9' { b'8' } else { *b + 1 };
+    std::fs::write(&dump, &bytes).unwrap();
+    let f = std::fs::File::options().write(true).open(&dump).unwrap();
+    f.set_modified(meta.modified().unwrap()).unwrap();
+    drop(f);
+    let after = std::fs::metadata(&dump).unwrap();
+    assert_eq!(
+        (after.len(), after.modified().unwrap()),
+        (meta.len(), meta.modified().unwrap())
+    );
+    let (again, stages, _) = open(&dump, &cache);
+    assert_eq!(stages[0], "imported", "the old analysis was used");
+    assert_ne!(json(&again), json(&fresh));
+}
+
+/// Temporary files of writers that are gone are removed at once; those of
+/// running writers count against the cap.
+#[test]
+fn temporary_files_are_removed_when_stale_and_counted_against_the_cap() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cache = options(dir.path());
+    let dump = fixture_copy(dir.path(), "demo.dump.txt");
+    open(&dump, &cache);
+    let file = cache_files(&cache).pop().unwrap();
+    let size = std::fs::metadata(&file).unwrap().len();
+    // No process has this id (ids stay below 2^22 on Linux).
+    let dead = cache.dir.join(".tmp-2147483600-1");
+    std::fs::write(&dead, vec![0u8; 1 << 20]).unwrap();
+    let live = cache.dir.join(format!(".tmp-{}-1", std::process::id()));
+    std::fs::write(&live, vec![0u8; 64]).unwrap();
+    cache.max_bytes = size + 64;
+    cache::prune(&cache);
+    assert!(!dead.exists(), "a dead writer's file stays");
+    assert!(live.exists() && file.exists());
+    // One byte less: the running writer's file counts, the cache file goes.
+    cache.max_bytes = size + 63;
+    cache::prune(&cache);
+    assert!(live.exists() && !file.exists());
+}

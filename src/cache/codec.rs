@@ -341,7 +341,10 @@ pub fn decode(r: &R, path: &Path) -> Result<Analysis, Corrupt> {
     laps.lap("from_parts");
     let dom = decode_dominators(r, &graph)?;
     laps.lap("dominators");
-    let types = decode_type_stats(r, graph.dump.type_names.len())?;
+    // Checked for its form, then made again from the tree (its figures
+    // are not checked otherwise, and a pass over the objects is cheap).
+    decode_type_stats(r, graph.dump.type_names.len())?;
+    let types = crate::analysis::type_stats(&graph, &dom);
     let duplicates = decode_duplicates(r, &graph.dump, &meta)?;
     laps.lap("types+duplicates");
     let largest: Array<u32> = get(r, LARGEST, graph.dump.type_names.len())?;
@@ -627,6 +630,12 @@ fn decode_dominators(r: &R, graph: &HeapGraph) -> Result<DominatorTree, Corrupt>
     check_below("preorder", &preorder, n)?;
     let t = std::time::Instant::now();
     check_tree(&idom, &children, &preorder)?;
+    check_retained(
+        &idom,
+        &children,
+        &graph.dump.sizes,
+        (&retained_bytes, &retained_objects),
+    )?;
     tracing::debug!(target: "heaptui::profile", "cache/check_tree: {} ms", t.elapsed().as_millis());
     let sizes = &graph.dump.sizes;
     let reachable_bytes = preorder.par_iter().map(|&o| sizes[o as usize]).sum();
@@ -674,6 +683,38 @@ fn check_tree(idom: &[u32], children: &Csr, preorder: &[u32]) -> Result<(), Corr
     });
     if !tree_ok || !parent_ok || children.targets.len() != preorder.len() {
         return corrupt("the dominator tree is not a tree");
+    }
+    Ok(())
+}
+
+/// Each object's retained bytes and objects are its own plus its
+/// children's in the (checked) tree, without overflow; unreachable ones
+/// retain nothing. Every later walk that trusts retained sizes (the leak
+/// suspects' descent stops on them) then ends as it would on a fresh
+/// analysis.
+fn check_retained(
+    idom: &[u32],
+    children: &Csr,
+    sizes: &[u64],
+    (bytes, objects): (&[u64], &[u32]),
+) -> Result<(), Corrupt> {
+    let ok = (0..idom.len()).into_par_iter().all(|p| {
+        if idom[p] == NOT_REACHABLE {
+            return bytes[p] == 0 && objects[p] == 0;
+        }
+        let sum = children
+            .neighbors(p as u32)
+            .iter()
+            .try_fold((sizes[p], 1u32), |(b, o), &c| {
+                Some((
+                    b.checked_add(bytes[c as usize])?,
+                    o.checked_add(objects[c as usize])?,
+                ))
+            });
+        sum == Some((bytes[p], objects[p]))
+    });
+    if !ok {
+        return corrupt("retained sizes do not add up over the dominator tree");
     }
     Ok(())
 }
@@ -824,6 +865,22 @@ mod tests {
             (
                 "preorder repeats",
                 Box::new(|d| d.preorder.make_mut()[1] = d.preorder[0]),
+            ),
+            (
+                "retained sizes past the heap",
+                Box::new(|d| {
+                    let mut v = d.retained_bytes.clone().into_vec();
+                    v.iter_mut().for_each(|b| *b = u64::MAX);
+                    d.retained_bytes = v.into();
+                }),
+            ),
+            (
+                "one retained size off",
+                Box::new(|d| d.retained_bytes.make_mut()[1] += 1),
+            ),
+            (
+                "retained objects off",
+                Box::new(|d| d.retained_objects.make_mut()[0] += 1),
             ),
             (
                 "short retained sizes",

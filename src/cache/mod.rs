@@ -2,8 +2,9 @@
 //! dump, its arrays (graph, dominators, retained sizes, type statistics,
 //! duplicate sets and holders, diagnostics) go to a file in the user's cache
 //! directory; opening the same dump again maps them back instead of
-//! analysing. The file is keyed by the dump's identity (path, size,
-//! modification time, hashes of its first and last MiB), the build of
+//! analysing. The file is keyed by the dump's identity (path, device and
+//! inode, size, modification and change times, hashes of its first and
+//! last MiB and of 256 pieces of 4 KiB spread between), the build of
 //! heaptui and the duplicate options; it is written atomically (a temporary
 //! file, then a rename) and never trusted (see [`codec`]): a stale, truncated
 //! or corrupt file is noted in one line, removed and rebuilt. The directory
@@ -249,7 +250,7 @@ impl Place {
         observe: &mut dyn FnMut(StageResult) -> bool,
     ) -> Result<Option<Analysis>, Corrupt> {
         let t = Instant::now();
-        let Ok(file) = File::open(&self.file) else {
+        let Some(file) = open_regular(&self.file)? else {
             return Ok(None);
         };
         progress.start(Stage::Parse, 1);
@@ -339,6 +340,27 @@ impl Place {
     }
 }
 
+/// Opens `path` for reading if it is a regular file (after symbolic
+/// links): `Ok(None)` where there is none. Opened without blocking, so a
+/// FIFO or a device put there cannot stall the open, then refused.
+fn open_regular(path: &Path) -> Result<Option<File>, Corrupt> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = match std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)
+    {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return layout::corrupt(format!("cannot open: {e}")),
+    };
+    match file.metadata() {
+        Ok(m) if m.is_file() => Ok(Some(file)),
+        Ok(_) => layout::corrupt("not a regular file"),
+        Err(e) => layout::corrupt(format!("cannot read its metadata: {e}")),
+    }
+}
+
 /// Identity of the dump and of this build, and the options that shape the
 /// result.
 fn key(
@@ -354,7 +376,7 @@ fn key(
         .duration_since(SystemTime::UNIX_EPOCH)
         .ok()?
         .as_nanos();
-    let file = File::open(dump).ok()?;
+    let file = open_regular(dump).ok()??;
     let mib = 1u64 << 20;
     let edge = |at: u64| {
         let mut buf = vec![0u8; mib.min(meta.len()) as usize];
@@ -363,6 +385,25 @@ fn key(
     };
     let head = edge(0)?;
     let tail = edge(meta.len().saturating_sub(mib))?;
+    // And 256 pieces of 4 KiB spread over the rest: a change in the middle
+    // that keeps the size and the modification time is likely seen even
+    // where the inode's change time is not kept (a copy, another machine).
+    let mut samples = crc32fast::Hasher::new();
+    let mut piece = vec![0u8; 4096.min(meta.len()) as usize];
+    for k in 0..256u64 {
+        let at = (meta.len() - piece.len() as u64) / 256 * k;
+        file.read_exact_at(&mut piece, at).ok()?;
+        samples.update(&piece);
+    }
+    let samples = samples.finalize();
+    use std::os::unix::fs::MetadataExt;
+    let inode = format!(
+        "{}:{}:{}.{:09}",
+        meta.dev(),
+        meta.ino(),
+        meta.ctime(),
+        meta.ctime_nsec()
+    );
     let exe = std::env::current_exe()
         .and_then(std::fs::metadata)
         .ok()
@@ -375,7 +416,7 @@ fn key(
         })
         .unwrap_or_default();
     let text = format!(
-        "{}\0{}\0{mtime}\0{head:08x}\0{tail:08x}\0{} {exe}\0{:?}\0{:?}\0{:?}",
+        "{}\0{}\0{mtime}\0{inode}\0{head:08x}\0{tail:08x}\0{samples:08x}\0{} {exe}\0{:?}\0{:?}\0{:?}",
         path.display(),
         meta.len(),
         env!("CARGO_PKG_VERSION"),
@@ -386,14 +427,17 @@ fn key(
     Some(text.into_bytes())
 }
 
-/// Keeps the directory under its cap, least recently used first out;
-/// temporary files of writers that died more than an hour ago go too.
+/// Keeps the directory under its cap, least recently used first out.
+/// Temporary files count against the cap; those of writers no longer
+/// running (named by their process id) go at once, any older than an
+/// hour too.
 pub fn prune(cache: &CacheOptions) {
     let Ok(entries) = std::fs::read_dir(&cache.dir) else {
         return;
     };
     let now = SystemTime::now();
     let mut files: Vec<(SystemTime, u64, PathBuf)> = Vec::new();
+    let mut temporary = 0u64;
     for e in entries.flatten() {
         let (Ok(meta), path) = (e.metadata(), e.path()) else {
             continue;
@@ -401,19 +445,24 @@ pub fn prune(cache: &CacheOptions) {
         let modified = meta.modified().unwrap_or(now);
         let name = e.file_name();
         let name = name.to_string_lossy();
-        if name.starts_with(".tmp-") {
+        if let Some(rest) = name.strip_prefix(".tmp-") {
             let old = now
                 .duration_since(modified)
                 .is_ok_and(|d| d.as_secs() > 3600);
-            if old {
-                let _ = std::fs::remove_file(&path);
+            // Where /proc lists the processes, a writer that is not
+            // there is gone.
+            let writer = rest.split('-').next().and_then(|p| p.parse::<u32>().ok());
+            let dead = Path::new("/proc/self").exists()
+                && writer.is_none_or(|p| !Path::new("/proc").join(p.to_string()).exists());
+            if !(old || dead) || std::fs::remove_file(&path).is_err() {
+                temporary += meta.len();
             }
         } else if name.ends_with(".cache") && meta.is_file() {
             files.push((modified, meta.len(), path));
         }
     }
     files.sort();
-    let mut total: u64 = files.iter().map(|f| f.1).sum();
+    let mut total: u64 = temporary + files.iter().map(|f| f.1).sum::<u64>();
     for (_, len, path) in files {
         if total <= cache.max_bytes {
             break;

@@ -204,6 +204,18 @@ fn import_source(
         );
         d.messages.truncate(crate::model::MAX_MESSAGES);
     }
+    if inflated.trailing > 0 {
+        let d = &mut model.diagnostics;
+        d.skipped_lines += 1;
+        d.messages.insert(
+            0,
+            format!(
+                "the gzip data is followed by {} bytes that are not gzip; ignored, as gzip -d does",
+                inflated.trailing
+            ),
+        );
+        d.messages.truncate(crate::model::MAX_MESSAGES);
+    }
     Ok(model)
 }
 

@@ -155,9 +155,17 @@ pub fn check_file(path: &Path) -> Result<(), InputError> {
         }
         head = inner;
     }
-    match super::detect(&head) {
-        crate::model::Format::Rpm => super::rpm::check_head(path, &head),
-        crate::model::Format::Hprof => super::hprof::check_header(&head).map_err(err),
+    check_head(path, &head)
+}
+
+/// Checks a dump's first bytes (at most [`CHECK_BYTES`], decompressed):
+/// of a format heaptui reads with a valid header, or text dump records.
+pub(super) fn check_head(path: &Path, head: &[u8]) -> Result<(), InputError> {
+    match super::detect(head) {
+        crate::model::Format::Rpm => super::rpm::check_head(path, head),
+        crate::model::Format::Hprof => {
+            super::hprof::check_header(head).map_err(|e| InputError::new(path, e))
+        }
         crate::model::Format::Heapsnapshot | crate::model::Format::Gcdump => Ok(()),
     }
 }
