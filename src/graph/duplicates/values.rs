@@ -14,37 +14,31 @@ use std::sync::atomic::Ordering;
 
 use rayon::prelude::*;
 
+use super::view::View;
 use crate::graph::DominatorTree;
-use crate::model::{Model, ObjectIdx, ValueKind};
+use crate::model::{ObjectIdx, ValueKind};
 
 /// The block of objects that take no part (unreachable): `bisim::NO_BLOCK`.
 const NONE: u32 = super::bisim::NO_BLOCK;
 
 /// What an object's label compares: type, size, reference count, value
-/// kind and bytes, reference labels, and the object itself where its value
-/// is [`ValueKind::Unknown`] (equal to no other's), else [`NO_OWN`].
-type Key<'a> = (u32, u64, u64, ValueKind, &'a [u8], &'a [u32], u32);
+/// kind and bytes, reference labels, the object itself where its value is
+/// [`ValueKind::Unknown`] (equal to no other's), else [`NO_OWN`], and its
+/// type descriptors (see `view`).
+type Key<'a> = (u32, u64, u64, ValueKind, &'a [u8], &'a [u32], u32, u32);
 
 const NO_OWN: u32 = u32::MAX;
 
-fn key(dump: &Model, o: u32) -> Key<'_> {
+fn key<'a>(view: &'a View, o: u32) -> Key<'a> {
+    let dump = view.dump;
     let (bytes, kind) = dump
         .values
         .as_ref()
         .and_then(|v| v.get(ObjectIdx(o)))
         .map_or((&[][..], ValueKind::None), |(b, k)| (b, k));
-    let labels = match &dump.labels {
-        Some(l) => {
-            let (s, e) = (
-                dump.refs.offsets[o as usize],
-                dump.refs.offsets[o as usize + 1],
-            );
-            l.of_ref.get(s as usize..e as usize).unwrap_or(&[])
-        }
-        None => &[],
-    };
+    let labels = view.ref_labels(o);
     let i = o as usize;
-    let degree = dump.refs.offsets[i + 1] - dump.refs.offsets[i];
+    let degree = view.refs_raw(o).len() as u64;
     let own = match kind {
         ValueKind::Unknown => o,
         _ => NO_OWN,
@@ -57,6 +51,7 @@ fn key(dump: &Model, o: u32) -> Key<'_> {
         bytes,
         labels,
         own,
+        view.descriptors(o),
     )
 }
 
@@ -77,7 +72,7 @@ fn hash(k: &Key) -> u64 {
     for &l in k.5 {
         h = mix(h, l as u64 | 1 << 40);
     }
-    h
+    mix(h, k.7 as u64 | 1 << 41)
 }
 
 /// The label blocks of the reachable objects where the dump has values or
@@ -86,7 +81,8 @@ fn hash(k: &Key) -> u64 {
 /// objects get `NO_BLOCK`. Exact: objects are grouped by a hash of the
 /// label (a parallel sort, no map of millions of labels), then each group
 /// is split by comparing the labels themselves.
-pub(crate) fn label_blocks(dump: &Model, dom: &DominatorTree) -> Option<Vec<u32>> {
+pub(crate) fn label_blocks(view: &View, dom: &DominatorTree) -> Option<Vec<u32>> {
+    let dump = view.dump;
     if dump.values.is_none() && dump.labels.is_none() {
         return None;
     }
@@ -99,7 +95,7 @@ pub(crate) fn label_blocks(dump: &Model, dom: &DominatorTree) -> Option<Vec<u32>
         dump.objects(),
         |o| dom.is_reachable(o as u32),
         |o| {
-            let h = hash(&key(dump, o as u32));
+            let h = hash(&key(view, o as u32));
             [(h >> 32) as u32, h as u32, o as u32]
         },
     );
@@ -118,7 +114,7 @@ pub(crate) fn label_blocks(dump: &Model, dom: &DominatorTree) -> Option<Vec<u32>
             // one), each with its representative.
             let mut reps: Vec<(u32, Key)> = Vec::new();
             for &[_, _, o] in group {
-                let k = key(dump, o);
+                let k = key(view, o);
                 let r = match reps.iter().find(|(_, rk)| *rk == k) {
                     Some(&(r, _)) => r,
                     None => {
@@ -148,6 +144,6 @@ pub(crate) fn label_blocks(dump: &Model, dom: &DominatorTree) -> Option<Vec<u32>
 
 /// Per object its value class: equal for objects with equal labels (see
 /// [`label_blocks`]), `None` when the dump has neither values nor labels.
-pub(crate) fn value_classes(dump: &Model, dom: &DominatorTree) -> Option<Vec<u32>> {
-    label_blocks(dump, dom)
+pub(crate) fn value_classes(view: &View, dom: &DominatorTree) -> Option<Vec<u32>> {
+    label_blocks(view, dom)
 }
