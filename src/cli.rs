@@ -138,8 +138,7 @@ pub struct DuplicateArgs {
     pub budget: u64,
 }
 
-/// 50 million object pairs per type: about a second of work.
-pub const DEFAULT_DUPLICATE_BUDGET: u64 = 50_000_000;
+pub const DEFAULT_DUPLICATE_BUDGET: u64 = heaptui::graph::duplicates::DEFAULT_BUDGET_PER_TYPE;
 
 #[derive(Debug, Subcommand)]
 pub enum Command {

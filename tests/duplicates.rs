@@ -12,7 +12,7 @@ use heaptui::graph::duplicates::{
 use heaptui::graph::{DominatorTree, HeapGraph};
 use heaptui::import::rpm::parse_bytes;
 use heaptui::model::ObjectIdx;
-use heaptui::model::{Labels, Model, ValueKind, Values};
+use heaptui::model::{Format, Labels, Model, ValueKind, Values};
 use heaptui::progress::Progress;
 use proptest::prelude::*;
 
@@ -104,8 +104,8 @@ fn seed_shared_child_pairs_with_itself() {
     assert_eq!(
         view(&g, &d),
         vec![
-            // #4 is shared: not additional.
-            (ids(&["1", "2"]), 0x20, 3, 0x20 + 0x18, false, vec![], None),
+            // #4 is shared: not additional, nor part of a copy.
+            (ids(&["1", "2"]), 0x20, 2, 0x20 + 0x18, false, vec![], None),
             (ids(&["3", "5"]), 0x18, 1, 0x18, true, vec![0], Some(0)),
         ]
     );
@@ -175,7 +175,9 @@ fn held_collectively_by_two_members_of_the_holder() {
             (
                 ids(&["b1", "b2", "b3", "b4"]),
                 0x18,
-                2,
+                // Four objects added by three copies (c1 and c3 are
+                // each shared by two of them).
+                1,
                 3 * 0x18 + 0x10,
                 false,
                 vec![],
@@ -201,8 +203,9 @@ fn self_loop_two_cycle_and_three_cycle() {
     assert_eq!(
         view(&g, &d),
         vec![
-            (ids(&["20", "21"]), 0x10, 2, 0, false, vec![], None),
-            (ids(&["30", "31", "32"]), 0x10, 3, 0, false, vec![], None),
+            // Each member reaches the others: a copy adds nothing.
+            (ids(&["20", "21"]), 0x10, 0, 0, false, vec![], None),
+            (ids(&["30", "31", "32"]), 0x10, 0, 0, false, vec![], None),
         ]
     );
 }
@@ -381,28 +384,89 @@ impl<'a> Oracle<'a> {
         seen
     }
 
-    /// Type, size, reference count, and where the dump has them the value
-    /// (bytes and kind) and the labels of the references (SPEC §2.4).
-    #[allow(clippy::type_complexity)]
-    fn label(&self, o: u32) -> (&str, u64, usize, Option<(&[u8], ValueKind)>, Vec<String>) {
+    /// Whether the reference at `edge`, to `target`, is a type descriptor
+    /// (docs/duplicates.md): HPROF's `<class>`, V8's `__proto__`, and V8's
+    /// `map` where it points at a hidden class.
+    fn is_descriptor(&self, edge: usize, target: ObjectIdx) -> bool {
         let d = &self.g.dump;
+        let Some(heaptui::model::Label::Name(name)) = d.labels.as_ref().and_then(|l| l.get(edge))
+        else {
+            return false;
+        };
+        match d.format {
+            Format::Hprof => name == "<class>",
+            Format::Heapsnapshot => {
+                name == "__proto__"
+                    || (name == "map"
+                        && matches!(d.type_name(target), "(object shape)" | "(hidden)"))
+            }
+            _ => false,
+        }
+    }
+
+    /// The references of `o` as (position, target, is a descriptor).
+    fn refs_of(&self, o: u32) -> Vec<(usize, ObjectIdx, bool)> {
+        let d = &self.g.dump;
+        let start = d.refs.offsets[o as usize] as usize;
+        self.g
+            .refs(ObjectIdx(o))
+            .iter()
+            .enumerate()
+            .map(|(i, &t)| (start + i, t, self.is_descriptor(start + i, t)))
+            .collect()
+    }
+
+    /// The references walked (descriptors are not).
+    fn walked(&self, o: u32) -> Vec<u32> {
+        self.refs_of(o)
+            .into_iter()
+            .filter(|r| !r.2)
+            .map(|r| r.1.raw())
+            .collect()
+    }
+
+    /// Type, size, reference count, and where the dump has them the value
+    /// (bytes and kind; an unknown value is the object itself) and the
+    /// labels of the references (SPEC §2.4); the type descriptors, as
+    /// themselves; the references counted and labelled are the walked ones.
+    #[allow(clippy::type_complexity)]
+    fn label(
+        &self,
+        o: u32,
+    ) -> (
+        &str,
+        u64,
+        usize,
+        Option<(&[u8], ValueKind)>,
+        Option<u32>,
+        Vec<String>,
+        Vec<u32>,
+    ) {
+        let d = &self.g.dump;
+        let refs = self.refs_of(o);
         let labels = match &d.labels {
-            Some(l) => (d.refs.offsets[o as usize]..d.refs.offsets[o as usize + 1])
-                .map(|e| format!("{:?}", l.get(e as usize)))
+            Some(l) => refs
+                .iter()
+                .filter(|r| !r.2)
+                .map(|r| format!("{:?}", l.get(r.0)))
                 .collect(),
             None => Vec::new(),
         };
+        let value = d.values.as_ref().and_then(|v| v.get(ObjectIdx(o)));
+        let unknown = matches!(value, Some((_, ValueKind::Unknown))).then_some(o);
         (
             d.type_name(ObjectIdx(o)),
             d.sizes[o as usize],
-            self.g.refs(ObjectIdx(o)).len(),
-            d.values.as_ref().and_then(|v| v.get(ObjectIdx(o))),
+            refs.iter().filter(|r| !r.2).count(),
+            value,
+            unknown,
             labels,
+            refs.iter().filter(|r| r.2).map(|r| r.1.raw()).collect(),
         )
     }
 
-    /// Pair a with b, then the i-th references of every pair; one-to-one in
-    /// both directions with equal labels at every pair.
+    /// Pair a with b, then the i-th walked references of every pair;
+    /// one-to-one in both directions with equal labels at every pair.
     fn duplicates(&self, a: u32, b: u32) -> bool {
         let mut fwd: HashMap<u32, u32> = HashMap::new();
         let mut bwd: HashMap<u32, u32> = HashMap::new();
@@ -419,13 +483,8 @@ impl<'a> Oracle<'a> {
             }
             fwd.insert(x, y);
             bwd.insert(y, x);
-            for (&cx, &cy) in self
-                .g
-                .refs(ObjectIdx(x))
-                .iter()
-                .zip(self.g.refs(ObjectIdx(y)))
-            {
-                queue.push_back((cx.raw(), cy.raw()));
+            for (cx, cy) in self.walked(x).into_iter().zip(self.walked(y)) {
+                queue.push_back((cx, cy));
             }
         }
         true
@@ -435,9 +494,9 @@ impl<'a> Oracle<'a> {
         let mut seen: BTreeSet<u32> = from.iter().copied().collect();
         let mut stack: Vec<u32> = from.to_vec();
         while let Some(x) = stack.pop() {
-            for &c in self.g.refs(ObjectIdx(x)) {
-                if seen.insert(c.raw()) {
-                    stack.push(c.raw());
+            for c in self.walked(x) {
+                if seen.insert(c) {
+                    stack.push(c);
                 }
             }
         }
@@ -477,7 +536,7 @@ impl<'a> Oracle<'a> {
                 }
             }
         }
-        let mut sets: Vec<(Vec<u32>, u64)> = classes
+        let mut sets: Vec<(Vec<u32>, u64, u64)> = classes
             .into_iter()
             .map(|mut c| {
                 c.sort_by_key(|&m| dump.ids[m as usize]);
@@ -487,7 +546,11 @@ impl<'a> Oracle<'a> {
                 for &m in &c {
                     assert_eq!(self.bytes(&self.reach(&[m])), self.bytes(&one));
                 }
-                (c, additional)
+                // Objects per copy: what the other members add, per member.
+                let copies = c.len() as u64 - 1;
+                let objects = (all.len() - one.len()) as u64;
+                let per_copy = (objects + copies / 2) / copies;
+                (c, additional, per_copy)
             })
             .collect();
         sets.sort_by(|a, b| {
@@ -498,7 +561,7 @@ impl<'a> Oracle<'a> {
         let held: Vec<Vec<u32>> = sets
             .iter()
             .enumerate()
-            .map(|(s, (members, _))| {
+            .map(|(s, (members, _, _))| {
                 (0..sets.len() as u32)
                     .filter(|&h| h as usize != s)
                     .filter(|&h| {
@@ -511,7 +574,7 @@ impl<'a> Oracle<'a> {
             .collect();
         sets.iter()
             .enumerate()
-            .map(|(s, (members, additional))| {
+            .map(|(s, (members, additional, per_copy))| {
                 let holders = &held[s];
                 // Not held by another holder; ties: most additional bytes,
                 // then lowest id.
@@ -524,9 +587,9 @@ impl<'a> Oracle<'a> {
                 (
                     members.iter().map(|&m| dump.id_hex(ObjectIdx(m))).collect(),
                     dump.sizes[m0 as usize],
-                    self.reach(&[m0]).len() as u64,
+                    *per_copy,
                     *additional,
-                    self.g.refs(ObjectIdx(m0)).is_empty(),
+                    self.walked(m0).is_empty(),
                     holders.clone(),
                     holding,
                 )
@@ -803,6 +866,186 @@ fn equal_shapes_with_different_values_are_not_duplicates() {
     );
 }
 
+/// One ordinary object of [`typed_heap`]: type (0 or 1), size choice,
+/// references to ordinary objects (each with a label choice), which of two
+/// descriptors of each kind it has and where they sit among its
+/// references, and its value choice.
+type TypedObject = (u8, bool, Vec<(usize, u8)>, (usize, usize, usize), u8);
+
+/// A heap shaped as HPROF's or V8's are: ordinary objects refer to their
+/// type descriptors (a class object; a hidden class and a prototype), and
+/// the descriptors lead to a global object that refers back to every
+/// ordinary object (statics, the global object's properties). Random
+/// references among ordinary objects, some labelled `map` as a user's
+/// property would be; values from a few choices, unknown ones among them.
+fn typed_heap() -> impl Strategy<Value = (bool, Vec<TypedObject>, Vec<usize>)> {
+    (2usize..12).prop_flat_map(|n| {
+        let object = (
+            0u8..2,
+            any::<bool>(),
+            prop::collection::vec((0..n, 0u8..3), 0..3),
+            (0usize..2, 0usize..2, 0usize..4),
+            0u8..4,
+        );
+        (
+            any::<bool>(),
+            prop::collection::vec(object, n),
+            prop::collection::vec(0..n, 0..3),
+        )
+    })
+}
+
+/// The model of a [`typed_heap`]: V8's (hidden classes, prototypes) or
+/// HPROF's (classes).
+fn typed_model(v8: bool, objects: &[TypedObject], roots: &[usize]) -> Model {
+    const GLOBAL: u64 = 0x10;
+    let shape = |k: usize| 0x20 + k as u64;
+    let proto = |k: usize| 0x30 + k as u64;
+    let ordinary = |i: usize| 0x100 + i as u64;
+    let mut text = String::from("t 0 Point\nt 1 Obj\nt 2 (object shape)\nt 3 global\nt 4 Class\n");
+    // Labels per (object id, position): 0 `next`, 1 `map`, 2 `__proto__`,
+    // 3 `<class>`, 4 an index.
+    let mut labels: HashMap<(u64, usize), u32> = HashMap::new();
+    text += &format!("o {GLOBAL:x} 3 8");
+    for i in 0..objects.len() {
+        labels.insert((GLOBAL, i), 4);
+        text += &format!(" {:x}", ordinary(i));
+    }
+    text += &format!("\nr {GLOBAL:x} 4 0\n");
+    for k in 0..2 {
+        if v8 {
+            text += &format!("o {:x} 2 28 {GLOBAL:x}\n", shape(k));
+            text += &format!("o {:x} 1 10 {GLOBAL:x}\n", proto(k));
+            labels.insert((shape(k), 0), 0);
+            labels.insert((proto(k), 0), 0);
+        } else {
+            // A class object: its statics lead to the global object.
+            text += &format!("o {:x} 4 28 {GLOBAL:x}\n", shape(k));
+            labels.insert((shape(k), 0), 0);
+        }
+    }
+    for (i, (t, big, refs, (s, p, at), _)) in objects.iter().enumerate() {
+        let id = ordinary(i);
+        let mut out: Vec<(u64, u32)> = refs
+            .iter()
+            .map(|&(r, l)| (ordinary(r), [0, 1, 4][l as usize]))
+            .collect();
+        let mut descriptors = if v8 {
+            vec![(proto(*p), 2), (shape(*s), 1)]
+        } else {
+            vec![(shape(*s), 3)]
+        };
+        let at = (*at).min(out.len());
+        for d in descriptors.drain(..).rev() {
+            out.insert(at, d);
+        }
+        text += &format!("o {id:x} {t} {}", if *big { 16 } else { 8 });
+        for (pos, (r, l)) in out.iter().enumerate() {
+            text += &format!(" {r:x}");
+            labels.insert((id, pos), *l);
+        }
+        text += "\n";
+    }
+    for &r in roots {
+        text += &format!("r {:x} 1 0\n", ordinary(r));
+    }
+    let mut dump = parse_bytes(Path::new("t.txt"), text.as_bytes()).unwrap();
+    dump.format = if v8 {
+        Format::Heapsnapshot
+    } else {
+        Format::Hprof
+    };
+    let mut of_ref = Vec::new();
+    for o in 0..dump.objects() {
+        let id = dump.ids[o];
+        for pos in 0..dump.refs.degree(o as u32) {
+            of_ref.push(match labels[&(id, pos)] {
+                4 => Labels::index(pos as u64),
+                l => l,
+            });
+        }
+    }
+    dump.labels = Some(Labels::new(
+        vec![
+            "next".into(),
+            "map".into(),
+            "__proto__".into(),
+            "<class>".into(),
+        ],
+        of_ref,
+    ));
+    let choices: [(&[u8], ValueKind); 4] = [
+        (b"", ValueKind::None),
+        (b"ab", ValueKind::Bytes),
+        (b"", ValueKind::Unknown),
+        (b"ab", ValueKind::Bytes),
+    ];
+    let value_of: HashMap<u64, u8> = objects
+        .iter()
+        .enumerate()
+        .map(|(i, o)| (ordinary(i), o.4))
+        .collect();
+    dump.values = Some(Values::from_parts((0..dump.objects()).map(|o| {
+        value_of
+            .get(&dump.ids[o])
+            .map_or(choices[0], |&v| choices[v as usize])
+    })));
+    dump
+}
+
+/// The type descriptor rule on a V8 heap: objects with one hidden class
+/// and prototype whose other references are equal are copies, though the
+/// hidden class leads back to every one of them; other hidden classes or
+/// prototypes make them differ; a property called `map` is walked.
+#[test]
+fn type_descriptors_are_part_of_the_type() {
+    let point = |s, p| (0u8, false, vec![], (s, p, 0), 0u8);
+    // Three points of one shape and prototype, one of another shape, one of
+    // another prototype, and two with unknown values.
+    let mut objects = vec![
+        point(0, 0),
+        point(0, 0),
+        point(0, 0),
+        point(1, 0),
+        point(0, 1),
+    ];
+    objects.push((0, false, vec![], (0, 0, 0), 2));
+    objects.push((0, false, vec![], (0, 0, 0), 2));
+    // (The two hidden classes, and the two prototypes, are copies of each
+    // other: only the sets of ordinary objects are looked at.)
+    let ordinary =
+        |v: Vec<SetView>| -> Vec<SetView> { v.into_iter().filter(|s| s.0[0].len() == 3).collect() };
+    let (g, _, d) = analyse_model(typed_model(true, &objects, &[]), &all());
+    let v = view(&g, &d);
+    assert_eq!(v, Oracle::new(&g).sets());
+    let v = ordinary(v);
+    assert_eq!(v.len(), 1, "{v:?}");
+    assert_eq!(v[0].0, ids(&["100", "101", "102"]));
+    // A copy is the object alone: its descriptors are not part of it.
+    assert_eq!((v[0].2, v[0].3), (1, 2 * 8));
+    assert!(v[0].4, "no reference is walked: a leaf");
+    // The same objects, each with a property `map` to a point of its own:
+    // walked, so the points it leads to are part of the copies.
+    let mut objects = vec![point(0, 0); 6];
+    for (i, o) in objects.iter_mut().enumerate().take(3) {
+        o.2 = vec![(i + 3, 1)];
+    }
+    let (g, _, d) = analyse_model(typed_model(true, &objects, &[]), &all());
+    let v = view(&g, &d);
+    assert_eq!(v, Oracle::new(&g).sets());
+    let v = ordinary(v);
+    assert_eq!(v[0].0, ids(&["100", "101", "102"]));
+    assert_eq!((v[0].2, v[0].4), (2, false));
+    // HPROF: instances of one class object are copies; of two, not.
+    let objects = vec![point(0, 0), point(0, 0), point(1, 0)];
+    let (g, _, d) = analyse_model(typed_model(false, &objects, &[]), &all());
+    let v = view(&g, &d);
+    assert_eq!(v, Oracle::new(&g).sets());
+    let v = ordinary(v);
+    assert_eq!(v.len(), 1, "{v:?}");
+    assert_eq!(v[0].0, ids(&["100", "101"]));
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
 
@@ -851,6 +1094,22 @@ proptest! {
         heaptui::graph::duplicates::set_hub_threshold(threshold);
         let (g, _, d) = analyse(&text, &all());
         prop_assert_eq!(view(&g, &d), Oracle::new(&g).sets(), "{}", text);
+    }
+
+    #[test]
+    fn agrees_with_the_literal_definitions_on_typed_heaps((v8, objects, roots) in typed_heap()) {
+        let (g, _, d) = analyse_model(typed_model(v8, &objects, &roots), &all());
+        prop_assert_eq!(view(&g, &d), Oracle::new(&g).sets(), "{:?}", objects);
+        let (g, _, d) = analyse_model(typed_model(v8, &objects, &roots), &DuplicateOptions {
+            mode: DuplicateMode::Trivial,
+            budget_per_type: None,
+        });
+        let mut got: Vec<Vec<String>> = view(&g, &d).into_iter().map(|s| s.0).collect();
+        let mut want: Vec<Vec<String>> =
+            Oracle::new(&g).sets().into_iter().filter(|s| s.4).map(|s| s.0).collect();
+        got.sort();
+        want.sort();
+        prop_assert_eq!(got, want, "trivial mode: {:?}", objects);
     }
 
     #[test]

@@ -591,7 +591,21 @@ fn a_long_reason_wraps_instead_of_being_cut() {
 
 #[test]
 fn possible_duplicates_are_listed_and_detected_on_request() {
+    possible_duplicates_detected(false);
+}
+
+/// On a large heap `D` runs in the background: the status line says so
+/// until the result lands, then says "ready" again.
+#[test]
+fn possible_duplicates_detected_in_the_background_end_ready() {
+    possible_duplicates_detected(true);
+}
+
+fn possible_duplicates_detected(background: bool) {
     let mut a = app(80, 24);
+    if background {
+        a.inline_job_limit = 0;
+    }
     // As if a work budget had cut detection short for the CachedImage type.
     let exact = (**a.duplicates().unwrap()).clone();
     let graph = a.graph().cloned().unwrap();
@@ -620,14 +634,34 @@ fn possible_duplicates_are_listed_and_detected_on_request() {
     );
     keys(&mut a, "4 / \"'cachedimage\" Enter");
     shows(&a, &["possible", "D:detect"]);
-    keys(&mut a, "G D");
+    keys(&mut a, "G");
+    if background {
+        let effects = update(&mut a, Action::Key(ch('D')));
+        let [Effect::StartJob(job)] = &effects[..] else {
+            panic!("{effects:?}");
+        };
+        shows(&a, &["detecting duplicates: 0%"]);
+        let (graph, dom) = (a.graph().unwrap().clone(), a.dom().unwrap().clone());
+        let msg = run_job(job.clone(), &graph, &dom, &Progress::new()).expect("a result");
+        update(&mut a, Action::Worker(msg));
+        hides(&a, &["detecting duplicates"]);
+        shows(&a, &["ready"]);
+    } else {
+        keys(&mut a, "D");
+    }
     assert_eq!(
         a.duplicates().unwrap().possible.len(),
         exact.possible.len(),
         "decided"
     );
     assert_eq!(a.duplicates().unwrap().sets.len(), exact.sets.len());
-    hides(&a, &["D:detect"]);
+    if background {
+        // (Filters run in the background too here: the rows follow when
+        // the filter lands.)
+        assert!(a.job.is_none(), "the job landed");
+    } else {
+        hides(&a, &["D:detect"]);
+    }
 }
 
 #[test]

@@ -93,3 +93,48 @@ fn real_snapshots_agree_with_their_text_conversions() {
     }
     assert!(checked > 0);
 }
+
+/// A real Node.js 20 snapshot with known duplicates
+/// (`scripts/make_duplicates_heapsnapshot.js`, gzipped): 2,000 `Point`s of
+/// one constructor holding one label string are one set, a copy being the
+/// object alone (its hidden class and prototype are its type, the string
+/// is shared); 2,000 objects from `JSON.parse` of one text are one set;
+/// 50,000 `Stamp`s holding different timestamps (heap numbers, whose
+/// values the snapshot does not hold) are no set, nor are their numbers;
+/// 500 built `"application/json"` strings are a set. All decided under
+/// the default budget: nothing is left "possible".
+#[test]
+fn a_real_node_snapshot_has_the_duplicates_users_mean() {
+    use heaptui::graph::duplicates::{find_duplicates, DuplicateOptions};
+    use heaptui::graph::{DominatorTree, HeapGraph};
+    use heaptui::progress::Progress;
+    let bytes = gunzip(&common::fixture("node_duplicates.heapsnapshot.gz"));
+    let g = HeapGraph::build(import_chunked(&bytes, 1 << 20));
+    let dom = DominatorTree::compute(&g, &Progress::new()).unwrap();
+    let options = DuplicateOptions {
+        budget_per_type: Some(heaptui::graph::duplicates::DEFAULT_BUDGET_PER_TYPE),
+        ..DuplicateOptions::default()
+    };
+    let d = find_duplicates(&g, &dom, &options, &Progress::new()).unwrap();
+    assert!(d.possible.is_empty(), "{} possible", d.possible.len());
+    let name = |s: &heaptui::graph::duplicates::DuplicateSet| {
+        g.dump.type_name(ObjectIdx(s.members[0])).to_string()
+    };
+    let of = |ty: &str| -> Vec<&heaptui::graph::duplicates::DuplicateSet> {
+        d.sets.iter().filter(|s| name(s) == ty).collect()
+    };
+    let points = of("Point");
+    assert_eq!(points.len(), 1);
+    assert_eq!(points[0].members.len(), 2000);
+    assert_eq!(points[0].objects_per_copy, 1);
+    assert_eq!(points[0].additional_bytes, 1999 * 48);
+    assert!(
+        of("Object").iter().any(|s| s.members.len() == 2000),
+        "the JSON.parse'd objects"
+    );
+    assert!(of("Stamp").is_empty(), "different timestamps are no copies");
+    assert!(of("(number)").is_empty(), "unknown numbers are no copies");
+    let values = g.dump.values.as_ref().unwrap();
+    assert!(d.sets.iter().any(|s| s.members.len() == 500
+        && values.text(ObjectIdx(s.members[0]), 40).as_deref() == Some("application/json")));
+}

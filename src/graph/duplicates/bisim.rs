@@ -18,7 +18,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use rayon::prelude::*;
 
-use crate::graph::{DominatorTree, HeapGraph};
+use super::view::View;
+use crate::graph::DominatorTree;
 use crate::progress::{Cancelled, Progress};
 
 /// Block of an unreachable object.
@@ -62,11 +63,11 @@ pub struct Partition {
 /// The initial blocks: one per label among reachable objects. Labels are
 /// few, so each thread collects its own set, then ids are looked up in
 /// parallel.
-fn label_blocks(graph: &HeapGraph, dom: &DominatorTree) -> Partition {
+fn label_blocks(graph: &View, dom: &DominatorTree) -> Partition {
     let dump = &graph.dump;
     // With values and labels in the dump, they are part of the label, and
     // labels are many: blocks come from a sort instead (see `values`).
-    if let Some(block) = super::values::label_blocks(dump, dom) {
+    if let Some(block) = super::values::label_blocks(graph, dom) {
         return Partition {
             block,
             block_size: Vec::new(),
@@ -77,7 +78,7 @@ fn label_blocks(graph: &HeapGraph, dom: &DominatorTree) -> Partition {
         (
             dump.types[i].raw(),
             dump.sizes[i],
-            dump.refs.degree(o) as u32,
+            graph.refs_raw(o).len() as u32,
         )
     };
     type Labels = HashMap<(u32, u64, u32), u32, IntBuild>;
@@ -128,7 +129,7 @@ const HASH_PREFETCH: u32 = 8;
 /// so grouping by it never separates them. The exact refinement then starts
 /// from blocks that already tell apart most objects that differ within a
 /// few references.
-fn hashed_blocks(graph: &HeapGraph, label: Partition) -> Partition {
+fn hashed_blocks(graph: &View, label: Partition) -> Partition {
     let block = label.block;
     let n = block.len();
     let mut h: Vec<u32> = block
@@ -271,7 +272,7 @@ fn hashed_blocks(graph: &HeapGraph, label: Partition) -> Partition {
 
 /// Mixes the blocks of an object's references, in order.
 #[inline]
-fn signature(graph: &HeapGraph, block: &[u32], o: u32) -> u64 {
+fn signature(graph: &View, block: &[u32], o: u32) -> u64 {
     let mut h: u64 = 0x2545_f491_4f6c_dd1d;
     for &c in graph.refs_raw(o) {
         h = (h ^ block[c as usize] as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
@@ -316,7 +317,7 @@ fn split_blocks(keyed: &[(u32, u64, u32)], block_size: &mut Vec<u32>, moves: &mu
 
 /// Refines the label partition until it is stable.
 pub fn refine(
-    graph: &HeapGraph,
+    graph: &View,
     dom: &DominatorTree,
     progress: &Progress,
 ) -> Result<Partition, Cancelled> {

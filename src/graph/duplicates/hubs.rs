@@ -8,7 +8,8 @@ use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, RwLock, TryLockError};
 
-use crate::graph::{Csr, HeapGraph};
+use super::view::View;
+use crate::graph::Csr;
 
 /// A marking walk this large makes a hub of the node it is at; 0 means
 /// automatic: a thirty-second of the heap, between 4096 and 2^18 objects
@@ -127,7 +128,7 @@ impl Hubs {
     /// thread builds one (see [`Hubs::wait_built`]).
     pub(super) fn add(
         &self,
-        graph: &HeapGraph,
+        graph: &View,
         candidates: &[u32],
         min_reach: usize,
     ) -> Result<Option<Arc<Hub>>, Busy> {
@@ -186,7 +187,7 @@ impl Hubs {
 pub(super) struct Busy;
 
 impl Hub {
-    pub(super) fn of(graph: &HeapGraph, h: u32, hubs: &Hubs, known: &[Arc<Hub>]) -> Hub {
+    pub(super) fn of(graph: &View, h: u32, hubs: &Hubs, known: &[Arc<Hub>]) -> Hub {
         let t = std::time::Instant::now();
         let hub = Self::of_inner(graph, h, hubs, known);
         if std::env::var_os("HEAPTUI_TRACE").is_some() {
@@ -203,7 +204,7 @@ impl Hub {
     /// Reach and component of `h`. The reach walk stops at the components
     /// of known hubs and takes their reach whole: an object x of a hub's
     /// component reaches exactly what the hub's pivot reaches.
-    pub(super) fn of_inner(graph: &HeapGraph, h: u32, hubs: &Hubs, known: &[Arc<Hub>]) -> Hub {
+    pub(super) fn of_inner(graph: &View, h: u32, hubs: &Hubs, known: &[Arc<Hub>]) -> Hub {
         let n = graph.objects();
         let mut reach = BitSet::new(n);
         reach.set(h);
@@ -234,7 +235,7 @@ impl Hub {
         queue.clear();
         queue.push_back(h);
         let mut scc_objects = 1;
-        breadth_first(&graph.retainers, &mut queue, |x, queue| {
+        breadth_first(&graph.graph.retainers, &mut queue, |x, queue| {
             for &p in graph.retainers_raw(x) {
                 if reach.get(p) && scc.set(p) {
                     queue.push_back(p);

@@ -34,6 +34,7 @@ mod hubs;
 mod sets;
 mod values;
 mod verify;
+mod view;
 mod workspace;
 
 use std::sync::Mutex;
@@ -48,7 +49,13 @@ use sets::NO_SET;
 pub use sets::{
     DuplicateMode, DuplicateOptions, DuplicateSet, DuplicateTotals, Duplicates, PossibleDuplicates,
 };
+pub use view::DescriptorRule;
+use view::View;
 use workspace::{Budget, Stop, Workspace};
+
+/// The per-type work budget by default (`--duplicate-budget`): 50 million
+/// object pairs, about a second of work.
+pub const DEFAULT_BUDGET_PER_TYPE: u64 = 50_000_000;
 
 /// Sets how large a reach walk grows before it makes a hub (see `verify`).
 /// For tests: results are the same for every value.
@@ -131,20 +138,22 @@ fn detect(
     };
     let dump = &graph.dump;
     let trace = Trace::new();
+    let view = View::new(graph);
     let (mut sets, possible) = if mode != DuplicateMode::All && finished.is_empty() {
         // Cheap path: no refinement; candidates are objects of one label.
-        label_classes(graph, dom, mode == DuplicateMode::Trivial)
+        label_classes(&view, dom, mode == DuplicateMode::Trivial)
     } else {
         trace.phase("start");
-        let part = bisim::refine(graph, dom, progress)?;
+        let part = bisim::refine(&view, dom, progress)?;
         trace.phase("candidates");
         let _ = &verify::COUNTERS;
         progress.set_done(1);
-        let found = classes(graph, &part.block, &part.block_size, &depth, progress)?;
+        let found = classes(&view, &part.block, &part.block_size, &depth, progress)?;
         // The verification threads' scratch, freed but held per thread.
         crate::mem::release_free_memory();
         found
     };
+    drop(view);
     trace.phase("verify");
     if trace.0.is_some() {
         let c: Vec<u64> = verify::COUNTERS
@@ -224,15 +233,15 @@ fn trivial_set(dump: &Model, members: Vec<u32>) -> DuplicateSet {
 /// are exactly duplicates; non-leaves sharing a label with another reachable
 /// object are possible duplicates (trivial mode only).
 fn label_classes(
-    graph: &HeapGraph,
+    graph: &View,
     dom: &DominatorTree,
     trivial: bool,
 ) -> (Vec<DuplicateSet>, Vec<PossibleDuplicates>) {
     if !trivial {
         return (Vec::new(), Vec::new());
     }
-    let dump = &graph.dump;
-    let classes = values::value_classes(dump, dom);
+    let dump = graph.dump;
+    let classes = values::value_classes(graph, dom);
     let classes = classes.as_deref();
     let mut keyed: Vec<(u32, u64, u32, u32, u32)> = dom
         .preorder
@@ -292,7 +301,7 @@ fn sort_possible(possible: &mut Vec<PossibleDuplicates>) {
 
 /// Candidate blocks of two or more members, as (type, members) grouped by
 /// type, members ascending, blocks by first member.
-fn candidate_blocks(graph: &HeapGraph, block: &[u32], block_size: &[u32]) -> Vec<(u32, Vec<u32>)> {
+fn candidate_blocks(graph: &View, block: &[u32], block_size: &[u32]) -> Vec<(u32, Vec<u32>)> {
     let dump = &graph.dump;
     // One pass in object order: each block's members come out ascending,
     // into vectors of their known size (no sort of the members).
@@ -320,7 +329,7 @@ fn candidate_blocks(graph: &HeapGraph, block: &[u32], block_size: &[u32]) -> Vec
 /// possible duplicates. Types run in parallel, each type's blocks in order,
 /// so the budget cuts at the same place on every run.
 fn classes(
-    graph: &HeapGraph,
+    graph: &View,
     block: &[u32],
     block_size: &[u32],
     depth: &(dyn Fn(u32) -> Depth + Sync),

@@ -14,6 +14,7 @@ use std::sync::atomic::Ordering;
 
 use rayon::prelude::*;
 
+use super::view::View;
 use crate::graph::DominatorTree;
 use crate::model::{Model, ObjectIdx, ValueKind};
 
@@ -25,8 +26,8 @@ const NONE: u32 = super::bisim::NO_BLOCK;
 /// is [`ValueKind::Unknown`] (equal to no other's), or a Java reference
 /// object's referent where referents are not references (two weak
 /// references are copies only when they refer to the same object), else
-/// [`NO_OWN`].
-type Key<'a> = (u32, u64, u64, ValueKind, &'a [u8], &'a [u32], u32);
+/// [`NO_OWN`], and its type descriptors (see `view`).
+type Key<'a> = (u32, u64, u64, ValueKind, &'a [u8], &'a [u32], u32, u32);
 
 const NO_OWN: u32 = u32::MAX;
 
@@ -59,24 +60,16 @@ impl<'a> WeakReferents<'a> {
     }
 }
 
-fn key<'a>(dump: &'a Model, weak: Option<&WeakReferents>, o: u32) -> Key<'a> {
+fn key<'a>(view: &'a View, weak: Option<&WeakReferents>, o: u32) -> Key<'a> {
+    let dump = view.dump;
     let (bytes, kind) = dump
         .values
         .as_ref()
         .and_then(|v| v.get(ObjectIdx(o)))
         .map_or((&[][..], ValueKind::None), |(b, k)| (b, k));
-    let labels = match &dump.labels {
-        Some(l) => {
-            let (s, e) = (
-                dump.refs.offsets[o as usize],
-                dump.refs.offsets[o as usize + 1],
-            );
-            l.of_ref.get(s as usize..e as usize).unwrap_or(&[])
-        }
-        None => &[],
-    };
+    let labels = view.ref_labels(o);
     let i = o as usize;
-    let degree = dump.refs.offsets[i + 1] - dump.refs.offsets[i];
+    let degree = view.refs_raw(o).len() as u64;
     let own = match kind {
         ValueKind::Unknown => o,
         _ => weak.and_then(|w| w.referent(dump, o)).unwrap_or(NO_OWN),
@@ -89,6 +82,7 @@ fn key<'a>(dump: &'a Model, weak: Option<&WeakReferents>, o: u32) -> Key<'a> {
         bytes,
         labels,
         own,
+        view.descriptors(o),
     )
 }
 
@@ -109,7 +103,7 @@ fn hash(k: &Key) -> u64 {
     for &l in k.5 {
         h = mix(h, l as u64 | 1 << 40);
     }
-    h
+    mix(h, k.7 as u64 | 1 << 41)
 }
 
 /// The label blocks of the reachable objects where the dump has values or
@@ -118,7 +112,8 @@ fn hash(k: &Key) -> u64 {
 /// objects get `NO_BLOCK`. Exact: objects are grouped by a hash of the
 /// label (a parallel sort, no map of millions of labels), then each group
 /// is split by comparing the labels themselves.
-pub(crate) fn label_blocks(dump: &Model, dom: &DominatorTree) -> Option<Vec<u32>> {
+pub(crate) fn label_blocks(view: &View, dom: &DominatorTree) -> Option<Vec<u32>> {
+    let dump = view.dump;
     if dump.values.is_none() && dump.labels.is_none() {
         return None;
     }
@@ -133,7 +128,7 @@ pub(crate) fn label_blocks(dump: &Model, dom: &DominatorTree) -> Option<Vec<u32>
         dump.objects(),
         |o| dom.is_reachable(o as u32),
         |o| {
-            let h = hash(&key(dump, weak, o as u32));
+            let h = hash(&key(view, weak, o as u32));
             [(h >> 32) as u32, h as u32, o as u32]
         },
     );
@@ -152,7 +147,7 @@ pub(crate) fn label_blocks(dump: &Model, dom: &DominatorTree) -> Option<Vec<u32>
             // one), each with its representative.
             let mut reps: Vec<(u32, Key)> = Vec::new();
             for &[_, _, o] in group {
-                let k = key(dump, weak, o);
+                let k = key(view, weak, o);
                 let r = match reps.iter().find(|(_, rk)| *rk == k) {
                     Some(&(r, _)) => r,
                     None => {
@@ -182,6 +177,6 @@ pub(crate) fn label_blocks(dump: &Model, dom: &DominatorTree) -> Option<Vec<u32>
 
 /// Per object its value class: equal for objects with equal labels (see
 /// [`label_blocks`]), `None` when the dump has neither values nor labels.
-pub(crate) fn value_classes(dump: &Model, dom: &DominatorTree) -> Option<Vec<u32>> {
-    label_blocks(dump, dom)
+pub(crate) fn value_classes(view: &View, dom: &DominatorTree) -> Option<Vec<u32>> {
+    label_blocks(view, dom)
 }

@@ -32,8 +32,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use super::hubs::{hub_after, Hubs};
+use super::view::View;
 use super::workspace::{Budget, Stop, Workspace};
-use crate::graph::HeapGraph;
 
 const NONE: u32 = u32::MAX;
 
@@ -63,7 +63,7 @@ pub(crate) struct Class {
 /// Splits a candidate block (≥ 2 members, all non-leaves) into its
 /// duplicate classes of two or more members.
 pub(crate) fn split_block(
-    graph: &HeapGraph,
+    graph: &View,
     block: &[u32],
     hubs: &Hubs,
     ws: &mut Workspace,
@@ -87,23 +87,26 @@ pub(crate) fn split_block(
             ws.leave_big(hubs);
             let e = ws.next_epoch();
             let in_r0 = 2 * e;
-            let objects = mark_reach(graph, hubs, ws, rep, in_r0, budget)?;
+            mark_reach(graph, hubs, ws, rep, in_r0, budget)?;
             let mut class = vec![rep];
             let mut additional = 0u64;
+            let mut additional_objects = 0u64;
             failed.clear();
             for &m in &rest[1..] {
                 match pair_with(graph, block, ws, rep, m, in_r0, budget)? {
-                    Some(extra) => {
+                    Some((bytes, objects)) => {
                         class.push(m);
-                        additional += extra;
+                        additional += bytes;
+                        additional_objects += objects;
                     }
                     None => failed.push(m),
                 }
             }
             if class.len() >= 2 {
+                let copies = class.len() as u64 - 1;
                 classes.push(Class {
                     members: class,
-                    objects_per_copy: objects,
+                    objects_per_copy: per_copy(additional_objects, copies),
                     additional_bytes: additional,
                 });
             }
@@ -153,7 +156,7 @@ const OWNER_SEARCH: usize = 64;
 /// cache, an element to its parent.) "c reaches x" is looked for backwards
 /// from x within a small limit; not finding it only costs time.
 fn without_owned_by_shared(
-    graph: &HeapGraph,
+    graph: &View,
     ws: &mut Workspace,
     members: &[u32],
     budget: &mut Budget,
@@ -212,7 +215,7 @@ const PREFIX: usize = 64;
 /// signatures: the pairing is an order-preserving isomorphism of their
 /// reach, so both walks discover matching objects in the same order.
 fn prefix_signature(
-    graph: &HeapGraph,
+    graph: &View,
     block: &[u32],
     ws: &mut Workspace,
     x: u32,
@@ -252,7 +255,7 @@ fn prefix_signature(
 
 /// Stamps reach(from), entering hubs where it can; returns its object count.
 fn mark_reach(
-    graph: &HeapGraph,
+    graph: &View,
     hubs: &Hubs,
     ws: &mut Workspace,
     from: u32,
@@ -388,7 +391,7 @@ fn mark_reach(
 /// Walks one object of a marking walk: pushes its unstamped references.
 #[inline]
 fn expand(
-    graph: &HeapGraph,
+    graph: &View,
     ws: &mut Workspace,
     x: u32,
     stamp: u32,
@@ -405,18 +408,27 @@ fn expand(
     Ok(())
 }
 
+/// Objects per copy: the objects reachable from some member but not from
+/// the representative, per member beyond it, to the nearest whole (exact
+/// where copies share nothing among themselves; 0 where every member
+/// reaches every other, as in a cycle, whose additional bytes are 0 too).
+pub(crate) fn per_copy(additional_objects: u64, copies: u64) -> u64 {
+    (additional_objects + copies / 2) / copies.max(1)
+}
+
 /// Pairs `rep` (whose reach is stamped `in_r0`) with `m`. On success
-/// returns the bytes of reach(m) outside reach(rep) not yet counted for this
-/// class, and stamps them counted; `None` when they are not duplicates.
+/// returns the bytes and the objects of reach(m) outside reach(rep) not yet
+/// counted for this class, and stamps them counted; `None` when they are
+/// not duplicates.
 fn pair_with(
-    graph: &HeapGraph,
+    graph: &View,
     block: &[u32],
     ws: &mut Workspace,
     rep: u32,
     m: u32,
     in_r0: u32,
     budget: &mut Budget,
-) -> Result<Option<u64>, Stop> {
+) -> Result<Option<(u64, u64)>, Stop> {
     let ok = walk_pairs(graph, block, ws, rep, m, budget).and_then(|ok| {
         if ok {
             shared_part_consistent(graph, ws, in_r0, budget)
@@ -428,15 +440,16 @@ fn pair_with(
         Ok(true) => {
             let counted = in_r0 + 1;
             let sizes = &graph.dump.sizes;
-            let mut extra = 0u64;
+            let (mut extra, mut objects) = (0u64, 0u64);
             for &(x, y) in &ws.pairs {
                 // Not in R0 (see the module doc) and not yet counted.
                 if x != y && ws.stamp.get(y) != counted && !ws.in_r0(y, in_r0) {
                     ws.stamp.set(y, counted);
                     extra += sizes[y as usize];
+                    objects += 1;
                 }
             }
-            Ok(Some(extra))
+            Ok(Some((extra, objects)))
         }
         Ok(false) => Ok(None),
         Err(stop) => Err(stop),
@@ -452,7 +465,7 @@ fn pair_with(
 /// hash collision in the refinement only makes blocks coarser, so this
 /// check (not the partition) is what makes the answer exact.
 fn walk_pairs(
-    graph: &HeapGraph,
+    graph: &View,
     block: &[u32],
     ws: &mut Workspace,
     a: u32,
@@ -469,7 +482,7 @@ fn walk_pairs(
 }
 
 fn walk_pairs_from(
-    graph: &HeapGraph,
+    graph: &View,
     block: &[u32],
     ws: &mut Workspace,
     next: &mut usize,
@@ -511,7 +524,7 @@ fn walk_pairs_from(
 /// The retainer test of the module doc: no object reachable from a shared
 /// (self-paired) object is paired with another object.
 fn shared_part_consistent(
-    graph: &HeapGraph,
+    graph: &View,
     ws: &Workspace,
     in_r0: u32,
     budget: &mut Budget,
@@ -557,6 +570,7 @@ mod tests {
 
     use super::*;
     use crate::graph::duplicates::set_hub_threshold;
+    use crate::graph::HeapGraph;
     use crate::progress::Progress;
 
     /// A walk that finds another thread building a hub gives its scratch
@@ -582,7 +596,7 @@ mod tests {
         let walk = |hubs: &Hubs| {
             let mut ws = Workspace::new(n);
             let mut budget = Budget::new(None, &progress);
-            mark_reach(&graph, hubs, &mut ws, 0, 2, &mut budget).unwrap()
+            mark_reach(&View::plain(&graph), hubs, &mut ws, 0, 2, &mut budget).unwrap()
         };
         let alone = walk(&Hubs::new(n));
         assert_eq!(alone, 60);

@@ -122,6 +122,14 @@ pub fn types(
     (names, of_object)
 }
 
+/// Whether a node type's values are in the snapshot (see [`values`]).
+#[derive(Clone, Copy)]
+enum Opaque {
+    Never,
+    Always,
+    UnlessNumeric,
+}
+
 /// Interns the raw string indices of `raw` (see `edges::Edges::labels`).
 /// A string index past the strings becomes no label.
 pub fn labels(mut raw: Vec<u32>, pool: &Pool) -> Labels {
@@ -148,14 +156,36 @@ pub fn labels(mut raw: Vec<u32>, pool: &Pool) -> Labels {
 /// String nodes' text, one arena (filled in parallel blocks of objects).
 /// A sliced string's text is not in the snapshot (see
 /// [`NodeClass::Sliced`]): its value is [`ValueKind::Unknown`]; a
-/// concatenated string's is [`ValueKind::Joined`].
+/// concatenated string's is [`ValueKind::Joined`]. Nor are the values of
+/// heap numbers (named `heap number`, unless the snapshot was taken with
+/// numeric values: then the name is the number, and the value), big
+/// integers and native objects (an array buffer's bytes, a C++ string):
+/// unknown, so that no two of them are taken for copies.
 pub fn values(nodes: &Nodes, meta: &Meta, pool: &Pool) -> Values {
+    let opaque: Vec<Opaque> = meta
+        .node_types
+        .iter()
+        .map(|t| match t.as_str() {
+            "number" => Opaque::UnlessNumeric,
+            "native" | "bigint" => Opaque::Always,
+            _ => Opaque::Never,
+        })
+        .collect();
+    let numeric = |o: usize| {
+        let name = pool.bytes_of(nodes.names[o] as usize);
+        !name.is_empty() && std::str::from_utf8(name).is_ok_and(|n| n.trim().parse::<f64>().is_ok())
+    };
     let kind = |o: usize| match nodes.kinds[o] {
         UNKNOWN_KIND => ValueKind::None,
-        k => match meta.node_classes[k as usize] {
-            NodeClass::Text if nodes.names[o] != NO_STRING => ValueKind::Utf8,
-            NodeClass::Sliced => ValueKind::Unknown,
-            NodeClass::Joined => ValueKind::Joined,
+        k => match (meta.node_classes[k as usize], opaque.get(k as usize)) {
+            (NodeClass::Text, _) if nodes.names[o] != NO_STRING => ValueKind::Utf8,
+            (NodeClass::Sliced, _) => ValueKind::Unknown,
+            (NodeClass::Joined, _) => ValueKind::Joined,
+            (_, Some(Opaque::Always)) => ValueKind::Unknown,
+            (_, Some(Opaque::UnlessNumeric)) => match numeric(o) {
+                true => ValueKind::Utf8,
+                false => ValueKind::Unknown,
+            },
             _ => ValueKind::None,
         },
     };

@@ -90,6 +90,14 @@ impl App {
                 }
             }
             Arrived::Duplicates => {
+                // A detection for one type (`D`) lands as a new result.
+                if self
+                    .job
+                    .as_ref()
+                    .is_some_and(|(label, _)| label == crate::tui::panes::duplicates::DETECTING)
+                {
+                    self.job = None;
+                }
                 if let Some(d) = self.loading.duplicates() {
                     self.totals.additional_bytes = d.total_additional_bytes();
                     self.totals.duplicates = d.all_totals();

@@ -294,10 +294,14 @@ impl DuplicatesPane {
         };
         vec![Intent::Request {
             job,
-            label: "detecting duplicates".into(),
+            label: DETECTING.into(),
         }]
     }
 }
+
+/// The status line's label of a detection for one type (`D`), until the
+/// detection lands.
+pub const DETECTING: &str = "detecting duplicates";
 
 impl Pane for DuplicatesPane {
     fn key(&mut self, cmd: Cmd, ctx: &Ctx) -> Vec<Intent> {

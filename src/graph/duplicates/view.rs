@@ -1,0 +1,365 @@
+//! The graph duplicate detection walks: the heap's references less those
+//! from an object to its type descriptor (see `docs/duplicates.md`).
+//!
+//! A Java instance's or array's `<class>` reference, a V8 object's `map`
+//! (to its hidden class) and `__proto__`: these say what the object is, not
+//! what it holds. Two objects are copies only if their descriptors are the
+//! same objects (they are part of the label, compared as the type is), and
+//! the descriptors are never walked into, nor counted in a copy. Without
+//! the rule every Java instance reaches its class's statics and every V8
+//! object the global object through its map and prototype, so a shared
+//! object reaching back to the members breaks every pairing, and a
+//! copy's reach is most of the heap.
+//!
+//! Formats without type objects in the heap (the text format, gcdump) have
+//! no descriptor references: the view is the graph itself.
+
+use rayon::prelude::*;
+
+use crate::graph::{Csr, HeapGraph};
+use crate::model::{Format, Labels, Model};
+
+/// The graph as duplicate detection sees it.
+pub(crate) struct View<'a> {
+    pub graph: &'a HeapGraph,
+    pub dump: &'a Model,
+    own: Option<Own>,
+}
+
+/// What differs from the graph, in little memory: a descriptor is almost
+/// always among the first or last references of its object (HPROF's
+/// `<class>` first, V8's `__proto__` and `map` last), so an object's walked
+/// references are its references less `skip[o]` = (first, last) of them;
+/// the few objects whose descriptors sit elsewhere have their walked
+/// references in `odd`. Retainers differ only for descriptor targets
+/// (classes, hidden classes, prototypes): theirs are in `targets`. Each
+/// object's descriptors are one number, `class[o]`, equal exactly for equal
+/// descriptor lists (0 for none).
+struct Own {
+    skip: Vec<[u8; 2]>,
+    odd: Rows,
+    targets: Rows,
+    is_target: Vec<u64>,
+    class: Vec<u32>,
+}
+
+/// `skip` of an object whose walked references are in `Own::odd`.
+const ODD: [u8; 2] = [u8::MAX, u8::MAX];
+
+/// Rows of a few objects: `objects` ascending, row `i` of `csr` theirs,
+/// and labels parallel to the targets where the dump has them.
+#[derive(Default)]
+struct Rows {
+    objects: Vec<u32>,
+    csr: Csr,
+    labels: Vec<u32>,
+}
+
+impl Rows {
+    fn build(rows: Vec<(u32, Vec<u32>, Vec<u32>)>) -> Rows {
+        let objects = rows.iter().map(|r| r.0).collect();
+        let offsets = crate::mem::prefix_sums(rows.len(), |i| rows[i].1.len() as u64);
+        let labels = rows.iter().flat_map(|r| r.2.iter().copied()).collect();
+        let targets = rows.into_iter().flat_map(|r| r.1).collect();
+        Rows {
+            objects,
+            csr: Csr::from_offsets(offsets, targets),
+            labels,
+        }
+    }
+
+    fn row(&self, o: u32) -> Option<usize> {
+        self.objects.binary_search(&o).ok()
+    }
+}
+
+/// Which references of a dump are type descriptors: by label (and for
+/// V8's `map`, by its target being a hidden-class node, so that a user's
+/// property called `map` stays a field).
+pub struct DescriptorRule {
+    /// Labels (indices into `Labels::names`) that are descriptors whatever
+    /// they point at.
+    always: Vec<u32>,
+    /// Labels that are descriptors when the target's type is one of
+    /// `hidden_types`.
+    when_hidden: Vec<u32>,
+    hidden_types: Vec<u32>,
+}
+
+impl DescriptorRule {
+    /// The rule for a dump; `None` where its format has no type objects
+    /// or the dump has no labels.
+    pub fn of(dump: &Model) -> Option<DescriptorRule> {
+        let labels = dump.labels.as_ref()?;
+        let label = |name: &str| {
+            labels
+                .names
+                .iter()
+                .position(|n| &**n == name)
+                .map(|i| i as u32)
+        };
+        let ty = |name: &str| {
+            dump.type_names
+                .iter()
+                .position(|n| &**n == name)
+                .map(|i| i as u32)
+        };
+        let rule = match dump.format {
+            Format::Hprof => DescriptorRule {
+                always: label("<class>").into_iter().collect(),
+                when_hidden: Vec::new(),
+                hidden_types: Vec::new(),
+            },
+            Format::Heapsnapshot => DescriptorRule {
+                always: label("__proto__").into_iter().collect(),
+                when_hidden: label("map").into_iter().collect(),
+                hidden_types: ["(object shape)", "(hidden)"]
+                    .into_iter()
+                    .filter_map(ty)
+                    .collect(),
+            },
+            Format::Rpm | Format::Gcdump => return None,
+        };
+        if rule.always.is_empty() && (rule.when_hidden.is_empty() || rule.hidden_types.is_empty()) {
+            return None;
+        }
+        Some(rule)
+    }
+
+    /// Whether the reference at position `edge` of the targets, to
+    /// `target`, is a descriptor.
+    #[inline]
+    pub fn is_descriptor(&self, dump: &Model, edge: usize, target: u32) -> bool {
+        let Some(l) = dump.labels.as_ref().and_then(|l| l.of_ref.get(edge)) else {
+            return false;
+        };
+        if *l == Labels::NONE {
+            return false;
+        }
+        self.always.contains(l)
+            || (self.when_hidden.contains(l)
+                && self
+                    .hidden_types
+                    .contains(&dump.types[target as usize].raw()))
+    }
+}
+
+impl<'a> View<'a> {
+    pub fn new(graph: &'a HeapGraph) -> View<'a> {
+        let dump = &graph.dump;
+        let own = DescriptorRule::of(dump).and_then(|rule| Own::build(graph, &rule));
+        View { graph, dump, own }
+    }
+
+    /// The graph itself (no descriptors), for tests and formats without
+    /// type objects.
+    #[cfg(test)]
+    pub fn plain(graph: &'a HeapGraph) -> View<'a> {
+        View {
+            graph,
+            dump: &graph.dump,
+            own: None,
+        }
+    }
+
+    pub fn objects(&self) -> usize {
+        self.graph.objects()
+    }
+
+    /// Where `o`'s walked references lie in the dump's targets, or its
+    /// row among the odd ones.
+    #[inline]
+    fn span(&self, own: &Own, o: u32) -> Result<(usize, usize), usize> {
+        let i = o as usize;
+        let [front, back] = own.skip[i];
+        if [front, back] == ODD {
+            if let Some(r) = own.odd.row(o) {
+                return Err(r);
+            }
+        }
+        let refs = &self.dump.refs;
+        Ok((
+            refs.offsets[i] as usize + front as usize,
+            refs.offsets[i + 1] as usize - back as usize,
+        ))
+    }
+
+    /// The references walked, in field order.
+    #[inline]
+    pub fn refs_raw(&self, o: u32) -> &[u32] {
+        match &self.own {
+            Some(own) => match self.span(own, o) {
+                Ok((s, e)) => &self.dump.refs.targets[s..e],
+                Err(r) => own.odd.csr.neighbors(r as u32),
+            },
+            None => self.graph.refs_raw(o),
+        }
+    }
+
+    /// The objects whose walked references include `o`, ascending.
+    #[inline]
+    pub fn retainers_raw(&self, o: u32) -> &[u32] {
+        if let Some(own) = &self.own {
+            if own.is_target[o as usize / 64] >> (o % 64) & 1 != 0 {
+                if let Some(r) = own.targets.row(o) {
+                    return own.targets.csr.neighbors(r as u32);
+                }
+            }
+        }
+        self.graph.retainers_raw(o)
+    }
+
+    /// The labels of `o`'s walked references (empty without labels).
+    pub fn ref_labels(&self, o: u32) -> &[u32] {
+        let Some(labels) = &self.dump.labels else {
+            return &[];
+        };
+        let (s, e) = match &self.own {
+            Some(own) => match self.span(own, o) {
+                Ok(span) => span,
+                Err(r) => {
+                    let csr = &own.odd.csr;
+                    let (s, e) = (csr.offsets[r], csr.offsets[r + 1]);
+                    return &own.odd.labels[s as usize..e as usize];
+                }
+            },
+            None => {
+                let refs = &self.dump.refs;
+                (
+                    refs.offsets[o as usize] as usize,
+                    refs.offsets[o as usize + 1] as usize,
+                )
+            }
+        };
+        labels.of_ref.get(s..e).unwrap_or(&[])
+    }
+
+    /// A number for `o`'s type descriptors, equal exactly where the
+    /// descriptors (the objects, in field order) are (part of its label).
+    pub fn descriptors(&self, o: u32) -> u32 {
+        match &self.own {
+            Some(own) => own.class[o as usize],
+            None => 0,
+        }
+    }
+}
+
+/// Objects per range of the parallel passes.
+const RANGE: usize = 1 << 14;
+
+impl Own {
+    fn build(graph: &HeapGraph, rule: &DescriptorRule) -> Option<Own> {
+        let dump = &graph.dump;
+        let n = dump.objects();
+        let refs = &dump.refs;
+        let is_descriptor = |e: usize| rule.is_descriptor(dump, e, refs.targets[e]);
+        // Per object: its descriptors (usually one or two), and how many
+        // lead and trail its references.
+        type Found = (
+            Vec<[u8; 2]>,
+            Vec<(u32, Vec<u32>)>,
+            Vec<(u32, Vec<u32>, Vec<u32>)>,
+        );
+        let parts: Vec<Found> = (0..n.div_ceil(RANGE))
+            .into_par_iter()
+            .map(|r| {
+                let mut skip = Vec::with_capacity(RANGE);
+                let mut lists = Vec::new();
+                let mut odd = Vec::new();
+                for o in r * RANGE..((r + 1) * RANGE).min(n) {
+                    let (s, e) = (refs.offsets[o] as usize, refs.offsets[o + 1] as usize);
+                    let found: Vec<usize> = (s..e).filter(|&e| is_descriptor(e)).collect();
+                    if found.is_empty() {
+                        skip.push([0, 0]);
+                        continue;
+                    }
+                    lists.push((o as u32, found.iter().map(|&e| refs.targets[e]).collect()));
+                    let front = found
+                        .iter()
+                        .zip(s..)
+                        .take_while(|(&f, at)| f == *at)
+                        .count();
+                    let back = found
+                        .iter()
+                        .rev()
+                        .zip((s..e).rev())
+                        .take_while(|(&f, at)| f == *at)
+                        .count();
+                    let edges = front.max(back) == found.len();
+                    let fits = |k: usize| k < u8::MAX as usize;
+                    if edges && front == found.len() && fits(front) {
+                        skip.push([front as u8, 0]);
+                    } else if edges && fits(back) {
+                        skip.push([0, back as u8]);
+                    } else if front + back == found.len() && fits(front) && fits(back) {
+                        skip.push([front as u8, back as u8]);
+                    } else {
+                        skip.push(ODD);
+                        let kept: Vec<usize> = (s..e).filter(|e| !found.contains(e)).collect();
+                        let labels = match &dump.labels {
+                            Some(l) => kept.iter().map(|&e| l.of_ref[e]).collect(),
+                            None => Vec::new(),
+                        };
+                        odd.push((
+                            o as u32,
+                            kept.iter().map(|&e| refs.targets[e]).collect(),
+                            labels,
+                        ));
+                    }
+                }
+                (skip, lists, odd)
+            })
+            .collect();
+        if parts.iter().all(|p| p.1.is_empty()) {
+            return None;
+        }
+        let mut skip = Vec::with_capacity(n);
+        let mut class = vec![0u32; n];
+        let mut classes: std::collections::HashMap<Vec<u32>, u32> = Default::default();
+        let mut odd = Vec::new();
+        let mut described: Vec<u32> = Vec::new();
+        for (s, lists, o) in parts {
+            skip.extend(s);
+            odd.extend(o);
+            for (object, list) in lists {
+                described.extend(&list);
+                let next = classes.len() as u32 + 1;
+                class[object as usize] = *classes.entry(list).or_insert(next);
+            }
+        }
+        described.par_sort_unstable();
+        described.dedup();
+        let own = Own {
+            skip,
+            odd: Rows::build(odd),
+            targets: Rows::default(),
+            is_target: vec![0; n.div_ceil(64)],
+            class,
+        };
+        // The descriptor targets' retainers, less those that refer to them
+        // only as a descriptor.
+        let view = View {
+            graph,
+            dump,
+            own: Some(own),
+        };
+        let rows: Vec<(u32, Vec<u32>, Vec<u32>)> = described
+            .par_iter()
+            .map(|&t| {
+                let kept = graph
+                    .retainers_raw(t)
+                    .iter()
+                    .copied()
+                    .filter(|&p| view.refs_raw(p).contains(&t))
+                    .collect();
+                (t, kept, Vec::new())
+            })
+            .collect();
+        let mut own = view.own.expect("built above");
+        for &t in &described {
+            own.is_target[t as usize / 64] |= 1 << (t % 64);
+        }
+        own.targets = Rows::build(rows);
+        Some(own)
+    }
+}
