@@ -212,7 +212,7 @@ fn run_ui(u: UiRun) -> u8 {
         eprintln!(
             "heaptui: the interactive UI needs a terminal; for a headless analysis run `heaptui report {}` (add --json for scripts)",
             u.newest()
-                .map(|p| p.display().to_string())
+                .map(|p| heaptui::model::text::printable_path(p))
                 .unwrap_or_else(|| "DUMP".into())
         );
         return USAGE;

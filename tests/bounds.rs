@@ -260,3 +260,26 @@ fn hprof_one_loader_id_in_many_records_is_linear() {
     );
     assert_eq!(m.diagnostics.duplicate_objects, repeats - 1);
 }
+
+// ------------------------------------------------------------------ text
+
+/// A type name of 32 MiB of right-to-left overrides: its escape
+/// (`\u{202e}`, eight bytes for three) used to be made whole before it was
+/// shortened to 4 KiB, 85 MiB more (a 2 GB name of NULs in a sparse V8
+/// file took 10.5 GB).
+#[test]
+fn a_huge_name_is_shortened_before_it_is_escaped() {
+    let mut dump = b"t 1 ".to_vec();
+    while dump.len() < 32 << 20 {
+        dump.extend("\u{202e}".as_bytes());
+    }
+    dump.extend(b"\no 10 1 20\nr 10 1 0\n");
+    // The text importer holds a name about four times (the file, its line,
+    // the type table, the model); its escape used to add four more.
+    let m = import_within("huge_name.txt", &dump, 5);
+    let name = &m.type_names[0];
+    assert!(
+        name.len() <= 4096 && name.starts_with("\\u{202e}"),
+        "{name:.40}"
+    );
+}

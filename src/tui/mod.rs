@@ -115,7 +115,7 @@ fn run_ui(options: Options) -> color_eyre::Result<(Exit, Option<String>)> {
     let (input, name) = match (&options.dump, options.demo) {
         (Some(p), _) => (
             Input::File(p.clone(), options.import),
-            p.display().to_string(),
+            crate::model::text::printable_path(p),
         ),
         (None, _) if options.demo_compare => {
             let (name, text) = DEMO_SERIES[DEMO_SERIES.len() - 1];
@@ -158,7 +158,7 @@ fn run_ui(options: Options) -> color_eyre::Result<(Exit, Option<String>)> {
             Err(e) => Some(e.to_string()),
         };
         if let Some(p) = problem {
-            eprintln!("heaptui: {}: {p}", path.display());
+            eprintln!("heaptui: {}: {p}", crate::model::text::printable_path(path));
             return Ok((Exit::Code(2), None));
         }
     }
