@@ -1140,3 +1140,27 @@ fn the_text_report_lists_ten_messages_unless_asked_for_more() {
     assert!(!all.contains("more not listed"), "{all}");
     assert_eq!(listed(&text(&["--top", "3"])), 3);
 }
+
+/// Argument errors are one line on stderr, as the README promises (clap's
+/// took four or five), with exit 2; help still prints whole.
+#[test]
+fn argument_errors_are_one_line() {
+    for args in [
+        &["report", "--bogus"][..],
+        &["report", "--top", "x", "f"],
+        &["report"],
+        &["report", "--json", "--immediate-dominators", "--frobnicate"],
+    ] {
+        let out = heaptui().args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(
+            err.starts_with("heaptui: ") && err.contains("--help"),
+            "{err}"
+        );
+    }
+    let out = heaptui().args(["report", "--help"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(String::from_utf8(out.stdout).unwrap().lines().count() > 5);
+}
