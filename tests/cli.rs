@@ -1164,3 +1164,23 @@ fn argument_errors_are_one_line() {
     assert_eq!(out.status.code(), Some(0));
     assert!(String::from_utf8(out.stdout).unwrap().lines().count() > 5);
 }
+
+/// A baseline of another format is refused (a Java dump against a Node one
+/// used to report `java.lang.Class` as grown, exit 1).
+#[test]
+fn a_baseline_of_another_format_is_refused() {
+    let out = heaptui()
+        .current_dir(fixture(""))
+        .args(["report", "--no-cache", "node_leak.heapsnapshot.gz"])
+        .args(["--baseline", "leaky.hprof.gz", "--fail-if-grows", "1"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("leaky.hprof.gz: a Java HPROF, not a V8 heap snapshot")
+            && err.contains("compare only within one format"),
+        "{err}"
+    );
+}
