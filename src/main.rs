@@ -10,6 +10,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
+use clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand;
 use clap::{CommandFactory, Parser};
 
 use heaptui::analysis::compare::Comparison;
@@ -30,12 +31,36 @@ fn main() -> ExitCode {
     ExitCode::from(run())
 }
 
+/// A clap error on one line, as every other error: its first line without
+/// `error: `, its tip if it has one, and where the help is.
+fn one_line(rendered: &str) -> String {
+    let mut lines = rendered.lines().map(str::trim).filter(|l| !l.is_empty());
+    let first = lines.next().unwrap_or("bad arguments");
+    let mut out = first.strip_prefix("error: ").unwrap_or(first).to_string();
+    for l in lines {
+        if l.starts_with("Usage:") || l.starts_with("For more information") {
+            break;
+        }
+        // What a line ending in `:` introduces, then any tip.
+        out.push_str(if out.ends_with(':') { " " } else { "; " });
+        out.push_str(l);
+    }
+    out.push_str(" (see heaptui --help)");
+    out
+}
+
 fn run() -> u8 {
     heaptui::mem::bound_allocator_retention();
     let _ = color_eyre::install();
     heaptui::log::init();
     let cli = match Cli::try_parse() {
         Ok(c) => c,
+        Err(e)
+            if e.use_stderr() && !matches!(e.kind(), DisplayHelpOnMissingArgumentOrSubcommand) =>
+        {
+            eprintln!("heaptui: {}", one_line(&e.render().to_string()));
+            return USAGE;
+        }
         Err(e) => {
             let _ = e.print();
             return if e.use_stderr() { USAGE } else { 0 };
@@ -231,7 +256,7 @@ fn run_ui(u: UiRun) -> u8 {
         eprintln!(
             "heaptui: the interactive UI needs a terminal; for a headless analysis run `heaptui report {}` (add --json for scripts)",
             u.newest()
-                .map(|p| p.display().to_string())
+                .map(|p| heaptui::model::text::printable_path(p))
                 .unwrap_or_else(|| "DUMP".into())
         );
         return USAGE;

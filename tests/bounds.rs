@@ -58,12 +58,16 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static ALLOCATOR: Counting = Counting;
 
-/// One measurement at a time: the peak is the whole process's.
+/// One test at a time: the peak is the whole process's, so every test
+/// holds this from its start (its input is made while no other runs).
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
+}
 
 /// The peak of the bytes allocated while `f` runs, above those held before.
 fn peak_of<T>(f: impl FnOnce() -> T) -> (T, usize) {
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let before = HELD.load(Ordering::Relaxed);
     PEAK.store(before, Ordering::Relaxed);
     let out = f();
@@ -90,6 +94,15 @@ fn import_within(name: &str, bytes: &[u8], ratio: usize) -> Model {
     );
     m
 }
+
+/// The bounds of README's "Bad input" (docs/bounds.md): an import's peak
+/// memory, as a multiple of the file it reads (plus 8 MiB). The file's own
+/// bytes count once here (the tests hand the importer a copy; a file on
+/// disk is mapped instead).
+const TEXT: usize = 16;
+const HPROF: usize = 12;
+const V8: usize = 8;
+const GCDUMP: usize = 20;
 
 // ------------------------------------------------------------------ HPROF
 
@@ -202,9 +215,10 @@ fn superclass_chain(n: u64, cycle: bool) -> Vec<u8> {
 /// copy every superclass's fields into each class (50 million ops, 400 MB).
 #[test]
 fn hprof_long_superclass_chain_is_linear() {
+    let _one = one_at_a_time();
     let n = 10_000;
     let bytes = superclass_chain(n, false);
-    let m = import_within("chain.hprof", &bytes, 24);
+    let m = import_within("chain.hprof", &bytes, HPROF);
     // The instance's every inherited field is read: n references.
     let me = m.index_of(7).unwrap();
     assert_eq!(m.refs_of(me).len() as u64, n + 1, "fields and <class>");
@@ -219,9 +233,10 @@ fn hprof_long_superclass_chain_is_linear() {
 /// (100 million ops). The chain is cut where it closes, and counted.
 #[test]
 fn hprof_superclass_cycle_is_linear() {
+    let _one = one_at_a_time();
     let n = 10_000;
     let bytes = superclass_chain(n, true);
-    let m = import_within("cycle.hprof", &bytes, 24);
+    let m = import_within("cycle.hprof", &bytes, HPROF);
     let me = m.index_of(7).unwrap();
     assert!(m.refs_of(me).len() as u64 <= n + 1);
 }
@@ -247,9 +262,10 @@ fn one_loader_many_records(classes: u64, repeats: u64) -> Vec<u8> {
 
 #[test]
 fn hprof_one_loader_id_in_many_records_is_linear() {
+    let _one = one_at_a_time();
     let (classes, repeats) = (3_000, 3_000);
     let bytes = one_loader_many_records(classes, repeats);
-    let m = import_within("loaders.hprof", &bytes, 24);
+    let m = import_within("loaders.hprof", &bytes, HPROF);
     let loader = m.index_of(5).unwrap();
     // Its classes and its own class, once.
     assert_eq!(
@@ -259,4 +275,139 @@ fn hprof_one_loader_id_in_many_records_is_linear() {
         m.diagnostics
     );
     assert_eq!(m.diagnostics.duplicate_objects, repeats - 1);
+}
+
+// ------------------------------------------------------------------ text
+
+/// A type name of 32 MiB of right-to-left overrides: its escape
+/// (`\u{202e}`, eight bytes for three) used to be made whole before it was
+/// shortened to 4 KiB, 85 MiB more (a 2 GB name of NULs in a sparse V8
+/// file took 10.5 GB).
+#[test]
+fn a_huge_name_is_shortened_before_it_is_escaped() {
+    let _one = one_at_a_time();
+    let mut dump = b"t 1 ".to_vec();
+    while dump.len() < 32 << 20 {
+        dump.extend("\u{202e}".as_bytes());
+    }
+    dump.extend(b"\no 10 1 20\nr 10 1 0\n");
+    // The text importer holds a name about four times (the file, its line,
+    // the type table, the model); its escape used to add four more.
+    let m = import_within("huge_name.txt", &dump, 5);
+    let name = &m.type_names[0];
+    assert!(
+        name.len() <= 4096 && name.starts_with("\\u{202e}"),
+        "{name:.40}"
+    );
+}
+
+// ------------------------------------------------------------------ text dumps
+
+/// Every object a root, each rooted many times over (the gzip of
+/// repeated root records took 2.9 GB once decompressed).
+#[test]
+fn text_every_object_a_root_many_times() {
+    let _one = one_at_a_time();
+    let mut dump = b"t 1 Foo\n".to_vec();
+    for o in 1..=20_000u64 {
+        dump.extend(format!("o {o:x} 1 16\n").as_bytes());
+    }
+    for k in 0..10u64 {
+        for o in 1..=20_000u64 {
+            dump.extend(format!("r {o:x} {} 0\n", k % 3).as_bytes());
+        }
+    }
+    let m = import_within("roots.txt", &dump, TEXT);
+    assert_eq!(m.objects(), 20_000);
+}
+
+/// A million types, each with one object; and one chain of 200,000 objects
+/// (deep for every walk after the import).
+#[test]
+fn text_many_types_and_a_deep_chain() {
+    let _one = one_at_a_time();
+    let mut dump = Vec::new();
+    for t in 1..=200_000u64 {
+        dump.extend(format!("t {t:x} T{t}\no {t:x} {t:x} 8 {:x}\n", t + 1).as_bytes());
+    }
+    dump.extend(b"r 1 1 0\n");
+    let m = import_within("types.txt", &dump, TEXT);
+    assert_eq!(m.type_names.len(), 200_000);
+}
+
+// ------------------------------------------------------------------ V8
+
+fn v8(node_types: usize, nodes: &[(usize, Vec<usize>)]) -> Vec<u8> {
+    let types: Vec<String> = (0..node_types).map(|k| format!("\"t{k}\"")).collect();
+    let mut ns = String::new();
+    let mut es = String::new();
+    for (i, (ty, edges)) in nodes.iter().enumerate() {
+        ns.push_str(&format!("{ty},0,{},8,{},", i * 2 + 1, edges.len()));
+        for &to in edges {
+            es.push_str(&format!("2,0,{},", to * 5));
+        }
+    }
+    ns.pop();
+    es.pop();
+    let edge_count = nodes.iter().map(|n| n.1.len()).sum::<usize>();
+    format!(
+        "{{\"snapshot\":{{\"meta\":{{\"node_fields\":[\"type\",\"name\",\"id\",\"self_size\",\"edge_count\"],\"node_types\":[[{}],\"string\",\"number\",\"number\",\"number\"],\"edge_fields\":[\"type\",\"name_or_index\",\"to_node\"],\"edge_types\":[[\"context\",\"element\",\"property\"],\"string_or_number\",\"node\"]}},\"node_count\":{},\"edge_count\":{edge_count}}},\"nodes\":[{ns}],\"edges\":[{es}],\"strings\":[\"x\"]}}",
+        types.join(","),
+        nodes.len(),
+    )
+    .into_bytes()
+}
+
+/// One object with a million references, and 60,000 node types declared.
+#[test]
+fn v8_one_object_with_a_million_references_and_many_node_types() {
+    let _one = one_at_a_time();
+    let mut nodes = vec![(0, (1..1001).collect::<Vec<usize>>())];
+    nodes.extend((1..1001).map(|k| (k % 300, vec![0; 1000])));
+    let bytes = v8(60_000, &nodes);
+    let m = import_within("refs.heapsnapshot", &bytes, V8);
+    assert_eq!(m.objects(), 1000);
+}
+
+// ------------------------------------------------------------------ gcdump
+
+/// One node with a million children, 100,000 types and a deep chain.
+#[test]
+fn gcdump_one_node_with_a_million_children_many_types_a_deep_chain() {
+    let _one = one_at_a_time();
+    use heaptui::import::gcdump::Writer;
+    let types: Vec<(String, i32)> = (0..100_000).map(|t| (format!("T{t}"), 8)).collect();
+    let mut w = Writer::new(types);
+    let n = 100_000u32;
+    let children: Vec<u32> = (1..n).chain(std::iter::repeat_n(1, 900_000)).collect();
+    w.node(1, 8, children.into_iter());
+    for k in 1..n {
+        w.node(k % 100_000, 8, std::iter::once((k + 1) % n));
+    }
+    let bytes = w.finish(0, (1.0, 1.0));
+    let m = import_within("deep.gcdump", &bytes, GCDUMP);
+    assert!(m.objects() >= n as usize - 1);
+}
+
+// ------------------------------------------------------------------ gzip
+
+/// A gzip bomb of text root records (the 1.5 MB one aborted on a
+/// 6 GB allocation): refused once the decompressed bytes pass 64 times the
+/// file or 64 MiB, before any import; memory stays near that bound.
+#[test]
+fn gzip_bomb_is_refused_at_its_bound() {
+    use std::io::Write;
+    let _one = one_at_a_time();
+    let mut z = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    z.write_all(b"t 1 Foo\no 10 1 20\n").unwrap();
+    let line = b"r 10 1 0\n".repeat(1 << 16);
+    for _ in 0..256 {
+        z.write_all(&line).unwrap(); // 144 MiB in all
+    }
+    let bytes = z.finish().unwrap();
+    let (m, peak) = peak_of(|| import_bytes(Path::new("bomb.txt.gz"), &bytes));
+    let Err(e) = m else { panic!("a bomb imported") };
+    assert!(e.to_string().contains("decompression bomb"), "{e}");
+    let bound = heaptui::import::gzip::max_inflated(bytes.len() as u64) as usize;
+    assert!(peak <= 2 * bound + (8 << 20), "peak {peak}, bound {bound}");
 }

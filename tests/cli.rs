@@ -1253,3 +1253,47 @@ fn report_object_prints_every_field_with_its_value() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("no object with id 12345"));
 }
+
+/// Argument errors are one line on stderr, as the README promises (clap's
+/// took four or five), with exit 2; help still prints whole.
+#[test]
+fn argument_errors_are_one_line() {
+    for args in [
+        &["report", "--bogus"][..],
+        &["report", "--top", "x", "f"],
+        &["report"],
+        &["report", "--json", "--immediate-dominators", "--frobnicate"],
+    ] {
+        let out = heaptui().args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(
+            err.starts_with("heaptui: ") && err.contains("--help"),
+            "{err}"
+        );
+    }
+    let out = heaptui().args(["report", "--help"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(String::from_utf8(out.stdout).unwrap().lines().count() > 5);
+}
+
+/// A baseline of another format is refused (a Java dump against a Node one
+/// used to report `java.lang.Class` as grown, exit 1).
+#[test]
+fn a_baseline_of_another_format_is_refused() {
+    let out = heaptui()
+        .current_dir(fixture(""))
+        .args(["report", "--no-cache", "node_leak.heapsnapshot.gz"])
+        .args(["--baseline", "leaky.hprof.gz", "--fail-if-grows", "1"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("leaky.hprof.gz: a Java HPROF, not a V8 heap snapshot")
+            && err.contains("compare only within one format"),
+        "{err}"
+    );
+}

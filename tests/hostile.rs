@@ -244,3 +244,32 @@ fn the_fuzzers_slow_gcdump_is_read_quickly() {
         started.elapsed()
     );
 }
+
+/// A file name with an escape sequence or a bidi override is shown
+/// escaped in the report's header and in the exit-2 line (it used to
+/// retitle the terminal).
+#[test]
+fn escapes_in_file_names_never_reach_the_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let name = "x\x1b]2;retitled\x07\u{202e}txt.dump";
+    let path = dir.path().join(name);
+    std::fs::copy(fixture("two_appdomains.txt"), &path).unwrap();
+    let out = heaptui()
+        .args(["report", "--no-cache", "--top", "1"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("x\\x1b]2;retitled\\x07\\u{202e}txt.dump"),
+        "{text}"
+    );
+    assert!(!text.contains(['\x1b', '\x07', '\u{202e}']));
+    std::fs::write(&path, b"\0\0\0 not a dump").unwrap();
+    let out = heaptui().args(["report"]).arg(&path).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("x\\x1b]2;retitled"), "{err}");
+    assert!(!err.contains(['\x1b', '\x07', '\u{202e}']), "{err:?}");
+}

@@ -329,3 +329,97 @@ fn a_cache_file_truncated_while_mapped_leaves_the_terminal_cooked() {
         ),
     );
 }
+
+/// SIGUSR2, SIGXCPU (real under `ulimit -t`) and SIGSYS: the terminal is
+/// given back before the signal ends the process (they used to leave it
+/// raw).
+#[test]
+fn other_fatal_signals_restore_the_terminal_first() {
+    use std::os::unix::process::ExitStatusExt;
+    for sig in [libc::SIGUSR2, libc::SIGXCPU, libc::SIGSYS] {
+        let (master, slave) = openpty(24, 80);
+        let (mut child, out) = start_on_pty("--demo".as_ref(), &master, &slave);
+        wait_for(&out, "ready", "analysis of the demo");
+        // SAFETY: a signal to our own child.
+        unsafe { libc::kill(child.id() as libc::pid_t, sig) };
+        let status = wait_exit(&mut child, "heaptui did not end on the signal");
+        assert_eq!(status.signal(), Some(sig), "{status:?}");
+        assert!(cooked(&termios(&slave)), "signal {sig}: left raw");
+        assert!(pty::raw(&out).contains("\x1b[?1049l"), "signal {sig}");
+    }
+}
+
+/// `kill -TSTP` (Ctrl-Z in a shell): the terminal is given back (main
+/// screen, cooked, cursor shown, mouse off) and the process stops; SIGCONT
+/// (`fg`) takes the terminal again and redraws the whole screen.
+#[test]
+fn sigtstp_gives_the_terminal_back_and_sigcont_redraws() {
+    let (master, slave) = openpty(24, 80);
+    let (mut child, out) = start_on_pty("--demo".as_ref(), &master, &slave);
+    let pid = child.id() as libc::pid_t;
+    wait_for(&out, "ready", "analysis of the demo");
+    let before = pty::raw(&out).len();
+    // SAFETY: signals to our own child.
+    unsafe { libc::kill(pid, libc::SIGTSTP) };
+    assert!(stops(pid), "heaptui did not stop on SIGTSTP");
+    let given_back = pty::raw(&out)[before..].to_string();
+    assert!(cooked(&termios(&slave)), "stopped in raw mode");
+    for (seq, what) in [
+        ("\x1b[?1049l", "the main screen"),
+        ("\x1b[?25h", "the cursor"),
+        ("\x1b[?1000l", "mouse tracking off"),
+    ] {
+        assert!(given_back.contains(seq), "{what}: {given_back:?}");
+    }
+    let at = pty::raw(&out).len();
+    unsafe { libc::kill(pid, libc::SIGCONT) };
+    wait_for(&out, "Overview", "a redraw after SIGCONT");
+    std::thread::sleep(Duration::from_millis(300));
+    let back = pty::raw(&out)[at..].to_string();
+    assert!(
+        back.contains("\x1b[?1049h"),
+        "the alternate screen again: {back:?}"
+    );
+    assert!(!cooked(&termios(&slave)), "raw mode again");
+    // Still answering keys.
+    let mut writer = std::fs::File::from(master);
+    writer.write_all(b"q").unwrap();
+    let status = wait_exit(&mut child, "heaptui did not quit after resuming");
+    assert_eq!(status.code(), Some(0));
+}
+
+/// Whether process `pid` is stopped within 20 s.
+fn stops(pid: libc::pid_t) -> bool {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+        let state = stat.rsplit(')').next().unwrap().split_whitespace().next();
+        if state == Some("T") {
+            return true;
+        }
+        if Instant::now() > deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Ctrl-Z, which raw mode turns into a key, suspends as in a shell (it
+/// used to be swallowed).
+#[test]
+fn ctrl_z_suspends() {
+    let (master, slave) = openpty(24, 80);
+    let (mut child, out) = start_on_pty("--demo".as_ref(), &master, &slave);
+    let pid = child.id() as libc::pid_t;
+    wait_for(&out, "ready", "analysis of the demo");
+    let mut writer = std::fs::File::from(master);
+    writer.write_all(b"\x1a").unwrap();
+    assert!(stops(pid), "heaptui did not stop on Ctrl-Z");
+    assert!(cooked(&termios(&slave)), "stopped in raw mode");
+    // SAFETY: a signal to our own child.
+    unsafe { libc::kill(pid, libc::SIGCONT) };
+    std::thread::sleep(Duration::from_millis(300));
+    writer.write_all(b"q").unwrap();
+    let status = wait_exit(&mut child, "heaptui did not quit after resuming");
+    assert_eq!(status.code(), Some(0));
+}

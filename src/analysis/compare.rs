@@ -550,9 +550,36 @@ where
         (old, analyse_newest()?)
     };
     let (analysis, newest_summary) = new;
+    for o in &old {
+        same_format(&o.file, o.format, newest, newest_summary.format)
+            .map_err(AnalysisError::Input)?;
+    }
     let mut all = old;
     all.push(newest_summary);
     Ok((compare(&all), analysis))
+}
+
+/// Refuses to compare `baseline` (of `its` format) with `newest`: type
+/// names, sizes and roots mean different things in different formats (a
+/// Java dump against a Node one reported `java.lang.Class` as grown).
+pub fn same_format(
+    baseline: &Path,
+    its: Format,
+    newest: &Path,
+    format: Format,
+) -> Result<(), crate::import::InputError> {
+    if its == format {
+        return Ok(());
+    }
+    Err(crate::import::InputError::new(
+        baseline,
+        format!(
+            "a {}, not a {} as {} is: snapshots compare only within one format",
+            its.describe(),
+            format.describe(),
+            crate::model::text::printable_path(newest)
+        ),
+    ))
 }
 
 /// Whether every file's analysis fits in the available memory at once: an

@@ -31,7 +31,7 @@ impl Input {
     /// The file name to show for it.
     pub fn name(&self) -> String {
         match self {
-            Input::File(p, _) => p.display().to_string(),
+            Input::File(p, _) => crate::model::text::printable_path(p),
             Input::Bytes(name, _) => name.to_string(),
         }
     }

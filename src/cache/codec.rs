@@ -392,10 +392,11 @@ fn decode_model(r: &R, path: &Path, meta: &[u64]) -> Result<Model, Corrupt> {
     let referents = decode_referents(r, n)?;
     let java_classes = decode_java(r)?;
     let details = read_strings(r, DETAILS)?;
+    let messages = read_strings(r, MESSAGES)?;
     // Nothing looks ids up after an import but tests and tools: built on
     // demand, not on every reopen.
     let id_index = IdIndex::lazy();
-    Ok(Model {
+    let mut model = Model {
         path: path.to_path_buf(),
         file_bytes: meta[0],
         app_domains,
@@ -413,7 +414,7 @@ fn decode_model(r: &R, path: &Path, meta: &[u64]) -> Result<Model, Corrupt> {
             duplicate_objects: meta[9],
             missing_root_objects: meta[10],
             clamped_roots: meta[13],
-            messages: read_strings(r, MESSAGES)?,
+            messages,
         },
         records: RecordCounts {
             objects: meta[2],
@@ -436,7 +437,11 @@ fn decode_model(r: &R, path: &Path, meta: &[u64]) -> Result<Model, Corrupt> {
         values,
         referents,
         java_classes,
-    })
+    };
+    // Text read back is escaped and shortened as the importers do: a cache
+    // file is input like a dump.
+    crate::import::make_printable(&mut model);
+    Ok(model)
 }
 
 fn decode_java(r: &R) -> Result<Option<JavaClasses>, Corrupt> {
@@ -841,6 +846,31 @@ mod tests {
         assert_eq!(a.graph.dump.refs, b.graph.dump.refs);
         assert_eq!(a.duplicates.sets, b.duplicates.sets);
         assert_eq!(a.summary, b.summary);
+    }
+
+    /// Text read back is escaped and shortened as an importer's: a cache
+    /// file written by someone else once retitled the terminal.
+    #[test]
+    fn text_read_back_is_escaped_and_shortened() {
+        let mut a = demo();
+        let g = Arc::get_mut(&mut a.graph).expect("held once");
+        let huge = format!("\x1b]2;retitled\x07{}", "\u{202e}x".repeat(5 << 20));
+        g.dump.type_names[0] = huge.into();
+        g.dump.diagnostics.messages.push("line 1: \x1b[2J".into());
+        let b = decoded(&encoded(&a)).unwrap();
+        let name = &b.graph.dump.type_names[0];
+        assert!(
+            name.len() <= crate::import::MAX_NAME_BYTES,
+            "{}",
+            name.len()
+        );
+        assert!(
+            name.starts_with("\\x1b]2;retitled\\x07\\u{202e}x"),
+            "{name:.40}"
+        );
+        assert!(!name.contains(['\x1b', '\u{202e}']));
+        let msg = b.graph.dump.diagnostics.messages.last().unwrap();
+        assert_eq!(msg, "line 1: \\x1b[2J");
     }
 
     /// Arrays with good checksums but lying indices are refused.

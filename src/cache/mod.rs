@@ -188,7 +188,7 @@ pub fn run(
         Err(Corrupt(why)) => {
             (*note)(format!(
                 "cache {}: {why}; analysing the dump again",
-                place.file.display()
+                crate::model::text::printable_path(&place.file)
             ));
             let _ = std::fs::remove_file(&place.file);
         }
@@ -307,7 +307,10 @@ impl Place {
             .name("heaptui-cache".into())
             .spawn(move || {
                 if let Err(e) = self.store(&a) {
-                    note(format!("cache {}: not written: {e}", self.file.display()));
+                    note(format!(
+                        "cache {}: not written: {e}",
+                        crate::model::text::printable_path(&self.file)
+                    ));
                 }
                 prune(&self.cache);
             });

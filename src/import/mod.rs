@@ -14,7 +14,7 @@ pub mod v8;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use crate::model::text::printable;
+use crate::model::text::{printable, printable_path};
 use crate::model::{Format, IdIndex, Model};
 use crate::progress::{Cancelled, Progress};
 use source::Source;
@@ -37,7 +37,7 @@ impl InputError {
 
 impl fmt::Display for InputError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.path.display(), self.reason)
+        write!(f, "{}: {}", printable_path(&self.path), self.reason)
     }
 }
 
@@ -244,9 +244,17 @@ fn import_plain(
 /// message any importer made is passed through `model::text::printable`
 /// (idempotent, so what an importer escaped already stays as it is). The
 /// views print them as they are; values are escaped when shown.
-fn make_printable(model: &mut Model) {
+/// Escapes the model's text for the terminal ([`printable`]) and shortens
+/// long names ([`MAX_NAME_BYTES`]); the importers and the cache's reader
+/// pass every model through it.
+pub(crate) fn make_printable(model: &mut Model) {
+    // Shortened before it is escaped (escapes make text up to five times
+    // longer: a 2 GB name would take 10 GB), and again after.
     fn fix(s: &mut Box<str>) {
-        if s.chars().any(char::is_control) {
+        if s.len() > MAX_NAME_BYTES {
+            *s = shortened(s);
+        }
+        if !crate::model::text::is_plain(s) {
             *s = printable(s.as_bytes());
         }
         if s.len() > MAX_NAME_BYTES {
@@ -254,9 +262,9 @@ fn make_printable(model: &mut Model) {
         }
     }
     fn fix_string(s: &mut String) {
-        if s.chars().any(char::is_control) {
-            *s = printable(s.as_bytes()).into();
-        }
+        let mut b = std::mem::take(s).into_boxed_str();
+        fix(&mut b);
+        *s = b.into();
     }
     model.type_names.iter_mut().for_each(fix);
     if let Some(labels) = &mut model.labels {

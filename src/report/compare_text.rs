@@ -93,7 +93,7 @@ pub fn write_comparison_text(
             out,
             "  {}. {} ({} reachable)",
             i + 1,
-            f.display(),
+            crate::model::text::printable_path(f),
             size(c.reachable_bytes[i])
         )?;
     }

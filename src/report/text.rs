@@ -55,7 +55,7 @@ pub fn write_text(out: &mut impl Write, a: &Analysis, opts: &ReportOptions) -> i
     writeln!(
         out,
         "heaptui report: {} ({})",
-        dump.path.display(),
+        crate::model::text::printable_path(&dump.path),
         size(dump.file_bytes)
     )?;
     let details: Vec<String> = dump

@@ -213,8 +213,8 @@ impl Compared {
             .files
             .iter()
             .map(|f| {
-                f.file_name()
-                    .map_or_else(|| f.display().to_string(), |n| n.to_string_lossy().into())
+                let name = f.file_name().map_or(f.as_path(), std::path::Path::new);
+                crate::model::text::printable_path(name)
             })
             .collect()
     }

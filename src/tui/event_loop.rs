@@ -84,6 +84,8 @@ pub struct Runtime {
     trace: Trace,
     /// For the timing log: per pane, the filter generation last sent and when.
     filter_sent: [Option<(u64, Instant)>; PaneId::COUNT],
+    /// The screen must be cleared and drawn whole (after a suspend).
+    redraw_all: bool,
 }
 
 impl Runtime {
@@ -106,6 +108,7 @@ impl Runtime {
             launched,
             trace,
             filter_sent: [None; PaneId::COUNT],
+            redraw_all: false,
         }
     }
 
@@ -123,6 +126,7 @@ impl Runtime {
             launched: Instant::now(),
             trace: Trace(None),
             filter_sent: [None; PaneId::COUNT],
+            redraw_all: false,
         }
     }
 
@@ -221,6 +225,10 @@ pub fn run<B: Backend>(
         if rt.settled {
             app.panes.types_pane.matcher.settle();
         }
+        if std::mem::take(&mut rt.redraw_all) {
+            terminal.clear()?;
+            urgent = true;
+        }
         if urgent {
             update(app, Action::Tick);
         }
@@ -295,6 +303,15 @@ fn carry_out(
             Effect::Quit => return Ok(Some(Ended::Quit(exit_of(app)))),
             Effect::ToggleReferences => return Ok(Some(Ended::ToggleReferences)),
             Effect::Signalled(sig) => return Ok(Some(Ended::Quit(Exit::of_signal(sig)))),
+            Effect::Suspend | Effect::Resume => {
+                if !rt.settled {
+                    match effect {
+                        Effect::Suspend => super::suspend(),
+                        _ => super::take_terminal(),
+                    }
+                }
+                rt.redraw_all = true;
+            }
             Effect::StartJob(job) => {
                 let (Some(graph), Some(dom)) = (app.graph().cloned(), app.dom().cloned()) else {
                     continue;

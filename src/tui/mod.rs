@@ -96,6 +96,35 @@ impl Drop for TerminalGuard {
     }
 }
 
+/// Gives the terminal back as the guard does (the shell gets its screen,
+/// cursor and line mode), stops the process until it is continued (`fg`),
+/// then takes the terminal again ([`take_terminal`]; the caller redraws).
+pub(crate) fn suspend() {
+    let _ = crossterm::execute!(
+        std::io::stdout(),
+        DisableMouseCapture,
+        crossterm::cursor::Show
+    );
+    ratatui::restore();
+    // SIGTSTP is caught (it asked for this): SIGSTOP stops for sure.
+    let _ = signal_hook::low_level::raise(signal_hook::consts::signal::SIGSTOP);
+    take_terminal();
+}
+
+/// Raw mode, the alternate screen, mouse capture and a hidden cursor
+/// again: after a suspend, or a continue after a stop from elsewhere (a
+/// shell may have reset the line mode meanwhile, so raw mode is set anew).
+pub(crate) fn take_terminal() {
+    let _ = crossterm::terminal::disable_raw_mode();
+    let _ = crossterm::terminal::enable_raw_mode();
+    let _ = crossterm::execute!(
+        std::io::stdout(),
+        crossterm::terminal::EnterAlternateScreen,
+        EnableMouseCapture,
+        crossterm::cursor::Hide
+    );
+}
+
 /// Runs the UI until the user quits; returns the exit code: 0, 2 for a
 /// dump that cannot be used, 101 when a background stage panicked,
 /// 128 + n after SIGINT, SIGTERM or SIGHUP (other caught signals are
@@ -115,7 +144,7 @@ fn run_ui(options: Options) -> color_eyre::Result<(Exit, Option<String>)> {
     let (input, name) = match (&options.dump, options.demo) {
         (Some(p), _) => (
             Input::File(p.clone(), options.import),
-            p.display().to_string(),
+            crate::model::text::printable_path(p),
         ),
         (None, _) if options.demo_compare => {
             let (name, text) = DEMO_SERIES[DEMO_SERIES.len() - 1];
@@ -158,7 +187,7 @@ fn run_ui(options: Options) -> color_eyre::Result<(Exit, Option<String>)> {
             Err(e) => Some(e.to_string()),
         };
         if let Some(p) = problem {
-            eprintln!("heaptui: {}: {p}", path.display());
+            eprintln!("heaptui: {}: {p}", crate::model::text::printable_path(path));
             return Ok((Exit::Code(2), None));
         }
     }

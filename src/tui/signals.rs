@@ -6,10 +6,42 @@
 
 use std::sync::Mutex;
 
-use signal_hook::consts::signal::{SIGALRM, SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1};
+use signal_hook::consts::signal::{
+    SIGALRM, SIGCONT, SIGHUP, SIGINT, SIGIO, SIGPROF, SIGQUIT, SIGSYS, SIGTERM, SIGTRAP, SIGTSTP,
+    SIGUSR1, SIGUSR2, SIGVTALRM, SIGXCPU, SIGXFSZ,
+};
 
-/// The signals the UI catches to give the terminal back first.
-pub const CAUGHT: [i32; 6] = [SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGALRM];
+/// The signals the UI catches to give the terminal back first: every one
+/// that ends the process by default and can be caught (SIGPIPE is ignored
+/// by Rust programs; SIGABRT, SIGBUS, SIGSEGV, SIGFPE and SIGILL are raised
+/// by the process itself, where no event loop can answer), then SIGTSTP,
+/// which suspends once the terminal is given back, and SIGCONT, after
+/// which the UI takes the terminal again and redraws.
+pub const CAUGHT: [i32; 16] = [
+    SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM, SIGVTALRM, SIGPROF, SIGXCPU,
+    SIGXFSZ, SIGSYS, SIGTRAP, SIGIO, SIGTSTP, SIGCONT,
+];
+
+/// What a caught signal asks of the UI.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Asked {
+    /// Give the terminal back, then stop (Ctrl-Z in a shell, `kill -TSTP`).
+    Suspend,
+    /// Continued (`fg`, `kill -CONT`): take the terminal again, redraw.
+    Resume,
+    /// End, the terminal given back first.
+    End,
+}
+
+impl Asked {
+    pub fn of(sig: i32) -> Asked {
+        match sig {
+            SIGTSTP => Asked::Suspend,
+            SIGCONT => Asked::Resume,
+            _ => Asked::End,
+        }
+    }
+}
 
 /// How the UI ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -11,7 +11,7 @@ use super::compared::Compared;
 use super::filtering::Filtered;
 use super::instance_rows::{instance_rows, InstanceKey, InstanceRows, TypeObjects};
 use super::loading::Totals;
-use crate::analysis::compare::{compare, SnapshotSummary};
+use crate::analysis::compare::{compare, same_format, SnapshotSummary};
 use crate::analysis::grouping::group_children_unsorted;
 use crate::analysis::pipeline::StageResult;
 use crate::analysis::roots::RootGroup;
@@ -323,6 +323,12 @@ pub fn analyse_series(
         );
         match run {
             Ok((a, pending)) => {
+                let newest = &analysis.graph.dump;
+                let (file, format) = (&a.graph.dump.path, a.graph.dump.format);
+                if let Err(e) = same_format(file, format, &newest.path, newest.format) {
+                    emit(Msg::CompareFailed(e.to_string()));
+                    return;
+                }
                 summaries.push(SnapshotSummary::of(&a));
                 drop(a);
                 // The cache writer holds the analysis until it is written.

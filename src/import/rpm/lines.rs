@@ -223,7 +223,9 @@ fn parse_line(c: &mut Chunk, line: &[u8], no: u32, marker: &mut u32) {
             c.types.push(RawType {
                 marker: *marker,
                 id,
-                name: printable(name),
+                // Escaped once shortened (`import::make_printable`): a
+                // name of megabytes is not escaped whole.
+                name: String::from_utf8_lossy(name).into(),
                 line: no,
             });
         }
@@ -231,10 +233,11 @@ fn parse_line(c: &mut Chunk, line: &[u8], no: u32, marker: &mut u32) {
             let (Some(version), Some(name)) = (t.next(), t.next()) else {
                 return c.skip(no, || "AppDomain record needs a version and a name".into());
             };
-            let stamp = t.next().map(|s| printable(s).into());
+            let text = |s: &[u8]| String::from_utf8_lossy(s).into_owned();
+            let stamp = t.next().map(text);
             c.events.push(SectionEvent::Open {
-                version: printable(version).into(),
-                name: printable(name).into(),
+                version: text(version),
+                name: text(name),
                 stamp,
             });
             *marker += 1;

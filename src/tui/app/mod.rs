@@ -68,6 +68,10 @@ pub enum Effect {
     ToggleReferences,
     /// A signal asked to end: the exit status follows it.
     Signalled(i32),
+    /// Give the terminal back and stop until continued (Ctrl-Z, SIGTSTP).
+    Suspend,
+    /// Continued: take the terminal again and redraw all of it (SIGCONT).
+    Resume,
     /// Start a background job in its slot (a newer one of the same kind
     /// cancels and supersedes it).
     StartJob(Job),
@@ -525,6 +529,10 @@ fn handle(app: &mut App, action: Action) -> Option<Effect> {
                 return None;
             }
             let key = Key::of(&ev);
+            // Raw mode makes Ctrl-Z a key: it suspends as in a shell.
+            if key == Key::Ctrl('z') {
+                return Some(Effect::Suspend);
+            }
             app.status.clear();
             if let Some(scroll) = app.help {
                 match keys::lookup(Mode::Global, key) {
@@ -579,6 +587,10 @@ fn handle(app: &mut App, action: Action) -> Option<Effect> {
             }
             None
         }
-        Action::Signal(sig) => Some(Effect::Signalled(sig)),
+        Action::Signal(sig) => Some(match super::signals::Asked::of(sig) {
+            super::signals::Asked::Suspend => Effect::Suspend,
+            super::signals::Asked::Resume => Effect::Resume,
+            super::signals::Asked::End => Effect::Signalled(sig),
+        }),
     }
 }

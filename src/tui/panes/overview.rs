@@ -49,7 +49,7 @@ pub fn lines(ctx: &Ctx, width: usize) -> (Vec<Line<'static>>, Vec<(usize, Target
     out.push(h(" File"));
     out.push(Line::raw(format!(
         " {}  ({})",
-        dump.path.display(),
+        crate::model::text::printable_path(&dump.path),
         bytes(dump.file_bytes)
     )));
     let domains: Vec<String> = dump
