@@ -21,7 +21,7 @@ use crate::graph::{DominatorTree, HeapGraph, NOT_REACHABLE, SUPER_ROOT};
 use crate::mem::Array;
 use crate::model::{
     AppDomain, Csr, Diagnostics, Format, IdIndex, Labels, Model, ObjectIdx, RecordCounts, Root,
-    TypeIdx, ValueKind, Values,
+    RootPlaces, RootThread, TypeIdx, ValueKind, Values,
 };
 
 // Section tags; `+n` marks the tags a composite section also takes.
@@ -52,6 +52,9 @@ const SET_HELD_BY: u32 = 36; // +1
 const POSSIBLE: u32 = 38; // +1 offsets, +2 instances
 const FINISHED: u32 = 41;
 const LARGEST: u32 = 42;
+const ROOT_THREADS: u32 = 43; // +1: names; +2: their objects
+const ROOT_FRAMES: u32 = 46; // +1
+const ROOT_PLACES: u32 = 48;
 
 const NONE: u64 = u64::MAX;
 
@@ -95,6 +98,9 @@ pub fn encode(w: &mut W, a: &Analysis) -> std::io::Result<()> {
         strings(w, LABEL_NAMES, l.names.iter().map(|s| &**s))?;
         w.array(LABELS, &l.of_ref)?;
     }
+    if !d.root_places.of_root.is_empty() {
+        encode_root_places(w, &d.root_places)?;
+    }
     if let Some(v) = &d.values {
         w.array(VALUES, &v.offsets())?;
         w.array(VALUES + 1, &v.bytes)?;
@@ -108,6 +114,57 @@ pub fn encode(w: &mut W, a: &Analysis) -> std::io::Result<()> {
     w.array(TYPE_STATS, &stats)?;
     encode_duplicates(w, &a.duplicates)?;
     w.array(LARGEST, &a.largest)
+}
+
+fn encode_root_places(w: &mut W, p: &RootPlaces) -> std::io::Result<()> {
+    strings(w, ROOT_THREADS, p.threads.iter().map(|t| &*t.name))?;
+    let objects: Vec<u32> = p
+        .threads
+        .iter()
+        .map(|t| t.object.map_or(RootPlaces::NONE, |o| o.raw()))
+        .collect();
+    w.array(ROOT_THREADS + 2, &objects)?;
+    strings(w, ROOT_FRAMES, p.frames.iter().map(|f| &**f))?;
+    let places: Vec<u32> = p.of_root.iter().flat_map(|&(t, f)| [t, f]).collect();
+    w.array(ROOT_PLACES, &places)
+}
+
+fn decode_root_places(r: &R, n: usize, roots: usize) -> Result<RootPlaces, Corrupt> {
+    if !r.has(ROOT_PLACES) {
+        return Ok(RootPlaces::default());
+    }
+    let names = read_strings(r, ROOT_THREADS)?;
+    let objects: Array<u32> = get(r, ROOT_THREADS + 2, names.len())?;
+    let frames = read_strings(r, ROOT_FRAMES)?;
+    let places: Array<u32> = get(r, ROOT_PLACES, 2 * roots)?;
+    let threads = names
+        .into_iter()
+        .zip(objects.iter())
+        .map(|(name, &o)| match o {
+            RootPlaces::NONE => Ok(RootThread {
+                name: name.into(),
+                object: None,
+            }),
+            o if (o as usize) < n => Ok(RootThread {
+                name: name.into(),
+                object: Some(ObjectIdx(o)),
+            }),
+            _ => corrupt("root threads: object out of range"),
+        })
+        .collect::<Result<Vec<_>, Corrupt>>()?;
+    let of_root: Vec<(u32, u32)> = places.chunks_exact(2).map(|p| (p[0], p[1])).collect();
+    let fits = |i: u32, len: usize| i == RootPlaces::NONE || (i as usize) < len;
+    if !of_root
+        .iter()
+        .all(|&(t, f)| fits(t, threads.len()) && fits(f, frames.len()))
+    {
+        return corrupt("root places: index out of range");
+    }
+    Ok(RootPlaces {
+        threads,
+        frames: frames.into_iter().map(String::into_boxed_str).collect(),
+        of_root,
+    })
 }
 
 fn root_fields(r: &Root) -> [u64; 7] {
@@ -330,6 +387,7 @@ fn decode_model(r: &R, path: &Path, meta: &[u64]) -> Result<Model, Corrupt> {
     let roots = decode_roots(r, n, app_domains.len(), type_names.len())?;
     let labels = decode_labels(r, refs.targets.len())?;
     let values = decode_values(r, n)?;
+    let root_places = decode_root_places(r, n, roots.len())?;
     let details = read_strings(r, DETAILS)?;
     // Nothing looks ids up after an import but tests and tools: built on
     // demand, not on every reopen.
@@ -373,6 +431,7 @@ fn decode_model(r: &R, path: &Path, meta: &[u64]) -> Result<Model, Corrupt> {
             .collect(),
         labels,
         values,
+        root_places,
     })
 }
 

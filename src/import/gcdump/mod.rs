@@ -185,6 +185,7 @@ fn assemble(
         format: Format::Gcdump,
         labels: None,
         values: None,
+        root_places: Default::default(),
     }
 }
 

@@ -421,6 +421,7 @@ fn assemble(
         details,
         labels: Some(labels),
         values: Some(values),
+        root_places: Default::default(),
     }
 }
 
