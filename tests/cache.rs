@@ -416,3 +416,25 @@ fn temporary_files_are_removed_when_stale_and_counted_against_the_cap() {
     cache::prune(&cache);
     assert!(live.exists() && !file.exists());
 }
+
+/// An HPROF's root places (threads and frames) and details (the object
+/// layout found) come back from the cache as imported.
+#[test]
+fn root_threads_frames_and_the_layout_come_back_from_the_cache() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = options(dir.path());
+    let dump = fixture_copy(dir.path(), "leaky.hprof.gz");
+    let (first, ..) = open(&dump, &cache);
+    let (second, stages, _) = open(&dump, &cache);
+    assert_eq!(stages[0], "read back");
+    let (a, b) = (first.dump(), second.dump());
+    assert!(!a.root_places.of_root.is_empty());
+    assert!(a
+        .root_places
+        .frames
+        .iter()
+        .any(|f| &**f == "Leaky.main(Leaky.java:27)"));
+    assert_eq!(a.root_places, b.root_places);
+    assert_eq!(a.details, b.details);
+    assert_eq!(json(&first), json(&second));
+}

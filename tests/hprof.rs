@@ -1370,3 +1370,116 @@ fn every_field_is_decoded_with_its_value() {
         assert_eq!(first[15], "16");
     }
 }
+
+/// `fixtures/leaky.hprof.gz`: the main thread sleeps in `Leaky.main` (line
+/// 27 of `fixtures/Leaky.java`, `Thread.sleep`), so its locals are Java
+/// frame roots of thread `main` in frame `Leaky.main(Leaky.java:27)`, the
+/// frame below `java.lang.Thread.sleep(Native Method)`.
+#[test]
+fn java_frame_roots_name_their_thread_and_frame() {
+    let m = import_file(&fixture("leaky.hprof.gz"), &Progress::new()).unwrap();
+    let p = &m.root_places;
+    assert_eq!(p.of_root.len(), m.roots.len());
+    let mut seen: Vec<(String, String, String)> = (0..m.roots.len())
+        .filter(|&r| m.roots[r].kind == root_kind::LOCAL)
+        .map(|r| {
+            (
+                p.thread(r).map_or("-".into(), |t| t.name.to_string()),
+                p.frame(r).unwrap_or("-").to_string(),
+                m.type_name(m.roots[r].object).to_string(),
+            )
+        })
+        .collect();
+    seen.sort();
+    seen.dedup();
+    eprintln!("{seen:#?}");
+    assert!(
+        seen.iter().any(|(t, f, ty)| t == "main"
+            && f == "Leaky.main(Leaky.java:27)"
+            && ty == "java.lang.String[]"),
+        "{seen:#?}"
+    );
+    // Every Java frame root names a thread; the thread object roots name
+    // theirs, and the main thread's object is the Thread named main.
+    assert!((0..m.roots.len())
+        .filter(|&r| m.roots[r].kind == root_kind::LOCAL)
+        .all(|r| p.thread(r).is_some() && p.frame(r).is_some()));
+    let main = p.threads.iter().find(|t| &*t.name == "main").unwrap();
+    let o = main.object.expect("the main thread's object");
+    assert_eq!(m.type_name(o), "java.lang.Thread");
+    // Roots outside threads have no place.
+    assert!((0..m.roots.len())
+        .filter(|&r| m.roots[r].kind == root_kind::STATIC)
+        .all(|r| p.thread(r).is_none() && p.frame(r).is_none()));
+}
+
+/// A thread's name and its frames' names come from the dump: control
+/// characters in them reach the model (and so the terminal) escaped.
+#[test]
+fn thread_names_and_frames_from_the_dump_are_escaped() {
+    let mut w = Writer::new("1.0.2", 8);
+    for (id, text) in [
+        (1, "java/lang/Thread"),
+        (2, "java/lang/String"),
+        (3, "name"),
+        (4, "value"),
+        (5, "run\x1b[2J"),
+        (6, "()V"),
+        (7, "Evil.java"),
+        (8, "app/Evil\x07"),
+    ] {
+        w.string(id, text);
+    }
+    w.load_class(0x100, 1);
+    w.load_class(0x200, 2);
+    // LOAD_CLASS serial 9: app/Evil; STACK FRAME 0x50 in it, line 12;
+    // STACK TRACE 3 of thread 5: that frame.
+    let mut b = 9u32.to_be_bytes().to_vec();
+    b.extend(w.idb(0x300));
+    b.extend(0u32.to_be_bytes());
+    b.extend(w.idb(8));
+    w.record(0x02, &b);
+    let mut f = w.idb(0x50);
+    for s in [5, 6, 7] {
+        f.extend(w.idb(s));
+    }
+    f.extend(9u32.to_be_bytes());
+    f.extend(12u32.to_be_bytes());
+    w.record(0x04, &f);
+    let mut t = 3u32.to_be_bytes().to_vec();
+    t.extend(5u32.to_be_bytes());
+    t.extend(1u32.to_be_bytes());
+    t.extend(w.idb(0x50));
+    w.record(0x05, &t);
+    w.class_dump(0x100, 0, 0, &[], &[(3, OBJECT)]);
+    w.class_dump(0x200, 0, 0, &[], &[(4, OBJECT)]);
+    w.class_dump(0x300, 0, 0, &[], &[]);
+    let (thread, string, chars, local) =
+        (w.idb(0x1000), w.idb(0x2000), w.idb(0x3000), w.idb(0x4000));
+    w.instance(0x1000, 0x100, &string);
+    w.instance(0x2000, 0x200, &chars);
+    let name: Vec<u8> = "main\x1b[31m"
+        .encode_utf16()
+        .flat_map(u16::to_be_bytes)
+        .collect();
+    w.primitive_array(0x3000, CHAR, &name);
+    w.instance(0x4000, 0x300, &[]);
+    // ROOT THREAD OBJECT (serial 5, trace 3), ROOT JAVA FRAME (thread 5,
+    // frame 0).
+    w.sub(0x08, &[&thread, &5u32.to_be_bytes(), &3u32.to_be_bytes()]);
+    w.sub(0x03, &[&local, &5u32.to_be_bytes(), &0u32.to_be_bytes()]);
+    let m = import(&w.finish()).unwrap();
+    let p = &m.root_places;
+    let frame_root = (0..m.roots.len())
+        .find(|&r| m.roots[r].kind == root_kind::LOCAL)
+        .unwrap();
+    assert_eq!(&*p.thread(frame_root).unwrap().name, "main\\x1b[31m");
+    assert_eq!(
+        p.frame(frame_root),
+        Some("app.Evil\\x07.run\\x1b[2J(Evil.java:12)")
+    );
+    assert_eq!(
+        p.describe(frame_root).as_deref(),
+        Some("thread main\\x1b[31m, frame app.Evil\\x07.run\\x1b[2J:12")
+    );
+}

@@ -3,7 +3,7 @@
 //! points at, directly or through references.
 
 use crate::graph::{DominatorTree, HeapGraph};
-use crate::model::{ObjectIdx, Strength};
+use crate::model::{ObjectIdx, RootPlaces, Strength};
 
 /// Root records of one (kind, flags) pair.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -18,18 +18,40 @@ pub struct RootGroup {
     /// rooted objects are children of the super-root, so these never overlap
     /// within a strong group.
     pub retained_bytes: u64,
+    /// Where the dump names the threads roots lie in (HPROF), the group's
+    /// records are ordered by thread: the runs of `roots` in one thread
+    /// (none for roots outside threads).
+    pub threads: Vec<ThreadRun>,
 }
 
-/// Root records grouped by (kind, flags), by retained bytes descending.
+/// Records `start..start + len` of a group's `roots` lie in `thread` (an
+/// index into `RootPlaces::threads`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ThreadRun {
+    pub thread: u32,
+    pub start: u32,
+    pub len: u32,
+}
+
+/// Root records grouped by (kind, flags), by retained bytes descending;
+/// within a group by thread where the dump names threads.
 /// O(roots log roots).
 pub fn root_groups(graph: &HeapGraph, dom: &DominatorTree) -> Vec<RootGroup> {
     let roots = &graph.dump.roots;
+    let places = &graph.dump.root_places;
+    let thread = |i: u32| {
+        places
+            .of_root
+            .get(i as usize)
+            .map_or(RootPlaces::NONE, |p| p.0)
+    };
     let mut order: Vec<u32> = (0..roots.len() as u32).collect();
     order.sort_by_key(|&i| {
         let r = &roots[i as usize];
         (
             r.kind,
             r.flags,
+            thread(i),
             std::cmp::Reverse(dom.retained_bytes[r.object.index()]),
             r.object,
             i,
@@ -41,15 +63,26 @@ pub fn root_groups(graph: &HeapGraph, dom: &DominatorTree) -> Vec<RootGroup> {
         (ra.kind, ra.flags) == (rb.kind, rb.flags)
     }) {
         let first = &roots[chunk[0] as usize];
-        let mut objects = 0;
-        let mut retained_bytes = 0;
-        let mut last = None;
-        for &i in chunk {
-            let o = roots[i as usize].object;
-            if last != Some(o) {
-                objects += 1;
-                retained_bytes += dom.retained_bytes[o.index()];
-                last = Some(o);
+        // Distinct objects (one object's records may lie in two threads).
+        let mut distinct: Vec<ObjectIdx> =
+            chunk.iter().map(|&i| roots[i as usize].object).collect();
+        distinct.sort_unstable();
+        distinct.dedup();
+        let objects = distinct.len() as u64;
+        let retained_bytes = distinct.iter().map(|o| dom.retained_bytes[o.index()]).sum();
+        let mut threads = Vec::new();
+        if !places.of_root.is_empty() {
+            let mut start = 0;
+            for run in chunk.chunk_by(|&a, &b| thread(a) == thread(b)) {
+                let t = thread(run[0]);
+                if t != RootPlaces::NONE {
+                    threads.push(ThreadRun {
+                        thread: t,
+                        start,
+                        len: run.len() as u32,
+                    });
+                }
+                start += run.len() as u32;
             }
         }
         groups.push(RootGroup {
@@ -58,6 +91,7 @@ pub fn root_groups(graph: &HeapGraph, dom: &DominatorTree) -> Vec<RootGroup> {
             roots: chunk.to_vec(),
             objects,
             retained_bytes,
+            threads,
         });
     }
     groups.sort_by(|a, b| {

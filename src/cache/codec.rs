@@ -21,8 +21,8 @@ use crate::graph::{DominatorTree, HeapGraph, NOT_REACHABLE, SUPER_ROOT};
 use crate::mem::Array;
 use crate::model::{
     AppDomain, Csr, Diagnostics, FieldDecl, Format, IdIndex, JavaClass, JavaClasses, Labels, Model,
-    ObjectIdx, RecordCounts, Referent, Referents, Root, StaticField, Strength, TypeIdx, ValueKind,
-    Values,
+    ObjectIdx, RecordCounts, Referent, Referents, Root, RootPlaces, RootThread, StaticField,
+    Strength, TypeIdx, ValueKind, Values,
 };
 
 // Section tags; `+n` marks the tags a composite section also takes.
@@ -58,6 +58,9 @@ const JAVA_CLASSES: u32 = 45; // per class: id, super id, fields, statics
 const JAVA_NAMES: u32 = 46; // +1: field names, then static names, per class
 const JAVA_TAGS: u32 = 48; // per field and static: type tag, 0x80 kept
 const JAVA_STATICS: u32 = 49; // per static: its raw value
+const ROOT_THREADS: u32 = 50; // +1: names; +2: their objects
+const ROOT_FRAMES: u32 = 53; // +1
+const ROOT_PLACES: u32 = 55;
 
 const NONE: u64 = u64::MAX;
 
@@ -100,6 +103,9 @@ pub fn encode(w: &mut W, a: &Analysis) -> std::io::Result<()> {
     if let Some(l) = &d.labels {
         strings(w, LABEL_NAMES, l.names.iter().map(|s| &**s))?;
         w.array(LABELS, &l.of_ref)?;
+    }
+    if !d.root_places.of_root.is_empty() {
+        encode_root_places(w, &d.root_places)?;
     }
     if let Some(v) = &d.values {
         w.array(VALUES, &v.offsets())?;
@@ -164,6 +170,57 @@ fn encode_java(w: &mut W, j: &JavaClasses) -> std::io::Result<()> {
         .flat_map(|c| c.statics.iter().map(|s| s.raw))
         .collect();
     w.array(JAVA_STATICS, &raw)
+}
+
+fn encode_root_places(w: &mut W, p: &RootPlaces) -> std::io::Result<()> {
+    strings(w, ROOT_THREADS, p.threads.iter().map(|t| &*t.name))?;
+    let objects: Vec<u32> = p
+        .threads
+        .iter()
+        .map(|t| t.object.map_or(RootPlaces::NONE, |o| o.raw()))
+        .collect();
+    w.array(ROOT_THREADS + 2, &objects)?;
+    strings(w, ROOT_FRAMES, p.frames.iter().map(|f| &**f))?;
+    let places: Vec<u32> = p.of_root.iter().flat_map(|&(t, f)| [t, f]).collect();
+    w.array(ROOT_PLACES, &places)
+}
+
+fn decode_root_places(r: &R, n: usize, roots: usize) -> Result<RootPlaces, Corrupt> {
+    if !r.has(ROOT_PLACES) {
+        return Ok(RootPlaces::default());
+    }
+    let names = read_strings(r, ROOT_THREADS)?;
+    let objects: Array<u32> = get(r, ROOT_THREADS + 2, names.len())?;
+    let frames = read_strings(r, ROOT_FRAMES)?;
+    let places: Array<u32> = get(r, ROOT_PLACES, 2 * roots)?;
+    let threads = names
+        .into_iter()
+        .zip(objects.iter())
+        .map(|(name, &o)| match o {
+            RootPlaces::NONE => Ok(RootThread {
+                name: name.into(),
+                object: None,
+            }),
+            o if (o as usize) < n => Ok(RootThread {
+                name: name.into(),
+                object: Some(ObjectIdx(o)),
+            }),
+            _ => corrupt("root threads: object out of range"),
+        })
+        .collect::<Result<Vec<_>, Corrupt>>()?;
+    let of_root: Vec<(u32, u32)> = places.chunks_exact(2).map(|p| (p[0], p[1])).collect();
+    let fits = |i: u32, len: usize| i == RootPlaces::NONE || (i as usize) < len;
+    if !of_root
+        .iter()
+        .all(|&(t, f)| fits(t, threads.len()) && fits(f, frames.len()))
+    {
+        return corrupt("root places: index out of range");
+    }
+    Ok(RootPlaces {
+        threads,
+        frames: frames.into_iter().map(String::into_boxed_str).collect(),
+        of_root,
+    })
 }
 
 fn root_fields(r: &Root) -> [u64; 7] {
@@ -391,6 +448,7 @@ fn decode_model(r: &R, path: &Path, meta: &[u64]) -> Result<Model, Corrupt> {
     let values = decode_values(r, n)?;
     let referents = decode_referents(r, n)?;
     let java_classes = decode_java(r)?;
+    let root_places = decode_root_places(r, n, roots.len())?;
     let details = read_strings(r, DETAILS)?;
     let messages = read_strings(r, MESSAGES)?;
     // Nothing looks ids up after an import but tests and tools: built on
@@ -437,6 +495,7 @@ fn decode_model(r: &R, path: &Path, meta: &[u64]) -> Result<Model, Corrupt> {
         values,
         referents,
         java_classes,
+        root_places,
     };
     // Text read back is escaped and shortened as the importers do: a cache
     // file is input like a dump.

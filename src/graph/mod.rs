@@ -90,6 +90,18 @@ impl HeapGraph {
             .take_while(move |r| r.object == object)
     }
 
+    /// The indices (into `Model::roots`) of `object`'s root records.
+    pub fn root_indices_of(&self, object: ObjectIdx) -> impl Iterator<Item = usize> + '_ {
+        let roots = &self.dump.roots;
+        let start = self
+            .roots_by_object
+            .partition_point(|&i| roots[i as usize].object < object);
+        self.roots_by_object[start..]
+            .iter()
+            .map(|&i| i as usize)
+            .take_while(move |&i| roots[i].object == object)
+    }
+
     pub fn is_strong_root(&self, object: ObjectIdx) -> bool {
         self.roots_of(object).any(|r| r.is_strong())
     }

@@ -287,6 +287,10 @@ pub(crate) fn make_printable(model: &mut Model) {
         fix_string(k);
         fix_string(v);
     }
+    for t in &mut model.root_places.threads {
+        fix(&mut t.name);
+    }
+    model.root_places.frames.iter_mut().for_each(fix);
 }
 
 /// Type and label names longer than this (no runtime writes one; a broken

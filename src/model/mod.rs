@@ -295,6 +295,122 @@ pub struct Model {
     /// values), where the format has them: what the inspector decodes an
     /// object's fields with.
     pub java_classes: Option<JavaClasses>,
+    /// The threads and stack frames roots lie in, where the format names
+    /// them (HPROF).
+    pub root_places: RootPlaces,
+}
+
+/// A thread that roots lie in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RootThread {
+    /// Its name (made printable at import, as every name from a dump),
+    /// or `thread N` by its serial number where the dump does not name it.
+    pub name: Box<str>,
+    /// Its `java.lang.Thread` object, where the dump has it.
+    pub object: Option<ObjectIdx>,
+}
+
+/// Where each root lies: the thread and stack frame of HPROF's Java frame
+/// and JNI local roots (the thread alone for the other roots of a thread).
+/// Kept per root record, never per object.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RootPlaces {
+    pub threads: Vec<RootThread>,
+    /// Frame texts as Java prints them: `Leaky.main(Leaky.java:12)`.
+    pub frames: Vec<Box<str>>,
+    /// Per root record (parallel to `Model::roots`; empty when the dump
+    /// names no threads): (thread, frame) indices, [`RootPlaces::NONE`]
+    /// where it has none.
+    pub of_root: Vec<(u32, u32)>,
+}
+
+impl RootPlaces {
+    pub const NONE: u32 = u32::MAX;
+
+    /// The thread root record `r` lies in.
+    pub fn thread(&self, r: usize) -> Option<&RootThread> {
+        let &(t, _) = self.of_root.get(r)?;
+        self.threads.get(t as usize)
+    }
+
+    /// The stack frame root record `r` lies in.
+    pub fn frame(&self, r: usize) -> Option<&str> {
+        let &(_, f) = self.of_root.get(r)?;
+        self.frames.get(f as usize).map(|f| &**f)
+    }
+
+    /// Where root record `r` lies, in words: `thread main, frame
+    /// Leaky.main:12` (the frame as class.method:line), `thread main`, or
+    /// `None` outside threads.
+    pub fn describe(&self, r: usize) -> Option<String> {
+        let t = self.thread(r)?;
+        Some(match self.frame(r) {
+            Some(f) => format!("thread {}, frame {}", t.name, short_frame(f)),
+            None => format!("thread {}", t.name),
+        })
+    }
+}
+
+impl Model {
+    /// Where a root record of `object` lies (`thread main, frame
+    /// Leaky.main:12`), the first that lies in a thread: the start of a
+    /// retention path. O(roots).
+    pub fn root_place_of(&self, object: ObjectIdx) -> Option<String> {
+        (0..self.root_places.of_root.len().min(self.roots.len()))
+            .filter(|&r| self.roots[r].object == object)
+            .find_map(|r| self.root_places.describe(r))
+    }
+}
+
+/// `Leaky.main(Leaky.java:12)` → `Leaky.main:12`; a frame without a line
+/// keeps its parenthesis (`Thread.sleep(Native Method)`).
+pub fn short_frame(frame: &str) -> String {
+    match frame.split_once('(') {
+        Some((method, place)) => {
+            let place = place.trim_end_matches(')');
+            match place.rsplit_once(':') {
+                Some((_, line)) if line.bytes().all(|b| b.is_ascii_digit()) && !line.is_empty() => {
+                    format!("{method}:{line}")
+                }
+                _ => frame.to_string(),
+            }
+        }
+        None => frame.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod root_place_tests {
+    use super::*;
+
+    #[test]
+    fn frames_are_shortened_to_their_line() {
+        assert_eq!(short_frame("Leaky.main(Leaky.java:12)"), "Leaky.main:12");
+        assert_eq!(
+            short_frame("java.lang.Thread.sleep(Native Method)"),
+            "java.lang.Thread.sleep(Native Method)"
+        );
+        assert_eq!(short_frame("A.b(A.java)"), "A.b(A.java)");
+        let p = RootPlaces {
+            threads: vec![RootThread {
+                name: "main".into(),
+                object: None,
+            }],
+            frames: vec!["Leaky.main(Leaky.java:12)".into()],
+            of_root: vec![
+                (0, 0),
+                (0, RootPlaces::NONE),
+                (RootPlaces::NONE, RootPlaces::NONE),
+            ],
+        };
+        assert_eq!(
+            p.describe(0).as_deref(),
+            Some("thread main, frame Leaky.main:12")
+        );
+        assert_eq!(p.describe(1).as_deref(), Some("thread main"));
+        assert_eq!(p.describe(2), None);
+        assert_eq!(p.describe(9), None);
+    }
 }
 
 impl Model {

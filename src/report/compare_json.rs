@@ -82,6 +82,10 @@ struct SuspectRow<'a> {
     accumulation_point: Point<'a>,
     top_types: Vec<NamedBytes<'a>>,
     retention_path: Vec<PathStep<'a>>,
+    /// Where the retention path's root lies: `thread main, frame
+    /// Leaky.main:12` (HPROF roots in a thread only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    retention_root: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     growth: Option<GrowthRow<'a>>,
 }
@@ -215,6 +219,10 @@ fn suspect_row<'a>(a: &'a Analysis, c: Option<&'a Comparison>, s: &'a Suspect) -
                 type_name: dump.type_name(o),
             })
             .collect(),
+        retention_root: s
+            .retention_path
+            .first()
+            .and_then(|&o| dump.root_place_of(o)),
         growth: s.growth.as_ref().zip(c).map(|(g, c)| GrowthRow {
             path: c.path_names(g.path),
             count: &g.count,

@@ -342,7 +342,14 @@ pub fn write_suspects_text(
                 .iter()
                 .map(|&o| dump.object_label(o, ROW_PREVIEW_CHARS))
                 .collect();
-            writeln!(out, "     retention path: root → {}", steps.join(" → "))?;
+            let place = dump
+                .root_place_of(s.retention_path[0])
+                .map_or(String::new(), |p| format!(" ({p})"));
+            writeln!(
+                out,
+                "     retention path: root{place} → {}",
+                steps.join(" → ")
+            )?;
         }
     }
     Ok(())

@@ -187,6 +187,7 @@ fn assemble(
         values: None,
         referents: None,
         java_classes: None,
+        root_places: Default::default(),
     }
 }
 

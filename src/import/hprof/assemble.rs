@@ -32,6 +32,8 @@ pub(super) struct Assembled {
     pub labels: Vec<u32>,
     pub values: Values,
     pub roots: Vec<Root>,
+    /// The root records of `roots`, in their order.
+    pub raw_roots: Vec<RawRoot>,
     /// How the objects were sized.
     pub sizing: Sizing,
     pub referents: Referents,
@@ -131,7 +133,7 @@ pub(super) fn assemble(
     // own index is built at its first look-up (the analysis makes none).
     let keep = (wide.repeated > 0).then(|| first_records(&wide, &a.ids));
     let new_index = |i: u32| keep.as_ref().map_or(i, |k| k.1[i as usize]);
-    let roots = roots(raw_roots, |id| wide.get(id).map(new_index), issues);
+    let (roots, kept_roots) = roots(raw_roots, |id| wide.get(id).map(new_index), issues);
     drop(wide);
     if keep.is_some() || dangling > 0 {
         a = compact(a, keep.as_ref());
@@ -163,6 +165,7 @@ pub(super) fn assemble(
         labels: a.labels,
         values: Values::new(a.value_ends, a.values, a.kinds),
         roots,
+        raw_roots: kept_roots,
         sizing: cx.sizing,
         referents: Referents::new(
             referents
@@ -468,13 +471,15 @@ fn name_types(
     out
 }
 
-/// Root records resolved to objects (SPEC §1.1's kind mapping).
+/// Root records resolved to objects (SPEC §1.1's kind mapping), and the
+/// records kept.
 fn roots(
     raw: &[RawRoot],
     object_of: impl Fn(u64) -> Option<u32>,
     issues: &mut Collector,
-) -> Vec<Root> {
+) -> (Vec<Root>, Vec<RawRoot>) {
     let mut out = Vec::with_capacity(raw.len());
+    let mut kept = Vec::with_capacity(raw.len());
     for r in raw {
         let Some(object) = object_of(r.id) else {
             issues.push(Kind::MissingRoot, r.offset, || {
@@ -504,6 +509,7 @@ fn roots(
             app_domain: 0,
             line: r.offset,
         });
+        kept.push(*r);
     }
-    out
+    (out, kept)
 }

@@ -33,6 +33,7 @@ mod layout;
 mod reader;
 mod scan;
 mod strings;
+mod threads;
 
 use std::path::Path;
 
@@ -117,7 +118,7 @@ pub fn import(
         });
     }
     laps.lap("classes");
-    let a = match assemble::assemble(
+    let mut a = match assemble::assemble(
         source,
         &chunks,
         &raw_roots,
@@ -145,7 +146,8 @@ pub fn import(
             None => "no objects in the HPROF heap dump (no HEAP_DUMP records with instances, arrays or classes)".into(),
         }));
     }
-    let model = build_model(
+    let kept_roots = std::mem::take(&mut a.raw_roots);
+    let mut model = build_model(
         path,
         len,
         header,
@@ -155,6 +157,7 @@ pub fn import(
         issues,
         (records.count, sub_records, raw_roots.len()),
     );
+    model.root_places = threads::places(bytes, &records, &kept_roots, &model);
     laps.lap("model");
     progress.set_done(3 * len);
     Ok(model)
@@ -274,6 +277,7 @@ fn build_model(
         values: Some(values),
         referents: Some(a.referents),
         java_classes: Some(classes.java),
+        root_places: Default::default(),
     }
 }
 

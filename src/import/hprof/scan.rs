@@ -61,11 +61,13 @@ pub(super) fn header(bytes: &[u8]) -> Result<Header, String> {
 
 pub(super) const TAG_STRING: u8 = 0x01;
 pub(super) const TAG_LOAD_CLASS: u8 = 0x02;
+pub(super) const TAG_STACK_FRAME: u8 = 0x04;
+pub(super) const TAG_STACK_TRACE: u8 = 0x05;
 pub(super) const TAG_HEAP_DUMP: u8 = 0x0c;
 pub(super) const TAG_HEAP_DUMP_SEGMENT: u8 = 0x1c;
 /// Top-level tags we know and skip (HPROF 1.0.x and Android).
-const KNOWN_TAGS: [u8; 13] = [
-    0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b, 0x0d, 0x0e, 0x2c, 0x0f,
+const KNOWN_TAGS: [u8; 11] = [
+    0x03, 0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b, 0x0d, 0x0e, 0x2c, 0x0f,
 ];
 
 /// The top-level records that matter, located.
@@ -75,6 +77,14 @@ pub(super) struct Records {
     pub strings: HashMap<u64, (usize, usize)>,
     /// LOAD_CLASS: (class object id, name string id), in file order.
     pub loaded: Vec<(u64, u64)>,
+    /// LOAD_CLASS: class serial number → name string id (stack frames
+    /// name their class by its serial).
+    pub class_serials: HashMap<u32, u64>,
+    /// STACK FRAME records by frame id.
+    pub frames: HashMap<u64, Frame>,
+    /// STACK TRACE records by serial number: (thread serial, frame ids
+    /// from the top of the stack).
+    pub traces: HashMap<u32, (u32, Vec<u64>)>,
     /// Byte ranges of the heap dump records' bodies.
     pub segments: Vec<(usize, usize)>,
     pub count: u64,
@@ -141,13 +151,48 @@ fn record(
         TAG_LOAD_CLASS => {
             let fields = (r.u4(), r.id(), r.u4(), r.id());
             match fields {
-                (Some(_), Some(class), Some(_), Some(name)) => out.loaded.push((class, name)),
+                (Some(serial), Some(class), Some(_), Some(name)) => {
+                    out.loaded.push((class, name));
+                    out.class_serials.insert(serial, name);
+                }
                 _ => out.issues.push(Kind::Skipped, pos as u64, || {
                     "LOAD_CLASS record too short; ignored".into()
                 }),
             }
         }
         TAG_HEAP_DUMP | TAG_HEAP_DUMP_SEGMENT => out.segments.push((body, end)),
+        TAG_STACK_FRAME => {
+            let f = (r.id(), r.id(), r.id(), r.id(), r.u4(), r.u4());
+            match f {
+                (Some(id), Some(method), Some(_), Some(source), Some(class), Some(line)) => {
+                    out.frames.insert(
+                        id,
+                        Frame {
+                            method,
+                            source,
+                            class,
+                            line: line as i32,
+                        },
+                    );
+                }
+                _ => out.issues.push(Kind::Skipped, pos as u64, || {
+                    "STACK FRAME record too short; ignored".into()
+                }),
+            }
+        }
+        TAG_STACK_TRACE => {
+            let head = (r.u4(), r.u4(), r.u4());
+            let (Some(serial), Some(thread), Some(n)) = head else {
+                out.issues.push(Kind::Skipped, pos as u64, || {
+                    "STACK TRACE record too short; ignored".into()
+                });
+                return;
+            };
+            // The record's length bounds the frames read.
+            let n = (n as usize).min(r.remaining() / h.id_size);
+            let frames = (0..n).filter_map(|_| r.id()).collect();
+            out.traces.insert(serial, (thread, frames));
+        }
         t if KNOWN_TAGS.contains(&t) => {}
         t => out.issues.push(Kind::Skipped, pos as u64, || {
             format!(
@@ -156,6 +201,17 @@ fn record(
             )
         }),
     }
+}
+
+/// A STACK FRAME record: string ids of its method name and source file,
+/// its class's serial number, and its line (> 0; HPROF's -1 unknown, -2
+/// compiled, -3 native).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Frame {
+    pub method: u64,
+    pub source: u64,
+    pub class: u32,
+    pub line: i32,
 }
 
 /// A run of whole sub-records that one decode task reads.
@@ -173,7 +229,16 @@ pub(super) struct RawRoot {
     pub id: u64,
     pub tag: u8,
     pub offset: u64,
+    /// The thread serial number of a root in a thread (Java frame, JNI
+    /// local, native stack, thread block, thread object), else `NO_SERIAL`.
+    pub thread: u32,
+    /// A Java frame's or JNI local's frame number in its thread's stack
+    /// trace; a thread object's stack trace serial; else `NO_SERIAL`.
+    pub frame: u32,
 }
+
+/// No thread, frame or trace.
+pub(super) const NO_SERIAL: u32 = u32::MAX;
 
 /// What one segment holds.
 #[derive(Default)]
@@ -315,8 +380,25 @@ fn sub_record(r: &mut Reader, tag: u8, out: &mut SegmentScan) -> Result<bool, St
             Some(extra) => {
                 let offset = r.pos() as u64 - 1;
                 let id = r.id().ok_or(Stop::Truncated)?;
-                r.skip(extra).ok_or(Stop::Truncated)?;
-                out.roots.push(RawRoot { id, tag, offset });
+                let (mut thread, mut frame) = (NO_SERIAL, NO_SERIAL);
+                match tag {
+                    // Java frame, JNI local, thread object: thread serial,
+                    // then frame number (trace serial).
+                    0x02 | 0x03 | 0x08 => {
+                        thread = r.u4().ok_or(Stop::Truncated)?;
+                        frame = r.u4().ok_or(Stop::Truncated)?;
+                    }
+                    // Native stack, thread block: thread serial.
+                    0x04 | 0x06 => thread = r.u4().ok_or(Stop::Truncated)?,
+                    _ => r.skip(extra).ok_or(Stop::Truncated)?,
+                }
+                out.roots.push(RawRoot {
+                    id,
+                    tag,
+                    offset,
+                    thread,
+                    frame,
+                });
                 Ok(false)
             }
             None => Err(Stop::Bad(format!("unknown sub-record tag 0x{tag:02x}"))),

@@ -423,6 +423,7 @@ fn assemble(
         values: Some(values),
         referents: None,
         java_classes: None,
+        root_places: Default::default(),
     }
 }
 

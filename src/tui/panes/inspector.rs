@@ -112,16 +112,23 @@ impl Inspector {
         }
         head(&mut e, "Root records".into());
         let mut any = false;
-        for r in graph.roots_of(object) {
+        for i in graph.root_indices_of(object) {
             any = true;
+            let r = &dump.roots[i];
             let container = r
                 .container_type
                 .map(|t| format!(" of {}", dump.name_of_type(t)))
                 .unwrap_or_default();
+            // A root in a thread names it, and its stack frame.
+            let place = match (dump.root_places.thread(i), dump.root_places.frame(i)) {
+                (Some(t), Some(f)) => format!(" in thread {}, {f}", t.name),
+                (Some(t), None) => format!(" in thread {}", t.name),
+                _ => String::new(),
+            };
             info(
                 &mut e,
                 format!(
-                    "{} [{}]{container}, line {}",
+                    "{} [{}]{container}{place}, line {}",
                     root_kind::name(r.kind),
                     root_flags::describe(r.flags),
                     r.line
@@ -282,6 +289,12 @@ impl Inspector {
     /// heap the search can take a while), each step named by the field it
     /// goes through where the format records one.
     pub fn set_retention_path(&mut self, path: Option<Vec<ObjectIdx>>, dump: &Model) {
+        // The root it starts from, by its thread and frame where it lies
+        // in one (the first such record of the rooted object).
+        let place = path
+            .as_ref()
+            .and_then(|p| p.first())
+            .and_then(|&o| dump.root_place_of(o));
         let Some(at) = self
             .entries
             .iter()
@@ -293,8 +306,9 @@ impl Inspector {
         match path {
             Some(p) => {
                 for (i, &o) in p.iter().enumerate() {
-                    let prefix = match i {
-                        0 => "root ".to_string(),
+                    let prefix = match (i, &place) {
+                        (0, Some(place)) => format!("root ({place}) "),
+                        (0, None) => "root ".to_string(),
                         _ => {
                             let label = dump.label_between(p[i - 1], o, LABEL_SCAN);
                             format!("  {}", labelled(label, " → "))

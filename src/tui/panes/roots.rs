@@ -13,8 +13,8 @@ use super::{empty_message, Ctx, FilterPlan, Intent, ListState, Pane};
 use crate::analysis::compare::RootFigures;
 use crate::analysis::filter::TypeFilter;
 use crate::analysis::roots::RootGroup;
-use crate::model::ObjectIdx;
 use crate::model::{root_flags, root_kind};
+use crate::model::{short_frame, ObjectIdx};
 use crate::tui::compared::{
     delta_width, rises, signed_bytes, steady_empty, steady_mark, steady_status, Compared,
 };
@@ -34,6 +34,9 @@ pub enum RootRow {
     Gone(usize),
     /// (group, index into `Model::roots`)
     Record(usize, u32),
+    /// A thread's records within a group follow: (group, index into the
+    /// group's `threads`).
+    Thread(usize, usize),
     More(usize, usize),
 }
 
@@ -295,9 +298,10 @@ impl RootsPane {
             return Vec::new();
         };
         let head = match self.rows.get(self.list.selected) {
-            Some(RootRow::Group(g)) | Some(RootRow::Record(g, _)) | Some(RootRow::More(g, _)) => {
-                Some(RootRow::Group(*g))
-            }
+            Some(RootRow::Group(g))
+            | Some(RootRow::Record(g, _))
+            | Some(RootRow::Thread(g, _))
+            | Some(RootRow::More(g, _)) => Some(RootRow::Group(*g)),
             Some(RootRow::Gone(j)) => Some(RootRow::Gone(*j)),
             None => None,
         };
@@ -337,8 +341,25 @@ impl RootsPane {
             }
             self.rows.push(RootRow::Group(gi));
             if self.expanded.contains(&gi) {
-                for &r in first {
-                    self.rows.push(RootRow::Record(gi, r));
+                if self.matches.is_none() && !g.threads.is_empty() {
+                    // Records by thread, each thread's under its name.
+                    let mut runs = g.threads.iter().enumerate().peekable();
+                    for (k, &r) in first.iter().enumerate() {
+                        while let Some(&(ti, run)) = runs.peek() {
+                            if (run.start as usize) > k {
+                                break;
+                            }
+                            runs.next();
+                            if k < (run.start + run.len) as usize {
+                                self.rows.push(RootRow::Thread(gi, ti));
+                            }
+                        }
+                        self.rows.push(RootRow::Record(gi, r));
+                    }
+                } else {
+                    for &r in first {
+                        self.rows.push(RootRow::Record(gi, r));
+                    }
                 }
                 if records > first.len() {
                     self.rows.push(RootRow::More(gi, records - first.len()));
@@ -353,7 +374,10 @@ impl RootsPane {
     /// Expands (`open`) or collapses the group of the selected row.
     fn expand(&mut self, open: bool, ctx: &Ctx) {
         let g = match self.rows.get(self.list.selected) {
-            Some(RootRow::Group(g)) | Some(RootRow::Record(g, _)) | Some(RootRow::More(g, _)) => *g,
+            Some(RootRow::Group(g))
+            | Some(RootRow::Record(g, _))
+            | Some(RootRow::Thread(g, _))
+            | Some(RootRow::More(g, _)) => *g,
             Some(RootRow::Gone(_)) | None => return,
         };
         let changed = if open {
@@ -382,7 +406,7 @@ impl Pane for RootsPane {
             Cmd::Open => match self.rows.get(self.list.selected).copied() {
                 Some(RootRow::Group(_)) => self.expand(true, ctx),
                 Some(RootRow::Gone(j)) => return vec![self.gone_status(j)],
-                Some(RootRow::Record(..)) => {
+                Some(RootRow::Record(..)) | Some(RootRow::Thread(..)) => {
                     if let Some(o) = self.selected_object(ctx) {
                         return vec![Intent::Inspect(o)];
                     }
@@ -414,6 +438,11 @@ impl Pane for RootsPane {
                 .first()
                 .map(|&r| graph.dump.roots[r as usize].object),
             RootRow::Record(_, r) => Some(graph.dump.roots[*r as usize].object),
+            // A thread row stands for the thread's object.
+            RootRow::Thread(g, k) => {
+                let t = groups[*g].threads.get(*k)?.thread;
+                graph.dump.root_places.threads.get(t as usize)?.object
+            }
             RootRow::More(..) | RootRow::Gone(_) => None,
         }
     }
@@ -536,14 +565,40 @@ impl Pane for RootsPane {
                     ];
                     TableRow::of(cells).style(theme.dim())
                 }
+                RootRow::Thread(gi, k) => {
+                    let run = groups[gi].threads.get(k)?;
+                    let name = dump
+                        .root_places
+                        .threads
+                        .get(run.thread as usize)
+                        .map_or("?", |t| &*t.name);
+                    let records = if run.len == 1 { "record" } else { "records" };
+                    let label = format!("   thread {name}: {} {records}", count(run.len as u64));
+                    TableRow::line(fit(&label, w, theme))
+                }
                 RootRow::Record(_, r) => {
                     let root = &dump.roots[r as usize];
                     // Statics name their declaring class when it is not the
-                    // object's own type.
+                    // object's own type; a root in a thread names its frame
+                    // (and its thread where no thread row precedes it).
+                    let place = match (
+                        dump.root_places.thread(r as usize),
+                        dump.root_places.frame(r as usize),
+                    ) {
+                        (Some(t), Some(f)) if pane.matches.is_some() => {
+                            Some(format!(" in {}: {}", t.name, short_frame(f)))
+                        }
+                        (Some(t), None) if pane.matches.is_some() => {
+                            Some(format!(" in {}", t.name))
+                        }
+                        (_, Some(f)) => Some(format!(" in {}", short_frame(f))),
+                        _ => None,
+                    };
                     let container = root
                         .container_type
                         .filter(|&t| t != dump.type_of(root.object))
                         .map(|t| format!(" (static of {})", dump.name_of_type(t)))
+                        .or(place)
                         .unwrap_or_default();
                     // The type gives way to the id; a long declaring class is
                     // cut at the end.

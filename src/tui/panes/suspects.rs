@@ -389,8 +389,12 @@ fn row(
                 format!("{}{text}", type_name(dump.type_name(o), 30, theme))
             })
             .collect();
+        // The root's thread and frame, where it lies in one.
+        let place = dump
+            .root_place_of(s.retention_path[0])
+            .map_or(String::new(), |p| format!(" ({p})"));
         detail.push(format!(
-            "Retention path from a root: {}.",
+            "Retention path from a root{place}: {}.",
             shorten(&names, &format!(" {} ", theme.arrow()), theme)
         ));
     }
