@@ -1225,6 +1225,7 @@ fn every_field_is_decoded_with_its_value() {
             (1, "demo/Base"),
             (2, "demo/Child"),
             (3, "java/lang/String"),
+            (4, "[Ljava/lang/String;"),
             (10, "flag"),
             (11, "letter"),
             (12, "ratio"),
@@ -1243,9 +1244,10 @@ fn every_field_is_decoded_with_its_value() {
         for (i, n) in names {
             w.string(i, n);
         }
-        for (c, n) in [(0x100, 1), (0x110, 2), (0x120, 3)] {
+        for (c, n) in [(0x100, 1), (0x110, 2), (0x120, 3), (0x130, 4)] {
             w.load_class(c, n);
         }
+        w.class_dump(0x130, 0, 0, &[], &[]);
         w.class_dump(0x100, 0, 0, &[], &[(19, INT), (18, OBJECT)]);
         let statics = [
             (22, LONG, (-7i64).to_be_bytes().to_vec()),
@@ -1280,6 +1282,7 @@ fn every_field_is_decoded_with_its_value() {
         w.primitive_array(0x310, CHAR, &[0, b'h', 0, b'\n']);
         let ints: Vec<u8> = (1..=20i32).flat_map(|i| i.to_be_bytes()).collect();
         w.primitive_array(0x320, INT, &ints);
+        w.object_array(0x330, 0x130, &[0x300]);
         w.root(0x03, 0x200);
         let m = import(&w.finish()).unwrap();
         let at = |id: u64| m.index_of(id).unwrap();
@@ -1337,6 +1340,7 @@ fn every_field_is_decoded_with_its_value() {
         assert_eq!((element, length), ("char", Some(2)));
         assert_eq!(first, ["'h'", "'\\u000a'"]);
         assert_eq!(text.as_deref(), Some("h\\x0a"));
+        assert_eq!(m.fields(at(0x330)), None, "an object array");
         let Some(ObjectFields::PrimitiveArray { length, first, .. }) = m.fields(at(0x320)) else {
             panic!("an int[]")
         };
