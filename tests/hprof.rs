@@ -1250,6 +1250,7 @@ fn every_field_is_decoded_with_its_value() {
             (1, "demo/Base"),
             (2, "demo/Child"),
             (3, "java/lang/String"),
+            (4, "[Ljava/lang/String;"),
             (10, "flag"),
             (11, "letter"),
             (12, "ratio"),
@@ -1268,9 +1269,10 @@ fn every_field_is_decoded_with_its_value() {
         for (i, n) in names {
             w.string(i, n);
         }
-        for (c, n) in [(0x100, 1), (0x110, 2), (0x120, 3)] {
+        for (c, n) in [(0x100, 1), (0x110, 2), (0x120, 3), (0x130, 4)] {
             w.load_class(c, n);
         }
+        w.class_dump(0x130, 0, 0, &[], &[]);
         w.class_dump(0x100, 0, 0, &[], &[(19, INT), (18, OBJECT)]);
         let statics = [
             (22, LONG, (-7i64).to_be_bytes().to_vec()),
@@ -1305,6 +1307,7 @@ fn every_field_is_decoded_with_its_value() {
         w.primitive_array(0x310, CHAR, &[0, b'h', 0, b'\n']);
         let ints: Vec<u8> = (1..=20i32).flat_map(|i| i.to_be_bytes()).collect();
         w.primitive_array(0x320, INT, &ints);
+        w.object_array(0x330, 0x130, &[0x300]);
         w.root(0x03, 0x200);
         let m = import(&w.finish()).unwrap();
         let at = |id: u64| m.index_of(id).unwrap();
@@ -1362,6 +1365,7 @@ fn every_field_is_decoded_with_its_value() {
         assert_eq!((element, length), ("char", Some(2)));
         assert_eq!(first, ["'h'", "'\\u000a'"]);
         assert_eq!(text.as_deref(), Some("h\\x0a"));
+        assert_eq!(m.fields(at(0x330)), None, "an object array");
         let Some(ObjectFields::PrimitiveArray { length, first, .. }) = m.fields(at(0x320)) else {
             panic!("an int[]")
         };
@@ -1482,4 +1486,56 @@ fn thread_names_and_frames_from_the_dump_are_escaped() {
         p.describe(frame_root).as_deref(),
         Some("thread main\\x1b[31m, frame app.Evil\\x07.run\\x1b[2J:12")
     );
+}
+
+/// Referents are not references by default, so two weak references are
+/// copies only when they refer to the same object: 0x210 and 0x220 both
+/// refer to 0x300, 0x230 to 0x310 (all three rooted, as are 0x300, 0x310).
+#[test]
+fn weak_references_are_duplicates_only_with_the_same_referent() {
+    use heaptui::analysis::Analysis;
+    let mut w = Writer::new("1.0.2", 8);
+    for (i, n) in [
+        (1, "java/lang/Object"),
+        (2, "java/lang/ref/Reference"),
+        (3, "java/lang/ref/WeakReference"),
+        (4, "demo/Key"),
+        (20, "referent"),
+        (21, "n"),
+    ] {
+        w.string(i, n);
+    }
+    for (c, n) in [(0x100, 1), (0x110, 2), (0x120, 3), (0x130, 4)] {
+        w.load_class(c, n);
+    }
+    w.class_dump(0x100, 0, 0, &[], &[]);
+    w.class_dump(0x110, 0x100, 0, &[], &[(20, OBJECT)]);
+    w.class_dump(0x120, 0x110, 0, &[], &[]);
+    w.class_dump(0x130, 0x100, 0, &[], &[(21, INT)]);
+    for (o, to) in [(0x210, 0x300), (0x220, 0x300), (0x230, 0x310)] {
+        let d = w.idb(to);
+        w.instance(o, 0x120, &d);
+        w.root(0x05, o);
+    }
+    for (o, n) in [(0x300, 1u32), (0x310, 2)] {
+        w.instance(o, 0x130, &n.to_be_bytes());
+        w.root(0x05, o);
+    }
+    for c in (0x100..=0x130).step_by(0x10) {
+        w.root(0x05, c);
+    }
+    let m = import(&w.finish()).unwrap();
+    let ids = |m: &Model, o: u32| m.ids[o as usize];
+    let a = Analysis::from_dump(m, &DuplicateOptions::default(), &Progress::new()).unwrap();
+    let d = a.dump();
+    let sets: Vec<Vec<u64>> = a
+        .duplicates
+        .sets
+        .iter()
+        .filter(|s| {
+            d.name_of_type(heaptui::model::TypeIdx(s.type_index)) == "java.lang.ref.WeakReference"
+        })
+        .map(|s| s.members.iter().map(|&o| ids(d, o)).collect())
+        .collect();
+    assert_eq!(sets, vec![vec![0x210, 0x220]]);
 }

@@ -423,3 +423,36 @@ fn ctrl_z_suspends() {
     let status = wait_exit(&mut child, "heaptui did not quit after resuming");
     assert_eq!(status.code(), Some(0));
 }
+
+/// `R` analyses a Java dump again with referents retaining, and back: the
+/// same terminal, a fresh analysis each time, then a clean quit.
+#[test]
+fn r_analyses_again_with_the_other_references_mode() {
+    let (master, slave) = openpty(24, 80);
+    let dump = common::fixture("leaky.hprof.gz");
+    let (mut child, out) = start_on_pty(dump.as_os_str(), &master, &slave);
+    drop(slave);
+    let mut writer = std::fs::File::from(master);
+    wait_for(
+        &out,
+        "by refs only",
+        "the overview of the held-only objects",
+    );
+    writer.write_all(b"R").unwrap();
+    wait_for(
+        &out,
+        "referents    retain, 363 of them",
+        "the analysis again",
+    );
+    wait_for(&out, "25,088 objects (98.2%)", "referents retain");
+    writer.write_all(b"R").unwrap();
+    wait_for(&out, "by refs only", "and back");
+    wait_for(
+        &out,
+        "24,431 objects (95.6%)",
+        "only strong references retain",
+    );
+    writer.write_all(b"q").unwrap();
+    let status = wait_exit(&mut child, "heaptui did not quit on q");
+    assert!(status.success(), "exit status {status:?}");
+}

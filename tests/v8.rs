@@ -31,7 +31,7 @@ struct Edge {
     to: usize,
 }
 
-const NODE_TYPES: [&str; 9] = [
+const NODE_TYPES: [&str; 10] = [
     "hidden",
     "array",
     "string",
@@ -41,6 +41,7 @@ const NODE_TYPES: [&str; 9] = [
     "native",
     "concatenated string",
     "sliced string",
+    "number",
 ];
 const EDGE_TYPES: [&str; 7] = [
     "context", "element", "property", "internal", "hidden", "shortcut", "weak",
@@ -809,4 +810,51 @@ fn truncation_at_every_offset_never_panics() {
             }
         }
     }
+}
+
+/// A number's value (a snapshot with numeric values links it to a string
+/// by an internal `value` edge) and an oddball's (its string and `typeof`
+/// by position) are what the inspector shows.
+#[test]
+fn numbers_and_booleans_show_their_values() {
+    use heaptui::model::ObjectFields;
+    let nodes = vec![
+        node("hidden", "", 1, 0, vec![edge("element", "1", 1)]),
+        node("hidden", "(GC roots)", 3, 0, vec![edge("element", "1", 2)]),
+        node(
+            "object",
+            "Object",
+            5,
+            32,
+            vec![edge("property", "pi", 3), edge("property", "flag", 5)],
+        ),
+        node(
+            "number",
+            "heap number",
+            7,
+            16,
+            vec![edge("internal", "value", 4)],
+        ),
+        node("string", "3.14159", 9, 24, vec![]),
+        node(
+            "hidden",
+            "system / Oddball",
+            11,
+            48,
+            vec![edge("element", "0", 6), edge("element", "1", 7)],
+        ),
+        node("string", "true", 13, 16, vec![]),
+        node("string", "boolean", 15, 16, vec![]),
+    ];
+    let m = import_chunked(&write(&nodes, 0), 1 << 20);
+    let at = |id: u64| m.index_of(id).unwrap();
+    assert_eq!(
+        m.fields(at(7)),
+        Some(ObjectFields::Value("number 3.14159".into()))
+    );
+    assert_eq!(
+        m.fields(at(11)),
+        Some(ObjectFields::Value("boolean true".into()))
+    );
+    assert_eq!(m.fields(at(5)), None, "an object has no value of its own");
 }

@@ -165,15 +165,19 @@ pub fn held_by_references(graph: &HeapGraph, dom: &DominatorTree) -> Option<Held
         referents: referents.len() as u64,
         by_strength: [(0, 0); 4],
     };
+    // What the referents reach, one bit an object (a pass that most
+    // heaps end at once must not cost a byte per object).
     let n = graph.objects();
-    let mut seen = vec![false; n];
-    let reached = |seen: &[bool], o: ObjectIdx| seen[o.index()] || dom.is_reachable(o.raw());
+    let mut seen = vec![0u64; n.div_ceil(64)];
+    let is_set = |seen: &[u64], o: ObjectIdx| seen[o.index() / 64] >> (o.index() % 64) & 1 != 0;
+    let set = |seen: &mut [u64], o: ObjectIdx| seen[o.index() / 64] |= 1 << (o.index() % 64);
+    let reached = |seen: &[u64], o: ObjectIdx| is_set(seen, o) || dom.is_reachable(o.raw());
     let mut stack: Vec<ObjectIdx> = Vec::new();
     for (level, &strength) in Strength::ALL.iter().enumerate() {
         for r in referents.list() {
             if r.strength <= strength && reached(&seen, r.reference) && !reached(&seen, r.referent)
             {
-                seen[r.referent.index()] = true;
+                set(&mut seen, r.referent);
                 stack.push(r.referent);
             }
         }
@@ -187,7 +191,7 @@ pub fn held_by_references(graph: &HeapGraph, dom: &DominatorTree) -> Option<Held
                 .map(|r| r.referent);
             for &t in graph.refs(o).iter().chain(via_referent.iter()) {
                 if !reached(&seen, t) {
-                    seen[t.index()] = true;
+                    set(&mut seen, t);
                     stack.push(t);
                 }
             }

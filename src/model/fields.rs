@@ -186,6 +186,9 @@ impl Model {
                 return Some(ObjectFields::Class(self.statics(object, class)));
             }
         }
+        if self.type_name(object).ends_with("[]") {
+            return None; // an object array: its elements are its references
+        }
         let class_object = self.class_of(object)?;
         let class = classes.get(self.ids[class_object.index()])?;
         Some(ObjectFields::Instance(self.instance_fields(
