@@ -182,20 +182,41 @@ impl Drop for WaitOnDrop {
 }
 
 /// The message when some dominator path grew by more than `limit` bytes
-/// from the oldest to the newest snapshot.
+/// from the oldest to the newest snapshot: that path, then where its
+/// growth accumulates (as the Leaks pane shows it) with its type path and
+/// its figures in every snapshot.
 fn threshold_crossed(c: &Comparison, limit: u64) -> Option<String> {
     let (path, growth) = c.largest_growth()?;
-    (growth > limit).then(|| {
-        let f = c.paths.figures_of(path);
-        format!(
-            "{} grew by {} ({} → {}), more than --fail-if-grows {}",
-            c.path_names(path).join(" / "),
-            report::size(growth),
-            report::size(f[0].retained_bytes),
-            report::size(f[f.len() - 1].retained_bytes),
-            report::size(limit)
-        )
-    })
+    if growth <= limit {
+        return None;
+    }
+    let steps = |path: u32, f: &dyn Fn(&heaptui::analysis::compare_paths::RowFigures) -> String| {
+        c.paths
+            .figures_of(path)
+            .iter()
+            .map(f)
+            .collect::<Vec<_>>()
+            .join(" → ")
+    };
+    let bytes = |path| steps(path, &|f| report::size(f.retained_bytes));
+    let mut message = format!(
+        "{} grew by {} ({}), more than --fail-if-grows {}",
+        c.path_names(path).join(" / "),
+        report::size(growth),
+        bytes(path),
+        report::size(limit)
+    );
+    let point = heaptui::analysis::suspects::accumulation_row(&c.paths, path);
+    if point != path {
+        message += &format!(
+            "\n  it accumulates at {}: grew by {} ({}; {} instances)",
+            c.path_names(point).join(" / "),
+            report::size(c.paths.growth(point).max(0) as u64),
+            bytes(point),
+            steps(point, &|f| report::count(f.count as u64)),
+        );
+    }
+    Some(message)
 }
 
 fn run_ui(u: UiRun) -> u8 {

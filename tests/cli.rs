@@ -799,6 +799,17 @@ fn fail_if_grows_exits_1_when_crossed() {
         );
         if code == 1 {
             assert!(stderr.contains("App.Main grew by"), "{stderr}");
+            // The gate names where the growth piles up, as the Leaks pane
+            // does, with its figures per snapshot.
+            assert!(
+                stderr.contains(
+                    "it accumulates at App.Main / App.RecentOrders / App.Order[] / App.Order: \
+                     grew by 256 B (128 B → 256 B → 384 B; 2 → 4 → 6 instances)"
+                ),
+                "{stderr}"
+            );
+            // Suspects in the Leaks pane's order: growth first.
+            assert_eq!(v["suspects"][0]["kind"], "growth", "{}", v["suspects"]);
         }
     }
     // Shrinking never fails the gate: the newest as the baseline.
@@ -821,6 +832,10 @@ fn fail_if_grows_exits_1_when_crossed() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("Dominator paths that changed"), "{text}");
     assert!(text.contains("Leak suspects"), "{text}");
+    assert!(
+        text.contains("Leak suspects (3)\n  1. grows in every snapshot: App.Main / "),
+        "growth first: {text}"
+    );
 }
 
 #[test]
