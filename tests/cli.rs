@@ -383,7 +383,10 @@ fn unusable_input_exits_2_with_one_line() {
     // Random-looking binary without NUL bytes, mostly control characters.
     let junk: Vec<u8> = (0..4096u32).map(|i| (i * 7 % 31 + 1) as u8).collect();
     std::fs::write(p("junk.bin"), junk).unwrap();
-    unusable(&p("junk.bin"), "binary data");
+    unusable(
+        &p("junk.bin"),
+        "binary data of no known format; it starts with bytes 01 08 0f",
+    );
     let utf16: Vec<u8> = b"\xff\xfe"
         .iter()
         .copied()
@@ -393,7 +396,17 @@ fn unusable_input_exits_2_with_one_line() {
     unusable(&p("utf16.txt"), "UTF-16 text");
     // Text, but not a dump.
     std::fs::write(p("readme.txt"), b"hello\nworld\n").unwrap();
-    unusable(&p("readme.txt"), "no object records");
+    unusable(
+        &p("readme.txt"),
+        "not a heap dump heaptui reads (HPROF, V8 heap snapshot, .NET gcdump, RPM text): \
+         no record of any in its first 2 lines; it starts with \"hello\\x0aworld\\x0a\"",
+    );
+    // A script opened by mistake.
+    std::fs::write(p("server.js"), b"// server.js\nconst x = 1;\n").unwrap();
+    unusable(
+        &p("server.js"),
+        "it starts with \"// server.js\\x0aconst x = 1…\"",
+    );
 }
 
 #[test]
@@ -948,11 +961,11 @@ fn the_ui_checks_the_file_before_taking_the_terminal() {
     refused_before_the_ui(&p("empty"), "empty");
     // A README (small: imported whole, the import's own reason).
     std::fs::write(p("README.md"), b"# heaptui\n\nA terminal UI.\n").unwrap();
-    refused_before_the_ui(&p("README.md"), "no object records");
+    refused_before_the_ui(&p("README.md"), "not a heap dump heaptui reads");
     // Large text that is not a dump: its first 64 KiB hold no record.
     let prose = "Lorem ipsum dolor sit amet, consectetur adipiscing elit.\n".repeat(3000);
     std::fs::write(p("notes.txt"), &prose).unwrap();
-    refused_before_the_ui(&p("notes.txt"), "no heap dump records");
+    refused_before_the_ui(&p("notes.txt"), "no record of any in its first");
     // An HPROF header with an identifier size no JVM writes.
     let mut hprof = b"JAVA PROFILE 1.0.2\0".to_vec();
     hprof.extend(3u32.to_be_bytes());
@@ -970,7 +983,7 @@ fn the_ui_checks_the_file_before_taking_the_terminal() {
     let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::none());
     e.write_all(prose.repeat(2).as_bytes()).unwrap();
     std::fs::write(p("notes.txt.gz"), e.finish().unwrap()).unwrap();
-    refused_before_the_ui(&p("notes.txt.gz"), "no heap dump records");
+    refused_before_the_ui(&p("notes.txt.gz"), "no record of any in its first");
 }
 
 #[test]

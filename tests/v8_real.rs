@@ -138,3 +138,19 @@ fn a_real_node_snapshot_has_the_duplicates_users_mean() {
     assert!(d.sets.iter().any(|s| s.members.len() == 500
         && values.text(ObjectIdx(s.members[0]), 40).as_deref() == Some("application/json")));
 }
+
+/// A snapshot cut short says so in its first message, wherever the cut.
+#[test]
+fn a_cut_snapshot_says_so_first() {
+    let bytes = gunzip(&common::fixture("node_leak.heapsnapshot.gz"));
+    for cut in [bytes.len() / 3, bytes.len() / 2, bytes.len() - 100] {
+        let m = import_bytes_with_chunk(Path::new("cut.heapsnapshot"), &bytes[..cut], 1 << 16)
+            .unwrap_or_else(|e| panic!("{cut}: {e}"));
+        let d = &m.diagnostics;
+        assert!(
+            d.messages[0].starts_with("the file ended early"),
+            "{cut}: {:?}",
+            &d.messages[..3.min(d.messages.len())]
+        );
+    }
+}
