@@ -145,6 +145,9 @@ fn expected(nodes: &[Node]) -> String {
     for (i, n) in nodes.iter().enumerate().skip(1) {
         let ty = match n.kind {
             "object" | "native" => n.name.clone(),
+            // A function is a type of its own, named as DevTools shows it.
+            "closure" if n.name.is_empty() => "(anonymous)()".to_string(),
+            "closure" => format!("{}()", n.name),
             k => format!("({k})"),
         };
         // A string's name is its text; a sliced string's text is not in

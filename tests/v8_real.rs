@@ -36,6 +36,12 @@ fn a_real_node_snapshot_has_its_known_answers() {
     };
     let sessions = of_type("Session");
     assert_eq!(sessions.len(), 1000);
+    // Functions are named as DevTools names them, a type per name: the
+    // classes' constructors, and `add` (Leaky's method, and others').
+    assert_eq!(of_type("Leaky()").len(), 1);
+    assert_eq!(of_type("Session()").len(), 1);
+    assert_eq!(of_type("add()").len(), 5);
+    assert!(of_type("(closure)").is_empty());
     assert!(sessions.iter().all(|&o| m.sizes[o as usize] == 48));
     assert_eq!(of_type("Leaky").len(), 1);
     let values = m.values.as_ref().unwrap();
