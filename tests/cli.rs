@@ -11,8 +11,15 @@ use serde_json::{json, Value};
 
 use common::{assert_contains_all, fixture};
 
+/// The binary, with its reopen cache in the build's directory for test
+/// files (never the user's `~/.cache/heaptui`).
 fn heaptui() -> Command {
-    Command::cargo_bin("heaptui").unwrap()
+    let mut c = Command::cargo_bin("heaptui").unwrap();
+    c.env(
+        "XDG_CACHE_HOME",
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-cache"),
+    );
+    c
 }
 
 /// Runs `heaptui report ARGS` in the fixtures directory, which must exit
@@ -1167,4 +1174,22 @@ fn the_text_report_lists_ten_messages_unless_asked_for_more() {
     assert_eq!(listed(&all), 12, "{all}");
     assert!(!all.contains("more not listed"), "{all}");
     assert_eq!(listed(&text(&["--top", "3"])), 3);
+}
+
+/// The text report's `Format:` line names the format and its short
+/// details, not a V8 header's lists of fields and types.
+#[test]
+fn the_format_line_leaves_out_the_v8_header_lists() {
+    let out = report(&["node_leak.heapsnapshot.gz"]);
+    let text = String::from_utf8_lossy(&out);
+    let line = text.lines().find(|l| l.starts_with("Format:")).unwrap();
+    assert!(
+        line.starts_with("Format:      V8 heap snapshot (nodes 47406, edges 198696"),
+        "{line}"
+    );
+    assert!(
+        !line.contains("node types") && !line.contains("edge fields"),
+        "{line}"
+    );
+    assert!(line.chars().count() < 200, "{line}");
 }
