@@ -1131,6 +1131,20 @@ fn completions_and_the_manual_page() {
         "{page}"
     );
     assert!(page.contains("report"), "subcommands are listed");
+    // A real page: the report's options, the keys, the exit codes and the
+    // cache; no reference to a page that does not exist.
+    for part in [
+        ".SH REPORT OPTIONS",
+        "\\-\\-fail\\-if\\-grows",
+        ".SH KEYS",
+        "detect possible duplicates of the type",
+        ".SH EXIT STATUS",
+        ".SH FILES",
+    ] {
+        assert!(page.contains(part), "{part}: {page}");
+    }
+    assert!(!page.contains("heaptui\\-report(1)"), "{page}");
+    assert_eq!(page.matches(".SH OPTIONS").count(), 1, "{page}");
 }
 
 #[test]
