@@ -74,22 +74,96 @@ fn run() -> u8 {
             clap_complete::generate(shell, &mut command, "heaptui", &mut std::io::stdout());
             0
         }
-        Ok(Run::Man) => {
-            let page = clap_mangen::Man::new(Cli::command());
-            match page.render(&mut std::io::stdout()) {
-                Ok(()) => 0,
-                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => 0,
-                Err(e) => {
-                    eprintln!("heaptui: writing the manual page: {e}");
-                    USAGE
-                }
+        Ok(Run::Man) => match manual_page(&mut std::io::stdout()) {
+            Ok(()) => 0,
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => 0,
+            Err(e) => {
+                eprintln!("heaptui: writing the manual page: {e}");
+                USAGE
             }
-        }
+        },
         Err(e) => {
             eprintln!("heaptui: {e}");
             USAGE
         }
     }
+}
+
+/// `heaptui man`: the options as clap describes them, the `report`
+/// command's options in the same page (there is no page of its own), the
+/// keys of the UI from its key table, the exit codes and the files.
+fn manual_page(out: &mut dyn Write) -> std::io::Result<()> {
+    let cli = Cli::command();
+    let page = clap_mangen::Man::new(cli.clone());
+    page.render_title(out)?;
+    page.render_name_section(out)?;
+    page.render_synopsis_section(out)?;
+    page.render_description_section(out)?;
+    page.render_options_section(out)?;
+    let text = |s: &str| {
+        let s = s.replace('\\', "\\e").replace('-', "\\-");
+        match s.starts_with(['.', '\'']) {
+            true => format!("\\&{s}"),
+            false => s,
+        }
+    };
+    writeln!(out, ".SH COMMANDS")?;
+    for sub in cli.get_subcommands().filter(|c| c.get_name() != "help") {
+        writeln!(out, ".TP\n\\fBheaptui {}\\fR", text(sub.get_name()))?;
+        let about = sub.get_about().map(|a| a.to_string()).unwrap_or_default();
+        writeln!(out, "{}", text(&about))?;
+    }
+    if let Some(report) = cli.find_subcommand("report") {
+        // The report's options, under a heading of their own.
+        let mut options = Vec::new();
+        clap_mangen::Man::new(report.clone()).render_options_section(&mut options)?;
+        let options = String::from_utf8_lossy(&options);
+        let body = options
+            .split_once(".SH OPTIONS\n")
+            .map_or("", |(_, rest)| rest);
+        writeln!(
+            out,
+            ".SH REPORT OPTIONS\n\\fBheaptui report\\fR [OPTIONS] [DUMP]"
+        )?;
+        write!(out, "{body}")?;
+    }
+    writeln!(out, ".SH KEYS")?;
+    for (title, rows) in heaptui::tui::ui::key_sections() {
+        writeln!(out, ".SS {}", text(title))?;
+        for (keys, what) in rows {
+            writeln!(out, ".TP\n\\fB{}\\fR\n{}", text(&keys), text(what))?;
+        }
+    }
+    writeln!(out, ".SS Filter syntax")?;
+    for (what, meaning) in heaptui::tui::ui::FILTER_SYNTAX {
+        writeln!(out, ".TP\n\\fB{}\\fR\n{}", text(what), text(meaning))?;
+    }
+    writeln!(out, ".SS Mouse")?;
+    for (what, meaning) in heaptui::tui::ui::MOUSE {
+        writeln!(out, ".TP\n{}\n{}", text(what), text(meaning))?;
+    }
+    writeln!(out, ".SH EXIT STATUS")?;
+    for (code, what) in [
+        ("0", "success"),
+        (
+            "1",
+            "a \\-\\-fail\\-if\\-grows threshold was crossed (report with \\-\\-baseline)",
+        ),
+        (
+            "2",
+            "unusable input or arguments: one line on standard error names the file and the reason",
+        ),
+    ] {
+        writeln!(out, ".TP\n{code}\n{what}")?;
+    }
+    writeln!(out, ".SH FILES")?;
+    writeln!(
+        out,
+        ".TP\n\\fI$XDG_CACHE_HOME/heaptui\\fR, else \\fI~/.cache/heaptui\\fR\n{}",
+        text("The reopen cache: the analysis of each dump of 32 MiB or more, to open it again at once (up to about twice the dump's size: 1.6 times for a large V8 snapshot; the directory is kept under 16 GiB, least recently used first out). --no-cache neither reads nor writes it; HEAPTUI_CACHE_MIN and HEAPTUI_CACHE_MAX (bytes) change the limits.")
+    )?;
+    page.render_extra_section(out)?;
+    page.render_version_section(out)
 }
 
 fn analysis_error(e: AnalysisError) -> u8 {
@@ -226,20 +300,41 @@ impl Drop for WaitOnDrop {
 }
 
 /// The message when some dominator path grew by more than `limit` bytes
-/// from the oldest to the newest snapshot.
+/// from the oldest to the newest snapshot: that path, then where its
+/// growth accumulates (as the Leaks pane shows it) with its type path and
+/// its figures in every snapshot.
 fn threshold_crossed(c: &Comparison, limit: u64) -> Option<String> {
     let (path, growth) = c.largest_growth()?;
-    (growth > limit).then(|| {
-        let f = c.paths.figures_of(path);
-        format!(
-            "{} grew by {} ({} → {}), more than --fail-if-grows {}",
-            c.path_names(path).join(" / "),
-            report::size(growth),
-            report::size(f[0].retained_bytes),
-            report::size(f[f.len() - 1].retained_bytes),
-            report::size(limit)
-        )
-    })
+    if growth <= limit {
+        return None;
+    }
+    let steps = |path: u32, f: &dyn Fn(&heaptui::analysis::compare_paths::RowFigures) -> String| {
+        c.paths
+            .figures_of(path)
+            .iter()
+            .map(f)
+            .collect::<Vec<_>>()
+            .join(" → ")
+    };
+    let bytes = |path| steps(path, &|f| report::size(f.retained_bytes));
+    let mut message = format!(
+        "{} grew by {} ({}), more than --fail-if-grows {}",
+        c.path_names(path).join(" / "),
+        report::size(growth),
+        bytes(path),
+        report::size(limit)
+    );
+    let point = heaptui::analysis::suspects::accumulation_row(&c.paths, path);
+    if point != path {
+        message += &format!(
+            "\n  it accumulates at {}: grew by {} ({}; {} instances)",
+            c.path_names(point).join(" / "),
+            report::size(c.paths.growth(point).max(0) as u64),
+            bytes(point),
+            steps(point, &|f| report::count(f.count as u64)),
+        );
+    }
+    Some(message)
 }
 
 fn run_ui(u: UiRun) -> u8 {

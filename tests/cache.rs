@@ -94,9 +94,23 @@ fn a_second_open_reads_back_exactly_the_first_analysis() {
         "dup_seed_held.txt",
     ] {
         let dump = fixture_copy(dir.path(), name);
+        let first_use = !cache.dir.exists();
         let (first, stages, notes) = open(&dump, &cache);
         assert_eq!(stages, ["imported", "graph", "dominators", "duplicates"]);
-        assert!(notes.is_empty(), "{notes:?}");
+        if first_use {
+            // The directory's first use says where it is, what it took
+            // and how it is bounded.
+            assert_eq!(notes.len(), 1, "{notes:?}");
+            let dir = cache.dir.display().to_string();
+            assert!(notes[0].starts_with("kept this analysis ("), "{notes:?}");
+            assert!(
+                notes[0].contains(&format!(" in {dir} to reopen")),
+                "{notes:?}"
+            );
+            assert!(notes[0].contains("--no-cache"), "{notes:?}");
+        } else {
+            assert!(notes.is_empty(), "{notes:?}");
+        }
         let (second, stages, notes) = open(&dump, &cache);
         // Said so, for the status line and the report's timings.
         assert_eq!(stages, ["read back", "graph", "dominators", "duplicates"]);

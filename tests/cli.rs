@@ -11,8 +11,15 @@ use serde_json::{json, Value};
 
 use common::{assert_contains_all, fixture};
 
+/// The binary, with its reopen cache in the build's directory for test
+/// files (never the user's `~/.cache/heaptui`).
 fn heaptui() -> Command {
-    Command::cargo_bin("heaptui").unwrap()
+    let mut c = Command::cargo_bin("heaptui").unwrap();
+    c.env(
+        "XDG_CACHE_HOME",
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-cache"),
+    );
+    c
 }
 
 /// Runs `heaptui report ARGS` in the fixtures directory, which must exit
@@ -383,7 +390,10 @@ fn unusable_input_exits_2_with_one_line() {
     // Random-looking binary without NUL bytes, mostly control characters.
     let junk: Vec<u8> = (0..4096u32).map(|i| (i * 7 % 31 + 1) as u8).collect();
     std::fs::write(p("junk.bin"), junk).unwrap();
-    unusable(&p("junk.bin"), "binary data");
+    unusable(
+        &p("junk.bin"),
+        "binary data of no known format; it starts with bytes 01 08 0f",
+    );
     let utf16: Vec<u8> = b"\xff\xfe"
         .iter()
         .copied()
@@ -393,7 +403,17 @@ fn unusable_input_exits_2_with_one_line() {
     unusable(&p("utf16.txt"), "UTF-16 text");
     // Text, but not a dump.
     std::fs::write(p("readme.txt"), b"hello\nworld\n").unwrap();
-    unusable(&p("readme.txt"), "no object records");
+    unusable(
+        &p("readme.txt"),
+        "not a heap dump heaptui reads (HPROF, V8 heap snapshot, .NET gcdump, RPM text): \
+         no record of any in its first 2 lines; it starts with \"hello\\x0aworld\\x0a\"",
+    );
+    // A script opened by mistake.
+    std::fs::write(p("server.js"), b"// server.js\nconst x = 1;\n").unwrap();
+    unusable(
+        &p("server.js"),
+        "it starts with \"// server.js\\x0aconst x = 1…\"",
+    );
 }
 
 #[test]
@@ -799,6 +819,17 @@ fn fail_if_grows_exits_1_when_crossed() {
         );
         if code == 1 {
             assert!(stderr.contains("App.Main grew by"), "{stderr}");
+            // The gate names where the growth piles up, as the Leaks pane
+            // does, with its figures per snapshot.
+            assert!(
+                stderr.contains(
+                    "it accumulates at App.Main / App.RecentOrders / App.Order[] / App.Order: \
+                     grew by 256 B (128 B → 256 B → 384 B; 2 → 4 → 6 instances)"
+                ),
+                "{stderr}"
+            );
+            // Suspects in the Leaks pane's order: growth first.
+            assert_eq!(v["suspects"][0]["kind"], "growth", "{}", v["suspects"]);
         }
     }
     // Shrinking never fails the gate: the newest as the baseline.
@@ -821,6 +852,10 @@ fn fail_if_grows_exits_1_when_crossed() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("Dominator paths that changed"), "{text}");
     assert!(text.contains("Leak suspects"), "{text}");
+    assert!(
+        text.contains("Leak suspects (3)\n  1. grows in every snapshot: App.Main / "),
+        "growth first: {text}"
+    );
 }
 
 #[test]
@@ -933,11 +968,11 @@ fn the_ui_checks_the_file_before_taking_the_terminal() {
     refused_before_the_ui(&p("empty"), "empty");
     // A README (small: imported whole, the import's own reason).
     std::fs::write(p("README.md"), b"# heaptui\n\nA terminal UI.\n").unwrap();
-    refused_before_the_ui(&p("README.md"), "no object records");
+    refused_before_the_ui(&p("README.md"), "not a heap dump heaptui reads");
     // Large text that is not a dump: its first 64 KiB hold no record.
     let prose = "Lorem ipsum dolor sit amet, consectetur adipiscing elit.\n".repeat(3000);
     std::fs::write(p("notes.txt"), &prose).unwrap();
-    refused_before_the_ui(&p("notes.txt"), "no heap dump records");
+    refused_before_the_ui(&p("notes.txt"), "no record of any in its first");
     // An HPROF header with an identifier size no JVM writes.
     let mut hprof = b"JAVA PROFILE 1.0.2\0".to_vec();
     hprof.extend(3u32.to_be_bytes());
@@ -955,7 +990,7 @@ fn the_ui_checks_the_file_before_taking_the_terminal() {
     let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::none());
     e.write_all(prose.repeat(2).as_bytes()).unwrap();
     std::fs::write(p("notes.txt.gz"), e.finish().unwrap()).unwrap();
-    refused_before_the_ui(&p("notes.txt.gz"), "no heap dump records");
+    refused_before_the_ui(&p("notes.txt.gz"), "no record of any in its first");
 }
 
 #[test]
@@ -1096,6 +1131,20 @@ fn completions_and_the_manual_page() {
         "{page}"
     );
     assert!(page.contains("report"), "subcommands are listed");
+    // A real page: the report's options, the keys, the exit codes and the
+    // cache; no reference to a page that does not exist.
+    for part in [
+        ".SH REPORT OPTIONS",
+        "\\-\\-fail\\-if\\-grows",
+        ".SH KEYS",
+        "detect possible duplicates of the type",
+        ".SH EXIT STATUS",
+        ".SH FILES",
+    ] {
+        assert!(page.contains(part), "{part}: {page}");
+    }
+    assert!(!page.contains("heaptui\\-report(1)"), "{page}");
+    assert_eq!(page.matches(".SH OPTIONS").count(), 1, "{page}");
 }
 
 #[test]
@@ -1296,4 +1345,22 @@ fn a_baseline_of_another_format_is_refused() {
             && err.contains("compare only within one format"),
         "{err}"
     );
+}
+
+/// The text report's `Format:` line names the format and its short
+/// details, not a V8 header's lists of fields and types.
+#[test]
+fn the_format_line_leaves_out_the_v8_header_lists() {
+    let out = report(&["node_leak.heapsnapshot.gz"]);
+    let text = String::from_utf8_lossy(&out);
+    let line = text.lines().find(|l| l.starts_with("Format:")).unwrap();
+    assert!(
+        line.starts_with("Format:      V8 heap snapshot (nodes 47406, edges 198696"),
+        "{line}"
+    );
+    assert!(
+        !line.contains("node types") && !line.contains("edge fields"),
+        "{line}"
+    );
+    assert!(line.chars().count() < 200, "{line}");
 }

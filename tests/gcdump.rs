@@ -368,7 +368,7 @@ fn unusable_streams_are_one_line_errors() {
     let mut bad_sig = good.clone();
     bad_sig[5] = b'X';
     // Not told as a gcdump at all: one line, from the text importer.
-    assert!(import_err(&bad_sig).starts_with("t.gcdump: binary data"));
+    assert!(import_err(&bad_sig).starts_with("t.gcdump: not a heap dump heaptui reads"));
     let mut not_dump = good.clone();
     let at = not_dump
         .windows(10)

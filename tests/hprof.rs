@@ -1539,3 +1539,33 @@ fn weak_references_are_duplicates_only_with_the_same_referent() {
         .collect();
     assert_eq!(sets, vec![vec![0x210, 0x220]]);
 }
+
+/// A dump cut short (`head -c`) says so in its first message, however many
+/// references to the objects cut off come before the cut in the file.
+#[test]
+fn a_cut_dump_says_so_first() {
+    let bytes = {
+        use std::io::Read;
+        let mut out = Vec::new();
+        flate2::read::GzDecoder::new(std::fs::File::open(fixture("leaky.hprof.gz")).unwrap())
+            .read_to_end(&mut out)
+            .unwrap();
+        out
+    };
+    for cut in [2_000_000, bytes.len() / 2, bytes.len() - 1000] {
+        let m = match import_bytes(Path::new("cut.hprof"), &bytes[..cut]) {
+            Ok(m) => m,
+            // Cut before the first object: the error says why.
+            Err(e) => {
+                assert!(e.to_string().contains("the file ended early"), "{cut}: {e}");
+                continue;
+            }
+        };
+        let d = &m.diagnostics;
+        assert!(
+            d.messages[0].contains("the file ended early"),
+            "{cut}: {:?}",
+            &d.messages[..3.min(d.messages.len())]
+        );
+    }
+}

@@ -129,12 +129,10 @@ fn the_cache_that_grows_every_time_is_a_growth_suspect() {
         types(newest, &s.retention_path),
         ["App.Main", "App.RecentOrders", "App.Order[]"]
     );
-    // And in a report's list, after the snapshot's own suspects.
+    // And in a report's list first, as in the Leaks pane: growth first.
     let all = suspects(newest, Some(&c));
-    assert_eq!(all.last(), Some(s));
-    assert!(all[..all.len() - 1]
-        .iter()
-        .all(|x| x.kind != SuspectKind::Growth));
+    assert_eq!(all.first(), Some(s));
+    assert!(all[1..].iter().all(|x| x.kind != SuspectKind::Growth));
 }
 
 #[test]

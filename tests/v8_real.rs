@@ -36,6 +36,12 @@ fn a_real_node_snapshot_has_its_known_answers() {
     };
     let sessions = of_type("Session");
     assert_eq!(sessions.len(), 1000);
+    // Functions are named as DevTools names them, a type per name: the
+    // classes' constructors, and `add` (Leaky's method, and others').
+    assert_eq!(of_type("Leaky()").len(), 1);
+    assert_eq!(of_type("Session()").len(), 1);
+    assert_eq!(of_type("add()").len(), 5);
+    assert!(of_type("(closure)").is_empty());
     assert!(sessions.iter().all(|&o| m.sizes[o as usize] == 48));
     assert_eq!(of_type("Leaky").len(), 1);
     let values = m.values.as_ref().unwrap();
@@ -137,4 +143,20 @@ fn a_real_node_snapshot_has_the_duplicates_users_mean() {
     let values = g.dump.values.as_ref().unwrap();
     assert!(d.sets.iter().any(|s| s.members.len() == 500
         && values.text(ObjectIdx(s.members[0]), 40).as_deref() == Some("application/json")));
+}
+
+/// A snapshot cut short says so in its first message, wherever the cut.
+#[test]
+fn a_cut_snapshot_says_so_first() {
+    let bytes = gunzip(&common::fixture("node_leak.heapsnapshot.gz"));
+    for cut in [bytes.len() / 3, bytes.len() / 2, bytes.len() - 100] {
+        let m = import_bytes_with_chunk(Path::new("cut.heapsnapshot"), &bytes[..cut], 1 << 16)
+            .unwrap_or_else(|e| panic!("{cut}: {e}"));
+        let d = &m.diagnostics;
+        assert!(
+            d.messages[0].starts_with("the file ended early"),
+            "{cut}: {:?}",
+            &d.messages[..3.min(d.messages.len())]
+        );
+    }
 }

@@ -14,7 +14,7 @@
 use rayon::prelude::*;
 
 use super::compare::Comparison;
-use super::compare_paths::{FastMap, NO_OBJECT};
+use super::compare_paths::{FastMap, MergedPaths, NO_OBJECT};
 use super::{domination_path, shortest_retention_path, Analysis};
 use crate::graph::DominatorTree;
 use crate::model::{Model, ObjectIdx, TypeIdx};
@@ -268,36 +268,57 @@ pub fn growth_suspects(a: &Analysis, cmp: &Comparison) -> Vec<Suspect> {
             starts.push(r);
         }
     }
-    let count_rose = |r: u32| {
-        let f = p.figures_of(r);
-        f[f.len() - 1].count > f[0].count
-    };
     let mut rows: Vec<u32> = starts
         .into_iter()
-        .map(|mut r| {
-            while !count_rose(r) {
-                let Some(&c) = children
-                    .get(&r)
-                    .into_iter()
-                    .flatten()
-                    .max_by_key(|&&c| (p.growth(c), std::cmp::Reverse(c)))
-                else {
-                    break;
-                };
-                if p.growth(c) * 100 < p.growth(r) * ACCUMULATION_PERCENT as i128 {
-                    break;
-                }
-                r = c;
-            }
-            r
-        })
+        .map(|r| descend(p, r, |r| children.get(&r).cloned().unwrap_or_default()))
         .collect();
     rows.sort_by_key(|&r| (std::cmp::Reverse(p.growth(r)), r));
     rows.dedup();
     rows.truncate(MAX_GROWTH);
     rows.into_par_iter()
-        .filter_map(|r| growth_suspect(a, cmp, r, count_rose(r)))
+        .filter_map(|r| growth_suspect(a, cmp, r, count_rose(p, r)))
         .collect()
+}
+
+/// Whether a row's instance count is higher in the newest snapshot than in
+/// the oldest.
+fn count_rose(p: &MergedPaths, r: u32) -> bool {
+    let f = p.figures_of(r);
+    f[f.len() - 1].count > f[0].count
+}
+
+/// From row `r` down the steadily growing rows (`children(r)`: those of
+/// `r`'s children that grow steadily) to where the growth accumulates:
+/// into the child that grows most while it carries at least
+/// [`ACCUMULATION_PERCENT`] of the growth, stopping at a row whose
+/// instance count rises (where objects multiply).
+fn descend(p: &MergedPaths, mut r: u32, children: impl Fn(u32) -> Vec<u32>) -> u32 {
+    while !count_rose(p, r) {
+        let Some(c) = children(r)
+            .into_iter()
+            .max_by_key(|&c| (p.growth(c), std::cmp::Reverse(c)))
+        else {
+            break;
+        };
+        if p.growth(c) * 100 < p.growth(r) * ACCUMULATION_PERCENT as i128 {
+            break;
+        }
+        r = c;
+    }
+    r
+}
+
+/// Where the growth of row `r` accumulates, as the Leaks pane shows it:
+/// the row the growth suspects descend to from `r` (`r` itself when no
+/// steadily growing child carries most of its growth). Linear in the rows.
+pub fn accumulation_row(p: &MergedPaths, r: u32) -> u32 {
+    let mut children: FastMap<u32, Vec<u32>> = FastMap::default();
+    for c in 1..p.len() as u32 {
+        if p.grows_steadily(c) {
+            children.entry(p.parent[c as usize]).or_default().push(c);
+        }
+    }
+    descend(p, r, |r| children.get(&r).cloned().unwrap_or_default())
 }
 
 fn growth_suspect(a: &Analysis, cmp: &Comparison, row: u32, count_rose: bool) -> Option<Suspect> {
@@ -329,14 +350,20 @@ fn growth_suspect(a: &Analysis, cmp: &Comparison, row: u32, count_rose: bool) ->
     Some(describe(a, s, start))
 }
 
-/// Every suspect of a report: the snapshot's own, then growth suspects.
+/// Every suspect of a report, as the Leaks pane orders them: the growth
+/// suspects (the leak candidates), by growth, then the snapshot's own,
+/// largest first.
 pub fn suspects(a: &Analysis, cmp: Option<&Comparison>) -> Vec<Suspect> {
     let mut laps = crate::progress::Laps::new("suspects");
-    let mut s = leak_suspects(a);
+    let mut s = match cmp {
+        Some(c) => {
+            let g = growth_suspects(a, c);
+            laps.lap("growth suspects");
+            g
+        }
+        None => Vec::new(),
+    };
+    s.extend(leak_suspects(a));
     laps.lap("leak suspects");
-    if let Some(c) = cmp {
-        s.extend(growth_suspects(a, c));
-        laps.lap("growth suspects");
-    }
     s
 }

@@ -306,15 +306,37 @@ impl Place {
         let thread = std::thread::Builder::new()
             .name("heaptui-cache".into())
             .spawn(move || {
-                if let Err(e) = self.store(&a) {
-                    note(format!(
+                let first_use = !self.cache.dir.exists();
+                match self.store(&a) {
+                    Err(e) => note(format!(
                         "cache {}: not written: {e}",
                         crate::model::text::printable_path(&self.file)
-                    ));
+                    )),
+                    Ok(()) if first_use => note(self.first_use_note()),
+                    Ok(()) => {}
                 }
                 prune(&self.cache);
             });
         Pending(thread.ok().into_iter().collect())
+    }
+
+    /// What a user is told when the cache directory is first made: where
+    /// it is, what this analysis took there, and its cap.
+    fn first_use_note(&self) -> String {
+        let size = std::fs::metadata(&self.file).map_or(0, |m| m.len());
+        let dump = std::fs::metadata(&self.dump).map_or(0, |m| m.len());
+        let ratio = match dump {
+            0 => String::new(),
+            d => format!(", {:.1} × the dump", size as f64 / d as f64),
+        };
+        format!(
+            "kept this analysis ({}{ratio}) in {} to reopen the dump at once; \
+             the directory is kept under {} (HEAPTUI_CACHE_MAX), least recently used first out; \
+             --no-cache neither reads nor writes it",
+            humansize::format_size(size, humansize::BINARY),
+            crate::model::text::printable_path(&self.cache.dir),
+            humansize::format_size(self.cache.max_bytes, humansize::BINARY),
+        )
     }
 
     /// Writes a temporary file next to the final one, then renames it.

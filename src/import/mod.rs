@@ -240,6 +240,47 @@ fn import_plain(
     Ok(model)
 }
 
+/// The formats heaptui reads, as a person names them.
+pub const FORMATS: &str = "HPROF, V8 heap snapshot, .NET gcdump, RPM text";
+
+/// How many of a file's first bytes a refusal shows.
+const SHOWN_BYTES: usize = 24;
+
+/// The reason for refusing content of no format heaptui reads: the
+/// formats it reads, `what` the content is, and the first bytes, as escaped text when
+/// they are text, else in hex (never raw: they reach the terminal).
+pub fn not_a_dump(what: &str, head: &[u8]) -> String {
+    let shown = &head[..head.len().min(SHOWN_BYTES)];
+    let more = if head.len() > SHOWN_BYTES { "…" } else { "" };
+    // Text: valid UTF-8 (a character cut at the end aside), not NUL, and
+    // not mostly control characters.
+    let text = match std::str::from_utf8(shown) {
+        Ok(t) => Some(t),
+        Err(e) if e.error_len().is_none() => std::str::from_utf8(&shown[..e.valid_up_to()]).ok(),
+        Err(_) => None,
+    }
+    .filter(|t| {
+        // Mostly control characters (but line ends and tabs) is binary.
+        let control = t
+            .chars()
+            .filter(|c| c.is_control() && !matches!(c, '\t' | '\n' | '\r'))
+            .count();
+        !t.contains('\0') && control * 8 <= t.chars().count()
+    });
+    let start = match text {
+        Some(t) => format!("\"{}{more}\"", printable(t.as_bytes())),
+        None => {
+            let hex: Vec<String> = shown.iter().map(|b| format!("{b:02x}")).collect();
+            format!(
+                "bytes {}{}",
+                hex.join(" "),
+                if more.is_empty() { "" } else { " …" }
+            )
+        }
+    };
+    format!("not a heap dump heaptui reads ({FORMATS}): {what}; it starts with {start}")
+}
+
 /// The one boundary where a dump's text enters the model: every name and
 /// message any importer made is passed through `model::text::printable`
 /// (idempotent, so what an importer escaped already stays as it is). The

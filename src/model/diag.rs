@@ -49,6 +49,10 @@ pub struct Collector {
     /// Once trimmed: the last message kept; later ones past it are dropped
     /// unformatted.
     bar: Option<(u64, u64)>,
+    /// That the file ended early, with its place: always the first message
+    /// (what follows from a cut file, such as references to the objects
+    /// cut off, would push it out of the first messages by place).
+    early: Option<(u64, String)>,
 }
 
 impl Collector {
@@ -79,6 +83,15 @@ impl Collector {
         self.trim_if_full();
     }
 
+    /// Counts `n` of `kind` under the message that the file ended early
+    /// (cut short); the first such message is kept, first of all.
+    pub fn ended_early(&mut self, kind: Kind, at: u64, n: u64, why: impl FnOnce() -> String) {
+        self.count(kind, n);
+        if self.early.is_none() {
+            self.early = Some((at, why()));
+        }
+    }
+
     /// How many of `kind` were counted.
     pub fn counted(&self, kind: Kind) -> u64 {
         self.counts[kind as usize]
@@ -89,6 +102,9 @@ impl Collector {
     pub fn merge(&mut self, other: Collector) {
         for (a, b) in self.counts.iter_mut().zip(other.counts) {
             *a += b;
+        }
+        if self.early.is_none() {
+            self.early = other.early;
         }
         let base = self.noted;
         self.noted += other.noted;
@@ -117,11 +133,17 @@ impl Collector {
 
     /// The first [`MAX_MESSAGES`] messages by place, then order noted, each
     /// written with its place.
+    /// written with its place; that the file ended early always first.
     pub fn messages(mut self, place: Place) -> Vec<String> {
         self.trim();
-        self.kept
+        let early = self.early.take();
+        if early.is_some() {
+            self.kept.truncate(MAX_MESSAGES - 1);
+        }
+        early
             .into_iter()
-            .map(|(at, _, why)| match place {
+            .chain(self.kept.into_iter().map(|(at, _, why)| (at, why)))
+            .map(|(at, why)| match place {
                 Place::Line => format!("line {at}: {why}"),
                 Place::Offset => format!("offset 0x{at:x}: {why}"),
                 Place::Unplaced => why,
@@ -194,6 +216,29 @@ mod tests {
         assert_eq!(d.dangling_references, 20_000);
         let want: Vec<String> = (0..MAX_MESSAGES).map(|i| i.to_string()).collect();
         assert_eq!(d.messages, want);
+    }
+
+    #[test]
+    fn that_the_file_ended_early_is_the_first_message_kept() {
+        // Messages about references to objects cut off come earlier in
+        // the file than where it ends, and outnumber the kept messages.
+        let mut all = Collector::default();
+        let mut late = Collector::default();
+        late.ended_early(Kind::Skipped, 5000, 1, || "the file ended early".into());
+        late.ended_early(Kind::Skipped, 6000, 1, || "a second cut".into());
+        for part in 0..3u64 {
+            let mut c = Collector::default();
+            for i in 0..MAX_MESSAGES as u64 {
+                c.push(Kind::Dangling, part * 1000 + i, || format!("dangling {i}"));
+            }
+            all.merge(c);
+        }
+        all.merge(late);
+        assert_eq!(all.counted(Kind::Skipped), 2);
+        let m = all.messages(Place::Offset);
+        assert_eq!(m.len(), MAX_MESSAGES);
+        assert_eq!(m[0], "offset 0x1388: the file ended early");
+        assert_eq!(m[1], "offset 0x0: dangling 0");
     }
 
     #[test]

@@ -16,6 +16,9 @@ const SHORT: usize = 20;
 /// Diagnostic messages listed without `--top`.
 const MESSAGES: usize = 10;
 
+/// The longest detail value the `Format:` line shows.
+const MAX_DETAIL_CHARS: usize = 60;
+
 pub fn size(bytes: u64) -> String {
     format_size(bytes, BINARY)
 }
@@ -58,9 +61,12 @@ pub fn write_text(out: &mut impl Write, a: &Analysis, opts: &ReportOptions) -> i
         crate::model::text::printable_path(&dump.path),
         size(dump.file_bytes)
     )?;
+    // No lists: a V8 header's field and type lists (hundreds of
+    // characters) stay in the overview and the JSON report.
     let details: Vec<String> = dump
         .details
         .iter()
+        .filter(|(_, v)| !v.contains(", ") && v.chars().count() <= MAX_DETAIL_CHARS)
         .map(|(k, v)| format!("{k} {v}"))
         .collect();
     match details.is_empty() {

@@ -324,6 +324,58 @@ fn footer_spans(
     spans
 }
 
+/// The key table by mode, in the table's order: each mode's title and its
+/// commands as (keys, what they do). The help box and the manual page
+/// (`heaptui man`) show it.
+pub fn key_sections() -> Vec<(&'static str, Vec<(String, &'static str)>)> {
+    let mut modes = Vec::new();
+    for b in KEYS {
+        if !modes.contains(&b.mode) {
+            modes.push(b.mode);
+        }
+    }
+    modes
+        .into_iter()
+        .map(|m| {
+            let mut seen: Vec<(keys::Cmd, String)> = Vec::new();
+            for b in KEYS.iter().filter(|b| b.mode == m) {
+                if let Some(e) = seen.iter_mut().find(|(c, _)| *c == b.cmd) {
+                    e.1.push_str(&format!(" {}", b.key.label()));
+                    continue;
+                }
+                seen.push((b.cmd, b.key.label()));
+            }
+            let rows = seen
+                .into_iter()
+                .map(|(cmd, keys)| {
+                    let desc = KEYS
+                        .iter()
+                        .find(|b| b.mode == m && b.cmd == cmd)
+                        .map_or("", |b| b.description);
+                    (keys, desc)
+                })
+                .collect();
+            (m.title(), rows)
+        })
+        .collect()
+}
+
+/// The filter syntax and the mouse, as (what, meaning), after the keys.
+pub const FILTER_SYNTAX: [(&str, &str); 6] = [
+    ("words", "fuzzy match (smart case), ranked"),
+    ("a.*.b", "wildcard; each dotted part is a prefix"),
+    ("[]  [,  [,]", "arrays / rank at least 2 / exactly 2"),
+    ("!a  !g", "no arrays / no generic types"),
+    ("<  <str  <,>", "generic / argument matching / arity"),
+    ("#ns X  #c X", "namespace / class name contains X"),
+];
+
+pub const MOUSE: [(&str, &str); 3] = [
+    ("click a tab", "switch to its pane"),
+    ("click a row", "select it"),
+    ("wheel", "move the selection 3 rows"),
+];
+
 /// The help lines, generated from the key table.
 pub fn help_lines(app: &App) -> Vec<Line<'static>> {
     let t = &app.theme;
@@ -331,51 +383,23 @@ pub fn help_lines(app: &App) -> Vec<Line<'static>> {
         Line::styled(" Keys (from the key table)", t.header()),
         Line::raw(" j/k PgUp/PgDn scroll; any other key closes."),
     ];
-    let mut modes = Vec::new();
-    for b in KEYS {
-        if !modes.contains(&b.mode) {
-            modes.push(b.mode);
-        }
-    }
-    for m in modes {
+    for (title, rows) in key_sections() {
         lines.push(Line::raw(""));
-        lines.push(Line::styled(format!(" {}", m.title()), t.bold()));
-        let mut seen: Vec<(keys::Cmd, String)> = Vec::new();
-        for b in KEYS.iter().filter(|b| b.mode == m) {
-            if let Some(e) = seen.iter_mut().find(|(c, _)| *c == b.cmd) {
-                e.1.push_str(&format!(" {}", b.key.label()));
-                continue;
-            }
-            seen.push((b.cmd, b.key.label()));
-        }
-        for (cmd, keys) in seen {
-            let desc = KEYS
-                .iter()
-                .find(|b| b.mode == m && b.cmd == cmd)
-                .map_or("", |b| b.description);
+        lines.push(Line::styled(format!(" {title}"), t.bold()));
+        for (keys, desc) in rows {
             lines.push(Line::raw(format!("   {keys:<18} {desc}")));
         }
     }
     lines.push(Line::raw(""));
     lines.push(Line::styled(" Filter syntax", t.bold()));
-    for s in [
-        "   words      fuzzy match (smart case), ranked",
-        "   a.*.b      wildcard; each dotted part is a prefix",
-        "   []  [,  [,]  arrays / rank at least 2 / exactly 2",
-        "   !a  !g     no arrays / no generic types",
-        "   <  <str  <,>  generic / argument matching / arity",
-        "   #ns X  #c X  namespace / class name contains X",
-    ] {
-        lines.push(Line::raw(s));
+    for (what, meaning) in FILTER_SYNTAX {
+        let gap = if what.len() < 10 { 11 - what.len() } else { 2 };
+        lines.push(Line::raw(format!("   {what}{:gap$}{meaning}", "")));
     }
     lines.push(Line::raw(""));
     lines.push(Line::styled(" Mouse", t.bold()));
-    for s in [
-        "   click a tab        switch to its pane",
-        "   click a row        select it",
-        "   wheel              move the selection 3 rows",
-    ] {
-        lines.push(Line::raw(s));
+    for (what, meaning) in MOUSE {
+        lines.push(Line::raw(format!("   {what:<18} {meaning}")));
     }
     lines
 }

@@ -98,9 +98,9 @@ pub(super) fn records(bytes: &[u8], h: &Header) -> Records {
     while pos < bytes.len() {
         let mut r = Reader::new(bytes, pos, h.id_size);
         let (Some(tag), Some(_time), Some(len)) = (r.u1(), r.u4(), r.u4()) else {
-            out.issues.push(Kind::Skipped, pos as u64, || {
+            out.issues.ended_early(Kind::Skipped, pos as u64, 1, || {
                 format!(
-                    "the file ends inside a record header ({} bytes left); ignored",
+                    "the file ended early: it ends inside a record header ({} bytes left; ignored)",
                     bytes.len() - pos
                 )
             });
@@ -112,9 +112,9 @@ pub(super) fn records(bytes: &[u8], h: &Header) -> Records {
         if end > bytes.len() {
             let left = bytes.len() - body;
             let dump = tag == TAG_HEAP_DUMP || tag == TAG_HEAP_DUMP_SEGMENT;
-            out.issues.push(Kind::Skipped, pos as u64, || {
+            out.issues.ended_early(Kind::Skipped, pos as u64, 1, || {
                 format!(
-                    "record 0x{tag:02x} says {len} bytes but only {left} remain (truncated file); {}",
+                    "the file ended early: record 0x{tag:02x} says {len} bytes but only {left} remain (a truncated file); {}",
                     if dump { "its sub-records are read as far as they go" } else { "ignored" }
                 )
             });

@@ -78,6 +78,7 @@ fn parse_source(
 ) -> Result<Model, ImportError> {
     let bytes = source.bytes();
     check_text(path, bytes)?;
+    check_first_lines(path, bytes)?;
     // Reading the chunks is the first half of the stage, stitching them
     // together (ids, references, roots) the second.
     let len = bytes.len() as u64;
@@ -129,16 +130,39 @@ pub fn check_head(path: &Path, head: &[u8]) -> Result<(), InputError> {
     {
         return Ok(());
     }
-    let first = chunk
-        .messages
-        .first()
-        .map(|(line, m)| format!("; first: line {line}: {m}"))
-        .unwrap_or_default();
     Err(InputError::new(
         path,
-        format!(
-            "no heap dump records in its first {} lines (expected lines like `o 1c15d2 3 1c …`){first}",
-            chunk.lines
+        crate::import::not_a_dump(
+            &format!("no record of any in its first {} lines", chunk.lines),
+            head,
+        ),
+    ))
+}
+
+/// Refuses text whose first lines (up to 64 KiB) hold something but no
+/// record heaptui reads: not a dump of any format (a script, a log).
+fn check_first_lines(path: &Path, bytes: &[u8]) -> Result<(), InputError> {
+    let body = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(bytes);
+    let head = &body[..body.len().min(64 << 10)];
+    let head = match memchr::memrchr(b'\n', head) {
+        Some(end) => &head[..=end],
+        // One line: decided when it is the whole file.
+        None if head.len() == body.len() => head,
+        None => return Ok(()),
+    };
+    let chunk = parse_chunk(head);
+    let records = !(chunk.ids.is_empty()
+        && chunk.types.is_empty()
+        && chunk.roots.is_empty()
+        && chunk.events.is_empty());
+    if records || chunk.messages.is_empty() {
+        return Ok(());
+    }
+    Err(InputError::new(
+        path,
+        crate::import::not_a_dump(
+            &format!("no record of any in its first {} lines", chunk.lines),
+            body,
         ),
     ))
 }
@@ -159,7 +183,7 @@ fn check_text(path: &Path, bytes: &[u8]) -> Result<(), InputError> {
     if looks_binary(head) {
         return Err(InputError::new(
             path,
-            "binary data, not a text heap dump (expected lines like `o 1c15d2 3 1c …`)",
+            crate::import::not_a_dump("binary data of no known format", bytes),
         ));
     }
     Ok(())

@@ -74,6 +74,10 @@ pub fn types(
                 let slot = match k {
                     k if named(k) && s == NO_STRING => 257,
                     k if named(k) => continue,
+                    // Functions are typed by name (below).
+                    k if k != UNKNOWN_KIND && classes[k as usize] == NodeClass::Function => {
+                        continue
+                    }
                     k => k as usize,
                 };
                 u[slot] = true;
@@ -109,6 +113,29 @@ pub fn types(
             *slot = intern(pool.get(s).unwrap_or(""));
         }
     }
+    // Functions: a type per function name.
+    let function = |k: u8| k != UNKNOWN_KIND && classes[k as usize] == NodeClass::Function;
+    let mut by_function = mark_used(
+        pool.len(),
+        kinds
+            .par_iter()
+            .zip(&of_object)
+            .filter(|&(&k, _)| function(k))
+            .map(|(_, &s)| s),
+    );
+    for (s, slot) in by_function.iter_mut().enumerate() {
+        if *slot != UNUSED {
+            *slot = intern(&function_type(pool.get(s).unwrap_or("")));
+        }
+    }
+    let mut anonymous = UNUSED;
+    if kinds
+        .par_iter()
+        .zip(&of_object)
+        .any(|(&k, &s)| function(k) && by_function.get(s as usize).is_none())
+    {
+        anonymous = intern(&function_type(""));
+    }
     of_object.par_iter_mut().zip(kinds).for_each(|(s, &k)| {
         *s = match k {
             UNKNOWN_KIND => unknown_kind,
@@ -116,10 +143,23 @@ pub fn types(
                 Some(&t) => t,
                 None => unknown_name,
             },
+            k if function(k) => match by_function.get(*s as usize) {
+                Some(&t) => t,
+                None => anonymous,
+            },
             k => by_kind[k as usize],
         }
     });
     (names, of_object)
+}
+
+/// The type name of a function named `name`: `name()`, `(anonymous)()`
+/// without a name.
+pub fn function_type(name: &str) -> String {
+    match name {
+        "" => "(anonymous)()".to_string(),
+        n => format!("{n}()"),
+    }
 }
 
 /// Whether a node type's values are in the snapshot (see [`values`]).

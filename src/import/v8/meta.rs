@@ -36,6 +36,10 @@ pub enum NodeClass {
     /// placeholder `(sliced string)`. Its text is unknown, so no two are
     /// taken for copies (its value is `ValueKind::Unknown`).
     Sliced,
+    /// `closure`: the type name is the function's name and `()`, as
+    /// DevTools shows a function (`audit()`; `(anonymous)()` without a
+    /// name), so that each function is a type of its own.
+    Function,
     /// Anything else: the type name is `(<node type>)` (as for the
     /// strings).
     Plain,
@@ -113,6 +117,7 @@ pub fn parse(header: &[u8]) -> Result<Meta, String> {
         .iter()
         .map(|t| match t.as_str() {
             "object" | "native" => NodeClass::Named,
+            "closure" => NodeClass::Function,
             "string" => NodeClass::Text,
             "concatenated string" => NodeClass::Joined,
             "sliced string" => NodeClass::Sliced,

@@ -239,6 +239,15 @@ fn import_with_chunk(
         Some(spans) => strings::decode_all(bytes, spans),
         None => Pool::default(),
     };
+    if let Some(why) = layout
+        .stopped
+        .as_deref()
+        .filter(|w| w.starts_with("the file ends"))
+    {
+        diag.ended_early(Kind::Skipped, 0, 1, || {
+            format!("the file ended early (a cut or unfinished snapshot): {why}")
+        });
+    }
     note_strings(&layout, &pool, &mut diag);
     if let Some(spans) = &layout.strings {
         source.release(spans.start, spans.end.saturating_sub(spans.start));
