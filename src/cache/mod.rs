@@ -65,6 +65,15 @@ impl CacheOptions {
     }
 }
 
+/// A size in MiB, or GiB from 1 GiB on (the report's formatting is a layer
+/// above).
+fn mebibytes(bytes: u64) -> String {
+    match bytes {
+        b if b >= 1 << 30 => format!("{:.2} GiB", b as f64 / (1u64 << 30) as f64),
+        b => format!("{:.2} MiB", b as f64 / (1u64 << 20) as f64),
+    }
+}
+
 /// Where one-line cache notes go (standard error for the report, the log
 /// or the status line for the UI).
 pub type Note = Arc<dyn Fn(String) + Send + Sync>;
@@ -329,9 +338,9 @@ impl Place {
             "kept this analysis ({}{ratio}) in {} to reopen the dump at once; \
              the directory is kept under {} (HEAPTUI_CACHE_MAX), least recently used first out; \
              --no-cache neither reads nor writes it",
-            crate::report::size(size),
+            mebibytes(size),
             self.cache.dir.display(),
-            crate::report::size(self.cache.max_bytes),
+            mebibytes(self.cache.max_bytes),
         )
     }
 
