@@ -373,3 +373,25 @@ fn java_frame_roots_show_their_thread_and_frame() {
         ],
     );
 }
+
+/// At 40 columns the names give way, never a figure: every size in the
+/// Types and Dominators panes keeps its unit.
+#[test]
+fn at_40_columns_sizes_are_never_cut() {
+    let bytes: &'static [u8] = include_bytes!("../fixtures/node_leak.heapsnapshot.gz");
+    let mut a = heaptui::tui::loaded_app("node_leak.heapsnapshot.gz", bytes, 40, 24, COLOR);
+    heaptui::tui::app::update(&mut a, heaptui::tui::app::Action::Tick);
+    for pane in ["3", "2"] {
+        keys(&mut a, pane);
+        let s = screen(&a);
+        let rows: Vec<&str> = s.lines().filter(|l| l.contains("iB")).collect();
+        assert!(rows.len() > 5, "{s}");
+        for row in rows {
+            // Every "Ki", "Mi" is followed by its "B".
+            for cut in [" Ki", " Mi", " Gi"] {
+                assert!(!row.contains(&format!("{cut}│")), "{row}\n{s}");
+                assert!(!row.contains(&format!("{cut} ")), "{row}\n{s}");
+            }
+        }
+    }
+}

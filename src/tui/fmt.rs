@@ -292,8 +292,10 @@ pub fn sort_mark(descending: bool, theme: &Theme) -> &'static str {
 /// Optional columns give way before the name gets narrower than this.
 pub const NAME_ROOM: usize = 16;
 
-/// Narrowest the name column gets before the row runs past the right edge.
-const NAME_MIN: usize = 8;
+/// Narrowest the name column gets before the row runs past the right edge:
+/// a name gives way before a figure is cut (a size cut to `6.06 Mi` reads
+/// as another size), down to a letter and the ellipsis.
+const NAME_MIN: usize = 3;
 
 /// A table's row layout: a one-cell marker (`>` on the selection), then the
 /// columns with one blank between each two. Fixed columns are as wide as
@@ -632,7 +634,7 @@ mod tests {
         let c = Columns::new(20, &cols);
         assert_eq!(c.width(0), NAME_MIN);
         let row = c.row(" ", &["T", "1", "2 B", "3 B"], &t);
-        assert_eq!(row, " T             1         2 B         3 B");
+        assert_eq!(row, " T        1         2 B         3 B");
         assert_eq!(c.span(1, 3), 6 + 1 + 11);
         // Optional columns give way to the name, the highest rank first.
         let cols = [
