@@ -255,30 +255,47 @@ fn injected(name: &str, w: u64) -> (u64, u64) {
     }
 }
 
+/// The classes, every superclass before its subclasses; in a superclass
+/// cycle (a damaged dump) the class met first goes first. O(classes).
+fn supers_first(supers: &[Option<u32>]) -> Vec<usize> {
+    let n = supers.len();
+    let mut placed = vec![false; n];
+    let mut on_chain = vec![false; n];
+    let mut order = Vec::with_capacity(n);
+    let mut chain = Vec::new();
+    for c in 0..n {
+        let mut cur = Some(c);
+        while let Some(k) = cur.filter(|&k| k < n && !placed[k] && !on_chain[k]) {
+            on_chain[k] = true;
+            chain.push(k);
+            cur = supers[k].map(|s| s as usize);
+        }
+        for &k in chain.iter().rev() {
+            placed[k] = true;
+            on_chain[k] = false;
+            order.push(k);
+        }
+        chain.clear();
+    }
+    order
+}
+
 /// Per class, the fields HotSpot injects into it and its superclasses.
-fn injected_per_class(classes: &Classes, w: u64) -> Vec<(u64, u64)> {
-    let own: Vec<(u64, u64)> = classes
+fn injected_per_class(classes: &Classes, order: &[usize], w: u64) -> Vec<(u64, u64)> {
+    let mut out: Vec<(u64, u64)> = classes
         .type_of
         .iter()
         .map(|&t| injected(&classes.types.names[t as usize], w))
         .collect();
-    (0..own.len())
-        .map(|c| {
-            let (mut p, mut r) = (0, 0);
-            let mut cur = Some(c);
-            let mut steps = 0;
-            while let Some(k) = cur {
-                steps += 1;
-                if steps > own.len() {
-                    break;
-                }
-                p += own[k].0;
-                r += own[k].1;
-                cur = classes.supers[k].map(|s| s as usize);
-            }
-            (p, r)
-        })
-        .collect()
+    let mut done = vec![false; out.len()];
+    for &c in order {
+        if let Some(s) = classes.supers[c].map(|s| s as usize).filter(|&s| done[s]) {
+            out[c].0 += out[s].0;
+            out[c].1 += out[s].1;
+        }
+        done[c] = true;
+    }
+    out
 }
 
 /// The unaligned field model of class `c`: header plus its fields, those
@@ -334,7 +351,8 @@ fn infer(
         return None;
     }
     let n = classes.layouts.len();
-    let inj = injected_per_class(classes, id_size as u64);
+    let order = supers_first(&classes.supers);
+    let inj = injected_per_class(classes, &order, id_size as u64);
     let obs = observations(e, n);
     let mut arrays: Vec<Vec<(u32, u64, u32)>> = vec![Vec::new(); ARRAY_KINDS];
     for (&(key, d), &c) in &e.arrays {
@@ -452,21 +470,8 @@ fn infer(
     let mut after: Vec<Option<(u64, u64)>> = vec![None; n];
     let mut done = vec![false; n];
     let (mut by_evidence, mut by_model) = (0u32, 0u32);
-    for c in 0..n {
-        // The chain up to a class already sized (or the top), then down.
-        let mut chain = Vec::new();
-        let mut cur = Some(c);
-        while let Some(k) = cur {
-            if done[k] || chain.contains(&k) || chain.len() > n {
-                break;
-            }
-            chain.push(k);
-            cur = classes.supers[k].map(|s| s as usize);
-        }
-        for &k in chain.iter().rev() {
-            if done[k] {
-                continue;
-            }
+    for &k in &order {
+        {
             let inherited = classes.supers[k]
                 .map(|s| s as usize)
                 .filter(|&s| done[s])
@@ -513,4 +518,49 @@ fn infer(
             by_model,
         }),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn superclasses_come_first_and_cycles_end() {
+        // 0 → 2 → 1 (top); 3 → 4 → 3 (a cycle); 5 names a class past the end.
+        let supers = [Some(2), None, Some(1), Some(4), Some(3), Some(99)];
+        let order = supers_first(&supers);
+        let at = |c: usize| order.iter().position(|&k| k == c).unwrap();
+        assert_eq!(order.len(), 6);
+        assert!(at(1) < at(2) && at(2) < at(0));
+        assert!(at(4) < at(3), "{order:?}");
+        // A long chain costs one step per class.
+        let n = 100_000;
+        let chain: Vec<Option<u32>> = (0..n)
+            .map(|c| (c + 1 < n).then_some(c as u32 + 1))
+            .collect();
+        let order = supers_first(&chain);
+        assert_eq!(order[0], n as usize - 1);
+        assert_eq!(order[n as usize - 1], 0);
+    }
+
+    #[test]
+    fn evidence_counts_distances_to_the_next_object() {
+        let mut e = Evidence::default();
+        e.add(0x1000, Shape::Instance(3));
+        e.add(0x1010, Shape::Instance(3));
+        e.add(0x1020, Shape::Array(OBJECT_ARRAY_KIND, 2));
+        e.add(0x1038, Shape::Other);
+        e.add(0x1100, Shape::Instance(3));
+        // The last object and the one after a class dump's place say nothing.
+        assert_eq!(e.instances.get(&(3 << 32 | 0x10)), Some(&2));
+        assert_eq!(e.instances.len(), 1);
+        assert_eq!(e.arrays.get(&((8 << 32) | 2, 0x18)), Some(&1));
+        assert_eq!(e.objects, 5);
+        let mut f = Evidence::default();
+        f.add(0x2000, Shape::Instance(3));
+        f.add(0x2010, Shape::Instance(1));
+        e.merge(f);
+        assert_eq!(e.instances.get(&(3 << 32 | 0x10)), Some(&3));
+        assert_eq!(e.id_bits.trailing_zeros(), 3);
+    }
 }
