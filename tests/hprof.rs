@@ -1569,3 +1569,147 @@ fn a_cut_dump_says_so_first() {
         );
     }
 }
+
+// ---------------------------------------------------------------- layouts
+
+/// A heap laid out as a JVM with header `h`, references of `r` bytes and
+/// 8-byte alignment would: ids are addresses, each object right after the
+/// one before; array elements start after the 4-byte length, aligned to 8
+/// bytes (12- and 16-byte headers) or to the element size (8-byte
+/// headers). One class without subclasses (of three or more) may carry
+/// bytes no field explains (as `@Contended` does). Returns the dump and
+/// every object's size by that layout.
+fn laid_out_heap(seed: u64, h: u64, r: u64) -> (Vec<u8>, HashMap<u64, u64>) {
+    let mut rng = Rng(seed);
+    let align = |n: u64| n.div_ceil(8) * 8;
+    let mut w = Writer::new("1.0.2", 8);
+    let k = 2 + rng.below(5);
+    // (superclass, fields, padding)
+    let mut classes: Vec<(Option<usize>, Vec<u8>, u64)> = Vec::new();
+    for c in 0..k {
+        let sup = (c > 0 && rng.below(3) == 0).then(|| rng.below(c));
+        let fields = (0..rng.below(5))
+            .map(|_| [OBJECT, INT, BYTE, CHAR, LONG, BOOLEAN][rng.below(6)])
+            .collect();
+        classes.push((sup, fields, 0));
+    }
+    let padded = rng.below(k);
+    if k >= 3 && !classes.iter().any(|x| x.0 == Some(padded)) {
+        classes[padded].2 = 16 * (1 + rng.below(3)) as u64;
+    }
+    let chain = |c: usize| {
+        let mut out = Vec::new();
+        let mut cur = Some(c);
+        while let Some(x) = cur {
+            out.extend(classes[x].1.iter().copied());
+            cur = classes[x].0;
+        }
+        out
+    };
+    let class_id = |c: usize| 0x7000_0000u64 + 0x100 * c as u64;
+    let object_array_class = 0x7100_0000u64;
+    w.string(0x900, "java/lang/Object[]");
+    w.string(0x901, "f");
+    for c in 0..k {
+        w.string(0x800 + c as u64, &format!("pkg/C{c}"));
+        w.load_class(class_id(c), 0x800 + c as u64);
+    }
+    w.load_class(object_array_class, 0x900);
+    for (c, (sup, fields, _)) in classes.iter().enumerate() {
+        let fields: Vec<(u64, u8)> = fields.iter().map(|&t| (0x901, t)).collect();
+        w.class_dump(class_id(c), sup.map_or(0, class_id), 0, &[], &fields);
+    }
+    w.class_dump(object_array_class, 0, 0, &[], &[]);
+    let mut sizes = HashMap::new();
+    let mut at = 0x1_0000_0000u64;
+    let n = 60 + rng.below(100);
+    for i in 0..n {
+        let id = at;
+        // Every class has two instances or more (a padded class's size is
+        // known from two equal distances): the first ones go round. Then
+        // int and object arrays of lengths 1 and 3, which tell the four
+        // layouts apart, as a real heap's thousands of arrays do.
+        let fixed = i.checked_sub(2 * k).filter(|&j| j < 4);
+        let shape = match fixed {
+            _ if i < 2 * k => 0,
+            Some(j) => 2 + j / 2,
+            None => rng.below(4),
+        };
+        let len_of = |rng: &mut Rng, max: usize| match fixed {
+            Some(j) => 1 + 2 * (j % 2),
+            None => rng.below(max),
+        };
+        let size = match shape {
+            0 | 1 => {
+                let c = if i < 2 * k { i % k } else { rng.below(k) };
+                let fields = chain(c);
+                let data: Vec<u8> = fields
+                    .iter()
+                    .flat_map(|&t| vec![0u8; prim_size(t)])
+                    .collect();
+                w.instance(id, class_id(c), &data);
+                let refs = fields.iter().filter(|&&t| t == OBJECT).count() as u64;
+                let prims: u64 = fields
+                    .iter()
+                    .filter(|&&t| t != OBJECT)
+                    .map(|&t| prim_size(t) as u64)
+                    .sum();
+                align(h + prims + refs * r) + classes[c].2
+            }
+            2 => {
+                let t = match fixed {
+                    Some(_) => INT,
+                    None => [BOOLEAN, CHAR, BYTE, INT, LONG][rng.below(5)],
+                };
+                let len = len_of(&mut rng, 9);
+                let e = prim_size(t) as u64;
+                w.primitive_array(id, t, &vec![0u8; len * prim_size(t)]);
+                let base = if h >= 12 {
+                    align(h + 4)
+                } else {
+                    (h + 4).div_ceil(e.max(4)) * e.max(4)
+                };
+                align(base + len as u64 * e)
+            }
+            _ => {
+                let len = len_of(&mut rng, 7);
+                w.object_array(id, object_array_class, &vec![0u64; len]);
+                let base = if h >= 12 {
+                    align(h + 4)
+                } else {
+                    (h + 4).div_ceil(r.max(4)) * r.max(4)
+                };
+                align(base + len as u64 * r)
+            }
+        };
+        sizes.insert(id, size);
+        at += size;
+    }
+    (w.finish(), sizes)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 1000, ..ProptestConfig::default() })]
+
+    /// The layout found from the distances between ids sizes every object
+    /// as the layout that placed them, padding included.
+    #[test]
+    fn sizes_follow_the_layout_that_placed_the_objects(
+        seed in any::<u64>(),
+        layout in 0usize..4,
+    ) {
+        let (h, r) = [(12, 4), (12, 8), (16, 8), (8, 4)][layout];
+        let (bytes, want) = laid_out_heap(seed, h, r);
+        let m = import(&bytes).unwrap();
+        let detail = &m.details.iter().find(|(k, _)| k == "object layout").unwrap().1;
+        prop_assert!(detail.contains("(from the dump: "), "{}", detail);
+        for o in 0..m.objects() {
+            if let Some(&size) = want.get(&m.ids[o]) {
+                prop_assert_eq!(
+                    m.sizes[o], size,
+                    "{:x} {} ({})", m.ids[o], m.type_name(ObjectIdx(o as u32)), detail
+                );
+            }
+        }
+    }
+}

@@ -345,6 +345,11 @@ fn other_fatal_signals_restore_the_terminal_first() {
         let status = wait_exit(&mut child, "heaptui did not end on the signal");
         assert_eq!(status.signal(), Some(sig), "{status:?}");
         assert!(cooked(&termios(&slave)), "signal {sig}: left raw");
+        // The reader thread may not have read the last bytes yet.
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while !pty::raw(&out).contains("\x1b[?1049l") && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
         assert!(pty::raw(&out).contains("\x1b[?1049l"), "signal {sig}");
     }
 }
@@ -362,6 +367,11 @@ fn sigtstp_gives_the_terminal_back_and_sigcont_redraws() {
     // SAFETY: signals to our own child.
     unsafe { libc::kill(pid, libc::SIGTSTP) };
     assert!(stops(pid), "heaptui did not stop on SIGTSTP");
+    // The reader thread may not have read the last bytes yet.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !pty::raw(&out)[before..].contains("\x1b[?1049l") && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
     let given_back = pty::raw(&out)[before..].to_string();
     assert!(cooked(&termios(&slave)), "stopped in raw mode");
     for (seq, what) in [

@@ -18,9 +18,6 @@
 //! a hash-consing table `(merged parent, shared type id) → merged path`:
 //! one hash operation per path per snapshot, never a string per row.
 
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
-
 use rayon::prelude::*;
 
 use crate::graph::DominatorTree;
@@ -264,26 +261,7 @@ impl Expander {
     }
 }
 
-/// A fast hasher for the `(parent, type)` keys of the merge (FxHash's
-/// multiply-rotate; the keys are small integers, not attacker-chosen).
-#[derive(Default)]
-pub(crate) struct FastHasher(u64);
-
-impl Hasher for FastHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.write_u64(b as u64);
-        }
-    }
-    fn write_u64(&mut self, v: u64) {
-        self.0 = (self.0.rotate_left(5) ^ v).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-}
-
-pub(crate) type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<FastHasher>>;
+pub(crate) use crate::model::FastMap;
 
 /// Figures of one row in one snapshot.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

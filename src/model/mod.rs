@@ -32,6 +32,7 @@
 
 mod csr;
 mod diag;
+mod fasthash;
 mod fields;
 mod idmap;
 mod idruns;
@@ -46,6 +47,7 @@ pub use crate::mem::Array;
 
 pub use csr::Csr;
 pub use diag::{Collector, Kind, Place};
+pub(crate) use fasthash::FastMap;
 pub use fields::{
     field_type, FieldDecl, FieldValue, FieldView, JavaClass, JavaClasses, ObjectFields, StaticField,
 };

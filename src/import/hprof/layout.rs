@@ -22,11 +22,10 @@
 //! written by a tool), no layout fits and the identifier size's model is
 //! kept. `--compressed-refs` and `--model-sizes` force a model.
 
-use std::collections::HashMap;
-
 use super::classes::Classes;
 use super::reader::BasicType;
 use super::SizeModel;
+use crate::model::FastMap;
 
 /// Distances past this are not taken as an instance's size.
 const MAX_INSTANCE: u64 = 1 << 20;
@@ -55,10 +54,11 @@ pub(super) struct Evidence {
     /// All ids or'ed together: their alignment.
     id_bits: u64,
     objects: u64,
-    /// (class, distance) → how often.
-    instances: HashMap<(u32, u64), u32>,
-    /// (array kind, length, distance) → how often.
-    arrays: HashMap<(u8, u32, u64), u32>,
+    /// (class, distance) → how often. Distances are at most
+    /// [`MAX_INSTANCE`]: the key is `class << 32 | distance`.
+    instances: FastMap<u64, u32>,
+    /// (array kind << 32 | length, distance) → how often.
+    arrays: FastMap<(u64, u64), u32>,
     prev: Option<(u64, Shape)>,
 }
 
@@ -73,9 +73,14 @@ impl Evidence {
                 let d = id - pid;
                 match ps {
                     Shape::Instance(c) if d <= MAX_INSTANCE => {
-                        *self.instances.entry((c, d)).or_default() += 1;
+                        *self.instances.entry((c as u64) << 32 | d).or_default() += 1;
                     }
-                    Shape::Array(k, n) => *self.arrays.entry((k, n, d)).or_default() += 1,
+                    Shape::Array(k, n) => {
+                        *self
+                            .arrays
+                            .entry(((k as u64) << 32 | n as u64, d))
+                            .or_default() += 1
+                    }
                     _ => {}
                 }
             }
@@ -221,7 +226,8 @@ impl Sizing {
 /// Per class, its observed distances: (distance, count), most common first.
 fn observations(e: &Evidence, classes: usize) -> Vec<Vec<(u64, u32)>> {
     let mut out: Vec<Vec<(u64, u32)>> = vec![Vec::new(); classes];
-    for (&(c, d), &n) in &e.instances {
+    for (&key, &n) in &e.instances {
+        let (c, d) = (key >> 32, key & 0xffff_ffff);
         if let Some(v) = out.get_mut(c as usize) {
             v.push((d, n));
         }
@@ -249,30 +255,47 @@ fn injected(name: &str, w: u64) -> (u64, u64) {
     }
 }
 
+/// The classes, every superclass before its subclasses; in a superclass
+/// cycle (a damaged dump) the class met first goes first. O(classes).
+fn supers_first(supers: &[Option<u32>]) -> Vec<usize> {
+    let n = supers.len();
+    let mut placed = vec![false; n];
+    let mut on_chain = vec![false; n];
+    let mut order = Vec::with_capacity(n);
+    let mut chain = Vec::new();
+    for c in 0..n {
+        let mut cur = Some(c);
+        while let Some(k) = cur.filter(|&k| k < n && !placed[k] && !on_chain[k]) {
+            on_chain[k] = true;
+            chain.push(k);
+            cur = supers[k].map(|s| s as usize);
+        }
+        for &k in chain.iter().rev() {
+            placed[k] = true;
+            on_chain[k] = false;
+            order.push(k);
+        }
+        chain.clear();
+    }
+    order
+}
+
 /// Per class, the fields HotSpot injects into it and its superclasses.
-fn injected_per_class(classes: &Classes, w: u64) -> Vec<(u64, u64)> {
-    let own: Vec<(u64, u64)> = classes
+fn injected_per_class(classes: &Classes, order: &[usize], w: u64) -> Vec<(u64, u64)> {
+    let mut out: Vec<(u64, u64)> = classes
         .type_of
         .iter()
         .map(|&t| injected(&classes.types.names[t as usize], w))
         .collect();
-    (0..own.len())
-        .map(|c| {
-            let (mut p, mut r) = (0, 0);
-            let mut cur = Some(c);
-            let mut steps = 0;
-            while let Some(k) = cur {
-                steps += 1;
-                if steps > own.len() {
-                    break;
-                }
-                p += own[k].0;
-                r += own[k].1;
-                cur = classes.supers[k].map(|s| s as usize);
-            }
-            (p, r)
-        })
-        .collect()
+    let mut done = vec![false; out.len()];
+    for &c in order {
+        if let Some(s) = classes.supers[c].map(|s| s as usize).filter(|&s| done[s]) {
+            out[c].0 += out[s].0;
+            out[c].1 += out[s].1;
+        }
+        done[c] = true;
+    }
+    out
 }
 
 /// The unaligned field model of class `c`: header plus its fields, those
@@ -291,6 +314,15 @@ fn array_fit(obs: &[(u32, u64, u32)], base: u64, e: u64, align: u64) -> u64 {
 }
 
 const BASES: [u64; 7] = [8, 12, 16, 20, 24, 28, 32];
+
+/// The element size of array kind `k`.
+fn element_size(k: usize, ref_size: u64) -> u64 {
+    if k == OBJECT_ARRAYS {
+        ref_size
+    } else {
+        BasicType::PRIMITIVES[k].file_size(1) as u64
+    }
+}
 
 /// The base of an array kind the evidence does not pin down: after the
 /// header and the 4-byte length, aligned to the element size (HotSpot
@@ -312,57 +344,73 @@ fn infer(
     if e.objects < 16 || e.id_bits == 0 {
         return None;
     }
-    let align = 1u64 << e.id_bits.trailing_zeros().min(63);
-    if !(8..=256).contains(&align) {
+    // The ids' alignment bounds the objects'; a small heap's ids may all
+    // be multiples of 16 by chance, so each power of two up to it is tried.
+    let max_align = 1u64 << e.id_bits.trailing_zeros().min(63);
+    if !(8..=256).contains(&max_align) {
         return None;
     }
     let n = classes.layouts.len();
-    let inj = injected_per_class(classes, id_size as u64);
+    let order = supers_first(&classes.supers);
+    let inj = injected_per_class(classes, &order, id_size as u64);
     let obs = observations(e, n);
     let mut arrays: Vec<Vec<(u32, u64, u32)>> = vec![Vec::new(); ARRAY_KINDS];
-    for (&(k, len, d), &c) in &e.arrays {
-        if let Some(v) = arrays.get_mut(k as usize) {
-            v.push((len, d, c));
+    for (&(key, d), &c) in &e.arrays {
+        if let Some(v) = arrays.get_mut((key >> 32) as usize) {
+            v.push((key as u32, d, c));
         }
     }
     let observed: u64 = obs.iter().flatten().map(|o| o.1 as u64).sum::<u64>()
         + arrays.iter().flatten().map(|o| o.2 as u64).sum::<u64>();
-    // Each candidate layout scores the instances whose most common
-    // distance is their class's model size, and the object arrays that fit.
-    let mut best: Option<(u64, u64, u64)> = None;
-    for ref_size in [4u64, 8] {
+    // Each candidate layout scores the distances after arrays that fit it
+    // (arrays have no padding and no injected fields: they decide), then
+    // those after instances that are their class's model size.
+    let mut best: Option<((u64, u64), u64, u64, u64)> = None;
+    let aligns = std::iter::successors(Some(8u64), |a| (*a < max_align).then_some(a * 2));
+    let candidates = aligns.flat_map(|a| {
+        [4u64, 8]
+            .into_iter()
+            .flat_map(move |r| [8u64, 12, 16].map(move |h| (a, r, h)))
+    });
+    for (align, ref_size, header) in candidates {
         if ref_size > id_size as u64 {
             continue;
         }
-        for header in [8u64, 12, 16] {
-            let mut score = 0u64;
-            let mut short = 0u64;
-            for (c, o) in obs.iter().enumerate() {
-                let model = align_up(unaligned(classes, &inj, c, header, ref_size), align);
-                for &(d, k) in o {
-                    if d == model {
-                        score += k as u64;
-                    } else if d < model {
-                        short += k as u64;
-                    }
+        let (mut fits, mut short) = (0u64, 0u64);
+        for (c, o) in obs.iter().enumerate() {
+            let model = align_up(unaligned(classes, &inj, c, header, ref_size), align);
+            for &(d, k) in o {
+                if d == model {
+                    fits += k as u64;
+                } else if d < model {
+                    short += k as u64;
                 }
             }
-            score += BASES
-                .iter()
-                .map(|&b| array_fit(&arrays[OBJECT_ARRAYS], b, ref_size, align))
-                .max()
-                .unwrap_or(0);
-            // Distances shorter than the model would make the objects
-            // overlap: these ids are not addresses under this layout.
-            if short * 50 > observed.max(1) {
-                continue;
-            }
-            if best.is_none_or(|b| score > b.0) {
-                best = Some((score, header, ref_size));
-            }
+        }
+        // Arrays of every kind, with their elements where this header puts
+        // them (after the length, aligned to 8 or to the element).
+        let array_fits = (0..ARRAY_KINDS)
+            .map(|k| {
+                let e = element_size(k, ref_size);
+                [true, false]
+                    .map(|word| array_fit(&arrays[k], default_base(header, e, word), e, align))
+                    .into_iter()
+                    .max()
+                    .unwrap_or(0)
+            })
+            .sum::<u64>();
+        // Distances shorter than the model would make the objects overlap:
+        // these ids are not addresses under this layout.
+        if short * 50 > observed.max(1) {
+            continue;
+        }
+        let score = (array_fits, fits);
+        if best.is_none_or(|b| score > b.0) {
+            best = Some((score, header, ref_size, align));
         }
     }
-    let (score, header, ref_size) = best?;
+    let ((array_fits, fits), header, ref_size, align) = best?;
+    let score = array_fits + fits;
     // Most objects of a compacted heap lie next to another: a layout that
     // explains a small part of the distances is chance.
     if score * 3 < observed || score < 8 {
@@ -373,11 +421,7 @@ fn infer(
     let mut pinned: [Option<Vec<u64>>; ARRAY_KINDS] = Default::default();
     let mut word_votes = (0i64, 0i64);
     for k in 0..ARRAY_KINDS {
-        let e = if k == OBJECT_ARRAYS {
-            ref_size
-        } else {
-            BasicType::PRIMITIVES[k].file_size(1) as u64
-        };
+        let e = element_size(k, ref_size);
         arr[k].1 = e;
         let fits: Vec<(u64, u64)> = BASES
             .iter()
@@ -387,7 +431,17 @@ fn infer(
         if top == 0 {
             continue;
         }
-        let bases: Vec<u64> = fits.iter().filter(|f| f.0 == top).map(|f| f.1).collect();
+        let mut bases: Vec<u64> = fits.iter().filter(|f| f.0 == top).map(|f| f.1).collect();
+        // One observation could be an array followed by a gap: it pins
+        // a base only where it is the rule's.
+        if top < 2 {
+            bases.retain(|&b| {
+                b == default_base(header, e, true) || b == default_base(header, e, false)
+            });
+            if bases.is_empty() {
+                continue;
+            }
+        }
         let (word, elem) = (
             default_base(header, e, true),
             default_base(header, e, false),
@@ -416,21 +470,8 @@ fn infer(
     let mut after: Vec<Option<(u64, u64)>> = vec![None; n];
     let mut done = vec![false; n];
     let (mut by_evidence, mut by_model) = (0u32, 0u32);
-    for c in 0..n {
-        // The chain up to a class already sized (or the top), then down.
-        let mut chain = Vec::new();
-        let mut cur = Some(c);
-        while let Some(k) = cur {
-            if done[k] || chain.contains(&k) || chain.len() > n {
-                break;
-            }
-            chain.push(k);
-            cur = classes.supers[k].map(|s| s as usize);
-        }
-        for &k in chain.iter().rev() {
-            if done[k] {
-                continue;
-            }
+    for &k in &order {
+        {
             let inherited = classes.supers[k]
                 .map(|s| s as usize)
                 .filter(|&s| done[s])
@@ -477,4 +518,49 @@ fn infer(
             by_model,
         }),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn superclasses_come_first_and_cycles_end() {
+        // 0 → 2 → 1 (top); 3 → 4 → 3 (a cycle); 5 names a class past the end.
+        let supers = [Some(2), None, Some(1), Some(4), Some(3), Some(99)];
+        let order = supers_first(&supers);
+        let at = |c: usize| order.iter().position(|&k| k == c).unwrap();
+        assert_eq!(order.len(), 6);
+        assert!(at(1) < at(2) && at(2) < at(0));
+        assert!(at(4) < at(3), "{order:?}");
+        // A long chain costs one step per class.
+        let n = 100_000;
+        let chain: Vec<Option<u32>> = (0..n)
+            .map(|c| (c + 1 < n).then_some(c as u32 + 1))
+            .collect();
+        let order = supers_first(&chain);
+        assert_eq!(order[0], n as usize - 1);
+        assert_eq!(order[n as usize - 1], 0);
+    }
+
+    #[test]
+    fn evidence_counts_distances_to_the_next_object() {
+        let mut e = Evidence::default();
+        e.add(0x1000, Shape::Instance(3));
+        e.add(0x1010, Shape::Instance(3));
+        e.add(0x1020, Shape::Array(OBJECT_ARRAY_KIND, 2));
+        e.add(0x1038, Shape::Other);
+        e.add(0x1100, Shape::Instance(3));
+        // The last object and the one after a class dump's place say nothing.
+        assert_eq!(e.instances.get(&(3 << 32 | 0x10)), Some(&2));
+        assert_eq!(e.instances.len(), 1);
+        assert_eq!(e.arrays.get(&((8 << 32) | 2, 0x18)), Some(&1));
+        assert_eq!(e.objects, 5);
+        let mut f = Evidence::default();
+        f.add(0x2000, Shape::Instance(3));
+        f.add(0x2010, Shape::Instance(1));
+        e.merge(f);
+        assert_eq!(e.instances.get(&(3 << 32 | 0x10)), Some(&3));
+        assert_eq!(e.id_bits.trailing_zeros(), 3);
+    }
 }
