@@ -22,10 +22,11 @@
 //! written by a tool), no layout fits and the identifier size's model is
 //! kept. `--compressed-refs` and `--model-sizes` force a model.
 
+use std::collections::HashMap;
+
 use super::classes::Classes;
 use super::reader::BasicType;
 use super::SizeModel;
-use crate::model::FastMap;
 
 /// Distances past this are not taken as an instance's size.
 const MAX_INSTANCE: u64 = 1 << 20;
@@ -55,10 +56,11 @@ pub(super) struct Evidence {
     id_bits: u64,
     objects: u64,
     /// (class, distance) → how often. Distances are at most
-    /// [`MAX_INSTANCE`]: the key is `class << 32 | distance`.
-    instances: FastMap<u64, u32>,
+    /// [`MAX_INSTANCE`]: the key is `class << 32 | distance`. std's
+    /// randomly keyed hash: a dump's ids cannot be crafted to collide.
+    instances: HashMap<u64, u32>,
     /// (array kind << 32 | length, distance) → how often.
-    arrays: FastMap<(u64, u64), u32>,
+    arrays: HashMap<(u64, u64), u32>,
     prev: Option<(u64, Shape)>,
 }
 
