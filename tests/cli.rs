@@ -1364,3 +1364,25 @@ fn the_format_line_leaves_out_the_v8_header_lists() {
     );
     assert!(line.chars().count() < 200, "{line}");
 }
+
+/// The text report names how an HPROF's objects were sized on a line of
+/// its own (the `Format:` line leaves out values with lists in them).
+#[test]
+fn the_text_report_shows_the_object_layout_found() {
+    let text = report_text(&["leaky.hprof.gz", "--no-cache", "--duplicates", "none"]);
+    assert!(
+        text.contains(
+            "\nLayout:      compressed oops, 12-byte headers, 8-byte alignment (from the dump: "
+        ),
+        "{text}"
+    );
+    let forced = report_text(&[
+        "leaky.hprof.gz",
+        "--no-cache",
+        "--duplicates",
+        "none",
+        "--model-sizes",
+    ]);
+    let layout = forced.lines().find(|l| l.starts_with("Layout:")).unwrap();
+    assert!(!layout.contains("from the dump"), "{layout}");
+}

@@ -16,6 +16,9 @@ const SHORT: usize = 20;
 /// Diagnostic messages listed without `--top`.
 const MESSAGES: usize = 10;
 
+/// The detail that names how an HPROF's objects were sized (its own line).
+const LAYOUT: &str = "object layout";
+
 /// The longest detail value the `Format:` line shows.
 const MAX_DETAIL_CHARS: usize = 60;
 
@@ -66,7 +69,7 @@ pub fn write_text(out: &mut impl Write, a: &Analysis, opts: &ReportOptions) -> i
     let details: Vec<String> = dump
         .details
         .iter()
-        .filter(|(_, v)| !v.contains(", ") && v.chars().count() <= MAX_DETAIL_CHARS)
+        .filter(|(k, v)| k != LAYOUT && !v.contains(", ") && v.chars().count() <= MAX_DETAIL_CHARS)
         .map(|(k, v)| format!("{k} {v}"))
         .collect();
     match details.is_empty() {
@@ -77,6 +80,10 @@ pub fn write_text(out: &mut impl Write, a: &Analysis, opts: &ReportOptions) -> i
             dump.format.describe(),
             details.join(", ")
         )?,
+    }
+    // HPROF: how the objects were sized, on a line of its own.
+    if let Some((_, layout)) = dump.details.iter().find(|(k, _)| k == LAYOUT) {
+        writeln!(out, "Layout:      {layout}")?;
     }
     let s = &a.summary;
     let domains: Vec<String> = s
