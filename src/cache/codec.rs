@@ -405,8 +405,9 @@ pub fn decode(r: &R, path: &Path) -> Result<Analysis, Corrupt> {
     // are not checked otherwise, and a pass over the objects is cheap).
     decode_type_stats(r, graph.dump.type_names.len())?;
     let types = crate::analysis::type_stats(&graph, &dom);
+    laps.lap("types");
     let duplicates = decode_duplicates(r, &graph, &dom, &meta)?;
-    laps.lap("types+duplicates");
+    laps.lap("duplicates");
     // Made again in one pass over the objects and compared: a list that
     // differs was not written by this analysis.
     let largest: Array<u32> = get(r, LARGEST, graph.dump.type_names.len())?;
@@ -414,6 +415,7 @@ pub fn decode(r: &R, path: &Path) -> Result<Analysis, Corrupt> {
     if largest[..] != fresh[..] {
         return corrupt("largest instances: not the graph's");
     }
+    laps.lap("largest");
     let roots = Arc::new(root_groups(&graph, &dom));
     let weak = weakly_held(&graph, &dom);
     let summary = Arc::new(Summary::new(&graph, &dom, &types, weak));
@@ -847,7 +849,9 @@ fn decode_duplicates(
             holding_set: (f[5] != NONE).then_some(f[5] as u32),
         });
     }
+    let t = std::time::Instant::now();
     check_sets(dump, dom, &sets)?;
+    tracing::debug!(target: "heaptui::profile", "cache/check_sets: {} ms", t.elapsed().as_millis());
     let types: Array<u32> = r.array(POSSIBLE)?;
     check_below("possible duplicates", &types, names)?;
     let instances = read_lists(r, POSSIBLE + 1, types.len(), n)?;
