@@ -1,10 +1,13 @@
 //! An [`Analysis`] as cache sections and back. Decoding checks every index
 //! against the arrays it points into and that the dominator tree is a tree
 //! (each reachable object's idom comes before it in the preorder, each
-//! children list holds exactly the nodes whose idom it belongs to), so a
-//! hostile cache can give wrong figures at worst, never a panic, an
-//! out-of-bounds read or an endless walk. What is cheap to recompute (the id
-//! index, root groups, the summary) is recomputed.
+//! children list holds exactly the nodes whose idom it belongs to), that
+//! retained sizes add up over that tree, and the duplicate sets' figures
+//! against their members (see `check_sets`), so a hostile cache gives no
+//! panic, out-of-bounds read or endless walk, and no figure its graph
+//! contradicts. What is cheap to recompute (the id index, root groups, type
+//! statistics, the largest instances, the summary) is recomputed; the
+//! largest instances are compared with what was read.
 
 use std::io::Write;
 use std::path::Path;
@@ -13,7 +16,7 @@ use std::sync::Arc;
 use rayon::prelude::*;
 
 use super::layout::{corrupt, Corrupt, Element, Input, Reader, Writer};
-use crate::analysis::roots::{root_groups, weakly_held};
+use crate::analysis::roots::{largest_instances, root_groups, weakly_held};
 use crate::analysis::summary::Summary;
 use crate::analysis::{Analysis, Timings, TypeStats};
 use crate::graph::duplicates::{DuplicateMode, DuplicateSet, Duplicates, PossibleDuplicates};
@@ -402,12 +405,17 @@ pub fn decode(r: &R, path: &Path) -> Result<Analysis, Corrupt> {
     // are not checked otherwise, and a pass over the objects is cheap).
     decode_type_stats(r, graph.dump.type_names.len())?;
     let types = crate::analysis::type_stats(&graph, &dom);
-    let duplicates = decode_duplicates(r, &graph.dump, &meta)?;
-    laps.lap("types+duplicates");
+    laps.lap("types");
+    let duplicates = decode_duplicates(r, &graph, &dom, &meta)?;
+    laps.lap("duplicates");
+    // Made again in one pass over the objects and compared: a list that
+    // differs was not written by this analysis.
     let largest: Array<u32> = get(r, LARGEST, graph.dump.type_names.len())?;
-    if largest.iter().any(|&o| o != u32::MAX && o as usize >= n) {
-        return corrupt("largest instances: index out of range");
+    let fresh = largest_instances(&graph, &dom);
+    if largest[..] != fresh[..] {
+        return corrupt("largest instances: not the graph's");
     }
+    laps.lap("largest");
     let roots = Arc::new(root_groups(&graph, &dom));
     let weak = weakly_held(&graph, &dom);
     let summary = Arc::new(Summary::new(&graph, &dom, &types, weak));
@@ -418,7 +426,7 @@ pub fn decode(r: &R, path: &Path) -> Result<Analysis, Corrupt> {
         types: Arc::new(types),
         duplicates: Arc::new(duplicates),
         roots,
-        largest: Arc::new(largest.into_vec()),
+        largest: Arc::new(fresh),
         summary,
         timings: Timings::default(),
     })
@@ -808,7 +816,13 @@ fn read_lists(r: &R, tag: u32, count: usize, bound: usize) -> Result<Vec<Vec<u32
         .collect())
 }
 
-fn decode_duplicates(r: &R, dump: &Model, meta: &[u64]) -> Result<Duplicates, Corrupt> {
+fn decode_duplicates(
+    r: &R,
+    graph: &HeapGraph,
+    dom: &DominatorTree,
+    meta: &[u64],
+) -> Result<Duplicates, Corrupt> {
+    let dump = &graph.dump;
     let (n, names) = (dump.objects(), dump.type_names.len());
     let raw: Array<u64> = r.array(SETS)?;
     if !raw.len().is_multiple_of(6) {
@@ -835,9 +849,13 @@ fn decode_duplicates(r: &R, dump: &Model, meta: &[u64]) -> Result<Duplicates, Co
             holding_set: (f[5] != NONE).then_some(f[5] as u32),
         });
     }
+    let t = std::time::Instant::now();
+    check_sets(dump, dom, &sets)?;
+    tracing::debug!(target: "heaptui::profile", "cache/check_sets: {} ms", t.elapsed().as_millis());
     let types: Array<u32> = r.array(POSSIBLE)?;
     check_below("possible duplicates", &types, names)?;
     let instances = read_lists(r, POSSIBLE + 1, types.len(), n)?;
+    check_possible(dump, dom, &types, &instances)?;
     let possible = types
         .iter()
         .copied()
@@ -849,6 +867,9 @@ fn decode_duplicates(r: &R, dump: &Model, meta: &[u64]) -> Result<Duplicates, Co
         .collect();
     let finished: Array<u32> = r.array(FINISHED)?;
     check_below("finished types", &finished, names)?;
+    if !finished.windows(2).all(|w| w[0] < w[1]) {
+        return corrupt("finished types: not ascending");
+    }
     let mode = match meta[11] {
         0 => None,
         1 => Some(DuplicateMode::None),
@@ -866,6 +887,101 @@ fn decode_duplicates(r: &R, dump: &Model, meta: &[u64]) -> Result<Duplicates, Co
         budget,
         finished.into_vec(),
     ))
+}
+
+/// The duplicate sets' figures against the graph, in one pass over their
+/// members and held-by lists (each member and each reference read once):
+/// - members: reachable, in no other set, in the detector's order (by id,
+///   so no member twice), all of the set's type and instance size;
+/// - a trivial set's figures are its members' sizes (one object per copy,
+///   all but one member as additional bytes); another's are bounded by the
+///   reachable heap (its additional objects are distinct reachable ones);
+/// - sets in the detector's order (additional bytes descending, then the
+///   first member's id);
+/// - held-by lists ascending, without the set itself, holding set among
+///   them (none exactly when the list is empty), and each holder met on
+///   every root path to the held members: a holder has a member earlier in
+///   the DFS preorder than every member of the held set (the DFS tree path
+///   to a held member passes through one), which also makes held-by acyclic.
+fn check_sets(dump: &Model, dom: &DominatorTree, sets: &[DuplicateSet]) -> Result<(), Corrupt> {
+    let n = dump.objects();
+    let mut position = crate::mem::filled(n, u32::MAX);
+    for (i, &o) in dom.preorder.iter().enumerate() {
+        position[o as usize] = i as u32;
+    }
+    let mut in_set = vec![false; n];
+    // Per set: the earliest DFS position of a member.
+    let mut first = Vec::with_capacity(sets.len());
+    let id = |o: u32| dump.ids[o as usize];
+    for s in sets {
+        let mut earliest = u32::MAX;
+        let mut prev: Option<u64> = None;
+        for &m in &s.members {
+            let o = m as usize;
+            let ok = dom.is_reachable(m)
+                && !std::mem::replace(&mut in_set[o], true)
+                && prev.is_none_or(|p| p <= id(m))
+                && dump.types[o].raw() == s.type_index
+                && dump.sizes[o] == s.instance_bytes;
+            if !ok {
+                return corrupt("duplicate sets: members unlike each other or the graph");
+            }
+            prev = Some(id(m));
+            earliest = earliest.min(position[o]);
+        }
+        first.push(earliest);
+        let copies = s.members.len() as u64 - 1;
+        let figures_ok = if s.trivial {
+            s.objects_per_copy == 1
+                && Some(s.additional_bytes) == s.instance_bytes.checked_mul(copies)
+        } else {
+            s.objects_per_copy <= crate::graph::duplicates::per_copy(dom.reachable_objects, copies)
+                && s.additional_bytes <= dom.reachable_bytes
+        };
+        if !figures_ok {
+            return corrupt("duplicate sets: figures not their members'");
+        }
+    }
+    let ordered = sets.windows(2).all(|w| {
+        let key = |s: &DuplicateSet| (std::cmp::Reverse(s.additional_bytes), id(s.members[0]));
+        key(&w[0]) <= key(&w[1])
+    });
+    if !ordered {
+        return corrupt("duplicate sets: out of order");
+    }
+    for (i, s) in sets.iter().enumerate() {
+        let held_ok = s.held_by.windows(2).all(|w| w[0] < w[1])
+            && s.held_by.iter().all(|&h| first[h as usize] < first[i])
+            && match s.holding_set {
+                None => s.held_by.is_empty(),
+                Some(h) => s.held_by.binary_search(&h).is_ok(),
+            };
+        if !held_ok {
+            return corrupt("duplicate sets: held by sets that cannot hold them");
+        }
+    }
+    Ok(())
+}
+
+/// Possible duplicates: types ascending, each type's instances reachable,
+/// of that type and ascending (the detector's order).
+fn check_possible(
+    dump: &Model,
+    dom: &DominatorTree,
+    types: &[u32],
+    instances: &[Vec<u32>],
+) -> Result<(), Corrupt> {
+    let ok = types.windows(2).all(|w| w[0] < w[1])
+        && types.iter().zip(instances).all(|(&t, list)| {
+            list.windows(2).all(|w| w[0] < w[1])
+                && list
+                    .iter()
+                    .all(|&o| dom.is_reachable(o) && dump.types[o as usize].raw() == t)
+        });
+    if !ok {
+        return corrupt("possible duplicates: not of their type or out of order");
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -930,6 +1046,173 @@ mod tests {
         assert!(!name.contains(['\x1b', '\u{202e}']));
         let msg = b.graph.dump.diagnostics.messages.last().unwrap();
         assert_eq!(msg, "line 1: \\x1b[2J");
+    }
+
+    fn fixture(name: &str) -> Analysis {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures")
+            .join(name);
+        let bytes = std::fs::read(&path).unwrap();
+        Analysis::from_bytes(name, &bytes, &DuplicateOptions::default()).unwrap()
+    }
+
+    /// Caches written by the analysis pass every check of their figures,
+    /// on fixtures with non-trivial, held and holding sets of every format.
+    #[test]
+    fn honest_figures_of_every_format_are_accepted() {
+        for name in [
+            "dup_seed_held.txt",
+            "dup_held_collective.txt",
+            "dup_cycles.txt",
+            "dup_aliasing.txt",
+            "demo.dump.txt",
+            "leaky.hprof.gz",
+            "node_duplicates.heapsnapshot.gz",
+            "perfview_test1.gcdump",
+        ] {
+            let a = fixture(name);
+            let b = decoded(&encoded(&a)).unwrap_or_else(|e| panic!("{name}: {e:?}"));
+            assert_eq!(a.duplicates.sets, b.duplicates.sets, "{name}");
+            assert_eq!(a.duplicates.possible, b.duplicates.possible, "{name}");
+            assert_eq!(a.largest, b.largest, "{name}");
+        }
+    }
+
+    /// Duplicate figures and the largest instances with good checksums but
+    /// values the graph does not give are refused.
+    #[test]
+    fn consistent_checksums_do_not_make_lying_figures_trusted() {
+        let a = fixture("dup_held_collective.txt");
+        let d = &a.duplicates;
+        let trivial = d
+            .sets
+            .iter()
+            .position(|s| s.trivial)
+            .expect("a trivial set");
+        let full = d.sets.iter().position(|s| !s.trivial).expect("a full set");
+        let held = d
+            .sets
+            .iter()
+            .position(|s| !s.held_by.is_empty())
+            .expect("a held set");
+        let unheld = d.sets.iter().position(|s| s.held_by.is_empty()).unwrap();
+        let reachable_bytes = a.dom.reachable_bytes;
+        let reachable_objects = a.dom.reachable_objects;
+        type Lie = Box<dyn Fn(&mut Duplicates)>;
+        let lies: Vec<(&str, Lie)> = vec![
+            (
+                "instance size",
+                Box::new(move |d| d.sets[full].instance_bytes += 1),
+            ),
+            (
+                "trivial objects per copy",
+                Box::new(move |d| d.sets[trivial].objects_per_copy = 2),
+            ),
+            (
+                "trivial additional bytes",
+                Box::new(move |d| d.sets[trivial].additional_bytes += 1),
+            ),
+            (
+                "additional bytes past the heap",
+                Box::new(move |d| d.sets[full].additional_bytes = reachable_bytes + 1),
+            ),
+            (
+                "objects per copy past the heap",
+                Box::new(move |d| d.sets[full].objects_per_copy = reachable_objects + 1),
+            ),
+            (
+                "a member of another type",
+                Box::new(move |d| {
+                    let other = d.sets[trivial].members[0];
+                    d.sets[full].members[1] = other;
+                }),
+            ),
+            (
+                "a member twice",
+                Box::new(move |d| {
+                    let m = d.sets[full].members[0];
+                    d.sets[full].members[1] = m;
+                }),
+            ),
+            (
+                "members out of order",
+                Box::new(move |d| d.sets[full].members.reverse()),
+            ),
+            ("sets out of order", Box::new(|d| d.sets.swap(0, 1))),
+            (
+                "held by itself",
+                Box::new(move |d| {
+                    d.sets[held].held_by = vec![held as u32];
+                    d.sets[held].holding_set = Some(held as u32);
+                }),
+            ),
+            (
+                "held by a set it holds",
+                Box::new(move |d| {
+                    let h = d.sets[held].held_by[0] as usize;
+                    d.sets[h].held_by = vec![held as u32];
+                    d.sets[h].holding_set = Some(held as u32);
+                }),
+            ),
+            (
+                "holding set not among the holders",
+                Box::new(move |d| {
+                    d.sets[held].holding_set = None;
+                }),
+            ),
+            (
+                "a holding set without holders",
+                Box::new(move |d| d.sets[unheld].holding_set = Some(held as u32)),
+            ),
+            (
+                "possible duplicates of another type",
+                Box::new(move |d| {
+                    let (t, m) = (d.sets[full].type_index, d.sets[trivial].members[0]);
+                    d.possible = vec![PossibleDuplicates {
+                        type_index: t,
+                        instances: vec![m],
+                    }];
+                }),
+            ),
+        ];
+        for (what, lie) in lies {
+            let mut bad = a.clone();
+            let mut dups = (*bad.duplicates).clone();
+            lie(&mut dups);
+            assert_ne!(dups, *a.duplicates, "{what}: no lie");
+            bad.duplicates = Arc::new(dups);
+            assert!(decoded(&encoded(&bad)).is_err(), "{what}");
+        }
+        // The largest instance of a type with two reachable instances,
+        // swapped for the other.
+        let t = d.sets[full].type_index as usize;
+        let mut bad = a.clone();
+        let mut largest = (*bad.largest).clone();
+        let other = d.sets[full]
+            .members
+            .iter()
+            .copied()
+            .find(|&m| m != largest[t])
+            .unwrap();
+        largest[t] = other;
+        bad.largest = Arc::new(largest);
+        assert!(decoded(&encoded(&bad)).is_err(), "largest instance");
+        // An unreachable object of the same type and size as the members of
+        // a set (and in their order), for the first one.
+        let a = fixture("dup_unreachable.txt");
+        let d = a.dump();
+        let unreachable = d.index_of(0x50).unwrap().raw();
+        assert!(!a.dom.is_reachable(unreachable));
+        let mut dups = (*a.duplicates).clone();
+        let set = dups
+            .sets
+            .iter_mut()
+            .find(|s| s.members[0] == d.index_of(0x80).unwrap().raw())
+            .expect("the boxes' set");
+        set.members[0] = unreachable;
+        let mut bad = a.clone();
+        bad.duplicates = Arc::new(dups);
+        assert!(decoded(&encoded(&bad)).is_err(), "an unreachable member");
     }
 
     /// Arrays with good checksums but lying indices are refused.

@@ -49,6 +49,7 @@ use sets::NO_SET;
 pub use sets::{
     DuplicateMode, DuplicateOptions, DuplicateSet, DuplicateTotals, Duplicates, PossibleDuplicates,
 };
+pub(crate) use verify::per_copy;
 pub use view::DescriptorRule;
 use view::View;
 use workspace::{Budget, Stop, Workspace};
