@@ -862,3 +862,118 @@ fn numbers_and_booleans_show_their_values() {
     );
     assert_eq!(m.fields(at(5)), None, "an object has no value of its own");
 }
+
+/// Three closures of one function: two defined at one place, one at
+/// another file's; a fourth has no location, a fifth's script has no name.
+fn located_closures() -> Vec<Node> {
+    let shared = |to| vec![edge("internal", "shared", to)];
+    vec![
+        node("hidden", "", 1, 0, vec![edge("element", "1", 1)]),
+        node(
+            "array",
+            "",
+            3,
+            16,
+            (2..=6)
+                .map(|i| edge("element", &i.to_string(), i))
+                .collect(),
+        ),
+        node("closure", "audit", 5, 32, shared(7)),
+        node("closure", "audit", 7, 32, shared(7)),
+        node("closure", "audit", 9, 32, shared(8)),
+        node("closure", "audit", 11, 32, shared(7)),
+        node("closure", "", 13, 32, shared(7)),
+        node(
+            "code",
+            "audit",
+            15,
+            8,
+            vec![edge("internal", "script_or_debug_info", 9)],
+        ),
+        node("code", "audit", 17, 8, vec![edge("internal", "script", 10)]),
+        // A Script's node is named by its path; its `name` string wins.
+        node(
+            "code",
+            "system / Script",
+            19,
+            8,
+            vec![edge("internal", "name", 11)],
+        ),
+        node("code", "file:///srv/lib/audit.js", 21, 8, vec![]),
+        node("string", "/srv/app/server.js", 23, 24, vec![]),
+    ]
+}
+
+/// `nodes` written with `location_fields` and the `locations` records
+/// `(node, line)` (script id and column are not read).
+fn with_locations(nodes: &[Node], records: &[(usize, u64)]) -> Vec<u8> {
+    let text = String::from_utf8(write(nodes, 0)).unwrap();
+    let nf = 6;
+    let nums: Vec<String> = records
+        .iter()
+        .map(|&(n, line)| format!("{},{},{line},{}", n * nf, n + 100, line % 7))
+        .collect();
+    text.replacen(
+        "{\"meta\":{",
+        "{\"meta\":{\"location_fields\":[\"object_index\",\"script_id\",\"line\",\"column\"],",
+        1,
+    )
+    .replacen(
+        "\"locations\":[]",
+        &format!("\"locations\":[{}]", nums.join(",\n")),
+        1,
+    )
+    .into_bytes()
+}
+
+#[test]
+fn closures_are_named_by_function_and_where_it_was_defined() {
+    let nodes = located_closures();
+    // Node 3 twice (the first counts), a record past the nodes, one of a
+    // non-closure, one of the root: ignored.
+    let records = [
+        (2, 41),
+        (3, 41),
+        (3, 7),
+        (4, 0),
+        (6, 5),
+        (99, 1),
+        (7, 1),
+        (0, 1),
+    ];
+    let bytes = with_locations(&nodes, &records);
+    for chunk in [1, 7, 1 << 20] {
+        let m = import_chunked(&bytes, chunk);
+        let types: Vec<&str> = (1..=5).map(|o| m.type_name(ObjectIdx(o))).collect();
+        assert_eq!(
+            types,
+            [
+                "audit() server.js:42",
+                "audit() server.js:42",
+                "audit() audit.js:1",
+                "audit()",
+                "(anonymous)() server.js:6",
+            ],
+            "chunk {chunk}"
+        );
+        assert_eq!(m.types[1], m.types[2]);
+        assert_eq!(m.diagnostics.total(), 0, "{:?}", m.diagnostics);
+        // No type without objects: "audit()" is the unlocated one's.
+        let mut used: Vec<u32> = m.types.iter().map(|t| t.raw()).collect();
+        used.sort();
+        used.dedup();
+        assert_eq!(used.len(), m.type_names.len());
+    }
+    // Without `location_fields` the array is not read.
+    let text = String::from_utf8(bytes).unwrap();
+    let m = import(
+        text.replacen("\"location_fields\"", "\"other_fields\"", 1)
+            .as_bytes(),
+    );
+    assert_eq!(m.type_name(ObjectIdx(1)), "audit()");
+    // A malformed array is one message; closures keep their names.
+    let bad = text.replacen("\"locations\":[12", "\"locations\":[x12", 1);
+    let m = import(bad.as_bytes());
+    assert_eq!(m.type_name(ObjectIdx(1)), "audit()");
+    assert_eq!(m.diagnostics.total(), 1, "{:?}", m.diagnostics);
+}

@@ -36,11 +36,15 @@ fn a_real_node_snapshot_has_its_known_answers() {
     };
     let sessions = of_type("Session");
     assert_eq!(sessions.len(), 1000);
-    // Functions are named as DevTools names them, a type per name: the
-    // classes' constructors, and `add` (Leaky's method, and others').
-    assert_eq!(of_type("Leaky()").len(), 1);
-    assert_eq!(of_type("Session()").len(), 1);
-    assert_eq!(of_type("add()").len(), 5);
+    // Functions are named as DevTools names them, a type per name and
+    // place where the snapshot's `locations` give one (counted from the
+    // JSON as above, following closure → shared → script_or_debug_info →
+    // name): the classes' constructors, Leaky's method `add`, and four
+    // other `add`s (Node's own, with no place recorded).
+    assert_eq!(of_type("Leaky() make_small_heapsnapshot.js:20").len(), 1);
+    assert_eq!(of_type("Session() make_small_heapsnapshot.js:13").len(), 1);
+    assert_eq!(of_type("add() make_small_heapsnapshot.js:23").len(), 1);
+    assert_eq!(of_type("add()").len(), 4);
     assert!(of_type("(closure)").is_empty());
     assert!(sessions.iter().all(|&o| m.sizes[o as usize] == 48));
     assert_eq!(of_type("Leaky").len(), 1);

@@ -9,12 +9,17 @@ use std::sync::atomic::Ordering;
 
 use rayon::prelude::*;
 
+use super::locations::{self, Defined};
 use super::meta::{Meta, NodeClass};
 use super::nodes::{Nodes, NO_STRING, UNKNOWN_KIND};
 use super::strings::Pool;
 use crate::model::{Labels, ValueKind, Values};
 
 const UNUSED: u32 = u32::MAX;
+
+/// Marks a located closure's slot while types are made (no string index
+/// reaches it: see [`types`]).
+const LOCATED: u32 = u32::MAX - 1;
 
 /// Marks the string indices `used` yields in a table of `len` entries.
 fn mark_used(len: usize, used: impl ParallelIterator<Item = u32>) -> Vec<u32> {
@@ -37,13 +42,27 @@ fn mark_used(len: usize, used: impl ParallelIterator<Item = u32>) -> Vec<u32> {
 /// (`of_object`, so
 /// the 4 bytes an object take no fresh pages: a first touch of memory is
 /// the import's largest single cost).
+/// A closure whose place is known (`defined`, sorted by object) is typed
+/// by its function's name and place (`audit() server.js:42`, the line
+/// 1-based), as DevTools shows and groups it.
 pub fn types(
     mut of_object: Vec<u32>,
     kinds: &[u8],
     meta: &Meta,
     pool: &Pool,
+    defined: &[Defined],
 ) -> (Vec<Box<str>>, Vec<u32>) {
     let classes = &meta.node_classes;
+    // A located closure's name is set aside and its slot marked, so that
+    // only closures without a place make a type of their bare name.
+    let defined = match pool.len() < LOCATED as usize {
+        true => defined,
+        false => &[],
+    };
+    let located: Vec<u32> = defined
+        .iter()
+        .map(|d| std::mem::replace(&mut of_object[d.object as usize], LOCATED))
+        .collect();
     let named = |k: u8| k != UNKNOWN_KIND && classes[k as usize] == NodeClass::Named;
     let mut by_string = mark_used(
         pool.len(),
@@ -120,7 +139,7 @@ pub fn types(
         kinds
             .par_iter()
             .zip(&of_object)
-            .filter(|&(&k, _)| function(k))
+            .filter(|&(&k, &s)| function(k) && s != LOCATED)
             .map(|(_, &s)| s),
     );
     for (s, slot) in by_function.iter_mut().enumerate() {
@@ -132,7 +151,7 @@ pub fn types(
     if kinds
         .par_iter()
         .zip(&of_object)
-        .any(|(&k, &s)| function(k) && by_function.get(s as usize).is_none())
+        .any(|(&k, &s)| function(k) && s != LOCATED && by_function.get(s as usize).is_none())
     {
         anonymous = intern(&function_type(""));
     }
@@ -143,6 +162,7 @@ pub fn types(
                 Some(&t) => t,
                 None => unknown_name,
             },
+            k if function(k) && *s == LOCATED => LOCATED,
             k if function(k) => match by_function.get(*s as usize) {
                 Some(&t) => t,
                 None => anonymous,
@@ -150,6 +170,18 @@ pub fn types(
             k => by_kind[k as usize],
         }
     });
+    // Few closures have places next to the objects (one a function
+    // defined, and the leaking ones repeat theirs): a type per distinct
+    // name, script and line.
+    let mut placed: HashMap<(u32, u32, u32), u32> = HashMap::new();
+    for (d, &name) in defined.iter().zip(&located) {
+        let t = *placed.entry((name, d.script, d.line)).or_insert_with(|| {
+            let function = function_type(pool.get(name as usize).unwrap_or(""));
+            let script = locations::short_name(pool.get(d.script as usize).unwrap_or(""));
+            intern(&format!("{function} {script}:{}", d.line as u64 + 1))
+        });
+        of_object[d.object as usize] = t;
+    }
     (names, of_object)
 }
 

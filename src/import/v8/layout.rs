@@ -30,6 +30,9 @@ pub struct Layout {
     pub nodes: Option<NumberArray>,
     pub edges: Option<NumberArray>,
     pub strings: Option<StringSpans>,
+    /// The `locations` array (where closures were defined), when it is a
+    /// closed array of numbers.
+    pub locations: Option<NumberArray>,
     /// Where the walk stopped early and why (a cut or malformed file).
     pub stopped: Option<String>,
 }
@@ -245,6 +248,19 @@ fn value(
             layout.strings = Some(spans);
             end.into()
         }
+        b"locations" if is_array => match flat_array_end(bytes, pos) {
+            Some(end) => {
+                layout.locations = Some(NumberArray {
+                    range: pos + 1..end - 1,
+                    closed: true,
+                });
+                Step::To(end)
+            }
+            None => {
+                layout.locations = None;
+                skip_value(bytes, pos).into()
+            }
+        },
         _ if is_array => flat_array_end(bytes, pos)
             .or_else(|| skip_value(bytes, pos))
             .into(),

@@ -67,6 +67,30 @@ pub struct Meta {
     pub node_count: Option<u64>,
     pub edge_count: Option<u64>,
     pub extra_native_bytes: Option<u64>,
+    /// The `locations` records' layout, where the header declares one with
+    /// an `object_index` and a `line` field (else the array is not read).
+    pub locations: Option<LocationFields>,
+}
+
+/// Field positions in a `locations` record (`snapshot.meta.location_fields`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LocationFields {
+    pub fields: usize,
+    pub object: usize,
+    pub line: usize,
+}
+
+/// The location fields, when declared and usable.
+fn location_fields(meta: &Value) -> Option<LocationFields> {
+    let fields = strings(meta.get("location_fields"), "location_fields").ok()?;
+    if fields.is_empty() || fields.len() > MAX_FIELDS {
+        return None;
+    }
+    Some(LocationFields {
+        fields: fields.len(),
+        object: fields.iter().position(|f| f == "object_index")?,
+        line: fields.iter().position(|f| f == "line")?,
+    })
 }
 
 fn strings(v: Option<&Value>, what: &str) -> Result<Vec<String>, String> {
@@ -152,6 +176,7 @@ pub fn parse(header: &[u8]) -> Result<Meta, String> {
         node_count: count("node_count"),
         edge_count: count("edge_count"),
         extra_native_bytes: count("extra_native_bytes"),
+        locations: location_fields(meta),
     })
 }
 

@@ -19,7 +19,9 @@
 //! sizes): node 0 is the synthetic root, not an object; object `i` is node
 //! `i + 1` with the node's `id` as its id (ids are stable across snapshots
 //! of one process) and `self_size` as its shallow size; its type is its name
-//! for `object` and `native` nodes, else `(<node type>)`; references are its
+//! for `object` and `native` nodes, a closure's its function's name and,
+//! where `locations` records it, its place (`audit() server.js:42`: see
+//! `locations`), else `(<node type>)`; references are its
 //! edges in file order except `weak` ones and `shortcut` ones that do not
 //! leave the root; the root's remaining edges name the roots (kind 0,
 //! flags 0). Edge names become labels, string nodes' names their values.
@@ -27,6 +29,7 @@
 mod build;
 mod edges;
 mod layout;
+mod locations;
 mod meta;
 mod nodes;
 mod numbers;
@@ -255,11 +258,29 @@ fn import_with_chunk(
     diag.merge(nodes_diag);
     nodes::check_names(&mut nodes, pool.len(), &mut diag);
     laps.lap("strings");
+    let located = match (&layout.locations, meta.locations) {
+        (Some(array), Some(fields)) => {
+            let io = (fields, &meta, &nodes);
+            match locations::read(bytes, array.clone(), io, chunk, source, progress) {
+                Ok(located) => located,
+                Err(ScanError::Cancelled) => return Err(ImportError::Cancelled),
+                Err(ScanError::Bad { why, .. }) => {
+                    diag.push(Kind::Skipped, AFTER_NODES, || {
+                        format!("locations array: {why}; closures are named without their places")
+                    });
+                    Vec::new()
+                }
+            }
+        }
+        _ => Vec::new(),
+    };
+    let defined = locations::resolve(located, &nodes, &edges, &meta, &pool);
+    laps.lap("locations");
     let model = assemble(
         path,
         bytes.len() as u64,
         (nodes, edges, claimed),
-        &meta,
+        (&meta, &defined),
         &pool,
         diag,
     );
@@ -367,7 +388,7 @@ fn assemble(
     path: &Path,
     file_bytes: u64,
     (mut nodes, mut edges, claimed): (nodes::Nodes, edges::Edges, u64),
-    meta: &Meta,
+    (meta, defined): (&Meta, &[locations::Defined]),
     pool: &Pool,
     mut diag: Collector,
 ) -> Model {
@@ -378,7 +399,7 @@ fn assemble(
     let values = build::values(&nodes, meta, pool);
     laps.lap("values");
     let names = std::mem::take(&mut nodes.names);
-    let (type_names, types) = build::types(names, &nodes.kinds, meta, pool);
+    let (type_names, types) = build::types(names, &nodes.kinds, meta, pool, defined);
     laps.lap("types");
     let labels = build::labels(std::mem::take(&mut edges.labels), pool);
     laps.lap("labels");
