@@ -1,4 +1,4 @@
-//! Duplicate detection (SPEC §2.4) on a generated heap (`heaptui::gen`: duplicate
+//! Duplicate detection (docs/duplicates.md) on a generated heap (`heaptui::gen`: duplicate
 //! lists of duplicate arrays of duplicate strings, shared children, cyclic
 //! duplicates, delegates into one huge strongly connected component):
 //! full detection including additional bytes and held duplicates, and the

@@ -8,7 +8,7 @@
 //! `scripts/make_big_heapsnapshot.js` (never committed).
 //!
 //! With `--graph` the heap graph (retainers, strong roots) is built after
-//! each import too and timed on its own: parse + graph, the SPEC §5 stage,
+//! each import too and timed on its own: parse + graph, the docs/performance.md stage,
 //! whose peak memory must not grow with `RAYON_NUM_THREADS`.
 
 use std::path::PathBuf;

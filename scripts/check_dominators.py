@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Independent check of `heaptui report --json --objects` on a dump.
 
-Parses the dump itself (a deliberately simple, sequential reading of SPEC §1
+Parses the dump itself (a deliberately simple, sequential reading of docs/formats.md
 for well-formed files), computes immediate dominators with networkx
 (Cooper–Harvey–Kennedy, a different algorithm from heaptui's Semi-NCA) and
 retained sizes by summing dominator subtrees, and compares every object.

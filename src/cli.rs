@@ -91,7 +91,7 @@ impl From<ReferencesArg> for References {
     }
 }
 
-/// `--duplicates` (SPEC §2.4).
+/// `--duplicates` (docs/duplicates.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum DuplicatesArg {
     /// No duplicate detection.

@@ -1,4 +1,4 @@
-//! The `heaptui` binary: the JSON contract of SPEC §4 key by key, the text
+//! The `heaptui` binary: the JSON contract of docs/json.md key by key, the text
 //! report, `--immediate-dominators`, exit codes, broken pipes, unusable input
 //! and the rule that a dump file is only ever read.
 
@@ -380,7 +380,7 @@ fn unusable_input_exits_2_with_one_line() {
     std::fs::write(p("blank.txt"), b"\n \r\n\t\n").unwrap();
     unusable(&p("blank.txt"), "no object records");
     // A gzip stream (header, deflate data, trailer) of a dump, with a wrong
-    // checksum: gzip is read (SPEC §1.1), corrupt gzip is refused.
+    // checksum: gzip is read (docs/formats.md), corrupt gzip is refused.
     let gz: &[u8] = &[
         0x1f, 0x8b, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x03, 0xcb, 0x57, 0x30, 0x54, 0x30,
         0x04, 0x42, 0x2e, 0x00, 0x8e, 0x52, 0x5e, 0x4d, 0x08, 0x00, 0x00, 0x00,

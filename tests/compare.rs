@@ -1,4 +1,4 @@
-//! Comparing snapshots (SPEC §2.5): seed 002's compacting GC (every
+//! Comparing snapshots (docs/analyses.md): seed 002's compacting GC (every
 //! surviving id moves, three objects are collected), heaps compared with
 //! themselves under another numbering, copies of a structure added, the
 //! grouped dominator rows against a brute-force oracle, and a series where

@@ -1,4 +1,4 @@
-//! Duplicate instances (SPEC §2.4): the seed's examples and the tricky cases
+//! Duplicate instances (docs/duplicates.md): the seed's examples and the tricky cases
 //! as fixtures with exact answers, and property tests against an oracle that
 //! applies the definitions literally (pairwise synchronized traversal,
 //! reachability unions, BFS from the strong roots with the holder removed).
@@ -350,7 +350,7 @@ fn members_are_sorted_by_object_id_not_file_order() {
 }
 
 // ---------------------------------------------------------------------------
-// The oracle: the definitions of SPEC §2.4, applied literally.
+// The oracle: the definitions of docs/duplicates.md, applied literally.
 
 struct Oracle<'a> {
     g: &'a HeapGraph,
@@ -427,7 +427,7 @@ impl<'a> Oracle<'a> {
 
     /// Type, size, reference count, and where the dump has them the value
     /// (bytes and kind; an unknown value is the object itself) and the
-    /// labels of the references (SPEC §2.4); the type descriptors, as
+    /// labels of the references (docs/duplicates.md); the type descriptors, as
     /// themselves; the references counted and labelled are the walked ones.
     #[allow(clippy::type_complexity)]
     fn label(

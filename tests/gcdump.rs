@@ -55,7 +55,7 @@ fn import_err(bytes: &[u8]) -> String {
     }
 }
 
-/// The model the rules of SPEC §1.1 give, as text.
+/// The model the rules of docs/formats.md give, as text.
 fn expected(g: &Graph) -> String {
     let mut out = String::new();
     for (i, n) in g.nodes.iter().enumerate() {

@@ -1,4 +1,4 @@
-//! The HPROF importer (SPEC §1.1): a small HPROF writer makes the inputs.
+//! The HPROF importer (docs/formats.md): a small HPROF writer makes the inputs.
 //! Random heaps written with 4- and 8-byte ids round-trip to the intended
 //! graph, sizes, labels and values; every bad-input case gives counted
 //! diagnostics or one clear error, never a panic; the fixture made by a real

@@ -1,4 +1,4 @@
-//! The parser against every rule and bad-input case of SPEC §1, with exact
+//! The parser against every rule and bad-input case of docs/formats.md, with exact
 //! counts and exact `line N: why` messages. Every parse here is repeated with
 //! tiny chunk sizes (down to one byte, i.e. one line per chunk) and must give
 //! the same dump: chunk boundaries may not change results or line numbers.

@@ -1,4 +1,4 @@
-//! The analysis queries (SPEC §2.1–§2.3) on `fixtures/queries.txt`, whose
+//! The analysis queries (docs/analyses.md) on `fixtures/queries.txt`, whose
 //! dominator tree is (sizes in hex):
 //!
 //! ```text

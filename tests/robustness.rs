@@ -19,7 +19,7 @@ use heaptui::report::{write_json, write_text, ReportOptions};
 
 use common::{fingerprint, fixture_bytes};
 
-/// Lines with at least one byte other than the blanks SPEC §1 tolerates
+/// Lines with at least one byte other than the blanks docs/formats.md tolerates
 /// (space, tab, CR; vertical tab and form feed count as blanks too).
 fn non_blank_lines(bytes: &[u8]) -> u64 {
     bytes

@@ -1,4 +1,4 @@
-//! Leak suspects (SPEC §2.6): a holder retaining 60 % of the heap through a
+//! Leak suspects (docs/analyses.md): a holder retaining 60 % of the heap through a
 //! chain down to a big array (the accumulation point), a type whose many
 //! small instances together retain 30 %, and the growth suspects of a
 //! comparison.

@@ -1,4 +1,4 @@
-//! Comparing snapshots in the UI (SPEC §3 "Comparison", §2.5, §2.6):
+//! Comparing snapshots in the UI (docs/ui.md, docs/analyses.md):
 //! journeys through the real event loop over the bundled demo series
 //! (analysed synchronously, baselines included), and the Δ rows of the
 //! Dominators pane checked against the library's comparison.

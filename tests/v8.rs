@@ -140,7 +140,7 @@ fn import_err(bytes: &[u8]) -> String {
 }
 
 /// What the model must hold, computed from the writer's nodes by the rules
-/// of SPEC §1.1, written out as text for one comparison.
+/// of docs/formats.md, written out as text for one comparison.
 fn expected(nodes: &[Node]) -> String {
     let mut out = String::new();
     for (i, n) in nodes.iter().enumerate().skip(1) {

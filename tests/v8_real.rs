@@ -19,7 +19,7 @@ fn import_chunked(bytes: &[u8], chunk: usize) -> Model {
 
 /// A real Node.js 20 snapshot (`scripts/make_small_heapsnapshot.js`,
 /// gzipped). The answers were counted from the JSON with Python's json
-/// module by the rules of SPEC §1.1, independently of this importer: 47,406
+/// module by the rules of docs/formats.md, independently of this importer: 47,406
 /// nodes (47,405 objects), 3,213,427 self bytes; 1,000 `Session` objects of
 /// 48 bytes, one `Leaky`; 200 strings `dup-licate`, 100 of each `user-N`.
 #[test]

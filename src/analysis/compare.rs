@@ -1,4 +1,4 @@
-//! Comparing snapshots of one program (SPEC §2.5). Object ids are not
+//! Comparing snapshots of one program (docs/analyses.md). Object ids are not
 //! identities across dumps (a compacting GC renumbers them, seed 002), so
 //! snapshots are matched by aggregates only: types by name, grouped
 //! dominator rows by type path ([`super::compare_paths`]), duplicate sets by
@@ -584,7 +584,7 @@ pub fn same_format(
 
 /// Whether every file's analysis fits in the available memory at once: an
 /// analysis takes about 2.5 bytes per byte of text dump (140 bytes per
-/// object, SPEC §5); compressed and binary formats are denser, so this is
+/// object, docs/performance.md); compressed and binary formats are denser, so this is
 /// generous for them only in the cautious direction for text.
 fn memory_allows(files: &[PathBuf]) -> bool {
     let need: u64 = files.iter().map(|p| estimate(p)).sum();

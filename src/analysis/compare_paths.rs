@@ -1,5 +1,5 @@
-//! The grouped dominator rows of one snapshot (SPEC §2.1) as a table keyed
-//! by type path, and the merge of several snapshots' tables (§2.5).
+//! The grouped dominator rows of one snapshot (docs/analyses.md) as a table keyed
+//! by type path, and the merge of several snapshots' tables (docs/analyses.md).
 //!
 //! A row of the grouped tree is identified by its type path: the row
 //! `[T1, …, Tk]` holds exactly the reachable objects of type `Tk` whose

@@ -1,4 +1,4 @@
-//! The type-name filter syntax of the TUI's `/` line (SPEC §3), after
+//! The type-name filter syntax of the TUI's `/` line (docs/ui.md), after
 //! dotMemory: plain words are left for fuzzy ranking (the UI hands them to
 //! `nucleo`), while these tokens narrow the set structurally:
 //!

@@ -1,9 +1,9 @@
 //! Everything the two views (report and TUI) share: the staged
 //! [`pipeline`] that produces an [`Analysis`], the [`summary`] they render
-//! first, grouped dominator children (SPEC §2.1), type statistics (§2.2),
-//! immediate dominators with an exclude pattern (§2.3), precise retained
+//! first, grouped dominator children (docs/analyses.md), type statistics,
+//! immediate dominators with an exclude pattern, precise retained
 //! bytes of a set, retention paths, roots by kind, comparison of snapshots
-//! (SPEC §2.5) and leak suspects (§2.6).
+//! (docs/analyses.md) and leak suspects.
 //!
 //! May import `graph`, `import`, `model`, `progress`, `mem`; never a UI
 //! crate, `report` or `tui`.

@@ -8,7 +8,7 @@ use crate::graph::{DominatorTree, HeapGraph, NOT_REACHABLE, SUPER_ROOT};
 use crate::model::{Model, ObjectIdx, TypeIdx};
 use crate::progress::{Cancelled, Progress};
 
-/// A row `N × Type` of the grouped dominator tree (SPEC §2.1).
+/// A row `N × Type` of the grouped dominator tree (docs/analyses.md).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Group {
     pub type_index: TypeIdx,
@@ -50,7 +50,7 @@ pub fn objects_of_types(dump: &Model, pattern: &Glob) -> Vec<ObjectIdx> {
         .collect()
 }
 
-/// One row of the immediate-dominators view (SPEC §2.3).
+/// One row of the immediate-dominators view (docs/analyses.md).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ImmediateDominators {
     /// The dominators' type; `None` when the walk reached the super-root
@@ -131,7 +131,7 @@ pub struct PreciseRetained {
     pub objects: u64,
 }
 
-/// Precise retained size of an object set (SPEC §2.2): one reachability pass
+/// Precise retained size of an object set (docs/analyses.md): one reachability pass
 /// from the strong roots that does not enter the set; everything reachable
 /// now but not then is retained by the set.
 pub fn precise_retained(

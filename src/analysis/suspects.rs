@@ -1,9 +1,9 @@
-//! Leak suspects (SPEC §2.6), as Eclipse MAT's Leak Suspects report: from
+//! Leak suspects (docs/analyses.md), as Eclipse MAT's Leak Suspects report: from
 //! one snapshot's dominator tree, every top-level dominator retaining at
 //! least 10 % of the reachable bytes (kind `Object`) and every type whose
 //! other top-level instances together retain at least 10 % (kind `Type`;
 //! instances already reported as objects are not counted twice, as MAT
-//! does). With a comparison (§2.5), the rows that grow steadily are
+//! does). With a comparison, the rows that grow steadily are
 //! suspects too (kind `Growth`).
 //!
 //! For each suspect: its accumulation point (descend into the largest

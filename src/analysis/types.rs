@@ -1,4 +1,4 @@
-//! Type statistics (SPEC §2.2): per type name, instances, shallow bytes and
+//! Type statistics (docs/analyses.md): per type name, instances, shallow bytes and
 //! the minimum retained bytes of the set of all its instances.
 
 use rayon::prelude::*;

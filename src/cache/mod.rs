@@ -1,4 +1,4 @@
-//! The reopen cache (SPEC §3 "Reopening"): after the first analysis of a
+//! The reopen cache (docs/ui.md "Reopening"): after the first analysis of a
 //! dump, its arrays (graph, dominators, retained sizes, type statistics,
 //! duplicate sets and holders, diagnostics) go to a file in the user's cache
 //! directory; opening the same dump again maps them back instead of

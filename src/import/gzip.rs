@@ -1,4 +1,4 @@
-//! Gzip-compressed dumps of any format (SPEC §1.1: first bytes `1f 8b`),
+//! Gzip-compressed dumps of any format (docs/formats.md: first bytes `1f 8b`),
 //! decompressed on the fly: into memory when small, else streamed into an
 //! anonymous temporary file (created in the system's temporary directory
 //! and unlinked at once, so nothing is ever written next to the dump and

@@ -1,6 +1,6 @@
 //! Importers: bytes of a dump file → [`Model`]. One submodule per format
-//! (`rpm` for the text format today), format detection by content (SPEC
-//! §1.1, never by file name), and the read-only file access they share.
+//! (`rpm` for the text format), format detection by content
+//! (docs/formats.md), never by file name, and the read-only file access they share.
 //!
 //! May import `model`, `progress` and `mem`; never `graph` or anything above.
 
@@ -73,7 +73,7 @@ impl fmt::Display for ImportError {
 
 impl std::error::Error for ImportError {}
 
-/// The format a file's first bytes announce (SPEC §1.1); anything that no
+/// The format a file's first bytes announce (docs/formats.md); anything that no
 /// native format claims is read as RPM text.
 pub fn detect(head: &[u8]) -> Format {
     let trimmed = {

@@ -1,4 +1,4 @@
-//! What native formats carry beyond the graph (SPEC §1.1): a label per
+//! What native formats carry beyond the graph (docs/formats.md): a label per
 //! reference (field name, array index, V8 property name) and value bytes per
 //! object (primitive fields, primitive array contents, string contents).
 //! Both are compact: labels are interned u32 ids in an array parallel to the

@@ -1,4 +1,4 @@
-//! The heap every format maps onto (SPEC §1, §1.1, §2): types, objects with
+//! The heap every format maps onto (docs/formats.md, docs/analyses.md): types, objects with
 //! shallow sizes and ordered references (CSR), roots with kinds and flags,
 //! optional per-reference labels and per-object values, and what the importer
 //! could not use. Struct-of-arrays over dense object indices.
@@ -89,7 +89,7 @@ impl AppDomain {
     }
 }
 
-/// Root kinds of SPEC §1.
+/// Root kinds of docs/formats.md.
 pub mod root_kind {
     pub const INTERNAL: u32 = 0;
     pub const LOCAL: u32 = 1;
@@ -112,7 +112,7 @@ pub mod root_kind {
     }
 }
 
-/// Root flag bits of SPEC §1.
+/// Root flag bits of docs/formats.md.
 pub mod root_flags {
     pub const PINNED: u32 = 0x1;
     pub const WEAK: u32 = 0x2;
@@ -224,10 +224,10 @@ impl RecordCounts {
     }
 }
 
-/// Which importer read the dump (SPEC §4's `format`).
+/// Which importer read the dump (docs/json.md's `format`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub enum Format {
-    /// The RPM text format (SPEC §1).
+    /// The RPM text format (docs/formats.md).
     #[default]
     Rpm,
     Gcdump,

@@ -1,4 +1,4 @@
-//! The `comparison` and `suspects` keys of `report --json` (SPEC §4).
+//! The `comparison` and `suspects` keys of `report --json` (docs/json.md).
 
 use std::io::{self, Write};
 
@@ -118,7 +118,7 @@ pub fn write_comparison(out: &mut impl Write, c: &Comparison, top: usize) -> io:
     out.write_all(b"{\"files\":")?;
     let files: Vec<String> = c.files.iter().map(|f| f.display().to_string()).collect();
     json(out, &files)?;
-    // `new`/`deleted` need stable ids: V8 snapshots only (SPEC §2.5).
+    // `new`/`deleted` need stable ids: V8 snapshots only (docs/analyses.md).
     let stable = c.has_stable_ids() && c.formats.iter().all(|&f| f == Format::Heapsnapshot);
     out.write_all(b",\n\"types\":[")?;
     for (i, t) in c.types.iter().enumerate() {

@@ -1,4 +1,4 @@
-//! The text report's comparison (SPEC §2.5) and leak-suspects (§2.6)
+//! The text report's comparison (docs/analyses.md) and leak-suspects (docs/analyses.md)
 //! sections, and the sizes `--fail-if-grows` accepts.
 
 use std::io::{self, Write};

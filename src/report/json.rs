@@ -1,4 +1,4 @@
-//! `report --json`: the contract of SPEC §4, streamed (the `objects` array of
+//! `report --json`: the contract of docs/json.md, streamed (the `objects` array of
 //! a 10-million-object heap is never built in memory).
 
 use std::io::{self, Write};

@@ -1,4 +1,4 @@
-//! The headless report (SPEC §4): a text report a person reads and the JSON
+//! The headless report (docs/json.md): a text report a person reads and the JSON
 //! contract scripts read. Both are views over one [`Analysis`].
 
 mod compare_json;
@@ -32,7 +32,7 @@ pub struct ReportOptions {
     /// Group the objects of matching types by immediate dominator, skipping
     /// dominators whose type matches the second pattern.
     pub immediate_dominators: Option<(Glob, Option<Glob>)>,
-    /// Snapshots compared with this one (SPEC §2.5): adds the `comparison`
+    /// Snapshots compared with this one (docs/analyses.md): adds the `comparison`
     /// key and growth suspects.
     pub comparison: Option<Arc<Comparison>>,
     /// `--object ID`: print this object (its fields and values) instead

@@ -1,4 +1,4 @@
-//! A comparison of snapshots (SPEC §2.5) as the panes read it: the
+//! A comparison of snapshots (docs/analyses.md) as the panes read it: the
 //! [`Comparison`] plus the indexes a pane needs to find the comparison row
 //! of what it shows, all built once in the worker (linear in the merged
 //! rows, never per key or per frame). A leaf module: imports analysis

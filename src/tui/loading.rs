@@ -110,7 +110,7 @@ pub enum Arrived {
     Failure,
 }
 
-/// How far the comparison with older snapshots got (SPEC §3 "Comparison").
+/// How far the comparison with older snapshots got (docs/ui.md "Comparison").
 #[derive(Debug, Clone, Default)]
 pub enum Comparing {
     /// No baselines: nothing to compare.

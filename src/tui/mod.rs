@@ -1,4 +1,4 @@
-//! The terminal UI (SPEC §3). Elm-shaped: [`app::App`] is the model,
+//! The terminal UI (docs/ui.md). Elm-shaped: [`app::App`] is the model,
 //! [`app::Action`] every input, [`app::update`] the only place the model
 //! changes (no I/O; it returns [`app::Effect`]s), [`ui::draw`] a pure view.
 //! [`event_loop::run`] is the one loop (generic over the backend and fed

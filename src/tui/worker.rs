@@ -68,7 +68,7 @@ pub enum Msg {
         duplicates: Arc<Duplicates>,
         ms: u64,
     },
-    /// The leak suspects of the opened snapshot alone (SPEC §2.6).
+    /// The leak suspects of the opened snapshot alone (docs/analyses.md).
     Suspects(Arc<Vec<Suspect>>),
     /// A baseline's analysis starts: `snapshot` of `of` (1-based, oldest
     /// first), named `name`.

@@ -1,4 +1,4 @@
-//! Held duplicates (SPEC §2.4): set S is fully held by set H when no member
+//! Held duplicates (docs/duplicates.md): set S is fully held by set H when no member
 //! of S is reachable from a strong root without passing through a member of
 //! H. Exact, and local in practice:
 //!

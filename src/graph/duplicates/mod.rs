@@ -1,4 +1,4 @@
-//! Duplicate instances (SPEC §2.4, SciTech semantics): two reachable objects
+//! Duplicate instances (docs/duplicates.md, SciTech semantics): two reachable objects
 //! are duplicates when pairing their reachability graphs field by field is
 //! one-to-one with equal type name, shallow size and reference count at
 //! every pair, and, where the dump has them, equal values and reference

@@ -138,7 +138,7 @@ impl Duplicates {
     }
 
     /// Whether members were compared by their values and reference labels
-    /// too (the dump has them, SPEC §2.4): then duplicates are equal in every
+    /// too (the dump has them, docs/duplicates.md): then duplicates are equal in every
     /// field, not only in type, size and reference shape.
     pub fn has_values(&self) -> bool {
         self.values_compared

@@ -1,4 +1,4 @@
-//! Value equality for duplicate detection (SPEC §2.4, last paragraphs):
+//! Value equality for duplicate detection (docs/duplicates.md, last paragraphs):
 //! where the dump carries values and reference labels, paired objects must
 //! also hold equal value bytes of the same kind, and their i-th references
 //! must carry equal labels. Both are properties of one object, so they fold

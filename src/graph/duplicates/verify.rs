@@ -1,4 +1,4 @@
-//! Exact verification of a candidate block (SPEC §2.4): splits it into
+//! Exact verification of a candidate block (docs/duplicates.md): splits it into
 //! duplicate classes by the field-by-field pairing from a representative to
 //! each other member, and measures objects per copy and additional bytes on
 //! the way.

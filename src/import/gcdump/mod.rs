@@ -1,4 +1,4 @@
-//! The .NET gcdump importer (SPEC §1.1): files of `dotnet-gcdump collect`,
+//! The .NET gcdump importer (docs/formats.md): files of `dotnet-gcdump collect`,
 //! PerfView and Visual Studio.
 //!
 //! A gcdump is a PerfView FastSerialization stream (`stream`) whose entry
@@ -11,7 +11,7 @@
 //! the older layout, whose graph comes first too), `src/MemoryGraph/graph.cs`
 //! and `src/MemoryGraph/MemoryGraph.cs`. No code was copied.
 //!
-//! Mapping (SPEC §1.1, as PerfView computes retained sizes): object id =
+//! Mapping (docs/formats.md, as PerfView computes retained sizes): object id =
 //! node index; type = the node type's name; shallow size = the node's size;
 //! references = its children in order; the graph's root node (`[.NET
 //! Roots]`) is not an object: its children are the roots (kind 0, flags 0).

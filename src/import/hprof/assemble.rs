@@ -471,7 +471,7 @@ fn name_types(
     out
 }
 
-/// Root records resolved to objects (SPEC §1.1's kind mapping), and the
+/// Root records resolved to objects (docs/formats.md's kind mapping), and the
 /// records kept.
 fn roots(
     raw: &[RawRoot],

@@ -1,4 +1,4 @@
-//! The Java HPROF importer (SPEC §1.1): versions 1.0.1–1.0.3, 4- and 8-byte
+//! The Java HPROF importer (docs/formats.md): versions 1.0.1–1.0.3, 4- and 8-byte
 //! identifiers, HEAP_DUMP and HEAP_DUMP_SEGMENT records, and Android's extra
 //! sub-records (interned string, finalizing, debugger, reference cleanup, VM
 //! internal and JNI monitor roots, unreachable, primitive arrays without
@@ -49,7 +49,7 @@ use reader::Reader;
 /// Target size of one decode chunk.
 const CHUNK: usize = 4 << 20;
 
-/// MAT's size model for one dump (SPEC §1.1).
+/// MAT's size model for one dump (docs/formats.md).
 #[derive(Debug, Clone, Copy)]
 pub(super) struct SizeModel {
     pub id_size: usize,

@@ -348,7 +348,7 @@ fn parse_root(c: &mut Chunk, t: &mut Tokens, no: u32, marker: u32) {
     });
 }
 
-/// Kinds and flags are kept whatever they are (SPEC §1), but the model holds
+/// Kinds and flags are kept whatever they are (docs/formats.md), but the model holds
 /// 32 bits of each: a larger kind is kept as the largest (`ffffffff`, an
 /// unknown kind like any other), larger flags keep their low 32 bits (where
 /// pinned, weak and interior are, so reachability is unchanged); either is

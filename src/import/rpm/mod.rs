@@ -1,4 +1,4 @@
-//! The RPM text importer (SPEC §1), a parallel parser. The file is cut into
+//! The RPM text importer (docs/formats.md), a parallel parser. The file is cut into
 //! chunks at line boundaries and each chunk is parsed on its own (rayon);
 //! section boundaries, line numbers and object indices are then stitched
 //! together in file order, so results and messages are exactly those of a

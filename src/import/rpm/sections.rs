@@ -1,7 +1,7 @@
 //! Resolving sections and types: which AppDomain section is in force at each
 //! record (from the chunks' `a`/`c` events, in file order), the type names
 //! interned across sections, and per section the table from the dump's
-//! type ids (scoped to their section, SPEC §1) to type indices.
+//! type ids (scoped to their section, docs/formats.md) to type indices.
 
 use crate::model::Kind;
 use std::collections::HashMap;

@@ -1,4 +1,4 @@
-//! The `edges` array → references, labels and roots (SPEC §1.1). Edges are
+//! The `edges` array → references, labels and roots (docs/formats.md). Edges are
 //! stored in node order: node `s` owns the `edge_count[s]` edges after those
 //! of the nodes before it, so a chunk finds the owner of its first edge by a
 //! binary search over the prefix sums and walks on from there.

@@ -1,4 +1,4 @@
-//! The V8 heap snapshot importer (`.heapsnapshot`, SPEC §1.1): Chrome and
+//! The V8 heap snapshot importer (`.heapsnapshot`, docs/formats.md): Chrome and
 //! Edge DevTools, Node.js, Electron, Deno.
 //!
 //! A snapshot is one JSON object: a small `snapshot` header whose `meta`
@@ -15,7 +15,7 @@
 //! real JSON string decoder (`strings`). The strings come last in the file,
 //! so names and labels are checked against their count afterwards.
 //!
-//! Mapping (SPEC §1.1, as Chrome DevTools and memlab compute retained
+//! Mapping (docs/formats.md, as Chrome DevTools and memlab compute retained
 //! sizes): node 0 is the synthetic root, not an object; object `i` is node
 //! `i + 1` with the node's `id` as its id (ids are stable across snapshots
 //! of one process) and `self_size` as its shallow size; its type is its name

@@ -1,4 +1,4 @@
-//! The Suspects pane (SPEC §2.6, §3 "Comparison"): the leak suspects of
+//! The Suspects pane (docs/analyses.md, docs/ui.md): the leak suspects of
 //! the opened snapshot (top-level dominators and types holding 10 % of the
 //! reachable bytes) and, once the comparison with older snapshots is done,
 //! the rows that grow steadily. Each row names the suspect and its

@@ -99,7 +99,7 @@ pub(super) fn draw(p: &DuplicatesPane, ctx: &Ctx, area: Rect, f: &mut Frame) {
     let table = Columns::new(w, &cols);
     let type_w = table.width(7);
     // Where the dump has values and field names (HPROF, V8), members
-    // were compared by them: no caveat (SPEC 2.4).
+    // were compared by them: no caveat (docs/duplicates.md).
     let caveat = if pane.steady_only {
         " only the sets that grow in every snapshot (t shows every set)"
     } else if d.has_values() {

@@ -1,4 +1,4 @@
-//! The Duplicates pane: duplicate sets by additional bytes (SPEC §2.4) with
+//! The Duplicates pane: duplicate sets by additional bytes (docs/duplicates.md) with
 //! their holding sets, possible duplicates, and per set its members and the
 //! instance graph of one member.
 

@@ -1,6 +1,6 @@
-//! The Types pane: type statistics (SPEC §2.2) ranked by the nucleo
+//! The Types pane: type statistics (docs/analyses.md) ranked by the nucleo
 //! matcher, precise retained bytes on request, and the immediate dominators
-//! of a type's instances with an exclude pattern (§2.3).
+//! of a type's instances with an exclude pattern (docs/analyses.md).
 
 use std::collections::HashMap;
 use std::sync::Arc;

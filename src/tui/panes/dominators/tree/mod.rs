@@ -1,4 +1,4 @@
-//! The grouped dominator tree (SPEC §2.1) as a lazily expanded arena: one
+//! The grouped dominator tree (docs/analyses.md) as a lazily expanded arena: one
 //! [`Tree`] per zoom level, Tree/Path flattening and filter marks. Only
 //! expanded nodes are materialised. No drawing and no keys here.
 
@@ -479,7 +479,7 @@ impl Tree {
             // Stable: rows without a path (instances) keep their order,
             // "more" stays last.
             // Rows that grow in every snapshot first (the leak candidates,
-            // SPEC §2.5), then by growth.
+            // docs/analyses.md), then by growth.
             v.sort_by_key(|&k| {
                 let key = match self.nodes[k as usize].item {
                     Item::More { .. } => (false, i128::MIN),
