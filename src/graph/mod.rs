@@ -80,14 +80,8 @@ impl HeapGraph {
 
     /// The root records of an object, in file order.
     pub fn roots_of(&self, object: ObjectIdx) -> impl Iterator<Item = &Root> + '_ {
-        let roots = &self.dump.roots;
-        let start = self
-            .roots_by_object
-            .partition_point(|&i| roots[i as usize].object < object);
-        self.roots_by_object[start..]
-            .iter()
-            .map(move |&i| &roots[i as usize])
-            .take_while(move |r| r.object == object)
+        self.root_indices_of(object)
+            .map(move |i| &self.dump.roots[i])
     }
 
     /// The indices (into `Model::roots`) of `object`'s root records.
