@@ -219,11 +219,11 @@ fn decode_root_places(r: &R, n: usize, roots: usize) -> Result<RootPlaces, Corru
     {
         return corrupt("root places: index out of range");
     }
-    Ok(RootPlaces {
+    Ok(RootPlaces::new(
         threads,
-        frames: frames.into_iter().map(String::into_boxed_str).collect(),
+        frames.into_iter().map(String::into_boxed_str).collect(),
         of_root,
-    })
+    ))
 }
 
 fn root_fields(r: &Root) -> [u64; 7] {

@@ -315,7 +315,7 @@ pub struct RootThread {
 /// Where each root lies: the thread and stack frame of HPROF's Java frame
 /// and JNI local roots (the thread alone for the other roots of a thread).
 /// Kept per root record, never per object.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default)]
 pub struct RootPlaces {
     pub threads: Vec<RootThread>,
     /// Frame texts as Java prints them: `Leaky.main(Leaky.java:12)`.
@@ -324,10 +324,33 @@ pub struct RootPlaces {
     /// names no threads): (thread, frame) indices, [`RootPlaces::NONE`]
     /// where it has none.
     pub of_root: Vec<(u32, u32)>,
+    /// The records that lie in a thread, as (object, record) sorted: made
+    /// on the first look-up ([`Model::root_place_of`]), so that a frame
+    /// that shows a retention path's start costs a binary search.
+    by_object: std::sync::OnceLock<Vec<(ObjectIdx, u32)>>,
 }
+
+/// Equal by what was read; the look-up index is derived.
+impl PartialEq for RootPlaces {
+    fn eq(&self, other: &RootPlaces) -> bool {
+        (&self.threads, &self.frames, &self.of_root)
+            == (&other.threads, &other.frames, &other.of_root)
+    }
+}
+
+impl Eq for RootPlaces {}
 
 impl RootPlaces {
     pub const NONE: u32 = u32::MAX;
+
+    pub fn new(threads: Vec<RootThread>, frames: Vec<Box<str>>, of_root: Vec<(u32, u32)>) -> Self {
+        RootPlaces {
+            threads,
+            frames,
+            of_root,
+            by_object: Default::default(),
+        }
+    }
 
     /// The thread root record `r` lies in.
     pub fn thread(&self, r: usize) -> Option<&RootThread> {
@@ -356,11 +379,23 @@ impl RootPlaces {
 impl Model {
     /// Where a root record of `object` lies (`thread main, frame
     /// Leaky.main:12`), the first that lies in a thread: the start of a
-    /// retention path. O(roots).
+    /// retention path. A binary search (the index of the records in
+    /// threads is made once, on the first call).
     pub fn root_place_of(&self, object: ObjectIdx) -> Option<String> {
-        (0..self.root_places.of_root.len().min(self.roots.len()))
-            .filter(|&r| self.roots[r].object == object)
-            .find_map(|r| self.root_places.describe(r))
+        let p = &self.root_places;
+        let index = p.by_object.get_or_init(|| {
+            let mut v: Vec<(ObjectIdx, u32)> = (0..p.of_root.len().min(self.roots.len()))
+                .filter(|&r| p.of_root[r].0 != RootPlaces::NONE)
+                .map(|r| (self.roots[r].object, r as u32))
+                .collect();
+            v.sort_unstable();
+            v
+        });
+        let start = index.partition_point(|&(o, _)| o < object);
+        index[start..]
+            .iter()
+            .take_while(|&&(o, _)| o == object)
+            .find_map(|&(_, r)| p.describe(r as usize))
     }
 }
 
@@ -404,6 +439,7 @@ mod root_place_tests {
                 (0, RootPlaces::NONE),
                 (RootPlaces::NONE, RootPlaces::NONE),
             ],
+            ..RootPlaces::default()
         };
         assert_eq!(
             p.describe(0).as_deref(),
