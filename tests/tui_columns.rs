@@ -135,7 +135,7 @@ fn wide_app_with(w: u16, h: u16, objects: bool) -> App {
         update(&mut app, Action::Worker(m));
     }
     run_jobs(&mut app);
-    app.panes.types_pane.matcher.settle();
+    update(&mut app, Action::Settle);
     update(&mut app, Action::Tick);
     app
 }

@@ -192,8 +192,8 @@ fn enter_on_a_suspect_opens_its_accumulation_point_in_the_dominators() {
     assert!(row.contains("RequestLogEntry[]"), "{row}\n{}", screen(&a));
     assert!(row.contains('↑'), "the point's row grows steadily: {row}");
     // The point is the one the suspect names.
-    let point = a.panes.suspects_pane.rows[0].point;
-    let d = a.panes.dominators.as_ref().unwrap();
+    let point = a.panes.suspects().rows()[0].point;
+    let d = a.panes.dominators().as_ref().unwrap();
     let t = d.tree();
     let shown = match &t.nodes[t.selected as usize].item {
         Item::Instance(o) => *o,
@@ -468,7 +468,7 @@ fn gone_rows_in_types_duplicates_and_roots() {
             ],
         );
     }
-    assert!(a.panes.types_pane.instances.is_none());
+    assert!(a.panes.types().instances().is_none());
     // A filter keeps the gone rows whose names match.
     keys(&mut a, "/ \"Temp\" Enter");
     let s = shows(&a, &["(gone) App.Temp"]);
@@ -495,7 +495,7 @@ fn gone_rows_in_types_duplicates_and_roots() {
             "nothing to open",
         ],
     );
-    assert!(a.panes.dups_pane.detail.is_none());
+    assert!(a.panes.duplicates().detail().is_none());
 
     // Roots: the local variable's group is gone, with its loss.
     keys(&mut a, "5");
@@ -598,7 +598,7 @@ fn the_suspects_detail_scrolls_to_its_last_line() {
         keys(&mut a, "K");
         shows(&a, &["J: more"]);
         keys(&mut a, "Down");
-        assert_eq!(a.panes.suspects_pane.detail_scroll, 0);
+        assert_eq!(a.panes.suspects().detail_scroll(), 0);
     }
 }
 

@@ -9,7 +9,7 @@ mod tui_support;
 use std::time::Duration;
 
 use crossterm::event::KeyCode;
-use heaptui::tui::app::{update, Action, App, PaneId};
+use heaptui::tui::app::{update, Action, App, Effect, PaneId};
 use heaptui::tui::filtering::{compute, FilterRequest, FilterThread};
 use heaptui::tui::run_jobs;
 use heaptui::tui::worker::Msg;
@@ -22,9 +22,9 @@ fn type_only(a: &mut App, text: &str) {
     }
 }
 
-/// Takes the queued filter requests, as the event loop hands them over.
+/// The filter requests the App awaits, as the event loop hands them over.
 fn take_requests(a: &mut App) -> Vec<FilterRequest> {
-    std::mem::take(&mut a.filter_requests)
+    a.awaited_filters()
 }
 
 /// Computes requests (as the filter thread would) and delivers the results.
@@ -33,7 +33,7 @@ fn deliver(a: &mut App, requests: Vec<FilterRequest>) {
         let f = compute(r, &|| false).expect("not superseded");
         update(a, Action::Worker(Msg::Filtered(f)));
     }
-    a.panes.types_pane.matcher.settle();
+    update(a, Action::Settle);
     update(a, Action::Tick);
 }
 
@@ -53,7 +53,7 @@ fn a_tree_filter_result_arrives_while_typing() {
     keys(&mut a, "2 /");
     type_only(&mut a, "'orderline");
     // Ten keys, one request: each key replaced the one before.
-    assert_eq!(a.filter_requests.len(), 1);
+    assert_eq!(a.awaited_filters().len(), 1);
     assert!(a.filtering());
     // Until the result comes the tree is as it was, and the line says why.
     assert_shows(
@@ -65,8 +65,8 @@ fn a_tree_filter_result_arrives_while_typing() {
     assert!(!a.filtering());
     assert_shows(&a, &["FieldOps.UI.MainForm"], &["ImageCache", "filtering…"]);
     // Accepting an unchanged filter asks for nothing more.
-    update(&mut a, Action::Key(key(KeyCode::Enter)));
-    assert!(a.filter_requests.is_empty() && !a.filtering());
+    let effects = update(&mut a, Action::Key(key(KeyCode::Enter)));
+    assert!(!effects.iter().any(|e| matches!(e, Effect::Filter(_))) && !a.filtering());
     assert_shows(&a, &["filter: 'orderline"], &["ImageCache"]);
 }
 
@@ -233,7 +233,7 @@ fn a_filter_that_matches_nothing_says_so_in_every_list() {
         type_only(&mut a, "q");
         assert_shows(&a, &[" (filtering…)"], &[&format!("no {noun} match")]);
         run_jobs(&mut a);
-        a.panes.types_pane.matcher.settle();
+        update(&mut a, Action::Settle);
         update(&mut a, Action::Tick);
         assert_shows(&a, &["match `zqzqzq`"], &["(filtering…)"]);
         keys(&mut a, "Enter Esc");

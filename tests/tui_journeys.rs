@@ -120,7 +120,10 @@ fn dominators_grouped_tree_expand_and_path_mode() {
     keys(&mut a, "Right Right");
     selected_has(&a, "6 × System.Byte[]");
     keys(&mut a, "m");
-    assert_eq!(a.panes.dominators.as_ref().unwrap().mode, TreeMode::Path);
+    assert_eq!(
+        a.panes.dominators().as_ref().unwrap().tree_mode(),
+        TreeMode::Path
+    );
     snap("dominators_path_mode", &a);
     hides(&a, &["ImageCache"]); // path mode hides rows off the path
     keys(&mut a, "m");
@@ -141,7 +144,7 @@ fn zoom_in_with_enter_and_out_with_backspace() {
     let mut a = after("2 Enter");
     shows(&a, &["all roots → FieldOps.Imaging.ImageCache"]); // the breadcrumb
     snap("zoomed", &a);
-    let zooms = |a: &App| a.panes.dominators.as_ref().unwrap().zooms.len();
+    let zooms = |a: &App| a.panes.dominators().as_ref().unwrap().zooms().len();
     keys(&mut a, "Enter");
     assert_eq!(zooms(&a), 3);
     keys(&mut a, "-");
@@ -251,7 +254,7 @@ fn duplicates_detail_and_holding_set_jump() {
     shows(&a, &["equal = same type, size and reference shape"]);
     snap("duplicates", &a);
     // Its row: held arrays are lone leaves, listed after the verified sets.
-    for _ in 0..a.panes.dups_pane.row_of_set(held.id).unwrap() {
+    for _ in 0..a.panes.duplicates().row_of_set(held.id).unwrap() {
         keys(&mut a, "j");
     }
     selected_has(&a, &format!("→#{holder}"));
@@ -281,7 +284,7 @@ fn duplicates_detail_and_holding_set_jump() {
     keys(&mut a, "Bksp");
     shows(&a, &[&format!("Set #{}", held.id)]);
     keys(&mut a, "Bksp");
-    assert!(a.panes.dups_pane.detail.is_none());
+    assert!(a.panes.duplicates().detail().is_none());
 }
 
 #[test]
@@ -306,7 +309,7 @@ fn inspector_jumps_and_goes_back() {
     snap("inspector", &a);
     // First target: the first reference.
     keys(&mut a, "Enter");
-    let obj = a.inspector.as_ref().unwrap().object;
+    let obj = a.inspector.as_ref().unwrap().object();
     assert_ne!(a.graph().unwrap().dump.id_hex(obj), "207380");
     keys(&mut a, "o");
     assert_eq!(a.pane, PaneId::Dominators);
@@ -427,7 +430,7 @@ fn mouse_click_and_wheel() {
     update(&mut a, Action::Mouse(click(tab, 1)));
     assert_eq!(a.pane, PaneId::Types);
     update(&mut a, Action::Mouse(click(10, 7)));
-    assert_eq!(a.panes.types_pane.list.selected, 3);
+    assert_eq!(a.panes.types().list().selected, 3);
     let wheel = MouseEvent {
         kind: MouseEventKind::ScrollDown,
         column: 10,
@@ -435,7 +438,7 @@ fn mouse_click_and_wheel() {
         modifiers: KeyModifiers::NONE,
     };
     update(&mut a, Action::Mouse(wheel));
-    assert_eq!(a.panes.types_pane.list.selected, 6);
+    assert_eq!(a.panes.types().list().selected, 6);
 }
 
 #[test]
@@ -491,7 +494,7 @@ fn precise_retained_on_request() {
         row.contains("FieldOps.Imaging.CachedImage") && row.contains("KiB") && computed(&row),
         "{row}"
     );
-    let p = a.panes.types_pane.precise.values().next().unwrap();
+    let p = a.panes.types().precise().values().next().unwrap();
     let names = &a.graph().unwrap().dump.type_names;
     let min = a
         .types()

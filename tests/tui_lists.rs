@@ -208,13 +208,13 @@ fn unverified_duplicate_sets_are_shown_and_counted_apart() {
     assert!(selected_row(&a).contains("unverified") || selected_row(&a).contains("possible"));
     // A filter's header totals are those of the rows it leaves.
     keys(&mut a, "g / \"String\" Enter");
-    let p = &a.panes.dups_pane;
-    let sets = (0..p.rows.len()).filter_map(|i| match p.row(i) {
+    let p = a.panes.duplicates();
+    let sets = (0..p.len()).filter_map(|i| match p.row(i) {
         Some(DupRow::Set(s)) => Some(s),
         _ => None,
     });
     let filtered = d.totals(sets);
-    assert_eq!(p.totals, filtered);
+    assert_eq!(*p.totals(), filtered);
     assert!(filtered.unverified_sets < totals.unverified_sets);
     let s = screen(&a);
     let title = s.lines().nth(2).unwrap();
@@ -265,7 +265,7 @@ fn backspace_in_a_set_detail_goes_back_to_the_list() {
     keys(&mut a, "Bksp");
     assert!(a.inspector.is_none(), "landed on the inspector");
     assert_eq!(a.pane, PaneId::Duplicates);
-    assert!(a.panes.dups_pane.detail.is_none());
+    assert!(a.panes.duplicates().detail().is_none());
     shows(&a, &["Additional ▼"]);
 }
 

@@ -25,7 +25,7 @@ fn inspect(a: &mut heaptui::tui::app::App, o: u32) {
     let ty = a.graph().unwrap().dump.types[o as usize];
     keys(a, "3 g");
     let mut steps = 0;
-    while a.panes.types_pane.instances.is_none() {
+    while a.panes.types().instances().is_none() {
         let selected = a
             .pane_view(PaneId::Types)
             .selected_object(&a.ctx(PaneId::Types))
@@ -38,27 +38,27 @@ fn inspect(a: &mut heaptui::tui::app::App, o: u32) {
             assert!(steps < 10_000, "type {ty} not in the Types pane");
         }
     }
-    let row = (a.panes.types_pane.instances.as_ref().unwrap().rows.iter())
+    let row = (a.panes.types().instances().unwrap().rows.iter())
         .position(|&r| r == ObjectIdx(o))
         .expect("the object among its type's instances");
     keys(a, &"Down ".repeat(row));
     keys(a, "Enter");
-    assert_eq!(a.inspector.as_ref().map(|i| i.object), Some(ObjectIdx(o)));
+    assert_eq!(a.inspector.as_ref().map(|i| i.object()), Some(ObjectIdx(o)));
 }
 
 /// In the open inspector, selects the line of `o` and inspects it (Enter).
 fn follow(a: &mut heaptui::tui::app::App, o: u32) {
     let ins = a.inspector.as_ref().unwrap();
     let at = ins
-        .entries
+        .entries()
         .iter()
         .position(|e| e.target == Some(Target::Object(ObjectIdx(o))))
         .expect("a line of the object");
-    let from = ins.list.selected;
+    let from = ins.list().selected;
     assert!(at >= from);
     keys(a, &"Down ".repeat(at - from));
     keys(a, "Enter");
-    assert_eq!(a.inspector.as_ref().map(|i| i.object), Some(ObjectIdx(o)));
+    assert_eq!(a.inspector.as_ref().map(|i| i.object()), Some(ObjectIdx(o)));
 }
 
 #[test]

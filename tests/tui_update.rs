@@ -30,7 +30,7 @@ fn a_background_job_is_an_effect_and_its_result_a_message() {
     };
     // Requested, not run: the row says so until the result arrives.
     assert!(selected_row(&a).contains("running"), "{}", selected_row(&a));
-    assert!(a.panes.types_pane.precise.is_empty());
+    assert!(a.panes.types().precise().is_empty());
     let graph = a.graph().cloned().unwrap();
     let dom = a.dom().cloned().unwrap();
     let job = Job::Precise {
@@ -39,7 +39,7 @@ fn a_background_job_is_an_effect_and_its_result_a_message() {
     let msg = heaptui::tui::worker::run_job(job, &graph, &dom, &Default::default()).unwrap();
     assert!(matches!(msg, Msg::Precise { .. }));
     assert_eq!(update(&mut a, Action::Worker(msg)), vec![]);
-    assert!(a.panes.types_pane.precise.contains_key(type_index));
+    assert!(a.panes.types().precise().contains_key(type_index));
     assert!(a.job.is_none());
 }
 
@@ -79,7 +79,10 @@ fn panes_answer_keys_with_intents_and_change_only_themselves() {
     keys(&mut a, "j");
     let history = a.history.len();
     // Overview: Enter on the first target asks to show it in the tree.
-    let intents = a.panes.overview.key(Cmd::Open, &ctx!(a, ""));
+    let intents = a
+        .panes
+        .get_mut(PaneId::Overview)
+        .key(Cmd::Open, &ctx!(a, ""));
     let [Intent::Reveal(o)] = intents.as_slice() else {
         panic!("{intents:?}");
     };
@@ -87,16 +90,23 @@ fn panes_answer_keys_with_intents_and_change_only_themselves() {
     assert_eq!(a.pane, PaneId::Overview, "the pane does not switch itself");
 
     // Dominators: a zoom is a history step the router records.
-    let intents = a.panes.dominators.key(Cmd::Open, &ctx!(a, ""));
+    let intents = a
+        .panes
+        .get_mut(PaneId::Dominators)
+        .key(Cmd::Open, &ctx!(a, ""));
     assert_eq!(intents, vec![Intent::History]);
-    assert_eq!(a.panes.dominators.as_ref().unwrap().zooms.len(), 2);
+    assert_eq!(a.panes.dominators().as_ref().unwrap().zooms().len(), 2);
     assert_eq!(a.history.len(), history, "nothing recorded by the pane");
 
     // Duplicates: H on a held set asks for its holding set.
     let d = a.duplicates().cloned().unwrap();
     let held = d.sets.iter().find(|s| s.holding_set.is_some()).unwrap();
-    a.panes.dups_pane.list.selected = a.panes.dups_pane.row_of_set(held.id).unwrap();
-    let intents = a.panes.dups_pane.key(Cmd::JumpHoldingSet, &ctx!(a, ""));
+    let row = a.panes.duplicates().row_of_set(held.id).unwrap();
+    keys(&mut a, &format!("4 {}", "Down ".repeat(row)));
+    let intents = a
+        .panes
+        .get_mut(PaneId::Duplicates)
+        .key(Cmd::JumpHoldingSet, &ctx!(a, ""));
     assert_eq!(
         intents,
         vec![Intent::JumpToSet {
@@ -108,7 +118,7 @@ fn panes_answer_keys_with_intents_and_change_only_themselves() {
     // The inspector: o shows its object in the tree.
     keys(&mut a, "2 i");
     let ins = a.inspector.as_mut().unwrap();
-    let object = ins.object;
+    let object = ins.object();
     let ctx = heaptui::tui::panes::Ctx {
         name: &a.name,
         theme: &a.theme,

@@ -2,14 +2,14 @@
 //! [`Receiver`] of input events (keys, mouse, resize, signals): it hands
 //! every event to the pure [`update`], carries out the [`Effect`]s it
 //! returns (jobs into their slots, filter requests to the filter thread,
-//! quitting), samples progress and paces redraws. [`Runtime::settled`] runs
+//! redraws, quitting), samples progress and paces redraws; it never reaches
+//! into the model. [`Runtime::settled`] runs
 //! the same loop with the work done inline, one event at a time, for the
 //! journeys and the demo tape (a finite channel, no sleeps). Owns no
 //! terminal setup (see `tui::run`); imports `app` and the job plumbing.
 
 use std::collections::VecDeque;
 use std::io::Write;
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -18,12 +18,13 @@ use ratatui::backend::Backend;
 use ratatui::Terminal;
 
 use super::app::{update, Action, App, Effect, PaneId, ProgressView};
-use super::filtering::{self, FilterThread};
+use super::filtering::{self, FilterRequest, FilterThread};
 use super::jobs::JobThreads;
 use super::loading::Failure;
+use super::msg::Msg;
 use super::signals::{self, Exit};
 use super::ui;
-use super::worker::{run_job, Msg};
+use super::worker::run_job;
 use crate::progress::Progress;
 
 /// Redraws caused by progress or data arrive at most this often; keys and
@@ -161,93 +162,107 @@ pub fn run<B: Backend>(
     let mut last_draw = Instant::now();
     let mut dirty = false;
     let ended = loop {
-        let mut effects = Vec::new();
-        let mut urgent = false;
-        let mut key_at = None;
-        let mut filter_done = None;
+        let mut turn = Turn::default();
         select! {
             recv(events) -> ev => {
                 let Ok(ev) = ev else { break Ended::InputClosed };
-                key_at = Some(Instant::now());
-                urgent = true;
-                effects.extend(update(app, ev));
-                // Coalesce what is already queued (wheel bursts, pastes);
-                // a settled run takes one event per turn.
-                if !rt.settled {
-                    while let Ok(more) = events.try_recv() {
-                        effects.extend(update(app, more));
-                    }
-                }
+                on_input(app, rt, events, ev, &mut turn);
             }
             recv(results) -> msg => {
                 if let Ok(msg) = msg {
-                    // A filter result answers a key: it is drawn at once
-                    // (one per key at most, superseded ones never come).
-                    if let Msg::Filtered(f) = &msg {
-                        urgent = true;
-                        let i = f.pane.index();
-                        if let Some((g, at)) = rt.filter_sent[i] {
-                            if g == f.generation && rt.trace.on() {
-                                filter_done = Some((i, at));
-                            }
-                        }
-                    }
-                    effects.extend(update(app, Action::Worker(msg)));
+                    on_result(app, rt, msg, &mut turn);
                     dirty = true;
                 }
             }
             recv(job_results) -> done => {
                 if let Ok((ticket, msg)) = done {
                     if let Some(msg) = rt.jobs.accept(ticket, msg) {
-                        effects.extend(update(app, Action::Worker(msg)));
+                        turn.effects.extend(update(app, Action::Worker(msg)));
                         dirty = true;
                     }
                 }
             }
             recv(ticker) -> _ => {
-                dirty |= sample(app, rt, &mut effects);
+                dirty |= sample(app, rt, &mut turn.effects);
             }
         }
-        if let Some(end) = carry_out(app, rt, effects)? {
+        if let Some(end) = carry_out(app, rt, std::mem::take(&mut turn.effects))? {
             rt.cancel_all();
             break end;
         }
-        for req in std::mem::take(&mut app.filter_requests) {
-            if rt.settled {
-                if let Some(f) = filtering::compute(req, &|| false) {
-                    update(app, Action::Worker(Msg::Filtered(f)));
-                }
-            } else if let Some(filters) = &rt.filters {
-                rt.filter_sent[req.pane.index()] = Some((req.generation, Instant::now()));
-                filters.send(req);
-            }
-        }
         if rt.settled {
-            app.panes.types_pane.matcher.settle();
+            update(app, Action::Settle);
         }
         if std::mem::take(&mut rt.redraw_all) {
             terminal.clear()?;
-            urgent = true;
+            turn.urgent = true;
         }
-        if urgent {
+        if turn.urgent {
             update(app, Action::Tick);
         }
-        if urgent || (dirty && last_draw.elapsed() >= FRAME_INTERVAL) {
+        if turn.urgent || (dirty && last_draw.elapsed() >= FRAME_INTERVAL) {
             terminal.draw(|f| ui::draw(app, f))?;
             last_draw = Instant::now();
             dirty = false;
-            if let Some(t) = key_at {
-                rt.trace.log("key_ms", t.elapsed());
-            }
-            if let Some((i, t)) = filter_done {
-                rt.trace.log(
-                    &format!("filter_{}_ms", PaneId::ALL[i].title()),
-                    t.elapsed(),
-                );
-            }
+            log_latencies(rt, &turn);
         }
     };
     Ok(ended)
+}
+
+/// What one turn of the loop gathered.
+#[derive(Default)]
+struct Turn {
+    effects: Vec<Effect>,
+    /// Drawn at once (an input, or a filter result that answers one).
+    urgent: bool,
+    /// When the input came (for the timing log).
+    key_at: Option<Instant>,
+    /// The awaited filter result of a pane, and when it was asked for.
+    filter_done: Option<(usize, Instant)>,
+}
+
+/// An input, and (live) the ones already queued behind it.
+fn on_input(app: &mut App, rt: &Runtime, events: &Receiver<Action>, ev: Action, turn: &mut Turn) {
+    turn.key_at = Some(Instant::now());
+    turn.urgent = true;
+    turn.effects.extend(update(app, ev));
+    // Coalesce what is already queued (wheel bursts, pastes); a settled
+    // run takes one event per turn.
+    if !rt.settled {
+        while let Ok(more) = events.try_recv() {
+            turn.effects.extend(update(app, more));
+        }
+    }
+}
+
+/// A result of the analysis worker or the filter thread.
+fn on_result(app: &mut App, rt: &Runtime, msg: Msg, turn: &mut Turn) {
+    // A filter result answers a key: it is drawn at once (one per key at
+    // most, superseded ones never come).
+    if let Msg::Filtered(f) = &msg {
+        turn.urgent = true;
+        let i = f.pane.index();
+        if let Some((g, at)) = rt.filter_sent[i] {
+            if g == f.generation && rt.trace.on() {
+                turn.filter_done = Some((i, at));
+            }
+        }
+    }
+    turn.effects.extend(update(app, Action::Worker(msg)));
+}
+
+/// The timing log's lines for a drawn turn.
+fn log_latencies(rt: &mut Runtime, turn: &Turn) {
+    if let Some(t) = turn.key_at {
+        rt.trace.log("key_ms", t.elapsed());
+    }
+    if let Some((i, t)) = turn.filter_done {
+        rt.trace.log(
+            &format!("filter_{}_ms", PaneId::ALL[i].title()),
+            t.elapsed(),
+        );
+    }
 }
 
 /// One tick: progress of the analysis and of the shown job, a panic of a
@@ -276,18 +291,31 @@ fn sample(app: &mut App, rt: &mut Runtime, effects: &mut Vec<Effect>) -> bool {
     if app.job.is_none() {
         rt.job_progress = None;
     }
-    update(app, Action::Tick);
-    if app.panes.types_pane.matcher.running
-        || app
-            .panes
-            .types_pane
-            .matcher
-            .notified
-            .swap(false, Ordering::Relaxed)
-    {
-        dirty = true;
+    for effect in update(app, Action::Tick) {
+        match effect {
+            Effect::Redraw => dirty = true,
+            other => effects.push(other),
+        }
     }
     dirty
+}
+
+/// Hands a filter request to the filter thread, or, settled, computes it
+/// and delivers its result (returning the effects of that); a request the
+/// model no longer awaits is dropped.
+fn send_filter(app: &mut App, rt: &mut Runtime, req: Box<FilterRequest>) -> Vec<Effect> {
+    if !app.awaits(&req) {
+        return Vec::new();
+    }
+    if rt.settled {
+        if let Some(f) = filtering::compute(*req, &|| false) {
+            return update(app, Action::Worker(Msg::Filtered(f)));
+        }
+    } else if let Some(filters) = &rt.filters {
+        rt.filter_sent[req.pane.index()] = Some((req.generation, Instant::now()));
+        filters.send(*req);
+    }
+    Vec::new()
 }
 
 /// Carries out effects (and, settled, the effects of their results).
@@ -298,16 +326,30 @@ fn carry_out(
     effects: Vec<Effect>,
 ) -> std::io::Result<Option<Ended>> {
     let mut queue: VecDeque<Effect> = effects.into();
-    while let Some(effect) = queue.pop_front() {
+    // Filter requests go after the other effects and their results, as
+    // the newest of a burst of keys (older ones are no longer awaited).
+    let mut filters = Vec::new();
+    loop {
+        let Some(effect) = queue.pop_front() else {
+            if filters.is_empty() {
+                break;
+            }
+            for req in std::mem::take(&mut filters) {
+                queue.extend(send_filter(app, rt, req));
+            }
+            continue;
+        };
         match effect {
+            Effect::Redraw => {}
+            Effect::Filter(req) => filters.push(req),
             Effect::Quit => return Ok(Some(Ended::Quit(exit_of(app)))),
             Effect::ToggleReferences => return Ok(Some(Ended::ToggleReferences)),
             Effect::Signalled(sig) => return Ok(Some(Ended::Quit(Exit::of_signal(sig)))),
             Effect::Suspend | Effect::Resume => {
                 if !rt.settled {
                     match effect {
-                        Effect::Suspend => super::suspend(),
-                        _ => super::take_terminal(),
+                        Effect::Suspend => signals::suspend(),
+                        _ => signals::take_terminal(),
                     }
                 }
                 rt.redraw_all = true;

@@ -1,5 +1,6 @@
 //! The `/` filter off the UI thread. A key in the filter line only records
-//! the text and queues a [`FilterRequest`]; the `heaptui-filter` thread
+//! the text and answers a [`FilterRequest`] (an effect of `update`, which
+//! the event loop hands over); the `heaptui-filter` thread
 //! computes what the pane shows (tree marks, duplicate rows, root matches,
 //! the Types candidates fed to nucleo) and sends it back as a
 //! [`Msg::Filtered`]. Latest request wins, per pane: every request carries a
@@ -7,8 +8,8 @@
 //! its pane was sent, and the App drops any result whose generation it no
 //! longer waits for. So no key press does work proportional to the heap,
 //! the duplicate sets or the roots, whatever the heap size. Imports the
-//! matcher and the worker's messages, never a pane or `app` (the panes
-//! take their row types from here).
+//! matcher and the messages (`msg`), never a pane or `app` (the panes take
+//! their row types from here).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -17,8 +18,9 @@ use crossbeam_channel::{unbounded, Sender};
 use nucleo::Injector;
 
 use super::matcher::{inject_types, type_mask};
+use super::msg::Msg;
+pub use super::msg::{DupRow, FilterResult, Filtered, GroupMatch};
 use super::pane_id::PaneId;
-use super::worker::Msg;
 use crate::analysis::filter::{subtrees_with_match, TypeFilter};
 use crate::analysis::roots::RootGroup;
 use crate::analysis::TypeStats;
@@ -27,6 +29,7 @@ use crate::graph::{DominatorTree, HeapGraph};
 use crate::model::Model;
 
 /// One filter computation for one pane.
+#[derive(Clone)]
 pub struct FilterRequest {
     pub pane: PaneId,
     pub generation: u64,
@@ -34,7 +37,26 @@ pub struct FilterRequest {
     pub work: FilterWork,
 }
 
+/// A request is known by its pane and generation (its work is shared data).
+impl PartialEq for FilterRequest {
+    fn eq(&self, other: &Self) -> bool {
+        (self.pane, self.generation) == (other.pane, other.generation)
+    }
+}
+
+impl Eq for FilterRequest {}
+
+impl std::fmt::Debug for FilterRequest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FilterRequest")
+            .field("pane", &self.pane)
+            .field("generation", &self.generation)
+            .finish_non_exhaustive()
+    }
+}
+
 /// The data a pane's filter runs over (shared, immutable).
+#[derive(Clone)]
 pub enum FilterWork {
     /// Marks of the dominator subtrees that hold a match.
     Tree {
@@ -69,48 +91,8 @@ pub enum FilterWork {
     },
 }
 
-/// A finished filter computation.
-#[derive(Debug, Clone)]
-pub struct Filtered {
-    pub pane: PaneId,
-    pub generation: u64,
-    pub result: FilterResult,
-}
-
-#[derive(Debug, Clone)]
-pub enum FilterResult {
-    Tree(Arc<Vec<bool>>),
-    Duplicates {
-        /// The detection result the rows index into.
-        source: Arc<Duplicates>,
-        rows: Arc<Vec<DupRow>>,
-    },
-    Roots(Arc<Vec<GroupMatch>>),
-    /// The candidates are in the matcher.
-    Types,
-}
-
-/// A row of the Duplicates pane.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DupRow {
-    Set(u32),
-    /// A set of the baselines that the newest snapshot lacks (index into
-    /// the pane's gone sets).
-    Gone(u32),
-    /// Index into `Duplicates::possible`.
-    Possible(u32),
-}
-
 /// Records listed per expanded root group at most.
 pub const RECORDS_SHOWN: usize = 1000;
-
-/// A root group under a filter: how many of its records match, and the
-/// first [`RECORDS_SHOWN`] of them (all a view ever lists).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct GroupMatch {
-    pub records: usize,
-    pub first: Vec<u32>,
-}
 
 /// Per group, its records whose object's type passes `mask` (O(roots); the
 /// filter thread runs it). `None` when `superseded` says to give up.

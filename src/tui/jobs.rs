@@ -8,7 +8,8 @@ use std::sync::Arc;
 
 use crossbeam_channel::{unbounded, Receiver, Sender};
 
-use super::worker::{run_job, Job, Msg};
+use super::msg::Msg;
+use super::worker::{run_job, Job};
 use crate::graph::{DominatorTree, HeapGraph};
 use crate::progress::Progress;
 

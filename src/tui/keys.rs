@@ -211,6 +211,22 @@ const TABLE: [Binding; TABLE_LEN] = {
     table
 };
 
+/// `s` in a sortable list: the next column.
+const fn sort_next(mode: Mode) -> Binding {
+    b(mode, C('s'), SortNext, "sort by the next column", "sort")
+}
+
+/// `S` in a sortable list: the sort reversed.
+const fn sort_reverse(mode: Mode) -> Binding {
+    b(mode, C('S'), SortReverse, "reverse the sort", "")
+}
+
+/// `t` in a pane with a comparison: only what grows steadily (`what` says
+/// which rows).
+const fn steady_only(mode: Mode, what: &'static str, short: &'static str) -> Binding {
+    b(mode, C('t'), SteadyOnly, what, short)
+}
+
 /// The bindings after the pane keys.
 const REST: &[Binding] = &[
     b(Global, K(KeyCode::Up), Up, "move up", ""),
@@ -312,10 +328,8 @@ const REST: &[Binding] = &[
         "comparing: sort by retained bytes / by growth (Δ)",
         "",
     ),
-    b(
+    steady_only(
         Dominators,
-        C('t'),
-        SteadyOnly,
         "comparing: only the rows that grow steadily (and their parents)",
         "",
     ),
@@ -347,44 +361,26 @@ const REST: &[Binding] = &[
         "list the type's instances (Enter inspects one)",
         "instances",
     ),
-    b(Types, C('s'), SortNext, "sort by the next column", "sort"),
-    b(
+    sort_next(Types),
+    steady_only(
         Types,
-        C('t'),
-        SteadyOnly,
         "comparing: only the types that grow steadily",
         "steady",
     ),
-    b(Types, C('S'), SortReverse, "reverse the sort", ""),
-    b(
-        TypeInstances,
-        C('s'),
-        SortNext,
-        "sort by the next column",
-        "sort",
-    ),
-    b(TypeInstances, C('S'), SortReverse, "reverse the sort", ""),
-    b(
+    sort_reverse(Types),
+    sort_next(TypeInstances),
+    sort_reverse(TypeInstances),
+    sort_next(Duplicates),
+    sort_reverse(Duplicates),
+    steady_only(
         Duplicates,
-        C('s'),
-        SortNext,
-        "sort by the next column",
-        "sort",
-    ),
-    b(Duplicates, C('S'), SortReverse, "reverse the sort", ""),
-    b(
-        Duplicates,
-        C('t'),
-        SteadyOnly,
         "comparing: only the sets that grow steadily",
         "steady",
     ),
-    b(Roots, C('s'), SortNext, "sort by the next column", "sort"),
-    b(Roots, C('S'), SortReverse, "reverse the sort", ""),
-    b(
+    sort_next(Roots),
+    sort_reverse(Roots),
+    steady_only(
         Roots,
-        C('t'),
-        SteadyOnly,
         "comparing: only the root groups that grow steadily",
         "steady",
     ),

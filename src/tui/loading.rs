@@ -6,47 +6,15 @@
 use std::sync::Arc;
 
 use super::compared::Compared;
-use super::worker::{DominatorsStage, Msg};
+pub use super::msg::Totals;
+use super::msg::{DominatorsStage, Msg};
 use crate::analysis::roots::RootGroup;
 use crate::analysis::summary::Summary;
 use crate::analysis::suspects::Suspect;
 use crate::analysis::TypeStats;
-use crate::graph::duplicates::{DuplicateTotals, Duplicates};
+use crate::graph::duplicates::Duplicates;
 use crate::graph::{DominatorTree, HeapGraph};
 use crate::model::{ObjectIdx, TypeIdx};
-
-/// Whole-heap sums the frames show, computed once when data arrives.
-#[derive(Debug, Clone, Default)]
-pub struct Totals {
-    pub bytes: u64,
-    /// (kind, flags, records), sorted.
-    pub root_kinds: Vec<(u32, u32, u64)>,
-    pub additional_bytes: u64,
-    /// The duplicate sets' totals, unverified sets apart.
-    pub duplicates: DuplicateTotals,
-    /// The first ten verified duplicate sets (the Overview's top).
-    pub top_sets: Vec<u32>,
-}
-
-impl Totals {
-    /// The sums of a graph (the duplicates' total comes with them).
-    pub fn of(graph: &HeapGraph) -> Totals {
-        let mut kinds: Vec<(u32, u32, u64)> = Vec::new();
-        let mut keys: Vec<(u32, u32)> =
-            graph.dump.roots.iter().map(|r| (r.kind, r.flags)).collect();
-        keys.sort_unstable();
-        for k in keys.chunk_by(|a, b| a == b) {
-            kinds.push((k[0].0, k[0].1, k.len() as u64));
-        }
-        Totals {
-            bytes: graph.dump.total_bytes(),
-            root_kinds: kinds,
-            additional_bytes: 0,
-            duplicates: DuplicateTotals::default(),
-            top_sets: Vec::new(),
-        }
-    }
-}
 
 /// The results of the dominators stage, as the worker sent them
 /// ([`DominatorsStage`], reached through `Deref`), with the type index's
@@ -290,27 +258,44 @@ impl Loading {
             // Nothing arrives after a failure (a job may still answer).
             return Ok(Arrived::Nothing);
         }
-        let msg = match msg {
+        let msg = match self.on_comparison(msg) {
+            Ok(arrived) => return Ok(arrived),
+            Err(msg) => msg,
+        };
+        let stage = std::mem::take(&mut self.stage);
+        let (stage, arrived) = self.advance(stage, msg);
+        self.stage = stage;
+        arrived
+    }
+
+    /// The suspects and the comparison's progress, which come beside the
+    /// stages; any other message is handed back.
+    fn on_comparison(&mut self, msg: Msg) -> Result<Arrived, Msg> {
+        match msg {
             Msg::Suspects(s) => {
                 self.suspects = Some(s);
-                return Ok(Arrived::Suspects);
+                Ok(Arrived::Suspects)
             }
             Msg::Comparing { snapshot, of, name } => {
                 self.comparing = Comparing::Running { snapshot, of, name };
-                return Ok(Arrived::Nothing);
+                Ok(Arrived::Nothing)
             }
             Msg::Compared { compared, suspects } => {
                 self.comparing = Comparing::Done(compared);
                 self.suspects = Some(suspects);
-                return Ok(Arrived::Comparison);
+                Ok(Arrived::Comparison)
             }
             Msg::CompareFailed(e) => {
                 self.comparing = Comparing::Failed(e);
-                return Ok(Arrived::Nothing);
+                Ok(Arrived::Nothing)
             }
-            m => m,
-        };
-        let stage = std::mem::take(&mut self.stage);
+            m => Err(m),
+        }
+    }
+
+    /// The stage after `stage` once `msg` arrived, and what arrived; a
+    /// message that is no stage's is handed back (the stage unchanged).
+    fn advance(&mut self, stage: Stage, msg: Msg) -> (Stage, Result<Arrived, Msg>) {
         let (stage, arrived) = match (stage, msg) {
             (Stage::Parsing, Msg::Parsed { ms, cached }) => {
                 self.ms.push(ms);
@@ -349,23 +334,18 @@ impl Loading {
             ),
             (
                 s,
-                m @ (Msg::Parsed { .. }
+                Msg::Parsed { .. }
                 | Msg::Graph { .. }
                 | Msg::Dominators { .. }
-                | Msg::Duplicates { .. }),
+                | Msg::Duplicates { .. },
             ) => {
                 // Out of order (a stage message without its predecessor):
                 // dropped, as the model it refers to is not there.
-                drop(m);
                 (s, Arrived::Nothing)
             }
-            (s, other) => {
-                self.stage = s;
-                return Err(other);
-            }
+            (s, other) => return (s, Err(other)),
         };
-        self.stage = stage;
-        Ok(arrived)
+        (stage, Ok(arrived))
     }
 }
 

@@ -1,24 +1,43 @@
 //! The terminal UI (docs/ui.md). Elm-shaped: [`app::App`] is the model,
 //! [`app::Action`] every input, [`app::update`] the only place the model
-//! changes (no I/O; it returns [`app::Effect`]s), [`ui::draw`] a pure view.
-//! [`event_loop::run`] is the one loop (generic over the backend and fed
-//! by a channel) that carries out the effects; this module owns the rest
-//! of the I/O: the terminal and its guard, the input and signal threads,
-//! the analysis worker. Layers, each importing only those below it:
-//! `event_loop` → `app` (router) → `panes` → `loading`, `filtering`,
-//! `jobs`, `worker`, `keys`, `layout`, `fmt`, `theme`; `ui` draws `app`.
+//! changes (no I/O; it returns [`app::Effect`]s: quit, jobs, filter
+//! computations, redraws), [`ui::draw`] a pure view. [`event_loop::run`] is
+//! the one loop (generic over the backend and fed by a channel) that
+//! carries out the effects; this module owns the rest of the I/O: the
+//! terminal and its guard, the input and signal threads, the analysis
+//! worker, and the test harness ([`drive`], [`loaded_app`], …).
+//!
+//! Each pane is a component ([`panes::Pane`]): its state (private), keys,
+//! drawing, history place, arrivals and jumps; the router ([`app`]) names
+//! no pane's internals, and the help overlay is one too ([`help`]).
+//!
+//! Layers, each importing only those below it (checked by the test in
+//! `layering.rs`), top first:
+//! - `event_loop` (the loop), then `ui` (the view), then `app` (the router);
+//! - `panes` (the components);
+//! - `jobs` (job threads), then `worker`, `filtering`, `loading` (the
+//!   analysis thread, the filter thread, what arrived);
+//! - `msg` (what the threads send);
+//! - `compared` (comparison figures) and `help` (the overlay);
+//! - `fmt`, `layout`, `keys` (text, the frame, the one key table);
+//! - leaves: `pane_id` (the pane registry), `theme`, `signals`, `matcher`,
+//!   `instance_rows`.
 
 pub mod app;
 pub mod compared;
 pub mod event_loop;
 pub mod filtering;
 pub mod fmt;
+pub mod help;
 pub mod instance_rows;
 pub mod jobs;
 pub mod keys;
+#[cfg(test)]
+mod layering;
 pub mod layout;
 pub mod loading;
 pub mod matcher;
+pub mod msg;
 pub mod pane_id;
 pub mod panes;
 pub mod signals;
@@ -42,9 +61,10 @@ use app::{update, Action, App, Effect};
 use event_loop::{Ended, Trace};
 use filtering::FilterThread;
 use loading::Failure;
+use msg::Msg;
 use signals::Exit;
 use theme::Theme;
-use worker::{Input, Msg};
+use worker::Input;
 
 /// The built-in sample heap of `heaptui --demo` (see fixtures/demo.gen.py).
 pub const DEMO_DUMP: &str = include_str!("../../fixtures/demo.dump.txt");
@@ -96,35 +116,6 @@ impl Drop for TerminalGuard {
     }
 }
 
-/// Gives the terminal back as the guard does (the shell gets its screen,
-/// cursor and line mode), stops the process until it is continued (`fg`),
-/// then takes the terminal again ([`take_terminal`]; the caller redraws).
-pub(crate) fn suspend() {
-    let _ = crossterm::execute!(
-        std::io::stdout(),
-        DisableMouseCapture,
-        crossterm::cursor::Show
-    );
-    ratatui::restore();
-    // SIGTSTP is caught (it asked for this): SIGSTOP stops for sure.
-    let _ = signal_hook::low_level::raise(signal_hook::consts::signal::SIGSTOP);
-    take_terminal();
-}
-
-/// Raw mode, the alternate screen, mouse capture and a hidden cursor
-/// again: after a suspend, or a continue after a stop from elsewhere (a
-/// shell may have reset the line mode meanwhile, so raw mode is set anew).
-pub(crate) fn take_terminal() {
-    let _ = crossterm::terminal::disable_raw_mode();
-    let _ = crossterm::terminal::enable_raw_mode();
-    let _ = crossterm::execute!(
-        std::io::stdout(),
-        crossterm::terminal::EnterAlternateScreen,
-        EnableMouseCapture,
-        crossterm::cursor::Hide
-    );
-}
-
 /// Runs the UI until the user quits; returns the exit code: 0, 2 for a
 /// dump that cannot be used, 101 when a background stage panicked,
 /// 128 + n after SIGINT, SIGTERM or SIGHUP (other caught signals are
@@ -141,6 +132,83 @@ pub fn run(options: Options) -> color_eyre::Result<u8> {
 fn run_ui(options: Options) -> color_eyre::Result<(Exit, Option<String>)> {
     let launched = Instant::now();
     let mut trace = Trace::open();
+    // The paths were checked by the caller (the binary runs
+    // `import::source::check_file` on each); what goes wrong from here on
+    // shows in the UI.
+    let (input, baselines, name) = inputs(&options);
+    let theme = Theme::from_env(options.ascii);
+    // Every input reaches the loop through one channel: keys, mouse and
+    // resizes from the input thread, signals from the signal thread.
+    let (event_tx, events) = bounded::<Action>(256);
+    // Raw mode turns Ctrl-C into a key; a signal from elsewhere (kill, a
+    // dropped SSH session) ends the loop, so the guard restores the screen.
+    let signal_tx = event_tx.clone();
+    signals::forward(move |s| signal_tx.send(Action::Signal(s)).is_ok())?;
+
+    // The cooked mode, for the SIGBUS handler to restore (it cannot use
+    // crossterm's copy); saved before raw mode, and before any file is
+    // mapped.
+    crate::import::source::save_terminal_mode();
+    // The first frame is drawn before the file is even opened.
+    let mut terminal = ratatui::init();
+    signals::install_panic_hook();
+    TERMINAL_IN_USE.store(true, Ordering::Relaxed);
+    let _guard = TerminalGuard;
+    let _ = crossterm::execute!(std::io::stdout(), EnableMouseCapture);
+    let size = terminal.size()?;
+    let mut app = App::new(name, theme, Rect::new(0, 0, size.width, size.height));
+    app.loading = loading::Loading::with_baselines(baselines.len());
+    terminal.draw(|f| ui::draw(&app, f))?;
+    trace.log("first_frame_ms", launched.elapsed());
+    spawn_input(event_tx)?;
+
+    // `R` analyses the dump again with the other `--references` mode: a
+    // fresh worker, App and runtime over the same terminal and input.
+    let (mut input, mut baselines) = (input, baselines);
+    let mut trace = Some(trace);
+    let exit = loop {
+        let progress = Arc::new(Progress::new());
+        let (work_tx, work_rx) = bounded::<Msg>(16);
+        worker::spawn(
+            input.clone(),
+            baselines.clone(),
+            options.duplicates.clone(),
+            options.cache.clone(),
+            progress.clone(),
+            work_tx.clone(),
+        )?;
+        let filters = FilterThread::spawn(work_tx)?;
+        let trace = trace.take().unwrap_or_else(Trace::none);
+        let mut rt = event_loop::Runtime::live(progress.clone(), work_rx, filters, launched, trace);
+        match event_loop::run(&mut terminal, &mut app, &events, &mut rt)? {
+            Ended::Quit(exit) => break exit,
+            Ended::InputClosed => break Exit::Code(0),
+            Ended::ToggleReferences => {
+                progress.cancel();
+                let toggled = toggle_references(&mut input, &mut baselines);
+                let size = terminal.size()?;
+                let title = app.name.clone();
+                app = App::new(title, theme, Rect::new(0, 0, size.width, size.height));
+                app.loading = loading::Loading::with_baselines(baselines.len());
+                app.status = match toggled {
+                    Some(crate::import::References::All) => {
+                        "analysing again: referents retain (--references all)".into()
+                    }
+                    _ => "analysing again: only strong references retain".into(),
+                };
+            }
+        }
+    };
+    let note = match app.loading.failure() {
+        Some(Failure::Panic(m)) => Some(format!("the analysis failed (internal error): {m}")),
+        _ => None,
+    };
+    Ok((exit, note))
+}
+
+/// What `options` opens: the dump (a file or a built-in one), its
+/// baselines, and the title.
+fn inputs(options: &Options) -> (Input, Vec<Input>, String) {
     let (input, name) = match (&options.dump, options.demo) {
         (Some(p), _) => (
             Input::File(p.clone(), options.import),
@@ -174,48 +242,12 @@ fn run_ui(options: Options) -> color_eyre::Result<(Exit, Option<String>)> {
         0 => name,
         n => format!("{name} vs {n} older"),
     };
-    // Paths that cannot be a dump fail before the screen changes (a stat,
-    // not a read); what is wrong inside a file shows in the UI.
-    for input in std::iter::once(&input).chain(&baselines) {
-        let Input::File(path, _) = input else {
-            continue;
-        };
-        let problem = match std::fs::metadata(path) {
-            Ok(m) if m.is_dir() => Some("is a directory, not a heap dump file".to_string()),
-            Ok(_) => std::fs::File::open(path).err().map(|e| e.to_string()),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some("no such file".into()),
-            Err(e) => Some(e.to_string()),
-        };
-        if let Some(p) = problem {
-            eprintln!("heaptui: {}: {p}", crate::model::text::printable_path(path));
-            return Ok((Exit::Code(2), None));
-        }
-    }
-    let theme = Theme::from_env(options.ascii);
-    // Every input reaches the loop through one channel: keys, mouse and
-    // resizes from the input thread, signals from the signal thread.
-    let (event_tx, events) = bounded::<Action>(256);
-    // Raw mode turns Ctrl-C into a key; a signal from elsewhere (kill, a
-    // dropped SSH session) ends the loop, so the guard restores the screen.
-    let signal_tx = event_tx.clone();
-    signals::forward(move |s| signal_tx.send(Action::Signal(s)).is_ok())?;
+    (input, baselines, name)
+}
 
-    // The cooked mode, for the SIGBUS handler to restore (it cannot use
-    // crossterm's copy); saved before raw mode, and before any file is
-    // mapped.
-    crate::import::source::save_terminal_mode();
-    // The first frame is drawn before the file is even opened.
-    let mut terminal = ratatui::init();
-    signals::install_panic_hook();
-    TERMINAL_IN_USE.store(true, Ordering::Relaxed);
-    let _guard = TerminalGuard;
-    let _ = crossterm::execute!(std::io::stdout(), EnableMouseCapture);
-    let size = terminal.size()?;
-    let mut app = App::new(name, theme, Rect::new(0, 0, size.width, size.height));
-    app.loading = loading::Loading::with_baselines(baselines.len());
-    terminal.draw(|f| ui::draw(&app, f))?;
-    trace.log("first_frame_ms", launched.elapsed());
-
+/// The `heaptui-input` thread: keys, mouse and resizes into the loop's
+/// channel until it hangs up.
+fn spawn_input(event_tx: crossbeam_channel::Sender<Action>) -> std::io::Result<()> {
     std::thread::Builder::new()
         .name("heaptui-input".into())
         .spawn(move || {
@@ -230,56 +262,24 @@ fn run_ui(options: Options) -> color_eyre::Result<(Exit, Option<String>)> {
                     break;
                 }
             }
-        })?;
+        })
+        .map(|_| ())
+}
 
-    // `R` analyses the dump again with the other `--references` mode: a
-    // fresh worker, App and runtime over the same terminal and input.
-    let (mut input, mut baselines) = (input, baselines);
-    let mut trace = Some(trace);
-    let exit = loop {
-        let progress = Arc::new(Progress::new());
-        let (work_tx, work_rx) = bounded::<Msg>(16);
-        worker::spawn(
-            input.clone(),
-            baselines.clone(),
-            options.duplicates.clone(),
-            options.cache.clone(),
-            progress.clone(),
-            work_tx.clone(),
-        )?;
-        let filters = FilterThread::spawn(work_tx)?;
-        let trace = trace.take().unwrap_or_else(Trace::none);
-        let mut rt = event_loop::Runtime::live(progress.clone(), work_rx, filters, launched, trace);
-        match event_loop::run(&mut terminal, &mut app, &events, &mut rt)? {
-            Ended::Quit(exit) => break exit,
-            Ended::InputClosed => break Exit::Code(0),
-            Ended::ToggleReferences => {
-                progress.cancel();
-                let mut toggled = None;
-                for i in std::iter::once(&mut input).chain(baselines.iter_mut()) {
-                    if let Input::File(_, import) = i {
-                        import.references = import.references.toggled();
-                        toggled = Some(import.references);
-                    }
-                }
-                let size = terminal.size()?;
-                let title = app.name.clone();
-                app = App::new(title, theme, Rect::new(0, 0, size.width, size.height));
-                app.loading = loading::Loading::with_baselines(baselines.len());
-                app.status = match toggled {
-                    Some(crate::import::References::All) => {
-                        "analysing again: referents retain (--references all)".into()
-                    }
-                    _ => "analysing again: only strong references retain".into(),
-                };
-            }
+/// Switches every dump file to the other `--references` mode; the new
+/// mode, or `None` when no input is a file.
+fn toggle_references(
+    input: &mut Input,
+    baselines: &mut [Input],
+) -> Option<crate::import::References> {
+    let mut toggled = None;
+    for i in std::iter::once(input).chain(baselines.iter_mut()) {
+        if let Input::File(_, import) = i {
+            import.references = import.references.toggled();
+            toggled = Some(import.references);
         }
-    };
-    let note = match app.loading.failure() {
-        Some(Failure::Panic(m)) => Some(format!("the analysis failed (internal error): {m}")),
-        _ => None,
-    };
-    Ok((exit, note))
+    }
+    toggled
 }
 
 /// An App with the demo heap loaded synchronously (tests, the tape replay):
@@ -370,11 +370,11 @@ pub fn drive(app: &mut App, events: Vec<Action>) -> Ended {
     event_loop::run(&mut terminal, app, &rx, &mut rt).expect("a test backend does not fail")
 }
 
-/// Runs queued filter requests synchronously and delivers their results,
-/// which is what the filter thread would do (tests that look at the state
-/// between a key and its filter result).
+/// Computes the filter requests the panes await synchronously and delivers
+/// their results, which is what the filter thread would do (tests that look
+/// at the state between a key and its filter result).
 pub fn run_jobs(app: &mut App) {
-    for req in std::mem::take(&mut app.filter_requests) {
+    for req in app.awaited_filters() {
         if let Some(f) = filtering::compute(req, &|| false) {
             update(app, Action::Worker(Msg::Filtered(f)));
         }

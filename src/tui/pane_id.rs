@@ -6,9 +6,13 @@
 //! filter thread, the key table and the router all use it.
 //!
 //! Adding a pane: write `src/tui/panes/<name>.rs` with a state type that
-//! implements `Default` and `panes::Pane`, declare it in `panes/mod.rs`
-//! (`pub mod <name>;`), and add its line to the table below. Its keys, if
-//! it has any of its own, go in `keys.rs` under its mode.
+//! implements `Default` and `panes::Pane` (its keys and drawing; where it
+//! needs them, its place in the history (`save`, `restore`), the stages it
+//! waits for (`arrived`), its job results (`receive`), its filter, the
+//! jumps it takes), declare it in `panes/mod.rs` (`pub mod <name>;`), and
+//! add its line to the table below. Its keys, if it has any of its own, go
+//! in `keys.rs` under its mode. The router, the history and the view need
+//! no change: they reach every pane through the trait and this table.
 
 /// The pane table, passed to `$then!` (a macro that expands it). Each line:
 /// `Variant => field: StateType, mode Mode, "Title", tab "Tab", short
@@ -22,10 +26,10 @@ macro_rules! pane_registry {
         $then! {
             Overview => overview: overview::OverviewPane, mode Global, "Overview", tab "Overview", short "Over", help "Overview";
             Dominators => dominators: Option<dominators::DominatorsPane>, mode Dominators, "Dominators", tab "Dominators", short "Dom", help "Dominators";
-            Types => types_pane: types::TypesPane, mode Types, "Types", tab "Types", short "Types", help "Types";
-            Duplicates => dups_pane: duplicates::DuplicatesPane, mode Duplicates, "Duplicates", tab "Duplicates", short "Dup", help "Duplicates";
-            Roots => roots_pane: roots::RootsPane, mode Roots, "Roots", tab "Roots", short "Roots", help "Roots";
-            Suspects => suspects_pane: suspects::SuspectsPane, mode Suspects, "Suspects", tab "Leaks", short "Leaks", help "Suspects (leak suspects)";
+            Types => types: types::TypesPane, mode Types, "Types", tab "Types", short "Types", help "Types";
+            Duplicates => duplicates: duplicates::DuplicatesPane, mode Duplicates, "Duplicates", tab "Duplicates", short "Dup", help "Duplicates";
+            Roots => roots: roots::RootsPane, mode Roots, "Roots", tab "Roots", short "Roots", help "Roots";
+            Suspects => suspects: suspects::SuspectsPane, mode Suspects, "Suspects", tab "Leaks", short "Leaks", help "Suspects (leak suspects)";
         }
     };
 }

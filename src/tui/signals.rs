@@ -2,9 +2,13 @@
 //! the fatal signals into events for the loop, which ends normally so the
 //! terminal guard restores the screen; [`Exit`] then says how the process
 //! ends. A panic on a background thread is recorded here for the UI to
-//! show instead of being printed over the screen. Imports nothing of the UI.
+//! show instead of being printed over the screen; suspending (Ctrl-Z,
+//! SIGTSTP) gives the terminal back and takes it again. Imports nothing of
+//! the UI.
 
 use std::sync::Mutex;
+
+use crossterm::event::{DisableMouseCapture, EnableMouseCapture};
 
 use signal_hook::consts::signal::{
     SIGALRM, SIGCONT, SIGHUP, SIGINT, SIGIO, SIGPROF, SIGQUIT, SIGSYS, SIGTERM, SIGTRAP, SIGTSTP,
@@ -140,6 +144,35 @@ pub fn install_panic_hook() {
             slot.get_or_insert(text);
         }
     }));
+}
+
+/// Gives the terminal back as the guard does (the shell gets its screen,
+/// cursor and line mode), stops the process until it is continued (`fg`),
+/// then takes the terminal again ([`take_terminal`]; the caller redraws).
+pub fn suspend() {
+    let _ = crossterm::execute!(
+        std::io::stdout(),
+        DisableMouseCapture,
+        crossterm::cursor::Show
+    );
+    ratatui::restore();
+    // SIGTSTP is caught (it asked for this): SIGSTOP stops for sure.
+    let _ = signal_hook::low_level::raise(signal_hook::consts::signal::SIGSTOP);
+    take_terminal();
+}
+
+/// Raw mode, the alternate screen, mouse capture and a hidden cursor
+/// again: after a suspend, or a continue after a stop from elsewhere (a
+/// shell may have reset the line mode meanwhile, so raw mode is set anew).
+pub fn take_terminal() {
+    let _ = crossterm::terminal::disable_raw_mode();
+    let _ = crossterm::terminal::enable_raw_mode();
+    let _ = crossterm::execute!(
+        std::io::stdout(),
+        crossterm::terminal::EnterAlternateScreen,
+        EnableMouseCapture,
+        crossterm::cursor::Hide
+    );
 }
 
 #[cfg(test)]

@@ -2,18 +2,18 @@
 //! status line, footer) and the help overlay. Pure: reads the model only.
 
 use ratatui::layout::Rect;
-use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Paragraph};
 use ratatui::Frame;
 
 use super::app::{App, InputPurpose, PaneId};
 use super::fmt::{bytes, count, fit, secs, text_width};
-use super::keys::{self, KEYS};
+use super::keys;
 use super::loading::{Comparing, Failure};
 use super::panes::Pane;
 use crate::progress::Stage;
 
+pub use super::help::{key_sections, FILTER_SYNTAX, MOUSE};
 pub use super::layout::{layout, tab_at, Areas, MIN_HEIGHT, MIN_WIDTH};
 
 pub fn draw(app: &App, f: &mut Frame) {
@@ -35,8 +35,8 @@ pub fn draw(app: &App, f: &mut Frame) {
     draw_body(app, a.body, f);
     draw_status(app, a.status, f);
     draw_footer(app, a.footer, f);
-    if let Some(scroll) = app.help {
-        draw_help(app, scroll, area, f);
+    if let Some(help) = &app.help {
+        help.draw(&app.theme, area, f);
     }
 }
 
@@ -324,125 +324,7 @@ fn footer_spans(
     spans
 }
 
-/// The key table by mode, in the table's order: each mode's title and its
-/// commands as (keys, what they do). The help box and the manual page
-/// (`heaptui man`) show it.
-pub fn key_sections() -> Vec<(&'static str, Vec<(String, &'static str)>)> {
-    let mut modes = Vec::new();
-    for b in KEYS {
-        if !modes.contains(&b.mode) {
-            modes.push(b.mode);
-        }
-    }
-    modes
-        .into_iter()
-        .map(|m| {
-            let mut seen: Vec<(keys::Cmd, String)> = Vec::new();
-            for b in KEYS.iter().filter(|b| b.mode == m) {
-                if let Some(e) = seen.iter_mut().find(|(c, _)| *c == b.cmd) {
-                    e.1.push_str(&format!(" {}", b.key.label()));
-                    continue;
-                }
-                seen.push((b.cmd, b.key.label()));
-            }
-            let rows = seen
-                .into_iter()
-                .map(|(cmd, keys)| {
-                    let desc = KEYS
-                        .iter()
-                        .find(|b| b.mode == m && b.cmd == cmd)
-                        .map_or("", |b| b.description);
-                    (keys, desc)
-                })
-                .collect();
-            (m.title(), rows)
-        })
-        .collect()
-}
-
-/// The filter syntax and the mouse, as (what, meaning), after the keys.
-pub const FILTER_SYNTAX: [(&str, &str); 6] = [
-    ("words", "fuzzy match (smart case), ranked"),
-    ("a.*.b", "wildcard; each dotted part is a prefix"),
-    ("[]  [,  [,]", "arrays / rank at least 2 / exactly 2"),
-    ("!a  !g", "no arrays / no generic types"),
-    ("<  <str  <,>", "generic / argument matching / arity"),
-    ("#ns X  #c X", "namespace / class name contains X"),
-];
-
-pub const MOUSE: [(&str, &str); 3] = [
-    ("click a tab", "switch to its pane"),
-    ("click a row", "select it"),
-    ("wheel", "move the selection 3 rows"),
-];
-
-/// The help lines, generated from the key table.
+/// The help overlay's lines for the app's theme.
 pub fn help_lines(app: &App) -> Vec<Line<'static>> {
-    let t = &app.theme;
-    let mut lines = vec![
-        Line::styled(" Keys (from the key table)", t.header()),
-        Line::raw(" j/k PgUp/PgDn scroll; any other key closes."),
-    ];
-    for (title, rows) in key_sections() {
-        lines.push(Line::raw(""));
-        lines.push(Line::styled(format!(" {title}"), t.bold()));
-        for (keys, desc) in rows {
-            lines.push(Line::raw(format!("   {keys:<18} {desc}")));
-        }
-    }
-    lines.push(Line::raw(""));
-    lines.push(Line::styled(" Filter syntax", t.bold()));
-    for (what, meaning) in FILTER_SYNTAX {
-        let gap = if what.len() < 10 { 11 - what.len() } else { 2 };
-        lines.push(Line::raw(format!("   {what}{:gap$}{meaning}", "")));
-    }
-    lines.push(Line::raw(""));
-    lines.push(Line::styled(" Mouse", t.bold()));
-    for (what, meaning) in MOUSE {
-        lines.push(Line::raw(format!("   {what:<18} {meaning}")));
-    }
-    lines
-}
-
-/// The help box in a frame of `area`.
-fn help_rect(area: Rect) -> Rect {
-    let w = area.width.saturating_sub(4).min(76);
-    let h = area.height.saturating_sub(2);
-    Rect::new(area.x + (area.width - w) / 2, area.y + 1, w, h)
-}
-
-/// The help's last scroll position: its last line at the box's bottom.
-pub fn help_max_scroll(app: &App) -> u16 {
-    let inner_h = help_rect(app.size).height.saturating_sub(2) as usize;
-    help_lines(app).len().saturating_sub(inner_h) as u16
-}
-
-fn draw_help(app: &App, scroll: u16, area: Rect, f: &mut Frame) {
-    let t = &app.theme;
-    let rect = help_rect(area);
-    f.render_widget(Clear, rect);
-    let lines = help_lines(app);
-    // Scrolling stops at the last line; markers say what is above/below.
-    let max = help_max_scroll(app);
-    let scroll = scroll.min(max);
-    let (up, down) = if t.ascii { ("^", "v") } else { ("↑", "↓") };
-    let mut block = Block::bordered()
-        .border_set(t.border())
-        .title(Line::styled(" Help ", t.header()));
-    if scroll > 0 {
-        block =
-            block.title(Line::styled(format!(" {up} more (k/PgUp) "), t.bold()).right_aligned());
-    }
-    if scroll < max {
-        block = block.title_bottom(
-            Line::styled(format!(" more {down} (j/PgDn) "), t.bold()).right_aligned(),
-        );
-    }
-    f.render_widget(
-        Paragraph::new(lines)
-            .block(block)
-            .style(Style::new())
-            .scroll((scroll, 0)),
-        rect,
-    );
+    super::help::lines(&app.theme)
 }

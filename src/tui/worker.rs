@@ -8,18 +8,13 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::compared::Compared;
-use super::filtering::Filtered;
-use super::instance_rows::{instance_rows, InstanceKey, InstanceRows, TypeObjects};
-use super::loading::Totals;
+use super::instance_rows::{instance_rows, InstanceKey, TypeObjects};
 use crate::analysis::compare::{compare, same_format, SnapshotSummary};
 use crate::analysis::grouping::group_children_unsorted;
 use crate::analysis::pipeline::StageResult;
-use crate::analysis::roots::RootGroup;
-use crate::analysis::summary::Summary;
-use crate::analysis::suspects::{suspects, Suspect};
+use crate::analysis::suspects::suspects;
 use crate::analysis::{
-    immediate_dominators, precise_retained, shortest_retention_path, AnalysisError, Glob, Group,
-    ImmediateDominators, PreciseRetained, TypeStats,
+    immediate_dominators, precise_retained, shortest_retention_path, AnalysisError, Glob,
 };
 use crate::cache::{CacheOptions, Note};
 use crate::graph::duplicates::{DuplicateOptions, Duplicates};
@@ -27,93 +22,8 @@ use crate::graph::{DominatorTree, HeapGraph};
 use crate::model::{ObjectIdx, TypeIdx};
 use crate::progress::Progress;
 
+pub use super::msg::{DominatorsStage, Msg, Totals};
 pub use crate::analysis::pipeline::Input;
-
-/// What the dominators stage hands the UI, in one piece (the worker
-/// builds it, `Loading` keeps it, tests inflate it).
-#[derive(Debug, Clone)]
-pub struct DominatorsStage {
-    pub dom: Arc<DominatorTree>,
-    pub types: Arc<Vec<TypeStats>>,
-    pub roots: Arc<Vec<RootGroup>>,
-    /// Per type, the reachable instance retaining most (`u32::MAX`: none).
-    pub largest: Arc<Vec<u32>>,
-    /// The figures the Overview shows, computed once as the report does.
-    pub summary: Arc<Summary>,
-    /// The super-root's children grouped by type (the Dominators pane's
-    /// first rows): millions of objects on a big heap, so grouped here,
-    /// never on the UI thread.
-    pub top: Vec<Arc<Group>>,
-}
-
-/// Results, in the order they are produced. `ms` is the stage's duration.
-#[derive(Debug, Clone)]
-pub enum Msg {
-    Parsed {
-        ms: u64,
-        /// Read back from the reopen cache (the other stages follow at once).
-        cached: bool,
-    },
-    Graph {
-        graph: Arc<HeapGraph>,
-        ms: u64,
-        /// Its sums (O(objects), so not on the UI thread).
-        totals: Totals,
-    },
-    Dominators {
-        stage: DominatorsStage,
-        ms: u64,
-    },
-    Duplicates {
-        duplicates: Arc<Duplicates>,
-        ms: u64,
-    },
-    /// The leak suspects of the opened snapshot alone (docs/analyses.md).
-    Suspects(Arc<Vec<Suspect>>),
-    /// A baseline's analysis starts: `snapshot` of `of` (1-based, oldest
-    /// first), named `name`.
-    Comparing {
-        snapshot: usize,
-        of: usize,
-        name: String,
-    },
-    /// Every baseline is analysed: the comparison, and the suspects again
-    /// with the steadily growing rows among them.
-    Compared {
-        compared: Arc<Compared>,
-        suspects: Arc<Vec<Suspect>>,
-    },
-    /// A baseline cannot be used; the opened snapshot stays usable.
-    CompareFailed(String),
-    /// The dump cannot be used (exit status 2).
-    Failed(String),
-    /// A background stage panicked (exit status 101).
-    Panicked(String),
-    /// A background precise-retained job finished.
-    Precise {
-        type_index: TypeIdx,
-        result: PreciseRetained,
-    },
-    ImmediateDominators {
-        type_index: TypeIdx,
-        exclude: String,
-        rows: Vec<ImmediateDominators>,
-    },
-    RetentionPath {
-        object: ObjectIdx,
-        path: Option<Vec<ObjectIdx>>,
-    },
-    /// Grouped children for a dominator-tree node (see `Tree::expand`).
-    Expanded {
-        tree: u64,
-        node: u32,
-        groups: Vec<Group>,
-    },
-    /// A type's instances in the order asked for.
-    Instances(InstanceRows),
-    /// A `/` filter's result from the filter thread.
-    Filtered(Filtered),
-}
 
 /// Work the UI asks for on demand; heavy on big heaps, so it runs on its
 /// own thread there and its result comes back as a [`Msg`].
@@ -218,24 +128,6 @@ pub fn run_job(
     }
 }
 
-/// Starts [`run_job`] on the `heaptui-job` thread.
-pub fn spawn_job(
-    job: Job,
-    graph: Arc<HeapGraph>,
-    dom: Arc<DominatorTree>,
-    progress: Arc<Progress>,
-    tx: crossbeam_channel::Sender<Msg>,
-) -> std::io::Result<()> {
-    std::thread::Builder::new()
-        .name("heaptui-job".into())
-        .spawn(move || {
-            if let Some(m) = run_job(job, &graph, &dom, &progress) {
-                let _ = tx.send(m);
-            }
-        })
-        .map(|_| ())
-}
-
 /// Runs the analysis pipeline (through the reopen cache when `cache` is
 /// given), handing each stage's result to `emit` as a [`Msg`]; stops quietly
 /// when cancelled or when `emit` returns false (the UI hung up). The order
@@ -302,6 +194,37 @@ pub fn analyse_series(
     if baselines.is_empty() {
         return;
     }
+    let Some(mut summaries) =
+        summarise_baselines(baselines, &analysis, options, cache, progress, &note, emit)
+    else {
+        return;
+    };
+    if progress.is_cancelled() {
+        return;
+    }
+    summaries.push(SnapshotSummary::of(&analysis));
+    let cmp = compare(&summaries);
+    drop(summaries);
+    let all = suspects(&analysis, Some(&cmp));
+    let compared = Compared::new(cmp, &analysis.graph.dump.type_names);
+    emit(Msg::Compared {
+        compared: Arc::new(compared),
+        suspects: Arc::new(all),
+    });
+}
+
+/// Analyses each baseline in turn (through the cache) and reduces it to its
+/// [`SnapshotSummary`], dropped before the next; `None` when one cannot be
+/// used (said through `emit`), on a cancel, or when the UI hung up.
+fn summarise_baselines(
+    baselines: &[Input],
+    analysis: &crate::analysis::Analysis,
+    options: &DuplicateOptions,
+    cache: Option<&CacheOptions>,
+    progress: &Progress,
+    note: &Note,
+    emit: &mut dyn FnMut(Msg) -> bool,
+) -> Option<Vec<SnapshotSummary>> {
     let mut summaries = Vec::with_capacity(baselines.len() + 1);
     for (i, baseline) in baselines.iter().enumerate() {
         let name = baseline.name();
@@ -311,7 +234,7 @@ pub fn analyse_series(
             name: name.clone(),
         });
         if !started || progress.is_cancelled() {
-            return;
+            return None;
         }
         let run = crate::cache::run(
             baseline,
@@ -327,7 +250,7 @@ pub fn analyse_series(
                 let (file, format) = (&a.graph.dump.path, a.graph.dump.format);
                 if let Err(e) = same_format(file, format, &newest.path, newest.format) {
                     emit(Msg::CompareFailed(e.to_string()));
-                    return;
+                    return None;
                 }
                 summaries.push(SnapshotSummary::of(&a));
                 drop(a);
@@ -336,23 +259,12 @@ pub fn analyse_series(
             }
             Err(AnalysisError::Input(e)) => {
                 emit(Msg::CompareFailed(format!("{name}: {e}")));
-                return;
+                return None;
             }
-            Err(AnalysisError::Cancelled) => return,
+            Err(AnalysisError::Cancelled) => return None,
         }
     }
-    if progress.is_cancelled() {
-        return;
-    }
-    summaries.push(SnapshotSummary::of(&analysis));
-    let cmp = compare(&summaries);
-    drop(summaries);
-    let all = suspects(&analysis, Some(&cmp));
-    let compared = Compared::new(cmp, &analysis.graph.dump.type_names);
-    emit(Msg::Compared {
-        compared: Arc::new(compared),
-        suspects: Arc::new(all),
-    });
+    Some(summaries)
 }
 
 /// Turns the pipeline's stage results into messages for the UI, adding

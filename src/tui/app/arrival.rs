@@ -1,13 +1,12 @@
-//! What arrives from the workers: stage results (through [`Loading`]),
-//! job results for the panes, and filter results, which are installed only
-//! if no newer filter superseded them.
+//! What arrives from the workers: stage results (through [`Loading`], then
+//! to every pane), job results for the pane that takes them, and filter
+//! results, which are installed only if no newer filter superseded them.
 
-use super::{App, FilterRequest, Filtered, PaneId};
+use super::{App, Effect, FilterRequest, Filtered, PaneId};
 use crate::analysis::filter::TypeFilter;
 use crate::tui::loading::Arrived;
-use crate::tui::panes::dominators::DominatorsPane;
+use crate::tui::msg::Msg;
 use crate::tui::panes::FilterPlan;
-use crate::tui::worker::Msg;
 
 impl App {
     pub(super) fn on_worker(&mut self, msg: Msg) {
@@ -20,73 +19,21 @@ impl App {
             Err(msg) => msg,
         };
         match msg {
-            Msg::Precise { type_index, result } => {
-                self.panes.types_pane.precise_done(type_index, result);
-                self.job = None;
-            }
-            Msg::ImmediateDominators {
-                type_index,
-                exclude,
-                rows,
-            } => {
-                self.panes
-                    .types_pane
-                    .immediate_dominators_done(type_index, exclude, rows);
-                self.job = None;
-            }
-            Msg::Instances(rows) => {
-                self.panes.types_pane.instances_done(rows);
-                self.job = None;
-            }
-            Msg::RetentionPath { object, path } => {
-                if let Some(ins) = &mut self.inspector {
-                    if ins.object == object {
-                        if let Some(g) = self.loading.graph() {
-                            ins.set_retention_path(path, &g.dump);
-                        }
-                    }
-                }
-                self.job = None;
-            }
-            Msg::Expanded { tree, node, groups } => {
-                let mut resume = None;
-                if let (Some(d), Some(dom)) = (&mut self.panes.dominators, self.loading.dom()) {
-                    if let Some(t) = d.zooms.iter_mut().find(|t| t.id == tree) {
-                        t.set_groups(node, groups, dom);
-                    }
-                    d.refresh();
-                    resume = d.pending_reveal.take();
-                }
-                self.job = None;
-                // A reveal that waited for these groups goes on.
-                if let Some(object) = resume {
-                    self.continue_reveal(object);
-                }
-            }
             Msg::Filtered(f) => self.on_filtered(f),
+            msg if msg.is_job_result() => self.on_job_result(msg),
             // Stage results, taken by `Loading` above.
             _ => {}
         }
         self.fix_scroll();
     }
 
-    /// Brings the panes up to a stage that just arrived.
+    /// Brings the totals and every pane up to a stage that just arrived;
+    /// a pane that asks for it is filtered again.
     pub(super) fn on_arrived(&mut self, arrived: Arrived) {
         match arrived {
             Arrived::Graph => {
                 if let Some(totals) = self.loading.graph_totals() {
                     self.totals = totals.clone();
-                }
-            }
-            Arrived::Dominators => {
-                let Some(d) = self.loading.dominated() else {
-                    return;
-                };
-                self.panes.dominators = Some(DominatorsPane::new(&d.top, &d.dom));
-                self.panes.types_pane.measure(&d.types, &d.dom);
-                self.panes.roots_pane.measure(&d.roots);
-                for p in [PaneId::Dominators, PaneId::Types, PaneId::Roots] {
-                    self.apply_filter(p);
                 }
             }
             Arrived::Duplicates => {
@@ -109,47 +56,23 @@ impl App {
                         .map(|s| s.id)
                         .collect();
                 }
-                // Under a filter the pane keeps showing the previous result
-                // until the filter thread has narrowed this one.
-                self.apply_filter(PaneId::Duplicates);
             }
-            Arrived::Suspects | Arrived::Comparison => {
-                let (Some(graph), Some(dom), Some(s)) = (
-                    self.loading.graph(),
-                    self.loading.dom(),
-                    self.loading.suspects(),
-                ) else {
-                    return;
-                };
-                let compared = self.loading.compared().map(|c| &**c);
-                self.panes
-                    .suspects_pane
-                    .measure(s, compared, &graph.dump, dom, &self.theme);
-                if arrived == Arrived::Comparison {
-                    if let Some(c) = self.loading.compared().cloned() {
-                        if let Some(d) = &mut self.panes.dominators {
-                            d.set_compared(c.clone(), dom);
-                        }
-                        let types = graph.dump.type_names.len();
-                        self.panes.types_pane.set_compared(&c, types);
-                        self.panes.dups_pane.set_compared(&c);
-                        if let Some(roots) = self.loading.roots() {
-                            self.panes.roots_pane.set_compared(&c, roots);
-                        }
-                        self.apply_filter(PaneId::Types);
-                        self.apply_filter(PaneId::Duplicates);
-                        self.apply_filter(PaneId::Roots);
-                    }
-                }
+            _ => {}
+        }
+        // Every pane takes the stage first, then the filters run again.
+        let refilter = PaneId::ALL.map(|id| self.with_pane(id, |p, ctx| p.arrived(arrived, ctx)));
+        for id in PaneId::ALL {
+            if refilter[id.index()] {
+                self.apply_filter(id);
             }
-            Arrived::Nothing | Arrived::Failure => {}
         }
     }
 
     /// Applies the pane's filter text to its view: at once when that is
-    /// O(1) (no filter), else by queueing a request for the filter thread
-    /// that supersedes any older one for the pane. The view keeps showing
-    /// the previous result until [`App::on_filtered`] installs the new one.
+    /// O(1) (no filter), else by asking for a computation on the filter
+    /// thread ([`Effect::Filter`]) that supersedes any older one for the
+    /// pane. The view keeps showing the previous result until
+    /// [`App::on_filtered`] installs the new one.
     pub(super) fn apply_filter(&mut self, pane: PaneId) {
         let filter = TypeFilter::parse(&self.filters[pane.index()]);
         if self.loading.graph().is_none() {
@@ -162,13 +85,14 @@ impl App {
             FilterPlan::Work(work) => {
                 self.forget_filter(pane);
                 self.filter_generation += 1;
-                self.filter_pending[pane.index()] = Some(self.filter_generation);
-                self.filter_requests.push(FilterRequest {
+                let request = FilterRequest {
                     pane,
                     generation: self.filter_generation,
                     filter: filter.clone(),
                     work,
-                });
+                };
+                self.filter_pending[pane.index()] = Some(request.clone());
+                self.outbox.push(Effect::Filter(Box::new(request)));
             }
         }
         if !filter.unknown.is_empty() {
@@ -177,17 +101,19 @@ impl App {
         self.fix_scroll();
     }
 
-    /// Stops waiting for the pane's filter result: a queued request is
-    /// withdrawn, and a result already under way will be dropped.
+    /// Stops waiting for the pane's filter result: a request not yet handed
+    /// to the loop is withdrawn, and a result already under way will be
+    /// dropped.
     pub(super) fn forget_filter(&mut self, pane: PaneId) {
         self.filter_pending[pane.index()] = None;
-        self.filter_requests.retain(|r| r.pane != pane);
+        self.outbox
+            .retain(|e| !matches!(e, Effect::Filter(r) if r.pane == pane));
     }
 
     /// Installs a filter result unless a newer filter superseded it.
     pub(super) fn on_filtered(&mut self, f: Filtered) {
         let i = f.pane.index();
-        if self.filter_pending[i] != Some(f.generation) {
+        if self.filter_pending[i].as_ref().map(|r| r.generation) != Some(f.generation) {
             return;
         }
         self.filter_pending[i] = None;

@@ -1,11 +1,14 @@
 //! The router. [`App`] is the model: what the analysis delivered
 //! ([`Loading`]), the panes, the focus, the history, the input line and the
 //! help overlay. [`update`] is the only place it changes: it routes an
-//! [`Action`] to the focused pane, carries out the [`Intent`]s the pane
-//! answers with (jumps between panes, history, jobs) and returns the
-//! [`Effect`]s the event loop must perform. No I/O here. Imports the panes,
-//! never `ui` or the event loop; panes never import this module. History
-//! and jumps live in `navigation`, the arrival of results in `arrival`.
+//! [`Action`] to the focused pane (or the help, or the input line), carries
+//! out the [`Intent`]s the pane answers with (jumps between panes, history,
+//! jobs) and returns the [`Effect`]s the event loop must perform (jobs and
+//! filter computations to start, redraws, quitting). No I/O here. Names no
+//! pane's internals: every pane is reached through [`Pane`]. Imports the
+//! panes and the help overlay, never `ui` or the event loop; panes never
+//! import this module. History and jumps live in `navigation`, the arrival
+//! of results in `arrival`.
 
 use std::sync::Arc;
 
@@ -13,13 +16,15 @@ use crossterm::event::{KeyEvent, KeyEventKind, MouseButton, MouseEvent, MouseEve
 use ratatui::layout::Rect;
 
 use super::filtering::{FilterRequest, Filtered};
+use super::help::{Help, HelpKey};
 use super::keys::{self, Cmd, Key, Mode};
 use super::layout::{layout, tab_at};
 use super::loading::Loading;
+use super::msg::Msg;
 use super::panes::inspector::Inspector;
-use super::panes::{Ctx, Intent, ListState, Pane, Panes};
+use super::panes::{Ctx, Intent, Jump, Pane, Panes, Saved, Ticked};
 use super::theme::Theme;
-use super::worker::{run_job, Job, Msg};
+use super::worker::{run_job, Job};
 use crate::analysis::TypeStats;
 use crate::graph::duplicates::Duplicates;
 use crate::graph::{DominatorTree, HeapGraph};
@@ -54,8 +59,12 @@ pub enum Action {
     Progress(ProgressView),
     /// Progress of a background job (precise retained), 0..=1.
     JobProgress(f64),
-    /// Once per frame: advance the fuzzy matcher.
+    /// Once per frame: advance what ranks on other threads (the Types
+    /// pane's fuzzy matcher); answers [`Effect::Redraw`] while it moves.
     Tick,
+    /// Settled runs (tests, the tape): let that ranking finish, as many
+    /// ticks would.
+    Settle,
     /// A caught signal (SIGTERM, SIGHUP, …): end with its exit status.
     Signal(i32),
 }
@@ -75,6 +84,13 @@ pub enum Effect {
     /// Start a background job in its slot (a newer one of the same kind
     /// cancels and supersedes it).
     StartJob(Job),
+    /// Compute a pane's filter off the UI thread; its result comes back as
+    /// [`Msg::Filtered`]. Sent only while the model still awaits it
+    /// ([`App::awaits`]), so a burst of keys sends one request.
+    Filter(Box<FilterRequest>),
+    /// The frame changed without an input (a new ranking): draw it at the
+    /// next paced frame.
+    Redraw,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -90,19 +106,14 @@ pub struct InputLine {
     pub text: String,
 }
 
-/// A history entry: where the user was.
-#[derive(Debug, Clone)]
+/// A history entry: where the user was. Each pane saved its own place
+/// ([`Pane::save`]), so a pane added to the registry has its history.
+#[derive(Debug)]
 pub struct Nav {
     pub pane: PaneId,
     pub inspector: Option<ObjectIdx>,
-    pub dom_depth: usize,
-    pub dom_selected: Option<u32>,
-    pub types: ListState,
-    pub dups: ListState,
-    pub dups_detail: Option<u32>,
-    /// The detail was opened from the list (Backspace closes it).
-    pub dups_detail_from_list: bool,
-    pub roots: ListState,
+    /// Per pane (index = [`PaneId::index`]), its place.
+    pub panes: [Saved; PaneId::COUNT],
 }
 
 pub struct App {
@@ -121,17 +132,15 @@ pub struct App {
     pub job: Option<(String, f64)>,
     pub pane: PaneId,
     pub inspector: Option<Inspector>,
-    pub help: Option<u16>,
+    /// The help overlay, while it is open.
+    pub help: Option<Help>,
     pub input: Option<InputLine>,
     /// Filter text per pane (index = PaneId::index).
     pub filters: [String; PaneId::COUNT],
-    /// Filter computations for the filter thread, at most one per pane: the
-    /// loop hands them over after each action (tests run them with
-    /// `tui::run_jobs`), so a burst of keys leaves one request.
-    pub filter_requests: Vec<FilterRequest>,
-    /// Per pane, the generation of the filter result the view waits for;
-    /// any other result is stale and dropped.
-    pub filter_pending: [Option<u64>; PaneId::COUNT],
+    /// Per pane, the filter request whose result the view waits for (sent
+    /// as an [`Effect::Filter`]); a result of any other generation is
+    /// stale and dropped.
+    filter_pending: [Option<FilterRequest>; PaneId::COUNT],
     filter_generation: u64,
     /// Every pane's state (the registry in `pane_id`).
     pub panes: Panes,
@@ -162,8 +171,7 @@ impl App {
             help: None,
             input: None,
             filters: Default::default(),
-            filter_requests: Vec::new(),
-            filter_pending: [None; PaneId::COUNT],
+            filter_pending: Default::default(),
             filter_generation: 0,
             panes: Panes::default(),
             history: Vec::new(),
@@ -279,6 +287,21 @@ impl App {
         self.filter_pending[self.pane.index()].is_some()
     }
 
+    /// Whether the model still waits for the result of `request` (a newer
+    /// filter or a cleared one supersedes it).
+    pub fn awaits(&self, request: &FilterRequest) -> bool {
+        self.filter_pending[request.pane.index()]
+            .as_ref()
+            .is_some_and(|r| r.generation == request.generation)
+    }
+
+    /// The filter requests whose results the panes wait for (at most one
+    /// per pane): what the filter thread has yet to answer (tests answer
+    /// them with `tui::run_jobs`).
+    pub fn awaited_filters(&self) -> Vec<FilterRequest> {
+        self.filter_pending.iter().flatten().cloned().collect()
+    }
+
     /// Keeps every selection visible after a resize or a jump.
     fn fix_scroll(&mut self) {
         for id in PaneId::ALL {
@@ -303,9 +326,9 @@ impl App {
                         self.push(nav);
                     }
                 }
-                Intent::Reveal(o) => self.reveal(o),
+                Intent::Reveal(o) => self.jump(Jump::Reveal(o)),
                 Intent::Inspect(o) => self.inspect(o),
-                Intent::JumpToSet { set, open } => self.jump_to_set(set, open),
+                Intent::JumpToSet { set, open } => self.jump(Jump::Set { set, open }),
                 Intent::Request { job, label } => self.request(job, &label),
                 Intent::Status(s) => self.status = s,
                 Intent::Refilter => self.apply_filter(self.pane),
@@ -355,16 +378,14 @@ impl App {
         let h = self.body_rows() as isize;
         match cmd {
             Cmd::Quit => return Some(Effect::Quit),
-            Cmd::Help => self.help = Some(0),
+            Cmd::Help => self.help = Some(Help::new()),
             Cmd::NextPane => self.switch(PaneId::ALL[(self.pane.index() + 1) % PaneId::COUNT]),
             Cmd::PrevPane => {
                 self.switch(PaneId::ALL[(self.pane.index() + PaneId::COUNT - 1) % PaneId::COUNT])
             }
             Cmd::Pane(p) => self.switch(p),
             Cmd::OpenFilter => {
-                if matches!(self.pane, PaneId::Overview | PaneId::Suspects)
-                    && self.inspector.is_none()
-                {
+                if !self.pane_view(self.pane).filterable() && self.inspector.is_none() {
                     self.status = "the filter narrows the list panes (2-5)".into();
                 } else {
                     self.inspector = None;
@@ -456,7 +477,8 @@ impl App {
             }
             InputPurpose::Exclude if !keep_open => {
                 let before = self.nav();
-                let intents = self.panes.types_pane.set_exclude(line.text.clone());
+                let text = line.text.clone();
+                let intents = self.with_pane(self.pane, |p, ctx| p.edited(text, ctx));
                 self.apply(intents, before);
                 self.fix_scroll();
             }
@@ -522,40 +544,39 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
     effects
 }
 
+/// A key: to the help while it is open, to the input line while it is
+/// open, else through the key table to the router.
+fn key(app: &mut App, ev: KeyEvent) -> Option<Effect> {
+    if ev.kind != KeyEventKind::Press {
+        return None;
+    }
+    let key = Key::of(&ev);
+    // Raw mode makes Ctrl-Z a key: it suspends as in a shell.
+    if key == Key::Ctrl('z') {
+        return Some(Effect::Suspend);
+    }
+    app.status.clear();
+    if let Some(help) = &mut app.help {
+        match help.key(key, &app.theme, app.size) {
+            HelpKey::Open => {}
+            HelpKey::Close => app.help = None,
+            HelpKey::Quit => return Some(Effect::Quit),
+        }
+        return None;
+    }
+    if app.input.is_some() {
+        if key == Key::Ctrl('c') {
+            return Some(Effect::Quit);
+        }
+        app.input_key(key);
+        return None;
+    }
+    keys::lookup(app.mode(), key).and_then(|cmd| app.command(cmd))
+}
+
 fn handle(app: &mut App, action: Action) -> Option<Effect> {
     match action {
-        Action::Key(ev) => {
-            if ev.kind != KeyEventKind::Press {
-                return None;
-            }
-            let key = Key::of(&ev);
-            // Raw mode makes Ctrl-Z a key: it suspends as in a shell.
-            if key == Key::Ctrl('z') {
-                return Some(Effect::Suspend);
-            }
-            app.status.clear();
-            if let Some(scroll) = app.help {
-                match keys::lookup(Mode::Global, key) {
-                    Some(Cmd::Down) => app.help = Some(scroll.saturating_add(1)),
-                    Some(Cmd::Up) => app.help = Some(scroll.saturating_sub(1)),
-                    Some(Cmd::PageDown) => app.help = Some(scroll.saturating_add(10)),
-                    Some(Cmd::PageUp) => app.help = Some(scroll.saturating_sub(10)),
-                    Some(Cmd::Quit) if key == Key::Ctrl('c') => return Some(Effect::Quit),
-                    _ => app.help = None,
-                }
-                // Never past the last line, so Up moves at once.
-                app.help = app.help.map(|s| s.min(super::ui::help_max_scroll(app)));
-                return None;
-            }
-            if app.input.is_some() {
-                if key == Key::Ctrl('c') {
-                    return Some(Effect::Quit);
-                }
-                app.input_key(key);
-                return None;
-            }
-            keys::lookup(app.mode(), key).and_then(|cmd| app.command(cmd))
-        }
+        Action::Key(ev) => key(app, ev),
         Action::Mouse(m) => {
             if app.help.is_none() && app.input.is_none() {
                 app.mouse(m);
@@ -582,8 +603,18 @@ fn handle(app: &mut App, action: Action) -> Option<Effect> {
             None
         }
         Action::Tick => {
-            if app.panes.types_pane.matcher.tick() {
+            let mut ticked = Ticked::default();
+            for id in PaneId::ALL {
+                ticked = ticked.or(app.panes.get_mut(id).tick());
+            }
+            if ticked.changed {
                 app.fix_scroll();
+            }
+            ticked.busy.then_some(Effect::Redraw)
+        }
+        Action::Settle => {
+            for id in PaneId::ALL {
+                app.panes.get_mut(id).settle();
             }
             None
         }

@@ -1,41 +1,33 @@
 //! History (a browser-like stack across panes) and the jumps between panes
 //! that pane intents ask for: reveal in the dominator tree, inspect, select
-//! a duplicate set.
+//! a duplicate set. Names no pane: each saves and restores its own place
+//! ([`Pane::save`], [`Pane::restore`]) and takes its own jumps
+//! ([`Pane::jump`]).
 
 use super::{App, Nav, PaneId};
 use crate::model::ObjectIdx;
-use crate::tui::panes::duplicates;
+use crate::tui::msg::Msg;
 use crate::tui::panes::inspector::Inspector;
-use crate::tui::panes::Intent;
+use crate::tui::panes::{Intent, Jump, Landing, Pane};
 use crate::tui::worker::Job;
 
+/// History entries kept at most.
+const HISTORY: usize = 200;
+
 impl App {
+    /// Where the user is: the focus, the inspected object and every pane's
+    /// place (O(panes)).
     pub(super) fn nav(&self) -> Nav {
         Nav {
             pane: self.pane,
-            inspector: self.inspector.as_ref().map(|i| i.object),
-            dom_depth: self
-                .panes
-                .dominators
-                .as_ref()
-                .map_or(0, |d| d.zooms.len() - 1),
-            dom_selected: self.panes.dominators.as_ref().map(|d| d.tree().selected),
-            types: self.panes.types_pane.list,
-            dups: self.panes.dups_pane.list,
-            dups_detail: self.panes.dups_pane.detail.as_ref().map(|d| d.set),
-            dups_detail_from_list: self
-                .panes
-                .dups_pane
-                .detail
-                .as_ref()
-                .is_some_and(|d| d.from_list),
-            roots: self.panes.roots_pane.list,
+            inspector: self.inspector.as_ref().map(|i| i.object()),
+            panes: PaneId::ALL.map(|id| self.panes.get(id).save()),
         }
     }
 
     pub(super) fn push(&mut self, nav: Nav) {
         self.history.push(nav);
-        if self.history.len() > 200 {
+        if self.history.len() > HISTORY {
             self.history.remove(0);
         }
     }
@@ -51,34 +43,9 @@ impl App {
         if let Some(o) = nav.inspector {
             self.open_inspector(o);
         }
-        if let Some(d) = &mut self.panes.dominators {
-            d.zooms.truncate(nav.dom_depth + 1);
-            if let Some(s) = nav.dom_selected {
-                let t = d.tree_mut();
-                if (s as usize) < t.nodes.len() {
-                    t.selected = s;
-                    for a in t.ancestors(s) {
-                        t.nodes[a as usize].expanded = true;
-                    }
-                }
-            }
-            d.refresh();
+        for (id, saved) in PaneId::ALL.into_iter().zip(&nav.panes) {
+            self.with_pane(id, |p, ctx| p.restore(saved, ctx));
         }
-        self.panes.types_pane.list = nav.types;
-        self.panes.dups_pane.list = nav.dups;
-        self.panes.dups_pane.detail = match (
-            nav.dups_detail,
-            self.loading.graph(),
-            &self.panes.dups_pane.source,
-        ) {
-            (Some(s), Some(g), Some(d)) => {
-                let mut det = duplicates::detail(g, d, s, &self.theme);
-                det.from_list = nav.dups_detail_from_list;
-                Some(det)
-            }
-            _ => None,
-        };
-        self.panes.roots_pane.list = nav.roots;
         self.fix_scroll();
     }
 
@@ -118,80 +85,58 @@ impl App {
         }
     }
 
-    /// Shows an object in the (unzoomed) dominator tree.
-    pub(super) fn reveal(&mut self, object: ObjectIdx) {
-        let (Some(graph), Some(dom)) = (self.loading.graph().cloned(), self.loading.dom().cloned())
-        else {
-            self.status = "the dominator tree is not ready yet".into();
-            return;
+    /// Takes the user to the place `jump` names in its pane, if the pane
+    /// takes it now: a history step, the focus, the pane's filter dropped
+    /// when it would hide the place.
+    pub(super) fn jump(&mut self, jump: Jump) {
+        let target = jump.pane();
+        let drop_filter = match self.with_pane(target, |p, ctx| p.prepare_jump(&jump, ctx)) {
+            Landing::Refused(status) => {
+                if let Some(s) = status {
+                    self.status = s;
+                }
+                return;
+            }
+            Landing::Taken { drop_filter } => drop_filter,
         };
-        if !dom.is_reachable(object.raw()) {
-            self.status = format!(
-                "{} is unreachable: not in the dominator tree",
-                graph.dump.id_hex(object)
-            );
-            return;
-        }
         self.push_history();
         self.inspector = None;
-        self.pane = PaneId::Dominators;
-        let i = PaneId::Dominators.index();
-        let marked = self
-            .panes
-            .dominators
-            .as_ref()
-            .is_some_and(|d| d.marks.is_some());
-        // The object must be visible: its tree drops the filter.
-        if marked || self.filter_pending[i].is_some() {
-            self.filters[i].clear();
-            self.forget_filter(PaneId::Dominators);
+        self.pane = target;
+        if drop_filter {
+            self.filters[target.index()].clear();
+            self.forget_filter(target);
         }
-        self.continue_reveal(object);
+        let intents = self.with_pane(target, |p, ctx| p.jump(jump, drop_filter, ctx));
+        self.run_requests(intents);
+        self.fix_scroll();
     }
 
-    /// Reveals `object` in the dominator tree as far as the grouped nodes
-    /// allow; where one on the way is grouped by a job, that job starts and
-    /// its arrival calls this again.
-    pub(super) fn continue_reveal(&mut self, object: ObjectIdx) {
-        let (Some(graph), Some(dom)) = (self.loading.graph().cloned(), self.loading.dom().cloned())
-        else {
-            return;
-        };
-        let intents = match &mut self.panes.dominators {
-            Some(d) => d.reveal(object, &graph.dump, &dom),
-            None => Vec::new(),
-        };
-        for intent in intents {
-            if let Intent::Request { job, .. } = intent {
-                self.request(job, "revealing: grouping children");
+    /// A job's result for the inspector or a pane (the one that takes it).
+    pub(super) fn on_job_result(&mut self, msg: Msg) {
+        self.job = None;
+        let mut msg = msg;
+        if let Some(mut ins) = self.inspector.take() {
+            let taken = ins.receive(msg, &self.ctx(self.pane));
+            self.inspector = Some(ins);
+            match taken {
+                Ok(intents) => return self.run_requests(intents),
+                Err(m) => msg = m,
             }
         }
-        self.fix_scroll();
+        for id in PaneId::ALL {
+            match self.with_pane(id, |p, ctx| p.receive(msg, ctx)) {
+                Ok(intents) => return self.run_requests(intents),
+                Err(m) => msg = m,
+            }
+        }
     }
 
-    pub(super) fn jump_to_set(&mut self, set: u32, open: bool) {
-        let (Some(d), Some(graph)) = (
-            self.loading.duplicates().cloned(),
-            self.loading.graph().cloned(),
-        ) else {
-            return;
-        };
-        self.push_history();
-        self.inspector = None;
-        self.pane = PaneId::Duplicates;
-        // Set ids are those of the newest result: a pane still showing an
-        // older one or about to change its rows (a filter under way), or
-        // filtering the set out, shows everything instead.
-        let i = PaneId::Duplicates.index();
-        let current = self.panes.dups_pane.shows(&d) && self.filter_pending[i].is_none();
-        if !current || self.panes.dups_pane.row_of_set(set).is_none() {
-            self.filters[i].clear();
-            self.forget_filter(PaneId::Duplicates);
-            self.panes.dups_pane.show_all(d, &graph.dump.type_names);
+    /// Runs the jobs among `intents` (what a jump or a job's result asks).
+    fn run_requests(&mut self, intents: Vec<Intent>) {
+        for intent in intents {
+            if let Intent::Request { job, label } = intent {
+                self.request(job, &label);
+            }
         }
-        self.panes
-            .dups_pane
-            .select_set(set, open, self.loading.graph(), &self.theme);
-        self.fix_scroll();
     }
 }

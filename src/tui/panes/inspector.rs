@@ -15,6 +15,7 @@ use crate::model::ObjectIdx;
 use crate::model::{root_flags, root_kind, FieldValue, FieldView, Label, Model, ObjectFields};
 use crate::tui::fmt::{bytes, count, fit, text_width, type_name};
 use crate::tui::keys::Cmd;
+use crate::tui::msg::Msg;
 use crate::tui::theme::Theme;
 
 /// References or retainers listed at most.
@@ -44,9 +45,9 @@ pub struct Entry {
 
 #[derive(Debug, Clone)]
 pub struct Inspector {
-    pub object: ObjectIdx,
-    pub entries: Vec<Entry>,
-    pub list: ListState,
+    object: ObjectIdx,
+    entries: Vec<Entry>,
+    list: ListState,
 }
 
 impl Inspector {
@@ -59,218 +60,16 @@ impl Inspector {
     ) -> Inspector {
         let dump = &graph.dump;
         let mut e: Vec<Entry> = Vec::new();
-        let head = |e: &mut Vec<Entry>, s: String| {
-            e.push(Entry {
-                text: s,
-                target: None,
-                heading: true,
-                after: String::new(),
-            })
-        };
-        let info = |e: &mut Vec<Entry>, s: String| {
-            e.push(Entry {
-                text: format!("  {s}"),
-                target: None,
-                heading: false,
-                after: String::new(),
-            })
-        };
-        // Object lines keep only their prefix: the type name is fitted to
-        // the width when drawn.
-        let obj = |o: ObjectIdx, prefix: &str| object_entry(dump, o, format!("  {prefix}"));
-        head(
-            &mut e,
-            format!("Object {} {}", dump.id_hex(object), dump.type_name(object)),
-        );
-        info(&mut e, format!("shallow {}", bytes(dump.size_of(object))));
-        if let Some(text) = dump.text_preview(object, 200) {
-            info(&mut e, format!("value \"{text}\""));
-        }
-        if let Some(dom) = dom {
-            if dom.is_reachable(object.raw()) {
-                info(
-                    &mut e,
-                    format!(
-                        "retained {} in {}",
-                        bytes(dom.retained_bytes[object.index()]),
-                        crate::tui::fmt::counted(
-                            dom.retained_objects[object.index()] as u64,
-                            "object",
-                            "objects"
-                        )
-                    ),
-                );
-            } else {
-                info(
-                    &mut e,
-                    "unreachable: no strong root reaches it (garbage, weakly held, or held only by references)".into(),
-                );
-            }
-        }
+        summary_entries(&mut e, dump, object, dom);
         if let Some(fields) = dump.fields(object) {
             field_entries(&mut e, dump, fields, theme);
         }
-        head(&mut e, "Root records".into());
-        let mut any = false;
-        for i in graph.root_indices_of(object) {
-            any = true;
-            let r = &dump.roots[i];
-            let container = r
-                .container_type
-                .map(|t| format!(" of {}", dump.name_of_type(t)))
-                .unwrap_or_default();
-            // A root in a thread names it, and its stack frame.
-            let place = match (dump.root_places.thread(i), dump.root_places.frame(i)) {
-                (Some(t), Some(f)) => format!(" in thread {}, {f}", t.name),
-                (Some(t), None) => format!(" in thread {}", t.name),
-                _ => String::new(),
-            };
-            info(
-                &mut e,
-                format!(
-                    "{} [{}]{container}{place}, line {}",
-                    root_kind::name(r.kind),
-                    root_flags::describe(r.flags),
-                    r.line
-                ),
-            );
-        }
-        if !any {
-            info(&mut e, "none".into());
-        }
-        head(&mut e, "Duplicate set".into());
-        match dups.and_then(|d| d.set_of(object.raw()).map(|s| (d, s))) {
-            Some((d, s)) => {
-                let set = &d.sets[s as usize];
-                e.push(Entry {
-                    text: format!(
-                        "  {} set #{s}: {} copies, {} additional",
-                        theme.arrow(),
-                        count(set.members.len() as u64),
-                        bytes(set.additional_bytes)
-                    ),
-                    target: Some(Target::Set(s)),
-                    heading: false,
-                    after: String::new(),
-                });
-            }
-            None => info(
-                &mut e,
-                if dups.is_some() {
-                    "none".into()
-                } else {
-                    "still detecting".into()
-                },
-            ),
-        }
-        let refs = graph.refs(object);
-        // A Java reference object's referent: listed (marked with its
-        // kind) whether or not it is among the references.
-        let referent = dump.referents.as_ref().and_then(|r| r.of(object));
-        let weak_referent = referent.filter(|_| !dump.referents.as_ref().is_some_and(|r| r.strong));
-        let listed = refs.len() + weak_referent.is_some() as usize;
-        head(&mut e, format!("References ({})", count(listed as u64)));
-        for (i, &r) in refs.iter().take(LIST_LIMIT).enumerate() {
-            let label = dump.ref_label(object, i);
-            let text = match referent {
-                Some(w) if w.referent == r && label == Some(Label::Name("referent")) => {
-                    format!(
-                        "{} [{}, retains] → ",
-                        Label::Name("referent"),
-                        w.strength.key()
-                    )
-                }
-                _ => labelled(label, " → "),
-            };
-            e.push(obj(r, &text));
-        }
-        if let Some(w) = weak_referent {
-            let text = format!("{} [{}] → ", Label::Name("referent"), w.strength.key());
-            e.push(obj(w.referent, &text));
-        }
-        if refs.len() > LIST_LIMIT {
-            info(
-                &mut e,
-                format!(
-                    "{} {} more",
-                    theme.ellipsis(),
-                    count((refs.len() - LIST_LIMIT) as u64)
-                ),
-            );
-        }
-        let rets = graph.retainers_of(object);
-        // The reference objects whose referent it is, where referents are
-        // not references (with `--references all` they are retainers).
-        let holders: Vec<_> = match &dump.referents {
-            Some(r) if !r.strong => r.holding(object).take(LIST_LIMIT).collect(),
-            _ => Vec::new(),
-        };
-        head(
-            &mut e,
-            format!("Retainers ({})", count((rets.len() + holders.len()) as u64)),
-        );
-        for w in &holders {
-            let text = format!("{} [{}] in ", Label::Name("referent"), w.strength.key());
-            e.push(obj(w.reference, &text));
-        }
-        for &r in rets.iter().take(LIST_LIMIT) {
-            let label = dump.label_between(r, object, LABEL_SCAN);
-            let held = dump.referents.as_ref().and_then(|x| x.of(r));
-            let text = match held {
-                Some(w) if w.referent == object && label == Some(Label::Name("referent")) => {
-                    format!(
-                        "{} [{}, retains] in ",
-                        Label::Name("referent"),
-                        w.strength.key()
-                    )
-                }
-                _ => labelled(label, " in "),
-            };
-            e.push(obj(r, &text));
-        }
-        if rets.len() > LIST_LIMIT {
-            info(
-                &mut e,
-                format!(
-                    "{} {} more",
-                    theme.ellipsis(),
-                    count((rets.len() - LIST_LIMIT) as u64)
-                ),
-            );
-        }
+        root_entries(&mut e, graph, object);
+        duplicate_entries(&mut e, dups, object, theme);
+        reference_entries(&mut e, graph, object, theme);
+        retainer_entries(&mut e, graph, object, theme);
         if let Some(dom) = dom {
-            head(&mut e, "Domination path (nearest dominator first)".into());
-            let path = domination_path(dom, object);
-            // A long chain (a linked list) shows its two ends.
-            let shown = path.len().saturating_sub(1);
-            for (i, (&o, &below)) in path.iter().skip(1).zip(&path).enumerate() {
-                if shown > LIST_LIMIT && i == LIST_LIMIT / 2 {
-                    info(
-                        &mut e,
-                        format!(
-                            "{} {} more",
-                            theme.ellipsis(),
-                            count((shown - LIST_LIMIT) as u64)
-                        ),
-                    );
-                }
-                if shown <= LIST_LIMIT || i < LIST_LIMIT / 2 || i >= shown - LIST_LIMIT / 2 {
-                    // A dominator often refers to what it dominates
-                    // directly: name the field.
-                    let label = dump.label_between(o, below, LABEL_SCAN);
-                    e.push(obj(o, &labelled(label, " in ")));
-                }
-            }
-            if path.len() <= 1 {
-                info(
-                    &mut e,
-                    if path.is_empty() {
-                        "not in the dominator tree".into()
-                    } else {
-                        "held directly by GC roots".into()
-                    },
-                );
-            }
+            domination_entries(&mut e, dump, dom, object, theme);
             head(&mut e, "Shortest retention path (from a root)".into());
             info(&mut e, "searching…".into());
         }
@@ -327,12 +126,282 @@ impl Inspector {
         }
     }
 
+    /// The inspected object.
+    pub fn object(&self) -> ObjectIdx {
+        self.object
+    }
+
+    /// Its lines.
+    pub fn entries(&self) -> &[Entry] {
+        &self.entries
+    }
+
+    /// The selected line and the scroll.
+    pub fn list(&self) -> &ListState {
+        &self.list
+    }
+
     pub fn target(&self) -> Option<Target> {
         self.entries.get(self.list.selected).and_then(|e| e.target)
     }
 }
 
+/// A heading line.
+fn head(e: &mut Vec<Entry>, s: String) {
+    e.push(Entry {
+        text: s,
+        target: None,
+        heading: true,
+        after: String::new(),
+    })
+}
+
+/// An indented line that is no jump target.
+fn info(e: &mut Vec<Entry>, s: String) {
+    e.push(Entry {
+        text: format!("  {s}"),
+        target: None,
+        heading: false,
+        after: String::new(),
+    })
+}
+
+/// An object line; it keeps only its prefix: the type name is fitted to
+/// the width when drawn.
+fn obj(dump: &Model, o: ObjectIdx, prefix: &str) -> Entry {
+    object_entry(dump, o, format!("  {prefix}"))
+}
+
+/// "… n more" after a list cut at [`LIST_LIMIT`].
+fn more(e: &mut Vec<Entry>, n: usize, theme: &Theme) {
+    info(e, format!("{} {} more", theme.ellipsis(), count(n as u64)));
+}
+
+/// The object's heading, sizes and string value.
+fn summary_entries(
+    e: &mut Vec<Entry>,
+    dump: &Model,
+    object: ObjectIdx,
+    dom: Option<&DominatorTree>,
+) {
+    head(
+        e,
+        format!("Object {} {}", dump.id_hex(object), dump.type_name(object)),
+    );
+    info(e, format!("shallow {}", bytes(dump.size_of(object))));
+    if let Some(text) = dump.text_preview(object, 200) {
+        info(e, format!("value \"{text}\""));
+    }
+    let Some(dom) = dom else {
+        return;
+    };
+    if dom.is_reachable(object.raw()) {
+        info(
+            e,
+            format!(
+                "retained {} in {}",
+                bytes(dom.retained_bytes[object.index()]),
+                crate::tui::fmt::counted(
+                    dom.retained_objects[object.index()] as u64,
+                    "object",
+                    "objects"
+                )
+            ),
+        );
+    } else {
+        info(
+            e,
+            "unreachable: no strong root reaches it (garbage, weakly held, or held only by references)".into(),
+        );
+    }
+}
+
+/// The root records of the object, with their thread and frame.
+fn root_entries(e: &mut Vec<Entry>, graph: &HeapGraph, object: ObjectIdx) {
+    let dump = &graph.dump;
+    head(e, "Root records".into());
+    let mut any = false;
+    for i in graph.root_indices_of(object) {
+        any = true;
+        let r = &dump.roots[i];
+        let container = r
+            .container_type
+            .map(|t| format!(" of {}", dump.name_of_type(t)))
+            .unwrap_or_default();
+        // A root in a thread names it, and its stack frame.
+        let place = match (dump.root_places.thread(i), dump.root_places.frame(i)) {
+            (Some(t), Some(f)) => format!(" in thread {}, {f}", t.name),
+            (Some(t), None) => format!(" in thread {}", t.name),
+            _ => String::new(),
+        };
+        info(
+            e,
+            format!(
+                "{} [{}]{container}{place}, line {}",
+                root_kind::name(r.kind),
+                root_flags::describe(r.flags),
+                r.line
+            ),
+        );
+    }
+    if !any {
+        info(e, "none".into());
+    }
+}
+
+/// The duplicate set the object is in (a jump target).
+fn duplicate_entries(
+    e: &mut Vec<Entry>,
+    dups: Option<&Duplicates>,
+    object: ObjectIdx,
+    theme: &Theme,
+) {
+    head(e, "Duplicate set".into());
+    match dups.and_then(|d| d.set_of(object.raw()).map(|s| (d, s))) {
+        Some((d, s)) => {
+            let set = &d.sets[s as usize];
+            e.push(Entry {
+                text: format!(
+                    "  {} set #{s}: {} copies, {} additional",
+                    theme.arrow(),
+                    count(set.members.len() as u64),
+                    bytes(set.additional_bytes)
+                ),
+                target: Some(Target::Set(s)),
+                heading: false,
+                after: String::new(),
+            });
+        }
+        None => info(
+            e,
+            if dups.is_some() {
+                "none".into()
+            } else {
+                "still detecting".into()
+            },
+        ),
+    }
+}
+
+/// What the object refers to, by field; a Java reference object's
+/// referent is listed (marked with its kind) whether or not it is among
+/// the references.
+fn reference_entries(e: &mut Vec<Entry>, graph: &HeapGraph, object: ObjectIdx, theme: &Theme) {
+    let dump = &graph.dump;
+    let refs = graph.refs(object);
+    let referent = dump.referents.as_ref().and_then(|r| r.of(object));
+    let weak_referent = referent.filter(|_| !dump.referents.as_ref().is_some_and(|r| r.strong));
+    let listed = refs.len() + weak_referent.is_some() as usize;
+    head(e, format!("References ({})", count(listed as u64)));
+    for (i, &r) in refs.iter().take(LIST_LIMIT).enumerate() {
+        let label = dump.ref_label(object, i);
+        let text = match referent {
+            Some(w) if w.referent == r && label == Some(Label::Name("referent")) => {
+                format!(
+                    "{} [{}, retains] → ",
+                    Label::Name("referent"),
+                    w.strength.key()
+                )
+            }
+            _ => labelled(label, " → "),
+        };
+        e.push(obj(dump, r, &text));
+    }
+    if let Some(w) = weak_referent {
+        let text = format!("{} [{}] → ", Label::Name("referent"), w.strength.key());
+        e.push(obj(dump, w.referent, &text));
+    }
+    if refs.len() > LIST_LIMIT {
+        more(e, refs.len() - LIST_LIMIT, theme);
+    }
+}
+
+/// What refers to the object; the reference objects whose referent it is
+/// come first where referents are not references (with `--references all`
+/// they are retainers).
+fn retainer_entries(e: &mut Vec<Entry>, graph: &HeapGraph, object: ObjectIdx, theme: &Theme) {
+    let dump = &graph.dump;
+    let rets = graph.retainers_of(object);
+    let holders: Vec<_> = match &dump.referents {
+        Some(r) if !r.strong => r.holding(object).take(LIST_LIMIT).collect(),
+        _ => Vec::new(),
+    };
+    head(
+        e,
+        format!("Retainers ({})", count((rets.len() + holders.len()) as u64)),
+    );
+    for w in &holders {
+        let text = format!("{} [{}] in ", Label::Name("referent"), w.strength.key());
+        e.push(obj(dump, w.reference, &text));
+    }
+    for &r in rets.iter().take(LIST_LIMIT) {
+        let label = dump.label_between(r, object, LABEL_SCAN);
+        let held = dump.referents.as_ref().and_then(|x| x.of(r));
+        let text = match held {
+            Some(w) if w.referent == object && label == Some(Label::Name("referent")) => {
+                format!(
+                    "{} [{}, retains] in ",
+                    Label::Name("referent"),
+                    w.strength.key()
+                )
+            }
+            _ => labelled(label, " in "),
+        };
+        e.push(obj(dump, r, &text));
+    }
+    if rets.len() > LIST_LIMIT {
+        more(e, rets.len() - LIST_LIMIT, theme);
+    }
+}
+
+/// The object's dominators up to a root; a long chain (a linked list)
+/// shows its two ends.
+fn domination_entries(
+    e: &mut Vec<Entry>,
+    dump: &Model,
+    dom: &DominatorTree,
+    object: ObjectIdx,
+    theme: &Theme,
+) {
+    head(e, "Domination path (nearest dominator first)".into());
+    let path = domination_path(dom, object);
+    let shown = path.len().saturating_sub(1);
+    for (i, (&o, &below)) in path.iter().skip(1).zip(&path).enumerate() {
+        if shown > LIST_LIMIT && i == LIST_LIMIT / 2 {
+            more(e, shown - LIST_LIMIT, theme);
+        }
+        if shown <= LIST_LIMIT || i < LIST_LIMIT / 2 || i >= shown - LIST_LIMIT / 2 {
+            // A dominator often refers to what it dominates directly:
+            // name the field.
+            let label = dump.label_between(o, below, LABEL_SCAN);
+            e.push(obj(dump, o, &labelled(label, " in ")));
+        }
+    }
+    if path.len() <= 1 {
+        info(
+            e,
+            if path.is_empty() {
+                "not in the dominator tree".into()
+            } else {
+                "held directly by GC roots".into()
+            },
+        );
+    }
+}
+
 impl Pane for Inspector {
+    fn receive(&mut self, msg: Msg, ctx: &Ctx) -> Result<Vec<Intent>, Msg> {
+        let Msg::RetentionPath { object, path } = msg else {
+            return Err(msg);
+        };
+        if self.object == object {
+            if let Some(g) = ctx.loading.graph() {
+                self.set_retention_path(path, &g.dump);
+            }
+        }
+        Ok(Vec::new())
+    }
+
     fn key(&mut self, cmd: Cmd, _ctx: &Ctx) -> Vec<Intent> {
         match cmd {
             Cmd::Open => match self.target() {

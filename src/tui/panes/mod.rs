@@ -1,10 +1,12 @@
-//! One file per pane; each pane owns its state, its keys and its drawing
-//! through the [`Pane`] trait, reads shared data through a [`Ctx`], and
-//! answers with [`Intent`]s that the router (`app`) carries out. Panes
-//! import the data modules (loading, filtering, worker jobs), the key table
-//! and the formatting helpers; never `app` or `ui`. [`Panes`] holds every
-//! pane's state, expanded from the registry in `pane_id` (one line per
-//! pane), so the router reaches a pane by its [`PaneId`].
+//! One file per pane; each pane owns its state (private fields), its keys,
+//! its drawing, its place in the history, the stages and job results it
+//! takes and the jumps it lands, all through the [`Pane`] trait; it reads
+//! shared data through a [`Ctx`] and answers with [`Intent`]s that the
+//! router (`app`) carries out. Panes import the data modules (loading,
+//! filtering, msg, worker jobs), the key table and the formatting helpers;
+//! never `app` or `ui`. [`Panes`] holds every pane's state, expanded from
+//! the registry in `pane_id` (one line per pane), so the router reaches a
+//! pane by its [`PaneId`].
 
 pub mod dominators;
 pub mod duplicates;
@@ -21,7 +23,8 @@ use ratatui::Frame;
 
 use super::filtering::{FilterResult, FilterWork};
 use super::keys::{Cmd, Mode};
-use super::loading::{Loading, Totals};
+use super::loading::{Arrived, Loading, Totals};
+use super::msg::Msg;
 use super::theme::Theme;
 use super::worker::Job;
 use crate::analysis::filter::TypeFilter;
@@ -30,16 +33,24 @@ use crate::model::ObjectIdx;
 pub use super::pane_id::PaneId;
 
 /// Expands the pane registry into [`Panes`]: one field per pane, reached
-/// by [`PaneId`].
+/// by [`PaneId`] (the fields are private: the router reaches a pane only
+/// through the [`Pane`] trait; tests read a pane through its accessor).
 macro_rules! define_panes {
     ($($id:ident => $field:ident: $state:ty, mode $mode:ident, $title:literal, tab $tab:literal, short $short:literal, help $help:literal;)*) => {
         /// Every pane's state, one field per line of the registry.
         #[derive(Default)]
         pub struct Panes {
-            $(pub $field: $state,)*
+            $($field: $state,)*
         }
 
         impl Panes {
+            $(
+                #[doc = concat!("The ", $title, " pane's state.")]
+                pub fn $field(&self) -> &$state {
+                    &self.$field
+                }
+            )*
+
             pub fn get(&self, id: PaneId) -> &dyn Pane {
                 match id {
                     $(PaneId::$id => &self.$field,)*
@@ -127,6 +138,57 @@ pub enum FilterPlan {
     Work(FilterWork),
 }
 
+/// What a tick found in a pane that ranks on other threads.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Ticked {
+    /// The rows changed: selections are fitted again.
+    pub changed: bool,
+    /// Still ranking, or a new ranking is ready: the frame is to be drawn.
+    pub busy: bool,
+}
+
+impl Ticked {
+    pub fn or(self, other: Ticked) -> Ticked {
+        Ticked {
+            changed: self.changed || other.changed,
+            busy: self.busy || other.busy,
+        }
+    }
+}
+
+/// Where the user was in a pane, as the pane saved it for the history
+/// ([`Pane::save`]): a few numbers (selections, depths), never rows.
+pub type Saved = Box<dyn std::any::Any>;
+
+/// A move from one pane (or the inspector) to a place in another.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Jump {
+    /// Show an object in the (unzoomed) dominator tree.
+    Reveal(ObjectIdx),
+    /// Select a duplicate set, its detail open or not.
+    Set { set: u32, open: bool },
+}
+
+impl Jump {
+    /// The pane that takes the jump.
+    pub fn pane(self) -> PaneId {
+        match self {
+            Jump::Reveal(_) => PaneId::Dominators,
+            Jump::Set { .. } => PaneId::Duplicates,
+        }
+    }
+}
+
+/// Whether a pane takes a jump now ([`Pane::prepare_jump`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Landing {
+    /// Not now: the status line says why (or nothing).
+    Refused(Option<String>),
+    /// Yes; `drop_filter`: the pane's filter would hide the target, so the
+    /// router clears it first.
+    Taken { drop_filter: bool },
+}
+
 /// A pane: its keys, its drawing, and what the router asks of it.
 pub trait Pane {
     /// A command of the pane's mode (or a global one the router passes on:
@@ -163,6 +225,57 @@ pub trait Pane {
 
     /// A filter result for this pane arrived (and is the awaited one).
     fn filtered(&mut self, _result: FilterResult, _ctx: &Ctx) {}
+
+    /// Once per frame: advances what the pane ranks on other threads.
+    fn tick(&mut self) -> Ticked {
+        Ticked::default()
+    }
+
+    /// Lets that ranking finish (settled runs: tests, the tape).
+    fn settle(&mut self) {}
+
+    /// Where the user is in the pane, for the history (O(1)).
+    fn save(&self) -> Saved {
+        Box::new(())
+    }
+
+    /// Goes back to a place [`Pane::save`] gave.
+    fn restore(&mut self, _saved: &Saved, _ctx: &Ctx) {}
+
+    /// A stage of the analysis arrived (its data is in `ctx.loading`);
+    /// true when the pane's filter must be applied again.
+    fn arrived(&mut self, _what: Arrived, _ctx: &Ctx) -> bool {
+        false
+    }
+
+    /// A job's result: taken (with what the pane asks next), or handed
+    /// back when it is not this pane's.
+    fn receive(&mut self, msg: Msg, _ctx: &Ctx) -> Result<Vec<Intent>, Msg> {
+        Err(msg)
+    }
+
+    /// Whether the pane takes `jump` now (the router then records the
+    /// history, focuses the pane and calls [`Pane::jump`]).
+    fn prepare_jump(&self, _jump: &Jump, _ctx: &Ctx) -> Landing {
+        Landing::Refused(None)
+    }
+
+    /// Goes to the place `jump` names; `dropped_filter`: the router cleared
+    /// the pane's filter for it. Answers with jobs to run.
+    fn jump(&mut self, _jump: Jump, _dropped_filter: bool, _ctx: &Ctx) -> Vec<Intent> {
+        Vec::new()
+    }
+
+    /// Whether `/` filters this pane.
+    fn filterable(&self) -> bool {
+        true
+    }
+
+    /// The text the pane asked to edit ([`Intent::EditExclude`]) was
+    /// accepted.
+    fn edited(&mut self, _text: String, _ctx: &Ctx) -> Vec<Intent> {
+        Vec::new()
+    }
 
     /// For a mouse click: the selected row, the first visible row, and the
     /// lines between the body's top and the first row. `None`: no list.

@@ -9,12 +9,15 @@ use ratatui::Frame;
 
 use super::inspector::Target;
 use super::{Ctx, Intent, Pane};
-use crate::model::ObjectIdx;
-use crate::model::{root_flags, root_kind};
+use crate::analysis::summary::Summary;
+use crate::graph::duplicates::Duplicates;
+use crate::graph::DominatorTree;
+use crate::model::{root_flags, root_kind, Model, ObjectIdx};
 use crate::tui::fmt::{
     bytes, count, count_width, counted, fit, percent, row_preview, text_width, type_name,
 };
 use crate::tui::keys::Cmd;
+use crate::tui::theme::Theme;
 
 /// The detail that names how an HPROF dump's objects were sized.
 const LAYOUT: &str = "object layout";
@@ -22,48 +25,135 @@ const LAYOUT: &str = "object layout";
 /// The overview's scroll position and selected jump target.
 #[derive(Debug, Clone, Default)]
 pub struct OverviewPane {
-    pub scroll: u16,
+    scroll: u16,
     /// The selected jump target (k-th target line). `None` until the user
     /// moves, so Enter never acts on a line that was never shown.
-    pub selected: Option<usize>,
+    selected: Option<usize>,
 }
 
 /// The overview's lines, and which of them are jump targets (line index,
 /// target): the top dominators and the top duplicate sets.
 pub fn lines(ctx: &Ctx, width: usize) -> (Vec<Line<'static>>, Vec<(usize, Target)>) {
-    let theme = ctx.theme;
-    let mut out: Vec<Line<'static>> = Vec::new();
-    let mut targets: Vec<(usize, Target)> = Vec::new();
-    let h = |s: &str| Line::styled(s.to_string(), theme.header());
+    let mut page = Page {
+        out: Vec::new(),
+        targets: Vec::new(),
+        theme: ctx.theme,
+        width,
+    };
     let Some(graph) = ctx.loading.graph() else {
-        out.push(Line::raw(format!(" {}", ctx.name)));
-        out.push(Line::raw(""));
-        out.push(Line::raw(match ctx.loading.error() {
+        page.raw(format!(" {}", ctx.name));
+        page.raw("");
+        page.raw(match ctx.loading.error() {
             Some(e) => format!(" cannot open it: {e}"),
             None => " reading the dump; each pane opens as soon as its data exists.".into(),
-        }));
-        return (out, targets);
+        });
+        return (page.out, page.targets);
     };
     let dump = &graph.dump;
-    let total = ctx.totals.bytes;
-    out.push(h(" File"));
-    out.push(Line::raw(format!(
+    file_section(&mut page, ctx, dump);
+    roots_section(&mut page, ctx);
+    page.raw("");
+    page.header(" Reachability");
+    match (ctx.loading.dom(), ctx.loading.summary()) {
+        (Some(dom), Some(s)) => {
+            reachability(&mut page, s);
+            page.raw("");
+            top_dominators(&mut page, dump, dom);
+        }
+        _ => page.raw(" computing the dominator tree…"),
+    }
+    page.raw("");
+    match ctx.loading.duplicates() {
+        Some(d) => top_duplicates(&mut page, ctx, dump, d),
+        None => page.raw(" duplicates: still detecting…"),
+    }
+    page.raw("");
+    diagnostics(&mut page, dump);
+    (page.out, page.targets)
+}
+
+/// The overview's lines as they are written, with the jump targets among
+/// them.
+struct Page<'a> {
+    out: Vec<Line<'static>>,
+    targets: Vec<(usize, Target)>,
+    theme: &'a Theme,
+    width: usize,
+}
+
+impl Page<'_> {
+    fn header(&mut self, s: &str) {
+        self.out
+            .push(Line::styled(s.to_string(), self.theme.header()));
+    }
+
+    fn raw(&mut self, s: impl Into<String>) {
+        self.out.push(Line::raw(s.into()));
+    }
+
+    /// A line cut to the width.
+    fn fitted(&mut self, s: &str) {
+        self.out.push(Line::raw(fit(s, self.width, self.theme)));
+    }
+
+    fn warn(&mut self, s: String) {
+        self.out.push(Line::styled(s, self.theme.warn()));
+    }
+
+    /// The next line jumps to `target`.
+    fn target(&mut self, target: Target) {
+        self.targets.push((self.out.len(), target));
+    }
+}
+
+/// The file, where the dump comes from (AppDomains, or the native
+/// format's details), and the heap's size.
+fn file_section(page: &mut Page, ctx: &Ctx, dump: &Model) {
+    page.header(" File");
+    page.raw(format!(
         " {}  ({})",
         crate::model::text::printable_path(&dump.path),
         bytes(dump.file_bytes)
-    )));
-    let domains: Vec<String> = dump
-        .app_domains
-        .iter()
-        .filter(|d| !d.is_implicit() || d.objects > 0)
-        .map(|d| {
-            let n = counted(d.objects, "object", "objects");
-            format!("{} ({n})", d.display_name())
-        })
-        .collect();
-    // Only the text format has AppDomain sections; native dumps name their
-    // format and runtime details instead.
-    let origin = if dump.format == crate::model::Format::Rpm {
+    ));
+    page.fitted(&origin(dump));
+    // HPROF's object layout (how the sizes were found) on a line of its own.
+    // What the parenthesis says goes on the next line.
+    if let Some((_, v)) = dump.details.iter().find(|(k, _)| k == LAYOUT) {
+        let (layout, how) = match v.split_once(" (") {
+            Some((l, h)) => (l, Some(h.trim_end_matches(')'))),
+            None => (v.as_str(), None),
+        };
+        page.fitted(&format!(" Object layout: {layout}"));
+        if let Some(how) = how {
+            page.fitted(&format!("   {how}"));
+        }
+    }
+    // The figures the report prints, from the same Summary; the types
+    // (those with instances, the Types pane's rows) come with it.
+    let types = ctx.loading.summary().map_or(String::new(), |s| {
+        format!(" {},", counted(s.types, "type", "types"))
+    });
+    page.raw(format!(
+        " {}, {},{types} {}",
+        counted(dump.objects() as u64, "object", "objects"),
+        counted(dump.refs.edges() as u64, "reference", "references"),
+        bytes(ctx.totals.bytes)
+    ));
+}
+
+/// Only the text format has AppDomain sections; native dumps name their
+/// format and runtime details instead.
+fn origin(dump: &Model) -> String {
+    if dump.format == crate::model::Format::Rpm {
+        let domains: Vec<String> = dump
+            .app_domains
+            .iter()
+            .filter(|d| !d.is_implicit() || d.objects > 0)
+            .map(|d| {
+                let n = counted(d.objects, "object", "objects");
+                format!("{} ({n})", d.display_name())
+            })
+            .collect();
         format!(" AppDomains: {}", domains.join(", "))
     } else {
         let details: Vec<String> = dump
@@ -73,200 +163,165 @@ pub fn lines(ctx: &Ctx, width: usize) -> (Vec<Line<'static>>, Vec<(usize, Target
             .map(|(k, v)| format!("{k} {v}"))
             .collect();
         format!(" {}: {}", dump.format.describe(), details.join(", "))
-    };
-    out.push(Line::raw(fit(&origin, width, theme)));
-    // HPROF's object layout (how the sizes were found) on a line of its own.
-    // What the parenthesis says goes on the next line.
-    if let Some((_, v)) = dump.details.iter().find(|(k, _)| k == LAYOUT) {
-        let (layout, how) = match v.split_once(" (") {
-            Some((l, h)) => (l, Some(h.trim_end_matches(')'))),
-            None => (v.as_str(), None),
-        };
-        out.push(Line::raw(fit(
-            &format!(" Object layout: {layout}"),
-            width,
-            theme,
-        )));
-        if let Some(how) = how {
-            out.push(Line::raw(fit(&format!("   {how}"), width, theme)));
-        }
     }
-    // The figures the report prints, from the same Summary; the types
-    // (those with instances, the Types pane's rows) come with it.
-    let summary = ctx.loading.summary();
-    let types = summary.map_or(String::new(), |s| {
-        format!(" {},", counted(s.types, "type", "types"))
-    });
-    out.push(Line::raw(format!(
-        " {}, {},{types} {}",
-        counted(dump.objects() as u64, "object", "objects"),
-        counted(dump.refs.edges() as u64, "reference", "references"),
-        bytes(total)
-    )));
-    out.push(Line::raw(""));
-    out.push(h(" Roots (kind / flags: records)"));
+}
+
+/// The root records by kind and flags.
+fn roots_section(page: &mut Page, ctx: &Ctx) {
+    page.raw("");
+    page.header(" Roots (kind / flags: records)");
     // A handful of kinds: measured per frame, so the names line up.
     let records_w = ctx.totals.root_kinds.iter().map(|r| r.2).max();
     let records_w = count_width(records_w.unwrap_or(0)).max(9);
     for &(k, fl, n) in &ctx.totals.root_kinds {
-        out.push(Line::raw(format!(
+        page.raw(format!(
             " {:>records_w$}  {} [{}]",
             count(n),
             root_kind::name(k),
             root_flags::describe(fl)
-        )));
-    }
-    out.push(Line::raw(""));
-    out.push(h(" Reachability"));
-    if let (Some(dom), Some(s)) = (ctx.loading.dom(), summary) {
-        // No line counts more objects than the dump has.
-        let objects_w = count_width(s.objects).max(9);
-        let objects = |n: u64| {
-            let noun = if n == 1 { "object " } else { "objects" };
-            format!("{:>objects_w$} {noun}", count(n))
-        };
-        out.push(Line::raw(format!(
-            " reachable    {:>12} in {} ({})",
-            bytes(s.reachable_bytes),
-            objects(s.reachable_objects),
-            percent(s.reachable_bytes, s.total_bytes)
-        )));
-        out.push(Line::raw(format!(
-            " unreachable  {:>12} in {} (garbage or weak only)",
-            bytes(s.unreachable_bytes),
-            objects(s.unreachable_objects)
-        )));
-        out.push(Line::raw(format!(
-            " weakly held  {:>12} in {} (part of unreachable)",
-            bytes(s.weakly_held_bytes),
-            objects(s.weakly_held_objects)
-        )));
-        if let Some(h) = &s.held_by_references {
-            if h.strong {
-                out.push(Line::raw(format!(
-                    " referents    retain, {} of them (--references all; R: not)",
-                    count(h.referents)
-                )));
-            } else {
-                out.push(Line::raw(format!(
-                    " by refs only {:>12} in {} (part of unreachable)",
-                    bytes(h.bytes()),
-                    objects(h.objects())
-                )));
-                for (k, &(o, b)) in crate::model::Strength::ALL.iter().zip(&h.by_strength) {
-                    if o > 0 {
-                        out.push(Line::raw(format!(
-                            "   {:<10} {:>12} in {}",
-                            k.key(),
-                            bytes(b),
-                            objects(o)
-                        )));
-                    }
-                }
-            }
-        }
-        out.push(Line::raw(""));
-        out.push(h(" Top dominators (retained, % of reachable)"));
-        for &o in ObjectIdx::cast_slice(dom.children_of(dom.super_root()))
-            .iter()
-            .take(10)
-        {
-            let rb = dom.retained_bytes[o.index()];
-            targets.push((out.len(), Target::Object(o)));
-            // The type is shortened so that the id still shows.
-            let head = format!(
-                " {:>11} {:>6}  ",
-                bytes(rb),
-                percent(rb, dom.reachable_bytes)
-            );
-            let id = dump.id_hex(o);
-            let text = row_preview(dump, o, width.saturating_sub(head.len()));
-            let room = width.saturating_sub(head.len() + 1 + id.len() + text_width(&text));
-            out.push(Line::raw(fit(
-                &format!(
-                    "{head}{}{text} {id}",
-                    type_name(dump.type_name(o), room, theme)
-                ),
-                width,
-                theme,
-            )));
-        }
-    } else {
-        out.push(Line::raw(" computing the dominator tree…"));
-    }
-    out.push(Line::raw(""));
-    match ctx.loading.duplicates() {
-        Some(d) => {
-            out.push(h(" Top duplicate sets (additional bytes)"));
-            // Sets whose equality cannot be verified stay out of the top
-            // (counted on a line of their own).
-            for s in ctx
-                .totals
-                .top_sets
-                .iter()
-                .filter_map(|&i| d.sets.get(i as usize))
-            {
-                targets.push((out.len(), Target::Set(s.id)));
-                out.push(Line::raw(fit(
-                    &format!(
-                        " {:>11}  #{:<4} {} x {}",
-                        bytes(s.additional_bytes),
-                        s.id,
-                        count(s.members.len() as u64),
-                        dump.type_names[s.type_index as usize]
-                    ),
-                    width,
-                    theme,
-                )));
-            }
-            let totals = ctx.totals.duplicates;
-            if totals.sets == 0 {
-                out.push(Line::raw(" no duplicate sets"));
-            }
-            if totals.unverified_sets > 0 {
-                out.push(Line::raw(fit(
-                    &format!(
-                        " not counted: {} unverified sets, {} (equal only in type and size)",
-                        count(totals.unverified_sets),
-                        bytes(totals.unverified_bytes)
-                    ),
-                    width,
-                    theme,
-                )));
-            }
-        }
-        None => out.push(Line::raw(" duplicates: still detecting…")),
-    }
-    out.push(Line::raw(""));
-    let dg = &dump.diagnostics;
-    out.push(h(" Diagnostics"));
-    if dg.total() == 0 {
-        out.push(Line::raw(" none: every line was used"));
-    } else {
-        out.push(Line::styled(
-            format!(
-                " skipped lines {}, dangling references {}, undefined types {}, duplicate objects {}, missing root objects {}",
-                dg.skipped_lines, dg.dangling_references, dg.undefined_types, dg.duplicate_objects, dg.missing_root_objects
-            ),
-            theme.warn(),
         ));
-        if dg.clamped_roots > 0 {
-            out.push(Line::styled(
-                format!(
-                    " roots whose kind or flags did not fit in 32 bits (kept, cut to fit) {}",
-                    dg.clamped_roots
-                ),
-                theme.warn(),
+    }
+}
+
+/// Reachable, unreachable, weakly held, and what references hold.
+fn reachability(page: &mut Page, s: &Summary) {
+    // No line counts more objects than the dump has.
+    let objects_w = count_width(s.objects).max(9);
+    let objects = |n: u64| {
+        let noun = if n == 1 { "object " } else { "objects" };
+        format!("{:>objects_w$} {noun}", count(n))
+    };
+    page.raw(format!(
+        " reachable    {:>12} in {} ({})",
+        bytes(s.reachable_bytes),
+        objects(s.reachable_objects),
+        percent(s.reachable_bytes, s.total_bytes)
+    ));
+    page.raw(format!(
+        " unreachable  {:>12} in {} (garbage or weak only)",
+        bytes(s.unreachable_bytes),
+        objects(s.unreachable_objects)
+    ));
+    page.raw(format!(
+        " weakly held  {:>12} in {} (part of unreachable)",
+        bytes(s.weakly_held_bytes),
+        objects(s.weakly_held_objects)
+    ));
+    let Some(h) = &s.held_by_references else {
+        return;
+    };
+    if h.strong {
+        page.raw(format!(
+            " referents    retain, {} of them (--references all; R: not)",
+            count(h.referents)
+        ));
+        return;
+    }
+    page.raw(format!(
+        " by refs only {:>12} in {} (part of unreachable)",
+        bytes(h.bytes()),
+        objects(h.objects())
+    ));
+    for (k, &(o, b)) in crate::model::Strength::ALL.iter().zip(&h.by_strength) {
+        if o > 0 {
+            page.raw(format!(
+                "   {:<10} {:>12} in {}",
+                k.key(),
+                bytes(b),
+                objects(o)
             ));
         }
-        for m in &dg.messages {
-            out.push(Line::raw(fit(&format!("   {m}"), width, theme)));
-        }
     }
-    (out, targets)
+}
+
+/// The ten largest dominators, each a jump target.
+fn top_dominators(page: &mut Page, dump: &Model, dom: &DominatorTree) {
+    page.header(" Top dominators (retained, % of reachable)");
+    let (width, theme) = (page.width, page.theme);
+    for &o in ObjectIdx::cast_slice(dom.children_of(dom.super_root()))
+        .iter()
+        .take(10)
+    {
+        let rb = dom.retained_bytes[o.index()];
+        page.target(Target::Object(o));
+        // The type is shortened so that the id still shows.
+        let head = format!(
+            " {:>11} {:>6}  ",
+            bytes(rb),
+            percent(rb, dom.reachable_bytes)
+        );
+        let id = dump.id_hex(o);
+        let text = row_preview(dump, o, width.saturating_sub(head.len()));
+        let room = width.saturating_sub(head.len() + 1 + id.len() + text_width(&text));
+        page.fitted(&format!(
+            "{head}{}{text} {id}",
+            type_name(dump.type_name(o), room, theme)
+        ));
+    }
+}
+
+/// The ten largest verified duplicate sets, each a jump target, and what
+/// is not counted.
+fn top_duplicates(page: &mut Page, ctx: &Ctx, dump: &Model, d: &Duplicates) {
+    page.header(" Top duplicate sets (additional bytes)");
+    // Sets whose equality cannot be verified stay out of the top
+    // (counted on a line of their own).
+    for s in ctx
+        .totals
+        .top_sets
+        .iter()
+        .filter_map(|&i| d.sets.get(i as usize))
+    {
+        page.target(Target::Set(s.id));
+        page.fitted(&format!(
+            " {:>11}  #{:<4} {} x {}",
+            bytes(s.additional_bytes),
+            s.id,
+            count(s.members.len() as u64),
+            dump.type_names[s.type_index as usize]
+        ));
+    }
+    let totals = ctx.totals.duplicates;
+    if totals.sets == 0 {
+        page.raw(" no duplicate sets");
+    }
+    if totals.unverified_sets > 0 {
+        page.fitted(&format!(
+            " not counted: {} unverified sets, {} (equal only in type and size)",
+            count(totals.unverified_sets),
+            bytes(totals.unverified_bytes)
+        ));
+    }
+}
+
+/// What the reader skipped or could not resolve.
+fn diagnostics(page: &mut Page, dump: &Model) {
+    let dg = &dump.diagnostics;
+    page.header(" Diagnostics");
+    if dg.total() == 0 {
+        page.raw(" none: every line was used");
+        return;
+    }
+    page.warn(format!(
+        " skipped lines {}, dangling references {}, undefined types {}, duplicate objects {}, missing root objects {}",
+        dg.skipped_lines, dg.dangling_references, dg.undefined_types, dg.duplicate_objects, dg.missing_root_objects
+    ));
+    if dg.clamped_roots > 0 {
+        page.warn(format!(
+            " roots whose kind or flags did not fit in 32 bits (kept, cut to fit) {}",
+            dg.clamped_roots
+        ));
+    }
+    for m in &dg.messages {
+        page.fitted(&format!("   {m}"));
+    }
 }
 
 impl Pane for OverviewPane {
+    fn filterable(&self) -> bool {
+        false
+    }
+
     fn key(&mut self, cmd: Cmd, ctx: &Ctx) -> Vec<Intent> {
         if cmd != Cmd::Open {
             return Vec::new();

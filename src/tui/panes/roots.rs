@@ -9,12 +9,13 @@ use ratatui::widgets::Paragraph;
 use ratatui::Frame;
 
 use super::table::{no_comparison, plural, Page, ScrolledTable, Sort, TableRow};
-use super::{empty_message, Ctx, FilterPlan, Intent, ListState, Pane};
+use super::{empty_message, Ctx, FilterPlan, Intent, ListState, Pane, Saved};
 use crate::analysis::compare::RootFigures;
 use crate::analysis::filter::TypeFilter;
 use crate::analysis::roots::RootGroup;
+use crate::graph::DominatorTree;
 use crate::model::{root_flags, root_kind};
-use crate::model::{short_frame, ObjectIdx};
+use crate::model::{short_frame, Model, ObjectIdx};
 use crate::tui::compared::{
     delta_width, rises, signed_bytes, steady_empty, steady_mark, steady_status, Compared,
 };
@@ -23,6 +24,8 @@ use crate::tui::fmt::{
     bytes, bytes_width, count, count_width, fit, text_width, type_name, Col, Columns,
 };
 use crate::tui::keys::Cmd;
+use crate::tui::loading::Arrived;
+use crate::tui::theme::Theme;
 
 pub use crate::tui::filtering::{match_groups, GroupMatch, RECORDS_SHOWN};
 
@@ -175,23 +178,23 @@ pub fn group_order(
 
 #[derive(Debug)]
 pub struct RootsPane {
-    pub list: ListState,
-    pub rows: Vec<RootRow>,
-    pub expanded: HashSet<usize>,
+    list: ListState,
+    rows: Vec<RootRow>,
+    expanded: HashSet<usize>,
     /// The filter's matches per group (`None`: no filter).
-    pub matches: Option<Arc<Vec<GroupMatch>>>,
+    matches: Option<Arc<Vec<GroupMatch>>>,
     /// Widths of the records, objects and retained bytes of any row (see
     /// [`RootsPane::measure`]).
-    pub widths: [usize; 3],
-    pub sort: Sort,
+    widths: [usize; 3],
+    sort: Sort,
     /// Group positions in the order of `sort` (gone groups from
     /// `groups.len()` on).
-    pub order: Vec<u32>,
+    order: Vec<u32>,
     /// With a comparison: the Δ column, steady and gone groups.
-    pub delta: Option<RootDeltas>,
+    delta: Option<RootDeltas>,
     compared: Option<Arc<Compared>>,
     /// `t`: only the groups that grow steadily.
-    pub steady_only: bool,
+    steady_only: bool,
     /// The order is to be computed again (new data or a new sort).
     stale: bool,
 }
@@ -400,7 +403,139 @@ impl RootsPane {
     }
 }
 
+impl RootsPane {
+    /// The frame's title, with the comparison's state.
+    fn title(&self, theme: &Theme) -> String {
+        match (&self.delta, self.steady_only) {
+            (Some(_), true) => {
+                format!(
+                    " Roots by kind and flags {} steady growth only ",
+                    theme.sep()
+                )
+            }
+            (Some(_), false) => format!(
+                " Roots by kind and flags {0} Δ vs oldest {0} t: steady only ",
+                theme.sep()
+            ),
+            (None, _) => " Roots by kind and flags ".to_string(),
+        }
+    }
+
+    /// The row of group `gi`.
+    fn group_row(&self, g: &RootGroup, gi: usize, theme: &Theme) -> TableRow {
+        let mark = if self.expanded.contains(&gi) {
+            theme.expanded()
+        } else {
+            theme.collapsed()
+        };
+        let name = format!("{mark} {}", group_label(g.kind, g.flags));
+        let mut cells = vec![
+            name,
+            count(g.roots.len() as u64),
+            count(g.objects),
+            bytes(g.retained_bytes),
+        ];
+        if let Some(d) = &self.delta {
+            let mark = if d.steady[gi] {
+                steady_mark(theme)
+            } else {
+                " "
+            };
+            cells.push(format!("{}{mark}", signed_bytes(d.delta[gi], theme)));
+        }
+        TableRow::of(cells)
+    }
+
+    /// The row of root record `r`: its object, where it lies, and what it
+    /// retains. Its label spans the name, records and objects columns.
+    fn record_row(
+        &self,
+        dump: &Model,
+        dom: &DominatorTree,
+        r: u32,
+        table: &Columns,
+        theme: &Theme,
+    ) -> TableRow {
+        let label_w = table.span(0, 3);
+        let root = &dump.roots[r as usize];
+        // Statics name their declaring class when it is not the object's
+        // own type; a root in a thread names its frame (and its thread
+        // where no thread row precedes it).
+        let place = match (
+            dump.root_places.thread(r as usize),
+            dump.root_places.frame(r as usize),
+        ) {
+            (Some(t), Some(f)) if self.matches.is_some() => {
+                Some(format!(" in {}: {}", t.name, short_frame(f)))
+            }
+            (Some(t), None) if self.matches.is_some() => Some(format!(" in {}", t.name)),
+            (_, Some(f)) => Some(format!(" in {}", short_frame(f))),
+            _ => None,
+        };
+        let container = root
+            .container_type
+            .filter(|&t| t != dump.type_of(root.object))
+            .map(|t| format!(" (static of {})", dump.name_of_type(t)))
+            .or(place)
+            .unwrap_or_default();
+        // The type gives way to the id; a long declaring class is cut at
+        // the end.
+        let id = dump.id_hex(root.object);
+        let room = label_w
+            .saturating_sub(4 + id.len() + text_width(&container))
+            .max(12);
+        let label = format!(
+            "   {} {id}{container}",
+            type_name(dump.type_name(root.object), room, theme)
+        );
+        let text = format!(
+            "{:<label_w$} {:>rw$}",
+            fit(&label, label_w, theme),
+            bytes(dom.retained_bytes[root.object.index()]),
+            rw = table.width(3),
+        );
+        TableRow::line(text)
+    }
+}
+
 impl Pane for RootsPane {
+    fn save(&self) -> Saved {
+        Box::new(self.list)
+    }
+
+    fn restore(&mut self, saved: &Saved, _ctx: &Ctx) {
+        if let Some(list) = saved.downcast_ref::<ListState>() {
+            self.list = *list;
+        }
+    }
+
+    fn arrived(&mut self, what: Arrived, ctx: &Ctx) -> bool {
+        match what {
+            Arrived::Dominators => match ctx.loading.dominated() {
+                Some(d) => {
+                    self.measure(&d.roots);
+                    true
+                }
+                None => false,
+            },
+            Arrived::Comparison => {
+                let Some(c) = ctx.loading.compared() else {
+                    return false;
+                };
+                let loaded = ctx.loading.graph().is_some()
+                    && ctx.loading.dom().is_some()
+                    && ctx.loading.suspects().is_some();
+                if loaded {
+                    if let Some(roots) = ctx.loading.roots() {
+                        self.set_compared(c, roots);
+                    }
+                }
+                loaded
+            }
+            _ => false,
+        }
+    }
+
     fn key(&mut self, cmd: Cmd, ctx: &Ctx) -> Vec<Intent> {
         match cmd {
             Cmd::Open => match self.rows.get(self.list.selected).copied() {
@@ -501,20 +636,7 @@ impl Pane for RootsPane {
     fn draw(&self, ctx: &Ctx, area: Rect, f: &mut Frame) {
         let theme = ctx.theme;
         let pane = self;
-        let title = match (&pane.delta, pane.steady_only) {
-            (Some(_), true) => {
-                format!(
-                    " Roots by kind and flags {} steady growth only ",
-                    theme.sep()
-                )
-            }
-            (Some(_), false) => format!(
-                " Roots by kind and flags {0} Δ vs oldest {0} t: steady only ",
-                theme.sep()
-            ),
-            (None, _) => " Roots by kind and flags ".to_string(),
-        };
-        let inner = super::framed(f, area, &title, theme);
+        let inner = super::framed(f, area, &self.title(theme), theme);
         let (Some(graph), Some(dom), Some(groups)) =
             (ctx.loading.graph(), ctx.loading.dom(), ctx.loading.roots())
         else {
@@ -525,34 +647,9 @@ impl Pane for RootsPane {
         let w = inner.width as usize;
         let cols = pane.columns();
         let table = Columns::new(w, &cols);
-        // A record's label spans the name, records and objects columns.
-        let label_w = table.span(0, 3);
         let row = |i: usize| {
             Some(match *pane.rows.get(i)? {
-                RootRow::Group(gi) => {
-                    let g = &groups[gi];
-                    let mark = if pane.expanded.contains(&gi) {
-                        theme.expanded()
-                    } else {
-                        theme.collapsed()
-                    };
-                    let name = format!("{mark} {}", group_label(g.kind, g.flags));
-                    let mut cells = vec![
-                        name,
-                        count(g.roots.len() as u64),
-                        count(g.objects),
-                        bytes(g.retained_bytes),
-                    ];
-                    if let Some(d) = &pane.delta {
-                        let mark = if d.steady[gi] {
-                            steady_mark(theme)
-                        } else {
-                            " "
-                        };
-                        cells.push(format!("{}{mark}", signed_bytes(d.delta[gi], theme)));
-                    }
-                    TableRow::of(cells)
-                }
+                RootRow::Group(gi) => pane.group_row(&groups[gi], gi, theme),
                 RootRow::Gone(j) => {
                     let g = pane.delta.as_ref()?.gone.get(j)?;
                     let name = format!("  (gone) {}", group_label(g.kind, g.flags));
@@ -576,49 +673,7 @@ impl Pane for RootsPane {
                     let label = format!("   thread {name}: {} {records}", count(run.len as u64));
                     TableRow::line(fit(&label, w, theme))
                 }
-                RootRow::Record(_, r) => {
-                    let root = &dump.roots[r as usize];
-                    // Statics name their declaring class when it is not the
-                    // object's own type; a root in a thread names its frame
-                    // (and its thread where no thread row precedes it).
-                    let place = match (
-                        dump.root_places.thread(r as usize),
-                        dump.root_places.frame(r as usize),
-                    ) {
-                        (Some(t), Some(f)) if pane.matches.is_some() => {
-                            Some(format!(" in {}: {}", t.name, short_frame(f)))
-                        }
-                        (Some(t), None) if pane.matches.is_some() => {
-                            Some(format!(" in {}", t.name))
-                        }
-                        (_, Some(f)) => Some(format!(" in {}", short_frame(f))),
-                        _ => None,
-                    };
-                    let container = root
-                        .container_type
-                        .filter(|&t| t != dump.type_of(root.object))
-                        .map(|t| format!(" (static of {})", dump.name_of_type(t)))
-                        .or(place)
-                        .unwrap_or_default();
-                    // The type gives way to the id; a long declaring class is
-                    // cut at the end.
-                    let id = dump.id_hex(root.object);
-                    let room = label_w
-                        .saturating_sub(4 + id.len() + text_width(&container))
-                        .max(12);
-                    let label = format!(
-                        "   {} {id}{container}",
-                        type_name(dump.type_name(root.object), room, theme)
-                    );
-                    // The label spans the name, records and objects columns.
-                    let text = format!(
-                        "{:<label_w$} {:>rw$}",
-                        fit(&label, label_w, theme),
-                        bytes(dom.retained_bytes[root.object.index()]),
-                        rw = table.width(3),
-                    );
-                    TableRow::line(text)
-                }
+                RootRow::Record(_, r) => pane.record_row(dump, dom, r, &table, theme),
                 RootRow::More(_, n) => TableRow::line(format!(
                     "   {} {} more records",
                     theme.ellipsis(),

@@ -24,7 +24,7 @@ use crate::model::{ObjectIdx, ROW_PREVIEW_CHARS};
 use crate::tui::compared::{signed_bytes, signed_bytes_width, steady_mark, Compared, NO_PATH};
 use crate::tui::fmt::{bytes, bytes_width, count, percent, text_width, type_name, Col, Columns};
 use crate::tui::keys::Cmd;
-use crate::tui::loading::Comparing;
+use crate::tui::loading::{Arrived, Comparing};
 use crate::tui::theme::Theme;
 
 /// Types of a domination path shown before and after the `…` of a long one.
@@ -55,16 +55,26 @@ pub struct SuspectRow {
 
 #[derive(Debug, Default)]
 pub struct SuspectsPane {
-    pub list: ListState,
-    pub rows: Vec<SuspectRow>,
+    list: ListState,
+    rows: Vec<SuspectRow>,
     /// The suspects the rows were built from (to tell a newer list).
     source: Option<Arc<Vec<Suspect>>>,
     widths: [usize; 2],
     /// The first line of the selected suspect's detail shown (`J`/`K`).
-    pub detail_scroll: usize,
+    detail_scroll: usize,
 }
 
 impl SuspectsPane {
+    /// The rows, growing ones first.
+    pub fn rows(&self) -> &[SuspectRow] {
+        &self.rows
+    }
+
+    /// The first line of the selected suspect's detail shown.
+    pub fn detail_scroll(&self) -> usize {
+        self.detail_scroll
+    }
+
     /// Builds the rows of a (new) suspect list: once per arrival, O(the
     /// suspects' paths).
     pub fn measure(
@@ -323,17 +333,69 @@ fn row(
         ),
     };
     let name = format!("{}{}{}", name_parts.0, name_parts.1, name_parts.2);
-    let point_name = if point_ok {
-        dump.object_label(ObjectIdx(point), ROW_PREVIEW_CHARS)
-    } else {
-        "-".into()
-    };
     let point_parts = if point_ok {
         object_parts(dump, ObjectIdx(point))
     } else {
         (String::new(), "-".into(), String::new())
     };
     let path_id = compared.map_or(NO_PATH, |c| suspect_path(s, c, dump, dom));
+    let point = point_ok.then_some(point);
+    let mut detail = detail_lines(s, &name, ty, point, dump, dom, theme);
+    let path = match point {
+        Some(point) => {
+            let mut chain = domination_path(dom, ObjectIdx(point));
+            chain.reverse();
+            let names: Vec<String> = chain
+                .iter()
+                .map(|&o| type_name(dump.type_name(o), 40, theme))
+                .collect();
+            shorten(&names, " / ", theme)
+        }
+        None => String::new(),
+    };
+    let (growth, steady) = match compared {
+        Some(c) if path_id != NO_PATH => (Some(c.growth(path_id)), c.steady(path_id)),
+        _ => (None, false),
+    };
+    if let (Some(c), SuspectKind::Object | SuspectKind::Type, true) =
+        (compared, s.kind, path_id != NO_PATH)
+    {
+        let f = c.cmp.paths.figures_of(path_id);
+        let arrow = format!(" {} ", theme.arrow());
+        let sizes: Vec<String> = f.iter().map(|x| bytes(x.retained_bytes)).collect();
+        detail.insert(
+            1,
+            format!(
+                "Its row retained {} (oldest to newest).",
+                sizes.join(&arrow)
+            ),
+        );
+    }
+    SuspectRow {
+        kind: s.kind,
+        retained: s.retained_bytes,
+        growth,
+        steady,
+        name: name_parts,
+        point_name: point_parts,
+        point: s.accumulation_point,
+        detail,
+        path,
+    }
+}
+
+/// The sentences of a suspect's detail: what retains how much, its growth,
+/// the accumulation point (`point`, when it is an object of the dump), the
+/// biggest types below it, the retention path from a root.
+fn detail_lines(
+    s: &Suspect,
+    name: &str,
+    ty: &str,
+    point: Option<u32>,
+    dump: &Model,
+    dom: &DominatorTree,
+    theme: &Theme,
+) -> Vec<String> {
     let mut detail = Vec::new();
     let share = percent(s.retained_bytes, dom.reachable_bytes);
     detail.push(match s.kind {
@@ -361,7 +423,8 @@ fn row(
             counts.join(&arrow)
         ));
     }
-    if point_ok {
+    if let Some(point) = point {
+        let point_name = dump.object_label(ObjectIdx(point), ROW_PREVIEW_CHARS);
         detail.push(format!(
             "Accumulation point: {point_name}, retains {} ({}).",
             bytes(dom.retained_bytes[point as usize]),
@@ -398,46 +461,7 @@ fn row(
             shorten(&names, &format!(" {} ", theme.arrow()), theme)
         ));
     }
-    let path = if point_ok {
-        let mut chain = domination_path(dom, ObjectIdx(point));
-        chain.reverse();
-        let names: Vec<String> = chain
-            .iter()
-            .map(|&o| type_name(dump.type_name(o), 40, theme))
-            .collect();
-        shorten(&names, " / ", theme)
-    } else {
-        String::new()
-    };
-    let (growth, steady) = match compared {
-        Some(c) if path_id != NO_PATH => (Some(c.growth(path_id)), c.steady(path_id)),
-        _ => (None, false),
-    };
-    if let (Some(c), SuspectKind::Object | SuspectKind::Type, true) =
-        (compared, s.kind, path_id != NO_PATH)
-    {
-        let f = c.cmp.paths.figures_of(path_id);
-        let arrow = format!(" {} ", theme.arrow());
-        let sizes: Vec<String> = f.iter().map(|x| bytes(x.retained_bytes)).collect();
-        detail.insert(
-            1,
-            format!(
-                "Its row retained {} (oldest to newest).",
-                sizes.join(&arrow)
-            ),
-        );
-    }
-    SuspectRow {
-        kind: s.kind,
-        retained: s.retained_bytes,
-        growth,
-        steady,
-        name: name_parts,
-        point_name: point_parts,
-        point,
-        detail,
-        path,
-    }
+    detail
 }
 
 /// Joins `parts` with `sep`, keeping the first and last few of a long one.
@@ -455,7 +479,154 @@ fn shorten(parts: &[String], sep: &str, theme: &Theme) -> String {
     out.join(sep)
 }
 
+/// The title's word on the comparison: waiting, running, done or failed.
+fn comparison_state(ctx: &Ctx) -> String {
+    let t = ctx.theme;
+    match ctx.loading.comparing() {
+        Comparing::Off => String::new(),
+        Comparing::Waiting(n) => format!("{} growth: waits for {n} older ", t.sep()),
+        Comparing::Running { snapshot, of, .. } => format!(
+            "{} growth: analysing snapshot {snapshot}/{of}{} ",
+            t.sep(),
+            t.ellipsis()
+        ),
+        Comparing::Done(c) => format!(
+            "{} compared with {} older ",
+            t.sep(),
+            c.snapshots().saturating_sub(1)
+        ),
+        Comparing::Failed(_) => format!("{} comparison failed ", t.sep()),
+    }
+}
+
+/// Why there is no suspect.
+fn draw_none(ctx: &Ctx, inner: Rect, f: &mut Frame) {
+    let mut lines = vec![Line::raw(
+        " No suspect: no top-level dominator and no type holds 10 % of the reachable bytes.",
+    )];
+    if ctx.loading.comparison_pending() {
+        lines.push(Line::raw(
+            " Rows that grow in every snapshot are added once the older snapshots are analysed.",
+        ));
+    } else if ctx.loading.compared().is_some() {
+        lines.push(Line::raw(" And no row grows in every snapshot."));
+    }
+    f.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), inner);
+}
+
+impl SuspectsPane {
+    /// The list of suspects, each with its accumulation point.
+    fn draw_list(&self, t: &Theme, list_area: Rect, f: &mut Frame) {
+        let cols = self.columns();
+        let table = Columns::new(list_area.width as usize, &cols);
+        let with_growth = self.widths[1] > 0;
+        let name_w = table.width(cols.len() - 1);
+        let row = |i: usize| {
+            let r = self.rows.get(i)?;
+            let mut cells = vec![kind_label(r.kind).to_string(), bytes(r.retained)];
+            if with_growth {
+                let mark = if r.steady { steady_mark(t) } else { " " };
+                cells.push(
+                    r.growth
+                        .map(|g| format!("{}{mark}", signed_bytes(g, t)))
+                        .unwrap_or_default(),
+                );
+            }
+            // The suspect and its point share the name column.
+            let arrow = format!(" {} ", t.arrow());
+            let half = name_w.saturating_sub(text_width(&arrow)) / 2;
+            let point = cell(&r.point_name, half, t);
+            let name = cell(
+                &r.name,
+                name_w.saturating_sub(text_width(&arrow) + text_width(&point)),
+                t,
+            );
+            cells.push(format!("{name}{arrow}{point}"));
+            Some(TableRow::of(cells))
+        };
+        let page = Page {
+            list: &self.list,
+            len: self.rows.len(),
+            height: list_area.height.saturating_sub(1) as usize,
+            selected: t.selected(),
+        };
+        f.render_widget(
+            ScrolledTable::page(&table, &cols, t, page, row, String::new),
+            list_area,
+        );
+    }
+
+    /// The selected suspect's detail, wrapped here so that the scroll
+    /// (`J`/`K`) can stop at its last line; the rule above says which lines
+    /// are shown.
+    fn draw_detail(&self, t: &Theme, area: Rect, detail_area: Rect, f: &mut Frame) {
+        let text_area = self.detail_area(area);
+        let lines = self.detail_lines(text_area.width as usize);
+        let height = text_area.height as usize;
+        let first = self.detail_scroll.min(lines.len().saturating_sub(height));
+        let rule_w = detail_area.width as usize;
+        let mut rule = t.border().horizontal_top.repeat(rule_w);
+        if lines.len() > height && height > 0 {
+            let last = (first + height).min(lines.len());
+            let more = match (first > 0, last < lines.len()) {
+                (_, true) => "J: more",
+                (true, false) => "K: back up",
+                _ => "",
+            };
+            let label = format!(
+                " detail {}{}{} of {} {} {more} ",
+                first + 1,
+                if t.ascii { "-" } else { "–" },
+                last,
+                lines.len(),
+                t.sep()
+            );
+            if text_width(&label) + 2 <= rule_w {
+                let h = t.border().horizontal_top;
+                rule = format!(
+                    "{h}{label}{}",
+                    h.repeat(rule_w.saturating_sub(text_width(&label) + 1))
+                );
+            }
+        }
+        f.render_widget(Paragraph::new(Line::styled(rule, t.dim())), detail_area);
+        let shown: Vec<Line> = lines
+            .into_iter()
+            .skip(first)
+            .take(height)
+            .map(|(l, dim)| {
+                if dim {
+                    Line::styled(l, t.dim())
+                } else {
+                    Line::raw(l)
+                }
+            })
+            .collect();
+        f.render_widget(Paragraph::new(shown), text_area);
+    }
+}
+
 impl Pane for SuspectsPane {
+    fn arrived(&mut self, what: Arrived, ctx: &Ctx) -> bool {
+        if !matches!(what, Arrived::Suspects | Arrived::Comparison) {
+            return false;
+        }
+        let (Some(graph), Some(dom), Some(s)) = (
+            ctx.loading.graph(),
+            ctx.loading.dom(),
+            ctx.loading.suspects(),
+        ) else {
+            return false;
+        };
+        let compared = ctx.loading.compared().map(|c| &**c);
+        self.measure(s, compared, &graph.dump, dom, ctx.theme);
+        false
+    }
+
+    fn filterable(&self) -> bool {
+        false
+    }
+
     fn key(&mut self, cmd: Cmd, ctx: &Ctx) -> Vec<Intent> {
         match cmd {
             Cmd::DetailDown | Cmd::DetailUp => {
@@ -510,26 +681,11 @@ impl Pane for SuspectsPane {
 
     fn draw(&self, ctx: &Ctx, area: Rect, f: &mut Frame) {
         let t = ctx.theme;
-        let state = match ctx.loading.comparing() {
-            Comparing::Off => String::new(),
-            Comparing::Waiting(n) => format!("{} growth: waits for {n} older ", t.sep()),
-            Comparing::Running { snapshot, of, .. } => format!(
-                "{} growth: analysing snapshot {snapshot}/{of}{} ",
-                t.sep(),
-                t.ellipsis()
-            ),
-            Comparing::Done(c) => format!(
-                "{} compared with {} older ",
-                t.sep(),
-                c.snapshots().saturating_sub(1)
-            ),
-            Comparing::Failed(_) => format!("{} comparison failed ", t.sep()),
-        };
         let block = Block::bordered()
             .border_set(t.border())
             .title(Line::from(vec![
                 Span::styled(" Leak suspects ", t.header()),
-                Span::raw(state),
+                Span::raw(comparison_state(ctx)),
             ]));
         let inner = block.inner(area);
         f.render_widget(block, area);
@@ -543,17 +699,7 @@ impl Pane for SuspectsPane {
             return;
         };
         if self.rows.is_empty() {
-            let mut lines = vec![Line::raw(
-                " No suspect: no top-level dominator and no type holds 10 % of the reachable bytes.",
-            )];
-            if ctx.loading.comparison_pending() {
-                lines.push(Line::raw(
-                    " Rows that grow in every snapshot are added once the older snapshots are analysed.",
-                ));
-            } else if ctx.loading.compared().is_some() {
-                lines.push(Line::raw(" And no row grows in every snapshot."));
-            }
-            f.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), inner);
+            draw_none(ctx, inner, f);
             return;
         }
         let [list_area, detail_area] = Layout::vertical([
@@ -561,88 +707,8 @@ impl Pane for SuspectsPane {
             Constraint::Min(0),
         ])
         .areas(inner);
-        let cols = self.columns();
-        let table = Columns::new(list_area.width as usize, &cols);
-        let with_growth = self.widths[1] > 0;
-        let name_w = table.width(cols.len() - 1);
-        let row = |i: usize| {
-            let r = self.rows.get(i)?;
-            let mut cells = vec![kind_label(r.kind).to_string(), bytes(r.retained)];
-            if with_growth {
-                let mark = if r.steady { steady_mark(t) } else { " " };
-                cells.push(
-                    r.growth
-                        .map(|g| format!("{}{mark}", signed_bytes(g, t)))
-                        .unwrap_or_default(),
-                );
-            }
-            // The suspect and its point share the name column.
-            let arrow = format!(" {} ", t.arrow());
-            let half = name_w.saturating_sub(text_width(&arrow)) / 2;
-            let point = cell(&r.point_name, half, t);
-            let name = cell(
-                &r.name,
-                name_w.saturating_sub(text_width(&arrow) + text_width(&point)),
-                t,
-            );
-            cells.push(format!("{name}{arrow}{point}"));
-            Some(TableRow::of(cells))
-        };
-        let page = Page {
-            list: &self.list,
-            len: self.rows.len(),
-            height: list_area.height.saturating_sub(1) as usize,
-            selected: t.selected(),
-        };
-        f.render_widget(
-            ScrolledTable::page(&table, &cols, t, page, row, String::new),
-            list_area,
-        );
-        // The detail, wrapped here so that the scroll (`J`/`K`) can stop at
-        // its last line; the rule above says which lines are shown.
-        let text_area = self.detail_area(area);
-        let lines = self.detail_lines(text_area.width as usize);
-        let height = text_area.height as usize;
-        let first = self.detail_scroll.min(lines.len().saturating_sub(height));
-        let rule_w = detail_area.width as usize;
-        let mut rule = t.border().horizontal_top.repeat(rule_w);
-        if lines.len() > height && height > 0 {
-            let last = (first + height).min(lines.len());
-            let more = match (first > 0, last < lines.len()) {
-                (_, true) => "J: more",
-                (true, false) => "K: back up",
-                _ => "",
-            };
-            let label = format!(
-                " detail {}{}{} of {} {} {more} ",
-                first + 1,
-                if t.ascii { "-" } else { "–" },
-                last,
-                lines.len(),
-                t.sep()
-            );
-            if text_width(&label) + 2 <= rule_w {
-                let h = t.border().horizontal_top;
-                rule = format!(
-                    "{h}{label}{}",
-                    h.repeat(rule_w.saturating_sub(text_width(&label) + 1))
-                );
-            }
-        }
-        f.render_widget(Paragraph::new(Line::styled(rule, t.dim())), detail_area);
-        let shown: Vec<Line> = lines
-            .into_iter()
-            .skip(first)
-            .take(height)
-            .map(|(l, dim)| {
-                if dim {
-                    Line::styled(l, t.dim())
-                } else {
-                    Line::raw(l)
-                }
-            })
-            .collect();
-        f.render_widget(Paragraph::new(shown), text_area);
+        self.draw_list(t, list_area, f);
+        self.draw_detail(t, area, detail_area, f);
     }
 }
 

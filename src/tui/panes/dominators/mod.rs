@@ -18,7 +18,7 @@ use ratatui::Frame;
 
 use std::sync::Arc;
 
-use super::{empty_message, Ctx, FilterPlan, Intent, Pane};
+use super::{empty_message, Ctx, FilterPlan, Intent, Jump, Landing, Pane, Saved};
 use crate::analysis::filter::TypeFilter;
 use crate::analysis::Group;
 use crate::graph::DominatorTree;
@@ -29,33 +29,35 @@ use crate::tui::filtering::{FilterResult, FilterWork};
 use crate::tui::fmt::{bytes_width, count_width};
 use crate::tui::keys::Cmd;
 use crate::tui::layout::is_wide;
+use crate::tui::loading::Arrived;
+use crate::tui::msg::Msg;
 use crate::tui::theme::Theme;
 use crate::tui::worker::Job;
 
 /// The pane's state: the zoom stack (index 0 is the whole tree).
 #[derive(Debug, Clone)]
 pub struct DominatorsPane {
-    pub zooms: Vec<Tree>,
-    pub mode: TreeMode,
+    zooms: Vec<Tree>,
+    mode: TreeMode,
     /// On narrow terminals: the chart replaces the tree.
-    pub chart_only: bool,
-    pub marks: Marks,
+    chart_only: bool,
+    marks: Marks,
     /// Widths of the retained bytes and objects of any row: no row (group
     /// or object) retains more than the reachable heap.
-    pub widths: [usize; 2],
+    widths: [usize; 2],
     /// The comparison with older snapshots, once it arrived.
-    pub compared: Option<Arc<Compared>>,
+    compared: Option<Arc<Compared>>,
     /// Siblings by growth instead of retained bytes (`s`).
-    pub growth_order: bool,
+    growth_order: bool,
     /// Only the rows that grow steadily (`t`).
-    pub steady_only: bool,
+    steady_only: bool,
     /// Widths of the Δ retained and Δ count cells of any row.
-    pub delta_widths: [usize; 2],
+    delta_widths: [usize; 2],
     /// The chart's nested levels, computed once per zoom, rows and filter.
-    pub chart_cache: chart::NestedCache,
+    chart_cache: chart::NestedCache,
     /// An object being revealed that waits for a node on its way to be
     /// grouped (see [`Tree::reveal`]); a newer reveal or a zoom drops it.
-    pub pending_reveal: Option<ObjectIdx>,
+    pending_reveal: Option<ObjectIdx>,
 }
 
 impl DominatorsPane {
@@ -80,6 +82,16 @@ impl DominatorsPane {
         };
         p.refresh();
         p
+    }
+
+    /// The zoom levels, the whole tree first.
+    pub fn zooms(&self) -> &[Tree] {
+        &self.zooms
+    }
+
+    /// Tree or path view.
+    pub fn tree_mode(&self) -> TreeMode {
+        self.mode
     }
 
     pub fn tree(&self) -> &Tree {
@@ -284,6 +296,27 @@ impl DominatorsPane {
     }
 }
 
+/// Where the user was in the pane (see [`Pane::save`]): the zoom depth
+/// and the selected node.
+struct DominatorsPlace {
+    depth: usize,
+    selected: Option<u32>,
+}
+
+/// The jobs a reveal asks for, labelled as such on the status line.
+fn revealing(intents: Vec<Intent>) -> Vec<Intent> {
+    intents
+        .into_iter()
+        .filter_map(|i| match i {
+            Intent::Request { job, .. } => Some(Intent::Request {
+                job,
+                label: "revealing: grouping children".into(),
+            }),
+            _ => None,
+        })
+        .collect()
+}
+
 /// Grouping work too big to do inline becomes a job.
 fn defer(deferred: Option<Deferred>) -> Vec<Intent> {
     deferred
@@ -301,6 +334,104 @@ fn defer(deferred: Option<Deferred>) -> Vec<Intent> {
 
 /// The pane exists once the dominator tree does; before, it says so.
 impl Pane for Option<DominatorsPane> {
+    fn save(&self) -> Saved {
+        Box::new(DominatorsPlace {
+            depth: self.as_ref().map_or(0, |d| d.zooms.len() - 1),
+            selected: self.as_ref().map(|d| d.tree().selected),
+        })
+    }
+
+    fn restore(&mut self, saved: &Saved, _ctx: &Ctx) {
+        let (Some(d), Some(place)) = (self, saved.downcast_ref::<DominatorsPlace>()) else {
+            return;
+        };
+        d.zooms.truncate(place.depth + 1);
+        if let Some(s) = place.selected {
+            let t = d.tree_mut();
+            if (s as usize) < t.nodes.len() {
+                t.selected = s;
+                for a in t.ancestors(s) {
+                    t.nodes[a as usize].expanded = true;
+                }
+            }
+        }
+        d.refresh();
+    }
+
+    fn arrived(&mut self, what: Arrived, ctx: &Ctx) -> bool {
+        match what {
+            Arrived::Dominators => {
+                let Some(d) = ctx.loading.dominated() else {
+                    return false;
+                };
+                *self = Some(DominatorsPane::new(&d.top, &d.dom));
+                true
+            }
+            Arrived::Comparison => {
+                let (Some(d), Some(dom), Some(c)) =
+                    (self, ctx.loading.dom(), ctx.loading.compared())
+                else {
+                    return false;
+                };
+                if ctx.loading.graph().is_some() && ctx.loading.suspects().is_some() {
+                    d.set_compared(c.clone(), dom);
+                }
+                false
+            }
+            _ => false,
+        }
+    }
+
+    fn receive(&mut self, msg: Msg, ctx: &Ctx) -> Result<Vec<Intent>, Msg> {
+        let Msg::Expanded { tree, node, groups } = msg else {
+            return Err(msg);
+        };
+        let Some(d) = self else {
+            return Ok(Vec::new());
+        };
+        let Some(dom) = ctx.loading.dom() else {
+            return Ok(Vec::new());
+        };
+        if let Some(t) = d.zooms.iter_mut().find(|t| t.id == tree) {
+            t.set_groups(node, groups, dom);
+        }
+        d.refresh();
+        // A reveal that waited for these groups goes on.
+        Ok(match (d.pending_reveal.take(), ctx.loading.graph()) {
+            (Some(object), Some(graph)) => revealing(d.reveal(object, &graph.dump, dom)),
+            _ => Vec::new(),
+        })
+    }
+
+    fn prepare_jump(&self, jump: &Jump, ctx: &Ctx) -> Landing {
+        let Jump::Reveal(object) = *jump else {
+            return Landing::Refused(None);
+        };
+        let (Some(graph), Some(dom)) = (ctx.loading.graph(), ctx.loading.dom()) else {
+            return Landing::Refused(Some("the dominator tree is not ready yet".into()));
+        };
+        if !dom.is_reachable(object.raw()) {
+            return Landing::Refused(Some(format!(
+                "{} is unreachable: not in the dominator tree",
+                graph.dump.id_hex(object)
+            )));
+        }
+        // The object must be visible: its tree drops the filter.
+        let marked = self.as_ref().is_some_and(|d| d.marks.is_some());
+        Landing::Taken {
+            drop_filter: marked || ctx.filtering,
+        }
+    }
+
+    fn jump(&mut self, jump: Jump, _dropped_filter: bool, ctx: &Ctx) -> Vec<Intent> {
+        let (Jump::Reveal(object), Some(d), Some(graph), Some(dom)) =
+            (jump, self, ctx.loading.graph(), ctx.loading.dom())
+        else {
+            return Vec::new();
+        };
+        revealing(d.reveal(object, &graph.dump, dom))
+    }
+
     /// `x` names what it would do to the selected row: show a group's
     /// instances, group them again, or nothing for one object.
     fn key_label(&self, cmd: Cmd) -> Option<&'static str> {

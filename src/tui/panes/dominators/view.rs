@@ -121,88 +121,21 @@ fn draw_tree(
     f: &mut Frame,
 ) {
     let t = pane.tree();
-    let compared = pane.compared.is_some();
-    let mut cols = vec![
-        Col::name("Type"),
-        Col::num("Retained", pane.widths[0]),
-        Col::num("Objects", pane.widths[1]),
-        Col::num("%", "100.0%".len()),
-    ];
-    if compared {
-        // The steady mark takes one more cell after the Δ.
-        cols[2] = cols[2].optional(2);
-        cols[3] = cols[3].optional(1);
-        cols.push(Col::num("Δ retained", pane.delta_widths[0] + 1));
-        if area.width >= 100 {
-            cols.push(Col::num("Δ count", pane.delta_widths[1]));
-        }
-    }
+    let cols = tree_columns(pane, area.width);
     let table = Columns::new(area.width as usize, &cols);
-    let name_w = table.width(0);
-    let on_path: Vec<u32> = t.ancestors(t.selected);
+    let row = RowContext {
+        pane,
+        dump,
+        dom,
+        theme,
+        name_w: table.width(0),
+        columns: cols.len(),
+        on_path: t.ancestors(t.selected),
+    };
     let height = list_height(area.height);
-    let mut rows = Vec::new();
-    for &id in t.flat.iter().skip(t.offset).take(height) {
-        let n = &t.nodes[id as usize];
-        let indent = indent_of(n.depth);
-        let marker = if !t.has_children(id, dom) {
-            " "
-        } else if n.expanded {
-            theme.expanded()
-        } else {
-            theme.collapsed()
-        };
-        let room = name_w.saturating_sub(text_width(&indent) + 2);
-        let loading = if n.loading { " (grouping…)" } else { "" };
-        let label = format!(
-            "{indent}{marker} {}{loading}",
-            t.label_within(
-                id,
-                dump,
-                theme,
-                room.saturating_sub(loading.chars().count())
-            )
-        );
-        let (rb, ro) = t.sizes_of(id, dom).unwrap_or((0, 0));
-        let selected = id == t.selected;
-        let mut cells = if matches!(n.item, Item::More { .. }) {
-            vec![label]
-        } else {
-            vec![
-                label,
-                bytes(rb),
-                count(ro),
-                percent(rb, dom.reachable_bytes),
-            ]
-        };
-        if let (true, Some(c), false) = (
-            compared,
-            &pane.compared,
-            matches!(n.item, Item::More { .. }),
-        ) {
-            if n.path == NO_PATH {
-                cells.resize(cols.len(), String::new());
-            } else {
-                let mark = if c.steady(n.path) {
-                    steady_mark(theme)
-                } else {
-                    " "
-                };
-                cells.push(format!("{}{mark}", signed_bytes(c.growth(n.path), theme)));
-                if cells.len() < cols.len() {
-                    cells.push(signed_count(c.count_growth(n.path), theme));
-                }
-            }
-        }
-        let style = if selected {
-            theme.selected()
-        } else if on_path.contains(&id) {
-            theme.bold()
-        } else {
-            ratatui::style::Style::new()
-        };
-        rows.push(TableRow::cells(cells, selected, style));
-    }
+    let rows = (t.flat.iter().skip(t.offset).take(height))
+        .map(|&id| row.of(id))
+        .collect();
     f.render_widget(
         ScrolledTable {
             columns: &table,
@@ -213,6 +146,102 @@ fn draw_tree(
         },
         area,
     );
+}
+
+/// The tree's columns, with the Δ ones when comparing (Δ count from 100
+/// cells on).
+fn tree_columns(pane: &DominatorsPane, width: u16) -> Vec<Col> {
+    let mut cols = vec![
+        Col::name("Type"),
+        Col::num("Retained", pane.widths[0]),
+        Col::num("Objects", pane.widths[1]),
+        Col::num("%", "100.0%".len()),
+    ];
+    if pane.compared.is_some() {
+        // The steady mark takes one more cell after the Δ.
+        cols[2] = cols[2].optional(2);
+        cols[3] = cols[3].optional(1);
+        cols.push(Col::num("Δ retained", pane.delta_widths[0] + 1));
+        if width >= 100 {
+            cols.push(Col::num("Δ count", pane.delta_widths[1]));
+        }
+    }
+    cols
+}
+
+/// What every row of one frame of the tree needs.
+struct RowContext<'a> {
+    pane: &'a DominatorsPane,
+    dump: &'a Model,
+    dom: &'a DominatorTree,
+    theme: &'a Theme,
+    name_w: usize,
+    columns: usize,
+    /// The selected node's ancestors (drawn bold).
+    on_path: Vec<u32>,
+}
+
+impl RowContext<'_> {
+    /// The row of node `id`: indented label, sizes, and the Δ cells.
+    fn of(&self, id: u32) -> TableRow {
+        let (t, dom, theme) = (self.pane.tree(), self.dom, self.theme);
+        let n = &t.nodes[id as usize];
+        let indent = indent_of(n.depth);
+        let marker = if !t.has_children(id, dom) {
+            " "
+        } else if n.expanded {
+            theme.expanded()
+        } else {
+            theme.collapsed()
+        };
+        let room = self.name_w.saturating_sub(text_width(&indent) + 2);
+        let loading = if n.loading { " (grouping…)" } else { "" };
+        let label = format!(
+            "{indent}{marker} {}{loading}",
+            t.label_within(
+                id,
+                self.dump,
+                theme,
+                room.saturating_sub(loading.chars().count())
+            )
+        );
+        let (rb, ro) = t.sizes_of(id, dom).unwrap_or((0, 0));
+        let selected = id == t.selected;
+        let more = matches!(n.item, Item::More { .. });
+        let mut cells = if more {
+            vec![label]
+        } else {
+            vec![
+                label,
+                bytes(rb),
+                count(ro),
+                percent(rb, dom.reachable_bytes),
+            ]
+        };
+        if let (Some(c), false) = (&self.pane.compared, more) {
+            if n.path == NO_PATH {
+                cells.resize(self.columns, String::new());
+            } else {
+                let mark = if c.steady(n.path) {
+                    steady_mark(theme)
+                } else {
+                    " "
+                };
+                cells.push(format!("{}{mark}", signed_bytes(c.growth(n.path), theme)));
+                if cells.len() < self.columns {
+                    cells.push(signed_count(c.count_growth(n.path), theme));
+                }
+            }
+        }
+        let style = if selected {
+            theme.selected()
+        } else if self.on_path.contains(&id) {
+            theme.bold()
+        } else {
+            ratatui::style::Style::new()
+        };
+        TableRow::cells(cells, selected, style)
+    }
 }
 
 /// The indentation of a row at `depth` (top level 1): two spaces a level

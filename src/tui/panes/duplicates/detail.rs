@@ -74,6 +74,24 @@ pub fn detail(graph: &HeapGraph, d: &Duplicates, set: u32, theme: &Theme) -> Dup
             from_list: false,
         };
     };
+    instance_graph(&mut lines, graph, first, theme);
+    // Start on the first member: the lines above it are headings.
+    let first = lines.iter().position(|l| l.object.is_some()).unwrap_or(0);
+    DupDetail {
+        set,
+        lines,
+        list: ListState {
+            selected: first,
+            offset: 0,
+        },
+        from_list: false,
+    }
+}
+
+/// The instance graph of `first`: a depth-first walk of its references,
+/// each object listed once (later visits marked), at most [`GRAPH_LIMIT`].
+fn instance_graph(lines: &mut Vec<DetailLine>, graph: &HeapGraph, first: u32, theme: &Theme) {
+    let dump = &graph.dump;
     lines.push(DetailLine {
         text: format!("Instance graph of {}:", dump.id_hex(ObjectIdx(first))),
         object: None,
@@ -108,16 +126,5 @@ pub fn detail(graph: &HeapGraph, d: &Duplicates, set: u32, theme: &Theme) -> Dup
                 stack.push((r, depth + 1));
             }
         }
-    }
-    // Start on the first member: the lines above it are headings.
-    let first = lines.iter().position(|l| l.object.is_some()).unwrap_or(0);
-    DupDetail {
-        set,
-        lines,
-        list: ListState {
-            selected: first,
-            offset: 0,
-        },
-        from_list: false,
     }
 }

@@ -8,7 +8,7 @@ use ratatui::layout::Rect;
 use ratatui::Frame;
 
 use super::table::{no_comparison, Sort};
-use super::{Ctx, FilterPlan, Intent, ListState, Pane};
+use super::{Ctx, FilterPlan, Intent, Jump, Landing, ListState, Pane, Saved};
 use crate::analysis::filter::TypeFilter;
 use crate::graph::duplicates::{DuplicateTotals, Duplicates};
 use crate::graph::HeapGraph;
@@ -17,6 +17,7 @@ use crate::tui::compared::{delta_width, steady_status, Compared};
 use crate::tui::filtering::{FilterResult, FilterWork};
 use crate::tui::fmt::{bytes, count, Col, Columns};
 use crate::tui::keys::Cmd;
+use crate::tui::loading::Arrived;
 use crate::tui::theme::Theme;
 use crate::tui::worker::Job;
 
@@ -29,27 +30,34 @@ mod rows;
 pub use detail::*;
 pub use rows::*;
 
+/// Where the user was in the pane (see [`Pane::save`]): the list's
+/// selection, and the open detail's set and whether it came from the list.
+struct DuplicatesPlace {
+    list: ListState,
+    detail: Option<(u32, bool)>,
+}
+
 #[derive(Debug)]
 pub struct DuplicatesPane {
-    pub list: ListState,
-    pub rows: DupRows,
+    list: ListState,
+    rows: DupRows,
     /// The detection result `rows` index into. It trails
     /// `App::duplicates` while a filter over a newer result is computed,
     /// so rows and sets always agree.
-    pub source: Option<Arc<Duplicates>>,
-    pub detail: Option<DupDetail>,
+    source: Option<Arc<Duplicates>>,
+    detail: Option<DupDetail>,
     /// Column widths for `source` (see [`DupWidths::measure`]).
-    pub widths: DupWidths,
-    pub sort: Sort,
+    widths: DupWidths,
+    sort: Sort,
     /// The entries in display order ([`set_order`]): the sets of `source`
     /// and the gone sets.
-    pub order: Vec<u32>,
+    order: Vec<u32>,
     /// Each entry's position in `order` (`u32::MAX`: not shown).
     pos: Vec<u32>,
     /// The totals of the sets among the rows (computed when they change).
-    pub totals: DuplicateTotals,
+    totals: DuplicateTotals,
     /// With a comparison: per set of `source`, its Δ and steadiness.
-    pub delta: Option<SetDeltas>,
+    delta: Option<SetDeltas>,
     compared: Option<Arc<Compared>>,
     /// With a comparison: the sets the newest snapshot lacks.
     gone: Vec<GoneSet>,
@@ -233,6 +241,30 @@ impl DuplicatesPane {
 }
 
 impl DuplicatesPane {
+    /// The list's selection and scroll.
+    pub fn list(&self) -> &ListState {
+        &self.list
+    }
+
+    /// How many rows the list has.
+    pub fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.rows.len() == 0
+    }
+
+    /// The totals of the sets among the rows.
+    pub fn totals(&self) -> &DuplicateTotals {
+        &self.totals
+    }
+
+    /// The open set's detail.
+    pub fn detail(&self) -> Option<&DupDetail> {
+        self.detail.as_ref()
+    }
+
     /// Whether the rows are those of `d` with no filter result pending.
     pub fn shows(&self, d: &Arc<Duplicates>) -> bool {
         self.source.as_ref().is_some_and(|s| Arc::ptr_eq(s, d))
@@ -304,6 +336,78 @@ impl DuplicatesPane {
 pub const DETECTING: &str = "detecting duplicates";
 
 impl Pane for DuplicatesPane {
+    fn save(&self) -> Saved {
+        Box::new(DuplicatesPlace {
+            list: self.list,
+            detail: self.detail.as_ref().map(|d| (d.set, d.from_list)),
+        })
+    }
+
+    fn restore(&mut self, saved: &Saved, ctx: &Ctx) {
+        let Some(place) = saved.downcast_ref::<DuplicatesPlace>() else {
+            return;
+        };
+        self.list = place.list;
+        self.detail = match (place.detail, ctx.loading.graph(), &self.source) {
+            (Some((s, from_list)), Some(g), Some(d)) => {
+                let mut det = detail(g, d, s, ctx.theme);
+                det.from_list = from_list;
+                Some(det)
+            }
+            _ => None,
+        };
+    }
+
+    fn arrived(&mut self, what: Arrived, ctx: &Ctx) -> bool {
+        match what {
+            // Under a filter the pane keeps showing the previous result
+            // until the filter thread has narrowed this one.
+            Arrived::Duplicates => true,
+            Arrived::Comparison => {
+                let Some(c) = ctx.loading.compared() else {
+                    return false;
+                };
+                let loaded = ctx.loading.graph().is_some()
+                    && ctx.loading.dom().is_some()
+                    && ctx.loading.suspects().is_some();
+                if loaded {
+                    self.set_compared(c);
+                }
+                loaded
+            }
+            _ => false,
+        }
+    }
+
+    fn prepare_jump(&self, jump: &Jump, ctx: &Ctx) -> Landing {
+        let Jump::Set { set, .. } = *jump else {
+            return Landing::Refused(None);
+        };
+        let (Some(d), Some(_)) = (ctx.loading.duplicates(), ctx.loading.graph()) else {
+            return Landing::Refused(None);
+        };
+        // Set ids are those of the newest result: a pane still showing an
+        // older one or about to change its rows (a filter under way), or
+        // filtering the set out, shows everything instead.
+        let current = self.shows(d) && !ctx.filtering;
+        Landing::Taken {
+            drop_filter: !current || self.row_of_set(set).is_none(),
+        }
+    }
+
+    fn jump(&mut self, jump: Jump, dropped_filter: bool, ctx: &Ctx) -> Vec<Intent> {
+        let (Jump::Set { set, open }, Some(d), Some(graph)) =
+            (jump, ctx.loading.duplicates(), ctx.loading.graph())
+        else {
+            return Vec::new();
+        };
+        if dropped_filter {
+            self.show_all(d.clone(), &graph.dump.type_names);
+        }
+        self.select_set(set, open, Some(graph), ctx.theme);
+        Vec::new()
+    }
+
     fn key(&mut self, cmd: Cmd, ctx: &Ctx) -> Vec<Intent> {
         match cmd {
             Cmd::Open => {

@@ -3,6 +3,7 @@
 //! of a type's instances with an exclude pattern (docs/analyses.md).
 
 use std::collections::HashMap;
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use ratatui::layout::Rect;
@@ -10,7 +11,7 @@ use ratatui::Frame;
 
 use super::instances::{self, InstancesView};
 use super::table::{no_comparison, plural, Sort};
-use super::{Ctx, FilterPlan, Intent, ListState, Pane};
+use super::{Ctx, FilterPlan, Intent, ListState, Pane, Saved, Ticked};
 use crate::analysis::filter::TypeFilter;
 use crate::analysis::{ImmediateDominators, PreciseRetained, TypeStats};
 use crate::graph::DominatorTree;
@@ -20,7 +21,9 @@ use crate::tui::filtering::{FilterResult, FilterWork};
 use crate::tui::fmt::{bytes, bytes_width, count_width, Col, Columns};
 use crate::tui::instance_rows::{InstanceRows, TypeObjects};
 use crate::tui::keys::{Cmd, Mode};
+use crate::tui::loading::Arrived;
 use crate::tui::matcher::TypeMatcher;
+use crate::tui::msg::Msg;
 use crate::tui::worker::Job;
 
 mod draw;
@@ -30,37 +33,37 @@ pub use rows::*;
 
 #[derive(Debug)]
 pub struct TypesPane {
-    pub list: ListState,
-    pub precise: HashMap<TypeIdx, PreciseRetained>,
-    pub precise_running: Option<TypeIdx>,
-    pub imm: Option<ImmView>,
+    list: ListState,
+    precise: HashMap<TypeIdx, PreciseRetained>,
+    precise_running: Option<TypeIdx>,
+    imm: Option<ImmView>,
     /// Focus is on the immediate-dominators list.
-    pub imm_focus: bool,
+    imm_focus: bool,
     /// The exclude pattern for immediate dominators (a glob, may be empty).
-    pub exclude: String,
+    exclude: String,
     /// Widths of the number columns' values over every type (see
     /// [`TypesPane::measure`]).
-    pub widths: [usize; 4],
+    widths: [usize; 4],
     /// The ranked, filtered rows (nucleo).
-    pub matcher: TypeMatcher,
-    pub sort: Sort,
+    matcher: TypeMatcher,
+    sort: Sort,
     /// With a comparison: the Δ column, the steady types and the gone
     /// types ([`TypesDelta`]).
-    pub delta: Option<TypesDelta>,
+    delta: Option<TypesDelta>,
     /// Type names of the opened snapshot: matcher items from here on are
     /// gone types ([`TypeRow::Gone`]).
     names: usize,
     /// Positions in the type statistics in the order of `sort`: the
     /// matcher is given the types in this order.
-    pub order: Arc<Vec<u32>>,
+    order: Arc<Vec<u32>>,
     /// The sort changed: the next filter gives the matcher the types again.
     reorder: bool,
     /// The filter has fuzzy text: nucleo ranks the rows by match.
-    pub ranked: bool,
+    ranked: bool,
     /// The list of a type's instances, drawn over the types when open.
-    pub instances: Option<InstancesView>,
+    instances: Option<InstancesView>,
     /// The objects of each type, built by the first `x`'s job.
-    pub type_objects: Option<Arc<TypeObjects>>,
+    type_objects: Option<Arc<TypeObjects>>,
 }
 
 impl Default for TypesPane {
@@ -284,6 +287,21 @@ impl TypesPane {
         vec![request, Intent::status(sort.describe(&view.columns()))]
     }
 
+    /// The type list's selection and scroll.
+    pub fn list(&self) -> &ListState {
+        &self.list
+    }
+
+    /// The precise retained sizes computed so far, per type.
+    pub fn precise(&self) -> &HashMap<TypeIdx, PreciseRetained> {
+        &self.precise
+    }
+
+    /// The open instances list.
+    pub fn instances(&self) -> Option<&InstancesView> {
+        self.instances.as_ref()
+    }
+
     /// Rows of the type list and of the lower split, for a body of `inner` rows.
     pub fn split(&self, inner: u16) -> (u16, u16) {
         if self.imm.is_some() {
@@ -296,6 +314,57 @@ impl TypesPane {
 }
 
 impl Pane for TypesPane {
+    fn save(&self) -> Saved {
+        Box::new(self.list)
+    }
+
+    fn restore(&mut self, saved: &Saved, _ctx: &Ctx) {
+        if let Some(list) = saved.downcast_ref::<ListState>() {
+            self.list = *list;
+        }
+    }
+
+    fn arrived(&mut self, what: Arrived, ctx: &Ctx) -> bool {
+        match what {
+            Arrived::Dominators => match ctx.loading.dominated() {
+                Some(d) => {
+                    self.measure(&d.types, &d.dom);
+                    true
+                }
+                None => false,
+            },
+            Arrived::Comparison => {
+                let (Some(graph), Some(c)) = (ctx.loading.graph(), ctx.loading.compared()) else {
+                    return false;
+                };
+                if ctx.loading.dom().is_none() || ctx.loading.suspects().is_none() {
+                    return false;
+                }
+                self.set_compared(c, graph.dump.type_names.len());
+                true
+            }
+            _ => false,
+        }
+    }
+
+    fn receive(&mut self, msg: Msg, _ctx: &Ctx) -> Result<Vec<Intent>, Msg> {
+        match msg {
+            Msg::Precise { type_index, result } => self.precise_done(type_index, result),
+            Msg::ImmediateDominators {
+                type_index,
+                exclude,
+                rows,
+            } => self.immediate_dominators_done(type_index, exclude, rows),
+            Msg::Instances(rows) => self.instances_done(rows),
+            msg => return Err(msg),
+        }
+        Ok(Vec::new())
+    }
+
+    fn edited(&mut self, text: String, _ctx: &Ctx) -> Vec<Intent> {
+        self.set_exclude(text)
+    }
+
     fn mode(&self, base: Mode) -> Mode {
         if self.instances.is_some() {
             Mode::TypeInstances
@@ -465,6 +534,16 @@ impl Pane for TypesPane {
     }
 
     fn filtered(&mut self, _result: FilterResult, _ctx: &Ctx) {}
+
+    fn tick(&mut self) -> Ticked {
+        let changed = self.matcher.tick();
+        let busy = self.matcher.running || self.matcher.notified.swap(false, Ordering::Relaxed);
+        Ticked { changed, busy }
+    }
+
+    fn settle(&mut self) {
+        self.matcher.settle();
+    }
 
     /// `t` is hinted only when there is a comparison to narrow by.
     fn key_label(&self, cmd: Cmd) -> Option<&'static str> {
