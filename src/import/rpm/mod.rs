@@ -104,10 +104,39 @@ fn parse_source(
 
     laps.lap("chunks");
     progress.set_done(len);
-    let dump = assemble(path, bytes.len() as u64, chunks, progress)?;
+    let lines: u64 = chunks.iter().map(|c| c.lines as u64).sum();
+    let mut dump = assemble(path, bytes.len() as u64, chunks, progress)?;
     laps.lap("assemble");
+    if let Some(why) = ended_early(bytes, lines) {
+        let d = &mut dump.diagnostics;
+        d.messages.insert(0, why);
+        d.messages.truncate(crate::model::MAX_MESSAGES);
+    }
     check_usable(path, &dump)?;
     Ok(dump)
+}
+
+/// That the file ended early, as the first message: its last line (line
+/// `lines`) has no line end and is not a whole record, so the file was cut
+/// in the middle of one (the line is counted as skipped already). A last
+/// line without a line end that is a whole record is accepted: the format
+/// does not need a final newline, and a cut there cannot be told apart.
+fn ended_early(bytes: &[u8], lines: u64) -> Option<String> {
+    if bytes.last().is_none_or(|&b| b == b'\n') {
+        return None;
+    }
+    let start = memchr::memrchr(b'\n', bytes).map_or(0, |i| i + 1);
+    let last = &bytes[start..];
+    let last = match start {
+        0 => last.strip_prefix(b"\xef\xbb\xbf").unwrap_or(last),
+        _ => last,
+    };
+    if parse_chunk(last).skipped == 0 {
+        return None;
+    }
+    Some(format!(
+        "line {lines}: the file ended early: its last line stops in the middle of a record (a cut file); skipped"
+    ))
 }
 
 /// Whether the first bytes of a text dump larger than `head` hold any
