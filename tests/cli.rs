@@ -1201,6 +1201,26 @@ fn completions_and_the_manual_page() {
     }
     assert!(!page.contains("heaptui\\-report(1)"), "{page}");
     assert_eq!(page.matches(".SH OPTIONS").count(), 1, "{page}");
+    // A description of its own, before the options: what heaptui reads,
+    // shows and reports, in paragraphs.
+    let description = page
+        .split_once(".SH DESCRIPTION\n")
+        .and_then(|(_, rest)| rest.split_once(".SH OPTIONS"))
+        .map(|(d, _)| d)
+        .expect("DESCRIPTION before OPTIONS");
+    assert!(description.matches(".PP").count() >= 3, "{description}");
+    for part in [
+        "HPROF",
+        "V8 heap snapshot",
+        "gcdump",
+        "dominator tree",
+        "duplicate instances",
+        "leak suspects",
+        "heaptui report DUMP",
+        "\\-\\-fail\\-if\\-grows",
+    ] {
+        assert!(description.contains(part), "{part}: {description}");
+    }
 }
 
 #[test]
