@@ -209,6 +209,20 @@ fn rows_naming_one_object_show_its_text() {
 }
 
 #[test]
+fn the_dominators_filter_finds_a_class_by_the_name_of_its_row() {
+    // `/` filters rows by what they are named: the class `Leaky`'s row
+    // (`class Leaky`) and nothing of the other classes.
+    let bytes: &'static [u8] = include_bytes!("../fixtures/leaky.hprof.gz");
+    let mut a = heaptui::tui::loaded_app("leaky.hprof.gz", bytes, 80, 24, COLOR);
+    heaptui::tui::app::update(&mut a, heaptui::tui::app::Action::Tick);
+    keys(&mut a, "2 / \"class\" Space \"Leaky\" Enter");
+    let s = screen(&a);
+    let rows: Vec<&str> = s.lines().filter(|l| l.contains("▸")).collect();
+    assert_eq!(rows.len(), 1, "{s}");
+    assert!(rows[0].contains("class Leaky fd5bf630"), "{s}");
+}
+
+#[test]
 fn duplicate_sets_show_the_text_their_members_hold() {
     // Sets of one type tell apart in the list without opening them: the
     // 50 copies of "duplicate me please" are named in their row, and so
