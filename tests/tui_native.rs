@@ -220,6 +220,9 @@ fn the_dominators_filter_finds_a_class_by_the_name_of_its_row() {
     let rows: Vec<&str> = s.lines().filter(|l| l.contains("▸")).collect();
     assert_eq!(rows.len(), 1, "{s}");
     assert!(rows[0].contains("class Leaky fd5bf630"), "{s}");
+    // `n` names the row as it is shown.
+    keys(&mut a, "n");
+    assert_eq!(a.status, "class Leaky");
 }
 
 #[test]
