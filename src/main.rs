@@ -89,6 +89,14 @@ fn run() -> u8 {
     }
 }
 
+/// The manual page's DESCRIPTION, a paragraph each.
+const DESCRIPTION: [&str; 4] = [
+    "heaptui explores a garbage-collected heap dump in the terminal: who retains the memory, and what is wasted on copies. It reads a Java HPROF (jcmd PID GC.heap_dump), a V8 heap snapshot (Chrome, Node.js), a .NET gcdump (dotnet-gcdump) and the text format of the .NET Compact Framework's Remote Performance Monitor, gzipped or not, told apart by their first bytes.",
+    "Its panes show the dominator tree grouped by type, with retained sizes (a Java class object is a row of its own, named by its class: class OrderService), type statistics, duplicate instances (objects equal in type, values and fields), GC roots, leak suspects with the point where their memory accumulates, and the inspector's fields and paths from a root. The dump is read and analysed in the background; the panes are usable while it loads.",
+    "Given several dumps of one program, oldest first, the last is opened and compared with the others: types, and dominator rows by their type path; the rows that grow in every snapshot are the leak candidates.",
+    "Without a terminal, heaptui report DUMP writes the same analyses as text, or as JSON with --json; with --baseline OLD and --fail-if-grows SIZE it fails a build (exit 1) when a row grew by more than SIZE, naming where the growth accumulates.",
+];
+
 /// `heaptui man`: the options as clap describes them, the `report`
 /// command's options in the same page (there is no page of its own), the
 /// keys of the UI from its key table, the exit codes and the files.
@@ -98,8 +106,6 @@ fn manual_page(out: &mut dyn Write) -> std::io::Result<()> {
     page.render_title(out)?;
     page.render_name_section(out)?;
     page.render_synopsis_section(out)?;
-    page.render_description_section(out)?;
-    page.render_options_section(out)?;
     let text = |s: &str| {
         let s = s.replace('\\', "\\e").replace('-', "\\-");
         match s.starts_with(['.', '\'']) {
@@ -107,6 +113,11 @@ fn manual_page(out: &mut dyn Write) -> std::io::Result<()> {
             false => s,
         }
     };
+    writeln!(out, ".SH DESCRIPTION")?;
+    for paragraph in DESCRIPTION {
+        writeln!(out, ".PP\n{}", text(paragraph))?;
+    }
+    page.render_options_section(out)?;
     writeln!(out, ".SH COMMANDS")?;
     for sub in cli.get_subcommands().filter(|c| c.get_name() != "help") {
         writeln!(out, ".TP\n\\fBheaptui {}\\fR", text(sub.get_name()))?;

@@ -319,6 +319,17 @@ fn fields_and_referents_survive_a_reopen() {
     assert_eq!(d1.referents, d2.referents);
     assert_eq!(d1.java_classes, d2.java_classes);
     assert_eq!(fresh.summary, again.summary);
+    // Class objects' rows (`class Leaky`) are made again from what the
+    // cache keeps.
+    assert!(d2.row_types().len() > 500);
+    let rows = |d: &heaptui::model::Model| -> Vec<String> {
+        d.object_indices()
+            .filter(|&o| d.has_row_type(o))
+            .map(|o| d.row_type_name(o).to_string())
+            .collect()
+    };
+    assert_eq!(rows(d1), rows(d2));
+    assert!(rows(d2).iter().any(|r| r == "class Leaky"));
     let map = d2
         .object_indices()
         .find(|&o| d2.type_name(o) == "java.util.HashMap" && d2.size_of(o) > 0 && {

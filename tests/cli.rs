@@ -858,6 +858,62 @@ fn fail_if_grows_exits_1_when_crossed() {
     );
 }
 
+/// `fixtures/class_leak.{1,2}.hprof.gz` (one JVM, 500 then 1000 orders in
+/// `OrderService`'s static HashMap): the class object is a row of its own,
+/// named by its class, in the gate's message and in every type path; the
+/// type statistics keep `java.lang.Class` as its type.
+#[test]
+fn a_java_class_is_named_by_its_class_in_paths_and_the_gate() {
+    let service = "class ClassLeak$OrderService";
+    let (code, v, stderr) = compared(&[
+        "class_leak.2.hprof.gz",
+        "--baseline",
+        "class_leak.1.hprof.gz",
+        "--fail-if-grows",
+        "10KB",
+        "--no-cache",
+    ]);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "it accumulates at jdk.internal.loader.ClassLoaders$AppClassLoader / {service} / \
+             java.util.HashMap / java.util.HashMap$Node[] / java.util.HashMap$Node: grew by"
+        )),
+        "{stderr}"
+    );
+    assert!(stderr.contains("500 → 1,000 instances"), "{stderr}");
+    assert!(!stderr.contains("java.lang.Class"), "{stderr}");
+    // The growth suspect's path and its accumulation point's.
+    let growth = &v["suspects"][0];
+    assert_eq!(growth["kind"], "growth", "{}", v["suspects"]);
+    let path = growth["growth"]["path"].as_array().unwrap();
+    assert_eq!(path[1], service, "{path:?}");
+    assert_eq!(path[2], "java.util.HashMap", "{path:?}");
+    assert_eq!(growth["accumulation_point"]["path"][1], service);
+    // The comparison's rows: the class's own row grew by its map.
+    let row = v["comparison"]["paths"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["path"].as_array().unwrap().last() == Some(&json!(service)))
+        .expect("the class's row");
+    let bytes = row["retained_bytes"].as_array().unwrap();
+    assert!(bytes[1].as_u64() > bytes[0].as_u64(), "{row}");
+    // Types: class objects stay `java.lang.Class`, one per class dump; no
+    // type is named `class …`.
+    let types = v["types"].as_array().unwrap();
+    assert!(types
+        .iter()
+        .all(|t| !t["name"].as_str().unwrap().starts_with("class ")));
+    let classes = types
+        .iter()
+        .find(|t| t["name"] == "java.lang.Class")
+        .unwrap();
+    // Every class dump, and the nine primitive types' mirrors (instances).
+    let dumped: u64 = v["details"]["classes"].as_str().unwrap().parse().unwrap();
+    assert_eq!(classes["count"].as_u64(), Some(dumped + 9), "{classes}");
+}
+
 #[test]
 fn unusable_comparisons_exit_2() {
     for args in [
@@ -1145,18 +1201,38 @@ fn completions_and_the_manual_page() {
     }
     assert!(!page.contains("heaptui\\-report(1)"), "{page}");
     assert_eq!(page.matches(".SH OPTIONS").count(), 1, "{page}");
+    // A description of its own, before the options: what heaptui reads,
+    // shows and reports, in paragraphs.
+    let description = page
+        .split_once(".SH DESCRIPTION\n")
+        .and_then(|(_, rest)| rest.split_once(".SH OPTIONS"))
+        .map(|(d, _)| d)
+        .expect("DESCRIPTION before OPTIONS");
+    assert!(description.matches(".PP").count() >= 3, "{description}");
+    for part in [
+        "HPROF",
+        "V8 heap snapshot",
+        "gcdump",
+        "dominator tree",
+        "duplicate instances",
+        "leak suspects",
+        "heaptui report DUMP",
+        "\\-\\-fail\\-if\\-grows",
+    ] {
+        assert!(description.contains(part), "{part}: {description}");
+    }
 }
 
 #[test]
 fn the_text_report_names_objects_by_their_text() {
     // A Java class by its name, a string by its characters: in the leak
-    // suspects, their retention paths, the top dominators and the
-    // duplicate sets.
+    // suspects (whose row names the class: `class Leaky`), their retention
+    // paths, the top dominators and the duplicate sets.
     let text = report_text(&["leaky.hprof.gz", "--no-cache"]);
     assert_contains_all(
         &text,
         &[
-            "one java.lang.Class \"Leaky\" (fd5bf630) retains",
+            "one class Leaky (fd5bf630) retains",
             "→ java.lang.Class \"Leaky\" fd5bf630 → java.util.HashMap",
             "fd5bf630         java.lang.Class \"Leaky\"\n",
             // A duplicate set by the text its members hold.

@@ -306,6 +306,61 @@ fn a_skipped_object_line_leaves_no_object_behind() {
     assert_eq!(d.refs.edges(), 0);
 }
 
+/// A dump cut in the middle of a record (`head -c`) says so in its first
+/// message, before the references to the objects cut off; a last line
+/// without a line end that is a whole record is not a cut.
+#[test]
+fn a_dump_cut_in_a_record_says_it_ended_early() {
+    let text = fixture_bytes("demo.dump.txt");
+    let starts: Vec<usize> = text
+        .iter()
+        .enumerate()
+        .filter(|&(_, &b)| b == b'\n')
+        .map(|(i, _)| i + 1)
+        .collect();
+    // Cut after a line's record kind and first field, at a third, half and
+    // near the end of the file; each cut line's number is its index + 1.
+    for n in [starts.len() / 3, starts.len() / 2, starts.len() - 5] {
+        let at = starts[n];
+        let line = &text[at..];
+        let cut = at + line.iter().position(|&b| b == b' ').unwrap() + 2;
+        let d = parse(&text[..cut]);
+        let first = &d.diagnostics.messages[0];
+        assert!(
+            first.starts_with(&format!(
+                "line {}: the file ended early: its last line stops in the middle of a record (a cut file): ",
+                n + 2
+            )),
+            "cut at {cut}: {:?}",
+            &d.diagnostics.messages[..3.min(d.diagnostics.messages.len())]
+        );
+        assert!(d.diagnostics.skipped_lines >= 1);
+        // The cut line's reason is in that message, not in one of its own.
+        let line = format!("line {}: ", n + 2);
+        assert_eq!(
+            d.diagnostics
+                .messages
+                .iter()
+                .filter(|m| m.starts_with(&line))
+                .count(),
+            1
+        );
+    }
+    // A whole last record without a line end, or a cut at a line's end:
+    // nothing ended early.
+    for cut in [starts[100] - 1, starts[100]] {
+        let d = parse(&text[..cut]);
+        assert!(
+            d.diagnostics
+                .messages
+                .iter()
+                .all(|m| !m.contains("ended early")),
+            "{:?}",
+            d.diagnostics.messages
+        );
+    }
+}
+
 #[test]
 fn sixty_four_bit_ids_and_leading_zeros() {
     let d = parse(

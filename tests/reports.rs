@@ -44,6 +44,10 @@ const SERIES: &[&[&str]] = &[
         "fixtures/demo-series.2.txt",
     ],
     &["fixtures/seed002_after.txt", "fixtures/seed002_before.txt"],
+    &[
+        "fixtures/class_leak.2.hprof.gz",
+        "fixtures/class_leak.1.hprof.gz",
+    ],
 ];
 
 /// The report's stdout with the timings masked: the text report's

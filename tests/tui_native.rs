@@ -148,33 +148,37 @@ fn a_long_escaped_preview_leaves_room_for_the_type_name() {
 
 #[test]
 fn rows_naming_one_object_show_its_text() {
-    // The Dominators pane at 80×24: the group of class objects shown as
-    // instances (`x`) names the `Leaky` class by its name, and its static
-    // map's strings show their characters.
+    // The Dominators pane at 80×24: the class `Leaky` is a row of its own,
+    // named by its class (not one of hundreds of `java.lang.Class`
+    // objects), and its static map is one Enter away.
     let bytes: &'static [u8] = include_bytes!("../fixtures/leaky.hprof.gz");
     let mut a = heaptui::tui::loaded_app("leaky.hprof.gz", bytes, 80, 24, COLOR);
     heaptui::tui::app::update(&mut a, heaptui::tui::app::Action::Tick);
-    keys(&mut a, "2 x");
+    keys(&mut a, "2");
     let s = screen(&a);
     let line = s
         .lines()
-        .find(|l| l.contains("\"Leaky\""))
+        .find(|l| l.contains("class Leaky"))
         .unwrap_or_else(|| panic!("no row of the Leaky class:\n{s}"));
-    assert!(
-        line.contains("java.lang.Class \"Leaky\" fd5bf630"),
-        "{line}"
-    );
+    assert!(line.contains("class Leaky fd5bf630"), "{line}");
+    assert!(!s.contains("java.lang.Class"), "{s}");
+    // Enter opens the class: its largest row is the static map.
+    keys(&mut a, "Enter");
+    let s = screen(&a);
+    assert!(s.contains("all roots → class Leaky fd5bf630"), "{s}");
+    let first = s.lines().find(|l| l.contains("▸")).unwrap();
+    assert!(first.contains("java.util.HashMap fd5bfff0"), "{s}");
     // The Leaks pane's list and detail name it too; a cell too narrow for
     // the text beside the whole type name keeps the type name (the
-    // object suspect is the second row under the JVM's sizes, with
+    // object suspect is the first row under the JVM's sizes, with
     // referents retaining nothing).
-    keys(&mut a, "6 Down");
+    keys(&mut a, "6");
     let s = screen(&a);
     assert_contains_all(
         &s,
         &[
-            "java.lang.Class \"Leaky\" → java.util.HashMap$Node[]",
-            "One object, java.lang.Class \"Leaky\", retains",
+            "class Leaky → java.util.HashMap$Node[]",
+            "One object, class Leaky, retains",
             "java.lang.String → byte[]  ",
         ],
     );
@@ -202,6 +206,23 @@ fn rows_naming_one_object_show_its_text() {
     let cut = heaptui::tui::fmt::row_preview(&g.dump, long, 8 + 1 + 12 + 3 + 10);
     assert_eq!(cut.chars().count(), 2 + 1 + 10 + 1, "{cut}");
     assert!(cut.ends_with("…\""), "{cut}");
+}
+
+#[test]
+fn the_dominators_filter_finds_a_class_by_the_name_of_its_row() {
+    // `/` filters rows by what they are named: the class `Leaky`'s row
+    // (`class Leaky`) and nothing of the other classes.
+    let bytes: &'static [u8] = include_bytes!("../fixtures/leaky.hprof.gz");
+    let mut a = heaptui::tui::loaded_app("leaky.hprof.gz", bytes, 80, 24, COLOR);
+    heaptui::tui::app::update(&mut a, heaptui::tui::app::Action::Tick);
+    keys(&mut a, "2 / \"class\" Space \"Leaky\" Enter");
+    let s = screen(&a);
+    let rows: Vec<&str> = s.lines().filter(|l| l.contains("▸")).collect();
+    assert_eq!(rows.len(), 1, "{s}");
+    assert!(rows[0].contains("class Leaky fd5bf630"), "{s}");
+    // `n` names the row as it is shown.
+    keys(&mut a, "n");
+    assert_eq!(a.status, "class Leaky");
 }
 
 #[test]

@@ -2,9 +2,10 @@
 //! by type path, and the merge of several snapshots' tables (docs/analyses.md).
 //!
 //! A row of the grouped tree is identified by its type path: the row
-//! `[T1, …, Tk]` holds exactly the reachable objects of type `Tk` whose
-//! immediate dominator is in the row `[T1, …, Tk-1]` (the empty path is the
-//! super-root). So every reachable object belongs to exactly one row, and a
+//! `[T1, …, Tk]` holds exactly the reachable objects of row type `Tk`
+//! (`Model::row_type`: the type, or `class X` for a Java class object)
+//! whose immediate dominator is in the row `[T1, …, Tk-1]` (the empty path
+//! is the super-root). So every reachable object belongs to exactly one row, and a
 //! snapshot has at most as many rows as reachable objects.
 //!
 //! [`PathTable::build`] expands rows the way the UI does (the members'
@@ -21,7 +22,7 @@
 use rayon::prelude::*;
 
 use crate::graph::DominatorTree;
-use crate::model::Model;
+use crate::model::{Model, ObjectIdx};
 
 /// No path (a parent of the empty path, or a member in a missing snapshot).
 pub const NO_PATH: u32 = u32::MAX;
@@ -216,6 +217,7 @@ impl Expander {
         self.buckets.clear();
         self.pairs.clear();
         let first = table.len() as u32;
+        let rows = dump.row_types();
         // One pass over the children: each child's type, retained bytes and
         // objects are read together (independent misses overlap), and the
         // child is remembered with its bucket for the placement below.
@@ -225,7 +227,7 @@ impl Expander {
                 dom.children.prefetch_offsets(m);
             }
             for &c in children {
-                let ty = dump.types[c as usize].raw();
+                let ty = rows.of(ObjectIdx(c), dump.types[c as usize]).raw();
                 let s = &mut self.slot[ty as usize];
                 if *s == u32::MAX {
                     *s = self.buckets.len() as u32;

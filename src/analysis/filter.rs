@@ -16,7 +16,7 @@
 //! keeps every match's ancestors.
 
 use crate::graph::DominatorTree;
-use crate::model::Model;
+use crate::model::{Model, ObjectIdx};
 
 /// What the text part of the filter is matched against.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -331,13 +331,19 @@ pub fn generic_args(name: &str) -> Vec<&str> {
 }
 
 /// For every object, whether its dominator subtree contains an object whose
-/// type is marked in `type_matches`. One pass in reverse preorder (children
+/// row type (what its row is named by: `class X` for a Java class object)
+/// is marked in `type_matches`. One pass in reverse preorder (children
 /// before parents); unreachable objects only mark themselves.
 pub fn subtrees_with_match(dump: &Model, dom: &DominatorTree, type_matches: &[bool]) -> Vec<bool> {
+    let rows = dump.row_types();
     let mut mark: Vec<bool> = dump
         .types
         .iter()
-        .map(|&t| type_matches.get(t.index()).copied().unwrap_or(false))
+        .enumerate()
+        .map(|(o, &t)| {
+            let t = rows.of(ObjectIdx::from_usize(o), t);
+            type_matches.get(t.index()).copied().unwrap_or(false)
+        })
         .collect();
     for &o in dom.preorder.iter().rev() {
         if mark[o as usize] {

@@ -6,17 +6,19 @@
 
 use super::Group;
 use crate::graph::DominatorTree;
-use crate::model::Model;
+use crate::model::{Model, ObjectIdx};
 
-/// The dominator-tree children of `parents`, grouped by type, groups by
+/// The dominator-tree children of `parents`, grouped by row type
+/// ([`Model::row_type`]: a Java class object by its class), groups by
 /// retained bytes descending (then type name). Members unsorted (for a
 /// single parent they come in the tree's order, largest first).
 pub fn group_children_unsorted(dump: &Model, dom: &DominatorTree, parents: &[u32]) -> Vec<Group> {
     let mut slot: Vec<u32> = Vec::new();
     let mut groups: Vec<Group> = Vec::new();
+    let rows = dump.row_types();
     for &p in parents {
         for &c in dom.children_of(p) {
-            let ty = dump.types[c as usize];
+            let ty = rows.of(ObjectIdx(c), dump.types[c as usize]);
             if slot.len() <= ty.index() {
                 slot.resize(dump.type_names.len().max(ty.index() + 1), u32::MAX);
             }

@@ -19,7 +19,8 @@ pub struct Group {
 }
 
 /// The dominator-tree children of all `parents` (objects, or the
-/// super-root), grouped by type, by retained bytes descending; members
+/// super-root), grouped by row type ([`Model::row_type`]), by retained
+/// bytes descending; members
 /// largest first.
 pub fn group_children(dump: &Model, dom: &DominatorTree, parents: &[u32]) -> Vec<Group> {
     let mut groups = super::grouping::group_children_unsorted(dump, dom, parents);
@@ -84,13 +85,13 @@ pub fn immediate_dominators(
             continue;
         }
         let mut d = dom.idom[o.index()];
-        while d != SUPER_ROOT && excluded[dump.types[d as usize].index()] {
+        while d != SUPER_ROOT && excluded[dump.row_type(ObjectIdx(d)).index()] {
             d = dom.idom[d as usize];
         }
         let (key, dominator) = if d == SUPER_ROOT {
             (None, None)
         } else {
-            (Some(dump.types[d as usize]), Some(ObjectIdx(d)))
+            (Some(dump.row_type(ObjectIdx(d))), Some(ObjectIdx(d)))
         };
         let row = rows.entry(key).or_insert_with(|| ImmediateDominators {
             type_index: key,

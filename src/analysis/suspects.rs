@@ -198,7 +198,7 @@ pub fn leak_suspects(a: &Analysis) -> Vec<Suspect> {
     let mut per_type: Vec<(u64, u64, u32)> = vec![(0, 0, NO_OBJECT); dump.type_names.len()];
     for &o in top {
         let bytes = dom.retained_bytes[o as usize];
-        let ty = dump.types[o as usize];
+        let ty = dump.row_type(ObjectIdx(o));
         if big(bytes) {
             let mut s = bare(SuspectKind::Object, ty, 1, bytes);
             s.object = Some(ObjectIdx(o));
@@ -338,7 +338,7 @@ fn growth_suspect(a: &Analysis, cmp: &Comparison, row: u32, count_rose: bool) ->
     let newest = f[f.len() - 1];
     let mut s = bare(
         SuspectKind::Growth,
-        a.dump().types[member as usize],
+        a.dump().row_type(ObjectIdx(member)),
         newest.count as u64,
         newest.retained_bytes,
     );

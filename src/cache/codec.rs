@@ -504,6 +504,7 @@ fn decode_model(r: &R, path: &Path, meta: &[u64]) -> Result<Model, Corrupt> {
         referents,
         java_classes,
         root_places,
+        row_types: Default::default(),
     };
     // Text read back is escaped and shortened as the importers do: a cache
     // file is input like a dump.

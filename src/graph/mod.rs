@@ -35,6 +35,8 @@ impl HeapGraph {
     pub fn from_parts(dump: Model, retainers: Csr, strong_roots: Vec<ObjectIdx>) -> HeapGraph {
         let mut roots_by_object: Vec<u32> = (0..dump.roots.len() as u32).collect();
         roots_by_object.sort_by_key(|&i| (dump.roots[i as usize].object, i));
+        // Made here, with the graph, rather than at a first key press.
+        dump.row_types();
         HeapGraph {
             dump,
             retainers,

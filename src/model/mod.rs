@@ -39,6 +39,7 @@ mod idruns;
 mod idx;
 mod labels;
 mod referents;
+mod rows;
 pub mod text;
 
 use std::path::PathBuf;
@@ -55,6 +56,7 @@ pub use idmap::{count_repeats, IdIndex, IdSpan, WideIdIndex};
 pub use idx::{ObjectIdx, TypeIdx};
 pub use labels::{Label, Labels, ValueKind, Values};
 pub use referents::{Referent, Referents, Strength};
+pub use rows::{RowTypes, CLASS_ROW_PREFIX};
 
 /// At most this many diagnostic messages are kept (the counts are complete).
 pub const MAX_MESSAGES: usize = 100;
@@ -300,6 +302,9 @@ pub struct Model {
     /// The threads and stack frames roots lie in, where the format names
     /// them (HPROF).
     pub root_places: RootPlaces,
+    /// The types Java class objects' dominator-tree rows are named by
+    /// (`class X`), made from the above at the first look-up.
+    pub row_types: RowTypes,
 }
 
 /// A thread that roots lie in.

@@ -200,7 +200,7 @@ fn suspect_row<'a>(a: &'a Analysis, c: Option<&'a Comparison>, s: &'a Suspect) -
             path: s
                 .point_path(dom)
                 .iter()
-                .map(|&o| dump.type_name(o))
+                .map(|&o| dump.row_type_name(o))
                 .collect(),
         },
         top_types: s

@@ -279,7 +279,7 @@ pub fn write_suspects_text(
                 let o = s.object.unwrap_or(ObjectIdx(s.accumulation_point));
                 format!(
                     "one {ty}{} ({}) retains {} ({} of the reachable bytes)",
-                    dump.quoted_preview(o, ROW_PREVIEW_CHARS),
+                    dump.row_quoted_preview(o, ROW_PREVIEW_CHARS),
                     dump.id_hex(o),
                     size(s.retained_bytes),
                     percent(s.retained_bytes, dom.reachable_bytes)
@@ -317,7 +317,7 @@ pub fn write_suspects_text(
         let path: Vec<&str> = s
             .point_path(dom)
             .iter()
-            .map(|&o| dump.type_name(o))
+            .map(|&o| dump.row_type_name(o))
             .collect();
         writeln!(
             out,

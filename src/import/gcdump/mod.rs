@@ -188,6 +188,7 @@ fn assemble(
         referents: None,
         java_classes: None,
         root_places: Default::default(),
+        row_types: Default::default(),
     }
 }
 

@@ -468,6 +468,15 @@ fn name_types(
         }
         *t = *slot;
     }
+    // The types class objects' rows are named by (`class X`, see
+    // `model::RowTypes`), after the objects' own: no object has one.
+    for &t in &classes.type_of {
+        let name = format!("{}{}", crate::model::CLASS_ROW_PREFIX, names[t as usize]);
+        if !by_name.contains_key(name.as_str()) {
+            by_name.insert(name.as_str().into(), out.len() as u32);
+            out.push(name.into());
+        }
+    }
     out
 }
 

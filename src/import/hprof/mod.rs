@@ -278,6 +278,7 @@ fn build_model(
         referents: Some(a.referents),
         java_classes: Some(classes.java),
         root_places: Default::default(),
+        row_types: Default::default(),
     }
 }
 

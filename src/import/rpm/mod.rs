@@ -104,10 +104,45 @@ fn parse_source(
 
     laps.lap("chunks");
     progress.set_done(len);
-    let dump = assemble(path, bytes.len() as u64, chunks, progress)?;
+    let lines: u64 = chunks.iter().map(|c| c.lines as u64).sum();
+    let mut dump = assemble(path, bytes.len() as u64, chunks, progress)?;
     laps.lap("assemble");
+    if ended_early(bytes) {
+        // The cut line's own message (the last, where kept) moves first,
+        // saying that the file ended early.
+        let d = &mut dump.diagnostics;
+        let at = format!("line {lines}: ");
+        let why = match d.messages.last().filter(|m| m.starts_with(&at)) {
+            Some(_) => d.messages.pop().unwrap_or_default(),
+            None => format!("{at}skipped"),
+        };
+        let why = why.strip_prefix(&at).unwrap_or(&why);
+        d.messages.insert(
+            0,
+            format!("{at}the file ended early: its last line stops in the middle of a record (a cut file): {why}"),
+        );
+        d.messages.truncate(crate::model::MAX_MESSAGES);
+    }
     check_usable(path, &dump)?;
     Ok(dump)
+}
+
+/// Whether the file ended early: its last line has no line end and is not
+/// a whole record, so the file was cut in the middle of one (the line is
+/// counted as skipped already). A last line without a line end that is a
+/// whole record is accepted: the format does not need a final newline, and
+/// a cut there cannot be told apart.
+fn ended_early(bytes: &[u8]) -> bool {
+    if bytes.last().is_none_or(|&b| b == b'\n') {
+        return false;
+    }
+    let start = memchr::memrchr(b'\n', bytes).map_or(0, |i| i + 1);
+    let last = &bytes[start..];
+    let last = match start {
+        0 => last.strip_prefix(b"\xef\xbb\xbf").unwrap_or(last),
+        _ => last,
+    };
+    parse_chunk(last).skipped > 0
 }
 
 /// Whether the first bytes of a text dump larger than `head` hold any

@@ -409,7 +409,11 @@ impl App {
             }
             Cmd::FullName => {
                 let o = self.with_focus(|p, ctx| p.selected_object(ctx));
+                // The Dominators pane names a row by its row type (`class
+                // X` for a Java class object).
+                let row = self.inspector.is_none() && self.pane == PaneId::Dominators;
                 self.status = match (o, self.loading.graph()) {
+                    (Some(o), Some(g)) if row => g.dump.row_type_name(o).to_string(),
                     (Some(o), Some(g)) => g.dump.type_name(o).to_string(),
                     _ => "no row with a type is selected".into(),
                 };

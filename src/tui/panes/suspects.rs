@@ -272,6 +272,16 @@ fn object_parts(dump: &Model, o: ObjectIdx) -> (String, String, String) {
     )
 }
 
+/// [`object_parts`] of an object named by its row: `class X` for a Java
+/// class object.
+fn row_parts(dump: &Model, o: ObjectIdx) -> (String, String, String) {
+    (
+        String::new(),
+        dump.row_type_name(o).to_string(),
+        dump.row_quoted_preview(o, CELL_PREVIEW_CHARS),
+    )
+}
+
 /// Characters of an object's text in a list cell or a path step.
 const CELL_PREVIEW_CHARS: usize = 20;
 
@@ -285,7 +295,7 @@ fn suspect_path(s: &Suspect, c: &Compared, dump: &Model, dom: &DominatorTree) ->
         (SuspectKind::Object, _, Some(o)) => {
             let mut chain = domination_path(dom, o);
             chain.reverse();
-            chain.iter().fold(0, |p, &x| c.child(p, dump.type_of(x)))
+            chain.iter().fold(0, |p, &x| c.child(p, dump.row_type(x)))
         }
         _ => NO_PATH,
     }
@@ -325,7 +335,7 @@ fn row(
     let point_ok = (point as usize) < dump.objects();
     let x = if theme.ascii { "x" } else { "×" };
     let name_parts = match (s.kind, s.object) {
-        (SuspectKind::Object, Some(o)) => object_parts(dump, o),
+        (SuspectKind::Object, Some(o)) => row_parts(dump, o),
         _ => (
             format!("{} {x} ", count(s.instances)),
             ty.to_string(),
@@ -347,7 +357,7 @@ fn row(
             chain.reverse();
             let names: Vec<String> = chain
                 .iter()
-                .map(|&o| type_name(dump.type_name(o), 40, theme))
+                .map(|&o| type_name(dump.row_type_name(o), 40, theme))
                 .collect();
             shorten(&names, " / ", theme)
         }

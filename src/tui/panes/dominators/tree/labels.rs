@@ -23,7 +23,7 @@ impl Tree {
                 let name = &dump.type_names[g.type_index.index()];
                 if g.members.len() == 1 {
                     let o = ObjectIdx(g.members[0]);
-                    let (id, text) = (dump.id_hex(o), row_preview(dump, o, width));
+                    let (id, text) = (dump.id_hex(o), class_row_preview(dump, o, width));
                     format!(
                         "{}{text} {id}",
                         short(name, id.len() + 1 + text_width(&text))
@@ -42,8 +42,8 @@ impl Tree {
             }
             Item::Instance(o) => {
                 let o = ObjectIdx(*o);
-                let (id, text) = (dump.id_hex(o), row_preview(dump, o, width));
-                let name = short(dump.type_name(o), id.len() + 1 + text_width(&text));
+                let (id, text) = (dump.id_hex(o), class_row_preview(dump, o, width));
+                let name = short(dump.row_type_name(o), id.len() + 1 + text_width(&text));
                 format!("{name}{text} {id}")
             }
             Item::More { remaining } => format!(
@@ -75,7 +75,7 @@ impl Tree {
         match &self.nodes[id as usize].item {
             Item::Group(g) if g.members.len() > 1 => self.label_within(id, dump, theme, width),
             Item::Group(g) => type_name(&dump.type_names[g.type_index.index()], width, theme),
-            Item::Instance(o) => type_name(dump.type_name(ObjectIdx(*o)), width, theme),
+            Item::Instance(o) => type_name(dump.row_type_name(ObjectIdx(*o)), width, theme),
             _ => self.label_within(id, dump, theme, width),
         }
     }
@@ -92,5 +92,14 @@ impl Tree {
             Item::More { .. } => None,
             Item::Vanished(_) => Some((0, 0)),
         }
+    }
+}
+
+/// An object's text beside its row's name: none for a Java class object,
+/// whose row (`class X`) names it already.
+fn class_row_preview(dump: &Model, o: ObjectIdx, width: usize) -> String {
+    match dump.has_row_type(o) {
+        true => String::new(),
+        false => row_preview(dump, o, width),
     }
 }

@@ -516,7 +516,7 @@ impl Tree {
                 return Reveal::Waiting(Some(job));
             }
             let kids = self.nodes[at as usize].children.clone().unwrap_or_default();
-            let ty = dump.types[o as usize];
+            let ty = dump.row_type(ObjectIdx(o));
             let Some(group) = kids
                 .into_iter()
                 .find(|&k| match &self.nodes[k as usize].item {
