@@ -52,19 +52,15 @@ pub fn lines(ctx: &Ctx, width: usize) -> (Vec<Line<'static>>, Vec<(usize, Target
         crate::model::text::printable_path(&dump.path),
         bytes(dump.file_bytes)
     )));
-    let domains: Vec<String> = dump
+    let domains = dump
         .app_domains
         .iter()
-        .filter(|d| !d.is_implicit() || d.objects > 0)
-        .map(|d| {
-            let n = counted(d.objects, "object", "objects");
-            format!("{} ({n})", d.display_name())
-        })
-        .collect();
+        .filter(|d| !d.is_implicit() || d.objects > 0);
+    let domains = crate::text::app_domains(domains.map(|d| (d.display_name(), d.objects)));
     // Only the text format has AppDomain sections; native dumps name their
     // format and runtime details instead.
     let origin = if dump.format == crate::model::Format::Rpm {
-        format!(" AppDomains: {}", domains.join(", "))
+        format!(" AppDomains: {domains}")
     } else {
         let details: Vec<String> = dump
             .details
