@@ -72,41 +72,9 @@ pub fn types(
             .filter(|&(&k, _)| named(k))
             .map(|(_, &s)| s),
     );
-    let mut names: Vec<Box<str>> = Vec::new();
-    let mut interned: HashMap<Box<str>, u32> = HashMap::new();
-    let mut intern = |name: &str| -> u32 {
-        *interned.entry(name.into()).or_insert_with(|| {
-            names.push(name.into());
-            names.len() as u32 - 1
-        })
-    };
-    // Only the kinds and placeholders some object has become types.
-    // A table per block of objects, not per object: a `fold` that moves
-    // its 258-byte table through every step took 110 ms on 20 M objects.
-    const BLOCK: usize = 1 << 16;
-    let used = kinds
-        .par_chunks(BLOCK)
-        .zip(of_object.par_chunks(BLOCK))
-        .map(|(kinds, names)| {
-            let mut u = [false; 258];
-            for (&k, &s) in kinds.iter().zip(names) {
-                let slot = match k {
-                    k if named(k) && s == NO_STRING => 257,
-                    k if named(k) => continue,
-                    // Functions are typed by name (below).
-                    k if k != UNKNOWN_KIND && classes[k as usize] == NodeClass::Function => {
-                        continue
-                    }
-                    k => k as usize,
-                };
-                u[slot] = true;
-            }
-            u
-        })
-        .reduce(
-            || [false; 258],
-            |a, b| std::array::from_fn(|i| a[i] || b[i]),
-        );
+    let mut names = Interner::default();
+    let mut intern = |name: &str| names.intern(name);
+    let used = used_kinds(kinds, &of_object, classes);
     // Kinds past the 255 kept are [`UNKNOWN_KIND`] (see `nodes::read`):
     // a snapshot may declare more node types than `used` has slots.
     let by_kind: Vec<u32> = meta
@@ -182,7 +150,56 @@ pub fn types(
         });
         of_object[d.object as usize] = t;
     }
-    (names, of_object)
+    (names.names, of_object)
+}
+
+/// Type names, each once, numbered in the order they first come.
+#[derive(Default)]
+struct Interner {
+    names: Vec<Box<str>>,
+    interned: HashMap<Box<str>, u32>,
+}
+
+impl Interner {
+    fn intern(&mut self, name: &str) -> u32 {
+        *self.interned.entry(name.into()).or_insert_with(|| {
+            self.names.push(name.into());
+            self.names.len() as u32 - 1
+        })
+    }
+}
+
+/// Which node kinds (slots 0..=255, [`UNKNOWN_KIND`] among them) and
+/// placeholders (257: a named node without a name) some object has: only
+/// those become types. A table per block of objects, not per object: a
+/// `fold` that moves its 258-byte table through every step took 110 ms on
+/// 20 M objects.
+fn used_kinds(kinds: &[u8], of_object: &[u32], classes: &[NodeClass]) -> [bool; 258] {
+    const BLOCK: usize = 1 << 16;
+    let named = |k: u8| k != UNKNOWN_KIND && classes[k as usize] == NodeClass::Named;
+    kinds
+        .par_chunks(BLOCK)
+        .zip(of_object.par_chunks(BLOCK))
+        .map(|(kinds, names)| {
+            let mut u = [false; 258];
+            for (&k, &s) in kinds.iter().zip(names) {
+                let slot = match k {
+                    k if named(k) && s == NO_STRING => 257,
+                    k if named(k) => continue,
+                    // Functions are typed by name (in `types`).
+                    k if k != UNKNOWN_KIND && classes[k as usize] == NodeClass::Function => {
+                        continue
+                    }
+                    k => k as usize,
+                };
+                u[slot] = true;
+            }
+            u
+        })
+        .reduce(
+            || [false; 258],
+            |a, b| std::array::from_fn(|i| a[i] || b[i]),
+        )
 }
 
 /// The type name of a function named `name`: `name()`, `(anonymous)()`
