@@ -342,7 +342,7 @@ fn run_ui(u: UiRun) -> u8 {
     // terminal is taken over (or a report suggested for it): the first
     // bytes of each are read and their format and header checked.
     for dump in &u.dumps {
-        if let Err(e) = heaptui::import::source::check_file(dump) {
+        if let Err(e) = heaptui::import::check_file(dump) {
             eprintln!("heaptui: {e}");
             return USAGE;
         }
