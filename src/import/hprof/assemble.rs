@@ -108,17 +108,8 @@ pub(super) fn assemble(
     let (ids, mut counts) = tracing::debug_span!(target: "heaptui::profile", "ids")
         .in_scope(|| ids_and_counts(&cx, chunks, progress))?;
     if infer {
-        let mut evidence = Evidence::default();
-        for k in &mut counts {
-            evidence.merge(std::mem::take(&mut k.evidence));
-        }
-        let class_class = classes
-            .type_of
-            .iter()
-            .position(|&t| t == classes.class_type)
-            .map(|c| c as u32);
         cx.sizing = tracing::debug_span!(target: "heaptui::profile", "layout")
-            .in_scope(|| Sizing::infer(&evidence, classes, &sizes, class_class));
+            .in_scope(|| infer_sizing(&mut counts, classes, &sizes));
     }
     let span = counts
         .iter()
@@ -168,21 +159,38 @@ pub(super) fn assemble(
         roots,
         raw_roots: kept_roots,
         sizing: cx.sizing,
-        referents: Referents::new(
-            referents
-                .into_iter()
-                .filter(|r| r.1 != DROPPED)
-                .filter_map(|(from, to, strength)| {
-                    Some(Referent {
-                        reference: ObjectIdx(from),
-                        referent: ObjectIdx(to),
-                        strength: Strength::from_u8(strength)?,
-                    })
-                })
-                .collect(),
-            strong_referents,
-        ),
+        referents: Referents::new(kept_referents(referents), strong_referents),
     })
+}
+
+/// The object layout inferred from the chunks' evidence (taken).
+fn infer_sizing(counts: &mut [Counted], classes: &Classes, sizes: &SizeModel) -> Sizing {
+    let mut evidence = Evidence::default();
+    for k in counts {
+        evidence.merge(std::mem::take(&mut k.evidence));
+    }
+    let class_class = classes
+        .type_of
+        .iter()
+        .position(|&t| t == classes.class_type)
+        .map(|c| c as u32);
+    Sizing::infer(&evidence, classes, sizes, class_class)
+}
+
+/// The references' referents that were kept, (reference, referent,
+/// strength) as written.
+fn kept_referents(referents: Vec<ReferentMark>) -> Vec<Referent> {
+    referents
+        .into_iter()
+        .filter(|r| r.1 != DROPPED)
+        .filter_map(|(from, to, strength)| {
+            Some(Referent {
+                reference: ObjectIdx(from),
+                referent: ObjectIdx(to),
+                strength: Strength::from_u8(strength)?,
+            })
+        })
+        .collect()
 }
 
 /// The first walk: every object's id in file order, and each chunk's counts.
