@@ -250,18 +250,7 @@ pub(super) fn build(
         labels.intern(l);
     }
     let (type_of, class_names, unnamed) = class_types(bytes, records, &dumps, &mut types);
-    let mut field_label = |id: u64| {
-        let text = string_text(bytes, records, id).unwrap_or_else(|| format!("<field 0x{id:x}>"));
-        labels.intern(&text)
-    };
-    let static_labels: Vec<Vec<u32>> = dumps
-        .iter()
-        .map(|d| d.statics.iter().map(|s| field_label(s.0)).collect())
-        .collect();
-    let own: Vec<Vec<(u32, BasicType)>> = dumps
-        .iter()
-        .map(|d| d.fields.iter().map(|f| (field_label(f.0), f.1)).collect())
-        .collect();
+    let (static_labels, own) = field_labels(bytes, records, &dumps, &mut labels);
     let string_class = class_names.iter().position(|n| n == "java.lang.String");
     let hash_labels = ["hash", "hashIsZero"].map(|n| labels.intern(n));
     let coder_label = labels.intern("coder");
@@ -303,10 +292,8 @@ pub(super) fn build(
     let cached = |c: usize, lbl: u32| Some(c) == string_class && hash_labels.contains(&lbl);
     let java = java_classes(bytes, records, &dumps, &own, cached);
     let mut loaders: HashMap<u64, Vec<u64>> = HashMap::new();
-    for d in &dumps {
-        if d.loader != 0 {
-            loaders.entry(d.loader).or_default().push(d.id);
-        }
+    for d in dumps.iter().filter(|d| d.loader != 0) {
+        loaders.entry(d.loader).or_default().push(d.id);
     }
     Classes {
         ids,
@@ -324,6 +311,30 @@ pub(super) fn build(
         prim_types,
         java,
     }
+}
+
+/// Per class, the labels of its static fields, and its own instance
+/// fields' labels and types (the statics of every class interned first).
+#[allow(clippy::type_complexity)]
+fn field_labels(
+    bytes: &[u8],
+    records: &Records,
+    dumps: &[ClassDump],
+    labels: &mut Interner,
+) -> (Vec<Vec<u32>>, Vec<Vec<(u32, BasicType)>>) {
+    let mut field_label = |id: u64| {
+        let text = string_text(bytes, records, id).unwrap_or_else(|| format!("<field 0x{id:x}>"));
+        labels.intern(&text)
+    };
+    let static_labels: Vec<Vec<u32>> = dumps
+        .iter()
+        .map(|d| d.statics.iter().map(|s| field_label(s.0)).collect())
+        .collect();
+    let own: Vec<Vec<(u32, BasicType)>> = dumps
+        .iter()
+        .map(|d| d.fields.iter().map(|f| (field_label(f.0), f.1)).collect())
+        .collect();
+    (static_labels, own)
 }
 
 /// Each class's type (its name interned in `types`), its name, and the
