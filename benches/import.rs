@@ -19,7 +19,7 @@ use heaptui::import::import_file;
 use heaptui::progress::Progress;
 
 fn main() {
-    // Stage laps go to the file `HEAPTUI_LOG` names (with `HEAPTUI_TRACE=1`).
+    // Stage and phase spans go to the file `HEAPTUI_LOG` names.
     heaptui::log::init();
     let graph = std::env::args().any(|a| a == "--graph");
     let mut files: Vec<PathBuf> = std::env::args()

@@ -10,4 +10,5 @@ pub mod mem;
 pub mod model;
 pub mod progress;
 pub mod report;
+pub mod text;
 pub mod tui;

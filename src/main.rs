@@ -15,7 +15,7 @@ use clap::{CommandFactory, Parser};
 
 use heaptui::analysis::compare::Comparison;
 use heaptui::analysis::pipeline::Input;
-use heaptui::analysis::AnalysisError;
+use heaptui::analysis::{Analysis, AnalysisError};
 use heaptui::cache;
 use heaptui::progress::Progress;
 use heaptui::report;
@@ -188,76 +188,86 @@ fn analysis_error(e: AnalysisError) -> u8 {
 }
 
 fn run_report(mut r: ReportRun) -> u8 {
-    let progress = Progress::new();
-    let mut pending = None;
-    // Standard input is read as a pipe is (the first bytes checked for
-    // binary data, at most a quarter of the memory, gzip inflated).
-    let dump = match &r.dump {
-        ReportInput::File(p) => Some(p.clone()),
-        ReportInput::Stdin => {
-            if std::io::stdin().is_terminal() {
-                eprintln!(
-                    "heaptui: `-` reads the dump from standard input, which is a terminal; pipe one in (zcat dump.gz | heaptui report -)"
-                );
-                return USAGE;
-            }
-            Some(PathBuf::from("/dev/stdin"))
-        }
-        ReportInput::Demo => None,
+    let dump = match report_input(&r.dump) {
+        Ok(dump) => dump,
+        Err(code) => return code,
     };
-    let analysed = if r.baselines.is_empty() {
-        let note: cache::Note = Arc::new(|line| eprintln!("heaptui: {line}"));
-        let input = match &dump {
-            Some(p) => Input::File(p.clone(), r.import),
-            None => Input::Bytes(heaptui::tui::DEMO_NAME, heaptui::tui::DEMO_DUMP.as_bytes()),
-        };
-        cache::run(
-            &input,
-            &r.duplicates,
-            r.cache.as_ref(),
-            &progress,
-            &mut |_| true,
-            note,
-        )
-        .map(|(a, p)| {
-            pending = Some(p);
-            (a, None)
-        })
-    } else {
-        let note: cache::Note = Arc::new(|line| eprintln!("heaptui: {line}"));
-        let mut files = std::mem::take(&mut r.baselines);
-        // `--demo` conflicts with `--baseline` (clap refuses the pair).
-        files.extend(dump.clone());
-        let cache = r.cache.as_ref();
-        let import = r.import;
-        cache::compare_files(
-            &files,
-            import,
-            &r.duplicates,
-            cache,
-            &progress,
-            r.schedule,
-            note,
-        )
-        .map(|(c, a, p)| {
-            pending = Some(p);
-            (a, Some(c))
-        })
-    };
-    let (analysis, comparison) = match analysed {
+    let (analysis, comparison, pending) = match analyse(&mut r, dump) {
         Ok(x) => x,
         Err(e) => return analysis_error(e),
     };
     // The report is printed while the cache file is written; the process
     // waits for it before exiting.
-    let _finish_cache = pending.map(WaitOnDrop);
+    let _finish_cache = WaitOnDrop(pending);
     let crossed = match (&comparison, r.fail_if_grows) {
         (Some(c), Some(limit)) => threshold_crossed(c, limit),
         _ => None,
     };
     r.options.comparison = comparison.map(Arc::new);
-    let stdout = std::io::stdout();
-    let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
+    if let Err(code) = write_report(&r, &analysis) {
+        return code;
+    }
+    match crossed {
+        Some(message) => {
+            eprintln!("heaptui: {message}");
+            GREW
+        }
+        None => 0,
+    }
+}
+
+/// The dump's path (`None` for the demo). Standard input is read as a pipe
+/// is (the first bytes checked for binary data, at most a quarter of the
+/// memory, gzip inflated); a terminal there is refused.
+fn report_input(input: &ReportInput) -> Result<Option<PathBuf>, u8> {
+    match input {
+        ReportInput::File(p) => Ok(Some(p.clone())),
+        ReportInput::Stdin if std::io::stdin().is_terminal() => {
+            eprintln!(
+                "heaptui: `-` reads the dump from standard input, which is a terminal; pipe one in (zcat dump.gz | heaptui report -)"
+            );
+            Err(USAGE)
+        }
+        ReportInput::Stdin => Ok(Some(PathBuf::from("/dev/stdin"))),
+        ReportInput::Demo => Ok(None),
+    }
+}
+
+/// The dump analysed (through the reopen cache), compared with the
+/// baselines when there are some; and the cache write it started.
+fn analyse(
+    r: &mut ReportRun,
+    dump: Option<PathBuf>,
+) -> Result<(Analysis, Option<Comparison>, cache::Pending), AnalysisError> {
+    let progress = Progress::new();
+    let note: cache::Note = Arc::new(|line| eprintln!("heaptui: {line}"));
+    if r.baselines.is_empty() {
+        let input = match dump {
+            Some(p) => Input::File(p, r.import),
+            None => Input::Bytes(heaptui::tui::DEMO_NAME, heaptui::tui::DEMO_DUMP.as_bytes()),
+        };
+        let cache = r.cache.as_ref();
+        let (a, p) = cache::run(&input, &r.duplicates, cache, &progress, &mut |_| true, note)?;
+        return Ok((a, None, p));
+    }
+    let mut files = std::mem::take(&mut r.baselines);
+    // `--demo` conflicts with `--baseline` (clap refuses the pair).
+    files.extend(dump);
+    let (c, a, p) = cache::compare_files(
+        &files,
+        r.import,
+        &r.duplicates,
+        r.cache.as_ref(),
+        &progress,
+        r.schedule,
+        note,
+    )?;
+    Ok((a, Some(c), p))
+}
+
+/// The report (or `--object`'s one object) on standard output; `Err` the
+/// exit code when the object is not in the dump or the output fails.
+fn write_report(r: &ReportRun, analysis: &Analysis) -> Result<(), u8> {
     let object = match r.options.object {
         Some(id) => match analysis.dump().index_of(id) {
             Some(o) => Some(o),
@@ -266,38 +276,28 @@ fn run_report(mut r: ReportRun) -> u8 {
                     "heaptui: {}: no object with id {id:x}",
                     analysis.dump().path.display()
                 );
-                return USAGE;
+                return Err(USAGE);
             }
         },
         None => None,
     };
-    let written = if let Some(o) = object {
-        if r.json {
-            report::write_object_json(&mut out, &analysis, o, &r.options)
-        } else {
-            report::write_object_text(&mut out, &analysis, o, &r.options)
-        }
-    } else if r.json {
-        report::write_json(&mut out, &analysis, &r.options)
-    } else {
-        report::write_text(&mut out, &analysis, &r.options)
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
+    let written = match (object, r.json) {
+        (Some(o), true) => report::write_object_json(&mut out, analysis, o, &r.options),
+        (Some(o), false) => report::write_object_text(&mut out, analysis, o, &r.options),
+        (None, true) => report::write_json(&mut out, analysis, &r.options),
+        (None, false) => report::write_text(&mut out, analysis, &r.options),
     };
-    let code = match written.and_then(|_| out.flush()) {
-        Ok(()) => 0,
+    match written.and_then(|_| out.flush()) {
+        Ok(()) => Ok(()),
         // `heaptui report dump | head` is not an error.
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => 0,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
         Err(e) => {
             eprintln!("heaptui: writing the report: {e}");
             // Not 1: that code means a --fail-if-grows threshold was crossed.
-            return USAGE;
+            Err(USAGE)
         }
-    };
-    match crossed {
-        Some(message) => {
-            eprintln!("heaptui: {message}");
-            GREW
-        }
-        None => code,
     }
 }
 
@@ -353,7 +353,7 @@ fn run_ui(u: UiRun) -> u8 {
     // terminal is taken over (or a report suggested for it): the first
     // bytes of each are read and their format and header checked.
     for dump in &u.dumps {
-        if let Err(e) = heaptui::import::source::check_file(dump) {
+        if let Err(e) = heaptui::import::check_file(dump) {
             eprintln!("heaptui: {e}");
             return USAGE;
         }

@@ -114,30 +114,3 @@ impl Progress {
         }
     }
 }
-
-/// Sub-stage timings, logged (see `crate::log`) as `debug` events of
-/// target `heaptui::profile`: a developer's aid for profiling big heaps.
-pub struct Laps {
-    last: std::time::Instant,
-    scope: &'static str,
-}
-
-impl Laps {
-    pub fn new(scope: &'static str) -> Laps {
-        Laps {
-            last: std::time::Instant::now(),
-            scope,
-        }
-    }
-
-    pub fn lap(&mut self, what: &str) {
-        let now = std::time::Instant::now();
-        tracing::debug!(
-            target: "heaptui::profile",
-            "{}/{what}: {} ms",
-            self.scope,
-            (now - self.last).as_millis()
-        );
-        self.last = now;
-    }
-}

@@ -12,6 +12,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("mem", 0),
     ("progress", 0),
     ("log", 0),
+    ("text", 0),
     ("model", 1),
     ("import", 2),
     ("graph", 2),

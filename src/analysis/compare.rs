@@ -72,7 +72,7 @@ impl SnapshotSummary {
     /// Summarises an analysis: the path table (parallel, linear) and the
     /// per-type, duplicate and root figures it already holds.
     pub fn of(a: &Analysis) -> SnapshotSummary {
-        let mut laps = crate::progress::Laps::new("summary");
+        let span = tracing::debug_span!(target: "heaptui::profile", "paths, roots").entered();
         let dump = a.dump();
         let ((paths, ids), roots) = rayon::join(
             || {
@@ -83,7 +83,8 @@ impl SnapshotSummary {
             },
             || root_groups(&a.graph, &a.dom),
         );
-        laps.lap(&format!("{} paths, roots", paths.len()));
+        tracing::debug!(target: "heaptui::profile", "summary: {} paths", paths.len());
+        span.exit();
         let mut types = vec![TypeFigures::default(); dump.type_names.len()];
         for t in a.types.iter() {
             types[t.type_index.index()] = TypeFigures {
@@ -315,13 +316,14 @@ pub fn compare(snapshots: &[SnapshotSummary]) -> Comparison {
                 .collect()
         })
         .collect();
-    let mut laps = crate::progress::Laps::new("compare");
+    let span = tracing::debug_span!(target: "heaptui::profile", "compare").entered();
     let tables: Vec<&PathTable> = snapshots.iter().map(|s| &s.paths).collect();
     let (paths, types) = rayon::join(
         || MergedPaths::merge(&tables, &shared_type),
         || compare_types(snapshots, &shared_type, &type_names),
     );
-    laps.lap(&format!("{} merged paths, types", paths.len()));
+    tracing::debug!(target: "heaptui::profile", "compare: {} merged paths", paths.len());
+    span.exit();
     Comparison {
         files: snapshots.iter().map(|s| s.file.clone()).collect(),
         formats: snapshots.iter().map(|s| s.format).collect(),

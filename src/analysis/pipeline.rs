@@ -107,11 +107,11 @@ pub fn analyse(
     progress: &Progress,
     observe: &mut dyn FnMut(StageResult) -> bool,
 ) -> Result<Analysis, AnalysisError> {
-    let mut laps = crate::progress::Laps::new("analysis");
+    let _span = tracing::debug_span!(target: "heaptui::profile", "analysis").entered();
     let t = Instant::now();
     progress.start(Stage::Graph, 1);
-    let graph = Arc::new(HeapGraph::build(dump));
-    laps.lap("graph");
+    let graph = tracing::debug_span!(target: "heaptui::profile", "graph")
+        .in_scope(|| Arc::new(HeapGraph::build(dump)));
     let graph_ms = ms(t);
     tell(
         observe,
@@ -124,9 +124,9 @@ pub fn analyse(
 
     let t = Instant::now();
     let dom = Arc::new(DominatorTree::compute(&graph, progress)?);
-    laps.lap("dominators");
-    let types = Arc::new(type_stats(&graph, &dom));
-    laps.lap("type stats");
+    let types = tracing::debug_span!(target: "heaptui::profile", "type stats")
+        .in_scope(|| Arc::new(type_stats(&graph, &dom)));
+    let span = tracing::debug_span!(target: "heaptui::profile", "roots and summary").entered();
     let roots = Arc::new(root_groups(&graph, &dom));
     let largest = Arc::new(largest_instances(&graph, &dom));
     let summary = Arc::new(Summary::new(
@@ -135,7 +135,7 @@ pub fn analyse(
         &types,
         weakly_held(&graph, &dom),
     ));
-    laps.lap("roots and summary");
+    span.exit();
     let dominators_ms = ms(t);
     tell(
         observe,
@@ -151,7 +151,6 @@ pub fn analyse(
 
     let t = Instant::now();
     let duplicates = Arc::new(find_duplicates(&graph, &dom, options, progress)?);
-    laps.lap("duplicates");
     let duplicates_ms = ms(t);
     progress.start(Stage::Done, 1);
     tell(

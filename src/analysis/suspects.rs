@@ -354,16 +354,14 @@ fn growth_suspect(a: &Analysis, cmp: &Comparison, row: u32, count_rose: bool) ->
 /// suspects (the leak candidates), by growth, then the snapshot's own,
 /// largest first.
 pub fn suspects(a: &Analysis, cmp: Option<&Comparison>) -> Vec<Suspect> {
-    let mut laps = crate::progress::Laps::new("suspects");
     let mut s = match cmp {
-        Some(c) => {
-            let g = growth_suspects(a, c);
-            laps.lap("growth suspects");
-            g
-        }
+        Some(c) => tracing::debug_span!(target: "heaptui::profile", "growth suspects")
+            .in_scope(|| growth_suspects(a, c)),
         None => Vec::new(),
     };
-    s.extend(leak_suspects(a));
-    laps.lap("leak suspects");
+    s.extend(
+        tracing::debug_span!(target: "heaptui::profile", "leak suspects")
+            .in_scope(|| leak_suspects(a)),
+    );
     s
 }

@@ -4,7 +4,7 @@
 use rayon::prelude::*;
 
 use crate::graph::{DominatorTree, HeapGraph};
-use crate::model::TypeIdx;
+use crate::model::{Model, TypeIdx};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TypeStats {
@@ -34,12 +34,30 @@ pub fn type_stats(graph: &HeapGraph, dom: &DominatorTree) -> Vec<TypeStats> {
             min_retained_bytes: 0,
         })
         .collect();
-    // Per type (count, shallow bytes, reachable count), summed over a few
-    // blocks of objects per thread in parallel; the scratch is one row per
-    // type per block.
+    for (s, (count, shallow, reachable)) in stats.iter_mut().zip(per_type(dump, dom)) {
+        s.count = count;
+        s.shallow_bytes = shallow;
+        s.reachable_count = reachable;
+    }
+    for (s, m) in stats.iter_mut().zip(min_retained(dump, dom)) {
+        s.min_retained_bytes = m;
+    }
+    stats.retain(|s| s.count > 0);
+    stats.sort_by(|a, b| {
+        b.shallow_bytes.cmp(&a.shallow_bytes).then_with(|| {
+            dump.type_names[a.type_index.index()].cmp(&dump.type_names[b.type_index.index()])
+        })
+    });
+    stats
+}
+
+/// Per type (count, shallow bytes, reachable count), summed over a few
+/// blocks of objects per thread in parallel; the scratch is one row per
+/// type per block.
+fn per_type(dump: &Model, dom: &DominatorTree) -> Vec<(u64, u64, u64)> {
+    let t = dump.type_names.len();
     let block = (1 << 16).max(dump.types.len().div_ceil(4 * rayon::current_num_threads()));
-    let per_type = dump
-        .types
+    dump.types
         .par_chunks(block)
         .enumerate()
         .fold(
@@ -67,19 +85,18 @@ pub fn type_stats(graph: &HeapGraph, dom: &DominatorTree) -> Vec<TypeStats> {
                 }
                 a
             },
-        );
-    for (s, (count, shallow, reachable)) in stats.iter_mut().zip(per_type) {
-        s.count = count;
-        s.shallow_bytes = shallow;
-        s.reachable_count = reachable;
-    }
-    // Depth-first over the dominator tree, counting per type how many
-    // instances are on the current path: an instance with none above it is
-    // a top-most one and contributes its retained bytes. The super-root's
-    // subtrees are independent (it has no type), so they run in parallel.
+        )
+}
+
+/// Per type, the retained bytes of its top-most instances. Depth-first
+/// over the dominator tree, counting per type how many instances are on
+/// the current path: an instance with none above it is a top-most one and
+/// contributes its retained bytes. The super-root's subtrees are
+/// independent (it has no type), so they run in parallel.
+fn min_retained(dump: &Model, dom: &DominatorTree) -> Vec<u64> {
+    let t = dump.type_names.len();
     let root = dom.super_root();
-    let min_retained = dom
-        .children_of(root)
+    dom.children_of(root)
         .par_iter()
         .fold(
             || (vec![0u32; t], vec![0u64; t], Vec::new()),
@@ -97,17 +114,7 @@ pub fn type_stats(graph: &HeapGraph, dom: &DominatorTree) -> Vec<TypeStats> {
                 }
                 a
             },
-        );
-    for (s, m) in stats.iter_mut().zip(min_retained) {
-        s.min_retained_bytes = m;
-    }
-    stats.retain(|s| s.count > 0);
-    stats.sort_by(|a, b| {
-        b.shallow_bytes.cmp(&a.shallow_bytes).then_with(|| {
-            dump.type_names[a.type_index.index()].cmp(&dump.type_names[b.type_index.index()])
-        })
-    });
-    stats
+        )
 }
 
 /// Adds to `sums[type]` the retained bytes of every instance in `top`'s

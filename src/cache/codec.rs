@@ -388,26 +388,23 @@ fn get<T: Element>(r: &R, tag: u32, len: usize) -> Result<Array<T>, Corrupt> {
 
 /// Reads the analysis of `path` back; every index checked.
 pub fn decode(r: &R, path: &Path) -> Result<Analysis, Corrupt> {
-    let mut laps = crate::progress::Laps::new("cache");
+    let _span = tracing::debug_span!(target: "heaptui::profile", "cache").entered();
     let meta: Array<u64> = get(r, META, 15)?;
-    let dump = decode_model(r, path, &meta)?;
-    laps.lap("model");
+    let dump = tracing::debug_span!(target: "heaptui::profile", "model")
+        .in_scope(|| decode_model(r, path, &meta))?;
     let n = dump.objects();
     let retainers = read_csr(r, RETAINERS, n, n)?;
     let strong_roots: Array<ObjectIdx> = r.array(STRONG_ROOTS)?;
     check_below("strong roots", ObjectIdx::raw_slice(&strong_roots), n)?;
-    laps.lap("retainers");
     let graph = HeapGraph::from_parts(dump, retainers, strong_roots.into_vec());
-    laps.lap("from_parts");
-    let dom = decode_dominators(r, &graph)?;
-    laps.lap("dominators");
+    let dom = tracing::debug_span!(target: "heaptui::profile", "dominators")
+        .in_scope(|| decode_dominators(r, &graph))?;
     // Checked for its form, then made again from the tree (its figures
     // are not checked otherwise, and a pass over the objects is cheap).
     decode_type_stats(r, graph.dump.type_names.len())?;
     let types = crate::analysis::type_stats(&graph, &dom);
-    laps.lap("types");
-    let duplicates = decode_duplicates(r, &graph, &dom, &meta)?;
-    laps.lap("duplicates");
+    let duplicates = tracing::debug_span!(target: "heaptui::profile", "duplicates")
+        .in_scope(|| decode_duplicates(r, &graph, &dom, &meta))?;
     // Made again in one pass over the objects and compared: a list that
     // differs was not written by this analysis.
     let largest: Array<u32> = get(r, LARGEST, graph.dump.type_names.len())?;
@@ -415,11 +412,9 @@ pub fn decode(r: &R, path: &Path) -> Result<Analysis, Corrupt> {
     if largest[..] != fresh[..] {
         return corrupt("largest instances: not the graph's");
     }
-    laps.lap("largest");
     let roots = Arc::new(root_groups(&graph, &dom));
     let weak = weakly_held(&graph, &dom);
     let summary = Arc::new(Summary::new(&graph, &dom, &types, weak));
-    laps.lap("roots, weak, summary");
     Ok(Analysis {
         graph: Arc::new(graph),
         dom: Arc::new(dom),

@@ -135,6 +135,12 @@ impl DominatorTree {
 }
 
 /// The algorithm on plain arrays (also used by tests and benchmarks).
+///
+/// Phases, each a function whose scratch arrays end with it: the DFS, the
+/// classification of multi-retainer objects, the semidominators, NCA, the
+/// retained sums, the children lists in preorder space, the scatter back to
+/// object order and the sorted children lists. Each runs in a `tracing`
+/// span of target `heaptui::profile` (see `crate::log`).
 pub fn compute(
     n: usize,
     refs: &Csr,
@@ -145,89 +151,139 @@ pub fn compute(
 ) -> Result<DominatorTree, Cancelled> {
     progress.start(Stage::Dominators, 4);
     assert!(n < SUPER_ROOT as usize, "too many objects for u32 indices");
+    let _span = tracing::debug_span!(target: "heaptui::profile", "dominators").entered();
 
-    let mut laps = crate::progress::Laps::new("dominators");
-    // 1. Iterative DFS from the super-root: preorder numbers (0 = super-root).
-    // What was seen is a bitset (n/8 bytes, which stays in cache), not the
-    // preorder array: the test per reference is then no memory miss, and
-    // the DFS writes only its two output arrays in order; `pre` is filled
-    // afterwards from `vertex`, in parallel.
-    let words = n.div_ceil(64);
-    let mut seen = vec![0u64; words];
+    let Dfs {
+        mut vertex,
+        parent,
+        seen,
+    } = dfs(n, refs, strong_roots);
+    let m = vertex.len();
+    progress.set_done(1);
+    progress.check()?;
+
+    let root_bits = bitset(n, strong_roots);
+    let multi_pre = multi_retainer_vertices(&vertex, seen, &root_bits, retainers);
+    let semi = semidominators(
+        n, &vertex, &parent, &multi_pre, &root_bits, retainers, progress,
+    )?;
+    drop(root_bits);
+    progress.set_done(2);
+    progress.check()?;
+
+    let idom_pre = nca(parent, &multi_pre, semi);
+    drop(multi_pre);
+    let (ret_bytes, ret_objects) = retained(&vertex, &idom_pre, sizes);
+    progress.set_done(3);
+
+    let kids = Kids::in_preorder(&idom_pre);
+    let scattered = to_object_order(n, &vertex, idom_pre, ret_objects, &ret_bytes, &kids);
+    let reachable_bytes = ret_bytes[0];
+    let children = children_lists(n, &vertex, &kids, &ret_bytes, scattered.offsets);
+    drop((kids, ret_bytes));
+    vertex.remove(0);
+    progress.set_done(4);
+    Ok(DominatorTree {
+        idom: scattered.idom.into(),
+        retained_bytes: scattered.retained_bytes.into(),
+        retained_objects: scattered.retained_objects.into(),
+        children,
+        reachable_objects: (m - 1) as u64,
+        reachable_bytes,
+        preorder: vertex.into(),
+    })
+}
+
+/// The DFS tree from the super-root: `vertex[k]` the object numbered `k`
+/// in preorder (0 = the super-root, [`SUPER_ROOT`]), `parent[k]` its DFS
+/// parent's number; `seen` the reached objects as a bitset.
+struct Dfs {
+    vertex: Vec<u32>,
+    parent: Vec<u32>,
+    seen: Vec<u64>,
+}
+
+/// Phase 1: iterative DFS from the super-root. What was seen is a bitset
+/// (n/8 bytes, which stays in cache), not a preorder array: the test per
+/// reference is then no memory miss, and the DFS writes only its two output
+/// arrays in order.
+fn dfs(n: usize, refs: &Csr, strong_roots: &[u32]) -> Dfs {
+    let _span = tracing::debug_span!(target: "heaptui::profile", "dfs").entered();
+    let mut seen = vec![0u64; n.div_ceil(64)];
     let mut vertex: Vec<u32> = Vec::with_capacity(n + 1);
     let mut parent: Vec<u32> = Vec::with_capacity(n + 1);
     vertex.push(SUPER_ROOT);
     parent.push(0);
-    {
-        let mut see = |x: u32| {
-            let word = &mut seen[x as usize / 64];
-            let b = 1u64 << (x % 64);
-            let new = *word & b == 0;
-            *word |= b;
-            new
-        };
-        // (object, its preorder number, its next reference)
-        let mut stack: Vec<(u32, u32, u64)> = Vec::new();
-        for &r in strong_roots {
-            if !see(r) {
+    let mut see = |x: u32| {
+        let word = &mut seen[x as usize / 64];
+        let b = 1u64 << (x % 64);
+        let new = *word & b == 0;
+        *word |= b;
+        new
+    };
+    // (object, its preorder number, its next reference)
+    let mut stack: Vec<(u32, u32, u64)> = Vec::new();
+    for &r in strong_roots {
+        if !see(r) {
+            continue;
+        }
+        stack.push((r, vertex.len() as u32, refs.offsets[r as usize]));
+        vertex.push(r);
+        parent.push(0);
+        while let Some(top) = stack.last_mut() {
+            let (v, pv, next) = *top;
+            if next == refs.offsets[v as usize + 1] {
+                stack.pop();
                 continue;
             }
-            stack.push((r, vertex.len() as u32, refs.offsets[r as usize]));
-            vertex.push(r);
-            parent.push(0);
-            while let Some(top) = stack.last_mut() {
-                let (v, pv, next) = *top;
-                if next == refs.offsets[v as usize + 1] {
-                    stack.pop();
-                    continue;
+            top.2 += 1;
+            let w = refs.targets[next as usize];
+            if see(w) {
+                let pw = vertex.len() as u32;
+                vertex.push(w);
+                parent.push(pv);
+                let (from, to) = (refs.offsets[w as usize], refs.offsets[w as usize + 1]);
+                if from == to {
+                    continue; // a leaf: numbered, nothing to walk
                 }
-                top.2 += 1;
-                let w = refs.targets[next as usize];
-                if see(w) {
-                    let pw = vertex.len() as u32;
-                    vertex.push(w);
-                    parent.push(pv);
-                    let (from, to) = (refs.offsets[w as usize], refs.offsets[w as usize + 1]);
-                    if from == to {
-                        continue; // a leaf: numbered, nothing to walk
-                    }
-                    stack.push((w, pw, from));
-                    // Its successors are visited next: start their misses
-                    // together rather than one after another.
-                    for &x in refs.targets[from as usize..to as usize].iter().take(8) {
-                        refs.prefetch_offsets(x);
-                    }
+                stack.push((w, pw, from));
+                // Its successors are visited next: start their misses
+                // together rather than one after another.
+                for &x in refs.targets[from as usize..to as usize].iter().take(8) {
+                    refs.prefetch_offsets(x);
                 }
             }
         }
     }
-    let mut pre: Vec<u32> = crate::mem::filled(n, UNSEEN);
-    {
-        use std::sync::atomic::Ordering::Relaxed;
-        let at = crate::mem::as_atomic(&mut pre);
-        vertex[1..]
-            .par_iter()
-            .enumerate()
-            .with_min_len(1 << 14)
-            .for_each(|(k, &v)| at[v as usize].store(k as u32 + 1, Relaxed));
+    Dfs {
+        vertex,
+        parent,
+        seen,
     }
-    let m = vertex.len();
-    laps.lap("dfs");
-    progress.set_done(1);
-    progress.check()?;
+}
 
-    // 2. Which reachable objects have more than one reachable predecessor
-    // (the super-root counting for a strong root; self-references and
-    // repeated references not counting). The others need no semidominator
-    // search (see the module's proof): only these "multi-retainer" objects
-    // go through the sequential pass below. Parallel, in object order, over
-    // bitmaps that stay in cache.
-    let reach = seen;
-    let mut root_bits = vec![0u64; words];
-    for &r in strong_roots {
-        root_bits[r as usize / 64] |= 1 << (r % 64);
+/// The given objects as a bitset over `n` objects.
+fn bitset(n: usize, members: &[u32]) -> Vec<u64> {
+    let mut bits = vec![0u64; n.div_ceil(64)];
+    for &r in members {
+        bits[r as usize / 64] |= 1 << (r % 64);
     }
-    let multi: Vec<u64> = (0..words)
+    bits
+}
+
+/// Phase 2: the preorder numbers, ascending, of the reachable objects with
+/// more than one reachable predecessor (the super-root counting for a
+/// strong root; self-references and repeated references not counting). The
+/// others need no semidominator search (see the module's proof). Parallel,
+/// in object order, over bitmaps that stay in cache.
+fn multi_retainer_vertices(
+    vertex: &[u32],
+    reach: Vec<u64>,
+    root_bits: &[u64],
+    retainers: &Csr,
+) -> Vec<u32> {
+    let _span = tracing::debug_span!(target: "heaptui::profile", "classify").entered();
+    let multi: Vec<u64> = (0..reach.len())
         .into_par_iter()
         .map(|i| {
             let mut word = 0u64;
@@ -256,88 +312,48 @@ pub fn compute(
         })
         .collect();
     drop(reach);
-    // The multi-retainer objects' preorder numbers, ascending.
-    let multi_pre: Vec<u32> = (1..m as u32)
+    let multi_pre: Vec<u32> = (1..vertex.len() as u32)
         .into_par_iter()
         .filter(|&w| bit(&multi, vertex[w as usize]))
         .collect();
-    drop(multi);
     tracing::debug!(
         target: "heaptui::profile",
         "dominators: {} of {} reachable objects have several reachable predecessors",
         multi_pre.len(),
-        m - 1
+        vertex.len() - 1
     );
-    laps.lap("classify");
+    multi_pre
+}
 
-    // 3. Semidominators in reverse preorder with path compression (Semi-NCA
-    // only needs the minimum semidominator on a path, not the vertex that
-    // has it). `link[k]` = (compressed ancestor, best semi on the path). A
-    // single-retainer object's semidominator is its DFS parent, so its link
-    // starts final; only the multi-retainer objects are searched.
-    //
-    // First, in parallel, each multi-retainer vertex's retainers are split:
-    // `eval` of a retainer numbered at most `w` returns its own number and
-    // touches nothing, so their minimum (with the DFS parent, and 0 for a
-    // strong root) is taken here; only the retainers numbered above `w`,
-    // as preorder numbers in their list order, are kept for the sequential
-    // pass, which so makes the same `eval` calls in the same order as the
-    // full search and gets the same semidominators.
-    let parts: Vec<(Vec<u32>, Vec<u32>, Vec<u32>)> = multi_pre
-        .par_chunks(4096)
-        .map(|ws| {
-            let mut start = Vec::with_capacity(ws.len());
-            let mut ends = Vec::with_capacity(ws.len());
-            let mut above = Vec::new();
-            for (k, &w) in ws.iter().enumerate() {
-                if let Some(&next) = ws.get(k + 4) {
-                    retainers.prefetch_targets(vertex[next as usize]);
-                }
-                let v = vertex[w as usize];
-                let mut s = if bit(&root_bits, v) {
-                    0
-                } else {
-                    parent[w as usize]
-                };
-                for &u in retainers.neighbors(v) {
-                    let pu = pre[u as usize];
-                    if pu == UNSEEN {
-                        continue; // unreachable retainers do not count
-                    }
-                    if pu <= w {
-                        s = s.min(pu);
-                    } else {
-                        above.push(pu);
-                    }
-                }
-                start.push(s);
-                ends.push(above.len() as u32);
-            }
-            (start, ends, above)
-        })
-        .collect();
-    let mut semi: Vec<u32> = Vec::with_capacity(multi_pre.len());
-    let mut above_end: Vec<u64> = Vec::with_capacity(multi_pre.len());
-    let mut above: Vec<u32> = Vec::with_capacity(parts.iter().map(|p| p.2.len()).sum());
-    for (start, ends, list) in parts {
-        let base = above.len() as u64;
-        semi.extend_from_slice(&start);
-        above_end.extend(ends.iter().map(|&e| base + e as u64));
-        above.extend_from_slice(&list);
-    }
-    tracing::debug!(
-        target: "heaptui::profile",
-        "dominators: {} retainer entries numbered above their multi-retainer object",
-        above.len()
-    );
+/// Phase 3: the multi-retainer vertices' semidominators (in `multi_pre`'s
+/// order), in reverse preorder with path compression (Semi-NCA only needs
+/// the minimum semidominator on a path, not the vertex that has it). A
+/// single-retainer object's semidominator is its DFS parent, so its link
+/// starts final; only the multi-retainer objects are searched.
+fn semidominators(
+    n: usize,
+    vertex: &[u32],
+    parent: &[u32],
+    multi_pre: &[u32],
+    root_bits: &[u64],
+    retainers: &Csr,
+    progress: &Progress,
+) -> Result<Vec<u32>, Cancelled> {
+    let _span = tracing::debug_span!(target: "heaptui::profile", "semi").entered();
+    let pre = preorder_numbers(n, vertex);
+    let Split {
+        mut semi,
+        above_end,
+        above,
+    } = split_retainers(vertex, parent, multi_pre, root_bits, retainers, &pre);
     // Nothing reads preorder numbers by object any more.
     drop(pre);
-    laps.lap("split");
     let above_of = |i: usize| {
         let from = if i == 0 { 0 } else { above_end[i - 1] as usize };
         &above[from..above_end[i] as usize]
     };
-    let mut link: Vec<(u32, u32)> = crate::mem::with_capacity(m);
+    // `link[k]` = (compressed ancestor, best semi on the path).
+    let mut link: Vec<(u32, u32)> = crate::mem::with_capacity(vertex.len());
     link.par_extend(parent.par_iter().map(|&p| (p, p)));
     let mut path: Vec<u32> = Vec::new();
     for i in (0..multi_pre.len()).rev() {
@@ -368,17 +384,103 @@ pub fn compute(
         semi[i] = s;
         link[w as usize].1 = s;
     }
-    drop(above);
-    drop(above_end);
-    drop(link);
-    drop(path);
-    drop(root_bits);
-    progress.set_done(2);
-    progress.check()?;
-    laps.lap("semi");
+    Ok(semi)
+}
 
-    // NCA: idom is the nearest ancestor of the DFS parent not below semi;
-    // a single-retainer object's is its parent.
+/// Per object, its preorder number (`UNSEEN` if unreachable): the inverse
+/// of `vertex`, scattered in parallel.
+fn preorder_numbers(n: usize, vertex: &[u32]) -> Vec<u32> {
+    use std::sync::atomic::Ordering::Relaxed;
+    let mut pre: Vec<u32> = crate::mem::filled(n, UNSEEN);
+    let at = crate::mem::as_atomic(&mut pre);
+    vertex[1..]
+        .par_iter()
+        .enumerate()
+        .with_min_len(1 << 14)
+        .for_each(|(k, &v)| at[v as usize].store(k as u32 + 1, Relaxed));
+    pre
+}
+
+/// The multi-retainer vertices' retainers, split for the sequential search:
+/// `semi[i]` the minimum over those numbered at most the vertex (with its DFS
+/// parent, and 0 for a strong root), and `above[above_end[i - 1]..
+/// above_end[i]]` the preorder numbers of the others, in list order.
+struct Split {
+    semi: Vec<u32>,
+    above_end: Vec<u64>,
+    above: Vec<u32>,
+}
+
+/// `eval` of a retainer numbered at most `w` returns its own number and
+/// touches nothing, so their minimum is taken here, in parallel; the
+/// sequential pass then makes the same `eval` calls in the same order as
+/// the full search and gets the same semidominators.
+fn split_retainers(
+    vertex: &[u32],
+    parent: &[u32],
+    multi_pre: &[u32],
+    root_bits: &[u64],
+    retainers: &Csr,
+    pre: &[u32],
+) -> Split {
+    let parts: Vec<(Vec<u32>, Vec<u32>, Vec<u32>)> = multi_pre
+        .par_chunks(4096)
+        .map(|ws| {
+            let mut start = Vec::with_capacity(ws.len());
+            let mut ends = Vec::with_capacity(ws.len());
+            let mut above = Vec::new();
+            for (k, &w) in ws.iter().enumerate() {
+                if let Some(&next) = ws.get(k + 4) {
+                    retainers.prefetch_targets(vertex[next as usize]);
+                }
+                let v = vertex[w as usize];
+                let mut s = if bit(root_bits, v) {
+                    0
+                } else {
+                    parent[w as usize]
+                };
+                for &u in retainers.neighbors(v) {
+                    let pu = pre[u as usize];
+                    if pu == UNSEEN {
+                        continue; // unreachable retainers do not count
+                    }
+                    if pu <= w {
+                        s = s.min(pu);
+                    } else {
+                        above.push(pu);
+                    }
+                }
+                start.push(s);
+                ends.push(above.len() as u32);
+            }
+            (start, ends, above)
+        })
+        .collect();
+    let mut split = Split {
+        semi: Vec::with_capacity(multi_pre.len()),
+        above_end: Vec::with_capacity(multi_pre.len()),
+        above: Vec::with_capacity(parts.iter().map(|p| p.2.len()).sum()),
+    };
+    for (start, ends, list) in parts {
+        let base = split.above.len() as u64;
+        split.semi.extend_from_slice(&start);
+        split
+            .above_end
+            .extend(ends.iter().map(|&e| base + e as u64));
+        split.above.extend_from_slice(&list);
+    }
+    tracing::debug!(
+        target: "heaptui::profile",
+        "dominators: {} retainer entries numbered above their multi-retainer object",
+        split.above.len()
+    );
+    split
+}
+
+/// Phase 4, NCA: idom (in preorder numbers) is the nearest ancestor of the
+/// DFS parent not below semi; a single-retainer object's is its parent.
+fn nca(parent: Vec<u32>, multi_pre: &[u32], semi: Vec<u32>) -> Vec<u32> {
+    let _span = tracing::debug_span!(target: "heaptui::profile", "nca").entered();
     let mut idom_pre: Vec<u32> = parent;
     for (i, &w) in multi_pre.iter().enumerate() {
         let mut d = idom_pre[w as usize];
@@ -387,10 +489,14 @@ pub fn compute(
         }
         idom_pre[w as usize] = d;
     }
-    drop(semi);
-    drop(multi_pre);
+    idom_pre
+}
 
-    // 4. Retained sizes bottom-up in reverse preorder.
+/// Phase 5: retained bytes and objects per preorder number, bottom-up in
+/// reverse preorder (number 0, the super-root, holds the reachable totals).
+fn retained(vertex: &[u32], idom_pre: &[u32], sizes: &[u64]) -> (Vec<u64>, Vec<u32>) {
+    let _span = tracing::debug_span!(target: "heaptui::profile", "retained").entered();
+    let m = vertex.len();
     let mut ret_bytes: Vec<u64> = Vec::with_capacity(m);
     ret_bytes.push(0);
     ret_bytes.extend(vertex[1..].iter().map(|&v| sizes[v as usize]));
@@ -401,43 +507,78 @@ pub fn compute(
         ret_bytes[d] += ret_bytes[w];
         ret_objects[d] += ret_objects[w];
     }
-    progress.set_done(3);
-    laps.lap("nca, retained");
+    (ret_bytes, ret_objects)
+}
 
-    // 5. Children lists. First in preorder space by a counting sort on
-    // `idom_pre` (sequential, but its reads and writes stay near each other
-    // because a dominator is mostly close before what it dominates), the
-    // lists holding preorder numbers: afterwards `kid_end[d]` is the end of
-    // `d`'s list in `kids`, and `kid_end[d - 1]` its start.
-    let mut kid_end: Vec<u32> = crate::mem::zeroed(m + 1);
-    for &d in &idom_pre[1..] {
-        kid_end[d as usize + 1] += 1;
+/// The dominator tree's children lists in preorder space: `end[d]` is the
+/// end of `d`'s list in `list`, and `end[d - 1]` its start; the lists hold
+/// preorder numbers.
+struct Kids {
+    end: Vec<u32>,
+    list: Vec<u32>,
+}
+
+impl Kids {
+    /// Phase 6: a counting sort on `idom_pre` (sequential, but its reads and
+    /// writes stay near each other because a dominator is mostly close
+    /// before what it dominates).
+    fn in_preorder(idom_pre: &[u32]) -> Kids {
+        let _span =
+            tracing::debug_span!(target: "heaptui::profile", "children in preorder").entered();
+        let m = idom_pre.len();
+        let mut end: Vec<u32> = crate::mem::zeroed(m + 1);
+        for &d in &idom_pre[1..] {
+            end[d as usize + 1] += 1;
+        }
+        for d in 1..=m {
+            end[d] += end[d - 1];
+        }
+        let mut list: Vec<u32> = crate::mem::zeroed(m - 1);
+        for (w, &d) in idom_pre.iter().enumerate().skip(1) {
+            list[end[d as usize] as usize] = w as u32;
+            end[d as usize] += 1;
+        }
+        Kids { end, list }
     }
-    for d in 1..=m {
-        kid_end[d] += kid_end[d - 1];
-    }
-    let mut kids: Vec<u32> = crate::mem::zeroed(m - 1);
-    for (w, &d) in idom_pre.iter().enumerate().skip(1) {
-        kids[kid_end[d as usize] as usize] = w as u32;
-        kid_end[d as usize] += 1;
-    }
-    let kid_range = |p: u32| {
+
+    fn range(&self, p: u32) -> std::ops::Range<usize> {
         let from = if p == 0 {
             0
         } else {
-            kid_end[p as usize - 1] as usize
+            self.end[p as usize - 1] as usize
         };
-        from..kid_end[p as usize] as usize
-    };
-    laps.lap("children in preorder");
+        from..self.end[p as usize] as usize
+    }
+}
 
-    // Back to object order, scattered from preorder space: each reachable
-    // object's idom, retained sizes and number of children are read in
-    // preorder, sequentially, and stored at the object's index (`vertex` is
-    // a permutation, so each slot is written once); in parallel over blocks
-    // of preorder numbers. A gather in object order instead read five
-    // arrays at random per object.
-    const BLOCK: usize = 1 << 14;
+/// Parallel passes over blocks of this many preorder numbers.
+const BLOCK: usize = 1 << 14;
+
+/// The per-object results, and the children lists' offsets (node `n` the
+/// super-root).
+struct ObjectOrder {
+    idom: Vec<u32>,
+    retained_objects: Vec<u32>,
+    retained_bytes: Vec<u64>,
+    offsets: Vec<u64>,
+}
+
+/// Phase 7: back to object order, scattered from preorder space: each
+/// reachable object's idom, retained sizes and number of children are read
+/// in preorder, sequentially, and stored at the object's index (`vertex` is
+/// a permutation, so each slot is written once); in parallel over blocks of
+/// preorder numbers. A gather in object order instead read five arrays at
+/// random per object.
+fn to_object_order(
+    n: usize,
+    vertex: &[u32],
+    idom_pre: Vec<u32>,
+    ret_objects: Vec<u32>,
+    ret_bytes: &[u64],
+    kids: &Kids,
+) -> ObjectOrder {
+    use std::sync::atomic::Ordering::Relaxed;
+    let _span = tracing::debug_span!(target: "heaptui::profile", "object order").entered();
     // Unreachable objects keep NOT_REACHABLE; the scatter overwrites the rest.
     let mut idom: Vec<u32> = crate::mem::zeroed(n);
     idom.par_chunks_mut(BLOCK)
@@ -449,99 +590,93 @@ pub fn compute(
     // the peak of the whole analysis on a 20 M-object V8 snapshot).
     let mut counts: Vec<u32> = crate::mem::zeroed(n);
     {
-        use std::sync::atomic::Ordering::Relaxed;
         let idom_at = crate::mem::as_atomic(&mut idom);
         let objects_at = crate::mem::as_atomic(&mut retained_objects);
         let bytes_at = crate::mem::as_atomic_u64(&mut retained_bytes);
         let count_at = crate::mem::as_atomic(&mut counts);
-        (1..m).into_par_iter().with_min_len(BLOCK).for_each(|w| {
-            let v = vertex[w] as usize;
-            let d = idom_pre[w];
-            idom_at[v].store(
-                if d == 0 {
+        (1..vertex.len())
+            .into_par_iter()
+            .with_min_len(BLOCK)
+            .for_each(|w| {
+                let v = vertex[w] as usize;
+                let d = idom_pre[w];
+                let dominator = if d == 0 {
                     SUPER_ROOT
                 } else {
                     vertex[d as usize]
-                },
-                Relaxed,
-            );
-            objects_at[v].store(ret_objects[w], Relaxed);
-            bytes_at[v].store(ret_bytes[w], Relaxed);
-            let kids = kid_range(w as u32).len() as u32;
-            if kids != 0 {
-                // Zero already: a leaf's count is not written.
-                count_at[v].store(kids, Relaxed);
-            }
-        });
+                };
+                idom_at[v].store(dominator, Relaxed);
+                objects_at[v].store(ret_objects[w], Relaxed);
+                bytes_at[v].store(ret_bytes[w], Relaxed);
+                let kids = kids.range(w as u32).len() as u32;
+                if kids != 0 {
+                    // Zero already: a leaf's count is not written.
+                    count_at[v].store(kids, Relaxed);
+                }
+            });
     }
-    let reachable_bytes = ret_bytes[0];
-    drop(idom_pre);
-    drop(ret_objects);
+    drop((idom_pre, ret_objects));
     let mut offsets: Vec<u64> = crate::mem::zeroed(n + 2);
     let mut total = 0;
     for (o, &c) in offsets[1..=n].iter_mut().zip(&counts) {
         total += c as u64;
         *o = total;
     }
-    offsets[n + 1] = total + kid_range(0).len() as u64;
-    drop(counts);
-    laps.lap("object order");
-
-    // The children lists (node `n` the super-root), each sorted by retained
-    // bytes descending then object index: walked in preorder space, where
-    // `kids` and `kid_end` are read in order and a list's members, all in
-    // its node's subtree, are near each other in `ret_bytes` and `vertex`;
-    // each list stored at its node's place in object order; in parallel
-    // over blocks of preorder numbers (the lists are disjoint).
-    let mut targets: Vec<u32> = crate::mem::zeroed(m - 1);
-    {
-        use std::sync::atomic::Ordering::Relaxed;
-        let out = crate::mem::as_atomic(&mut targets);
-        (0..m).into_par_iter().with_min_len(BLOCK).for_each_init(
-            Vec::new,
-            |list: &mut Vec<(u64, u32)>, p| {
-                let range = kid_range(p as u32);
-                if range.is_empty() {
-                    return;
-                }
-                let node = if p == 0 { n } else { vertex[p] as usize };
-                let start = offsets[node] as usize;
-                if range.len() == 1 {
-                    out[start].store(vertex[kids[range.start] as usize], Relaxed);
-                    return;
-                }
-                list.clear();
-                list.extend(
-                    kids[range]
-                        .iter()
-                        .map(|&w| (ret_bytes[w as usize], vertex[w as usize])),
-                );
-                list.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
-                for (slot, &(_, c)) in out[start..start + list.len()].iter().zip(list.iter()) {
-                    slot.store(c, Relaxed);
-                }
-            },
-        );
+    offsets[n + 1] = total + kids.range(0).len() as u64;
+    ObjectOrder {
+        idom,
+        retained_objects,
+        retained_bytes,
+        offsets,
     }
-    let children = Csr {
+}
+
+/// Phase 8: the children lists (node `n` the super-root), each sorted by
+/// retained bytes descending then object index: walked in preorder space,
+/// where the lists are read in order and a list's members, all in its
+/// node's subtree, are near each other in `ret_bytes` and `vertex`; each
+/// list stored at its node's place in object order; in parallel over
+/// blocks of preorder numbers (the lists are disjoint).
+fn children_lists(
+    n: usize,
+    vertex: &[u32],
+    kids: &Kids,
+    ret_bytes: &[u64],
+    offsets: Vec<u64>,
+) -> Csr {
+    use std::sync::atomic::Ordering::Relaxed;
+    let _span = tracing::debug_span!(target: "heaptui::profile", "children lists").entered();
+    let mut targets: Vec<u32> = crate::mem::zeroed(vertex.len() - 1);
+    let out = crate::mem::as_atomic(&mut targets);
+    (0..vertex.len())
+        .into_par_iter()
+        .with_min_len(BLOCK)
+        .for_each_init(Vec::new, |list: &mut Vec<(u64, u32)>, p| {
+            let range = kids.range(p as u32);
+            if range.is_empty() {
+                return;
+            }
+            let node = if p == 0 { n } else { vertex[p] as usize };
+            let start = offsets[node] as usize;
+            if range.len() == 1 {
+                out[start].store(vertex[kids.list[range.start] as usize], Relaxed);
+                return;
+            }
+            list.clear();
+            list.extend(
+                kids.list[range]
+                    .iter()
+                    .map(|&w| (ret_bytes[w as usize], vertex[w as usize])),
+            );
+            list.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+            for (slot, &(_, c)) in out[start..start + list.len()].iter().zip(list.iter()) {
+                slot.store(c, Relaxed);
+            }
+        });
+    Csr {
         offsets: offsets.into(),
         targets: targets.into(),
-    };
-    drop(kids);
-    drop(kid_end);
-    drop(ret_bytes);
-    vertex.remove(0);
-    laps.lap("children lists");
-    progress.set_done(4);
-    Ok(DominatorTree {
-        idom: idom.into(),
-        retained_bytes: retained_bytes.into(),
-        retained_objects: retained_objects.into(),
-        children,
-        reachable_objects: (m - 1) as u64,
-        reachable_bytes,
-        preorder: vertex.into(),
-    })
+    }
 }
 
 #[inline]

@@ -97,10 +97,6 @@ impl HeapGraph {
             .map(|&i| i as usize)
             .take_while(move |&i| roots[i].object == object)
     }
-
-    pub fn is_strong_root(&self, object: ObjectIdx) -> bool {
-        self.roots_of(object).any(|r| r.is_strong())
-    }
 }
 
 /// Distinct objects with at least one strong root record, in the order of

@@ -21,7 +21,8 @@ use std::path::Path;
 
 use flate2::bufread::GzDecoder;
 
-use super::source::{Source, CHECK_BYTES};
+use super::source::Source;
+use super::CHECK_BYTES;
 use super::{ImportError, InputError};
 use crate::progress::{Progress, Stage};
 
@@ -121,7 +122,7 @@ impl Sink {
                         "gzip inside gzip; decompress it once first",
                     ));
                 }
-                super::source::check_head(path, &head[..CHECK_BYTES])?;
+                super::check_head(path, &head[..CHECK_BYTES])?;
                 *v = head;
                 return Ok(());
             }

@@ -12,6 +12,7 @@ pub mod source;
 pub mod v8;
 
 use std::fmt;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use crate::model::text::{printable, printable_path};
@@ -97,6 +98,73 @@ pub fn detect(head: &[u8]) -> Format {
         Format::Heapsnapshot
     } else {
         Format::Rpm
+    }
+}
+
+/// How much of a file [`check_file`] reads: enough to know its format and
+/// that it is one heaptui reads.
+pub const CHECK_BYTES: usize = 64 << 10;
+
+/// Checks, before the terminal is taken over, that `path` is a dump heaptui
+/// can open: it exists and can be read, is not empty, and its first
+/// [`CHECK_BYTES`] (decompressed when gzipped) are of a format heaptui reads
+/// with a valid header, or hold text dump records. A file no larger than
+/// that is imported whole. Pipes and devices are only opened (reading them
+/// would consume what the analysis needs). The error is the one line the
+/// import would give.
+pub fn check_file(path: &Path) -> Result<(), InputError> {
+    let err = |reason: String| InputError::new(path, reason);
+    let meta = std::fs::metadata(path).map_err(|e| err(source::io_reason(&e)))?;
+    if meta.is_dir() {
+        return Err(err(source::IS_A_DIRECTORY.into()));
+    }
+    let file = std::fs::File::open(path).map_err(|e| err(source::io_reason(&e)))?;
+    if !meta.is_file() {
+        return Ok(());
+    }
+    if meta.len() == 0 {
+        return Err(err("the file is empty".into()));
+    }
+    let mut head = Vec::with_capacity(CHECK_BYTES);
+    file.take(CHECK_BYTES as u64 + 1)
+        .read_to_end(&mut head)
+        .map_err(|e| err(source::io_reason(&e)))?;
+    if head.len() <= CHECK_BYTES {
+        // The whole file: what the import says is the answer.
+        return import_bytes(path, &head).map(|_| ());
+    }
+    head.truncate(CHECK_BYTES);
+    if gzip::is_gzip(&head) {
+        let mut inner = Vec::with_capacity(CHECK_BYTES);
+        let read = flate2::read::MultiGzDecoder::new(&head[..])
+            .take(CHECK_BYTES as u64)
+            .read_to_end(&mut inner);
+        match read {
+            Ok(_) => {}
+            // Only the first compressed bytes were read.
+            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => {}
+            Err(e) => return Err(err(format!("corrupt gzip data: {e}"))),
+        }
+        if gzip::is_gzip(&inner) {
+            return Err(err("gzip inside gzip; decompress it once first".into()));
+        }
+        if inner.is_empty() {
+            return Ok(());
+        }
+        head = inner;
+    }
+    check_head(path, &head)
+}
+
+/// Checks a dump's first bytes (at most [`CHECK_BYTES`], decompressed):
+/// of a format heaptui reads with a valid header, or text dump records.
+pub(crate) fn check_head(path: &Path, head: &[u8]) -> Result<(), InputError> {
+    match detect(head) {
+        crate::model::Format::Rpm => rpm::check_head(path, head),
+        crate::model::Format::Hprof => {
+            hprof::check_header(head).map_err(|e| InputError::new(path, e))
+        }
+        crate::model::Format::Heapsnapshot | crate::model::Format::Gcdump => Ok(()),
     }
 }
 

@@ -24,6 +24,9 @@ pub use crate::mem::guard::{
 };
 use crate::mem::{guard, map};
 
+/// Why a directory is refused where a dump was expected.
+pub const IS_A_DIRECTORY: &str = "is a directory, not a heap dump file";
+
 /// Files up to this size are read into memory: immune to truncation, and the
 /// copy costs less than the mapping's page faults.
 pub const COPY_LIMIT: u64 = 64 << 20;
@@ -39,7 +42,7 @@ impl Source {
         let err = |reason: String| InputError::new(path, reason);
         let meta = std::fs::metadata(path).map_err(|e| err(io_reason(&e)))?;
         if meta.is_dir() {
-            return Err(err("is a directory, not a heap dump file".into()));
+            return Err(err(IS_A_DIRECTORY.into()));
         }
         let mut file = File::open(path).map_err(|e| err(io_reason(&e)))?;
         if !meta.is_file() {
@@ -103,73 +106,6 @@ impl Source {
     }
 }
 
-/// How much of a file [`check_file`] reads: enough to know its format and
-/// that it is one heaptui reads.
-pub const CHECK_BYTES: usize = 64 << 10;
-
-/// Checks, before the terminal is taken over, that `path` is a dump heaptui
-/// can open: it exists and can be read, is not empty, and its first
-/// [`CHECK_BYTES`] (decompressed when gzipped) are of a format heaptui reads
-/// with a valid header, or hold text dump records. A file no larger than
-/// that is imported whole. Pipes and devices are only opened (reading them
-/// would consume what the analysis needs). The error is the one line the
-/// import would give.
-pub fn check_file(path: &Path) -> Result<(), InputError> {
-    let err = |reason: String| InputError::new(path, reason);
-    let meta = std::fs::metadata(path).map_err(|e| err(io_reason(&e)))?;
-    if meta.is_dir() {
-        return Err(err("is a directory, not a heap dump file".into()));
-    }
-    let file = File::open(path).map_err(|e| err(io_reason(&e)))?;
-    if !meta.is_file() {
-        return Ok(());
-    }
-    if meta.len() == 0 {
-        return Err(err("the file is empty".into()));
-    }
-    let mut head = Vec::with_capacity(CHECK_BYTES);
-    file.take(CHECK_BYTES as u64 + 1)
-        .read_to_end(&mut head)
-        .map_err(|e| err(io_reason(&e)))?;
-    if head.len() <= CHECK_BYTES {
-        // The whole file: what the import says is the answer.
-        return super::import_bytes(path, &head).map(|_| ());
-    }
-    head.truncate(CHECK_BYTES);
-    if super::gzip::is_gzip(&head) {
-        let mut inner = Vec::with_capacity(CHECK_BYTES);
-        let read = flate2::read::MultiGzDecoder::new(&head[..])
-            .take(CHECK_BYTES as u64)
-            .read_to_end(&mut inner);
-        match read {
-            Ok(_) => {}
-            // Only the first compressed bytes were read.
-            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => {}
-            Err(e) => return Err(err(format!("corrupt gzip data: {e}"))),
-        }
-        if super::gzip::is_gzip(&inner) {
-            return Err(err("gzip inside gzip; decompress it once first".into()));
-        }
-        if inner.is_empty() {
-            return Ok(());
-        }
-        head = inner;
-    }
-    check_head(path, &head)
-}
-
-/// Checks a dump's first bytes (at most [`CHECK_BYTES`], decompressed):
-/// of a format heaptui reads with a valid header, or text dump records.
-pub(super) fn check_head(path: &Path, head: &[u8]) -> Result<(), InputError> {
-    match super::detect(head) {
-        crate::model::Format::Rpm => super::rpm::check_head(path, head),
-        crate::model::Format::Hprof => {
-            super::hprof::check_header(head).map_err(|e| InputError::new(path, e))
-        }
-        crate::model::Format::Heapsnapshot | crate::model::Format::Gcdump => Ok(()),
-    }
-}
-
 /// What a pipe or device must show in its first bytes before it is read
 /// on: enough to tell text from binary.
 const SNIFF: usize = 64 << 10;
@@ -224,13 +160,13 @@ fn looks_binary(head: &[u8]) -> bool {
     head.contains(&0) || control * 20 > head.len()
 }
 
-fn io_reason(e: &std::io::Error) -> String {
+pub(super) fn io_reason(e: &std::io::Error) -> String {
     match e.kind() {
         std::io::ErrorKind::NotFound => "no such file".into(),
         std::io::ErrorKind::PermissionDenied => "permission denied".into(),
         _ => {
             if e.raw_os_error() == Some(libc::EISDIR) {
-                "is a directory, not a heap dump file".into()
+                IS_A_DIRECTORY.into()
             } else {
                 e.to_string()
             }

@@ -3,9 +3,10 @@
 //! nearly every access misses the TLB. Asking the kernel for transparent
 //! huge pages before the first touch removes most of those misses.
 //!
-//! This is the one module where `unsafe` is allowed (the crate root denies
-//! it elsewhere): huge-page advice, atomic views, prefetch hints, and in
-//! [`map`] file maps. Each use says why it is sound.
+//! One of the two modules where `unsafe` is allowed (the crate root denies
+//! it elsewhere; the other is `import::v8::simd`, for its AVX2 number
+//! parsing): huge-page advice, atomic views, prefetch hints, and in [`map`]
+//! file maps. Each use says why it is sound.
 
 mod array;
 pub mod guard;

@@ -382,6 +382,25 @@ impl RootPlaces {
 }
 
 impl Model {
+    /// What every native importer's model starts from: `format`'s dump at
+    /// `path`, one implicit AppDomain holding its `objects` (only the text
+    /// format has AppDomain sections), an id index built at the first
+    /// look-up (the analysis makes none), everything else empty. The
+    /// importer fills in the rest with `Model { …, ..Model::native(…) }`.
+    pub fn native(path: &std::path::Path, file_bytes: u64, format: Format, objects: u64) -> Model {
+        Model {
+            path: path.to_path_buf(),
+            file_bytes,
+            format,
+            app_domains: vec![AppDomain {
+                objects,
+                ..AppDomain::default()
+            }],
+            id_index: IdIndex::lazy(),
+            ..Model::default()
+        }
+    }
+
     /// Where a root record of `object` lies (`thread main, frame
     /// Leaky.main:12`), the first that lies in a thread: the start of a
     /// retention path. A binary search (the index of the records in

@@ -3,12 +3,12 @@
 
 use std::io::{self, Write};
 
-use super::text::{count, percent, size};
 use super::ReportOptions;
 use crate::analysis::compare::{Comparison, DuplicateComparison, TypeComparison};
-use crate::analysis::suspects::{suspects, SuspectKind};
+use crate::analysis::suspects::{suspects, Suspect, SuspectKind};
 use crate::analysis::Analysis;
 use crate::model::{ObjectIdx, ROW_PREVIEW_CHARS};
+use crate::text::{count, percent, size};
 
 /// Rows of each comparison table in the text report (unless `--top` asks
 /// for fewer).
@@ -263,8 +263,6 @@ pub fn write_suspects_text(
     a: &Analysis,
     opts: &ReportOptions,
 ) -> io::Result<()> {
-    let dump = a.dump();
-    let dom = &a.dom;
     let all = suspects(a, opts.comparison.as_deref());
     writeln!(out)?;
     if all.is_empty() {
@@ -273,84 +271,96 @@ pub fn write_suspects_text(
     }
     writeln!(out, "Leak suspects ({})", all.len())?;
     for (i, s) in all.iter().enumerate() {
-        let ty = &dump.type_names[s.type_index.index()];
-        let what = match s.kind {
-            SuspectKind::Object => {
-                let o = s.object.unwrap_or(ObjectIdx(s.accumulation_point));
-                format!(
-                    "one {ty}{} ({}) retains {} ({} of the reachable bytes)",
-                    dump.row_quoted_preview(o, ROW_PREVIEW_CHARS),
-                    dump.id_hex(o),
-                    size(s.retained_bytes),
-                    percent(s.retained_bytes, dom.reachable_bytes)
-                )
-            }
-            SuspectKind::Type => format!(
-                "{} top-level instances of {ty} together retain {} ({})",
-                count(s.instances),
+        writeln!(out, "  {}. {}", i + 1, suspect_what(a, s, opts))?;
+        write_suspect_detail(out, a, s)?;
+    }
+    Ok(())
+}
+
+/// What a suspect is, in one phrase.
+fn suspect_what(a: &Analysis, s: &Suspect, opts: &ReportOptions) -> String {
+    let (dump, dom) = (a.dump(), &a.dom);
+    let ty = &dump.type_names[s.type_index.index()];
+    match s.kind {
+        SuspectKind::Object => {
+            let o = s.object.unwrap_or(ObjectIdx(s.accumulation_point));
+            format!(
+                "one {ty}{} ({}) retains {} ({} of the reachable bytes)",
+                dump.row_quoted_preview(o, ROW_PREVIEW_CHARS),
+                dump.id_hex(o),
                 size(s.retained_bytes),
                 percent(s.retained_bytes, dom.reachable_bytes)
-            ),
-            SuspectKind::Growth => {
-                let g = s.growth.as_ref();
-                let names = g
-                    .zip(opts.comparison.as_deref())
-                    .map(|(g, c)| c.path_names(g.path).join(" / "))
-                    .unwrap_or_default();
-                let steps = g
-                    .map(|g| {
-                        g.retained_bytes
-                            .iter()
-                            .map(|&b| size(b))
-                            .collect::<Vec<_>>()
-                            .join(" → ")
-                    })
-                    .unwrap_or_default();
-                format!(
-                    "grows in every snapshot: {names} ({steps}; {} instances now)",
-                    count(s.instances)
-                )
-            }
-        };
-        writeln!(out, "  {}. {what}", i + 1)?;
-        let point = s.accumulation_point;
-        let path: Vec<&str> = s
-            .point_path(dom)
+            )
+        }
+        SuspectKind::Type => format!(
+            "{} top-level instances of {ty} together retain {} ({})",
+            count(s.instances),
+            size(s.retained_bytes),
+            percent(s.retained_bytes, dom.reachable_bytes)
+        ),
+        SuspectKind::Growth => {
+            let g = s.growth.as_ref();
+            let names = g
+                .zip(opts.comparison.as_deref())
+                .map(|(g, c)| c.path_names(g.path).join(" / "))
+                .unwrap_or_default();
+            let steps = g
+                .map(|g| {
+                    g.retained_bytes
+                        .iter()
+                        .map(|&b| size(b))
+                        .collect::<Vec<_>>()
+                        .join(" → ")
+                })
+                .unwrap_or_default();
+            format!(
+                "grows in every snapshot: {names} ({steps}; {} instances now)",
+                count(s.instances)
+            )
+        }
+    }
+}
+
+/// A suspect's accumulation point, what it retains and its retention path.
+fn write_suspect_detail(out: &mut impl Write, a: &Analysis, s: &Suspect) -> io::Result<()> {
+    let (dump, dom) = (a.dump(), &a.dom);
+    let point = s.accumulation_point;
+    let path: Vec<&str> = s
+        .point_path(dom)
+        .iter()
+        .map(|&o| dump.row_type_name(o))
+        .collect();
+    writeln!(
+        out,
+        "     accumulation point: {} {}{} retains {}, at {}",
+        dump.id_hex(ObjectIdx(point)),
+        dump.type_name(ObjectIdx(point)),
+        dump.quoted_preview(ObjectIdx(point), ROW_PREVIEW_CHARS),
+        size(dom.retained_bytes[point as usize]),
+        path.join(" / ")
+    )?;
+    if !s.top_types.is_empty() {
+        let tops: Vec<String> = s
+            .top_types
             .iter()
-            .map(|&o| dump.row_type_name(o))
+            .map(|&(t, b)| format!("{} {}", dump.type_names[t.index()], size(b)))
             .collect();
+        writeln!(out, "     retained below it: {}", tops.join(", "))?;
+    }
+    if !s.retention_path.is_empty() {
+        let steps: Vec<String> = s
+            .retention_path
+            .iter()
+            .map(|&o| dump.object_label(o, ROW_PREVIEW_CHARS))
+            .collect();
+        let place = dump
+            .root_place_of(s.retention_path[0])
+            .map_or(String::new(), |p| format!(" ({p})"));
         writeln!(
             out,
-            "     accumulation point: {} {}{} retains {}, at {}",
-            dump.id_hex(ObjectIdx(point)),
-            dump.type_name(ObjectIdx(point)),
-            dump.quoted_preview(ObjectIdx(point), ROW_PREVIEW_CHARS),
-            size(dom.retained_bytes[point as usize]),
-            path.join(" / ")
+            "     retention path: root{place} → {}",
+            steps.join(" → ")
         )?;
-        if !s.top_types.is_empty() {
-            let tops: Vec<String> = s
-                .top_types
-                .iter()
-                .map(|&(t, b)| format!("{} {}", dump.type_names[t.index()], size(b)))
-                .collect();
-            writeln!(out, "     retained below it: {}", tops.join(", "))?;
-        }
-        if !s.retention_path.is_empty() {
-            let steps: Vec<String> = s
-                .retention_path
-                .iter()
-                .map(|&o| dump.object_label(o, ROW_PREVIEW_CHARS))
-                .collect();
-            let place = dump
-                .root_place_of(s.retention_path[0])
-                .map_or(String::new(), |p| format!(" ({p})"));
-            writeln!(
-                out,
-                "     retention path: root{place} → {}",
-                steps.join(" → ")
-            )?;
-        }
     }
     Ok(())
 }

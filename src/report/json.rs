@@ -6,7 +6,7 @@ use std::io::{self, Write};
 use serde::{Serialize, Serializer};
 
 use super::ReportOptions;
-use crate::analysis::{immediate_dominators, objects_of_types, Analysis};
+use crate::analysis::{immediate_dominators, objects_of_types, Analysis, Glob};
 use crate::graph::{NOT_REACHABLE, SUPER_ROOT};
 use crate::model::ObjectIdx;
 
@@ -266,12 +266,63 @@ fn write_duplicate_rows(
     Ok(())
 }
 
-pub fn write_json(out: &mut impl Write, a: &Analysis, opts: &ReportOptions) -> io::Result<()> {
-    let dump = a.dump();
-    let dom = &a.dom;
-    let hex = |o: u32| Hex(dump.ids[o as usize]);
-    let mut laps = crate::progress::Laps::new("json");
+/// `items` as the elements of a JSON array: `,` between them, each after
+/// a newline when `newlines`.
+fn write_array<T: Serialize>(
+    out: &mut impl Write,
+    items: impl IntoIterator<Item = T>,
+    newlines: bool,
+) -> io::Result<()> {
+    for (i, item) in items.into_iter().enumerate() {
+        if i > 0 {
+            out.write_all(b",")?;
+        }
+        if newlines {
+            out.write_all(b"\n")?;
+        }
+        json(out, &item)?;
+    }
+    Ok(())
+}
 
+/// A `tracing` span of target `heaptui::profile` per section (see
+/// `crate::log`).
+pub fn write_json(out: &mut impl Write, a: &Analysis, opts: &ReportOptions) -> io::Result<()> {
+    let _span = tracing::debug_span!(target: "heaptui::profile", "json").entered();
+    write_file(out, a)?;
+    write_summary(out, &a.summary)?;
+    write_diagnostics(out, &a.dump().diagnostics)?;
+    write_dominators(out, a, opts)?;
+    write_types(out, a, opts)?;
+    write_duplicates(out, a, opts)?;
+    if let Some((pattern, skip)) = &opts.immediate_dominators {
+        write_immediate_dominators(out, a, pattern, skip.as_ref())?;
+    }
+    if opts.objects {
+        write_objects(out, a)?;
+    }
+    {
+        let _span =
+            tracing::debug_span!(target: "heaptui::profile", "suspects, comparison").entered();
+        super::compare_json::write_json_extras(out, a, opts)?;
+    }
+    let t = a.timings;
+    out.write_all(b",\n\"timings_ms\":")?;
+    json(
+        out,
+        &Timings {
+            parse: t.parse_ms,
+            graph: t.graph_ms,
+            dominators: t.dominators_ms,
+            duplicates: t.duplicates_ms,
+        },
+    )?;
+    out.write_all(b"}\n")
+}
+
+/// The object opening the report: `file`, `format`, `details`.
+fn write_file(out: &mut impl Write, a: &Analysis) -> io::Result<()> {
+    let dump = a.dump();
     out.write_all(b"{\"file\":")?;
     json(out, &dump.path.display().to_string())?;
     out.write_all(b",\"format\":")?;
@@ -287,8 +338,11 @@ pub fn write_json(out: &mut impl Write, a: &Analysis, opts: &ReportOptions) -> i
         out.write_all(b",\n\"details\":")?;
         json(out, &details)?;
     }
+    Ok(())
+}
+
+fn write_summary(out: &mut impl Write, s: &crate::analysis::summary::Summary) -> io::Result<()> {
     out.write_all(b",\n\"summary\":")?;
-    let s = &a.summary;
     json(
         out,
         &Summary {
@@ -309,8 +363,10 @@ pub fn write_json(out: &mut impl Write, a: &Analysis, opts: &ReportOptions) -> i
             unreachable_bytes: s.unreachable_bytes,
             held_by_references: s.held_by_references.as_ref().map(Into::into),
         },
-    )?;
-    let d = &dump.diagnostics;
+    )
+}
+
+fn write_diagnostics(out: &mut impl Write, d: &crate::model::Diagnostics) -> io::Result<()> {
     out.write_all(b",\n\"diagnostics\":")?;
     json(
         out,
@@ -323,47 +379,42 @@ pub fn write_json(out: &mut impl Write, a: &Analysis, opts: &ReportOptions) -> i
             clamped_roots: d.clamped_roots,
             messages: &d.messages,
         },
-    )?;
+    )
+}
 
+fn write_dominators(out: &mut impl Write, a: &Analysis, opts: &ReportOptions) -> io::Result<()> {
+    let (dump, dom) = (a.dump(), &a.dom);
     out.write_all(b",\n\"dominators\":[")?;
     let top = dom.children_of(dom.super_root());
-    for (i, &o) in top[..opts.top_n(top.len())].iter().enumerate() {
-        if i > 0 {
-            out.write_all(b",")?;
-        }
-        out.write_all(b"\n")?;
-        json(
-            out,
-            &Dominator {
-                id: hex(o),
-                type_name: dump.type_name(ObjectIdx(o)),
-                shallow_bytes: dump.sizes[o as usize],
-                retained_bytes: dom.retained_bytes[o as usize],
-                retained_objects: dom.retained_objects[o as usize] as u64,
-            },
-        )?;
-    }
+    let rows = top[..opts.top_n(top.len())].iter().map(|&o| Dominator {
+        id: Hex(dump.ids[o as usize]),
+        type_name: dump.type_name(ObjectIdx(o)),
+        shallow_bytes: dump.sizes[o as usize],
+        retained_bytes: dom.retained_bytes[o as usize],
+        retained_objects: dom.retained_objects[o as usize] as u64,
+    });
+    write_array(out, rows, true)?;
+    out.write_all(b"]")
+}
 
-    out.write_all(b"],\n\"types\":[")?;
+fn write_types(out: &mut impl Write, a: &Analysis, opts: &ReportOptions) -> io::Result<()> {
+    let dump = a.dump();
+    out.write_all(b",\n\"types\":[")?;
     let types = &a.types[..opts.rows_n(a.types.len(), usize::MAX)];
-    for (i, t) in types.iter().enumerate() {
-        if i > 0 {
-            out.write_all(b",")?;
-        }
-        out.write_all(b"\n")?;
-        json(
-            out,
-            &TypeRow {
-                name: &dump.type_names[t.type_index.index()],
-                count: t.count,
-                shallow_bytes: t.shallow_bytes,
-                min_retained_bytes: t.min_retained_bytes,
-            },
-        )?;
-    }
+    let rows = types.iter().map(|t| TypeRow {
+        name: &dump.type_names[t.type_index.index()],
+        count: t.count,
+        shallow_bytes: t.shallow_bytes,
+        min_retained_bytes: t.min_retained_bytes,
+    });
+    write_array(out, rows, true)?;
+    out.write_all(b"]")
+}
 
-    laps.lap("summary, dominators, types");
-    out.write_all(b"],\n\"duplicates\":[")?;
+/// `duplicates` and `possible_duplicates`.
+fn write_duplicates(out: &mut impl Write, a: &Analysis, opts: &ReportOptions) -> io::Result<()> {
+    let _span = tracing::debug_span!(target: "heaptui::profile", "duplicates").entered();
+    out.write_all(b",\n\"duplicates\":[")?;
     let sets = &a.duplicates.sets;
     write_duplicate_rows(
         out,
@@ -372,92 +423,62 @@ pub fn write_json(out: &mut impl Write, a: &Analysis, opts: &ReportOptions) -> i
         MEMBERS_PER_PIECE,
     )?;
     out.write_all(b"]")?;
-    if !a.duplicates.possible.is_empty() {
-        out.write_all(b",\n\"possible_duplicates\":[")?;
-        for (i, p) in a.duplicates.possible.iter().enumerate() {
-            if i > 0 {
-                out.write_all(b",")?;
-            }
-            json(
-                out,
-                &PossibleRow {
-                    type_name: &dump.type_names[p.type_index as usize],
-                    instances: p.instances.len() as u64,
-                },
-            )?;
-        }
-        out.write_all(b"]")?;
+    if a.duplicates.possible.is_empty() {
+        return Ok(());
     }
+    out.write_all(b",\n\"possible_duplicates\":[")?;
+    let rows = a.duplicates.possible.iter().map(|p| PossibleRow {
+        type_name: &a.dump().type_names[p.type_index as usize],
+        instances: p.instances.len() as u64,
+    });
+    write_array(out, rows, false)?;
+    out.write_all(b"]")
+}
 
-    if let Some((pattern, skip)) = &opts.immediate_dominators {
-        let set = objects_of_types(dump, pattern);
-        out.write_all(b",\n\"immediate_dominators\":[")?;
-        for (i, r) in immediate_dominators(dump, dom, &set, skip.as_ref())
-            .iter()
-            .enumerate()
-        {
-            if i > 0 {
-                out.write_all(b",")?;
-            }
-            out.write_all(b"\n")?;
-            json(
-                out,
-                &ImmediateDominatorRow {
-                    type_name: r.type_index.map(|t| &*dump.type_names[t.index()]),
-                    dominators: r.dominators.len() as u64,
-                    dominated_objects: r.dominated_objects,
-                    dominated_shallow_bytes: r.dominated_shallow_bytes,
-                    dominators_retained_bytes: r.dominators_retained_bytes,
-                },
-            )?;
+fn write_immediate_dominators(
+    out: &mut impl Write,
+    a: &Analysis,
+    pattern: &Glob,
+    skip: Option<&Glob>,
+) -> io::Result<()> {
+    let dump = a.dump();
+    let set = objects_of_types(dump, pattern);
+    out.write_all(b",\n\"immediate_dominators\":[")?;
+    let rows = immediate_dominators(dump, &a.dom, &set, skip);
+    let rows = rows.iter().map(|r| ImmediateDominatorRow {
+        type_name: r.type_index.map(|t| &*dump.type_names[t.index()]),
+        dominators: r.dominators.len() as u64,
+        dominated_objects: r.dominated_objects,
+        dominated_shallow_bytes: r.dominated_shallow_bytes,
+        dominators_retained_bytes: r.dominators_retained_bytes,
+    });
+    write_array(out, rows, true)?;
+    out.write_all(b"]")
+}
+
+/// `--objects`: every object, streamed in file order.
+fn write_objects(out: &mut impl Write, a: &Analysis) -> io::Result<()> {
+    let (dump, dom) = (a.dump(), &a.dom);
+    let hex = |o: u32| Hex(dump.ids[o as usize]);
+    out.write_all(b",\n\"objects\":[")?;
+    let rows = (0..dump.objects() as u32).map(|o| {
+        let idom = dom.idom[o as usize];
+        ObjectRow {
+            id: hex(o),
+            type_name: dump.type_name(ObjectIdx(o)),
+            shallow_bytes: dump.sizes[o as usize],
+            reachable: idom != NOT_REACHABLE,
+            idom: match idom {
+                NOT_REACHABLE => None,
+                SUPER_ROOT => Some(None),
+                d => Some(Some(hex(d))),
+            },
+            retained_bytes: dom.retained_bytes[o as usize],
+            retained_objects: dom.retained_objects[o as usize] as u64,
         }
-        out.write_all(b"]")?;
-    }
-
-    if opts.objects {
-        out.write_all(b",\n\"objects\":[")?;
-        for o in 0..dump.objects() as u32 {
-            if o > 0 {
-                out.write_all(b",")?;
-            }
-            out.write_all(b"\n")?;
-            let idom = dom.idom[o as usize];
-            json(
-                out,
-                &ObjectRow {
-                    id: hex(o),
-                    type_name: dump.type_name(ObjectIdx(o)),
-                    shallow_bytes: dump.sizes[o as usize],
-                    reachable: idom != NOT_REACHABLE,
-                    idom: match idom {
-                        NOT_REACHABLE => None,
-                        SUPER_ROOT => Some(None),
-                        d => Some(Some(hex(d))),
-                    },
-                    retained_bytes: dom.retained_bytes[o as usize],
-                    retained_objects: dom.retained_objects[o as usize] as u64,
-                },
-            )?;
-        }
-        out.write_all(b"]")?;
-    }
-
-    laps.lap("duplicates");
-    super::compare_json::write_json_extras(out, a, opts)?;
-    laps.lap("suspects, comparison");
-
-    let t = a.timings;
-    out.write_all(b",\n\"timings_ms\":")?;
-    json(
-        out,
-        &Timings {
-            parse: t.parse_ms,
-            graph: t.graph_ms,
-            dominators: t.dominators_ms,
-            duplicates: t.duplicates_ms,
-        },
-    )?;
-    out.write_all(b"}\n")
+    });
+    write_array(out, rows, true)?;
+    out.write_all(b"]")
 }
 
 #[cfg(test)]

@@ -7,11 +7,12 @@ mod json;
 mod object;
 mod text;
 
+pub use crate::text::{count, counted, size};
 pub use compare_json::write_comparison;
 pub use compare_text::{parse_size, signed_size};
 pub use json::write_json;
 pub use object::{write_object_json, write_object_text};
-pub use text::{count, counted, size, write_text};
+pub use text::write_text;
 
 use std::sync::Arc;
 

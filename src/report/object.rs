@@ -7,10 +7,10 @@ use std::io::{self, Write};
 use serde::Serialize;
 
 use super::json::json;
-use super::text::{count, counted, size};
 use super::ReportOptions;
 use crate::analysis::Analysis;
 use crate::model::{FieldValue, FieldView, Model, ObjectFields, ObjectIdx, ROW_PREVIEW_CHARS};
+use crate::text::{count, counted, size};
 
 /// References listed unless `--top` says otherwise.
 const REFERENCES: usize = 200;
@@ -213,11 +213,47 @@ pub fn write_object_text(
 ) -> io::Result<()> {
     let dump = a.dump();
     let v = object(a, o, opts);
-    let label = |id: &str, ty: &str| {
-        let t = dump.index_of(u64::from_str_radix(id, 16).unwrap_or(0));
-        let preview = t.map_or(String::new(), |t| dump.quoted_preview(t, ROW_PREVIEW_CHARS));
-        format!("{ty}{preview} {id}")
-    };
+    write_object_head(out, &v)?;
+    if let Some(value) = &v.value {
+        writeln!(out, "Value\n  {value}")?;
+    }
+    if let Some(f) = &v.fields {
+        write_fields(out, dump, "Fields, own class first", f)?;
+    }
+    if let Some(f) = &v.statics {
+        write_fields(out, dump, "Static fields", f)?;
+    }
+    if let Some(e) = &v.elements {
+        write_elements(out, e)?;
+    }
+    writeln!(out, "References ({})", count(v.references_total))?;
+    for r in &v.references {
+        let l = r
+            .label
+            .as_deref()
+            .map(|l| format!("{l} → "))
+            .unwrap_or_default();
+        writeln!(out, "  {l}{}", label(dump, &r.id, &r.ty))?;
+    }
+    if v.references_total > v.references.len() as u64 {
+        writeln!(
+            out,
+            "  … {} more (--top 0 lists all)",
+            count(v.references_total - v.references.len() as u64)
+        )?;
+    }
+    Ok(())
+}
+
+/// An object named in the text: its type, the text it holds, its id.
+fn label(dump: &Model, id: &str, ty: &str) -> String {
+    let t = dump.index_of(u64::from_str_radix(id, 16).unwrap_or(0));
+    let preview = t.map_or(String::new(), |t| dump.quoted_preview(t, ROW_PREVIEW_CHARS));
+    format!("{ty}{preview} {id}")
+}
+
+/// The object's id, type, sizes and text.
+fn write_object_head(out: &mut impl Write, v: &Object) -> io::Result<()> {
     writeln!(out, "Object {} {}", v.id, v.ty)?;
     writeln!(out, "  shallow {}", size(v.shallow_bytes))?;
     if v.reachable {
@@ -236,75 +272,61 @@ pub fn write_object_text(
     if let Some(t) = &v.text {
         writeln!(out, "  value \"{t}\"")?;
     }
-    let fields = |out: &mut dyn Write, title: &str, fields: &[Field]| -> io::Result<()> {
-        writeln!(out, "{title} ({})", count(fields.len() as u64))?;
-        for f in fields {
-            let name = &f.name;
-            match (&f.value, &f.object) {
-                (Some(v), _) => writeln!(out, "  {} {name} = {v}", f.ty)?,
-                (None, Some(Some(r))) => {
-                    let kind = match (f.referent, f.retains) {
-                        (Some(k), Some(true)) => format!(" [{k}, retains]"),
-                        (Some(k), _) => format!(" [{k}]"),
-                        _ => String::new(),
-                    };
-                    writeln!(out, "  {} {name}{kind} → {}", f.ty, label(&r.id, &r.ty))?
-                }
-                (None, Some(None)) => writeln!(out, "  {} {name} = null", f.ty)?,
-                (None, None) => writeln!(
+    Ok(())
+}
+
+fn write_fields(
+    out: &mut impl Write,
+    dump: &Model,
+    title: &str,
+    fields: &[Field],
+) -> io::Result<()> {
+    writeln!(out, "{title} ({})", count(fields.len() as u64))?;
+    for f in fields {
+        let name = &f.name;
+        match (&f.value, &f.object) {
+            (Some(v), _) => writeln!(out, "  {} {name} = {v}", f.ty)?,
+            (None, Some(Some(r))) => {
+                let kind = match (f.referent, f.retains) {
+                    (Some(k), Some(true)) => format!(" [{k}, retains]"),
+                    (Some(k), _) => format!(" [{k}]"),
+                    _ => String::new(),
+                };
+                writeln!(
                     out,
-                    "  {} {name} = ? ({})",
+                    "  {} {name}{kind} → {}",
                     f.ty,
-                    f.missing.unwrap_or("not in the dump")
-                )?,
+                    label(dump, &r.id, &r.ty)
+                )?
             }
+            (None, Some(None)) => writeln!(out, "  {} {name} = null", f.ty)?,
+            (None, None) => writeln!(
+                out,
+                "  {} {name} = ? ({})",
+                f.ty,
+                f.missing.unwrap_or("not in the dump")
+            )?,
         }
-        Ok(())
+    }
+    Ok(())
+}
+
+fn write_elements(out: &mut impl Write, e: &Elements) -> io::Result<()> {
+    writeln!(out, "Elements")?;
+    let Some(n) = e.length else {
+        return writeln!(out, "  not in the dump (no contents dumped)");
     };
-    if let Some(value) = &v.value {
-        writeln!(out, "Value\n  {value}")?;
+    writeln!(out, "  {}[{}]", e.ty, count(n))?;
+    if !e.first.is_empty() {
+        let more = if (e.first.len() as u64) < n {
+            ", …"
+        } else {
+            ""
+        };
+        writeln!(out, "  {{{}{more}}}", e.first.join(", "))?;
     }
-    if let Some(f) = &v.fields {
-        fields(out, "Fields, own class first", f)?;
-    }
-    if let Some(f) = &v.statics {
-        fields(out, "Static fields", f)?;
-    }
-    if let Some(e) = &v.elements {
-        writeln!(out, "Elements")?;
-        match e.length {
-            None => writeln!(out, "  not in the dump (no contents dumped)")?,
-            Some(n) => {
-                writeln!(out, "  {}[{}]", e.ty, count(n))?;
-                if !e.first.is_empty() {
-                    let more = if (e.first.len() as u64) < n {
-                        ", …"
-                    } else {
-                        ""
-                    };
-                    writeln!(out, "  {{{}{more}}}", e.first.join(", "))?;
-                }
-                if let Some(t) = &e.text {
-                    writeln!(out, "  as text \"{t}\"")?;
-                }
-            }
-        }
-    }
-    writeln!(out, "References ({})", count(v.references_total))?;
-    for r in &v.references {
-        let l = r
-            .label
-            .as_deref()
-            .map(|l| format!("{l} → "))
-            .unwrap_or_default();
-        writeln!(out, "  {l}{}", label(&r.id, &r.ty))?;
-    }
-    if v.references_total > v.references.len() as u64 {
-        writeln!(
-            out,
-            "  … {} more (--top 0 lists all)",
-            count(v.references_total - v.references.len() as u64)
-        )?;
+    if let Some(t) = &e.text {
+        writeln!(out, "  as text \"{t}\"")?;
     }
     Ok(())
 }

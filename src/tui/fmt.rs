@@ -1,182 +1,35 @@
-//! Number and text formatting shared by the panes. Text is measured in
-//! terminal columns (`unicode-width`), not in chars, so a wide character
-//! in a type name cannot push a column out of line.
-
-use unicode_width::UnicodeWidthChar;
-use unicode_width::UnicodeWidthStr;
+//! The TUI's side of the text layer ([`crate::text`], shared with the
+//! report): its functions with the theme's ellipsis, table columns, and
+//! object labels sized to a row.
 
 use crate::model::{Model, ObjectIdx};
 use crate::tui::theme::Theme;
 
-/// Terminal columns `s` takes.
-pub fn text_width(s: &str) -> usize {
-    UnicodeWidthStr::width(s)
-}
-
-/// The longest prefix of `s` that fits in `width` columns.
-fn prefix(s: &str, width: usize) -> &str {
-    let mut used = 0;
-    for (i, c) in s.char_indices() {
-        used += c.width().unwrap_or(0);
-        if used > width {
-            return &s[..i];
-        }
-    }
-    s
-}
-
-/// Bytes in binary units (`1.50 KiB`), exact below 1 KiB; counts with
-/// thousands separators: the same as the text report's.
-pub use crate::report::{count, counted, size as bytes};
-
-/// `part` of `whole` as a percentage with one decimal.
-pub fn percent(part: u64, whole: u64) -> String {
-    if whole == 0 {
-        return "-".into();
-    }
-    format!("{:.1}%", part as f64 * 100.0 / whole as f64)
-}
+pub use crate::text::{
+    count, count_width, counted, percent_or_dash as percent, plural, secs, size as bytes,
+    size_width as bytes_width, width as text_width,
+};
 
 /// Cuts `s` to `width` columns, ending with an ellipsis when cut.
 pub fn fit(s: &str, width: usize, theme: &Theme) -> String {
-    if text_width(s) <= width {
-        return s.to_string();
-    }
-    let e = theme.ellipsis();
-    let e_len = text_width(e);
-    if width <= e_len {
-        return prefix(s, width).to_string();
-    }
-    let mut out = prefix(s, width - e_len).to_string();
-    out.push_str(e);
-    out
+    crate::text::fit(s, width, theme.ellipsis())
 }
 
-/// A type name fitted to `width`, keeping what tells names apart: the
-/// class names, and the end of the name. First namespaces are shortened
-/// to their first letter from the left (`S.C.G.List<S.String>`), then
-/// dropped from the left (`List<F.M.OrderLine>`, `List<OrderLine>`), and
-/// only then is the middle cut (`Dictionary<Str…CachedImage>`), so
-/// `List<OrderLine>` and `List<Order>` stay different. Linear in the
-/// name's length.
+/// A type name fitted to `width` (see [`crate::text::type_name`]).
 pub fn type_name(name: &str, width: usize, theme: &Theme) -> String {
-    if text_width(name) <= width {
-        return name.to_string();
-    }
-    // Identifier runs and single separators.
-    let mut parts: Vec<&str> = Vec::new();
-    let mut start = None;
-    for (i, c) in name.char_indices() {
-        if c.is_alphanumeric() || c == '_' || c == '`' {
-            start.get_or_insert(i);
-        } else {
-            if let Some(s) = start.take() {
-                parts.push(&name[s..i]);
-            }
-            parts.push(&name[i..i + c.len_utf8()]);
-        }
-    }
-    if let Some(s) = start {
-        parts.push(&name[s..]);
-    }
-    // A namespace part: an identifier followed by a '.'.
-    let is_ns: Vec<bool> = (0..parts.len())
-        .map(|i| parts.get(i + 1) == Some(&".") && parts[i] != ".")
-        .collect();
-    let mut shown: Vec<&str> = parts.clone();
-    let mut len: usize = shown.iter().map(|p| text_width(p)).sum();
-    // 1. `System.` -> `S.`, leftmost first.
-    for i in 0..parts.len() {
-        if len <= width {
-            break;
-        }
-        if is_ns[i] {
-            let first = parts[i].chars().next().map_or(0, char::len_utf8);
-            let short = &parts[i][..first];
-            len = len - text_width(parts[i]) + text_width(short);
-            shown[i] = short;
-        }
-    }
-    // 2. `S.` -> ``, leftmost first.
-    for i in 0..parts.len() {
-        if len <= width {
-            break;
-        }
-        if is_ns[i] {
-            len -= text_width(shown[i]) + 1;
-            shown[i] = "";
-            shown[i + 1] = "";
-        }
-    }
-    let short = shown.concat();
-    fit_middle(&short, width, theme)
+    crate::text::type_name(name, width, theme.ellipsis())
 }
 
 /// Cuts `s` to `width` columns in the middle, keeping its start and (the
 /// larger part) its end.
 pub fn fit_middle(s: &str, width: usize, theme: &Theme) -> String {
-    let total = text_width(s);
-    if total <= width {
-        return s.to_string();
-    }
-    let e = theme.ellipsis();
-    let e_len = text_width(e);
-    if width <= e_len + 2 {
-        return fit(s, width, theme);
-    }
-    let room = width - e_len;
-    let head = room / 3;
-    let head_s = prefix(s, head);
-    let tail_s = suffix(s, room - text_width(head_s));
-    format!("{head_s}{e}{tail_s}")
+    crate::text::fit_middle(s, width, theme.ellipsis())
 }
 
 /// Cuts `s` to `width` columns from the left, starting with an ellipsis
 /// when cut: the end (e.g. the current node of a breadcrumb) stays.
 pub fn fit_left(s: &str, width: usize, theme: &Theme) -> String {
-    if text_width(s) <= width {
-        return s.to_string();
-    }
-    let e = theme.ellipsis();
-    let e_len = text_width(e);
-    if width <= e_len {
-        return suffix(s, width).to_string();
-    }
-    format!("{e}{}", suffix(s, width - e_len))
-}
-
-/// The longest suffix of `s` that fits in `width` columns.
-fn suffix(s: &str, width: usize) -> &str {
-    let mut used = 0;
-    for (i, c) in s.char_indices().rev() {
-        used += c.width().unwrap_or(0);
-        if used > width {
-            return &s[i + c.len_utf8()..];
-        }
-    }
-    s
-}
-
-/// Width of the widest `bytes(x)` for any `x <= max`, so a column sized
-/// by its largest value holds every smaller one (the text is not monotone:
-/// `1000.50 KiB` is wider than `1.50 MiB`). At most 11 (`1023.99 KiB`).
-pub fn bytes_width(max: u64) -> usize {
-    if max < 1024 {
-        return bytes(max).len();
-    }
-    if max >= 1 << 20 {
-        // Every KiB value lies below `max`, `1000.50 KiB` among them.
-        return 11;
-    }
-    // Kibibytes: as many integer digits as `max` has, two decimals, " KiB";
-    // never narrower than the widest byte count (`1023 B`).
-    let int_digits = format!("{:.2}", max as f64 / 1024.0).find('.').unwrap_or(4);
-    (int_digits + 3 + 4).max(6)
-}
-
-/// Width of `count(x)` for any `x <= max` (it grows with the value).
-pub fn count_width(max: u64) -> usize {
-    count(max).len()
+    crate::text::fit_left(s, width, theme.ellipsis())
 }
 
 /// How a column's cells are aligned.
@@ -456,15 +309,6 @@ impl Columns {
     }
 }
 
-/// Milliseconds as `0.4s` / `12s`.
-pub fn secs(ms: u64) -> String {
-    if ms < 10_000 {
-        format!("{:.1}s", ms as f64 / 1000.0)
-    } else {
-        format!("{}s", ms / 1000)
-    }
-}
-
 /// A row keeps at least this much of a type's name beside an object's text.
 const TYPE_MIN: usize = 12;
 
@@ -512,61 +356,19 @@ mod tests {
     use super::*;
 
     #[test]
-    fn formats() {
-        assert_eq!(count(0), "0");
-        assert_eq!(count(1234567), "1,234,567");
-        assert_eq!(bytes(1536), "1.50 KiB");
-        assert_eq!(percent(1, 3), "33.3%");
-        assert_eq!(percent(1, 0), "-");
-        let t = Theme {
+    fn the_theme_gives_the_ellipsis() {
+        let ascii = Theme {
             ascii: true,
             colors: crate::tui::theme::Colors::Mono,
         };
-        assert_eq!(fit("abcdef", 5, &t), "ab...");
-        assert_eq!(fit("abc", 5, &t), "abc");
-        assert_eq!(secs(1234), "1.2s");
-        assert_eq!(bytes(1000 * 1024 + 512), "1000.50 KiB");
-        let name =
-            "System.Collections.Generic.Dictionary<System.String,FieldOps.Imaging.CachedImage>";
-        assert_eq!(type_name(name, 100, &t), name);
-        assert_eq!(
-            type_name(name, 60, &t),
-            "S.C.G.Dictionary<System.String,FieldOps.Imaging.CachedImage>"
-        );
-        assert_eq!(
-            type_name(name, 50, &t),
-            "S.C.G.Dictionary<S.String,F.Imaging.CachedImage>"
-        );
-        assert_eq!(
-            type_name(name, 40, &t),
-            "C.G.Dictionary<S.String,F.I.CachedImage>"
-        );
-        assert_eq!(type_name(name, 30, &t), "Dictionary<String,CachedImage>");
-        assert_eq!(type_name(name, 20, &t), "Dicti...CachedImage>");
-        assert_eq!(type_name(name, 20, &t).len(), 20);
-    }
-
-    #[test]
-    fn shortened_names_stay_different() {
-        let t = Theme {
+        let unicode = Theme {
             ascii: false,
-            colors: crate::tui::theme::Colors::Mono,
+            ..ascii
         };
-        let a = "System.Collections.Generic.List<FieldOps.Model.OrderLine>";
-        let b = "System.Collections.Generic.List<FieldOps.Model.Order>";
-        for w in 8..a.len() {
-            let (sa, sb) = (type_name(a, w, &t), type_name(b, w, &t));
-            assert!(
-                text_width(&sa) <= w && text_width(&sb) <= w,
-                "{w}: {sa} {sb}"
-            );
-            assert_ne!(sa, sb, "{w}");
-        }
-        assert_eq!(type_name(a, 20, &t), "List<F.M.OrderLine>");
-        assert_eq!(type_name(b, 20, &t), "C.G.List<F.M.Order>");
-        assert_eq!(type_name(a, 12, &t), "Lis…derLine>");
-        assert_eq!(fit_left("all roots → A → Order", 12, &t), "…→ A → Order");
-        assert_eq!(fit_left("short", 12, &t), "short");
+        assert_eq!(fit("abcdef", 5, &ascii), "ab...");
+        assert_eq!(fit("abcdef", 5, &unicode), "abcd…");
+        assert_eq!(fit_left("abcdef", 5, &unicode), "…cdef");
+        assert_eq!(percent(1, 0), "-");
     }
 
     #[test]

@@ -131,6 +131,39 @@ const HASH_PREFETCH: u32 = 8;
 /// few references.
 fn hashed_blocks(graph: &View, label: Partition) -> Partition {
     let block = label.block;
+    let h = hashes(graph, &block);
+    // Leaves keep their label block (a label fixes the reference count, so
+    // a label block is all leaves or none); only the others are regrouped,
+    // under ids after the label ids.
+    let labels = block
+        .par_iter()
+        .filter(|&&b| b != NO_BLOCK)
+        .max()
+        .map_or(0, |&b| b as usize + 1);
+    let (mut block_size, offset, mut pairs) = pairs_by_label(graph, &block, labels, &h);
+    drop(h);
+    let total = pairs.len();
+    let starts = hash_groups(&mut pairs, &offset, labels);
+    // Each group becomes a block; ids in (block, hash) order, written in
+    // parallel (groups are disjoint). A group ends where the next starts.
+    let end = |g: usize| starts.get(g + 1).map_or(total, |&e| e as usize);
+    block_size.extend((0..starts.len()).map(|g| (end(g) - starts[g] as usize) as u32));
+    let mut block = block;
+    {
+        let out = crate::mem::as_atomic(&mut block);
+        starts.par_iter().enumerate().for_each(|(g, &s)| {
+            let id = (labels + g) as u32;
+            for &(_, o) in &pairs[s as usize..end(g)] {
+                out[o as usize].store(id, Ordering::Relaxed);
+            }
+        });
+    }
+    Partition { block, block_size }
+}
+
+/// [`HASH_ROUNDS`] rounds of hashing from the label blocks, each one
+/// parallel pass.
+fn hashes(graph: &View, block: &[u32]) -> Vec<u32> {
     let n = block.len();
     let mut h: Vec<u32> = block
         .par_iter()
@@ -167,17 +200,21 @@ fn hashed_blocks(graph: &View, label: Partition) -> Partition {
         });
         std::mem::swap(&mut h, &mut next);
     }
-    drop(next);
-    // Leaves keep their label block (a label fixes the reference count, so
-    // a label block is all leaves or none); only the others are regrouped,
-    // under ids after the label ids.
-    let labels = block
-        .par_iter()
-        .filter(|&&b| b != NO_BLOCK)
-        .max()
-        .map_or(0, |&b| b as usize + 1);
-    // One pass: the leaves per label block (their final sizes) and the
-    // non-leaves per label block, as offsets of a counting sort.
+    h
+}
+
+/// One pass: the leaves per label block (their final sizes) and the
+/// non-leaves per label block, as offsets of a counting sort; then the
+/// non-leaves as (hash, object), grouped by label block: 8 bytes each,
+/// where keys holding the block too took 16. Sorting each block's part by
+/// hash then gives the order of (block, hash, object).
+#[allow(clippy::type_complexity)]
+fn pairs_by_label(
+    graph: &View,
+    block: &[u32],
+    labels: usize,
+    h: &[u32],
+) -> (Vec<u32>, Vec<u32>, Vec<(u32, u32)>) {
     let mut block_size: Vec<u32> = vec![0; labels];
     let mut offset: Vec<u32> = vec![0; labels + 1];
     for (o, &b) in block.iter().enumerate() {
@@ -193,9 +230,6 @@ fn hashed_blocks(graph: &View, label: Partition) -> Partition {
     for b in 0..labels {
         offset[b + 1] += offset[b];
     }
-    // The non-leaves as (hash, object), grouped by label block: 8 bytes
-    // each, where keys holding the block too took 16. Sorting each block's
-    // part by hash then gives the order of (block, hash, object).
     let total = offset[labels] as usize;
     let mut pairs: Vec<(u32, u32)> = crate::mem::zeroed(total);
     {
@@ -208,7 +242,13 @@ fn hashed_blocks(graph: &View, label: Partition) -> Partition {
             }
         }
     }
-    drop(h);
+    (block_size, offset, pairs)
+}
+
+/// Sorts each label block's part of `pairs` by hash; returns where the
+/// groups of equal hashes start, in order.
+fn hash_groups(pairs: &mut [(u32, u32)], offset: &[u32], labels: usize) -> Vec<u32> {
+    let total = pairs.len();
     // Jobs of whole label blocks, a few per thread; each sorts its blocks'
     // parts and finds where their groups of equal hashes start.
     let target = (total / (8 * rayon::current_num_threads())).max(1 << 14);
@@ -216,7 +256,7 @@ fn hashed_blocks(graph: &View, label: Partition) -> Partition {
     type Job<'a> = (&'a mut [(u32, u32)], usize, usize);
     let mut jobs: Vec<Job> = Vec::new();
     {
-        let mut rest = &mut pairs[..];
+        let mut rest = pairs;
         let mut b = 0;
         while b < labels {
             let mut e = b + 1;
@@ -252,22 +292,7 @@ fn hashed_blocks(graph: &View, label: Partition) -> Partition {
             starts
         })
         .collect();
-    // Each group becomes a block; ids in (block, hash) order, written in
-    // parallel (groups are disjoint). A group ends where the next starts.
-    let starts: Vec<u32> = job_starts.concat();
-    let end = |g: usize| starts.get(g + 1).map_or(total, |&e| e as usize);
-    block_size.extend((0..starts.len()).map(|g| (end(g) - starts[g] as usize) as u32));
-    let mut block = block;
-    {
-        let out = crate::mem::as_atomic(&mut block);
-        starts.par_iter().enumerate().for_each(|(g, &s)| {
-            let id = (labels + g) as u32;
-            for &(_, o) in &pairs[s as usize..end(g)] {
-                out[o as usize].store(id, Ordering::Relaxed);
-            }
-        });
-    }
-    Partition { block, block_size }
+    job_starts.concat()
 }
 
 /// Mixes the blocks of an object's references, in order.
@@ -321,7 +346,7 @@ pub fn refine(
     dom: &DominatorTree,
     progress: &Progress,
 ) -> Result<Partition, Cancelled> {
-    let trace = std::env::var_os("HEAPTUI_TRACE").is_some();
+    let trace = tracing::enabled!(target: "heaptui::duplicates", tracing::Level::TRACE);
     let t0 = std::time::Instant::now();
     let labels = label_blocks(graph, dom);
     if trace {
@@ -345,9 +370,6 @@ pub fn refine(
         .into_par_iter()
         .map(|_| AtomicBool::new(false))
         .collect();
-    let evaluate = |b: u32, block_size: &[u32], o: usize| {
-        b != NO_BLOCK && block_size[b as usize] > 1 && !graph.refs_raw(o as u32).is_empty()
-    };
     let mut dirty: Vec<u32> = Vec::new();
     let mut keyed: Vec<(u32, u64, u32)> = Vec::new();
     // (object, its new block), applied when the round ends.
@@ -361,42 +383,8 @@ pub fn refine(
         }
         moves.clear();
         if rounds == 1 {
-            // The first round evaluates nearly every object. Its keys are
-            // built straight from object order (no list of them beside the
-            // keys), a piece of the block ids at a time: 16 bytes an object
-            // at once were the peak of the whole analysis on a 20 M-object
-            // V8 snapshot. Moves wait for the round's end, so every piece
-            // reads the blocks the round started with and the result is
-            // the one of a single sort.
-            let target = (graph.objects() / FIRST_ROUND_PIECES).max(1) as u64;
-            let mut from = 0usize;
-            while from < block_size.len() {
-                let mut to = from;
-                let mut objects = 0u64;
-                while to < block_size.len() && (objects < target || to == from) {
-                    objects += block_size[to] as u64;
-                    to += 1;
-                }
-                let (b, bs) = (&block, &block_size);
-                let piece = from as u32..to as u32;
-                let mut keyed = super::gather(
-                    b.len(),
-                    |o| piece.contains(&b[o]) && evaluate(b[o], bs, o),
-                    |o| (b[o], signature(graph, b, o as u32), o as u32),
-                );
-                keyed.par_sort_unstable();
-                progress.check()?;
-                evaluated += keyed.len() as u64;
-                if trace {
-                    tracing::debug!(target: "heaptui::duplicates",
-                        "refine: round 1, blocks {from}..{to}: {} keyed at {} ms",
-                        keyed.len(),
-                        t0.elapsed().as_millis()
-                    );
-                }
-                split_blocks(&keyed, &mut block_size, &mut moves);
-                from = to;
-            }
+            let partition = (&block[..], &mut block_size);
+            evaluated += first_round(graph, partition, &mut moves, progress, t0)?;
         } else {
             let evaluating = keyed.len();
             evaluated += evaluating as u64;
@@ -422,44 +410,11 @@ pub fn refine(
                 t0.elapsed().as_millis()
             );
         }
-        dirty.clear();
-        let wants = |p: u32| {
-            let pb = block[p as usize];
-            pb != NO_BLOCK
-                && block_size[pb as usize] > 1
-                && !queued[p as usize].swap(true, Ordering::Relaxed)
-        };
-        if moves.len() >= PARALLEL_MIN {
-            dirty = moves
-                .par_iter()
-                .flat_map_iter(|&(m, _)| {
-                    graph.retainers_raw(m).iter().copied().filter(|&p| wants(p))
-                })
-                .collect();
-        } else {
-            for &(m, _) in &moves {
-                dirty.extend(graph.retainers_raw(m).iter().copied().filter(|&p| wants(p)));
-            }
-        }
+        dirty = dirty_retainers(graph, (&block, &block_size), &moves, &queued);
         if dirty.is_empty() {
             break;
         }
-        let b = &block;
-        keyed = if dirty.len() >= PARALLEL_MIN {
-            let mut k: Vec<_> = dirty
-                .par_iter()
-                .map(|&o| (b[o as usize], signature(graph, b, o), o))
-                .collect();
-            k.par_sort_unstable();
-            k
-        } else {
-            let mut k: Vec<_> = dirty
-                .iter()
-                .map(|&o| (b[o as usize], signature(graph, b, o), o))
-                .collect();
-            k.sort_unstable();
-            k
-        };
+        keyed = keys(graph, &block, &dirty);
     }
     if trace {
         tracing::debug!(target: "heaptui::duplicates",
@@ -469,4 +424,105 @@ pub fn refine(
         );
     }
     Ok(Partition { block, block_size })
+}
+
+/// Whether object `o` of block `b` is evaluated: not in a singleton
+/// block, and not a leaf.
+fn evaluate(graph: &View, b: u32, block_size: &[u32], o: usize) -> bool {
+    b != NO_BLOCK && block_size[b as usize] > 1 && !graph.refs_raw(o as u32).is_empty()
+}
+
+/// The first round, which evaluates nearly every object: its moves, and
+/// the number of objects evaluated. Its keys are built straight from
+/// object order (no list of them beside the keys), a piece of the block
+/// ids at a time: 16 bytes an object at once were the peak of the whole
+/// analysis on a 20 M-object V8 snapshot. Moves wait for the round's end,
+/// so every piece reads the blocks the round started with and the result
+/// is the one of a single sort.
+fn first_round(
+    graph: &View,
+    (block, block_size): (&[u32], &mut Vec<u32>),
+    moves: &mut Vec<(u32, u32)>,
+    progress: &Progress,
+    t0: std::time::Instant,
+) -> Result<u64, Cancelled> {
+    let trace = tracing::enabled!(target: "heaptui::duplicates", tracing::Level::TRACE);
+    let target = (graph.objects() / FIRST_ROUND_PIECES).max(1) as u64;
+    let mut evaluated = 0;
+    let mut from = 0usize;
+    while from < block_size.len() {
+        let mut to = from;
+        let mut objects = 0u64;
+        while to < block_size.len() && (objects < target || to == from) {
+            objects += block_size[to] as u64;
+            to += 1;
+        }
+        let (b, bs) = (block, &block_size[..]);
+        let piece = from as u32..to as u32;
+        let mut keyed = super::gather(
+            b.len(),
+            |o| piece.contains(&b[o]) && evaluate(graph, b[o], bs, o),
+            |o| (b[o], signature(graph, b, o as u32), o as u32),
+        );
+        keyed.par_sort_unstable();
+        progress.check()?;
+        evaluated += keyed.len() as u64;
+        if trace {
+            tracing::debug!(target: "heaptui::duplicates",
+                "refine: round 1, blocks {from}..{to}: {} keyed at {} ms",
+                keyed.len(),
+                t0.elapsed().as_millis()
+            );
+        }
+        split_blocks(&keyed, block_size, moves);
+        from = to;
+    }
+    Ok(evaluated)
+}
+
+/// The retainers of the moved objects that the next round evaluates (in a
+/// block of two or more, not queued yet: each is queued as it is listed).
+fn dirty_retainers(
+    graph: &View,
+    (block, block_size): (&[u32], &[u32]),
+    moves: &[(u32, u32)],
+    queued: &[AtomicBool],
+) -> Vec<u32> {
+    let wants = |p: u32| {
+        let pb = block[p as usize];
+        pb != NO_BLOCK
+            && block_size[pb as usize] > 1
+            && !queued[p as usize].swap(true, Ordering::Relaxed)
+    };
+    if moves.len() >= PARALLEL_MIN {
+        moves
+            .par_iter()
+            .flat_map_iter(|&(m, _)| graph.retainers_raw(m).iter().copied().filter(|&p| wants(p)))
+            .collect()
+    } else {
+        let mut dirty = Vec::new();
+        for &(m, _) in moves {
+            dirty.extend(graph.retainers_raw(m).iter().copied().filter(|&p| wants(p)));
+        }
+        dirty
+    }
+}
+
+/// The sorted (block, signature, object) keys of the `dirty` objects.
+fn keys(graph: &View, block: &[u32], dirty: &[u32]) -> Vec<(u32, u64, u32)> {
+    if dirty.len() >= PARALLEL_MIN {
+        let mut k: Vec<_> = dirty
+            .par_iter()
+            .map(|&o| (block[o as usize], signature(graph, block, o), o))
+            .collect();
+        k.par_sort_unstable();
+        k
+    } else {
+        let mut k: Vec<_> = dirty
+            .iter()
+            .map(|&o| (block[o as usize], signature(graph, block, o), o))
+            .collect();
+        k.sort_unstable();
+        k
+    }
 }

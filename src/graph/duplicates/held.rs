@@ -178,8 +178,7 @@ pub(crate) fn compute_held(
         return Ok(());
     }
     let n = graph.objects();
-    let t = std::time::Instant::now();
-    let trace = std::env::var_os("HEAPTUI_TRACE").is_some();
+    let span = tracing::debug_span!(target: "heaptui::profile", "held index").entered();
     let tin = dominator_preorder(dom);
     progress.check()?;
     let dfs_pos = dfs_positions(graph, dom);
@@ -207,11 +206,30 @@ pub(crate) fn compute_held(
         strong,
         member_tins,
     };
-    if trace {
-        tracing::debug!(target: "heaptui::duplicates", "held: index {} ms", t.elapsed().as_millis());
+    span.exit();
+    let held_by = tracing::debug_span!(target: "heaptui::profile", "held checks")
+        .in_scope(|| held_by(&index, sets, progress));
+    progress.check()?;
+    // The holding set: a holder no other holder of S holds (held-by is
+    // transitive and acyclic, so one exists); ties by the lowest id, which is
+    // the largest additional bytes (ids follow that order).
+    for (i, s) in sets.iter_mut().enumerate() {
+        let holders = &held_by[i];
+        s.holding_set = holders.iter().copied().find(|&h| {
+            !holders
+                .iter()
+                .any(|g| held_by[h as usize].binary_search(g).is_ok())
+        });
+        s.held_by = held_by[i].clone();
     }
-    let held_by: Vec<Vec<u32>> = sets
-        .par_iter()
+    Ok(())
+}
+
+/// Per set, the sets that hold it (sorted): those on every path to one of
+/// its members whose removal leaves no member reachable. Empty for a set
+/// with a strongly rooted member, and for all once cancelled.
+fn held_by(index: &Index, sets: &[DuplicateSet], progress: &Progress) -> Vec<Vec<u32>> {
+    sets.par_iter()
         .map_init(
             || (HashSet::<u32, IntBuild>::default(), Vec::new()),
             |(seen, stack), s| {
@@ -238,24 +256,7 @@ pub(crate) fn compute_held(
                     .collect()
             },
         )
-        .collect();
-    progress.check()?;
-    if trace {
-        tracing::debug!(target: "heaptui::duplicates", "held: checks {} ms", t.elapsed().as_millis());
-    }
-    // The holding set: a holder no other holder of S holds (held-by is
-    // transitive and acyclic, so one exists); ties by the lowest id, which is
-    // the largest additional bytes (ids follow that order).
-    for (i, s) in sets.iter_mut().enumerate() {
-        let holders = &held_by[i];
-        s.holding_set = holders.iter().copied().find(|&h| {
-            !holders
-                .iter()
-                .any(|g| held_by[h as usize].binary_search(g).is_ok())
-        });
-        s.held_by = held_by[i].clone();
-    }
-    Ok(())
+        .collect()
 }
 
 /// Each object's position in the DFS preorder of the dominator computation

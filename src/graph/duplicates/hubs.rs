@@ -190,7 +190,7 @@ impl Hub {
     pub(super) fn of(graph: &View, h: u32, hubs: &Hubs, known: &[Arc<Hub>]) -> Hub {
         let t = std::time::Instant::now();
         let hub = Self::of_inner(graph, h, hubs, known);
-        if std::env::var_os("HEAPTUI_TRACE").is_some() {
+        if tracing::enabled!(target: "heaptui::duplicates", tracing::Level::TRACE) {
             tracing::debug!(target: "heaptui::duplicates",
                 "hub candidate {h}: scc {} reach {} in {} ms",
                 hub.scc_objects,

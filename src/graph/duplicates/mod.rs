@@ -127,6 +127,7 @@ fn detect(
     progress: &Progress,
 ) -> Result<Duplicates, Cancelled> {
     progress.start(Stage::Duplicates, 3);
+    let _span = tracing::debug_span!(target: "heaptui::profile", "duplicates").entered();
     let depth = |t: u32| {
         if finished.binary_search(&t).is_ok() {
             return Depth::Full(None);
@@ -138,25 +139,22 @@ fn detect(
         }
     };
     let dump = &graph.dump;
-    let trace = Trace::new();
     let view = View::new(graph);
     let (mut sets, possible) = if mode != DuplicateMode::All && finished.is_empty() {
         // Cheap path: no refinement; candidates are objects of one label.
         label_classes(&view, dom, mode == DuplicateMode::Trivial)
     } else {
-        trace.phase("start");
-        let part = bisim::refine(&view, dom, progress)?;
-        trace.phase("candidates");
-        let _ = &verify::COUNTERS;
+        let part = tracing::debug_span!(target: "heaptui::profile", "candidates")
+            .in_scope(|| bisim::refine(&view, dom, progress))?;
         progress.set_done(1);
-        let found = classes(&view, &part.block, &part.block_size, &depth, progress)?;
+        let found = tracing::debug_span!(target: "heaptui::profile", "verify")
+            .in_scope(|| classes(&view, &part.block, &part.block_size, &depth, progress))?;
         // The verification threads' scratch, freed but held per thread.
         crate::mem::release_free_memory();
         found
     };
     drop(view);
-    trace.phase("verify");
-    if trace.0.is_some() {
+    if tracing::enabled!(target: "heaptui::duplicates", tracing::Level::TRACE) {
         let c: Vec<u64> = verify::COUNTERS
             .iter()
             .map(|c| c.load(std::sync::atomic::Ordering::Relaxed))
@@ -186,33 +184,13 @@ fn detect(
         }
     });
     let (mut dups, set_of) = finish(dump, sets, possible, mode);
-    held::compute_held(graph, dom, &mut dups.sets, set_of, progress)?;
-    trace.phase("held");
+    tracing::debug_span!(target: "heaptui::profile", "held")
+        .in_scope(|| held::compute_held(graph, dom, &mut dups.sets, set_of, progress))?;
     dups.budget_per_type = budget;
     dups.finished_types = finished.to_vec();
     dups.values_compared = dump.values.is_some() || dump.labels.is_some();
     progress.set_done(3);
     Ok(dups)
-}
-
-/// Phase times logged (see `crate::log`, `HEAPTUI_LOG`) when `HEAPTUI_TRACE`
-/// is set (for benchmarking).
-struct Trace(Option<std::cell::Cell<std::time::Instant>>);
-
-impl Trace {
-    fn new() -> Self {
-        Trace(
-            std::env::var_os("HEAPTUI_TRACE")
-                .map(|_| std::cell::Cell::new(std::time::Instant::now())),
-        )
-    }
-
-    fn phase(&self, name: &str) {
-        if let Some(t) = &self.0 {
-            tracing::debug!(target: "heaptui::duplicates", "duplicates: {name} {} ms", t.get().elapsed().as_millis());
-            t.set(std::time::Instant::now());
-        }
-    }
 }
 
 fn trivial_set(dump: &Model, members: Vec<u32>) -> DuplicateSet {
@@ -336,94 +314,22 @@ fn classes(
     depth: &(dyn Fn(u32) -> Depth + Sync),
     progress: &Progress,
 ) -> Result<(Vec<DuplicateSet>, Vec<PossibleDuplicates>), Cancelled> {
-    let dump = &graph.dump;
     let phase_start = std::time::Instant::now();
     let blocks = candidate_blocks(graph, block, block_size);
     let mut by_type: Vec<&[(u32, Vec<u32>)]> = blocks.chunk_by(|a, b| a.0 == b.0).collect();
     // Largest types first, so one big type does not start last.
     by_type.sort_by_key(|t| std::cmp::Reverse(t.iter().map(|b| b.1.len()).sum::<usize>()));
-    let pool: Mutex<Vec<Workspace>> = Mutex::new(Vec::new());
-    let hubs = hubs::Hubs::new(graph.objects());
-    type Outcome = Result<(Vec<DuplicateSet>, Vec<u32>), Cancelled>;
-    let outcomes: Vec<Outcome> = by_type
+    let cx = Verifier {
+        graph,
+        block,
+        hubs: hubs::Hubs::new(graph.objects()),
+        pool: Mutex::new(Vec::new()),
+        progress,
+        phase_start,
+    };
+    let outcomes: Vec<Result<_, Cancelled>> = by_type
         .par_iter()
-        .map(|type_blocks| {
-            let t = type_blocks[0].0;
-            let d = depth(t);
-            let mut sets = Vec::new();
-            let mut possible = Vec::new();
-            if d == Depth::Skip {
-                return Ok((sets, possible));
-            }
-            let mut ws: Option<Workspace> = None;
-            let mut budget = Budget::new(
-                match d {
-                    Depth::Full(b) => b,
-                    _ => None,
-                },
-                progress,
-            );
-            let mut exhausted = false;
-            for (_, members) in type_blocks.iter() {
-                let leaf = graph.refs_raw(members[0]).is_empty();
-                if leaf {
-                    // One label and no references: exactly duplicates.
-                    sets.push(trivial_set(dump, members.clone()));
-                    continue;
-                }
-                if d == Depth::Trivial || exhausted {
-                    possible.extend_from_slice(members);
-                    continue;
-                }
-                let w = ws.get_or_insert_with(|| {
-                    pool.lock()
-                        .unwrap()
-                        .pop()
-                        .unwrap_or_else(|| Workspace::new(graph.objects()))
-                });
-                let started = std::env::var_os("HEAPTUI_TRACE").map(|_| std::time::Instant::now());
-                let outcome = verify::split_block(graph, block, &hubs, w, members, &mut budget);
-                if let Some(t) = started.filter(|t| t.elapsed().as_millis() >= 100) {
-                    tracing::debug!(target: "heaptui::duplicates",
-                        "duplicates: block of {} x {} took {} ms, from {} ms into verification",
-                        members.len(),
-                        dump.type_name(ObjectIdx(members[0])),
-                        t.elapsed().as_millis(),
-                        (t - phase_start).as_millis()
-                    );
-                }
-                match outcome {
-                    Ok(found) => {
-                        for c in found {
-                            let o = c.members[0] as usize;
-                            sets.push(DuplicateSet {
-                                id: 0,
-                                type_index: t,
-                                instance_bytes: dump.sizes[o],
-                                objects_per_copy: c.objects_per_copy,
-                                additional_bytes: c.additional_bytes,
-                                members: c.members,
-                                trivial: false,
-                                held_by: Vec::new(),
-                                holding_set: None,
-                            });
-                        }
-                    }
-                    Err(Stop::Cancelled) => return Err(Cancelled),
-                    Err(Stop::Budget) => {
-                        // The workspace was reset by the aborted pairing
-                        // except for stamps, which epochs make harmless.
-                        exhausted = true;
-                        possible.extend_from_slice(members);
-                    }
-                }
-            }
-            if let Some(mut w) = ws {
-                w.release();
-                pool.lock().unwrap().push(w);
-            }
-            Ok((sets, possible))
-        })
+        .map(|type_blocks| cx.type_classes(type_blocks, depth(type_blocks[0].0)))
         .collect();
     let mut sets = Vec::new();
     let mut possible = Vec::new();
@@ -439,6 +345,114 @@ fn classes(
     }
     sort_possible(&mut possible);
     Ok((sets, possible))
+}
+
+/// What the verification of every type shares.
+struct Verifier<'a> {
+    graph: &'a View<'a>,
+    block: &'a [u32],
+    hubs: hubs::Hubs,
+    /// Workspaces of finished types, for the next ones.
+    pool: Mutex<Vec<Workspace>>,
+    progress: &'a Progress,
+    phase_start: std::time::Instant,
+}
+
+impl Verifier<'_> {
+    /// One type's candidate blocks (in order) as exact sets, and the
+    /// members of those it did not verify (possible duplicates).
+    fn type_classes(
+        &self,
+        type_blocks: &[(u32, Vec<u32>)],
+        d: Depth,
+    ) -> Result<(Vec<DuplicateSet>, Vec<u32>), Cancelled> {
+        let (graph, dump) = (self.graph, &self.graph.dump);
+        let t = type_blocks[0].0;
+        let mut sets = Vec::new();
+        let mut possible = Vec::new();
+        if d == Depth::Skip {
+            return Ok((sets, possible));
+        }
+        let mut ws: Option<Workspace> = None;
+        let limit = match d {
+            Depth::Full(b) => b,
+            _ => None,
+        };
+        let mut budget = Budget::new(limit, self.progress);
+        let mut exhausted = false;
+        for (_, members) in type_blocks.iter() {
+            let leaf = graph.refs_raw(members[0]).is_empty();
+            if leaf {
+                // One label and no references: exactly duplicates.
+                sets.push(trivial_set(dump, members.clone()));
+                continue;
+            }
+            if d == Depth::Trivial || exhausted {
+                possible.extend_from_slice(members);
+                continue;
+            }
+            let w = ws.get_or_insert_with(|| {
+                self.pool
+                    .lock()
+                    .unwrap()
+                    .pop()
+                    .unwrap_or_else(|| Workspace::new(graph.objects()))
+            });
+            match self.split_block(w, members, &mut budget) {
+                Ok(found) => sets.extend(found.into_iter().map(|c| full_set(dump, t, c))),
+                Err(Stop::Cancelled) => return Err(Cancelled),
+                Err(Stop::Budget) => {
+                    // The workspace was reset by the aborted pairing
+                    // except for stamps, which epochs make harmless.
+                    exhausted = true;
+                    possible.extend_from_slice(members);
+                }
+            }
+        }
+        if let Some(mut w) = ws {
+            w.release();
+            self.pool.lock().unwrap().push(w);
+        }
+        Ok((sets, possible))
+    }
+
+    /// [`verify::split_block`], a slow block logged at `trace` level.
+    fn split_block(
+        &self,
+        w: &mut Workspace,
+        members: &[u32],
+        budget: &mut Budget,
+    ) -> Result<Vec<verify::Class>, Stop> {
+        let started = tracing::enabled!(target: "heaptui::duplicates", tracing::Level::TRACE)
+            .then(std::time::Instant::now);
+        let outcome = verify::split_block(self.graph, self.block, &self.hubs, w, members, budget);
+        if let Some(t) = started.filter(|t| t.elapsed().as_millis() >= 100) {
+            tracing::debug!(target: "heaptui::duplicates",
+                "duplicates: block of {} x {} took {} ms, from {} ms into verification",
+                members.len(),
+                self.graph.dump.type_name(ObjectIdx(members[0])),
+                t.elapsed().as_millis(),
+                (t - self.phase_start).as_millis()
+            );
+        }
+        outcome
+    }
+}
+
+/// A verified class of type `t` as a duplicate set (numbered later).
+fn full_set(dump: &Model, t: u32, c: verify::Class) -> DuplicateSet {
+    let o = c.members[0] as usize;
+    DuplicateSet {
+        id: 0,
+        type_index: t,
+        instance_bytes: dump.sizes[o],
+        objects_per_copy: c.objects_per_copy,
+        additional_bytes: c.additional_bytes,
+        members: c.members,
+        trivial: false,
+        held_by: Vec::new(),
+        holding_set: None,
+    }
 }
 
 /// Sorts the sets, numbers them and indexes their members.

@@ -37,7 +37,7 @@ use super::workspace::{Budget, Stop, Workspace};
 
 const NONE: u32 = u32::MAX;
 
-/// Work counters for HEAPTUI_TRACE: representatives, explored, deferred,
+/// Work counters, logged at `trace` level (see `crate::log`): representatives, explored, deferred,
 /// pairs, retainers scanned, owner-search steps, prefix-signature steps.
 pub(crate) static COUNTERS: [AtomicU64; 7] = [
     AtomicU64::new(0),

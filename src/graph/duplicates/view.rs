@@ -247,68 +247,23 @@ impl<'a> View<'a> {
 /// Objects per range of the parallel passes.
 const RANGE: usize = 1 << 14;
 
+/// Per object of a range: its descriptors (usually one or two), and how
+/// many lead and trail its references; the descriptor lists of those that
+/// have some; the kept references (and their labels) of those whose
+/// descriptors are neither leading nor trailing.
+type Found = (
+    Vec<[u8; 2]>,
+    Vec<(u32, Vec<u32>)>,
+    Vec<(u32, Vec<u32>, Vec<u32>)>,
+);
+
 impl Own {
     fn build(graph: &HeapGraph, rule: &DescriptorRule) -> Option<Own> {
         let dump = &graph.dump;
         let n = dump.objects();
-        let refs = &dump.refs;
-        let is_descriptor = |e: usize| rule.is_descriptor(dump, e, refs.targets[e]);
-        // Per object: its descriptors (usually one or two), and how many
-        // lead and trail its references.
-        type Found = (
-            Vec<[u8; 2]>,
-            Vec<(u32, Vec<u32>)>,
-            Vec<(u32, Vec<u32>, Vec<u32>)>,
-        );
         let parts: Vec<Found> = (0..n.div_ceil(RANGE))
             .into_par_iter()
-            .map(|r| {
-                let mut skip = Vec::with_capacity(RANGE);
-                let mut lists = Vec::new();
-                let mut odd = Vec::new();
-                for o in r * RANGE..((r + 1) * RANGE).min(n) {
-                    let (s, e) = (refs.offsets[o] as usize, refs.offsets[o + 1] as usize);
-                    let found: Vec<usize> = (s..e).filter(|&e| is_descriptor(e)).collect();
-                    if found.is_empty() {
-                        skip.push([0, 0]);
-                        continue;
-                    }
-                    lists.push((o as u32, found.iter().map(|&e| refs.targets[e]).collect()));
-                    let front = found
-                        .iter()
-                        .zip(s..)
-                        .take_while(|(&f, at)| f == *at)
-                        .count();
-                    let back = found
-                        .iter()
-                        .rev()
-                        .zip((s..e).rev())
-                        .take_while(|(&f, at)| f == *at)
-                        .count();
-                    let edges = front.max(back) == found.len();
-                    let fits = |k: usize| k < u8::MAX as usize;
-                    if edges && front == found.len() && fits(front) {
-                        skip.push([front as u8, 0]);
-                    } else if edges && fits(back) {
-                        skip.push([0, back as u8]);
-                    } else if front + back == found.len() && fits(front) && fits(back) {
-                        skip.push([front as u8, back as u8]);
-                    } else {
-                        skip.push(ODD);
-                        let kept: Vec<usize> = (s..e).filter(|e| !found.contains(e)).collect();
-                        let labels = match &dump.labels {
-                            Some(l) => kept.iter().map(|&e| l.of_ref[e]).collect(),
-                            None => Vec::new(),
-                        };
-                        odd.push((
-                            o as u32,
-                            kept.iter().map(|&e| refs.targets[e]).collect(),
-                            labels,
-                        ));
-                    }
-                }
-                (skip, lists, odd)
-            })
+            .map(|r| Self::scan(dump, rule, r * RANGE..((r + 1) * RANGE).min(n)))
             .collect();
         if parts.iter().all(|p| p.1.is_empty()) {
             return None;
@@ -361,5 +316,56 @@ impl Own {
         }
         own.targets = Rows::build(rows);
         Some(own)
+    }
+
+    /// The descriptors of the objects in `range` (see [`Found`]).
+    fn scan(dump: &Model, rule: &DescriptorRule, range: std::ops::Range<usize>) -> Found {
+        let refs = &dump.refs;
+        let is_descriptor = |e: usize| rule.is_descriptor(dump, e, refs.targets[e]);
+        let mut skip = Vec::with_capacity(RANGE);
+        let mut lists = Vec::new();
+        let mut odd = Vec::new();
+        for o in range {
+            let (s, e) = (refs.offsets[o] as usize, refs.offsets[o + 1] as usize);
+            let found: Vec<usize> = (s..e).filter(|&e| is_descriptor(e)).collect();
+            if found.is_empty() {
+                skip.push([0, 0]);
+                continue;
+            }
+            lists.push((o as u32, found.iter().map(|&e| refs.targets[e]).collect()));
+            let front = found
+                .iter()
+                .zip(s..)
+                .take_while(|(&f, at)| f == *at)
+                .count();
+            let back = found
+                .iter()
+                .rev()
+                .zip((s..e).rev())
+                .take_while(|(&f, at)| f == *at)
+                .count();
+            let edges = front.max(back) == found.len();
+            let fits = |k: usize| k < u8::MAX as usize;
+            if edges && front == found.len() && fits(front) {
+                skip.push([front as u8, 0]);
+            } else if edges && fits(back) {
+                skip.push([0, back as u8]);
+            } else if front + back == found.len() && fits(front) && fits(back) {
+                skip.push([front as u8, back as u8]);
+            } else {
+                skip.push(ODD);
+                let kept: Vec<usize> = (s..e).filter(|e| !found.contains(e)).collect();
+                let labels = match &dump.labels {
+                    Some(l) => kept.iter().map(|&e| l.of_ref[e]).collect(),
+                    None => Vec::new(),
+                };
+                odd.push((
+                    o as u32,
+                    kept.iter().map(|&e| refs.targets[e]).collect(),
+                    labels,
+                ));
+            }
+        }
+        (skip, lists, odd)
     }
 }

@@ -28,8 +28,8 @@ use std::path::Path;
 
 use super::source::Source;
 use super::{ImportError, InputError};
-use crate::model::{AppDomain, Csr, Format, IdIndex, Model, RecordCounts, Root};
 use crate::model::{Collector, ObjectIdx, Place, TypeIdx};
+use crate::model::{Csr, Format, Model, RecordCounts, Root};
 use crate::progress::{Progress, Stage};
 use graph::RawGraph;
 use stream::Reader;
@@ -92,7 +92,8 @@ fn read_dump(bytes: &[u8]) -> Result<(Dump, Option<String>), String> {
 pub fn import(path: &Path, source: &Source, progress: &Progress) -> Result<Model, ImportError> {
     let bytes = source.bytes();
     progress.start(Stage::Parse, bytes.len() as u64);
-    let mut laps = crate::progress::Laps::new("gcdump");
+    let _span = tracing::debug_span!(target: "heaptui::profile", "gcdump").entered();
+    let stream = tracing::debug_span!(target: "heaptui::profile", "stream").entered();
     let (dump, note): (Dump, Option<String>) = read_dump(bytes)
         .map_err(|e| InputError::new(path, format!("not a readable .NET gcdump: {e}")))?;
     let g = &dump.graph;
@@ -106,22 +107,21 @@ pub fn import(path: &Path, source: &Source, progress: &Progress) -> Result<Model
             InputError::new(path, format!("the root index {} names no node", g.root)).into(),
         );
     }
-    laps.lap("stream");
+    stream.exit();
     progress.check()?;
     let (mut type_names, type_map) = type_table(g);
-    let mut nodes = nodes::decode(source, g, (&type_map, type_names.len()), &mut laps);
+    let mut nodes = nodes::decode(source, g, (&type_map, type_names.len()));
     if nodes.unknown_types {
         // The index the walk gave types outside the graph's table.
         type_names.push("(unknown type)".into());
     }
-    laps.lap("join");
     let mut diag = std::mem::take(&mut nodes.diag);
     if let Some(n) = note {
         // Node messages are placed by node; this one comes after them.
         diag.note(u64::MAX, || n);
     }
-    let model = assemble(path, bytes.len() as u64, &dump, nodes, type_names, diag);
-    laps.lap("assemble");
+    let model = tracing::debug_span!(target: "heaptui::profile", "assemble")
+        .in_scope(|| assemble(path, bytes.len() as u64, &dump, nodes, type_names, diag));
     progress.set_done(bytes.len() as u64);
     Ok(model)
 }
@@ -153,7 +153,6 @@ fn assemble(
 ) -> Model {
     // Ids are the node numbers, never repeated; the index is built at the
     // first look-up by id (the analysis makes none).
-    let id_index = IdIndex::lazy();
     let roots: Vec<Root> = nodes
         .roots
         .iter()
@@ -161,12 +160,6 @@ fn assemble(
         .collect();
     let objects = nodes.ids.len() as u64;
     Model {
-        path: path.to_path_buf(),
-        file_bytes,
-        app_domains: vec![AppDomain {
-            objects,
-            ..AppDomain::default()
-        }],
         records: RecordCounts {
             objects,
             types: type_names.len() as u64,
@@ -180,15 +173,8 @@ fn assemble(
         refs: Csr::from_offsets(nodes.offsets, nodes.targets),
         ids: nodes.ids.into(),
         roots,
-        id_index,
         diagnostics: diag.finish(Place::Unplaced),
-        format: Format::Gcdump,
-        labels: None,
-        values: None,
-        referents: None,
-        java_classes: None,
-        root_places: Default::default(),
-        row_types: Default::default(),
+        ..Model::native(path, file_bytes, Format::Gcdump, objects)
     }
 }
 

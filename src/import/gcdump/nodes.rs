@@ -22,7 +22,6 @@ use super::graph::{compressed, RawGraph};
 use crate::import::source::Source;
 use crate::mem::{split_by, zeroed};
 use crate::model::{Collector, Kind};
-use crate::progress::Laps;
 
 /// Larger sizes are corrupt; the bound keeps every sum of sizes in u64.
 const MAX_SIZE: u64 = 1 << 48;
@@ -253,12 +252,7 @@ impl Ctx<'_> {
 /// Decodes every node record; the graph has at least two nodes and a root
 /// among them. `type_map` maps the graph's types to the model's `types`
 /// names; objects of other types get type `types` (the name to add).
-pub fn decode(
-    source: &Source,
-    g: &RawGraph,
-    (type_map, types): (&[u32], usize),
-    laps: &mut Laps,
-) -> Nodes {
+pub fn decode(source: &Source, g: &RawGraph, (type_map, types): (&[u32], usize)) -> Nodes {
     let bytes = source.bytes();
     let n = g.node_count();
     let cx = Ctx {
@@ -274,21 +268,12 @@ pub fn decode(
     let blocks = n.div_ceil(BLOCK);
     let lens: Vec<usize> = (0..blocks).map(|b| cx.objects(cx.block(b)).len()).collect();
     let objects = n - 1;
-    let mut ids: Vec<u64> = zeroed(objects);
-    let mut types: Vec<u32> = zeroed(objects);
-    let mut sizes: Vec<u64> = zeroed(objects);
-    let heads: Vec<(u64, u64, bool, Collector)> = split_by(&mut ids, lens.iter().copied())
-        .into_par_iter()
-        .zip(split_by(&mut types, lens.iter().copied()))
-        .zip(split_by(&mut sizes, lens.iter().copied()))
-        .enumerate()
-        .map(|(b, ((ids, types), sizes))| {
-            let mut diag = Collector::default();
-            let (children, roots, unknown) = cx.heads(b, ids, types, sizes, &mut diag);
-            (children, roots, unknown, diag)
-        })
-        .collect();
-    laps.lap("heads");
+    let Heads {
+        ids,
+        types,
+        sizes,
+        blocks: heads,
+    } = heads(&cx, &lens);
     // At most one child per byte of the file, in node order: only a damaged
     // file's counts (records sharing bytes) claim more.
     let mut budget = bytes.len() as u64;
@@ -303,6 +288,7 @@ pub fn decode(
     let root_room = heads.iter().map(|h| h.1 as usize).sum();
     let mut targets: Vec<u32> = zeroed(room.iter().sum());
     let mut offsets: Vec<u64> = zeroed(objects + 1);
+    let span = tracing::debug_span!(target: "heaptui::profile", "children").entered();
     let walked: Vec<(usize, Vec<u32>, Collector)> = split_by(&mut targets, room.iter().copied())
         .into_par_iter()
         .zip(starts(&room).collect::<Vec<_>>())
@@ -319,19 +305,80 @@ pub fn decode(
             (kept, roots, diag)
         })
         .collect();
-    laps.lap("children");
+    span.exit();
     let mut diag = Collector::default();
     let mut unknown_types = false;
     for (_, _, unknown, d) in heads {
         unknown_types |= unknown;
         diag.merge(d);
     }
-    // Blocks that dropped children leave a gap after their kept ones:
-    // close the gaps and move their offsets back (only in damaged files).
+    let roots = close_gaps(
+        walked,
+        (&room, &lens),
+        (&mut targets, &mut offsets),
+        &mut diag,
+    );
+    Nodes {
+        ids,
+        types,
+        sizes,
+        offsets,
+        targets,
+        roots,
+        unknown_types,
+        diag,
+    }
+}
+
+/// The node heads of every block: the objects' ids, types and sizes, and
+/// per block its children and root children claimed, whether it met an
+/// unknown type, and its problems.
+struct Heads {
+    ids: Vec<u64>,
+    types: Vec<u32>,
+    sizes: Vec<u64>,
+    blocks: Vec<(u64, u64, bool, Collector)>,
+}
+
+/// Reads the node heads, block by block in parallel.
+fn heads(cx: &Ctx, lens: &[usize]) -> Heads {
+    let _span = tracing::debug_span!(target: "heaptui::profile", "heads").entered();
+    let objects = cx.n - 1;
+    let mut ids: Vec<u64> = zeroed(objects);
+    let mut types: Vec<u32> = zeroed(objects);
+    let mut sizes: Vec<u64> = zeroed(objects);
+    let blocks = split_by(&mut ids, lens.iter().copied())
+        .into_par_iter()
+        .zip(split_by(&mut types, lens.iter().copied()))
+        .zip(split_by(&mut sizes, lens.iter().copied()))
+        .enumerate()
+        .map(|(b, ((ids, types), sizes))| {
+            let mut diag = Collector::default();
+            let (children, roots, unknown) = cx.heads(b, ids, types, sizes, &mut diag);
+            (children, roots, unknown, diag)
+        })
+        .collect();
+    Heads {
+        ids,
+        types,
+        sizes,
+        blocks,
+    }
+}
+
+/// Blocks that dropped children leave a gap after their kept ones: closes
+/// the gaps and moves their offsets back (only in damaged files). Returns
+/// the root's children; the blocks' problems go to `diag`.
+fn close_gaps(
+    walked: Vec<(usize, Vec<u32>, Collector)>,
+    (room, lens): (&[usize], &[usize]),
+    (targets, offsets): (&mut Vec<u32>, &mut [u64]),
+    diag: &mut Collector,
+) -> Vec<u32> {
     let mut end = 0;
     let mut roots = Vec::new();
     let mut object = 1;
-    for (((kept, r, d), (start, room)), len) in walked.into_iter().zip(starts(&room)).zip(&lens) {
+    for (((kept, r, d), (start, room)), len) in walked.into_iter().zip(starts(room)).zip(lens) {
         if start != end {
             targets.copy_within(start..start + kept, end);
             let gap = (start - end) as u64;
@@ -346,16 +393,7 @@ pub fn decode(
         diag.merge(d);
     }
     targets.truncate(end);
-    Nodes {
-        ids,
-        types,
-        sizes,
-        offsets,
-        targets,
-        roots,
-        unknown_types,
-        diag,
-    }
+    roots
 }
 
 /// Each block's (start, length) in an array of the blocks' lengths.

@@ -104,31 +104,23 @@ pub(super) fn assemble(
         loaders: Loaders::new(loader_ids),
         strong_referents,
     };
-    let mut laps = crate::progress::Laps::new("hprof/assemble");
-    let (ids, mut counts) = ids_and_counts(&cx, chunks, progress)?;
-    laps.lap("ids");
+    let _span = tracing::debug_span!(target: "heaptui::profile", "assemble").entered();
+    let (ids, mut counts) = tracing::debug_span!(target: "heaptui::profile", "ids")
+        .in_scope(|| ids_and_counts(&cx, chunks, progress))?;
     if infer {
-        let mut evidence = Evidence::default();
-        for k in &mut counts {
-            evidence.merge(std::mem::take(&mut k.evidence));
-        }
-        let class_class = classes
-            .type_of
-            .iter()
-            .position(|&t| t == classes.class_type)
-            .map(|c| c as u32);
-        cx.sizing = Sizing::infer(&evidence, classes, &sizes, class_class);
-        laps.lap("layout");
+        cx.sizing = tracing::debug_span!(target: "heaptui::profile", "layout")
+            .in_scope(|| infer_sizing(&mut counts, classes, &sizes));
     }
     let span = counts
         .iter()
         .fold(IdSpan::default(), |s, k| s.merge(k.span));
-    let wide = WideIdIndex::build_in_runs(&ids, span);
-    laps.lap("id index");
+    let wide = tracing::debug_span!(target: "heaptui::profile", "id index")
+        .in_scope(|| WideIdIndex::build_in_runs(&ids, span));
     loader_references(&mut counts, &cx, &wide);
+    let write = tracing::debug_span!(target: "heaptui::profile", "write").entered();
     let (mut a, mut undefined, mut strings, mut referents, dangling) =
         write_all(&cx, source, chunks, &counts, ids, &wide, progress, issues)?;
-    laps.lap("write");
+    write.exit();
     // Roots resolve through the wide index while it is here; the model's
     // own index is built at its first look-up (the analysis makes none).
     let keep = (wide.repeated > 0).then(|| first_records(&wide, &a.ids));
@@ -136,6 +128,7 @@ pub(super) fn assemble(
     let (roots, kept_roots) = roots(raw_roots, |id| wide.get(id).map(new_index), issues);
     drop(wide);
     if keep.is_some() || dangling > 0 {
+        let _span = tracing::debug_span!(target: "heaptui::profile", "compact").entered();
         a = compact(a, keep.as_ref());
         if let Some((_, new_index)) = &keep {
             for u in &mut undefined {
@@ -148,7 +141,6 @@ pub(super) fn assemble(
                 (r.0, r.1) = (new_index[r.0 as usize], new_index[r.1 as usize]);
             }
         }
-        laps.lap("compact");
     }
     let byte_array = classes.prim_types[BasicType::Byte.prim_index()];
     super::strings::mark_string_arrays(strings, &a.types, byte_array, &mut a.kinds);
@@ -167,21 +159,38 @@ pub(super) fn assemble(
         roots,
         raw_roots: kept_roots,
         sizing: cx.sizing,
-        referents: Referents::new(
-            referents
-                .into_iter()
-                .filter(|r| r.1 != DROPPED)
-                .filter_map(|(from, to, strength)| {
-                    Some(Referent {
-                        reference: ObjectIdx(from),
-                        referent: ObjectIdx(to),
-                        strength: Strength::from_u8(strength)?,
-                    })
-                })
-                .collect(),
-            strong_referents,
-        ),
+        referents: Referents::new(kept_referents(referents), strong_referents),
     })
+}
+
+/// The object layout inferred from the chunks' evidence (taken).
+fn infer_sizing(counts: &mut [Counted], classes: &Classes, sizes: &SizeModel) -> Sizing {
+    let mut evidence = Evidence::default();
+    for k in counts {
+        evidence.merge(std::mem::take(&mut k.evidence));
+    }
+    let class_class = classes
+        .type_of
+        .iter()
+        .position(|&t| t == classes.class_type)
+        .map(|c| c as u32);
+    Sizing::infer(&evidence, classes, sizes, class_class)
+}
+
+/// The references' referents that were kept, (reference, referent,
+/// strength) as written.
+fn kept_referents(referents: Vec<ReferentMark>) -> Vec<Referent> {
+    referents
+        .into_iter()
+        .filter(|r| r.1 != DROPPED)
+        .filter_map(|(from, to, strength)| {
+            Some(Referent {
+                reference: ObjectIdx(from),
+                referent: ObjectIdx(to),
+                strength: Strength::from_u8(strength)?,
+            })
+        })
+        .collect()
 }
 
 /// The first walk: every object's id in file order, and each chunk's counts.

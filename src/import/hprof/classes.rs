@@ -244,42 +244,13 @@ pub(super) fn build(
 ) -> Classes {
     let ids: Vec<u64> = dumps.iter().map(|d| d.id).collect();
     let index = IdIndex::build(&ids);
-    let names: HashMap<u64, u64> = records.loaded.iter().copied().collect();
     let mut types = Interner::default();
     let mut labels = Interner::default();
     for l in label::FIXED {
         labels.intern(l);
     }
-    let mut unnamed = Vec::new();
-    let mut class_names = Vec::with_capacity(dumps.len());
-    let type_of: Vec<u32> = dumps
-        .iter()
-        .map(|d| {
-            let name = names
-                .get(&d.id)
-                .and_then(|&n| string_text(bytes, records, n))
-                .map(|n| pretty_class_name(&n));
-            let name = name.unwrap_or_else(|| {
-                unnamed.push(d.id);
-                format!("<unknown type 0x{:x}>", d.id)
-            });
-            let t = types.intern(&name);
-            class_names.push(name);
-            t
-        })
-        .collect();
-    let mut field_label = |id: u64| {
-        let text = string_text(bytes, records, id).unwrap_or_else(|| format!("<field 0x{id:x}>"));
-        labels.intern(&text)
-    };
-    let static_labels: Vec<Vec<u32>> = dumps
-        .iter()
-        .map(|d| d.statics.iter().map(|s| field_label(s.0)).collect())
-        .collect();
-    let own: Vec<Vec<(u32, BasicType)>> = dumps
-        .iter()
-        .map(|d| d.fields.iter().map(|f| (field_label(f.0), f.1)).collect())
-        .collect();
+    let (type_of, class_names, unnamed) = class_types(bytes, records, &dumps, &mut types);
+    let (static_labels, own) = field_labels(bytes, records, &dumps, &mut labels);
     let string_class = class_names.iter().position(|n| n == "java.lang.String");
     let hash_labels = ["hash", "hashIsZero"].map(|n| labels.intern(n));
     let coder_label = labels.intern("coder");
@@ -317,43 +288,12 @@ pub(super) fn build(
     let supers = up.iter().map(|s| s.map(|s| s as u32)).collect();
     let class_type = types.intern("java.lang.Class");
     let prim_types = BasicType::PRIMITIVES.map(|t| types.intern(t.array_name()));
-    let text =
-        |id: u64| string_text(bytes, records, id).unwrap_or_else(|| format!("<field 0x{id:x}>"));
-    let java = JavaClasses::new(
-        dumps
-            .iter()
-            .enumerate()
-            .map(|(c, d)| JavaClass {
-                id: d.id,
-                super_id: d.super_id,
-                fields: d
-                    .fields
-                    .iter()
-                    .zip(&own[c])
-                    .map(|(&(name, t), &(lbl, _))| FieldDecl {
-                        name: text(name).into(),
-                        tag: t.tag(),
-                        kept: t != BasicType::Object
-                            && !(Some(c) == string_class && hash_labels.contains(&lbl)),
-                    })
-                    .collect(),
-                statics: d
-                    .statics
-                    .iter()
-                    .map(|&(name, t, raw)| StaticField {
-                        name: text(name).into(),
-                        tag: t.tag(),
-                        raw,
-                    })
-                    .collect(),
-            })
-            .collect(),
-    );
+    // A String's cached hash fields are not kept as its values.
+    let cached = |c: usize, lbl: u32| Some(c) == string_class && hash_labels.contains(&lbl);
+    let java = java_classes(bytes, records, &dumps, &own, cached);
     let mut loaders: HashMap<u64, Vec<u64>> = HashMap::new();
-    for d in &dumps {
-        if d.loader != 0 {
-            loaders.entry(d.loader).or_default().push(d.id);
-        }
+    for d in dumps.iter().filter(|d| d.loader != 0) {
+        loaders.entry(d.loader).or_default().push(d.id);
     }
     Classes {
         ids,
@@ -371,6 +311,102 @@ pub(super) fn build(
         prim_types,
         java,
     }
+}
+
+/// Per class, the labels of its static fields, and its own instance
+/// fields' labels and types (the statics of every class interned first).
+#[allow(clippy::type_complexity)]
+fn field_labels(
+    bytes: &[u8],
+    records: &Records,
+    dumps: &[ClassDump],
+    labels: &mut Interner,
+) -> (Vec<Vec<u32>>, Vec<Vec<(u32, BasicType)>>) {
+    let mut field_label = |id: u64| {
+        let text = string_text(bytes, records, id).unwrap_or_else(|| format!("<field 0x{id:x}>"));
+        labels.intern(&text)
+    };
+    let static_labels: Vec<Vec<u32>> = dumps
+        .iter()
+        .map(|d| d.statics.iter().map(|s| field_label(s.0)).collect())
+        .collect();
+    let own: Vec<Vec<(u32, BasicType)>> = dumps
+        .iter()
+        .map(|d| d.fields.iter().map(|f| (field_label(f.0), f.1)).collect())
+        .collect();
+    (static_labels, own)
+}
+
+/// Each class's type (its name interned in `types`), its name, and the
+/// ids of the classes that no LOAD_CLASS record names.
+fn class_types(
+    bytes: &[u8],
+    records: &Records,
+    dumps: &[ClassDump],
+    types: &mut Interner,
+) -> (Vec<u32>, Vec<String>, Vec<u64>) {
+    let names: HashMap<u64, u64> = records.loaded.iter().copied().collect();
+    let mut unnamed = Vec::new();
+    let mut class_names = Vec::with_capacity(dumps.len());
+    let type_of: Vec<u32> = dumps
+        .iter()
+        .map(|d| {
+            let name = names
+                .get(&d.id)
+                .and_then(|&n| string_text(bytes, records, n))
+                .map(|n| pretty_class_name(&n));
+            let name = name.unwrap_or_else(|| {
+                unnamed.push(d.id);
+                format!("<unknown type 0x{:x}>", d.id)
+            });
+            let t = types.intern(&name);
+            class_names.push(name);
+            t
+        })
+        .collect();
+    (type_of, class_names, unnamed)
+}
+
+/// The classes' declarations as the inspector shows them; `cached(class,
+/// label)` says which instance fields are not kept as values.
+fn java_classes(
+    bytes: &[u8],
+    records: &Records,
+    dumps: &[ClassDump],
+    own: &[Vec<(u32, BasicType)>],
+    cached: impl Fn(usize, u32) -> bool,
+) -> JavaClasses {
+    let text =
+        |id: u64| string_text(bytes, records, id).unwrap_or_else(|| format!("<field 0x{id:x}>"));
+    JavaClasses::new(
+        dumps
+            .iter()
+            .enumerate()
+            .map(|(c, d)| JavaClass {
+                id: d.id,
+                super_id: d.super_id,
+                fields: d
+                    .fields
+                    .iter()
+                    .zip(&own[c])
+                    .map(|(&(name, t), &(lbl, _))| FieldDecl {
+                        name: text(name).into(),
+                        tag: t.tag(),
+                        kept: t != BasicType::Object && !cached(c, lbl),
+                    })
+                    .collect(),
+                statics: d
+                    .statics
+                    .iter()
+                    .map(|&(name, t, raw)| StaticField {
+                        name: text(name).into(),
+                        tag: t.tag(),
+                        raw,
+                    })
+                    .collect(),
+            })
+            .collect(),
+    )
 }
 
 /// Each class's superclass by class index (`None` at the top, where the

@@ -354,154 +354,15 @@ fn infer(
     }
     let n = classes.layouts.len();
     let order = supers_first(&classes.supers);
-    let inj = injected_per_class(classes, &order, id_size as u64);
-    let obs = observations(e, n);
-    let mut arrays: Vec<Vec<(u32, u64, u32)>> = vec![Vec::new(); ARRAY_KINDS];
-    for (&(key, d), &c) in &e.arrays {
-        if let Some(v) = arrays.get_mut((key >> 32) as usize) {
-            v.push((key as u32, d, c));
-        }
-    }
-    let observed: u64 = obs.iter().flatten().map(|o| o.1 as u64).sum::<u64>()
-        + arrays.iter().flatten().map(|o| o.2 as u64).sum::<u64>();
-    // Each candidate layout scores the distances after arrays that fit it
-    // (arrays have no padding and no injected fields: they decide), then
-    // those after instances that are their class's model size.
-    let mut best: Option<((u64, u64), u64, u64, u64)> = None;
-    let aligns = std::iter::successors(Some(8u64), |a| (*a < max_align).then_some(a * 2));
-    let candidates = aligns.flat_map(|a| {
-        [4u64, 8]
-            .into_iter()
-            .flat_map(move |r| [8u64, 12, 16].map(move |h| (a, r, h)))
-    });
-    for (align, ref_size, header) in candidates {
-        if ref_size > id_size as u64 {
-            continue;
-        }
-        let (mut fits, mut short) = (0u64, 0u64);
-        for (c, o) in obs.iter().enumerate() {
-            let model = align_up(unaligned(classes, &inj, c, header, ref_size), align);
-            for &(d, k) in o {
-                if d == model {
-                    fits += k as u64;
-                } else if d < model {
-                    short += k as u64;
-                }
-            }
-        }
-        // Arrays of every kind, with their elements where this header puts
-        // them (after the length, aligned to 8 or to the element).
-        let array_fits = (0..ARRAY_KINDS)
-            .map(|k| {
-                let e = element_size(k, ref_size);
-                [true, false]
-                    .map(|word| array_fit(&arrays[k], default_base(header, e, word), e, align))
-                    .into_iter()
-                    .max()
-                    .unwrap_or(0)
-            })
-            .sum::<u64>();
-        // Distances shorter than the model would make the objects overlap:
-        // these ids are not addresses under this layout.
-        if short * 50 > observed.max(1) {
-            continue;
-        }
-        let score = (array_fits, fits);
-        if best.is_none_or(|b| score > b.0) {
-            best = Some((score, header, ref_size, align));
-        }
-    }
-    let ((array_fits, fits), header, ref_size, align) = best?;
-    let score = array_fits + fits;
-    // Most objects of a compacted heap lie next to another: a layout that
-    // explains a small part of the distances is chance.
-    if score * 3 < observed || score < 8 {
-        return None;
-    }
-    // Arrays: per kind, the base that fits most of its observations.
-    let mut arr = [(0u64, 0u64); ARRAY_KINDS];
-    let mut pinned: [Option<Vec<u64>>; ARRAY_KINDS] = Default::default();
-    let mut word_votes = (0i64, 0i64);
-    for k in 0..ARRAY_KINDS {
-        let e = element_size(k, ref_size);
-        arr[k].1 = e;
-        let fits: Vec<(u64, u64)> = BASES
-            .iter()
-            .map(|&b| (array_fit(&arrays[k], b, e, align), b))
-            .collect();
-        let top = fits.iter().map(|f| f.0).max().unwrap_or(0);
-        if top == 0 {
-            continue;
-        }
-        let mut bases: Vec<u64> = fits.iter().filter(|f| f.0 == top).map(|f| f.1).collect();
-        // One observation could be an array followed by a gap: it pins
-        // a base only where it is the rule's.
-        if top < 2 {
-            bases.retain(|&b| {
-                b == default_base(header, e, true) || b == default_base(header, e, false)
-            });
-            if bases.is_empty() {
-                continue;
-            }
-        }
-        let (word, elem) = (
-            default_base(header, e, true),
-            default_base(header, e, false),
-        );
-        word_votes.0 += bases.contains(&word) as i64;
-        word_votes.1 += bases.contains(&elem) as i64;
-        pinned[k] = Some(bases);
-    }
-    let word_aligned = word_votes.0 > word_votes.1 || (word_votes == (0, 0) && header >= 12);
-    for k in 0..ARRAY_KINDS {
-        let e = arr[k].1;
-        let want = default_base(header, e, word_aligned);
-        arr[k].0 = match &pinned[k] {
-            Some(b) if b.contains(&want) => want,
-            Some(b) => b[0],
-            None => want,
-        };
-    }
-    // Instances, superclasses first: each class's own evidence, else its
-    // model plus what its nearest ancestor with evidence showed beyond
-    // its own model.
-    let mut size = vec![0u64; n];
-    // Where a class's size is more than its model (padding, fields the
-    // VM injects that the table above misses), its subclasses' fields
-    // follow it: (its size, its unaligned model).
-    let mut after: Vec<Option<(u64, u64)>> = vec![None; n];
-    let mut done = vec![false; n];
-    let (mut by_evidence, mut by_model) = (0u32, 0u32);
-    for &k in &order {
-        {
-            let inherited = classes.supers[k]
-                .map(|s| s as usize)
-                .filter(|&s| done[s])
-                .and_then(|s| after[s]);
-            let u = unaligned(classes, &inj, k, header, ref_size);
-            let model = align_up(u, align);
-            let predicted = match inherited {
-                Some((s, su)) => align_up(s + u.saturating_sub(su), align),
-                None => model,
-            };
-            let seen = obs[k].first().copied();
-            let (s, evidenced) = match seen {
-                Some((d, _)) if d == model || d == predicted => (d, true),
-                Some((d, times)) if times >= 2 && d > model => (d, true),
-                _ => (predicted, false),
-            };
-            size[k] = s;
-            after[k] = if s > model { Some((s, u)) } else { inherited };
-            done[k] = true;
-            if !obs[k].is_empty() {
-                if evidenced {
-                    by_evidence += 1;
-                } else {
-                    by_model += 1;
-                }
-            }
-        }
-    }
+    let cx = Observed {
+        classes,
+        inj: injected_per_class(classes, &order, id_size as u64),
+        obs: observations(e, n),
+        arrays: arrays_by_kind(e),
+    };
+    let (header, ref_size, align) = cx.best_layout(id_size as u64, max_align)?;
+    let arr = cx.array_bases(header, ref_size, align);
+    let (size, by_evidence, by_model) = cx.instance_sizes(&order, header, ref_size, align);
     // Class objects: a `java.lang.Class` instance (HotSpot dumps the
     // primitive types' mirrors as instances), then the statics.
     let class_base = class_class.map_or(header, |c| size[c as usize]);
@@ -520,6 +381,190 @@ fn infer(
             by_model,
         }),
     })
+}
+
+/// The arrays' observations per kind: (length, distance, times).
+fn arrays_by_kind(e: &Evidence) -> Vec<Vec<(u32, u64, u32)>> {
+    let mut arrays: Vec<Vec<(u32, u64, u32)>> = vec![Vec::new(); ARRAY_KINDS];
+    for (&(key, d), &c) in &e.arrays {
+        if let Some(v) = arrays.get_mut((key >> 32) as usize) {
+            v.push((key as u32, d, c));
+        }
+    }
+    arrays
+}
+
+/// What the layout is inferred from.
+struct Observed<'a> {
+    classes: &'a Classes,
+    /// Per class, the fields the VM injects: (bytes, references).
+    inj: Vec<(u64, u64)>,
+    /// Per class, the distances after its instances: (distance, times).
+    obs: Vec<Vec<(u64, u32)>>,
+    /// Per array kind, (length, distance, times).
+    arrays: Vec<Vec<(u32, u64, u32)>>,
+}
+
+impl Observed<'_> {
+    /// The (header, reference size, alignment) that explains most
+    /// distances, if it explains enough of them. Each candidate layout
+    /// scores the distances after arrays that fit it (arrays have no
+    /// padding and no injected fields: they decide), then those after
+    /// instances that are their class's model size.
+    fn best_layout(&self, id_size: u64, max_align: u64) -> Option<(u64, u64, u64)> {
+        let (obs, arrays) = (&self.obs, &self.arrays);
+        let observed: u64 = obs.iter().flatten().map(|o| o.1 as u64).sum::<u64>()
+            + arrays.iter().flatten().map(|o| o.2 as u64).sum::<u64>();
+        let mut best: Option<((u64, u64), u64, u64, u64)> = None;
+        let aligns = std::iter::successors(Some(8u64), |a| (*a < max_align).then_some(a * 2));
+        let candidates = aligns.flat_map(|a| {
+            [4u64, 8]
+                .into_iter()
+                .flat_map(move |r| [8u64, 12, 16].map(move |h| (a, r, h)))
+        });
+        for (align, ref_size, header) in candidates {
+            if ref_size > id_size {
+                continue;
+            }
+            let (mut fits, mut short) = (0u64, 0u64);
+            for (c, o) in obs.iter().enumerate() {
+                let u = unaligned(self.classes, &self.inj, c, header, ref_size);
+                let model = align_up(u, align);
+                for &(d, k) in o {
+                    if d == model {
+                        fits += k as u64;
+                    } else if d < model {
+                        short += k as u64;
+                    }
+                }
+            }
+            // Arrays of every kind, with their elements where this header
+            // puts them (after the length, aligned to 8 or to the element).
+            let array_fits = (0..ARRAY_KINDS)
+                .map(|k| {
+                    let e = element_size(k, ref_size);
+                    [true, false]
+                        .map(|word| array_fit(&arrays[k], default_base(header, e, word), e, align))
+                        .into_iter()
+                        .max()
+                        .unwrap_or(0)
+                })
+                .sum::<u64>();
+            // Distances shorter than the model would make the objects
+            // overlap: these ids are not addresses under this layout.
+            if short * 50 > observed.max(1) {
+                continue;
+            }
+            let score = (array_fits, fits);
+            if best.is_none_or(|b| score > b.0) {
+                best = Some((score, header, ref_size, align));
+            }
+        }
+        let ((array_fits, fits), header, ref_size, align) = best?;
+        let score = array_fits + fits;
+        // Most objects of a compacted heap lie next to another: a layout
+        // that explains a small part of the distances is chance.
+        if score * 3 < observed || score < 8 {
+            return None;
+        }
+        Some((header, ref_size, align))
+    }
+
+    /// Arrays: per kind, (the base that fits most of its observations,
+    /// the element size).
+    fn array_bases(&self, header: u64, ref_size: u64, align: u64) -> [(u64, u64); ARRAY_KINDS] {
+        let mut arr = [(0u64, 0u64); ARRAY_KINDS];
+        let mut pinned: [Option<Vec<u64>>; ARRAY_KINDS] = Default::default();
+        let mut word_votes = (0i64, 0i64);
+        for k in 0..ARRAY_KINDS {
+            let e = element_size(k, ref_size);
+            arr[k].1 = e;
+            let fits: Vec<(u64, u64)> = BASES
+                .iter()
+                .map(|&b| (array_fit(&self.arrays[k], b, e, align), b))
+                .collect();
+            let top = fits.iter().map(|f| f.0).max().unwrap_or(0);
+            if top == 0 {
+                continue;
+            }
+            let mut bases: Vec<u64> = fits.iter().filter(|f| f.0 == top).map(|f| f.1).collect();
+            let (word, elem) = (
+                default_base(header, e, true),
+                default_base(header, e, false),
+            );
+            // One observation could be an array followed by a gap: it pins
+            // a base only where it is the rule's.
+            if top < 2 {
+                bases.retain(|&b| b == word || b == elem);
+                if bases.is_empty() {
+                    continue;
+                }
+            }
+            word_votes.0 += bases.contains(&word) as i64;
+            word_votes.1 += bases.contains(&elem) as i64;
+            pinned[k] = Some(bases);
+        }
+        let word_aligned = word_votes.0 > word_votes.1 || (word_votes == (0, 0) && header >= 12);
+        for k in 0..ARRAY_KINDS {
+            let want = default_base(header, arr[k].1, word_aligned);
+            arr[k].0 = match &pinned[k] {
+                Some(b) if b.contains(&want) => want,
+                Some(b) => b[0],
+                None => want,
+            };
+        }
+        arr
+    }
+
+    /// Instances, superclasses first: each class's own evidence, else its
+    /// model plus what its nearest ancestor with evidence showed beyond its
+    /// own model. Returns the sizes, and how many classes with
+    /// observations were sized by them and by the model.
+    fn instance_sizes(
+        &self,
+        order: &[usize],
+        header: u64,
+        ref_size: u64,
+        align: u64,
+    ) -> (Vec<u64>, u32, u32) {
+        let n = self.classes.layouts.len();
+        let mut size = vec![0u64; n];
+        // Where a class's size is more than its model (padding, fields the
+        // VM injects that the table above misses), its subclasses' fields
+        // follow it: (its size, its unaligned model).
+        let mut after: Vec<Option<(u64, u64)>> = vec![None; n];
+        let mut done = vec![false; n];
+        let (mut by_evidence, mut by_model) = (0u32, 0u32);
+        for &k in order {
+            let inherited = self.classes.supers[k]
+                .map(|s| s as usize)
+                .filter(|&s| done[s])
+                .and_then(|s| after[s]);
+            let u = unaligned(self.classes, &self.inj, k, header, ref_size);
+            let model = align_up(u, align);
+            let predicted = match inherited {
+                Some((s, su)) => align_up(s + u.saturating_sub(su), align),
+                None => model,
+            };
+            let seen = self.obs[k].first().copied();
+            let (s, evidenced) = match seen {
+                Some((d, _)) if d == model || d == predicted => (d, true),
+                Some((d, times)) if times >= 2 && d > model => (d, true),
+                _ => (predicted, false),
+            };
+            size[k] = s;
+            after[k] = if s > model { Some((s, u)) } else { inherited };
+            done[k] = true;
+            if !self.obs[k].is_empty() {
+                if evidenced {
+                    by_evidence += 1;
+                } else {
+                    by_model += 1;
+                }
+            }
+        }
+        (size, by_evidence, by_model)
+    }
 }
 
 #[cfg(test)]

@@ -41,8 +41,8 @@ use rayon::prelude::*;
 
 use super::source::Source;
 use super::{ImportError, ImportOptions, InputError};
-use crate::model::{AppDomain, Format, IdIndex, Labels, Model, RecordCounts};
 use crate::model::{Collector, Kind, Place, TypeIdx};
+use crate::model::{Format, Labels, Model, RecordCounts};
 use crate::progress::{Progress, Stage};
 use reader::Reader;
 
@@ -80,6 +80,25 @@ pub fn check_header(head: &[u8]) -> Result<(), String> {
     scan::header(head).map(|_| ())
 }
 
+/// The heap dump segments' sub-records, scanned in parallel.
+fn scan_segments(
+    bytes: &[u8],
+    records: &scan::Records,
+    id_size: usize,
+    progress: &Progress,
+) -> Vec<scan::SegmentScan> {
+    let _span = tracing::debug_span!(target: "heaptui::profile", "sub-records").entered();
+    records
+        .segments
+        .par_iter()
+        .map(|&s| {
+            let out = scan::scan_segment(bytes, s, id_size, CHUNK);
+            progress.advance((s.1 - s.0) as u64);
+            out
+        })
+        .collect()
+}
+
 /// Reads an HPROF file whose bytes are open (see `import::import_file`).
 pub fn import(
     path: &Path,
@@ -92,24 +111,16 @@ pub fn import(
     let err = |why: String| ImportError::Input(InputError::new(path, why));
     let header = scan::header(bytes).map_err(err)?;
     progress.start(Stage::Parse, 3 * len.max(1));
-    let mut laps = crate::progress::Laps::new("hprof");
-    let mut records = scan::records(bytes, &header);
-    laps.lap("records");
+    let _span = tracing::debug_span!(target: "heaptui::profile", "hprof").entered();
+    let mut records = tracing::debug_span!(target: "heaptui::profile", "records")
+        .in_scope(|| scan::records(bytes, &header));
     progress.check()?;
     let sizes = SizeModel::new(header.id_size, options.compressed_refs);
-    let scans: Vec<scan::SegmentScan> = records
-        .segments
-        .par_iter()
-        .map(|&s| {
-            let out = scan::scan_segment(bytes, s, header.id_size, CHUNK);
-            progress.advance((s.1 - s.0) as u64);
-            out
-        })
-        .collect();
+    let scans = scan_segments(bytes, &records, header.id_size, progress);
     progress.set_done(len);
-    laps.lap("sub-records");
     progress.check()?;
     let mut issues = std::mem::take(&mut records.issues);
+    let classes_span = tracing::debug_span!(target: "heaptui::profile", "classes").entered();
     let (chunks, raw_roots, class_dumps, sub_records) = gather(bytes, scans, &header, &mut issues);
     let classes = classes::build(bytes, &records, class_dumps, &sizes);
     for &c in classes.unnamed.iter().take(crate::model::MAX_MESSAGES) {
@@ -117,7 +128,7 @@ pub fn import(
             format!("class {c:x} has no LOAD_CLASS record naming it")
         });
     }
-    laps.lap("classes");
+    classes_span.exit();
     let mut a = match assemble::assemble(
         source,
         &chunks,
@@ -138,7 +149,6 @@ pub fn import(
                 .into(),
         )),
     };
-    laps.lap("assemble");
     if a.ids.is_empty() {
         let first = issues.finish(Place::Offset).messages.into_iter().next();
         return Err(err(match first {
@@ -147,6 +157,7 @@ pub fn import(
         }));
     }
     let kept_roots = std::mem::take(&mut a.raw_roots);
+    let model_span = tracing::debug_span!(target: "heaptui::profile", "model").entered();
     let mut model = build_model(
         path,
         len,
@@ -158,7 +169,7 @@ pub fn import(
         (records.count, sub_records, raw_roots.len()),
     );
     model.root_places = threads::places(bytes, &records, &kept_roots, &model);
-    laps.lap("model");
+    model_span.exit();
     progress.set_done(3 * len);
     Ok(model)
 }
@@ -211,9 +222,8 @@ fn build_model(
     issues: Collector,
     (records, sub_records, roots): (u64, u64, usize),
 ) -> Model {
-    let mut laps = crate::progress::Laps::new("hprof/model");
-    let labels = Labels::new(classes.labels.names.clone(), a.labels);
-    laps.lap("labels");
+    let labels = tracing::debug_span!(target: "heaptui::profile", "labels")
+        .in_scope(|| Labels::new(classes.labels.names.clone(), a.labels));
     let values = a.values;
     tracing::debug!(
         target: "heaptui::profile",
@@ -251,19 +261,12 @@ fn build_model(
     ];
     let objects = a.ids.len() as u64;
     Model {
-        path: path.to_path_buf(),
-        file_bytes,
-        app_domains: vec![AppDomain {
-            objects,
-            ..AppDomain::default()
-        }],
         type_names: a.type_names,
         ids: a.ids.into(),
         types: TypeIdx::cast_vec(a.types).into(),
         sizes: a.sizes.into(),
         refs: a.refs,
         roots: a.roots,
-        id_index: IdIndex::lazy(),
         diagnostics: issues.finish(Place::Offset),
         records: RecordCounts {
             objects,
@@ -271,14 +274,12 @@ fn build_model(
             roots: roots as u64,
             sections: 0,
         },
-        format: Format::Hprof,
         details,
         labels: Some(labels),
         values: Some(values),
         referents: Some(a.referents),
         java_classes: Some(classes.java),
-        root_places: Default::default(),
-        row_types: Default::default(),
+        ..Model::native(path, file_bytes, Format::Hprof, objects)
     }
 }
 

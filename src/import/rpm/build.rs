@@ -13,14 +13,13 @@ use super::resolve::{resolve_objects, ObjectArrays, ObjectIds};
 use super::sections::{Sections, Types};
 use crate::model::{Collector, Csr, IdIndex, Kind, Model, Place, RecordCounts, Root, MAX_MESSAGES};
 use crate::model::{ObjectIdx, TypeIdx};
-use crate::progress::{Cancelled, Laps, Progress};
+use crate::progress::{Cancelled, Progress};
 
 /// What the stages of [`assemble`] share: where each chunk sits in the
 /// file, and the accounting gathered so far.
 pub(super) struct Assembly<'p> {
     pub(super) progress: &'p Progress,
     pub(super) file_bytes: u64,
-    pub(super) laps: Laps,
     pub(super) diag: Collector,
     pub(super) records: RecordCounts,
     /// Lines before each chunk.
@@ -40,7 +39,6 @@ impl<'p> Assembly<'p> {
         let mut a = Assembly {
             progress,
             file_bytes,
-            laps: Laps::new("assemble"),
             diag: Collector::default(),
             records: RecordCounts::default(),
             first_line: Vec::with_capacity(chunks.len()),
@@ -75,21 +73,25 @@ pub(super) fn assemble(
     mut chunks: Vec<Chunk>,
     progress: &Progress,
 ) -> Result<Model, Cancelled> {
+    let _span = tracing::debug_span!(target: "heaptui::profile", "assemble").entered();
     let mut a = Assembly::new(&mut chunks, file_bytes, progress);
     let mut sections = Sections::read(&mut chunks);
     let mut types = Types::read(&mut a, &mut chunks, &sections);
     progress.check()?;
-    let objects = ObjectIds::index(&mut a, &mut chunks)?;
-    let mut arrays = resolve_objects(&mut a, &mut chunks, &sections, &types, &objects)?;
+    let objects = tracing::debug_span!(target: "heaptui::profile", "ids")
+        .in_scope(|| ObjectIds::index(&mut a, &mut chunks))?;
+    let mut arrays = tracing::debug_span!(target: "heaptui::profile", "resolve")
+        .in_scope(|| resolve_objects(&mut a, &mut chunks, &sections, &types, &objects))?;
     a.name_undefined_types(&chunks, &objects, &mut types, &mut arrays);
     count_objects(&mut sections, &arrays);
     let refs = Csr::from_degrees(&arrays.degrees, std::mem::take(&mut arrays.targets));
     arrays.degrees = Vec::new();
-    a.laps.lap("offsets");
+    let roots_span =
+        tracing::debug_span!(target: "heaptui::profile", "roots, drop chunks").entered();
     let roots = a.roots(&chunks, &sections, &types, &objects);
     let ids = objects.finish();
     drop(chunks);
-    a.laps.lap("roots, drop chunks");
+    roots_span.exit();
     progress.set_done(file_bytes + file_bytes * 4 / 4);
     Ok(Model {
         path: path.to_path_buf(),

@@ -83,7 +83,7 @@ fn parse_source(
     // together (ids, references, roots) the second.
     let len = bytes.len() as u64;
     progress.start(Stage::Parse, 2 * len);
-    let mut laps = crate::progress::Laps::new("parse");
+    let _span = tracing::debug_span!(target: "heaptui::profile", "parse").entered();
 
     let mut ranges = chunk_ranges(bytes, chunk_size);
     // A UTF-8 byte order mark (an editor's re-save) is not part of line 1:
@@ -91,6 +91,7 @@ fn parse_source(
     if bytes.starts_with(b"\xef\xbb\xbf") {
         ranges[0].0 = ranges[0].1.min(3);
     }
+    let chunks_span = tracing::debug_span!(target: "heaptui::profile", "chunks").entered();
     let chunks: Vec<Chunk> = ranges
         .par_iter()
         .map(|&(start, end)| {
@@ -102,11 +103,10 @@ fn parse_source(
         })
         .collect::<Result<_, Cancelled>>()?;
 
-    laps.lap("chunks");
+    chunks_span.exit();
     progress.set_done(len);
     let lines: u64 = chunks.iter().map(|c| c.lines as u64).sum();
     let mut dump = assemble(path, bytes.len() as u64, chunks, progress)?;
-    laps.lap("assemble");
     if ended_early(bytes) {
         // The cut line's own message (the last, where kept) moves first,
         // saying that the file ended early.

@@ -53,9 +53,8 @@ impl ObjectIds {
                 .collect(),
         );
         a.progress.set_done(a.file_bytes + a.file_bytes / 4);
-        a.laps.lap("sections, types, ids");
-        let wide = WideIdIndex::build(&ids);
-        a.laps.lap("id index");
+        let wide = tracing::debug_span!(target: "heaptui::profile", "id index")
+            .in_scope(|| WideIdIndex::build(&ids));
         let keep = (wide.repeated != 0).then(|| {
             a.diag.count(Kind::Duplicate, wide.repeated);
             let keep: Vec<bool> = ids
@@ -69,7 +68,6 @@ impl ObjectIds {
         let new_index = keep.as_deref().map(renumber);
         a.progress.set_done(a.file_bytes + a.file_bytes * 2 / 4);
         a.progress.check()?;
-        a.laps.lap("repeated ids");
         Ok(ObjectIds {
             ids,
             wide,
@@ -238,7 +236,6 @@ pub(super) fn resolve_objects(
     close_gaps(&mut out.targets, &reserved, &out.resolved);
     a.progress.set_done(a.file_bytes + a.file_bytes * 3 / 4);
     a.progress.check()?;
-    a.laps.lap("resolve");
     Ok(out)
 }
 

@@ -72,41 +72,8 @@ pub fn types(
             .filter(|&(&k, _)| named(k))
             .map(|(_, &s)| s),
     );
-    let mut names: Vec<Box<str>> = Vec::new();
-    let mut interned: HashMap<Box<str>, u32> = HashMap::new();
-    let mut intern = |name: &str| -> u32 {
-        *interned.entry(name.into()).or_insert_with(|| {
-            names.push(name.into());
-            names.len() as u32 - 1
-        })
-    };
-    // Only the kinds and placeholders some object has become types.
-    // A table per block of objects, not per object: a `fold` that moves
-    // its 258-byte table through every step took 110 ms on 20 M objects.
-    const BLOCK: usize = 1 << 16;
-    let used = kinds
-        .par_chunks(BLOCK)
-        .zip(of_object.par_chunks(BLOCK))
-        .map(|(kinds, names)| {
-            let mut u = [false; 258];
-            for (&k, &s) in kinds.iter().zip(names) {
-                let slot = match k {
-                    k if named(k) && s == NO_STRING => 257,
-                    k if named(k) => continue,
-                    // Functions are typed by name (below).
-                    k if k != UNKNOWN_KIND && classes[k as usize] == NodeClass::Function => {
-                        continue
-                    }
-                    k => k as usize,
-                };
-                u[slot] = true;
-            }
-            u
-        })
-        .reduce(
-            || [false; 258],
-            |a, b| std::array::from_fn(|i| a[i] || b[i]),
-        );
+    let mut names = Interner::default();
+    let used = used_kinds(kinds, &of_object, classes);
     // Kinds past the 255 kept are [`UNKNOWN_KIND`] (see `nodes::read`):
     // a snapshot may declare more node types than `used` has slots.
     let by_kind: Vec<u32> = meta
@@ -115,46 +82,25 @@ pub fn types(
         .take(UNKNOWN_KIND as usize)
         .enumerate()
         .map(|(k, t)| match used[k] {
-            true => intern(&format!("({t})")),
+            true => names.intern(&format!("({t})")),
             false => UNUSED,
         })
         .collect();
     let unknown_kind = match used[UNKNOWN_KIND as usize] {
-        true => intern("(unknown node type)"),
+        true => names.intern("(unknown node type)"),
         false => UNUSED,
     };
     let unknown_name = match used[257] {
-        true => intern("(unknown name)"),
+        true => names.intern("(unknown name)"),
         false => UNUSED,
     };
     for (s, slot) in by_string.iter_mut().enumerate() {
         if *slot != UNUSED {
-            *slot = intern(pool.get(s).unwrap_or(""));
+            *slot = names.intern(pool.get(s).unwrap_or(""));
         }
     }
-    // Functions: a type per function name.
     let function = |k: u8| k != UNKNOWN_KIND && classes[k as usize] == NodeClass::Function;
-    let mut by_function = mark_used(
-        pool.len(),
-        kinds
-            .par_iter()
-            .zip(&of_object)
-            .filter(|&(&k, &s)| function(k) && s != LOCATED)
-            .map(|(_, &s)| s),
-    );
-    for (s, slot) in by_function.iter_mut().enumerate() {
-        if *slot != UNUSED {
-            *slot = intern(&function_type(pool.get(s).unwrap_or("")));
-        }
-    }
-    let mut anonymous = UNUSED;
-    if kinds
-        .par_iter()
-        .zip(&of_object)
-        .any(|(&k, &s)| function(k) && s != LOCATED && by_function.get(s as usize).is_none())
-    {
-        anonymous = intern(&function_type(""));
-    }
+    let (by_function, anonymous) = function_types(kinds, &of_object, classes, pool, &mut names);
     of_object.par_iter_mut().zip(kinds).for_each(|(s, &k)| {
         *s = match k {
             UNKNOWN_KIND => unknown_kind,
@@ -170,19 +116,112 @@ pub fn types(
             k => by_kind[k as usize],
         }
     });
-    // Few closures have places next to the objects (one a function
-    // defined, and the leaking ones repeat theirs): a type per distinct
-    // name, script and line.
+    type_located(&mut of_object, (defined, &located), pool, &mut names);
+    (names.names, of_object)
+}
+
+/// Functions: a type per function name, as the pool's strings index them,
+/// and the type of functions without a name (`UNUSED` when none).
+fn function_types(
+    kinds: &[u8],
+    of_object: &[u32],
+    classes: &[NodeClass],
+    pool: &Pool,
+    names: &mut Interner,
+) -> (Vec<u32>, u32) {
+    let function = |k: u8| k != UNKNOWN_KIND && classes[k as usize] == NodeClass::Function;
+    let mut by_function = mark_used(
+        pool.len(),
+        kinds
+            .par_iter()
+            .zip(of_object)
+            .filter(|&(&k, &s)| function(k) && s != LOCATED)
+            .map(|(_, &s)| s),
+    );
+    for (s, slot) in by_function.iter_mut().enumerate() {
+        if *slot != UNUSED {
+            *slot = names.intern(&function_type(pool.get(s).unwrap_or("")));
+        }
+    }
+    let mut anonymous = UNUSED;
+    if kinds
+        .par_iter()
+        .zip(of_object)
+        .any(|(&k, &s)| function(k) && s != LOCATED && by_function.get(s as usize).is_none())
+    {
+        anonymous = names.intern(&function_type(""));
+    }
+    (by_function, anonymous)
+}
+
+/// Types the closures whose place is known (`located`: their names, set
+/// aside). Few closures have places next to the objects (one a function
+/// defined, and the leaking ones repeat theirs): a type per distinct name,
+/// script and line.
+fn type_located(
+    of_object: &mut [u32],
+    (defined, located): (&[Defined], &[u32]),
+    pool: &Pool,
+    names: &mut Interner,
+) {
     let mut placed: HashMap<(u32, u32, u32), u32> = HashMap::new();
-    for (d, &name) in defined.iter().zip(&located) {
+    for (d, &name) in defined.iter().zip(located) {
         let t = *placed.entry((name, d.script, d.line)).or_insert_with(|| {
             let function = function_type(pool.get(name as usize).unwrap_or(""));
             let script = locations::short_name(pool.get(d.script as usize).unwrap_or(""));
-            intern(&format!("{function} {script}:{}", d.line as u64 + 1))
+            names.intern(&format!("{function} {script}:{}", d.line as u64 + 1))
         });
         of_object[d.object as usize] = t;
     }
-    (names, of_object)
+}
+
+/// Type names, each once, numbered in the order they first come.
+#[derive(Default)]
+struct Interner {
+    names: Vec<Box<str>>,
+    interned: HashMap<Box<str>, u32>,
+}
+
+impl Interner {
+    fn intern(&mut self, name: &str) -> u32 {
+        *self.interned.entry(name.into()).or_insert_with(|| {
+            self.names.push(name.into());
+            self.names.len() as u32 - 1
+        })
+    }
+}
+
+/// Which node kinds (slots 0..=255, [`UNKNOWN_KIND`] among them) and
+/// placeholders (257: a named node without a name) some object has: only
+/// those become types. A table per block of objects, not per object: a
+/// `fold` that moves its 258-byte table through every step took 110 ms on
+/// 20 M objects.
+fn used_kinds(kinds: &[u8], of_object: &[u32], classes: &[NodeClass]) -> [bool; 258] {
+    const BLOCK: usize = 1 << 16;
+    let named = |k: u8| k != UNKNOWN_KIND && classes[k as usize] == NodeClass::Named;
+    kinds
+        .par_chunks(BLOCK)
+        .zip(of_object.par_chunks(BLOCK))
+        .map(|(kinds, names)| {
+            let mut u = [false; 258];
+            for (&k, &s) in kinds.iter().zip(names) {
+                let slot = match k {
+                    k if named(k) && s == NO_STRING => 257,
+                    k if named(k) => continue,
+                    // Functions are typed by name (in `types`).
+                    k if k != UNKNOWN_KIND && classes[k as usize] == NodeClass::Function => {
+                        continue
+                    }
+                    k => k as usize,
+                };
+                u[slot] = true;
+            }
+            u
+        })
+        .reduce(
+            || [false; 258],
+            |a, b| std::array::from_fn(|i| a[i] || b[i]),
+        )
 }
 
 /// The type name of a function named `name`: `name()`, `(anonymous)()`

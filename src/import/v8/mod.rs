@@ -41,7 +41,7 @@ use std::path::Path;
 
 use super::source::Source;
 use super::{ImportError, InputError};
-use crate::model::{count_repeats, AppDomain, Csr, Format, IdIndex, Model, RecordCounts, Root};
+use crate::model::{count_repeats, Csr, Format, Model, RecordCounts, Root};
 use crate::model::{Collector, Kind, ObjectIdx, Place, TypeIdx};
 use crate::progress::{Progress, Stage};
 use layout::Layout;
@@ -117,6 +117,7 @@ fn read_nodes(
     meta: &Meta,
     chunk: usize,
 ) -> Result<(nodes::Nodes, Collector), ImportError> {
+    let _span = tracing::debug_span!(target: "heaptui::profile", "nodes").entered();
     let mut nodes = nodes::read(bytes, extent, meta, chunk, source, progress)
         .map_err(|e| scan_error(path, "nodes", e))?;
     let mut diag = Collector::default();
@@ -135,6 +136,7 @@ fn read_edges(
     nodes: &nodes::Nodes,
     chunk: usize,
 ) -> Result<(edges::Edges, u64), ImportError> {
+    let _span = tracing::debug_span!(target: "heaptui::profile", "edges").entered();
     let cx = edges::Context::new(meta, &nodes.edge_counts);
     let edges = edges::read(bytes, extent, &cx, chunk, source, progress)
         .map_err(|e| scan_error(path, "edges", e))?;
@@ -150,11 +152,71 @@ fn import_with_chunk(
     let bytes = source.bytes();
     let io = (bytes, source, progress);
     progress.start(Stage::Parse, bytes.len() as u64);
-    let mut laps = crate::progress::Laps::new("v8");
-    // The arrays are read as the walk meets them, when what they need is
-    // known (the header before the nodes, the nodes before the edges, as V8
-    // writes them), so each array's end is found while it is read; else the
-    // walk searches the end and the array is read after it.
+    let _span = tracing::debug_span!(target: "heaptui::profile", "v8").entered();
+    let (layout, mut read) = walk(path, io, chunk)?;
+    let header = layout
+        .header
+        .clone()
+        .ok_or_else(|| missing(path, "`snapshot` header", &layout))?;
+    let meta = match read.meta.take() {
+        Some((read_with, meta)) if read_with == header => meta,
+        _ => {
+            // A later `snapshot` key: what was read with another is read again.
+            (read.nodes, read.edges) = (None, None);
+            meta::parse(&bytes[header]).map_err(|e| InputError::new(path, e))?
+        }
+    };
+    let Some(nodes_array) = &layout.nodes else {
+        return Err(missing(path, "`nodes` array", &layout));
+    };
+    let start = |array: &layout::NumberArray| array.range.start - 1;
+    let (mut nodes, nodes_diag) = match read.nodes.take() {
+        Some((at, nodes, diag)) if at == start(nodes_array) => (nodes, diag),
+        _ => {
+            let extent = numbers::Extent::Known(nodes_array.clone());
+            read_nodes(path, io, extent, &meta, chunk)?
+        }
+    };
+    let (edges, claimed) = match (read.edges.take(), &layout.edges) {
+        (Some((at, edges, claimed)), Some(array)) if at == start(array) => (edges, claimed),
+        (_, Some(array)) => {
+            let extent = numbers::Extent::Known(array.clone());
+            read_edges(path, io, extent, &meta, &nodes, chunk)?
+        }
+        (_, None) => {
+            let edges = edges::Edges {
+                offsets: vec![0; nodes.ids.len() + 1],
+                ..Default::default()
+            };
+            let claimed = edges::Context::new(&meta, &nodes.edge_counts).claimed();
+            (edges, claimed)
+        }
+    };
+    let (pool, diag) = read_strings(source, &layout, &mut nodes, nodes_diag);
+    let (defined, diag) = read_locations(io, &layout, (&meta, &nodes, &edges), &pool, diag, chunk)?;
+    let _span = tracing::debug_span!(target: "heaptui::profile", "assemble").entered();
+    Ok(assemble(
+        path,
+        bytes.len() as u64,
+        (nodes, edges, claimed),
+        (&meta, &defined),
+        &pool,
+        diag,
+    ))
+}
+
+/// The walk over the file's keys. The arrays are read as the walk meets
+/// them, when what they need is known (the header before the nodes, the
+/// nodes before the edges, as V8 writes them), so each array's end is found
+/// while it is read; else the walk searches the end and the array is read
+/// after it.
+fn walk(
+    path: &Path,
+    io: (&[u8], &Source, &Progress),
+    chunk: usize,
+) -> Result<(Layout, Read), ImportError> {
+    let _span = tracing::debug_span!(target: "heaptui::profile", "layout").entered();
+    let (bytes, source, _) = io;
     let mut read = Read::default();
     let layout = layout::find_reading(bytes, source, &mut |layout, key, pos| {
         let extent = numbers::Extent::Open(pos + 1);
@@ -179,7 +241,6 @@ fn import_with_chunk(
             }
             _ => return ControlFlow::Continue(None),
         };
-        laps.lap(if key == b"nodes" { "nodes" } else { "edges" });
         match result {
             Ok(array) => ControlFlow::Continue(Some(array)),
             Err(ImportError::Cancelled) => {
@@ -194,49 +255,18 @@ fn import_with_chunk(
     if read.cancelled {
         return Err(ImportError::Cancelled);
     }
-    laps.lap("layout");
-    let header = layout
-        .header
-        .clone()
-        .ok_or_else(|| missing(path, "`snapshot` header", &layout))?;
-    let meta = match read.meta.take() {
-        Some((read_with, meta)) if read_with == header => meta,
-        _ => {
-            // A later `snapshot` key: what was read with another is read again.
-            (read.nodes, read.edges) = (None, None);
-            meta::parse(&bytes[header]).map_err(|e| InputError::new(path, e))?
-        }
-    };
-    let Some(nodes_array) = &layout.nodes else {
-        return Err(missing(path, "`nodes` array", &layout));
-    };
-    let start = |array: &layout::NumberArray| array.range.start - 1;
-    let (mut nodes, nodes_diag) = match read.nodes.take() {
-        Some((at, nodes, diag)) if at == start(nodes_array) => (nodes, diag),
-        _ => {
-            let extent = numbers::Extent::Known(nodes_array.clone());
-            let read = read_nodes(path, io, extent, &meta, chunk)?;
-            laps.lap("nodes");
-            read
-        }
-    };
-    let (edges, claimed) = match (read.edges.take(), &layout.edges) {
-        (Some((at, edges, claimed)), Some(array)) if at == start(array) => (edges, claimed),
-        (_, Some(array)) => {
-            let extent = numbers::Extent::Known(array.clone());
-            let read = read_edges(path, io, extent, &meta, &nodes, chunk)?;
-            laps.lap("edges");
-            read
-        }
-        (_, None) => {
-            let edges = edges::Edges {
-                offsets: vec![0; nodes.ids.len() + 1],
-                ..Default::default()
-            };
-            let claimed = edges::Context::new(&meta, &nodes.edge_counts).claimed();
-            (edges, claimed)
-        }
-    };
+    Ok((layout, read))
+}
+
+/// The strings, with the problems of the strings and the nodes' names.
+fn read_strings(
+    source: &Source,
+    layout: &Layout,
+    nodes: &mut nodes::Nodes,
+    nodes_diag: Collector,
+) -> (Pool, Collector) {
+    let _span = tracing::debug_span!(target: "heaptui::profile", "strings").entered();
+    let bytes = source.bytes();
     let mut diag = Collector::default();
     let pool = match &layout.strings {
         Some(spans) => strings::decode_all(bytes, spans),
@@ -251,16 +281,29 @@ fn import_with_chunk(
             format!("the file ended early (a cut or unfinished snapshot): {why}")
         });
     }
-    note_strings(&layout, &pool, &mut diag);
+    note_strings(layout, &pool, &mut diag);
     if let Some(spans) = &layout.strings {
         source.release(spans.start, spans.end.saturating_sub(spans.start));
     }
     diag.merge(nodes_diag);
-    nodes::check_names(&mut nodes, pool.len(), &mut diag);
-    laps.lap("strings");
+    nodes::check_names(nodes, pool.len(), &mut diag);
+    (pool, diag)
+}
+
+/// Where the closures were defined, from the `locations` array when there
+/// is one (a bad one is a message: closures are then named without).
+fn read_locations(
+    (bytes, source, progress): (&[u8], &Source, &Progress),
+    layout: &Layout,
+    (meta, nodes, edges): (&Meta, &nodes::Nodes, &edges::Edges),
+    pool: &Pool,
+    mut diag: Collector,
+    chunk: usize,
+) -> Result<(Vec<locations::Defined>, Collector), ImportError> {
+    let _span = tracing::debug_span!(target: "heaptui::profile", "locations").entered();
     let located = match (&layout.locations, meta.locations) {
         (Some(array), Some(fields)) => {
-            let io = (fields, &meta, &nodes);
+            let io = (fields, meta, nodes);
             match locations::read(bytes, array.clone(), io, chunk, source, progress) {
                 Ok(located) => located,
                 Err(ScanError::Cancelled) => return Err(ImportError::Cancelled),
@@ -274,18 +317,7 @@ fn import_with_chunk(
         }
         _ => Vec::new(),
     };
-    let defined = locations::resolve(located, &nodes, &edges, &meta, &pool);
-    laps.lap("locations");
-    let model = assemble(
-        path,
-        bytes.len() as u64,
-        (nodes, edges, claimed),
-        (&meta, &defined),
-        &pool,
-        diag,
-    );
-    laps.lap("assemble");
-    Ok(model)
+    Ok((locations::resolve(located, nodes, edges, meta, pool), diag))
 }
 
 fn note_strings(layout: &Layout, pool: &Pool, diag: &mut Collector) {
@@ -392,21 +424,16 @@ fn assemble(
     pool: &Pool,
     mut diag: Collector,
 ) -> Model {
-    let mut laps = crate::progress::Laps::new("v8/assemble");
     check_edges(&edges, claimed, meta, &mut diag);
     diag.merge(std::mem::take(&mut edges.diag));
-    laps.lap("check");
-    let values = build::values(&nodes, meta, pool);
-    laps.lap("values");
+    let values = tracing::debug_span!(target: "heaptui::profile", "values")
+        .in_scope(|| build::values(&nodes, meta, pool));
     let names = std::mem::take(&mut nodes.names);
-    let (type_names, types) = build::types(names, &nodes.kinds, meta, pool, defined);
-    laps.lap("types");
-    let labels = build::labels(std::mem::take(&mut edges.labels), pool);
-    laps.lap("labels");
-    // Built at the first look-up by id (the analysis makes none).
-    let id_index = IdIndex::lazy();
+    let (type_names, types) = tracing::debug_span!(target: "heaptui::profile", "types")
+        .in_scope(|| build::types(names, &nodes.kinds, meta, pool, defined));
+    let labels = tracing::debug_span!(target: "heaptui::profile", "labels")
+        .in_scope(|| build::labels(std::mem::take(&mut edges.labels), pool));
     let repeated = count_repeats(&nodes.ids);
-    laps.lap("repeats");
     if repeated > 0 {
         diag.note(AFTER_NODES, || {
             format!(
@@ -422,14 +449,7 @@ fn assemble(
     let objects = nodes.ids.len() as u64;
     let details = details(meta, &nodes, &edges, pool);
     let refs = Csr::from_offsets(std::mem::take(&mut edges.offsets), edges.targets);
-    laps.lap("csr");
     Model {
-        path: path.to_path_buf(),
-        file_bytes,
-        app_domains: vec![AppDomain {
-            objects,
-            ..AppDomain::default()
-        }],
         records: RecordCounts {
             objects,
             types: type_names.len() as u64,
@@ -442,19 +462,14 @@ fn assemble(
         sizes: nodes.sizes.into(),
         ids: nodes.ids.into(),
         roots,
-        id_index,
         diagnostics: {
             diag.count(Kind::Duplicate, repeated);
             diag.finish(Place::Unplaced)
         },
-        format: Format::Heapsnapshot,
         details,
         labels: Some(labels),
         values: Some(values),
-        referents: None,
-        java_classes: None,
-        root_places: Default::default(),
-        row_types: Default::default(),
+        ..Model::native(path, file_bytes, Format::Heapsnapshot, objects)
     }
 }
 

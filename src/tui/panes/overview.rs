@@ -145,16 +145,12 @@ fn file_section(page: &mut Page, ctx: &Ctx, dump: &Model) {
 /// format and runtime details instead.
 fn origin(dump: &Model) -> String {
     if dump.format == crate::model::Format::Rpm {
-        let domains: Vec<String> = dump
+        let domains = dump
             .app_domains
             .iter()
             .filter(|d| !d.is_implicit() || d.objects > 0)
-            .map(|d| {
-                let n = counted(d.objects, "object", "objects");
-                format!("{} ({n})", d.display_name())
-            })
-            .collect();
-        format!(" AppDomains: {}", domains.join(", "))
+            .map(|d| (d.display_name(), d.objects));
+        format!(" AppDomains: {}", crate::text::app_domains(domains))
     } else {
         let details: Vec<String> = dump
             .details

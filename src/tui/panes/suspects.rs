@@ -21,6 +21,7 @@ use crate::analysis::suspects::{Suspect, SuspectKind};
 use crate::graph::DominatorTree;
 use crate::model::Model;
 use crate::model::{ObjectIdx, ROW_PREVIEW_CHARS};
+use crate::text::wrap;
 use crate::tui::compared::{signed_bytes, signed_bytes_width, steady_mark, Compared, NO_PATH};
 use crate::tui::fmt::{bytes, bytes_width, count, percent, text_width, type_name, Col, Columns};
 use crate::tui::keys::Cmd;
@@ -200,57 +201,6 @@ impl SuspectsPane {
             .len()
             .saturating_sub(area.height as usize)
     }
-}
-
-/// Words of `text` in lines of at most `width` columns (a longer word is
-/// cut into pieces). O(text).
-pub fn wrap(text: &str, width: usize) -> Vec<String> {
-    let width = width.max(1);
-    let mut lines = Vec::new();
-    let mut line = String::new();
-    for word in text.split(' ').filter(|w| !w.is_empty()) {
-        let mut word = word.to_string();
-        loop {
-            let room = if line.is_empty() {
-                width
-            } else {
-                width.saturating_sub(text_width(&line) + 1)
-            };
-            if text_width(&word) <= room {
-                if !line.is_empty() {
-                    line.push(' ');
-                }
-                line.push_str(&word);
-                break;
-            }
-            if !line.is_empty() {
-                lines.push(std::mem::take(&mut line));
-                continue;
-            }
-            // A word wider than a line: its first `width` columns.
-            let chars: Vec<char> = word.chars().collect();
-            let mut cut = 0;
-            let mut head = String::new();
-            while cut < chars.len() {
-                let mut h = head.clone();
-                h.push(chars[cut]);
-                if text_width(&h) > width && !head.is_empty() {
-                    break;
-                }
-                head = h;
-                cut += 1;
-            }
-            lines.push(head);
-            word = chars[cut..].iter().collect();
-            if word.is_empty() {
-                break;
-            }
-        }
-    }
-    if !line.is_empty() || lines.is_empty() {
-        lines.push(line);
-    }
-    lines
 }
 
 fn kind_label(kind: SuspectKind) -> &'static str {
@@ -719,19 +669,5 @@ impl Pane for SuspectsPane {
         .areas(inner);
         self.draw_list(t, list_area, f);
         self.draw_detail(t, area, detail_area, f);
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::wrap;
-
-    #[test]
-    fn wrap_breaks_at_words_and_cuts_a_word_wider_than_a_line() {
-        assert_eq!(wrap("one two three", 7), ["one two", "three"]);
-        assert_eq!(wrap("one two three", 100), ["one two three"]);
-        assert_eq!(wrap("ab abcdefghij c", 4), ["ab", "abcd", "efgh", "ij c"]);
-        assert_eq!(wrap("Retained 1 → 2", 10), ["Retained 1", "→ 2"]);
-        assert_eq!(wrap("", 5), [""]);
     }
 }

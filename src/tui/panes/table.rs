@@ -21,13 +21,10 @@ use ratatui::style::Style;
 use ratatui::widgets::{HighlightSpacing, Row, StatefulWidget, Table, TableState, Widget};
 
 use super::{Ctx, Intent};
-use crate::tui::fmt::{count, fit, Align, Col, Columns};
+use crate::tui::fmt::{fit, Align, Col, Columns};
 use crate::tui::theme::Theme;
 
-/// `n thing` or `n things`.
-pub fn plural(n: u64, thing: &str) -> String {
-    format!("{} {thing}{}", count(n), if n == 1 { "" } else { "s" })
-}
+pub use crate::text::plural;
 
 /// The status of a key that needs a comparison, when there is none.
 pub fn no_comparison(ctx: &Ctx) -> Intent {
