@@ -12,8 +12,8 @@ use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
-use heaptui::import::import_bytes;
-use heaptui::model::Model;
+use heaptui_core::import::import_bytes;
+use heaptui_core::model::Model;
 
 /// The system allocator, counting the bytes held and their peak.
 struct Counting;
@@ -375,7 +375,7 @@ fn v8_one_object_with_a_million_references_and_many_node_types() {
 #[test]
 fn gcdump_one_node_with_a_million_children_many_types_a_deep_chain() {
     let _one = one_at_a_time();
-    use heaptui::import::gcdump::Writer;
+    use heaptui_testkit::gcdump::Writer;
     let types: Vec<(String, i32)> = (0..100_000).map(|t| (format!("T{t}"), 8)).collect();
     let mut w = Writer::new(types);
     let n = 100_000u32;
@@ -408,6 +408,6 @@ fn gzip_bomb_is_refused_at_its_bound() {
     let (m, peak) = peak_of(|| import_bytes(Path::new("bomb.txt.gz"), &bytes));
     let Err(e) = m else { panic!("a bomb imported") };
     assert!(e.to_string().contains("decompression bomb"), "{e}");
-    let bound = heaptui::import::gzip::max_inflated(bytes.len() as u64) as usize;
+    let bound = heaptui_core::import::gzip::max_inflated(bytes.len() as u64) as usize;
     assert!(peak <= 2 * bound + (8 << 20), "peak {peak}, bound {bound}");
 }

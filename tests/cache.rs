@@ -6,14 +6,14 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use heaptui::analysis::pipeline::{Input, StageResult};
-use heaptui::analysis::Analysis;
-use heaptui::cache::{self, CacheOptions, Note};
-use heaptui::graph::duplicates::DuplicateOptions;
-use heaptui::import::ImportOptions;
-use heaptui::model::ObjectIdx;
-use heaptui::progress::Progress;
-use heaptui::report::{write_json, ReportOptions};
+use heaptui_core::analysis::pipeline::{Input, StageResult};
+use heaptui_core::analysis::Analysis;
+use heaptui_core::cache::{self, CacheOptions, Note};
+use heaptui_core::graph::duplicates::DuplicateOptions;
+use heaptui_core::import::ImportOptions;
+use heaptui_core::model::ObjectIdx;
+use heaptui_core::progress::Progress;
+use heaptui_core::report::{write_json, ReportOptions};
 
 fn options(dir: &Path) -> CacheOptions {
     CacheOptions {
@@ -279,7 +279,7 @@ fn a_comparison_caches_every_snapshot_and_reads_them_back_alike() {
             &DuplicateOptions::default(),
             Some(&cache),
             &Progress::new(),
-            heaptui::analysis::compare::Schedule::Sequential,
+            heaptui_core::analysis::compare::Schedule::Sequential,
             note,
         )
         .unwrap();
@@ -292,12 +292,12 @@ fn a_comparison_caches_every_snapshot_and_reads_them_back_alike() {
     assert_eq!(format!("{first:?}"), format!("{again:?}"));
     assert_eq!(first_json, again_json);
     // And both agree with the comparison made without a cache.
-    let (plain, _) = heaptui::analysis::compare::compare_files(
+    let (plain, _) = heaptui_core::analysis::compare::compare_files(
         &files,
         ImportOptions::default(),
         &DuplicateOptions::default(),
         &Progress::new(),
-        heaptui::analysis::compare::Schedule::Parallel,
+        heaptui_core::analysis::compare::Schedule::Parallel,
     )
     .unwrap();
     assert_eq!(format!("{first:?}"), format!("{plain:?}"));
@@ -322,8 +322,8 @@ fn fields_and_referents_survive_a_reopen() {
     let map = d2
         .object_indices()
         .find(|&o| d2.type_name(o) == "java.util.HashMap" && d2.size_of(o) > 0 && {
-            matches!(d2.fields(o), Some(heaptui::model::ObjectFields::Instance(f))
-                if f.iter().any(|f| f.name == "size" && f.value == heaptui::model::FieldValue::Primitive("1000".into())))
+            matches!(d2.fields(o), Some(heaptui_core::model::ObjectFields::Instance(f))
+                if f.iter().any(|f| f.name == "size" && f.value == heaptui_core::model::FieldValue::Primitive("1000".into())))
         })
         .expect("the leaking HashMap, size 1000, read back");
     assert_eq!(d1.fields(map), d2.fields(map));

@@ -8,9 +8,9 @@ mod common;
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use heaptui::analysis::compare::{compare, Comparison, SnapshotSummary};
-use heaptui::analysis::Analysis;
-use heaptui::graph::duplicates::DuplicateOptions;
+use heaptui_core::analysis::compare::{compare, Comparison, SnapshotSummary};
+use heaptui_core::analysis::Analysis;
+use heaptui_core::graph::duplicates::DuplicateOptions;
 use proptest::prelude::*;
 
 use common::{fixture_bytes, small_heap, Oracle, SmallHeap};
@@ -350,7 +350,7 @@ fn one_cache_grows_in_every_snapshot_the_other_once() {
 
 #[test]
 fn a_generated_series_leaks_the_request_log_only() {
-    use heaptui::gen::{generate_snapshot_bytes, GenOptions, Snapshot};
+    use heaptui_testkit::gen::{generate_snapshot_bytes, GenOptions, Snapshot};
     let options = GenOptions {
         objects: 3_000,
         seed: 5,
@@ -392,7 +392,7 @@ fn a_generated_series_leaks_the_request_log_only() {
 
 #[test]
 fn the_bundled_demo_series_is_what_the_generator_writes() {
-    use heaptui::gen::{generate_snapshot_bytes, GenOptions, Snapshot};
+    use heaptui_testkit::gen::{generate_snapshot_bytes, GenOptions, Snapshot};
     // fixtures/README.md: gendump --objects 3000 --seed 7 --snapshots 3 --grow 40
     let options = GenOptions {
         objects: 3_000,
@@ -412,12 +412,12 @@ fn the_bundled_demo_series_is_what_the_generator_writes() {
 /// importer is another piece of work, so the format is set by hand.
 fn v8_summary(name: &str, text: &str) -> SnapshotSummary {
     let mut model =
-        heaptui::import::import_bytes(std::path::Path::new(name), text.as_bytes()).unwrap();
-    model.format = heaptui::model::Format::Heapsnapshot;
+        heaptui_core::import::import_bytes(std::path::Path::new(name), text.as_bytes()).unwrap();
+    model.format = heaptui_core::model::Format::Heapsnapshot;
     let a = Analysis::from_dump(
         model,
         &DuplicateOptions::default(),
-        &heaptui::progress::Progress::new(),
+        &heaptui_core::progress::Progress::new(),
     )
     .unwrap();
     SnapshotSummary::of(&a)
@@ -439,7 +439,7 @@ fn new_and_deleted_only_with_stable_ids() {
     assert_eq!(nd["A"], Some((1, 1)));
     assert_eq!(nd["B"], Some((1, 0)));
     let mut json = Vec::new();
-    heaptui::report::write_comparison(&mut json, &c, 0).unwrap();
+    heaptui_core::report::write_comparison(&mut json, &c, 0).unwrap();
     let v: serde_json::Value = serde_json::from_slice(&json).unwrap();
     let a = v["types"]
         .as_array()
@@ -455,7 +455,7 @@ fn new_and_deleted_only_with_stable_ids() {
     let c = compare_texts(&[("old", old.as_bytes()), ("new", new.as_bytes())]);
     assert!(!c.has_stable_ids());
     let mut json = Vec::new();
-    heaptui::report::write_comparison(&mut json, &c, 0).unwrap();
+    heaptui_core::report::write_comparison(&mut json, &c, 0).unwrap();
     let v: serde_json::Value = serde_json::from_slice(&json).unwrap();
     for t in v["types"].as_array().unwrap() {
         assert!(t.get("new").is_none() && t.get("deleted").is_none(), "{t}");

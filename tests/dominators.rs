@@ -9,9 +9,9 @@ use std::collections::HashMap;
 use assert_cmd::Command;
 use proptest::prelude::*;
 
-use heaptui::graph::{dominators, Csr, NOT_REACHABLE, SUPER_ROOT};
-use heaptui::model::ObjectIdx;
-use heaptui::progress::Progress;
+use heaptui_core::graph::{dominators, Csr, NOT_REACHABLE, SUPER_ROOT};
+use heaptui_core::model::ObjectIdx;
+use heaptui_core::progress::Progress;
 
 use common::{analyse_bytes, analyse_fixture, fixture, ix, small_heap, Oracle, SmallHeap};
 
@@ -443,7 +443,7 @@ fn a_long_chain_with_a_back_edge_to_the_root() {
 /// Immediate dominators by petgraph's Cooper–Harvey–Kennedy `simple_fast`,
 /// an independent implementation, on the analysed heap's own graph plus a
 /// super-root. Returns the disagreements (at most a few).
-fn disagreements_with_petgraph(a: &heaptui::analysis::Analysis) -> Vec<String> {
+fn disagreements_with_petgraph(a: &heaptui_core::analysis::Analysis) -> Vec<String> {
     use petgraph::graph::{DiGraph, NodeIndex};
     let d = a.dump();
     let n = d.objects();

@@ -6,14 +6,14 @@
 use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
 use std::path::Path;
 
-use heaptui::graph::duplicates::{
+use heaptui_core::graph::duplicates::{
     detect_type, find_duplicates, DuplicateMode, DuplicateOptions, Duplicates,
 };
-use heaptui::graph::{DominatorTree, HeapGraph};
-use heaptui::import::rpm::parse_bytes;
-use heaptui::model::ObjectIdx;
-use heaptui::model::{Format, Labels, Model, ValueKind, Values};
-use heaptui::progress::Progress;
+use heaptui_core::graph::{DominatorTree, HeapGraph};
+use heaptui_core::import::netcf_text::parse_bytes;
+use heaptui_core::model::ObjectIdx;
+use heaptui_core::model::{Format, Labels, Model, ValueKind, Values};
+use heaptui_core::progress::Progress;
 use proptest::prelude::*;
 
 fn analyse(text: &str, options: &DuplicateOptions) -> (HeapGraph, DominatorTree, Duplicates) {
@@ -389,7 +389,8 @@ impl<'a> Oracle<'a> {
     /// `map` where it points at a hidden class.
     fn is_descriptor(&self, edge: usize, target: ObjectIdx) -> bool {
         let d = &self.g.dump;
-        let Some(heaptui::model::Label::Name(name)) = d.labels.as_ref().and_then(|l| l.get(edge))
+        let Some(heaptui_core::model::Label::Name(name)) =
+            d.labels.as_ref().and_then(|l| l.get(edge))
         else {
             return false;
         };
@@ -717,7 +718,7 @@ fn many_types_text() -> String {
 fn waiting_big_walks_change_nothing() {
     let text = many_types_text();
     for threshold in [1, 2, 3, 8] {
-        heaptui::graph::duplicates::set_hub_threshold(threshold);
+        heaptui_core::graph::duplicates::set_hub_threshold(threshold);
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(8)
             .build()
@@ -1091,7 +1092,7 @@ proptest! {
     fn hubs_change_nothing(text in copies_text(), threshold in 1usize..6) {
         // Process-wide, but no result depends on it, so the other tests
         // running meanwhile stay valid (and exercise hubs too).
-        heaptui::graph::duplicates::set_hub_threshold(threshold);
+        heaptui_core::graph::duplicates::set_hub_threshold(threshold);
         let (g, _, d) = analyse(&text, &all());
         prop_assert_eq!(view(&g, &d), Oracle::new(&g).sets(), "{}", text);
     }

@@ -10,10 +10,10 @@ use std::path::Path;
 
 use proptest::prelude::*;
 
-use heaptui::import::gcdump::Writer;
-use heaptui::import::import_bytes;
-use heaptui::model::ObjectIdx;
-use heaptui::model::{Format, Model};
+use heaptui_core::import::import_bytes;
+use heaptui_core::model::ObjectIdx;
+use heaptui_core::model::{Format, Model};
+use heaptui_testkit::gcdump::Writer;
 
 /// One node as the writer takes it: type index, size, children (node
 /// indices); `None` for a node created but never defined.

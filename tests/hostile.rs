@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use assert_cmd::Command;
 
-use heaptui::import::rpm::parse_bytes;
-use heaptui::model::ObjectIdx;
+use heaptui_core::import::netcf_text::parse_bytes;
+use heaptui_core::model::ObjectIdx;
 
 use common::fixture;
 
@@ -90,7 +90,7 @@ fn crafted_object_ids_cost_what_ordinary_ones_do() {
     let crafted = dump(&mut (1..=n).map(|j| j.wrapping_mul(inverse)));
     let ordinary = dump(&mut (0..n).map(|i| 0x1c_0000 + 8 * i));
     assert_eq!(crafted.objects(), n as usize);
-    let probes = |d: &heaptui::model::Model| d.id_index.probes(&d.ids);
+    let probes = |d: &heaptui_core::model::Model| d.id_index.probes(&d.ids);
     assert!(
         probes(&crafted) <= 3 * probes(&ordinary).max(2 * n),
         "crafted {} vs ordinary {}",

@@ -9,12 +9,12 @@ mod common;
 use std::collections::HashMap;
 use std::path::Path;
 
-use heaptui::graph::duplicates::{find_duplicates, DuplicateOptions};
-use heaptui::graph::{DominatorTree, HeapGraph};
-use heaptui::import::{import_bytes, import_bytes_with, import_file, ImportOptions};
-use heaptui::model::ObjectIdx;
-use heaptui::model::{root_flags, root_kind, Format, Label, Model, ValueKind};
-use heaptui::progress::Progress;
+use heaptui_core::graph::duplicates::{find_duplicates, DuplicateOptions};
+use heaptui_core::graph::{DominatorTree, HeapGraph};
+use heaptui_core::import::{import_bytes, import_bytes_with, import_file, ImportOptions};
+use heaptui_core::model::ObjectIdx;
+use heaptui_core::model::{root_flags, root_kind, Format, Label, Model, ValueKind};
+use heaptui_core::progress::Progress;
 use proptest::prelude::*;
 
 // ---------------------------------------------------------------- writer
@@ -1168,8 +1168,8 @@ fn referents_heap(id: usize) -> Vec<u8> {
 
 #[test]
 fn an_object_held_only_by_a_weak_reference_is_not_retained_by_it() {
-    use heaptui::analysis::Analysis;
-    use heaptui::import::References;
+    use heaptui_core::analysis::Analysis;
+    use heaptui_core::import::References;
     for id in [4, 8] {
         let bytes = referents_heap(id);
         let analyse = |references| {
@@ -1205,7 +1205,7 @@ fn an_object_held_only_by_a_weak_reference_is_not_retained_by_it() {
         let mine = at(&a, 0x230);
         assert_eq!(
             r.of(mine).unwrap().strength,
-            heaptui::model::Strength::Weak,
+            heaptui_core::model::Strength::Weak,
             "a subclass of WeakReference"
         );
         let h = a.summary.held_by_references.unwrap();
@@ -1243,7 +1243,7 @@ fn an_object_held_only_by_a_weak_reference_is_not_retained_by_it() {
 /// with values and primitive arrays, decoded as the inspector shows them.
 #[test]
 fn every_field_is_decoded_with_its_value() {
-    use heaptui::model::{FieldValue, ObjectFields};
+    use heaptui_core::model::{FieldValue, ObjectFields};
     for id in [4, 8] {
         let mut w = Writer::new("1.0.2", id);
         let names = [
@@ -1493,7 +1493,7 @@ fn thread_names_and_frames_from_the_dump_are_escaped() {
 /// refer to 0x300, 0x230 to 0x310 (all three rooted, as are 0x300, 0x310).
 #[test]
 fn weak_references_are_duplicates_only_with_the_same_referent() {
-    use heaptui::analysis::Analysis;
+    use heaptui_core::analysis::Analysis;
     let mut w = Writer::new("1.0.2", 8);
     for (i, n) in [
         (1, "java/lang/Object"),
@@ -1533,7 +1533,8 @@ fn weak_references_are_duplicates_only_with_the_same_referent() {
         .sets
         .iter()
         .filter(|s| {
-            d.name_of_type(heaptui::model::TypeIdx(s.type_index)) == "java.lang.ref.WeakReference"
+            d.name_of_type(heaptui_core::model::TypeIdx(s.type_index))
+                == "java.lang.ref.WeakReference"
         })
         .map(|s| s.members.iter().map(|&o| ids(d, o)).collect())
         .collect();

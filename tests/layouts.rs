@@ -11,9 +11,9 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use heaptui::import::{import_file, import_file_with, ImportOptions};
-use heaptui::model::{Model, ObjectIdx};
-use heaptui::progress::Progress;
+use heaptui_core::import::{import_file, import_file_with, ImportOptions};
+use heaptui_core::model::{Model, ObjectIdx};
+use heaptui_core::progress::Progress;
 
 /// Left out of the comparison:
 /// - `java.lang.Class`: the histogram counts every class mirror, the dump

@@ -6,12 +6,12 @@ mod tui_support;
 
 use std::time::Instant;
 
-use heaptui::tui::theme::Theme;
+use heaptui_tui::theme::Theme;
 use tui_support::*;
 
 const MONO: Theme = Theme {
     ascii: false,
-    colors: heaptui::tui::theme::Colors::Mono,
+    colors: heaptui_tui::theme::Colors::Mono,
 };
 
 /// A text dump with several types whose names are `len` bytes of `unit`
@@ -37,7 +37,7 @@ fn megabyte_names_are_cut_at_import_so_each_row_costs_a_bounded_amount() {
         let g = a.graph().unwrap().clone();
         for name in g.dump.type_names.iter() {
             assert!(
-                name.len() <= heaptui::import::MAX_NAME_BYTES,
+                name.len() <= heaptui_core::import::MAX_NAME_BYTES,
                 "{unit:?}: a {}-byte name reached the model",
                 name.len()
             );
@@ -71,8 +71,8 @@ fn fitting_a_megabyte_name_takes() {
     for unit in ["a.", "Abc.", "x", "é"] {
         let big: String = unit.repeat(1_000_000 / unit.len());
         let t = Instant::now();
-        let out = heaptui::tui::fmt::type_name(&big, 60, &MONO);
-        assert!(heaptui::tui::fmt::text_width(&out) <= 60);
+        let out = heaptui_tui::fmt::type_name(&big, 60, &MONO);
+        assert!(heaptui_tui::fmt::text_width(&out) <= 60);
         eprintln!("{unit:?}: 1 MB fitted in {:?}", t.elapsed());
     }
 }

@@ -17,9 +17,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use heaptui::analysis::Analysis;
-use heaptui::graph::duplicates::DuplicateOptions;
-use heaptui::progress::Progress;
+use heaptui_core::analysis::Analysis;
+use heaptui_core::graph::duplicates::DuplicateOptions;
+use heaptui_core::progress::Progress;
 
 use common::fixture_bytes;
 
@@ -424,7 +424,7 @@ fn many_more_mutations_in_process() {
     for (format, input) in inputs() {
         // The unmutated input is a usable dump: the mutations start from
         // the importer's paths, not from its first refusal.
-        let model = heaptui::import::import_bytes(Path::new("m"), &input)
+        let model = heaptui_core::import::import_bytes(Path::new("m"), &input)
             .unwrap_or_else(|e| panic!("{format}: {e}"));
         assert!(model.objects() > 2, "{format}");
         assert_eq!(
@@ -443,7 +443,7 @@ fn many_more_mutations_in_process() {
         for i in 0..n {
             let bytes = mutate(&input, &mut rng_for(format, 1_000_000 + i));
             let result = std::panic::catch_unwind(|| {
-                if let Ok(model) = heaptui::import::import_bytes(Path::new("m"), &bytes) {
+                if let Ok(model) = heaptui_core::import::import_bytes(Path::new("m"), &bytes) {
                     let _ = Analysis::from_dump(model, &options, &Progress::new());
                 }
             });

@@ -7,10 +7,10 @@ mod common;
 
 use std::path::Path;
 
-use heaptui::import::rpm::parse_bytes;
-use heaptui::import::rpm::parse_bytes_with_chunk;
-use heaptui::model::Model;
-use heaptui::model::ObjectIdx;
+use heaptui_core::import::netcf_text::parse_bytes;
+use heaptui_core::import::netcf_text::parse_bytes_with_chunk;
+use heaptui_core::model::Model;
+use heaptui_core::model::ObjectIdx;
 
 use common::{fingerprint, fixture_bytes, ix};
 
@@ -243,8 +243,8 @@ fn unknown_root_kinds_and_flag_bits_are_kept() {
             .collect::<Vec<_>>(),
         [(9, 0, true), (1, 0x18, true), (1, 0x1a, false)]
     );
-    assert_eq!(heaptui::model::root_kind::name(9), "kind 9");
-    assert_eq!(heaptui::model::root_flags::describe(0x1a), "weak|0x18");
+    assert_eq!(heaptui_core::model::root_kind::name(9), "kind 9");
+    assert_eq!(heaptui_core::model::root_flags::describe(0x1a), "weak|0x18");
     assert_eq!(d.diagnostics.skipped_lines, 1);
     assert_eq!(d.diagnostics.messages, ["line 8: unknown record kind `x`"]);
 }
@@ -529,7 +529,7 @@ fn unusable_input_is_an_error_naming_the_reason() {
 fn a_generated_heap_parses_the_same_in_small_chunks() {
     // Two AppDomains, forward references, statics, weak handles: thousands
     // of chunk boundaries at 1 KiB, fewer at 64 KiB, none by default.
-    let bytes = heaptui::gen::generate_bytes(&heaptui::gen::GenOptions {
+    let bytes = heaptui_testkit::gen::generate_bytes(&heaptui_testkit::gen::GenOptions {
         objects: 20_000,
         seed: 7,
     });

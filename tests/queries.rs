@@ -17,12 +17,12 @@ use std::collections::VecDeque;
 
 use proptest::prelude::*;
 
-use heaptui::analysis::{
+use heaptui_core::analysis::{
     domination_path, group_children, immediate_dominators, objects_of_types, precise_retained,
     shortest_retention_path, Analysis, Glob,
 };
-use heaptui::model::ObjectIdx;
-use heaptui::progress::Progress;
+use heaptui_core::model::ObjectIdx;
+use heaptui_core::progress::Progress;
 
 use common::{analyse_bytes, analyse_fixture, ix, small_heap, Oracle, SmallHeap};
 

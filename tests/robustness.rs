@@ -9,13 +9,13 @@ use std::path::Path;
 
 use proptest::prelude::*;
 
-use heaptui::analysis::Analysis;
-use heaptui::graph::duplicates::DuplicateOptions;
-use heaptui::import::rpm::parse_bytes;
-use heaptui::import::rpm::parse_bytes_with_chunk;
-use heaptui::model::Model;
-use heaptui::progress::Progress;
-use heaptui::report::{write_json, write_text, ReportOptions};
+use heaptui_core::analysis::Analysis;
+use heaptui_core::graph::duplicates::DuplicateOptions;
+use heaptui_core::import::netcf_text::parse_bytes;
+use heaptui_core::import::netcf_text::parse_bytes_with_chunk;
+use heaptui_core::model::Model;
+use heaptui_core::progress::Progress;
+use heaptui_core::report::{write_json, write_text, ReportOptions};
 
 use common::{fingerprint, fixture_bytes};
 
@@ -68,7 +68,7 @@ fn check(bytes: &[u8]) -> Result<(), TestCaseError> {
     let opts = ReportOptions {
         top: 0,
         objects: true,
-        immediate_dominators: Some((heaptui::analysis::Glob::new("*"), None)),
+        immediate_dominators: Some((heaptui_core::analysis::Glob::new("*"), None)),
         ..ReportOptions::default()
     };
     let mut out = Vec::new();

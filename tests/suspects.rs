@@ -5,12 +5,12 @@
 
 mod common;
 
-use heaptui::analysis::compare::{compare, SnapshotSummary};
-use heaptui::analysis::suspects::{
+use heaptui_core::analysis::compare::{compare, SnapshotSummary};
+use heaptui_core::analysis::suspects::{
     accumulation_point, growth_suspects, leak_suspects, suspects, SuspectKind,
 };
-use heaptui::analysis::Analysis;
-use heaptui::model::{ObjectIdx, TypeIdx};
+use heaptui_core::analysis::Analysis;
+use heaptui_core::model::{ObjectIdx, TypeIdx};
 
 use common::{analyse_fixture, ix};
 

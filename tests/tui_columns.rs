@@ -8,24 +8,24 @@ mod tui_support;
 
 use std::sync::Arc;
 
-use heaptui::analysis::grouping::group_children_unsorted;
-use heaptui::analysis::roots::RootGroup;
-use heaptui::analysis::summary::Summary;
-use heaptui::analysis::ImmediateDominators;
-use heaptui::graph::duplicates::{DuplicateSet, Duplicates, PossibleDuplicates};
-use heaptui::model::{ObjectIdx, TypeIdx};
-use heaptui::progress::Progress;
-use heaptui::tui::app::{update, Action, App};
-use heaptui::tui::run_jobs;
-use heaptui::tui::theme::Theme;
-use heaptui::tui::worker::{analyse, Input, Msg};
+use heaptui_core::analysis::grouping::group_children_unsorted;
+use heaptui_core::analysis::roots::RootGroup;
+use heaptui_core::analysis::summary::Summary;
+use heaptui_core::analysis::ImmediateDominators;
+use heaptui_core::graph::duplicates::{DuplicateSet, Duplicates, PossibleDuplicates};
+use heaptui_core::model::{ObjectIdx, TypeIdx};
+use heaptui_core::progress::Progress;
+use heaptui_testkit::tui::run_jobs;
+use heaptui_tui::app::{update, Action, App};
+use heaptui_tui::theme::Theme;
+use heaptui_tui::worker::{analyse, Input, Msg};
 use insta::assert_snapshot;
 use ratatui::layout::Rect;
 use tui_support::*;
 
 const MONO: Theme = Theme {
     ascii: false,
-    colors: heaptui::tui::theme::Colors::Mono,
+    colors: heaptui_tui::theme::Colors::Mono,
 };
 
 /// Sizes in hex: 0xfbbd7 B = 1006.96 KiB, 0xffe0000000 B = 1023.50 GiB.
@@ -72,7 +72,7 @@ fn wide_app_with(w: u16, h: u16, objects: bool) -> App {
             true
         },
     );
-    let mut graph: Option<Arc<heaptui::graph::HeapGraph>> = None;
+    let mut graph: Option<Arc<heaptui_core::graph::HeapGraph>> = None;
     for m in msgs {
         let m = match m {
             Msg::Dominators { mut stage, .. } => {

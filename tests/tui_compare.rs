@@ -5,13 +5,14 @@
 
 mod tui_support;
 
-use heaptui::analysis::compare::{compare, Comparison, SnapshotSummary};
-use heaptui::analysis::Analysis;
-use heaptui::graph::duplicates::DuplicateOptions;
-use heaptui::tui::app::{App, PaneId};
-use heaptui::tui::loading::Comparing;
-use heaptui::tui::panes::dominators::Item;
-use heaptui::tui::{demo_series_app, loaded_series_app, DEMO_SERIES};
+use heaptui_core::analysis::compare::{compare, Comparison, SnapshotSummary};
+use heaptui_core::analysis::Analysis;
+use heaptui_core::demo::DEMO_SERIES;
+use heaptui_core::graph::duplicates::DuplicateOptions;
+use heaptui_testkit::tui::{demo_series_app, loaded_series_app};
+use heaptui_tui::app::{App, PaneId};
+use heaptui_tui::loading::Comparing;
+use heaptui_tui::panes::dominators::Item;
 use insta::assert_snapshot;
 use tui_support::*;
 
@@ -50,7 +51,7 @@ fn library_comparison() -> Comparison {
 /// `+1.50 KiB` as the UI writes a growth.
 fn plus(bytes: i128) -> String {
     assert!(bytes > 0);
-    format!("+{}", heaptui::report::size(bytes as u64))
+    format!("+{}", heaptui_core::report::size(bytes as u64))
 }
 
 /// The body rows of the screen (below the header line of the pane).
@@ -399,7 +400,7 @@ fn two_duplicate_sets_of_one_kind_get_a_delta_each() {
     let s = screen(&a);
     let rows: Vec<&str> = s.lines().filter(|l| l.contains("App.Pair")).collect();
     assert_eq!(rows.len(), 2, "{s}");
-    let grown = format!("+{}", heaptui::report::size(2 * pair));
+    let grown = format!("+{}", heaptui_core::report::size(2 * pair));
     assert!(
         rows.iter().filter(|r| r.contains(&grown)).count() == 1
             && rows

@@ -9,10 +9,10 @@ mod tui_support;
 use std::time::Duration;
 
 use crossterm::event::KeyCode;
-use heaptui::tui::app::{update, Action, App, PaneId};
-use heaptui::tui::filtering::{compute, FilterRequest, FilterThread};
-use heaptui::tui::run_jobs;
-use heaptui::tui::worker::Msg;
+use heaptui_testkit::tui::run_jobs;
+use heaptui_tui::app::{update, Action, App, PaneId};
+use heaptui_tui::filtering::{compute, FilterRequest, FilterThread};
+use heaptui_tui::worker::Msg;
 use tui_support::*;
 
 /// Types into the filter line without letting the filter thread answer.

@@ -6,19 +6,20 @@
 mod tui_support;
 
 use crossterm::event::{KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
-use heaptui::model::{ObjectIdx, TypeIdx};
-use heaptui::progress::Progress;
-use heaptui::tui::app::{update, Action, App, Effect, PaneId};
-use heaptui::tui::panes::dominators::TreeMode;
-use heaptui::tui::theme::Theme;
-use heaptui::tui::worker::{run_job, Job, Msg};
-use heaptui::tui::{demo_app, ui};
+use heaptui_core::model::{ObjectIdx, TypeIdx};
+use heaptui_core::progress::Progress;
+use heaptui_testkit::tui::demo_app;
+use heaptui_tui::app::{update, Action, App, Effect, PaneId};
+use heaptui_tui::panes::dominators::TreeMode;
+use heaptui_tui::theme::Theme;
+use heaptui_tui::ui;
+use heaptui_tui::worker::{run_job, Job, Msg};
 use insta::assert_snapshot;
 use tui_support::*;
 
 const MONO: Theme = Theme {
     ascii: false,
-    colors: heaptui::tui::theme::Colors::Mono,
+    colors: heaptui_tui::theme::Colors::Mono,
 };
 
 /// The demo heap at 80×24 after a key script.
@@ -326,7 +327,7 @@ fn history_goes_back_across_panes() {
 #[test]
 fn help_is_generated_from_the_key_table() {
     let mut a = after("?");
-    let descriptions: Vec<&str> = heaptui::tui::keys::KEYS
+    let descriptions: Vec<&str> = heaptui_tui::keys::KEYS
         .iter()
         .take(4)
         .map(|b| b.description)
@@ -342,7 +343,7 @@ fn help_is_generated_from_the_key_table() {
                 + "\n"
         })
         .collect();
-    let table = heaptui::tui::keys::KEYS;
+    let table = heaptui_tui::keys::KEYS;
     for b in table {
         // Bindings of one command share a line, under the first description.
         let first = table
@@ -401,7 +402,7 @@ fn ascii_mode_draws_only_ascii() {
         24,
         Theme {
             ascii: true,
-            colors: heaptui::tui::theme::Colors::Mono,
+            colors: heaptui_tui::theme::Colors::Mono,
         },
     );
     keys(&mut a, "2 j j Right c");
@@ -469,7 +470,7 @@ fn panes_work_as_their_data_arrives() {
         Action::Worker(Msg::Graph {
             graph: full.graph().cloned().unwrap(),
             ms: 0,
-            totals: heaptui::tui::loading::Totals::of(full.graph().unwrap()),
+            totals: heaptui_tui::loading::Totals::of(full.graph().unwrap()),
         }),
     );
     keys(&mut a, "1");
@@ -621,7 +622,7 @@ fn possible_duplicates_detected(background: bool) {
         .collect();
     cut.sets.retain(|s| s.type_index != ty);
     cut.possible
-        .push(heaptui::graph::duplicates::PossibleDuplicates {
+        .push(heaptui_core::graph::duplicates::PossibleDuplicates {
             type_index: ty,
             instances,
         });

@@ -6,8 +6,8 @@
 mod tui_support;
 
 use crossterm::event::{KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
-use heaptui::tui::app::{update, Action, App, PaneId};
-use heaptui::tui::panes::duplicates::DupRow;
+use heaptui_tui::app::{update, Action, App, PaneId};
+use heaptui_tui::panes::duplicates::DupRow;
 use insta::assert_snapshot;
 use tui_support::*;
 

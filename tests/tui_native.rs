@@ -5,15 +5,15 @@ mod common;
 mod tui_support;
 
 use common::assert_contains_all;
-use heaptui::model::ObjectIdx;
-use heaptui::tui::pane_id::PaneId;
-use heaptui::tui::panes::inspector::Target;
+use heaptui_core::model::ObjectIdx;
+use heaptui_tui::pane_id::PaneId;
+use heaptui_tui::panes::inspector::Target;
 use tui_support::*;
 
-fn hprof_app() -> heaptui::tui::app::App {
+fn hprof_app() -> heaptui_tui::app::App {
     let bytes: &'static [u8] = include_bytes!("../fixtures/leaky.hprof.gz");
-    let mut a = heaptui::tui::loaded_app("leaky.hprof.gz", bytes, 100, 40, COLOR);
-    heaptui::tui::app::update(&mut a, heaptui::tui::app::Action::Tick);
+    let mut a = heaptui_testkit::tui::loaded_app("leaky.hprof.gz", bytes, 100, 40, COLOR);
+    heaptui_tui::app::update(&mut a, heaptui_tui::app::Action::Tick);
     a
 }
 
@@ -21,7 +21,7 @@ fn hprof_app() -> heaptui::tui::app::App {
 /// pane, the object's type, its instances (`x`), its row, Enter. The keys
 /// go through the real event loop, which runs the jobs (instances, the
 /// retention path) before the next key.
-fn inspect(a: &mut heaptui::tui::app::App, o: u32) {
+fn inspect(a: &mut heaptui_tui::app::App, o: u32) {
     let ty = a.graph().unwrap().dump.types[o as usize];
     keys(a, "3 g");
     let mut steps = 0;
@@ -47,7 +47,7 @@ fn inspect(a: &mut heaptui::tui::app::App, o: u32) {
 }
 
 /// In the open inspector, selects the line of `o` and inspects it (Enter).
-fn follow(a: &mut heaptui::tui::app::App, o: u32) {
+fn follow(a: &mut heaptui_tui::app::App, o: u32) {
     let ins = a.inspector.as_ref().unwrap();
     let at = ins
         .entries
@@ -122,8 +122,8 @@ fn a_long_escaped_preview_leaves_room_for_the_type_name() {
     // previews as `\x00\x00…`, four columns a byte; the referenced array's
     // line must still name its type, id and size.
     let bytes: &'static [u8] = include_bytes!("../fixtures/leaky.hprof.gz");
-    let mut a = heaptui::tui::loaded_app("leaky.hprof.gz", bytes, 80, 24, COLOR);
-    heaptui::tui::app::update(&mut a, heaptui::tui::app::Action::Tick);
+    let mut a = heaptui_testkit::tui::loaded_app("leaky.hprof.gz", bytes, 80, 24, COLOR);
+    heaptui_tui::app::update(&mut a, heaptui_tui::app::Action::Tick);
     let g = a.graph().unwrap().clone();
     let binary = (0..g.dump.objects() as u32)
         .find(|&o| {
@@ -152,8 +152,8 @@ fn rows_naming_one_object_show_its_text() {
     // instances (`x`) names the `Leaky` class by its name, and its static
     // map's strings show their characters.
     let bytes: &'static [u8] = include_bytes!("../fixtures/leaky.hprof.gz");
-    let mut a = heaptui::tui::loaded_app("leaky.hprof.gz", bytes, 80, 24, COLOR);
-    heaptui::tui::app::update(&mut a, heaptui::tui::app::Action::Tick);
+    let mut a = heaptui_testkit::tui::loaded_app("leaky.hprof.gz", bytes, 80, 24, COLOR);
+    heaptui_tui::app::update(&mut a, heaptui_tui::app::Action::Tick);
     keys(&mut a, "2 x");
     let s = screen(&a);
     let line = s
@@ -185,7 +185,7 @@ fn rows_naming_one_object_show_its_text() {
         .map(ObjectIdx)
         .find(|&o| g.dump.id_hex(o) == "fd5bf630")
         .unwrap();
-    let fit = |w| heaptui::tui::fmt::row_preview(&g.dump, class, w);
+    let fit = |w| heaptui_tui::fmt::row_preview(&g.dump, class, w);
     assert_eq!(fit(200), " \"Leaky\"");
     assert_eq!(fit(8 + 1 + 12 + 3 + 6), " \"Leaky\"");
     assert_eq!(fit(8 + 1 + 12 + 3 + 5), "");
@@ -199,7 +199,7 @@ fn rows_naming_one_object_show_its_text() {
                     .is_some_and(|t| t.chars().count() > 30)
         })
         .unwrap();
-    let cut = heaptui::tui::fmt::row_preview(&g.dump, long, 8 + 1 + 12 + 3 + 10);
+    let cut = heaptui_tui::fmt::row_preview(&g.dump, long, 8 + 1 + 12 + 3 + 10);
     assert_eq!(cut.chars().count(), 2 + 1 + 10 + 1, "{cut}");
     assert!(cut.ends_with("…\""), "{cut}");
 }
@@ -218,8 +218,8 @@ fn duplicate_sets_show_the_text_their_members_hold() {
     assert!(rows[1].contains("byte[] \"duplicate"), "{s}");
     // At 80 columns the text still shows beside a shortened type name.
     let bytes: &'static [u8] = include_bytes!("../fixtures/leaky.hprof.gz");
-    let mut a = heaptui::tui::loaded_app("leaky.hprof.gz", bytes, 80, 24, COLOR);
-    heaptui::tui::app::update(&mut a, heaptui::tui::app::Action::Tick);
+    let mut a = heaptui_testkit::tui::loaded_app("leaky.hprof.gz", bytes, 80, 24, COLOR);
+    heaptui_tui::app::update(&mut a, heaptui_tui::app::Action::Tick);
     keys(&mut a, "4");
     let s = screen(&a);
     assert!(s.contains("\"duplicate"), "{s}");
@@ -279,7 +279,7 @@ fn the_inspector_marks_a_referent_with_its_kind() {
         .list()
         .iter()
         .find(|r| {
-            r.strength == heaptui::model::Strength::Soft
+            r.strength == heaptui_core::model::Strength::Soft
                 && g.dump.type_name(r.reference) == "java.lang.ref.SoftReference"
         })
         .copied()
@@ -295,7 +295,7 @@ fn the_inspector_marks_a_referent_with_its_kind() {
     );
     assert_eq!(
         keys(&mut a, "R"),
-        vec![heaptui::tui::app::Effect::ToggleReferences]
+        vec![heaptui_tui::app::Effect::ToggleReferences]
     );
 }
 
@@ -379,8 +379,8 @@ fn java_frame_roots_show_their_thread_and_frame() {
 #[test]
 fn at_40_columns_sizes_are_never_cut() {
     let bytes: &'static [u8] = include_bytes!("../fixtures/node_leak.heapsnapshot.gz");
-    let mut a = heaptui::tui::loaded_app("node_leak.heapsnapshot.gz", bytes, 40, 24, COLOR);
-    heaptui::tui::app::update(&mut a, heaptui::tui::app::Action::Tick);
+    let mut a = heaptui_testkit::tui::loaded_app("node_leak.heapsnapshot.gz", bytes, 40, 24, COLOR);
+    heaptui_tui::app::update(&mut a, heaptui_tui::app::Action::Tick);
     for pane in ["3", "2"] {
         keys(&mut a, pane);
         let s = screen(&a);

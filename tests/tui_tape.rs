@@ -4,8 +4,8 @@
 mod tui_support;
 
 use crossterm::event::{KeyCode, KeyEvent};
-use heaptui::tui::app::Effect;
-use heaptui::tui::press;
+use heaptui_testkit::tui::press;
+use heaptui_tui::app::Effect;
 use tui_support::*;
 
 enum Step {

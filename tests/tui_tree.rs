@@ -2,13 +2,11 @@
 //! the children of many parents is deferred to a job and installed later.
 
 mod tui_support;
-use heaptui::analysis::grouping::group_children_unsorted;
-use heaptui::graph::{DominatorTree, HeapGraph};
-use heaptui::progress::Progress;
-use heaptui::tui::panes::dominators::{
-    Item, Reveal, Tree, TreeMode, DEFER_CHILDREN, DEFER_PARENTS,
-};
-use heaptui::tui::theme::Theme;
+use heaptui_core::analysis::grouping::group_children_unsorted;
+use heaptui_core::graph::{DominatorTree, HeapGraph};
+use heaptui_core::progress::Progress;
+use heaptui_tui::panes::dominators::{Item, Reveal, Tree, TreeMode, DEFER_CHILDREN, DEFER_PARENTS};
+use heaptui_tui::theme::Theme;
 
 fn wide_heap(n: usize) -> (HeapGraph, DominatorTree) {
     let mut text = String::from("t 1 Root\nt 2 A\nt 3 B\n");
@@ -19,8 +17,11 @@ fn wide_heap(n: usize) -> (HeapGraph, DominatorTree) {
         text.push_str(&format!("o {:x} 3 4\n", 0x100000 + i));
     }
     text.push_str("r 1 1 0\n");
-    let dump =
-        heaptui::import::rpm::parse_bytes(std::path::Path::new("wide"), text.as_bytes()).unwrap();
+    let dump = heaptui_core::import::netcf_text::parse_bytes(
+        std::path::Path::new("wide"),
+        text.as_bytes(),
+    )
+    .unwrap();
     let graph = HeapGraph::build(dump);
     let dom = DominatorTree::compute(&graph, &Progress::new()).unwrap();
     (graph, dom)
@@ -40,11 +41,11 @@ fn wide_groups_are_grouped_by_a_deferred_job() {
     let group_a = t.nodes[root_row as usize].children.as_ref().unwrap()[0];
     let theme = Theme {
         ascii: true,
-        colors: heaptui::tui::theme::Colors::Mono,
+        colors: heaptui_tui::theme::Colors::Mono,
     };
     assert_eq!(
         t.label_of(group_a, d, &theme),
-        format!("{} x A", heaptui::tui::fmt::count(n as u64))
+        format!("{} x A", heaptui_tui::fmt::count(n as u64))
     );
 
     let job = t.expand(group_a, d, &dom).expect("many parents: deferred");
@@ -60,7 +61,7 @@ fn wide_groups_are_grouped_by_a_deferred_job() {
     let b = t.flat[2];
     assert_eq!(
         t.label_of(b, d, &theme),
-        format!("{} x B", heaptui::tui::fmt::count(n as u64))
+        format!("{} x B", heaptui_tui::fmt::count(n as u64))
     );
     assert_eq!(t.sizes_of(b, &dom), Some((4 * n as u64, n as u64)));
 
@@ -134,8 +135,11 @@ fn holder_heap() -> String {
 #[test]
 fn many_children_of_one_object_are_grouped_by_a_job_and_reveal_waits_for_it() {
     let text = holder_heap();
-    let dump =
-        heaptui::import::rpm::parse_bytes(std::path::Path::new("holder"), text.as_bytes()).unwrap();
+    let dump = heaptui_core::import::netcf_text::parse_bytes(
+        std::path::Path::new("holder"),
+        text.as_bytes(),
+    )
+    .unwrap();
     let g = HeapGraph::build(dump);
     let dom = DominatorTree::compute(&g, &Progress::new()).unwrap();
     let d = &g.dump;

@@ -4,8 +4,8 @@
 mod tui_support;
 
 use crossterm::event::KeyCode;
-use heaptui::tui::app::{update, Action, Effect, PaneId};
-use heaptui::tui::worker::{Job, Msg};
+use heaptui_tui::app::{update, Action, Effect, PaneId};
+use heaptui_tui::worker::{Job, Msg};
 use tui_support::*;
 
 #[test]
@@ -36,7 +36,7 @@ fn a_background_job_is_an_effect_and_its_result_a_message() {
     let job = Job::Precise {
         type_index: *type_index,
     };
-    let msg = heaptui::tui::worker::run_job(job, &graph, &dom, &Default::default()).unwrap();
+    let msg = heaptui_tui::worker::run_job(job, &graph, &dom, &Default::default()).unwrap();
     assert!(matches!(msg, Msg::Precise { .. }));
     assert_eq!(update(&mut a, Action::Worker(msg)), vec![]);
     assert!(a.panes.types_pane.precise.contains_key(type_index));
@@ -58,12 +58,12 @@ fn a_panicked_stage_keeps_the_keys_working_and_quits_with_the_failure() {
 /// borrowed mutably beside it), as the router does.
 macro_rules! ctx {
     ($a:expr, $filter:expr) => {
-        heaptui::tui::panes::Ctx {
+        heaptui_tui::panes::Ctx {
             name: &$a.name,
             theme: &$a.theme,
             loading: &$a.loading,
             totals: &$a.totals,
-            body: heaptui::tui::layout::layout($a.size).body,
+            body: heaptui_tui::layout::layout($a.size).body,
             filter: $filter,
             filtering: false,
         }
@@ -72,8 +72,8 @@ macro_rules! ctx {
 
 #[test]
 fn panes_answer_keys_with_intents_and_change_only_themselves() {
-    use heaptui::tui::keys::Cmd;
-    use heaptui::tui::panes::{Intent, Pane};
+    use heaptui_tui::keys::Cmd;
+    use heaptui_tui::panes::{Intent, Pane};
 
     let mut a = app(80, 24);
     keys(&mut a, "j");
@@ -109,12 +109,12 @@ fn panes_answer_keys_with_intents_and_change_only_themselves() {
     keys(&mut a, "2 i");
     let ins = a.inspector.as_mut().unwrap();
     let object = ins.object;
-    let ctx = heaptui::tui::panes::Ctx {
+    let ctx = heaptui_tui::panes::Ctx {
         name: &a.name,
         theme: &a.theme,
         loading: &a.loading,
         totals: &a.totals,
-        body: heaptui::tui::layout::layout(a.size).body,
+        body: heaptui_tui::layout::layout(a.size).body,
         filter: "",
         filtering: false,
     };

@@ -1,7 +1,7 @@
 //! Widgets rendered into a plain Buffer.
 
-use heaptui::tui::panes::dominators::{Bar, RetainedChart};
-use heaptui::tui::theme::Theme;
+use heaptui_tui::panes::dominators::{Bar, RetainedChart};
+use heaptui_tui::theme::Theme;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::widgets::Widget;
@@ -37,7 +37,7 @@ fn bars() -> Vec<Bar> {
 fn chart_bars_are_proportional_and_the_selection_is_marked() {
     let theme = Theme {
         ascii: true,
-        colors: heaptui::tui::theme::Colors::Mono,
+        colors: heaptui_tui::theme::Colors::Mono,
     };
     let bars = bars();
     let mut buf = Buffer::empty(Rect::new(0, 0, 43, 5));
@@ -82,14 +82,14 @@ fn chart_bars_are_proportional_and_the_selection_is_marked() {
 fn unicode_bars_use_eighth_blocks() {
     let theme = Theme {
         ascii: false,
-        colors: heaptui::tui::theme::Colors::Ansi16,
+        colors: heaptui_tui::theme::Colors::Ansi16,
     };
     assert_eq!(theme.bar(8 * 3 + 4), "███▌");
     assert_eq!(theme.bar(1), "▏");
     assert_eq!(theme.bar(0), "");
     let ascii = Theme {
         ascii: true,
-        colors: heaptui::tui::theme::Colors::Ansi16,
+        colors: heaptui_tui::theme::Colors::Ansi16,
     };
     assert_eq!(ascii.bar(8 * 3 + 4), "####");
 }
@@ -98,7 +98,7 @@ fn unicode_bars_use_eighth_blocks() {
 fn chart_fits_a_tiny_area() {
     let theme = Theme {
         ascii: false,
-        colors: heaptui::tui::theme::Colors::Ansi16,
+        colors: heaptui_tui::theme::Colors::Ansi16,
     };
     let bars = bars();
     let mut buf = Buffer::empty(Rect::new(0, 0, 12, 2));
@@ -119,7 +119,7 @@ fn chart_fits_a_tiny_area() {
 fn a_long_chart_label_is_shortened_before_its_size_and_percent() {
     let theme = Theme {
         ascii: true,
-        colors: heaptui::tui::theme::Colors::Mono,
+        colors: heaptui_tui::theme::Colors::Mono,
     };
     let bars = vec![Bar {
         label: "MyCompany.Product.Caching.LargeObjectCache".into(),

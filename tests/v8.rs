@@ -8,9 +8,9 @@ use std::path::Path;
 
 use proptest::prelude::*;
 
-use heaptui::import::v8::import_bytes_with_chunk;
-use heaptui::model::ObjectIdx;
-use heaptui::model::{Format, Label, Model, ValueKind};
+use heaptui_core::import::v8::import_bytes_with_chunk;
+use heaptui_core::model::ObjectIdx;
+use heaptui_core::model::{Format, Label, Model, ValueKind};
 
 /// One node of a snapshot as the writer takes it.
 #[derive(Debug, Clone)]
@@ -821,7 +821,7 @@ fn truncation_at_every_offset_never_panics() {
 /// by position) are what the inspector shows.
 #[test]
 fn numbers_and_booleans_show_their_values() {
-    use heaptui::model::ObjectFields;
+    use heaptui_core::model::ObjectFields;
     let nodes = vec![
         node("hidden", "", 1, 0, vec![edge("element", "1", 1)]),
         node("hidden", "(GC roots)", 3, 0, vec![edge("element", "1", 2)]),

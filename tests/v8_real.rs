@@ -7,9 +7,9 @@ mod native;
 
 use std::path::Path;
 
-use heaptui::import::v8::import_bytes_with_chunk;
-use heaptui::model::Model;
-use heaptui::model::ObjectIdx;
+use heaptui_core::import::v8::import_bytes_with_chunk;
+use heaptui_core::model::Model;
+use heaptui_core::model::ObjectIdx;
 use native::{compare_with_text, gunzip};
 
 fn import_chunked(bytes: &[u8], chunk: usize) -> Model {
@@ -89,7 +89,8 @@ fn real_snapshots_agree_with_their_text_conversions() {
         let native = import_chunked(&gunzip(&path), 1 << 16);
         let text_path = dir.join(format!("{stem}.dump.txt"));
         let text =
-            heaptui::import::import_bytes(&text_path, &std::fs::read(&text_path).unwrap()).unwrap();
+            heaptui_core::import::import_bytes(&text_path, &std::fs::read(&text_path).unwrap())
+                .unwrap();
         eprintln!(
             "{stem}: {} objects, {} bytes, {} roots, diagnostics {:?}",
             native.objects(),
@@ -115,22 +116,22 @@ fn real_snapshots_agree_with_their_text_conversions() {
 /// the default budget: nothing is left "possible".
 #[test]
 fn a_real_node_snapshot_has_the_duplicates_users_mean() {
-    use heaptui::graph::duplicates::{find_duplicates, DuplicateOptions};
-    use heaptui::graph::{DominatorTree, HeapGraph};
-    use heaptui::progress::Progress;
+    use heaptui_core::graph::duplicates::{find_duplicates, DuplicateOptions};
+    use heaptui_core::graph::{DominatorTree, HeapGraph};
+    use heaptui_core::progress::Progress;
     let bytes = gunzip(&common::fixture("node_duplicates.heapsnapshot.gz"));
     let g = HeapGraph::build(import_chunked(&bytes, 1 << 20));
     let dom = DominatorTree::compute(&g, &Progress::new()).unwrap();
     let options = DuplicateOptions {
-        budget_per_type: Some(heaptui::graph::duplicates::DEFAULT_BUDGET_PER_TYPE),
+        budget_per_type: Some(heaptui_core::graph::duplicates::DEFAULT_BUDGET_PER_TYPE),
         ..DuplicateOptions::default()
     };
     let d = find_duplicates(&g, &dom, &options, &Progress::new()).unwrap();
     assert!(d.possible.is_empty(), "{} possible", d.possible.len());
-    let name = |s: &heaptui::graph::duplicates::DuplicateSet| {
+    let name = |s: &heaptui_core::graph::duplicates::DuplicateSet| {
         g.dump.type_name(ObjectIdx(s.members[0])).to_string()
     };
-    let of = |ty: &str| -> Vec<&heaptui::graph::duplicates::DuplicateSet> {
+    let of = |ty: &str| -> Vec<&heaptui_core::graph::duplicates::DuplicateSet> {
         d.sets.iter().filter(|s| name(s) == ty).collect()
     };
     let points = of("Point");

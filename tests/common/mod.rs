@@ -5,9 +5,9 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use heaptui::analysis::Analysis;
-use heaptui::graph::duplicates::DuplicateOptions;
-use heaptui::model::{Model, ObjectIdx};
+use heaptui_core::analysis::Analysis;
+use heaptui_core::graph::duplicates::DuplicateOptions;
+use heaptui_core::model::{Model, ObjectIdx};
 
 /// Fails, showing `text`, on the first of `needles` it does not contain.
 pub fn assert_contains_all(text: &str, needles: &[&str]) {
@@ -48,9 +48,9 @@ pub fn analyse_bytes(bytes: &[u8]) -> Analysis {
 /// The duplicate sets of a model, each as its first member's type name
 /// and its members' ids, and whether values were compared.
 pub fn duplicate_sets_by_id(m: Model) -> (bool, Vec<(String, Vec<u64>)>) {
-    use heaptui::graph::duplicates::find_duplicates;
-    use heaptui::graph::{DominatorTree, HeapGraph};
-    use heaptui::progress::Progress;
+    use heaptui_core::graph::duplicates::find_duplicates;
+    use heaptui_core::graph::{DominatorTree, HeapGraph};
+    use heaptui_core::progress::Progress;
     let g = HeapGraph::build(m);
     let dom = DominatorTree::compute(&g, &Progress::new()).unwrap();
     let d = find_duplicates(&g, &dom, &DuplicateOptions::default(), &Progress::new()).unwrap();

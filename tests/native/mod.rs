@@ -2,17 +2,17 @@
 //! conversion of the same heap, and reading gzipped real dumps.
 #![allow(dead_code)]
 
-use heaptui::model::Model;
-use heaptui::model::ObjectIdx;
+use heaptui_core::model::Model;
+use heaptui_core::model::ObjectIdx;
 
 /// Objects (id, type, size, references), roots, and each object's
 /// immediate dominator and retained size, compared by id between a native
 /// import and the text conversion of the same heap. Type names are
 /// compared with runs of blanks collapsed (the text format splits on them).
 pub fn compare_with_text(native: Model, text: Model) -> Vec<String> {
-    use heaptui::analysis::Analysis;
-    use heaptui::graph::duplicates::DuplicateOptions;
-    use heaptui::progress::Progress;
+    use heaptui_core::analysis::Analysis;
+    use heaptui_core::graph::duplicates::DuplicateOptions;
+    use heaptui_core::progress::Progress;
     let squash = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
     let mut bad = Vec::new();
     if native.objects() != text.objects() || native.total_bytes() != text.total_bytes() {

@@ -6,14 +6,15 @@ use ratatui::backend::TestBackend;
 use ratatui::buffer::Buffer;
 use ratatui::Terminal;
 
-use heaptui::tui::app::{Action, App, Effect};
-use heaptui::tui::event_loop::Ended;
-use heaptui::tui::theme::Theme;
-use heaptui::tui::{demo_app, drive, ui};
+use heaptui_testkit::tui::{demo_app, drive};
+use heaptui_tui::app::{Action, App, Effect};
+use heaptui_tui::event_loop::Ended;
+use heaptui_tui::theme::Theme;
+use heaptui_tui::ui;
 
 pub const COLOR: Theme = Theme {
     ascii: false,
-    colors: heaptui::tui::theme::Colors::Ansi16,
+    colors: heaptui_tui::theme::Colors::Ansi16,
 };
 
 pub fn app(w: u16, h: u16) -> App {
@@ -23,8 +24,8 @@ pub fn app(w: u16, h: u16) -> App {
 /// An App over a dump given as text, analysed synchronously like the demo
 /// (stage times zero).
 pub fn text_app(text: &'static str, w: u16, h: u16) -> App {
-    let mut app = heaptui::tui::loaded_app("test.txt", text.as_bytes(), w, h, COLOR);
-    heaptui::tui::app::update(&mut app, heaptui::tui::app::Action::Tick);
+    let mut app = heaptui_testkit::tui::loaded_app("test.txt", text.as_bytes(), w, h, COLOR);
+    heaptui_tui::app::update(&mut app, heaptui_tui::app::Action::Tick);
     app
 }
 
