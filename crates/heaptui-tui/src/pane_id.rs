@@ -5,7 +5,7 @@
 //! state in the router (`panes::Panes`). A leaf module: the panes, the
 //! filter thread, the key table and the router all use it.
 //!
-//! Adding a pane: write `src/tui/panes/<name>.rs` with a state type that
+//! Adding a pane: write `crates/heaptui-tui/src/panes/<name>.rs` with a state type that
 //! implements `Default` and `panes::Pane`, declare it in `panes/mod.rs`
 //! (`pub mod <name>;`), and add its line to the table below. Its keys, if
 //! it has any of its own, go in `keys.rs` under its mode.
