@@ -7,14 +7,20 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 /// The analysis stages, in the order they run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Stage {
+    /// Reading the dump into a model.
     Parse = 0,
+    /// Building the reference graph and its retainers.
     Graph = 1,
+    /// Dominators and retained sizes.
     Dominators = 2,
+    /// Duplicate instance sets.
     Duplicates = 3,
+    /// Every stage done.
     Done = 4,
 }
 
 impl Stage {
+    /// The stages that do work, in order (all but `Done`).
     pub const ALL: [Stage; 4] = [
         Stage::Parse,
         Stage::Graph,
@@ -22,6 +28,7 @@ impl Stage {
         Stage::Duplicates,
     ];
 
+    /// The stage's lower-case name, as progress lines and logs show it.
     pub fn name(self) -> &'static str {
         match self {
             Stage::Parse => "parse",
@@ -66,24 +73,29 @@ pub struct Progress {
 }
 
 impl Progress {
+    /// No stage started, nothing done, not cancelled.
     pub fn new() -> Self {
         Self::default()
     }
 
+    /// Enters `stage`, with `total` units of work ahead.
     pub fn start(&self, stage: Stage, total: u64) {
         self.done.store(0, Ordering::Relaxed);
         self.total.store(total, Ordering::Relaxed);
         self.stage.store(stage as u8, Ordering::Release);
     }
 
+    /// Adds `units` of work done to the current stage.
     pub fn advance(&self, units: u64) {
         self.done.fetch_add(units, Ordering::Relaxed);
     }
 
+    /// Sets the units of work done in the current stage.
     pub fn set_done(&self, units: u64) {
         self.done.store(units, Ordering::Relaxed);
     }
 
+    /// The stage running now.
     pub fn stage(&self) -> Stage {
         Stage::from_u8(self.stage.load(Ordering::Acquire))
     }
@@ -97,10 +109,12 @@ impl Progress {
         (self.done.load(Ordering::Relaxed) as f64 / total as f64).min(1.0)
     }
 
+    /// Asks the running stages to stop at their next check.
     pub fn cancel(&self) {
         self.cancelled.store(true, Ordering::Relaxed);
     }
 
+    /// Whether [`Progress::cancel`] was called.
     pub fn is_cancelled(&self) -> bool {
         self.cancelled.load(Ordering::Relaxed)
     }
@@ -123,6 +137,7 @@ pub struct Laps {
 }
 
 impl Laps {
+    /// Starts timing the sub-stages of `scope`.
     pub fn new(scope: &'static str) -> Laps {
         Laps {
             last: std::time::Instant::now(),
@@ -130,6 +145,7 @@ impl Laps {
         }
     }
 
+    /// Logs the time since the last lap (or the start) as `what`.
     pub fn lap(&mut self, what: &str) {
         let now = std::time::Instant::now();
         tracing::debug!(

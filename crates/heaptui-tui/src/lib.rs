@@ -1,4 +1,9 @@
-//! The terminal UI (docs/ui.md). Elm-shaped: [`app::App`] is the model,
+//! heaptui's terminal UI (docs/ui.md), over `heaptui-core`: [`run`] opens
+//! the dump an [`Options`] names and shows it until the user quits. The
+//! `testing` feature adds the `testing` module, the harness the tests drive
+//! the UI with (heaptui-testkit turns it on; the binary never has it).
+//!
+//! The UI itself: Elm-shaped: [`app::App`] is the model,
 //! [`app::Action`] every input, [`app::update`] the only place the model
 //! changes (no I/O; it returns [`app::Effect`]s), [`ui::draw`] a pure view.
 //! [`event_loop::run`] is the one loop (generic over the backend and fed

@@ -35,6 +35,7 @@ pub use layout::Corrupt;
 /// Where the cache lives and what it keeps.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CacheOptions {
+    /// The directory holding the cache files.
     pub dir: PathBuf,
     /// Dumps smaller than this are not cached: they analyse in well under
     /// the time reading a cache takes to pay off.
@@ -80,6 +81,7 @@ impl Pending {
         Pending(Vec::new())
     }
 
+    /// Blocks until every cache write in flight is on disk.
     pub fn wait(self) {
         for t in self.0 {
             let _ = t.join();

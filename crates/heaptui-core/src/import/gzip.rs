@@ -50,7 +50,9 @@ pub fn is_gzip(bytes: &[u8]) -> bool {
 /// The decompressed bytes, and whether the stream ended early (a truncated
 /// file: what came before is kept, and the caller says so).
 pub struct Inflated {
+    /// The decompressed bytes.
     pub source: Source,
+    /// Whether the stream ended before its end marker.
     pub truncated: bool,
     /// Bytes after the last member that are not one (not zeros): ignored.
     pub trailing: u64,

@@ -22,11 +22,14 @@ use source::Source;
 /// Input that cannot be used at all: one line naming the file and the reason.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct InputError {
+    /// The file, as given.
     pub path: PathBuf,
+    /// Why it cannot be used, one line.
     pub reason: String,
 }
 
 impl InputError {
+    /// The error `reason` about `path`.
     pub fn new(path: &Path, reason: impl Into<String>) -> Self {
         InputError {
             path: path.to_path_buf(),
@@ -46,7 +49,9 @@ impl std::error::Error for InputError {}
 /// Why importing stopped without a model.
 #[derive(Debug)]
 pub enum ImportError {
+    /// The input cannot be used (its message names the file).
     Input(InputError),
+    /// The progress was cancelled before the import ended.
     Cancelled,
 }
 

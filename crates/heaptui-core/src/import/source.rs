@@ -30,11 +30,14 @@ pub const COPY_LIMIT: u64 = 64 << 20;
 
 /// The bytes of a dump file.
 pub enum Source {
+    /// Read into memory (small files, pipes, decompressed input).
     Owned(Vec<u8>),
+    /// Mapped read-only (large regular files).
     Mapped(Mmap),
 }
 
 impl Source {
+    /// Reads or maps the file at `path`, whichever is cheaper for its size.
     pub fn open(path: &Path) -> Result<Source, InputError> {
         let err = |reason: String| InputError::new(path, reason);
         let meta = std::fs::metadata(path).map_err(|e| err(io_reason(&e)))?;
@@ -70,6 +73,7 @@ impl Source {
         Ok(Source::Mapped(map))
     }
 
+    /// The whole file.
     pub fn bytes(&self) -> &[u8] {
         match self {
             Source::Owned(v) => v,

@@ -72,6 +72,7 @@ impl<T: Pod> Array<T> {
         }
     }
 
+    /// The elements, however they are held.
     pub fn as_slice(&self) -> &[T] {
         // SAFETY: `ptr` and `len` describe elements owned by `owner`, which
         // lives as long as `self` and does not move them: a vector's buffer

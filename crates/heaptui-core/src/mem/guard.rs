@@ -102,6 +102,7 @@ pub fn remember_mapped_cache(path: &Path) {
     MAPPED_IS_CACHE.store(true, Ordering::SeqCst);
 }
 
+/// Records the path of the dump being mapped, for the SIGBUS message if it shrinks.
 pub fn remember_mapped_path(path: &Path) {
     MAPPED_IS_CACHE.store(false, Ordering::SeqCst);
     let bytes: &'static mut [u8] = Box::leak(
@@ -116,6 +117,7 @@ pub fn remember_mapped_path(path: &Path) {
     MAPPED_PATH_LEN.store(bytes.len(), Ordering::SeqCst);
 }
 
+/// Installs the SIGBUS handler that names the mapped file that shrank (once per process).
 pub fn install_sigbus_handler() {
     SIGBUS_ONCE.call_once(|| {
         // SAFETY: installs an async-signal-safe handler (tcsetattr, write

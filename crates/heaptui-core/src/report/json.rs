@@ -266,6 +266,7 @@ fn write_duplicate_rows(
     Ok(())
 }
 
+/// Writes the JSON report of `a` (docs/json.md, the contract).
 pub fn write_json(out: &mut impl Write, a: &Analysis, opts: &ReportOptions) -> io::Result<()> {
     let dump = a.dump();
     let dom = &a.dom;

@@ -22,6 +22,7 @@ const LAYOUT: &str = "object layout";
 /// The longest detail value the `Format:` line shows.
 const MAX_DETAIL_CHARS: usize = 60;
 
+/// A size in binary units (`1.50 KiB`).
 pub fn size(bytes: u64) -> String {
     format_size(bytes, BINARY)
 }
@@ -53,6 +54,7 @@ pub fn count(n: u64) -> String {
     out
 }
 
+/// Writes the text report of `a`: summary, dominators, types, duplicates, roots and diagnostics.
 pub fn write_text(out: &mut impl Write, a: &Analysis, opts: &ReportOptions) -> io::Result<()> {
     let dump = a.dump();
     let dom = &a.dom;

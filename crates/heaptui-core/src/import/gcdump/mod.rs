@@ -86,6 +86,7 @@ fn read_dump(bytes: &[u8]) -> Result<(Dump, Option<String>), String> {
     Ok((dump, note))
 }
 
+/// Imports a gcdump from its bytes, reporting to `progress`.
 pub fn import(path: &Path, source: &Source, progress: &Progress) -> Result<Model, ImportError> {
     let bytes = source.bytes();
     progress.start(Stage::Parse, bytes.len() as u64);
