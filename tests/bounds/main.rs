@@ -5,6 +5,7 @@
 //! the file's size. Memory is counted by this binary's allocator, not
 //! measured from the outside, and no test reads a clock. A binary of its
 //! own: its allocator counts the whole process.
+#![allow(unsafe_code)] // a counting global allocator
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::path::Path;

@@ -1,6 +1,7 @@
 //! The real binary in a pseudo-terminal: it starts on the demo heap, answers
 //! keys, and gives the terminal back when quitting, and also when the dump
 //! it maps is truncated under it (SIGBUS).
+#![allow(unsafe_code)] // libc calls
 
 use heaptui_testkit::common;
 use heaptui_testkit::pty;

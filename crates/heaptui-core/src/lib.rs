@@ -35,7 +35,6 @@
 //! assert!(String::from_utf8(text)?.contains("demo.dump.txt"));
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
-#![deny(unsafe_code)]
 #![deny(missing_docs)]
 
 // Not yet documented item by item (struct fields mostly): 132 items in

@@ -3,6 +3,7 @@
 //! controlling terminal, collect what it writes, and paint that byte
 //! stream onto a grid of cells (enough of a VT100 for ratatui's output:
 //! cursor positioning and text; other sequences are skipped).
+#![allow(unsafe_code)] // libc calls
 
 use std::io::Read;
 use std::os::fd::{FromRawFd, OwnedFd};
