@@ -1,4 +1,4 @@
-//! Benchmarks of the analysis core on a generated heap (`heaptui::gen`):
+//! Benchmarks of the analysis core on a generated heap (`heaptui_testkit::gen`):
 //! parse, graph build, dominators + retained sizes, and petgraph's
 //! `simple_fast` (Cooper–Harvey–Kennedy) dominators on the same graph as a
 //! baseline. `cargo bench --bench analysis`; set `HEAPTUI_BENCH_OBJECTS`
@@ -9,12 +9,12 @@
 use std::path::Path;
 use std::sync::OnceLock;
 
-use heaptui::gen::{generate_bytes, GenOptions};
-use heaptui::graph::{DominatorTree, HeapGraph};
-use heaptui::import::rpm::parse_bytes;
-use heaptui::model::Model;
-use heaptui::model::ObjectIdx;
-use heaptui::progress::Progress;
+use heaptui_core::graph::{DominatorTree, HeapGraph};
+use heaptui_core::import::netcf_text::parse_bytes;
+use heaptui_core::model::Model;
+use heaptui_core::model::ObjectIdx;
+use heaptui_core::progress::Progress;
+use heaptui_testkit::gen::{generate_bytes, GenOptions};
 
 fn main() {
     divan::main();

@@ -1,4 +1,4 @@
-//! Duplicate detection (docs/duplicates.md) on a generated heap (`heaptui::gen`: duplicate
+//! Duplicate detection (docs/duplicates.md) on a generated heap (`heaptui_testkit::gen`: duplicate
 //! lists of duplicate arrays of duplicate strings, shared children, cyclic
 //! duplicates, delegates into one huge strongly connected component):
 //! full detection including additional bytes and held duplicates, and the
@@ -8,11 +8,11 @@
 use std::path::Path;
 use std::sync::OnceLock;
 
-use heaptui::gen::{generate_bytes, GenOptions};
-use heaptui::graph::duplicates::{find_duplicates, DuplicateMode, DuplicateOptions};
-use heaptui::graph::{DominatorTree, HeapGraph};
-use heaptui::import::rpm::parse_bytes;
-use heaptui::progress::Progress;
+use heaptui_core::graph::duplicates::{find_duplicates, DuplicateMode, DuplicateOptions};
+use heaptui_core::graph::{DominatorTree, HeapGraph};
+use heaptui_core::import::netcf_text::parse_bytes;
+use heaptui_core::progress::Progress;
+use heaptui_testkit::gen::{generate_bytes, GenOptions};
 
 fn main() {
     divan::main();

@@ -14,13 +14,13 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use heaptui::graph::HeapGraph;
-use heaptui::import::import_file;
-use heaptui::progress::Progress;
+use heaptui_core::graph::HeapGraph;
+use heaptui_core::import::import_file;
+use heaptui_core::progress::Progress;
 
 fn main() {
     // Stage and phase spans go to the file `HEAPTUI_LOG` names.
-    heaptui::log::init();
+    heaptui_core::log::init();
     let graph = std::env::args().any(|a| a == "--graph");
     let mut files: Vec<PathBuf> = std::env::args()
         .skip(1)

@@ -13,7 +13,7 @@ use std::time::Instant;
 
 use clap::Parser;
 
-use heaptui::gen::{generate, generate_snapshot, GenOptions, GenStats, Snapshot};
+use heaptui_testkit::gen::{generate, generate_snapshot, GenOptions, GenStats, Snapshot};
 
 #[derive(Parser)]
 #[command(about = "Generate a realistic heap dump in the RPM text format")]

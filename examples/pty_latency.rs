@@ -18,8 +18,7 @@
 //! the time it was made, to match it with a stage's arrival. The output is plain text, one figure per
 //! line, for docs/performance.md.
 
-#[path = "../tests/pty/mod.rs"]
-mod pty;
+use heaptui_testkit::pty;
 
 use std::ffi::OsString;
 use std::io::Write;

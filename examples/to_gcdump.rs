@@ -12,9 +12,9 @@
 
 use std::path::PathBuf;
 
-use heaptui::import::gcdump::Writer;
-use heaptui::import::import_file;
-use heaptui::progress::Progress;
+use heaptui_core::import::import_file;
+use heaptui_core::progress::Progress;
+use heaptui_testkit::gcdump::Writer;
 
 fn main() {
     let args: Vec<PathBuf> = std::env::args().skip(1).map(PathBuf::from).collect();

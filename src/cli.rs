@@ -6,12 +6,12 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use heaptui::analysis::compare::Schedule;
-use heaptui::analysis::Glob;
-use heaptui::cache::CacheOptions;
-use heaptui::graph::duplicates::{DuplicateMode, DuplicateOptions};
-use heaptui::import::{ImportOptions, References};
-use heaptui::report::{parse_size, ReportOptions};
+use heaptui_core::analysis::compare::Schedule;
+use heaptui_core::analysis::Glob;
+use heaptui_core::cache::CacheOptions;
+use heaptui_core::graph::duplicates::{DuplicateMode, DuplicateOptions};
+use heaptui_core::import::{ImportOptions, References};
+use heaptui_core::report::{parse_size, ReportOptions};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -138,7 +138,7 @@ pub struct DuplicateArgs {
     pub budget: u64,
 }
 
-pub const DEFAULT_DUPLICATE_BUDGET: u64 = heaptui::graph::duplicates::DEFAULT_BUDGET_PER_TYPE;
+pub const DEFAULT_DUPLICATE_BUDGET: u64 = heaptui_core::graph::duplicates::DEFAULT_BUDGET_PER_TYPE;
 
 #[derive(Debug, Subcommand)]
 pub enum Command {

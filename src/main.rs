@@ -13,12 +13,12 @@ use std::sync::Arc;
 use clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand;
 use clap::{CommandFactory, Parser};
 
-use heaptui::analysis::compare::Comparison;
-use heaptui::analysis::pipeline::Input;
-use heaptui::analysis::{Analysis, AnalysisError};
-use heaptui::cache;
-use heaptui::progress::Progress;
-use heaptui::report;
+use heaptui_core::analysis::compare::Comparison;
+use heaptui_core::analysis::pipeline::Input;
+use heaptui_core::analysis::{Analysis, AnalysisError};
+use heaptui_core::cache;
+use heaptui_core::progress::Progress;
+use heaptui_core::report;
 
 use cli::{Cli, ReportInput, ReportRun, Run, UiRun};
 
@@ -50,9 +50,9 @@ fn one_line(rendered: &str) -> String {
 }
 
 fn run() -> u8 {
-    heaptui::mem::bound_allocator_retention();
+    heaptui_core::mem::bound_allocator_retention();
     let _ = color_eyre::install();
-    heaptui::log::init();
+    heaptui_core::log::init();
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e)
@@ -139,18 +139,18 @@ fn manual_page(out: &mut dyn Write) -> std::io::Result<()> {
         write!(out, "{body}")?;
     }
     writeln!(out, ".SH KEYS")?;
-    for (title, rows) in heaptui::tui::ui::key_sections() {
+    for (title, rows) in heaptui_tui::ui::key_sections() {
         writeln!(out, ".SS {}", text(title))?;
         for (keys, what) in rows {
             writeln!(out, ".TP\n\\fB{}\\fR\n{}", text(&keys), text(what))?;
         }
     }
     writeln!(out, ".SS Filter syntax")?;
-    for (what, meaning) in heaptui::tui::ui::FILTER_SYNTAX {
+    for (what, meaning) in heaptui_tui::ui::FILTER_SYNTAX {
         writeln!(out, ".TP\n\\fB{}\\fR\n{}", text(what), text(meaning))?;
     }
     writeln!(out, ".SS Mouse")?;
-    for (what, meaning) in heaptui::tui::ui::MOUSE {
+    for (what, meaning) in heaptui_tui::ui::MOUSE {
         writeln!(out, ".TP\n{}\n{}", text(what), text(meaning))?;
     }
     writeln!(out, ".SH EXIT STATUS")?;
@@ -244,7 +244,10 @@ fn analyse(
     if r.baselines.is_empty() {
         let input = match dump {
             Some(p) => Input::File(p, r.import),
-            None => Input::Bytes(heaptui::tui::DEMO_NAME, heaptui::tui::DEMO_DUMP.as_bytes()),
+            None => Input::Bytes(
+                heaptui_core::demo::DEMO_NAME,
+                heaptui_core::demo::DEMO_DUMP.as_bytes(),
+            ),
         };
         let cache = r.cache.as_ref();
         let (a, p) = cache::run(&input, &r.duplicates, cache, &progress, &mut |_| true, note)?;
@@ -319,14 +322,15 @@ fn threshold_crossed(c: &Comparison, limit: u64) -> Option<String> {
     if growth <= limit {
         return None;
     }
-    let steps = |path: u32, f: &dyn Fn(&heaptui::analysis::compare_paths::RowFigures) -> String| {
-        c.paths
-            .figures_of(path)
-            .iter()
-            .map(f)
-            .collect::<Vec<_>>()
-            .join(" → ")
-    };
+    let steps =
+        |path: u32, f: &dyn Fn(&heaptui_core::analysis::compare_paths::RowFigures) -> String| {
+            c.paths
+                .figures_of(path)
+                .iter()
+                .map(f)
+                .collect::<Vec<_>>()
+                .join(" → ")
+        };
     let bytes = |path| steps(path, &|f| report::size(f.retained_bytes));
     let mut message = format!(
         "{} grew by {} ({}), more than --fail-if-grows {}",
@@ -335,7 +339,7 @@ fn threshold_crossed(c: &Comparison, limit: u64) -> Option<String> {
         bytes(path),
         report::size(limit)
     );
-    let point = heaptui::analysis::suspects::accumulation_row(&c.paths, path);
+    let point = heaptui_core::analysis::suspects::accumulation_row(&c.paths, path);
     if point != path {
         message += &format!(
             "\n  it accumulates at {}: grew by {} ({}; {} instances)",
@@ -353,7 +357,7 @@ fn run_ui(u: UiRun) -> u8 {
     // terminal is taken over (or a report suggested for it): the first
     // bytes of each are read and their format and header checked.
     for dump in &u.dumps {
-        if let Err(e) = heaptui::import::check_file(dump) {
+        if let Err(e) = heaptui_core::import::check_file(dump) {
             eprintln!("heaptui: {e}");
             return USAGE;
         }
@@ -362,13 +366,13 @@ fn run_ui(u: UiRun) -> u8 {
         eprintln!(
             "heaptui: the interactive UI needs a terminal; for a headless analysis run `heaptui report {}` (add --json for scripts)",
             u.newest()
-                .map(|p| heaptui::model::text::printable_path(p))
+                .map(|p| heaptui_core::model::text::printable_path(p))
                 .unwrap_or_else(|| "DUMP".into())
         );
         return USAGE;
     }
     // The UI opens the newest dump and compares it with the others.
-    let options = heaptui::tui::Options {
+    let options = heaptui_tui::Options {
         dump: u.newest().cloned(),
         baselines: u.baselines().to_vec(),
         demo: u.demo,
@@ -378,7 +382,7 @@ fn run_ui(u: UiRun) -> u8 {
         import: u.import,
         cache: u.cache.clone(),
     };
-    let code = match heaptui::tui::run(options) {
+    let code = match heaptui_tui::run(options) {
         Ok(code) => code,
         Err(e) => {
             eprintln!("heaptui: {e:?}");

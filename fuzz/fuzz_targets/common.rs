@@ -1,7 +1,7 @@
 //! Shared by the targets: the whole pipeline on whatever the importer made
 //! of the input, with a size cap so one run stays fast.
 
-use heaptui::graph::duplicates::DuplicateOptions;
+use heaptui_core::graph::duplicates::DuplicateOptions;
 
 /// Imports `bytes` (detected by content), then graph, dominators and full
 /// duplicate detection with a small work budget. Errors are fine; panics,
@@ -10,12 +10,12 @@ pub fn pipeline(bytes: &[u8]) {
     if bytes.len() > 1 << 20 {
         return;
     }
-    let Ok(model) = heaptui::import::import_bytes(std::path::Path::new("fuzz"), bytes) else {
+    let Ok(model) = heaptui_core::import::import_bytes(std::path::Path::new("fuzz"), bytes) else {
         return;
     };
     let options = DuplicateOptions {
         budget_per_type: Some(10_000),
         ..DuplicateOptions::default()
     };
-    let _ = heaptui::analysis::Analysis::from_dump(model, &options, &Default::default());
+    let _ = heaptui_core::analysis::Analysis::from_dump(model, &options, &Default::default());
 }

@@ -1,0 +1,1270 @@
+//! An [`Analysis`] as cache sections and back. Decoding checks every index
+//! against the arrays it points into and that the dominator tree is a tree
+//! (each reachable object's idom comes before it in the preorder, each
+//! children list holds exactly the nodes whose idom it belongs to), that
+//! retained sizes add up over that tree, and the duplicate sets' figures
+//! against their members (see `check_sets`), so a hostile cache gives no
+//! panic, out-of-bounds read or endless walk, and no figure its graph
+//! contradicts. What is cheap to recompute (the id index, root groups, type
+//! statistics, the largest instances, the summary) is recomputed; the
+//! largest instances are compared with what was read.
+
+use std::io::Write;
+use std::path::Path;
+use std::sync::Arc;
+
+use rayon::prelude::*;
+
+use super::layout::{corrupt, Corrupt, Element, Input, Reader, Writer};
+use crate::analysis::roots::{largest_instances, root_groups, weakly_held};
+use crate::analysis::summary::Summary;
+use crate::analysis::{Analysis, Timings, TypeStats};
+use crate::graph::duplicates::{DuplicateMode, DuplicateSet, Duplicates, PossibleDuplicates};
+use crate::graph::{DominatorTree, HeapGraph, NOT_REACHABLE, SUPER_ROOT};
+use crate::mem::Array;
+use crate::model::{
+    AppDomain, Csr, Diagnostics, FieldDecl, Format, IdIndex, JavaClass, JavaClasses, Labels, Model,
+    ObjectIdx, RecordCounts, Referent, Referents, Root, RootPlaces, RootThread, StaticField,
+    Strength, TypeIdx, ValueKind, Values,
+};
+
+// Section tags; `+n` marks the tags a composite section also takes.
+const META: u32 = 1;
+const TYPE_NAMES: u32 = 2; // +1
+const IDS: u32 = 4;
+const TYPES: u32 = 5;
+const SIZES: u32 = 6;
+const REFS: u32 = 7; // +1: targets
+const ROOTS: u32 = 9;
+const DOMAINS: u32 = 10; // +1, +2: flags and counts
+const MESSAGES: u32 = 13; // +1
+const DETAILS: u32 = 15; // +1
+const LABEL_NAMES: u32 = 17; // +1
+const LABELS: u32 = 19;
+const VALUES: u32 = 20; // +1 bytes, +2 kinds
+const RETAINERS: u32 = 23; // +1
+const STRONG_ROOTS: u32 = 25;
+const IDOM: u32 = 26;
+const RETAINED_BYTES: u32 = 27;
+const RETAINED_OBJECTS: u32 = 28;
+const CHILDREN: u32 = 29; // +1
+const PREORDER: u32 = 31;
+const TYPE_STATS: u32 = 32;
+const SETS: u32 = 33;
+const SET_MEMBERS: u32 = 34; // +1
+const SET_HELD_BY: u32 = 36; // +1
+const POSSIBLE: u32 = 38; // +1 offsets, +2 instances
+const FINISHED: u32 = 41;
+const LARGEST: u32 = 42;
+const REFERENTS: u32 = 43; // +1: whether they are strong
+const JAVA_CLASSES: u32 = 45; // per class: id, super id, fields, statics
+const JAVA_NAMES: u32 = 46; // +1: field names, then static names, per class
+const JAVA_TAGS: u32 = 48; // per field and static: type tag, 0x80 kept
+const JAVA_STATICS: u32 = 49; // per static: its raw value
+const ROOT_THREADS: u32 = 50; // +1: names; +2: their objects
+const ROOT_FRAMES: u32 = 53; // +1
+const ROOT_PLACES: u32 = 55;
+
+const NONE: u64 = u64::MAX;
+
+type W<'a> = Writer<&'a mut dyn Write>;
+
+/// Writes the analysis after the header `w` holds.
+pub fn encode(w: &mut W, a: &Analysis) -> std::io::Result<()> {
+    let d = a.dump();
+    let diag = &d.diagnostics;
+    let r = &d.records;
+    let meta = [
+        d.file_bytes,
+        d.format as u64,
+        r.objects,
+        r.types,
+        r.roots,
+        r.sections,
+        diag.skipped_lines,
+        diag.dangling_references,
+        diag.undefined_types,
+        diag.duplicate_objects,
+        diag.missing_root_objects,
+        a.duplicates.mode.map_or(0, |m| m as u64 + 1),
+        a.duplicates.budget_per_type.unwrap_or(NONE),
+        diag.clamped_roots,
+        a.duplicates.has_values() as u64,
+    ];
+    w.array(META, &meta)?;
+    strings(w, TYPE_NAMES, d.type_names.iter().map(|s| &**s))?;
+    w.array(IDS, &d.ids)?;
+    w.array(TYPES, &d.types)?;
+    w.array(SIZES, &d.sizes)?;
+    csr(w, REFS, &d.refs)?;
+    let roots: Vec<u64> = d.roots.iter().flat_map(root_fields).collect();
+    w.array(ROOTS, &roots)?;
+    domains(w, &d.app_domains)?;
+    strings(w, MESSAGES, diag.messages.iter().map(String::as_str))?;
+    let details = d.details.iter().flat_map(|(k, v)| [k.as_str(), v.as_str()]);
+    strings(w, DETAILS, details)?;
+    if let Some(l) = &d.labels {
+        strings(w, LABEL_NAMES, l.names.iter().map(|s| &**s))?;
+        w.array(LABELS, &l.of_ref)?;
+    }
+    if !d.root_places.of_root.is_empty() {
+        encode_root_places(w, &d.root_places)?;
+    }
+    if let Some(v) = &d.values {
+        w.array(VALUES, &v.offsets())?;
+        w.array(VALUES + 1, &v.bytes)?;
+        let kinds: Vec<u8> = v.kinds.iter().map(|&k| k as u8).collect();
+        w.array(VALUES + 2, &kinds)?;
+    }
+    if let Some(r) = &d.referents {
+        let flat: Vec<u32> = r
+            .list()
+            .iter()
+            .flat_map(|r| [r.reference.raw(), r.referent.raw(), r.strength as u32])
+            .collect();
+        w.array(REFERENTS, &flat)?;
+        w.array(REFERENTS + 1, &[r.strong as u8])?;
+    }
+    if let Some(j) = &d.java_classes {
+        encode_java(w, j)?;
+    }
+    csr(w, RETAINERS, &a.graph.retainers)?;
+    w.array(STRONG_ROOTS, &a.graph.strong_roots)?;
+    encode_dominators(w, &a.dom)?;
+    let stats: Vec<u64> = a.types.iter().flat_map(stat_fields).collect();
+    w.array(TYPE_STATS, &stats)?;
+    encode_duplicates(w, &a.duplicates)?;
+    w.array(LARGEST, &a.largest)
+}
+
+fn encode_java(w: &mut W, j: &JavaClasses) -> std::io::Result<()> {
+    let list = j.list();
+    let heads: Vec<u64> = list
+        .iter()
+        .flat_map(|c| {
+            [
+                c.id,
+                c.super_id,
+                c.fields.len() as u64,
+                c.statics.len() as u64,
+            ]
+        })
+        .collect();
+    w.array(JAVA_CLASSES, &heads)?;
+    let names = list.iter().flat_map(|c| {
+        let f = c.fields.iter().map(|f| &*f.name);
+        f.chain(c.statics.iter().map(|s| &*s.name))
+    });
+    strings(w, JAVA_NAMES, names)?;
+    let tags: Vec<u8> = list
+        .iter()
+        .flat_map(|c| {
+            let f = c
+                .fields
+                .iter()
+                .map(|f| f.tag | if f.kept { 0x80 } else { 0 });
+            f.chain(c.statics.iter().map(|s| s.tag))
+                .collect::<Vec<u8>>()
+        })
+        .collect();
+    w.array(JAVA_TAGS, &tags)?;
+    let raw: Vec<u64> = list
+        .iter()
+        .flat_map(|c| c.statics.iter().map(|s| s.raw))
+        .collect();
+    w.array(JAVA_STATICS, &raw)
+}
+
+fn encode_root_places(w: &mut W, p: &RootPlaces) -> std::io::Result<()> {
+    strings(w, ROOT_THREADS, p.threads.iter().map(|t| &*t.name))?;
+    let objects: Vec<u32> = p
+        .threads
+        .iter()
+        .map(|t| t.object.map_or(RootPlaces::NONE, |o| o.raw()))
+        .collect();
+    w.array(ROOT_THREADS + 2, &objects)?;
+    strings(w, ROOT_FRAMES, p.frames.iter().map(|f| &**f))?;
+    let places: Vec<u32> = p.of_root.iter().flat_map(|&(t, f)| [t, f]).collect();
+    w.array(ROOT_PLACES, &places)
+}
+
+fn decode_root_places(r: &R, n: usize, roots: usize) -> Result<RootPlaces, Corrupt> {
+    if !r.has(ROOT_PLACES) {
+        return Ok(RootPlaces::default());
+    }
+    let names = read_strings(r, ROOT_THREADS)?;
+    let objects: Array<u32> = get(r, ROOT_THREADS + 2, names.len())?;
+    let frames = read_strings(r, ROOT_FRAMES)?;
+    let places: Array<u32> = get(r, ROOT_PLACES, 2 * roots)?;
+    let threads = names
+        .into_iter()
+        .zip(objects.iter())
+        .map(|(name, &o)| match o {
+            RootPlaces::NONE => Ok(RootThread {
+                name: name.into(),
+                object: None,
+            }),
+            o if (o as usize) < n => Ok(RootThread {
+                name: name.into(),
+                object: Some(ObjectIdx(o)),
+            }),
+            _ => corrupt("root threads: object out of range"),
+        })
+        .collect::<Result<Vec<_>, Corrupt>>()?;
+    let of_root: Vec<(u32, u32)> = places.chunks_exact(2).map(|p| (p[0], p[1])).collect();
+    let fits = |i: u32, len: usize| i == RootPlaces::NONE || (i as usize) < len;
+    if !of_root
+        .iter()
+        .all(|&(t, f)| fits(t, threads.len()) && fits(f, frames.len()))
+    {
+        return corrupt("root places: index out of range");
+    }
+    Ok(RootPlaces::new(
+        threads,
+        frames.into_iter().map(String::into_boxed_str).collect(),
+        of_root,
+    ))
+}
+
+fn root_fields(r: &Root) -> [u64; 7] {
+    [
+        r.object.raw() as u64,
+        r.kind as u64,
+        r.flags as u64,
+        r.container.unwrap_or(NONE),
+        r.container_type.map_or(NONE, |t| t.raw() as u64),
+        r.app_domain as u64,
+        r.line,
+    ]
+}
+
+fn stat_fields(t: &TypeStats) -> [u64; 5] {
+    [
+        t.type_index.raw() as u64,
+        t.count,
+        t.shallow_bytes,
+        t.reachable_count,
+        t.min_retained_bytes,
+    ]
+}
+
+fn csr(w: &mut W, tag: u32, c: &Csr) -> std::io::Result<()> {
+    w.array(tag, &c.offsets)?;
+    w.array(tag + 1, &c.targets)
+}
+
+/// Strings as one byte section (tag + 1) and their end offsets (tag).
+fn strings<'s>(w: &mut W, tag: u32, items: impl Iterator<Item = &'s str>) -> std::io::Result<()> {
+    let mut bytes = Vec::new();
+    let mut ends = Vec::new();
+    for s in items {
+        bytes.extend_from_slice(s.as_bytes());
+        ends.push(bytes.len() as u64);
+    }
+    w.array(tag, &ends)?;
+    w.array(tag + 1, &bytes)
+}
+
+fn domains(w: &mut W, domains: &[AppDomain]) -> std::io::Result<()> {
+    let text = domains.iter().flat_map(|d| {
+        [
+            d.version.as_str(),
+            d.name.as_str(),
+            d.stamp.as_deref().unwrap_or(""),
+        ]
+    });
+    strings(w, DOMAINS, text)?;
+    let meta: Vec<u64> = domains
+        .iter()
+        .flat_map(|d| [d.stamp.is_some() as u64, d.closed as u64, d.objects])
+        .collect();
+    w.array(DOMAINS + 2, &meta)
+}
+
+fn encode_dominators(w: &mut W, dom: &DominatorTree) -> std::io::Result<()> {
+    w.array(IDOM, &dom.idom)?;
+    w.array(RETAINED_BYTES, &dom.retained_bytes)?;
+    w.array(RETAINED_OBJECTS, &dom.retained_objects)?;
+    csr(w, CHILDREN, &dom.children)?;
+    w.array(PREORDER, &dom.preorder)
+}
+
+fn encode_duplicates(w: &mut W, dups: &Duplicates) -> std::io::Result<()> {
+    let sets: Vec<u64> = dups
+        .sets
+        .iter()
+        .flat_map(|s| {
+            [
+                s.type_index as u64,
+                s.instance_bytes,
+                s.objects_per_copy,
+                s.additional_bytes,
+                s.trivial as u64,
+                s.holding_set.map_or(NONE, |h| h as u64),
+            ]
+        })
+        .collect();
+    w.array(SETS, &sets)?;
+    lists(w, SET_MEMBERS, dups.sets.iter().map(|s| &s.members[..]))?;
+    lists(w, SET_HELD_BY, dups.sets.iter().map(|s| &s.held_by[..]))?;
+    let types: Vec<u32> = dups.possible.iter().map(|p| p.type_index).collect();
+    w.array(POSSIBLE, &types)?;
+    lists(
+        w,
+        POSSIBLE + 1,
+        dups.possible.iter().map(|p| &p.instances[..]),
+    )?;
+    w.array(FINISHED, &dups.finished_types)
+}
+
+/// Lists of u32 as a CSR: offsets (tag), items (tag + 1).
+fn lists<'l>(w: &mut W, tag: u32, items: impl Iterator<Item = &'l [u32]>) -> std::io::Result<()> {
+    let mut offsets = vec![0u64];
+    let mut all = Vec::new();
+    for l in items {
+        all.extend_from_slice(l);
+        offsets.push(all.len() as u64);
+    }
+    csr(
+        w,
+        tag,
+        &Csr {
+            offsets: offsets.into(),
+            targets: all.into(),
+        },
+    )
+}
+
+type R<'a, 'i> = Reader<'i, dyn Input + 'a>;
+
+/// Every index below `bound`.
+fn check_below(what: &str, values: &[u32], bound: usize) -> Result<(), Corrupt> {
+    if values.par_iter().any(|&v| v as usize >= bound) {
+        return corrupt(format!("{what}: index out of range"));
+    }
+    Ok(())
+}
+
+fn read_csr(r: &R, tag: u32, nodes: usize, bound: usize) -> Result<Csr, Corrupt> {
+    let offsets: Array<u64> = r.array(tag)?;
+    let targets: Array<u32> = r.array(tag + 1)?;
+    let ok = offsets.len() == nodes + 1
+        && offsets[0] == 0
+        && offsets[nodes] == targets.len() as u64
+        && offsets.par_windows(2).all(|w| w[0] <= w[1]);
+    if !ok {
+        return corrupt(format!("section {tag}: bad offsets"));
+    }
+    check_below(&format!("section {tag}"), &targets, bound)?;
+    Ok(Csr { offsets, targets })
+}
+
+fn read_strings(r: &R, tag: u32) -> Result<Vec<String>, Corrupt> {
+    let ends: Array<u64> = r.array(tag)?;
+    let bytes: Array<u8> = r.array(tag + 1)?;
+    let mut out = Vec::with_capacity(ends.len());
+    let mut start = 0usize;
+    for &e in &ends {
+        let end = usize::try_from(e).unwrap_or(usize::MAX);
+        let Some(s) = bytes.get(start..end) else {
+            return corrupt(format!("section {tag}: bad string offsets"));
+        };
+        out.push(String::from_utf8_lossy(s).into_owned());
+        start = end;
+    }
+    Ok(out)
+}
+
+fn get<T: Element>(r: &R, tag: u32, len: usize) -> Result<Array<T>, Corrupt> {
+    let v: Array<T> = r.array(tag)?;
+    if v.len() != len {
+        return corrupt(format!(
+            "section {tag}: {} entries, expected {len}",
+            v.len()
+        ));
+    }
+    Ok(v)
+}
+
+/// Reads the analysis of `path` back; every index checked.
+pub fn decode(r: &R, path: &Path) -> Result<Analysis, Corrupt> {
+    let _span = tracing::debug_span!(target: "heaptui::profile", "cache").entered();
+    let meta: Array<u64> = get(r, META, 15)?;
+    let dump = tracing::debug_span!(target: "heaptui::profile", "model")
+        .in_scope(|| decode_model(r, path, &meta))?;
+    let n = dump.objects();
+    let retainers = read_csr(r, RETAINERS, n, n)?;
+    let strong_roots: Array<ObjectIdx> = r.array(STRONG_ROOTS)?;
+    check_below("strong roots", ObjectIdx::raw_slice(&strong_roots), n)?;
+    let graph = HeapGraph::from_parts(dump, retainers, strong_roots.into_vec());
+    let dom = tracing::debug_span!(target: "heaptui::profile", "dominators")
+        .in_scope(|| decode_dominators(r, &graph))?;
+    // Checked for its form, then made again from the tree (its figures
+    // are not checked otherwise, and a pass over the objects is cheap).
+    decode_type_stats(r, graph.dump.type_names.len())?;
+    let types = crate::analysis::type_stats(&graph, &dom);
+    let duplicates = tracing::debug_span!(target: "heaptui::profile", "duplicates")
+        .in_scope(|| decode_duplicates(r, &graph, &dom, &meta))?;
+    // Made again in one pass over the objects and compared: a list that
+    // differs was not written by this analysis.
+    let largest: Array<u32> = get(r, LARGEST, graph.dump.type_names.len())?;
+    let fresh = largest_instances(&graph, &dom);
+    if largest[..] != fresh[..] {
+        return corrupt("largest instances: not the graph's");
+    }
+    let roots = Arc::new(root_groups(&graph, &dom));
+    let weak = weakly_held(&graph, &dom);
+    let summary = Arc::new(Summary::new(&graph, &dom, &types, weak));
+    Ok(Analysis {
+        graph: Arc::new(graph),
+        dom: Arc::new(dom),
+        types: Arc::new(types),
+        duplicates: Arc::new(duplicates),
+        roots,
+        largest: Arc::new(fresh),
+        summary,
+        timings: Timings::default(),
+    })
+}
+
+fn decode_model(r: &R, path: &Path, meta: &[u64]) -> Result<Model, Corrupt> {
+    let type_names: Vec<Box<str>> = read_strings(r, TYPE_NAMES)?
+        .into_iter()
+        .map(String::into_boxed_str)
+        .collect();
+    let ids: Array<u64> = r.array(IDS)?;
+    let n = ids.len();
+    if n > u32::MAX as usize - 2 {
+        return corrupt("too many objects");
+    }
+    let types: Array<TypeIdx> = get(r, TYPES, n)?;
+    check_below("types", TypeIdx::raw_slice(&types), type_names.len())?;
+    let sizes: Array<u64> = get(r, SIZES, n)?;
+    let total: u128 = sizes.par_iter().map(|&s| s as u128).sum();
+    if total > u64::MAX as u128 {
+        return corrupt("sizes overflow");
+    }
+    let refs = read_csr(r, REFS, n, n)?;
+    let app_domains = decode_domains(r)?;
+    let roots = decode_roots(r, n, app_domains.len(), type_names.len())?;
+    let labels = decode_labels(r, refs.targets.len())?;
+    let values = decode_values(r, n)?;
+    let referents = decode_referents(r, n)?;
+    let java_classes = decode_java(r)?;
+    let root_places = decode_root_places(r, n, roots.len())?;
+    let details = read_strings(r, DETAILS)?;
+    let messages = read_strings(r, MESSAGES)?;
+    // Nothing looks ids up after an import but tests and tools: built on
+    // demand, not on every reopen.
+    let id_index = IdIndex::lazy();
+    let mut model = Model {
+        path: path.to_path_buf(),
+        file_bytes: meta[0],
+        app_domains,
+        type_names,
+        ids,
+        types,
+        sizes,
+        refs,
+        roots,
+        id_index,
+        diagnostics: Diagnostics {
+            skipped_lines: meta[6],
+            dangling_references: meta[7],
+            undefined_types: meta[8],
+            duplicate_objects: meta[9],
+            missing_root_objects: meta[10],
+            clamped_roots: meta[13],
+            messages,
+        },
+        records: RecordCounts {
+            objects: meta[2],
+            types: meta[3],
+            roots: meta[4],
+            sections: meta[5],
+        },
+        format: match meta[1] {
+            0 => Format::Rpm,
+            1 => Format::Gcdump,
+            2 => Format::Hprof,
+            3 => Format::Heapsnapshot,
+            _ => return corrupt("unknown format"),
+        },
+        details: details
+            .chunks_exact(2)
+            .map(|p| (p[0].clone(), p[1].clone()))
+            .collect(),
+        labels,
+        values,
+        referents,
+        java_classes,
+        root_places,
+        row_types: Default::default(),
+    };
+    // Text read back is escaped and shortened as the importers do: a cache
+    // file is input like a dump.
+    crate::import::make_printable(&mut model);
+    Ok(model)
+}
+
+fn decode_java(r: &R) -> Result<Option<JavaClasses>, Corrupt> {
+    if !r.has(JAVA_CLASSES) {
+        return Ok(None);
+    }
+    let heads: Array<u64> = r.array(JAVA_CLASSES)?;
+    let names = read_strings(r, JAVA_NAMES)?;
+    let tags: Array<u8> = r.array(JAVA_TAGS)?;
+    let raw: Array<u64> = r.array(JAVA_STATICS)?;
+    if !heads.len().is_multiple_of(4) || names.len() != tags.len() {
+        return corrupt("java classes: bad lengths");
+    }
+    let (mut at, mut at_static) = (0usize, 0usize);
+    let mut classes = Vec::with_capacity(heads.len() / 4);
+    for h in heads.chunks_exact(4) {
+        let (nf, ns) = (h[2] as usize, h[3] as usize);
+        let (Some(end), Some(end_static)) = (
+            at.checked_add(nf).and_then(|e| e.checked_add(ns)),
+            at_static.checked_add(ns),
+        ) else {
+            return corrupt("java classes: bad counts");
+        };
+        if end > names.len() || end_static > raw.len() {
+            return corrupt("java classes: bad counts");
+        }
+        let fields = (at..at + nf)
+            .map(|i| FieldDecl {
+                name: names[i].as_str().into(),
+                tag: tags[i] & 0x7f,
+                kept: tags[i] & 0x80 != 0,
+            })
+            .collect();
+        let statics = (0..ns)
+            .map(|k| StaticField {
+                name: names[at + nf + k].as_str().into(),
+                tag: tags[at + nf + k],
+                raw: raw[at_static + k],
+            })
+            .collect();
+        classes.push(JavaClass {
+            id: h[0],
+            super_id: h[1],
+            fields,
+            statics,
+        });
+        (at, at_static) = (end, end_static);
+    }
+    if at != names.len() || at_static != raw.len() {
+        return corrupt("java classes: bad counts");
+    }
+    Ok(Some(JavaClasses::new(classes)))
+}
+
+fn decode_referents(r: &R, n: usize) -> Result<Option<Referents>, Corrupt> {
+    if !r.has(REFERENTS) {
+        return Ok(None);
+    }
+    let flat: Array<u32> = r.array(REFERENTS)?;
+    let strong: Array<u8> = get(r, REFERENTS + 1, 1)?;
+    if !flat.len().is_multiple_of(3) {
+        return corrupt("referents: bad length");
+    }
+    let list = flat
+        .chunks_exact(3)
+        .map(|f| {
+            let strength = u8::try_from(f[2]).ok().and_then(Strength::from_u8);
+            match strength {
+                Some(strength) if (f[0] as usize) < n && (f[1] as usize) < n => Ok(Referent {
+                    reference: ObjectIdx(f[0]),
+                    referent: ObjectIdx(f[1]),
+                    strength,
+                }),
+                _ => corrupt("referents: index out of range"),
+            }
+        })
+        .collect::<Result<Vec<_>, Corrupt>>()?;
+    Ok(Some(Referents::new(list, strong[0] != 0)))
+}
+
+fn decode_domains(r: &R) -> Result<Vec<AppDomain>, Corrupt> {
+    let text = read_strings(r, DOMAINS)?;
+    let meta: Array<u64> = r.array(DOMAINS + 2)?;
+    if text.len() != meta.len() || !text.len().is_multiple_of(3) || text.is_empty() {
+        return corrupt("AppDomains: bad lengths");
+    }
+    Ok(text
+        .chunks_exact(3)
+        .zip(meta.chunks_exact(3))
+        .map(|(t, m)| AppDomain {
+            version: t[0].clone(),
+            name: t[1].clone(),
+            stamp: (m[0] != 0).then(|| t[2].clone()),
+            closed: m[1] != 0,
+            objects: m[2],
+        })
+        .collect())
+}
+
+fn decode_roots(r: &R, n: usize, domains: usize, names: usize) -> Result<Vec<Root>, Corrupt> {
+    let raw: Array<u64> = r.array(ROOTS)?;
+    if !raw.len().is_multiple_of(7) {
+        return corrupt("roots: bad length");
+    }
+    raw.chunks_exact(7)
+        .map(|f| {
+            let in_range = (f[0] as usize) < n
+                && f[1] <= u32::MAX as u64
+                && f[2] <= u32::MAX as u64
+                && (f[4] == NONE || (f[4] as usize) < names)
+                && (f[5] as usize) < domains;
+            if !in_range {
+                return corrupt("roots: index out of range");
+            }
+            Ok(Root {
+                object: ObjectIdx(f[0] as u32),
+                kind: f[1] as u32,
+                flags: f[2] as u32,
+                container: (f[3] != NONE).then_some(f[3]),
+                container_type: (f[4] != NONE).then_some(TypeIdx(f[4] as u32)),
+                app_domain: f[5] as u32,
+                line: f[6],
+            })
+        })
+        .collect()
+}
+
+fn decode_labels(r: &R, edges: usize) -> Result<Option<Labels>, Corrupt> {
+    if !r.has(LABELS) {
+        return Ok(None);
+    }
+    let names: Vec<Box<str>> = read_strings(r, LABEL_NAMES)?
+        .into_iter()
+        .map(String::into_boxed_str)
+        .collect();
+    let of_ref: Array<u32> = get(r, LABELS, edges)?;
+    // Names and array indices are told apart by the top bit (see Labels).
+    if of_ref
+        .par_iter()
+        .any(|&l| l != Labels::NONE && l & (1 << 31) == 0 && l as usize >= names.len())
+    {
+        return corrupt("labels: index out of range");
+    }
+    Ok(Some(Labels::new(names, of_ref.into_vec())))
+}
+
+fn decode_values(r: &R, n: usize) -> Result<Option<Values>, Corrupt> {
+    if !r.has(VALUES) {
+        return Ok(None);
+    }
+    let offsets: Array<u64> = get(r, VALUES, n + 1)?;
+    let bytes: Array<u8> = r.array(VALUES + 1)?;
+    let raw: Array<u8> = get(r, VALUES + 2, n)?;
+    let ok = offsets[0] == 0
+        && offsets[n] == bytes.len() as u64
+        && offsets.par_windows(2).all(|w| w[0] <= w[1]);
+    if !ok {
+        return corrupt("values: bad offsets");
+    }
+    const KINDS: [ValueKind; 8] = [
+        ValueKind::None,
+        ValueKind::Utf8,
+        ValueKind::Utf16Le,
+        ValueKind::Utf16Be,
+        ValueKind::Latin1,
+        ValueKind::Bytes,
+        ValueKind::Unknown,
+        ValueKind::Joined,
+    ];
+    let kinds = raw
+        .iter()
+        .map(|&k| KINDS.get(k as usize).copied())
+        .collect::<Option<Vec<_>>>();
+    let Some(kinds) = kinds else {
+        return corrupt("values: unknown kind");
+    };
+    Ok(Some(Values::new(
+        offsets.into_vec(),
+        bytes.into_vec(),
+        kinds,
+    )))
+}
+
+fn decode_dominators(r: &R, graph: &HeapGraph) -> Result<DominatorTree, Corrupt> {
+    let n = graph.objects();
+    let idom: Array<u32> = get(r, IDOM, n)?;
+    let retained_bytes: Array<u64> = get(r, RETAINED_BYTES, n)?;
+    let retained_objects: Array<u32> = get(r, RETAINED_OBJECTS, n)?;
+    let children = read_csr(r, CHILDREN, n + 1, n)?;
+    let preorder: Array<u32> = r.array(PREORDER)?;
+    check_below("preorder", &preorder, n)?;
+    let t = std::time::Instant::now();
+    check_tree(&idom, &children, &preorder)?;
+    check_retained(
+        &idom,
+        &children,
+        &graph.dump.sizes,
+        (&retained_bytes, &retained_objects),
+    )?;
+    tracing::debug!(target: "heaptui::profile", "cache/check_tree: {} ms", t.elapsed().as_millis());
+    let sizes = &graph.dump.sizes;
+    let reachable_bytes = preorder.par_iter().map(|&o| sizes[o as usize]).sum();
+    Ok(DominatorTree {
+        idom,
+        retained_bytes,
+        retained_objects,
+        children,
+        reachable_objects: preorder.len() as u64,
+        reachable_bytes,
+        preorder,
+    })
+}
+
+/// The idoms form a tree over exactly the preorder's objects, each idom
+/// before its object, and `children` lists exactly that tree.
+fn check_tree(idom: &[u32], children: &Csr, preorder: &[u32]) -> Result<(), Corrupt> {
+    let n = idom.len();
+    // Each object's place in the preorder, scattered in parallel; a place
+    // already taken means the preorder repeats an object.
+    let mut position = crate::mem::filled(n, u32::MAX);
+    {
+        use std::sync::atomic::Ordering::Relaxed;
+        let slots = crate::mem::as_atomic(&mut position);
+        let once = preorder.par_iter().enumerate().all(|(i, &o)| {
+            slots[o as usize]
+                .compare_exchange(u32::MAX, i as u32, Relaxed, Relaxed)
+                .is_ok()
+        });
+        if !once {
+            return corrupt("preorder: an object twice");
+        }
+    }
+    let tree_ok = idom.par_iter().enumerate().all(|(o, &d)| match d {
+        NOT_REACHABLE => position[o] == u32::MAX,
+        SUPER_ROOT => position[o] != u32::MAX,
+        d => (d as usize) < n && position[o] != u32::MAX && position[d as usize] < position[o],
+    });
+    let parent_ok = (0..=n as u32).into_par_iter().all(|p| {
+        let expect = if p as usize == n { SUPER_ROOT } else { p };
+        children
+            .neighbors(p)
+            .iter()
+            .all(|&c| idom[c as usize] == expect)
+    });
+    if !tree_ok || !parent_ok || children.targets.len() != preorder.len() {
+        return corrupt("the dominator tree is not a tree");
+    }
+    Ok(())
+}
+
+/// Each object's retained bytes and objects are its own plus its
+/// children's in the (checked) tree, without overflow; unreachable ones
+/// retain nothing. Every later walk that trusts retained sizes (the leak
+/// suspects' descent stops on them) then ends as it would on a fresh
+/// analysis.
+fn check_retained(
+    idom: &[u32],
+    children: &Csr,
+    sizes: &[u64],
+    (bytes, objects): (&[u64], &[u32]),
+) -> Result<(), Corrupt> {
+    let ok = (0..idom.len()).into_par_iter().all(|p| {
+        if idom[p] == NOT_REACHABLE {
+            return bytes[p] == 0 && objects[p] == 0;
+        }
+        let sum = children
+            .neighbors(p as u32)
+            .iter()
+            .try_fold((sizes[p], 1u32), |(b, o), &c| {
+                Some((
+                    b.checked_add(bytes[c as usize])?,
+                    o.checked_add(objects[c as usize])?,
+                ))
+            });
+        sum == Some((bytes[p], objects[p]))
+    });
+    if !ok {
+        return corrupt("retained sizes do not add up over the dominator tree");
+    }
+    Ok(())
+}
+
+fn decode_type_stats(r: &R, names: usize) -> Result<Vec<TypeStats>, Corrupt> {
+    let raw: Array<u64> = r.array(TYPE_STATS)?;
+    if !raw.len().is_multiple_of(5) || raw.chunks_exact(5).any(|f| f[0] as usize >= names) {
+        return corrupt("type statistics: bad entries");
+    }
+    Ok(raw
+        .chunks_exact(5)
+        .map(|f| TypeStats {
+            type_index: TypeIdx(f[0] as u32),
+            count: f[1],
+            shallow_bytes: f[2],
+            reachable_count: f[3],
+            min_retained_bytes: f[4],
+        })
+        .collect())
+}
+
+fn read_lists(r: &R, tag: u32, count: usize, bound: usize) -> Result<Vec<Vec<u32>>, Corrupt> {
+    let c = read_csr(r, tag, count, bound)?;
+    Ok((0..count as u32)
+        .into_par_iter()
+        .map(|i| c.neighbors(i).to_vec())
+        .collect())
+}
+
+fn decode_duplicates(
+    r: &R,
+    graph: &HeapGraph,
+    dom: &DominatorTree,
+    meta: &[u64],
+) -> Result<Duplicates, Corrupt> {
+    let dump = &graph.dump;
+    let (n, names) = (dump.objects(), dump.type_names.len());
+    let raw: Array<u64> = r.array(SETS)?;
+    if !raw.len().is_multiple_of(6) {
+        return corrupt("duplicate sets: bad length");
+    }
+    let count = raw.len() / 6;
+    let members = read_lists(r, SET_MEMBERS, count, n)?;
+    let held_by = read_lists(r, SET_HELD_BY, count, count)?;
+    let mut sets = Vec::with_capacity(count);
+    for (i, ((f, members), held_by)) in raw.chunks_exact(6).zip(members).zip(held_by).enumerate() {
+        let holder_ok = f[5] == NONE || (f[5] as usize) < count;
+        if f[0] as usize >= names || !holder_ok || members.len() < 2 {
+            return corrupt("duplicate sets: bad entries");
+        }
+        sets.push(DuplicateSet {
+            id: i as u32,
+            type_index: f[0] as u32,
+            members,
+            instance_bytes: f[1],
+            objects_per_copy: f[2],
+            additional_bytes: f[3],
+            trivial: f[4] != 0,
+            held_by,
+            holding_set: (f[5] != NONE).then_some(f[5] as u32),
+        });
+    }
+    let t = std::time::Instant::now();
+    check_sets(dump, dom, &sets)?;
+    tracing::debug!(target: "heaptui::profile", "cache/check_sets: {} ms", t.elapsed().as_millis());
+    let types: Array<u32> = r.array(POSSIBLE)?;
+    check_below("possible duplicates", &types, names)?;
+    let instances = read_lists(r, POSSIBLE + 1, types.len(), n)?;
+    check_possible(dump, dom, &types, &instances)?;
+    let possible = types
+        .iter()
+        .copied()
+        .zip(instances)
+        .map(|(type_index, instances)| PossibleDuplicates {
+            type_index,
+            instances,
+        })
+        .collect();
+    let finished: Array<u32> = r.array(FINISHED)?;
+    check_below("finished types", &finished, names)?;
+    if !finished.windows(2).all(|w| w[0] < w[1]) {
+        return corrupt("finished types: not ascending");
+    }
+    let mode = match meta[11] {
+        0 => None,
+        1 => Some(DuplicateMode::None),
+        2 => Some(DuplicateMode::Trivial),
+        3 => Some(DuplicateMode::All),
+        _ => return corrupt("unknown duplicates mode"),
+    };
+    let budget = (meta[12] != NONE).then_some(meta[12]);
+    Ok(Duplicates::from_parts(
+        n,
+        meta[14] != 0,
+        mode,
+        sets,
+        possible,
+        budget,
+        finished.into_vec(),
+    ))
+}
+
+/// The duplicate sets' figures against the graph, in one pass over their
+/// members and held-by lists (each member and each reference read once):
+/// - members: reachable, in no other set, in the detector's order (by id,
+///   so no member twice), all of the set's type and instance size;
+/// - a trivial set's figures are its members' sizes (one object per copy,
+///   all but one member as additional bytes); another's are bounded by the
+///   reachable heap (its additional objects are distinct reachable ones);
+/// - sets in the detector's order (additional bytes descending, then the
+///   first member's id);
+/// - held-by lists ascending, without the set itself, holding set among
+///   them (none exactly when the list is empty), and each holder met on
+///   every root path to the held members: a holder has a member earlier in
+///   the DFS preorder than every member of the held set (the DFS tree path
+///   to a held member passes through one), which also makes held-by acyclic.
+fn check_sets(dump: &Model, dom: &DominatorTree, sets: &[DuplicateSet]) -> Result<(), Corrupt> {
+    let n = dump.objects();
+    let mut position = crate::mem::filled(n, u32::MAX);
+    for (i, &o) in dom.preorder.iter().enumerate() {
+        position[o as usize] = i as u32;
+    }
+    let mut in_set = vec![false; n];
+    // Per set: the earliest DFS position of a member.
+    let mut first = Vec::with_capacity(sets.len());
+    let id = |o: u32| dump.ids[o as usize];
+    for s in sets {
+        let mut earliest = u32::MAX;
+        let mut prev: Option<u64> = None;
+        for &m in &s.members {
+            let o = m as usize;
+            let ok = dom.is_reachable(m)
+                && !std::mem::replace(&mut in_set[o], true)
+                && prev.is_none_or(|p| p <= id(m))
+                && dump.types[o].raw() == s.type_index
+                && dump.sizes[o] == s.instance_bytes;
+            if !ok {
+                return corrupt("duplicate sets: members unlike each other or the graph");
+            }
+            prev = Some(id(m));
+            earliest = earliest.min(position[o]);
+        }
+        first.push(earliest);
+        let copies = s.members.len() as u64 - 1;
+        let figures_ok = if s.trivial {
+            s.objects_per_copy == 1
+                && Some(s.additional_bytes) == s.instance_bytes.checked_mul(copies)
+        } else {
+            s.objects_per_copy <= crate::graph::duplicates::per_copy(dom.reachable_objects, copies)
+                && s.additional_bytes <= dom.reachable_bytes
+        };
+        if !figures_ok {
+            return corrupt("duplicate sets: figures not their members'");
+        }
+    }
+    let ordered = sets.windows(2).all(|w| {
+        let key = |s: &DuplicateSet| (std::cmp::Reverse(s.additional_bytes), id(s.members[0]));
+        key(&w[0]) <= key(&w[1])
+    });
+    if !ordered {
+        return corrupt("duplicate sets: out of order");
+    }
+    for (i, s) in sets.iter().enumerate() {
+        let held_ok = s.held_by.windows(2).all(|w| w[0] < w[1])
+            && s.held_by.iter().all(|&h| first[h as usize] < first[i])
+            && match s.holding_set {
+                None => s.held_by.is_empty(),
+                Some(h) => s.held_by.binary_search(&h).is_ok(),
+            };
+        if !held_ok {
+            return corrupt("duplicate sets: held by sets that cannot hold them");
+        }
+    }
+    Ok(())
+}
+
+/// Possible duplicates: types ascending, each type's instances reachable,
+/// of that type and ascending (the detector's order).
+fn check_possible(
+    dump: &Model,
+    dom: &DominatorTree,
+    types: &[u32],
+    instances: &[Vec<u32>],
+) -> Result<(), Corrupt> {
+    let ok = types.windows(2).all(|w| w[0] < w[1])
+        && types.iter().zip(instances).all(|(&t, list)| {
+            list.windows(2).all(|w| w[0] < w[1])
+                && list
+                    .iter()
+                    .all(|&o| dom.is_reachable(o) && dump.types[o as usize].raw() == t)
+        });
+    if !ok {
+        return corrupt("possible duplicates: not of their type or out of order");
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::graph::duplicates::DuplicateOptions;
+
+    fn demo() -> Analysis {
+        let text =
+            "t 1 A\nt 2 B\no 1 1 10 2 3\no 2 2 20 3\no 3 2 20\no 4 1 8 4\nr 1 1 0\nr 4 3 2\n";
+        Analysis::from_bytes("t.txt", text.as_bytes(), &DuplicateOptions::default()).unwrap()
+    }
+
+    fn encoded(a: &Analysis) -> Vec<u8> {
+        let mut out = Vec::new();
+        let sink: &mut dyn Write = &mut out;
+        let mut w = Writer::new(sink, b"k").unwrap();
+        encode(&mut w, a).unwrap();
+        w.finish().unwrap();
+        out
+    }
+
+    fn decoded(bytes: &[u8]) -> Result<Analysis, Corrupt> {
+        let bytes = bytes.to_vec();
+        let input: &dyn Input = &bytes;
+        let r = Reader::open(input, b"k")?;
+        decode(&r, Path::new("t.txt"))
+    }
+
+    #[test]
+    fn round_trip() {
+        let a = demo();
+        let b = decoded(&encoded(&a)).unwrap();
+        assert_eq!(a.dom.idom, b.dom.idom);
+        assert_eq!(a.dom.retained_bytes, b.dom.retained_bytes);
+        assert_eq!(a.dom.reachable_bytes, b.dom.reachable_bytes);
+        assert_eq!(a.graph.dump.refs, b.graph.dump.refs);
+        assert_eq!(a.duplicates.sets, b.duplicates.sets);
+        assert_eq!(a.summary, b.summary);
+    }
+
+    /// Text read back is escaped and shortened as an importer's: a cache
+    /// file written by someone else once retitled the terminal.
+    #[test]
+    fn text_read_back_is_escaped_and_shortened() {
+        let mut a = demo();
+        let g = Arc::get_mut(&mut a.graph).expect("held once");
+        let huge = format!("\x1b]2;retitled\x07{}", "\u{202e}x".repeat(5 << 20));
+        g.dump.type_names[0] = huge.into();
+        g.dump.diagnostics.messages.push("line 1: \x1b[2J".into());
+        let b = decoded(&encoded(&a)).unwrap();
+        let name = &b.graph.dump.type_names[0];
+        assert!(
+            name.len() <= crate::import::MAX_NAME_BYTES,
+            "{}",
+            name.len()
+        );
+        assert!(
+            name.starts_with("\\x1b]2;retitled\\x07\\u{202e}x"),
+            "{name:.40}"
+        );
+        assert!(!name.contains(['\x1b', '\u{202e}']));
+        let msg = b.graph.dump.diagnostics.messages.last().unwrap();
+        assert_eq!(msg, "line 1: \\x1b[2J");
+    }
+
+    fn fixture(name: &str) -> Analysis {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../fixtures")
+            .join(name);
+        let bytes = std::fs::read(&path).unwrap();
+        Analysis::from_bytes(name, &bytes, &DuplicateOptions::default()).unwrap()
+    }
+
+    /// Caches written by the analysis pass every check of their figures,
+    /// on fixtures with non-trivial, held and holding sets of every format.
+    #[test]
+    fn honest_figures_of_every_format_are_accepted() {
+        for name in [
+            "dup_seed_held.txt",
+            "dup_held_collective.txt",
+            "dup_cycles.txt",
+            "dup_aliasing.txt",
+            "demo.dump.txt",
+            "leaky.hprof.gz",
+            "node_duplicates.heapsnapshot.gz",
+            "perfview_test1.gcdump",
+        ] {
+            let a = fixture(name);
+            let b = decoded(&encoded(&a)).unwrap_or_else(|e| panic!("{name}: {e:?}"));
+            assert_eq!(a.duplicates.sets, b.duplicates.sets, "{name}");
+            assert_eq!(a.duplicates.possible, b.duplicates.possible, "{name}");
+            assert_eq!(a.largest, b.largest, "{name}");
+        }
+    }
+
+    /// Duplicate figures and the largest instances with good checksums but
+    /// values the graph does not give are refused.
+    #[test]
+    fn consistent_checksums_do_not_make_lying_figures_trusted() {
+        let a = fixture("dup_held_collective.txt");
+        let d = &a.duplicates;
+        let trivial = d
+            .sets
+            .iter()
+            .position(|s| s.trivial)
+            .expect("a trivial set");
+        let full = d.sets.iter().position(|s| !s.trivial).expect("a full set");
+        let held = d
+            .sets
+            .iter()
+            .position(|s| !s.held_by.is_empty())
+            .expect("a held set");
+        let unheld = d.sets.iter().position(|s| s.held_by.is_empty()).unwrap();
+        let reachable_bytes = a.dom.reachable_bytes;
+        let reachable_objects = a.dom.reachable_objects;
+        type Lie = Box<dyn Fn(&mut Duplicates)>;
+        let lies: Vec<(&str, Lie)> = vec![
+            (
+                "instance size",
+                Box::new(move |d| d.sets[full].instance_bytes += 1),
+            ),
+            (
+                "trivial objects per copy",
+                Box::new(move |d| d.sets[trivial].objects_per_copy = 2),
+            ),
+            (
+                "trivial additional bytes",
+                Box::new(move |d| d.sets[trivial].additional_bytes += 1),
+            ),
+            (
+                "additional bytes past the heap",
+                Box::new(move |d| d.sets[full].additional_bytes = reachable_bytes + 1),
+            ),
+            (
+                "objects per copy past the heap",
+                Box::new(move |d| d.sets[full].objects_per_copy = reachable_objects + 1),
+            ),
+            (
+                "a member of another type",
+                Box::new(move |d| {
+                    let other = d.sets[trivial].members[0];
+                    d.sets[full].members[1] = other;
+                }),
+            ),
+            (
+                "a member twice",
+                Box::new(move |d| {
+                    let m = d.sets[full].members[0];
+                    d.sets[full].members[1] = m;
+                }),
+            ),
+            (
+                "members out of order",
+                Box::new(move |d| d.sets[full].members.reverse()),
+            ),
+            ("sets out of order", Box::new(|d| d.sets.swap(0, 1))),
+            (
+                "held by itself",
+                Box::new(move |d| {
+                    d.sets[held].held_by = vec![held as u32];
+                    d.sets[held].holding_set = Some(held as u32);
+                }),
+            ),
+            (
+                "held by a set it holds",
+                Box::new(move |d| {
+                    let h = d.sets[held].held_by[0] as usize;
+                    d.sets[h].held_by = vec![held as u32];
+                    d.sets[h].holding_set = Some(held as u32);
+                }),
+            ),
+            (
+                "holding set not among the holders",
+                Box::new(move |d| {
+                    d.sets[held].holding_set = None;
+                }),
+            ),
+            (
+                "a holding set without holders",
+                Box::new(move |d| d.sets[unheld].holding_set = Some(held as u32)),
+            ),
+            (
+                "possible duplicates of another type",
+                Box::new(move |d| {
+                    let (t, m) = (d.sets[full].type_index, d.sets[trivial].members[0]);
+                    d.possible = vec![PossibleDuplicates {
+                        type_index: t,
+                        instances: vec![m],
+                    }];
+                }),
+            ),
+        ];
+        for (what, lie) in lies {
+            let mut bad = a.clone();
+            let mut dups = (*bad.duplicates).clone();
+            lie(&mut dups);
+            assert_ne!(dups, *a.duplicates, "{what}: no lie");
+            bad.duplicates = Arc::new(dups);
+            assert!(decoded(&encoded(&bad)).is_err(), "{what}");
+        }
+        // The largest instance of a type with two reachable instances,
+        // swapped for the other.
+        let t = d.sets[full].type_index as usize;
+        let mut bad = a.clone();
+        let mut largest = (*bad.largest).clone();
+        let other = d.sets[full]
+            .members
+            .iter()
+            .copied()
+            .find(|&m| m != largest[t])
+            .unwrap();
+        largest[t] = other;
+        bad.largest = Arc::new(largest);
+        assert!(decoded(&encoded(&bad)).is_err(), "largest instance");
+        // An unreachable object of the same type and size as the members of
+        // a set (and in their order), for the first one.
+        let a = fixture("dup_unreachable.txt");
+        let d = a.dump();
+        let unreachable = d.index_of(0x50).unwrap().raw();
+        assert!(!a.dom.is_reachable(unreachable));
+        let mut dups = (*a.duplicates).clone();
+        let set = dups
+            .sets
+            .iter_mut()
+            .find(|s| s.members[0] == d.index_of(0x80).unwrap().raw())
+            .expect("the boxes' set");
+        set.members[0] = unreachable;
+        let mut bad = a.clone();
+        bad.duplicates = Arc::new(dups);
+        assert!(decoded(&encoded(&bad)).is_err(), "an unreachable member");
+    }
+
+    /// Arrays with good checksums but lying indices are refused.
+    #[test]
+    fn consistent_checksums_do_not_make_bad_indices_trusted() {
+        let a = demo();
+        type Lie = Box<dyn Fn(&mut DominatorTree)>;
+        let lies: Vec<(&str, Lie)> = vec![
+            ("idom cycle", Box::new(|d| d.idom.make_mut()[1] = 1)),
+            ("idom out of range", Box::new(|d| d.idom.make_mut()[0] = 77)),
+            (
+                "child out of range",
+                Box::new(|d| d.children.targets.make_mut()[0] = 99),
+            ),
+            (
+                "child of another parent",
+                Box::new(|d| {
+                    let last = d.children.targets.len() - 1;
+                    d.children.targets.make_mut().swap(0, last);
+                }),
+            ),
+            (
+                "preorder repeats",
+                Box::new(|d| d.preorder.make_mut()[1] = d.preorder[0]),
+            ),
+            (
+                "retained sizes past the heap",
+                Box::new(|d| {
+                    let mut v = d.retained_bytes.clone().into_vec();
+                    v.iter_mut().for_each(|b| *b = u64::MAX);
+                    d.retained_bytes = v.into();
+                }),
+            ),
+            (
+                "one retained size off",
+                Box::new(|d| d.retained_bytes.make_mut()[1] += 1),
+            ),
+            (
+                "retained objects off",
+                Box::new(|d| d.retained_objects.make_mut()[0] += 1),
+            ),
+            (
+                "short retained sizes",
+                Box::new(|d| {
+                    let mut v = d.retained_bytes.clone().into_vec();
+                    v.pop();
+                    d.retained_bytes = v.into();
+                }),
+            ),
+        ];
+        for (what, lie) in lies {
+            let mut bad = a.clone();
+            let mut dom = (*bad.dom).clone();
+            lie(&mut dom);
+            bad.dom = Arc::new(dom);
+            assert!(decoded(&encoded(&bad)).is_err(), "{what}");
+        }
+    }
+}

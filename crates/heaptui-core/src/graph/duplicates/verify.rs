@@ -1,0 +1,622 @@
+//! Exact verification of a candidate block (docs/duplicates.md): splits it into
+//! duplicate classes by the field-by-field pairing from a representative to
+//! each other member, and measures objects per copy and additional bytes on
+//! the way.
+//!
+//! The pairing from `(a, b)` is walked explicitly only over pairs `x ≠ y`
+//! (the set N); a pair `(s, s)` (an object shared by both sides) is not
+//! expanded, because everything below it pairs with itself. It conflicts
+//! with N exactly when some object below a shared one is also in N, and
+//! that is decided from N's retainers instead of walking the shared part:
+//! with R0 = reach(a) (marked once per representative), R0 = left(N) ∪
+//! reach(shared), so an object reachable from a shared one but in left(N)
+//! exists iff some x in left(N) has a retainer in R0 \ left(N); the same
+//! argument on the right side, where reach(shared) = R0 \ left(N). A shared
+//! sub-graph is therefore walked once per representative, not per member.
+//!
+//! Additional bytes: on success, the objects of reach(b) outside reach(a)
+//! are exactly the right sides of N that are not in R0, so the union over
+//! the members is counted with one stamp per object.
+//!
+//! Hubs: marking R0 once per representative is still quadratic when many
+//! sets reach one huge region (delegates whose targets sit in a strongly
+//! connected component of most of the heap). When a marking walk grows
+//! large, a node deep in it becomes a hub: its strongly connected component
+//! and its reach are kept as bitsets (once, at most [`super::hubs::MAX_HUBS`]). A later
+//! walk that enters a hub's component takes the hub's whole reach at once;
+//! objects inside some hub's reach are set aside and walked only if no such
+//! hub is entered. R0 membership is then "stamped, or in an entered hub's
+//! reach".
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use super::hubs::{hub_after, Hubs};
+use super::view::View;
+use super::workspace::{Budget, Stop, Workspace};
+
+const NONE: u32 = u32::MAX;
+
+/// Work counters, logged at `trace` level (see `crate::log`): representatives, explored, deferred,
+/// pairs, retainers scanned, owner-search steps, prefix-signature steps.
+pub(crate) static COUNTERS: [AtomicU64; 7] = [
+    AtomicU64::new(0),
+    AtomicU64::new(0),
+    AtomicU64::new(0),
+    AtomicU64::new(0),
+    AtomicU64::new(0),
+    AtomicU64::new(0),
+    AtomicU64::new(0),
+];
+fn count(i: usize, v: u64) {
+    COUNTERS[i].fetch_add(v, Ordering::Relaxed);
+}
+
+/// One exact duplicate class found in a block.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Class {
+    pub members: Vec<u32>,
+    pub objects_per_copy: u64,
+    pub additional_bytes: u64,
+}
+
+/// Splits a candidate block (≥ 2 members, all non-leaves) into its
+/// duplicate classes of two or more members.
+pub(crate) fn split_block(
+    graph: &View,
+    block: &[u32],
+    hubs: &Hubs,
+    ws: &mut Workspace,
+    members: &[u32],
+    budget: &mut Budget,
+) -> Result<Vec<Class>, Stop> {
+    // The last representative's walk may leave the workspace holding a
+    // place among the big walks: every exit of the splitting, `?`
+    // included, leaves the closure, and the place is given back after it.
+    let mut split = || -> Result<Vec<Class>, Stop> {
+        let mut classes = Vec::new();
+        let members = without_owned_by_shared(graph, ws, members, budget)?;
+        // Groups still to split; `true` once split by the prefix signature.
+        let mut groups: Vec<(Vec<u32>, bool)> = vec![(members, false)];
+        let mut failed: Vec<u32> = Vec::new();
+        while let Some((rest, signed)) = groups.pop() {
+            if rest.len() < 2 {
+                continue;
+            }
+            let rep = rest[0];
+            ws.leave_big(hubs);
+            let e = ws.next_epoch();
+            let in_r0 = 2 * e;
+            mark_reach(graph, hubs, ws, rep, in_r0, budget)?;
+            let mut class = vec![rep];
+            let mut additional = 0u64;
+            let mut additional_objects = 0u64;
+            failed.clear();
+            for &m in &rest[1..] {
+                match pair_with(graph, block, ws, rep, m, in_r0, budget)? {
+                    Some((bytes, objects)) => {
+                        class.push(m);
+                        additional += bytes;
+                        additional_objects += objects;
+                    }
+                    None => failed.push(m),
+                }
+            }
+            if class.len() >= 2 {
+                let copies = class.len() as u64 - 1;
+                classes.push(Class {
+                    members: class,
+                    objects_per_copy: per_copy(additional_objects, copies),
+                    additional_bytes: additional,
+                });
+            }
+            if failed.len() < 2 {
+                continue;
+            }
+            if signed {
+                groups.push((failed.clone(), true));
+                continue;
+            }
+            // The block holds several classes (typically equal objects at
+            // different places of one shared structure): split the rest by an
+            // invariant that sees sharing, so each class costs one pass.
+            let mut keyed: Vec<(u64, u32)> = Vec::with_capacity(failed.len());
+            for &m in &failed {
+                keyed.push((prefix_signature(graph, block, ws, m, budget)?, m));
+            }
+            keyed.sort_unstable();
+            let mut subgroups: Vec<Vec<u32>> = keyed
+                .chunk_by(|a, b| a.0 == b.0)
+                .map(|g| {
+                    let mut v: Vec<u32> = g.iter().map(|&(_, m)| m).collect();
+                    v.sort_unstable();
+                    v
+                })
+                .collect();
+            subgroups.sort_unstable_by_key(|g| std::cmp::Reverse(g[0]));
+            groups.extend(subgroups.into_iter().map(|g| (g, true)));
+        }
+        Ok(classes)
+    };
+    let classes = split();
+    ws.leave_big(hubs);
+    classes
+}
+
+/// Backward search limit of [`without_owned_by_shared`], in retainers
+/// looked at per member. The owners it is for sit a few steps up (element,
+/// array, parent); a larger limit mostly costs members no shared object
+/// reaches a long walk each.
+const OWNER_SEARCH: usize = 64;
+
+/// Drops the members that cannot have a duplicate in the block: when every
+/// member's i-th reference is one object c, c pairs with itself in every
+/// pairing, and so does all of reach(c); a member that c reaches would pair
+/// with itself as well as with its partner. (A cache entry referring to its
+/// cache, an element to its parent.) "c reaches x" is looked for backwards
+/// from x within a small limit; not finding it only costs time.
+fn without_owned_by_shared(
+    graph: &View,
+    ws: &mut Workspace,
+    members: &[u32],
+    budget: &mut Budget,
+) -> Result<Vec<u32>, Stop> {
+    let first = graph.refs_raw(members[0]);
+    let shared: Vec<u32> = (0..first.len().min(8))
+        .filter(|&i| members.iter().all(|&m| graph.refs_raw(m)[i] == first[i]))
+        .map(|i| first[i])
+        .collect();
+    if shared.is_empty() {
+        return Ok(members.to_vec());
+    }
+    let mut kept = Vec::with_capacity(members.len());
+    for &x in members {
+        let seen = &mut ws.stack;
+        seen.clear();
+        seen.push(x);
+        ws.bwd.set(x, x);
+        let mut next = 0;
+        let mut owned = false;
+        let mut steps = 0;
+        'search: while next < seen.len() {
+            let o = seen[next];
+            next += 1;
+            for &p in graph.retainers_raw(o) {
+                if shared.contains(&p) {
+                    owned = true;
+                    break 'search;
+                }
+                steps += 1;
+                if steps >= OWNER_SEARCH {
+                    break 'search;
+                }
+                if ws.bwd.get(p) == NONE {
+                    ws.bwd.set(p, p);
+                    seen.push(p);
+                }
+            }
+        }
+        ws.bwd.clear();
+        count(5, steps as u64);
+        budget.spend(1 + steps as u64)?;
+        if !owned {
+            kept.push(x);
+        }
+    }
+    Ok(kept)
+}
+
+/// Objects of reach(x) the prefix signature looks at.
+const PREFIX: usize = 64;
+
+/// A hash of the first [`PREFIX`] objects of reach(x) in breadth-first
+/// order: each object's block and, per reference, the discovery number of
+/// its target (so shared and repeated targets count). Duplicates have equal
+/// signatures: the pairing is an order-preserving isomorphism of their
+/// reach, so both walks discover matching objects in the same order.
+fn prefix_signature(
+    graph: &View,
+    block: &[u32],
+    ws: &mut Workspace,
+    x: u32,
+    budget: &mut Budget,
+) -> Result<u64, Stop> {
+    // `fwd` holds discovery numbers here; reset before returning.
+    let order = &mut ws.stack;
+    order.clear();
+    order.push(x);
+    ws.fwd.set(x, 0);
+    let mut h: u64 = 0x243f_6a88_85a3_08d3;
+    let mix = |h: u64, v: u64| (h ^ v).wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(23);
+    let mut next = 0;
+    while next < order.len() {
+        let o = order[next];
+        next += 1;
+        h = mix(h, block[o as usize] as u64);
+        // Bounded per object too (huge arrays); the same cut for duplicates.
+        for &c in graph.refs_raw(o).iter().take(PREFIX / 2) {
+            let d = ws.fwd.get(c);
+            if d != NONE {
+                h = mix(h, d as u64);
+            } else if order.len() < PREFIX {
+                ws.fwd.set(c, order.len() as u32);
+                h = mix(h, order.len() as u64 | 1 << 40);
+                order.push(c);
+            } else {
+                h = mix(h, 1 << 41);
+            }
+        }
+    }
+    ws.fwd.clear();
+    count(6, order.len() as u64);
+    budget.spend(order.len() as u64)?;
+    Ok(h)
+}
+
+/// Stamps reach(from), entering hubs where it can; returns its object count.
+fn mark_reach(
+    graph: &View,
+    hubs: &Hubs,
+    ws: &mut Workspace,
+    from: u32,
+    stamp: u32,
+    budget: &mut Budget,
+) -> Result<u64, Stop> {
+    // A walk tries to make a hub when it grows past `hub_after` objects
+    // (explored or waiting: one large array can put millions in the
+    // frontier at once), and again each time it grows fourfold, since a
+    // first try can find only a small component. While another thread
+    // builds a hub, the walk gives its scratch back, waits, and starts
+    // again with that hub: many threads entering one huge region at once
+    // would otherwise each hold a heap-sized scratch meanwhile (the
+    // 9.8 M-object HPROF: 1.19 GB with one thread, 2.0 GB with sixteen).
+    // Nor may more than `BIG_WALKS` walks go on past `hub_after` at once,
+    // whatever the thread count: a walk's first tries can find only small
+    // components, and each walk that goes on holds heap-sized scratch
+    // until its representative is done (sixteen threads on that dump:
+    // 1.93 GB before this limit, 1.51 GB with it).
+    let hub_after = hub_after(graph.objects());
+    let mut next_try = hub_after;
+    let mut known;
+    'walk: loop {
+        known = hubs.snapshot();
+        ws.reached.clear();
+        ws.explored.clear();
+        ws.deferred.clear();
+        ws.stack.clear();
+        ws.stack.push(from);
+        ws.stamp.set(from, stamp);
+        loop {
+            while let Some(x) = ws.stack.pop() {
+                if hubs.in_any_reach(x) {
+                    match known.iter().find(|h| h.scc.get(x)) {
+                        Some(h) => {
+                            if !ws.reached.iter().any(|r| Arc::ptr_eq(r, h)) {
+                                ws.reached.push(h.clone());
+                            }
+                        }
+                        None => ws.deferred.push(x),
+                    }
+                    continue;
+                }
+                expand(graph, ws, x, stamp, budget)?;
+                if ws.explored.len() + ws.stack.len() >= next_try {
+                    // Only a few big walks at once: the others give their
+                    // scratch back and wait for a place, then start again
+                    // with the hubs made meanwhile.
+                    if !ws.big && !hubs.try_enter_big() {
+                        ws.release();
+                        hubs.enter_big();
+                        ws.big = true;
+                        continue 'walk;
+                    }
+                    ws.big = true;
+                    next_try = next_try.saturating_mul(4);
+                    // The references of the walk's start (the region other
+                    // walks enter too), objects from the second half of the
+                    // walk and its frontier (inside the large region it is
+                    // crossing).
+                    let n = ws.explored.len();
+                    let end = n.min(4);
+                    let mut candidates: Vec<u32> = ws.explored[1.min(end - 1)..end].to_vec();
+                    candidates.extend([n / 2, n * 3 / 4, n - 1].map(|i| ws.explored[i]));
+                    candidates.extend(ws.stack.last());
+                    if hubs.add(graph, &candidates, hub_after).is_err() {
+                        ws.leave_big(hubs);
+                        hubs.wait_built();
+                        continue 'walk;
+                    }
+                    // The hubs made meanwhile, this one or another thread's:
+                    // their components may hold objects already walked, and
+                    // the rest of the walk enters them instead of walking
+                    // them again.
+                    let fresh = hubs.snapshot();
+                    for h in &fresh[known.len()..] {
+                        if ws.explored.iter().any(|&e| h.scc.get(e)) {
+                            ws.reached.push(h.clone());
+                        }
+                    }
+                    known = fresh;
+                }
+            }
+            // Objects set aside: walk those no entered hub covers.
+            let mut more = false;
+            while let Some(x) = ws.deferred.pop() {
+                if !ws.reached.iter().any(|h| h.reach.get(x)) {
+                    expand(graph, ws, x, stamp, budget)?;
+                    more = true;
+                    break;
+                }
+            }
+            if !more && ws.stack.is_empty() {
+                break;
+            }
+        }
+        break;
+    }
+    // A hub whose pivot another entered hub reaches adds nothing.
+    let all = std::mem::take(&mut ws.reached);
+    for (i, h) in all.iter().enumerate() {
+        let inside_other = all
+            .iter()
+            .enumerate()
+            .any(|(j, o)| j != i && o.reach.get(h.pivot) && !(h.reach.get(o.pivot) && j > i));
+        if !inside_other {
+            ws.reached.push(h.clone());
+        }
+    }
+    count(0, 1);
+    count(1, ws.explored.len() as u64);
+    count(2, ws.deferred.len() as u64);
+    let covered = |x: u32| ws.reached.iter().any(|h| h.reach.get(x));
+    let outside = ws.explored.iter().filter(|&&x| !covered(x)).count() as u64;
+    let inside = match ws.reached.len() {
+        0 => 0,
+        1 => ws.reached[0].reach_objects,
+        _ => {
+            let words = ws.reached[0].reach.0.len();
+            (0..words)
+                .map(|i| {
+                    ws.reached
+                        .iter()
+                        .fold(0u64, |acc, h| acc | h.reach.0[i])
+                        .count_ones() as u64
+                })
+                .sum()
+        }
+    };
+    Ok(outside + inside)
+}
+
+/// Walks one object of a marking walk: pushes its unstamped references.
+#[inline]
+fn expand(
+    graph: &View,
+    ws: &mut Workspace,
+    x: u32,
+    stamp: u32,
+    budget: &mut Budget,
+) -> Result<(), Stop> {
+    ws.explored.push(x);
+    let refs = graph.refs_raw(x);
+    budget.spend(1 + refs.len() as u64 / 8)?;
+    for &c in refs {
+        if ws.stamp.set_if_not(c, stamp) {
+            ws.stack.push(c);
+        }
+    }
+    Ok(())
+}
+
+/// Objects per copy: the objects reachable from some member but not from
+/// the representative, per member beyond it, to the nearest whole (exact
+/// where copies share nothing among themselves; 0 where every member
+/// reaches every other, as in a cycle, whose additional bytes are 0 too).
+pub(crate) fn per_copy(additional_objects: u64, copies: u64) -> u64 {
+    (additional_objects + copies / 2) / copies.max(1)
+}
+
+/// Pairs `rep` (whose reach is stamped `in_r0`) with `m`. On success
+/// returns the bytes and the objects of reach(m) outside reach(rep) not yet
+/// counted for this class, and stamps them counted; `None` when they are
+/// not duplicates.
+fn pair_with(
+    graph: &View,
+    block: &[u32],
+    ws: &mut Workspace,
+    rep: u32,
+    m: u32,
+    in_r0: u32,
+    budget: &mut Budget,
+) -> Result<Option<(u64, u64)>, Stop> {
+    let ok = walk_pairs(graph, block, ws, rep, m, budget).and_then(|ok| {
+        if ok {
+            shared_part_consistent(graph, ws, in_r0, budget)
+        } else {
+            Ok(false)
+        }
+    });
+    let result = match ok {
+        Ok(true) => {
+            let counted = in_r0 + 1;
+            let sizes = &graph.dump.sizes;
+            let (mut extra, mut objects) = (0u64, 0u64);
+            for &(x, y) in &ws.pairs {
+                // Not in R0 (see the module doc) and not yet counted.
+                if x != y && ws.stamp.get(y) != counted && !ws.in_r0(y, in_r0) {
+                    ws.stamp.set(y, counted);
+                    extra += sizes[y as usize];
+                    objects += 1;
+                }
+            }
+            Ok(Some((extra, objects)))
+        }
+        Ok(false) => Ok(None),
+        Err(stop) => Err(stop),
+    };
+    ws.fwd.clear();
+    ws.bwd.clear();
+    ws.pairs.clear();
+    result
+}
+
+/// Walks the pairing over non-identical pairs; false on a conflict. Labels
+/// are compared through the blocks: every block has a single label, and a
+/// hash collision in the refinement only makes blocks coarser, so this
+/// check (not the partition) is what makes the answer exact.
+fn walk_pairs(
+    graph: &View,
+    block: &[u32],
+    ws: &mut Workspace,
+    a: u32,
+    b: u32,
+    budget: &mut Budget,
+) -> Result<bool, Stop> {
+    ws.fwd.set(a, b);
+    ws.bwd.set(b, a);
+    ws.pairs.push((a, b));
+    let mut next = 0;
+    let result = walk_pairs_from(graph, block, ws, &mut next, budget);
+    count(3, next as u64);
+    result
+}
+
+fn walk_pairs_from(
+    graph: &View,
+    block: &[u32],
+    ws: &mut Workspace,
+    next: &mut usize,
+    budget: &mut Budget,
+) -> Result<bool, Stop> {
+    while *next < ws.pairs.len() {
+        let (x, y) = ws.pairs[*next];
+        *next += 1;
+        if x == y {
+            continue;
+        }
+        let (rx, ry) = (graph.refs_raw(x), graph.refs_raw(y));
+        budget.spend(1 + rx.len() as u64 / 8)?;
+        if rx.len() != ry.len() {
+            return Ok(false);
+        }
+        for (&cx, &cy) in rx.iter().zip(ry) {
+            if block[cx as usize] != block[cy as usize] {
+                return Ok(false);
+            }
+            let f = ws.fwd.get(cx);
+            if f != NONE {
+                if f != cy {
+                    return Ok(false);
+                }
+                continue;
+            }
+            if ws.bwd.get(cy) != NONE {
+                return Ok(false);
+            }
+            ws.fwd.set(cx, cy);
+            ws.bwd.set(cy, cx);
+            ws.pairs.push((cx, cy));
+        }
+    }
+    Ok(true)
+}
+
+/// The retainer test of the module doc: no object reachable from a shared
+/// (self-paired) object is paired with another object.
+fn shared_part_consistent(
+    graph: &View,
+    ws: &Workspace,
+    in_r0: u32,
+    budget: &mut Budget,
+) -> Result<bool, Stop> {
+    let in_left = |p: u32| {
+        let f = ws.fwd.get(p);
+        f != NONE && f != p
+    };
+    let in_right = |p: u32| {
+        let b = ws.bwd.get(p);
+        b != NONE && b != p
+    };
+    let in_shared = |p: u32| ws.in_r0(p, in_r0) && !in_left(p);
+    for &(x, y) in &ws.pairs {
+        if x == y {
+            continue;
+        }
+        let rx = graph.retainers_raw(x);
+        count(4, rx.len() as u64);
+        budget.spend(1 + rx.len() as u64 / 8)?;
+        if rx.iter().any(|&p| in_shared(p)) {
+            return Ok(false);
+        }
+    }
+    for &(x, y) in &ws.pairs {
+        if x == y {
+            continue;
+        }
+        let ry = graph.retainers_raw(y);
+        budget.spend(1 + ry.len() as u64 / 8)?;
+        if ry.iter().any(|&p| in_shared(p) && !in_right(p)) {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::fmt::Write;
+    use std::path::Path;
+    use std::sync::atomic::AtomicBool;
+
+    use super::*;
+    use crate::graph::duplicates::set_hub_threshold;
+    use crate::graph::HeapGraph;
+    use crate::progress::Progress;
+
+    /// A walk that finds another thread building a hub gives its scratch
+    /// back, waits for the build, starts again and counts the same reach
+    /// as a walk alone.
+    #[test]
+    fn a_walk_waits_for_a_hub_being_built_and_counts_the_same() {
+        // A chain of 20 objects into a ring of 40 (a component).
+        let mut text = String::from("t 1 Node\n");
+        for i in 1..=60u32 {
+            let next = match i {
+                60 => 21,
+                _ => i + 1,
+            };
+            writeln!(text, "o {i:x} 1 10 {next:x}").unwrap();
+        }
+        text.push_str("r 1 1 0\n");
+        let dump =
+            crate::import::netcf_text::parse_bytes(Path::new("t.txt"), text.as_bytes()).unwrap();
+        let graph = HeapGraph::build(dump);
+        let n = graph.objects();
+        set_hub_threshold(4);
+        let progress = Progress::new();
+        let walk = |hubs: &Hubs| {
+            let mut ws = Workspace::new(n);
+            let mut budget = Budget::new(None, &progress);
+            mark_reach(&View::plain(&graph), hubs, &mut ws, 0, 2, &mut budget).unwrap()
+        };
+        let alone = walk(&Hubs::new(n));
+        assert_eq!(alone, 60);
+        let hubs = Hubs::new(n);
+        let released = AtomicBool::new(false);
+        std::thread::scope(|s| {
+            let building = hubs.building.lock().unwrap();
+            let waiter = s.spawn(|| {
+                let reached = walk(&hubs);
+                (reached, released.load(Ordering::SeqCst))
+            });
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            released.store(true, Ordering::SeqCst);
+            drop(building);
+            let (reached, after_release) = waiter.join().unwrap();
+            assert!(after_release, "the walk did not wait for the build");
+            assert_eq!(reached, alone);
+        });
+        // It made the hub once the lock was free.
+        assert_eq!(hubs.snapshot().len(), 1);
+    }
+}

@@ -1,0 +1,527 @@
+//! `report --json`: the contract of docs/json.md, streamed (the `objects` array of
+//! a 10-million-object heap is never built in memory).
+
+use std::io::{self, Write};
+
+use serde::{Serialize, Serializer};
+
+use super::ReportOptions;
+use crate::analysis::{immediate_dominators, objects_of_types, Analysis, Glob};
+use crate::graph::{NOT_REACHABLE, SUPER_ROOT};
+use crate::model::ObjectIdx;
+
+#[derive(Serialize)]
+struct Summary<'a> {
+    objects: u64,
+    references: u64,
+    types: u64,
+    roots: u64,
+    app_domains: Vec<&'a str>,
+    total_bytes: u64,
+    reachable_objects: u64,
+    reachable_bytes: u64,
+    unreachable_objects: u64,
+    unreachable_bytes: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    held_by_references: Option<HeldByReferences>,
+}
+
+/// Objects and bytes.
+#[derive(Serialize)]
+struct Part {
+    objects: u64,
+    bytes: u64,
+}
+
+/// `summary.held_by_references` (HPROF only).
+#[derive(Serialize)]
+struct HeldByReferences {
+    referents_retain: bool,
+    reference_objects: u64,
+    objects: u64,
+    bytes: u64,
+    soft: Part,
+    weak: Part,
+    finalizer: Part,
+    phantom: Part,
+}
+
+impl From<&crate::analysis::roots::HeldByReferences> for HeldByReferences {
+    fn from(h: &crate::analysis::roots::HeldByReferences) -> Self {
+        let part = |i: usize| Part {
+            objects: h.by_strength[i].0,
+            bytes: h.by_strength[i].1,
+        };
+        HeldByReferences {
+            referents_retain: h.strong,
+            reference_objects: h.referents,
+            objects: h.objects(),
+            bytes: h.bytes(),
+            soft: part(0),
+            weak: part(1),
+            finalizer: part(2),
+            phantom: part(3),
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct Diagnostics<'a> {
+    skipped_lines: u64,
+    dangling_references: u64,
+    undefined_types: u64,
+    duplicate_objects: u64,
+    missing_root_objects: u64,
+    clamped_roots: u64,
+    messages: &'a [String],
+}
+
+/// An object id as JSON writes it, lowercase hex without leading zeros
+/// (what `format!("{:x}")` gives), formatted on the stack: the duplicate
+/// sets of a 10-million-object heap list millions of members, and a
+/// `String` each made writing them the slowest part of the report.
+#[derive(Clone, Copy)]
+struct Hex(u64);
+
+impl Hex {
+    /// The digits, in the first `len` bytes of the array.
+    fn digits(self) -> ([u8; 16], usize) {
+        const DIGITS: &[u8; 16] = b"0123456789abcdef";
+        let len = (64 - (self.0 | 1).leading_zeros()).div_ceil(4) as usize;
+        let mut buf = [0u8; 16];
+        for (i, b) in buf[..len].iter_mut().enumerate() {
+            *b = DIGITS[(self.0 >> (4 * (len - 1 - i))) as usize & 15];
+        }
+        (buf, len)
+    }
+}
+
+impl Serialize for Hex {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let (buf, len) = self.digits();
+        // Hex digits are ASCII.
+        s.serialize_str(std::str::from_utf8(&buf[..len]).unwrap_or_default())
+    }
+}
+
+/// The ids of a list of objects, as a JSON array of [`Hex`] strings.
+struct HexIds<'a> {
+    objects: &'a [u32],
+    ids: &'a [u64],
+}
+
+impl Serialize for HexIds<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.objects.iter().map(|&o| Hex(self.ids[o as usize])))
+    }
+}
+
+#[derive(Serialize)]
+struct Dominator<'a> {
+    id: Hex,
+    #[serde(rename = "type")]
+    type_name: &'a str,
+    shallow_bytes: u64,
+    retained_bytes: u64,
+    retained_objects: u64,
+}
+
+#[derive(Serialize)]
+struct TypeRow<'a> {
+    name: &'a str,
+    count: u64,
+    shallow_bytes: u64,
+    min_retained_bytes: u64,
+}
+
+#[derive(Serialize)]
+struct DuplicateRow<'a> {
+    set: u32,
+    #[serde(rename = "type")]
+    type_name: &'a str,
+    instances: u64,
+    instance_bytes: u64,
+    objects_per_copy: u64,
+    additional_bytes: u64,
+    trivial: bool,
+    unverified: bool,
+    held_by: &'a [u32],
+    holding_set: Option<u32>,
+    members: HexIds<'a>,
+}
+
+#[derive(Serialize)]
+struct PossibleRow<'a> {
+    #[serde(rename = "type")]
+    type_name: &'a str,
+    instances: u64,
+}
+
+#[derive(Serialize)]
+struct ObjectRow<'a> {
+    id: Hex,
+    #[serde(rename = "type")]
+    type_name: &'a str,
+    shallow_bytes: u64,
+    reachable: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    idom: Option<Option<Hex>>,
+    retained_bytes: u64,
+    retained_objects: u64,
+}
+
+#[derive(Serialize)]
+struct ImmediateDominatorRow<'a> {
+    #[serde(rename = "type")]
+    type_name: Option<&'a str>,
+    dominators: u64,
+    dominated_objects: u64,
+    dominated_shallow_bytes: u64,
+    dominators_retained_bytes: u64,
+}
+
+#[derive(Serialize)]
+struct Timings {
+    parse: u64,
+    graph: u64,
+    dominators: u64,
+    duplicates: u64,
+}
+
+pub(super) fn json<T: Serialize>(out: &mut impl Write, value: &T) -> io::Result<()> {
+    // `io::Error::from` hands an I/O error back with its kind (a closed pipe
+    // stays `BrokenPipe`, which `main` treats as success); `io::Error::other`
+    // would hide it behind `Other`.
+    serde_json::to_writer(&mut *out, value).map_err(io::Error::from)
+}
+
+/// About how many member ids one piece of the duplicates array holds.
+const MEMBERS_PER_PIECE: usize = 1 << 16;
+
+/// The rows of the `duplicates` array. A 10-million-object heap's sets list
+/// millions of members, whose ids lie scattered in memory: the rows are
+/// rendered into pieces of about [`MEMBERS_PER_PIECE`] members in parallel,
+/// a few pieces per thread at a time, and written in order, so the output
+/// is the same bytes as one sequential pass and no more than those few
+/// pieces are held at once.
+fn write_duplicate_rows(
+    out: &mut impl Write,
+    a: &Analysis,
+    sets: &[crate::graph::duplicates::DuplicateSet],
+    piece_members: usize,
+) -> io::Result<()> {
+    use rayon::prelude::*;
+    let dump = a.dump();
+    let row = |buf: &mut Vec<u8>, i: usize| -> io::Result<()> {
+        let s = &sets[i];
+        if i > 0 {
+            buf.push(b',');
+        }
+        buf.push(b'\n');
+        json(
+            buf,
+            &DuplicateRow {
+                set: s.id,
+                type_name: &dump.type_names[s.type_index as usize],
+                instances: s.members.len() as u64,
+                instance_bytes: s.instance_bytes,
+                objects_per_copy: s.objects_per_copy,
+                additional_bytes: s.additional_bytes,
+                trivial: s.trivial,
+                unverified: a.duplicates.is_unverified(s),
+                held_by: &s.held_by,
+                holding_set: s.holding_set,
+                members: HexIds {
+                    objects: &s.members,
+                    ids: &dump.ids,
+                },
+            },
+        )
+    };
+    // Pieces: consecutive sets, cut once they hold enough members.
+    let mut pieces = Vec::new();
+    let (mut start, mut members) = (0, 0);
+    for (i, s) in sets.iter().enumerate() {
+        members += s.members.len() + 1;
+        if members >= piece_members || i + 1 == sets.len() {
+            pieces.push(start..i + 1);
+            (start, members) = (i + 1, 0);
+        }
+    }
+    for window in pieces.chunks(4 * rayon::current_num_threads()) {
+        let rendered: Vec<io::Result<Vec<u8>>> = window
+            .par_iter()
+            .map(|range| {
+                let mut buf = Vec::new();
+                for i in range.clone() {
+                    row(&mut buf, i)?;
+                }
+                Ok(buf)
+            })
+            .collect();
+        for buf in rendered {
+            out.write_all(&buf?)?;
+        }
+    }
+    Ok(())
+}
+
+/// `items` as the elements of a JSON array: `,` between them, each after
+/// a newline when `newlines`.
+fn write_array<T: Serialize>(
+    out: &mut impl Write,
+    items: impl IntoIterator<Item = T>,
+    newlines: bool,
+) -> io::Result<()> {
+    for (i, item) in items.into_iter().enumerate() {
+        if i > 0 {
+            out.write_all(b",")?;
+        }
+        if newlines {
+            out.write_all(b"\n")?;
+        }
+        json(out, &item)?;
+    }
+    Ok(())
+}
+
+/// Writes the JSON report of `a` (docs/json.md, the contract), each section
+/// in a `tracing` span of target `heaptui::profile` (see `crate::log`).
+pub fn write_json(out: &mut impl Write, a: &Analysis, opts: &ReportOptions) -> io::Result<()> {
+    let _span = tracing::debug_span!(target: "heaptui::profile", "json").entered();
+    write_file(out, a)?;
+    write_summary(out, &a.summary)?;
+    write_diagnostics(out, &a.dump().diagnostics)?;
+    write_dominators(out, a, opts)?;
+    write_types(out, a, opts)?;
+    write_duplicates(out, a, opts)?;
+    if let Some((pattern, skip)) = &opts.immediate_dominators {
+        write_immediate_dominators(out, a, pattern, skip.as_ref())?;
+    }
+    if opts.objects {
+        write_objects(out, a)?;
+    }
+    {
+        let _span =
+            tracing::debug_span!(target: "heaptui::profile", "suspects, comparison").entered();
+        super::compare_json::write_json_extras(out, a, opts)?;
+    }
+    let t = a.timings;
+    out.write_all(b",\n\"timings_ms\":")?;
+    json(
+        out,
+        &Timings {
+            parse: t.parse_ms,
+            graph: t.graph_ms,
+            dominators: t.dominators_ms,
+            duplicates: t.duplicates_ms,
+        },
+    )?;
+    out.write_all(b"}\n")
+}
+
+/// The object opening the report: `file`, `format`, `details`.
+fn write_file(out: &mut impl Write, a: &Analysis) -> io::Result<()> {
+    let dump = a.dump();
+    out.write_all(b"{\"file\":")?;
+    json(out, &dump.path.display().to_string())?;
+    out.write_all(b",\"format\":")?;
+    json(out, &dump.format.key())?;
+    if !dump.details.is_empty() {
+        // The native formats' details, as the overview shows them (HPROF:
+        // its version, identifier size, the object layout found).
+        let details: serde_json::Map<String, serde_json::Value> = dump
+            .details
+            .iter()
+            .map(|(k, v)| (k.clone(), serde_json::Value::String(v.clone())))
+            .collect();
+        out.write_all(b",\n\"details\":")?;
+        json(out, &details)?;
+    }
+    Ok(())
+}
+
+fn write_summary(out: &mut impl Write, s: &crate::analysis::summary::Summary) -> io::Result<()> {
+    out.write_all(b",\n\"summary\":")?;
+    json(
+        out,
+        &Summary {
+            objects: s.objects,
+            references: s.references,
+            types: s.types,
+            roots: s.root_records,
+            app_domains: s
+                .app_domains
+                .iter()
+                .filter(|d| !d.name.is_empty())
+                .map(|d| d.name.as_str())
+                .collect(),
+            total_bytes: s.total_bytes,
+            reachable_objects: s.reachable_objects,
+            reachable_bytes: s.reachable_bytes,
+            unreachable_objects: s.unreachable_objects,
+            unreachable_bytes: s.unreachable_bytes,
+            held_by_references: s.held_by_references.as_ref().map(Into::into),
+        },
+    )
+}
+
+fn write_diagnostics(out: &mut impl Write, d: &crate::model::Diagnostics) -> io::Result<()> {
+    out.write_all(b",\n\"diagnostics\":")?;
+    json(
+        out,
+        &Diagnostics {
+            skipped_lines: d.skipped_lines,
+            dangling_references: d.dangling_references,
+            undefined_types: d.undefined_types,
+            duplicate_objects: d.duplicate_objects,
+            missing_root_objects: d.missing_root_objects,
+            clamped_roots: d.clamped_roots,
+            messages: &d.messages,
+        },
+    )
+}
+
+fn write_dominators(out: &mut impl Write, a: &Analysis, opts: &ReportOptions) -> io::Result<()> {
+    let (dump, dom) = (a.dump(), &a.dom);
+    out.write_all(b",\n\"dominators\":[")?;
+    let top = dom.children_of(dom.super_root());
+    let rows = top[..opts.top_n(top.len())].iter().map(|&o| Dominator {
+        id: Hex(dump.ids[o as usize]),
+        type_name: dump.type_name(ObjectIdx(o)),
+        shallow_bytes: dump.sizes[o as usize],
+        retained_bytes: dom.retained_bytes[o as usize],
+        retained_objects: dom.retained_objects[o as usize] as u64,
+    });
+    write_array(out, rows, true)?;
+    out.write_all(b"]")
+}
+
+fn write_types(out: &mut impl Write, a: &Analysis, opts: &ReportOptions) -> io::Result<()> {
+    let dump = a.dump();
+    out.write_all(b",\n\"types\":[")?;
+    let types = &a.types[..opts.rows_n(a.types.len(), usize::MAX)];
+    let rows = types.iter().map(|t| TypeRow {
+        name: &dump.type_names[t.type_index.index()],
+        count: t.count,
+        shallow_bytes: t.shallow_bytes,
+        min_retained_bytes: t.min_retained_bytes,
+    });
+    write_array(out, rows, true)?;
+    out.write_all(b"]")
+}
+
+/// `duplicates` and `possible_duplicates`.
+fn write_duplicates(out: &mut impl Write, a: &Analysis, opts: &ReportOptions) -> io::Result<()> {
+    let _span = tracing::debug_span!(target: "heaptui::profile", "duplicates").entered();
+    out.write_all(b",\n\"duplicates\":[")?;
+    let sets = &a.duplicates.sets;
+    write_duplicate_rows(
+        out,
+        a,
+        &sets[..opts.rows_n(sets.len(), usize::MAX)],
+        MEMBERS_PER_PIECE,
+    )?;
+    out.write_all(b"]")?;
+    if a.duplicates.possible.is_empty() {
+        return Ok(());
+    }
+    out.write_all(b",\n\"possible_duplicates\":[")?;
+    let rows = a.duplicates.possible.iter().map(|p| PossibleRow {
+        type_name: &a.dump().type_names[p.type_index as usize],
+        instances: p.instances.len() as u64,
+    });
+    write_array(out, rows, false)?;
+    out.write_all(b"]")
+}
+
+fn write_immediate_dominators(
+    out: &mut impl Write,
+    a: &Analysis,
+    pattern: &Glob,
+    skip: Option<&Glob>,
+) -> io::Result<()> {
+    let dump = a.dump();
+    let set = objects_of_types(dump, pattern);
+    out.write_all(b",\n\"immediate_dominators\":[")?;
+    let rows = immediate_dominators(dump, &a.dom, &set, skip);
+    let rows = rows.iter().map(|r| ImmediateDominatorRow {
+        type_name: r.type_index.map(|t| &*dump.type_names[t.index()]),
+        dominators: r.dominators.len() as u64,
+        dominated_objects: r.dominated_objects,
+        dominated_shallow_bytes: r.dominated_shallow_bytes,
+        dominators_retained_bytes: r.dominators_retained_bytes,
+    });
+    write_array(out, rows, true)?;
+    out.write_all(b"]")
+}
+
+/// `--objects`: every object, streamed in file order.
+fn write_objects(out: &mut impl Write, a: &Analysis) -> io::Result<()> {
+    let (dump, dom) = (a.dump(), &a.dom);
+    let hex = |o: u32| Hex(dump.ids[o as usize]);
+    out.write_all(b",\n\"objects\":[")?;
+    let rows = (0..dump.objects() as u32).map(|o| {
+        let idom = dom.idom[o as usize];
+        ObjectRow {
+            id: hex(o),
+            type_name: dump.type_name(ObjectIdx(o)),
+            shallow_bytes: dump.sizes[o as usize],
+            reachable: idom != NOT_REACHABLE,
+            idom: match idom {
+                NOT_REACHABLE => None,
+                SUPER_ROOT => Some(None),
+                d => Some(Some(hex(d))),
+            },
+            retained_bytes: dom.retained_bytes[o as usize],
+            retained_objects: dom.retained_objects[o as usize] as u64,
+        }
+    });
+    write_array(out, rows, true)?;
+    out.write_all(b"]")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{write_duplicate_rows, Hex};
+    use crate::analysis::Analysis;
+    use crate::graph::duplicates::DuplicateOptions;
+
+    #[test]
+    fn duplicate_rows_are_the_same_bytes_in_pieces_of_any_size() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures/demo.dump.txt");
+        let bytes = std::fs::read(path).unwrap();
+        let a =
+            Analysis::from_bytes("demo.dump.txt", &bytes, &DuplicateOptions::default()).unwrap();
+        let sets = &a.duplicates.sets;
+        assert!(sets.len() > 3, "the fixture has several duplicate sets");
+        let written = |piece_members| {
+            let mut out = Vec::new();
+            write_duplicate_rows(&mut out, &a, sets, piece_members).unwrap();
+            out
+        };
+        let whole = written(usize::MAX);
+        for piece_members in [1, 2, 5, 64] {
+            assert_eq!(written(piece_members), whole, "pieces of {piece_members}");
+        }
+        let rows: serde_json::Value =
+            serde_json::from_slice(&[b"[", &whole[..], b"]"].concat()).unwrap();
+        assert_eq!(rows.as_array().unwrap().len(), sets.len());
+    }
+
+    #[test]
+    fn hex_ids_are_written_as_format_writes_them() {
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        let mut values = vec![0, 1, 0xf, 0x10, 0xff, 0x100, u64::MAX, 1 << 63];
+        for _ in 0..1000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            values.push(x >> (x % 64));
+        }
+        for v in values {
+            let json = serde_json::to_string(&Hex(v)).unwrap();
+            assert_eq!(json, format!("\"{v:x}\""));
+        }
+    }
+}

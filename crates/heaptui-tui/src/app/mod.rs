@@ -1,0 +1,633 @@
+//! The router. [`App`] is the model: what the analysis delivered
+//! ([`Loading`]), the panes, the focus, the history, the input line and the
+//! help overlay. [`update`] is the only place it changes: it routes an
+//! [`Action`] to the focused pane (or the help, or the input line), carries
+//! out the [`Intent`]s the pane answers with (jumps between panes, history,
+//! jobs) and returns the [`Effect`]s the event loop must perform (jobs and
+//! filter computations to start, redraws, quitting). No I/O here. Names no
+//! pane's internals: every pane is reached through [`Pane`]. Imports the
+//! panes and the help overlay, never `ui` or the event loop; panes never
+//! import this module. History and jumps live in `navigation`, the arrival
+//! of results in `arrival`.
+
+use std::sync::Arc;
+
+use crossterm::event::{KeyEvent, KeyEventKind, MouseButton, MouseEvent, MouseEventKind};
+use ratatui::layout::Rect;
+
+use super::filtering::{FilterRequest, Filtered};
+use super::help::{Help, HelpKey};
+use super::keys::{self, Cmd, Key, Mode};
+use super::layout::{layout, tab_at};
+use super::loading::Loading;
+use super::msg::Msg;
+use super::panes::inspector::Inspector;
+use super::panes::{Ctx, Intent, Jump, Pane, Panes, Saved, Ticked};
+use super::theme::Theme;
+use super::worker::{run_job, Job};
+use heaptui_core::analysis::TypeStats;
+use heaptui_core::graph::duplicates::Duplicates;
+use heaptui_core::graph::{DominatorTree, HeapGraph};
+use heaptui_core::model::{ObjectIdx, TypeIdx};
+use heaptui_core::progress::Stage;
+
+pub use super::loading::Totals;
+pub use super::pane_id::PaneId;
+
+mod arrival;
+mod navigation;
+
+/// Up to this many objects, on-demand queries run inline (a few ms);
+/// above it they go to a background thread so keys stay fast.
+pub const INLINE_JOB_LIMIT: usize = 500_000;
+
+/// A sample of the worker's progress, taken by the event loop.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ProgressView {
+    pub stage: Stage,
+    pub fraction: f64,
+    /// Since launch.
+    pub elapsed_ms: u64,
+}
+
+#[derive(Debug)]
+pub enum Action {
+    Key(KeyEvent),
+    Mouse(MouseEvent),
+    Resize(u16, u16),
+    Worker(Msg),
+    Progress(ProgressView),
+    /// Progress of a background job (precise retained), 0..=1.
+    JobProgress(f64),
+    /// Once per frame: advance what ranks on other threads (the Types
+    /// pane's fuzzy matcher); answers [`Effect::Redraw`] while it moves.
+    Tick,
+    /// Settled runs (tests, the tape): let that ranking finish, as many
+    /// ticks would.
+    Settle,
+    /// A caught signal (SIGTERM, SIGHUP, …): end with its exit status.
+    Signal(i32),
+}
+
+/// What `update` asks of the event loop.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Effect {
+    Quit,
+    /// Analyse the dump again with the other `--references` mode.
+    ToggleReferences,
+    /// A signal asked to end: the exit status follows it.
+    Signalled(i32),
+    /// Give the terminal back and stop until continued (Ctrl-Z, SIGTSTP).
+    Suspend,
+    /// Continued: take the terminal again and redraw all of it (SIGCONT).
+    Resume,
+    /// Start a background job in its slot (a newer one of the same kind
+    /// cancels and supersedes it).
+    StartJob(Job),
+    /// Compute a pane's filter off the UI thread; its result comes back as
+    /// [`Msg::Filtered`]. Sent only while the model still awaits it
+    /// ([`App::awaits`]), so a burst of keys sends one request.
+    Filter(Box<FilterRequest>),
+    /// The frame changed without an input (a new ranking): draw it at the
+    /// next paced frame.
+    Redraw,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InputPurpose {
+    Filter,
+    Exclude,
+}
+
+/// The one-line text input at the bottom (filter or exclude pattern).
+#[derive(Debug, Clone)]
+pub struct InputLine {
+    pub purpose: InputPurpose,
+    pub text: String,
+}
+
+/// A history entry: where the user was. Each pane saved its own place
+/// ([`Pane::save`]), so a pane added to the registry has its history.
+#[derive(Debug)]
+pub struct Nav {
+    pub pane: PaneId,
+    pub inspector: Option<ObjectIdx>,
+    /// Per pane (index = [`PaneId::index`]), its place.
+    pub panes: [Saved; PaneId::COUNT],
+}
+
+pub struct App {
+    pub name: String,
+    pub theme: Theme,
+    pub size: Rect,
+    /// How far the analysis got, with its results.
+    pub loading: Loading,
+    /// Computed once per dump, so no frame walks the heap.
+    pub totals: Totals,
+    /// Effects requested while handling the current action; `update`
+    /// returns them.
+    outbox: Vec<Effect>,
+    pub progress: ProgressView,
+    /// The background job the status line shows, and its progress.
+    pub job: Option<(String, f64)>,
+    pub pane: PaneId,
+    pub inspector: Option<Inspector>,
+    /// The help overlay, while it is open.
+    pub help: Option<Help>,
+    pub input: Option<InputLine>,
+    /// Filter text per pane (index = PaneId::index).
+    pub filters: [String; PaneId::COUNT],
+    /// Per pane, the filter request whose result the view waits for (sent
+    /// as an [`Effect::Filter`]); a result of any other generation is
+    /// stale and dropped.
+    filter_pending: [Option<FilterRequest>; PaneId::COUNT],
+    filter_generation: u64,
+    /// Every pane's state (the registry in `pane_id`).
+    pub panes: Panes,
+    pub history: Vec<Nav>,
+    pub status: String,
+    /// Heaps of more objects than this run their jobs in the background
+    /// ([`INLINE_JOB_LIMIT`]; tests lower it to see a job under way).
+    pub inline_job_limit: usize,
+}
+
+impl App {
+    pub fn new(name: String, theme: Theme, size: Rect) -> App {
+        App {
+            name,
+            theme,
+            size,
+            loading: Loading::default(),
+            totals: Totals::default(),
+            outbox: Vec::new(),
+            progress: ProgressView {
+                stage: Stage::Parse,
+                fraction: 0.0,
+                elapsed_ms: 0,
+            },
+            job: None,
+            pane: PaneId::Overview,
+            inspector: None,
+            help: None,
+            input: None,
+            filters: Default::default(),
+            filter_pending: Default::default(),
+            filter_generation: 0,
+            panes: Panes::default(),
+            history: Vec::new(),
+            status: String::new(),
+            inline_job_limit: INLINE_JOB_LIMIT,
+        }
+    }
+
+    pub fn type_stats(&self, type_index: TypeIdx) -> Option<&TypeStats> {
+        self.loading.type_stats(type_index)
+    }
+
+    pub fn graph(&self) -> Option<&Arc<HeapGraph>> {
+        self.loading.graph()
+    }
+
+    pub fn dom(&self) -> Option<&Arc<DominatorTree>> {
+        self.loading.dom()
+    }
+
+    pub fn types(&self) -> Option<&Arc<Vec<TypeStats>>> {
+        self.loading.types()
+    }
+
+    pub fn duplicates(&self) -> Option<&Arc<Duplicates>> {
+        self.loading.duplicates()
+    }
+
+    /// What pane `id` reads besides its own state.
+    pub fn ctx(&self, id: PaneId) -> Ctx<'_> {
+        Ctx {
+            name: &self.name,
+            theme: &self.theme,
+            loading: &self.loading,
+            totals: &self.totals,
+            body: layout(self.size).body,
+            filter: &self.filters[id.index()],
+            filtering: self.filter_pending[id.index()].is_some(),
+        }
+    }
+
+    /// The state of pane `id`.
+    pub fn pane_view(&self, id: PaneId) -> &dyn Pane {
+        self.panes.get(id)
+    }
+
+    /// Runs `f` on pane `id` with its context (fields borrowed apart, so
+    /// the pane may change while it reads the shared data).
+    fn with_pane<R>(&mut self, id: PaneId, f: impl FnOnce(&mut dyn Pane, &Ctx) -> R) -> R {
+        let App {
+            name,
+            theme,
+            size,
+            loading,
+            totals,
+            filters,
+            filter_pending,
+            panes,
+            ..
+        } = self;
+        let ctx = Ctx {
+            name,
+            theme,
+            loading,
+            totals,
+            body: layout(*size).body,
+            filter: &filters[id.index()],
+            filtering: filter_pending[id.index()].is_some(),
+        };
+        f(panes.get_mut(id), &ctx)
+    }
+
+    /// [`App::with_pane`] on the focus: the inspector when it is open.
+    fn with_focus<R>(&mut self, f: impl FnOnce(&mut dyn Pane, &Ctx) -> R) -> R {
+        match self.inspector.take() {
+            Some(mut ins) => {
+                let r = f(&mut ins, &self.ctx(self.pane));
+                self.inspector = Some(ins);
+                r
+            }
+            None => self.with_pane(self.pane, f),
+        }
+    }
+
+    /// The key mode of the current focus.
+    pub fn mode(&self) -> Mode {
+        if self.input.is_some() {
+            Mode::Filter
+        } else if self.inspector.is_some() {
+            Mode::Inspector
+        } else {
+            self.panes.mode(self.pane)
+        }
+    }
+
+    /// The footer label of a key in the focus's state (see
+    /// [`Pane::key_label`]).
+    pub fn key_label(&self, cmd: Cmd) -> Option<&'static str> {
+        match (&self.inspector, self.input.is_some()) {
+            (None, false) => self.pane_view(self.pane).key_label(cmd),
+            _ => None,
+        }
+    }
+
+    /// Rows of a list in the pane body (inside borders, below the header).
+    pub fn body_rows(&self) -> usize {
+        layout(self.size).body.height.saturating_sub(3) as usize
+    }
+
+    /// Whether the focused pane waits for a filter result (the status line
+    /// says "filtering…").
+    pub fn filtering(&self) -> bool {
+        self.filter_pending[self.pane.index()].is_some()
+    }
+
+    /// Whether the model still waits for the result of `request` (a newer
+    /// filter or a cleared one supersedes it).
+    pub fn awaits(&self, request: &FilterRequest) -> bool {
+        self.filter_pending[request.pane.index()]
+            .as_ref()
+            .is_some_and(|r| r.generation == request.generation)
+    }
+
+    /// The filter requests whose results the panes wait for (at most one
+    /// per pane): what the filter thread has yet to answer (tests answer
+    /// them with `tui::run_jobs`).
+    pub fn awaited_filters(&self) -> Vec<FilterRequest> {
+        self.filter_pending.iter().flatten().cloned().collect()
+    }
+
+    /// Keeps every selection visible after a resize or a jump.
+    fn fix_scroll(&mut self) {
+        for id in PaneId::ALL {
+            self.with_pane(id, |p, ctx| p.fit(ctx));
+        }
+        if let Some(mut ins) = self.inspector.take() {
+            ins.fit(&self.ctx(self.pane));
+            self.inspector = Some(ins);
+        }
+    }
+
+    // ----- intents ------------------------------------------------------
+
+    /// Carries out what a pane asked for; `before` is where the user was
+    /// before the key (for [`Intent::History`]).
+    fn apply(&mut self, intents: Vec<Intent>, before: Nav) {
+        let mut before = Some(before);
+        for intent in intents {
+            match intent {
+                Intent::History => {
+                    if let Some(nav) = before.take() {
+                        self.push(nav);
+                    }
+                }
+                Intent::Reveal(o) => self.jump(Jump::Reveal(o)),
+                Intent::Inspect(o) => self.inspect(o),
+                Intent::JumpToSet { set, open } => self.jump(Jump::Set { set, open }),
+                Intent::Request { job, label } => self.request(job, &label),
+                Intent::Status(s) => self.status = s,
+                Intent::Refilter => self.apply_filter(self.pane),
+                Intent::EditExclude(text) => {
+                    self.input = Some(InputLine {
+                        purpose: InputPurpose::Exclude,
+                        text,
+                    })
+                }
+            }
+        }
+    }
+
+    /// A key for the focused pane (or the inspector).
+    fn route_to_focus(&mut self, cmd: Cmd) {
+        let before = self.nav();
+        let intents = self.with_focus(|p, ctx| p.key(cmd, ctx));
+        self.apply(intents, before);
+    }
+
+    fn step(&mut self, delta: isize) {
+        let before = self.nav();
+        let intents = self.with_focus(|p, ctx| p.step(delta, ctx));
+        self.apply(intents, before);
+    }
+
+    /// Runs a job inline on small heaps, else asks the loop to start it in
+    /// the background (precise retained sizes always go there).
+    fn request(&mut self, job: Job, label: &str) {
+        let (Some(graph), Some(dom)) = (self.loading.graph().cloned(), self.loading.dom().cloned())
+        else {
+            return;
+        };
+        let background =
+            matches!(job, Job::Precise { .. }) || graph.objects() > self.inline_job_limit;
+        if background {
+            self.job = Some((label.to_string(), 0.0));
+            self.outbox.push(Effect::StartJob(job));
+        } else if let Some(msg) =
+            run_job(job, &graph, &dom, &heaptui_core::progress::Progress::new())
+        {
+            self.on_worker(msg);
+        }
+    }
+
+    // ----- keys -----------------------------------------------------------
+
+    fn command(&mut self, cmd: Cmd) -> Option<Effect> {
+        let h = self.body_rows() as isize;
+        match cmd {
+            Cmd::Quit => return Some(Effect::Quit),
+            Cmd::Help => self.help = Some(Help::new()),
+            Cmd::NextPane => self.switch(PaneId::ALL[(self.pane.index() + 1) % PaneId::COUNT]),
+            Cmd::PrevPane => {
+                self.switch(PaneId::ALL[(self.pane.index() + PaneId::COUNT - 1) % PaneId::COUNT])
+            }
+            Cmd::Pane(p) => self.switch(p),
+            Cmd::OpenFilter => {
+                if !self.pane_view(self.pane).filterable() && self.inspector.is_none() {
+                    self.status = "the filter narrows the list panes (2-5)".into();
+                } else {
+                    self.inspector = None;
+                    let text = self.filters[self.pane.index()].clone();
+                    self.input = Some(InputLine {
+                        purpose: InputPurpose::Filter,
+                        text,
+                    });
+                }
+            }
+            Cmd::Inspect => match self.with_focus(|p, ctx| p.selected_object(ctx)) {
+                Some(o) => self.inspect(o),
+                None => self.status = "nothing to inspect here".into(),
+            },
+            Cmd::ToggleReferences => {
+                match self.loading.graph().map(|g| g.dump.referents.is_some()) {
+                    Some(true) => return Some(Effect::ToggleReferences),
+                    Some(false) => self.status = "R: only Java heaps have reference objects".into(),
+                    None => self.status = "R: wait for the dump to be read".into(),
+                }
+            }
+            Cmd::FullName => {
+                let o = self.with_focus(|p, ctx| p.selected_object(ctx));
+                // The Dominators pane names a row by its row type (`class
+                // X` for a Java class object).
+                let row = self.inspector.is_none() && self.pane == PaneId::Dominators;
+                self.status = match (o, self.loading.graph()) {
+                    (Some(o), Some(g)) if row => g.dump.row_type_name(o).to_string(),
+                    (Some(o), Some(g)) => g.dump.type_name(o).to_string(),
+                    _ => "no row with a type is selected".into(),
+                };
+            }
+            Cmd::Escape => {
+                let i = self.pane.index();
+                if self.inspector.is_none() && !self.filters[i].is_empty() {
+                    self.filters[i].clear();
+                    self.apply_filter(self.pane);
+                } else {
+                    return self.command(Cmd::Back);
+                }
+            }
+            Cmd::Back => {
+                if self.inspector.is_none() && self.with_pane(self.pane, |p, _| p.back()) {
+                    // Taken inside the pane.
+                } else if let Some(nav) = self.history.pop() {
+                    self.restore(nav);
+                } else if self.inspector.is_some() {
+                    self.inspector = None;
+                } else {
+                    self.status = "at the start of the history".into();
+                }
+            }
+            Cmd::Up => self.step(-1),
+            Cmd::Down => self.step(1),
+            Cmd::PageUp => self.step(-h),
+            Cmd::PageDown => self.step(h),
+            Cmd::Top => self.step(isize::MIN / 2),
+            Cmd::Bottom => self.step(isize::MAX / 2),
+            Cmd::Accept | Cmd::Clear | Cmd::DeleteChar => {}
+
+            // Open, expand and the panes' own keys.
+            pane_cmd => self.route_to_focus(pane_cmd),
+        }
+        None
+    }
+
+    /// A key in the input line (filter or exclude pattern).
+    fn input_key(&mut self, key: Key) {
+        let Some(mut line) = self.input.take() else {
+            return;
+        };
+        let mut keep_open = true;
+        match (keys::lookup(Mode::Filter, key), key) {
+            (Some(Cmd::Accept), _) => keep_open = false,
+            (Some(Cmd::Clear), _) => {
+                line.text.clear();
+                keep_open = false;
+            }
+            (Some(Cmd::DeleteChar), _) => {
+                line.text.pop();
+            }
+            (_, Key::Char(c)) => line.text.push(c),
+            _ => {}
+        }
+        match line.purpose {
+            InputPurpose::Filter => {
+                // Live: every change of the text asks for a new result.
+                let i = self.pane.index();
+                if self.filters[i] != line.text {
+                    self.filters[i] = line.text.clone();
+                    self.apply_filter(self.pane);
+                }
+            }
+            InputPurpose::Exclude if !keep_open => {
+                let before = self.nav();
+                let text = line.text.clone();
+                let intents = self.with_pane(self.pane, |p, ctx| p.edited(text, ctx));
+                self.apply(intents, before);
+                self.fix_scroll();
+            }
+            InputPurpose::Exclude => {}
+        }
+        if keep_open {
+            self.input = Some(line);
+        }
+    }
+
+    fn mouse(&mut self, m: MouseEvent) {
+        let areas = layout(self.size);
+        match m.kind {
+            MouseEventKind::ScrollDown => self.step(3),
+            MouseEventKind::ScrollUp => self.step(-3),
+            MouseEventKind::Down(MouseButton::Left) => {
+                if m.row == areas.tabs.y {
+                    if let Some(p) = tab_at(
+                        m.column,
+                        self.size.width,
+                        self.inspector.is_none().then_some(self.pane),
+                    ) {
+                        self.switch(p);
+                    }
+                    return;
+                }
+                let geometry = match &self.inspector {
+                    Some(ins) => ins.click_geometry(),
+                    None => self.pane_view(self.pane).click_geometry(),
+                };
+                let Some((sel, off, top)) = geometry else {
+                    return;
+                };
+                let body = areas.body;
+                if top > 0 && m.row + 1 == body.y + top && m.column > body.x {
+                    // The list's header: sort by the clicked column.
+                    let x = (m.column - body.x - 1) as usize;
+                    let before = self.nav();
+                    let intents = self.with_focus(|p, ctx| p.click_header(x, ctx));
+                    self.apply(intents, before);
+                    return;
+                }
+                if m.row < body.y + top || m.row >= body.y + body.height.saturating_sub(1) {
+                    return;
+                }
+                // Translate to a step from the current selection.
+                let target = off + (m.row - body.y - top) as usize;
+                self.step(target as isize - sel as isize);
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Applies one action: changes the model, does no I/O, and returns what
+/// the event loop must carry out.
+pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
+    let first = handle(app, action);
+    let mut effects = std::mem::take(&mut app.outbox);
+    if let Some(e) = first {
+        effects.insert(0, e);
+    }
+    effects
+}
+
+/// A key: to the help while it is open, to the input line while it is
+/// open, else through the key table to the router.
+fn key(app: &mut App, ev: KeyEvent) -> Option<Effect> {
+    if ev.kind != KeyEventKind::Press {
+        return None;
+    }
+    let key = Key::of(&ev);
+    // Raw mode makes Ctrl-Z a key: it suspends as in a shell.
+    if key == Key::Ctrl('z') {
+        return Some(Effect::Suspend);
+    }
+    app.status.clear();
+    if let Some(help) = &mut app.help {
+        match help.key(key, &app.theme, app.size) {
+            HelpKey::Open => {}
+            HelpKey::Close => app.help = None,
+            HelpKey::Quit => return Some(Effect::Quit),
+        }
+        return None;
+    }
+    if app.input.is_some() {
+        if key == Key::Ctrl('c') {
+            return Some(Effect::Quit);
+        }
+        app.input_key(key);
+        return None;
+    }
+    keys::lookup(app.mode(), key).and_then(|cmd| app.command(cmd))
+}
+
+fn handle(app: &mut App, action: Action) -> Option<Effect> {
+    match action {
+        Action::Key(ev) => key(app, ev),
+        Action::Mouse(m) => {
+            if app.help.is_none() && app.input.is_none() {
+                app.mouse(m);
+            }
+            None
+        }
+        Action::Resize(w, h) => {
+            app.size = Rect::new(0, 0, w, h);
+            app.fix_scroll();
+            None
+        }
+        Action::Worker(msg) => {
+            app.on_worker(msg);
+            None
+        }
+        Action::Progress(p) => {
+            app.progress = p;
+            None
+        }
+        Action::JobProgress(f) => {
+            if let Some(j) = &mut app.job {
+                j.1 = f;
+            }
+            None
+        }
+        Action::Tick => {
+            let mut ticked = Ticked::default();
+            for id in PaneId::ALL {
+                ticked = ticked.or(app.panes.get_mut(id).tick());
+            }
+            if ticked.changed {
+                app.fix_scroll();
+            }
+            ticked.busy.then_some(Effect::Redraw)
+        }
+        Action::Settle => {
+            for id in PaneId::ALL {
+                app.panes.get_mut(id).settle();
+            }
+            None
+        }
+        Action::Signal(sig) => Some(match super::signals::Asked::of(sig) {
+            super::signals::Asked::Suspend => Effect::Suspend,
+            super::signals::Asked::Resume => Effect::Resume,
+            super::signals::Asked::End => Effect::Signalled(sig),
+        }),
+    }
+}

@@ -1,0 +1,329 @@
+//! One file per pane; each pane owns its state (private fields), its keys,
+//! its drawing, its place in the history, the stages and job results it
+//! takes and the jumps it lands, all through the [`Pane`] trait; it reads
+//! shared data through a [`Ctx`] and answers with [`Intent`]s that the
+//! router (`app`) carries out. Panes import the data modules (loading,
+//! filtering, msg, worker jobs), the key table and the formatting helpers;
+//! never `app` or `ui`. [`Panes`] holds every pane's state, expanded from
+//! the registry in `pane_id` (one line per pane), so the router reaches a
+//! pane by its [`PaneId`].
+
+pub mod dominators;
+pub mod duplicates;
+pub mod inspector;
+pub mod instances;
+pub mod overview;
+pub mod roots;
+pub mod suspects;
+pub mod table;
+pub mod types;
+
+use ratatui::layout::Rect;
+use ratatui::Frame;
+
+use super::filtering::{FilterResult, FilterWork};
+use super::keys::{Cmd, Mode};
+use super::loading::{Arrived, Loading, Totals};
+use super::msg::Msg;
+use super::theme::Theme;
+use super::worker::Job;
+use heaptui_core::analysis::filter::TypeFilter;
+use heaptui_core::model::ObjectIdx;
+
+pub use super::pane_id::PaneId;
+
+/// Expands the pane registry into [`Panes`]: one field per pane, reached
+/// by [`PaneId`] (the fields are private: the router reaches a pane only
+/// through the [`Pane`] trait; tests read a pane through its accessor).
+macro_rules! define_panes {
+    ($($id:ident => $field:ident: $state:ty, mode $mode:ident, $title:literal, tab $tab:literal, short $short:literal, help $help:literal;)*) => {
+        /// Every pane's state, one field per line of the registry.
+        #[derive(Default)]
+        pub struct Panes {
+            $($field: $state,)*
+        }
+
+        impl Panes {
+            $(
+                #[doc = concat!("The ", $title, " pane's state.")]
+                pub fn $field(&self) -> &$state {
+                    &self.$field
+                }
+            )*
+
+            pub fn get(&self, id: PaneId) -> &dyn Pane {
+                match id {
+                    $(PaneId::$id => &self.$field,)*
+                }
+            }
+
+            pub fn get_mut(&mut self, id: PaneId) -> &mut dyn Pane {
+                match id {
+                    $(PaneId::$id => &mut self.$field,)*
+                }
+            }
+
+            /// The key mode of pane `id` in its current state.
+            pub fn mode(&self, id: PaneId) -> Mode {
+                let base = match id {
+                    $(PaneId::$id => Mode::$mode,)*
+                };
+                self.get(id).mode(base)
+            }
+        }
+    };
+}
+
+super::pane_id::pane_registry!(define_panes);
+
+/// What a pane may read besides its own state.
+pub struct Ctx<'a> {
+    /// The dump's name as the title shows it.
+    pub name: &'a str,
+    pub theme: &'a Theme,
+    pub loading: &'a Loading,
+    pub totals: &'a Totals,
+    /// The frame's pane body (borders included).
+    pub body: Rect,
+    /// The pane's filter text.
+    pub filter: &'a str,
+    /// Whether the pane waits for its filter's result.
+    pub filtering: bool,
+}
+
+impl Ctx<'_> {
+    /// Rows of a list in the pane body (inside borders, below the header).
+    pub fn rows(&self) -> usize {
+        self.body.height.saturating_sub(3) as usize
+    }
+}
+
+/// What a pane asks of the router.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Intent {
+    /// Remember where the user was before this key (a history step).
+    History,
+    /// Show an object in the (unzoomed) dominator tree.
+    Reveal(ObjectIdx),
+    /// Open the inspector on an object.
+    Inspect(ObjectIdx),
+    /// Select a duplicate set in the Duplicates pane, its detail open or not.
+    JumpToSet { set: u32, open: bool },
+    /// Run a job (inline on small heaps, else in the background).
+    Request { job: Job, label: String },
+    /// A line for the status bar.
+    Status(String),
+    /// Open the input line for the Types pane's exclude pattern.
+    EditExclude(String),
+    /// Apply the pane's filter again (its rows come in a new order).
+    Refilter,
+}
+
+impl Intent {
+    pub fn status(text: impl Into<String>) -> Intent {
+        Intent::Status(text.into())
+    }
+}
+
+/// How a pane takes a new filter text.
+pub enum FilterPlan {
+    /// The pane's data is not there yet: nothing changes.
+    NotReady,
+    /// Applied at once (no filter, or nothing new to compute).
+    Applied,
+    /// Applied at once; no older result may be installed any more.
+    Cleared,
+    /// To be computed off the UI thread; the result comes to
+    /// [`Pane::filtered`].
+    Work(FilterWork),
+}
+
+/// What a tick found in a pane that ranks on other threads.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Ticked {
+    /// The rows changed: selections are fitted again.
+    pub changed: bool,
+    /// Still ranking, or a new ranking is ready: the frame is to be drawn.
+    pub busy: bool,
+}
+
+impl Ticked {
+    pub fn or(self, other: Ticked) -> Ticked {
+        Ticked {
+            changed: self.changed || other.changed,
+            busy: self.busy || other.busy,
+        }
+    }
+}
+
+/// Where the user was in a pane, as the pane saved it for the history
+/// ([`Pane::save`]): a few numbers (selections, depths), never rows.
+pub type Saved = Box<dyn std::any::Any>;
+
+/// A move from one pane (or the inspector) to a place in another.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Jump {
+    /// Show an object in the (unzoomed) dominator tree.
+    Reveal(ObjectIdx),
+    /// Select a duplicate set, its detail open or not.
+    Set { set: u32, open: bool },
+}
+
+impl Jump {
+    /// The pane that takes the jump.
+    pub fn pane(self) -> PaneId {
+        match self {
+            Jump::Reveal(_) => PaneId::Dominators,
+            Jump::Set { .. } => PaneId::Duplicates,
+        }
+    }
+}
+
+/// Whether a pane takes a jump now ([`Pane::prepare_jump`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Landing {
+    /// Not now: the status line says why (or nothing).
+    Refused(Option<String>),
+    /// Yes; `drop_filter`: the pane's filter would hide the target, so the
+    /// router clears it first.
+    Taken { drop_filter: bool },
+}
+
+/// A pane: its keys, its drawing, and what the router asks of it.
+pub trait Pane {
+    /// A command of the pane's mode (or a global one the router passes on:
+    /// Open, Expand, Collapse, ToggleExpand and the pane's own keys).
+    fn key(&mut self, cmd: Cmd, ctx: &Ctx) -> Vec<Intent>;
+
+    /// The key mode while the pane has the focus: `base` (the registry's),
+    /// or a mode of a list inside the pane.
+    fn mode(&self, base: Mode) -> Mode {
+        base
+    }
+
+    /// Moves the selection by `delta` rows (arrows, pages, wheel).
+    fn step(&mut self, delta: isize, ctx: &Ctx) -> Vec<Intent>;
+
+    fn draw(&self, ctx: &Ctx, area: Rect, f: &mut Frame);
+
+    /// The object that `i` inspects.
+    fn selected_object(&self, ctx: &Ctx) -> Option<ObjectIdx>;
+
+    /// Keeps the selection visible in the body of `ctx` (resize, new data).
+    fn fit(&mut self, _ctx: &Ctx) {}
+
+    /// Backspace inside the pane before the history (closing a split);
+    /// true when taken.
+    fn back(&mut self) -> bool {
+        false
+    }
+
+    /// The filter text changed.
+    fn filter(&mut self, _filter: &TypeFilter, _ctx: &Ctx) -> FilterPlan {
+        FilterPlan::NotReady
+    }
+
+    /// A filter result for this pane arrived (and is the awaited one).
+    fn filtered(&mut self, _result: FilterResult, _ctx: &Ctx) {}
+
+    /// Once per frame: advances what the pane ranks on other threads.
+    fn tick(&mut self) -> Ticked {
+        Ticked::default()
+    }
+
+    /// Lets that ranking finish (settled runs: tests, the tape).
+    fn settle(&mut self) {}
+
+    /// Where the user is in the pane, for the history (O(1)).
+    fn save(&self) -> Saved {
+        Box::new(())
+    }
+
+    /// Goes back to a place [`Pane::save`] gave.
+    fn restore(&mut self, _saved: &Saved, _ctx: &Ctx) {}
+
+    /// A stage of the analysis arrived (its data is in `ctx.loading`);
+    /// true when the pane's filter must be applied again.
+    fn arrived(&mut self, _what: Arrived, _ctx: &Ctx) -> bool {
+        false
+    }
+
+    /// A job's result: taken (with what the pane asks next), or handed
+    /// back when it is not this pane's.
+    fn receive(&mut self, msg: Msg, _ctx: &Ctx) -> Result<Vec<Intent>, Msg> {
+        Err(msg)
+    }
+
+    /// Whether the pane takes `jump` now (the router then records the
+    /// history, focuses the pane and calls [`Pane::jump`]).
+    fn prepare_jump(&self, _jump: &Jump, _ctx: &Ctx) -> Landing {
+        Landing::Refused(None)
+    }
+
+    /// Goes to the place `jump` names; `dropped_filter`: the router cleared
+    /// the pane's filter for it. Answers with jobs to run.
+    fn jump(&mut self, _jump: Jump, _dropped_filter: bool, _ctx: &Ctx) -> Vec<Intent> {
+        Vec::new()
+    }
+
+    /// Whether `/` filters this pane.
+    fn filterable(&self) -> bool {
+        true
+    }
+
+    /// The text the pane asked to edit ([`Intent::EditExclude`]) was
+    /// accepted.
+    fn edited(&mut self, _text: String, _ctx: &Ctx) -> Vec<Intent> {
+        Vec::new()
+    }
+
+    /// For a mouse click: the selected row, the first visible row, and the
+    /// lines between the body's top and the first row. `None`: no list.
+    fn click_geometry(&self) -> Option<(usize, usize, u16)> {
+        None
+    }
+
+    /// The footer label of a key in the pane's current state (`Some("")`
+    /// hides it); `None`: the key table's.
+    fn key_label(&self, _cmd: Cmd) -> Option<&'static str> {
+        None
+    }
+
+    /// A click on the list's header row at cell `x` (inside the border):
+    /// sorts by that column when it is sortable.
+    fn click_header(&mut self, _x: usize, _ctx: &Ctx) -> Vec<Intent> {
+        Vec::new()
+    }
+}
+
+/// The line a list shows instead of rows: that the filter is still being
+/// applied, that it matched nothing (`no roots match `Foo``), or, with no
+/// filter, `unfiltered` (why the data set itself is empty). Every list
+/// phrases it the same way.
+/// Draws a list pane's frame titled `title` (cut to the width with an
+/// ellipsis) and returns the area inside it.
+pub fn framed(f: &mut Frame, area: Rect, title: &str, theme: &Theme) -> Rect {
+    let width = area.width.saturating_sub(2) as usize;
+    let block = ratatui::widgets::Block::bordered()
+        .border_set(theme.border())
+        .title(ratatui::text::Line::styled(
+            super::fmt::fit(title, width, theme),
+            theme.header(),
+        ));
+    let inner = block.inner(area);
+    f.render_widget(block, area);
+    inner
+}
+
+pub fn empty_message(ctx: &Ctx, busy: bool, noun: &str, unfiltered: &str) -> String {
+    let filter = ctx.filter.trim();
+    if busy || ctx.filtering {
+        format!(" (filtering{})", ctx.theme.ellipsis())
+    } else if filter.is_empty() {
+        format!(" ({unfiltered})")
+    } else {
+        format!(" (no {noun} match `{filter}`; Esc clears the filter)")
+    }
+}
+
+pub use table::ListState;

@@ -1,0 +1,366 @@
+//! The analysis worker: runs `analysis::pipeline` (through the reopen
+//! cache) on a named thread and forwards each stage's result as soon as it
+//! exists, so the panes come alive stage by stage; also the on-demand jobs. The UI never waits on
+//! it: results arrive through a bounded channel, progress through atomics,
+//! and quitting only sets the cancel flag.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use super::compared::Compared;
+use super::instance_rows::{instance_rows, InstanceKey, TypeObjects};
+use heaptui_core::analysis::compare::{compare, same_format, SnapshotSummary};
+use heaptui_core::analysis::grouping::group_children_unsorted;
+use heaptui_core::analysis::pipeline::StageResult;
+use heaptui_core::analysis::suspects::suspects;
+use heaptui_core::analysis::{
+    immediate_dominators, precise_retained, shortest_retention_path, AnalysisError, Glob,
+};
+use heaptui_core::cache::{CacheOptions, Note};
+use heaptui_core::graph::duplicates::{DuplicateOptions, Duplicates};
+use heaptui_core::graph::{DominatorTree, HeapGraph};
+use heaptui_core::model::{ObjectIdx, TypeIdx};
+use heaptui_core::progress::Progress;
+
+pub use super::msg::{DominatorsStage, Msg, Totals};
+pub use heaptui_core::analysis::pipeline::Input;
+
+/// Work the UI asks for on demand; heavy on big heaps, so it runs on its
+/// own thread there and its result comes back as a [`Msg`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Job {
+    Precise {
+        type_index: TypeIdx,
+    },
+    ImmediateDominators {
+        type_index: TypeIdx,
+        exclude: String,
+    },
+    RetentionPath {
+        object: ObjectIdx,
+    },
+    /// Group the dominator-tree children of many parents for a tree node.
+    GroupChildren {
+        tree: u64,
+        node: u32,
+        parents: Arc<Vec<u32>>,
+    },
+    /// Finish duplicate detection for one type whose detection was cut short.
+    DetectDuplicates {
+        type_index: u32,
+        current: Arc<Duplicates>,
+    },
+    /// A type's instances in an order (the type → objects index is built
+    /// first when `index` is `None`).
+    Instances {
+        type_index: TypeIdx,
+        key: InstanceKey,
+        descending: bool,
+        index: Option<Arc<TypeObjects>>,
+    },
+}
+
+/// Runs a job to completion (on whatever thread calls it).
+pub fn run_job(
+    job: Job,
+    graph: &HeapGraph,
+    dom: &DominatorTree,
+    progress: &Progress,
+) -> Option<Msg> {
+    match job {
+        Job::Precise { type_index } => {
+            let set = instances_of(graph, type_index);
+            let result = precise_retained(graph, dom, &set, progress).ok()?;
+            Some(Msg::Precise { type_index, result })
+        }
+        Job::ImmediateDominators {
+            type_index,
+            exclude,
+        } => {
+            let set = instances_of(graph, type_index);
+            let glob = (!exclude.is_empty()).then(|| Glob::new(&exclude));
+            let rows = immediate_dominators(&graph.dump, dom, &set, glob.as_ref());
+            Some(Msg::ImmediateDominators {
+                type_index,
+                exclude,
+                rows,
+            })
+        }
+        Job::RetentionPath { object } => Some(Msg::RetentionPath {
+            object,
+            path: shortest_retention_path(graph, dom, object),
+        }),
+        Job::GroupChildren {
+            tree,
+            node,
+            parents,
+        } => Some(Msg::Expanded {
+            tree,
+            node,
+            groups: group_children_unsorted(&graph.dump, dom, &parents),
+        }),
+        Job::Instances {
+            type_index,
+            key,
+            descending,
+            index,
+        } => Some(Msg::Instances(instance_rows(
+            type_index,
+            key,
+            descending,
+            index,
+            &graph.dump,
+            dom,
+        ))),
+        Job::DetectDuplicates {
+            type_index,
+            current,
+        } => {
+            let t = Instant::now();
+            let duplicates = heaptui_core::graph::duplicates::detect_type(
+                graph, dom, &current, type_index, progress,
+            )
+            .ok()?;
+            Some(Msg::Duplicates {
+                duplicates: Arc::new(duplicates),
+                ms: t.elapsed().as_millis() as u64,
+            })
+        }
+    }
+}
+
+/// Runs the analysis pipeline (through the reopen cache when `cache` is
+/// given), handing each stage's result to `emit` as a [`Msg`]; stops quietly
+/// when cancelled or when `emit` returns false (the UI hung up). The order
+/// of the stages is the pipeline's, not the worker's.
+pub fn analyse(
+    input: &Input,
+    options: &DuplicateOptions,
+    cache: Option<&CacheOptions>,
+    progress: &Progress,
+    emit: &mut dyn FnMut(Msg) -> bool,
+) {
+    analyse_series(input, &[], options, cache, progress, emit)
+}
+
+/// [`analyse`], then the leak suspects, then, with `baselines` (older
+/// snapshots, oldest first), each baseline one after another through the
+/// cache as well, reduced to its [`SnapshotSummary`] and dropped before
+/// the next (so at most two analyses are held: the opened one and one
+/// baseline), and the comparison. `progress` is reused for each baseline
+/// ([`Msg::Comparing`] says which); its cancel flag stops them all.
+pub fn analyse_series(
+    input: &Input,
+    baselines: &[Input],
+    options: &DuplicateOptions,
+    cache: Option<&CacheOptions>,
+    progress: &Progress,
+    emit: &mut dyn FnMut(Msg) -> bool,
+) {
+    let note: Note = Arc::new(|line| tracing::warn!(target: "heaptui::cache", "{line}"));
+    let mut hung_up = false;
+    let mut messages = Messages::default();
+    let result = heaptui_core::cache::run(
+        input,
+        options,
+        cache,
+        progress,
+        &mut |stage| {
+            let sent = emit(messages.of(stage));
+            hung_up |= !sent;
+            sent
+        },
+        note.clone(),
+    );
+    let (analysis, pending) = match result {
+        Ok(done) => done,
+        Err(AnalysisError::Input(e)) => {
+            emit(Msg::Failed(e.to_string()));
+            return;
+        }
+        Err(AnalysisError::Cancelled) => return,
+    };
+    // A cache file still being written goes on in the background; the
+    // process finishes it before exiting (`cache::finish_writes`).
+    heaptui_core::cache::finish_at_exit(pending);
+    if hung_up || progress.is_cancelled() {
+        return;
+    }
+    if !emit(Msg::Suspects(Arc::new(suspects(&analysis, None)))) {
+        return;
+    }
+    // The inspector names each retainer's reference by a binary search
+    // from now on (a bounded scan until then).
+    analysis.graph.dump.index_labels();
+    if baselines.is_empty() {
+        return;
+    }
+    let Some(mut summaries) =
+        summarise_baselines(baselines, &analysis, options, cache, progress, &note, emit)
+    else {
+        return;
+    };
+    if progress.is_cancelled() {
+        return;
+    }
+    summaries.push(SnapshotSummary::of(&analysis));
+    let cmp = compare(&summaries);
+    drop(summaries);
+    let all = suspects(&analysis, Some(&cmp));
+    let compared = Compared::new(cmp, &analysis.graph.dump.type_names);
+    emit(Msg::Compared {
+        compared: Arc::new(compared),
+        suspects: Arc::new(all),
+    });
+}
+
+/// Analyses each baseline in turn (through the cache) and reduces it to its
+/// [`SnapshotSummary`], dropped before the next; `None` when one cannot be
+/// used (said through `emit`), on a cancel, or when the UI hung up.
+fn summarise_baselines(
+    baselines: &[Input],
+    analysis: &heaptui_core::analysis::Analysis,
+    options: &DuplicateOptions,
+    cache: Option<&CacheOptions>,
+    progress: &Progress,
+    note: &Note,
+    emit: &mut dyn FnMut(Msg) -> bool,
+) -> Option<Vec<SnapshotSummary>> {
+    let mut summaries = Vec::with_capacity(baselines.len() + 1);
+    for (i, baseline) in baselines.iter().enumerate() {
+        let name = baseline.name();
+        let started = emit(Msg::Comparing {
+            snapshot: i + 1,
+            of: baselines.len() + 1,
+            name: name.clone(),
+        });
+        if !started || progress.is_cancelled() {
+            return None;
+        }
+        let run = heaptui_core::cache::run(
+            baseline,
+            options,
+            cache,
+            progress,
+            &mut |_| !progress.is_cancelled(),
+            note.clone(),
+        );
+        match run {
+            Ok((a, pending)) => {
+                let newest = &analysis.graph.dump;
+                let (file, format) = (&a.graph.dump.path, a.graph.dump.format);
+                if let Err(e) = same_format(file, format, &newest.path, newest.format) {
+                    emit(Msg::CompareFailed(e.to_string()));
+                    return None;
+                }
+                summaries.push(SnapshotSummary::of(&a));
+                drop(a);
+                // The cache writer holds the analysis until it is written.
+                pending.wait();
+            }
+            Err(AnalysisError::Input(e)) => {
+                emit(Msg::CompareFailed(format!("{name}: {e}")));
+                return None;
+            }
+            Err(AnalysisError::Cancelled) => return None,
+        }
+    }
+    Some(summaries)
+}
+
+/// Turns the pipeline's stage results into messages for the UI, adding
+/// what the UI would otherwise compute on its own thread.
+#[derive(Default)]
+struct Messages {
+    /// The graph, kept from its stage for the later ones.
+    graph: Option<Arc<HeapGraph>>,
+}
+
+impl Messages {
+    fn of(&mut self, stage: StageResult) -> Msg {
+        match stage {
+            StageResult::Imported { ms, cached } => Msg::Parsed { ms, cached },
+            StageResult::Graph { graph, ms } => {
+                self.graph = Some(graph.clone());
+                let totals = Totals::of(&graph);
+                Msg::Graph { graph, ms, totals }
+            }
+            StageResult::Dominators {
+                dom,
+                types,
+                roots,
+                largest,
+                summary,
+                ms,
+            } => {
+                let top = match &self.graph {
+                    Some(g) => group_children_unsorted(&g.dump, &dom, &[dom.super_root()])
+                        .into_iter()
+                        .map(Arc::new)
+                        .collect(),
+                    None => Vec::new(),
+                };
+                let stage = DominatorsStage {
+                    dom,
+                    types,
+                    roots,
+                    largest,
+                    summary,
+                    top,
+                };
+                Msg::Dominators { stage, ms }
+            }
+            StageResult::Duplicates { duplicates, ms } => Msg::Duplicates { duplicates, ms },
+        }
+    }
+}
+
+/// Starts [`analyse`] on the `heaptui-analysis` thread. A panic in any
+/// stage is caught and sent as [`Msg::Panicked`], so the UI can say so and
+/// exit 101 instead of showing progress that never moves.
+pub fn spawn(
+    input: Input,
+    baselines: Vec<Input>,
+    options: DuplicateOptions,
+    cache: Option<CacheOptions>,
+    progress: Arc<Progress>,
+    tx: crossbeam_channel::Sender<Msg>,
+) -> std::io::Result<()> {
+    // Test hook (the `testing` feature only): panic once the graph is sent, as a
+    // bug in a later stage would.
+    let inject =
+        cfg!(feature = "testing") && std::env::var_os("HEAPTUI_TEST_WORKER_PANIC").is_some();
+    std::thread::Builder::new()
+        .name("heaptui-analysis".into())
+        .spawn(move || {
+            let run = std::panic::AssertUnwindSafe(|| {
+                let cache = cache.as_ref();
+                analyse_series(&input, &baselines, &options, cache, &progress, &mut |m| {
+                    let graph = matches!(m, Msg::Graph { .. });
+                    let sent = tx.send(m).is_ok();
+                    if inject && graph {
+                        panic!("injected by HEAPTUI_TEST_WORKER_PANIC");
+                    }
+                    sent
+                });
+            });
+            if let Err(payload) = std::panic::catch_unwind(run) {
+                let text = super::signals::take_background_panic()
+                    .unwrap_or_else(|| super::signals::payload_text(&*payload));
+                let _ = tx.send(Msg::Panicked(text));
+            }
+        })
+        .map(|_| ())
+}
+
+/// Every object of a type (one scan of the type column).
+pub fn instances_of(graph: &HeapGraph, type_index: TypeIdx) -> Vec<ObjectIdx> {
+    graph
+        .dump
+        .types
+        .iter()
+        .enumerate()
+        .filter(|&(_, &t)| t == type_index)
+        .map(|(o, _)| ObjectIdx::from_usize(o))
+        .collect()
+}
