@@ -10,7 +10,7 @@
 # OUT_PREFIX.histo.txt (`jcmd PID GC.class_histogram`) and
 # OUT_PREFIX.hprof.gz (`jcmd PID GC.heap_dump`, gzipped). Both commands
 # run a full GC first; between them the attach mechanism allocates a few
-# objects of its own (tests/layouts.rs names them).
+# objects of its own (tests/core/layouts.rs names them).
 set -euo pipefail
 out=$1; shift
 here=$(cd "$(dirname "$0")/.." && pwd)
