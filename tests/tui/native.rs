@@ -416,3 +416,25 @@ fn at_40_columns_sizes_are_never_cut() {
         }
     }
 }
+
+#[test]
+fn an_accumulation_point_that_is_a_class_is_named_by_its_class() {
+    // In the class_leak comparison one growth suspect accumulates at a
+    // class object: the Leaks pane's list names it `class …`, as the
+    // Dominators pane does, not `java.lang.Class`.
+    let old: &'static [u8] = include_bytes!("../../fixtures/class_leak.1.hprof.gz");
+    let new: &'static [u8] = include_bytes!("../../fixtures/class_leak.2.hprof.gz");
+    let series = [
+        ("class_leak.1.hprof.gz", old),
+        ("class_leak.2.hprof.gz", new),
+    ];
+    let mut a = heaptui_testkit::tui::loaded_series_app(&series, 120, 30, COLOR);
+    heaptui_tui::app::update(&mut a, heaptui_tui::app::Action::Tick);
+    keys(&mut a, "6");
+    let s = screen(&a);
+    let row = s
+        .lines()
+        .find(|l| l.contains("1 × class java.lang.StringUTF16 →"))
+        .unwrap_or_else(|| panic!("no suspect of the class:\n{s}"));
+    assert!(row.contains("→ class java.lang.StringUTF16"), "{row}");
+}

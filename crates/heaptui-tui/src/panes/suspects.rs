@@ -211,19 +211,9 @@ fn kind_label(kind: SuspectKind) -> &'static str {
     }
 }
 
-/// An object's parts for a list cell: its type name and the start of the
-/// text it holds (the id is in the detail below, the list keeps the room
-/// for the names).
-fn object_parts(dump: &Model, o: ObjectIdx) -> (String, String, String) {
-    (
-        String::new(),
-        dump.type_name(o).to_string(),
-        dump.quoted_preview(o, CELL_PREVIEW_CHARS),
-    )
-}
-
-/// [`object_parts`] of an object named by its row: `class X` for a Java
-/// class object.
+/// An object's parts for a list cell: the name of its row (its type, or
+/// `class X` for a Java class object) and the start of the text it holds
+/// (the id is in the detail below, the list keeps the room for the names).
 fn row_parts(dump: &Model, o: ObjectIdx) -> (String, String, String) {
     (
         String::new(),
@@ -294,7 +284,7 @@ fn row(
     };
     let name = format!("{}{}{}", name_parts.0, name_parts.1, name_parts.2);
     let point_parts = if point_ok {
-        object_parts(dump, ObjectIdx(point))
+        row_parts(dump, ObjectIdx(point))
     } else {
         (String::new(), "-".into(), String::new())
     };
