@@ -10,7 +10,7 @@ use rayon::prelude::*;
 
 use super::classes::Classes;
 use super::decode::{
-    walk, Context, Count, Loaders, Parts, ReferentMark, StringMark, Undefined, Write,
+    walk, Context, Count, Loaders, Parts, ReferentMark, StringMark, Undefined, Write, Written,
 };
 use super::decode::{DROPPED, UNDEFINED};
 use super::layout::{Evidence, Sizing};
@@ -300,14 +300,7 @@ fn write_all(
         labels: crate::mem::zeroed(total_refs),
         ids,
     };
-    let mut starts = Vec::with_capacity(counts.len());
-    let (mut first, mut value_base, mut ref_base) = (0usize, 0u64, 0u64);
-    for k in counts {
-        starts.push((first, value_base, ref_base));
-        first += k.objects;
-        value_base += k.value_bytes as u64;
-        ref_base += k.refs as u64;
-    }
+    let starts = chunk_starts(counts);
     let parts: Vec<Parts> = {
         let mut types = crate::mem::split_by(&mut a.types, objects()).into_iter();
         let mut sizes = crate::mem::split_by(&mut a.sizes, objects()).into_iter();
@@ -364,6 +357,31 @@ fn write_all(
             Ok(w.end())
         })
         .collect::<Result<Vec<_>, Cancelled>>()?;
+    let (undefined, dangling) = merge_written(written, issues)?;
+    Ok((a, undefined, strings, referents, dangling))
+}
+
+/// Where each chunk's objects, value bytes and references start in the
+/// arrays of the whole dump.
+fn chunk_starts(counts: &[Counted]) -> Vec<(usize, u64, u64)> {
+    let mut starts = Vec::with_capacity(counts.len());
+    let (mut first, mut value_base, mut ref_base) = (0usize, 0u64, 0u64);
+    for k in counts {
+        starts.push((first, value_base, ref_base));
+        first += k.objects;
+        value_base += k.value_bytes as u64;
+        ref_base += k.refs as u64;
+    }
+    starts
+}
+
+/// The chunks' writes summed: the objects of undumped classes and the
+/// dangling references, their messages merged into `issues`; inconsistent
+/// when a chunk did not fit the room the first walk counted.
+fn merge_written(
+    written: Vec<Written>,
+    issues: &mut Collector,
+) -> Result<(Vec<Undefined>, u64), Stop> {
     let mut undefined = Vec::new();
     let mut dangling = 0;
     let mut fits = true;
@@ -376,7 +394,7 @@ fn write_all(
     if !fits {
         return Err(Stop::Inconsistent);
     }
-    Ok((a, undefined, strings, referents, dangling))
+    Ok((undefined, dangling))
 }
 
 /// Which records are kept when an id occurs twice (the first record wins),
