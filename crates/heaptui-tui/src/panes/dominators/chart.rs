@@ -91,7 +91,7 @@ pub struct Seg {
 /// One bar of the chart.
 #[derive(Debug, Clone)]
 pub struct Bar {
-    /// The row's type and size, as the bar is labelled.
+    /// The row's type (with its count for a group), as the bar is labelled.
     pub label: String,
     /// Its retained bytes (the bar's length).
     pub bytes: u64,
@@ -273,7 +273,7 @@ pub struct RetainedChart<'a> {
     pub total: u64,
     /// Bytes of the whole reachable heap (for the zoom root's share).
     pub reachable: u64,
-    /// The bars, largest first.
+    /// The bars, one per top-level row, in the tree's order.
     pub bars: &'a [Bar],
     /// Colours and glyphs.
     pub theme: &'a Theme,
