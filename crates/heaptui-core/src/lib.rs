@@ -37,20 +37,14 @@
 //! ```
 #![deny(missing_docs)]
 
-// Not yet documented item by item (struct fields mostly): 132 items in
-// analysis, 26 in graph, 96 in model. Every other module is held to
-// `missing_docs`.
-#[allow(missing_docs)]
 pub mod analysis;
 pub mod cache;
 pub mod demo;
-#[allow(missing_docs)]
 pub mod graph;
 pub mod import;
 pub mod log;
 #[allow(unsafe_code)]
 pub mod mem;
-#[allow(missing_docs)]
 pub mod model;
 pub mod progress;
 pub mod report;

@@ -56,12 +56,14 @@ impl Trace {
         Trace(None)
     }
 
+    /// The log `HEAPTUI_UI_TRACE` names, if set and it can be created; else none.
     pub fn open() -> Trace {
         Trace(std::env::var_os("HEAPTUI_UI_TRACE").and_then(|p| std::fs::File::create(p).ok()))
     }
     fn on(&self) -> bool {
         self.0.is_some()
     }
+    /// Writes `what` and the duration in milliseconds, if logging.
     pub fn log(&mut self, what: &str, d: Duration) {
         if let Some(f) = &mut self.0 {
             let _ = writeln!(f, "{what} {:.2}", d.as_secs_f64() * 1000.0);

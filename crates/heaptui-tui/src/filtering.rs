@@ -31,9 +31,13 @@ use heaptui_core::model::Model;
 /// One filter computation for one pane.
 #[derive(Clone)]
 pub struct FilterRequest {
+    /// The pane whose filter it is.
     pub pane: PaneId,
+    /// The request's generation: a newer request for the pane supersedes it.
     pub generation: u64,
+    /// The parsed filter text.
     pub filter: TypeFilter,
+    /// The data it runs over.
     pub work: FilterWork,
 }
 
@@ -60,12 +64,16 @@ impl std::fmt::Debug for FilterRequest {
 pub enum FilterWork {
     /// Marks of the dominator subtrees that hold a match.
     Tree {
+        /// The heap graph (the objects' types).
         graph: Arc<HeapGraph>,
+        /// The dominator tree to mark.
         dom: Arc<DominatorTree>,
     },
     /// The duplicate sets and possible duplicates of matching types.
     Duplicates {
+        /// The heap graph (the sets' type names).
         graph: Arc<HeapGraph>,
+        /// The detection result to select from.
         duplicates: Arc<Duplicates>,
         /// With a comparison: the type names of the sets the newest
         /// snapshot lacks ([`DupRow::Gone`]).
@@ -73,13 +81,17 @@ pub enum FilterWork {
     },
     /// Per root group, the records whose object's type matches.
     Roots {
+        /// The heap graph (the records' objects and types).
         graph: Arc<HeapGraph>,
+        /// The root groups.
         groups: Arc<Vec<RootGroup>>,
     },
     /// The types passing the structural tokens, pushed into the nucleo
     /// matcher (which ranks the fuzzy text on its own threads).
     Types {
+        /// The heap graph (the type names).
         graph: Arc<HeapGraph>,
+        /// Every type's statistics.
         types: Arc<Vec<TypeStats>>,
         /// The pane's sort: positions in `types`, in the order to inject;
         /// a position `types.len() + j` is the gone type `gone[j]`.
@@ -87,6 +99,7 @@ pub enum FilterWork {
         /// With a comparison: the types of the baselines the newest
         /// snapshot lacks, injected as type index `names + j`.
         gone: Arc<Vec<Box<str>>>,
+        /// Where the passing types go (the matcher's input).
         injector: Injector<u32>,
     },
 }
@@ -298,6 +311,7 @@ impl FilterThread {
         Ok(FilterThread { tx, latest })
     }
 
+    /// Queues `req`, superseding the pane's older requests.
     pub fn send(&self, req: FilterRequest) {
         self.latest[req.pane.index()].store(req.generation, Ordering::Relaxed);
         let _ = self.tx.send(req);

@@ -35,16 +35,20 @@ pub fn fit_left(s: &str, width: usize, theme: &Theme) -> String {
 /// How a column's cells are aligned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Align {
+    /// Text from the left.
     Left,
+    /// Numbers from the right.
     Right,
 }
 
 /// One column of a [`Columns`] layout.
 #[derive(Debug, Clone, Copy)]
 pub struct Col {
+    /// The header text.
     pub header: &'static str,
     /// Width of its widest value (computed once per data set by the pane).
     pub content: usize,
+    /// How its cells are aligned (right-aligned columns sort largest first).
     pub align: Align,
     /// The name column: takes the width the others leave, and its text is
     /// shortened; exactly one column of a table is flexible.

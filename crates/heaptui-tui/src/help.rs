@@ -146,6 +146,7 @@ pub const FILTER_SYNTAX: [(&str, &str); 6] = [
     ("#ns X  #c X", "namespace / class name contains X"),
 ];
 
+/// The mouse actions, as (what, what it does), for the help screen.
 pub const MOUSE: [(&str, &str); 3] = [
     ("click a tab", "switch to its pane"),
     ("click a row", "select it"),

@@ -18,15 +18,27 @@ use heaptui_core::progress::Progress;
 /// the same node replaces the first request).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum SlotKey {
+    /// The precise retained size of a type.
     Precise,
+    /// The immediate dominators of a type.
     ImmediateDominators,
+    /// A shortest retention path.
     RetentionPath,
+    /// Finishing duplicate detection for one type.
     DetectDuplicates,
+    /// A type's instances in an order.
     Instances,
-    Group { tree: u64, node: u32 },
+    /// Grouping the dominator-tree children of one tree node.
+    Group {
+        /// The tree (its zoom level's id).
+        tree: u64,
+        /// The node.
+        node: u32,
+    },
 }
 
 impl SlotKey {
+    /// The slot `job` goes to.
     pub fn of(job: &Job) -> SlotKey {
         match job {
             Job::Precise { .. } => SlotKey::Precise,
@@ -45,7 +57,9 @@ impl SlotKey {
 /// Identifies one started job: its slot and its place in the request order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Ticket {
+    /// The job's slot.
     pub slot: SlotKey,
+    /// Its place in the request order (higher is newer).
     pub serial: u64,
 }
 
@@ -93,6 +107,7 @@ impl Slots {
         }
     }
 
+    /// Whether a job runs in `slot`.
     pub fn is_running(&self, slot: SlotKey) -> bool {
         self.running.iter().any(|(t, _)| t.slot == slot)
     }
@@ -151,6 +166,7 @@ impl JobThreads {
         }
     }
 
+    /// Cancels every running job.
     pub fn cancel_all(&mut self) {
         self.slots.cancel_all();
     }

@@ -8,20 +8,28 @@ use super::pane_id::PaneId;
 /// Where a binding applies. Pane modes are tried before `Global`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Mode {
+    /// Everywhere, unless a pane's binding of the key comes first.
     Global,
+    /// The Dominators pane.
     Dominators,
+    /// The Types pane.
     Types,
+    /// The Duplicates pane.
     Duplicates,
+    /// The Roots pane.
     Roots,
+    /// The Suspects pane.
     Suspects,
     /// The instances of a type (a list within the Types pane).
     TypeInstances,
+    /// The object inspector.
     Inspector,
     /// Typing into the `/` filter line.
     Filter,
 }
 
 impl Mode {
+    /// The heading of the mode's section in the help screen.
     pub fn title(self) -> &'static str {
         match self {
             Mode::Global => "Everywhere",
@@ -37,71 +45,113 @@ impl Mode {
     }
 }
 
+/// What a key does; [`KEYS`] binds keys to it per [`Mode`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Cmd {
+    /// Quit (cancelling a running analysis).
     Quit,
+    /// Show the help screen: every key.
     Help,
+    /// The next pane.
     NextPane,
+    /// The previous pane.
     PrevPane,
+    /// This pane (its number key).
     Pane(PaneId),
+    /// Move up a row.
     Up,
+    /// Move down a row.
     Down,
+    /// Up a page.
     PageUp,
+    /// Down a page.
     PageDown,
+    /// The first row.
     Top,
+    /// The last row.
     Bottom,
+    /// Open, zoom into or jump to the selected row.
     Open,
+    /// Back in the history.
     Back,
+    /// Clear the pane's filter, else go back.
     Escape,
+    /// Expand the selected row.
     Expand,
+    /// Collapse the selected row, or go to its parent.
     Collapse,
+    /// Open the `/` filter line.
     OpenFilter,
+    /// Inspect the selected object.
     Inspect,
+    /// Show the selected row's full type name.
     FullName,
     /// Java heaps: analyse again with referents retaining, or not.
     ToggleReferences,
     // Dominators
+    /// Switch the Dominators pane between Tree and Path mode.
     ToggleTreeMode,
+    /// Show or hide the retained-size chart.
     ToggleChart,
+    /// Switch a row between its group and its instances.
     Instances,
+    /// Expand or collapse the selected row.
     ToggleExpand,
+    /// Zoom out one level.
     ZoomOut,
     /// Sort by retained bytes or by growth (with a comparison).
     SortGrowth,
     /// Only the rows that grow steadily (with a comparison).
     SteadyOnly,
     // Types
+    /// Compute the type's precise retained bytes (in the background).
     PreciseRetained,
+    /// The immediate dominators of the type.
     ImmediateDominators,
+    /// Edit the exclude pattern of the immediate dominators.
     ExcludePattern,
+    /// List the type's instances.
     ListInstances,
     // Every list pane
+    /// Sort by the next column.
     SortNext,
+    /// Reverse the sort.
     SortReverse,
     // Duplicates
+    /// Jump to the selected set's holding set.
     JumpHoldingSet,
+    /// Detect the type's possible duplicates to completion.
     DetectPossible,
     // Suspects
     /// Scroll the selected suspect's detail down / up.
     DetailDown,
+    /// Scroll the selected suspect's detail up.
     DetailUp,
     // Inspector
+    /// Show the inspected object in the dominator tree.
     OpenInDominators,
     // Filter line
+    /// Apply the filter and leave the line.
     Accept,
+    /// Clear the filter line.
     Clear,
+    /// Delete the last character.
     DeleteChar,
 }
 
 /// A key as bindings name it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Key {
+    /// A character key (Shift folded in).
     Char(char),
+    /// A character with Ctrl (lowercase).
     Ctrl(char),
+    /// Any other key.
     Code(KeyCode),
 }
 
 impl Key {
+    /// The key as the footer and help screen name it (`Enter`, `Ctrl-C`, `PgUp`).
     pub fn label(self) -> String {
         match self {
             Key::Char(' ') => "Space".into(),
@@ -136,11 +186,16 @@ impl Key {
     }
 }
 
+/// One line of the key table: in `mode`, `key` runs `cmd`.
 #[derive(Debug, Clone, Copy)]
 pub struct Binding {
+    /// Where the binding applies.
     pub mode: Mode,
+    /// The key.
     pub key: Key,
+    /// What it does.
     pub cmd: Cmd,
+    /// The help screen's description.
     pub description: &'static str,
     /// Footer label; empty: not in the footer.
     pub short: &'static str,

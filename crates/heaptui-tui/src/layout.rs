@@ -6,6 +6,7 @@ use ratatui::layout::{Constraint, Layout, Rect};
 
 /// Below this the UI shows only a note asking for a larger terminal.
 pub const MIN_WIDTH: u16 = 30;
+/// Below this many rows, likewise.
 pub const MIN_HEIGHT: u16 = 8;
 
 /// Pane bodies at least this wide (borders included) use the wide layout:
@@ -17,14 +18,21 @@ pub fn is_wide(body_width: u16) -> bool {
     body_width >= WIDE_BODY
 }
 
+/// The five rows of the frame.
 pub struct Areas {
+    /// The title line.
     pub title: Rect,
+    /// The pane tabs.
     pub tabs: Rect,
+    /// The pane body.
     pub body: Rect,
+    /// The status line.
     pub status: Rect,
+    /// The key hints.
     pub footer: Rect,
 }
 
+/// Cuts a frame of `area` into its five rows (the body takes what the others leave).
 pub fn layout(area: Rect) -> Areas {
     let [title, tabs, body, status, footer] = Layout::vertical([
         Constraint::Length(1),

@@ -28,13 +28,15 @@
 //! - leaves: `pane_id` (the pane registry), `theme`, `signals`, `matcher`,
 //!   `instance_rows`.
 
+#![deny(missing_docs)]
+
 pub mod app;
-pub mod compared;
+pub(crate) mod compared;
 pub mod event_loop;
 pub mod filtering;
 pub mod fmt;
 pub mod help;
-pub mod instance_rows;
+pub(crate) mod instance_rows;
 pub mod jobs;
 pub mod keys;
 #[cfg(test)]
@@ -42,10 +44,10 @@ mod layering;
 pub mod layout;
 pub mod loading;
 pub mod matcher;
-pub mod msg;
+pub(crate) mod msg;
 pub mod pane_id;
 pub mod panes;
-pub mod signals;
+pub(crate) mod signals;
 pub mod theme;
 pub mod ui;
 pub mod worker;
@@ -79,14 +81,18 @@ pub use heaptui_core::demo::{DEMO_DUMP, DEMO_NAME, DEMO_SERIES};
 /// What the UI was asked to open.
 #[derive(Debug, Clone)]
 pub struct Options {
+    /// The dump to open; `None` for a built-in demo.
     pub dump: Option<PathBuf>,
     /// Older snapshots of the same program, oldest first: the comparison's
     /// baselines.
     pub baselines: Vec<PathBuf>,
+    /// Open the built-in demo heap.
     pub demo: bool,
     /// Open the built-in demo series (the newest, compared with the others).
     pub demo_compare: bool,
+    /// ASCII glyphs only (`--ascii`).
     pub ascii: bool,
+    /// How duplicates are detected (`--duplicates`).
     pub duplicates: DuplicateOptions,
     /// How the dump files are read (`--compressed-refs`).
     pub import: heaptui_core::import::ImportOptions,

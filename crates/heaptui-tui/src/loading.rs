@@ -44,6 +44,7 @@ pub enum Failure {
 }
 
 impl Failure {
+    /// The failure's message.
     pub fn message(&self) -> &str {
         match self {
             Failure::Input(m) | Failure::Panic(m) => m,
@@ -54,11 +55,16 @@ impl Failure {
 /// The analysis stages as the UI sees them, in order.
 #[derive(Debug, Clone, Default)]
 pub enum Stage {
+    /// The dump is being read.
     #[default]
     Parsing,
+    /// The dump is read; the graph is being built.
     Parsed,
+    /// The graph is built; the dominators are being computed.
     Graph(Arc<HeapGraph>),
+    /// The dominators are known; duplicates are being detected.
     Dominators(Arc<HeapGraph>, Arc<Dominated>),
+    /// Every stage finished.
     Ready(Arc<HeapGraph>, Arc<Dominated>, Arc<Duplicates>),
     /// Stopped: what had arrived before, and why.
     Failed(Box<Stage>, Failure),
@@ -67,14 +73,19 @@ pub enum Stage {
 /// What a stage message changed, for the app to tell the panes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Arrived {
+    /// Nothing the panes need to know of.
     Nothing,
+    /// The heap graph.
     Graph,
+    /// The dominators stage's results.
     Dominators,
+    /// The duplicate sets.
     Duplicates,
     /// The leak suspects (of the opened snapshot, or with the comparison).
     Suspects,
     /// The comparison with the baselines (and the suspects with it).
     Comparison,
+    /// The analysis stopped ([`Loading::failure`]).
     Failure,
 }
 
@@ -89,10 +100,14 @@ pub enum Comparing {
     /// Baseline `snapshot` of `of` snapshots (1-based, oldest first) is
     /// being analysed.
     Running {
+        /// Which snapshot, 1-based.
         snapshot: usize,
+        /// How many snapshots.
         of: usize,
+        /// The baseline's name.
         name: String,
     },
+    /// Every baseline is analysed: the comparison.
     Done(Arc<Compared>),
     /// A baseline could not be used (the opened snapshot stays usable).
     Failed(String),
@@ -114,6 +129,7 @@ pub struct Loading {
 }
 
 impl Loading {
+    /// The stage reached (a failure holds what came before).
     pub fn stage(&self) -> &Stage {
         &self.stage
     }
@@ -131,6 +147,7 @@ impl Loading {
         }
     }
 
+    /// How far the comparison got.
     pub fn comparing(&self) -> &Comparing {
         &self.comparing
     }
@@ -170,6 +187,7 @@ impl Loading {
         self.totals.as_ref()
     }
 
+    /// The heap graph, once built (also after a later failure).
     pub fn graph(&self) -> Option<&Arc<HeapGraph>> {
         match self.reached() {
             Stage::Graph(g) | Stage::Dominators(g, _) | Stage::Ready(g, _, _) => Some(g),
@@ -177,6 +195,7 @@ impl Loading {
         }
     }
 
+    /// The dominators stage's results, once they arrived.
     pub fn dominated(&self) -> Option<&Arc<Dominated>> {
         match self.reached() {
             Stage::Dominators(_, d) | Stage::Ready(_, d, _) => Some(d),
@@ -184,6 +203,7 @@ impl Loading {
         }
     }
 
+    /// The dominator tree, once computed.
     pub fn dom(&self) -> Option<&Arc<DominatorTree>> {
         self.dominated().map(|d| &d.dom)
     }
@@ -193,14 +213,17 @@ impl Loading {
         self.dominated().map(|d| d.summary.as_ref())
     }
 
+    /// Every type's statistics, once the dominators are known.
     pub fn types(&self) -> Option<&Arc<Vec<TypeStats>>> {
         self.dominated().map(|d| &d.types)
     }
 
+    /// The root groups, once the dominators are known.
     pub fn roots(&self) -> Option<&Arc<Vec<RootGroup>>> {
         self.dominated().map(|d| &d.roots)
     }
 
+    /// The duplicate sets, once detected.
     pub fn duplicates(&self) -> Option<&Arc<Duplicates>> {
         match self.reached() {
             Stage::Ready(_, _, d) => Some(d),
@@ -208,6 +231,7 @@ impl Loading {
         }
     }
 
+    /// Why the analysis stopped, if it did.
     pub fn failure(&self) -> Option<&Failure> {
         match &self.stage {
             Stage::Failed(_, f) => Some(f),
@@ -220,6 +244,7 @@ impl Loading {
         self.failure().map(Failure::message)
     }
 
+    /// A type's statistics, once the dominators are known.
     pub fn type_stats(&self, type_index: TypeIdx) -> Option<&TypeStats> {
         let d = self.dominated()?;
         let pos = *d.type_pos.get(type_index.index())?;
@@ -242,6 +267,7 @@ impl Loading {
         self.cached
     }
 
+    /// How many stages finished (0 … 4).
     pub fn finished_stages(&self) -> usize {
         self.ms.len()
     }

@@ -15,12 +15,14 @@ use nucleo::{Config, Injector, Matcher, Nucleo, Utf32Str};
 
 use heaptui_core::analysis::filter::{base_name, TextScope, TypeFilter};
 
+/// The Types pane's fuzzy ranking of type names: a nucleo matcher whose candidates (type positions) are injected off the UI thread and ranked on nucleo's threads.
 pub struct TypeMatcher {
     nucleo: Nucleo<u32>,
     /// Set by nucleo's worker when a new snapshot is ready.
     pub notified: Arc<AtomicBool>,
     structural: Option<TypeFilter>,
     fuzzy: String,
+    /// Whether nucleo is still ranking (as of the last tick).
     pub running: bool,
 }
 
@@ -40,6 +42,7 @@ fn haystack(name: &str, scope: TextScope) -> String {
 }
 
 impl TypeMatcher {
+    /// An empty matcher with one ranking thread, no filter applied yet.
     pub fn new() -> TypeMatcher {
         let notified = Arc::new(AtomicBool::new(false));
         let flag = notified.clone();
@@ -116,6 +119,7 @@ impl TypeMatcher {
         }
     }
 
+    /// How many candidates match, as of the last tick.
     pub fn count(&self) -> usize {
         self.nucleo.snapshot().matched_item_count() as usize
     }

@@ -21,8 +21,11 @@ use heaptui_core::model::{ObjectIdx, TypeIdx};
 /// builds it, `Loading` keeps it, tests inflate it).
 #[derive(Debug, Clone)]
 pub struct DominatorsStage {
+    /// The dominator tree with retained sizes.
     pub dom: Arc<DominatorTree>,
+    /// Per-type statistics.
     pub types: Arc<Vec<TypeStats>>,
+    /// Root records grouped by kind and flags.
     pub roots: Arc<Vec<RootGroup>>,
     /// Per type, the reachable instance retaining most (`u32::MAX`: none).
     pub largest: Arc<Vec<u32>>,
@@ -37,23 +40,34 @@ pub struct DominatorsStage {
 /// Results, in the order they are produced. `ms` is the stage's duration.
 #[derive(Debug, Clone)]
 pub enum Msg {
+    /// The dump was imported.
     Parsed {
+        /// How long it took, in milliseconds.
         ms: u64,
         /// Read back from the reopen cache (the other stages follow at once).
         cached: bool,
     },
+    /// The heap graph was built.
     Graph {
+        /// The dump with its reverse references and roots.
         graph: Arc<HeapGraph>,
+        /// How long it took, in milliseconds.
         ms: u64,
         /// Its sums (O(objects), so not on the UI thread).
         totals: Totals,
     },
+    /// The dominator tree and what comes with it.
     Dominators {
+        /// Everything the stage made.
         stage: DominatorsStage,
+        /// How long it took, in milliseconds.
         ms: u64,
     },
+    /// Duplicate detection finished.
     Duplicates {
+        /// The duplicate sets.
         duplicates: Arc<Duplicates>,
+        /// How long it took, in milliseconds.
         ms: u64,
     },
     /// The leak suspects of the opened snapshot alone (docs/analyses.md).
@@ -61,14 +75,19 @@ pub enum Msg {
     /// A baseline's analysis starts: `snapshot` of `of` (1-based, oldest
     /// first), named `name`.
     Comparing {
+        /// Which baseline, 1-based.
         snapshot: usize,
+        /// How many baselines.
         of: usize,
+        /// The baseline's name.
         name: String,
     },
     /// Every baseline is analysed: the comparison, and the suspects again
     /// with the steadily growing rows among them.
     Compared {
+        /// The comparison of the snapshots.
         compared: Arc<Compared>,
+        /// The suspects, the growing rows among them.
         suspects: Arc<Vec<Suspect>>,
     },
     /// A baseline cannot be used; the opened snapshot stays usable.
@@ -79,22 +98,34 @@ pub enum Msg {
     Panicked(String),
     /// A background precise-retained job finished.
     Precise {
+        /// The type whose instances were measured.
         type_index: TypeIdx,
+        /// The bytes and objects freed with them.
         result: PreciseRetained,
     },
+    /// A background immediate-dominators job finished.
     ImmediateDominators {
+        /// The type whose instances' dominators were looked for.
         type_index: TypeIdx,
+        /// The exclude pattern it ran with.
         exclude: String,
+        /// The rows, by dominated shallow bytes descending.
         rows: Vec<ImmediateDominators>,
     },
+    /// A shortest retention path was looked for (the inspector's).
     RetentionPath {
+        /// The object whose path was asked for.
         object: ObjectIdx,
+        /// The path from a root to it, the rooted object first; `None` where no strong root reaches it.
         path: Option<Vec<ObjectIdx>>,
     },
     /// Grouped children for a dominator-tree node (see `Tree::expand`).
     Expanded {
+        /// Which tree asked (the zoom level's id); a tree since gone ignores it.
         tree: u64,
+        /// The expanded node.
         node: u32,
+        /// Its children, grouped by type.
         groups: Vec<Group>,
     },
     /// A type's instances in the order asked for.
@@ -121,9 +152,11 @@ impl Msg {
 /// Whole-heap sums the frames show, computed once when data arrives.
 #[derive(Debug, Clone, Default)]
 pub struct Totals {
+    /// Shallow bytes of every object.
     pub bytes: u64,
     /// (kind, flags, records), sorted.
     pub root_kinds: Vec<(u32, u32, u64)>,
+    /// The duplicates' total ([`Duplicates::total_additional_bytes`]); 0 until they arrive.
     pub additional_bytes: u64,
     /// The duplicate sets' totals, unverified sets apart.
     pub duplicates: DuplicateTotals,
@@ -154,19 +187,27 @@ impl Totals {
 /// A finished filter computation.
 #[derive(Debug, Clone)]
 pub struct Filtered {
+    /// The pane that asked.
     pub pane: PaneId,
+    /// The request's generation: a result older than the pane's latest request is dropped.
     pub generation: u64,
+    /// What was found.
     pub result: FilterResult,
 }
 
+/// A filter's result, by pane.
 #[derive(Debug, Clone)]
 pub enum FilterResult {
+    /// Dominators: per object, whether its subtree holds a match.
     Tree(Arc<Vec<bool>>),
+    /// Duplicates: the rows that match.
     Duplicates {
         /// The detection result the rows index into.
         source: Arc<Duplicates>,
+        /// The matching rows.
         rows: Arc<Vec<DupRow>>,
     },
+    /// Roots: the groups with matching records.
     Roots(Arc<Vec<GroupMatch>>),
     /// The candidates are in the matcher.
     Types,
@@ -175,6 +216,7 @@ pub enum FilterResult {
 /// A row of the Duplicates pane.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DupRow {
+    /// Index into the detection result's sets.
     Set(u32),
     /// A set of the baselines that the newest snapshot lacks (index into
     /// the pane's gone sets).
@@ -187,6 +229,8 @@ pub enum DupRow {
 /// first [`RECORDS_SHOWN`] of them (all a view ever lists).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GroupMatch {
+    /// How many of the group's records match.
     pub records: usize,
+    /// The first of them (indices into `Model::roots`), at most [`crate::filtering::RECORDS_SHOWN`].
     pub first: Vec<u32>,
 }

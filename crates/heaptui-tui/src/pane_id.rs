@@ -47,9 +47,11 @@ struct PaneInfo {
 /// and modes are left to `panes`, which knows them).
 macro_rules! define_ids {
     ($($id:ident => $field:ident: $state:ty, mode $mode:ident, $title:literal, tab $tab:literal, short $short:literal, help $help:literal;)*) => {
+        /// The panes, in tab order.
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
         pub enum PaneId {
-            $($id,)*
+            $(#[doc = concat!("The ", $title, " pane.")]
+            $id,)*
         }
 
         impl PaneId {
@@ -75,6 +77,7 @@ pane_registry!(define_ids);
 const _: () = assert!(PaneId::COUNT <= 9);
 
 impl PaneId {
+    /// The pane's title.
     pub const fn title(self) -> &'static str {
         Self::INFO[self as usize].title
     }

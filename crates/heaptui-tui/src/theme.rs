@@ -7,8 +7,10 @@
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::symbols::border;
 
+/// How the UI draws: glyphs (Unicode or ASCII) and the colours the terminal has.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Theme {
+    /// ASCII glyphs only (`--ascii`).
     pub ascii: bool,
     /// The colours the styles may use.
     pub colors: Colors,
@@ -116,6 +118,7 @@ impl Theme {
         }
     }
 
+    /// The pane borders' line set.
     pub fn border(&self) -> border::Set {
         if self.ascii {
             ASCII_BORDER
@@ -124,6 +127,7 @@ impl Theme {
         }
     }
 
+    /// The marker of an expanded row.
     pub fn expanded(&self) -> &'static str {
         if self.ascii {
             "-"
@@ -132,6 +136,7 @@ impl Theme {
         }
     }
 
+    /// The marker of a collapsed row.
     pub fn collapsed(&self) -> &'static str {
         if self.ascii {
             "+"
@@ -140,6 +145,7 @@ impl Theme {
         }
     }
 
+    /// An arrow, as in a path.
     pub fn arrow(&self) -> &'static str {
         if self.ascii {
             "->"
@@ -148,6 +154,7 @@ impl Theme {
         }
     }
 
+    /// An ellipsis, for cut text and work under way.
     pub fn ellipsis(&self) -> &'static str {
         if self.ascii {
             "..."
@@ -156,6 +163,7 @@ impl Theme {
         }
     }
 
+    /// A column separator.
     pub fn sep(&self) -> &'static str {
         if self.ascii {
             "|"
@@ -184,26 +192,32 @@ impl Theme {
         self.fg(Style::new().add_modifier(Modifier::REVERSED), Color::Cyan)
     }
 
+    /// Bold text.
     pub fn bold(&self) -> Style {
         Style::new().add_modifier(Modifier::BOLD)
     }
 
+    /// Column headers and titles.
     pub fn header(&self) -> Style {
         self.fg(Style::new().add_modifier(Modifier::BOLD), Color::Yellow)
     }
 
+    /// Text of less weight (hints, rows gone from the newest snapshot).
     pub fn dim(&self) -> Style {
         self.fg(Style::new(), self.grey())
     }
 
+    /// Text to stand out (in cyan where colours are allowed).
     pub fn accent(&self) -> Style {
         self.fg(Style::new(), Color::Cyan)
     }
 
+    /// Warnings and errors (bold, red where colours are allowed).
     pub fn warn(&self) -> Style {
         self.fg(Style::new().add_modifier(Modifier::BOLD), Color::Red)
     }
 
+    /// The bars of charts.
     pub fn bar_style(&self) -> Style {
         self.fg(Style::new(), Color::Green)
     }

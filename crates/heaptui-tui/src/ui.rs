@@ -16,6 +16,7 @@ use heaptui_core::progress::Stage;
 pub use super::help::{key_sections, FILTER_SYNTAX, MOUSE};
 pub use super::layout::{layout, tab_at, Areas, MIN_HEIGHT, MIN_WIDTH};
 
+/// Draws the whole frame of `app` (or a note asking for a larger terminal): title, tabs, the pane, status, footer, and the help overlay when open.
 pub fn draw(app: &App, f: &mut Frame) {
     let area = f.area();
     if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {

@@ -29,33 +29,49 @@ pub use heaptui_core::analysis::pipeline::Input;
 /// own thread there and its result comes back as a [`Msg`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Job {
+    /// The precise retained size of a type's instances.
     Precise {
+        /// The type.
         type_index: TypeIdx,
     },
+    /// The immediate dominators of a type's instances.
     ImmediateDominators {
+        /// The type.
         type_index: TypeIdx,
+        /// Dominator types to walk past (a glob pattern; empty for none).
         exclude: String,
     },
+    /// A shortest retention path to an object.
     RetentionPath {
+        /// The object.
         object: ObjectIdx,
     },
     /// Group the dominator-tree children of many parents for a tree node.
     GroupChildren {
+        /// The [`Tree::id`](crate::panes::dominators::Tree::id) of the tree that asked.
         tree: u64,
+        /// The node whose children are grouped.
         node: u32,
+        /// The objects whose dominator-tree children are grouped.
         parents: Arc<Vec<u32>>,
     },
     /// Finish duplicate detection for one type whose detection was cut short.
     DetectDuplicates {
+        /// The type, an index into `Model::type_names`.
         type_index: u32,
+        /// The detection result to complete.
         current: Arc<Duplicates>,
     },
     /// A type's instances in an order (the type → objects index is built
     /// first when `index` is `None`).
     Instances {
+        /// The type.
         type_index: TypeIdx,
+        /// The order's column.
         key: InstanceKey,
+        /// Largest first (or Z to A).
         descending: bool,
+        /// The type → objects index, once built.
         index: Option<Arc<TypeObjects>>,
     },
 }

@@ -27,42 +27,60 @@ use crate::progress::Progress;
 /// Per type of one snapshot (index = the snapshot's type index).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct TypeFigures {
+    /// Instances in the dump, reachable or not.
     pub count: u64,
+    /// Shallow bytes of all instances.
     pub shallow_bytes: u64,
+    /// The type's minimum retained bytes ([`super::TypeStats::min_retained_bytes`]).
     pub min_retained_bytes: u64,
 }
 
 /// A duplicate set of one snapshot: its key and its figures.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DuplicateFigures {
+    /// The set's type, an index into the snapshot's type names.
     pub type_index: u32,
+    /// Shallow bytes of one instance.
     pub instance_bytes: u64,
+    /// Objects reachable from one member, the member included.
     pub objects_per_copy: u64,
     /// Its rank among the snapshot's sets of the same kind ([`kind_ranks`]).
     pub rank: u32,
+    /// Instances in the set.
     pub instances: u64,
+    /// The set's [`DuplicateSet::additional_bytes`].
     pub additional_bytes: u64,
 }
 
 /// Root records of one (kind, flags) pair in one snapshot.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct RootFigures {
+    /// Root records of the pair.
     pub records: u64,
+    /// Distinct objects they root.
     pub objects: u64,
+    /// Sum of those objects' retained bytes.
     pub retained_bytes: u64,
 }
 
 /// What the comparison needs of one analysed snapshot.
 #[derive(Debug, Clone)]
 pub struct SnapshotSummary {
+    /// The dump file.
     pub file: PathBuf,
+    /// Which importer read it.
     pub format: Format,
+    /// The snapshot's type names (index = its type index).
     pub type_names: Vec<Box<str>>,
     /// Indexed by type index; types without instances are all zeros.
     pub types: Vec<TypeFigures>,
+    /// Its grouped dominator rows, by type path.
     pub paths: PathTable,
+    /// Its duplicate sets, in the analysis's order.
     pub duplicates: Vec<DuplicateFigures>,
+    /// Per (kind, flags) pair of its root records, their figures.
     pub roots: Vec<((u32, u32), RootFigures)>,
+    /// Bytes reachable from the strong roots.
     pub reachable_bytes: u64,
     /// `(id, type index)` sorted by id, for V8 snapshots only (stable ids).
     pub ids: Option<Vec<(u64, u32)>>,
@@ -184,9 +202,13 @@ fn sorted_ids(a: &Analysis) -> Vec<(u64, u32)> {
 /// One type across the snapshots (arrays oldest first).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TypeComparison {
+    /// The type, an index into [`Comparison::type_names`].
     pub type_id: u32,
+    /// Instances per snapshot.
     pub count: Vec<u64>,
+    /// Shallow bytes per snapshot.
     pub shallow_bytes: Vec<u64>,
+    /// Minimum retained bytes per snapshot.
     pub min_retained_bytes: Vec<u64>,
     /// V8 only: objects of the newest snapshot whose id the oldest lacks,
     /// and objects of the oldest whose id the newest lacks.
@@ -194,6 +216,7 @@ pub struct TypeComparison {
 }
 
 impl TypeComparison {
+    /// Shallow bytes of the newest snapshot minus those of the oldest.
     pub fn shallow_growth(&self) -> i128 {
         *self.shallow_bytes.last().unwrap() as i128 - self.shallow_bytes[0] as i128
     }
@@ -211,41 +234,54 @@ impl TypeComparison {
 /// ([`kind_ranks`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DuplicateComparison {
+    /// The set's type, an index into [`Comparison::type_names`].
     pub type_id: u32,
+    /// Shallow bytes of one instance.
     pub instance_bytes: u64,
+    /// Objects in one copy.
     pub objects_per_copy: u64,
     /// The rank within its kind, the same in every snapshot.
     pub rank: u32,
+    /// Instances per snapshot (0 where the set is absent).
     pub instances: Vec<u64>,
+    /// Additional bytes per snapshot (0 where the set is absent).
     pub additional_bytes: Vec<u64>,
 }
 
 /// Root records of one (kind, flags) across the snapshots.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RootComparison {
+    /// A [`crate::model::root_kind`] value.
     pub kind: u32,
+    /// [`crate::model::root_flags`] bits.
     pub flags: u32,
+    /// The pair's figures per snapshot (zeros where it has none).
     pub figures: Vec<RootFigures>,
 }
 
 /// Several snapshots compared, oldest first.
 #[derive(Debug, Clone)]
 pub struct Comparison {
+    /// The dump files, oldest first.
     pub files: Vec<PathBuf>,
+    /// Each dump's format.
     pub formats: Vec<Format>,
     /// Shared type ids → names (every type of any snapshot, by name).
     pub type_names: Vec<Box<str>>,
     /// By shallow-bytes growth (newest − oldest) descending, then name.
     pub types: Vec<TypeComparison>,
+    /// The grouped dominator rows of every snapshot, merged by type path.
     pub paths: MergedPaths,
     /// By additional-bytes growth descending.
     pub duplicates: Vec<DuplicateComparison>,
     /// By (kind, flags).
     pub roots: Vec<RootComparison>,
+    /// Bytes reachable from the strong roots, per snapshot.
     pub reachable_bytes: Vec<u64>,
 }
 
 impl Comparison {
+    /// How many snapshots are compared.
     pub fn snapshots(&self) -> usize {
         self.files.len()
     }

@@ -33,12 +33,15 @@ pub const NO_OBJECT: u32 = u32::MAX;
 /// super-root); every other path's parent has a smaller number.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PathTable {
+    /// Per path, the path it extends by one type ([`NO_PATH`] for path 0).
     pub parent: Vec<u32>,
     /// The last type of the path (index into the snapshot's type names).
     pub type_index: Vec<u32>,
     /// Objects in the row.
     pub count: Vec<u32>,
+    /// Per path, the retained bytes of its objects added up.
     pub retained_bytes: Vec<u64>,
+    /// Per path, the objects its objects retain (themselves included).
     pub retained_objects: Vec<u32>,
     /// The member with the largest retained bytes (ties: first met).
     pub largest: Vec<u32>,
@@ -51,10 +54,12 @@ impl PathTable {
         t
     }
 
+    /// How many paths, the empty one included.
     pub fn len(&self) -> usize {
         self.parent.len()
     }
 
+    /// Whether the table has no path at all (not even the empty one).
     pub fn is_empty(&self) -> bool {
         self.parent.is_empty()
     }
@@ -268,8 +273,11 @@ pub(crate) use crate::model::FastMap;
 /// Figures of one row in one snapshot.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct RowFigures {
+    /// Objects in the row.
     pub count: u32,
+    /// Objects they retain, themselves included.
     pub retained_objects: u32,
+    /// Bytes they retain.
     pub retained_bytes: u64,
 }
 
@@ -278,8 +286,11 @@ pub struct RowFigures {
 /// [`super::compare::Comparison::type_names`]).
 #[derive(Debug, Clone, Default)]
 pub struct MergedPaths {
+    /// How many snapshots (the stride of `figures`).
     pub snapshots: usize,
+    /// Per path, the path it extends by one type ([`NO_PATH`] for path 0).
     pub parent: Vec<u32>,
+    /// Per path, its last type, a shared type id.
     pub type_id: Vec<u32>,
     /// `figures[path * snapshots + s]`.
     pub figures: Vec<RowFigures>,
@@ -289,10 +300,12 @@ pub struct MergedPaths {
 }
 
 impl MergedPaths {
+    /// How many paths, the empty one included.
     pub fn len(&self) -> usize {
         self.parent.len()
     }
 
+    /// Whether there is no path at all.
     pub fn is_empty(&self) -> bool {
         self.parent.is_empty()
     }

@@ -31,6 +31,7 @@ pub enum TextScope {
 /// Array constraint.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum ArraySpec {
+    /// Arrays or not (no constraint).
     #[default]
     Any,
     /// Arrays of any rank.
@@ -48,6 +49,7 @@ pub enum ArraySpec {
 pub struct GenericSpec {
     /// At least / exactly this many arguments.
     pub arity: u32,
+    /// Whether the count is exact (`<,>`) rather than a minimum (`<,`).
     pub exact: bool,
     /// Per-position patterns (lowercase, empty = any); a single unclosed
     /// pattern matches any argument.
@@ -59,19 +61,26 @@ pub struct GenericSpec {
 pub struct TypeFilter {
     /// Words for fuzzy ranking, space-joined (empty: rank nothing).
     pub fuzzy: String,
+    /// What the fuzzy words and patterns are matched against.
     pub scope: TextScope,
     /// Wildcard patterns (lowercase), each must match.
     pub globs: Vec<String>,
+    /// The array constraint (`[]`, `[,]`, `!a`).
     pub array: ArraySpec,
+    /// The generic-arguments constraint (`<…`), if any.
     pub generic: Option<GenericSpec>,
+    /// `!g`: match against the name without generic arguments and drop generic types.
     pub exclude_generics: bool,
+    /// `#ns X`: the namespace must contain this (lowercase).
     pub namespace: Option<String>,
+    /// `#c X`: the class name must contain this (lowercase).
     pub class: Option<String>,
     /// Tokens that were not understood (shown to the user, otherwise ignored).
     pub unknown: Vec<String>,
 }
 
 impl TypeFilter {
+    /// Parses a `/` line; unknown tokens go to `unknown`, never an error.
     pub fn parse(query: &str) -> TypeFilter {
         let mut f = TypeFilter::default();
         let mut words: Vec<String> = Vec::new();

@@ -36,9 +36,13 @@ use crate::progress::Progress;
 /// Milliseconds spent in each stage.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Timings {
+    /// Importing the dump (or reading the reopen cache).
     pub parse_ms: u64,
+    /// Building the heap graph (retainers, roots).
     pub graph_ms: u64,
+    /// Dominators, retained sizes, type statistics and root groups.
     pub dominators_ms: u64,
+    /// Duplicate detection.
     pub duplicates_ms: u64,
     /// Read back from the reopen cache: `parse_ms` is the time the read
     /// took, the other stages did not run.
@@ -48,7 +52,9 @@ pub struct Timings {
 /// Why an analysis did not finish.
 #[derive(Debug)]
 pub enum AnalysisError {
+    /// The dump could not be read or used.
     Input(InputError),
+    /// The [`Progress`] was cancelled.
     Cancelled,
 }
 
@@ -81,15 +87,21 @@ impl From<crate::progress::Cancelled> for AnalysisError {
 /// A fully analysed heap. Immutable; shared behind `Arc`s.
 #[derive(Debug, Clone)]
 pub struct Analysis {
+    /// The dump and its reverse references and roots.
     pub graph: Arc<HeapGraph>,
+    /// The dominator tree with retained sizes.
     pub dom: Arc<DominatorTree>,
+    /// Per-type statistics, by shallow bytes descending.
     pub types: Arc<Vec<TypeStats>>,
+    /// The duplicate instance sets.
     pub duplicates: Arc<Duplicates>,
     /// Root records grouped by kind and flags, largest retained first.
     pub roots: Arc<Vec<roots::RootGroup>>,
     /// Per type, the reachable instance retaining most (`u32::MAX`: none).
     pub largest: Arc<Vec<u32>>,
+    /// The overview's figures.
     pub summary: Arc<summary::Summary>,
+    /// How long each stage took.
     pub timings: Timings,
 }
 
@@ -125,6 +137,7 @@ impl Analysis {
         Analysis::from_dump(dump, options, &Progress::new())
     }
 
+    /// The analysed dump.
     pub fn dump(&self) -> &Model {
         &self.graph.dump
     }

@@ -2,6 +2,7 @@
 //! the command line's set selection and exclude patterns. Case-sensitive,
 //! whole-name; `*` matches any run of characters, `?` one character.
 
+/// A compiled glob pattern, matched against whole type names.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Glob {
     pattern: Vec<char>,
@@ -83,6 +84,7 @@ impl Piece {
 }
 
 impl Glob {
+    /// Compiles `pattern` (every string is a valid pattern).
     pub fn new(pattern: &str) -> Glob {
         let pattern: Vec<char> = pattern.chars().collect();
         Glob {
@@ -91,6 +93,7 @@ impl Glob {
         }
     }
 
+    /// The pattern as written.
     pub fn as_str(&self) -> String {
         self.pattern.iter().collect()
     }

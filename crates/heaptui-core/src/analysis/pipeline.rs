@@ -44,24 +44,38 @@ pub enum StageResult {
     /// The dump was imported, or (`cached`) the whole analysis was read back
     /// from the reopen cache, the later stages following at once.
     Imported {
+        /// How long it took, in milliseconds.
         ms: u64,
+        /// Whether the analysis was read back from the reopen cache.
         cached: bool,
     },
+    /// The heap graph was built.
     Graph {
+        /// The dump with its reverse references and roots.
         graph: Arc<HeapGraph>,
+        /// How long it took, in milliseconds.
         ms: u64,
     },
+    /// The dominator tree and what is computed with it.
     Dominators {
+        /// The dominator tree with retained sizes.
         dom: Arc<DominatorTree>,
+        /// Per-type statistics.
         types: Arc<Vec<TypeStats>>,
+        /// Root records grouped by kind and flags.
         roots: Arc<Vec<RootGroup>>,
         /// Per type, the reachable instance retaining most (`u32::MAX`: none).
         largest: Arc<Vec<u32>>,
+        /// The overview's figures.
         summary: Arc<Summary>,
+        /// How long it took, in milliseconds.
         ms: u64,
     },
+    /// The duplicate sets were found.
     Duplicates {
+        /// The duplicate instance sets.
         duplicates: Arc<Duplicates>,
+        /// How long it took, in milliseconds.
         ms: u64,
     },
 }

@@ -11,10 +11,13 @@ use crate::progress::{Cancelled, Progress};
 /// A row `N × Type` of the grouped dominator tree (docs/analyses.md).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Group {
+    /// The row's type ([`Model::row_type`] of its members).
     pub type_index: TypeIdx,
     /// The objects of the row, largest retained first.
     pub members: Vec<u32>,
+    /// Sum of the members' retained bytes.
     pub retained_bytes: u64,
+    /// Sum of the members' retained objects (themselves included).
     pub retained_objects: u64,
 }
 
@@ -59,7 +62,9 @@ pub struct ImmediateDominators {
     pub type_index: Option<TypeIdx>,
     /// Distinct dominator objects of this type.
     pub dominators: Vec<ObjectIdx>,
+    /// Objects of the set this row's dominators dominate.
     pub dominated_objects: u64,
+    /// Shallow bytes of those objects.
     pub dominated_shallow_bytes: u64,
     /// Sum of the distinct dominators' retained bytes.
     pub dominators_retained_bytes: u64,
@@ -128,7 +133,9 @@ pub fn immediate_dominators(
 /// What a GC would free if every object of `set` were gone.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct PreciseRetained {
+    /// Bytes that would be freed.
     pub bytes: u64,
+    /// Objects that would be freed, the set's own included.
     pub objects: u64,
 }
 

@@ -8,7 +8,9 @@ use crate::model::{ObjectIdx, RootPlaces, Strength};
 /// Root records of one (kind, flags) pair.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RootGroup {
+    /// A [`crate::model::root_kind`] value.
     pub kind: u32,
+    /// [`crate::model::root_flags`] bits.
     pub flags: u32,
     /// Indices into `Model::roots`, largest retained object first.
     pub roots: Vec<u32>,
@@ -28,8 +30,11 @@ pub struct RootGroup {
 /// index into `RootPlaces::threads`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ThreadRun {
+    /// The thread, an index into `RootPlaces::threads`.
     pub thread: u32,
+    /// The run's first position in the group's `roots`.
     pub start: u32,
+    /// How many records the run has.
     pub len: u32,
 }
 
@@ -142,10 +147,12 @@ pub struct HeldByReferences {
 }
 
 impl HeldByReferences {
+    /// Objects held only through references, of every kind.
     pub fn objects(&self) -> u64 {
         self.by_strength.iter().map(|s| s.0).sum()
     }
 
+    /// Their shallow bytes, of every kind.
     pub fn bytes(&self) -> u64 {
         self.by_strength.iter().map(|s| s.1).sum()
     }

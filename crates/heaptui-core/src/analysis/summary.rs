@@ -10,8 +10,11 @@ use crate::model::{Format, ObjectIdx, Root};
 /// Root records of one (kind, flags) pair, by count.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RootTally {
+    /// A [`crate::model::root_kind`] value.
     pub kind: u32,
+    /// [`crate::model::root_flags`] bits.
     pub flags: u32,
+    /// Root records of the pair.
     pub records: u64,
 }
 
@@ -20,10 +23,12 @@ pub struct RootTally {
 pub struct DomainTally {
     /// Empty for the implicit section outside any `a … c` pair.
     pub name: String,
+    /// Objects in the section.
     pub objects: u64,
 }
 
 impl DomainTally {
+    /// The name to show: the AppDomain's, or `(outside any AppDomain)` for the implicit section.
     pub fn display_name(&self) -> &str {
         if self.name.is_empty() {
             "(outside any AppDomain)"
@@ -33,39 +38,54 @@ impl DomainTally {
     }
 }
 
+/// The overview of one analysed dump: sizes, reachability, roots.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Summary {
+    /// Which importer read the dump.
     pub format: Format,
+    /// The dump file's size in bytes, as stored (compressed where gzipped).
     pub file_bytes: u64,
     /// AppDomain sections in file order (the implicit one only when it
     /// holds objects).
     pub app_domains: Vec<DomainTally>,
+    /// Objects in the dump.
     pub objects: u64,
+    /// References between objects (the graph's edges, dangling ones dropped).
     pub references: u64,
     /// Types with at least one instance (the rows of the Types pane).
     pub types: u64,
+    /// Shallow bytes of every object.
     pub total_bytes: u64,
+    /// Objects the strong roots reach.
     pub reachable_objects: u64,
+    /// Their shallow bytes.
     pub reachable_bytes: u64,
+    /// Objects no strong root reaches.
     pub unreachable_objects: u64,
+    /// Their shallow bytes.
     pub unreachable_bytes: u64,
     /// Unreachable objects a weak root still reaches, and their bytes.
     pub weakly_held_objects: u64,
+    /// Shallow bytes of those weakly held objects.
     pub weakly_held_bytes: u64,
     /// Java heaps: unreachable objects that the referents of soft, weak,
     /// final or phantom references still reach (part of the unreachable
     /// ones), per kind; `None` for formats without reference objects.
     pub held_by_references: Option<HeldByReferences>,
+    /// Root records (of objects in the dump).
     pub root_records: u64,
+    /// Root records that are strong (not weak).
     pub strong_root_records: u64,
     /// Distinct objects with a root record, and with a strong one.
     pub rooted_objects: u64,
+    /// Distinct objects with a strong root record.
     pub strongly_rooted_objects: u64,
     /// Root records by (kind, flags), ascending.
     pub roots_by_kind: Vec<RootTally>,
 }
 
 impl Summary {
+    /// Computes the summary; `weakly_held` is (objects, bytes) of the unreachable objects weak roots reach.
     pub fn new(
         graph: &HeapGraph,
         dom: &DominatorTree,

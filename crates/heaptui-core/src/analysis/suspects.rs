@@ -28,10 +28,14 @@ pub const TOP_TYPES: usize = 10;
 /// Growth suspects listed at most.
 const MAX_GROWTH: usize = 10;
 
+/// Why something is a leak suspect.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SuspectKind {
+    /// One top-level dominator retains at least 10 % of the reachable bytes.
     Object,
+    /// A type's top-level instances together retain at least 10 % of the reachable bytes.
     Type,
+    /// A row of a comparison grows steadily from snapshot to snapshot.
     Growth,
 }
 
@@ -61,7 +65,9 @@ pub struct Growth {
 /// newest one of a comparison).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Suspect {
+    /// Why it is a suspect.
     pub kind: SuspectKind,
+    /// The suspect's type (of the object, the instances or the growing row).
     pub type_index: TypeIdx,
     /// The suspect object (kind `Object` only).
     pub object: Option<ObjectIdx>,
@@ -80,6 +86,7 @@ pub struct Suspect {
     /// A shortest reference path from a root to the accumulation point,
     /// the rooted object first.
     pub retention_path: Vec<ObjectIdx>,
+    /// The growing row's figures (kind `Growth` only).
     pub growth: Option<Growth>,
 }
 

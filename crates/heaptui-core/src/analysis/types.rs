@@ -6,13 +6,16 @@ use rayon::prelude::*;
 use crate::graph::{DominatorTree, HeapGraph};
 use crate::model::{Model, TypeIdx};
 
+/// Figures of one type (docs/analyses.md).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TypeStats {
     /// Index into `Model::type_names`.
     pub type_index: TypeIdx,
     /// All instances in the dump, reachable or not.
     pub count: u64,
+    /// Shallow bytes of all its instances.
     pub shallow_bytes: u64,
+    /// Instances the strong roots reach.
     pub reachable_count: u64,
     /// Sum of the retained bytes of the reachable instances that no other
     /// instance of the type dominates: a lower bound of what freeing every

@@ -63,6 +63,7 @@ pub const NOT_REACHABLE: u32 = u32::MAX;
 
 const UNSEEN: u32 = u32::MAX;
 
+/// The dominator tree of the heap graph, rooted at a super-root whose children are the strongly rooted objects, with every object's retained size.
 #[derive(Debug, Clone, Default)]
 pub struct DominatorTree {
     /// Per object: its immediate dominator, [`SUPER_ROOT`] or [`NOT_REACHABLE`].
@@ -77,11 +78,14 @@ pub struct DominatorTree {
     /// Reachable objects in DFS preorder from the super-root (parents of the
     /// DFS tree first, so every dominator precedes what it dominates).
     pub preorder: Array<u32>,
+    /// Objects the strong roots reach.
     pub reachable_objects: u64,
+    /// Shallow bytes of those objects (the super-root's retained bytes).
     pub reachable_bytes: u64,
 }
 
 impl DominatorTree {
+    /// Computes the tree over the graph's strong references and roots; stops when `progress` is cancelled.
     pub fn compute(graph: &HeapGraph, progress: &Progress) -> Result<DominatorTree, Cancelled> {
         compute(
             graph.objects(),
@@ -93,6 +97,7 @@ impl DominatorTree {
         )
     }
 
+    /// Whether a strong root reaches `object`.
     pub fn is_reachable(&self, object: u32) -> bool {
         self.idom[object as usize] != NOT_REACHABLE
     }

@@ -13,6 +13,7 @@ use crate::model::{Model, ObjectIdx, Root};
 /// A dump with the indexes every analysis needs.
 #[derive(Debug)]
 pub struct HeapGraph {
+    /// The dump the graph indexes.
     pub dump: Model,
     /// For every object, the objects that reference it (ascending).
     pub retainers: Csr,
@@ -24,6 +25,7 @@ pub struct HeapGraph {
 }
 
 impl HeapGraph {
+    /// Indexes `dump`: its reverse references and its strong roots.
     pub fn build(dump: Model) -> HeapGraph {
         let retainers = dump.refs.transpose();
         let strong_roots = strong_roots(&dump);
@@ -45,6 +47,7 @@ impl HeapGraph {
         }
     }
 
+    /// How many objects the dump has.
     pub fn objects(&self) -> usize {
         self.dump.objects()
     }

@@ -5,9 +5,12 @@ use rayon::prelude::*;
 
 use crate::mem::Array;
 
+/// The adjacency of `n` nodes in compressed sparse rows: node `i`'s targets are `targets[offsets[i]..offsets[i + 1]]`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Csr {
+    /// `nodes + 1` cut points into `targets`, from 0, never decreasing.
     pub offsets: Array<u64>,
+    /// Every node's targets, node after node.
     pub targets: Array<u32>,
 }
 
@@ -60,14 +63,17 @@ impl Csr {
         }
     }
 
+    /// How many nodes.
     pub fn nodes(&self) -> usize {
         self.offsets.len().saturating_sub(1)
     }
 
+    /// How many edges (targets).
     pub fn edges(&self) -> usize {
         self.targets.len()
     }
 
+    /// The targets of `node`, in stored order.
     #[inline]
     pub fn neighbors(&self, node: u32) -> &[u32] {
         let i = node as usize;
@@ -90,6 +96,7 @@ impl Csr {
         }
     }
 
+    /// How many targets `node` has.
     #[inline]
     pub fn degree(&self, node: u32) -> usize {
         let i = node as usize;

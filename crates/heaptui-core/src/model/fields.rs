@@ -12,14 +12,23 @@ use super::{Label, Model, ObjectIdx, Strength, ValueKind};
 
 /// A field's type as HPROF tags it.
 pub mod field_type {
+    /// A reference to an object.
     pub const OBJECT: u8 = 2;
+    /// `boolean` (1 byte).
     pub const BOOLEAN: u8 = 4;
+    /// `char` (2 bytes, UTF-16).
     pub const CHAR: u8 = 5;
+    /// `float` (4 bytes).
     pub const FLOAT: u8 = 6;
+    /// `double` (8 bytes).
     pub const DOUBLE: u8 = 7;
+    /// `byte` (1 byte).
     pub const BYTE: u8 = 8;
+    /// `short` (2 bytes).
     pub const SHORT: u8 = 9;
+    /// `int` (4 bytes).
     pub const INT: u8 = 10;
+    /// `long` (8 bytes).
     pub const LONG: u8 = 11;
 
     /// The Java name of the type (`ref` for an object reference).
@@ -53,6 +62,7 @@ pub mod field_type {
 /// An instance field a class declares.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FieldDecl {
+    /// The field's name (made printable at import).
     pub name: Box<str>,
     /// A [`field_type`] tag.
     pub tag: u8,
@@ -65,8 +75,11 @@ pub struct FieldDecl {
 /// big-endian number, or the referenced object's id (0: null).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StaticField {
+    /// The field's name (made printable at import).
     pub name: Box<str>,
+    /// A [`field_type`] tag.
     pub tag: u8,
+    /// The value: a primitive's big-endian bytes, or an object id (0: null).
     pub raw: u64,
 }
 
@@ -77,7 +90,9 @@ pub struct JavaClass {
     pub id: u64,
     /// The superclass's class object id, 0 for none.
     pub super_id: u64,
+    /// Its instance fields in declaration order (the superclass's not included).
     pub fields: Vec<FieldDecl>,
+    /// Its static fields with their values.
     pub statics: Vec<StaticField>,
 }
 
@@ -95,6 +110,7 @@ impl JavaClasses {
         JavaClasses { classes }
     }
 
+    /// The classes, ordered by class object id.
     pub fn list(&self) -> &[JavaClass] {
         &self.classes
     }
@@ -107,6 +123,7 @@ impl JavaClasses {
         })
     }
 
+    /// The class dump of class object `id`, if the dump has one.
     pub fn get(&self, id: u64) -> Option<&JavaClass> {
         let i = self.classes.partition_point(|c| c.id < id);
         self.classes.get(i).filter(|c| c.id == id)
@@ -136,9 +153,11 @@ pub enum FieldValue {
 pub struct FieldView {
     /// The type's name ([`field_type::name`]).
     pub ty: &'static str,
+    /// The field's name.
     pub name: String,
     /// The class that declares it.
     pub declared_by: Option<ObjectIdx>,
+    /// Its value.
     pub value: FieldValue,
 }
 
@@ -154,9 +173,13 @@ pub enum ObjectFields {
     /// holds no contents), the first elements, and for `char[]` and
     /// `byte[]` the text they spell (escaped).
     PrimitiveArray {
+        /// The element type's Java name (`char`, `int`, …).
         element: &'static str,
+        /// How many elements, where the dump holds the contents.
         length: Option<u64>,
+        /// The first elements, written as Java writes them.
         first: Vec<String>,
+        /// For `char[]` and `byte[]`, the text the elements spell (escaped).
         text: Option<String>,
     },
     /// A value of another format (a V8 number or string): its text.

@@ -125,6 +125,7 @@ impl Default for IdSpan {
 }
 
 impl IdSpan {
+    /// Takes one id into the span.
     #[inline]
     pub fn add(&mut self, id: u64) {
         self.min = self.min.min(id);
@@ -133,6 +134,7 @@ impl IdSpan {
         self.any |= id;
     }
 
+    /// The span of both spans' ids.
     pub fn merge(self, other: IdSpan) -> IdSpan {
         IdSpan {
             min: self.min.min(other.min),
@@ -167,6 +169,7 @@ impl IdSpan {
 }
 
 impl WideIdIndex {
+    /// The index of `ids` (position = object index), gathering their span first.
     pub fn build(ids: &[u64]) -> WideIdIndex {
         WideIdIndex::build_spanning(ids, IdSpan::of(ids))
     }
@@ -265,6 +268,7 @@ impl WideIdIndex {
         }
     }
 
+    /// The object index of `id`, if some object has it.
     #[inline]
     pub fn get(&self, id: u64) -> Option<u32> {
         if let Table::Runs { runs, rest } = &self.table {
@@ -580,6 +584,7 @@ struct Slots {
 }
 
 impl IdIndex {
+    /// The index of `ids` (position = object index), built now.
     pub fn build(ids: &[u64]) -> IdIndex {
         IdIndex::build_counting(ids).0
     }
@@ -630,6 +635,7 @@ impl IdIndex {
         })
     }
 
+    /// The object index of `id`, given the ids the index was made from (a lazy index is built at the first call).
     #[inline]
     pub fn get(&self, ids: &[u64], id: u64) -> Option<u32> {
         let Slots {

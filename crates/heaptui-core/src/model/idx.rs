@@ -42,6 +42,7 @@ macro_rules! dense_index {
         pub struct $name(pub u32);
 
         impl $name {
+            /// The index of the raw `u32`.
             #[inline]
             pub const fn new(raw: u32) -> $name {
                 $name(raw)

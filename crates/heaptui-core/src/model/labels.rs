@@ -66,6 +66,7 @@ impl std::fmt::Debug for TargetOrder {
 }
 
 impl Labels {
+    /// The entry of a reference with no label.
     pub const NONE: u32 = u32::MAX;
     const INDEX: u32 = 1 << 31;
 
@@ -131,6 +132,7 @@ pub enum ValueKind {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Values {
     offsets: Offsets,
+    /// Every object's value bytes, one after the other (cut by the offsets).
     pub bytes: Vec<u8>,
     /// One per object.
     pub kinds: Vec<ValueKind>,

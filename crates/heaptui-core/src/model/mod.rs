@@ -69,19 +69,25 @@ pub const ROW_PREVIEW_CHARS: usize = 60;
 /// unnamed section that holds records outside any `a … c` pair.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct AppDomain {
+    /// The section's runtime version, as its `a` record gives it.
     pub version: String,
+    /// The AppDomain's name; empty for the implicit section.
     pub name: String,
+    /// The `a` record's time stamp, if it has one.
     pub stamp: Option<String>,
     /// Whether its `c` record was seen.
     pub closed: bool,
+    /// How many objects the section holds.
     pub objects: u64,
 }
 
 impl AppDomain {
+    /// Whether this is the implicit section (records outside any `a … c` pair).
     pub fn is_implicit(&self) -> bool {
         self.name.is_empty()
     }
 
+    /// The name to show: the AppDomain's, or `(outside any AppDomain)` for the implicit section.
     pub fn display_name(&self) -> &str {
         if self.is_implicit() {
             "(outside any AppDomain)"
@@ -93,11 +99,17 @@ impl AppDomain {
 
 /// Root kinds of docs/formats.md.
 pub mod root_kind {
+    /// Held by the runtime itself (also every root of formats without kinds).
     pub const INTERNAL: u32 = 0;
+    /// A local variable of a running method.
     pub const LOCAL: u32 = 1;
+    /// An object waiting in the finalizer queue.
     pub const FINALIZER: u32 = 2;
+    /// A GC handle (strong, pinned or weak, as the flags say).
     pub const HANDLE: u32 = 3;
+    /// A static variable (the container names the declaring type).
     pub const STATIC: u32 = 4;
+    /// Another root the runtime reports.
     pub const RUNTIME: u32 = 5;
 
     /// The kind's name; unknown kinds are shown by number.
@@ -116,8 +128,11 @@ pub mod root_kind {
 
 /// Root flag bits of docs/formats.md.
 pub mod root_flags {
+    /// The object may not be moved.
     pub const PINNED: u32 = 0x1;
+    /// The root does not keep its object alive (see [`super::Root::is_strong`]).
     pub const WEAK: u32 = 0x2;
+    /// The root points inside the object, not at its start.
     pub const INTERIOR: u32 = 0x4;
 
     /// Flag names joined by `|`, unknown bits in hex; `-` when none.
@@ -147,13 +162,17 @@ pub mod root_flags {
 /// One `r` record whose object is in the dump.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Root {
+    /// The rooted object.
     pub object: ObjectIdx,
+    /// A [`root_kind`] value.
     pub kind: u32,
+    /// [`root_flags`] bits.
     pub flags: u32,
     /// The raw container element (the declaring type's id for statics).
     pub container: Option<u64>,
     /// The container resolved to a type, when it names one in the section.
     pub container_type: Option<TypeIdx>,
+    /// Index into [`Model::app_domains`] of the section the record lies in.
     pub app_domain: u32,
     /// 1-based line of the record.
     pub line: u64,
@@ -175,6 +194,7 @@ impl Root {
         }
     }
 
+    /// Whether the root keeps its object alive (it is not [`root_flags::WEAK`]).
     pub fn is_strong(&self) -> bool {
         self.flags & root_flags::WEAK == 0
     }
@@ -183,10 +203,15 @@ impl Root {
 /// What the parser did not use, by category, plus the first messages.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Diagnostics {
+    /// Non-blank lines (or records) not used: malformed, unknown or out of place.
     pub skipped_lines: u64,
+    /// References to ids that no object has (dropped).
     pub dangling_references: u64,
+    /// Objects whose type id no type record defines.
     pub undefined_types: u64,
+    /// Object records of an id seen before (the first one is kept).
     pub duplicate_objects: u64,
+    /// Root records of an object not in the dump (dropped).
     pub missing_root_objects: u64,
     /// Roots kept with a kind or flags over 32 bits cut to fit (a kind over
     /// 32 bits becomes `ffffffff`; flags keep their low 32 bits).
@@ -196,6 +221,7 @@ pub struct Diagnostics {
 }
 
 impl Diagnostics {
+    /// All the counts above added up (messages aside).
     pub fn total(&self) -> u64 {
         self.skipped_lines
             + self.dangling_references
@@ -213,14 +239,18 @@ impl Diagnostics {
 /// excludes redefinitions (those are skipped lines).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct RecordCounts {
+    /// `o` records, repeated ids included.
     pub objects: u64,
+    /// `t` records, redefinitions excluded.
     pub types: u64,
+    /// `r` records, those of missing objects included.
     pub roots: u64,
     /// `a` and `c` records.
     pub sections: u64,
 }
 
 impl RecordCounts {
+    /// All records read: with skipped lines, the non-blank lines.
     pub fn total(&self) -> u64 {
         self.objects + self.types + self.roots + self.sections
     }
@@ -232,8 +262,11 @@ pub enum Format {
     /// The RPM text format (docs/formats.md).
     #[default]
     Rpm,
+    /// A .NET `.gcdump` (EventPipe heap snapshot).
     Gcdump,
+    /// A Java HPROF binary dump.
     Hprof,
+    /// A V8 `.heapsnapshot` (JSON).
     Heapsnapshot,
 }
 
@@ -263,24 +296,34 @@ impl Format {
 /// the first record of each id).
 #[derive(Debug, Default)]
 pub struct Model {
+    /// The file the dump was read from (the name, for a built-in dump).
     pub path: PathBuf,
+    /// The size of the file in bytes, as stored (compressed where gzipped).
     pub file_bytes: u64,
+    /// The `a … c` sections; index 0 is the implicit one.
     pub app_domains: Vec<AppDomain>,
     /// Type names, interned: two sections' types with one name share an index.
     pub type_names: Vec<Box<str>>,
+    /// Each object's id as the dump gives it (its address for most formats).
     pub ids: Array<u64>,
+    /// Each object's type.
     pub types: Array<TypeIdx>,
+    /// Each object's shallow size in bytes.
     pub sizes: Array<u64>,
     /// Outgoing references in field order (dangling ones dropped).
     pub refs: Csr,
+    /// The roots whose objects are in the dump, in record order.
     pub roots: Vec<Root>,
     /// Object id → index. The importers build one to resolve references
     /// and hand over a lazy one (built at the first [`Model::index_of`]):
     /// no stage of the analysis looks ids up, so the 6–7 bytes per object
     /// are not held through it.
     pub id_index: IdIndex,
+    /// What the importer could not use.
     pub diagnostics: Diagnostics,
+    /// How many records of each kind were read.
     pub records: RecordCounts,
+    /// Which importer read the dump.
     pub format: Format,
     /// Runtime details the overview shows, as (what, value): id size, HPROF
     /// version, V8 meta, gcdump sampling. Empty for the text format.
@@ -322,6 +365,7 @@ pub struct RootThread {
 /// Kept per root record, never per object.
 #[derive(Debug, Clone, Default)]
 pub struct RootPlaces {
+    /// The threads, indexed by the first of `of_root`'s pairs.
     pub threads: Vec<RootThread>,
     /// Frame texts as Java prints them: `Leaky.main(Leaky.java:12)`.
     pub frames: Vec<Box<str>>,
@@ -346,8 +390,10 @@ impl PartialEq for RootPlaces {
 impl Eq for RootPlaces {}
 
 impl RootPlaces {
+    /// The index that stands for no thread or no frame in `of_root`.
     pub const NONE: u32 = u32::MAX;
 
+    /// Places from what the importer read (the look-up index is made later).
     pub fn new(threads: Vec<RootThread>, frames: Vec<Box<str>>, of_root: Vec<(u32, u32)>) -> Self {
         RootPlaces {
             threads,
@@ -476,14 +522,17 @@ mod root_place_tests {
 }
 
 impl Model {
+    /// How many objects the heap has.
     pub fn objects(&self) -> usize {
         self.ids.len()
     }
 
+    /// An object's type.
     pub fn type_of(&self, object: ObjectIdx) -> TypeIdx {
         self.types[object.index()]
     }
 
+    /// The name of an object's type.
     pub fn type_name(&self, object: ObjectIdx) -> &str {
         self.name_of_type(self.type_of(object))
     }
@@ -493,6 +542,7 @@ impl Model {
         &self.type_names[t.index()]
     }
 
+    /// An object's shallow size in bytes.
     pub fn size_of(&self, object: ObjectIdx) -> u64 {
         self.sizes[object.index()]
     }
@@ -513,6 +563,7 @@ impl Model {
         self.id_index.get(&self.ids, id).map(ObjectIdx)
     }
 
+    /// The shallow sizes of every object added up, in bytes.
     pub fn total_bytes(&self) -> u64 {
         self.sizes.iter().sum()
     }

@@ -30,6 +30,7 @@ pub enum Strength {
 }
 
 impl Strength {
+    /// Every strength, strongest first (the index is the `u8` value).
     pub const ALL: [Strength; 4] = [
         Strength::Soft,
         Strength::Weak,
@@ -47,6 +48,7 @@ impl Strength {
         }
     }
 
+    /// The strength stored as `v`, `None` past [`Strength::Phantom`].
     pub fn from_u8(v: u8) -> Option<Strength> {
         Strength::ALL.get(v as usize).copied()
     }
@@ -59,6 +61,7 @@ pub struct Referent {
     pub reference: ObjectIdx,
     /// The object its `referent` field points at.
     pub referent: ObjectIdx,
+    /// What kind of reference holds it.
     pub strength: Strength,
 }
 
@@ -89,14 +92,17 @@ impl Referents {
         }
     }
 
+    /// The referents, ordered by reference object.
     pub fn list(&self) -> &[Referent] {
         &self.list
     }
 
+    /// How many reference objects have a referent.
     pub fn len(&self) -> usize {
         self.list.len()
     }
 
+    /// Whether no reference object has a referent.
     pub fn is_empty(&self) -> bool {
         self.list.is_empty()
     }

@@ -44,18 +44,26 @@ pub const INLINE_JOB_LIMIT: usize = 500_000;
 /// A sample of the worker's progress, taken by the event loop.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ProgressView {
+    /// The stage the worker is in.
     pub stage: Stage,
+    /// How much of that stage is done, 0..=1.
     pub fraction: f64,
     /// Since launch.
     pub elapsed_ms: u64,
 }
 
+/// Every input [`update`] handles: terminal events, worker messages, progress, ticks, signals.
 #[derive(Debug)]
 pub enum Action {
+    /// A key press.
     Key(KeyEvent),
+    /// A mouse event (clicks on tabs and rows, the wheel).
     Mouse(MouseEvent),
+    /// The terminal's new size, in columns and rows.
     Resize(u16, u16),
+    /// A message from a background thread (a stage, a job, a filter).
     Worker(Msg),
+    /// A sample of the analysis's progress.
     Progress(ProgressView),
     /// Progress of a background job (precise retained), 0..=1.
     JobProgress(f64),
@@ -72,6 +80,7 @@ pub enum Action {
 /// What `update` asks of the event loop.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Effect {
+    /// End the UI (exit status 0).
     Quit,
     /// Analyse the dump again with the other `--references` mode.
     ToggleReferences,
@@ -93,16 +102,21 @@ pub enum Effect {
     Redraw,
 }
 
+/// What the text input line is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum InputPurpose {
+    /// The `/` filter of the current pane.
     Filter,
+    /// The Types pane's exclude pattern for immediate dominators.
     Exclude,
 }
 
 /// The one-line text input at the bottom (filter or exclude pattern).
 #[derive(Debug, Clone)]
 pub struct InputLine {
+    /// What the text is for.
     pub purpose: InputPurpose,
+    /// The text typed so far.
     pub text: String,
 }
 
@@ -110,15 +124,21 @@ pub struct InputLine {
 /// ([`Pane::save`]), so a pane added to the registry has its history.
 #[derive(Debug)]
 pub struct Nav {
+    /// The pane that was shown.
     pub pane: PaneId,
+    /// The object the inspector showed, if it was open.
     pub inspector: Option<ObjectIdx>,
     /// Per pane (index = [`PaneId::index`]), its place.
     pub panes: [Saved; PaneId::COUNT],
 }
 
+/// The UI's whole state: the model [`update`] changes and [`crate::ui::draw`] shows.
 pub struct App {
+    /// The title: the dump's name (and how many older snapshots it is compared with).
     pub name: String,
+    /// Colours and glyphs.
     pub theme: Theme,
+    /// The terminal's size.
     pub size: Rect,
     /// How far the analysis got, with its results.
     pub loading: Loading,
@@ -127,13 +147,17 @@ pub struct App {
     /// Effects requested while handling the current action; `update`
     /// returns them.
     outbox: Vec<Effect>,
+    /// The last sample of the analysis's progress.
     pub progress: ProgressView,
     /// The background job the status line shows, and its progress.
     pub job: Option<(String, f64)>,
+    /// The pane shown.
     pub pane: PaneId,
+    /// The object inspector, while it is open.
     pub inspector: Option<Inspector>,
     /// The help overlay, while it is open.
     pub help: Option<Help>,
+    /// The text input line, while it is open.
     pub input: Option<InputLine>,
     /// Filter text per pane (index = PaneId::index).
     pub filters: [String; PaneId::COUNT],
@@ -144,7 +168,9 @@ pub struct App {
     filter_generation: u64,
     /// Every pane's state (the registry in `pane_id`).
     pub panes: Panes,
+    /// Where the user was, newest last (`Back` returns to it).
     pub history: Vec<Nav>,
+    /// The status line's message.
     pub status: String,
     /// Heaps of more objects than this run their jobs in the background
     /// ([`INLINE_JOB_LIMIT`]; tests lower it to see a job under way).
@@ -152,6 +178,7 @@ pub struct App {
 }
 
 impl App {
+    /// An App before any analysis result, titled `name`, for a terminal of `size`.
     pub fn new(name: String, theme: Theme, size: Rect) -> App {
         App {
             name,
@@ -180,22 +207,27 @@ impl App {
         }
     }
 
+    /// A type's statistics, once the dominators are known.
     pub fn type_stats(&self, type_index: TypeIdx) -> Option<&TypeStats> {
         self.loading.type_stats(type_index)
     }
 
+    /// The heap graph, once built.
     pub fn graph(&self) -> Option<&Arc<HeapGraph>> {
         self.loading.graph()
     }
 
+    /// The dominator tree, once computed.
     pub fn dom(&self) -> Option<&Arc<DominatorTree>> {
         self.loading.dom()
     }
 
+    /// Every type's statistics, once the dominators are known.
     pub fn types(&self) -> Option<&Arc<Vec<TypeStats>>> {
         self.loading.types()
     }
 
+    /// The duplicate sets, once detected.
     pub fn duplicates(&self) -> Option<&Arc<Duplicates>> {
         self.loading.duplicates()
     }

@@ -30,21 +30,29 @@ const LABEL_SCAN: usize = 100_000;
 /// Characters of a string value shown beside a reference.
 const PREVIEW_CHARS: usize = 40;
 
+/// What an inspector line leads to (Enter).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Target {
+    /// An object: inspect it.
     Object(ObjectIdx),
+    /// A duplicate set: select it in the Duplicates pane.
     Set(u32),
 }
 
+/// One line of the inspector.
 #[derive(Debug, Clone)]
 pub struct Entry {
+    /// The line's text (escaped).
     pub text: String,
+    /// Where Enter leads from it, if anywhere.
     pub target: Option<Target>,
+    /// Whether it is a section heading.
     pub heading: bool,
     /// Drawn after an object line's type name: a string value's preview.
     pub after: String,
 }
 
+/// The object inspector: an object's fields, references, retainers, dominators and duplicate set, as lines.
 #[derive(Debug, Clone)]
 pub struct Inspector {
     object: ObjectIdx,
@@ -53,6 +61,7 @@ pub struct Inspector {
 }
 
 impl Inspector {
+    /// The lines that inspect `object` (the dominators and duplicates where they are known yet).
     pub fn build(
         object: ObjectIdx,
         graph: &HeapGraph,
@@ -143,6 +152,7 @@ impl Inspector {
         &self.list
     }
 
+    /// Where the selected line leads, if anywhere.
     pub fn target(&self) -> Option<Target> {
         self.entries.get(self.list.selected).and_then(|e| e.target)
     }

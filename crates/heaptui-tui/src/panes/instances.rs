@@ -29,6 +29,7 @@ const RETAINED: usize = 2;
 /// The list of a type's instances.
 #[derive(Debug, Clone)]
 pub struct InstancesView {
+    /// The type.
     pub type_index: TypeIdx,
     /// The instances in the current sort order (the permutation itself).
     pub rows: Vec<ObjectIdx>,
@@ -37,6 +38,7 @@ pub struct InstancesView {
     /// The order asked of the job under way, if any (`rows` keep the
     /// previous order until it lands).
     pub pending: Option<Sort>,
+    /// The selected row and the scroll.
     pub list: ListState,
     /// Widths of the shallow and retained values (measured by the job).
     widths: [usize; 2],
@@ -80,6 +82,7 @@ impl InstancesView {
         }
     }
 
+    /// The list's columns: Object, Shallow, Retained.
     pub fn columns(&self) -> [Col; 3] {
         let mut cols = [
             Col::name("Object").sortable(),
@@ -135,6 +138,7 @@ impl InstancesView {
         self.pending.is_some() && self.rows.is_empty()
     }
 
+    /// The selected instance.
     pub fn selected(&self) -> Option<ObjectIdx> {
         self.rows.get(self.list.selected).copied()
     }

@@ -51,12 +51,14 @@ macro_rules! define_panes {
                 }
             )*
 
+            /// The state of pane `id`, as a [`Pane`].
             pub fn get(&self, id: PaneId) -> &dyn Pane {
                 match id {
                     $(PaneId::$id => &self.$field,)*
                 }
             }
 
+            /// The state of pane `id`, as a [`Pane`] to change.
             pub fn get_mut(&mut self, id: PaneId) -> &mut dyn Pane {
                 match id {
                     $(PaneId::$id => &mut self.$field,)*
@@ -80,8 +82,11 @@ super::pane_id::pane_registry!(define_panes);
 pub struct Ctx<'a> {
     /// The dump's name as the title shows it.
     pub name: &'a str,
+    /// Colours and glyphs.
     pub theme: &'a Theme,
+    /// How far the analysis got, with its results.
     pub loading: &'a Loading,
+    /// Whole-heap sums, computed once.
     pub totals: &'a Totals,
     /// The frame's pane body (borders included).
     pub body: Rect,
@@ -108,9 +113,19 @@ pub enum Intent {
     /// Open the inspector on an object.
     Inspect(ObjectIdx),
     /// Select a duplicate set in the Duplicates pane, its detail open or not.
-    JumpToSet { set: u32, open: bool },
+    JumpToSet {
+        /// The set, a position in `Duplicates::sets`.
+        set: u32,
+        /// Whether its detail opens.
+        open: bool,
+    },
     /// Run a job (inline on small heaps, else in the background).
-    Request { job: Job, label: String },
+    Request {
+        /// The work.
+        job: Job,
+        /// What the status line calls it while it runs.
+        label: String,
+    },
     /// A line for the status bar.
     Status(String),
     /// Open the input line for the Types pane's exclude pattern.
@@ -120,6 +135,7 @@ pub enum Intent {
 }
 
 impl Intent {
+    /// A status-bar line.
     pub fn status(text: impl Into<String>) -> Intent {
         Intent::Status(text.into())
     }
@@ -148,6 +164,7 @@ pub struct Ticked {
 }
 
 impl Ticked {
+    /// Changed or busy in either.
     pub fn or(self, other: Ticked) -> Ticked {
         Ticked {
             changed: self.changed || other.changed,
@@ -166,7 +183,12 @@ pub enum Jump {
     /// Show an object in the (unzoomed) dominator tree.
     Reveal(ObjectIdx),
     /// Select a duplicate set, its detail open or not.
-    Set { set: u32, open: bool },
+    Set {
+        /// The set, a position in `Duplicates::sets`.
+        set: u32,
+        /// Whether its detail opens.
+        open: bool,
+    },
 }
 
 impl Jump {
@@ -186,7 +208,10 @@ pub enum Landing {
     Refused(Option<String>),
     /// Yes; `drop_filter`: the pane's filter would hide the target, so the
     /// router clears it first.
-    Taken { drop_filter: bool },
+    Taken {
+        /// Whether the pane's filter must be cleared first.
+        drop_filter: bool,
+    },
 }
 
 /// A pane: its keys, its drawing, and what the router asks of it.
@@ -204,6 +229,7 @@ pub trait Pane {
     /// Moves the selection by `delta` rows (arrows, pages, wheel).
     fn step(&mut self, delta: isize, ctx: &Ctx) -> Vec<Intent>;
 
+    /// Draws the pane into `area`.
     fn draw(&self, ctx: &Ctx, area: Rect, f: &mut Frame);
 
     /// The object that `i` inspects.
@@ -315,6 +341,7 @@ pub fn framed(f: &mut Frame, area: Rect, title: &str, theme: &Theme) -> Rect {
     inner
 }
 
+/// The note an empty list shows after its noun: filtering, `unfiltered` without a filter, or that nothing matches the filter.
 pub fn empty_message(ctx: &Ctx, busy: bool, noun: &str, unfiltered: &str) -> String {
     let filter = ctx.filter.trim();
     if busy || ctx.filtering {

@@ -29,8 +29,10 @@ use heaptui_core::model::{short_frame, Model, ObjectIdx};
 
 pub use crate::filtering::{match_groups, GroupMatch, RECORDS_SHOWN};
 
+/// A row of the Roots pane.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RootRow {
+    /// A (kind, flags) group (index into the root groups).
     Group(usize),
     /// A (kind, flags) group of the baselines that the newest snapshot
     /// lacks (index into the pane's gone groups).
@@ -40,6 +42,7 @@ pub enum RootRow {
     /// A thread's records within a group follow: (group, index into the
     /// group's `threads`).
     Thread(usize, usize),
+    /// (group, how many more matching records are not listed).
     More(usize, usize),
 }
 
@@ -70,13 +73,16 @@ fn group_label(kind: u32, flags: u32) -> String {
 /// a row of its own, dimmed and marked `(gone)`, with its negative Δ.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GoneGroup {
+    /// A `root_kind` value.
     pub kind: u32,
+    /// `root_flags` bits.
     pub flags: u32,
     /// Retained bytes newest (0) − oldest.
     pub delta: i128,
     /// Its figures in the last snapshot that had it, and that snapshot's
     /// position (oldest 0).
     pub last: RootFigures,
+    /// That snapshot's position, oldest 0.
     pub last_seen: usize,
 }
 
@@ -88,11 +94,14 @@ pub struct RootDeltas {
     pub delta: Vec<i128>,
     /// Per group: retained bytes rise at every step.
     pub steady: Vec<bool>,
+    /// The groups the newest snapshot lacks.
     pub gone: Vec<GoneGroup>,
+    /// How many snapshots are compared.
     pub snapshots: usize,
 }
 
 impl RootDeltas {
+    /// The comparison's figures for `groups` (the opened snapshot's root groups).
     pub fn new(c: &Compared, groups: &[RootGroup]) -> RootDeltas {
         let rows: Vec<Option<&[RootFigures]>> = groups
             .iter()
@@ -176,6 +185,7 @@ pub fn group_order(
     order
 }
 
+/// The Roots pane: root records grouped by kind and flags, expandable into records and threads.
 #[derive(Debug)]
 pub struct RootsPane {
     list: ListState,

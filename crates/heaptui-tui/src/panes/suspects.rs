@@ -35,7 +35,9 @@ const PATH_TAIL: usize = 6;
 /// One suspect as the pane shows it.
 #[derive(Debug, Clone)]
 pub struct SuspectRow {
+    /// Why it is a suspect.
     pub kind: SuspectKind,
+    /// Its retained bytes.
     pub retained: u64,
     /// Newest minus oldest retained bytes (growth suspects).
     pub growth: Option<i128>,
@@ -47,6 +49,7 @@ pub struct SuspectRow {
     pub name: (String, String, String),
     /// The accumulation point, the same way.
     pub point_name: (String, String, String),
+    /// The accumulation point (an object index).
     pub point: u32,
     /// The detail lines (without the type path, which wraps).
     pub detail: Vec<String>,
@@ -54,6 +57,7 @@ pub struct SuspectRow {
     pub path: String,
 }
 
+/// The Suspects pane: the leak suspects and the selected one's detail.
 #[derive(Debug, Default)]
 pub struct SuspectsPane {
     list: ListState,

@@ -38,7 +38,9 @@ pub fn no_comparison(ctx: &Ctx) -> Intent {
 /// The order of a list: the column it is sorted by and the direction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Sort {
+    /// The column sorted by (index into the list's columns).
     pub column: usize,
+    /// Whether largest (or Z) comes first.
     pub descending: bool,
 }
 
@@ -66,6 +68,7 @@ impl Sort {
             .map_or(self, |i| Sort::by(i, cols))
     }
 
+    /// The same column the other way.
     pub fn reversed(self) -> Sort {
         Sort {
             descending: !self.descending,
@@ -120,7 +123,9 @@ impl Sort {
 /// A scrolled list: the selected row and the first visible row.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ListState {
+    /// The selected row.
     pub selected: usize,
+    /// The first visible row.
     pub offset: usize,
 }
 
@@ -137,6 +142,7 @@ impl ListState {
         self.scroll(len, height);
     }
 
+    /// Keeps `selected` below `len` and within the `height` rows shown from `offset`.
     pub fn scroll(&mut self, len: usize, height: usize) {
         self.selected = self.selected.min(len.saturating_sub(1));
         let height = height.max(1);
@@ -156,11 +162,14 @@ pub struct TableRow {
     /// A line of its own across the columns instead of cells (a record
     /// under its group).
     pub spanning: Option<String>,
+    /// Whether the row is the selected one.
     pub selected: bool,
+    /// Its style.
     pub style: Style,
 }
 
 impl TableRow {
+    /// A row of cells.
     pub fn cells(cells: Vec<String>, selected: bool, style: Style) -> TableRow {
         TableRow {
             cells,
@@ -170,6 +179,7 @@ impl TableRow {
         }
     }
 
+    /// A line across the columns.
     pub fn spanning(text: String, selected: bool, style: Style) -> TableRow {
         TableRow {
             cells: Vec::new(),
@@ -199,6 +209,7 @@ impl TableRow {
 
 /// The rows on one page of a list, for [`ScrolledTable::page`].
 pub struct Page<'a> {
+    /// The list's selection and scroll offset.
     pub list: &'a ListState,
     /// Rows in the list.
     pub len: usize,
@@ -212,10 +223,15 @@ pub struct Page<'a> {
 /// A header line and the visible rows; `>` marks the selected row (with
 /// its style, never colour alone); `empty` stands in for no rows.
 pub struct ScrolledTable<'a> {
+    /// Which columns fit the width, and how wide each is.
     pub columns: &'a Columns,
+    /// The columns' headers.
     pub header: &'a [Col],
+    /// Colours and glyphs.
     pub theme: &'a Theme,
+    /// The visible rows.
     pub rows: Vec<TableRow>,
+    /// Shown instead of the rows when there are none.
     pub empty: Option<String>,
 }
 

@@ -7,13 +7,17 @@ use rayon::prelude::*;
 /// Which duplicates are detected (`--duplicates`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
 pub enum DuplicateMode {
+    /// No detection.
     None,
+    /// Only sets of objects that reference nothing (equal shallow contents).
     Trivial,
+    /// Every set, also of objects whose referenced graphs are equal.
     #[default]
     All,
 }
 
 impl DuplicateMode {
+    /// The name `--duplicates` takes.
     pub fn name(self) -> &'static str {
         match self {
             DuplicateMode::None => "none",
@@ -37,8 +41,10 @@ impl std::str::FromStr for DuplicateMode {
     }
 }
 
+/// How duplicate detection runs (`--duplicates` and its budget).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DuplicateOptions {
+    /// Which duplicates are detected.
     pub mode: DuplicateMode,
     /// Work units (object-pairs visited) allowed per type before its
     /// undecided instances are reported as possible duplicates; `None` for
@@ -61,6 +67,7 @@ pub struct DuplicateSet {
     /// Position in [`Duplicates::sets`] (sets are sorted by additional
     /// bytes descending, then lowest member id).
     pub id: u32,
+    /// The members' type, an index into `Model::type_names`.
     pub type_index: u32,
     /// Members, sorted by object id.
     pub members: Vec<u32>,
@@ -68,25 +75,31 @@ pub struct DuplicateSet {
     pub instance_bytes: u64,
     /// Objects reachable from one member, the member included.
     pub objects_per_copy: u64,
+    /// Shallow bytes of the other members' copies that the first member's copy does not share (what merging the copies would save).
     pub additional_bytes: u64,
     /// Members reference nothing.
     pub trivial: bool,
     /// Every set that fully holds this one, ascending.
     pub held_by: Vec<u32>,
+    /// The one holder of [`DuplicateSet::held_by`] that no other holder holds (lowest id on a tie); `None` when nothing holds the set.
     pub holding_set: Option<u32>,
 }
 
 /// Instances of one type whose detection was cut short.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PossibleDuplicates {
+    /// Their type, an index into `Model::type_names`.
     pub type_index: u32,
     /// Undecided instances, in index order.
     pub instances: Vec<u32>,
 }
 
+/// What duplicate detection found in one analysis.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Duplicates {
+    /// The mode detection ran in (`None`, as `Some(DuplicateMode::None)`, when it did not run).
     pub mode: Option<DuplicateMode>,
+    /// The duplicate sets, by additional bytes descending (then lowest member id).
     pub sets: Vec<DuplicateSet>,
     /// Possible duplicates per type, by type index.
     pub possible: Vec<PossibleDuplicates>,
@@ -206,9 +219,13 @@ fn extra_bytes(s: &DuplicateSet) -> u64 {
 /// ([`Duplicates::is_unverified`]).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct DuplicateTotals {
+    /// Verified sets.
     pub sets: u64,
+    /// Their extra instances' shallow bytes.
     pub bytes: u64,
+    /// Sets whose equality could not be verified (trivial sets whose values were not compared).
     pub unverified_sets: u64,
+    /// Their extra instances' shallow bytes.
     pub unverified_bytes: u64,
 }
 

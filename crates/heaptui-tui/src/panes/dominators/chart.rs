@@ -91,8 +91,11 @@ pub struct Seg {
 /// One bar of the chart.
 #[derive(Debug, Clone)]
 pub struct Bar {
+    /// The row's type (with its count for a group), as the bar is labelled.
     pub label: String,
+    /// Its retained bytes (the bar's length).
     pub bytes: u64,
+    /// Whether the selection is in it.
     pub selected: bool,
     /// The nested levels under the bar, outermost first; each level's
     /// segments lie within their parents'.
@@ -264,11 +267,15 @@ fn place(offset: u64, groups: Vec<Arc<Group>>) -> Vec<Placed> {
 /// The selection is marked with `>` and reverse video, never by colour
 /// alone.
 pub struct RetainedChart<'a> {
+    /// The chart's title (the zoom root).
     pub title: String,
     /// Retained bytes of the zoom root (the full bar length).
     pub total: u64,
+    /// Bytes of the whole reachable heap (for the zoom root's share).
     pub reachable: u64,
+    /// The bars, one per top-level row, in the tree's order.
     pub bars: &'a [Bar],
+    /// Colours and glyphs.
     pub theme: &'a Theme,
 }
 

@@ -94,16 +94,19 @@ impl DominatorsPane {
         self.mode
     }
 
+    /// The current zoom level's tree.
     pub fn tree(&self) -> &Tree {
         self.zooms.last().expect("the root tree is never popped")
     }
 
+    /// The current zoom level's tree, to change.
     pub fn tree_mut(&mut self) -> &mut Tree {
         self.zooms
             .last_mut()
             .expect("the root tree is never popped")
     }
 
+    /// Lays out every zoom level's visible rows again (after a mode, order or filter change).
     pub fn refresh(&mut self) {
         let (mode, marks) = (self.mode, self.marks.clone());
         for t in &mut self.zooms {
@@ -163,6 +166,7 @@ impl DominatorsPane {
         }
     }
 
+    /// Selects visible row `i` (the last one past the end).
     pub fn select_index(&mut self, i: usize) {
         let t = self.tree_mut();
         if let Some(&n) = t.flat.get(i.min(t.flat.len().saturating_sub(1))) {
@@ -186,6 +190,7 @@ impl DominatorsPane {
         chain.last().copied().unwrap_or(t.selected)
     }
 
+    /// The zoom levels' labels joined by arrows.
     pub fn breadcrumb(&self, theme: &Theme) -> String {
         let parts: Vec<&str> = self.zooms.iter().map(|t| t.label.as_str()).collect();
         parts.join(&format!(" {} ", theme.arrow()))

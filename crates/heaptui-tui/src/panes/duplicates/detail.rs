@@ -7,16 +7,23 @@ use heaptui_core::graph::duplicates::Duplicates;
 use heaptui_core::graph::HeapGraph;
 use heaptui_core::model::{ObjectIdx, ROW_PREVIEW_CHARS};
 
+/// One line of a duplicate set's detail.
 #[derive(Debug, Clone)]
 pub struct DetailLine {
+    /// The line's text (escaped).
     pub text: String,
+    /// The object the line names (Enter inspects it), if any.
     pub object: Option<u32>,
 }
 
+/// A duplicate set's detail: its figures and members, as lines.
 #[derive(Debug, Clone)]
 pub struct DupDetail {
+    /// The set, a position in `Duplicates::sets`.
     pub set: u32,
+    /// The lines.
     pub lines: Vec<DetailLine>,
+    /// The selected line and the scroll.
     pub list: ListState,
     /// Opened with Enter on the list's row: Backspace closes it, back to
     /// the list. A detail reached by a jump (`H`, the Overview, the

@@ -37,6 +37,7 @@ struct DuplicatesPlace {
     detail: Option<(u32, bool)>,
 }
 
+/// The Duplicates pane: the duplicate sets (and possible duplicates), and a set's detail.
 #[derive(Debug)]
 pub struct DuplicatesPane {
     list: ListState,
@@ -193,6 +194,7 @@ impl DuplicatesPane {
         self.source.as_ref().map_or(0, |d| d.sets.len())
     }
 
+    /// The list row that shows `set`, if the filter lets it through.
     pub fn row_of_set(&self, set: u32) -> Option<usize> {
         self.rows.row_of_set(set, &self.pos, self.sets_len())
     }
@@ -251,6 +253,7 @@ impl DuplicatesPane {
         self.rows.len()
     }
 
+    /// Whether the list has no rows.
     pub fn is_empty(&self) -> bool {
         self.rows.len() == 0
     }

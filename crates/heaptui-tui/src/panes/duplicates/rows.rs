@@ -20,9 +20,12 @@ pub use crate::filtering::DupRow;
 pub enum DupRows {
     /// `sets`: the entries of the display order (sets and gone sets).
     All {
+        /// Entries of the display order (sets and gone sets).
         sets: usize,
+        /// Possible-duplicates types.
         possible: usize,
     },
+    /// The filter thread's selection, in display order.
     Filtered(Arc<Vec<DupRow>>),
 }
 
@@ -36,6 +39,7 @@ impl Default for DupRows {
 }
 
 impl DupRows {
+    /// How many rows.
     pub fn len(&self) -> usize {
         match self {
             DupRows::All { sets, possible } => sets + possible,
@@ -43,6 +47,7 @@ impl DupRows {
         }
     }
 
+    /// Whether there are no rows.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
@@ -224,13 +229,17 @@ pub fn set_deltas(c: &Compared, d: &Duplicates) -> SetDeltas {
 /// of its own, dimmed and marked `(gone)`, with its negative Δ.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GoneSet {
+    /// The set's type name.
     pub name: Box<str>,
+    /// Shallow bytes of one instance.
     pub instance_bytes: u64,
+    /// Objects reachable from one member, the member included.
     pub objects_per_copy: u64,
     /// Additional bytes newest (0) − oldest.
     pub delta: i128,
     /// Its copies and additional bytes in the last snapshot that had it.
     pub last_instances: u64,
+    /// Its additional bytes then.
     pub last_additional: u64,
     /// That snapshot's position, oldest 0.
     pub last_seen: usize,
@@ -266,9 +275,13 @@ pub fn gone_sets(c: &Compared) -> Vec<GoneSet> {
 pub struct DupWidths {
     /// Digits of the largest set id (`#` comes on top).
     pub id_digits: usize,
+    /// Digits of the largest additional bytes.
     pub additional: usize,
+    /// Digits of the largest instance count.
     pub instances: usize,
+    /// Digits of the largest instance bytes.
     pub instance_bytes: usize,
+    /// Digits of the largest objects per copy.
     pub objects_per_copy: usize,
     /// Digits of the largest holding set id (the arrow and `#` on top).
     pub holder_digits: usize,
@@ -279,6 +292,7 @@ pub struct DupWidths {
 }
 
 impl DupWidths {
+    /// Measures every set and possible-duplicates type of `d`.
     pub fn measure(d: &Duplicates) -> DupWidths {
         let max = |f: &dyn Fn(&DuplicateSet) -> u64| d.sets.iter().map(f).max().unwrap_or(0);
         let possible = d.possible.iter().map(|p| p.instances.len() as u64).max();

@@ -31,6 +31,7 @@ mod rows;
 
 pub use rows::*;
 
+/// The Types pane: per-type statistics, a type's instances and its immediate dominators.
 #[derive(Debug)]
 pub struct TypesPane {
     list: ListState,

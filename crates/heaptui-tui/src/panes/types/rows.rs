@@ -11,11 +11,16 @@ use crate::fmt::{bytes_width, count_width, Col};
 use heaptui_core::analysis::{ImmediateDominators, TypeStats};
 use heaptui_core::model::TypeIdx;
 
+/// The immediate-dominators view of one type (the Types pane's split).
 #[derive(Debug, Clone)]
 pub struct ImmView {
+    /// The type whose instances' dominators are shown.
     pub type_index: TypeIdx,
+    /// The exclude pattern it ran with.
     pub exclude: String,
+    /// The rows, by dominated shallow bytes descending.
     pub rows: Vec<ImmediateDominators>,
+    /// The selected row and the scroll.
     pub list: ListState,
     /// Widths of the number columns' values (see [`ImmView::new`]).
     pub widths: [usize; 3],
@@ -107,11 +112,13 @@ pub fn type_order(
 /// own, dimmed and marked `(gone)`, with its negative Δ.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GoneType {
+    /// The type's name.
     pub name: Box<str>,
     /// Shallow bytes newest (0) − oldest.
     pub delta: i128,
     /// Its instances and shallow bytes in the last snapshot that had any.
     pub last_count: u64,
+    /// Their shallow bytes.
     pub last_shallow: u64,
     /// That snapshot's position, oldest 0.
     pub last_seen: usize,
@@ -179,6 +186,8 @@ impl TypesDelta {
 /// (its type index) or a type gone from it (index into the gone types).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TypeRow {
+    /// A type of the opened snapshot.
     Type(TypeIdx),
+    /// A gone type (index into the pane's gone types).
     Gone(u32),
 }

@@ -55,13 +55,18 @@ pub enum Reveal {
 
 static NEXT_TREE_ID: AtomicU64 = AtomicU64::new(1);
 
+/// What a row of the tree stands for.
 #[derive(Debug, Clone)]
 pub enum Item {
+    /// The super-root (the whole reachable heap).
     SuperRoot,
+    /// A row `N × Type`: dominator-tree children of one parent grouped by type.
     Group(Arc<Group>),
+    /// One object (an instance of a group, or a group of one).
     Instance(u32),
     /// `remaining` further instances of the parent group.
     More {
+        /// How many instances are not shown.
         remaining: usize,
     },
     /// A row of a baseline that the newest snapshot lacks (a merged path
@@ -69,11 +74,16 @@ pub enum Item {
     Vanished(u32),
 }
 
+/// One row of a [`Tree`], shown or not.
 #[derive(Debug, Clone)]
 pub struct Node {
+    /// What the row stands for.
     pub item: Item,
+    /// Its parent node (`None` for the zoom root).
     pub parent: Option<u32>,
+    /// Its depth below the zoom root (0 for the root).
     pub depth: u32,
+    /// Whether its children are shown.
     pub expanded: bool,
     /// Groups: show instances instead of grouped children.
     pub instances: bool,
@@ -81,6 +91,7 @@ pub struct Node {
     pub page: Vec<u32>,
     /// Grouped children are being computed by a job.
     pub loading: bool,
+    /// Its child nodes, once made (`None` until it is first expanded).
     pub children: Option<Vec<u32>>,
     /// The row's merged path in the comparison ([`NO_PATH`]: none, or no
     /// comparison): its type path from the super-root, for rows that stand
@@ -118,9 +129,12 @@ impl Node {
     }
 }
 
+/// How the Dominators pane shows the tree.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TreeMode {
+    /// The grouped tree, rows expanded in place.
     Tree,
+    /// The selected row's path from the super-root, and its children.
     Path,
 }
 
@@ -128,8 +142,11 @@ pub enum TreeMode {
 /// through [`Tree::set_groups`].
 #[derive(Debug, Clone)]
 pub struct Deferred {
+    /// The [`Tree::id`] of the tree that asked.
     pub tree: u64,
+    /// The node whose children are grouped.
     pub node: u32,
+    /// The objects whose dominator-tree children are grouped (the node's members).
     pub parents: Arc<Vec<u32>>,
 }
 
@@ -138,14 +155,18 @@ pub struct Deferred {
 pub struct Tree {
     /// Identifies the tree to deferred results (it may be gone by then).
     pub id: u64,
+    /// Every node made so far (index = node id; 0 is the zoom root).
     pub nodes: Vec<Node>,
     /// Visible rows (node ids) in display order.
     pub flat: Vec<u32>,
     /// Visible children of the zoom root (the chart's bars), kept by
     /// [`Tree::flatten`] so frames need not re-check the filter marks.
     pub top: Vec<u32>,
+    /// The selected node.
     pub selected: u32,
+    /// The first visible row (an index into `flat`).
     pub offset: usize,
+    /// The zoom level's title (the zoom root's name).
     pub label: String,
     /// The comparison, if any: the rows' paths and the vanished rows.
     pub compared: Option<Arc<Compared>>,
@@ -163,6 +184,7 @@ pub struct Tree {
 pub type Marks = Option<Arc<Vec<bool>>>;
 
 impl Tree {
+    /// A tree rooted at `root`, expanded one level; the grouping the caller must still run, if any.
     pub fn new(
         root: Item,
         label: String,
@@ -232,6 +254,7 @@ impl Tree {
         }
     }
 
+    /// Whether node `id` has (or may have) children to show.
     pub fn has_children(&self, id: u32, dom: &DominatorTree) -> bool {
         let n = &self.nodes[id as usize];
         if !n.instances
@@ -392,6 +415,7 @@ impl Tree {
         }
     }
 
+    /// The node ids above `id`, its parent first.
     pub fn ancestors(&self, id: u32) -> Vec<u32> {
         let mut v = Vec::new();
         let mut x = self.nodes[id as usize].parent;
@@ -492,6 +516,7 @@ impl Tree {
         v
     }
 
+    /// The selected node's position among the visible rows.
     pub fn selected_index(&self) -> usize {
         self.flat
             .iter()
