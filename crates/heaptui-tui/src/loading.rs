@@ -1,4 +1,4 @@
-//! How far the analysis got: one [`Stage`] enum whose every variant holds
+//! How far the analysis got: one [`Reached`] enum whose every variant holds
 //! the results of the stages before it, plus the finished stages' times.
 //! Owns the arrival of the worker's stage messages ([`Msg`]); imports no
 //! pane and no `app` (panes read it through their context).
@@ -52,9 +52,10 @@ impl Failure {
     }
 }
 
-/// The analysis stages as the UI sees them, in order.
+/// How far the analysis has reached, as the UI sees it: the results that
+/// have arrived (the stages themselves are `progress::Stage`).
 #[derive(Debug, Clone, Default)]
-pub enum Stage {
+pub enum Reached {
     /// The dump is being read.
     #[default]
     Parsing,
@@ -67,7 +68,7 @@ pub enum Stage {
     /// Every stage finished.
     Ready(Arc<HeapGraph>, Arc<Dominated>, Arc<Duplicates>),
     /// Stopped: what had arrived before, and why.
-    Failed(Box<Stage>, Failure),
+    Failed(Box<Reached>, Failure),
 }
 
 /// What a stage message changed, for the app to tell the panes.
@@ -116,7 +117,7 @@ pub enum Comparing {
 /// The loading state: the stage reached and the finished stages' times.
 #[derive(Debug, Clone, Default)]
 pub struct Loading {
-    stage: Stage,
+    stage: Reached,
     /// Milliseconds of each finished stage (parse, graph, dominators,
     /// duplicates), in order.
     ms: Vec<u64>,
@@ -130,7 +131,7 @@ pub struct Loading {
 
 impl Loading {
     /// The stage reached (a failure holds what came before).
-    pub fn stage(&self) -> &Stage {
+    pub fn stage(&self) -> &Reached {
         &self.stage
     }
 
@@ -175,9 +176,9 @@ impl Loading {
     }
 
     /// The stage reached, looking through a failure.
-    fn reached(&self) -> &Stage {
+    fn reached(&self) -> &Reached {
         match &self.stage {
-            Stage::Failed(before, _) => before,
+            Reached::Failed(before, _) => before,
             s => s,
         }
     }
@@ -190,7 +191,7 @@ impl Loading {
     /// The heap graph, once built (also after a later failure).
     pub fn graph(&self) -> Option<&Arc<HeapGraph>> {
         match self.reached() {
-            Stage::Graph(g) | Stage::Dominators(g, _) | Stage::Ready(g, _, _) => Some(g),
+            Reached::Graph(g) | Reached::Dominators(g, _) | Reached::Ready(g, _, _) => Some(g),
             _ => None,
         }
     }
@@ -198,7 +199,7 @@ impl Loading {
     /// The dominators stage's results, once they arrived.
     pub fn dominated(&self) -> Option<&Arc<Dominated>> {
         match self.reached() {
-            Stage::Dominators(_, d) | Stage::Ready(_, d, _) => Some(d),
+            Reached::Dominators(_, d) | Reached::Ready(_, d, _) => Some(d),
             _ => None,
         }
     }
@@ -226,7 +227,7 @@ impl Loading {
     /// The duplicate sets, once detected.
     pub fn duplicates(&self) -> Option<&Arc<Duplicates>> {
         match self.reached() {
-            Stage::Ready(_, _, d) => Some(d),
+            Reached::Ready(_, _, d) => Some(d),
             _ => None,
         }
     }
@@ -234,7 +235,7 @@ impl Loading {
     /// Why the analysis stopped, if it did.
     pub fn failure(&self) -> Option<&Failure> {
         match &self.stage {
-            Stage::Failed(_, f) => Some(f),
+            Reached::Failed(_, f) => Some(f),
             _ => None,
         }
     }
@@ -280,7 +281,7 @@ impl Loading {
     /// Takes a stage message. Messages that are not stage results return
     /// `Err(msg)` for the caller to route.
     pub fn on_msg(&mut self, msg: Msg) -> Result<Arrived, Msg> {
-        if let Stage::Failed(..) = self.stage {
+        if let Reached::Failed(..) = self.stage {
             // Nothing arrives after a failure (a job may still answer).
             return Ok(Arrived::Nothing);
         }
@@ -321,41 +322,41 @@ impl Loading {
 
     /// The stage after `stage` once `msg` arrived, and what arrived; a
     /// message that is no stage's is handed back (the stage unchanged).
-    fn advance(&mut self, stage: Stage, msg: Msg) -> (Stage, Result<Arrived, Msg>) {
+    fn advance(&mut self, stage: Reached, msg: Msg) -> (Reached, Result<Arrived, Msg>) {
         let (stage, arrived) = match (stage, msg) {
-            (Stage::Parsing, Msg::Parsed { ms, cached }) => {
+            (Reached::Parsing, Msg::Parsed { ms, cached }) => {
                 self.ms.push(ms);
                 self.cached = cached;
-                (Stage::Parsed, Arrived::Nothing)
+                (Reached::Parsed, Arrived::Nothing)
             }
-            (Stage::Parsed, Msg::Graph { graph, ms, totals }) => {
+            (Reached::Parsed, Msg::Graph { graph, ms, totals }) => {
                 self.ms.push(ms);
                 self.totals = Some(totals);
-                (Stage::Graph(graph), Arrived::Graph)
+                (Reached::Graph(graph), Arrived::Graph)
             }
-            (Stage::Graph(graph), Msg::Dominators { stage, ms }) => {
+            (Reached::Graph(graph), Msg::Dominators { stage, ms }) => {
                 self.ms.push(ms);
                 let mut type_pos = vec![u32::MAX; graph.dump.type_names.len()];
                 for (i, t) in stage.types.iter().enumerate() {
                     type_pos[t.type_index.index()] = i as u32;
                 }
                 let d = Dominated { stage, type_pos };
-                (Stage::Dominators(graph, Arc::new(d)), Arrived::Dominators)
+                (Reached::Dominators(graph, Arc::new(d)), Arrived::Dominators)
             }
-            (Stage::Dominators(g, d), Msg::Duplicates { duplicates, ms }) => {
+            (Reached::Dominators(g, d), Msg::Duplicates { duplicates, ms }) => {
                 self.ms.push(ms);
-                (Stage::Ready(g, d, duplicates), Arrived::Duplicates)
+                (Reached::Ready(g, d, duplicates), Arrived::Duplicates)
             }
             // A later per-type detection replaces the result, not the time.
-            (Stage::Ready(g, d, _), Msg::Duplicates { duplicates, .. }) => {
-                (Stage::Ready(g, d, duplicates), Arrived::Duplicates)
+            (Reached::Ready(g, d, _), Msg::Duplicates { duplicates, .. }) => {
+                (Reached::Ready(g, d, duplicates), Arrived::Duplicates)
             }
             (s, Msg::Failed(e)) => (
-                Stage::Failed(Box::new(s), Failure::Input(e)),
+                Reached::Failed(Box::new(s), Failure::Input(e)),
                 Arrived::Failure,
             ),
             (s, Msg::Panicked(e)) => (
-                Stage::Failed(Box::new(s), Failure::Panic(e)),
+                Reached::Failed(Box::new(s), Failure::Panic(e)),
                 Arrived::Failure,
             ),
             (
@@ -389,7 +390,7 @@ mod tests {
     #[test]
     fn stages_arrive_in_order_and_a_failure_keeps_what_arrived() {
         let mut l = Loading::default();
-        assert!(matches!(l.stage(), Stage::Parsing));
+        assert!(matches!(l.stage(), Reached::Parsing));
         assert_eq!(
             l.on_msg(Msg::Parsed {
                 ms: 3,
@@ -446,6 +447,6 @@ mod tests {
             ms: 1,
         };
         assert_eq!(l.on_msg(out_of_order).unwrap(), Arrived::Nothing);
-        assert!(matches!(l.stage(), Stage::Parsing));
+        assert!(matches!(l.stage(), Reached::Parsing));
     }
 }
