@@ -1462,3 +1462,21 @@ fn the_text_report_shows_the_object_layout_found() {
     let layout = forced.lines().find(|l| l.starts_with("Layout:")).unwrap();
     assert!(!layout.contains("from the dump"), "{layout}");
 }
+
+#[test]
+fn skip_walks_past_the_classes_it_names_but_not_past_the_users() {
+    // A Java class object's row is `class X`; `--skip 'java.*'` skips the
+    // JDK's classes as it skips their instances, and stops at the user's
+    // class, whose static map holds the leak.
+    let out = report(&[
+        "leaky.hprof.gz",
+        "--immediate-dominators",
+        "byte[]",
+        "--skip",
+        "java.*",
+    ]);
+    let text = String::from_utf8(out).unwrap();
+    let section = &text[text.find("Immediate dominators").unwrap()..];
+    assert!(section.contains("  class Leaky\n"), "{section}");
+    assert!(!section.contains("class java."), "{section}");
+}

@@ -5,7 +5,8 @@ use std::collections::{HashMap, VecDeque};
 
 use super::Glob;
 use crate::graph::{DominatorTree, HeapGraph, NOT_REACHABLE, SUPER_ROOT};
-use crate::model::{Model, ObjectIdx, TypeIdx};
+
+use crate::model::{Format, Model, ObjectIdx, TypeIdx, CLASS_ROW_PREFIX};
 use crate::progress::{Cancelled, Progress};
 
 /// A row `N × Type` of the grouped dominator tree (docs/analyses.md).
@@ -70,6 +71,18 @@ pub struct ImmediateDominators {
     pub dominators_retained_bytes: u64,
 }
 
+/// Whether the pattern `g` excludes the rows of type `name`: a Java class
+/// object's row (`class java.lang.System`) is excluded as its class
+/// (`java.lang.System`) would be, so `java.*` walks past the JDK's classes
+/// and stops at `class OrderService`.
+fn excludes(g: &Glob, format: Format, name: &str) -> bool {
+    g.matches(name)
+        || (format == Format::Hprof
+            && name
+                .strip_prefix(CLASS_ROW_PREFIX)
+                .is_some_and(|class| g.matches(class)))
+}
+
 /// For each reachable object of `set`, walks up its domination path past
 /// dominators whose type matches `exclude` and groups by the first one that
 /// does not match. Rows by dominated shallow bytes descending.
@@ -82,7 +95,7 @@ pub fn immediate_dominators(
     let excluded: Vec<bool> = dump
         .type_names
         .iter()
-        .map(|n| exclude.is_some_and(|g| g.matches(n)))
+        .map(|n| exclude.is_some_and(|g| excludes(g, dump.format, n)))
         .collect();
     let mut rows: HashMap<Option<TypeIdx>, ImmediateDominators> = HashMap::new();
     for &o in set {
