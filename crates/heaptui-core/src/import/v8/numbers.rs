@@ -128,7 +128,18 @@ struct Cursor<'a> {
     first: bool,
 }
 
-impl Cursor<'_> {
+impl<'a> Cursor<'a> {
+    /// A cursor at `pos`, reading up to `end`. Chunks start at the array's
+    /// start or after a comma, so the first number needs no comma before it.
+    fn at(bytes: &'a [u8], pos: usize, end: usize) -> Cursor<'a> {
+        Cursor {
+            bytes,
+            pos,
+            end,
+            first: true,
+        }
+    }
+
     /// The next number. The fast path takes the common shape, `,` or `\n,`
     /// (nothing before a chunk's first number) then at most 19 digits; anything else
     /// (whitespace, a line break, an error) takes the careful path.
@@ -468,6 +479,68 @@ impl Scan<'_> {
         self.run_with(Simd::detect(), chunk_fn, merge)
     }
 
+    /// The chunks of one window: `window`'s byte ranges and `counts` their
+    /// numbers, the array's first `numbers` numbers before them, and at
+    /// most `complete` records in all where the array's end is in the window.
+    fn chunks<'s>(
+        &'s self,
+        simd: Option<Simd>,
+        (window, counts): (&[(usize, usize)], &[u64]),
+        numbers: u64,
+        complete: Option<u64>,
+        array_end: Option<usize>,
+    ) -> Vec<Chunk<'s>> {
+        let (bytes, fields, f) = (self.bytes, self.fields, self.fields as u64);
+        let mut first = numbers;
+        window
+            .iter()
+            .zip(counts)
+            .map(|(&(s, e), &n)| {
+                let r0 = first.div_ceil(f);
+                let mut r1 = (first + n).div_ceil(f);
+                if let Some(c) = complete {
+                    r1 = r1.min(c);
+                }
+                let skip = (r0 * f - first) as usize;
+                first += n;
+                Chunk {
+                    first_record: r0,
+                    records: r1.saturating_sub(r0),
+                    fields,
+                    skip,
+                    last: Some(e) == array_end,
+                    // Before the end is known, the window's last record
+                    // may read on into the next window.
+                    cursor: Cursor::at(bytes, s, array_end.unwrap_or(bytes.len())),
+                    simd,
+                    ahead: [0; AHEAD],
+                    next: 0,
+                    parsed: 0,
+                    spill: [0; MAX_FIELDS],
+                }
+            })
+            .collect()
+    }
+
+    /// Where the scan starts, and the array's end as far as it is known.
+    fn bounds(&self) -> (usize, End) {
+        match &self.extent {
+            Extent::Open(start) => ((*start).min(self.bytes.len()), None),
+            Extent::Known(array) if array.closed => {
+                (array.range.start, Some((array.range.end, true)))
+            }
+            Extent::Known(array) => {
+                // The number after the last comma may be cut short: leave it out.
+                let range = array.range.clone();
+                let cut = match memchr::memrchr(b',', &self.bytes[range.clone()]) {
+                    Some(k) => range.start + k + 1,
+                    None => range.start,
+                };
+                (range.start, Some((cut, false)))
+            }
+        }
+    }
+
     /// The next window's chunks and their number counts, from `at` on;
     /// sets `end` when the array ends in it.
     fn window(&self, at: usize, end: &mut End) -> (Vec<(usize, usize)>, Vec<u64>) {
@@ -541,21 +614,7 @@ impl Scan<'_> {
     ) -> Result<Scanned, ScanError> {
         let (bytes, fields) = (self.bytes, self.fields);
         assert!((1..=MAX_FIELDS).contains(&fields));
-        let (start, mut end): (usize, End) = match &self.extent {
-            Extent::Open(start) => ((*start).min(bytes.len()), None),
-            Extent::Known(array) if array.closed => {
-                (array.range.start, Some((array.range.end, true)))
-            }
-            Extent::Known(array) => {
-                // The number after the last comma may be cut short: leave it out.
-                let range = array.range.clone();
-                let cut = match memchr::memrchr(b',', &bytes[range.clone()]) {
-                    Some(k) => range.start + k + 1,
-                    None => range.start,
-                };
-                (range.start, Some((cut, false)))
-            }
-        };
+        let (start, mut end) = self.bounds();
         let f = fields as u64;
         let mut numbers = 0u64;
         let mut spare: Vec<R> = Vec::new();
@@ -576,41 +635,10 @@ impl Scan<'_> {
             let window_numbers: u64 = counts.iter().sum();
             // Records beyond the array's complete ones are not read.
             let complete = last_window.then(|| (numbers + window_numbers) / f);
-            let mut first = numbers;
-            let jobs: Vec<_> = window
-                .iter()
-                .zip(&counts)
-                .map(|(&(s, e), &n)| {
-                    let r0 = first.div_ceil(f);
-                    let mut r1 = (first + n).div_ceil(f);
-                    if let Some(c) = complete {
-                        r1 = r1.min(c);
-                    }
-                    let skip = (r0 * f - first) as usize;
-                    first += n;
-                    let chunk = Chunk {
-                        first_record: r0,
-                        records: r1.saturating_sub(r0),
-                        fields,
-                        skip,
-                        last: Some(e) == array_end,
-                        cursor: Cursor {
-                            bytes,
-                            pos: s,
-                            // Before the end is known, the window's last
-                            // record may read on into the next window.
-                            end: array_end.unwrap_or(bytes.len()),
-                            // Chunks start at the array's start or after a comma.
-                            first: true,
-                        },
-                        simd,
-                        ahead: [0; AHEAD],
-                        next: 0,
-                        parsed: 0,
-                        spill: [0; MAX_FIELDS],
-                    };
-                    (chunk, spare.pop().unwrap_or_default())
-                })
+            let jobs: Vec<(Chunk, R)> = self
+                .chunks(simd, (&window, &counts), numbers, complete, array_end)
+                .into_iter()
+                .map(|c| (c, spare.pop().unwrap_or_default()))
                 .collect();
             // The first error in file order, whichever thread met it first.
             let results: Vec<Result<R, ScanError>> = jobs
