@@ -280,26 +280,8 @@ fn write_all(
     progress: &Progress,
     issues: &mut Collector,
 ) -> Result<AllWritten, Stop> {
-    let n = ids.len();
     let objects = || counts.iter().map(|k| k.objects);
-    let (total_refs, total_values) = counts
-        .iter()
-        .fold((0, 0), |(r, v), k| (r + k.refs, v + k.value_bytes));
-    // Zeroed: a mark no string wrote reads (0, ValueKind::None), none.
-    let mut strings: Vec<StringMark> = crate::mem::zeroed(counts.iter().map(|k| k.strings).sum());
-    let mut referents: Vec<ReferentMark> =
-        crate::mem::zeroed(counts.iter().map(|k| k.referents).sum());
-    let mut a = Arrays {
-        types: crate::mem::zeroed(n),
-        sizes: crate::mem::zeroed(n),
-        kinds: crate::mem::zeroed(n),
-        value_ends: crate::mem::zeroed(n + 1),
-        values: crate::mem::zeroed(total_values),
-        ref_ends: crate::mem::zeroed(n + 1),
-        targets: crate::mem::zeroed(total_refs),
-        labels: crate::mem::zeroed(total_refs),
-        ids,
-    };
+    let (mut a, mut strings, mut referents) = zeroed_arrays(counts, ids);
     let starts = chunk_starts(counts);
     let parts: Vec<Parts> = {
         let mut types = crate::mem::split_by(&mut a.types, objects()).into_iter();
@@ -359,6 +341,34 @@ fn write_all(
         .collect::<Result<Vec<_>, Cancelled>>()?;
     let (undefined, dangling) = merge_written(written, issues)?;
     Ok((a, undefined, strings, referents, dangling))
+}
+
+/// The arrays of the whole dump, zeroed, sized by the first walk's counts:
+/// the objects' columns, the value bytes, the references, and the marks of
+/// strings and referents (a mark no string wrote reads `(0,
+/// ValueKind::None)`, none).
+fn zeroed_arrays(
+    counts: &[Counted],
+    ids: Vec<u64>,
+) -> (Arrays, Vec<StringMark>, Vec<ReferentMark>) {
+    let n = ids.len();
+    let (total_refs, total_values) = counts
+        .iter()
+        .fold((0, 0), |(r, v), k| (r + k.refs, v + k.value_bytes));
+    let strings = crate::mem::zeroed(counts.iter().map(|k| k.strings).sum());
+    let referents = crate::mem::zeroed(counts.iter().map(|k| k.referents).sum());
+    let a = Arrays {
+        types: crate::mem::zeroed(n),
+        sizes: crate::mem::zeroed(n),
+        kinds: crate::mem::zeroed(n),
+        value_ends: crate::mem::zeroed(n + 1),
+        values: crate::mem::zeroed(total_values),
+        ref_ends: crate::mem::zeroed(n + 1),
+        targets: crate::mem::zeroed(total_refs),
+        labels: crate::mem::zeroed(total_refs),
+        ids,
+    };
+    (a, strings, referents)
 }
 
 /// Where each chunk's objects, value bytes and references start in the
