@@ -25,6 +25,8 @@
 //! decides which record wins) and the short runs hold few of them; the
 //! caller falls back to the hash table otherwise.
 
+use std::ops::Range;
+
 use rayon::prelude::*;
 
 /// Addresses one block covers: six words of bits beside the counts.
@@ -100,6 +102,29 @@ pub(super) struct Rest {
     pub index: Vec<u32>,
 }
 
+impl Rest {
+    /// The ids the runs leave out (`short`, `len` of them), in file order;
+    /// `None` where one of them is also in a run (a repeated id).
+    fn of(ids: &[u64], mut short: Vec<Range<usize>>, len: usize, runs: &Runs) -> Option<Rest> {
+        let mut rest = Rest {
+            ids: Vec::with_capacity(len),
+            index: Vec::with_capacity(len),
+        };
+        short.sort_unstable_by_key(|r| r.start);
+        for r in short {
+            for i in r {
+                // An id of the rest that a long run holds too repeats.
+                if runs.get(ids[i]).is_some() {
+                    return None;
+                }
+                rest.ids.push(ids[i]);
+                rest.index.push(i as u32);
+            }
+        }
+        Some(rest)
+    }
+}
+
 impl Runs {
     /// The runs of `ids` (whose aligned addresses are multiples of
     /// `2^align` apart), with the ids they leave out; `None` where the
@@ -111,9 +136,34 @@ impl Runs {
             return None;
         }
         let cuts = cuts(ids, align)?;
-        // The runs between cuts, by first id, the short ones apart.
+        let (long, mut short) = Self::between(ids, &cuts, align);
+        let mut kept = Self::without_overlaps(long, &mut short);
+        let rest_len: usize = short.iter().map(|r| r.len()).sum();
+        if kept.is_empty() || rest_len > n / 4 {
+            return None;
+        }
+        let blocks = Self::blocks_of(ids, &mut kept, align)?;
+        let blocks_len = blocks.len();
+        let base = kept[0].first;
+        let (shift, buckets) = Self::buckets(&kept);
+        let runs = Runs {
+            runs: kept,
+            blocks,
+            align,
+            base,
+            shift,
+            buckets,
+            fetch_ahead: blocks_len * 64 > CACHED,
+        };
+        let rest = Rest::of(ids, short, rest_len, &runs)?;
+        Some((runs, rest))
+    }
+
+    /// The runs between `cuts`: the long ones, by first id, and the short
+    /// ones (and those too sparse for their bitmaps) as ranges of `ids`.
+    fn between(ids: &[u64], cuts: &[usize], align: u32) -> (Vec<Run>, Vec<Range<usize>>) {
         let mut long: Vec<Run> = Vec::new();
-        let mut short: Vec<std::ops::Range<usize>> = Vec::new();
+        let mut short: Vec<Range<usize>> = Vec::new();
         for w in cuts.windows(2) {
             let (s, e) = (w[0], w[1]);
             let r = Run {
@@ -130,7 +180,12 @@ impl Runs {
             }
         }
         long.sort_unstable_by_key(|r| r.first);
-        // Of two overlapping runs the shorter goes with the rest.
+        (long, short)
+    }
+
+    /// `long` (by first id) without overlaps: of two overlapping runs the
+    /// shorter goes to `short`.
+    fn without_overlaps(long: Vec<Run>, short: &mut Vec<Range<usize>>) -> Vec<Run> {
         let mut kept: Vec<Run> = Vec::with_capacity(long.len());
         for r in long {
             let mut r = Some(r);
@@ -148,11 +203,12 @@ impl Runs {
             }
             kept.extend(r);
         }
-        let rest_len: usize = short.iter().map(|r| r.len()).sum();
-        if kept.is_empty() || rest_len > n / 4 {
-            return None;
-        }
-        // Each run's blocks, in order.
+        kept
+    }
+
+    /// Each run's bitmap blocks, in order, with their ranks; sets each
+    /// run's first block. `None` where the blocks would not fit a `u32`.
+    fn blocks_of(ids: &[u64], kept: &mut [Run], align: u32) -> Option<Vec<Block>> {
         let mut sizes = Vec::with_capacity(kept.len());
         let mut total = 0u64;
         for r in kept.iter_mut() {
@@ -183,7 +239,12 @@ impl Runs {
                     rank += within as u32;
                 }
             });
-        let blocks_len = blocks.len();
+        Some(blocks)
+    }
+
+    /// The buckets that find a run by its first id: the shift that makes
+    /// them about four per run, and the first run of each bucket.
+    fn buckets(kept: &[Run]) -> (u32, Vec<u32>) {
         let base = kept[0].first;
         let span = kept[kept.len() - 1].last - base;
         let mut shift = 0;
@@ -196,31 +257,7 @@ impl Runs {
                 kept.partition_point(|r| (r.first as u128) <= start) as u32
             })
             .collect();
-        let runs = Runs {
-            runs: kept,
-            blocks,
-            align,
-            base,
-            shift,
-            buckets,
-            fetch_ahead: blocks_len * 64 > CACHED,
-        };
-        let mut rest = Rest {
-            ids: Vec::with_capacity(rest_len),
-            index: Vec::with_capacity(rest_len),
-        };
-        short.sort_unstable_by_key(|r| r.start);
-        for r in short {
-            for i in r {
-                // An id of the rest that a long run holds too repeats.
-                if runs.get(ids[i]).is_some() {
-                    return None;
-                }
-                rest.ids.push(ids[i]);
-                rest.index.push(i as u32);
-            }
-        }
-        Some((runs, rest))
+        (shift, buckets)
     }
 
     /// The run whose addresses cover `id`'s, and the id's block and bit.
