@@ -254,6 +254,20 @@ fn prefix_signature(
 }
 
 /// Stamps reach(from), entering hubs where it can; returns its object count.
+///
+/// A walk tries to make a hub when it grows past `hub_after` objects
+/// (explored or waiting: one large array can put millions in the
+/// frontier at once), and again each time it grows fourfold, since a
+/// first try can find only a small component. While another thread
+/// builds a hub, the walk gives its scratch back, waits, and starts
+/// again with that hub: many threads entering one huge region at once
+/// would otherwise each hold a heap-sized scratch meanwhile (the
+/// 9.8 M-object HPROF: 1.19 GB with one thread, 2.0 GB with sixteen).
+/// Nor may more than `BIG_WALKS` walks go on past `hub_after` at once,
+/// whatever the thread count: a walk's first tries can find only small
+/// components, and each walk that goes on holds heap-sized scratch
+/// until its representative is done (sixteen threads on that dump:
+/// 1.93 GB before this limit, 1.51 GB with it).
 fn mark_reach(
     graph: &View,
     hubs: &Hubs,
@@ -262,19 +276,6 @@ fn mark_reach(
     stamp: u32,
     budget: &mut Budget,
 ) -> Result<u64, Stop> {
-    // A walk tries to make a hub when it grows past `hub_after` objects
-    // (explored or waiting: one large array can put millions in the
-    // frontier at once), and again each time it grows fourfold, since a
-    // first try can find only a small component. While another thread
-    // builds a hub, the walk gives its scratch back, waits, and starts
-    // again with that hub: many threads entering one huge region at once
-    // would otherwise each hold a heap-sized scratch meanwhile (the
-    // 9.8 M-object HPROF: 1.19 GB with one thread, 2.0 GB with sixteen).
-    // Nor may more than `BIG_WALKS` walks go on past `hub_after` at once,
-    // whatever the thread count: a walk's first tries can find only small
-    // components, and each walk that goes on holds heap-sized scratch
-    // until its representative is done (sixteen threads on that dump:
-    // 1.93 GB before this limit, 1.51 GB with it).
     let hub_after = hub_after(graph.objects());
     let mut next_try = hub_after;
     let mut known;
@@ -312,16 +313,7 @@ fn mark_reach(
                     }
                     ws.big = true;
                     next_try = next_try.saturating_mul(4);
-                    // The references of the walk's start (the region other
-                    // walks enter too), objects from the second half of the
-                    // walk and its frontier (inside the large region it is
-                    // crossing).
-                    let n = ws.explored.len();
-                    let end = n.min(4);
-                    let mut candidates: Vec<u32> = ws.explored[1.min(end - 1)..end].to_vec();
-                    candidates.extend([n / 2, n * 3 / 4, n - 1].map(|i| ws.explored[i]));
-                    candidates.extend(ws.stack.last());
-                    if hubs.add(graph, &candidates, hub_after).is_err() {
+                    if hubs.add(graph, &hub_candidates(ws), hub_after).is_err() {
                         ws.leave_big(hubs);
                         hubs.wait_built();
                         continue 'walk;
@@ -339,22 +331,52 @@ fn mark_reach(
                     known = fresh;
                 }
             }
-            // Objects set aside: walk those no entered hub covers.
-            let mut more = false;
-            while let Some(x) = ws.deferred.pop() {
-                if !ws.reached.iter().any(|h| h.reach.get(x)) {
-                    expand(graph, ws, x, stamp, budget)?;
-                    more = true;
-                    break;
-                }
-            }
+            let more = walk_deferred(graph, ws, stamp, budget)?;
             if !more && ws.stack.is_empty() {
                 break;
             }
         }
         break;
     }
-    // A hub whose pivot another entered hub reaches adds nothing.
+    drop_nested_hubs(ws);
+    count(0, 1);
+    count(1, ws.explored.len() as u64);
+    count(2, ws.deferred.len() as u64);
+    Ok(reach_size(ws))
+}
+
+/// Where a big walk tries to make a hub: the references of the walk's
+/// start (the region other walks enter too), objects from the second half
+/// of the walk and its frontier (inside the large region it is crossing).
+fn hub_candidates(ws: &Workspace) -> Vec<u32> {
+    let n = ws.explored.len();
+    let end = n.min(4);
+    let mut candidates: Vec<u32> = ws.explored[1.min(end - 1)..end].to_vec();
+    candidates.extend([n / 2, n * 3 / 4, n - 1].map(|i| ws.explored[i]));
+    candidates.extend(ws.stack.last());
+    candidates
+}
+
+/// Walks on from the next object set aside that no entered hub covers;
+/// whether there was one.
+fn walk_deferred(
+    graph: &View,
+    ws: &mut Workspace,
+    stamp: u32,
+    budget: &mut Budget,
+) -> Result<bool, Stop> {
+    while let Some(x) = ws.deferred.pop() {
+        if !ws.reached.iter().any(|h| h.reach.get(x)) {
+            expand(graph, ws, x, stamp, budget)?;
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+/// Keeps of the entered hubs those no other entered hub holds: a hub whose
+/// pivot another entered hub reaches adds nothing.
+fn drop_nested_hubs(ws: &mut Workspace) {
     let all = std::mem::take(&mut ws.reached);
     for (i, h) in all.iter().enumerate() {
         let inside_other = all
@@ -365,9 +387,11 @@ fn mark_reach(
             ws.reached.push(h.clone());
         }
     }
-    count(0, 1);
-    count(1, ws.explored.len() as u64);
-    count(2, ws.deferred.len() as u64);
+}
+
+/// The objects a walk reached: those it explored outside every entered
+/// hub, and the union of the entered hubs' reaches.
+fn reach_size(ws: &Workspace) -> u64 {
     let covered = |x: u32| ws.reached.iter().any(|h| h.reach.get(x));
     let outside = ws.explored.iter().filter(|&&x| !covered(x)).count() as u64;
     let inside = match ws.reached.len() {
@@ -385,7 +409,7 @@ fn mark_reach(
                 .sum()
         }
     };
-    Ok(outside + inside)
+    outside + inside
 }
 
 /// Walks one object of a marking walk: pushes its unstamped references.
