@@ -6,7 +6,7 @@ use std::collections::{HashMap, VecDeque};
 use super::Glob;
 use crate::graph::{DominatorTree, HeapGraph, NOT_REACHABLE, SUPER_ROOT};
 
-use crate::model::{Format, Model, ObjectIdx, TypeIdx, CLASS_ROW_PREFIX};
+use crate::model::{Model, ObjectIdx, TypeIdx, CLASS_ROW_PREFIX};
 use crate::progress::{Cancelled, Progress};
 
 /// A row `N × Type` of the grouped dominator tree (docs/analyses.md).
@@ -71,16 +71,21 @@ pub struct ImmediateDominators {
     pub dominators_retained_bytes: u64,
 }
 
-/// Whether the pattern `g` excludes the rows of type `name`: a Java class
-/// object's row (`class java.lang.System`) is excluded as its class
+/// Which row types `exclude` excludes: those whose name it matches, and a
+/// Java class object's row (`class java.lang.System`) as its class
 /// (`java.lang.System`) would be, so `java.*` walks past the JDK's classes
 /// and stops at `class OrderService`.
-fn excludes(g: &Glob, format: Format, name: &str) -> bool {
-    g.matches(name)
-        || (format == Format::Hprof
-            && name
-                .strip_prefix(CLASS_ROW_PREFIX)
-                .is_some_and(|class| g.matches(class)))
+fn excluded_types(dump: &Model, exclude: Option<&Glob>) -> Vec<bool> {
+    let Some(g) = exclude else {
+        return vec![false; dump.type_names.len()];
+    };
+    let mut excluded: Vec<bool> = dump.type_names.iter().map(|n| g.matches(n)).collect();
+    for t in dump.row_types().class_rows() {
+        let name = &dump.type_names[t.index()];
+        let class = name.strip_prefix(CLASS_ROW_PREFIX).unwrap_or(name);
+        excluded[t.index()] |= g.matches(class);
+    }
+    excluded
 }
 
 /// For each reachable object of `set`, walks up its domination path past
@@ -92,11 +97,7 @@ pub fn immediate_dominators(
     set: &[ObjectIdx],
     exclude: Option<&Glob>,
 ) -> Vec<ImmediateDominators> {
-    let excluded: Vec<bool> = dump
-        .type_names
-        .iter()
-        .map(|n| exclude.is_some_and(|g| excludes(g, dump.format, n)))
-        .collect();
+    let excluded = excluded_types(dump, exclude);
     let mut rows: HashMap<Option<TypeIdx>, ImmediateDominators> = HashMap::new();
     for &o in set {
         if !dom.is_reachable(o.raw()) {

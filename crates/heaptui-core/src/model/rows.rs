@@ -49,6 +49,11 @@ impl Table {
         }
     }
 
+    /// The class objects' row types (`class X`), one per class object.
+    pub fn class_rows(&self) -> impl Iterator<Item = TypeIdx> + '_ {
+        self.rows.iter().map(|r| r.1)
+    }
+
     /// How many class objects have a row type of their own.
     pub fn len(&self) -> usize {
         self.rows.len()
