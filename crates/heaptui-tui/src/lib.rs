@@ -10,7 +10,8 @@
 //! the one loop (generic over the backend and fed by a channel) that
 //! carries out the effects; this module owns the rest of the I/O: the
 //! terminal and its guard, the input and signal threads, the analysis
-//! worker, and the test harness ([`drive`], [`loaded_app`], …).
+//! worker, and the test harness (`testing::drive`, `testing::loaded_app`, …, with
+//! the `testing` feature).
 //!
 //! Each pane is a component ([`panes::Pane`]): its state (private), keys,
 //! drawing, history place, arrivals and jumps; the router ([`app`]) names

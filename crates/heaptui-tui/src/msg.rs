@@ -226,7 +226,7 @@ pub enum DupRow {
 }
 
 /// A root group under a filter: how many of its records match, and the
-/// first [`RECORDS_SHOWN`] of them (all a view ever lists).
+/// first [`RECORDS_SHOWN`](crate::filtering::RECORDS_SHOWN) of them (all a view ever lists).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GroupMatch {
     /// How many of the group's records match.

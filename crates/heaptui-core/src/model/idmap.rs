@@ -526,7 +526,7 @@ fn build_wide(ids: &[u64], capacity: usize, (mask, shift, key): (usize, u32, u64
 /// its objects in snapshot order: a 20-million-node snapshot had three
 /// runs): each pair of runs is compared by binary searches of the shorter
 /// one's ids in the longer, and a repeat is counted once, in the later
-/// run. More than [`MAX_RUNS`] runs: the index counts them.
+/// run. More than 16 runs: the index counts them.
 pub fn count_repeats(ids: &[u64]) -> u64 {
     const MAX_RUNS: usize = 16;
     let mut runs: Vec<std::ops::Range<usize>> = Vec::new();

@@ -1,5 +1,5 @@
 //! The headless report (docs/json.md): a text report a person reads and the JSON
-//! contract scripts read. Both are views over one [`Analysis`].
+//! contract scripts read. Both are views over one [`Analysis`](crate::Analysis).
 
 mod compare_json;
 mod compare_text;

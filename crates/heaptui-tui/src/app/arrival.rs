@@ -1,4 +1,4 @@
-//! What arrives from the workers: stage results (through [`Loading`], then
+//! What arrives from the workers: stage results (through [`Loading`](crate::loading::Loading), then
 //! to every pane), job results for the pane that takes them, and filter
 //! results, which are installed only if no newer filter superseded them.
 

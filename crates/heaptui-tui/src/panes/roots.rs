@@ -46,7 +46,7 @@ pub enum RootRow {
     More(usize, usize),
 }
 
-/// Kind [flags], Records, Objects, Retained (all sortable).
+/// Kind \[flags\], Records, Objects, Retained (all sortable).
 const KIND: usize = 0;
 const RECORDS: usize = 1;
 const OBJECTS: usize = 2;

@@ -53,7 +53,7 @@ impl DupRows {
     }
 
     /// Row `i`; `order` is the entries in display order (see
-    /// [`DuplicatesPane::order`]): set ids, then gone sets from `sets` on.
+    /// [`DuplicatesPane::order`](super::DuplicatesPane::order)): set ids, then gone sets from `sets` on.
     pub fn get(&self, i: usize, order: &[u32], sets_len: usize) -> Option<DupRow> {
         match self {
             &DupRows::All { sets, possible } => {
