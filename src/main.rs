@@ -284,6 +284,16 @@ fn write_report(r: &ReportRun, analysis: &Analysis) -> Result<(), u8> {
         },
         None => None,
     };
+    if let Some((pattern, _)) = r.options.paths.as_deref() {
+        if heaptui_core::analysis::objects_of_types(analysis.dump(), pattern).is_empty() {
+            eprintln!(
+                "heaptui: {}: --paths: no object's type matches `{}`",
+                analysis.dump().path.display(),
+                pattern.as_str()
+            );
+            return Err(USAGE);
+        }
+    }
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
     let written = match (object, r.json) {

@@ -5,6 +5,7 @@ mod compare_json;
 mod compare_text;
 mod json;
 mod object;
+mod paths;
 mod text;
 
 pub use crate::text::{count, counted, size};
@@ -33,6 +34,9 @@ pub struct ReportOptions {
     /// Group the objects of matching types by immediate dominator, skipping
     /// dominators whose type matches the second pattern.
     pub immediate_dominators: Option<(Glob, Option<Glob>)>,
+    /// `--paths`: the merged paths to the roots of the objects of matching
+    /// types, leaving out objects whose type matches the second pattern.
+    pub paths: Option<Box<(Glob, Option<Glob>)>>,
     /// Snapshots compared with this one (docs/analyses.md): adds the `comparison`
     /// key and growth suspects.
     pub comparison: Option<Arc<Comparison>>,
@@ -48,6 +52,7 @@ impl Default for ReportOptions {
             rows: None,
             objects: false,
             immediate_dominators: None,
+            paths: None,
             comparison: None,
             object: None,
         }
