@@ -199,6 +199,7 @@ fn search(
     progress: &Progress,
 ) -> Result<(Vec<u32>, Vec<u32>), Cancelled> {
     progress.start(Stage::Done, dom.reachable_objects.max(1));
+    progress.check()?;
     let mut parent = vec![UNSEEN; graph.objects()];
     let mut queue: Vec<u32> = Vec::new();
     let mut found = 0u64;
