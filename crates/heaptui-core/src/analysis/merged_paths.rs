@@ -148,6 +148,7 @@ pub fn merged_paths(
     exclude: &[Glob],
     progress: &Progress,
 ) -> Result<MergedPaths, Cancelled> {
+    let _span = tracing::debug_span!(target: "heaptui::profile", "merged paths").entered();
     let n = graph.objects();
     let mut is_target = Bits::new(n);
     let (mut distinct, mut goal) = (0u64, 0u64);
@@ -160,6 +161,7 @@ pub fn merged_paths(
     }
     let (mut slot, order) = search(graph, &is_target, goal, dom, progress)?;
     let visited = order.len() as u64;
+    tracing::debug!(target: "heaptui::profile", visited, targets = distinct, "merged paths: searched");
     let on_path = mark_paths(&slot, &order, &is_target);
     let excluded = excluded_rows(&graph.dump, exclude);
     let mut tree = Builder::new(dom);

@@ -39,7 +39,8 @@ pub struct PathsView {
 
 impl PathsView {
     /// The tree opened along the path most of the objects take (while it
-    /// holds at least half of them), that path's last node selected.
+    /// holds at least half of them), that path's last node selected and
+    /// open.
     pub fn new(result: Arc<PathsResult>) -> PathsView {
         let mut v = PathsView {
             result,
@@ -60,9 +61,7 @@ impl PathsView {
                 _ => break,
             }
         }
-        if let Some((_, open)) = chain.split_last() {
-            v.expanded.extend(open.iter().copied());
-        }
+        v.expanded.extend(chain.iter().copied());
         v.flatten();
         if let Some(last) = chain.last() {
             v.list.selected = v.rows.iter().position(|r| r == last).unwrap_or(0);
