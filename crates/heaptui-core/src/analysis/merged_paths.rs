@@ -261,8 +261,8 @@ fn mark_paths(parent: &[u32], order: &[u32], is_target: &Bits) -> Bits {
 struct Builder<'a> {
     dom: &'a DominatorTree,
     nodes: Vec<PathNode>,
-    /// (parent node, step) → node.
-    index: FastMap<(u32, Step), u32>,
+    /// (parent node, step) → node, keyed by [`Builder::key`].
+    index: FastMap<u64, u32>,
     /// Per target's node: retained bytes added (wrapping: a node's sum
     /// of its subtree is what counts).
     bytes: Vec<u64>,
@@ -305,12 +305,25 @@ impl<'a> Builder<'a> {
         id
     }
 
+    /// One word per (parent, step), hashed in one step: root kinds are
+    /// children of the top only, and types never are, so a step's low
+    /// half is the kind or the type.
+    fn key(parent: u32, step: Step) -> u64 {
+        let low = match step {
+            Step::All => u32::MAX,
+            Step::Root(kind) => kind,
+            Step::Type(t) => t.0,
+        };
+        (parent as u64) << 32 | low as u64
+    }
+
     fn child(&mut self, parent: u32, step: Step, object: Option<ObjectIdx>) -> u32 {
-        if let Some(&id) = self.index.get(&(parent, step)) {
+        let key = Builder::key(parent, step);
+        if let Some(&id) = self.index.get(&key) {
             return id;
         }
         let id = self.push(parent, step, object);
-        self.index.insert((parent, step), id);
+        self.index.insert(key, id);
         id
     }
 
