@@ -31,9 +31,11 @@ const MAX_INDENT: usize = 12;
 #[derive(Debug, Clone)]
 pub struct PathsView {
     result: Arc<PathsResult>,
-    expanded: HashSet<u32>,
-    /// Visible nodes, depth first (the top node is never a row).
-    rows: Vec<u32>,
+    /// Shared with the history's copies until it changes.
+    expanded: Arc<HashSet<u32>>,
+    /// Visible nodes, depth first (the top node is never a row); shared
+    /// with the history's copies, which every key makes.
+    rows: Arc<Vec<u32>>,
     list: ListState,
 }
 
@@ -44,8 +46,8 @@ impl PathsView {
     pub fn new(result: Arc<PathsResult>) -> PathsView {
         let mut v = PathsView {
             result,
-            expanded: HashSet::new(),
-            rows: Vec::new(),
+            expanded: Arc::default(),
+            rows: Arc::default(),
             list: ListState::default(),
         };
         let m = &v.result.paths;
@@ -61,7 +63,7 @@ impl PathsView {
                 _ => break,
             }
         }
-        v.expanded.extend(chain.iter().copied());
+        Arc::make_mut(&mut v.expanded).extend(chain.iter().copied());
         v.flatten();
         if let Some(last) = chain.last() {
             v.list.selected = v.rows.iter().position(|r| r == last).unwrap_or(0);
@@ -104,7 +106,7 @@ impl PathsView {
                 stack.extend(m.nodes[n as usize].children.iter().rev());
             }
         }
-        self.rows = rows;
+        self.rows = Arc::new(rows);
     }
 
     /// Expands or collapses the selected node; `None` toggles. Right on an
@@ -118,14 +120,14 @@ impl PathsView {
         let is_open = self.expanded.contains(&n);
         match (open.unwrap_or(!is_open), is_open) {
             (true, false) if has_children => {
-                self.expanded.insert(n);
+                Arc::make_mut(&mut self.expanded).insert(n);
             }
             (true, true) => {
                 self.list.selected += 1;
                 return;
             }
             (false, true) => {
-                self.expanded.remove(&n);
+                Arc::make_mut(&mut self.expanded).remove(&n);
             }
             (false, false) => {
                 let parent = node.parent;
