@@ -11,7 +11,7 @@ use heaptui_core::analysis::Glob;
 use heaptui_core::cache::CacheOptions;
 use heaptui_core::graph::duplicates::{DuplicateMode, DuplicateOptions};
 use heaptui_core::import::{ImportOptions, References};
-use heaptui_core::report::{parse_size, ReportOptions};
+use heaptui_core::report::{parse_size, PathsQuery, ReportOptions};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -405,10 +405,12 @@ impl TryFrom<ReportArgs> for ReportRun {
                     .immediate_dominators
                     .as_deref()
                     .map(|p| (Glob::new(p), args.skip.as_deref().map(Glob::new))),
-                paths: args
-                    .paths
-                    .as_deref()
-                    .map(|p| Box::new((Glob::new(p), args.skip.as_deref().map(Glob::new)))),
+                paths: args.paths.as_deref().map(|p| {
+                    Box::new(PathsQuery::new(
+                        Glob::new(p),
+                        args.skip.as_deref().map(Glob::new),
+                    ))
+                }),
                 comparison: None,
                 object: args.object,
             },

@@ -136,3 +136,62 @@ fn skip_needs_paths_or_immediate_dominators() {
     let out = report(&["demo.dump.txt", "--skip", "System.*"]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn with_baselines_each_node_has_its_count_per_snapshot_and_the_growth_is_named() {
+    // The series' request log gains 40 entries (each with a string) per
+    // snapshot; nothing else that holds strings changes.
+    let args = [
+        "demo-series.3.txt",
+        "--baseline",
+        "demo-series.1.txt",
+        "--baseline",
+        "demo-series.2.txt",
+        "--duplicates",
+        "none",
+        "--top",
+        "0",
+        "--paths",
+        "System.String",
+    ];
+    let text = String::from_utf8(ok(&args)).unwrap();
+    assert!(
+        text.contains(
+            "Grew most since the oldest snapshot: +80 objects through roots: static variable / MyApp.Diagnostics.RequestLog / MyApp.Diagnostics.RequestLogEntry[] / MyApp.Diagnostics.RequestLogEntry / System.String"
+        ),
+        "{text}"
+    );
+    let json: Value = serde_json::from_slice(&ok(&[&args[..], &["--json"]].concat())).unwrap();
+    let nodes = json["merged_paths"]["nodes"].as_array().unwrap();
+    let counts = |n: &Value| -> Vec<u64> {
+        n["objects_by_snapshot"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_u64().unwrap())
+            .collect()
+    };
+    for n in nodes {
+        let c = counts(n);
+        assert_eq!(c.len(), 3);
+        assert_eq!(c[2], n["objects"].as_u64().unwrap(), "the newest last");
+    }
+    let log = nodes
+        .iter()
+        .find(|n| n["name"] == "MyApp.Diagnostics.RequestLog")
+        .expect("the request log holds strings");
+    let c = counts(log);
+    assert!(c[0] < c[1] && c[1] < c[2], "{c:?}");
+    assert_eq!(c[2] - c[0], 80);
+    // Without baselines the key is not there.
+    let one: Value = serde_json::from_slice(&ok(&[
+        "demo-series.3.txt",
+        "--json",
+        "--paths",
+        "System.String",
+    ]))
+    .unwrap();
+    assert!(one["merged_paths"]["nodes"][0]
+        .get("objects_by_snapshot")
+        .is_none());
+}

@@ -434,3 +434,54 @@ pub fn default_excludes(format: crate::model::Format) -> &'static [&'static str]
         Format::Heapsnapshot => &[],
     }
 }
+
+/// A merged tree's figures by path, to compare snapshots: a node of one
+/// snapshot's tree is the node of another's with the same steps by name
+/// (object ids and type indices mean nothing across dumps).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PathFigures {
+    /// Per [`path_ids`] value: (objects through the node, their retained
+    /// bytes).
+    pub by_path: std::collections::HashMap<u64, (u64, u64)>,
+}
+
+impl PathFigures {
+    /// The figures of every node of `m`, a tree of `dump`.
+    pub fn of(m: &MergedPaths, dump: &Model) -> PathFigures {
+        let ids = path_ids(m, dump);
+        let by_path = ids
+            .iter()
+            .zip(&m.nodes)
+            .map(|(&id, n)| (id, (n.count, n.retained_bytes)))
+            .collect();
+        PathFigures { by_path }
+    }
+
+    /// The objects through the node of path `id`: 0 where there is none.
+    pub fn objects(&self, id: u64) -> u64 {
+        self.by_path.get(&id).map_or(0, |f| f.0)
+    }
+}
+
+/// Per node, an identity of its steps by name (a 64-bit hash of the path,
+/// the same in every snapshot for the same names), in one pass over the
+/// nodes (a parent's before its children's).
+pub fn path_ids(m: &MergedPaths, dump: &Model) -> Vec<u64> {
+    use std::hash::{Hash, Hasher};
+    let mut ids: Vec<u64> = Vec::with_capacity(m.nodes.len());
+    for n in &m.nodes {
+        // SipHash with fixed keys: the same identity in every run.
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        match n.parent {
+            NO_NODE => 0u64.hash(&mut h),
+            p => ids[p as usize].hash(&mut h),
+        }
+        match n.step {
+            Step::All => "\u{0}all".hash(&mut h),
+            Step::Root(kind) => (1u8, kind).hash(&mut h),
+            Step::Type(t) => (2u8, dump.name_of_type(t)).hash(&mut h),
+        }
+        ids.push(h.finish());
+    }
+    ids
+}

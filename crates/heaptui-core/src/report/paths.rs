@@ -9,8 +9,8 @@ use std::io::{self, Write};
 use serde::Serialize;
 
 use super::json::{write_array, Hex};
-use super::{count, size, ReportOptions};
-use crate::analysis::merged_paths::{merged_paths, MergedPaths, Step};
+use super::{count, size, PathsQuery, ReportOptions};
+use crate::analysis::merged_paths::{merged_paths, path_ids, MergedPaths, PathFigures, Step};
 use crate::analysis::{objects_of_types, Analysis, Glob};
 use crate::progress::Progress;
 
@@ -19,8 +19,9 @@ const TEXT_ROWS: usize = 50;
 /// Deeper nodes are not indented further (their depth is printed).
 const MAX_INDENT: u32 = 20;
 
-/// The merged paths of the objects of types matching `pattern`.
-fn compute(a: &Analysis, pattern: &Glob, skip: Option<&Glob>) -> (usize, MergedPaths) {
+/// The merged paths of the objects of types matching `pattern` (a
+/// baseline's too, for the comparison).
+pub fn paths_of_types(a: &Analysis, pattern: &Glob, skip: Option<&Glob>) -> (usize, MergedPaths) {
     let set = objects_of_types(a.dump(), pattern);
     let exclude: Vec<Glob> = skip.into_iter().cloned().collect();
     // Nothing cancels the report's progress.
@@ -46,10 +47,15 @@ pub(super) fn write_paths_text(
     a: &Analysis,
     opts: &ReportOptions,
 ) -> io::Result<()> {
-    let Some((pattern, skip)) = opts.paths.as_deref() else {
+    let Some(PathsQuery {
+        pattern,
+        skip,
+        baselines,
+    }) = opts.paths.as_deref()
+    else {
         return Ok(());
     };
-    let (objects, m) = compute(a, pattern, skip.as_ref());
+    let (objects, m) = paths_of_types(a, pattern, skip.as_ref());
     let dump = a.dump();
     writeln!(out)?;
     writeln!(
@@ -62,10 +68,14 @@ pub(super) fn write_paths_text(
             .map(|s| format!(", skipping `{}`", s.as_str()))
             .unwrap_or_default()
     )?;
+    let growth = Growth::new(&m, a, baselines);
+    growth.write_most(out, &m, a)?;
     writeln!(
         out,
-        "  {:>10} {:>12}  Path from the roots (an object on it)",
-        "Objects", "Retained"
+        "  {:>10} {:>12}{}  Path from the roots (an object on it)",
+        "Objects",
+        "Retained",
+        growth.header()
     )?;
     let order = depth_first(&m);
     let shown = opts.rows_n(order.len(), TEXT_ROWS);
@@ -84,9 +94,10 @@ pub(super) fn write_paths_text(
             .unwrap_or_default();
         writeln!(
             out,
-            "  {:>10} {:>12}  {indent}{deep}{}{example}",
+            "  {:>10} {:>12}{}  {indent}{deep}{}{example}",
             count(n.count),
             size(n.retained_bytes),
+            growth.cell(i, n.count),
             n.step.name(dump)
         )?;
     }
@@ -110,6 +121,8 @@ struct NodeRow<'a> {
     ending: u64,
     retained_bytes: u64,
     id: Option<Hex>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    objects_by_snapshot: Option<Vec<u64>>,
 }
 
 #[derive(Serialize)]
@@ -126,10 +139,15 @@ pub(super) fn write_paths_json(
     a: &Analysis,
     opts: &ReportOptions,
 ) -> io::Result<()> {
-    let Some((pattern, skip)) = opts.paths.as_deref() else {
+    let Some(PathsQuery {
+        pattern,
+        skip,
+        baselines,
+    }) = opts.paths.as_deref()
+    else {
         return Ok(());
     };
-    let (objects, m) = compute(a, pattern, skip.as_ref());
+    let (objects, m) = paths_of_types(a, pattern, skip.as_ref());
     let dump = a.dump();
     let header = Header {
         pattern: pattern.as_str(),
@@ -155,6 +173,7 @@ pub(super) fn write_paths_json(
         .iter()
         .map(|&i| m.nodes[i as usize].step.name(dump))
         .collect();
+    let growth = Growth::new(&m, a, baselines);
     let rows = order[..shown].iter().zip(&names).map(|(&i, name)| {
         let n = &m.nodes[i as usize];
         NodeRow {
@@ -170,8 +189,93 @@ pub(super) fn write_paths_json(
             ending: n.ending,
             retained_bytes: n.retained_bytes,
             id: n.object.map(|o| Hex(dump.ids[o.index()])),
+            objects_by_snapshot: growth.by_snapshot(i, n.count),
         }
     });
     write_array(out, rows, true)?;
     out.write_all(b"]}")
+}
+
+/// The comparison with older snapshots' merged paths, where there are some.
+struct Growth<'a> {
+    baselines: &'a [PathFigures],
+    /// Per node, its path's identity across snapshots.
+    ids: Vec<u64>,
+}
+
+impl<'a> Growth<'a> {
+    fn new(m: &MergedPaths, a: &Analysis, baselines: &'a [PathFigures]) -> Growth<'a> {
+        let ids = if baselines.is_empty() {
+            Vec::new()
+        } else {
+            path_ids(m, a.dump())
+        };
+        Growth { baselines, ids }
+    }
+
+    /// Newest minus oldest objects through node `i` (0 in a snapshot
+    /// without the path).
+    fn delta(&self, i: u32, objects: u64) -> Option<i128> {
+        let oldest = self.baselines.first()?;
+        Some(objects as i128 - oldest.objects(self.ids[i as usize]) as i128)
+    }
+
+    fn header(&self) -> String {
+        match self.baselines.is_empty() {
+            true => String::new(),
+            false => format!(" {:>12}", "Δ objects"),
+        }
+    }
+
+    fn cell(&self, i: u32, objects: u64) -> String {
+        match self.delta(i, objects) {
+            Some(d) => format!(" {:>12}", signed_count(d)),
+            None => String::new(),
+        }
+    }
+
+    /// Objects through node `i` per snapshot, oldest first.
+    fn by_snapshot(&self, i: u32, objects: u64) -> Option<Vec<u64>> {
+        if self.baselines.is_empty() {
+            return None;
+        }
+        let id = self.ids[i as usize];
+        let mut v: Vec<u64> = self.baselines.iter().map(|b| b.objects(id)).collect();
+        v.push(objects);
+        Some(v)
+    }
+
+    /// The line naming the path whose count grew most (the deepest of
+    /// equals: where the growth is held).
+    fn write_most(&self, out: &mut impl Write, m: &MergedPaths, a: &Analysis) -> io::Result<()> {
+        if self.baselines.is_empty() {
+            return Ok(());
+        }
+        let best = (1..m.nodes.len() as u32)
+            .filter_map(|i| Some((self.delta(i, m.nodes[i as usize].count)?, i)))
+            .max_by_key(|&(d, i)| (d, m.nodes[i as usize].depth, std::cmp::Reverse(i)));
+        match best {
+            Some((d, i)) if d > 0 => {
+                let names: Vec<String> =
+                    m.path_of(i).into_iter().map(|s| s.name(a.dump())).collect();
+                writeln!(
+                    out,
+                    "  Grew most since the oldest snapshot: {} objects through {}",
+                    signed_count(d),
+                    names.join(" / ")
+                )
+            }
+            _ => writeln!(out, "  No path grew since the oldest snapshot"),
+        }
+    }
+}
+
+/// `+1,234`, `-5`, `0`.
+fn signed_count(d: i128) -> String {
+    let c = count(d.unsigned_abs() as u64);
+    match d {
+        d if d > 0 => format!("+{c}"),
+        d if d < 0 => format!("-{c}"),
+        _ => c,
+    }
 }
