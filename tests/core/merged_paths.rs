@@ -227,3 +227,33 @@ fn weak_references_and_weak_roots_are_not_paths() {
     assert_eq!(names, ["roots: static variable", "A", "B", "B"]);
     assert_eq!((m.reachable(), m.nodes[0].retained_bytes), (1, 5));
 }
+
+#[test]
+fn a_path_is_the_same_path_in_another_dump_whatever_its_types_numbers() {
+    use heaptui_core::analysis::merged_paths::{path_ids, PathFigures};
+    // One heap, its types defined in two orders (so their indices differ)
+    // and one more leaf in the second dump.
+    let first = "t 1 Cache\nt 2 Entry\nt 3 Leaf\n\
+                 o 1 1 10 2\no 2 2 10 3 4\no 3 3 5\no 4 3 5\nr 1 4 0\n";
+    let second = "t 3 Leaf\nt 2 Entry\nt 1 Cache\n\
+                  o 1 1 10 2\no 2 2 10 3 4 5\no 3 3 5\no 4 3 5\no 5 3 5\nr 1 4 0\n";
+    let paths = |text: &str| {
+        let a = analyse_bytes(text.as_bytes());
+        let leaves = heaptui_core::analysis::objects_of_types(a.dump(), &Glob::new("Leaf"));
+        let m = merged_paths(&a.graph, &a.dom, &leaves, &[], &Progress::new()).unwrap();
+        let ids = path_ids(&m, a.dump());
+        let leaf = ids[m.nodes.len() - 1];
+        (PathFigures::of(&m, a.dump()), leaf, ids.len())
+    };
+    let (old, old_leaf, n) = paths(first);
+    let (new, new_leaf, m) = paths(second);
+    assert_eq!((n, m), (5, 5), "all, root kind, Cache, Entry, Leaf");
+    assert_eq!(old_leaf, new_leaf);
+    assert_eq!((old.objects(old_leaf), new.objects(new_leaf)), (2, 3));
+    let mut a: Vec<u64> = old.by_path.keys().copied().collect();
+    let mut b: Vec<u64> = new.by_path.keys().copied().collect();
+    a.sort_unstable();
+    b.sort_unstable();
+    assert_eq!(a, b);
+    assert_eq!(new.objects(12345), 0, "a path not there counts 0");
+}
