@@ -11,7 +11,7 @@ use heaptui_core::analysis::Glob;
 use heaptui_core::cache::CacheOptions;
 use heaptui_core::graph::duplicates::{DuplicateMode, DuplicateOptions};
 use heaptui_core::import::{ImportOptions, References};
-use heaptui_core::report::{parse_size, ReportOptions};
+use heaptui_core::report::{parse_size, PathsQuery, ReportOptions};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -156,6 +156,7 @@ pub enum Command {
 }
 
 #[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("skip_for").args(["immediate_dominators", "paths"]).multiple(true)))]
 pub struct ReportArgs {
     /// The heap dump to analyse (the newest snapshot of a comparison); `-`
     /// reads it from standard input (gzip too).
@@ -199,9 +200,18 @@ pub struct ReportArgs {
     pub immediate_dominators: Option<String>,
 
     /// With --immediate-dominators: walk up past dominators whose type
-    /// matches this glob (e.g. `System.*`).
-    #[arg(long, value_name = "PATTERN", requires = "immediate_dominators")]
+    /// matches this glob (e.g. `System.*`); with --paths: leave the objects
+    /// of such types out of the paths.
+    #[arg(long, value_name = "PATTERN", requires = "skip_for")]
     pub skip: Option<String>,
+
+    /// Why the objects of the types matching this glob (e.g.
+    /// `MyApp.Orders.Order`, `*Listener`) are alive: their shortest paths
+    /// from the GC roots, merged by type path, with how many objects
+    /// pass through each and their retained bytes. Exit code 2 when no
+    /// object's type matches.
+    #[arg(long, value_name = "TYPE_PATTERN")]
+    pub paths: Option<String>,
 
     /// Exit with code 1 when some dominator path's retained bytes grew by
     /// more than SIZE from the oldest to the newest snapshot (e.g. 10MB,
@@ -395,6 +405,12 @@ impl TryFrom<ReportArgs> for ReportRun {
                     .immediate_dominators
                     .as_deref()
                     .map(|p| (Glob::new(p), args.skip.as_deref().map(Glob::new))),
+                paths: args.paths.as_deref().map(|p| {
+                    Box::new(PathsQuery::new(
+                        Glob::new(p),
+                        args.skip.as_deref().map(Glob::new),
+                    ))
+                }),
                 comparison: None,
                 object: args.object,
             },

@@ -192,10 +192,14 @@ fn run_report(mut r: ReportRun) -> u8 {
         Ok(dump) => dump,
         Err(code) => return code,
     };
+    let baselines = r.baselines.clone();
     let (analysis, comparison, pending) = match analyse(&mut r, dump) {
         Ok(x) => x,
         Err(e) => return analysis_error(e),
     };
+    if let Err(e) = paths_baselines(&mut r, &baselines) {
+        return analysis_error(e);
+    }
     // The report is printed while the cache file is written; the process
     // waits for it before exiting.
     let _finish_cache = WaitOnDrop(pending);
@@ -214,6 +218,34 @@ fn run_report(mut r: ReportRun) -> u8 {
         }
         None => 0,
     }
+}
+
+/// With `--paths` and baselines: each baseline's merged paths for the same
+/// patterns (reopened from the cache the comparison just wrote, one at a
+/// time), for the report's Δ column.
+fn paths_baselines(r: &mut ReportRun, baselines: &[PathBuf]) -> Result<(), AnalysisError> {
+    let Some(query) = r.options.paths.as_deref_mut() else {
+        return Ok(());
+    };
+    let progress = Progress::new();
+    for file in baselines {
+        let note: cache::Note = Arc::new(|line| eprintln!("heaptui: {line}"));
+        let input = Input::File(file.clone(), r.import);
+        let (a, pending) = cache::run(
+            &input,
+            &r.duplicates,
+            r.cache.as_ref(),
+            &progress,
+            &mut |_| true,
+            note,
+        )?;
+        let (_, m) = report::paths_of_types(&a, &query.pattern, query.skip.as_ref());
+        let figures = heaptui_core::analysis::merged_paths::PathFigures::of(&m, a.dump());
+        drop(a);
+        pending.wait();
+        query.baselines.push(figures);
+    }
+    Ok(())
 }
 
 /// The dump's path (`None` for the demo). Standard input is read as a pipe
@@ -284,6 +316,16 @@ fn write_report(r: &ReportRun, analysis: &Analysis) -> Result<(), u8> {
         },
         None => None,
     };
+    if let Some(report::PathsQuery { pattern, .. }) = r.options.paths.as_deref() {
+        if heaptui_core::analysis::objects_of_types(analysis.dump(), pattern).is_empty() {
+            eprintln!(
+                "heaptui: {}: --paths: no object's type matches `{}`",
+                analysis.dump().path.display(),
+                pattern.as_str()
+            );
+            return Err(USAGE);
+        }
+    }
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
     let written = match (object, r.json) {

@@ -6,5 +6,6 @@
 mod cli;
 mod docs;
 mod log;
+mod paths;
 mod reports;
 mod terminal;

@@ -12,6 +12,7 @@ mod hostile;
 mod hprof;
 mod layers;
 mod layouts;
+mod merged_paths;
 mod mutations;
 mod parser;
 mod queries;

@@ -28,6 +28,8 @@ pub enum SlotKey {
     DetectDuplicates,
     /// A type's instances in an order.
     Instances,
+    /// Merged paths to the roots.
+    MergedPaths,
     /// Grouping the dominator-tree children of one tree node.
     Group {
         /// The tree (its zoom level's id).
@@ -46,6 +48,7 @@ impl SlotKey {
             Job::RetentionPath { .. } => SlotKey::RetentionPath,
             Job::DetectDuplicates { .. } => SlotKey::DetectDuplicates,
             Job::Instances { .. } => SlotKey::Instances,
+            Job::MergedPaths { .. } => SlotKey::MergedPaths,
             Job::GroupChildren { tree, node, .. } => SlotKey::Group {
                 tree: *tree,
                 node: *node,

@@ -24,6 +24,8 @@ pub enum Mode {
     TypeInstances,
     /// The object inspector.
     Inspector,
+    /// The merged paths to the roots (an overlay like the inspector).
+    Paths,
     /// Typing into the `/` filter line.
     Filter,
 }
@@ -40,6 +42,7 @@ impl Mode {
             Mode::Suspects => "Suspects",
             Mode::TypeInstances => "Instances of a type",
             Mode::Inspector => "Inspector",
+            Mode::Paths => "Merged paths to the roots",
             Mode::Filter => "Filter line",
         }
     }
@@ -127,6 +130,12 @@ pub enum Cmd {
     DetailDown,
     /// Scroll the selected suspect's detail up.
     DetailUp,
+    // Types, Dominators, Duplicates
+    /// The merged paths to the roots of the selected type, group or set.
+    MergedPaths,
+    // Merged paths
+    /// Skip the platform's types in the paths, or not.
+    SkipPlatform,
     // Inspector
     /// Show the inspected object in the dominator tree.
     OpenInDominators,
@@ -468,11 +477,47 @@ const REST: &[Binding] = &[
         "detect",
     ),
     b(
+        Types,
+        C('M'),
+        MergedPaths,
+        "why alive: their paths from the roots, merged",
+        "paths",
+    ),
+    b(
+        Dominators,
+        C('M'),
+        MergedPaths,
+        "why alive: their paths from the roots, merged",
+        "",
+    ),
+    b(
+        Duplicates,
+        C('M'),
+        MergedPaths,
+        "why alive: their paths from the roots, merged",
+        "",
+    ),
+    b(
         Inspector,
         C('o'),
         OpenInDominators,
         "show in the dominator tree",
         "in tree",
+    ),
+    b(Paths, C(' '), ToggleExpand, "expand / collapse", ""),
+    b(
+        Paths,
+        C('o'),
+        OpenInDominators,
+        "show the node's object in the dominator tree",
+        "in tree",
+    ),
+    b(
+        Paths,
+        C('e'),
+        SkipPlatform,
+        "skip platform types (java.*, System.*) or not",
+        "skip",
     ),
     b(
         Filter,

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use super::compared::Compared;
 use super::instance_rows::InstanceRows;
 use super::pane_id::PaneId;
+use heaptui_core::analysis::merged_paths::MergedPaths;
 use heaptui_core::analysis::roots::RootGroup;
 use heaptui_core::analysis::summary::Summary;
 use heaptui_core::analysis::suspects::Suspect;
@@ -35,6 +36,34 @@ pub struct DominatorsStage {
     /// first rows): millions of objects on a big heap, so grouped here,
     /// never on the UI thread.
     pub top: Vec<Arc<Group>>,
+}
+
+/// The objects whose merged paths to the roots are asked for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PathsTarget {
+    /// Every instance of a type (the Types pane).
+    Type(TypeIdx),
+    /// Some objects (a group row, a duplicate set), and what to call them.
+    Objects {
+        /// `126 × MyApp.Orders.Order`, `set #3 (java.lang.String)`.
+        label: String,
+        /// The objects.
+        objects: Arc<Vec<ObjectIdx>>,
+    },
+}
+
+/// A merged-paths job's answer (the overlay's data).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PathsResult {
+    /// What was asked about.
+    pub target: PathsTarget,
+    /// Whether the platform's types were skipped
+    /// (`merged_paths::default_excludes`).
+    pub skip: bool,
+    /// The patterns skipped.
+    pub skipped: Vec<String>,
+    /// The merged tree.
+    pub paths: MergedPaths,
 }
 
 /// Results, in the order they are produced. `ms` is the stage's duration.
@@ -130,6 +159,8 @@ pub enum Msg {
     },
     /// A type's instances in the order asked for.
     Instances(InstanceRows),
+    /// Merged paths to the roots were computed.
+    MergedPaths(Arc<PathsResult>),
     /// A `/` filter's result from the filter thread.
     Filtered(Filtered),
 }
@@ -145,6 +176,7 @@ impl Msg {
                 | Msg::Instances(_)
                 | Msg::RetentionPath { .. }
                 | Msg::Expanded { .. }
+                | Msg::MergedPaths(_)
         )
     }
 }

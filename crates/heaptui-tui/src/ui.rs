@@ -62,7 +62,7 @@ fn draw_tabs(app: &App, area: Rect, f: &mut Frame) {
     let t = &app.theme;
     let mut spans = Vec::new();
     for p in PaneId::ALL {
-        let focused = p == app.pane && app.inspector.is_none();
+        let focused = p == app.pane && !app.overlaid();
         let style = if focused { t.selected() } else { t.dim() };
         spans.push(Span::styled(
             super::layout::tab_text(p, focused, area.width),
@@ -71,6 +71,8 @@ fn draw_tabs(app: &App, area: Rect, f: &mut Frame) {
     }
     if app.inspector.is_some() {
         spans.push(Span::styled("[Inspector]", t.selected()));
+    } else if app.paths.is_some() {
+        spans.push(Span::styled("[Paths]", t.selected()));
     }
     f.render_widget(Paragraph::new(Line::from(spans)), area);
 }
@@ -81,9 +83,10 @@ fn draw_body(app: &App, area: Rect, f: &mut Frame) {
         return;
     }
     let ctx = app.ctx(app.pane);
-    match &app.inspector {
-        Some(ins) => ins.draw(&ctx, area, f),
-        None => app.pane_view(app.pane).draw(&ctx, area, f),
+    match (&app.inspector, &app.paths) {
+        (Some(ins), _) => ins.draw(&ctx, area, f),
+        (None, Some(p)) => p.draw(&ctx, area, f),
+        (None, None) => app.pane_view(app.pane).draw(&ctx, area, f),
     }
 }
 
@@ -233,7 +236,7 @@ fn draw_status(app: &App, area: Rect, f: &mut Frame) {
         spans.push(Span::styled(format!(" {} ", app.status), t.bold()));
     }
     let filter = &app.filters[app.pane.index()];
-    if !filter.is_empty() && app.inspector.is_none() {
+    if !filter.is_empty() && !app.overlaid() {
         let pending = if app.filtering() {
             format!(" (filtering{})", t.ellipsis())
         } else {

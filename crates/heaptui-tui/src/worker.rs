@@ -22,7 +22,7 @@ use heaptui_core::graph::{DominatorTree, HeapGraph};
 use heaptui_core::model::{ObjectIdx, TypeIdx};
 use heaptui_core::progress::Progress;
 
-pub use super::msg::{DominatorsStage, Msg, Totals};
+pub use super::msg::{DominatorsStage, Msg, PathsResult, PathsTarget, Totals};
 pub use heaptui_core::analysis::pipeline::Input;
 
 /// Work the UI asks for on demand; heavy on big heaps, so it runs on its
@@ -61,6 +61,13 @@ pub enum Job {
         type_index: u32,
         /// The detection result to complete.
         current: Arc<Duplicates>,
+    },
+    /// The merged paths to the roots of some objects.
+    MergedPaths {
+        /// The objects.
+        target: PathsTarget,
+        /// Whether the platform's types are skipped.
+        skip: bool,
     },
     /// A type's instances in an order (the type → objects index is built
     /// first when `index` is `None`).
@@ -128,6 +135,7 @@ pub fn run_job(
             &graph.dump,
             dom,
         ))),
+        Job::MergedPaths { target, skip } => paths_job(target, skip, graph, dom, progress),
         Job::DetectDuplicates {
             type_index,
             current,
@@ -379,4 +387,38 @@ pub fn instances_of(graph: &HeapGraph, type_index: TypeIdx) -> Vec<ObjectIdx> {
         .filter(|&(_, &t)| t == type_index)
         .map(|(o, _)| ObjectIdx::from_usize(o))
         .collect()
+}
+
+/// Runs a [`Job::MergedPaths`]: `None` when cancelled.
+fn paths_job(
+    target: PathsTarget,
+    skip: bool,
+    graph: &HeapGraph,
+    dom: &DominatorTree,
+    progress: &Progress,
+) -> Option<Msg> {
+    use heaptui_core::analysis::merged_paths::{default_excludes, merged_paths};
+    let skipped: Vec<String> = if skip {
+        default_excludes(graph.dump.format)
+            .iter()
+            .map(|s| s.to_string())
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let globs: Vec<Glob> = skipped.iter().map(|s| Glob::new(s)).collect();
+    let paths = match &target {
+        PathsTarget::Type(t) => {
+            let set = instances_of(graph, *t);
+            merged_paths(graph, dom, &set, &globs, progress)
+        }
+        PathsTarget::Objects { objects, .. } => merged_paths(graph, dom, objects, &globs, progress),
+    }
+    .ok()?;
+    Some(Msg::MergedPaths(Arc::new(PathsResult {
+        target,
+        skip,
+        skipped,
+        paths,
+    })))
 }

@@ -2,7 +2,7 @@
 //! [`pipeline`] that produces an [`Analysis`], the [`summary`] they render
 //! first, grouped dominator children (docs/analyses.md), type statistics,
 //! immediate dominators with an exclude pattern, precise retained
-//! bytes of a set, retention paths, roots by kind, comparison of snapshots
+//! bytes of a set, retention paths, merged paths to the roots, roots by kind, comparison of snapshots
 //! (docs/analyses.md) and leak suspects.
 //!
 //! May import `graph`, `import`, `model`, `progress`, `mem`; never a UI
@@ -12,6 +12,7 @@ pub mod compare;
 pub mod compare_paths;
 pub mod filter;
 pub mod grouping;
+pub mod merged_paths;
 mod pattern;
 pub mod pipeline;
 mod queries;

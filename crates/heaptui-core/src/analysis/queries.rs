@@ -75,7 +75,7 @@ pub struct ImmediateDominators {
 /// Java class object's row (`class java.lang.System`) as its class
 /// (`java.lang.System`) would be, so `java.*` walks past the JDK's classes
 /// and stops at `class OrderService`.
-fn excluded_types(dump: &Model, exclude: Option<&Glob>) -> Vec<bool> {
+pub(super) fn excluded_types(dump: &Model, exclude: Option<&Glob>) -> Vec<bool> {
     let Some(g) = exclude else {
         return vec![false; dump.type_names.len()];
     };

@@ -81,7 +81,7 @@ struct Diagnostics<'a> {
 /// sets of a 10-million-object heap list millions of members, and a
 /// `String` each made writing them the slowest part of the report.
 #[derive(Clone, Copy)]
-struct Hex(u64);
+pub(super) struct Hex(pub(super) u64);
 
 impl Hex {
     /// The digits, in the first `len` bytes of the array.
@@ -268,7 +268,7 @@ fn write_duplicate_rows(
 
 /// `items` as the elements of a JSON array: `,` between them, each after
 /// a newline when `newlines`.
-fn write_array<T: Serialize>(
+pub(super) fn write_array<T: Serialize>(
     out: &mut impl Write,
     items: impl IntoIterator<Item = T>,
     newlines: bool,
@@ -298,6 +298,7 @@ pub fn write_json(out: &mut impl Write, a: &Analysis, opts: &ReportOptions) -> i
     if let Some((pattern, skip)) = &opts.immediate_dominators {
         write_immediate_dominators(out, a, pattern, skip.as_ref())?;
     }
+    super::paths::write_paths_json(out, a, opts)?;
     if opts.objects {
         write_objects(out, a)?;
     }

@@ -5,6 +5,7 @@ mod compare_json;
 mod compare_text;
 mod json;
 mod object;
+mod paths;
 mod text;
 
 pub use crate::text::{count, counted, size};
@@ -12,6 +13,7 @@ pub use compare_json::write_comparison;
 pub use compare_text::{parse_size, signed_size};
 pub use json::write_json;
 pub use object::{write_object_json, write_object_text};
+pub use paths::paths_of_types;
 pub use text::write_text;
 
 use std::sync::Arc;
@@ -33,12 +35,38 @@ pub struct ReportOptions {
     /// Group the objects of matching types by immediate dominator, skipping
     /// dominators whose type matches the second pattern.
     pub immediate_dominators: Option<(Glob, Option<Glob>)>,
+    /// `--paths`: the merged paths to the roots of the objects of matching
+    /// types.
+    pub paths: Option<Box<PathsQuery>>,
     /// Snapshots compared with this one (docs/analyses.md): adds the `comparison`
     /// key and growth suspects.
     pub comparison: Option<Arc<Comparison>>,
     /// `--object ID`: print this object (its fields and values) instead
     /// of the report.
     pub object: Option<u64>,
+}
+
+/// `--paths PATTERN [--skip PATTERN]` and what the baselines add.
+#[derive(Debug, Clone)]
+pub struct PathsQuery {
+    /// The objects of the types it matches.
+    pub pattern: Glob,
+    /// Objects of the types it matches are left out of the paths.
+    pub skip: Option<Glob>,
+    /// With baselines: each older snapshot's merged paths for the same
+    /// patterns, oldest first (the Δ column, `objects_by_snapshot`).
+    pub baselines: Vec<crate::analysis::merged_paths::PathFigures>,
+}
+
+impl PathsQuery {
+    /// A query without baselines.
+    pub fn new(pattern: Glob, skip: Option<Glob>) -> PathsQuery {
+        PathsQuery {
+            pattern,
+            skip,
+            baselines: Vec::new(),
+        }
+    }
 }
 
 impl Default for ReportOptions {
@@ -48,6 +76,7 @@ impl Default for ReportOptions {
             rows: None,
             objects: false,
             immediate_dominators: None,
+            paths: None,
             comparison: None,
             object: None,
         }

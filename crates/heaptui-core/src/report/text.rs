@@ -38,6 +38,7 @@ pub fn write_text(out: &mut impl Write, a: &Analysis, opts: &ReportOptions) -> i
     if let Some((pattern, skip)) = &opts.immediate_dominators {
         write_immediate_dominators(out, a, pattern, skip.as_ref())?;
     }
+    super::paths::write_paths_text(out, a, opts)?;
     write_duplicates(out, a, opts)?;
     if opts.objects {
         write_objects(out, a)?;

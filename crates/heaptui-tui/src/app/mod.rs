@@ -22,6 +22,7 @@ use super::layout::{layout, tab_at};
 use super::loading::Loading;
 use super::msg::Msg;
 use super::panes::inspector::Inspector;
+use super::panes::paths::PathsView;
 use super::panes::{Ctx, Intent, Jump, Pane, Panes, Saved, Ticked};
 use super::theme::Theme;
 use super::worker::{run_job, Job};
@@ -128,6 +129,8 @@ pub struct Nav {
     pub pane: PaneId,
     /// The object the inspector showed, if it was open.
     pub inspector: Option<ObjectIdx>,
+    /// The merged paths shown, if they were.
+    pub paths: Option<PathsView>,
     /// Per pane (index = [`PaneId::index`]), its place.
     pub panes: [Saved; PaneId::COUNT],
 }
@@ -155,6 +158,9 @@ pub struct App {
     pub pane: PaneId,
     /// The object inspector, while it is open.
     pub inspector: Option<Inspector>,
+    /// The merged paths to the roots, while they are shown (under the
+    /// inspector when both are open).
+    pub paths: Option<PathsView>,
     /// The help overlay, while it is open.
     pub help: Option<Help>,
     /// The text input line, while it is open.
@@ -195,6 +201,7 @@ impl App {
             job: None,
             pane: PaneId::Overview,
             inspector: None,
+            paths: None,
             help: None,
             input: None,
             filters: Default::default(),
@@ -276,16 +283,27 @@ impl App {
         f(panes.get_mut(id), &ctx)
     }
 
-    /// [`App::with_pane`] on the focus: the inspector when it is open.
+    /// [`App::with_pane`] on the focus: the inspector when it is open,
+    /// else the merged paths when they are shown.
     fn with_focus<R>(&mut self, f: impl FnOnce(&mut dyn Pane, &Ctx) -> R) -> R {
-        match self.inspector.take() {
-            Some(mut ins) => {
-                let r = f(&mut ins, &self.ctx(self.pane));
-                self.inspector = Some(ins);
-                r
-            }
-            None => self.with_pane(self.pane, f),
+        if let Some(mut ins) = self.inspector.take() {
+            let r = f(&mut ins, &self.ctx(self.pane));
+            self.inspector = Some(ins);
+            return r;
         }
+        if let Some(mut paths) = self.paths.take() {
+            let r = f(&mut paths, &self.ctx(self.pane));
+            if self.paths.is_none() {
+                self.paths = Some(paths);
+            }
+            return r;
+        }
+        self.with_pane(self.pane, f)
+    }
+
+    /// Whether an overlay (the inspector, the merged paths) covers the pane.
+    pub fn overlaid(&self) -> bool {
+        self.inspector.is_some() || self.paths.is_some()
     }
 
     /// The key mode of the current focus.
@@ -294,6 +312,8 @@ impl App {
             Mode::Filter
         } else if self.inspector.is_some() {
             Mode::Inspector
+        } else if self.paths.is_some() {
+            Mode::Paths
         } else {
             self.panes.mode(self.pane)
         }
@@ -302,8 +322,9 @@ impl App {
     /// The footer label of a key in the focus's state (see
     /// [`Pane::key_label`]).
     pub fn key_label(&self, cmd: Cmd) -> Option<&'static str> {
-        match (&self.inspector, self.input.is_some()) {
-            (None, false) => self.pane_view(self.pane).key_label(cmd),
+        match (&self.inspector, &self.paths, self.input.is_some()) {
+            (None, None, false) => self.pane_view(self.pane).key_label(cmd),
+            (None, Some(p), false) => p.key_label(cmd),
             _ => None,
         }
     }
@@ -342,6 +363,10 @@ impl App {
         if let Some(mut ins) = self.inspector.take() {
             ins.fit(&self.ctx(self.pane));
             self.inspector = Some(ins);
+        }
+        if let Some(mut paths) = self.paths.take() {
+            paths.fit(&self.ctx(self.pane));
+            self.paths = Some(paths);
         }
     }
 
@@ -419,7 +444,11 @@ impl App {
             }
             Cmd::Pane(p) => self.switch(p),
             Cmd::OpenFilter => {
-                if !self.pane_view(self.pane).filterable() && self.inspector.is_none() {
+                if self.paths.is_some() && self.inspector.is_none() {
+                    self.status =
+                        "the filter narrows the list panes (2-5); Backspace leaves the paths"
+                            .into();
+                } else if !self.pane_view(self.pane).filterable() && self.inspector.is_none() {
                     self.status = "the filter narrows the list panes (2-5)".into();
                 } else {
                     self.inspector = None;
@@ -445,7 +474,7 @@ impl App {
                 let o = self.with_focus(|p, ctx| p.selected_object(ctx));
                 // The Dominators pane names a row by its row type (`class
                 // X` for a Java class object).
-                let row = self.inspector.is_none() && self.pane == PaneId::Dominators;
+                let row = !self.overlaid() && self.pane == PaneId::Dominators;
                 self.status = match (o, self.loading.graph()) {
                     (Some(o), Some(g)) if row => g.dump.row_type_name(o).to_string(),
                     (Some(o), Some(g)) => g.dump.type_name(o).to_string(),
@@ -454,7 +483,7 @@ impl App {
             }
             Cmd::Escape => {
                 let i = self.pane.index();
-                if self.inspector.is_none() && !self.filters[i].is_empty() {
+                if !self.overlaid() && !self.filters[i].is_empty() {
                     self.filters[i].clear();
                     self.apply_filter(self.pane);
                 } else {
@@ -462,12 +491,14 @@ impl App {
                 }
             }
             Cmd::Back => {
-                if self.inspector.is_none() && self.with_pane(self.pane, |p, _| p.back()) {
+                if !self.overlaid() && self.with_pane(self.pane, |p, _| p.back()) {
                     // Taken inside the pane.
                 } else if let Some(nav) = self.history.pop() {
                     self.restore(nav);
                 } else if self.inspector.is_some() {
                     self.inspector = None;
+                } else if self.paths.is_some() {
+                    self.paths = None;
                 } else {
                     self.status = "at the start of the history".into();
                 }
@@ -537,15 +568,16 @@ impl App {
                     if let Some(p) = tab_at(
                         m.column,
                         self.size.width,
-                        self.inspector.is_none().then_some(self.pane),
+                        (!self.overlaid()).then_some(self.pane),
                     ) {
                         self.switch(p);
                     }
                     return;
                 }
-                let geometry = match &self.inspector {
-                    Some(ins) => ins.click_geometry(),
-                    None => self.pane_view(self.pane).click_geometry(),
+                let geometry = match (&self.inspector, &self.paths) {
+                    (Some(ins), _) => ins.click_geometry(),
+                    (None, Some(p)) => p.click_geometry(),
+                    (None, None) => self.pane_view(self.pane).click_geometry(),
                 };
                 let Some((sel, off, top)) = geometry else {
                     return;

@@ -21,6 +21,7 @@ impl App {
         Nav {
             pane: self.pane,
             inspector: self.inspector.as_ref().map(|i| i.object()),
+            paths: self.paths.clone(),
             panes: PaneId::ALL.map(|id| self.panes.get(id).save()),
         }
     }
@@ -40,6 +41,7 @@ impl App {
     pub(super) fn restore(&mut self, nav: Nav) {
         self.pane = nav.pane;
         self.inspector = None;
+        self.paths = nav.paths;
         if let Some(o) = nav.inspector {
             self.open_inspector(o);
         }
@@ -50,11 +52,12 @@ impl App {
     }
 
     pub(super) fn switch(&mut self, pane: PaneId) {
-        if pane == self.pane && self.inspector.is_none() {
+        if pane == self.pane && !self.overlaid() {
             return;
         }
         self.push_history();
         self.inspector = None;
+        self.paths = None;
         self.pane = pane;
     }
 
@@ -101,6 +104,7 @@ impl App {
         };
         self.push_history();
         self.inspector = None;
+        self.paths = None;
         self.pane = target;
         if drop_filter {
             self.filters[target.index()].clear();
@@ -115,6 +119,9 @@ impl App {
     pub(super) fn on_job_result(&mut self, msg: Msg) {
         self.job = None;
         let mut msg = msg;
+        if let Msg::MergedPaths(result) = msg {
+            return self.show_paths(result);
+        }
         if let Some(mut ins) = self.inspector.take() {
             let taken = ins.receive(msg, &self.ctx(self.pane));
             self.inspector = Some(ins);
@@ -138,5 +145,19 @@ impl App {
                 self.request(job, &label);
             }
         }
+    }
+}
+
+impl App {
+    /// Shows merged paths that a job computed: over the pane, a history
+    /// step (Backspace returns); in place of the ones shown (`e` asked
+    /// for them again with or without the platform's types).
+    fn show_paths(&mut self, result: std::sync::Arc<crate::msg::PathsResult>) {
+        if self.paths.is_none() || self.inspector.is_some() {
+            self.push_history();
+        }
+        self.inspector = None;
+        self.paths = Some(crate::panes::paths::PathsView::new(result));
+        self.fix_scroll();
     }
 }

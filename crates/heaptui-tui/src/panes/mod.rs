@@ -13,6 +13,7 @@ pub mod duplicates;
 pub mod inspector;
 pub mod instances;
 pub mod overview;
+pub mod paths;
 pub mod roots;
 pub mod suspects;
 pub mod table;

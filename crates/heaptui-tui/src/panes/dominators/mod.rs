@@ -483,6 +483,29 @@ impl Pane for Option<DominatorsPane> {
                     Vec::new()
                 }
             }
+            Cmd::MergedPaths => {
+                let t = d.tree();
+                let (label, objects) = match &t.nodes[t.selected as usize].item {
+                    Item::Group(g) => (
+                        format!(
+                            "{} × {}",
+                            crate::fmt::count(g.members.len() as u64),
+                            dump.name_of_type(g.type_index)
+                        ),
+                        ObjectIdx::cast_slice(&g.members).to_vec(),
+                    ),
+                    Item::Instance(o) => (
+                        format!(
+                            "{} {}",
+                            dump.row_type_name(ObjectIdx(*o)),
+                            dump.id_hex(ObjectIdx(*o))
+                        ),
+                        vec![ObjectIdx(*o)],
+                    ),
+                    _ => return vec![Intent::status("M: select a group row or an object")],
+                };
+                vec![super::paths::request(super::paths::objects(label, objects))]
+            }
             Cmd::Instances => {
                 let t = d.tree_mut();
                 let s = t.selected;

@@ -451,6 +451,19 @@ impl Pane for DuplicatesPane {
                 }
             }
             Cmd::DetectPossible => self.detect_possible(ctx),
+            Cmd::MergedPaths => match (&self.source, self.current_set(), ctx.loading.graph()) {
+                (Some(d), Some(s), Some(g)) => {
+                    let set = &d.sets[s as usize];
+                    let label = format!(
+                        "set #{s}: {} × {}",
+                        crate::fmt::count(set.members.len() as u64),
+                        g.dump.type_names[set.type_index as usize]
+                    );
+                    let members = ObjectIdx::cast_slice(&set.members).to_vec();
+                    vec![super::paths::request(super::paths::objects(label, members))]
+                }
+                _ => Vec::new(),
+            },
             Cmd::SortNext | Cmd::SortReverse | Cmd::SteadyOnly if self.detail.is_some() => {
                 vec![Intent::status("Bksp back to the list to sort it")]
             }

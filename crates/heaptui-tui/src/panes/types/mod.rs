@@ -441,6 +441,10 @@ impl Pane for TypesPane {
             }
             Cmd::ImmediateDominators => self.immediate_dominators(),
             Cmd::ExcludePattern => vec![Intent::EditExclude(self.exclude.clone())],
+            Cmd::MergedPaths => match self.selected_type() {
+                Some(ty) => vec![super::paths::request(crate::msg::PathsTarget::Type(ty))],
+                None => Vec::new(),
+            },
             _ => Vec::new(),
         }
     }
