@@ -203,6 +203,13 @@ pub struct ReportArgs {
     #[arg(long, value_name = "PATTERN", requires = "immediate_dominators")]
     pub skip: Option<String>,
 
+    /// Duplicate owners: walk up past dominators whose type matches this
+    /// glob; repeat it for several. Replaces the format's defaults (Java:
+    /// java.*, javax.*, jdk.*, sun.*; .NET: System.*, Microsoft.*); `''`
+    /// alone skips nothing.
+    #[arg(long = "owner-skip", value_name = "PATTERN")]
+    pub owner_skip: Vec<String>,
+
     /// Exit with code 1 when some dominator path's retained bytes grew by
     /// more than SIZE from the oldest to the newest snapshot (e.g. 10MB,
     /// 512KiB, 1000). Needs --baseline.
@@ -221,7 +228,7 @@ pub struct ReportArgs {
 #[derive(Debug)]
 pub enum Run {
     Ui(UiRun),
-    Report(ReportRun),
+    Report(Box<ReportRun>),
     Completions(clap_complete::Shell),
     Man,
 }
@@ -326,7 +333,7 @@ impl TryFrom<Cli> for Run {
                     ReportInput::File(_) => cache.clone(),
                     ReportInput::Stdin | ReportInput::Demo => None,
                 };
-                Run::Report(ReportRun { cache, import, ..r })
+                Run::Report(Box::new(ReportRun { cache, import, ..r }))
             }),
             None => {
                 let demo = cli.demo || cli.demo_compare;
@@ -397,6 +404,13 @@ impl TryFrom<ReportArgs> for ReportRun {
                     .map(|p| (Glob::new(p), args.skip.as_deref().map(Glob::new))),
                 comparison: None,
                 object: args.object,
+                owner_exclude: (!args.owner_skip.is_empty()).then(|| {
+                    args.owner_skip
+                        .iter()
+                        .filter(|p| !p.is_empty())
+                        .map(|p| Glob::new(p))
+                        .collect()
+                }),
             },
             duplicates: args.duplicates.options(),
             dump,

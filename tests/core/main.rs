@@ -13,6 +13,7 @@ mod hprof;
 mod layers;
 mod layouts;
 mod mutations;
+mod owners;
 mod parser;
 mod queries;
 mod robustness;
