@@ -10,6 +10,7 @@ mod journeys;
 mod lists;
 mod long_names;
 mod native;
+mod owners;
 mod tape;
 mod tree;
 mod update;

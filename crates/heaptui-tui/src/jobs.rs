@@ -26,6 +26,8 @@ pub enum SlotKey {
     RetentionPath,
     /// Finishing duplicate detection for one type.
     DetectDuplicates,
+    /// Duplicate waste by owner.
+    Owners,
     /// A type's instances in an order.
     Instances,
     /// Grouping the dominator-tree children of one tree node.
@@ -45,6 +47,7 @@ impl SlotKey {
             Job::ImmediateDominators { .. } => SlotKey::ImmediateDominators,
             Job::RetentionPath { .. } => SlotKey::RetentionPath,
             Job::DetectDuplicates { .. } => SlotKey::DetectDuplicates,
+            Job::Owners { .. } => SlotKey::Owners,
             Job::Instances { .. } => SlotKey::Instances,
             Job::GroupChildren { tree, node, .. } => SlotKey::Group {
                 tree: *tree,
