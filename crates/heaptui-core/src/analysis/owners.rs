@@ -16,7 +16,7 @@ use std::collections::HashMap;
 use super::queries::excluded_by_any;
 use super::Glob;
 use crate::graph::duplicates::Duplicates;
-use crate::graph::{DominatorTree, SUPER_ROOT};
+use crate::graph::{DominatorTree, NOT_REACHABLE, SUPER_ROOT};
 use crate::model::{Format, Model, ObjectIdx, TypeIdx};
 
 /// The exclude patterns owners are cut at by default, per format: the
@@ -212,6 +212,7 @@ pub fn duplicate_owners(
     dups: &Duplicates,
     exclude: &[Glob],
 ) -> Owners {
+    let _span = tracing::debug_span!(target: "heaptui::profile", "owners").entered();
     let mut walk = Walk {
         dump,
         dom,
@@ -235,6 +236,11 @@ pub fn duplicate_owners(
     for s in dups.sets.iter().filter(|s| !dups.is_unverified(s)) {
         for &m in s.members.iter().skip(1) {
             let d0 = dom.idom[m as usize];
+            if d0 == NOT_REACHABLE {
+                // Members are reachable (detection's and the cache's
+                // promise); a broken promise charges nothing.
+                continue;
+            }
             let (path, anchor) = if d0 == SUPER_ROOT {
                 (HELD_BY_ROOTS, UNSET)
             } else {

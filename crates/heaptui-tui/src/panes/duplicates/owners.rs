@@ -166,6 +166,11 @@ impl DuplicatesPane {
 
     /// `O`: the owners view, or the sets again.
     pub(super) fn toggle_owners(&mut self, ctx: &Ctx) -> Vec<Intent> {
+        if !self.owners_on && ctx.loading.duplicates().is_none() {
+            return vec![Intent::status(
+                "duplicates are still being detected: their owners follow",
+            )];
+        }
         self.owners_on = !self.owners_on;
         self.detail = None;
         if !self.owners_on {
