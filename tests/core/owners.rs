@@ -82,8 +82,16 @@ fn oracle_owners(g: &HeapGraph, exclude: &[&str]) -> OwnerView {
                         }
                     }
                     let top = *chain.last().unwrap();
-                    let mut path: Vec<String> = chain.iter().rev().map(|&o| name(o)).collect();
-                    path.dedup();
+                    // Top down; a type met again goes back to where it was
+                    // first met.
+                    let mut path: Vec<String> = Vec::new();
+                    for o in chain.iter().rev() {
+                        let n = name(*o);
+                        match path.iter().position(|p| *p == n) {
+                            Some(i) => path.truncate(i + 1),
+                            None => path.push(n),
+                        }
+                    }
                     (path, !excluded(top), Some(top))
                 }
             };

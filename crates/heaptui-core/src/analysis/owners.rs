@@ -53,8 +53,8 @@ pub struct OwnerSet {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Owner {
     /// Row types from the owner down to the copies' immediate dominator,
-    /// a run of one type written once. Empty: the copies are held by GC
-    /// roots directly.
+    /// each type once (a type met again goes back to where it was first
+    /// met). Empty: the copies are held by GC roots directly.
     pub path: Vec<TypeIdx>,
     /// Whether `path[0]` is a type no exclude pattern matches; `false`
     /// when the walk reached the roots first (the path then starts at the
@@ -97,18 +97,12 @@ impl Owners {
             .collect();
         names.join(" / ")
     }
-
-    /// Positions of the owners that hold copies of `set`.
-    pub fn of_set(&self, set: u32) -> Vec<usize> {
-        (0..self.owners.len())
-            .filter(|&i| self.owners[i].sets.iter().any(|s| s.set == set))
-            .collect()
-    }
 }
 
 /// Interned type paths: a trie over (parent path, type).
 struct Paths {
-    /// Per path: its parent (`ROOTS_*` at the top) and last type.
+    /// Per path: its parent ([`ANCHORED`] or [`UNANCHORED`] at the top) and
+    /// last type.
     nodes: Vec<(u32, TypeIdx)>,
     index: HashMap<(u32, TypeIdx), u32>,
 }
@@ -120,11 +114,19 @@ const UNANCHORED: u32 = u32::MAX - 1;
 const UNSET: u32 = u32::MAX;
 
 impl Paths {
-    /// The path `parent` extended by `ty`; `parent` itself when it ends in
-    /// `ty` (a chain of one type is written once).
+    /// The path `parent` extended by `ty`. A type the path already holds
+    /// closes a loop (a linked chain, a tree of nodes and child arrays):
+    /// the path goes back to where it met the type, so a path holds each
+    /// type once and the depth of a recursive structure makes no new
+    /// owner. O(path length).
     fn child(&mut self, parent: u32, ty: TypeIdx) -> u32 {
-        if parent < UNANCHORED && self.nodes[parent as usize].1 == ty {
-            return parent;
+        let mut p = parent;
+        while p < UNANCHORED {
+            let (up, t) = self.nodes[p as usize];
+            if t == ty {
+                return p;
+            }
+            p = up;
         }
         let next = self.nodes.len() as u32;
         *self.index.entry((parent, ty)).or_insert_with(|| {
