@@ -104,3 +104,22 @@ fn exclude_patterns_move_the_owner_up() {
     // Every byte is still charged once.
     assert_eq!(v.owners.bytes, core_owners(&a).bytes);
 }
+
+#[test]
+fn owners_before_the_duplicates_arrive_say_so() {
+    use heaptui_tui::app::{update, Action};
+    use heaptui_tui::worker::Msg;
+    let mut a = App::new("x".into(), COLOR, ratatui::layout::Rect::new(0, 0, 80, 24));
+    let full = app(80, 24);
+    update(
+        &mut a,
+        Action::Worker(Msg::Graph {
+            graph: full.graph().cloned().unwrap(),
+            ms: 0,
+            totals: heaptui_tui::loading::Totals::of(full.graph().unwrap()),
+        }),
+    );
+    keys(&mut a, "4 O");
+    assert!(!a.panes.duplicates().shows_owners());
+    shows(&a, &["still being detected"]);
+}
