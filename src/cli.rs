@@ -212,6 +212,12 @@ pub struct ReportArgs {
     /// object's type matches.
     #[arg(long, value_name = "TYPE_PATTERN")]
     pub paths: Option<String>,
+    /// Duplicate owners: walk up past dominators whose type matches this
+    /// glob; repeat it for several. Replaces the format's defaults (Java:
+    /// java.*, javax.*, jdk.*, sun.*; .NET: System.*, Microsoft.*); `''`
+    /// alone skips nothing.
+    #[arg(long = "owner-skip", value_name = "PATTERN")]
+    pub owner_skip: Vec<String>,
 
     /// Exit with code 1 when some dominator path's retained bytes grew by
     /// more than SIZE from the oldest to the newest snapshot (e.g. 10MB,
@@ -231,7 +237,7 @@ pub struct ReportArgs {
 #[derive(Debug)]
 pub enum Run {
     Ui(UiRun),
-    Report(ReportRun),
+    Report(Box<ReportRun>),
     Completions(clap_complete::Shell),
     Man,
 }
@@ -336,7 +342,7 @@ impl TryFrom<Cli> for Run {
                     ReportInput::File(_) => cache.clone(),
                     ReportInput::Stdin | ReportInput::Demo => None,
                 };
-                Run::Report(ReportRun { cache, import, ..r })
+                Run::Report(Box::new(ReportRun { cache, import, ..r }))
             }),
             None => {
                 let demo = cli.demo || cli.demo_compare;
@@ -413,6 +419,13 @@ impl TryFrom<ReportArgs> for ReportRun {
                 }),
                 comparison: None,
                 object: args.object,
+                owner_exclude: (!args.owner_skip.is_empty()).then(|| {
+                    args.owner_skip
+                        .iter()
+                        .filter(|p| !p.is_empty())
+                        .map(|p| Glob::new(p))
+                        .collect()
+                }),
             },
             duplicates: args.duplicates.options(),
             dump,

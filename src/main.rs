@@ -67,7 +67,7 @@ fn run() -> u8 {
         }
     };
     match Run::try_from(cli) {
-        Ok(Run::Report(r)) => run_report(r),
+        Ok(Run::Report(r)) => run_report(*r),
         Ok(Run::Ui(u)) => run_ui(u),
         Ok(Run::Completions(shell)) => {
             let mut command = Cli::command();

@@ -65,6 +65,7 @@ fn json_contract_key_by_key() {
         [
             "diagnostics",
             "dominators",
+            "duplicate_owners",
             "duplicates",
             "file",
             "format",
@@ -696,7 +697,10 @@ fn comparison_json_contract_key_by_key() {
     assert_eq!(code, Some(0), "{stderr}");
     assert!(keys(&v).contains(&"comparison") && keys(&v).contains(&"suspects"));
     let c = &v["comparison"];
-    assert_eq!(keys(c), ["duplicates", "files", "paths", "types"]);
+    assert_eq!(
+        keys(c),
+        ["duplicate_owners", "duplicates", "files", "paths", "types"]
+    );
     assert_eq!(
         c["files"],
         json!(["caches.1.txt", "caches.2.txt", "caches.3.txt"]),
@@ -1477,6 +1481,54 @@ fn skip_walks_past_the_classes_it_names_but_not_past_the_users() {
     ]);
     let text = String::from_utf8(out).unwrap();
     let section = &text[text.find("Immediate dominators").unwrap()..];
+    // The section ends at the next blank line (the duplicate owners, with
+    // their own patterns, follow it).
+    let section = &section[..section.find("\n\n").unwrap_or(section.len())];
     assert!(section.contains("  class Leaky\n"), "{section}");
     assert!(!section.contains("class java."), "{section}");
+}
+
+#[test]
+fn duplicate_owners_are_cut_past_the_runtime_or_the_given_patterns() {
+    let owners = |extra: &[&str]| {
+        let mut args = vec!["leaky.hprof.gz"];
+        args.extend_from_slice(extra);
+        report_json(&args)["duplicate_owners"].clone()
+    };
+    let by_default = owners(&[]);
+    assert_eq!(
+        by_default["exclude"],
+        serde_json::json!(["java.*", "javax.*", "jdk.*", "sun.*"])
+    );
+    let rows = by_default["owners"].as_array().unwrap();
+    let sum = |rows: &[Value]| {
+        rows.iter()
+            .map(|o| o["bytes"].as_u64().unwrap())
+            .sum::<u64>()
+    };
+    assert_eq!(sum(rows), by_default["bytes"].as_u64().unwrap());
+    for o in rows {
+        let sets = o["sets"].as_array().unwrap();
+        assert_eq!(sum(sets), o["bytes"].as_u64().unwrap(), "{o}");
+    }
+    // The leak's strings: held by the user's class, through the JDK's list.
+    let leaky = rows
+        .iter()
+        .find(|o| o["path"][0] == "class Leaky")
+        .expect("class Leaky owns duplicates");
+    assert_eq!(leaky["anchored"], true);
+    assert!(leaky["path"].as_array().unwrap().len() > 1, "{leaky}");
+
+    // Nothing skipped: each owner is the copies' immediate dominator's row.
+    let none = owners(&["--owner-skip", ""]);
+    assert_eq!(none["exclude"], serde_json::json!([]));
+    assert_eq!(none["bytes"], by_default["bytes"]);
+    for o in none["owners"].as_array().unwrap() {
+        assert!(o["path"].as_array().unwrap().len() <= 1, "{o}");
+    }
+    let text = report_text(&["leaky.hprof.gz", "--owner-skip", "java.*"]);
+    assert!(
+        text.contains("cut at the first type not matching java.*)"),
+        "{text}"
+    );
 }

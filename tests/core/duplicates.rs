@@ -16,7 +16,10 @@ use heaptui_core::model::{Format, Labels, Model, ValueKind, Values};
 use heaptui_core::progress::Progress;
 use proptest::prelude::*;
 
-fn analyse(text: &str, options: &DuplicateOptions) -> (HeapGraph, DominatorTree, Duplicates) {
+pub(crate) fn analyse(
+    text: &str,
+    options: &DuplicateOptions,
+) -> (HeapGraph, DominatorTree, Duplicates) {
     let dump = parse_bytes(Path::new("t.txt"), text.as_bytes()).expect("parses");
     analyse_model(dump, options)
 }
@@ -42,7 +45,7 @@ fn fixture(name: &str) -> String {
 
 /// A set as comparable data: (hex member ids, instance bytes, objects per
 /// copy, additional bytes, trivial, held_by, holding_set).
-type SetView = (Vec<String>, u64, u64, u64, bool, Vec<u32>, Option<u32>);
+pub(crate) type SetView = (Vec<String>, u64, u64, u64, bool, Vec<u32>, Option<u32>);
 
 fn view(graph: &HeapGraph, dups: &Duplicates) -> Vec<SetView> {
     dups.sets
@@ -73,7 +76,7 @@ fn ids(list: &[&str]) -> Vec<String> {
     list.iter().map(|s| s.to_string()).collect()
 }
 
-fn all() -> DuplicateOptions {
+pub(crate) fn all() -> DuplicateOptions {
     DuplicateOptions::default()
 }
 
@@ -352,19 +355,19 @@ fn members_are_sorted_by_object_id_not_file_order() {
 // ---------------------------------------------------------------------------
 // The oracle: the definitions of docs/duplicates.md, applied literally.
 
-struct Oracle<'a> {
+pub(crate) struct Oracle<'a> {
     g: &'a HeapGraph,
     reachable: Vec<bool>,
 }
 
 impl<'a> Oracle<'a> {
-    fn new(g: &'a HeapGraph) -> Self {
+    pub(crate) fn new(g: &'a HeapGraph) -> Self {
         let reachable = Self::bfs(g, &HashSet::new());
         Oracle { g, reachable }
     }
 
     /// Objects reachable from the strong roots without entering `removed`.
-    fn bfs(g: &HeapGraph, removed: &HashSet<u32>) -> Vec<bool> {
+    pub(crate) fn bfs(g: &HeapGraph, removed: &HashSet<u32>) -> Vec<bool> {
         let mut seen = vec![false; g.objects()];
         let mut queue: VecDeque<u32> = VecDeque::new();
         for r in &g.dump.roots {
@@ -508,7 +511,7 @@ impl<'a> Oracle<'a> {
         set.iter().map(|&o| self.g.dump.sizes[o as usize]).sum()
     }
 
-    fn sets(&self) -> Vec<SetView> {
+    pub(crate) fn sets(&self) -> Vec<SetView> {
         let dump = &self.g.dump;
         let objects: Vec<u32> = (0..self.g.objects() as u32)
             .filter(|&o| self.reachable[o as usize])
@@ -623,7 +626,7 @@ fn oracle_agrees_with_fixtures_on_the_seed_cases() {
 /// random targets; strong and weak roots; the rest is garbage.
 /// One case in five has up to 40 objects and no reference at all (a
 /// super-root with many leaf children, where every set is trivial).
-fn heap_text() -> impl Strategy<Value = String> {
+pub(crate) fn heap_text() -> impl Strategy<Value = String> {
     prop_oneof![4 => (2usize..14, Just(4usize)), 1 => (1usize..40, Just(0usize))].prop_flat_map(
         |(n, max_refs)| {
             let object = (
@@ -730,7 +733,7 @@ fn waiting_big_walks_change_nothing() {
     }
 }
 
-fn copies_text() -> impl Strategy<Value = String> {
+pub(crate) fn copies_text() -> impl Strategy<Value = String> {
     let target = |m: usize, copies: usize, pool: usize| {
         prop_oneof![
             4 => (0..m).prop_map(Target::Own),

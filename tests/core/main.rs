@@ -14,6 +14,7 @@ mod layers;
 mod layouts;
 mod merged_paths;
 mod mutations;
+mod owners;
 mod parser;
 mod queries;
 mod robustness;

@@ -11,6 +11,7 @@ mod lists;
 mod long_names;
 mod native;
 mod paths;
+mod owners;
 mod tape;
 mod tree;
 mod update;

@@ -26,6 +26,8 @@ pub enum SlotKey {
     RetentionPath,
     /// Finishing duplicate detection for one type.
     DetectDuplicates,
+    /// Duplicate waste by owner.
+    Owners,
     /// A type's instances in an order.
     Instances,
     /// Merged paths to the roots.
@@ -47,6 +49,7 @@ impl SlotKey {
             Job::ImmediateDominators { .. } => SlotKey::ImmediateDominators,
             Job::RetentionPath { .. } => SlotKey::RetentionPath,
             Job::DetectDuplicates { .. } => SlotKey::DetectDuplicates,
+            Job::Owners { .. } => SlotKey::Owners,
             Job::Instances { .. } => SlotKey::Instances,
             Job::MergedPaths { .. } => SlotKey::MergedPaths,
             Job::GroupChildren { tree, node, .. } => SlotKey::Group {

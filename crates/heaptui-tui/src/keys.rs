@@ -125,6 +125,8 @@ pub enum Cmd {
     JumpHoldingSet,
     /// Detect the type's possible duplicates to completion.
     DetectPossible,
+    /// Switch the Duplicates pane between its sets and their owners.
+    ToggleOwners,
     // Suspects
     /// Scroll the selected suspect's detail down / up.
     DetailDown,
@@ -495,6 +497,27 @@ const REST: &[Binding] = &[
         C('M'),
         MergedPaths,
         "why alive: their paths from the roots, merged",
+        "",
+    ),
+    b(
+        Duplicates,
+        C('O'),
+        ToggleOwners,
+        "sets / owners: duplicate waste by the structure that holds the copies",
+        "owners",
+    ),
+    b(
+        Duplicates,
+        C('o'),
+        OpenInDominators,
+        "owners: show the owner in the dominator tree",
+        "in tree",
+    ),
+    b(
+        Duplicates,
+        C('e'),
+        ExcludePattern,
+        "owners: the exclude patterns owners are cut at",
         "",
     ),
     b(

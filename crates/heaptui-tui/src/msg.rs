@@ -10,6 +10,7 @@ use super::compared::Compared;
 use super::instance_rows::InstanceRows;
 use super::pane_id::PaneId;
 use heaptui_core::analysis::merged_paths::MergedPaths;
+use heaptui_core::analysis::owners::Owners;
 use heaptui_core::analysis::roots::RootGroup;
 use heaptui_core::analysis::summary::Summary;
 use heaptui_core::analysis::suspects::Suspect;
@@ -141,6 +142,13 @@ pub enum Msg {
         /// The rows, by dominated shallow bytes descending.
         rows: Vec<ImmediateDominators>,
     },
+    /// Duplicate waste by owner was computed (the Duplicates pane's owners view).
+    Owners {
+        /// The detection result it was computed from.
+        source: Arc<Duplicates>,
+        /// The owners.
+        owners: Arc<Owners>,
+    },
     /// A shortest retention path was looked for (the inspector's).
     RetentionPath {
         /// The object whose path was asked for.
@@ -173,6 +181,7 @@ impl Msg {
             self,
             Msg::Precise { .. }
                 | Msg::ImmediateDominators { .. }
+                | Msg::Owners { .. }
                 | Msg::Instances(_)
                 | Msg::RetentionPath { .. }
                 | Msg::Expanded { .. }

@@ -11,6 +11,7 @@ use super::compared::Compared;
 use super::instance_rows::{instance_rows, InstanceKey, TypeObjects};
 use heaptui_core::analysis::compare::{compare, same_format, SnapshotSummary};
 use heaptui_core::analysis::grouping::group_children_unsorted;
+use heaptui_core::analysis::owners::{default_owner_globs, duplicate_owners};
 use heaptui_core::analysis::pipeline::StageResult;
 use heaptui_core::analysis::suspects::suspects;
 use heaptui_core::analysis::{
@@ -54,6 +55,13 @@ pub enum Job {
         node: u32,
         /// The objects whose dominator-tree children are grouped.
         parents: Arc<Vec<u32>>,
+    },
+    /// Duplicate waste by owner (docs/duplicates.md) of a detection result.
+    Owners {
+        /// The detection result whose extra copies are charged.
+        duplicates: Arc<Duplicates>,
+        /// Exclude patterns (globs); `None` for the format's defaults.
+        exclude: Option<Vec<String>>,
     },
     /// Finish duplicate detection for one type whose detection was cut short.
     DetectDuplicates {
@@ -136,6 +144,20 @@ pub fn run_job(
             dom,
         ))),
         Job::MergedPaths { target, skip } => paths_job(target, skip, graph, dom, progress),
+        Job::Owners {
+            duplicates,
+            exclude,
+        } => {
+            let globs: Vec<Glob> = match &exclude {
+                Some(p) => p.iter().map(|p| Glob::new(p)).collect(),
+                None => default_owner_globs(graph.dump.format),
+            };
+            let owners = duplicate_owners(&graph.dump, dom, &duplicates, &globs);
+            Some(Msg::Owners {
+                source: duplicates,
+                owners: Arc::new(owners),
+            })
+        }
         Job::DetectDuplicates {
             type_index,
             current,

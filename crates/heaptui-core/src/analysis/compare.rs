@@ -84,6 +84,22 @@ pub struct SnapshotSummary {
     pub reachable_bytes: u64,
     /// `(id, type index)` sorted by id, for V8 snapshots only (stable ids).
     pub ids: Option<Vec<(u64, u32)>>,
+    /// Its duplicate owners (the format's default exclude patterns), by
+    /// path text.
+    pub owners: Vec<OwnerFigures>,
+}
+
+/// One duplicate owner of a snapshot ([`super::owners`]), matched across
+/// snapshots by its path's type names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OwnerFigures {
+    /// The type names of the owner's path, the owner first (empty: held
+    /// by GC roots directly).
+    pub path: Vec<String>,
+    /// Its extra copies' shallow bytes.
+    pub bytes: u64,
+    /// Its extra copies.
+    pub copies: u64,
 }
 
 impl SnapshotSummary {
@@ -137,7 +153,9 @@ impl SnapshotSummary {
                 ((g.kind, g.flags), fig)
             })
             .collect();
+        let owners = owner_figures(a);
         SnapshotSummary {
+            owners,
             file: dump.path.clone(),
             format: dump.format,
             type_names: dump.type_names.clone(),
@@ -149,6 +167,37 @@ impl SnapshotSummary {
             ids,
         }
     }
+}
+
+/// A snapshot's duplicate owners with its format's default exclude
+/// patterns, by path (paths of the same names are one owner).
+fn owner_figures(a: &Analysis) -> Vec<OwnerFigures> {
+    let dump = a.dump();
+    let globs = super::owners::default_owner_globs(dump.format);
+    let owners = super::owners::duplicate_owners(dump, &a.dom, &a.duplicates, &globs);
+    let mut rows: Vec<OwnerFigures> = owners
+        .owners
+        .iter()
+        .map(|o| OwnerFigures {
+            path: o
+                .path
+                .iter()
+                .map(|t| dump.type_names[t.index()].to_string())
+                .collect(),
+            bytes: o.bytes,
+            copies: o.copies,
+        })
+        .collect();
+    rows.sort_by(|a, b| a.path.cmp(&b.path));
+    rows.dedup_by(|b, a| {
+        let same = a.path == b.path;
+        if same {
+            a.bytes += b.bytes;
+            a.copies += b.copies;
+        }
+        same
+    });
+    rows
 }
 
 /// Per set of one snapshot (same order): its rank among the snapshot's sets
@@ -259,6 +308,24 @@ pub struct RootComparison {
     pub figures: Vec<RootFigures>,
 }
 
+/// One duplicate owner across the snapshots (zeros where it is absent).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OwnerComparison {
+    /// The type names of the owner's path, as [`OwnerFigures::path`].
+    pub path: Vec<String>,
+    /// Its extra copies' bytes per snapshot.
+    pub bytes: Vec<u64>,
+    /// Its extra copies per snapshot.
+    pub copies: Vec<u64>,
+}
+
+impl OwnerComparison {
+    /// Bytes newest − oldest.
+    pub fn growth(&self) -> i128 {
+        self.bytes[self.bytes.len() - 1] as i128 - self.bytes[0] as i128
+    }
+}
+
 /// Several snapshots compared, oldest first.
 #[derive(Debug, Clone)]
 pub struct Comparison {
@@ -276,6 +343,8 @@ pub struct Comparison {
     pub duplicates: Vec<DuplicateComparison>,
     /// By (kind, flags).
     pub roots: Vec<RootComparison>,
+    /// Duplicate owners matched by path text, by bytes growth descending.
+    pub owners: Vec<OwnerComparison>,
     /// Bytes reachable from the strong roots, per snapshot.
     pub reachable_bytes: Vec<u64>,
 }
@@ -367,6 +436,7 @@ pub fn compare(snapshots: &[SnapshotSummary]) -> Comparison {
         paths,
         duplicates: compare_duplicates(snapshots, &shared_type),
         roots: compare_roots(snapshots),
+        owners: compare_owners(snapshots),
         reachable_bytes: snapshots.iter().map(|s| s.reachable_bytes).collect(),
         type_names,
     }
@@ -486,6 +556,35 @@ fn compare_duplicates(
                     b.rank,
                 )),
             )
+    });
+    rows
+}
+
+/// Owners matched by path text, by bytes growth descending, then newest
+/// bytes descending, then path.
+fn compare_owners(snapshots: &[SnapshotSummary]) -> Vec<OwnerComparison> {
+    let k = snapshots.len();
+    let mut keyed: FastMap<&[String], usize> = FastMap::default();
+    let mut rows: Vec<OwnerComparison> = Vec::new();
+    for (s, snap) in snapshots.iter().enumerate() {
+        for o in &snap.owners {
+            let i = *keyed.entry(&o.path).or_insert_with(|| {
+                rows.push(OwnerComparison {
+                    path: o.path.clone(),
+                    bytes: vec![0; k],
+                    copies: vec![0; k],
+                });
+                rows.len() - 1
+            });
+            rows[i].bytes[s] += o.bytes;
+            rows[i].copies[s] += o.copies;
+        }
+    }
+    rows.sort_by(|a, b| {
+        b.growth()
+            .cmp(&a.growth())
+            .then(b.bytes[k - 1].cmp(&a.bytes[k - 1]))
+            .then_with(|| a.path.cmp(&b.path))
     });
     rows
 }

@@ -76,14 +76,21 @@ pub struct ImmediateDominators {
 /// (`java.lang.System`) would be, so `java.*` walks past the JDK's classes
 /// and stops at `class OrderService`.
 pub(super) fn excluded_types(dump: &Model, exclude: Option<&Glob>) -> Vec<bool> {
-    let Some(g) = exclude else {
-        return vec![false; dump.type_names.len()];
-    };
-    let mut excluded: Vec<bool> = dump.type_names.iter().map(|n| g.matches(n)).collect();
+    excluded_by_any(dump, exclude.map(std::slice::from_ref).unwrap_or_default())
+}
+
+/// [`excluded_types`] for several patterns: a row type is excluded when
+/// any of them excludes it.
+pub(crate) fn excluded_by_any(dump: &Model, patterns: &[Glob]) -> Vec<bool> {
+    let matches = |n: &str| patterns.iter().any(|g| g.matches(n));
+    let mut excluded: Vec<bool> = dump.type_names.iter().map(|n| matches(n)).collect();
+    if patterns.is_empty() {
+        return excluded;
+    }
     for t in dump.row_types().class_rows() {
         let name = &dump.type_names[t.index()];
         let class = name.strip_prefix(CLASS_ROW_PREFIX).unwrap_or(name);
-        excluded[t.index()] |= g.matches(class);
+        excluded[t.index()] |= matches(class);
     }
     excluded
 }

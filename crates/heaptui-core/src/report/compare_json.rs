@@ -90,6 +90,14 @@ struct SuspectRow<'a> {
     growth: Option<GrowthRow<'a>>,
 }
 
+/// `comparison.duplicate_owners[]`.
+#[derive(Serialize)]
+struct OwnerGrowthRow<'a> {
+    path: &'a [String],
+    bytes: &'a [u64],
+    copies: &'a [u64],
+}
+
 /// Writes `,"comparison":{…}` (with a comparison) and `,"suspects":[…]`.
 pub fn write_json_extras(
     out: &mut impl Write,
@@ -177,6 +185,26 @@ pub fn write_comparison(out: &mut impl Write, c: &Comparison, top: usize) -> io:
                 objects_per_copy: d.objects_per_copy,
                 instances: &d.instances,
                 additional_bytes: &d.additional_bytes,
+            },
+        )?;
+    }
+    out.write_all(b"],\n\"duplicate_owners\":[")?;
+    let differs = |v: &[u64]| v.windows(2).any(|w| w[0] != w[1]);
+    let owners = c
+        .owners
+        .iter()
+        .filter(|o| differs(&o.bytes) || differs(&o.copies));
+    for (i, o) in owners.enumerate() {
+        if i > 0 {
+            out.write_all(b",")?;
+        }
+        out.write_all(b"\n")?;
+        json(
+            out,
+            &OwnerGrowthRow {
+                path: &o.path,
+                bytes: &o.bytes,
+                copies: &o.copies,
             },
         )?;
     }

@@ -4,7 +4,7 @@
 use std::io::{self, Write};
 
 use super::ReportOptions;
-use crate::analysis::compare::{Comparison, DuplicateComparison, TypeComparison};
+use crate::analysis::compare::{Comparison, DuplicateComparison, OwnerComparison, TypeComparison};
 use crate::analysis::suspects::{suspects, Suspect, SuspectKind};
 use crate::analysis::Analysis;
 use crate::model::{ObjectIdx, ROW_PREVIEW_CHARS};
@@ -145,7 +145,54 @@ pub fn write_comparison_text(
         .filter(|d| differs(&d.instances) || differs(&d.additional_bytes))
         .collect();
     write_types(out, c, &types[..rows_shown(types.len())], types.len())?;
-    write_duplicates_and_roots(out, c, &dups[..rows_shown(dups.len())], dups.len())
+    write_duplicates_and_roots(out, c, &dups[..rows_shown(dups.len())], dups.len())?;
+    let owners: Vec<&OwnerComparison> = c
+        .owners
+        .iter()
+        .filter(|o| differs(&o.bytes) || differs(&o.copies))
+        .collect();
+    write_owners(out, &owners[..rows_shown(owners.len())], owners.len())
+}
+
+/// Duplicate owners whose waste changed (docs/duplicates.md).
+fn write_owners(
+    out: &mut impl Write,
+    shown: &[&OwnerComparison],
+    changed: usize,
+) -> io::Result<()> {
+    if changed == 0 {
+        return Ok(());
+    }
+    let join = |v: &[u64], f: &dyn Fn(u64) -> String| {
+        v.iter().map(|&x| f(x)).collect::<Vec<_>>().join(" → ")
+    };
+    writeln!(out)?;
+    writeln!(
+        out,
+        "Duplicate owners that changed ({} of {}, by Δ wasted bytes; matched by type path)",
+        shown.len(),
+        count(changed as u64)
+    )?;
+    writeln!(
+        out,
+        "  {:>12}  {:<24} {:<24} Owner",
+        "Δ Wasted", "Copies", "Wasted"
+    )?;
+    for o in shown {
+        writeln!(
+            out,
+            "  {:>12}  {:<24} {:<24} {}",
+            signed_size(o.growth()),
+            join(&o.copies, &|x| count(x)),
+            join(&o.bytes, &size),
+            if o.path.is_empty() {
+                "<GC roots>".to_string()
+            } else {
+                o.path.join(" / ")
+            }
+        )?;
+    }
+    Ok(())
 }
 
 fn write_types(

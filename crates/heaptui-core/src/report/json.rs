@@ -295,6 +295,7 @@ pub fn write_json(out: &mut impl Write, a: &Analysis, opts: &ReportOptions) -> i
     write_dominators(out, a, opts)?;
     write_types(out, a, opts)?;
     write_duplicates(out, a, opts)?;
+    write_owners(out, a, opts)?;
     if let Some((pattern, skip)) = &opts.immediate_dominators {
         write_immediate_dominators(out, a, pattern, skip.as_ref())?;
     }
@@ -434,6 +435,67 @@ fn write_duplicates(out: &mut impl Write, a: &Analysis, opts: &ReportOptions) ->
     });
     write_array(out, rows, false)?;
     out.write_all(b"]")
+}
+
+/// `duplicate_owners.owners[]`.
+#[derive(Serialize)]
+struct OwnerRow<'a> {
+    path: Vec<&'a str>,
+    anchored: bool,
+    bytes: u64,
+    copies: u64,
+    instances: u64,
+    top_instance: Option<Hex>,
+    sets: Vec<OwnerSetRow>,
+}
+
+/// `duplicate_owners.owners[].sets[]`.
+#[derive(Serialize)]
+struct OwnerSetRow {
+    set: u32,
+    copies: u64,
+    bytes: u64,
+}
+
+/// `duplicate_owners` (absent with `--duplicates none`).
+fn write_owners(out: &mut impl Write, a: &Analysis, opts: &ReportOptions) -> io::Result<()> {
+    if matches!(
+        a.duplicates.mode,
+        None | Some(crate::graph::duplicates::DuplicateMode::None)
+    ) {
+        return Ok(());
+    }
+    let owners = opts.owners(a);
+    let dump = a.dump();
+    out.write_all(b",\n\"duplicate_owners\":{\"exclude\":")?;
+    json(out, &owners.exclude)?;
+    out.write_all(b",\"bytes\":")?;
+    json(out, &owners.bytes)?;
+    out.write_all(b",\"owners\":[")?;
+    let shown = &owners.owners[..opts.rows_n(owners.owners.len(), usize::MAX)];
+    let rows = shown.iter().map(|o| OwnerRow {
+        path: o
+            .path
+            .iter()
+            .map(|t| &*dump.type_names[t.index()])
+            .collect(),
+        anchored: o.anchored,
+        bytes: o.bytes,
+        copies: o.copies,
+        instances: o.instances,
+        top_instance: o.top_instance.map(|t| Hex(dump.ids[t.index()])),
+        sets: o
+            .sets
+            .iter()
+            .map(|s| OwnerSetRow {
+                set: s.set,
+                copies: s.copies,
+                bytes: s.bytes,
+            })
+            .collect(),
+    });
+    write_array(out, rows, true)?;
+    out.write_all(b"]}")
 }
 
 fn write_immediate_dominators(

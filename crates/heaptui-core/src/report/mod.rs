@@ -44,6 +44,9 @@ pub struct ReportOptions {
     /// `--object ID`: print this object (its fields and values) instead
     /// of the report.
     pub object: Option<u64>,
+    /// `--owner-skip`: the exclude patterns duplicate owners are cut at;
+    /// `None` for the format's defaults.
+    pub owner_exclude: Option<Vec<Glob>>,
 }
 
 /// `--paths PATTERN [--skip PATTERN]` and what the baselines add.
@@ -79,11 +82,25 @@ impl Default for ReportOptions {
             paths: None,
             comparison: None,
             object: None,
+            owner_exclude: None,
         }
     }
 }
 
 impl ReportOptions {
+    /// The duplicate owners of `a` with these options' exclude patterns.
+    fn owners(&self, a: &crate::analysis::Analysis) -> crate::analysis::owners::Owners {
+        let defaults;
+        let exclude = match &self.owner_exclude {
+            Some(g) => g.as_slice(),
+            None => {
+                defaults = crate::analysis::owners::default_owner_globs(a.dump().format);
+                &defaults
+            }
+        };
+        crate::analysis::owners::duplicate_owners(a.dump(), &a.dom, &a.duplicates, exclude)
+    }
+
     fn top_n(&self, len: usize) -> usize {
         if self.top == 0 {
             len

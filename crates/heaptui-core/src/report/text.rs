@@ -40,6 +40,7 @@ pub fn write_text(out: &mut impl Write, a: &Analysis, opts: &ReportOptions) -> i
     }
     super::paths::write_paths_text(out, a, opts)?;
     write_duplicates(out, a, opts)?;
+    write_owners(out, a, opts)?;
     if opts.objects {
         write_objects(out, a)?;
     }
@@ -399,6 +400,73 @@ fn write_duplicate_sets(
             out,
             "  … {} more sets (--top 0 lists them all)",
             count((dups.sets.len() - listed) as u64)
+        )?;
+    }
+    Ok(())
+}
+
+/// Duplicate waste by owner (docs/duplicates.md): the owners by wasted
+/// bytes, each with its largest sets.
+fn write_owners(out: &mut impl Write, a: &Analysis, opts: &ReportOptions) -> io::Result<()> {
+    if matches!(a.duplicates.mode, None | Some(DuplicateMode::None)) {
+        return Ok(());
+    }
+    let owners = opts.owners(a);
+    let dump = a.dump();
+    writeln!(out)?;
+    writeln!(
+        out,
+        "Duplicate owners ({} owners of {} in extra instances; each extra copy charged to its immediate dominator's type path, cut at the first type not matching {})",
+        count(owners.owners.len() as u64),
+        size(owners.bytes),
+        if owners.exclude.is_empty() {
+            "-".to_string()
+        } else {
+            owners.exclude.join(", ")
+        }
+    )?;
+    if owners.owners.is_empty() {
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "  {:>12} {:>6} {:>10} {:>9}  Owner (type path down to the copies' dominator; sets)",
+        "Wasted", "Sets", "Copies", "Instances"
+    )?;
+    let listed = opts.rows_n(owners.owners.len(), SHORT);
+    for o in &owners.owners[..listed] {
+        let sets: Vec<String> = o
+            .sets
+            .iter()
+            .take(5)
+            .map(|s| format!("#{}", s.set))
+            .collect();
+        writeln!(
+            out,
+            "  {:>12} {:>6} {:>10} {:>9}  {}{}; {}{}",
+            size(o.bytes),
+            count(o.sets.len() as u64),
+            count(o.copies),
+            count(o.instances),
+            crate::analysis::owners::Owners::path_text(dump, o),
+            if o.anchored || o.path.is_empty() {
+                ""
+            } else {
+                " (held by roots)"
+            },
+            sets.join(" "),
+            if o.sets.len() > sets.len() {
+                " …"
+            } else {
+                ""
+            }
+        )?;
+    }
+    if owners.owners.len() > listed {
+        writeln!(
+            out,
+            "  … {} more owners (--top 0 lists them all)",
+            count((owners.owners.len() - listed) as u64)
         )?;
     }
     Ok(())

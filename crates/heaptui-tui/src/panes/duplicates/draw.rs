@@ -24,6 +24,13 @@ pub(super) fn draw(p: &DuplicatesPane, ctx: &Ctx, area: Rect, f: &mut Frame) {
     };
     match &p.detail {
         Some(det) => draw_detail(det, ctx.theme, inner, f),
+        None if p.owners_on => match &p.owners {
+            Some(v) => super::owners::draw(v, &graph.dump, ctx.theme, inner, f),
+            None => f.render_widget(
+                Paragraph::new(" charging duplicate copies to their owners…"),
+                inner,
+            ),
+        },
         None => draw_list(p, ctx, &graph.dump, d, inner, f),
     }
 }

@@ -14,6 +14,7 @@ use crate::filtering::{FilterResult, FilterWork};
 use crate::fmt::{bytes, count, Col, Columns};
 use crate::keys::Cmd;
 use crate::loading::Arrived;
+use crate::msg::Msg;
 use crate::theme::Theme;
 use crate::worker::Job;
 use heaptui_core::analysis::filter::TypeFilter;
@@ -25,9 +26,11 @@ pub use crate::filtering::DupRow;
 
 mod detail;
 mod draw;
+mod owners;
 mod rows;
 
 pub use detail::*;
+pub use owners::{OwnerRow, OwnersView};
 pub use rows::*;
 
 /// Where the user was in the pane (see [`Pane::save`]): the list's
@@ -35,6 +38,8 @@ pub use rows::*;
 struct DuplicatesPlace {
     list: ListState,
     detail: Option<(u32, bool)>,
+    /// The owners view was shown, with this selection.
+    owners: Option<ListState>,
 }
 
 /// The Duplicates pane: the duplicate sets (and possible duplicates), and a set's detail.
@@ -66,6 +71,12 @@ pub struct DuplicatesPane {
     gone_names: Arc<Vec<Box<str>>>,
     /// `t` (kept across detection results).
     steady_only: bool,
+    /// `O`: the owners view is shown instead of the sets.
+    owners_on: bool,
+    /// The owners of the latest detection result asked for, once computed.
+    owners: Option<OwnersView>,
+    /// `e` in the owners view: its exclude patterns (`None`: the format's).
+    owner_exclude: Option<Vec<String>>,
 }
 
 impl Default for DuplicatesPane {
@@ -85,6 +96,9 @@ impl Default for DuplicatesPane {
             gone: Vec::new(),
             gone_names: Arc::default(),
             steady_only: false,
+            owners_on: false,
+            owners: None,
+            owner_exclude: None,
         }
     }
 }
@@ -289,8 +303,21 @@ impl DuplicatesPane {
         };
     }
 
+    /// Whether the owners view is what the pane shows (no set's detail open).
+    pub fn shows_owners(&self) -> bool {
+        self.owners_on && self.detail.is_none()
+    }
+
+    /// The owners view, once computed.
+    pub fn owners(&self) -> Option<&OwnersView> {
+        self.owners.as_ref()
+    }
+
     /// The set the Duplicates keys act on: the detail's, or the selected row's.
     fn current_set(&self) -> Option<u32> {
+        if self.shows_owners() {
+            return self.owners.as_ref().and_then(|v| v.selected_set());
+        }
         match &self.detail {
             Some(det) => Some(det.set),
             None => match self.row(self.list.selected) {
@@ -343,6 +370,9 @@ impl Pane for DuplicatesPane {
         Box::new(DuplicatesPlace {
             list: self.list,
             detail: self.detail.as_ref().map(|d| (d.set, d.from_list)),
+            owners: self
+                .owners_on
+                .then(|| self.owners.as_ref().map(|v| v.list).unwrap_or_default()),
         })
     }
 
@@ -351,6 +381,10 @@ impl Pane for DuplicatesPane {
             return;
         };
         self.list = place.list;
+        self.owners_on = place.owners.is_some();
+        if let (Some(list), Some(v)) = (place.owners, &mut self.owners) {
+            v.list = list;
+        }
         self.detail = match (place.detail, ctx.loading.graph(), &self.source) {
             (Some((s, from_list)), Some(g), Some(d)) => {
                 let mut det = detail(g, d, s, ctx.theme);
@@ -407,11 +441,22 @@ impl Pane for DuplicatesPane {
         if dropped_filter {
             self.show_all(d.clone(), &graph.dump.type_names);
         }
+        // A set's detail opened from an owner goes back to it (Bksp: the
+        // history holds the owners view).
+        self.owners_on = false;
         self.select_set(set, open, Some(graph), ctx.theme);
         Vec::new()
     }
 
     fn key(&mut self, cmd: Cmd, ctx: &Ctx) -> Vec<Intent> {
+        if cmd == Cmd::ToggleOwners {
+            return self.toggle_owners(ctx);
+        }
+        if self.shows_owners() {
+            if let Some(out) = self.owners_key(cmd, ctx) {
+                return out;
+            }
+        }
         match cmd {
             Cmd::Open => {
                 let (Some(graph), Some(d)) = (ctx.loading.graph(), self.source.clone()) else {
@@ -476,6 +521,13 @@ impl Pane for DuplicatesPane {
 
     fn step(&mut self, delta: isize, ctx: &Ctx) -> Vec<Intent> {
         let h = ctx.rows();
+        if self.shows_owners() {
+            if let Some(v) = &mut self.owners {
+                let n = v.len();
+                v.list.step(delta, n, h.saturating_sub(1));
+            }
+            return Vec::new();
+        }
         if let Some(det) = &mut self.detail {
             let n = det.lines.len();
             det.list.step(delta, n, h);
@@ -487,6 +539,9 @@ impl Pane for DuplicatesPane {
     }
 
     fn selected_object(&self, _ctx: &Ctx) -> Option<ObjectIdx> {
+        if self.shows_owners() {
+            return self.owners.as_ref()?.selected_object();
+        }
         let d = self.source.as_ref()?;
         if let Some(det) = &self.detail {
             if let Some(o) = det.lines.get(det.list.selected).and_then(|l| l.object) {
@@ -516,6 +571,47 @@ impl Pane for DuplicatesPane {
         if let Some(det) = &mut self.detail {
             det.list.scroll(det.lines.len(), h);
         }
+        if let Some(v) = &mut self.owners {
+            let n = v.len();
+            v.list.scroll(n, h.saturating_sub(1));
+        }
+    }
+
+    fn receive(&mut self, msg: Msg, ctx: &Ctx) -> Result<Vec<Intent>, Msg> {
+        let Msg::Owners { source, owners } = msg else {
+            return Err(msg);
+        };
+        // A result for an older detection (or older patterns) is dropped:
+        // the slot's latest request replaces it.
+        if ctx
+            .loading
+            .duplicates()
+            .is_some_and(|d| Arc::ptr_eq(d, &source))
+        {
+            let list = self.owners.take().map(|v| v.list).unwrap_or_default();
+            let mut v = OwnersView::new(source, owners);
+            v.list = list;
+            let n = v.len();
+            v.list.scroll(n, ctx.rows().saturating_sub(1));
+            self.owners = Some(v);
+        }
+        Ok(Vec::new())
+    }
+
+    fn edited(&mut self, text: String, ctx: &Ctx) -> Vec<Intent> {
+        let patterns: Vec<String> = text
+            .split([' ', ','])
+            .filter(|p| !p.is_empty())
+            .map(str::to_string)
+            .collect();
+        self.owner_exclude = if text.trim().is_empty() {
+            None
+        } else {
+            Some(patterns)
+        };
+        // Computed again with the new patterns.
+        self.owners = None;
+        self.request_owners(ctx)
     }
 
     fn filter(&mut self, filter: &TypeFilter, ctx: &Ctx) -> FilterPlan {
@@ -567,7 +663,16 @@ impl Pane for DuplicatesPane {
 
     /// `t` is hinted only when there is a comparison to narrow by.
     fn key_label(&self, cmd: Cmd) -> Option<&'static str> {
+        let owners = self.shows_owners();
         match cmd {
+            Cmd::ToggleOwners if owners => Some("sets"),
+            Cmd::OpenInDominators | Cmd::ExcludePattern if !owners => Some(""),
+            Cmd::ExcludePattern => Some("exclude"),
+            Cmd::SortNext | Cmd::SteadyOnly | Cmd::DetectPossible | Cmd::JumpHoldingSet
+                if owners =>
+            {
+                Some("")
+            }
             Cmd::SteadyOnly if self.delta.is_none() || self.detail.is_some() => Some(""),
             _ => None,
         }

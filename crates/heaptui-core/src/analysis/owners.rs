@@ -1,0 +1,335 @@
+//! Duplicate waste by owner (docs/duplicates.md, "Who holds the copies"):
+//! every extra copy of a duplicate set (each member but the set's first) is
+//! charged to the grouped type path of its immediate dominator, cut at the
+//! nearest dominator whose row type no exclude pattern matches. Owners are
+//! listed by wasted bytes, each with the sets behind it.
+//!
+//! A copy is charged its own shallow bytes: what a copy reaches beyond
+//! itself is either shared or, being paired with an equal object, a member
+//! of another set and charged there. So an owner's bytes sum to what the
+//! headline's extra instances count, and no byte is counted twice when sets
+//! nest (held duplicates). Cost: one walk up the dominator tree per object
+//! met, memoised, so O(objects) in all.
+
+use std::collections::HashMap;
+
+use super::queries::excluded_by_any;
+use super::Glob;
+use crate::graph::duplicates::Duplicates;
+use crate::graph::{DominatorTree, NOT_REACHABLE, SUPER_ROOT};
+use crate::model::{Format, Model, ObjectIdx, TypeIdx};
+
+/// The exclude patterns owners are cut at by default, per format: the
+/// runtime's own packages and namespaces, so that the owner is the
+/// program's type that holds a JDK map, not the map.
+pub fn default_owner_exclude(format: Format) -> &'static [&'static str] {
+    match format {
+        Format::Hprof => &["java.*", "javax.*", "jdk.*", "sun.*"],
+        Format::Gcdump | Format::Rpm => &["System.*", "Microsoft.*"],
+        Format::Heapsnapshot => &["(*)", "system / *", "Array", "Object", "Map", "Set"],
+    }
+}
+
+/// The [`default_owner_exclude`] patterns of `format`, compiled.
+pub fn default_owner_globs(format: Format) -> Vec<Glob> {
+    default_owner_exclude(format)
+        .iter()
+        .map(|p| Glob::new(p))
+        .collect()
+}
+
+/// One set's share of an owner.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OwnerSet {
+    /// The set, a position in [`Duplicates::sets`].
+    pub set: u32,
+    /// Its extra copies charged to the owner.
+    pub copies: u64,
+    /// Their shallow bytes.
+    pub bytes: u64,
+}
+
+/// An owner: a grouped type path and the extra copies charged to it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Owner {
+    /// Row types from the owner down to the copies' immediate dominator,
+    /// each type once (a type met again goes back to where it was first
+    /// met). Empty: the copies are held by GC roots directly.
+    pub path: Vec<TypeIdx>,
+    /// Whether `path[0]` is a type no exclude pattern matches; `false`
+    /// when the walk reached the roots first (the path then starts at the
+    /// topmost dominator).
+    pub anchored: bool,
+    /// Shallow bytes of the extra copies charged to the owner.
+    pub bytes: u64,
+    /// How many extra copies.
+    pub copies: u64,
+    /// The sets those copies belong to, by bytes descending (then set id).
+    pub sets: Vec<OwnerSet>,
+    /// Distinct owner objects (instances of `path[0]`) holding them.
+    pub instances: u64,
+    /// The owner object charged most (lowest index on a tie); `None` for
+    /// the roots' own copies.
+    pub top_instance: Option<ObjectIdx>,
+}
+
+/// Duplicate waste by owner, by bytes descending.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Owners {
+    /// The exclude patterns the owners were cut at.
+    pub exclude: Vec<String>,
+    /// The owners, by bytes descending (then copies, then path).
+    pub owners: Vec<Owner>,
+    /// Sum of every owner's bytes (the headline's extra instances).
+    pub bytes: u64,
+}
+
+impl Owners {
+    /// The owner's path as text: type names joined by ` / `.
+    pub fn path_text(dump: &Model, owner: &Owner) -> String {
+        if owner.path.is_empty() {
+            return "<GC roots>".into();
+        }
+        let names: Vec<&str> = owner
+            .path
+            .iter()
+            .map(|t| &*dump.type_names[t.index()])
+            .collect();
+        names.join(" / ")
+    }
+}
+
+/// Interned type paths: a trie over (parent path, type).
+struct Paths {
+    /// Per path: its parent ([`ANCHORED`] or [`UNANCHORED`] at the top) and
+    /// last type.
+    nodes: Vec<(u32, TypeIdx)>,
+    index: HashMap<(u32, TypeIdx), u32>,
+}
+
+/// The parent of a path that starts at a non-excluded type.
+const ANCHORED: u32 = u32::MAX;
+/// The parent of a path that starts at the topmost dominator.
+const UNANCHORED: u32 = u32::MAX - 1;
+const UNSET: u32 = u32::MAX;
+
+impl Paths {
+    /// The path `parent` extended by `ty`. A type the path already holds
+    /// closes a loop (a linked chain, a tree of nodes and child arrays):
+    /// the path goes back to where it met the type, so a path holds each
+    /// type once and the depth of a recursive structure makes no new
+    /// owner. O(path length).
+    fn child(&mut self, parent: u32, ty: TypeIdx) -> u32 {
+        let mut p = parent;
+        while p < UNANCHORED {
+            let (up, t) = self.nodes[p as usize];
+            if t == ty {
+                return p;
+            }
+            p = up;
+        }
+        let next = self.nodes.len() as u32;
+        *self.index.entry((parent, ty)).or_insert_with(|| {
+            self.nodes.push((parent, ty));
+            next
+        })
+    }
+
+    /// The types of path `p`, top first, and whether it is anchored.
+    fn types(&self, mut p: u32) -> (Vec<TypeIdx>, bool) {
+        let mut out = Vec::new();
+        while p < UNANCHORED {
+            let (parent, ty) = self.nodes[p as usize];
+            out.push(ty);
+            if parent >= UNANCHORED {
+                out.reverse();
+                return (out, parent == ANCHORED);
+            }
+            p = parent;
+        }
+        (out, false)
+    }
+}
+
+/// Per dominator met: its owner path and owner object (memoised walk).
+struct Walk<'a> {
+    dump: &'a Model,
+    dom: &'a DominatorTree,
+    excluded: Vec<bool>,
+    paths: Paths,
+    path_of: Vec<u32>,
+    anchor_of: Vec<u32>,
+    stack: Vec<u32>,
+}
+
+impl Walk<'_> {
+    fn row(&self, o: u32) -> TypeIdx {
+        self.dump.row_type(ObjectIdx(o))
+    }
+
+    /// The owner path and owner object of dominator `d0`: up from `d0`
+    /// past excluded row types to the first that is not (or to the
+    /// topmost dominator).
+    fn resolve(&mut self, d0: u32) -> (u32, u32) {
+        self.stack.clear();
+        let mut d = d0;
+        let (mut path, anchor) = loop {
+            if self.path_of[d as usize] != UNSET {
+                break (self.path_of[d as usize], self.anchor_of[d as usize]);
+            }
+            let ty = self.row(d);
+            let up = self.dom.idom[d as usize];
+            if !self.excluded[ty.index()] || up == SUPER_ROOT {
+                let top = if self.excluded[ty.index()] {
+                    UNANCHORED
+                } else {
+                    ANCHORED
+                };
+                let p = self.paths.child(top, ty);
+                self.path_of[d as usize] = p;
+                self.anchor_of[d as usize] = d;
+                break (p, d);
+            }
+            self.stack.push(d);
+            d = up;
+        };
+        while let Some(x) = self.stack.pop() {
+            path = self.paths.child(path, self.row(x));
+            self.path_of[x as usize] = path;
+            self.anchor_of[x as usize] = anchor;
+        }
+        (path, anchor)
+    }
+}
+
+/// Path id of the copies GC roots hold directly.
+const HELD_BY_ROOTS: u32 = u32::MAX;
+
+/// Duplicate waste by owner: the extra copies of every verified set
+/// ([`Duplicates::is_unverified`] sets stay out, as from the headline)
+/// charged to their owners, cut at `exclude` (see the module doc).
+pub fn duplicate_owners(
+    dump: &Model,
+    dom: &DominatorTree,
+    dups: &Duplicates,
+    exclude: &[Glob],
+) -> Owners {
+    let _span = tracing::debug_span!(target: "heaptui::profile", "owners").entered();
+    let mut walk = Walk {
+        dump,
+        dom,
+        excluded: excluded_by_any(dump, exclude),
+        paths: Paths {
+            nodes: Vec::new(),
+            index: HashMap::new(),
+        },
+        path_of: Vec::new(),
+        anchor_of: Vec::new(),
+        stack: Vec::new(),
+    };
+    if dups.sets.iter().any(|s| !dups.is_unverified(s)) {
+        walk.path_of = crate::mem::filled(dump.objects(), UNSET);
+        walk.anchor_of = crate::mem::filled(dump.objects(), UNSET);
+    }
+    // Per owner path: its owner and, per owner object, the bytes charged.
+    let mut slot: HashMap<u32, usize> = HashMap::new();
+    let mut owners: Vec<(u32, Owner)> = Vec::new();
+    let mut by_instance: HashMap<(usize, u32), u64> = HashMap::new();
+    for s in dups.sets.iter().filter(|s| !dups.is_unverified(s)) {
+        for &m in s.members.iter().skip(1) {
+            let d0 = dom.idom[m as usize];
+            if d0 == NOT_REACHABLE {
+                // Members are reachable (detection's and the cache's
+                // promise); a broken promise charges nothing.
+                continue;
+            }
+            let (path, anchor) = if d0 == SUPER_ROOT {
+                (HELD_BY_ROOTS, UNSET)
+            } else {
+                walk.resolve(d0)
+            };
+            let i = *slot.entry(path).or_insert_with(|| {
+                owners.push((path, empty_owner()));
+                owners.len() - 1
+            });
+            let o = &mut owners[i].1;
+            o.bytes += s.instance_bytes;
+            o.copies += 1;
+            match o.sets.last_mut() {
+                Some(last) if last.set == s.id => {
+                    last.copies += 1;
+                    last.bytes += s.instance_bytes;
+                }
+                _ => o.sets.push(OwnerSet {
+                    set: s.id,
+                    copies: 1,
+                    bytes: s.instance_bytes,
+                }),
+            }
+            if anchor != UNSET {
+                *by_instance.entry((i, anchor)).or_default() += s.instance_bytes;
+            }
+        }
+    }
+    finish(dump, walk.paths, owners, by_instance, exclude)
+}
+
+fn empty_owner() -> Owner {
+    Owner {
+        path: Vec::new(),
+        anchored: false,
+        bytes: 0,
+        copies: 0,
+        sets: Vec::new(),
+        instances: 0,
+        top_instance: None,
+    }
+}
+
+/// Paths spelled out, owner objects counted, everything sorted.
+fn finish(
+    dump: &Model,
+    paths: Paths,
+    owners: Vec<(u32, Owner)>,
+    by_instance: HashMap<(usize, u32), u64>,
+    exclude: &[Glob],
+) -> Owners {
+    let mut owners: Vec<Owner> = owners
+        .into_iter()
+        .map(|(p, mut o)| {
+            if p != HELD_BY_ROOTS {
+                (o.path, o.anchored) = paths.types(p);
+            }
+            o
+        })
+        .collect();
+    // Per owner, the object charged most: (bytes, lowest index).
+    let mut best: Vec<Option<(u64, std::cmp::Reverse<u32>)>> = vec![None; owners.len()];
+    for ((i, anchor), bytes) in by_instance {
+        owners[i].instances += 1;
+        let key = Some((bytes, std::cmp::Reverse(anchor)));
+        if key > best[i] {
+            best[i] = key;
+        }
+    }
+    for (o, b) in owners.iter_mut().zip(best) {
+        o.top_instance = b.map(|(_, a)| ObjectIdx(a.0));
+    }
+    for o in &mut owners {
+        o.sets
+            .sort_by(|a, b| b.bytes.cmp(&a.bytes).then(a.set.cmp(&b.set)));
+    }
+    let names = |o: &Owner| Owners::path_text(dump, o);
+    owners.sort_by(|a, b| {
+        b.bytes
+            .cmp(&a.bytes)
+            .then(b.copies.cmp(&a.copies))
+            .then_with(|| names(a).cmp(&names(b)))
+            .then(b.anchored.cmp(&a.anchored))
+    });
+    Owners {
+        exclude: exclude.iter().map(|g| g.as_str()).collect(),
+        bytes: owners.iter().map(|o| o.bytes).sum(),
+        owners,
+    }
+}
