@@ -203,6 +203,13 @@ pub struct ReportArgs {
     #[arg(long, value_name = "PATTERN", requires = "immediate_dominators")]
     pub skip: Option<String>,
 
+    /// What dropping the field FIELD of every instance of TYPE would free
+    /// (exact: the objects no longer reachable, by type). A static field
+    /// is Class.FIELD. Only dumps with field names (HPROF, V8); repeat it
+    /// for several cuts, each answered on its own.
+    #[arg(long = "what-if", value_name = "TYPE.FIELD")]
+    pub what_if: Vec<String>,
+
     /// Exit with code 1 when some dominator path's retained bytes grew by
     /// more than SIZE from the oldest to the newest snapshot (e.g. 10MB,
     /// 512KiB, 1000). Needs --baseline.
@@ -221,7 +228,7 @@ pub struct ReportArgs {
 #[derive(Debug)]
 pub enum Run {
     Ui(UiRun),
-    Report(ReportRun),
+    Report(Box<ReportRun>),
     Completions(clap_complete::Shell),
     Man,
 }
@@ -271,6 +278,8 @@ pub struct ReportRun {
     pub options: ReportOptions,
     pub duplicates: DuplicateOptions,
     pub fail_if_grows: Option<u64>,
+    /// `--what-if TYPE.FIELD`, as given: resolved once the dump is read.
+    pub what_if: Vec<String>,
     pub schedule: Schedule,
     /// How the dump is read (`--compressed-refs`).
     pub import: ImportOptions,
@@ -326,7 +335,7 @@ impl TryFrom<Cli> for Run {
                     ReportInput::File(_) => cache.clone(),
                     ReportInput::Stdin | ReportInput::Demo => None,
                 };
-                Run::Report(ReportRun { cache, import, ..r })
+                Run::Report(Box::new(ReportRun { cache, import, ..r }))
             }),
             None => {
                 let demo = cli.demo || cli.demo_compare;
@@ -397,7 +406,9 @@ impl TryFrom<ReportArgs> for ReportRun {
                     .map(|p| (Glob::new(p), args.skip.as_deref().map(Glob::new))),
                 comparison: None,
                 object: args.object,
+                what_if: Vec::new(),
             },
+            what_if: args.what_if,
             duplicates: args.duplicates.options(),
             dump,
             baselines: args.baselines,

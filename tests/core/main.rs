@@ -19,3 +19,4 @@ mod robustness;
 mod suspects;
 mod v8;
 mod v8_real;
+mod what_if;

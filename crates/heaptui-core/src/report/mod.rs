@@ -39,6 +39,22 @@ pub struct ReportOptions {
     /// `--object ID`: print this object (its fields and values) instead
     /// of the report.
     pub object: Option<u64>,
+    /// `--what-if Type.field`: each cut with what it would free, computed
+    /// by the caller once the dump is analysed.
+    pub what_if: Vec<Arc<FieldWhatIf>>,
+}
+
+/// What dropping one field of every instance of a type would free.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FieldWhatIf {
+    /// The type's name as given.
+    pub type_name: String,
+    /// The field.
+    pub field: String,
+    /// References the cut drops.
+    pub references: u64,
+    /// What it frees.
+    pub result: crate::analysis::what_if::WhatIf,
 }
 
 impl Default for ReportOptions {
@@ -50,6 +66,7 @@ impl Default for ReportOptions {
             immediate_dominators: None,
             comparison: None,
             object: None,
+            what_if: Vec::new(),
         }
     }
 }
