@@ -13,4 +13,5 @@ mod native;
 mod tape;
 mod tree;
 mod update;
+mod what_if;
 mod widgets;

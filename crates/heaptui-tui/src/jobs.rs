@@ -24,6 +24,8 @@ pub enum SlotKey {
     ImmediateDominators,
     /// A shortest retention path.
     RetentionPath,
+    /// What a cut would free.
+    WhatIf,
     /// Finishing duplicate detection for one type.
     DetectDuplicates,
     /// A type's instances in an order.
@@ -44,6 +46,7 @@ impl SlotKey {
             Job::Precise { .. } => SlotKey::Precise,
             Job::ImmediateDominators { .. } => SlotKey::ImmediateDominators,
             Job::RetentionPath { .. } => SlotKey::RetentionPath,
+            Job::WhatIf { .. } => SlotKey::WhatIf,
             Job::DetectDuplicates { .. } => SlotKey::DetectDuplicates,
             Job::Instances { .. } => SlotKey::Instances,
             Job::GroupChildren { tree, node, .. } => SlotKey::Group {

@@ -13,6 +13,7 @@ use heaptui_core::analysis::compare::{compare, same_format, SnapshotSummary};
 use heaptui_core::analysis::grouping::group_children_unsorted;
 use heaptui_core::analysis::pipeline::StageResult;
 use heaptui_core::analysis::suspects::suspects;
+use heaptui_core::analysis::what_if::{what_if, Cut, WhatIf};
 use heaptui_core::analysis::{
     immediate_dominators, precise_retained, shortest_retention_path, AnalysisError, Glob,
 };
@@ -40,6 +41,15 @@ pub enum Job {
         type_index: TypeIdx,
         /// Dominator types to walk past (a glob pattern; empty for none).
         exclude: String,
+    },
+    /// What a cut would free.
+    WhatIf {
+        /// The object the inspector shows the answer on.
+        anchor: ObjectIdx,
+        /// What is cut, in words.
+        label: String,
+        /// The cut.
+        cut: Cut,
     },
     /// A shortest retention path to an object.
     RetentionPath {
@@ -100,6 +110,16 @@ pub fn run_job(
                 type_index,
                 exclude,
                 rows,
+            })
+        }
+        Job::WhatIf { anchor, label, cut } => {
+            let result = what_if(graph, dom, &cut, progress).ok()?;
+            let largest = largest_freed(graph, dom, &result);
+            Some(Msg::WhatIf {
+                anchor,
+                label,
+                result: Arc::new(result),
+                largest,
             })
         }
         Job::RetentionPath { object } => Some(Msg::RetentionPath {
@@ -367,6 +387,28 @@ pub fn spawn(
             }
         })
         .map(|_| ())
+}
+
+/// Per row type of `w.by_type`, the freed object of that type that
+/// retains most (one pass over the freed objects).
+fn largest_freed(graph: &HeapGraph, dom: &DominatorTree, w: &WhatIf) -> Vec<ObjectIdx> {
+    let row: std::collections::HashMap<TypeIdx, usize> = w
+        .by_type
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (t.type_index, i))
+        .collect();
+    let mut best: Vec<Option<ObjectIdx>> = vec![None; w.by_type.len()];
+    for &o in &w.freed {
+        let Some(&i) = row.get(&graph.dump.row_type(o)) else {
+            continue;
+        };
+        let retained = |x: ObjectIdx| dom.retained_bytes[x.index()];
+        if best[i].is_none_or(|b| retained(o) > retained(b)) {
+            best[i] = Some(o);
+        }
+    }
+    best.into_iter().flatten().collect()
 }
 
 /// Every object of a type (one scan of the type column).

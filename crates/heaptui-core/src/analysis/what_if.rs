@@ -68,6 +68,7 @@ pub fn what_if(
     cut: &Cut,
     progress: &Progress,
 ) -> Result<WhatIf, Cancelled> {
+    let _span = tracing::debug_span!(target: "heaptui::profile", "what_if").entered();
     let n = graph.objects();
     let refs = &graph.dump.refs;
     let mut blocked = FixedBitSet::with_capacity(n);
@@ -95,6 +96,7 @@ pub fn what_if(
     }
     let top = walk_top(dom, &targets);
     let region = Region::of(graph, dom, top);
+    tracing::debug!(target: "heaptui::profile", region = region.len(), whole = top == SUPER_ROOT);
     progress.start(Stage::Done, region.len().max(1) as u64);
     let reached = region.walk(graph, &blocked, &dropped, progress)?;
     progress.set_done(region.len() as u64);

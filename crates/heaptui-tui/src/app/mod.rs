@@ -394,8 +394,8 @@ impl App {
         else {
             return;
         };
-        let background =
-            matches!(job, Job::Precise { .. }) || graph.objects() > self.inline_job_limit;
+        let background = matches!(job, Job::Precise { .. } | Job::WhatIf { .. })
+            || graph.objects() > self.inline_job_limit;
         if background {
             self.job = Some((label.to_string(), 0.0));
             self.outbox.push(Effect::StartJob(job));
