@@ -102,3 +102,32 @@ fn a_reference_held_elsewhere_frees_nothing() {
     keys(&mut a, "w");
     shows(&a, &["nothing would be freed: other references hold it"]);
 }
+
+#[test]
+fn a_java_static_field_line_is_a_reference_to_cut() {
+    // Leaky.java's class: its static LEAK is the only reference to the
+    // HashMap of 1,000 entries; the answer is the report's --what-if
+    // Leaky.LEAK (3,874 objects, 115.44 KiB).
+    let bytes: &'static [u8] = include_bytes!("../../fixtures/leaky.hprof.gz");
+    let mut a = heaptui_tui::testing::loaded_app("leaky.hprof.gz", bytes, 80, 24, COLOR);
+    heaptui_tui::app::update(&mut a, heaptui_tui::app::Action::Tick);
+    keys(&mut a, "2 i");
+    shows(
+        &a,
+        &[
+            "Object fd5bf630 java.lang.Class",
+            "ref LEAK → java.util.HashMap",
+        ],
+    );
+    keys(&mut a, "j j j j");
+    assert!(selected_row(&a).contains("ref LEAK"), "{}", screen(&a));
+    keys(&mut a, "w");
+    shows(
+        &a,
+        &[
+            "What if the reference LEAK → fd5bfff0 were gone",
+            "3,874 objects, 115.44 KiB no longer reachable",
+            "1,000  31.25 KiB  java.util.HashMap$Node",
+        ],
+    );
+}

@@ -80,7 +80,7 @@ impl Inspector {
         let mut e: Vec<Entry> = Vec::new();
         summary_entries(&mut e, dump, object, dom);
         if let Some(fields) = dump.fields(object) {
-            field_entries(&mut e, dump, fields, theme);
+            field_entries(&mut e, dump, object, fields, theme);
         }
         root_entries(&mut e, graph, object);
         duplicate_entries(&mut e, dups, object, theme);
@@ -586,7 +586,13 @@ fn object_entry(dump: &Model, o: ObjectIdx, text: String) -> Entry {
 /// The object's fields with their values (Java instances and classes),
 /// or a primitive array's length, first elements and text: each field a
 /// line, a reference a jump target.
-fn field_entries(e: &mut Vec<Entry>, dump: &Model, fields: ObjectFields, theme: &Theme) {
+fn field_entries(
+    e: &mut Vec<Entry>,
+    dump: &Model,
+    object: ObjectIdx,
+    fields: ObjectFields,
+    theme: &Theme,
+) {
     let line = |e: &mut Vec<Entry>, text: String, heading: bool| {
         e.push(Entry {
             text,
@@ -604,7 +610,9 @@ fn field_entries(e: &mut Vec<Entry>, dump: &Model, fields: ObjectFields, theme: 
                 FieldValue::Primitive(v) => line(e, format!("  {} {name} = {v}", f.ty), false),
                 FieldValue::Ref(None) => line(e, format!("  {} {name} = null", f.ty), false),
                 FieldValue::Ref(Some(o)) => {
-                    e.push(object_entry(dump, *o, format!("  {} {name} → ", f.ty)))
+                    let mut line = object_entry(dump, *o, format!("  {} {name} → ", f.ty));
+                    line.edge = super::what_if::field_edge(dump, object, name, *o);
+                    e.push(line)
                 }
                 FieldValue::Referent(o, strength, strong) => {
                     let retains = if *strong { ", retains" } else { "" };

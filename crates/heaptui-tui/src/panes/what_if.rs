@@ -9,7 +9,7 @@ use super::inspector::Entry;
 use crate::fmt::{bytes, count};
 use crate::theme::Theme;
 use heaptui_core::analysis::what_if::{Cut, WhatIf};
-use heaptui_core::model::{Model, ObjectIdx};
+use heaptui_core::model::{Label, Model, ObjectIdx};
 
 /// Type rows shown at most.
 const TYPE_ROWS: usize = 30;
@@ -23,6 +23,9 @@ pub fn cut_of(dump: &Model, object: ObjectIdx, selected: Option<&Entry>) -> (Str
         Some(edge) => {
             let field = selected.map_or("", |e| e.text.trim());
             let field = field.strip_suffix('→').unwrap_or(field).trim_end();
+            // A Java field line names its type first (`ref table`).
+            let field = field.split(" [").next().unwrap_or(field);
+            let field = field.rsplit(' ').next().unwrap_or(field);
             let to = ObjectIdx(dump.refs.targets[edge as usize]);
             let label = match field {
                 "" => format!("the reference to {}", dump.id_hex(to)),
@@ -42,6 +45,20 @@ pub fn cut_of(dump: &Model, object: ObjectIdx, selected: Option<&Entry>) -> (Str
             (name(object), cut)
         }
     }
+}
+
+/// References of an object searched for a field's (a class's statics, an
+/// instance's fields: a few; a bound all the same).
+const FIELD_SCAN: usize = 10_000;
+
+/// The position of `object`'s reference named `name` to `to`, so that a
+/// Java field line is a reference `w` can cut.
+pub fn field_edge(dump: &Model, object: ObjectIdx, name: &str, to: ObjectIdx) -> Option<u64> {
+    let start = dump.refs.offsets[object.index()];
+    let refs = dump.refs_of(object);
+    (0..refs.len().min(FIELD_SCAN))
+        .find(|&k| refs[k] == to && dump.ref_label(object, k) == Some(Label::Name(name)))
+        .map(|k| start + k as u64)
 }
 
 /// The words of a Dominators group row's cut.
