@@ -113,6 +113,7 @@ pub fn run_job(
             })
         }
         Job::WhatIf { anchor, label, cut } => {
+            let _span = tracing::debug_span!(target: "heaptui::profile", "what_if_job").entered();
             let result = what_if(graph, dom, &cut, progress).ok()?;
             let largest = largest_freed(graph, dom, &result);
             Some(Msg::WhatIf {
@@ -392,17 +393,16 @@ pub fn spawn(
 /// Per row type of `w.by_type`, the freed object of that type that
 /// retains most (one pass over the freed objects).
 fn largest_freed(graph: &HeapGraph, dom: &DominatorTree, w: &WhatIf) -> Vec<ObjectIdx> {
-    let row: std::collections::HashMap<TypeIdx, usize> = w
-        .by_type
-        .iter()
-        .enumerate()
-        .map(|(i, t)| (t.type_index, i))
-        .collect();
+    let mut row = vec![usize::MAX; graph.dump.type_names.len()];
+    for (i, t) in w.by_type.iter().enumerate() {
+        row[t.type_index.index()] = i;
+    }
     let mut best: Vec<Option<ObjectIdx>> = vec![None; w.by_type.len()];
     for &o in &w.freed {
-        let Some(&i) = row.get(&graph.dump.row_type(o)) else {
+        let i = row[graph.dump.row_type(o).index()];
+        if i == usize::MAX {
             continue;
-        };
+        }
         let retained = |x: ObjectIdx| dom.retained_bytes[x.index()];
         if best[i].is_none_or(|b| retained(o) > retained(b)) {
             best[i] = Some(o);

@@ -260,21 +260,23 @@ fn freed(dump: &Model, region: &Region, reached: &FixedBitSet) -> WhatIf {
         .map(|&o| ObjectIdx(o))
         .collect();
     freed.sort_unstable();
-    let mut by_type: HashMap<TypeIdx, FreedType> = HashMap::new();
+    // One row per type (row types are type names too), kept where used.
+    let mut rows: Vec<FreedType> = (0..dump.type_names.len())
+        .map(|t| FreedType {
+            type_index: TypeIdx::from_usize(t),
+            objects: 0,
+            bytes: 0,
+        })
+        .collect();
     let mut bytes = 0u64;
     for &o in &freed {
         let size = dump.size_of(o);
         bytes += size;
-        let t = dump.row_type(o);
-        let row = by_type.entry(t).or_insert(FreedType {
-            type_index: t,
-            objects: 0,
-            bytes: 0,
-        });
+        let row = &mut rows[dump.row_type(o).index()];
         row.objects += 1;
         row.bytes += size;
     }
-    let mut by_type: Vec<FreedType> = by_type.into_values().collect();
+    let mut by_type: Vec<FreedType> = rows.into_iter().filter(|r| r.objects > 0).collect();
     by_type.sort_by(|a, b| {
         (b.bytes, b.objects, a.type_index).cmp(&(a.bytes, a.objects, b.type_index))
     });
