@@ -77,7 +77,19 @@ fn a_group_row_cuts_all_its_objects() {
     // `6 × System.IO.FileStream` retain 24.97 KiB in 24 objects together.
     let mut a = after("2 j j");
     shows(&a, &["6 × System.IO.FileStream", "24.97 KiB      24"]);
-    keys(&mut a, "w");
+    // Before the job runs: the inspector on the row's first object says
+    // what is coming, the status line names the job.
+    use heaptui_tui::app::{update, Action, Effect};
+    let effects = update(&mut a, Action::Key(ch('w')));
+    assert!(effects.iter().any(|e| matches!(e, Effect::StartJob(_))));
+    shows(
+        &a,
+        &[
+            "What if 6 × System.IO.FileStream were gone",
+            "computing… (in the background)",
+        ],
+    );
+    keys(&mut a, "Bksp w");
     shows(
         &a,
         &[

@@ -394,6 +394,12 @@ impl App {
         else {
             return;
         };
+        // The inspector says the answer is coming where it will stand.
+        if let (Job::WhatIf { anchor, label, .. }, Some(ins)) = (&job, &mut self.inspector) {
+            if ins.object() == *anchor {
+                ins.set_what_if(crate::panes::what_if::pending(label), false);
+            }
+        }
         let background = matches!(job, Job::Precise { .. } | Job::WhatIf { .. })
             || graph.objects() > self.inline_job_limit;
         if background {

@@ -477,7 +477,6 @@ impl Pane for Inspector {
                 };
                 let selected = self.entries.get(self.list.selected);
                 let (label, cut) = super::what_if::cut_of(&g.dump, self.object, selected);
-                self.set_what_if(super::what_if::pending(&label), false);
                 vec![Intent::Request {
                     job: Job::WhatIf {
                         anchor: self.object,
