@@ -382,8 +382,12 @@ fn common_field(a: &Analysis) -> Option<String> {
     for o in dump.object_indices() {
         let start = dump.refs.offsets[o.index()] as usize;
         for k in 0..dump.refs_of(o).len() {
-            if let Some(heaptui_core::model::Label::Name(n)) = labels.get(start + k) {
-                *counts.entry((dump.type_of(o).raw(), n)).or_default() += 1;
+            // Not the formats' own pseudo-fields (`<class>`, `(map)`).
+            match labels.get(start + k) {
+                Some(heaptui_core::model::Label::Name(n)) if !n.starts_with(['<', '(']) => {
+                    *counts.entry((dump.type_of(o).raw(), n)).or_default() += 1;
+                }
+                _ => {}
             }
         }
     }
