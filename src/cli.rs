@@ -218,6 +218,12 @@ pub struct ReportArgs {
     /// alone skips nothing.
     #[arg(long = "owner-skip", value_name = "PATTERN")]
     pub owner_skip: Vec<String>,
+    /// What dropping the field FIELD of every instance of TYPE would free
+    /// (exact: the objects no longer reachable, by type). A static field
+    /// is Class.FIELD. Only dumps with field names (HPROF, V8); repeat it
+    /// for several cuts, each answered on its own.
+    #[arg(long = "what-if", value_name = "TYPE.FIELD")]
+    pub what_if: Vec<String>,
 
     /// Exit with code 1 when some dominator path's retained bytes grew by
     /// more than SIZE from the oldest to the newest snapshot (e.g. 10MB,
@@ -287,6 +293,8 @@ pub struct ReportRun {
     pub options: ReportOptions,
     pub duplicates: DuplicateOptions,
     pub fail_if_grows: Option<u64>,
+    /// `--what-if TYPE.FIELD`, as given: resolved once the dump is read.
+    pub what_if: Vec<String>,
     pub schedule: Schedule,
     /// How the dump is read (`--compressed-refs`).
     pub import: ImportOptions,
@@ -426,7 +434,9 @@ impl TryFrom<ReportArgs> for ReportRun {
                         .map(|p| Glob::new(p))
                         .collect()
                 }),
+                what_if: Vec::new(),
             },
+            what_if: args.what_if,
             duplicates: args.duplicates.options(),
             dump,
             baselines: args.baselines,

@@ -15,10 +15,11 @@ use clap::{CommandFactory, Parser};
 
 use heaptui_core::analysis::compare::Comparison;
 use heaptui_core::analysis::pipeline::Input;
+use heaptui_core::analysis::what_if::{field_cut, what_if};
 use heaptui_core::analysis::{Analysis, AnalysisError};
 use heaptui_core::cache;
 use heaptui_core::progress::Progress;
-use heaptui_core::report;
+use heaptui_core::report::{self, FieldWhatIf};
 
 use cli::{Cli, ReportInput, ReportRun, Run, UiRun};
 
@@ -208,7 +209,7 @@ fn run_report(mut r: ReportRun) -> u8 {
         _ => None,
     };
     r.options.comparison = comparison.map(Arc::new);
-    if let Err(code) = write_report(&r, &analysis) {
+    if let Err(code) = write_report(&mut r, &analysis) {
         return code;
     }
     match crossed {
@@ -302,7 +303,8 @@ fn analyse(
 
 /// The report (or `--object`'s one object) on standard output; `Err` the
 /// exit code when the object is not in the dump or the output fails.
-fn write_report(r: &ReportRun, analysis: &Analysis) -> Result<(), u8> {
+fn write_report(r: &mut ReportRun, analysis: &Analysis) -> Result<(), u8> {
+    r.options.what_if = what_if_cuts(&r.what_if, analysis)?;
     let object = match r.options.object {
         Some(id) => match analysis.dump().index_of(id) {
             Some(o) => Some(o),
@@ -344,6 +346,28 @@ fn write_report(r: &ReportRun, analysis: &Analysis) -> Result<(), u8> {
             Err(USAGE)
         }
     }
+}
+
+/// `--what-if`: each `TYPE.FIELD` resolved and what its cut frees; `Err`
+/// the exit code (2, said on stderr) when one names no type or field, or
+/// the format has no field names.
+fn what_if_cuts(specs: &[String], a: &Analysis) -> Result<Vec<Arc<FieldWhatIf>>, u8> {
+    let mut answers = Vec::new();
+    for spec in specs {
+        let (type_name, field, cut) = field_cut(a.dump(), spec).map_err(|e| {
+            let spec = heaptui_core::model::text::printable(spec.as_bytes());
+            eprintln!("heaptui: --what-if '{spec}': {e}");
+            USAGE
+        })?;
+        let result = what_if(&a.graph, &a.dom, &cut, &Progress::new()).map_err(|_| 130u8)?;
+        answers.push(Arc::new(FieldWhatIf {
+            type_name,
+            field,
+            references: cut.edges.len() as u64,
+            result,
+        }));
+    }
+    Ok(answers)
 }
 
 /// Waits for a cache file being written when the report is done.

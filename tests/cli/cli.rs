@@ -1532,3 +1532,77 @@ fn duplicate_owners_are_cut_past_the_runtime_or_the_given_patterns() {
         "{text}"
     );
 }
+
+#[test]
+fn what_if_a_field_were_gone() {
+    // Leaky.java's static LEAK is the only reference to its HashMap of
+    // 1,000 entries (Integer keys, Strings and their byte[] values).
+    let v = report_json(&[
+        "leaky.hprof.gz",
+        "--what-if",
+        "Leaky.LEAK",
+        "--what-if",
+        "java.util.HashMap.table",
+    ]);
+    let w = v["what_if"].as_array().unwrap();
+    assert_eq!(w.len(), 2);
+    assert_eq!(
+        (&w[0]["type"], &w[0]["field"], &w[0]["references"]),
+        (&json!("Leaky"), &json!("LEAK"), &json!(1))
+    );
+    let of = |t: &str| {
+        w[0]["by_type"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["type"] == t)
+            .map(|r| r["objects"].clone())
+    };
+    assert_eq!(of("java.util.HashMap$Node"), Some(json!(1000)));
+    assert_eq!(of("java.util.HashMap"), Some(json!(1)));
+    let sum: u64 = w[0]["by_type"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["bytes"].as_u64().unwrap())
+        .sum();
+    assert_eq!(json!(sum), w[0]["freed_bytes"]);
+    assert!(w[1]["references"].as_u64().unwrap() > 1);
+    let text = report_text(&["leaky.hprof.gz", "--what-if", "Leaky.LEAK"]);
+    assert_contains_all(
+        &text,
+        &[
+            "What if every Leaky.LEAK were gone (1 reference): 3,874 objects",
+            "1,000    31.25 KiB  java.util.HashMap$Node",
+        ],
+    );
+}
+
+#[test]
+fn what_if_refuses_what_it_cannot_cut() {
+    for (args, says) in [
+        (
+            ["leaky.hprof.gz", "--what-if", "Leaky.nothing"],
+            "no instance of Leaky has a reference named 'nothing'; its references are named:",
+        ),
+        (
+            ["leaky.hprof.gz", "--what-if", "No.Such.field"],
+            "no type named 'No.Such'",
+        ),
+        (
+            ["queries.txt", "--what-if", "MyApp.Node.next"],
+            "records no field names",
+        ),
+    ] {
+        let out = heaptui()
+            .current_dir(fixture(""))
+            .arg("report")
+            .args(args)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(out.stdout.is_empty());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
+}

@@ -21,3 +21,4 @@ mod robustness;
 mod suspects;
 mod v8;
 mod v8_real;
+mod what_if;

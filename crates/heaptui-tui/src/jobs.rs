@@ -24,6 +24,8 @@ pub enum SlotKey {
     ImmediateDominators,
     /// A shortest retention path.
     RetentionPath,
+    /// What a cut would free.
+    WhatIf,
     /// Finishing duplicate detection for one type.
     DetectDuplicates,
     /// Duplicate waste by owner.
@@ -48,6 +50,7 @@ impl SlotKey {
             Job::Precise { .. } => SlotKey::Precise,
             Job::ImmediateDominators { .. } => SlotKey::ImmediateDominators,
             Job::RetentionPath { .. } => SlotKey::RetentionPath,
+            Job::WhatIf { .. } => SlotKey::WhatIf,
             Job::DetectDuplicates { .. } => SlotKey::DetectDuplicates,
             Job::Owners { .. } => SlotKey::Owners,
             Job::Instances { .. } => SlotKey::Instances,

@@ -107,6 +107,8 @@ pub enum Cmd {
     /// Only the rows that grow steadily (with a comparison).
     SteadyOnly,
     // Types
+    /// What cutting the selection would free (in the background).
+    WhatIf,
     /// Compute the type's precise retained bytes (in the background).
     PreciseRetained,
     /// The immediate dominators of the type.
@@ -386,6 +388,13 @@ const REST: &[Binding] = &[
         "instances",
     ),
     b(Dominators, C(' '), ToggleExpand, "expand / collapse", ""),
+    b(
+        Dominators,
+        C('w'),
+        WhatIf,
+        "what cutting the row (all its objects) frees",
+        "what if",
+    ),
     b(Dominators, C('-'), ZoomOut, "zoom out one level", ""),
     b(
         Dominators,
@@ -541,6 +550,13 @@ const REST: &[Binding] = &[
         SkipPlatform,
         "skip platform types (java.*, System.*) or not",
         "skip",
+    ),
+    b(
+        Inspector,
+        C('w'),
+        WhatIf,
+        "what cutting this reference (or object) frees",
+        "what if",
     ),
     b(
         Filter,

@@ -149,6 +149,17 @@ pub enum Msg {
         /// The owners.
         owners: Arc<Owners>,
     },
+    /// What a cut would free (the inspector's `w`).
+    WhatIf {
+        /// The object the inspector showed when it was asked.
+        anchor: ObjectIdx,
+        /// What was cut, in words (`.table → of java.util.HashMap fd5bfff0`).
+        label: String,
+        /// What it frees.
+        result: Arc<heaptui_core::analysis::what_if::WhatIf>,
+        /// Per row of `result.by_type`: its freed object that retains most.
+        largest: Vec<ObjectIdx>,
+    },
     /// A shortest retention path was looked for (the inspector's).
     RetentionPath {
         /// The object whose path was asked for.
@@ -184,6 +195,7 @@ impl Msg {
                 | Msg::Owners { .. }
                 | Msg::Instances(_)
                 | Msg::RetentionPath { .. }
+                | Msg::WhatIf { .. }
                 | Msg::Expanded { .. }
                 | Msg::MergedPaths(_)
         )

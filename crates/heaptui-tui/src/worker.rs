@@ -14,6 +14,7 @@ use heaptui_core::analysis::grouping::group_children_unsorted;
 use heaptui_core::analysis::owners::{default_owner_globs, duplicate_owners};
 use heaptui_core::analysis::pipeline::StageResult;
 use heaptui_core::analysis::suspects::suspects;
+use heaptui_core::analysis::what_if::{what_if, Cut, WhatIf};
 use heaptui_core::analysis::{
     immediate_dominators, precise_retained, shortest_retention_path, AnalysisError, Glob,
 };
@@ -41,6 +42,15 @@ pub enum Job {
         type_index: TypeIdx,
         /// Dominator types to walk past (a glob pattern; empty for none).
         exclude: String,
+    },
+    /// What a cut would free.
+    WhatIf {
+        /// The object the inspector shows the answer on.
+        anchor: ObjectIdx,
+        /// What is cut, in words.
+        label: String,
+        /// The cut.
+        cut: Cut,
     },
     /// A shortest retention path to an object.
     RetentionPath {
@@ -115,6 +125,17 @@ pub fn run_job(
                 type_index,
                 exclude,
                 rows,
+            })
+        }
+        Job::WhatIf { anchor, label, cut } => {
+            let _span = tracing::debug_span!(target: "heaptui::profile", "what_if_job").entered();
+            let result = what_if(graph, dom, &cut, progress).ok()?;
+            let largest = largest_freed(graph, dom, &result);
+            Some(Msg::WhatIf {
+                anchor,
+                label,
+                result: Arc::new(result),
+                largest,
             })
         }
         Job::RetentionPath { object } => Some(Msg::RetentionPath {
@@ -397,6 +418,27 @@ pub fn spawn(
             }
         })
         .map(|_| ())
+}
+
+/// Per row type of `w.by_type`, the freed object of that type that
+/// retains most (one pass over the freed objects).
+fn largest_freed(graph: &HeapGraph, dom: &DominatorTree, w: &WhatIf) -> Vec<ObjectIdx> {
+    let mut row = vec![usize::MAX; graph.dump.type_names.len()];
+    for (i, t) in w.by_type.iter().enumerate() {
+        row[t.type_index.index()] = i;
+    }
+    let mut best: Vec<Option<ObjectIdx>> = vec![None; w.by_type.len()];
+    for &o in &w.freed {
+        let i = row[graph.dump.row_type(o).index()];
+        if i == usize::MAX {
+            continue;
+        }
+        let retained = |x: ObjectIdx| dom.retained_bytes[x.index()];
+        if best[i].is_none_or(|b| retained(o) > retained(b)) {
+            best[i] = Some(o);
+        }
+    }
+    best.into_iter().flatten().collect()
 }
 
 /// Every object of a type (one scan of the type column).

@@ -2,7 +2,8 @@
 //! [`pipeline`] that produces an [`Analysis`], the [`summary`] they render
 //! first, grouped dominator children (docs/analyses.md), type statistics,
 //! immediate dominators with an exclude pattern, precise retained
-//! bytes of a set, retention paths, merged paths to the roots, roots by kind, comparison of snapshots
+//! bytes of a set, what a cut would free ([`what_if`]), retention paths,
+//! merged paths to the roots, roots by kind, comparison of snapshots
 //! (docs/analyses.md) and leak suspects.
 //!
 //! May import `graph`, `import`, `model`, `progress`, `mem`; never a UI
@@ -21,6 +22,7 @@ pub mod roots;
 pub mod summary;
 pub mod suspects;
 mod types;
+pub mod what_if;
 
 use std::path::Path;
 use std::sync::Arc;

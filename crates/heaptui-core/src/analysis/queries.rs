@@ -160,50 +160,24 @@ pub struct PreciseRetained {
     pub objects: u64,
 }
 
-/// Precise retained size of an object set (docs/analyses.md): one reachability pass
-/// from the strong roots that does not enter the set; everything reachable
-/// now but not then is retained by the set.
+/// Precise retained size of an object set (docs/analyses.md): what a
+/// reachability pass from the strong roots that does not enter the set no
+/// longer reaches, the set's own reachable members included; the walk of
+/// [`what_if`](super::what_if::what_if) with the set as the cut.
 pub fn precise_retained(
     graph: &HeapGraph,
     dom: &DominatorTree,
     set: &[ObjectIdx],
     progress: &Progress,
 ) -> Result<PreciseRetained, Cancelled> {
-    let n = graph.objects();
-    let mut blocked = vec![false; n];
-    for &o in set {
-        blocked[o.index()] = true;
-    }
-    progress.start(crate::progress::Stage::Done, dom.reachable_objects.max(1));
-    let mut seen = blocked;
-    let mut stack: Vec<ObjectIdx> = Vec::new();
-    let (mut bytes, mut objects) = (0u64, 0u64);
-    for &r in &graph.strong_roots {
-        if !seen[r.index()] {
-            seen[r.index()] = true;
-            stack.push(r);
-        }
-    }
-    let mut visited = 0u64;
-    while let Some(v) = stack.pop() {
-        bytes += graph.dump.size_of(v);
-        objects += 1;
-        visited += 1;
-        if visited.is_multiple_of(1 << 16) {
-            progress.set_done(visited);
-            progress.check()?;
-        }
-        for &w in graph.refs(v) {
-            if !seen[w.index()] {
-                seen[w.index()] = true;
-                stack.push(w);
-            }
-        }
-    }
-    progress.set_done(dom.reachable_objects);
+    let cut = super::what_if::Cut {
+        objects: set.to_vec(),
+        edges: Vec::new(),
+    };
+    let freed = super::what_if::what_if(graph, dom, &cut, progress)?;
     Ok(PreciseRetained {
-        bytes: dom.reachable_bytes - bytes,
-        objects: dom.reachable_objects - objects,
+        bytes: freed.bytes,
+        objects: freed.objects,
     })
 }
 

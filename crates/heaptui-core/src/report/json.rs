@@ -181,6 +181,25 @@ struct ImmediateDominatorRow<'a> {
 }
 
 #[derive(Serialize)]
+struct WhatIfRow<'a> {
+    #[serde(rename = "type")]
+    type_name: &'a str,
+    field: &'a str,
+    references: u64,
+    freed_objects: u64,
+    freed_bytes: u64,
+    by_type: Vec<FreedTypeRow<'a>>,
+}
+
+#[derive(Serialize)]
+struct FreedTypeRow<'a> {
+    #[serde(rename = "type")]
+    type_name: &'a str,
+    objects: u64,
+    bytes: u64,
+}
+
+#[derive(Serialize)]
 struct Timings {
     parse: u64,
     graph: u64,
@@ -300,6 +319,9 @@ pub fn write_json(out: &mut impl Write, a: &Analysis, opts: &ReportOptions) -> i
         write_immediate_dominators(out, a, pattern, skip.as_ref())?;
     }
     super::paths::write_paths_json(out, a, opts)?;
+    if !opts.what_if.is_empty() {
+        write_what_if(out, a, opts)?;
+    }
     if opts.objects {
         write_objects(out, a)?;
     }
@@ -514,6 +536,33 @@ fn write_immediate_dominators(
         dominated_objects: r.dominated_objects,
         dominated_shallow_bytes: r.dominated_shallow_bytes,
         dominators_retained_bytes: r.dominators_retained_bytes,
+    });
+    write_array(out, rows, true)?;
+    out.write_all(b"]")
+}
+
+/// `--what-if`: one entry per cut, its freed types (all, or `--top`).
+fn write_what_if(out: &mut impl Write, a: &Analysis, opts: &ReportOptions) -> io::Result<()> {
+    let names = &a.dump().type_names;
+    out.write_all(b",\n\"what_if\":[")?;
+    let rows = opts.what_if.iter().map(|w| {
+        let r = &w.result;
+        let shown = opts.rows_n(r.by_type.len(), r.by_type.len());
+        WhatIfRow {
+            type_name: &w.type_name,
+            field: &w.field,
+            references: w.references,
+            freed_objects: r.objects,
+            freed_bytes: r.bytes,
+            by_type: r.by_type[..shown]
+                .iter()
+                .map(|t| FreedTypeRow {
+                    type_name: &names[t.type_index.index()],
+                    objects: t.objects,
+                    bytes: t.bytes,
+                })
+                .collect(),
+        }
     });
     write_array(out, rows, true)?;
     out.write_all(b"]")

@@ -47,6 +47,9 @@ pub struct ReportOptions {
     /// `--owner-skip`: the exclude patterns duplicate owners are cut at;
     /// `None` for the format's defaults.
     pub owner_exclude: Option<Vec<Glob>>,
+    /// `--what-if Type.field`: each cut with what it would free, computed
+    /// by the caller once the dump is analysed.
+    pub what_if: Vec<Arc<FieldWhatIf>>,
 }
 
 /// `--paths PATTERN [--skip PATTERN]` and what the baselines add.
@@ -72,6 +75,19 @@ impl PathsQuery {
     }
 }
 
+/// What dropping one field of every instance of a type would free.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FieldWhatIf {
+    /// The type's name as given.
+    pub type_name: String,
+    /// The field.
+    pub field: String,
+    /// References the cut drops.
+    pub references: u64,
+    /// What it frees.
+    pub result: crate::analysis::what_if::WhatIf,
+}
+
 impl Default for ReportOptions {
     fn default() -> Self {
         ReportOptions {
@@ -83,6 +99,7 @@ impl Default for ReportOptions {
             comparison: None,
             object: None,
             owner_exclude: None,
+            what_if: Vec::new(),
         }
     }
 }

@@ -9,8 +9,9 @@ use crate::analysis::summary::Summary;
 use crate::analysis::{immediate_dominators, objects_of_types, Analysis, Glob, Timings};
 use crate::graph::duplicates::DuplicateMode;
 use crate::graph::{NOT_REACHABLE, SUPER_ROOT};
+use crate::model::text::printable;
 use crate::model::{root_flags, root_kind, Diagnostics, ObjectIdx, ROW_PREVIEW_CHARS};
-use crate::text::{count, percent, size};
+use crate::text::{count, counted, percent, size};
 
 /// Rows of the short sections (types, duplicates) in the text report,
 /// unless `--top` says otherwise.
@@ -39,6 +40,9 @@ pub fn write_text(out: &mut impl Write, a: &Analysis, opts: &ReportOptions) -> i
         write_immediate_dominators(out, a, pattern, skip.as_ref())?;
     }
     super::paths::write_paths_text(out, a, opts)?;
+    for w in &opts.what_if {
+        write_what_if(out, a, w, opts)?;
+    }
     write_duplicates(out, a, opts)?;
     write_owners(out, a, opts)?;
     if opts.objects {
@@ -299,6 +303,48 @@ fn write_immediate_dominators(
             r.type_index
                 .map(|t| dump.type_names[t.index()].to_string())
                 .unwrap_or_else(|| "<GC roots>".into())
+        )?;
+    }
+    Ok(())
+}
+
+/// `--what-if`: what the cut frees, by type (20 rows unless `--top`).
+fn write_what_if(
+    out: &mut impl Write,
+    a: &Analysis,
+    w: &super::FieldWhatIf,
+    opts: &ReportOptions,
+) -> io::Result<()> {
+    let r = &w.result;
+    writeln!(out)?;
+    writeln!(
+        out,
+        "What if every {}.{} were gone ({}): {} objects, {} no longer reachable",
+        printable(w.type_name.as_bytes()),
+        printable(w.field.as_bytes()),
+        counted(w.references, "reference", "references"),
+        count(r.objects),
+        size(r.bytes)
+    )?;
+    if r.by_type.is_empty() {
+        return Ok(());
+    }
+    writeln!(out, "  {:>12} {:>12}  Type", "Objects", "Bytes")?;
+    let shown = opts.rows_n(r.by_type.len(), 20);
+    for t in &r.by_type[..shown] {
+        writeln!(
+            out,
+            "  {:>12} {:>12}  {}",
+            count(t.objects),
+            size(t.bytes),
+            a.dump().type_names[t.type_index.index()]
+        )?;
+    }
+    if shown < r.by_type.len() {
+        writeln!(
+            out,
+            "  … {} more types",
+            count((r.by_type.len() - shown) as u64)
         )?;
     }
     Ok(())

@@ -419,8 +419,14 @@ impl App {
         else {
             return;
         };
-        let background =
-            matches!(job, Job::Precise { .. }) || graph.objects() > self.inline_job_limit;
+        // The inspector says the answer is coming where it will stand.
+        if let (Job::WhatIf { anchor, label, .. }, Some(ins)) = (&job, &mut self.inspector) {
+            if ins.object() == *anchor {
+                ins.set_what_if(crate::panes::what_if::pending(label), false);
+            }
+        }
+        let background = matches!(job, Job::Precise { .. } | Job::WhatIf { .. })
+            || graph.objects() > self.inline_job_limit;
         if background {
             self.job = Some((label.to_string(), 0.0));
             self.outbox.push(Effect::StartJob(job));

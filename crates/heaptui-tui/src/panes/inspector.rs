@@ -12,6 +12,7 @@ use crate::fmt::{bytes, count, fit, text_width, type_name};
 use crate::keys::Cmd;
 use crate::msg::Msg;
 use crate::theme::Theme;
+use crate::worker::Job;
 use heaptui_core::analysis::domination_path;
 use heaptui_core::graph::duplicates::Duplicates;
 use heaptui_core::graph::{DominatorTree, HeapGraph};
@@ -50,6 +51,9 @@ pub struct Entry {
     pub heading: bool,
     /// Drawn after an object line's type name: a string value's preview.
     pub after: String,
+    /// A reference line's position in `Model::refs.targets` (what `w`
+    /// cuts).
+    pub edge: Option<u64>,
 }
 
 /// The object inspector: an object's fields, references, retainers, dominators and duplicate set, as lines.
@@ -58,6 +62,9 @@ pub struct Inspector {
     object: ObjectIdx,
     entries: Vec<Entry>,
     list: ListState,
+    /// How many of the first entries are the answer to `w` (or its
+    /// placeholder).
+    what_if_len: usize,
 }
 
 impl Inspector {
@@ -73,7 +80,7 @@ impl Inspector {
         let mut e: Vec<Entry> = Vec::new();
         summary_entries(&mut e, dump, object, dom);
         if let Some(fields) = dump.fields(object) {
-            field_entries(&mut e, dump, fields, theme);
+            field_entries(&mut e, dump, object, fields, theme);
         }
         root_entries(&mut e, graph, object);
         duplicate_entries(&mut e, dups, object, theme);
@@ -92,6 +99,7 @@ impl Inspector {
                 selected: first,
                 offset: 0,
             },
+            what_if_len: 0,
         }
     }
 
@@ -133,7 +141,27 @@ impl Inspector {
                 target: None,
                 heading: false,
                 after: String::new(),
+                edge: None,
             }),
+        }
+    }
+
+    /// Puts `block` (the answer to `w`, or its placeholder) at the top in
+    /// place of the last one; the selection stays on its line, or, with
+    /// `select`, goes to the block's first jump.
+    pub fn set_what_if(&mut self, block: Vec<Entry>, select: bool) {
+        let old = self.what_if_len;
+        let selected = self.list.selected;
+        let first = block.iter().position(|x| x.target.is_some());
+        self.what_if_len = block.len();
+        self.entries.splice(..old, block);
+        self.list.selected = match (select, first) {
+            (true, Some(f)) => f,
+            _ if selected < old => self.what_if_len.min(self.entries.len().saturating_sub(1)),
+            _ => selected - old + self.what_if_len,
+        };
+        if select {
+            self.list.offset = 0;
         }
     }
 
@@ -165,6 +193,7 @@ fn head(e: &mut Vec<Entry>, s: String) {
         target: None,
         heading: true,
         after: String::new(),
+        edge: None,
     })
 }
 
@@ -175,6 +204,7 @@ fn info(e: &mut Vec<Entry>, s: String) {
         target: None,
         heading: false,
         after: String::new(),
+        edge: None,
     })
 }
 
@@ -282,6 +312,7 @@ fn duplicate_entries(
                 target: Some(Target::Set(s)),
                 heading: false,
                 after: String::new(),
+                edge: None,
             });
         }
         None => info(
@@ -317,7 +348,9 @@ fn reference_entries(e: &mut Vec<Entry>, graph: &HeapGraph, object: ObjectIdx, t
             }
             _ => labelled(label, " → "),
         };
-        e.push(obj(dump, r, &text));
+        let mut line = obj(dump, r, &text);
+        line.edge = Some(dump.refs.offsets[object.index()] + i as u64);
+        e.push(line);
     }
     if let Some(w) = weak_referent {
         let text = format!("{} [{}] → ", Label::Name("referent"), w.strength.key());
@@ -403,6 +436,22 @@ fn domination_entries(
 
 impl Pane for Inspector {
     fn receive(&mut self, msg: Msg, ctx: &Ctx) -> Result<Vec<Intent>, Msg> {
+        let msg = match msg {
+            Msg::WhatIf {
+                anchor,
+                label,
+                result,
+                largest,
+            } => {
+                if self.object == anchor {
+                    let theme = ctx.theme;
+                    let block = super::what_if::answer(&label, &result, &largest, theme);
+                    self.set_what_if(block, true);
+                }
+                return Ok(Vec::new());
+            }
+            msg => msg,
+        };
         let Msg::RetentionPath { object, path } = msg else {
             return Err(msg);
         };
@@ -414,7 +463,7 @@ impl Pane for Inspector {
         Ok(Vec::new())
     }
 
-    fn key(&mut self, cmd: Cmd, _ctx: &Ctx) -> Vec<Intent> {
+    fn key(&mut self, cmd: Cmd, ctx: &Ctx) -> Vec<Intent> {
         match cmd {
             Cmd::Open => match self.target() {
                 Some(Target::Object(o)) => vec![Intent::Inspect(o)],
@@ -422,6 +471,21 @@ impl Pane for Inspector {
                 None => vec![Intent::status("not a jump target")],
             },
             Cmd::OpenInDominators => vec![Intent::Reveal(self.object)],
+            Cmd::WhatIf => {
+                let Some(g) = ctx.loading.graph() else {
+                    return Vec::new();
+                };
+                let selected = self.entries.get(self.list.selected);
+                let (label, cut) = super::what_if::cut_of(&g.dump, self.object, selected);
+                vec![Intent::Request {
+                    job: Job::WhatIf {
+                        anchor: self.object,
+                        label: label.clone(),
+                        cut,
+                    },
+                    label: format!("what if {label} were gone"),
+                }]
+            }
             _ => Vec::new(),
         }
     }
@@ -514,19 +578,27 @@ fn object_entry(dump: &Model, o: ObjectIdx, text: String) -> Entry {
         target: Some(Target::Object(o)),
         heading: false,
         after: dump.quoted_preview(o, PREVIEW_CHARS),
+        edge: None,
     }
 }
 
 /// The object's fields with their values (Java instances and classes),
 /// or a primitive array's length, first elements and text: each field a
 /// line, a reference a jump target.
-fn field_entries(e: &mut Vec<Entry>, dump: &Model, fields: ObjectFields, theme: &Theme) {
+fn field_entries(
+    e: &mut Vec<Entry>,
+    dump: &Model,
+    object: ObjectIdx,
+    fields: ObjectFields,
+    theme: &Theme,
+) {
     let line = |e: &mut Vec<Entry>, text: String, heading: bool| {
         e.push(Entry {
             text,
             target: None,
             heading,
             after: String::new(),
+            edge: None,
         })
     };
     let list = |e: &mut Vec<Entry>, title: &str, fields: Vec<FieldView>| {
@@ -537,7 +609,9 @@ fn field_entries(e: &mut Vec<Entry>, dump: &Model, fields: ObjectFields, theme: 
                 FieldValue::Primitive(v) => line(e, format!("  {} {name} = {v}", f.ty), false),
                 FieldValue::Ref(None) => line(e, format!("  {} {name} = null", f.ty), false),
                 FieldValue::Ref(Some(o)) => {
-                    e.push(object_entry(dump, *o, format!("  {} {name} → ", f.ty)))
+                    let mut line = object_entry(dump, *o, format!("  {} {name} → ", f.ty));
+                    line.edge = super::what_if::field_edge(dump, object, name, *o);
+                    e.push(line)
                 }
                 FieldValue::Referent(o, strength, strong) => {
                     let retains = if *strong { ", retains" } else { "" };

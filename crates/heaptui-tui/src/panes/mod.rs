@@ -18,6 +18,7 @@ pub mod roots;
 pub mod suspects;
 pub mod table;
 pub mod types;
+pub mod what_if;
 
 use ratatui::layout::Rect;
 use ratatui::Frame;

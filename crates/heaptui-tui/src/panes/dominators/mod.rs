@@ -461,6 +461,7 @@ impl Pane for Option<DominatorsPane> {
             Cmd::Open => d.zoom_in(ctx, dump, dom),
             Cmd::Expand => d.expand(true, ctx, dump, dom),
             Cmd::Collapse => d.expand(false, ctx, dump, dom),
+            Cmd::WhatIf => what_if(d.tree(), dump),
             Cmd::ToggleExpand => {
                 let expanded = d.tree().nodes[d.tree().selected as usize].expanded;
                 d.expand(!expanded, ctx, dump, dom)
@@ -648,3 +649,37 @@ impl Pane for Option<DominatorsPane> {
 /// Levels indented at most: a deeper row (a long chain) shows its depth as a
 /// number instead, so its name keeps the room.
 const MAX_INDENT: u32 = 12;
+
+/// `w` on a row: open the inspector on the row's object that retains most
+/// and ask what the row's objects (all of a group's) would free.
+fn what_if(t: &Tree, dump: &heaptui_core::model::Model) -> Vec<Intent> {
+    let members: Vec<u32> = match &t.nodes[t.selected as usize].item {
+        Item::Group(g) => g.members.clone(),
+        Item::Instance(o) => vec![*o],
+        _ => {
+            return vec![Intent::status(
+                "select a row of objects (a group or one object)",
+            )]
+        }
+    };
+    let Some(&anchor) = members.first() else {
+        return Vec::new();
+    };
+    let label = crate::panes::what_if::group_label(dump, &members);
+    let anchor = ObjectIdx(anchor);
+    let cut = heaptui_core::analysis::what_if::Cut {
+        objects: members.into_iter().map(ObjectIdx).collect(),
+        edges: Vec::new(),
+    };
+    vec![
+        Intent::Inspect(anchor),
+        Intent::Request {
+            job: crate::worker::Job::WhatIf {
+                anchor,
+                label: label.clone(),
+                cut,
+            },
+            label: format!("what if {label} were gone"),
+        },
+    ]
+}
