@@ -143,7 +143,7 @@ pub const DEFAULT_DUPLICATE_BUDGET: u64 = heaptui_core::graph::duplicates::DEFAU
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Print the analysis without a terminal UI (text, or JSON with --json).
-    Report(ReportArgs),
+    Report(Box<ReportArgs>),
     /// Print a shell completion script, e.g.
     /// `heaptui completions bash > ~/.local/share/bash-completion/completions/heaptui`.
     Completions {
@@ -344,7 +344,7 @@ impl TryFrom<Cli> for Run {
         match cli.command {
             Some(Command::Completions { shell }) => Ok(Run::Completions(shell)),
             Some(Command::Man) => Ok(Run::Man),
-            Some(Command::Report(args)) => ReportRun::try_from(args).map(|r| {
+            Some(Command::Report(args)) => ReportRun::try_from(*args).map(|r| {
                 // Standard input and the demo have no file to key a cache on.
                 let cache = match r.dump {
                     ReportInput::File(_) => cache.clone(),
