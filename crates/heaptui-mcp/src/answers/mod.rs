@@ -124,3 +124,54 @@ pub fn redact_object(v: &mut Value) {
         "string contents and field values left out (--redact)".into(),
     );
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use heaptui_core::graph::duplicates::DuplicateOptions;
+
+    fn demo() -> Analysis {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures/demo.dump.txt");
+        let bytes = std::fs::read(path).unwrap();
+        Analysis::from_bytes("demo.dump.txt", &bytes, &DuplicateOptions::default()).unwrap()
+    }
+
+    #[test]
+    fn ids_are_read_as_the_answers_write_them() {
+        let a = demo();
+        let dump = a.dump();
+        let o = ObjectIdx(3);
+        let id = dump.id_hex(o);
+        assert_eq!(parse_id(dump, &id), Ok(o));
+        assert_eq!(parse_id(dump, &format!("0x{id}")), Ok(o));
+        for bad in ["", "xyz", "-1", "0x", &"f".repeat(17), "1 2"] {
+            assert!(parse_id(dump, bad).is_err(), "{bad:?}");
+        }
+        let absent = parse_id(dump, "ffffffffffffffff").unwrap_err();
+        assert!(absent.0.contains("no object with id ffffffffffffffff"));
+    }
+
+    #[test]
+    fn text_from_a_call_is_quoted_escaped_and_short() {
+        let q = quoted(&format!("\x1b[31m{}", "a".repeat(100)));
+        assert!(q.starts_with("\"\\x1b[31m"), "{q}");
+        assert!(q.ends_with("…\""), "{q}");
+        assert!(q.chars().count() < 80);
+    }
+
+    #[test]
+    fn redaction_removes_values_and_keeps_shapes() {
+        let mut v = serde_json::json!({
+            "id": "1", "type": "char[]", "text": "secret", "value": "number 3",
+            "elements": {"type": "char", "length": 6, "first": ["'s'"], "text": "secret"},
+            "fields": [{"name": "hash", "type": "int", "value": "42"},
+                       {"name": "next", "type": "ref", "object": null}],
+        });
+        redact_object(&mut v);
+        let text = v.to_string();
+        assert!(!text.contains("secret") && !text.contains("42") && !text.contains("'s'"));
+        assert_eq!(v["elements"]["length"], 6);
+        assert_eq!(v["fields"][0]["name"], "hash");
+        assert!(v["fields"][1].get("object").is_some());
+    }
+}

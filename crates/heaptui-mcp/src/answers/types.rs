@@ -120,21 +120,26 @@ pub fn instances(
         true => a.dom.retained_bytes[o.index()],
         false => 0,
     };
-    match order {
-        InstanceOrder::Retained => {
-            objects.sort_by_key(|o| (std::cmp::Reverse(retained(o)), o.raw()))
-        }
-        InstanceOrder::Shallow => {
-            objects.sort_by_key(|&o| (std::cmp::Reverse(dump.size_of(o)), o.raw()))
-        }
-        InstanceOrder::Id => objects.sort_by_key(|&o| dump.ids[o.index()]),
+    let total = objects.len();
+    let range = window(total, offset, limit)?;
+    // Only the rows up to the page's end are sorted (a type may have
+    // millions of instances): each key ends with a unique part, so the
+    // order is total and the pages agree.
+    let key = |o: &ObjectIdx| match order {
+        InstanceOrder::Retained => (std::cmp::Reverse(retained(o)), dump.ids[o.index()]),
+        InstanceOrder::Shallow => (std::cmp::Reverse(dump.size_of(*o)), dump.ids[o.index()]),
+        InstanceOrder::Id => (std::cmp::Reverse(0), dump.ids[o.index()]),
+    };
+    if range.end < total {
+        objects.select_nth_unstable_by_key(range.end, key);
+        objects.truncate(range.end);
     }
-    let range = window(objects.len(), offset, limit)?;
+    objects.sort_unstable_by_key(key);
     let rows = objects[range.clone()]
         .iter()
         .map(|&o| object_ref(a, o))
         .collect();
-    Ok(Page::new("instances", rows, range.start, objects.len())
+    Ok(Page::new("instances", rows, range.start, total)
         .with("type", type_name)
         .with("next", "object with an instance's id shows it in full")
         .finish())
