@@ -14,6 +14,7 @@ use heaptui_core::analysis::Analysis;
 use heaptui_core::cache::{self, CacheOptions, Pending};
 use heaptui_core::graph::duplicates::DuplicateOptions;
 use heaptui_core::import::ImportOptions;
+use heaptui_core::model::{ObjectIdx, TypeIdx};
 use heaptui_core::progress::Progress;
 
 /// What the server analyses: the dumps named on its command line.
@@ -40,6 +41,15 @@ pub struct Loaded {
     pub comparison: Option<Comparison>,
     suspects: OnceLock<Vec<Suspect>>,
     changed: OnceLock<Vec<u32>>,
+    by_type: OnceLock<ByType>,
+}
+
+/// Every object grouped by type, in index order within a type: the
+/// instances of type `t` are `objects[starts[t]..starts[t + 1]]`. 4 bytes
+/// an object, built by one counting pass on first use.
+struct ByType {
+    starts: Vec<usize>,
+    objects: Vec<ObjectIdx>,
 }
 
 impl Loaded {
@@ -50,6 +60,34 @@ impl Loaded {
             comparison,
             suspects: OnceLock::new(),
             changed: OnceLock::new(),
+            by_type: OnceLock::new(),
+        }
+    }
+
+    /// The instances of type `t`, in index order (the index of every
+    /// type is built on the first call).
+    pub fn instances_of(&self, t: TypeIdx) -> &[ObjectIdx] {
+        let b = self.by_type.get_or_init(|| {
+            let dump = self.analysis.dump();
+            let mut starts = vec![0usize; dump.type_names.len() + 1];
+            for o in dump.object_indices() {
+                starts[dump.type_of(o).index() + 1] += 1;
+            }
+            for i in 1..starts.len() {
+                starts[i] += starts[i - 1];
+            }
+            let mut next = starts.clone();
+            let mut objects = vec![ObjectIdx(0); dump.objects()];
+            for o in dump.object_indices() {
+                let t = dump.type_of(o).index();
+                objects[next[t]] = o;
+                next[t] += 1;
+            }
+            ByType { starts, objects }
+        });
+        match (b.starts.get(t.index()), b.starts.get(t.index() + 1)) {
+            (Some(&from), Some(&to)) => &b.objects[from..to],
+            _ => &[],
         }
     }
 

@@ -112,10 +112,7 @@ pub fn instances(
     let a = &l.analysis;
     let dump = a.dump();
     let t = parse_type(dump, type_name)?;
-    let mut objects: Vec<ObjectIdx> = dump
-        .object_indices()
-        .filter(|&o| dump.type_of(o) == t)
-        .collect();
+    let mut objects: Vec<ObjectIdx> = l.instances_of(t).to_vec();
     let retained = |o: &ObjectIdx| match a.dom.is_reachable(o.raw()) {
         true => a.dom.retained_bytes[o.index()],
         false => 0,
