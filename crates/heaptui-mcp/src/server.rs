@@ -30,6 +30,9 @@ use crate::state::{Loaded, Phase, Shared};
 /// How often a waiting call looks at the analysis (and notifies progress).
 const POLL: Duration = Duration::from_millis(200);
 
+/// Answers computed in parallel at most.
+const ANSWERS_AT_ONCE: usize = 2;
+
 /// What the server tells the assistant at the start.
 const INSTRUCTIONS: &str = "heaptui answers questions about one analysed heap dump (the newest of the files on its command line; older ones are compared with it). \
 Start with summary, then dominators (who retains the memory) or suspects. Objects are named by ids (hex strings) that every answer gives and every tool takes; types by their exact names. \
@@ -144,6 +147,9 @@ pub struct SetArgs {
 pub struct Server {
     shared: Arc<Shared>,
     redact: bool,
+    /// Answers computed at once: a flood of calls queues here instead of
+    /// starting a thread each.
+    busy: Arc<tokio::sync::Semaphore>,
     tool_router: ToolRouter<Server>,
 }
 
@@ -153,6 +159,7 @@ impl Server {
         Server {
             shared,
             redact,
+            busy: Arc::new(tokio::sync::Semaphore::new(ANSWERS_AT_ONCE)),
             tool_router: Server::tool_router(),
         }
     }
@@ -224,6 +231,9 @@ impl Server {
             Err(result) => return Ok(result),
         };
         let redact = self.redact;
+        let Ok(_permit) = self.busy.acquire().await else {
+            return Err(ErrorData::internal_error("the server is closing", None));
+        };
         let started = std::time::Instant::now();
         let result = tokio::task::spawn_blocking(move || f(&loaded, redact)).await;
         tracing::debug!(ms = started.elapsed().as_millis() as u64, "mcp: answered");
