@@ -219,6 +219,22 @@ fn every_tool_answers_on_a_java_heap_as_the_report_does() {
     let dump = fixture("leaky.hprof.gz");
     let r = report(&[&dump]);
     let mut s = Session::start(&[&dump]);
+    // Without a progress token a call made while the dump is analysed
+    // answers at once with the stage and its progress (or, on a fast
+    // machine, with the summary).
+    let early = s.request("tools/call", json!({"name": "summary", "arguments": {}}));
+    let text = early["result"]["content"][0]["text"].as_str().unwrap();
+    let early: Value = serde_json::from_str(text).unwrap();
+    match early.get("loading") {
+        Some(loading) => {
+            let stage = loading["stage"].as_str().unwrap();
+            assert!(["parse", "graph", "dominators", "duplicates", "done"].contains(&stage));
+            let percent = loading["stage_percent"].as_f64().unwrap();
+            assert!((0.0..=100.0).contains(&percent));
+            assert!(early["retry"].as_str().unwrap().contains("progressToken"));
+        }
+        None => assert_eq!(early["format"], "hprof"),
+    }
     let (reply, notes) = s.call_raw("summary", json!({}));
     // A waiting call's progress comes as notifications of its token.
     assert!(notes
