@@ -463,6 +463,14 @@ fn redact_leaves_out_strings_and_values() {
     let mut plain = Session::start(&[&dump]);
     let shown = plain.call("object", json!({"id": "fd5c0100"}));
     assert_eq!(shown["object"]["text"], "hello");
+    let path = plain.call(
+        "object_list",
+        json!({"id": "fd572e38", "list": "retention_path"}),
+    );
+    assert_eq!(
+        path["retention_path"][0]["root"],
+        "thread Signal Dispatcher"
+    );
     plain.close();
     let mut s = Session::start(&["--redact", &dump]);
     for id in ["fd5c0100", "fd5bf630"] {
@@ -481,6 +489,16 @@ fn redact_leaves_out_strings_and_values() {
     }
     let summary = s.call("summary", json!({}));
     assert!(summary["diagnostics"].get("messages").is_none());
+    // Thread names are strings of the dump: no root places (the thread
+    // fd572e38 is rooted as "thread Signal Dispatcher").
+    let path = s.call(
+        "object_list",
+        json!({"id": "fd572e38", "list": "retention_path"}),
+    );
+    assert_eq!(path["retention_path"][0]["id"], "fd572e38");
+    assert!(path["retention_path"][0].get("root").is_none(), "{path}");
+    let sus = s.call("suspects", json!({}));
+    assert!(!sus.to_string().contains("retention_root"), "{sus}");
     s.close();
 }
 

@@ -395,8 +395,8 @@ impl Server {
         Parameters(a): Parameters<PageArgs>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
-        self.answer(ctx, move |l, _| {
-            answers::suspects::suspects(l, a.offset, a.limit)
+        self.answer(ctx, move |l, redact| {
+            answers::suspects::suspects(l, redact, a.offset, a.limit)
         })
         .await
     }

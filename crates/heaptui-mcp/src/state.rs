@@ -29,7 +29,7 @@ pub struct Config {
     /// The reopen cache (`None`: `--no-cache`).
     pub cache: Option<CacheOptions>,
     /// Answer with shapes, types and sizes only: no string contents, no
-    /// field values, no diagnostics' quotes of the dump.
+    /// field values, no thread names, no diagnostics' quotes of the dump.
     pub redact: bool,
 }
 

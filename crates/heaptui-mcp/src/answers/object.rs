@@ -116,7 +116,8 @@ fn list(
                 if i > 0 {
                     let label = dump.label_between(path[i - 1], step, LABEL_SCAN);
                     v["field"] = json!(label.map(|l| l.to_string()));
-                } else if let Some(place) = dump.root_place_of(step) {
+                } else if let Some(place) = dump.root_place_of(step).filter(|_| !redact) {
+                    // A thread's name is a string of the dump: not redacted.
                     v["root"] = json!(place);
                 }
                 v

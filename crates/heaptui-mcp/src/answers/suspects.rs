@@ -10,12 +10,25 @@ use crate::page::{window, Page, Refusal};
 use crate::state::Loaded;
 
 /// A page of the leak suspects (growth suspects first in a comparison).
-pub fn suspects(l: &Loaded, offset: Option<u64>, limit: Option<u64>) -> Result<Value, Refusal> {
+/// Under `redact` without the retention path's root place (a thread's
+/// name is a string of the dump).
+pub fn suspects(
+    l: &Loaded,
+    redact: bool,
+    offset: Option<u64>,
+    limit: Option<u64>,
+) -> Result<Value, Refusal> {
     let all = l.suspects();
     let range = window(all.len(), offset, limit)?;
     let rows = all[range.clone()]
         .iter()
-        .map(|s| suspect_value(&l.analysis, l.comparison.as_ref(), s))
+        .map(|s| {
+            let mut v = suspect_value(&l.analysis, l.comparison.as_ref(), s);
+            if let (true, Value::Object(m)) = (redact, &mut v) {
+                m.remove("retention_root");
+            }
+            v
+        })
         .collect();
     Ok(Page::new("suspects", rows, range.start, all.len())
         .with(
