@@ -427,3 +427,107 @@ impl ServerHandler for Server {
             .with_instructions(INSTRUCTIONS)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! The server spoken to through the SDK's own client, in process (a
+    //! duplex pipe), over the demo heap: the binary's tests
+    //! (tests/cli/mcp.rs) speak JSON-RPC lines to the real process.
+
+    use super::*;
+    use heaptui_core::analysis::Analysis;
+    use heaptui_core::graph::duplicates::DuplicateOptions;
+    use rmcp::model::CallToolRequestParams;
+    use rmcp::ServiceExt;
+
+    fn demo() -> Loaded {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures/demo.dump.txt");
+        let bytes = std::fs::read(path).unwrap();
+        let a =
+            Analysis::from_bytes("demo.dump.txt", &bytes, &DuplicateOptions::default()).unwrap();
+        Loaded::new(a, None)
+    }
+
+    fn text(r: &CallToolResult) -> Value {
+        let t = r.content[0]
+            .as_text()
+            .map(|t| t.text.clone())
+            .unwrap_or_default();
+        serde_json::from_str(&t).unwrap_or(Value::String(t))
+    }
+
+    fn call(name: &'static str, args: Value) -> CallToolRequestParams {
+        let args = args.as_object().cloned().unwrap_or_default();
+        CallToolRequestParams::new(name).with_arguments(args)
+    }
+
+    #[test]
+    fn the_sdk_client_lists_and_calls_the_tools() {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            let loaded = demo();
+            let objects = loaded.analysis.summary.objects;
+            let top = loaded
+                .analysis
+                .dom
+                .children_of(loaded.analysis.dom.super_root())[0];
+            let top_id = loaded
+                .analysis
+                .dump()
+                .id_hex(heaptui_core::model::ObjectIdx(top));
+            let server = Server::new(Shared::ready(loaded), false);
+            let (server_side, client_side) = tokio::io::duplex(1 << 16);
+            tokio::spawn(async move {
+                if let Ok(running) = server.serve(server_side).await {
+                    let _ = running.waiting().await;
+                }
+            });
+            let client = ().serve(client_side).await.unwrap();
+            let tools = client.list_all_tools().await.unwrap();
+            assert_eq!(tools.len(), 11);
+            assert!(tools.iter().all(|t| t.input_schema.get("type").is_some()));
+
+            let summary = client.call_tool(call("summary", json!({}))).await.unwrap();
+            assert_eq!(summary.is_error, Some(false));
+            assert_eq!(text(&summary)["totals"]["objects"], objects);
+
+            let object = client
+                .call_tool(call("object", json!({"id": top_id})))
+                .await
+                .unwrap();
+            assert_eq!(text(&object)["object"]["id"], top_id.as_str());
+
+            // A name that is not in the dump: a tool error with its reason.
+            let absent = call("instances", json!({"type": "No.Such.Type"}));
+            let absent = client.call_tool(absent).await.unwrap();
+            assert_eq!(absent.is_error, Some(true));
+            assert!(text(&absent).as_str().unwrap().contains("no type named"));
+            // Arguments of the wrong shape: an error (the SDK's choice of
+            // a protocol error or a tool error).
+            let wrong = call("duplicate_set", json!({"set": "zero"}));
+            match client.call_tool(wrong).await {
+                Err(_) => {}
+                Ok(r) => assert_eq!(r.is_error, Some(true), "{r:?}"),
+            }
+            // Many calls at once all answer.
+            let calls = (0..16).map(|i| client.call_tool(call("types", json!({"offset": i % 4}))));
+            for r in futures_join(calls).await {
+                assert_eq!(r.unwrap().is_error, Some(false));
+            }
+            client.cancel().await.unwrap();
+        });
+    }
+
+    /// Awaits every future (the SDK's futures crate is not a dependency).
+    async fn futures_join<F: std::future::Future>(fs: impl Iterator<Item = F>) -> Vec<F::Output> {
+        let mut out = Vec::new();
+        for f in fs.collect::<Vec<_>>() {
+            out.push(f.await);
+        }
+        out
+    }
+}
