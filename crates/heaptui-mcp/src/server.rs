@@ -514,20 +514,19 @@ mod tests {
                 Ok(r) => assert_eq!(r.is_error, Some(true), "{r:?}"),
             }
             // Many calls at once all answer.
-            let calls = (0..16).map(|i| client.call_tool(call("types", json!({"offset": i % 4}))));
-            for r in futures_join(calls).await {
-                assert_eq!(r.unwrap().is_error, Some(false));
+            let calls: Vec<_> = (0..16)
+                .map(|i| {
+                    let peer = client.peer().clone();
+                    tokio::spawn(async move {
+                        peer.call_tool(call("types", json!({"offset": i % 4})))
+                            .await
+                    })
+                })
+                .collect();
+            for c in calls {
+                assert_eq!(c.await.unwrap().unwrap().is_error, Some(false));
             }
             client.cancel().await.unwrap();
         });
-    }
-
-    /// Awaits every future (the SDK's futures crate is not a dependency).
-    async fn futures_join<F: std::future::Future>(fs: impl Iterator<Item = F>) -> Vec<F::Output> {
-        let mut out = Vec::new();
-        for f in fs.collect::<Vec<_>>() {
-            out.push(f.await);
-        }
-        out
     }
 }
