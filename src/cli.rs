@@ -153,6 +153,36 @@ pub enum Command {
     },
     /// Print the manual page (roff), e.g. `heaptui man | man -l -`.
     Man,
+    /// Serve the analysis to a coding assistant: a Model Context Protocol
+    /// server on standard input and output (docs/mcp.md).
+    #[cfg(feature = "mcp")]
+    Mcp(McpArgs),
+    /// `heaptui mcp` in a build without the server: says how to get it.
+    #[cfg(not(feature = "mcp"))]
+    #[command(name = "mcp", hide = true, disable_help_flag = true)]
+    McpMissing {
+        /// Whatever followed `mcp`.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        rest: Vec<std::ffi::OsString>,
+    },
+}
+
+/// `heaptui mcp`.
+#[cfg(feature = "mcp")]
+#[derive(Debug, Args)]
+pub struct McpArgs {
+    /// The heap dump to serve; several dumps of one program, oldest first:
+    /// the last is served and compared with the others.
+    #[arg(value_name = "DUMP", required = true)]
+    pub dumps: Vec<PathBuf>,
+
+    /// Answer with shapes, types and sizes only: no string contents, no
+    /// field values, no diagnostics quoting the dump.
+    #[arg(long)]
+    pub redact: bool,
+
+    #[command(flatten)]
+    pub duplicates: DuplicateArgs,
 }
 
 #[derive(Debug, Args)]
@@ -246,6 +276,9 @@ pub enum Run {
     Report(Box<ReportRun>),
     Completions(clap_complete::Shell),
     Man,
+    /// `heaptui mcp`: the server's configuration.
+    #[cfg(feature = "mcp")]
+    Mcp(heaptui_mcp::Config),
 }
 
 /// What a report analyses.
@@ -344,6 +377,27 @@ impl TryFrom<Cli> for Run {
         match cli.command {
             Some(Command::Completions { shell }) => Ok(Run::Completions(shell)),
             Some(Command::Man) => Ok(Run::Man),
+            #[cfg(not(feature = "mcp"))]
+            Some(Command::McpMissing { .. }) => Err(UsageError(
+                "this heaptui was built without the MCP server (the cargo feature mcp): \
+                 build it with `cargo install --path . --features mcp`"
+                    .into(),
+            )),
+            #[cfg(feature = "mcp")]
+            Some(Command::Mcp(args)) => {
+                if args.dumps.iter().any(|d| d.as_os_str() == "-") {
+                    return Err(UsageError(
+                        "mcp reads the dumps from files: standard input is the protocol's".into(),
+                    ));
+                }
+                Ok(Run::Mcp(heaptui_mcp::Config {
+                    dumps: args.dumps,
+                    import,
+                    duplicates: args.duplicates.options(),
+                    cache,
+                    redact: args.redact,
+                }))
+            }
             Some(Command::Report(args)) => ReportRun::try_from(*args).map(|r| {
                 // Standard input and the demo have no file to key a cache on.
                 let cache = match r.dump {

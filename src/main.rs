@@ -75,6 +75,8 @@ fn run() -> u8 {
             clap_complete::generate(shell, &mut command, "heaptui", &mut std::io::stdout());
             0
         }
+        #[cfg(feature = "mcp")]
+        Ok(Run::Mcp(config)) => run_mcp(config),
         Ok(Run::Man) => match manual_page(&mut std::io::stdout()) {
             Ok(()) => 0,
             Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => 0,
@@ -176,6 +178,26 @@ fn manual_page(out: &mut dyn Write) -> std::io::Result<()> {
     )?;
     page.render_extra_section(out)?;
     page.render_version_section(out)
+}
+
+/// `heaptui mcp`: each dump checked first (format, header), as the UI
+/// does, so that a wrong file fails at once in one line; then the server
+/// until the client closes standard input.
+#[cfg(feature = "mcp")]
+fn run_mcp(config: heaptui_mcp::Config) -> u8 {
+    for dump in &config.dumps {
+        if let Err(e) = heaptui_core::import::check_file(dump) {
+            eprintln!("heaptui: {e}");
+            return USAGE;
+        }
+    }
+    match heaptui_mcp::serve(config) {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("heaptui: {e}");
+            USAGE
+        }
+    }
 }
 
 fn analysis_error(e: AnalysisError) -> u8 {

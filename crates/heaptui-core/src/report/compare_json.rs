@@ -211,6 +211,12 @@ pub fn write_comparison(out: &mut impl Write, c: &Comparison, top: usize) -> io:
     out.write_all(b"]}")
 }
 
+/// One leak suspect as `report --json` writes it in `suspects`
+/// (docs/json.md): for callers that answer with a value (the MCP server).
+pub fn suspect_value(a: &Analysis, c: Option<&Comparison>, s: &Suspect) -> serde_json::Value {
+    serde_json::to_value(suspect_row(a, c, s)).unwrap_or(serde_json::Value::Null)
+}
+
 fn suspect_row<'a>(a: &'a Analysis, c: Option<&'a Comparison>, s: &'a Suspect) -> SuspectRow<'a> {
     let dump = a.dump();
     let dom = &a.dom;

@@ -9,10 +9,10 @@ mod paths;
 mod text;
 
 pub use crate::text::{count, counted, size};
-pub use compare_json::write_comparison;
+pub use compare_json::{suspect_value, write_comparison};
 pub use compare_text::{parse_size, signed_size};
 pub use json::write_json;
-pub use object::{write_object_json, write_object_text};
+pub use object::{object_value, write_object_json, write_object_text};
 pub use paths::paths_of_types;
 pub use text::write_text;
 

@@ -185,6 +185,17 @@ fn object(a: &Analysis, o: ObjectIdx, opts: &ReportOptions) -> Object {
     out
 }
 
+/// One object as `report --object ID --json` writes its `object` key
+/// (docs/json.md), with at most `references` of its references: for
+/// callers that answer with a value rather than a stream (the MCP server).
+pub fn object_value(a: &Analysis, o: ObjectIdx, references: usize) -> serde_json::Value {
+    let opts = ReportOptions {
+        rows: Some(references.max(1)),
+        ..ReportOptions::default()
+    };
+    serde_json::to_value(object(a, o, &opts)).unwrap_or(serde_json::Value::Null)
+}
+
 /// `report --object ID --json`.
 pub fn write_object_json(
     out: &mut impl Write,
