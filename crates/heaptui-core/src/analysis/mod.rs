@@ -12,6 +12,7 @@ pub mod compare;
 pub mod compare_paths;
 pub mod filter;
 pub mod grouping;
+pub mod memory;
 mod pattern;
 pub mod pipeline;
 mod queries;

@@ -164,6 +164,7 @@ pub fn compute(
         seen,
     } = dfs(n, refs, strong_roots);
     let m = vertex.len();
+    crate::mem::checkpoint("dominators: dfs");
     progress.set_done(1);
     progress.check()?;
 
@@ -173,20 +174,24 @@ pub fn compute(
         n, &vertex, &parent, &multi_pre, &root_bits, retainers, progress,
     )?;
     drop(root_bits);
+    crate::mem::checkpoint("dominators: semidominators");
     progress.set_done(2);
     progress.check()?;
 
     let idom_pre = nca(parent, &multi_pre, semi);
     drop(multi_pre);
     let (ret_bytes, ret_objects) = retained(&vertex, &idom_pre, sizes);
+    crate::mem::checkpoint("dominators: nca, retained");
     progress.set_done(3);
 
     let kids = Kids::in_preorder(&idom_pre);
     let scattered = to_object_order(n, &vertex, idom_pre, ret_objects, &ret_bytes, &kids);
     let reachable_bytes = ret_bytes[0];
+    crate::mem::checkpoint("dominators: scatter");
     let children = children_lists(n, &vertex, &kids, &ret_bytes, scattered.offsets);
     drop((kids, ret_bytes));
     vertex.remove(0);
+    crate::mem::checkpoint("dominators: children");
     progress.set_done(4);
     Ok(DominatorTree {
         idom: scattered.idom.into(),

@@ -146,11 +146,13 @@ fn detect(
     } else {
         let part = tracing::debug_span!(target: "heaptui::profile", "candidates")
             .in_scope(|| bisim::refine(&view, dom, progress))?;
+        crate::mem::checkpoint("duplicates: candidates");
         progress.set_done(1);
         let found = tracing::debug_span!(target: "heaptui::profile", "verify")
             .in_scope(|| classes(&view, &part.block, &part.block_size, &depth, progress))?;
         // The verification threads' scratch, freed but held per thread.
         crate::mem::release_free_memory();
+        crate::mem::checkpoint("duplicates: verify");
         found
     };
     drop(view);
@@ -184,6 +186,7 @@ fn detect(
         }
     });
     let (mut dups, set_of) = finish(dump, sets, possible, mode);
+    crate::mem::checkpoint("duplicates: sets");
     tracing::debug_span!(target: "heaptui::profile", "held")
         .in_scope(|| held::compute_held(graph, dom, &mut dups.sets, set_of, progress))?;
     dups.budget_per_type = budget;
