@@ -408,7 +408,7 @@ impl<'a> Oracle<'a> {
     /// The references of `o` as (position, target, is a descriptor).
     fn refs_of(&self, o: u32) -> Vec<(usize, ObjectIdx, bool)> {
         let d = &self.g.dump;
-        let start = d.refs.offsets[o as usize] as usize;
+        let start = d.refs.offset(o as usize) as usize;
         self.g
             .refs(ObjectIdx(o))
             .iter()

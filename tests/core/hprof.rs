@@ -520,8 +520,8 @@ fn got(m: &Model) -> HashMap<u64, Want> {
     (0..m.objects() as u32)
         .map(|o| {
             let (s, e) = (
-                m.refs.offsets[o as usize] as usize,
-                m.refs.offsets[o as usize + 1] as usize,
+                m.refs.offset(o as usize) as usize,
+                m.refs.offset(o as usize + 1) as usize,
             );
             let refs = (s..e)
                 .map(|edge| (m.ids[m.refs.targets[edge] as usize], label_text(m, edge)))

@@ -206,7 +206,7 @@ fn observed(m: &Model) -> String {
             m.type_name(ObjectIdx(o)),
             m.sizes[o as usize]
         );
-        let start = m.refs.offsets[o as usize] as usize;
+        let start = m.refs.offset(o as usize) as usize;
         for (k, &t) in m.refs.neighbors(o).iter().enumerate() {
             match labels.get(start + k) {
                 Some(Label::Index(i)) => out += &format!(" [{i}]→{:x}", m.ids[t as usize]),

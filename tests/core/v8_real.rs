@@ -62,7 +62,7 @@ fn a_real_node_snapshot_has_its_known_answers() {
     // not a heap object: no edge).
     let labels = m.labels.as_ref().unwrap();
     let s = sessions[0];
-    let start = m.refs.offsets[s as usize] as usize;
+    let start = m.refs.offset(s as usize) as usize;
     let names: Vec<String> = (0..m.refs.neighbors(s).len())
         .filter_map(|k| labels.get(start + k).map(|l| l.to_string()))
         .collect();

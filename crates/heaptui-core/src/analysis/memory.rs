@@ -18,7 +18,7 @@ pub fn arrays(
         ("ids", std::mem::size_of_val(&*model.ids)),
         ("types", std::mem::size_of_val(&*model.types)),
         ("sizes", std::mem::size_of_val(&*model.sizes)),
-        ("refs.offsets", std::mem::size_of_val(&*model.refs.offsets)),
+        ("refs.offsets", model.refs.offsets().bytes()),
         ("refs.targets", std::mem::size_of_val(&*model.refs.targets)),
     ];
     if let Some(l) = &model.labels {
@@ -30,7 +30,7 @@ pub fn arrays(
         v.push(("values.bytes", values.bytes.len()));
     }
     if let Some(r) = retainers {
-        v.push(("retainers.offsets", std::mem::size_of_val(&*r.offsets)));
+        v.push(("retainers.offsets", r.offsets().bytes()));
         v.push(("retainers.targets", std::mem::size_of_val(&*r.targets)));
     }
     if let Some(d) = dom {
@@ -43,10 +43,7 @@ pub fn arrays(
             "dom.retained_objects",
             std::mem::size_of_val(&*d.retained_objects),
         ));
-        v.push((
-            "dom.children.offsets",
-            std::mem::size_of_val(&*d.children.offsets),
-        ));
+        v.push(("dom.children.offsets", d.children.offsets().bytes()));
         v.push((
             "dom.children.targets",
             std::mem::size_of_val(&*d.children.targets),

@@ -24,8 +24,8 @@ use crate::graph::{DominatorTree, HeapGraph, NOT_REACHABLE, SUPER_ROOT};
 use crate::mem::Array;
 use crate::model::{
     AppDomain, Csr, Diagnostics, FieldDecl, Format, IdIndex, JavaClass, JavaClasses, Labels, Model,
-    ObjectIdx, RecordCounts, Referent, Referents, Root, RootPlaces, RootThread, StaticField,
-    Strength, TypeIdx, ValueKind, Values,
+    ObjectIdx, Offsets, RecordCounts, Referent, Referents, Root, RootPlaces, RootThread,
+    StaticField, Strength, TypeIdx, ValueKind, Values,
 };
 
 // Section tags; `+n` marks the tags a composite section also takes.
@@ -248,8 +248,13 @@ fn stat_fields(t: &TypeStats) -> [u64; 5] {
     ]
 }
 
+/// A CSR's offsets in their own width (4 or 8 bytes: the reader takes
+/// either), its targets.
 fn csr(w: &mut W, tag: u32, c: &Csr) -> std::io::Result<()> {
-    w.array(tag, &c.offsets)?;
+    match c.offsets() {
+        Offsets::Narrow(o) => w.array(tag, o)?,
+        Offsets::Wide(o) => w.array(tag, o)?,
+    }
     w.array(tag + 1, &c.targets)
 }
 
@@ -325,14 +330,7 @@ fn lists<'l>(w: &mut W, tag: u32, items: impl Iterator<Item = &'l [u32]>) -> std
         all.extend_from_slice(l);
         offsets.push(all.len() as u64);
     }
-    csr(
-        w,
-        tag,
-        &Csr {
-            offsets: offsets.into(),
-            targets: all.into(),
-        },
-    )
+    csr(w, tag, &Csr::from_offsets(offsets, all))
 }
 
 type R<'a, 'i> = Reader<'i, dyn Input + 'a>;
@@ -346,17 +344,20 @@ fn check_below(what: &str, values: &[u32], bound: usize) -> Result<(), Corrupt> 
 }
 
 fn read_csr(r: &R, tag: u32, nodes: usize, bound: usize) -> Result<Csr, Corrupt> {
-    let offsets: Array<u64> = r.array(tag)?;
+    let offsets = match r.width(tag) {
+        Some(4) => Offsets::Narrow(r.array(tag)?),
+        _ => Offsets::Wide(r.array(tag)?),
+    };
     let targets: Array<u32> = r.array(tag + 1)?;
     let ok = offsets.len() == nodes + 1
-        && offsets[0] == 0
-        && offsets[nodes] == targets.len() as u64
-        && offsets.par_windows(2).all(|w| w[0] <= w[1]);
+        && offsets.get(0) == 0
+        && offsets.get(nodes) == targets.len() as u64
+        && offsets.ascending();
     if !ok {
         return corrupt(format!("section {tag}: bad offsets"));
     }
     check_below(&format!("section {tag}"), &targets, bound)?;
-    Ok(Csr { offsets, targets })
+    Ok(Csr::from_parts(offsets, targets))
 }
 
 fn read_strings(r: &R, tag: u32) -> Result<Vec<String>, Corrupt> {
@@ -1017,6 +1018,29 @@ mod tests {
         assert_eq!(a.graph.dump.refs, b.graph.dump.refs);
         assert_eq!(a.duplicates.sets, b.duplicates.sets);
         assert_eq!(a.summary, b.summary);
+    }
+
+    /// CSR offsets are written in their own width and read back in it:
+    /// narrow ones (every heap under 4.29 billion references) in 4 bytes,
+    /// wide ones (or an older cache's) in 8.
+    #[test]
+    fn csr_offsets_keep_their_width() {
+        let mut a = demo();
+        let narrow = decoded(&encoded(&a)).unwrap();
+        assert!(matches!(
+            narrow.graph.retainers.offsets(),
+            Offsets::Narrow(_)
+        ));
+        assert!(matches!(narrow.dom.children.offsets(), Offsets::Narrow(_)));
+        let g = Arc::get_mut(&mut a.graph).expect("held once");
+        let r = &g.retainers;
+        let wide: Vec<u64> = (0..=r.nodes()).map(|i| r.offset(i)).collect();
+        g.retainers = Csr::from_parts(Offsets::Wide(wide.into()), r.targets.clone());
+        let bytes = encoded(&a);
+        let b = decoded(&bytes).unwrap();
+        assert!(matches!(b.graph.retainers.offsets(), Offsets::Wide(_)));
+        assert_eq!(b.graph.retainers, narrow.graph.retainers);
+        assert_eq!(a.graph.retainers, b.graph.retainers);
     }
 
     /// Text read back is escaped and shortened as an importer's: a cache

@@ -52,7 +52,7 @@
 
 use rayon::prelude::*;
 
-use super::{Csr, HeapGraph};
+use super::{Csr, HeapGraph, Offsets};
 use crate::mem::Array;
 use crate::progress::{Cancelled, Progress, Stage};
 
@@ -237,12 +237,12 @@ fn dfs(n: usize, refs: &Csr, strong_roots: &[u32]) -> Dfs {
         if !see(r) {
             continue;
         }
-        stack.push((r, vertex.len() as u32, refs.offsets[r as usize]));
+        stack.push((r, vertex.len() as u32, refs.offset(r as usize)));
         vertex.push(r);
         parent.push(0);
         while let Some(top) = stack.last_mut() {
             let (v, pv, next) = *top;
-            if next == refs.offsets[v as usize + 1] {
+            if next == refs.offset(v as usize + 1) {
                 stack.pop();
                 continue;
             }
@@ -252,7 +252,7 @@ fn dfs(n: usize, refs: &Csr, strong_roots: &[u32]) -> Dfs {
                 let pw = vertex.len() as u32;
                 vertex.push(w);
                 parent.push(pv);
-                let (from, to) = (refs.offsets[w as usize], refs.offsets[w as usize + 1]);
+                let (from, to) = (refs.offset(w as usize), refs.offset(w as usize + 1));
                 if from == to {
                     continue; // a leaf: numbered, nothing to walk
                 }
@@ -570,7 +570,7 @@ struct ObjectOrder {
     idom: Vec<u32>,
     retained_objects: Vec<u32>,
     retained_bytes: Vec<u64>,
-    offsets: Vec<u64>,
+    offsets: Vec<u32>,
 }
 
 /// Phase 7: back to object order, scattered from preorder space: each
@@ -626,13 +626,14 @@ fn to_object_order(
             });
     }
     drop((idom_pre, ret_objects));
-    let mut offsets: Vec<u64> = crate::mem::zeroed(n + 2);
+    // Every reachable object is one node's child: the offsets fit 4 bytes.
+    let mut offsets: Vec<u32> = crate::mem::zeroed(n + 2);
     let mut total = 0;
     for (o, &c) in offsets[1..=n].iter_mut().zip(&counts) {
-        total += c as u64;
+        total += c;
         *o = total;
     }
-    offsets[n + 1] = total + kids.range(0).len() as u64;
+    offsets[n + 1] = total + kids.range(0).len() as u32;
     ObjectOrder {
         idom,
         retained_objects,
@@ -652,7 +653,7 @@ fn children_lists(
     vertex: &[u32],
     kids: &Kids,
     ret_bytes: &[u64],
-    offsets: Vec<u64>,
+    offsets: Vec<u32>,
 ) -> Csr {
     use std::sync::atomic::Ordering::Relaxed;
     let _span = tracing::debug_span!(target: "heaptui::profile", "children lists").entered();
@@ -683,10 +684,7 @@ fn children_lists(
                 slot.store(c, Relaxed);
             }
         });
-    Csr {
-        offsets: offsets.into(),
-        targets: targets.into(),
-    }
+    Csr::from_parts(Offsets::Narrow(offsets.into()), targets.into())
 }
 
 #[inline]

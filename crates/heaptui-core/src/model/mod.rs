@@ -46,7 +46,7 @@ use std::path::PathBuf;
 
 pub use crate::mem::Array;
 
-pub use csr::Csr;
+pub use csr::{Csr, Offsets};
 pub use diag::{Collector, Kind, Place};
 pub(crate) use fasthash::FastMap;
 pub use fields::{
@@ -577,8 +577,11 @@ impl Model {
     /// array index), where the format records one.
     pub fn ref_label(&self, object: ObjectIdx, i: usize) -> Option<Label<'_>> {
         let labels = self.labels.as_ref()?;
-        let start = *self.refs.offsets.get(object.index())? as usize;
-        let end = *self.refs.offsets.get(object.index() + 1)? as usize;
+        if object.index() >= self.refs.nodes() {
+            return None;
+        }
+        let range = self.refs.range(object.raw());
+        let (start, end) = (range.start, range.end);
         if start + i >= end {
             return None;
         }
@@ -600,9 +603,8 @@ impl Model {
         }
         labels.by_target.0.get_or_init(|| {
             let mut order: Vec<u32> = (0..targets.len() as u32).collect();
-            for w in self.refs.offsets.windows(2) {
-                order[w[0] as usize..w[1] as usize]
-                    .sort_unstable_by_key(|&e| (targets[e as usize], e));
+            for o in 0..self.refs.nodes() as u32 {
+                order[self.refs.range(o)].sort_unstable_by_key(|&e| (targets[e as usize], e));
             }
             order.into_boxed_slice()
         });
@@ -616,9 +618,10 @@ impl Model {
         let labels = self.labels.as_ref()?;
         if let Some(order) = labels.by_target.0.get() {
             let (from, to) = (from.index(), to.raw());
-            let start = *self.refs.offsets.get(from)? as usize;
-            let end = *self.refs.offsets.get(from + 1)? as usize;
-            let row = order.get(start..end)?;
+            if from >= self.refs.nodes() {
+                return None;
+            }
+            let row = order.get(self.refs.range(from as u32))?;
             let targets = &self.refs.targets;
             let at = row.partition_point(|&e| targets[e as usize] < to);
             let &edge = row.get(at)?;

@@ -170,18 +170,14 @@ impl<'a> View<'a> {
     /// row among the odd ones.
     #[inline]
     fn span(&self, own: &Own, o: u32) -> Result<(usize, usize), usize> {
-        let i = o as usize;
-        let [front, back] = own.skip[i];
+        let [front, back] = own.skip[o as usize];
         if [front, back] == ODD {
             if let Some(r) = own.odd.row(o) {
                 return Err(r);
             }
         }
-        let refs = &self.dump.refs;
-        Ok((
-            refs.offsets[i] as usize + front as usize,
-            refs.offsets[i + 1] as usize - back as usize,
-        ))
+        let r = self.dump.refs.range(o);
+        Ok((r.start + front as usize, r.end - back as usize))
     }
 
     /// The references walked, in field order.
@@ -219,16 +215,12 @@ impl<'a> View<'a> {
                 Ok(span) => span,
                 Err(r) => {
                     let csr = &own.odd.csr;
-                    let (s, e) = (csr.offsets[r], csr.offsets[r + 1]);
-                    return &own.odd.labels[s as usize..e as usize];
+                    return &own.odd.labels[csr.range(r as u32)];
                 }
             },
             None => {
-                let refs = &self.dump.refs;
-                (
-                    refs.offsets[o as usize] as usize,
-                    refs.offsets[o as usize + 1] as usize,
-                )
+                let r = self.dump.refs.range(o);
+                (r.start, r.end)
             }
         };
         labels.of_ref.get(s..e).unwrap_or(&[])
@@ -326,7 +318,7 @@ impl Own {
         let mut lists = Vec::new();
         let mut odd = Vec::new();
         for o in range {
-            let (s, e) = (refs.offsets[o] as usize, refs.offsets[o + 1] as usize);
+            let (s, e) = (refs.offset(o) as usize, refs.offset(o + 1) as usize);
             let found: Vec<usize> = (s..e).filter(|&e| is_descriptor(e)).collect();
             if found.is_empty() {
                 skip.push([0, 0]);
