@@ -140,6 +140,7 @@ fn detect(
     };
     let dump = &graph.dump;
     let view = View::new(graph);
+    crate::mem::checkpoint("duplicates: view");
     let (mut sets, possible) = if mode != DuplicateMode::All && finished.is_empty() {
         // Cheap path: no refinement; candidates are objects of one label.
         label_classes(&view, dom, mode == DuplicateMode::Trivial)
