@@ -17,7 +17,7 @@ pub fn arrays(
     let mut v = vec![
         ("ids", std::mem::size_of_val(&*model.ids)),
         ("types", std::mem::size_of_val(&*model.types)),
-        ("sizes", std::mem::size_of_val(&*model.sizes)),
+        ("sizes", model.sizes.bytes()),
         ("refs.offsets", model.refs.offsets().bytes()),
         ("refs.targets", std::mem::size_of_val(&*model.refs.targets)),
     ];

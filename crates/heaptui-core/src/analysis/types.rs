@@ -67,9 +67,9 @@ fn per_type(dump: &Model, dom: &DominatorTree) -> Vec<(u64, u64, u64)> {
             || vec![(0u64, 0u64, 0u64); t],
             |mut acc, (b, types)| {
                 let from = b * block;
-                let sizes = &dump.sizes[from..from + types.len()];
+                let sizes = (from..from + types.len()).map(|o| dump.sizes.get(o));
                 let idom = &dom.idom[from..from + types.len()];
-                for ((&ty, &size), &d) in types.iter().zip(sizes).zip(idom) {
+                for ((&ty, size), &d) in types.iter().zip(sizes).zip(idom) {
                     let a = &mut acc[ty.index()];
                     a.0 += 1;
                     a.1 += size;

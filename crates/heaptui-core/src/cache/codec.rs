@@ -24,7 +24,7 @@ use crate::graph::{DominatorTree, HeapGraph, NOT_REACHABLE, SUPER_ROOT};
 use crate::mem::Array;
 use crate::model::{
     AppDomain, Csr, Diagnostics, FieldDecl, Format, IdIndex, JavaClass, JavaClasses, Labels, Model,
-    ObjectIdx, Offsets, RecordCounts, Referent, Referents, Root, RootPlaces, RootThread,
+    ObjectIdx, Offsets, RecordCounts, Referent, Referents, Root, RootPlaces, RootThread, Sizes,
     StaticField, Strength, TypeIdx, ValueKind, Values,
 };
 
@@ -95,7 +95,10 @@ pub fn encode(w: &mut W, a: &Analysis) -> std::io::Result<()> {
     strings(w, TYPE_NAMES, d.type_names.iter().map(|s| &**s))?;
     w.array(IDS, &d.ids)?;
     w.array(TYPES, &d.types)?;
-    w.array(SIZES, &d.sizes)?;
+    match &d.sizes {
+        Sizes::Narrow(s) => w.array(SIZES, s)?,
+        Sizes::Wide(s) => w.array(SIZES, s)?,
+    }
     csr(w, REFS, &d.refs)?;
     let roots: Vec<u64> = d.roots.iter().flat_map(root_fields).collect();
     w.array(ROOTS, &roots)?;
@@ -440,8 +443,12 @@ fn decode_model(r: &R, path: &Path, meta: &[u64]) -> Result<Model, Corrupt> {
     }
     let types: Array<TypeIdx> = get(r, TYPES, n)?;
     check_below("types", TypeIdx::raw_slice(&types), type_names.len())?;
-    let sizes: Array<u64> = get(r, SIZES, n)?;
-    let total: u128 = sizes.par_iter().map(|&s| s as u128).sum();
+    // In the width they were written in (older caches: 8 bytes).
+    let sizes = match r.width(SIZES) {
+        Some(4) => Sizes::Narrow(get(r, SIZES, n)?),
+        _ => Sizes::Wide(get(r, SIZES, n)?),
+    };
+    let total: u128 = sizes.total_wide();
     if total > u64::MAX as u128 {
         return corrupt("sizes overflow");
     }
@@ -707,7 +714,7 @@ fn decode_dominators(r: &R, graph: &HeapGraph) -> Result<DominatorTree, Corrupt>
     )?;
     tracing::debug!(target: "heaptui::profile", "cache/check_tree: {} ms", t.elapsed().as_millis());
     let sizes = &graph.dump.sizes;
-    let reachable_bytes = preorder.par_iter().map(|&o| sizes[o as usize]).sum();
+    let reachable_bytes = preorder.par_iter().map(|&o| sizes.get(o as usize)).sum();
     Ok(DominatorTree {
         idom,
         retained_bytes,
@@ -764,22 +771,23 @@ fn check_tree(idom: &[u32], children: &Csr, preorder: &[u32]) -> Result<(), Corr
 fn check_retained(
     idom: &[u32],
     children: &Csr,
-    sizes: &[u64],
+    sizes: &Sizes,
     (bytes, objects): (&[u64], &[u32]),
 ) -> Result<(), Corrupt> {
     let ok = (0..idom.len()).into_par_iter().all(|p| {
         if idom[p] == NOT_REACHABLE {
             return bytes[p] == 0 && objects[p] == 0;
         }
-        let sum = children
-            .neighbors(p as u32)
-            .iter()
-            .try_fold((sizes[p], 1u32), |(b, o), &c| {
-                Some((
-                    b.checked_add(bytes[c as usize])?,
-                    o.checked_add(objects[c as usize])?,
-                ))
-            });
+        let sum =
+            children
+                .neighbors(p as u32)
+                .iter()
+                .try_fold((sizes.get(p), 1u32), |(b, o), &c| {
+                    Some((
+                        b.checked_add(bytes[c as usize])?,
+                        o.checked_add(objects[c as usize])?,
+                    ))
+                });
         sum == Some((bytes[p], objects[p]))
     });
     if !ok {
@@ -919,7 +927,7 @@ fn check_sets(dump: &Model, dom: &DominatorTree, sets: &[DuplicateSet]) -> Resul
                 && !std::mem::replace(&mut in_set[o], true)
                 && prev.is_none_or(|p| p <= id(m))
                 && dump.types[o].raw() == s.type_index
-                && dump.sizes[o] == s.instance_bytes;
+                && dump.sizes.get(o) == s.instance_bytes;
             if !ok {
                 return corrupt("duplicate sets: members unlike each other or the graph");
             }
@@ -1041,6 +1049,20 @@ mod tests {
         assert!(matches!(b.graph.retainers.offsets(), Offsets::Wide(_)));
         assert_eq!(b.graph.retainers, narrow.graph.retainers);
         assert_eq!(a.graph.retainers, b.graph.retainers);
+    }
+
+    /// Sizes too: 4 bytes each where all fit, else 8, either read back.
+    #[test]
+    fn sizes_keep_their_width() {
+        let mut a = demo();
+        let narrow = decoded(&encoded(&a)).unwrap();
+        assert!(matches!(narrow.graph.dump.sizes, Sizes::Narrow(_)));
+        let g = Arc::get_mut(&mut a.graph).expect("held once");
+        g.dump.sizes = Sizes::Wide(g.dump.sizes.to_vec().into());
+        let b = decoded(&encoded(&a)).unwrap();
+        assert!(matches!(b.graph.dump.sizes, Sizes::Wide(_)));
+        assert_eq!(b.graph.dump.sizes, narrow.graph.dump.sizes);
+        assert_eq!(b.dom.retained_bytes, narrow.dom.retained_bytes);
     }
 
     /// Text read back is escaped and shortened as an importer's: a cache

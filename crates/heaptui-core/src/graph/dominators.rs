@@ -54,6 +54,7 @@ use rayon::prelude::*;
 
 use super::{Csr, HeapGraph, Offsets};
 use crate::mem::Array;
+use crate::model::Sizes;
 use crate::progress::{Cancelled, Progress, Stage};
 
 /// `idom` of an object whose immediate dominator is the super-root.
@@ -151,7 +152,7 @@ pub fn compute(
     refs: &Csr,
     retainers: &Csr,
     strong_roots: &[u32],
-    sizes: &[u64],
+    sizes: &Sizes,
     progress: &Progress,
 ) -> Result<DominatorTree, Cancelled> {
     progress.start(Stage::Dominators, 4);
@@ -504,12 +505,12 @@ fn nca(parent: Vec<u32>, multi_pre: &[u32], semi: Vec<u32>) -> Vec<u32> {
 
 /// Phase 5: retained bytes and objects per preorder number, bottom-up in
 /// reverse preorder (number 0, the super-root, holds the reachable totals).
-fn retained(vertex: &[u32], idom_pre: &[u32], sizes: &[u64]) -> (Vec<u64>, Vec<u32>) {
+fn retained(vertex: &[u32], idom_pre: &[u32], sizes: &Sizes) -> (Vec<u64>, Vec<u32>) {
     let _span = tracing::debug_span!(target: "heaptui::profile", "retained").entered();
     let m = vertex.len();
     let mut ret_bytes: Vec<u64> = Vec::with_capacity(m);
     ret_bytes.push(0);
-    ret_bytes.extend(vertex[1..].iter().map(|&v| sizes[v as usize]));
+    ret_bytes.extend(vertex[1..].iter().map(|&v| sizes.get(v as usize)));
     let mut ret_objects: Vec<u32> = vec![1; m];
     ret_objects[0] = 0;
     for w in (1..m).rev() {

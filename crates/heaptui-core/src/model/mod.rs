@@ -40,6 +40,7 @@ mod idx;
 mod labels;
 mod referents;
 mod rows;
+mod sizes;
 pub mod text;
 
 use std::path::PathBuf;
@@ -57,6 +58,7 @@ pub use idx::{ObjectIdx, TypeIdx};
 pub use labels::{Label, Labels, ValueKind, Values};
 pub use referents::{Referent, Referents, Strength};
 pub use rows::{RowTypes, CLASS_ROW_PREFIX};
+pub use sizes::Sizes;
 
 /// At most this many diagnostic messages are kept (the counts are complete).
 pub const MAX_MESSAGES: usize = 100;
@@ -308,8 +310,8 @@ pub struct Model {
     pub ids: Array<u64>,
     /// Each object's type.
     pub types: Array<TypeIdx>,
-    /// Each object's shallow size in bytes.
-    pub sizes: Array<u64>,
+    /// Each object's shallow size in bytes (4 bytes each where all fit).
+    pub sizes: Sizes,
     /// Outgoing references in field order (dangling ones dropped).
     pub refs: Csr,
     /// The roots whose objects are in the dump, in record order.
@@ -544,7 +546,7 @@ impl Model {
 
     /// An object's shallow size in bytes.
     pub fn size_of(&self, object: ObjectIdx) -> u64 {
-        self.sizes[object.index()]
+        self.sizes.get(object.index())
     }
 
     /// The objects `object` refers to, in field order.
@@ -565,7 +567,7 @@ impl Model {
 
     /// The shallow sizes of every object added up, in bytes.
     pub fn total_bytes(&self) -> u64 {
-        self.sizes.iter().sum()
+        self.sizes.total()
     }
 
     /// The object id as the dump writes it: lowercase hex without `0x`.

@@ -77,7 +77,7 @@ fn label_blocks(graph: &View, dom: &DominatorTree) -> Partition {
         let i = o as usize;
         (
             dump.types[i].raw(),
-            dump.sizes[i],
+            dump.sizes.get(i),
             graph.refs_raw(o).len() as u32,
         )
     };

@@ -202,9 +202,9 @@ fn trivial_set(dump: &Model, members: Vec<u32>) -> DuplicateSet {
     DuplicateSet {
         id: 0,
         type_index: dump.types[o].raw(),
-        instance_bytes: dump.sizes[o],
+        instance_bytes: dump.sizes.get(o),
         objects_per_copy: 1,
-        additional_bytes: dump.sizes[o] * (members.len() as u64 - 1),
+        additional_bytes: dump.sizes.get(o) * (members.len() as u64 - 1),
         members,
         trivial: true,
         held_by: Vec::new(),
@@ -234,7 +234,7 @@ fn label_classes(
             let class = classes.map_or(0, |c| c[i]);
             (
                 dump.types[i].raw(),
-                dump.sizes[i],
+                dump.sizes.get(i),
                 graph.refs_raw(o).len() as u32,
                 class,
                 o,
@@ -449,7 +449,7 @@ fn full_set(dump: &Model, t: u32, c: verify::Class) -> DuplicateSet {
     DuplicateSet {
         id: 0,
         type_index: t,
-        instance_bytes: dump.sizes[o],
+        instance_bytes: dump.sizes.get(o),
         objects_per_copy: c.objects_per_copy,
         additional_bytes: c.additional_bytes,
         members: c.members,
