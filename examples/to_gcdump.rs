@@ -30,7 +30,7 @@ fn main() {
         }
     };
     let n = m.objects();
-    let size = |o: usize| i32::try_from(m.sizes[o]).unwrap_or(i32::MAX);
+    let size = |o: usize| i32::try_from(m.sizes.get(o)).unwrap_or(i32::MAX);
     // Type 0 is PerfView's UNDEFINED; heap type t is gcdump type t + 1.
     let mut types = vec![("UNDEFINED".to_string(), 0)];
     types.extend(m.type_names.iter().map(|t| (t.to_string(), -1)));

@@ -403,7 +403,8 @@ fn a_long_chain_does_not_overflow_the_stack() {
             let retainers = refs.transpose();
             let sizes = vec![1u64; n];
             let dom =
-                dominators::compute(n, &refs, &retainers, &[0], &sizes, &Progress::new()).unwrap();
+                dominators::compute(n, &refs, &retainers, &[0], &sizes.into(), &Progress::new())
+                    .unwrap();
             assert_eq!(dom.idom[0], SUPER_ROOT);
             for (i, &d) in dom.idom.iter().enumerate().skip(1) {
                 assert_eq!(d as usize, i - 1);
@@ -431,7 +432,8 @@ fn a_long_chain_with_a_back_edge_to_the_root() {
             let retainers = refs.transpose();
             let sizes = vec![2u64; n];
             let dom =
-                dominators::compute(n, &refs, &retainers, &[0], &sizes, &Progress::new()).unwrap();
+                dominators::compute(n, &refs, &retainers, &[0], &sizes.into(), &Progress::new())
+                    .unwrap();
             assert_eq!(dom.idom[n - 1] as usize, n - 2);
             assert_eq!(dom.retained_bytes[1], 2 * (n as u64 - 1));
         })

@@ -411,7 +411,7 @@ impl<'a> Oracle<'a> {
     /// The references of `o` as (position, target, is a descriptor).
     fn refs_of(&self, o: u32) -> Vec<(usize, ObjectIdx, bool)> {
         let d = &self.g.dump;
-        let start = d.refs.offsets[o as usize] as usize;
+        let start = d.refs.offset(o as usize) as usize;
         self.g
             .refs(ObjectIdx(o))
             .iter()
@@ -460,7 +460,7 @@ impl<'a> Oracle<'a> {
         let unknown = matches!(value, Some((_, ValueKind::Unknown))).then_some(o);
         (
             d.type_name(ObjectIdx(o)),
-            d.sizes[o as usize],
+            d.sizes.get(o as usize),
             refs.iter().filter(|r| !r.2).count(),
             value,
             unknown,
@@ -508,7 +508,7 @@ impl<'a> Oracle<'a> {
     }
 
     fn bytes(&self, set: &BTreeSet<u32>) -> u64 {
-        set.iter().map(|&o| self.g.dump.sizes[o as usize]).sum()
+        set.iter().map(|&o| self.g.dump.sizes.get(o as usize)).sum()
     }
 
     pub(crate) fn sets(&self) -> Vec<SetView> {
@@ -590,7 +590,7 @@ impl<'a> Oracle<'a> {
                 let m0 = members[0];
                 (
                     members.iter().map(|&m| dump.id_hex(ObjectIdx(m))).collect(),
-                    dump.sizes[m0 as usize],
+                    dump.sizes.get(m0 as usize),
                     *per_copy,
                     *additional,
                     self.walked(m0).is_empty(),

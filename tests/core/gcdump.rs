@@ -89,7 +89,7 @@ fn observed(m: &Model) -> String {
             "{} {} {} [{}]\n",
             m.id_hex(ObjectIdx(o)),
             m.type_name(ObjectIdx(o)),
-            m.sizes[o as usize],
+            m.sizes.get(o as usize),
             kids.join(" ")
         );
     }

@@ -520,8 +520,8 @@ fn got(m: &Model) -> HashMap<u64, Want> {
     (0..m.objects() as u32)
         .map(|o| {
             let (s, e) = (
-                m.refs.offsets[o as usize] as usize,
-                m.refs.offsets[o as usize + 1] as usize,
+                m.refs.offset(o as usize) as usize,
+                m.refs.offset(o as usize + 1) as usize,
             );
             let refs = (s..e)
                 .map(|edge| (m.ids[m.refs.targets[edge] as usize], label_text(m, edge)))
@@ -536,7 +536,7 @@ fn got(m: &Model) -> HashMap<u64, Want> {
                 m.ids[o as usize],
                 Want {
                     ty: m.type_name(ObjectIdx(o)).to_string(),
-                    size: m.sizes[o as usize],
+                    size: m.sizes.get(o as usize),
                     refs,
                     value,
                 },
@@ -1707,7 +1707,7 @@ proptest! {
         for o in 0..m.objects() {
             if let Some(&size) = want.get(&m.ids[o]) {
                 prop_assert_eq!(
-                    m.sizes[o], size,
+                    m.sizes.get(o), size,
                     "{:x} {} ({})", m.ids[o], m.type_name(ObjectIdx(o as u32)), detail
                 );
             }

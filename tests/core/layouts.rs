@@ -86,7 +86,7 @@ fn types(m: &Model) -> HashMap<String, (u64, u64)> {
             .entry(m.type_name(ObjectIdx(o as u32)).to_string())
             .or_default();
         e.0 += 1;
-        e.1 += m.sizes[o];
+        e.1 += m.sizes.get(o);
     }
     out
 }

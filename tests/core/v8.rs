@@ -204,9 +204,9 @@ fn observed(m: &Model) -> String {
             o + 1,
             m.ids[o as usize],
             m.type_name(ObjectIdx(o)),
-            m.sizes[o as usize]
+            m.sizes.get(o as usize)
         );
-        let start = m.refs.offsets[o as usize] as usize;
+        let start = m.refs.offset(o as usize) as usize;
         for (k, &t) in m.refs.neighbors(o).iter().enumerate() {
             match labels.get(start + k) {
                 Some(Label::Index(i)) => out += &format!(" [{i}]→{:x}", m.ids[t as usize]),

@@ -46,7 +46,7 @@ fn a_real_node_snapshot_has_its_known_answers() {
     assert_eq!(of_type("add() make_small_heapsnapshot.js:23").len(), 1);
     assert_eq!(of_type("add()").len(), 4);
     assert!(of_type("(closure)").is_empty());
-    assert!(sessions.iter().all(|&o| m.sizes[o as usize] == 48));
+    assert!(sessions.iter().all(|&o| m.sizes.get(o as usize) == 48));
     assert_eq!(of_type("Leaky").len(), 1);
     let values = m.values.as_ref().unwrap();
     let with_text = |t: &str| {
@@ -62,7 +62,7 @@ fn a_real_node_snapshot_has_its_known_answers() {
     // not a heap object: no edge).
     let labels = m.labels.as_ref().unwrap();
     let s = sessions[0];
-    let start = m.refs.offsets[s as usize] as usize;
+    let start = m.refs.offset(s as usize) as usize;
     let names: Vec<String> = (0..m.refs.neighbors(s).len())
         .filter_map(|k| labels.get(start + k).map(|l| l.to_string()))
         .collect();

@@ -27,7 +27,7 @@ fn run(a: &Analysis, cut: &Cut) -> WhatIf {
 fn edge(a: &Analysis, from: &str, to: &str) -> u64 {
     let (f, t) = (ix(a.dump(), from), ix(a.dump(), to));
     let k = a.dump().refs_of(f).iter().position(|&x| x == t).unwrap();
-    a.dump().refs.offsets[f.index()] + k as u64
+    a.dump().refs.offset(f.index()) + k as u64
 }
 
 fn edges(a: &Analysis, pairs: &[(&str, &str)]) -> Cut {
@@ -153,7 +153,7 @@ proptest! {
             objects: objects.iter().map(|&i| node(i)).collect(),
             edges: cut_edges
                 .iter()
-                .map(|&(i, k)| a.dump().refs.offsets[node(i).index()] + k as u64)
+                .map(|&(i, k)| a.dump().refs.offset(node(i).index()) + k as u64)
                 .collect(),
         };
         let got = run(&a, &cut);
@@ -266,7 +266,7 @@ fn brute_freed(a: &Analysis, cut: &Cut) -> (u64, u64) {
         let mut reached = vec![false; dump.objects()];
         while let Some(v) = stack.pop() {
             reached[v.index()] = true;
-            let start = dump.refs.offsets[v.index()];
+            let start = dump.refs.offset(v.index());
             for (k, &w) in dump.refs_of(v).iter().enumerate() {
                 if !dropped.contains(&(start + k as u64)) && !seen[w.index()] {
                     seen[w.index()] = true;
@@ -327,7 +327,7 @@ fn check_real(a: &Analysis, path: &Path) {
             .retainers_of(obj)
             .iter()
             .flat_map(|&r| {
-                let start = dump.refs.offsets[r.index()];
+                let start = dump.refs.offset(r.index());
                 let row = dump.refs_of(r);
                 (0..row.len())
                     .filter(move |&k| row[k] == obj)
@@ -348,8 +348,7 @@ fn check_real(a: &Analysis, path: &Path) {
             "{name}: into {o}"
         );
         // The object's first reference alone.
-        if let Some(start) = (!dump.refs_of(obj).is_empty()).then(|| dump.refs.offsets[o as usize])
-        {
+        if let Some(start) = (!dump.refs_of(obj).is_empty()).then(|| dump.refs.offset(o as usize)) {
             let one = Cut {
                 objects: Vec::new(),
                 edges: vec![start],
@@ -380,7 +379,7 @@ fn common_field(a: &Analysis) -> Option<String> {
     let labels = dump.labels.as_ref()?;
     let mut counts: BTreeMap<(u32, &str), u64> = BTreeMap::new();
     for o in dump.object_indices() {
-        let start = dump.refs.offsets[o.index()] as usize;
+        let start = dump.refs.offset(o.index()) as usize;
         for k in 0..dump.refs_of(o).len() {
             // Not the formats' own pseudo-fields (`<class>`, `(map)`).
             match labels.get(start + k) {

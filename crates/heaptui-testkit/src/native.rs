@@ -53,7 +53,7 @@ pub fn compare_with_text(native: Model, text: Model) -> Vec<String> {
             let x = x as usize;
             (
                 squash(d.type_name(ObjectIdx(x as u32))),
-                d.sizes[x],
+                d.sizes.get(x),
                 refs(d, x as u32),
                 a.dom.retained_bytes[x],
                 id_of(d, a.dom.idom[x]),

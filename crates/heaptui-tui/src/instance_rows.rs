@@ -101,14 +101,14 @@ pub fn instance_rows(
     let mut max_shallow = 0;
     let mut max_retained = 0;
     for &o in objects {
-        max_shallow = max_shallow.max(dump.sizes[o as usize]);
+        max_shallow = max_shallow.max(dump.sizes.get(o as usize));
         max_retained = max_retained.max(retained(Some(dom), o));
     }
     // The objects come in dump order and the sort is stable: ties keep it.
     let mut rows = ObjectIdx::cast_slice(objects).to_vec();
     let value = |o: ObjectIdx| match key {
         InstanceKey::Object => o.raw() as u64,
-        InstanceKey::Shallow => dump.sizes[o.index()],
+        InstanceKey::Shallow => dump.sizes.get(o.index()),
         InstanceKey::Retained => retained(Some(dom), o.raw()),
     };
     if descending {

@@ -13,6 +13,7 @@ pub mod compare;
 pub mod compare_paths;
 pub mod filter;
 pub mod grouping;
+pub mod memory;
 pub mod merged_paths;
 pub mod owners;
 mod pattern;

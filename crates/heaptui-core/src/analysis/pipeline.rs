@@ -103,6 +103,7 @@ pub fn run(
     dump.id_index = crate::model::IdIndex::lazy();
     // The importers' per-thread transients, freed but kept by the allocator.
     crate::mem::release_free_memory();
+    super::memory::checkpoint("import", &dump, None, None);
     tell(
         observe,
         StageResult::Imported {
@@ -127,6 +128,7 @@ pub fn analyse(
     let graph = tracing::debug_span!(target: "heaptui::profile", "graph")
         .in_scope(|| Arc::new(HeapGraph::build(dump)));
     let graph_ms = ms(t);
+    super::memory::checkpoint("graph", &graph.dump, Some(&graph.retainers), None);
     tell(
         observe,
         StageResult::Graph {
@@ -151,6 +153,12 @@ pub fn analyse(
     ));
     span.exit();
     let dominators_ms = ms(t);
+    super::memory::checkpoint(
+        "dominators",
+        &graph.dump,
+        Some(&graph.retainers),
+        Some(&dom),
+    );
     tell(
         observe,
         StageResult::Dominators {
@@ -166,6 +174,12 @@ pub fn analyse(
     let t = Instant::now();
     let duplicates = Arc::new(find_duplicates(&graph, &dom, options, progress)?);
     let duplicates_ms = ms(t);
+    super::memory::checkpoint(
+        "duplicates",
+        &graph.dump,
+        Some(&graph.retainers),
+        Some(&dom),
+    );
     progress.start(Stage::Done, 1);
     tell(
         observe,

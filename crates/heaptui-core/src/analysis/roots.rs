@@ -355,7 +355,7 @@ mod held_tests {
             for o in 0..n {
                 if now[o] && !before[o] {
                     slot.0 += 1;
-                    slot.1 += g.dump.sizes[o];
+                    slot.1 += g.dump.sizes.get(o);
                 }
             }
             before = now;

@@ -67,9 +67,9 @@ fn per_type(dump: &Model, dom: &DominatorTree) -> Vec<(u64, u64, u64)> {
             || vec![(0u64, 0u64, 0u64); t],
             |mut acc, (b, types)| {
                 let from = b * block;
-                let sizes = &dump.sizes[from..from + types.len()];
+                let sizes = (from..from + types.len()).map(|o| dump.sizes.get(o));
                 let idom = &dom.idom[from..from + types.len()];
-                for ((&ty, &size), &d) in types.iter().zip(sizes).zip(idom) {
+                for ((&ty, size), &d) in types.iter().zip(sizes).zip(idom) {
                     let a = &mut acc[ty.index()];
                     a.0 += 1;
                     a.1 += size;
@@ -139,10 +139,10 @@ fn top_most_retained(
         on_path[ty] += 1;
     };
     enter(top, on_path, sums);
-    stack.push((top, dom.children.offsets[top as usize]));
+    stack.push((top, dom.children.offset(top as usize)));
     while let Some(frame) = stack.last_mut() {
         let (node, next) = *frame;
-        if next == dom.children.offsets[node as usize + 1] {
+        if next == dom.children.offset(node as usize + 1) {
             stack.pop();
             on_path[dump.types[node as usize].index()] -= 1;
             continue;
@@ -153,8 +153,8 @@ fn top_most_retained(
             crate::mem::prefetch(&dump.types[ahead as usize]);
             dom.children.prefetch_offsets(ahead);
         }
-        let kids = dom.children.offsets[child as usize];
-        if kids == dom.children.offsets[child as usize + 1] {
+        let kids = dom.children.offset(child as usize);
+        if kids == dom.children.offset(child as usize + 1) {
             // A leaf: entered and left at once.
             let ty = dump.types[child as usize].index();
             if on_path[ty] == 0 {

@@ -106,12 +106,21 @@ pub fn what_if(
 /// The object whose `edge`-th reference (position in `refs.targets`) it is;
 /// `None` past the references.
 pub fn source_of(graph: &HeapGraph, edge: u64) -> Option<ObjectIdx> {
-    let offsets = &graph.dump.refs.offsets;
-    if edge >= graph.dump.refs.edges() as u64 {
+    let refs = &graph.dump.refs;
+    if edge >= refs.edges() as u64 {
         return None;
     }
-    // The last object whose references start at or before `edge`.
-    let i = offsets[..graph.objects()].partition_point(|&o| o <= edge);
+    // The last object whose references start at or before `edge` (a
+    // binary search: the offsets ascend).
+    let (mut i, mut hi) = (0usize, graph.objects());
+    while i < hi {
+        let mid = i + (hi - i) / 2;
+        if refs.offset(mid) <= edge {
+            i = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
     Some(ObjectIdx::from_usize(i.checked_sub(1)?))
 }
 
@@ -231,7 +240,7 @@ impl<'a> Region<'a> {
                 progress.set_done(visited);
                 progress.check()?;
             }
-            let start = refs.offsets[v as usize] as usize;
+            let start = refs.offset(v as usize) as usize;
             for (k, &w) in refs.neighbors(v).iter().enumerate() {
                 if dropped.contains(start + k)
                     || self
@@ -352,7 +361,7 @@ pub fn field_cut(dump: &Model, spec: &str) -> Result<(String, String, Cut), Fiel
     let mut edges = Vec::new();
     let mut known: Vec<String> = Vec::new();
     for o in dump.object_indices().filter(|&o| of_type(o)) {
-        let start = dump.refs.offsets[o.index()];
+        let start = dump.refs.offset(o.index());
         for k in 0..dump.refs_of(o).len() {
             let e = start + k as u64;
             match labels.get(e as usize) {

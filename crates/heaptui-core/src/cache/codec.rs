@@ -24,8 +24,8 @@ use crate::graph::{DominatorTree, HeapGraph, NOT_REACHABLE, SUPER_ROOT};
 use crate::mem::Array;
 use crate::model::{
     AppDomain, Csr, Diagnostics, FieldDecl, Format, IdIndex, JavaClass, JavaClasses, Labels, Model,
-    ObjectIdx, RecordCounts, Referent, Referents, Root, RootPlaces, RootThread, StaticField,
-    Strength, TypeIdx, ValueKind, Values,
+    ObjectIdx, Offsets, RecordCounts, Referent, Referents, Root, RootPlaces, RootThread, Sizes,
+    StaticField, Strength, TypeIdx, ValueKind, Values,
 };
 
 // Section tags; `+n` marks the tags a composite section also takes.
@@ -95,7 +95,10 @@ pub fn encode(w: &mut W, a: &Analysis) -> std::io::Result<()> {
     strings(w, TYPE_NAMES, d.type_names.iter().map(|s| &**s))?;
     w.array(IDS, &d.ids)?;
     w.array(TYPES, &d.types)?;
-    w.array(SIZES, &d.sizes)?;
+    match &d.sizes {
+        Sizes::Narrow(s) => w.array(SIZES, s)?,
+        Sizes::Wide(s) => w.array(SIZES, s)?,
+    }
     csr(w, REFS, &d.refs)?;
     let roots: Vec<u64> = d.roots.iter().flat_map(root_fields).collect();
     w.array(ROOTS, &roots)?;
@@ -248,8 +251,13 @@ fn stat_fields(t: &TypeStats) -> [u64; 5] {
     ]
 }
 
+/// A CSR's offsets in their own width (4 or 8 bytes: the reader takes
+/// either), its targets.
 fn csr(w: &mut W, tag: u32, c: &Csr) -> std::io::Result<()> {
-    w.array(tag, &c.offsets)?;
+    match c.offsets() {
+        Offsets::Narrow(o) => w.array(tag, o)?,
+        Offsets::Wide(o) => w.array(tag, o)?,
+    }
     w.array(tag + 1, &c.targets)
 }
 
@@ -325,14 +333,7 @@ fn lists<'l>(w: &mut W, tag: u32, items: impl Iterator<Item = &'l [u32]>) -> std
         all.extend_from_slice(l);
         offsets.push(all.len() as u64);
     }
-    csr(
-        w,
-        tag,
-        &Csr {
-            offsets: offsets.into(),
-            targets: all.into(),
-        },
-    )
+    csr(w, tag, &Csr::from_offsets(offsets, all))
 }
 
 type R<'a, 'i> = Reader<'i, dyn Input + 'a>;
@@ -346,17 +347,20 @@ fn check_below(what: &str, values: &[u32], bound: usize) -> Result<(), Corrupt> 
 }
 
 fn read_csr(r: &R, tag: u32, nodes: usize, bound: usize) -> Result<Csr, Corrupt> {
-    let offsets: Array<u64> = r.array(tag)?;
+    let offsets = match r.width(tag) {
+        Some(4) => Offsets::Narrow(r.array(tag)?),
+        _ => Offsets::Wide(r.array(tag)?),
+    };
     let targets: Array<u32> = r.array(tag + 1)?;
     let ok = offsets.len() == nodes + 1
-        && offsets[0] == 0
-        && offsets[nodes] == targets.len() as u64
-        && offsets.par_windows(2).all(|w| w[0] <= w[1]);
+        && offsets.get(0) == 0
+        && offsets.get(nodes) == targets.len() as u64
+        && offsets.ascending();
     if !ok {
         return corrupt(format!("section {tag}: bad offsets"));
     }
     check_below(&format!("section {tag}"), &targets, bound)?;
-    Ok(Csr { offsets, targets })
+    Ok(Csr::from_parts(offsets, targets))
 }
 
 fn read_strings(r: &R, tag: u32) -> Result<Vec<String>, Corrupt> {
@@ -439,8 +443,12 @@ fn decode_model(r: &R, path: &Path, meta: &[u64]) -> Result<Model, Corrupt> {
     }
     let types: Array<TypeIdx> = get(r, TYPES, n)?;
     check_below("types", TypeIdx::raw_slice(&types), type_names.len())?;
-    let sizes: Array<u64> = get(r, SIZES, n)?;
-    let total: u128 = sizes.par_iter().map(|&s| s as u128).sum();
+    // In the width they were written in (older caches: 8 bytes).
+    let sizes = match r.width(SIZES) {
+        Some(4) => Sizes::Narrow(get(r, SIZES, n)?),
+        _ => Sizes::Wide(get(r, SIZES, n)?),
+    };
+    let total: u128 = sizes.total_wide();
     if total > u64::MAX as u128 {
         return corrupt("sizes overflow");
     }
@@ -706,7 +714,7 @@ fn decode_dominators(r: &R, graph: &HeapGraph) -> Result<DominatorTree, Corrupt>
     )?;
     tracing::debug!(target: "heaptui::profile", "cache/check_tree: {} ms", t.elapsed().as_millis());
     let sizes = &graph.dump.sizes;
-    let reachable_bytes = preorder.par_iter().map(|&o| sizes[o as usize]).sum();
+    let reachable_bytes = preorder.par_iter().map(|&o| sizes.get(o as usize)).sum();
     Ok(DominatorTree {
         idom,
         retained_bytes,
@@ -763,22 +771,23 @@ fn check_tree(idom: &[u32], children: &Csr, preorder: &[u32]) -> Result<(), Corr
 fn check_retained(
     idom: &[u32],
     children: &Csr,
-    sizes: &[u64],
+    sizes: &Sizes,
     (bytes, objects): (&[u64], &[u32]),
 ) -> Result<(), Corrupt> {
     let ok = (0..idom.len()).into_par_iter().all(|p| {
         if idom[p] == NOT_REACHABLE {
             return bytes[p] == 0 && objects[p] == 0;
         }
-        let sum = children
-            .neighbors(p as u32)
-            .iter()
-            .try_fold((sizes[p], 1u32), |(b, o), &c| {
-                Some((
-                    b.checked_add(bytes[c as usize])?,
-                    o.checked_add(objects[c as usize])?,
-                ))
-            });
+        let sum =
+            children
+                .neighbors(p as u32)
+                .iter()
+                .try_fold((sizes.get(p), 1u32), |(b, o), &c| {
+                    Some((
+                        b.checked_add(bytes[c as usize])?,
+                        o.checked_add(objects[c as usize])?,
+                    ))
+                });
         sum == Some((bytes[p], objects[p]))
     });
     if !ok {
@@ -918,7 +927,7 @@ fn check_sets(dump: &Model, dom: &DominatorTree, sets: &[DuplicateSet]) -> Resul
                 && !std::mem::replace(&mut in_set[o], true)
                 && prev.is_none_or(|p| p <= id(m))
                 && dump.types[o].raw() == s.type_index
-                && dump.sizes[o] == s.instance_bytes;
+                && dump.sizes.get(o) == s.instance_bytes;
             if !ok {
                 return corrupt("duplicate sets: members unlike each other or the graph");
             }
@@ -1017,6 +1026,43 @@ mod tests {
         assert_eq!(a.graph.dump.refs, b.graph.dump.refs);
         assert_eq!(a.duplicates.sets, b.duplicates.sets);
         assert_eq!(a.summary, b.summary);
+    }
+
+    /// CSR offsets are written in their own width and read back in it:
+    /// narrow ones (every heap under 4.29 billion references) in 4 bytes,
+    /// wide ones (or an older cache's) in 8.
+    #[test]
+    fn csr_offsets_keep_their_width() {
+        let mut a = demo();
+        let narrow = decoded(&encoded(&a)).unwrap();
+        assert!(matches!(
+            narrow.graph.retainers.offsets(),
+            Offsets::Narrow(_)
+        ));
+        assert!(matches!(narrow.dom.children.offsets(), Offsets::Narrow(_)));
+        let g = Arc::get_mut(&mut a.graph).expect("held once");
+        let r = &g.retainers;
+        let wide: Vec<u64> = (0..=r.nodes()).map(|i| r.offset(i)).collect();
+        g.retainers = Csr::from_parts(Offsets::Wide(wide.into()), r.targets.clone());
+        let bytes = encoded(&a);
+        let b = decoded(&bytes).unwrap();
+        assert!(matches!(b.graph.retainers.offsets(), Offsets::Wide(_)));
+        assert_eq!(b.graph.retainers, narrow.graph.retainers);
+        assert_eq!(a.graph.retainers, b.graph.retainers);
+    }
+
+    /// Sizes too: 4 bytes each where all fit, else 8, either read back.
+    #[test]
+    fn sizes_keep_their_width() {
+        let mut a = demo();
+        let narrow = decoded(&encoded(&a)).unwrap();
+        assert!(matches!(narrow.graph.dump.sizes, Sizes::Narrow(_)));
+        let g = Arc::get_mut(&mut a.graph).expect("held once");
+        g.dump.sizes = Sizes::Wide(g.dump.sizes.to_vec().into());
+        let b = decoded(&encoded(&a)).unwrap();
+        assert!(matches!(b.graph.dump.sizes, Sizes::Wide(_)));
+        assert_eq!(b.graph.dump.sizes, narrow.graph.dump.sizes);
+        assert_eq!(b.dom.retained_bytes, narrow.dom.retained_bytes);
     }
 
     /// Text read back is escaped and shortened as an importer's: a cache

@@ -341,6 +341,12 @@ impl<'a, I: Input + ?Sized> Reader<'a, I> {
     /// Section `tag` as an array, checked against its checksum: in place
     /// when the file is mapped (and little-endian like the file), else
     /// read into a vector.
+    /// The width in bytes of section `tag`'s elements, where it exists
+    /// (the sections that may be written in either of two widths).
+    pub fn width(&self, tag: u32) -> Option<u32> {
+        self.table.iter().find(|e| e.tag == tag).map(|e| e.width)
+    }
+
     pub fn array<T: Element>(&self, tag: u32) -> Result<Array<T>, Corrupt> {
         let Some(e) = self.table.iter().find(|e| e.tag == tag) else {
             return corrupt(format!("section {tag} missing"));

@@ -52,8 +52,9 @@
 
 use rayon::prelude::*;
 
-use super::{Csr, HeapGraph};
+use super::{Csr, HeapGraph, Offsets};
 use crate::mem::Array;
+use crate::model::Sizes;
 use crate::progress::{Cancelled, Progress, Stage};
 
 /// `idom` of an object whose immediate dominator is the super-root.
@@ -151,7 +152,7 @@ pub fn compute(
     refs: &Csr,
     retainers: &Csr,
     strong_roots: &[u32],
-    sizes: &[u64],
+    sizes: &Sizes,
     progress: &Progress,
 ) -> Result<DominatorTree, Cancelled> {
     progress.start(Stage::Dominators, 4);
@@ -164,6 +165,7 @@ pub fn compute(
         seen,
     } = dfs(n, refs, strong_roots);
     let m = vertex.len();
+    crate::mem::checkpoint("dominators: dfs");
     progress.set_done(1);
     progress.check()?;
 
@@ -173,20 +175,24 @@ pub fn compute(
         n, &vertex, &parent, &multi_pre, &root_bits, retainers, progress,
     )?;
     drop(root_bits);
+    crate::mem::checkpoint("dominators: semidominators");
     progress.set_done(2);
     progress.check()?;
 
     let idom_pre = nca(parent, &multi_pre, semi);
     drop(multi_pre);
     let (ret_bytes, ret_objects) = retained(&vertex, &idom_pre, sizes);
+    crate::mem::checkpoint("dominators: nca, retained");
     progress.set_done(3);
 
     let kids = Kids::in_preorder(&idom_pre);
     let scattered = to_object_order(n, &vertex, idom_pre, ret_objects, &ret_bytes, &kids);
     let reachable_bytes = ret_bytes[0];
+    crate::mem::checkpoint("dominators: scatter");
     let children = children_lists(n, &vertex, &kids, &ret_bytes, scattered.offsets);
     drop((kids, ret_bytes));
     vertex.remove(0);
+    crate::mem::checkpoint("dominators: children");
     progress.set_done(4);
     Ok(DominatorTree {
         idom: scattered.idom.into(),
@@ -232,12 +238,12 @@ fn dfs(n: usize, refs: &Csr, strong_roots: &[u32]) -> Dfs {
         if !see(r) {
             continue;
         }
-        stack.push((r, vertex.len() as u32, refs.offsets[r as usize]));
+        stack.push((r, vertex.len() as u32, refs.offset(r as usize)));
         vertex.push(r);
         parent.push(0);
         while let Some(top) = stack.last_mut() {
             let (v, pv, next) = *top;
-            if next == refs.offsets[v as usize + 1] {
+            if next == refs.offset(v as usize + 1) {
                 stack.pop();
                 continue;
             }
@@ -247,7 +253,7 @@ fn dfs(n: usize, refs: &Csr, strong_roots: &[u32]) -> Dfs {
                 let pw = vertex.len() as u32;
                 vertex.push(w);
                 parent.push(pv);
-                let (from, to) = (refs.offsets[w as usize], refs.offsets[w as usize + 1]);
+                let (from, to) = (refs.offset(w as usize), refs.offset(w as usize + 1));
                 if from == to {
                     continue; // a leaf: numbered, nothing to walk
                 }
@@ -499,12 +505,12 @@ fn nca(parent: Vec<u32>, multi_pre: &[u32], semi: Vec<u32>) -> Vec<u32> {
 
 /// Phase 5: retained bytes and objects per preorder number, bottom-up in
 /// reverse preorder (number 0, the super-root, holds the reachable totals).
-fn retained(vertex: &[u32], idom_pre: &[u32], sizes: &[u64]) -> (Vec<u64>, Vec<u32>) {
+fn retained(vertex: &[u32], idom_pre: &[u32], sizes: &Sizes) -> (Vec<u64>, Vec<u32>) {
     let _span = tracing::debug_span!(target: "heaptui::profile", "retained").entered();
     let m = vertex.len();
     let mut ret_bytes: Vec<u64> = Vec::with_capacity(m);
     ret_bytes.push(0);
-    ret_bytes.extend(vertex[1..].iter().map(|&v| sizes[v as usize]));
+    ret_bytes.extend(vertex[1..].iter().map(|&v| sizes.get(v as usize)));
     let mut ret_objects: Vec<u32> = vec![1; m];
     ret_objects[0] = 0;
     for w in (1..m).rev() {
@@ -565,7 +571,7 @@ struct ObjectOrder {
     idom: Vec<u32>,
     retained_objects: Vec<u32>,
     retained_bytes: Vec<u64>,
-    offsets: Vec<u64>,
+    offsets: Vec<u32>,
 }
 
 /// Phase 7: back to object order, scattered from preorder space: each
@@ -621,13 +627,14 @@ fn to_object_order(
             });
     }
     drop((idom_pre, ret_objects));
-    let mut offsets: Vec<u64> = crate::mem::zeroed(n + 2);
+    // Every reachable object is one node's child: the offsets fit 4 bytes.
+    let mut offsets: Vec<u32> = crate::mem::zeroed(n + 2);
     let mut total = 0;
     for (o, &c) in offsets[1..=n].iter_mut().zip(&counts) {
-        total += c as u64;
+        total += c;
         *o = total;
     }
-    offsets[n + 1] = total + kids.range(0).len() as u64;
+    offsets[n + 1] = total + kids.range(0).len() as u32;
     ObjectOrder {
         idom,
         retained_objects,
@@ -647,7 +654,7 @@ fn children_lists(
     vertex: &[u32],
     kids: &Kids,
     ret_bytes: &[u64],
-    offsets: Vec<u64>,
+    offsets: Vec<u32>,
 ) -> Csr {
     use std::sync::atomic::Ordering::Relaxed;
     let _span = tracing::debug_span!(target: "heaptui::profile", "children lists").entered();
@@ -678,10 +685,7 @@ fn children_lists(
                 slot.store(c, Relaxed);
             }
         });
-    Csr {
-        offsets: offsets.into(),
-        targets: targets.into(),
-    }
+    Csr::from_parts(Offsets::Narrow(offsets.into()), targets.into())
 }
 
 #[inline]

@@ -5,7 +5,7 @@
 pub mod dominators;
 pub mod duplicates;
 
-pub use crate::model::Csr;
+pub use crate::model::{Csr, Offsets};
 pub use dominators::{DominatorTree, NOT_REACHABLE, SUPER_ROOT};
 
 use crate::model::{Model, ObjectIdx, Root};

@@ -163,6 +163,37 @@ pub fn release_free_memory() {
     }
 }
 
+/// The process's resident set and its peak so far (`VmRSS`, `VmHWM` of
+/// `/proc/self/status`), in bytes; `None` where the kernel has no such
+/// file. One small read: for the memory account's checkpoints, which run
+/// only when the log is on.
+pub fn resident() -> Option<(u64, u64)> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let field = |name: &str| -> Option<u64> {
+        let line = status.lines().find(|l| l.starts_with(name))?;
+        let kib: u64 = line[name.len()..]
+            .trim()
+            .trim_end_matches("kB")
+            .trim()
+            .parse()
+            .ok()?;
+        Some(kib * 1024)
+    };
+    Some((field("VmRSS:")?, field("VmHWM:")?))
+}
+
+/// Logs the resident set and its peak so far after `phase` (target
+/// `heaptui::memory`, when the log is on): where the peak rises between
+/// two checkpoints is the phase that set it.
+pub fn checkpoint(phase: &str) {
+    if !tracing::enabled!(target: "heaptui::memory", tracing::Level::DEBUG) {
+        return;
+    }
+    if let Some((rss, peak)) = resident() {
+        tracing::debug!(target: "heaptui::memory", "{phase}: rss {} MiB, peak {} MiB", rss >> 20, peak >> 20);
+    }
+}
+
 /// Views a slice of u32 as atomics, for parallel counting and scattering.
 pub fn as_atomic(v: &mut [u32]) -> &[std::sync::atomic::AtomicU32] {
     // SAFETY: AtomicU32 has the same size and alignment as u32, and the

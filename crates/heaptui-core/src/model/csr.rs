@@ -1,20 +1,132 @@
 //! Compressed sparse rows: the adjacency of `n` nodes as one offsets array
-//! (u64, `n + 1` entries) and one targets array of dense u32 indices.
+//! (`n + 1` entries, 4 bytes each where the targets number at most
+//! `u32::MAX`, 8 otherwise: see [`Offsets`]) and one targets array of dense
+//! u32 indices.
+
+use std::ops::Range;
 
 use rayon::prelude::*;
 
 use crate::mem::Array;
 
+/// The `nodes + 1` cut points of a [`Csr`] into its targets, from 0, never
+/// decreasing: in 4 bytes each when the last fits a `u32` (every heap of
+/// fewer than 4.29 billion references: 4 bytes an object less than 8-byte
+/// offsets, for each of the references, the retainers and the dominator
+/// tree's children), in 8 otherwise. Read through [`Offsets::get`].
+#[derive(Debug, Clone)]
+pub enum Offsets {
+    /// Offsets that fit in 4 bytes.
+    Narrow(Array<u32>),
+    /// Offsets of 4 GiB of targets or more.
+    Wide(Array<u64>),
+}
+
+impl Default for Offsets {
+    fn default() -> Offsets {
+        Offsets::Narrow(Array::default())
+    }
+}
+
+/// Equal when they cut at the same places, whatever their width.
+impl PartialEq for Offsets {
+    fn eq(&self, other: &Offsets) -> bool {
+        match (self, other) {
+            (Offsets::Narrow(a), Offsets::Narrow(b)) => a[..] == b[..],
+            (Offsets::Wide(a), Offsets::Wide(b)) => a[..] == b[..],
+            _ => self.len() == other.len() && (0..self.len()).all(|i| self.get(i) == other.get(i)),
+        }
+    }
+}
+
+impl Eq for Offsets {}
+
+impl Offsets {
+    /// The narrow form of `wide` where its last entry fits a `u32` (made in
+    /// parallel; `wide` is freed), else `wide` itself.
+    pub fn from_wide(wide: Vec<u64>) -> Offsets {
+        if wide.last().is_some_and(|&l| l > u32::MAX as u64) {
+            return Offsets::Wide(wide.into());
+        }
+        let mut narrow: Vec<u32> = crate::mem::zeroed(wide.len());
+        narrow
+            .par_chunks_mut(1 << 16)
+            .zip(wide.par_chunks(1 << 16))
+            .for_each(|(out, w)| {
+                for (o, &x) in out.iter_mut().zip(w) {
+                    *o = x as u32;
+                }
+            });
+        Offsets::Narrow(narrow.into())
+    }
+
+    /// Entry `i` (panics past the end, as indexing does).
+    #[inline]
+    pub fn get(&self, i: usize) -> u64 {
+        match self {
+            Offsets::Narrow(o) => o[i] as u64,
+            Offsets::Wide(o) => o[i],
+        }
+    }
+
+    /// How many entries (nodes + 1; 0 for a CSR of no nodes made by default).
+    pub fn len(&self) -> usize {
+        match self {
+            Offsets::Narrow(o) => o.len(),
+            Offsets::Wide(o) => o.len(),
+        }
+    }
+
+    /// Whether there are no entries.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The bytes the entries take.
+    pub fn bytes(&self) -> usize {
+        match self {
+            Offsets::Narrow(o) => o.len() * 4,
+            Offsets::Wide(o) => o.len() * 8,
+        }
+    }
+
+    /// Whether the entries lie in a file map (a reopened cache).
+    pub fn is_mapped(&self) -> bool {
+        match self {
+            Offsets::Narrow(o) => o.is_mapped(),
+            Offsets::Wide(o) => o.is_mapped(),
+        }
+    }
+
+    /// Whether every consecutive pair is in order (`w[0] <= w[1]`).
+    pub fn ascending(&self) -> bool {
+        match self {
+            Offsets::Narrow(o) => o.par_windows(2).all(|w| w[0] <= w[1]),
+            Offsets::Wide(o) => o.par_windows(2).all(|w| w[0] <= w[1]),
+        }
+    }
+}
+
 /// The adjacency of `n` nodes in compressed sparse rows: node `i`'s targets are `targets[offsets[i]..offsets[i + 1]]`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Csr {
-    /// `nodes + 1` cut points into `targets`, from 0, never decreasing.
-    pub offsets: Array<u64>,
+    /// `nodes + 1` cut points into `targets`.
+    offsets: Offsets,
     /// Every node's targets, node after node.
     pub targets: Array<u32>,
 }
 
 impl Csr {
+    /// From offsets (`nodes + 1` of them, from 0, never decreasing, the
+    /// last the targets' count: the caller checks) and the targets.
+    pub fn from_parts(offsets: Offsets, targets: Array<u32>) -> Csr {
+        debug_assert_eq!(
+            offsets.len().checked_sub(1).map(|l| offsets.get(l)),
+            Some(targets.len() as u64)
+        );
+        Csr { offsets, targets }
+    }
+
     /// Builds from per-node degrees and the targets laid out in node order.
     pub fn from_degrees(degrees: &[u32], targets: Vec<u32>) -> Csr {
         let offsets = crate::mem::prefix_sums(degrees.len(), |i| degrees[i] as u64);
@@ -24,7 +136,7 @@ impl Csr {
             "degrees must sum to targets"
         );
         Csr {
-            offsets: offsets.into(),
+            offsets: Offsets::from_wide(offsets),
             targets: targets.into(),
         }
     }
@@ -39,7 +151,7 @@ impl Csr {
         );
         debug_assert!(offsets[0] == 0 && offsets.windows(2).all(|w| w[0] <= w[1]));
         Csr {
-            offsets: offsets.into(),
+            offsets: Offsets::from_wide(offsets),
             targets: targets.into(),
         }
     }
@@ -58,8 +170,30 @@ impl Csr {
             fill[s as usize] += 1;
         }
         Csr {
-            offsets: offsets.into(),
+            offsets: Offsets::from_wide(offsets),
             targets: targets.into(),
+        }
+    }
+
+    /// The cut points into the targets.
+    pub fn offsets(&self) -> &Offsets {
+        &self.offsets
+    }
+
+    /// Where `node`'s targets start in `targets` (`offset(nodes())` is the
+    /// targets' count).
+    #[inline]
+    pub fn offset(&self, node: usize) -> u64 {
+        self.offsets.get(node)
+    }
+
+    /// The positions of `node`'s targets in `targets`.
+    #[inline]
+    pub fn range(&self, node: u32) -> Range<usize> {
+        let i = node as usize;
+        match &self.offsets {
+            Offsets::Narrow(o) => o[i] as usize..o[i + 1] as usize,
+            Offsets::Wide(o) => o[i] as usize..o[i + 1] as usize,
         }
     }
 
@@ -76,22 +210,24 @@ impl Csr {
     /// The targets of `node`, in stored order.
     #[inline]
     pub fn neighbors(&self, node: u32) -> &[u32] {
-        let i = node as usize;
-        &self.targets[self.offsets[i] as usize..self.offsets[i + 1] as usize]
+        &self.targets[self.range(node)]
     }
 
     /// Hints the CPU to fetch `node`'s entry of the offsets, for a later
     /// `neighbors(node)`.
     #[inline]
     pub fn prefetch_offsets(&self, node: u32) {
-        crate::mem::prefetch(&self.offsets[node as usize]);
+        match &self.offsets {
+            Offsets::Narrow(o) => crate::mem::prefetch(&o[node as usize]),
+            Offsets::Wide(o) => crate::mem::prefetch(&o[node as usize]),
+        }
     }
 
     /// Hints the CPU to fetch the start of `node`'s targets (its offsets
     /// entry should be in cache already, see `prefetch_offsets`).
     #[inline]
     pub fn prefetch_targets(&self, node: u32) {
-        if let Some(t) = self.targets.get(self.offsets[node as usize] as usize) {
+        if let Some(t) = self.targets.get(self.offset(node as usize) as usize) {
             crate::mem::prefetch(t);
         }
     }
@@ -99,8 +235,7 @@ impl Csr {
     /// How many targets `node` has.
     #[inline]
     pub fn degree(&self, node: u32) -> usize {
-        let i = node as usize;
-        (self.offsets[i + 1] - self.offsets[i]) as usize
+        self.range(node).len()
     }
 
     /// The reverse adjacency (for every edge `u → v`, an edge `v → u`), with
@@ -179,7 +314,7 @@ impl Csr {
                 let edges = &self.targets;
                 let last = part.len() - 1;
                 for u in 0..n {
-                    for k in self.offsets[u] as usize..self.offsets[u + 1] as usize {
+                    for k in self.range(u as u32) {
                         // The counter of a later edge's target, and the slot
                         // of a nearer one, are fetched ahead (clamped into
                         // the block rather than tested: no branch).
@@ -200,7 +335,7 @@ impl Csr {
                 }
             });
         Csr {
-            offsets: offsets.into(),
+            offsets: Offsets::from_wide(offsets),
             targets: targets.into(),
         }
     }
@@ -212,7 +347,41 @@ const PLACE_AHEAD: usize = 16;
 
 #[cfg(test)]
 mod tests {
-    use super::Csr;
+    use super::{Csr, Offsets};
+
+    #[test]
+    fn offsets_are_narrow_up_to_u32_max_and_wide_beyond() {
+        let max = u32::MAX as u64;
+        for (last, narrow) in [(0, true), (max - 1, true), (max, true), (max + 1, false)] {
+            let o = Offsets::from_wide(vec![0, last / 2, last]);
+            assert_eq!(matches!(o, Offsets::Narrow(_)), narrow, "{last}");
+            assert_eq!((o.get(0), o.get(1), o.get(2)), (0, last / 2, last));
+            assert_eq!((o.len(), o.bytes()), (3, if narrow { 12 } else { 24 }));
+            assert!(o.ascending());
+        }
+        assert!(!Offsets::from_wide(vec![0, 5, 3]).ascending());
+        assert!(!Offsets::Wide(vec![0, max + 2, max + 1].into()).ascending());
+        assert!(Offsets::from_wide(Vec::new()).is_empty());
+    }
+
+    /// The two widths read alike and compare by value.
+    #[test]
+    fn a_wide_csr_reads_as_the_narrow_one() {
+        let g = Csr::from_edges(4, &[(0, 1), (0, 2), (2, 3), (3, 0)]);
+        assert!(matches!(g.offsets(), Offsets::Narrow(_)));
+        let wide: Vec<u64> = (0..=4).map(|i| g.offset(i)).collect();
+        let w = Csr::from_parts(Offsets::Wide(wide.into()), g.targets.clone());
+        assert_eq!(w, g);
+        for v in 0..4 {
+            assert_eq!(w.neighbors(v), g.neighbors(v));
+            assert_eq!((w.range(v), w.degree(v)), (g.range(v), g.degree(v)));
+        }
+        assert_eq!(w.transpose(), g.transpose());
+        let other = Csr::from_edges(4, &[(0, 1), (0, 2), (2, 3), (3, 1)]);
+        assert_ne!(w, other);
+        let shifted = Offsets::Wide(vec![0, 1, 2, 3, 4].into());
+        assert_ne!(Csr::from_parts(shifted, g.targets.clone()), g);
+    }
 
     #[test]
     fn transpose_reverses_every_edge_with_sorted_sources() {

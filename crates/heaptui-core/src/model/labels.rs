@@ -284,6 +284,15 @@ impl Values {
         Values::new(offsets, bytes, kinds)
     }
 
+    /// Bytes held by the offsets (the arena and kinds are `bytes` and
+    /// `kinds`), for the memory account.
+    pub fn offsets_bytes(&self) -> usize {
+        match &self.offsets {
+            Offsets::Narrow { bases, within } => bases.len() * 8 + within.len() * 4,
+            Offsets::Wide(w) => w.len() * 8,
+        }
+    }
+
     /// The `objects + 1` offsets, 8 bytes each (for the reopen cache).
     pub fn offsets(&self) -> Vec<u64> {
         (0..self.offsets.len())

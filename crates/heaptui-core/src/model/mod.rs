@@ -40,13 +40,14 @@ mod idx;
 mod labels;
 mod referents;
 mod rows;
+mod sizes;
 pub mod text;
 
 use std::path::PathBuf;
 
 pub use crate::mem::Array;
 
-pub use csr::Csr;
+pub use csr::{Csr, Offsets};
 pub use diag::{Collector, Kind, Place};
 pub(crate) use fasthash::FastMap;
 pub use fields::{
@@ -57,6 +58,7 @@ pub use idx::{ObjectIdx, TypeIdx};
 pub use labels::{Label, Labels, ValueKind, Values};
 pub use referents::{Referent, Referents, Strength};
 pub use rows::{RowTypes, CLASS_ROW_PREFIX};
+pub use sizes::Sizes;
 
 /// At most this many diagnostic messages are kept (the counts are complete).
 pub const MAX_MESSAGES: usize = 100;
@@ -308,8 +310,8 @@ pub struct Model {
     pub ids: Array<u64>,
     /// Each object's type.
     pub types: Array<TypeIdx>,
-    /// Each object's shallow size in bytes.
-    pub sizes: Array<u64>,
+    /// Each object's shallow size in bytes (4 bytes each where all fit).
+    pub sizes: Sizes,
     /// Outgoing references in field order (dangling ones dropped).
     pub refs: Csr,
     /// The roots whose objects are in the dump, in record order.
@@ -544,7 +546,7 @@ impl Model {
 
     /// An object's shallow size in bytes.
     pub fn size_of(&self, object: ObjectIdx) -> u64 {
-        self.sizes[object.index()]
+        self.sizes.get(object.index())
     }
 
     /// The objects `object` refers to, in field order.
@@ -565,7 +567,7 @@ impl Model {
 
     /// The shallow sizes of every object added up, in bytes.
     pub fn total_bytes(&self) -> u64 {
-        self.sizes.iter().sum()
+        self.sizes.total()
     }
 
     /// The object id as the dump writes it: lowercase hex without `0x`.
@@ -577,8 +579,11 @@ impl Model {
     /// array index), where the format records one.
     pub fn ref_label(&self, object: ObjectIdx, i: usize) -> Option<Label<'_>> {
         let labels = self.labels.as_ref()?;
-        let start = *self.refs.offsets.get(object.index())? as usize;
-        let end = *self.refs.offsets.get(object.index() + 1)? as usize;
+        if object.index() >= self.refs.nodes() {
+            return None;
+        }
+        let range = self.refs.range(object.raw());
+        let (start, end) = (range.start, range.end);
         if start + i >= end {
             return None;
         }
@@ -600,9 +605,8 @@ impl Model {
         }
         labels.by_target.0.get_or_init(|| {
             let mut order: Vec<u32> = (0..targets.len() as u32).collect();
-            for w in self.refs.offsets.windows(2) {
-                order[w[0] as usize..w[1] as usize]
-                    .sort_unstable_by_key(|&e| (targets[e as usize], e));
+            for o in 0..self.refs.nodes() as u32 {
+                order[self.refs.range(o)].sort_unstable_by_key(|&e| (targets[e as usize], e));
             }
             order.into_boxed_slice()
         });
@@ -616,9 +620,10 @@ impl Model {
         let labels = self.labels.as_ref()?;
         if let Some(order) = labels.by_target.0.get() {
             let (from, to) = (from.index(), to.raw());
-            let start = *self.refs.offsets.get(from)? as usize;
-            let end = *self.refs.offsets.get(from + 1)? as usize;
-            let row = order.get(start..end)?;
+            if from >= self.refs.nodes() {
+                return None;
+            }
+            let row = order.get(self.refs.range(from as u32))?;
             let targets = &self.refs.targets;
             let at = row.partition_point(|&e| targets[e as usize] < to);
             let &edge = row.get(at)?;

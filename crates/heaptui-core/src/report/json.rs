@@ -413,7 +413,7 @@ fn write_dominators(out: &mut impl Write, a: &Analysis, opts: &ReportOptions) ->
     let rows = top[..opts.top_n(top.len())].iter().map(|&o| Dominator {
         id: Hex(dump.ids[o as usize]),
         type_name: dump.type_name(ObjectIdx(o)),
-        shallow_bytes: dump.sizes[o as usize],
+        shallow_bytes: dump.sizes.get(o as usize),
         retained_bytes: dom.retained_bytes[o as usize],
         retained_objects: dom.retained_objects[o as usize] as u64,
     });
@@ -578,7 +578,7 @@ fn write_objects(out: &mut impl Write, a: &Analysis) -> io::Result<()> {
         ObjectRow {
             id: hex(o),
             type_name: dump.type_name(ObjectIdx(o)),
-            shallow_bytes: dump.sizes[o as usize],
+            shallow_bytes: dump.sizes.get(o as usize),
             reachable: idom != NOT_REACHABLE,
             idom: match idom {
                 NOT_REACHABLE => None,

@@ -233,7 +233,7 @@ fn write_top_dominators(
             size(dom.retained_bytes[o as usize]),
             count(dom.retained_objects[o as usize] as u64),
             percent(dom.retained_bytes[o as usize], dom.reachable_bytes),
-            size(dump.sizes[o as usize]),
+            size(dump.sizes.get(o as usize)),
             dump.id_hex(ObjectIdx(o)),
             dump.type_name(ObjectIdx(o)),
             dump.quoted_preview(ObjectIdx(o), ROW_PREVIEW_CHARS)
@@ -542,7 +542,7 @@ fn write_objects(out: &mut impl Write, a: &Analysis) -> io::Result<()> {
             out,
             "  {:<16} {:>10} {:>12} {:>10}  {:<16} {}",
             dump.id_hex(ObjectIdx(o)),
-            size(dump.sizes[o as usize]),
+            size(dump.sizes.get(o as usize)),
             size(dom.retained_bytes[o as usize]),
             count(dom.retained_objects[o as usize] as u64),
             idom,

@@ -349,7 +349,7 @@ fn reference_entries(e: &mut Vec<Entry>, graph: &HeapGraph, object: ObjectIdx, t
             _ => labelled(label, " → "),
         };
         let mut line = obj(dump, r, &text);
-        line.edge = Some(dump.refs.offsets[object.index()] + i as u64);
+        line.edge = Some(dump.refs.offset(object.index()) + i as u64);
         e.push(line);
     }
     if let Some(w) = weak_referent {

@@ -195,7 +195,7 @@ impl InstancesView {
                 format!("{id} (unreachable)")
             };
             let id = format!("{id}{}", dump.quoted_preview(o, ROW_PREVIEW_CHARS));
-            let cells = vec![id, bytes(dump.sizes[o.index()]), retained];
+            let cells = vec![id, bytes(dump.sizes.get(o.index())), retained];
             let style = if sel {
                 theme.selected()
             } else {

@@ -54,7 +54,7 @@ const FIELD_SCAN: usize = 10_000;
 /// The position of `object`'s reference named `name` to `to`, so that a
 /// Java field line is a reference `w` can cut.
 pub fn field_edge(dump: &Model, object: ObjectIdx, name: &str, to: ObjectIdx) -> Option<u64> {
-    let start = dump.refs.offsets[object.index()];
+    let start = dump.refs.offset(object.index());
     let refs = dump.refs_of(object);
     (0..refs.len().min(FIELD_SCAN))
         .find(|&k| refs[k] == to && dump.ref_label(object, k) == Some(Label::Name(name)))

@@ -77,7 +77,7 @@ fn label_blocks(graph: &View, dom: &DominatorTree) -> Partition {
         let i = o as usize;
         (
             dump.types[i].raw(),
-            dump.sizes[i],
+            dump.sizes.get(i),
             graph.refs_raw(o).len() as u32,
         )
     };
@@ -349,6 +349,7 @@ pub fn refine(
     let trace = tracing::enabled!(target: "heaptui::duplicates", tracing::Level::TRACE);
     let t0 = std::time::Instant::now();
     let labels = label_blocks(graph, dom);
+    crate::mem::checkpoint("duplicates: label blocks");
     if trace {
         tracing::debug!(target: "heaptui::duplicates", "refine: labels at {} ms", t0.elapsed().as_millis());
     }
@@ -356,6 +357,7 @@ pub fn refine(
         mut block,
         mut block_size,
     } = hashed_blocks(graph, labels);
+    crate::mem::checkpoint("duplicates: hashed blocks");
     if trace {
         tracing::debug!(target: "heaptui::duplicates",
             "refine: {} hashed blocks at {} ms",
@@ -385,6 +387,7 @@ pub fn refine(
         if rounds == 1 {
             let partition = (&block[..], &mut block_size);
             evaluated += first_round(graph, partition, &mut moves, progress, t0)?;
+            crate::mem::checkpoint("duplicates: first round");
         } else {
             let evaluating = keyed.len();
             evaluated += evaluating as u64;

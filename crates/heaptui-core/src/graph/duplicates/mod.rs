@@ -140,17 +140,20 @@ fn detect(
     };
     let dump = &graph.dump;
     let view = View::new(graph);
+    crate::mem::checkpoint("duplicates: view");
     let (mut sets, possible) = if mode != DuplicateMode::All && finished.is_empty() {
         // Cheap path: no refinement; candidates are objects of one label.
         label_classes(&view, dom, mode == DuplicateMode::Trivial)
     } else {
         let part = tracing::debug_span!(target: "heaptui::profile", "candidates")
             .in_scope(|| bisim::refine(&view, dom, progress))?;
+        crate::mem::checkpoint("duplicates: candidates");
         progress.set_done(1);
         let found = tracing::debug_span!(target: "heaptui::profile", "verify")
             .in_scope(|| classes(&view, &part.block, &part.block_size, &depth, progress))?;
         // The verification threads' scratch, freed but held per thread.
         crate::mem::release_free_memory();
+        crate::mem::checkpoint("duplicates: verify");
         found
     };
     drop(view);
@@ -184,6 +187,7 @@ fn detect(
         }
     });
     let (mut dups, set_of) = finish(dump, sets, possible, mode);
+    crate::mem::checkpoint("duplicates: sets");
     tracing::debug_span!(target: "heaptui::profile", "held")
         .in_scope(|| held::compute_held(graph, dom, &mut dups.sets, set_of, progress))?;
     dups.budget_per_type = budget;
@@ -198,9 +202,9 @@ fn trivial_set(dump: &Model, members: Vec<u32>) -> DuplicateSet {
     DuplicateSet {
         id: 0,
         type_index: dump.types[o].raw(),
-        instance_bytes: dump.sizes[o],
+        instance_bytes: dump.sizes.get(o),
         objects_per_copy: 1,
-        additional_bytes: dump.sizes[o] * (members.len() as u64 - 1),
+        additional_bytes: dump.sizes.get(o) * (members.len() as u64 - 1),
         members,
         trivial: true,
         held_by: Vec::new(),
@@ -230,7 +234,7 @@ fn label_classes(
             let class = classes.map_or(0, |c| c[i]);
             (
                 dump.types[i].raw(),
-                dump.sizes[i],
+                dump.sizes.get(i),
                 graph.refs_raw(o).len() as u32,
                 class,
                 o,
@@ -445,7 +449,7 @@ fn full_set(dump: &Model, t: u32, c: verify::Class) -> DuplicateSet {
     DuplicateSet {
         id: 0,
         type_index: t,
-        instance_bytes: dump.sizes[o],
+        instance_bytes: dump.sizes.get(o),
         objects_per_copy: c.objects_per_copy,
         additional_bytes: c.additional_bytes,
         members: c.members,

@@ -76,7 +76,7 @@ fn key<'a>(view: &'a View, weak: Option<&WeakReferents>, o: u32) -> Key<'a> {
     };
     (
         dump.types[i].raw(),
-        dump.sizes[i],
+        dump.sizes.get(i),
         degree,
         kind,
         bytes,

@@ -469,7 +469,7 @@ fn pair_with(
                 // Not in R0 (see the module doc) and not yet counted.
                 if x != y && ws.stamp.get(y) != counted && !ws.in_r0(y, in_r0) {
                     ws.stamp.set(y, counted);
-                    extra += sizes[y as usize];
+                    extra += sizes.get(y as usize);
                     objects += 1;
                 }
             }

@@ -170,18 +170,14 @@ impl<'a> View<'a> {
     /// row among the odd ones.
     #[inline]
     fn span(&self, own: &Own, o: u32) -> Result<(usize, usize), usize> {
-        let i = o as usize;
-        let [front, back] = own.skip[i];
+        let [front, back] = own.skip[o as usize];
         if [front, back] == ODD {
             if let Some(r) = own.odd.row(o) {
                 return Err(r);
             }
         }
-        let refs = &self.dump.refs;
-        Ok((
-            refs.offsets[i] as usize + front as usize,
-            refs.offsets[i + 1] as usize - back as usize,
-        ))
+        let r = self.dump.refs.range(o);
+        Ok((r.start + front as usize, r.end - back as usize))
     }
 
     /// The references walked, in field order.
@@ -219,16 +215,12 @@ impl<'a> View<'a> {
                 Ok(span) => span,
                 Err(r) => {
                     let csr = &own.odd.csr;
-                    let (s, e) = (csr.offsets[r], csr.offsets[r + 1]);
-                    return &own.odd.labels[s as usize..e as usize];
+                    return &own.odd.labels[csr.range(r as u32)];
                 }
             },
             None => {
-                let refs = &self.dump.refs;
-                (
-                    refs.offsets[o as usize] as usize,
-                    refs.offsets[o as usize + 1] as usize,
-                )
+                let r = self.dump.refs.range(o);
+                (r.start, r.end)
             }
         };
         labels.of_ref.get(s..e).unwrap_or(&[])
@@ -247,15 +239,23 @@ impl<'a> View<'a> {
 /// Objects per range of the parallel passes.
 const RANGE: usize = 1 << 14;
 
-/// Per object of a range: its descriptors (usually one or two), and how
-/// many lead and trail its references; the descriptor lists of those that
-/// have some; the kept references (and their labels) of those whose
-/// descriptors are neither leading nor trailing.
-type Found = (
-    Vec<[u8; 2]>,
-    Vec<(u32, Vec<u32>)>,
-    Vec<(u32, Vec<u32>, Vec<u32>)>,
-);
+/// What [`Own::scan`] finds in a range of objects.
+struct Found {
+    /// Per object, how many descriptors lead and trail its references
+    /// (`[0, 0]`: it has none; [`ODD`]: they lie elsewhere).
+    skip: Vec<[u8; 2]>,
+    /// The descriptor lists of the objects that have some, in object
+    /// order, one after the other (`ends` cuts them): no allocation per
+    /// object, where a vector each (nearly every object of a Java or V8
+    /// heap has a descriptor) held 60 bytes an object at the duplicates'
+    /// start and left the allocator fragmented.
+    lists: Vec<u32>,
+    /// Where each list of `lists` ends.
+    ends: Vec<u32>,
+    /// The kept references (and their labels) of the objects whose
+    /// descriptors are neither leading nor trailing.
+    odd: Vec<(u32, Vec<u32>, Vec<u32>)>,
+}
 
 impl Own {
     fn build(graph: &HeapGraph, rule: &DescriptorRule) -> Option<Own> {
@@ -265,30 +265,47 @@ impl Own {
             .into_par_iter()
             .map(|r| Self::scan(dump, rule, r * RANGE..((r + 1) * RANGE).min(n)))
             .collect();
-        if parts.iter().all(|p| p.1.is_empty()) {
+        if parts.iter().all(|p| p.ends.is_empty()) {
             return None;
         }
         let mut skip = Vec::with_capacity(n);
-        let mut class = vec![0u32; n];
+        let mut class: Vec<u32> = crate::mem::zeroed(n);
         let mut classes: std::collections::HashMap<Vec<u32>, u32> = Default::default();
         let mut odd = Vec::new();
-        let mut described: Vec<u32> = Vec::new();
-        for (s, lists, o) in parts {
-            skip.extend(s);
-            odd.extend(o);
-            for (object, list) in lists {
-                described.extend(&list);
-                let next = classes.len() as u32 + 1;
-                class[object as usize] = *classes.entry(list).or_insert(next);
+        // The descriptor targets, as bits (a list of every object's would
+        // be 4 bytes an object before its sort and dedup).
+        let mut is_target = vec![0u64; n.div_ceil(64)];
+        for (r, found) in parts.into_iter().enumerate() {
+            let mut start = 0;
+            let mut ends = found.ends.iter();
+            for (i, _) in found.skip.iter().enumerate().filter(|s| *s.1 != [0, 0]) {
+                let end = *ends.next().expect("a list per described object") as usize;
+                let list = &found.lists[start..end];
+                start = end;
+                for &t in list {
+                    is_target[t as usize / 64] |= 1 << (t % 64);
+                }
+                let id = match classes.get(list) {
+                    Some(&id) => id,
+                    None => {
+                        let next = classes.len() as u32 + 1;
+                        classes.insert(list.to_vec(), next);
+                        next
+                    }
+                };
+                class[r * RANGE + i] = id;
             }
+            skip.extend(found.skip);
+            odd.extend(found.odd);
         }
-        described.par_sort_unstable();
-        described.dedup();
+        let described: Vec<u32> = (0..n as u32)
+            .filter(|&t| is_target[t as usize / 64] >> (t % 64) & 1 != 0)
+            .collect();
         let own = Own {
             skip,
             odd: Rows::build(odd),
             targets: Rows::default(),
-            is_target: vec![0; n.div_ceil(64)],
+            is_target,
             class,
         };
         // The descriptor targets' retainers, less those that refer to them
@@ -311,9 +328,6 @@ impl Own {
             })
             .collect();
         let mut own = view.own.expect("built above");
-        for &t in &described {
-            own.is_target[t as usize / 64] |= 1 << (t % 64);
-        }
         own.targets = Rows::build(rows);
         Some(own)
     }
@@ -323,16 +337,17 @@ impl Own {
         let refs = &dump.refs;
         let is_descriptor = |e: usize| rule.is_descriptor(dump, e, refs.targets[e]);
         let mut skip = Vec::with_capacity(RANGE);
-        let mut lists = Vec::new();
+        let (mut lists, mut ends) = (Vec::new(), Vec::new());
         let mut odd = Vec::new();
         for o in range {
-            let (s, e) = (refs.offsets[o] as usize, refs.offsets[o + 1] as usize);
+            let (s, e) = (refs.offset(o) as usize, refs.offset(o + 1) as usize);
             let found: Vec<usize> = (s..e).filter(|&e| is_descriptor(e)).collect();
             if found.is_empty() {
                 skip.push([0, 0]);
                 continue;
             }
-            lists.push((o as u32, found.iter().map(|&e| refs.targets[e]).collect()));
+            lists.extend(found.iter().map(|&e| refs.targets[e]));
+            ends.push(lists.len() as u32);
             let front = found
                 .iter()
                 .zip(s..)
@@ -366,6 +381,11 @@ impl Own {
                 ));
             }
         }
-        (skip, lists, odd)
+        Found {
+            skip,
+            lists,
+            ends,
+            odd,
+        }
     }
 }

@@ -150,10 +150,7 @@ pub(super) fn assemble(
         types: a.types,
         type_names,
         sizes: a.sizes,
-        refs: Csr {
-            offsets: a.ref_ends.into(),
-            targets: a.targets.into(),
-        },
+        refs: Csr::from_offsets(a.ref_ends, a.targets),
         labels: a.labels,
         values: Values::new(a.value_ends, a.values, a.kinds),
         roots,

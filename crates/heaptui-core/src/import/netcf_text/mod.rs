@@ -244,7 +244,7 @@ fn check_usable(path: &Path, dump: &Model) -> Result<(), InputError> {
     }
     // Retained sizes, type totals and the like are sums of distinct objects'
     // sizes, so a total that fits in u64 keeps them all from overflowing.
-    let total: u128 = dump.sizes.par_iter().map(|&s| s as u128).sum();
+    let total: u128 = dump.sizes.total_wide();
     if total > u64::MAX as u128 {
         return Err(InputError::new(
             path,

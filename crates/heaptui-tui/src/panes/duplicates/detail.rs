@@ -123,7 +123,7 @@ fn instance_graph(lines: &mut Vec<DetailLine>, graph: &HeapGraph, first: u32, th
                 dump.type_name(ObjectIdx(o)),
                 dump.quoted_preview(ObjectIdx(o), ROW_PREVIEW_CHARS),
                 dump.id_hex(ObjectIdx(o)),
-                bytes(dump.sizes[o as usize]),
+                bytes(dump.sizes.get(o as usize)),
                 if again { " (again)" } else { "" }
             ),
             object: Some(o),
