@@ -221,7 +221,12 @@ pub struct ReportArgs {
     /// its value (Java: instances' fields, a class's statics, a primitive
     /// array's elements) and its references. ID is the object's id in hex
     /// as the report prints it.
-    #[arg(long, value_name = "ID", value_parser = parse_id)]
+    #[arg(
+        long,
+        value_name = "ID",
+        value_parser = parse_id,
+        conflicts_with_all = ["objects", "immediate_dominators", "paths", "what_if"]
+    )]
     pub object: Option<u64>,
 
     /// Group the objects of the types matching this glob (e.g. `System.Char[]`)

@@ -425,6 +425,9 @@ fn bad_arguments_exit_2() {
         vec!["report", "--top", "many"],
         vec!["report", "--skip", "System.*"],
         vec!["report", "--no-such-flag"],
+        vec!["report", "--object", "1", "--what-if", "A.b"],
+        vec!["report", "--object", "1", "--paths", "A"],
+        vec!["report", "--object", "1", "--objects"],
         vec!["report"],
     ] {
         let mut cmd = heaptui();
