@@ -508,6 +508,24 @@ fn redact_leaves_out_strings_and_values() {
     assert!(path["retention_path"][0].get("root").is_none(), "{path}");
     let sus = s.call("suspects", json!({}));
     assert!(!sus.to_string().contains("retention_root"), "{sus}");
+    // Owners, cuts and merged paths carry ids, types and sizes only.
+    for (tool, args) in [
+        ("duplicate_owners", json!({"limit": 200})),
+        (
+            "what_if",
+            json!({"objects": ["fd572e38", "fd5c0100"], "limit": 200}),
+        ),
+        (
+            "merged_paths",
+            json!({"type_pattern": "java.lang.Thread", "limit": 200}),
+        ),
+    ] {
+        let text = s.call(tool, args).to_string();
+        assert!(
+            !text.contains("Signal Dispatcher") && !text.contains("hello"),
+            "{text}"
+        );
+    }
     s.close();
 }
 

@@ -126,3 +126,62 @@ pub fn what_if_answer(
         )
         .finish())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use heaptui_core::analysis::Analysis;
+    use heaptui_core::graph::duplicates::DuplicateOptions;
+
+    fn demo() -> Loaded {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures/demo.dump.txt");
+        let bytes = std::fs::read(path).unwrap();
+        let a =
+            Analysis::from_bytes("demo.dump.txt", &bytes, &DuplicateOptions::default()).unwrap();
+        Loaded::new(a, None)
+    }
+
+    #[test]
+    fn an_object_cut_frees_what_it_dominates() {
+        let l = demo();
+        let a = &l.analysis;
+        for &top in a.dom.children_of(a.dom.super_root()).iter().take(5) {
+            let id = a.dump().id_hex(ObjectIdx(top));
+            let objects = [id];
+            let spec = CutSpec {
+                objects: &objects,
+                fields: &[],
+            };
+            let v = what_if_answer(&l, &spec, &Progress::new(), None, Some(200)).unwrap();
+            assert_eq!(v["freed_bytes"], a.dom.retained_bytes[top as usize]);
+            assert_eq!(
+                v["freed_objects"],
+                a.dom.retained_objects[top as usize] as u64
+            );
+            let sum: u64 = v["by_type"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|t| t["bytes"].as_u64().unwrap())
+                .sum();
+            assert_eq!(v["freed_bytes"], sum);
+        }
+    }
+
+    #[test]
+    fn a_cut_without_field_names_or_objects_is_refused() {
+        let l = demo();
+        let fields = ["MyApp.Node.next".to_string()];
+        let spec = CutSpec {
+            objects: &[],
+            fields: &fields,
+        };
+        let why = what_if_answer(&l, &spec, &Progress::new(), None, None).unwrap_err();
+        assert!(why.0.contains("records no field names"), "{}", why.0);
+        let empty = CutSpec {
+            objects: &[],
+            fields: &[],
+        };
+        assert!(what_if_answer(&l, &empty, &Progress::new(), None, None).is_err());
+    }
+}

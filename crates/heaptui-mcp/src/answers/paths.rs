@@ -121,3 +121,51 @@ pub fn paths(
         )
         .finish())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use heaptui_core::analysis::Analysis;
+    use heaptui_core::graph::duplicates::DuplicateOptions;
+
+    fn demo() -> Loaded {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures/demo.dump.txt");
+        let bytes = std::fs::read(path).unwrap();
+        let a =
+            Analysis::from_bytes("demo.dump.txt", &bytes, &DuplicateOptions::default()).unwrap();
+        Loaded::new(a, None)
+    }
+
+    #[test]
+    fn a_cancelled_call_stops_its_search() {
+        let l = demo();
+        let progress = Progress::new();
+        let all = paths(&l, Targets::Pattern("*"), None, &progress, None, None).unwrap();
+        assert_eq!(all["nodes"][0]["kind"], "all");
+        assert!(all["targets"].as_u64().unwrap() > 0);
+        progress.cancel();
+        let cancelled = paths(&l, Targets::Pattern("*"), None, &progress, None, None);
+        assert_eq!(cancelled, Err(Refusal::new("cancelled")));
+    }
+
+    #[test]
+    fn the_nodes_name_their_parents_places() {
+        let l = demo();
+        let v = paths(
+            &l,
+            Targets::Pattern("*"),
+            None,
+            &Progress::new(),
+            None,
+            Some(200),
+        )
+        .unwrap();
+        let nodes = v["nodes"].as_array().unwrap();
+        for (k, n) in nodes.iter().enumerate().skip(1) {
+            let parent = n["parent"].as_u64().unwrap() as usize;
+            assert!(parent < k, "a parent comes first");
+            assert_eq!(nodes[parent]["depth"].as_u64().unwrap() + 1, n["depth"]);
+            assert!(nodes[parent]["objects"].as_u64() >= n["objects"].as_u64());
+        }
+    }
+}
