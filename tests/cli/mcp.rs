@@ -23,10 +23,16 @@ fn fixture(name: &str) -> String {
 
 /// `heaptui report --json` of the same dumps, for the expected figures.
 fn report(dumps: &[&str]) -> Value {
+    report_with(dumps, &[])
+}
+
+/// `heaptui report --json` of the dumps with more arguments.
+fn report_with(dumps: &[&str], args: &[&str]) -> Value {
     let (newest, older) = dumps.split_last().unwrap();
     let mut cmd = Command::new(BIN);
     cmd.args(["report", "--no-cache", "--json", "--top", "0"])
-        .arg(newest);
+        .arg(newest)
+        .args(args);
     for o in older {
         cmd.arg("--baseline").arg(o);
     }
@@ -183,18 +189,21 @@ impl Drop for Session {
     }
 }
 
-const TOOLS: [&str; 11] = [
+const TOOLS: [&str; 14] = [
     "comparison",
     "dominator_group",
     "dominators",
+    "duplicate_owners",
     "duplicate_set",
     "duplicates",
     "instances",
+    "merged_paths",
     "object",
     "object_list",
     "summary",
     "suspects",
     "types",
+    "what_if",
 ];
 
 #[test]
@@ -499,6 +508,24 @@ fn redact_leaves_out_strings_and_values() {
     assert!(path["retention_path"][0].get("root").is_none(), "{path}");
     let sus = s.call("suspects", json!({}));
     assert!(!sus.to_string().contains("retention_root"), "{sus}");
+    // Owners, cuts and merged paths carry ids, types and sizes only.
+    for (tool, args) in [
+        ("duplicate_owners", json!({"limit": 200})),
+        (
+            "what_if",
+            json!({"objects": ["fd572e38", "fd5c0100"], "limit": 200}),
+        ),
+        (
+            "merged_paths",
+            json!({"type_pattern": "java.lang.Thread", "limit": 200}),
+        ),
+    ] {
+        let text = s.call(tool, args).to_string();
+        assert!(
+            !text.contains("Signal Dispatcher") && !text.contains("hello"),
+            "{text}"
+        );
+    }
     s.close();
 }
 
@@ -539,6 +566,17 @@ fn malformed_and_hostile_calls_get_errors_and_the_server_goes_on() {
         ("object_list", json!({"id": "fd5bf630", "list": "secrets"})),
         ("types", json!({"sort": ["count"]})),
         ("summary", json!({"path": "/etc/passwd"})),
+        ("duplicate_owners", json!({"exclude": "java.*"})),
+        ("duplicate_owners", json!({"exclude": vec!["*"; 1000]})),
+        ("what_if", json!({})),
+        ("what_if", json!({"objects": vec!["fd5bf630"; 1001]})),
+        ("what_if", json!({"fields": [long]})),
+        ("merged_paths", json!({})),
+        ("merged_paths", json!({"type_pattern": long})),
+        (
+            "merged_paths",
+            json!({"type_pattern": "*", "objects": ["fd5bf630"]}),
+        ),
     ];
     for (tool, args) in hostile {
         let message = s.refused(tool, args.clone());
@@ -575,4 +613,161 @@ fn a_dump_that_fails_to_analyse_is_refused_in_one_line() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.contains("bad.hprof"), "{err}");
+}
+
+/// Every page of a list, asked with the largest limit.
+fn all_rows(s: &mut Session, tool: &str, args: Value, key: &str) -> Vec<Value> {
+    let mut rows = Vec::new();
+    loop {
+        let mut a = args.clone();
+        a["offset"] = json!(rows.len());
+        a["limit"] = json!(200);
+        let page = s.call(tool, a);
+        let got = page[key].as_array().unwrap();
+        assert!(!got.is_empty(), "{tool}: {page}");
+        rows.extend(got.iter().cloned());
+        if rows.len() as u64 >= page["total"].as_u64().unwrap() {
+            return rows;
+        }
+    }
+}
+
+#[test]
+fn owners_cuts_and_paths_answer_as_the_report_does() {
+    let dump = fixture("leaky.hprof.gz");
+    let node = "java.util.HashMap$Node";
+    let r = report_with(
+        &[&dump],
+        &[
+            "--what-if",
+            "Leaky.LEAK",
+            "--paths",
+            node,
+            "--skip",
+            "java.util.HashMap",
+        ],
+    );
+    let mut s = Session::start(&[&dump]);
+
+    // Duplicate owners: the report's, page by page.
+    let first = s.call("duplicate_owners", json!({"limit": 1}));
+    let expected = &r["duplicate_owners"];
+    assert_eq!(first["exclude"], expected["exclude"]);
+    assert_eq!(first["bytes"], expected["bytes"]);
+    let owners = all_rows(&mut s, "duplicate_owners", json!({}), "owners");
+    let want = expected["owners"].as_array().unwrap();
+    assert_eq!(owners.len(), want.len());
+    assert!(owners.len() > 1);
+    for (got, want) in owners.iter().zip(want) {
+        for key in ["path", "anchored", "bytes", "copies", "instances"] {
+            assert_eq!(got[key], want[key], "{key}: {got} {want}");
+        }
+        assert_eq!(got["top_instance"]["id"], want["top_instance"]);
+        assert_eq!(got["sets_total"], want["sets"].as_array().unwrap().len());
+        for (g, w) in got["sets"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .zip(want["sets"].as_array().unwrap())
+        {
+            assert_eq!(
+                (&g["set"], &g["copies"], &g["bytes"]),
+                (&w["set"], &w["copies"], &w["bytes"])
+            );
+        }
+    }
+    // Its sets are duplicate_set's numbers.
+    let set = owners[0]["sets"][0]["set"].clone();
+    let held = s.call("duplicate_set", json!({"set": set, "limit": 1}));
+    assert_eq!(held["set"]["type"], owners[0]["sets"][0]["type"]);
+    // Other exclude patterns cut elsewhere; the bytes stay the headline's.
+    let none = s.call("duplicate_owners", json!({"exclude": []}));
+    assert_eq!(none["exclude"], json!([]));
+    assert_eq!(none["bytes"], expected["bytes"]);
+    assert_ne!(none["owners"][0]["path"], owners[0]["path"]);
+
+    // What if Leaky.LEAK were gone: the report's figures and types.
+    let cut = json!({"fields": ["Leaky.LEAK"]});
+    let w = s.call("what_if", json!({"fields": ["Leaky.LEAK"], "limit": 2}));
+    let want = &r["what_if"][0];
+    assert_eq!(w["removed"]["fields"][0]["references"], want["references"]);
+    assert_eq!(w["freed_objects"], want["freed_objects"]);
+    assert_eq!(w["freed_bytes"], want["freed_bytes"]);
+    assert!(w["cut"].as_str().unwrap().contains("ask with offset 2"));
+    let types = all_rows(&mut s, "what_if", cut, "by_type");
+    let want = want["by_type"].as_array().unwrap();
+    assert_eq!(types.len(), want.len());
+    assert!(types.len() > 2);
+    for (g, w) in types.iter().zip(want) {
+        assert_eq!(
+            (&g["type"], &g["objects"], &g["bytes"]),
+            (&w["type"], &w["objects"], &w["bytes"])
+        );
+        // The example is a freed object of the row's type.
+        let e = s.call("object", json!({"id": g["example"]}));
+        let t = e["object"]["type"].as_str().unwrap();
+        assert!(
+            w["type"] == t || w["type"] == format!("class {t}") || t == "java.lang.Class",
+            "{t} {w}"
+        );
+    }
+    // Cutting an object frees exactly what it dominates: its retained size.
+    let top = &r["dominators"][0];
+    let w = s.call("what_if", json!({"objects": [top["id"]]}));
+    assert_eq!(w["freed_objects"], top["retained_objects"]);
+    assert_eq!(w["freed_bytes"], top["retained_bytes"]);
+
+    // Merged paths of the HashMap nodes, the maps skipped: the report's tree.
+    let args = json!({"type_pattern": node, "skip": "java.util.HashMap"});
+    let nodes = all_rows(&mut s, "merged_paths", args.clone(), "nodes");
+    let want = r["merged_paths"]["nodes"].as_array().unwrap();
+    assert_eq!(nodes.len(), want.len());
+    assert!(nodes.len() > 2);
+    for (k, (g, w)) in nodes.iter().zip(want).enumerate() {
+        assert_eq!(g["node"], k);
+        for key in [
+            "parent",
+            "depth",
+            "kind",
+            "name",
+            "objects",
+            "ending",
+            "retained_bytes",
+            "id",
+        ] {
+            assert_eq!(g[key], w[key], "node {k} {key}");
+        }
+    }
+    assert!(nodes.iter().all(|n| n["name"] != "java.util.HashMap"));
+    let page = s.call("merged_paths", args);
+    assert_eq!(page["targets"], r["merged_paths"]["objects"]);
+    assert_eq!(page["unreachable"], r["merged_paths"]["unreachable"]);
+    // Without skip the maps are on the paths; by ids, one object's path.
+    let all = all_rows(
+        &mut s,
+        "merged_paths",
+        json!({"type_pattern": node}),
+        "nodes",
+    );
+    assert!(all.iter().any(|n| n["name"] == "java.util.HashMap"));
+    let one = s.call(
+        "merged_paths",
+        json!({"objects": [nodes.last().unwrap()["id"]]}),
+    );
+    assert_eq!(one["targets"], 1);
+    assert_eq!(one["nodes"][0]["objects"], 1);
+
+    // Hostile: the call's text comes back escaped and short; huge cuts refused.
+    let m = s.refused("what_if", json!({"fields": ["\u{1b}[31mNo.Such.field"]}));
+    assert!(!m.contains('\u{1b}') && m.contains("\\x1b[31m"), "{m}");
+    let m = s.refused("merged_paths", json!({"type_pattern": "\u{1b}]0;No.Such*"}));
+    assert!(
+        !m.contains('\u{1b}') && m.contains("no object's type matches"),
+        "{m}"
+    );
+    let m = s.refused("duplicate_owners", json!({"exclude": ["x".repeat(5000)]}));
+    assert!(m.contains("longer than") && m.len() < 1000, "{m}");
+    let m = s.refused("what_if", json!({"objects": vec!["fd5bf630"; 1001]}));
+    assert!(m.contains("at most"), "{m}");
+    s.close();
 }

@@ -18,6 +18,7 @@
 
 #![deny(missing_docs)]
 
+pub mod analyses;
 pub mod answers;
 pub mod page;
 pub mod server;

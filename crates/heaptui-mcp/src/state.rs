@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use heaptui_core::analysis::compare::{Comparison, Schedule};
+use heaptui_core::analysis::owners::{default_owner_globs, duplicate_owners, Owners};
 use heaptui_core::analysis::pipeline::Input;
 use heaptui_core::analysis::suspects::{suspects, Suspect};
 use heaptui_core::analysis::Analysis;
@@ -42,6 +43,7 @@ pub struct Loaded {
     suspects: OnceLock<Vec<Suspect>>,
     changed: OnceLock<Vec<u32>>,
     by_type: OnceLock<ByType>,
+    owners: OnceLock<Owners>,
 }
 
 /// Every object grouped by type, in index order within a type: the
@@ -61,6 +63,7 @@ impl Loaded {
             suspects: OnceLock::new(),
             changed: OnceLock::new(),
             by_type: OnceLock::new(),
+            owners: OnceLock::new(),
         }
     }
 
@@ -89,6 +92,16 @@ impl Loaded {
             (Some(&from), Some(&to)) => &b.objects[from..to],
             _ => &[],
         }
+    }
+
+    /// The duplicate owners cut at the format's default exclude patterns
+    /// (as the report's without `--owner-skip`), computed on first use.
+    pub fn default_owners(&self) -> &Owners {
+        self.owners.get_or_init(|| {
+            let a = &self.analysis;
+            let exclude = default_owner_globs(a.dump().format);
+            duplicate_owners(a.dump(), &a.dom, &a.duplicates, &exclude)
+        })
     }
 
     /// The leak suspects (with growth suspects in a comparison), computed

@@ -10,8 +10,11 @@
 //! contents and field values are left out ([`redact_object`]).
 
 pub mod compare;
+pub mod cut;
 pub mod duplicates;
 pub mod object;
+pub mod owners;
+pub mod paths;
 pub mod summary;
 pub mod suspects;
 pub mod tree;
@@ -75,6 +78,20 @@ pub fn parse_type(dump: &Model, name: &str) -> Result<TypeIdx, Refusal> {
                 quoted(name)
             ))
         })
+}
+
+/// The longest glob pattern a call may give, in characters.
+pub const MAX_PATTERN: usize = 1000;
+
+/// A glob pattern from a call: refused when longer than [`MAX_PATTERN`].
+pub fn check_pattern(pattern: &str) -> Result<(), Refusal> {
+    match pattern.chars().count() > MAX_PATTERN {
+        true => Err(Refusal::new(format!(
+            "the pattern {} is longer than {MAX_PATTERN} characters",
+            quoted(pattern)
+        ))),
+        false => Ok(()),
+    }
 }
 
 /// Text from a call, quoted for a message: escaped, at most 60 characters.
