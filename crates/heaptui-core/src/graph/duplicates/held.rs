@@ -144,9 +144,11 @@ impl Index<'_> {
         best
     }
 
-    /// The sets on one root path to `s` (excluding `s`'s own set).
+    /// The sets on one root path to `s` (excluding `s`'s own set), each
+    /// once, nearest to `s` first.
     fn path_candidates(&self, s: u32, own: u32) -> Vec<u32> {
         let mut out = Vec::new();
+        let mut met = HashSet::<u32, IntBuild>::default();
         let mut x = s;
         loop {
             let best = self.up(x);
@@ -155,13 +157,40 @@ impl Index<'_> {
             }
             x = best;
             let set = self.set_of[x as usize];
-            if set != NONE && set != own {
+            if set != NONE && set != own && met.insert(set) {
                 out.push(set);
             }
         }
-        out.sort_unstable();
-        out.dedup();
         out
+    }
+
+    /// The member whose greedy root path is walked: the one earliest in
+    /// the DFS preorder. Every set met on that path has a member earlier
+    /// still, which orders the sets for [`held_in_order`].
+    fn first_member(&self, s: &DuplicateSet) -> u32 {
+        s.members
+            .iter()
+            .copied()
+            .min_by_key(|&m| self.dfs_pos[m as usize])
+            .unwrap_or(NONE)
+    }
+
+    /// Whether set `h` holds `s`: no member of `s` is reachable avoiding `h`.
+    fn holds(
+        &self,
+        s: &DuplicateSet,
+        h: u32,
+        seen: &mut HashSet<u32, IntBuild>,
+        stack: &mut Vec<u32>,
+    ) -> bool {
+        seen.clear();
+        if seen.capacity() > 1 << 16 {
+            // Clearing costs the capacity: don't keep a huge one.
+            *seen = HashSet::default();
+        }
+        s.members
+            .iter()
+            .all(|&m| !self.reachable_avoiding(m, h, seen, stack))
     }
 }
 
@@ -225,38 +254,85 @@ pub(crate) fn compute_held(
     Ok(())
 }
 
+/// Sets with more candidates than this are done by [`held_in_order`].
+const MANY_CANDIDATES: usize = 32;
+
 /// Per set, the sets that hold it (sorted): those on every path to one of
 /// its members whose removal leaves no member reachable. Empty for a set
 /// with a strongly rooted member, and for all once cancelled.
+///
+/// Each candidate of a set with few is checked on its own, in parallel.
+/// The sets with many are those nested deep in other sets (a duplicated
+/// linked list: each node's set is held by every set above it), where
+/// checking every candidate apart costs the square of the depth per set;
+/// they are done in order by [`held_in_order`], which takes a confirmed
+/// holder's own holders as holders without checking them.
 fn held_by(index: &Index, sets: &[DuplicateSet], progress: &Progress) -> Vec<Vec<u32>> {
-    sets.par_iter()
+    let first: Vec<Option<Vec<u32>>> = sets
+        .par_iter()
         .map_init(
             || (HashSet::<u32, IntBuild>::default(), Vec::new()),
             |(seen, stack), s| {
                 if progress.is_cancelled() {
-                    return Vec::new();
+                    return Some(Vec::new());
                 }
                 // A strongly rooted member is reachable whatever is removed.
                 if s.members.iter().any(|&m| index.strong[m as usize]) {
-                    return Vec::new();
+                    return Some(Vec::new());
                 }
-                index
-                    .path_candidates(s.members[0], s.id)
+                let candidates = index.path_candidates(index.first_member(s), s.id);
+                if candidates.len() > MANY_CANDIDATES {
+                    return None;
+                }
+                let mut held: Vec<u32> = candidates
                     .into_iter()
-                    .filter(|&h| {
-                        seen.clear();
-                        if seen.capacity() > 1 << 16 {
-                            // Clearing costs the capacity: don't keep a huge one.
-                            *seen = HashSet::default();
-                        }
-                        s.members
-                            .iter()
-                            .all(|&m| !index.reachable_avoiding(m, h, seen, stack))
-                    })
-                    .collect()
+                    .filter(|&h| index.holds(s, h, seen, stack))
+                    .collect();
+                held.sort_unstable();
+                Some(held)
             },
         )
-        .collect()
+        .collect();
+    let deep: Vec<usize> = (0..sets.len()).filter(|&i| first[i].is_none()).collect();
+    let mut held: Vec<Vec<u32>> = first.into_iter().map(Option::unwrap_or_default).collect();
+    held_in_order(index, sets, deep, &mut held, progress);
+    held
+}
+
+/// The holders of the sets `deep`, in the order of their first members'
+/// DFS positions. A candidate of a set has a member earlier in that order
+/// than the set's first member (the greedy path only goes back), so its
+/// holders are known when the set comes: when a candidate holds the set,
+/// so does every holder of the candidate (holding is transitive), and
+/// those are among the later candidates (they lie on every root path).
+fn held_in_order(
+    index: &Index,
+    sets: &[DuplicateSet],
+    mut deep: Vec<usize>,
+    held: &mut [Vec<u32>],
+    progress: &Progress,
+) {
+    deep.sort_unstable_by_key(|&i| index.dfs_pos[index.first_member(&sets[i]) as usize]);
+    let (mut seen, mut stack) = (HashSet::<u32, IntBuild>::default(), Vec::new());
+    let mut known = HashSet::<u32, IntBuild>::default();
+    for i in deep {
+        if progress.is_cancelled() {
+            return;
+        }
+        let s = &sets[i];
+        known.clear();
+        let mut out = Vec::new();
+        for h in index.path_candidates(index.first_member(s), s.id) {
+            if known.contains(&h) {
+                out.push(h);
+            } else if index.holds(s, h, &mut seen, &mut stack) {
+                out.push(h);
+                known.extend(held[h as usize].iter().copied());
+            }
+        }
+        out.sort_unstable();
+        held[i] = out;
+    }
 }
 
 /// Each object's position in the DFS preorder of the dominator computation
@@ -326,6 +402,68 @@ mod tests {
     use super::{dominator_preorder, NONE};
     use crate::graph::{DominatorTree, HeapGraph, SUPER_ROOT};
     use crate::progress::Progress;
+
+    /// Two copies of a linked list, one more root into the first copy at
+    /// `bypass`: the set of the nodes at depth d is held by the sets above
+    /// it, but from `bypass` on only by those at or below `bypass` (the
+    /// extra root reaches the first copy's tail past them). Deep enough for
+    /// the ordered pass (more than `MANY_CANDIDATES` sets above).
+    #[test]
+    fn a_duplicated_list_nests_each_set_in_those_above_it() {
+        let (len, bypass) = (120u32, 70u32);
+        let mut text = String::from("t 1 Node\n");
+        for (base, copy) in [(0x1000u32, 0), (0x2000, 1)] {
+            for d in 0..len {
+                write!(text, "o {:x} 1 10", base + d).unwrap();
+                if d + 1 < len {
+                    write!(text, " {:x}", base + d + 1).unwrap();
+                }
+                text.push('\n');
+            }
+            writeln!(text, "r {base:x} 1 0").unwrap();
+            if copy == 0 {
+                writeln!(text, "r {:x} 1 0", base + bypass).unwrap();
+            }
+        }
+        let dump =
+            crate::import::netcf_text::parse_bytes(Path::new("t.txt"), text.as_bytes()).unwrap();
+        let graph = HeapGraph::build(dump);
+        let progress = Progress::new();
+        let dom = DominatorTree::compute(&graph, &progress).unwrap();
+        let options = crate::graph::duplicates::DuplicateOptions::default();
+        let dups =
+            crate::graph::duplicates::find_duplicates(&graph, &dom, &options, &progress).unwrap();
+        // Each set's depth, from its first copy's id.
+        let depth = |set: u32| {
+            let s = &dups.sets[set as usize];
+            let ids: Vec<u64> = s
+                .members
+                .iter()
+                .map(|&m| graph.dump.ids[m as usize])
+                .collect();
+            let first = *ids.iter().min().unwrap();
+            assert_eq!(
+                ids,
+                vec![first, first + 0x1000],
+                "a set is one depth's two nodes"
+            );
+            (first - 0x1000) as u32
+        };
+        let mut seen = 0;
+        for s in &dups.sets {
+            let d = depth(s.id);
+            let mut above: Vec<u32> = s.held_by.iter().map(|&h| depth(h)).collect();
+            above.sort_unstable();
+            let from = if d >= bypass { bypass } else { 0 };
+            assert_eq!(above, (from..d).collect::<Vec<_>>(), "depth {d}");
+            let outer = s.holding_set.map(depth);
+            assert_eq!(outer, (d > from).then_some(from), "depth {d}");
+            seen += 1;
+        }
+        // The head pairs may form no set of their own (the bypass root
+        // makes the copies differ in nothing); every deeper depth does.
+        assert!(seen >= len as usize - 1, "{seen} sets");
+    }
 
     /// Subtrees large enough to be cut (chains, wide fans, a shared tail):
     /// the numbering must still be a preorder of the dominator tree.
