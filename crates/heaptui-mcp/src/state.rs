@@ -181,6 +181,11 @@ pub fn start(config: &Config) -> (Arc<Shared>, std::thread::JoinHandle<()>) {
                     s.set(Phase::Ready(Arc::new(loaded)));
                     pending.wait();
                 }
+                // Cancelled: the client closed the session while it loaded,
+                // which is no failure to report.
+                Err(_) if s.progress.is_cancelled() => {
+                    tracing::info!("mcp: the analysis was cancelled");
+                }
                 Err(message) => {
                     tracing::error!("mcp: {message}");
                     eprintln!("heaptui: {message}");
