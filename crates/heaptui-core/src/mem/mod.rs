@@ -11,8 +11,10 @@
 mod array;
 pub mod guard;
 pub mod map;
+mod words;
 
 pub use array::Array;
+pub use words::Words;
 
 /// A vector of `len` copies of `value`, backed by huge pages where the
 /// kernel allows it.

@@ -13,99 +13,8 @@ use crate::mem::Array;
 /// decreasing: in 4 bytes each when the last fits a `u32` (every heap of
 /// fewer than 4.29 billion references: 4 bytes an object less than 8-byte
 /// offsets, for each of the references, the retainers and the dominator
-/// tree's children), in 8 otherwise. Read through [`Offsets::get`].
-#[derive(Debug, Clone)]
-pub enum Offsets {
-    /// Offsets that fit in 4 bytes.
-    Narrow(Array<u32>),
-    /// Offsets of 4 GiB of targets or more.
-    Wide(Array<u64>),
-}
-
-impl Default for Offsets {
-    fn default() -> Offsets {
-        Offsets::Narrow(Array::default())
-    }
-}
-
-/// Equal when they cut at the same places, whatever their width.
-impl PartialEq for Offsets {
-    fn eq(&self, other: &Offsets) -> bool {
-        match (self, other) {
-            (Offsets::Narrow(a), Offsets::Narrow(b)) => a[..] == b[..],
-            (Offsets::Wide(a), Offsets::Wide(b)) => a[..] == b[..],
-            _ => self.len() == other.len() && (0..self.len()).all(|i| self.get(i) == other.get(i)),
-        }
-    }
-}
-
-impl Eq for Offsets {}
-
-impl Offsets {
-    /// The narrow form of `wide` where its last entry fits a `u32` (made in
-    /// parallel; `wide` is freed), else `wide` itself.
-    pub fn from_wide(wide: Vec<u64>) -> Offsets {
-        if wide.last().is_some_and(|&l| l > u32::MAX as u64) {
-            return Offsets::Wide(wide.into());
-        }
-        let mut narrow: Vec<u32> = crate::mem::zeroed(wide.len());
-        narrow
-            .par_chunks_mut(1 << 16)
-            .zip(wide.par_chunks(1 << 16))
-            .for_each(|(out, w)| {
-                for (o, &x) in out.iter_mut().zip(w) {
-                    *o = x as u32;
-                }
-            });
-        Offsets::Narrow(narrow.into())
-    }
-
-    /// Entry `i` (panics past the end, as indexing does).
-    #[inline]
-    pub fn get(&self, i: usize) -> u64 {
-        match self {
-            Offsets::Narrow(o) => o[i] as u64,
-            Offsets::Wide(o) => o[i],
-        }
-    }
-
-    /// How many entries (nodes + 1; 0 for a CSR of no nodes made by default).
-    pub fn len(&self) -> usize {
-        match self {
-            Offsets::Narrow(o) => o.len(),
-            Offsets::Wide(o) => o.len(),
-        }
-    }
-
-    /// Whether there are no entries.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// The bytes the entries take.
-    pub fn bytes(&self) -> usize {
-        match self {
-            Offsets::Narrow(o) => o.len() * 4,
-            Offsets::Wide(o) => o.len() * 8,
-        }
-    }
-
-    /// Whether the entries lie in a file map (a reopened cache).
-    pub fn is_mapped(&self) -> bool {
-        match self {
-            Offsets::Narrow(o) => o.is_mapped(),
-            Offsets::Wide(o) => o.is_mapped(),
-        }
-    }
-
-    /// Whether every consecutive pair is in order (`w[0] <= w[1]`).
-    pub fn ascending(&self) -> bool {
-        match self {
-            Offsets::Narrow(o) => o.par_windows(2).all(|w| w[0] <= w[1]),
-            Offsets::Wide(o) => o.par_windows(2).all(|w| w[0] <= w[1]),
-        }
-    }
-}
+/// tree's children), in 8 otherwise. Read through `Offsets::get`.
+pub type Offsets = crate::mem::Words;
 
 /// The adjacency of `n` nodes in compressed sparse rows: node `i`'s targets are `targets[offsets[i]..offsets[i + 1]]`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -136,7 +45,7 @@ impl Csr {
             "degrees must sum to targets"
         );
         Csr {
-            offsets: Offsets::from_wide(offsets),
+            offsets: Offsets::from_ascending(offsets),
             targets: targets.into(),
         }
     }
@@ -151,7 +60,7 @@ impl Csr {
         );
         debug_assert!(offsets[0] == 0 && offsets.windows(2).all(|w| w[0] <= w[1]));
         Csr {
-            offsets: Offsets::from_wide(offsets),
+            offsets: Offsets::from_ascending(offsets),
             targets: targets.into(),
         }
     }
@@ -170,7 +79,7 @@ impl Csr {
             fill[s as usize] += 1;
         }
         Csr {
-            offsets: Offsets::from_wide(offsets),
+            offsets: Offsets::from_ascending(offsets),
             targets: targets.into(),
         }
     }
@@ -335,7 +244,7 @@ impl Csr {
                 }
             });
         Csr {
-            offsets: Offsets::from_wide(offsets),
+            offsets: Offsets::from_ascending(offsets),
             targets: targets.into(),
         }
     }
@@ -353,15 +262,15 @@ mod tests {
     fn offsets_are_narrow_up_to_u32_max_and_wide_beyond() {
         let max = u32::MAX as u64;
         for (last, narrow) in [(0, true), (max - 1, true), (max, true), (max + 1, false)] {
-            let o = Offsets::from_wide(vec![0, last / 2, last]);
+            let o = Offsets::from_ascending(vec![0, last / 2, last]);
             assert_eq!(matches!(o, Offsets::Narrow(_)), narrow, "{last}");
             assert_eq!((o.get(0), o.get(1), o.get(2)), (0, last / 2, last));
             assert_eq!((o.len(), o.bytes()), (3, if narrow { 12 } else { 24 }));
             assert!(o.ascending());
         }
-        assert!(!Offsets::from_wide(vec![0, 5, 3]).ascending());
+        assert!(!Offsets::from_ascending(vec![0, 5, 3]).ascending());
         assert!(!Offsets::Wide(vec![0, max + 2, max + 1].into()).ascending());
-        assert!(Offsets::from_wide(Vec::new()).is_empty());
+        assert!(Offsets::from_ascending(Vec::new()).is_empty());
     }
 
     /// The two widths read alike and compare by value.
