@@ -476,18 +476,10 @@ mod tests {
     //! (tests/cli/mcp.rs) speak JSON-RPC lines to the real process.
 
     use super::*;
-    use heaptui_core::analysis::Analysis;
-    use heaptui_core::graph::duplicates::DuplicateOptions;
     use rmcp::model::CallToolRequestParams;
     use rmcp::ServiceExt;
 
-    fn demo() -> Loaded {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures/demo.dump.txt");
-        let bytes = std::fs::read(path).unwrap();
-        let a =
-            Analysis::from_bytes("demo.dump.txt", &bytes, &DuplicateOptions::default()).unwrap();
-        Loaded::new(a, None)
-    }
+    use crate::state::tests::demo;
 
     fn text(r: &CallToolResult) -> Value {
         let t = r.content[0]

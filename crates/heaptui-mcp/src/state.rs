@@ -233,3 +233,19 @@ fn analyse(config: &Config, progress: &Progress) -> Result<(Loaded, Pending), St
     };
     result.map_err(|e| format!("the analysis failed: {e}"))
 }
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::Loaded;
+    use heaptui_core::analysis::Analysis;
+    use heaptui_core::graph::duplicates::DuplicateOptions;
+
+    /// The bundled demo heap, analysed (the answers' unit tests).
+    pub(crate) fn demo() -> Loaded {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures/demo.dump.txt");
+        let bytes = std::fs::read(path).unwrap();
+        let a =
+            Analysis::from_bytes("demo.dump.txt", &bytes, &DuplicateOptions::default()).unwrap();
+        Loaded::new(a, None)
+    }
+}

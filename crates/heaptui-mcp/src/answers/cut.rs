@@ -130,16 +130,8 @@ pub fn what_if_answer(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use heaptui_core::analysis::Analysis;
-    use heaptui_core::graph::duplicates::DuplicateOptions;
 
-    fn demo() -> Loaded {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures/demo.dump.txt");
-        let bytes = std::fs::read(path).unwrap();
-        let a =
-            Analysis::from_bytes("demo.dump.txt", &bytes, &DuplicateOptions::default()).unwrap();
-        Loaded::new(a, None)
-    }
+    use crate::state::tests::demo;
 
     #[test]
     fn an_object_cut_frees_what_it_dominates() {
