@@ -14,6 +14,7 @@ use heaptui_core::graph::duplicates::DuplicateOptions;
 use proptest::prelude::*;
 
 use common::{fixture_bytes, small_heap, Oracle, SmallHeap};
+use heaptui_testkit::rng::SplitMix64;
 
 fn analyse(name: &str, text: &[u8]) -> Analysis {
     Analysis::from_bytes(name, text, &DuplicateOptions::default()).unwrap()
@@ -165,17 +166,6 @@ fn text_with_ids(h: &SmallHeap, ids: &[u64], order: &[usize], extra: &str) -> St
     s
 }
 
-/// A permutation of `0..n` from a seed (Fisher–Yates over splitmix64).
-fn permutation(n: usize, mut seed: u64) -> Vec<usize> {
-    let mut p: Vec<usize> = (0..n).collect();
-    for i in (1..n).rev() {
-        seed = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let z = (seed ^ (seed >> 31)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        p.swap(i, (z % (i as u64 + 1)) as usize);
-    }
-    p
-}
-
 /// The heap's own numbering, and another one (moved ids, another record
 /// order) drawn from `seed`.
 /// Object ids by node, and the order of the object records.
@@ -183,9 +173,9 @@ type Numbering = (Vec<u64>, Vec<usize>);
 
 fn numberings(n: usize, seed: u64) -> (Numbering, Numbering) {
     let plain = ((0..n).map(|i| 0x100 + i as u64).collect(), (0..n).collect());
-    let moved_to = permutation(n, seed);
+    let moved_to = SplitMix64(seed).permutation(n);
     let ids = moved_to.iter().map(|&m| 0x7000 + 8 * m as u64).collect();
-    (plain, (ids, permutation(n, seed ^ 0xabcdef)))
+    (plain, (ids, SplitMix64(seed ^ 0xabcdef).permutation(n)))
 }
 
 /// `copies` copies of a 2-object structure (`Leak` 0x10 → `LeakPart`

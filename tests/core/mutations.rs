@@ -22,23 +22,7 @@ use heaptui_core::graph::duplicates::DuplicateOptions;
 use heaptui_core::progress::Progress;
 
 use common::fixture_bytes;
-
-/// splitmix64: small, seedable, good enough to pick mutations.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
+use heaptui_testkit::rng::SplitMix64 as Rng;
 
 /// Values that sit on the edges of the widths a parser reads.
 const INTERESTING: &[&[u8]] = &[
@@ -69,45 +53,45 @@ const INTERESTING: &[&[u8]] = &[
 /// values, inserted, deleted, duplicated, or the file cut short.
 fn mutate(input: &[u8], rng: &mut Rng) -> Vec<u8> {
     let mut b = input.to_vec();
-    for _ in 0..1 + rng.below(4) {
+    for _ in 0..1 + rng.index(4) {
         let len = b.len().max(1);
-        let at = rng.below(len).min(b.len());
-        match rng.below(8) {
+        let at = rng.index(len).min(b.len());
+        match rng.index(8) {
             0 => {
                 if let Some(x) = b.get_mut(at) {
-                    *x ^= 1 << rng.below(8);
+                    *x ^= 1 << rng.index(8);
                 }
             }
             1 => {
                 if let Some(x) = b.get_mut(at) {
-                    *x = rng.next() as u8;
+                    *x = rng.next_u64() as u8;
                 }
             }
             2 => {
-                let v = INTERESTING[rng.below(INTERESTING.len())];
+                let v = INTERESTING[rng.index(INTERESTING.len())];
                 let end = (at + v.len()).min(b.len());
                 b.splice(at..end, v.iter().copied());
             }
             3 => {
-                let v = INTERESTING[rng.below(INTERESTING.len())];
+                let v = INTERESTING[rng.index(INTERESTING.len())];
                 b.splice(at..at, v.iter().copied());
             }
             4 => {
-                let end = (at + 1 + rng.below(64)).min(b.len());
+                let end = (at + 1 + rng.index(64)).min(b.len());
                 b.drain(at..end);
             }
             5 => {
-                let end = (at + 1 + rng.below(256)).min(b.len());
+                let end = (at + 1 + rng.index(256)).min(b.len());
                 let copy = b[at..end].to_vec();
-                let to = rng.below(b.len() + 1);
+                let to = rng.index(b.len() + 1);
                 b.splice(to..to, copy);
             }
             6 => b.truncate(at),
             _ => {
                 // A run of random bytes (lengths, counts, ids).
-                let n = 1 + rng.below(8);
+                let n = 1 + rng.index(8);
                 let end = (at + n).min(b.len());
-                let v: Vec<u8> = (0..n).map(|_| rng.next() as u8).collect();
+                let v: Vec<u8> = (0..n).map(|_| rng.next_u64() as u8).collect();
                 b.splice(at..end, v);
             }
         }

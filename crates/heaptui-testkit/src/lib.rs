@@ -8,11 +8,13 @@
 //! - [`native`]: a native dump checked against its text conversion;
 //! - [`tui`]: the UI harness (an App loaded synchronously, the settled event
 //!   loop, from heaptui-tui's `testing` feature), key streams and screens;
-//! - [`pty`]: the binary run in a pseudo-terminal, its screen read back.
+//! - [`pty`]: the binary run in a pseudo-terminal, its screen read back;
+//! - [`rng`]: the seeded generator they all draw from.
 
 pub mod common;
 pub mod gcdump;
 pub mod gen;
 pub mod native;
 pub mod pty;
+pub mod rng;
 pub mod tui;

@@ -10,28 +10,7 @@
 
 use std::io::{self, Write};
 
-/// splitmix64: tiny, fast, and stable across versions (so a seed names the
-/// same heap forever).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `0..n` (n > 0).
-    fn below(&mut self, n: u64) -> u64 {
-        ((self.next() >> 32) * n) >> 32
-    }
-
-    fn chance(&mut self, percent: u64) -> bool {
-        self.below(100) < percent
-    }
-}
+pub(crate) use crate::rng::SplitMix64 as Rng;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct GenOptions {
