@@ -6,21 +6,9 @@ use heaptui_testkit::common;
 
 use std::path::Path;
 
-use assert_cmd::Command;
 use serde_json::{json, Value};
 
-use common::{assert_contains_all, fixture};
-
-/// The binary, with its reopen cache in the build's directory for test
-/// files (never the user's `~/.cache/heaptui`).
-fn heaptui() -> Command {
-    let mut c = Command::cargo_bin("heaptui").unwrap();
-    c.env(
-        "XDG_CACHE_HOME",
-        Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-cache"),
-    );
-    c
-}
+use common::{assert_contains_all, assert_refused, fixture, heaptui};
 
 /// Runs `heaptui report ARGS` in the fixtures directory, which must exit
 /// 0; returns what it printed.
@@ -357,14 +345,7 @@ fn unusable(path: &Path, why: &str) {
         if json {
             cmd.arg("--json");
         }
-        let out = cmd.output().unwrap();
-        assert_eq!(out.status.code(), Some(2), "{path:?}");
-        assert!(out.stdout.is_empty(), "nothing on stdout for {path:?}");
-        let err = String::from_utf8(out.stderr).unwrap();
-        assert_eq!(err.lines().count(), 1, "one line: {err:?}");
-        assert!(err.contains(&path.display().to_string()), "{err:?}");
-        assert!(err.contains(why), "{err:?} should say {why:?}");
-        assert!(!err.contains("panicked"), "{err:?}");
+        assert_refused(&cmd.output().unwrap(), &path.display().to_string(), why);
     }
 }
 
@@ -1013,11 +994,7 @@ fn several_dumps_for_the_ui_are_accepted() {
 /// suggested for a file the report would refuse too).
 fn refused_before_the_ui(path: &Path, why: &str) {
     let out = heaptui().arg(path).output().unwrap();
-    assert_eq!(out.status.code(), Some(2), "{path:?}");
-    let err = String::from_utf8(out.stderr).unwrap();
-    assert_eq!(err.lines().count(), 1, "one line: {err:?}");
-    assert!(err.contains(&path.display().to_string()), "{err:?}");
-    assert!(err.contains(why), "{err:?} should say {why:?}");
+    let err = assert_refused(&out, &path.display().to_string(), why);
     assert!(!err.contains("heaptui report"), "{err:?}");
 }
 

@@ -5,7 +5,6 @@
 
 use std::path::Path;
 
-use assert_cmd::Command;
 use serde_json::Value;
 
 fn example() -> Value {
@@ -61,8 +60,7 @@ fn compare(doc: &Value, real: &Value, at: &str, out: &mut Vec<String>) {
 #[test]
 fn the_documented_json_is_what_report_prints() {
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
-    let out = Command::cargo_bin("heaptui")
-        .unwrap()
+    let out = heaptui_testkit::common::heaptui()
         .arg("report")
         .arg(fixtures.join("demo-series.3.txt"))
         .arg("--baseline")

@@ -2,16 +2,13 @@
 //! terminal the UI may own). Through the binary: the subscriber is global
 //! to a process, and this test binary runs many tests at once.
 
-use assert_cmd::Command;
-
 #[test]
 fn stage_timings_go_to_the_file_named_by_heaptui_log() {
     let dir = tempfile::tempdir().unwrap();
     let dump = dir.path().join("t.txt");
     std::fs::write(&dump, "t 1 T\no 1 1 10\nr 1 1 0\n").unwrap();
     let path = dir.path().join("heaptui.log");
-    Command::cargo_bin("heaptui")
-        .unwrap()
+    heaptui_testkit::common::heaptui()
         .env("HEAPTUI_LOG", &path)
         .arg("report")
         .arg(&dump)

@@ -4,20 +4,12 @@
 
 use heaptui_testkit::common;
 
-use std::path::Path;
-
-use assert_cmd::Command;
 use serde_json::Value;
 
 use common::fixture;
 
 fn report(args: &[&str]) -> std::process::Output {
-    Command::cargo_bin("heaptui")
-        .unwrap()
-        .env(
-            "XDG_CACHE_HOME",
-            Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-cache"),
-        )
+    common::heaptui()
         .current_dir(fixture(""))
         .arg("report")
         .args(args)

@@ -8,8 +8,6 @@
 
 use std::path::{Path, PathBuf};
 
-use assert_cmd::Command;
-
 /// The dumps among `fixtures/` (Java sources, histograms, notes and
 /// generators are not).
 fn dumps() -> Vec<String> {
@@ -53,8 +51,7 @@ const SERIES: &[&[&str]] = &[
 /// The report's stdout with the timings masked: the text report's
 /// `Timings:` line and the JSON `timings_ms` object.
 fn report(args: &[&str]) -> String {
-    let out = Command::cargo_bin("heaptui")
-        .unwrap()
+    let out = heaptui_testkit::common::heaptui()
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .arg("report")
         .arg("--no-cache")

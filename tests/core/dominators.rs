@@ -6,7 +6,6 @@ use heaptui_testkit::common;
 
 use std::collections::HashMap;
 
-use assert_cmd::Command;
 use proptest::prelude::*;
 
 use heaptui_core::graph::{dominators, Csr, NOT_REACHABLE, SUPER_ROOT};
@@ -52,8 +51,7 @@ fn check_library(name: &str, expected: &[(&str, Expect)]) {
 }
 
 fn report_json(path: &std::path::Path, args: &[&str]) -> serde_json::Value {
-    let out = Command::cargo_bin("heaptui")
-        .unwrap()
+    let out = common::heaptui()
         .arg("report")
         .arg(path)
         .args(args)

@@ -302,8 +302,7 @@ fn budget_leaves_possible_duplicates_that_detect_type_finishes() {
 
 #[test]
 fn report_json_duplicates_array_is_the_spec_contract() {
-    let out = assert_cmd::Command::cargo_bin("heaptui")
-        .unwrap()
+    let out = heaptui_testkit::common::heaptui()
         .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures"))
         .args(["report", "dup_seed_held.txt", "--json"])
         .output()
@@ -325,8 +324,7 @@ fn report_json_duplicates_array_is_the_spec_contract() {
         ])
     );
     // The trivial mode through the binary, with members from two sections.
-    let out = assert_cmd::Command::cargo_bin("heaptui")
-        .unwrap()
+    let out = heaptui_testkit::common::heaptui()
         .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures"))
         .args([
             "report",

@@ -15,7 +15,7 @@ use heaptui_core::model::ObjectIdx;
 use common::fixture;
 
 fn heaptui() -> Command {
-    let mut c = Command::cargo_bin("heaptui").unwrap();
+    let mut c = common::heaptui();
     // A regression must fail the test, not hang it.
     c.timeout(Duration::from_secs(60));
     c
@@ -26,13 +26,7 @@ fn heaptui() -> Command {
 #[test]
 fn an_endless_device_is_refused_after_its_first_bytes() {
     let out = heaptui().args(["report", "/dev/zero"]).output().unwrap();
-    assert_eq!(out.status.code(), Some(2), "{out:?}");
-    let err = String::from_utf8(out.stderr).unwrap();
-    assert_eq!(err.lines().count(), 1, "{err}");
-    assert!(
-        err.contains("/dev/zero") && err.contains("binary data"),
-        "{err}"
-    );
+    common::assert_refused(&out, "/dev/zero", "binary data");
 }
 
 /// A pipe of real dump text still works.
@@ -161,8 +155,7 @@ fn escapes_in_native_names_never_reach_the_terminal() {
 "edges":[0,2,5],
 "strings":["","\u001b]2;pwned\u0007Evil","x\u001b[41m"]}"#;
     std::fs::write(&path, snapshot).unwrap();
-    let out = assert_cmd::Command::cargo_bin("heaptui")
-        .unwrap()
+    let out = heaptui()
         .args(["report", "--no-cache"])
         .arg(&path)
         .output()

@@ -15,6 +15,33 @@ pub fn assert_contains_all(text: &str, needles: &[&str]) {
     }
 }
 
+/// The `heaptui` binary, with its reopen cache in the build's directory
+/// (`target/tmp/test-cache`), never the user's `~/.cache/heaptui`.
+pub fn heaptui() -> assert_cmd::Command {
+    let bin = assert_cmd::cargo::cargo_bin("heaptui");
+    let target = bin
+        .parent()
+        .and_then(Path::parent)
+        .unwrap_or(Path::new("."));
+    let mut c = assert_cmd::Command::new(&bin);
+    c.env("XDG_CACHE_HOME", target.join("tmp").join("test-cache"));
+    c
+}
+
+/// `out` is a refusal: exit code 2, nothing on stdout, and one line on
+/// stderr, without a panic, that names `name` and says `why`. Returns that
+/// line.
+pub fn assert_refused(out: &std::process::Output, name: &str, why: &str) -> String {
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "{name}: {err}");
+    assert!(out.stdout.is_empty(), "nothing on stdout for {name}");
+    assert_eq!(err.lines().count(), 1, "one line: {err:?}");
+    assert!(err.contains(name), "{err:?} should name {name:?}");
+    assert!(err.contains(why), "{err:?} should say {why:?}");
+    assert!(!err.contains("panicked"), "{err:?}");
+    err
+}
+
 /// The folder of real dumps named by `HEAPTUI_REAL_HEAPS` (text conversions
 /// at its top, the native files under `raw/`), or `None`, after saying so on
 /// stderr, when it is not set: the real-dump tests then have nothing to check.
