@@ -130,6 +130,19 @@ pub struct ListState {
 }
 
 impl ListState {
+    /// The state as a pane's saved view (for a pane whose view is its list).
+    pub fn save(&self) -> super::Saved {
+        Box::new(*self)
+    }
+
+    /// Takes back a view that [`save`](Self::save) made; anything else
+    /// leaves the state as it is.
+    pub fn restore(&mut self, saved: &super::Saved) {
+        if let Some(list) = saved.downcast_ref::<ListState>() {
+            *self = *list;
+        }
+    }
+
     /// Moves by `delta` rows within `len`, keeping the selection among the
     /// `height` visible rows.
     pub fn step(&mut self, delta: isize, len: usize, height: usize) {

@@ -316,13 +316,11 @@ impl TypesPane {
 
 impl Pane for TypesPane {
     fn save(&self) -> Saved {
-        Box::new(self.list)
+        self.list.save()
     }
 
     fn restore(&mut self, saved: &Saved, _ctx: &Ctx) {
-        if let Some(list) = saved.downcast_ref::<ListState>() {
-            self.list = *list;
-        }
+        self.list.restore(saved);
     }
 
     fn arrived(&mut self, what: Arrived, ctx: &Ctx) -> bool {
