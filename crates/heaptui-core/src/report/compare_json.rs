@@ -4,9 +4,9 @@ use std::io::{self, Write};
 
 use serde::Serialize;
 
-use super::json::json;
+use super::json::{json, write_array};
 use super::ReportOptions;
-use crate::analysis::compare::Comparison;
+use crate::analysis::compare::{Comparison, DuplicateComparison};
 use crate::analysis::suspects::{suspects, Suspect};
 use crate::analysis::Analysis;
 use crate::model::{Format, ObjectIdx};
@@ -104,49 +104,24 @@ pub fn write_json_extras(
     a: &Analysis,
     opts: &ReportOptions,
 ) -> io::Result<()> {
-    if let Some(c) = opts.comparison.as_deref() {
+    let c = opts.comparison.as_deref();
+    if let Some(c) = c {
         out.write_all(b",\n\"comparison\":")?;
         write_comparison(out, c, opts.top)?;
     }
     out.write_all(b",\n\"suspects\":[")?;
-    let all = suspects(a, opts.comparison.as_deref());
-    for (i, s) in all.iter().enumerate() {
-        if i > 0 {
-            out.write_all(b",")?;
-        }
-        out.write_all(b"\n")?;
-        json(out, &suspect_row(a, opts.comparison.as_deref(), s))?;
-    }
+    let all = suspects(a, c);
+    write_array(out, all.iter().map(|s| suspect_row(a, c, s)), true)?;
     out.write_all(b"]")
 }
 
 /// The `comparison` object; `top` limits `paths` (0 = all).
 pub fn write_comparison(out: &mut impl Write, c: &Comparison, top: usize) -> io::Result<()> {
-    let names = &c.type_names;
     out.write_all(b"{\"files\":")?;
     let files: Vec<String> = c.files.iter().map(|f| f.display().to_string()).collect();
     json(out, &files)?;
-    // `new`/`deleted` need stable ids: V8 snapshots only (docs/analyses.md).
-    let stable = c.has_stable_ids() && c.formats.iter().all(|&f| f == Format::Heapsnapshot);
     out.write_all(b",\n\"types\":[")?;
-    for (i, t) in c.types.iter().enumerate() {
-        if i > 0 {
-            out.write_all(b",")?;
-        }
-        out.write_all(b"\n")?;
-        let nd = t.new_deleted.filter(|_| stable);
-        json(
-            out,
-            &TypeRow {
-                name: &names[t.type_id as usize],
-                count: &t.count,
-                shallow_bytes: &t.shallow_bytes,
-                min_retained_bytes: &t.min_retained_bytes,
-                new: nd.map(|x| x.0),
-                deleted: nd.map(|x| x.1),
-            },
-        )?;
-    }
+    write_array(out, type_rows(c), true)?;
     out.write_all(b"],\n\"paths\":[")?;
     let rows = c.changed_paths();
     let shown = if top == 0 {
@@ -154,61 +129,62 @@ pub fn write_comparison(out: &mut impl Write, c: &Comparison, top: usize) -> io:
     } else {
         top.min(rows.len())
     };
-    for (i, &r) in rows[..shown].iter().enumerate() {
-        if i > 0 {
-            out.write_all(b",")?;
-        }
-        out.write_all(b"\n")?;
-        let f = c.paths.figures_of(r);
-        json(
-            out,
-            &PathRow {
-                path: c.path_names(r),
-                count: f.iter().map(|x| x.count as u64).collect(),
-                retained_bytes: f.iter().map(|x| x.retained_bytes).collect(),
-                retained_objects: f.iter().map(|x| x.retained_objects as u64).collect(),
-                grows_steadily: c.paths.grows_steadily(r),
-            },
-        )?;
-    }
+    write_array(out, rows[..shown].iter().map(|&r| path_row(c, r)), true)?;
     out.write_all(b"],\n\"duplicates\":[")?;
-    for (i, d) in c.duplicates.iter().enumerate() {
-        if i > 0 {
-            out.write_all(b",")?;
-        }
-        out.write_all(b"\n")?;
-        json(
-            out,
-            &DuplicateRow {
-                type_name: &names[d.type_id as usize],
-                instance_bytes: d.instance_bytes,
-                objects_per_copy: d.objects_per_copy,
-                instances: &d.instances,
-                additional_bytes: &d.additional_bytes,
-            },
-        )?;
-    }
+    write_array(out, c.duplicates.iter().map(|d| duplicate_row(c, d)), true)?;
     out.write_all(b"],\n\"duplicate_owners\":[")?;
     let differs = |v: &[u64]| v.windows(2).any(|w| w[0] != w[1]);
     let owners = c
         .owners
         .iter()
-        .filter(|o| differs(&o.bytes) || differs(&o.copies));
-    for (i, o) in owners.enumerate() {
-        if i > 0 {
-            out.write_all(b",")?;
-        }
-        out.write_all(b"\n")?;
-        json(
-            out,
-            &OwnerGrowthRow {
-                path: &o.path,
-                bytes: &o.bytes,
-                copies: &o.copies,
-            },
-        )?;
-    }
+        .filter(|o| differs(&o.bytes) || differs(&o.copies))
+        .map(|o| OwnerGrowthRow {
+            path: &o.path,
+            bytes: &o.bytes,
+            copies: &o.copies,
+        });
+    write_array(out, owners, true)?;
     out.write_all(b"]}")
+}
+
+/// The `types` rows; `new` and `deleted` need stable ids: V8 snapshots
+/// only (docs/analyses.md).
+fn type_rows(c: &Comparison) -> impl Iterator<Item = TypeRow<'_>> {
+    let stable = c.has_stable_ids() && c.formats.iter().all(|&f| f == Format::Heapsnapshot);
+    c.types.iter().map(move |t| {
+        let nd = t.new_deleted.filter(|_| stable);
+        TypeRow {
+            name: &c.type_names[t.type_id as usize],
+            count: &t.count,
+            shallow_bytes: &t.shallow_bytes,
+            min_retained_bytes: &t.min_retained_bytes,
+            new: nd.map(|x| x.0),
+            deleted: nd.map(|x| x.1),
+        }
+    })
+}
+
+/// One set's row of the comparison's `duplicates`.
+fn duplicate_row<'a>(c: &'a Comparison, d: &'a DuplicateComparison) -> DuplicateRow<'a> {
+    DuplicateRow {
+        type_name: &c.type_names[d.type_id as usize],
+        instance_bytes: d.instance_bytes,
+        objects_per_copy: d.objects_per_copy,
+        instances: &d.instances,
+        additional_bytes: &d.additional_bytes,
+    }
+}
+
+/// Path row `r` of the comparison's `paths`.
+fn path_row(c: &Comparison, r: u32) -> PathRow<'_> {
+    let f = c.paths.figures_of(r);
+    PathRow {
+        path: c.path_names(r),
+        count: f.iter().map(|x| x.count as u64).collect(),
+        retained_bytes: f.iter().map(|x| x.retained_bytes).collect(),
+        retained_objects: f.iter().map(|x| x.retained_objects as u64).collect(),
+        grows_steadily: c.paths.grows_steadily(r),
+    }
 }
 
 /// One leak suspect as `report --json` writes it in `suspects`

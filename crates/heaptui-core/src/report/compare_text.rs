@@ -97,6 +97,38 @@ pub fn write_comparison_text(
             size(c.reachable_bytes[i])
         )?;
     }
+    write_paths(out, c, &rows_shown)?;
+    let differs = |v: &[u64]| v.windows(2).any(|w| w[0] != w[1]);
+    let types: Vec<&TypeComparison> = c
+        .types
+        .iter()
+        .filter(|t| {
+            differs(&t.count) || differs(&t.shallow_bytes) || differs(&t.min_retained_bytes)
+        })
+        .collect();
+    let dups: Vec<&DuplicateComparison> = c
+        .duplicates
+        .iter()
+        .filter(|d| differs(&d.instances) || differs(&d.additional_bytes))
+        .collect();
+    write_types(out, c, &types[..rows_shown(types.len())], types.len())?;
+    write_duplicates_and_roots(out, c, &dups[..rows_shown(dups.len())], dups.len())?;
+    let owners: Vec<&OwnerComparison> = c
+        .owners
+        .iter()
+        .filter(|o| differs(&o.bytes) || differs(&o.copies))
+        .collect();
+    write_owners(out, &owners[..rows_shown(owners.len())], owners.len())
+}
+
+/// The dominator paths that changed, by Δ retained; `rows_shown` says how
+/// many of a list's rows to write.
+fn write_paths(
+    out: &mut impl Write,
+    c: &Comparison,
+    rows_shown: &impl Fn(usize) -> usize,
+) -> io::Result<()> {
+    let k = c.snapshots();
     let paths = c.changed_paths();
     let steady = paths.iter().filter(|&&r| c.paths.grows_steadily(r)).count();
     let shown = rows_shown(paths.len());
@@ -131,27 +163,7 @@ pub fn write_comparison_text(
             c.path_names(r).join(" / ")
         )?;
     }
-    let differs = |v: &[u64]| v.windows(2).any(|w| w[0] != w[1]);
-    let types: Vec<&TypeComparison> = c
-        .types
-        .iter()
-        .filter(|t| {
-            differs(&t.count) || differs(&t.shallow_bytes) || differs(&t.min_retained_bytes)
-        })
-        .collect();
-    let dups: Vec<&DuplicateComparison> = c
-        .duplicates
-        .iter()
-        .filter(|d| differs(&d.instances) || differs(&d.additional_bytes))
-        .collect();
-    write_types(out, c, &types[..rows_shown(types.len())], types.len())?;
-    write_duplicates_and_roots(out, c, &dups[..rows_shown(dups.len())], dups.len())?;
-    let owners: Vec<&OwnerComparison> = c
-        .owners
-        .iter()
-        .filter(|o| differs(&o.bytes) || differs(&o.copies))
-        .collect();
-    write_owners(out, &owners[..rows_shown(owners.len())], owners.len())
+    Ok(())
 }
 
 /// Duplicate owners whose waste changed (docs/duplicates.md).
