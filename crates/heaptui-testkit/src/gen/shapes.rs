@@ -261,219 +261,327 @@ pub(super) fn xml_tree(h: &mut Heap, rng_shape: &[u8], depth: u32) -> u32 {
 
 /// Builds the main AppDomain's heap of about `target` objects.
 pub(super) fn build_main(rng: &mut Rng, target: u64) -> Heap {
-    let mut h = Heap::new(target as usize + 1024);
-
-    // Shared singletons and pools.
-    let culture_name = h.string(5);
-    let culture = h.obj(T_CULTURE, 64, &[culture_name]);
-    let currency_name = h.string(3);
-    let currency = h.obj(T_OBJECT, 12, &[currency_name, culture]);
-    let products: Vec<u32> = (0..(target / 200).clamp(10, 20_000))
-        .map(|i| {
-            let name = h.string(8 + (i % 24) as u32);
-            h.obj(T_PRODUCT, 32, &[name, culture])
-        })
-        .collect();
-    let customers: Vec<u32> = (0..(target / 100).clamp(10, 50_000))
-        .map(|i| {
-            let name = h.string(10 + (i % 30) as u32);
-            let email = h.string(16 + (i % 20) as u32);
-            h.obj(T_CUSTOMER, 28, &[name, email, culture])
-        })
-        .collect();
-    let statuses: Vec<u32> = (0..5).map(|i| h.string(5 + i)).collect();
-    let mut orders_of: Vec<Vec<u32>> = vec![Vec::new(); customers.len()];
-    // Interned literals: runtime roots (kind 5).
-    for i in 0..(target / 1000).clamp(5, 5_000) {
-        let s = h.string(3 + (i % 40) as u32);
-        h.root(s, 5, 0, None);
-    }
-
-    let app = h.alloc(T_APP, 48);
-    h.root(app, 4, 0, Some(T_APP));
-    let cache = h.alloc(T_CACHE, 24);
-    h.root(cache, 4, 0, Some(T_CACHE));
-    let sessions = h.alloc(T_LLIST, 24);
-    h.root(sessions, 4, 0, Some(T_APP));
-
-    let mut orders: Vec<u32> = Vec::new();
-    let mut cache_keys: Vec<u32> = Vec::new();
-    let mut cache_values: Vec<u32> = Vec::new();
-    let mut session_items: Vec<u32> = Vec::new();
-    let mut configs: Vec<u32> = Vec::new();
-    let mut rules: Vec<(u32, u32, u32)> = Vec::new();
-    // Templates of duplicated cache payloads: the same lengths every time.
-    let templates: Vec<Vec<u32>> = (0..64)
-        .map(|_| {
-            let n = 1 + rng.below(12) as usize;
-            (0..n).map(|_| 4 + rng.below(28) as u32).collect()
-        })
-        .collect();
-    let xml_shapes: Vec<Vec<u8>> = (0..8)
-        .map(|_| (0..64).map(|_| rng.below(256) as u8).collect())
-        .collect();
-
+    let mut m = Main::new(rng, target);
     let garbage_share = 5;
-    while h.len() < target {
+    while m.h.len() < target {
         let pick = rng.below(100);
-        if pick < 45 {
-            // An order: id string, customer and status (shared), lines over
-            // an array; each line points back at its order (cycles).
-            let order = h.alloc(T_ORDER, 48);
-            let id = h.string(12);
-            let n = 1 + rng.below(8) as usize;
-            let lines: Vec<u32> = (0..n)
-                .map(|_| {
-                    let product = products[rng.below(products.len() as u64) as usize];
-                    let note = h.string(4 + rng.below(6) as u32);
-                    let rule = if rules.is_empty() {
-                        culture
-                    } else {
-                        rules[rng.below(rules.len() as u64) as usize].0
-                    };
-                    h.obj(T_LINE, 32, &[product, note, order, culture, currency, rule])
-                })
-                .collect();
-            let arr = h.array(T_LINES, &lines, (n as u32).next_power_of_two());
-            let list = h.obj(T_LIST_LINE, 24, &[arr]);
-            let c = rng.below(customers.len() as u64) as usize;
-            let status = statuses[rng.below(statuses.len() as u64) as usize];
-            let clerk = customers[rng.below(customers.len() as u64) as usize];
-            h.set_refs(order, &[id, customers[c], list, culture, status, clerk]);
-            if rng.chance(garbage_share) {
-                continue; // garbage: nobody holds this order
-            }
-            orders.push(order);
-            orders_of[c].push(order);
-        } else if pick < 62 {
-            // A cache entry whose payload copies a template: duplicate lists
-            // of duplicate arrays of duplicate strings.
-            let t = &templates[rng.below(templates.len() as u64) as usize].clone();
-            let payload = string_list(&mut h, t);
-            let key = h.string(8 + rng.below(24) as u32);
-            let entry = h.obj(T_CACHE_ENTRY, 32, &[payload, culture, cache, currency]);
-            cache_keys.push(key);
-            cache_values.push(entry);
-        } else if pick < 76 {
-            // A pricing rule: part of a densely connected rule network (one
-            // big strongly connected component), wired up at the end.
-            let name = h.string(4 + rng.below(36) as u32);
-            let rule = h.alloc(T_RULE, 40);
-            let product = products[rng.below(products.len() as u64) as usize];
-            rules.push((rule, name, product));
-        } else if pick < 81 {
-            // A session in the circular linked list, with a builder buffer.
-            let chars_len = 16 + 4 * rng.below(16) as u32;
-            let chars = h.obj(T_CHARS, 16 + 2 * chars_len, &[]);
-            let sb = h.obj(T_SB, 24, &[chars]);
-            let user = h.string(6 + rng.below(10) as u32);
-            let session = h.obj(T_SESSION, 40, &[user, sb, culture]);
-            session_items.push(session);
-        } else if pick < 84 {
-            // A configuration tree (parent back-references), copied often.
-            let shape = &xml_shapes[rng.below(xml_shapes.len() as u64) as usize].clone();
-            let tree = xml_tree(&mut h, shape, 2);
-            configs.push(tree);
-        } else if pick < 90 {
-            // An event handler chain: delegates pointing at their targets.
-            let target_obj = if orders.is_empty() {
-                app
-            } else {
-                orders[rng.below(orders.len() as u64) as usize]
-            };
-            let d = h.obj(T_DELEGATE, 32, &[target_obj]);
-            let e = h.obj(T_EVENT, 32, &[d, target_obj]);
-            if rng.chance(50) {
-                h.root(e, 3, 0, None);
-            } else {
-                h.root(e, 1, 0, None);
-            }
-        } else if pick < 93 {
-            // Weakly held: only a weak handle keeps a WeakReference target.
-            let payload = h.string(32);
-            let w = h.obj(T_WEAKREF, 16, &[payload]);
-            h.root(w, 3, 2, None);
-        } else if pick < 95 {
-            // A pinned I/O buffer and a stream on the finalizer queue.
-            let buf = h.obj(T_BYTES, 16 + 512 * (1 + rng.below(8) as u32), &[]);
-            h.root(buf, 3, 1, None);
-            let path = h.string(24 + rng.below(20) as u32);
-            let fs = h.obj(T_FILESTREAM, 56, &[path, buf]);
-            h.root(fs, 2, 0, None);
-            if rng.chance(50) {
-                h.root(fs, 1, 4, None); // also a local with an interior pointer
-            }
-        } else {
-            // Garbage: a random little graph that nobody references.
-            let a = h.string(rng.below(40) as u32);
-            let b = h.obj(T_OBJECT, 12, &[a]);
-            let arr = h.array(T_OBJECTS, &[a, b], 4);
-            let c = h.obj(T_OBJECT, 12, &[arr]);
-            let _ = c;
+        match pick {
+            0..45 => m.order(rng, garbage_share),
+            45..62 => m.cache_entry(rng),
+            62..76 => m.rule(rng),
+            76..81 => m.session(rng),
+            81..84 => m.config(rng),
+            84..90 => m.event_handler(rng),
+            90..93 => m.weakly_held(),
+            93..95 => m.pinned_stream(rng),
+            _ => m.garbage(rng),
+        }
+    }
+    m.wire(rng)
+}
+
+/// The main AppDomain while it is built: the heap, its shared objects and
+/// what the loop made, waiting to be wired up.
+struct Main {
+    h: Heap,
+    culture: u32,
+    currency: u32,
+    products: Vec<u32>,
+    customers: Vec<u32>,
+    statuses: Vec<u32>,
+    orders_of: Vec<Vec<u32>>,
+    app: u32,
+    cache: u32,
+    sessions: u32,
+    orders: Vec<u32>,
+    cache_keys: Vec<u32>,
+    cache_values: Vec<u32>,
+    session_items: Vec<u32>,
+    configs: Vec<u32>,
+    rules: Vec<(u32, u32, u32)>,
+    /// Templates of duplicated cache payloads: the same lengths every time.
+    templates: Vec<Vec<u32>>,
+    xml_shapes: Vec<Vec<u8>>,
+}
+
+impl Main {
+    /// The shared singletons, pools, interned literals and the roots.
+    fn new(rng: &mut Rng, target: u64) -> Main {
+        let mut h = Heap::new(target as usize + 1024);
+        let culture_name = h.string(5);
+        let culture = h.obj(T_CULTURE, 64, &[culture_name]);
+        let currency_name = h.string(3);
+        let currency = h.obj(T_OBJECT, 12, &[currency_name, culture]);
+        let products: Vec<u32> = (0..(target / 200).clamp(10, 20_000))
+            .map(|i| {
+                let name = h.string(8 + (i % 24) as u32);
+                h.obj(T_PRODUCT, 32, &[name, culture])
+            })
+            .collect();
+        let customers: Vec<u32> = (0..(target / 100).clamp(10, 50_000))
+            .map(|i| {
+                let name = h.string(10 + (i % 30) as u32);
+                let email = h.string(16 + (i % 20) as u32);
+                h.obj(T_CUSTOMER, 28, &[name, email, culture])
+            })
+            .collect();
+        let statuses: Vec<u32> = (0..5).map(|i| h.string(5 + i)).collect();
+        let orders_of: Vec<Vec<u32>> = vec![Vec::new(); customers.len()];
+        // Interned literals: runtime roots (kind 5).
+        for i in 0..(target / 1000).clamp(5, 5_000) {
+            let s = h.string(3 + (i % 40) as u32);
+            h.root(s, 5, 0, None);
+        }
+        let app = h.alloc(T_APP, 48);
+        h.root(app, 4, 0, Some(T_APP));
+        let cache = h.alloc(T_CACHE, 24);
+        h.root(cache, 4, 0, Some(T_CACHE));
+        let sessions = h.alloc(T_LLIST, 24);
+        h.root(sessions, 4, 0, Some(T_APP));
+        let templates: Vec<Vec<u32>> = (0..64)
+            .map(|_| {
+                let n = 1 + rng.below(12) as usize;
+                (0..n).map(|_| 4 + rng.below(28) as u32).collect()
+            })
+            .collect();
+        let xml_shapes: Vec<Vec<u8>> = (0..8)
+            .map(|_| (0..64).map(|_| rng.below(256) as u8).collect())
+            .collect();
+        Main {
+            h,
+            culture,
+            currency,
+            products,
+            customers,
+            statuses,
+            orders_of,
+            app,
+            cache,
+            sessions,
+            orders: Vec::new(),
+            cache_keys: Vec::new(),
+            cache_values: Vec::new(),
+            session_items: Vec::new(),
+            configs: Vec::new(),
+            rules: Vec::new(),
+            templates,
+            xml_shapes,
         }
     }
 
-    // Orders: the application holds them in list segments of up to 65 536,
-    // and an index by number holds them again; each customer knows theirs.
-    let mut order_lists = Vec::new();
-    for seg in orders.chunks(65_536) {
-        let arr = h.array(T_ORDERS, seg, seg.len() as u32);
-        order_lists.push(h.obj(T_LIST_ORDER, 24, &[arr]));
-        order_lists.push(h.array(T_OBJECTS, seg, seg.len() as u32));
-    }
-    for (c, mine) in customers.iter().zip(&orders_of) {
-        let arr = h.array(T_ORDERS, mine, mine.len() as u32);
-        let (start, len) = h.spans[*c as usize];
-        let mut refs = h.edges[start as usize..(start + len) as usize].to_vec();
-        refs.push(arr);
-        h.set_refs(*c, &refs);
-    }
-    // The cache: a dictionary with buckets and entries.
-    let mut entry_refs = Vec::with_capacity(cache_keys.len() * 2);
-    for (k, v) in cache_keys.iter().zip(&cache_values) {
-        entry_refs.push(*k);
-        entry_refs.push(*v);
-    }
-    let buckets = h.obj(T_INTS, 16 + 4 * cache_keys.len() as u32, &[]);
-    let entries = h.obj(T_ENTRIES, 16 + 16 * cache_keys.len() as u32, &entry_refs);
-    let dict = h.obj(T_DICT, 48, &[buckets, entries]);
-    h.set_refs(cache, &[dict]);
-    // Sessions: a circular doubly-linked list.
-    let nodes: Vec<u32> = session_items.iter().map(|_| h.alloc(T_LNODE, 24)).collect();
-    for (i, &node) in nodes.iter().enumerate() {
-        let next = nodes[(i + 1) % nodes.len()];
-        let prev = nodes[(i + nodes.len() - 1) % nodes.len()];
-        h.set_refs(node, &[sessions, next, prev, session_items[i]]);
-    }
-    if let Some(&head) = nodes.first() {
-        h.set_refs(sessions, &[head]);
-    }
-    for i in 0..rules.len() {
-        let (rule, name, product) = rules[i];
-        let mut refs = vec![name, product];
-        for _ in 0..14 {
-            refs.push(rules[rng.below(rules.len() as u64) as usize].0);
+    /// An order: id string, customer and status (shared), lines over an
+    /// array; each line points back at its order (cycles). Garbage
+    /// `garbage_share` percent of the time: nobody holds it.
+    fn order(&mut self, rng: &mut Rng, garbage_share: u64) {
+        let h = &mut self.h;
+        let order = h.alloc(T_ORDER, 48);
+        let id = h.string(12);
+        let n = 1 + rng.below(8) as usize;
+        let lines: Vec<u32> = (0..n)
+            .map(|_| {
+                let product = self.products[rng.below(self.products.len() as u64) as usize];
+                let note = h.string(4 + rng.below(6) as u32);
+                let rule = if self.rules.is_empty() {
+                    self.culture
+                } else {
+                    self.rules[rng.below(self.rules.len() as u64) as usize].0
+                };
+                let refs = [product, note, order, self.culture, self.currency, rule];
+                h.obj(T_LINE, 32, &refs)
+            })
+            .collect();
+        let arr = h.array(T_LINES, &lines, (n as u32).next_power_of_two());
+        let list = h.obj(T_LIST_LINE, 24, &[arr]);
+        let c = rng.below(self.customers.len() as u64) as usize;
+        let status = self.statuses[rng.below(self.statuses.len() as u64) as usize];
+        let clerk = self.customers[rng.below(self.customers.len() as u64) as usize];
+        let refs = [id, self.customers[c], list, self.culture, status, clerk];
+        h.set_refs(order, &refs);
+        if rng.chance(garbage_share) {
+            return;
         }
-        h.set_refs(rule, &refs);
+        self.orders.push(order);
+        self.orders_of[c].push(order);
     }
-    let rule_arr = h.array(
-        T_OBJECTS,
-        &rules.iter().take(1024).map(|r| r.0).collect::<Vec<_>>(),
-        1024,
-    );
-    configs.push(rule_arr);
-    let config_arr = h.array(T_OBJECTS, &configs, configs.len() as u32);
-    let mut app_refs = order_lists;
-    app_refs.extend([cache, config_arr, culture]);
-    h.set_refs(app, &app_refs);
-    // Thread objects as locals.
-    for i in 0..4 {
-        let name = h.string(8 + i);
-        let t = h.obj(T_THREAD, 64, &[name, app]);
-        h.root(t, 0, 0, None);
-        h.root(t, 1, 0, None);
+
+    /// A cache entry whose payload copies a template: duplicate lists of
+    /// duplicate arrays of duplicate strings.
+    fn cache_entry(&mut self, rng: &mut Rng) {
+        let t = &self.templates[rng.below(self.templates.len() as u64) as usize].clone();
+        let h = &mut self.h;
+        let payload = string_list(h, t);
+        let key = h.string(8 + rng.below(24) as u32);
+        let refs = [payload, self.culture, self.cache, self.currency];
+        let entry = h.obj(T_CACHE_ENTRY, 32, &refs);
+        self.cache_keys.push(key);
+        self.cache_values.push(entry);
     }
-    h
+
+    /// A pricing rule: part of a densely connected rule network (one big
+    /// strongly connected component), wired up at the end.
+    fn rule(&mut self, rng: &mut Rng) {
+        let name = self.h.string(4 + rng.below(36) as u32);
+        let rule = self.h.alloc(T_RULE, 40);
+        let product = self.products[rng.below(self.products.len() as u64) as usize];
+        self.rules.push((rule, name, product));
+    }
+
+    /// A session in the circular linked list, with a builder buffer.
+    fn session(&mut self, rng: &mut Rng) {
+        let h = &mut self.h;
+        let chars_len = 16 + 4 * rng.below(16) as u32;
+        let chars = h.obj(T_CHARS, 16 + 2 * chars_len, &[]);
+        let sb = h.obj(T_SB, 24, &[chars]);
+        let user = h.string(6 + rng.below(10) as u32);
+        let session = h.obj(T_SESSION, 40, &[user, sb, self.culture]);
+        self.session_items.push(session);
+    }
+
+    /// A configuration tree (parent back-references), copied often.
+    fn config(&mut self, rng: &mut Rng) {
+        let shape = &self.xml_shapes[rng.below(self.xml_shapes.len() as u64) as usize].clone();
+        let tree = xml_tree(&mut self.h, shape, 2);
+        self.configs.push(tree);
+    }
+
+    /// An event handler chain: delegates pointing at their targets.
+    fn event_handler(&mut self, rng: &mut Rng) {
+        let target_obj = if self.orders.is_empty() {
+            self.app
+        } else {
+            self.orders[rng.below(self.orders.len() as u64) as usize]
+        };
+        let h = &mut self.h;
+        let d = h.obj(T_DELEGATE, 32, &[target_obj]);
+        let e = h.obj(T_EVENT, 32, &[d, target_obj]);
+        if rng.chance(50) {
+            h.root(e, 3, 0, None);
+        } else {
+            h.root(e, 1, 0, None);
+        }
+    }
+
+    /// Weakly held: only a weak handle keeps a WeakReference target.
+    fn weakly_held(&mut self) {
+        let payload = self.h.string(32);
+        let w = self.h.obj(T_WEAKREF, 16, &[payload]);
+        self.h.root(w, 3, 2, None);
+    }
+
+    /// A pinned I/O buffer and a stream on the finalizer queue.
+    fn pinned_stream(&mut self, rng: &mut Rng) {
+        let h = &mut self.h;
+        let buf = h.obj(T_BYTES, 16 + 512 * (1 + rng.below(8) as u32), &[]);
+        h.root(buf, 3, 1, None);
+        let path = h.string(24 + rng.below(20) as u32);
+        let fs = h.obj(T_FILESTREAM, 56, &[path, buf]);
+        h.root(fs, 2, 0, None);
+        if rng.chance(50) {
+            h.root(fs, 1, 4, None); // also a local with an interior pointer
+        }
+    }
+
+    /// Garbage: a random little graph that nobody references.
+    fn garbage(&mut self, rng: &mut Rng) {
+        let h = &mut self.h;
+        let a = h.string(rng.below(40) as u32);
+        let b = h.obj(T_OBJECT, 12, &[a]);
+        let arr = h.array(T_OBJECTS, &[a, b], 4);
+        h.obj(T_OBJECT, 12, &[arr]);
+    }
+
+    /// Wires up what the loop made: the order lists and the customers'
+    /// orders, the cache's dictionary, the session ring, the rule network,
+    /// the application object and the threads.
+    fn wire(mut self, rng: &mut Rng) -> Heap {
+        let order_lists = self.wire_orders();
+        self.wire_cache();
+        self.wire_sessions();
+        self.wire_rules(rng);
+        let h = &mut self.h;
+        let config_arr = h.array(T_OBJECTS, &self.configs, self.configs.len() as u32);
+        let mut app_refs = order_lists;
+        app_refs.extend([self.cache, config_arr, self.culture]);
+        h.set_refs(self.app, &app_refs);
+        // Thread objects as locals.
+        for i in 0..4 {
+            let name = h.string(8 + i);
+            let t = h.obj(T_THREAD, 64, &[name, self.app]);
+            h.root(t, 0, 0, None);
+            h.root(t, 1, 0, None);
+        }
+        self.h
+    }
+
+    /// The application holds the orders in list segments of up to 65 536,
+    /// and an index by number holds them again; each customer knows theirs.
+    /// Returns the segments.
+    fn wire_orders(&mut self) -> Vec<u32> {
+        let h = &mut self.h;
+        let mut order_lists = Vec::new();
+        for seg in self.orders.chunks(65_536) {
+            let arr = h.array(T_ORDERS, seg, seg.len() as u32);
+            order_lists.push(h.obj(T_LIST_ORDER, 24, &[arr]));
+            order_lists.push(h.array(T_OBJECTS, seg, seg.len() as u32));
+        }
+        for (c, mine) in self.customers.iter().zip(&self.orders_of) {
+            let arr = h.array(T_ORDERS, mine, mine.len() as u32);
+            let (start, len) = h.spans[*c as usize];
+            let mut refs = h.edges[start as usize..(start + len) as usize].to_vec();
+            refs.push(arr);
+            h.set_refs(*c, &refs);
+        }
+        order_lists
+    }
+
+    /// The cache: a dictionary with buckets and entries.
+    fn wire_cache(&mut self) {
+        let h = &mut self.h;
+        let keys = &self.cache_keys;
+        let mut entry_refs = Vec::with_capacity(keys.len() * 2);
+        for (k, v) in keys.iter().zip(&self.cache_values) {
+            entry_refs.push(*k);
+            entry_refs.push(*v);
+        }
+        let buckets = h.obj(T_INTS, 16 + 4 * keys.len() as u32, &[]);
+        let entries = h.obj(T_ENTRIES, 16 + 16 * keys.len() as u32, &entry_refs);
+        let dict = h.obj(T_DICT, 48, &[buckets, entries]);
+        h.set_refs(self.cache, &[dict]);
+    }
+
+    /// Sessions: a circular doubly-linked list.
+    fn wire_sessions(&mut self) {
+        let h = &mut self.h;
+        let nodes: Vec<u32> = self
+            .session_items
+            .iter()
+            .map(|_| h.alloc(T_LNODE, 24))
+            .collect();
+        for (i, &node) in nodes.iter().enumerate() {
+            let next = nodes[(i + 1) % nodes.len()];
+            let prev = nodes[(i + nodes.len() - 1) % nodes.len()];
+            h.set_refs(node, &[self.sessions, next, prev, self.session_items[i]]);
+        }
+        if let Some(&head) = nodes.first() {
+            h.set_refs(self.sessions, &[head]);
+        }
+    }
+
+    /// The rule network: each rule references 14 random others; the first
+    /// 1,024 rules are held by an array among the configurations.
+    fn wire_rules(&mut self, rng: &mut Rng) {
+        let rules = &self.rules;
+        for &(rule, name, product) in rules {
+            let mut refs = vec![name, product];
+            for _ in 0..14 {
+                refs.push(rules[rng.below(rules.len() as u64) as usize].0);
+            }
+            self.h.set_refs(rule, &refs);
+        }
+        let first: Vec<u32> = rules.iter().take(1024).map(|r| r.0).collect();
+        let rule_arr = self.h.array(T_OBJECTS, &first, 1024);
+        self.configs.push(rule_arr);
+    }
 }
 
 /// A small second AppDomain reusing type ids 0..6 for other types.
