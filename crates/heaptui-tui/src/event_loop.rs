@@ -9,7 +9,6 @@
 //! terminal setup (see `tui::run`); imports `app` and the job plumbing.
 
 use std::collections::VecDeque;
-use std::io::Write;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -46,29 +45,18 @@ pub enum Ended {
     ToggleReferences,
 }
 
-/// An optional timing log (`HEAPTUI_UI_TRACE=file`): first frame and per-key
-/// latencies, for the README's measurements.
-pub struct Trace(Option<std::fs::File>);
+/// A latency of the UI in milliseconds, as a `tracing` event of target
+/// `heaptui::ui` in the log `HEAPTUI_LOG` names (`heaptui_core::log`):
+/// the first frame, each key until its frame is drawn, each filter until
+/// its result is.
+pub fn log_latency(what: &str, d: Duration) {
+    let ms = d.as_secs_f64() * 1000.0;
+    tracing::debug!(target: "heaptui::ui", what, ms = %format_args!("{ms:.2}"));
+}
 
-impl Trace {
-    /// No log.
-    pub fn none() -> Trace {
-        Trace(None)
-    }
-
-    /// The log `HEAPTUI_UI_TRACE` names, if set and it can be created; else none.
-    pub fn open() -> Trace {
-        Trace(std::env::var_os("HEAPTUI_UI_TRACE").and_then(|p| std::fs::File::create(p).ok()))
-    }
-    fn on(&self) -> bool {
-        self.0.is_some()
-    }
-    /// Writes `what` and the duration in milliseconds, if logging.
-    pub fn log(&mut self, what: &str, d: Duration) {
-        if let Some(f) = &mut self.0 {
-            let _ = writeln!(f, "{what} {:.2}", d.as_secs_f64() * 1000.0);
-        }
-    }
+/// Whether [`log_latency`]'s events are recorded.
+fn latencies_logged() -> bool {
+    tracing::enabled!(target: "heaptui::ui", tracing::Level::DEBUG)
 }
 
 /// Where the loop's work goes: threads (live) or inline (settled).
@@ -84,7 +72,6 @@ pub struct Runtime {
     job_progress: Option<Arc<Progress>>,
     ticker: Receiver<Instant>,
     launched: Instant,
-    trace: Trace,
     /// For the timing log: per pane, the filter generation last sent and when.
     filter_sent: [Option<(u64, Instant)>; PaneId::COUNT],
     /// The screen must be cleared and drawn whole (after a suspend).
@@ -98,7 +85,6 @@ impl Runtime {
         results: Receiver<Msg>,
         filters: FilterThread,
         launched: Instant,
-        trace: Trace,
     ) -> Runtime {
         Runtime {
             settled: false,
@@ -109,7 +95,6 @@ impl Runtime {
             job_progress: None,
             ticker: tick(TICK),
             launched,
-            trace,
             filter_sent: [None; PaneId::COUNT],
             redraw_all: false,
         }
@@ -127,7 +112,6 @@ impl Runtime {
             job_progress: None,
             ticker: never(),
             launched: Instant::now(),
-            trace: Trace(None),
             filter_sent: [None; PaneId::COUNT],
             redraw_all: false,
         }
@@ -206,7 +190,7 @@ pub fn run<B: Backend>(
             terminal.draw(|f| ui::draw(app, f))?;
             last_draw = Instant::now();
             dirty = false;
-            log_latencies(rt, &turn);
+            log_latencies(&turn);
         }
     };
     Ok(ended)
@@ -246,7 +230,7 @@ fn on_result(app: &mut App, rt: &Runtime, msg: Msg, turn: &mut Turn) {
         turn.urgent = true;
         let i = f.pane.index();
         if let Some((g, at)) = rt.filter_sent[i] {
-            if g == f.generation && rt.trace.on() {
+            if g == f.generation && latencies_logged() {
                 turn.filter_done = Some((i, at));
             }
         }
@@ -255,15 +239,12 @@ fn on_result(app: &mut App, rt: &Runtime, msg: Msg, turn: &mut Turn) {
 }
 
 /// The timing log's lines for a drawn turn.
-fn log_latencies(rt: &mut Runtime, turn: &Turn) {
+fn log_latencies(turn: &Turn) {
     if let Some(t) = turn.key_at {
-        rt.trace.log("key_ms", t.elapsed());
+        log_latency("key", t.elapsed());
     }
     if let Some((i, t)) = turn.filter_done {
-        rt.trace.log(
-            &format!("filter_{}_ms", PaneId::ALL[i].title()),
-            t.elapsed(),
-        );
+        log_latency(&format!("filter {}", PaneId::ALL[i].title()), t.elapsed());
     }
 }
 

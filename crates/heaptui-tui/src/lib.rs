@@ -66,7 +66,7 @@ use crossterm::event::{self, DisableMouseCapture, EnableMouseCapture, Event};
 use ratatui::layout::Rect;
 
 use app::{Action, App};
-use event_loop::{Ended, Trace};
+use event_loop::Ended;
 use filtering::FilterThread;
 use heaptui_core::graph::duplicates::DuplicateOptions;
 use heaptui_core::import::source::TERMINAL_IN_USE;
@@ -127,7 +127,6 @@ pub fn run(options: Options) -> color_eyre::Result<u8> {
 
 fn run_ui(options: Options) -> color_eyre::Result<(Exit, Option<String>)> {
     let launched = Instant::now();
-    let mut trace = Trace::open();
     // The paths were checked by the caller (the binary runs
     // `import::source::check_file` on each); what goes wrong from here on
     // shows in the UI.
@@ -155,13 +154,12 @@ fn run_ui(options: Options) -> color_eyre::Result<(Exit, Option<String>)> {
     let mut app = App::new(name, theme, Rect::new(0, 0, size.width, size.height));
     app.loading = loading::Loading::with_baselines(baselines.len());
     terminal.draw(|f| ui::draw(&app, f))?;
-    trace.log("first_frame_ms", launched.elapsed());
+    event_loop::log_latency("first frame", launched.elapsed());
     spawn_input(event_tx)?;
 
     // `R` analyses the dump again with the other `--references` mode: a
     // fresh worker, App and runtime over the same terminal and input.
     let (mut input, mut baselines) = (input, baselines);
-    let mut trace = Some(trace);
     let exit = loop {
         let progress = Arc::new(Progress::new());
         let (work_tx, work_rx) = bounded::<Msg>(16);
@@ -174,8 +172,7 @@ fn run_ui(options: Options) -> color_eyre::Result<(Exit, Option<String>)> {
             work_tx.clone(),
         )?;
         let filters = FilterThread::spawn(work_tx)?;
-        let trace = trace.take().unwrap_or_else(Trace::none);
-        let mut rt = event_loop::Runtime::live(progress.clone(), work_rx, filters, launched, trace);
+        let mut rt = event_loop::Runtime::live(progress.clone(), work_rx, filters, launched);
         match event_loop::run(&mut terminal, &mut app, &events, &mut rt)? {
             Ended::Quit(exit) => break exit,
             Ended::InputClosed => break Exit::Code(0),
