@@ -903,11 +903,12 @@ fn decode_duplicates(
 ///   reachable heap (its additional objects are distinct reachable ones);
 /// - sets in the detector's order (additional bytes descending, then the
 ///   first member's id);
-/// - held-by lists ascending, without the set itself, holding set among
-///   them (none exactly when the list is empty), and each holder met on
-///   every root path to the held members: a holder has a member earlier in
-///   the DFS preorder than every member of the held set (the DFS tree path
-///   to a held member passes through one), which also makes held-by acyclic.
+/// - held-by lists ascending, without the set itself, and each holder met
+///   on every root path to the held members: a holder has a member earlier
+///   in the DFS preorder than every member of the held set (the DFS tree
+///   path to a held member passes through one), which also makes held-by
+///   acyclic; the holding sets are made again from the lists (in that
+///   order) and must be those read.
 fn check_sets(dump: &Model, dom: &DominatorTree, sets: &[DuplicateSet]) -> Result<(), Corrupt> {
     let n = dump.objects();
     let mut position = crate::mem::filled(n, u32::MAX);
@@ -956,14 +957,19 @@ fn check_sets(dump: &Model, dom: &DominatorTree, sets: &[DuplicateSet]) -> Resul
     }
     for (i, s) in sets.iter().enumerate() {
         let held_ok = s.held_by.windows(2).all(|w| w[0] < w[1])
-            && s.held_by.iter().all(|&h| first[h as usize] < first[i])
-            && match s.holding_set {
-                None => s.held_by.is_empty(),
-                Some(h) => s.held_by.binary_search(&h).is_ok(),
-            };
+            && s.held_by.iter().all(|&h| first[h as usize] < first[i]);
         if !held_ok {
             return corrupt("duplicate sets: held by sets that cannot hold them");
         }
+    }
+    // The holding sets follow from the held-by lists: made again, they must
+    // be those read.
+    let mut order: Vec<u32> = (0..sets.len() as u32).collect();
+    order.sort_unstable_by_key(|&i| first[i as usize]);
+    let lists: Vec<&[u32]> = sets.iter().map(|s| &s.held_by[..]).collect();
+    let holding = crate::graph::duplicates::holding_sets(&lists, &order);
+    if sets.iter().zip(holding).any(|(s, h)| s.holding_set != h) {
+        return corrupt("duplicate sets: a holding set not the outermost holder");
     }
     Ok(())
 }
@@ -1200,6 +1206,13 @@ mod tests {
                 "holding set not among the holders",
                 Box::new(move |d| {
                     d.sets[held].holding_set = None;
+                }),
+            ),
+            (
+                "a holding set other than the outermost holder",
+                Box::new(move |d| {
+                    let h = d.sets[held].holding_set.unwrap();
+                    d.sets[held].holding_set = Some(if h == 0 { 1 } else { 0 });
                 }),
             ),
             (

@@ -67,13 +67,13 @@ pub fn duplicates(
         .with("possible_duplicate_types", a.duplicates.possible.len())
         .with(
             "next",
-            "duplicate_set with a set number lists its members and the sets holding it; holding_set is the set whose copies hold this one's",
+            "duplicate_set with a set number lists its members and the sets holding it directly; holding_set is the outermost set whose copies hold this one's",
         )
         .finish())
 }
 
-/// Set number `set`: its figures, the sets that hold it, a page of its
-/// members.
+/// Set number `set`: its figures, the sets that hold it directly (its
+/// `held_by`), a page of its members.
 pub fn duplicate_set(
     l: &Loaded,
     set: u64,

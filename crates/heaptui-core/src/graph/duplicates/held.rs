@@ -1,6 +1,8 @@
 //! Held duplicates (docs/duplicates.md): set S is fully held by set H when no member
 //! of S is reachable from a strong root without passing through a member of
-//! H. Exact, and local in practice:
+//! H. A set's `held_by` lists its direct holders (those holding no other of
+//! its holders), its `holding_set` is the outermost holder, made from the
+//! direct holders' own ([`holding_sets`]). Exact, and local in practice:
 //!
 //! - Candidates. If H holds S, every root path to a member s of S contains a
 //!   member of H; so the holders of S are among the sets met on one root path
@@ -21,10 +23,14 @@
 //!   (the common positive case: the array's list is in H), and otherwise
 //!   continues from that node's retainers outside its own subtree (a simple
 //!   root path never enters a node's subtree before the node).
+//! - Sets nested deep (more candidates than `MANY_CANDIDATES`) are done in
+//!   order, each walk stopping at a holder met at its own first member,
+//!   whose path is the rest of this one ([`Pass::walk`]): a nesting of depth
+//!   N costs N steps and checks, not N².
 
 use std::collections::HashSet;
 
-use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering::Relaxed};
 
 use rayon::prelude::*;
 
@@ -145,8 +151,9 @@ impl Index<'_> {
     }
 
     /// The sets on one root path to `s` (excluding `s`'s own set), each
-    /// once, nearest to `s` first.
-    fn path_candidates(&self, s: u32, own: u32) -> Vec<u32> {
+    /// once, nearest to `s` first; `None` as soon as there are more than
+    /// `limit`.
+    fn path_candidates(&self, s: u32, own: u32, limit: usize) -> Option<Vec<u32>> {
         let mut out = Vec::new();
         let mut met = HashSet::<u32, IntBuild>::default();
         let mut x = s;
@@ -158,15 +165,18 @@ impl Index<'_> {
             x = best;
             let set = self.set_of[x as usize];
             if set != NONE && set != own && met.insert(set) {
+                if out.len() == limit {
+                    return None;
+                }
                 out.push(set);
             }
         }
-        out
+        Some(out)
     }
 
     /// The member whose greedy root path is walked: the one earliest in
     /// the DFS preorder. Every set met on that path has a member earlier
-    /// still, which orders the sets for [`held_in_order`].
+    /// still, which orders the sets for [`Pass::found_in_order`].
     fn first_member(&self, s: &DuplicateSet) -> u32 {
         s.members
             .iter()
@@ -194,8 +204,9 @@ impl Index<'_> {
     }
 }
 
-/// Fills `held_by` and `holding_set` of every set; `sets[i].id == i`, and
-/// `set_of` is the set of every object (`u32::MAX` for none).
+/// Fills `held_by` (the direct holders) and `holding_set` of every set;
+/// `sets[i].id == i`, and `set_of` is the set of every object (`u32::MAX`
+/// for none).
 pub(crate) fn compute_held(
     graph: &HeapGraph,
     dom: &DominatorTree,
@@ -235,103 +246,250 @@ pub(crate) fn compute_held(
         strong,
         member_tins,
     };
+    let first: Vec<u32> = sets.par_iter().map(|s| index.first_member(s)).collect();
+    let pass = Pass {
+        index: &index,
+        sets,
+        first,
+        many: MANY_CANDIDATES.load(Relaxed),
+    };
     span.exit();
-    let held_by = tracing::debug_span!(target: "heaptui::profile", "held checks")
-        .in_scope(|| held_by(&index, sets, progress));
+    let direct = tracing::debug_span!(target: "heaptui::profile", "held checks")
+        .in_scope(|| pass.direct_holders(progress));
     progress.check()?;
-    // The holding set: a holder no other holder of S holds (held-by is
-    // transitive and acyclic, so one exists); ties by the lowest id, which is
-    // the largest additional bytes (ids follow that order).
-    for (i, s) in sets.iter_mut().enumerate() {
-        let holders = &held_by[i];
-        s.holding_set = holders.iter().copied().find(|&h| {
-            !holders
-                .iter()
-                .any(|g| held_by[h as usize].binary_search(g).is_ok())
-        });
-        s.held_by = held_by[i].clone();
+    let mut order: Vec<u32> = (0..sets.len() as u32).collect();
+    order.sort_unstable_by_key(|&i| index.dfs_pos[pass.first[i as usize] as usize]);
+    let lists: Vec<&[u32]> = direct.iter().map(|d| &d[..]).collect();
+    let holding = holding_sets(&lists, &order);
+    for ((s, d), h) in sets.iter_mut().zip(direct).zip(holding) {
+        s.held_by = d;
+        s.holding_set = h;
     }
     Ok(())
 }
 
-/// Sets with more candidates than this are done by [`held_in_order`].
-const MANY_CANDIDATES: usize = 32;
-
-/// Per set, the sets that hold it (sorted): those on every path to one of
-/// its members whose removal leaves no member reachable. Empty for a set
-/// with a strongly rooted member, and for all once cancelled.
-///
-/// Each candidate of a set with few is checked on its own, in parallel.
-/// The sets with many are those nested deep in other sets (a duplicated
-/// linked list: each node's set is held by every set above it), where
-/// checking every candidate apart costs the square of the depth per set;
-/// they are done in order by [`held_in_order`], which takes a confirmed
-/// holder's own holders as holders without checking them.
-fn held_by(index: &Index, sets: &[DuplicateSet], progress: &Progress) -> Vec<Vec<u32>> {
-    let first: Vec<Option<Vec<u32>>> = sets
-        .par_iter()
-        .map_init(
-            || (HashSet::<u32, IntBuild>::default(), Vec::new()),
-            |(seen, stack), s| {
-                if progress.is_cancelled() {
-                    return Some(Vec::new());
-                }
-                // A strongly rooted member is reachable whatever is removed.
-                if s.members.iter().any(|&m| index.strong[m as usize]) {
-                    return Some(Vec::new());
-                }
-                let candidates = index.path_candidates(index.first_member(s), s.id);
-                if candidates.len() > MANY_CANDIDATES {
-                    return None;
-                }
-                let mut held: Vec<u32> = candidates
-                    .into_iter()
-                    .filter(|&h| index.holds(s, h, seen, stack))
-                    .collect();
-                held.sort_unstable();
-                Some(held)
-            },
-        )
-        .collect();
-    let deep: Vec<usize> = (0..sets.len()).filter(|&i| first[i].is_none()).collect();
-    let mut held: Vec<Vec<u32>> = first.into_iter().map(Option::unwrap_or_default).collect();
-    held_in_order(index, sets, deep, &mut held, progress);
-    held
+/// The holding set of every set from its direct holders (`held_by`): the
+/// lowest id among its outermost holders, those nothing holds. Every
+/// holder of S is a direct holder of S or a holder of one, so S's
+/// outermost holders are its direct holders that nothing holds and the
+/// outermost holders of its other direct holders: the lowest of them is
+/// the lowest over the direct holders D of "D if nothing holds D, else
+/// D's holding set". `order` lists every set after its holders (by the
+/// earliest DFS position of a member); a holder out of that order counts
+/// as outermost.
+pub(crate) fn holding_sets(held_by: &[&[u32]], order: &[u32]) -> Vec<Option<u32>> {
+    let mut holding: Vec<Option<u32>> = vec![None; held_by.len()];
+    for &i in order {
+        holding[i as usize] = held_by[i as usize]
+            .iter()
+            .map(|&d| holding[d as usize].unwrap_or(d))
+            .min();
+    }
+    holding
 }
 
-/// The holders of the sets `deep`, in the order of their first members'
-/// DFS positions. A candidate of a set has a member earlier in that order
-/// than the set's first member (the greedy path only goes back), so its
-/// holders are known when the set comes: when a candidate holds the set,
-/// so does every holder of the candidate (holding is transitive), and
-/// those are among the later candidates (they lie on every root path).
-fn held_in_order(
-    index: &Index,
-    sets: &[DuplicateSet],
-    mut deep: Vec<usize>,
-    held: &mut [Vec<u32>],
-    progress: &Progress,
-) {
-    deep.sort_unstable_by_key(|&i| index.dfs_pos[index.first_member(&sets[i]) as usize]);
-    let (mut seen, mut stack) = (HashSet::<u32, IntBuild>::default(), Vec::new());
-    let mut known = HashSet::<u32, IntBuild>::default();
-    for i in deep {
-        if progress.is_cancelled() {
-            return;
+/// Sets with more candidate holders than this are done by
+/// [`Pass::found_in_order`]; a set's candidates that do not hold it are kept
+/// (for that pass to jump over its path) when there are at most this many.
+static MANY_CANDIDATES: AtomicUsize = AtomicUsize::new(32);
+
+/// Sets [`MANY_CANDIDATES`]. For tests: results are the same for every value.
+pub(crate) fn set_many_candidates(n: usize) {
+    MANY_CANDIDATES.store(n, Relaxed);
+}
+
+/// What the checks found for one set.
+struct Found {
+    /// Holders, ascending: every direct holder is among them, and every
+    /// holder when `complete`.
+    holders: Vec<u32>,
+    /// Whether `holders` is every holder of the set.
+    complete: bool,
+    /// The candidates on the set's path that do not hold it, when there are
+    /// at most `many`.
+    not_holding: Option<Vec<u32>>,
+}
+
+impl Found {
+    /// A set nothing holds (a strongly rooted member), or one left undone
+    /// when the analysis was cancelled.
+    fn unheld() -> Self {
+        Found {
+            holders: Vec::new(),
+            complete: true,
+            not_holding: None,
         }
-        let s = &sets[i];
-        known.clear();
-        let mut out = Vec::new();
-        for h in index.path_candidates(index.first_member(s), s.id) {
-            if known.contains(&h) {
-                out.push(h);
-            } else if index.holds(s, h, &mut seen, &mut stack) {
-                out.push(h);
-                known.extend(held[h as usize].iter().copied());
+    }
+}
+
+/// The held checks of all sets.
+struct Pass<'a> {
+    index: &'a Index<'a>,
+    sets: &'a [DuplicateSet],
+    /// Per set, its member earliest in the DFS preorder.
+    first: Vec<u32>,
+    /// [`MANY_CANDIDATES`] for this pass.
+    many: usize,
+}
+
+impl Pass<'_> {
+    fn first_pos(&self, set: u32) -> u32 {
+        self.index.dfs_pos[self.first[set as usize] as usize]
+    }
+
+    /// Per set, its direct holders, ascending: the holders H of S such
+    /// that H holds no other holder of S. Empty for a set with a strongly
+    /// rooted member, and for all once cancelled.
+    ///
+    /// A set with few candidates has each checked on its own, in parallel.
+    /// The others are nested deep in other sets (a duplicated linked list:
+    /// each node's set is held by every set above it); they are done in
+    /// order by [`Pass::found_in_order`]. A holder found is direct unless
+    /// it holds another holder found.
+    fn direct_holders(&self, progress: &Progress) -> Vec<Vec<u32>> {
+        let mut found: Vec<Option<Found>> = self
+            .sets
+            .par_iter()
+            .map_init(
+                || (HashSet::<u32, IntBuild>::default(), Vec::new()),
+                |(seen, stack), s| {
+                    if progress.is_cancelled()
+                        || s.members.iter().any(|&m| self.index.strong[m as usize])
+                    {
+                        // A strongly rooted member is reachable whatever is removed.
+                        return Some(Found::unheld());
+                    }
+                    let candidates =
+                        self.index
+                            .path_candidates(self.first[s.id as usize], s.id, self.many)?;
+                    let (mut holders, not_holding): (Vec<u32>, Vec<u32>) = candidates
+                        .into_iter()
+                        .partition(|&h| self.index.holds(s, h, seen, stack));
+                    holders.sort_unstable();
+                    Some(Found {
+                        holders,
+                        complete: true,
+                        not_holding: Some(not_holding),
+                    })
+                },
+            )
+            .collect();
+        self.found_in_order(&mut found, progress);
+        let found: Vec<Found> = found
+            .into_iter()
+            .map(|f| f.unwrap_or_else(Found::unheld))
+            .collect();
+        self.sets
+            .par_iter()
+            .map_init(
+                || (HashSet::<u32, IntBuild>::default(), Vec::new()),
+                |(seen, stack), s| {
+                    let c = &found[s.id as usize].holders;
+                    c.iter()
+                        .copied()
+                        .filter(|&x| {
+                            !progress.is_cancelled()
+                                && !c
+                                    .iter()
+                                    .any(|&y| y != x && self.set_holds(&found, x, y, seen, stack))
+                        })
+                        .collect()
+                },
+            )
+            .collect()
+    }
+
+    /// Whether set `x` holds set `y`.
+    fn set_holds(
+        &self,
+        found: &[Found],
+        x: u32,
+        y: u32,
+        seen: &mut HashSet<u32, IntBuild>,
+        stack: &mut Vec<u32>,
+    ) -> bool {
+        // A holder has a member before every member of what it holds (the
+        // DFS tree path to that member passes through one).
+        if self.first_pos(x) >= self.first_pos(y) {
+            return false;
+        }
+        let f = &found[y as usize];
+        f.holders.binary_search(&x).is_ok()
+            || (!f.complete && self.index.holds(&self.sets[y as usize], x, seen, stack))
+    }
+
+    /// What the checks find for the sets left out (`None`), in the order of
+    /// their first members' DFS positions. The sets met on a set's path have
+    /// members earlier in that order than its first member (the greedy path
+    /// only goes back), so they are done when it comes.
+    fn found_in_order(&self, found: &mut [Option<Found>], progress: &Progress) {
+        let mut deep: Vec<u32> = (0..found.len() as u32)
+            .filter(|&i| found[i as usize].is_none())
+            .collect();
+        deep.sort_unstable_by_key(|&i| self.first_pos(i));
+        let (mut seen, mut stack) = (HashSet::<u32, IntBuild>::default(), Vec::new());
+        for i in deep {
+            if progress.is_cancelled() {
+                return;
+            }
+            let f = self.walk(i, found, &mut seen, &mut stack);
+            found[i as usize] = Some(f);
+        }
+    }
+
+    /// Set `i`'s holders, walking its path up to the first holder H met at
+    /// H's own first member whose non-holding candidates are known. The
+    /// path beyond is then H's, so its sets are H's candidates: H's holders,
+    /// which hold `i` through H (not directly: they need no check), and
+    /// those that do not hold H, checked here.
+    fn walk(
+        &self,
+        i: u32,
+        found: &[Option<Found>],
+        seen: &mut HashSet<u32, IntBuild>,
+        stack: &mut Vec<u32>,
+    ) -> Found {
+        let (index, s) = (self.index, &self.sets[i as usize]);
+        let mut met = HashSet::<u32, IntBuild>::default();
+        let (mut holders, mut not_holding) = (Vec::new(), Vec::new());
+        let mut complete = true;
+        let mut x = self.first[i as usize];
+        loop {
+            x = index.up(x);
+            if x == NONE {
+                break;
+            }
+            let h = index.set_of[x as usize];
+            if h == NONE || h == i || !met.insert(h) {
+                continue;
+            }
+            if !index.holds(s, h, seen, stack) {
+                not_holding.push(h);
+                continue;
+            }
+            holders.push(h);
+            let rest = found[h as usize]
+                .as_ref()
+                .filter(|_| x == self.first[h as usize])
+                .and_then(|f| f.not_holding.as_ref());
+            if let Some(rest) = rest {
+                for &g in rest.iter().filter(|&&g| met.insert(g)) {
+                    if index.holds(s, g, seen, stack) {
+                        holders.push(g);
+                    } else {
+                        not_holding.push(g);
+                    }
+                }
+                complete = false;
+                break;
             }
         }
-        out.sort_unstable();
-        held[i] = out;
+        holders.sort_unstable();
+        Found {
+            holders,
+            complete,
+            not_holding: (not_holding.len() <= self.many).then_some(not_holding),
+        }
     }
 }
 
@@ -406,8 +564,9 @@ mod tests {
     /// Two copies of a linked list, one more root into the first copy at
     /// `bypass`: the set of the nodes at depth d is held by the sets above
     /// it, but from `bypass` on only by those at or below `bypass` (the
-    /// extra root reaches the first copy's tail past them). Deep enough for
-    /// the ordered pass (more than `MANY_CANDIDATES` sets above).
+    /// extra root reaches the first copy's tail past them); directly by the
+    /// one just above. Deep enough for the ordered pass (more than
+    /// `MANY_CANDIDATES` sets above).
     #[test]
     fn a_duplicated_list_nests_each_set_in_those_above_it() {
         let (len, bypass) = (120u32, 70u32);
@@ -452,10 +611,11 @@ mod tests {
         let mut seen = 0;
         for s in &dups.sets {
             let d = depth(s.id);
-            let mut above: Vec<u32> = s.held_by.iter().map(|&h| depth(h)).collect();
-            above.sort_unstable();
+            let direct: Vec<u32> = s.held_by.iter().map(|&h| depth(h)).collect();
             let from = if d >= bypass { bypass } else { 0 };
-            assert_eq!(above, (from..d).collect::<Vec<_>>(), "depth {d}");
+            // Held by every set from `from` down, directly by the one above.
+            let above = (d > from).then(|| d - 1);
+            assert_eq!(direct, Vec::from_iter(above), "depth {d}");
             let outer = s.holding_set.map(depth);
             assert_eq!(outer, (d > from).then_some(from), "depth {d}");
             seen += 1;

@@ -45,6 +45,7 @@ use crate::graph::{DominatorTree, HeapGraph};
 use crate::model::{Model, ObjectIdx};
 use crate::progress::{Cancelled, Progress, Stage};
 use bisim::NO_BLOCK;
+pub(crate) use held::holding_sets;
 use sets::NO_SET;
 pub use sets::{
     DuplicateMode, DuplicateOptions, DuplicateSet, DuplicateTotals, Duplicates, PossibleDuplicates,
@@ -63,6 +64,14 @@ pub const DEFAULT_BUDGET_PER_TYPE: u64 = 50_000_000;
 #[doc(hidden)]
 pub fn set_hub_threshold(objects: usize) {
     hubs::HUB_AFTER.store(objects.max(1), std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Sets how many candidate holders a set may have before its held checks
+/// are done in order (see `held`); 0 does every set in order. For tests:
+/// results are the same for every value.
+#[doc(hidden)]
+pub fn set_many_candidates(sets: usize) {
+    held::set_many_candidates(sets);
 }
 
 /// Detects duplicates as `options` say.
