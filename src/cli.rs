@@ -333,6 +333,9 @@ pub struct ReportRun {
     pub fail_if_grows: Option<u64>,
     /// `--what-if TYPE.FIELD`, as given: resolved once the dump is read.
     pub what_if: Vec<String>,
+    /// `--paths` (with the baselines' figures once they are read):
+    /// answered once the dump is read.
+    pub paths: Option<PathsQuery>,
     pub schedule: Schedule,
     /// How the dump is read (`--compressed-refs`).
     pub import: ImportOptions,
@@ -478,12 +481,7 @@ impl TryFrom<ReportArgs> for ReportRun {
                     .immediate_dominators
                     .as_deref()
                     .map(|p| (Glob::new(p), args.skip.as_deref().map(Glob::new))),
-                paths: args.paths.as_deref().map(|p| {
-                    Box::new(PathsQuery::new(
-                        Glob::new(p),
-                        args.skip.as_deref().map(Glob::new),
-                    ))
-                }),
+                paths: None,
                 comparison: None,
                 object: args.object,
                 owner_exclude: (!args.owner_skip.is_empty()).then(|| {
@@ -496,6 +494,10 @@ impl TryFrom<ReportArgs> for ReportRun {
                 what_if: Vec::new(),
             },
             what_if: args.what_if,
+            paths: args
+                .paths
+                .as_deref()
+                .map(|p| PathsQuery::new(Glob::new(p), args.skip.as_deref().map(Glob::new))),
             duplicates: args.duplicates.options(),
             dump,
             baselines: args.baselines,

@@ -247,7 +247,7 @@ fn run_report(mut r: ReportRun) -> u8 {
 /// patterns (reopened from the cache the comparison just wrote, one at a
 /// time), for the report's Δ column.
 fn paths_baselines(r: &mut ReportRun, baselines: &[PathBuf]) -> Result<(), AnalysisError> {
-    let Some(query) = r.options.paths.as_deref_mut() else {
+    let Some(query) = r.paths.as_mut() else {
         return Ok(());
     };
     let progress = Progress::new();
@@ -340,15 +340,17 @@ fn write_report(r: &mut ReportRun, analysis: &Analysis) -> Result<(), u8> {
         },
         None => None,
     };
-    if let Some(report::PathsQuery { pattern, .. }) = r.options.paths.as_deref() {
-        if heaptui_core::analysis::objects_of_types(analysis.dump(), pattern).is_empty() {
+    if let Some(query) = r.paths.take() {
+        let answer = report::PathsAnswer::of(analysis, query);
+        if answer.objects == 0 {
             eprintln!(
                 "heaptui: {}: --paths: no object's type matches `{}`",
                 analysis.dump().path.display(),
-                pattern.as_str()
+                answer.query.pattern.as_str()
             );
             return Err(USAGE);
         }
+        r.options.paths = Some(Arc::new(answer));
     }
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());

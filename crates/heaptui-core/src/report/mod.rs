@@ -13,7 +13,7 @@ pub use compare_json::{suspect_value, write_comparison};
 pub use compare_text::{parse_size, signed_size};
 pub use json::write_json;
 pub use object::{object_value, write_object_json, write_object_text};
-pub use paths::paths_of_types;
+pub use paths::{paths_of_types, PathsAnswer};
 pub use text::write_text;
 
 use std::sync::Arc;
@@ -36,8 +36,9 @@ pub struct ReportOptions {
     /// dominators whose type matches the second pattern.
     pub immediate_dominators: Option<(Glob, Option<Glob>)>,
     /// `--paths`: the merged paths to the roots of the objects of matching
-    /// types.
-    pub paths: Option<Box<PathsQuery>>,
+    /// types, computed by the caller once the dump is analysed
+    /// ([`PathsAnswer::of`]).
+    pub paths: Option<Arc<PathsAnswer>>,
     /// Snapshots compared with this one (docs/analyses.md): adds the `comparison`
     /// key and growth suspects.
     pub comparison: Option<Arc<Comparison>>,

@@ -30,6 +30,31 @@ pub fn paths_of_types(a: &Analysis, pattern: &Glob, skip: Option<&Glob>) -> (usi
     (set.len(), m)
 }
 
+/// `--paths` answered: the query and the merged paths of the objects of
+/// its types, computed once by the caller (the text and JSON writers only
+/// write it).
+#[derive(Debug, Clone)]
+pub struct PathsAnswer {
+    /// The patterns and the baselines' figures.
+    pub query: PathsQuery,
+    /// Objects of the matching types.
+    pub objects: u64,
+    /// Their merged paths to the roots.
+    pub paths: MergedPaths,
+}
+
+impl PathsAnswer {
+    /// The merged paths of `query`'s types in `a`.
+    pub fn of(a: &Analysis, query: PathsQuery) -> PathsAnswer {
+        let (objects, paths) = paths_of_types(a, &query.pattern, query.skip.as_ref());
+        PathsAnswer {
+            query,
+            objects: objects as u64,
+            paths,
+        }
+    }
+}
+
 /// The nodes depth first from the top, each node's children in order.
 pub fn depth_first(m: &MergedPaths) -> Vec<u32> {
     let mut out = Vec::with_capacity(m.nodes.len());
@@ -47,29 +72,24 @@ pub(super) fn write_paths_text(
     a: &Analysis,
     opts: &ReportOptions,
 ) -> io::Result<()> {
-    let Some(PathsQuery {
-        pattern,
-        skip,
-        baselines,
-    }) = opts.paths.as_deref()
-    else {
+    let Some(p) = opts.paths.as_deref() else {
         return Ok(());
     };
-    let (objects, m) = paths_of_types(a, pattern, skip.as_ref());
-    let dump = a.dump();
+    let (m, q, dump) = (&p.paths, &p.query, a.dump());
     writeln!(out)?;
     writeln!(
         out,
         "Merged paths to the roots of {} objects of `{}` ({} not strongly reachable){}",
-        count(objects as u64),
-        pattern.as_str(),
+        count(p.objects),
+        q.pattern.as_str(),
         count(m.unreachable),
-        skip.as_ref()
+        q.skip
+            .as_ref()
             .map(|s| format!(", skipping `{}`", s.as_str()))
             .unwrap_or_default()
     )?;
-    let growth = Growth::new(&m, a, baselines);
-    growth.write_most(out, &m, a)?;
+    let growth = Growth::new(m, a, &q.baselines);
+    growth.write_most(out, m, a)?;
     writeln!(
         out,
         "  {:>10} {:>12}{}  Path from the roots (an object on it)",
@@ -77,7 +97,7 @@ pub(super) fn write_paths_text(
         "Retained",
         growth.header()
     )?;
-    let order = depth_first(&m);
+    let order = depth_first(m);
     let shown = opts.rows_n(order.len(), TEXT_ROWS);
     for &i in &order[1..shown.max(1)] {
         let n = &m.nodes[i as usize];
@@ -139,20 +159,14 @@ pub(super) fn write_paths_json(
     a: &Analysis,
     opts: &ReportOptions,
 ) -> io::Result<()> {
-    let Some(PathsQuery {
-        pattern,
-        skip,
-        baselines,
-    }) = opts.paths.as_deref()
-    else {
+    let Some(p) = opts.paths.as_deref() else {
         return Ok(());
     };
-    let (objects, m) = paths_of_types(a, pattern, skip.as_ref());
-    let dump = a.dump();
+    let (m, q, dump) = (&p.paths, &p.query, a.dump());
     let header = Header {
-        pattern: pattern.as_str(),
-        skip: skip.as_ref().map(|s| s.as_str()),
-        objects: objects as u64,
+        pattern: q.pattern.as_str(),
+        skip: q.skip.as_ref().map(|s| s.as_str()),
+        objects: p.objects,
         unreachable: m.unreachable,
     };
     let header = serde_json::to_string(&header).map_err(io::Error::other)?;
@@ -162,7 +176,7 @@ pub(super) fn write_paths_json(
         ",\n\"merged_paths\":{},\"nodes\":[",
         &header[..header.len() - 1]
     )?;
-    let order = depth_first(&m);
+    let order = depth_first(m);
     let shown = opts.rows_n(order.len(), order.len());
     // Nodes are numbered by their place in this list.
     let mut place = vec![0u32; m.nodes.len()];
@@ -173,7 +187,7 @@ pub(super) fn write_paths_json(
         .iter()
         .map(|&i| m.nodes[i as usize].step.name(dump))
         .collect();
-    let growth = Growth::new(&m, a, baselines);
+    let growth = Growth::new(m, a, &q.baselines);
     let rows = order[..shown].iter().zip(&names).map(|(&i, name)| {
         let n = &m.nodes[i as usize];
         NodeRow {
