@@ -124,7 +124,7 @@ fn a_second_open_reads_back_exactly_the_first_analysis() {
         let d = second.dump();
         let last = d.ids.len() - 1;
         assert_eq!(
-            d.index_of(d.ids[last]),
+            d.index_of(d.ids.get(last)),
             Some(ObjectIdx::from_usize(last)),
             "{name}"
         );

@@ -541,7 +541,7 @@ impl<'a> Oracle<'a> {
         let mut sets: Vec<(Vec<u32>, u64, u64)> = classes
             .into_iter()
             .map(|mut c| {
-                c.sort_by_key(|&m| dump.ids[m as usize]);
+                c.sort_by_key(|&m| dump.ids.get(m as usize));
                 let all = self.reach(&c);
                 let one = self.reach(&c[..1]);
                 let additional = self.bytes(&all) - self.bytes(&one);
@@ -556,8 +556,11 @@ impl<'a> Oracle<'a> {
             })
             .collect();
         sets.sort_by(|a, b| {
-            b.1.cmp(&a.1)
-                .then(dump.ids[a.0[0] as usize].cmp(&dump.ids[b.0[0] as usize]))
+            b.1.cmp(&a.1).then(
+                dump.ids
+                    .get(a.0[0] as usize)
+                    .cmp(&dump.ids.get(b.0[0] as usize)),
+            )
         });
         // held[s] = every h whose members' removal hides all members of s.
         let held: Vec<Vec<u32>> = sets
@@ -1020,7 +1023,7 @@ fn typed_model(v8: bool, objects: &[TypedObject], roots: &[usize]) -> Model {
     };
     let mut of_ref = Vec::new();
     for o in 0..dump.objects() {
-        let id = dump.ids[o];
+        let id = dump.ids.get(o);
         for pos in 0..dump.refs.degree(o as u32) {
             of_ref.push(match labels[&(id, pos)] {
                 4 => Labels::index(pos as u64),
@@ -1050,7 +1053,7 @@ fn typed_model(v8: bool, objects: &[TypedObject], roots: &[usize]) -> Model {
         .collect();
     dump.values = Some(Values::from_parts((0..dump.objects()).map(|o| {
         value_of
-            .get(&dump.ids[o])
+            .get(&dump.ids.get(o))
             .map_or(choices[0], |&v| choices[v as usize])
     })));
     dump

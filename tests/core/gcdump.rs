@@ -415,7 +415,11 @@ fn perfview_test_dump_matches_perfviews_reading() {
     let m = import(&common::fixture_bytes("perfview_test1.gcdump"));
     assert_eq!(m.objects(), 6481);
     assert_eq!(m.total_bytes(), 1_009_270);
-    let roots: Vec<u64> = m.roots.iter().map(|r| m.ids[r.object.index()]).collect();
+    let roots: Vec<u64> = m
+        .roots
+        .iter()
+        .map(|r| m.ids.get(r.object.index()))
+        .collect();
     assert_eq!(roots, [1, 3175]);
     let o1 = m.index_of(1).unwrap();
     assert_eq!(m.type_name(o1), "(Type  JSGlobal)");
@@ -425,7 +429,7 @@ fn perfview_test_dump_matches_perfviews_reading() {
         .refs
         .neighbors(o3.raw())
         .iter()
-        .map(|&t| m.ids[t as usize])
+        .map(|&t| m.ids.get(t as usize))
         .collect();
     assert_eq!(
         kids,
@@ -466,7 +470,11 @@ fn perfview_baseline_xml_agrees_node_by_node() {
             .collect();
         let index: u64 = attr(&tag, "Index").parse().unwrap();
         if index == 0 {
-            let roots: Vec<u64> = m.roots.iter().map(|r| m.ids[r.object.index()]).collect();
+            let roots: Vec<u64> = m
+                .roots
+                .iter()
+                .map(|r| m.ids.get(r.object.index()))
+                .collect();
             assert_eq!(roots, kids);
             continue;
         }
@@ -477,7 +485,7 @@ fn perfview_baseline_xml_agrees_node_by_node() {
             .refs
             .neighbors(o.raw())
             .iter()
-            .map(|&t| m.ids[t as usize])
+            .map(|&t| m.ids.get(t as usize))
             .collect();
         assert_eq!(got, kids, "node {index}");
         checked += 1;

@@ -524,7 +524,12 @@ fn got(m: &Model) -> HashMap<u64, Want> {
                 m.refs.offset(o as usize + 1) as usize,
             );
             let refs = (s..e)
-                .map(|edge| (m.ids[m.refs.targets[edge] as usize], label_text(m, edge)))
+                .map(|edge| {
+                    (
+                        m.ids.get(m.refs.targets[edge] as usize),
+                        label_text(m, edge),
+                    )
+                })
                 .collect();
             let value = m
                 .values
@@ -533,7 +538,7 @@ fn got(m: &Model) -> HashMap<u64, Want> {
                 .get(ObjectIdx(o))
                 .map(|(b, k)| (b.to_vec(), k));
             (
-                m.ids[o as usize],
+                m.ids.get(o as usize),
                 Want {
                     ty: m.type_name(ObjectIdx(o)).to_string(),
                     size: m.sizes.get(o as usize),
@@ -572,7 +577,7 @@ proptest! {
         prop_assert_eq!(m.format, Format::Hprof);
         prop_assert_eq!(m.diagnostics.total(), 0, "{:?}", m.diagnostics);
         prop_assert_eq!(got(&m), expected(&h, compressed));
-        let roots: Vec<(u64, u32, u32)> = m.roots.iter().map(|r| (m.ids[r.object.index()], r.kind, r.flags)).collect();
+        let roots: Vec<(u64, u32, u32)> = m.roots.iter().map(|r| (m.ids.get(r.object.index()), r.kind, r.flags)).collect();
         let want: Vec<(u64, u32, u32)> = h.roots.iter().map(|&(t, o)| {
             let (k, f) = root_kind_of(t);
             (h.obj_id(o), k, f)
@@ -851,7 +856,7 @@ fn loaders_refer_to_the_classes_they_defined() {
             (0..m.refs_of(o).len())
                 .map(|i| {
                     let label = m.ref_label(o, i).map(|l| l.to_string()).unwrap_or_default();
-                    (label, m.ids[m.refs_of(o)[i].index()])
+                    (label, m.ids.get(m.refs_of(o)[i].index()))
                 })
                 .collect()
         };
@@ -958,7 +963,7 @@ fn a_reference_beside_a_repeated_record_finds_the_first() {
         let o = m.index_of(id).unwrap();
         (0..m.refs_of(o).len())
             .filter(|&i| m.ref_label(o, i).is_some_and(|l| l.to_string() == ".next"))
-            .map(|i| m.ids[m.refs_of(o)[i].index()])
+            .map(|i| m.ids.get(m.refs_of(o)[i].index()))
             .collect()
     };
     let first = m.index_of(0x20).unwrap();
@@ -1318,7 +1323,9 @@ fn every_field_is_decoded_with_its_value() {
             .iter()
             .map(|f| match &f.value {
                 FieldValue::Primitive(v) => format!("{} {} = {v}", f.ty, f.name),
-                FieldValue::Ref(Some(o)) => format!("{} {} → {:x}", f.ty, f.name, m.ids[o.index()]),
+                FieldValue::Ref(Some(o)) => {
+                    format!("{} {} → {:x}", f.ty, f.name, m.ids.get(o.index()))
+                }
                 other => format!("{} {} {other:?}", f.ty, f.name),
             })
             .collect();
@@ -1525,7 +1532,7 @@ fn weak_references_are_duplicates_only_with_the_same_referent() {
         w.root(0x05, c);
     }
     let m = import(&w.finish()).unwrap();
-    let ids = |m: &Model, o: u32| m.ids[o as usize];
+    let ids = |m: &Model, o: u32| m.ids.get(o as usize);
     let a = Analysis::from_dump(m, &DuplicateOptions::default(), &Progress::new()).unwrap();
     let d = a.dump();
     let sets: Vec<Vec<u64>> = a
@@ -1705,10 +1712,10 @@ proptest! {
         let detail = &m.details.iter().find(|(k, _)| k == "object layout").unwrap().1;
         prop_assert!(detail.contains("(from the dump: "), "{}", detail);
         for o in 0..m.objects() {
-            if let Some(&size) = want.get(&m.ids[o]) {
+            if let Some(&size) = want.get(&m.ids.get(o)) {
                 prop_assert_eq!(
                     m.sizes.get(o), size,
-                    "{:x} {} ({})", m.ids[o], m.type_name(ObjectIdx(o as u32)), detail
+                    "{:x} {} ({})", m.ids.get(o), m.type_name(ObjectIdx(o as u32)), detail
                 );
             }
         }

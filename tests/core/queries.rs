@@ -423,7 +423,7 @@ proptest! {
         let all_roots: Vec<usize> = h.roots.iter().map(|r| r.0).collect();
         let any = distances(&h, &all_roots);
         let node = |i: usize| ix(a.dump(), &format!("{:x}", SmallHeap::id(i)));
-        let back = |o: u32| (a.dump().ids[o as usize] - 0x100) as usize;
+        let back = |o: u32| (a.dump().ids.get(o as usize) - 0x100) as usize;
         for b in 0..h.n() {
             let path = shortest_retention_path(&a.graph, &a.dom, node(b));
             // Strongly reachable: from a strong root; else from any root.

@@ -202,23 +202,23 @@ fn observed(m: &Model) -> String {
         out += &format!(
             "{} {:x} {} {} {value:?}:",
             o + 1,
-            m.ids[o as usize],
+            m.ids.get(o as usize),
             m.type_name(ObjectIdx(o)),
             m.sizes.get(o as usize)
         );
         let start = m.refs.offset(o as usize) as usize;
         for (k, &t) in m.refs.neighbors(o).iter().enumerate() {
             match labels.get(start + k) {
-                Some(Label::Index(i)) => out += &format!(" [{i}]→{:x}", m.ids[t as usize]),
-                Some(Label::Name(n)) => out += &format!(" .{n}→{:x}", m.ids[t as usize]),
-                None => out += &format!(" ?→{:x}", m.ids[t as usize]),
+                Some(Label::Index(i)) => out += &format!(" [{i}]→{:x}", m.ids.get(t as usize)),
+                Some(Label::Name(n)) => out += &format!(" .{n}→{:x}", m.ids.get(t as usize)),
+                None => out += &format!(" ?→{:x}", m.ids.get(t as usize)),
             }
         }
         out += "\n";
     }
     for r in &m.roots {
         assert_eq!((r.kind, r.flags), (0, 0));
-        out += &format!("root {:x}\n", m.ids[r.object.index()]);
+        out += &format!("root {:x}\n", m.ids.get(r.object.index()));
     }
     out
 }

@@ -86,7 +86,10 @@ pub fn duplicate_sets_by_id(m: Model) -> (bool, Vec<(String, Vec<u64>)>) {
         .map(|s| {
             (
                 g.dump.type_name(ObjectIdx(s.members[0])).to_string(),
-                s.members.iter().map(|&o| g.dump.ids[o as usize]).collect(),
+                s.members
+                    .iter()
+                    .map(|&o| g.dump.ids.get(o as usize))
+                    .collect(),
             )
         })
         .collect();

@@ -28,16 +28,20 @@ pub fn compare_with_text(native: Model, text: Model) -> Vec<String> {
     let t = Analysis::from_dump(text, &opts, &Progress::new()).unwrap();
     let (nd, td) = (n.dump(), t.dump());
     let roots = |d: &Model| {
-        let mut r: Vec<u64> = d.roots.iter().map(|r| d.ids[r.object.index()]).collect();
+        let mut r: Vec<u64> = d
+            .roots
+            .iter()
+            .map(|r| d.ids.get(r.object.index()))
+            .collect();
         r.sort();
         r
     };
     if roots(nd) != roots(td) {
         bad.push("roots differ".into());
     }
-    let id_of = |d: &Model, o: u32| (o != u32::MAX).then(|| d.ids.get(o as usize).copied());
+    let id_of = |d: &Model, o: u32| (o != u32::MAX).then(|| d.ids.try_get(o as usize));
     for o in 0..nd.objects() as u32 {
-        let id = nd.ids[o as usize];
+        let id = nd.ids.get(o as usize);
         let Some(p) = td.index_of(id) else {
             bad.push(format!("{id:x} missing from the text"));
             continue;
@@ -46,7 +50,7 @@ pub fn compare_with_text(native: Model, text: Model) -> Vec<String> {
             d.refs
                 .neighbors(x)
                 .iter()
-                .map(|&r| d.ids[r as usize])
+                .map(|&r| d.ids.get(r as usize))
                 .collect()
         };
         let row = |a: &Analysis, d: &Model, x: u32| {

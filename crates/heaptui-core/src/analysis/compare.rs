@@ -241,7 +241,6 @@ fn sorted_ids(a: &Analysis) -> Vec<(u64, u32)> {
     let mut v: Vec<(u64, u32)> = dump
         .ids
         .iter()
-        .copied()
         .zip(dump.types.iter().map(|t| t.raw()))
         .collect();
     v.par_sort_unstable();

@@ -15,7 +15,7 @@ pub fn arrays(
     dom: Option<&DominatorTree>,
 ) -> Vec<(&'static str, usize)> {
     let mut v = vec![
-        ("ids", std::mem::size_of_val(&*model.ids)),
+        ("ids", model.ids.bytes()),
         ("types", std::mem::size_of_val(&*model.types)),
         ("sizes", model.sizes.bytes()),
         ("refs.offsets", model.refs.offsets().bytes()),

@@ -23,15 +23,15 @@ use crate::graph::duplicates::{DuplicateMode, DuplicateSet, Duplicates, Possible
 use crate::graph::{DominatorTree, HeapGraph, NOT_REACHABLE, SUPER_ROOT};
 use crate::mem::Array;
 use crate::model::{
-    AppDomain, Csr, Diagnostics, FieldDecl, Format, IdIndex, JavaClass, JavaClasses, Labels, Model,
-    ObjectIdx, Offsets, RecordCounts, Referent, Referents, Root, RootPlaces, RootThread, Sizes,
-    StaticField, Strength, TypeIdx, ValueKind, Values,
+    AppDomain, Csr, Diagnostics, FieldDecl, Format, IdIndex, Ids, JavaClass, JavaClasses, Labels,
+    Model, ObjectIdx, Offsets, RecordCounts, Referent, Referents, Root, RootPlaces, RootThread,
+    Sizes, StaticField, Strength, TypeIdx, ValueKind, Values,
 };
 
 // Section tags; `+n` marks the tags a composite section also takes.
 const META: u32 = 1;
 const TYPE_NAMES: u32 = 2; // +1
-const IDS: u32 = 4;
+const IDS: u32 = 4; // the id blocks' heads; their bytes: IDS_BYTES
 const TYPES: u32 = 5;
 const SIZES: u32 = 6;
 const REFS: u32 = 7; // +1: targets
@@ -64,6 +64,7 @@ const JAVA_STATICS: u32 = 49; // per static: its raw value
 const ROOT_THREADS: u32 = 50; // +1: names; +2: their objects
 const ROOT_FRAMES: u32 = 53; // +1
 const ROOT_PLACES: u32 = 55;
+const IDS_BYTES: u32 = 56;
 
 const NONE: u64 = u64::MAX;
 
@@ -93,7 +94,9 @@ pub fn encode(w: &mut W, a: &Analysis) -> std::io::Result<()> {
     ];
     w.array(META, &meta)?;
     strings(w, TYPE_NAMES, d.type_names.iter().map(|s| &**s))?;
-    w.array(IDS, &d.ids)?;
+    let (heads, id_bytes) = d.ids.parts();
+    w.array(IDS, heads)?;
+    w.array(IDS_BYTES, id_bytes)?;
     w.array(TYPES, &d.types)?;
     match &d.sizes {
         Sizes::Narrow(s) => w.array(SIZES, s)?,
@@ -436,12 +439,12 @@ fn decode_model(r: &R, path: &Path, meta: &[u64]) -> Result<Model, Corrupt> {
         .into_iter()
         .map(String::into_boxed_str)
         .collect();
-    let ids: Array<u64> = r.array(IDS)?;
-    let n = ids.len();
+    let types: Array<TypeIdx> = r.array(TYPES)?;
+    let n = types.len();
     if n > u32::MAX as usize - 2 {
         return corrupt("too many objects");
     }
-    let types: Array<TypeIdx> = get(r, TYPES, n)?;
+    let ids = Ids::from_parts(n, r.array(IDS)?, r.array(IDS_BYTES)?).or_else(corrupt)?;
     check_below("types", TypeIdx::raw_slice(&types), type_names.len())?;
     // In the width they were written in (older caches: 8 bytes).
     let sizes = match r.width(SIZES) {
@@ -918,7 +921,7 @@ fn check_sets(dump: &Model, dom: &DominatorTree, sets: &[DuplicateSet]) -> Resul
     let mut in_set = vec![false; n];
     // Per set: the earliest DFS position of a member.
     let mut first = Vec::with_capacity(sets.len());
-    let id = |o: u32| dump.ids[o as usize];
+    let id = |o: u32| dump.ids.get(o as usize);
     for s in sets {
         let mut earliest = u32::MAX;
         let mut prev: Option<u64> = None;

@@ -204,7 +204,7 @@ impl Model {
             return Some(v);
         }
         let classes = self.java_classes.as_ref()?;
-        if let Some(class) = classes.get(self.ids[object.index()]) {
+        if let Some(class) = classes.get(self.ids.get(object.index())) {
             if self.type_name(object) == "java.lang.Class" {
                 return Some(ObjectFields::Class(self.statics(object, class)));
             }
@@ -213,7 +213,7 @@ impl Model {
             return None; // an object array: its elements are its references
         }
         let class_object = self.class_of(object)?;
-        let class = classes.get(self.ids[class_object.index()])?;
+        let class = classes.get(self.ids.get(class_object.index()))?;
         Some(ObjectFields::Instance(self.instance_fields(
             object,
             class_object,
@@ -351,7 +351,7 @@ impl Model {
         (0..refs.len())
             .find(|&i| matches!(self.ref_label(c, i), Some(Label::Name("<super>"))))
             .map(|i| refs[i])
-            .filter(|s| self.ids[s.index()] == id)
+            .filter(|s| self.ids.get(s.index()) == id)
     }
 
     fn statics(&self, object: ObjectIdx, class: &JavaClass) -> Vec<FieldView> {

@@ -22,6 +22,57 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use rayon::prelude::*;
 
 use super::idruns::Runs;
+use super::Ids;
+
+/// Ids by object index, as [`IdIndex`] reads them: a slice (an importer's)
+/// or the model's compact [`Ids`].
+pub trait IdList {
+    /// The id of object `i`.
+    fn id_at(&self, i: usize) -> u64;
+    /// How many ids.
+    fn count(&self) -> usize;
+    /// Every id as a slice (copied out of a compact form).
+    fn as_wide(&self) -> std::borrow::Cow<'_, [u64]>;
+}
+
+impl IdList for [u64] {
+    #[inline]
+    fn id_at(&self, i: usize) -> u64 {
+        self[i]
+    }
+    fn count(&self) -> usize {
+        self.len()
+    }
+    fn as_wide(&self) -> std::borrow::Cow<'_, [u64]> {
+        std::borrow::Cow::Borrowed(self)
+    }
+}
+
+impl IdList for Vec<u64> {
+    #[inline]
+    fn id_at(&self, i: usize) -> u64 {
+        self[i]
+    }
+    fn count(&self) -> usize {
+        self.len()
+    }
+    fn as_wide(&self) -> std::borrow::Cow<'_, [u64]> {
+        std::borrow::Cow::Borrowed(self)
+    }
+}
+
+impl IdList for Ids {
+    #[inline]
+    fn id_at(&self, i: usize) -> u64 {
+        self.get(i)
+    }
+    fn count(&self) -> usize {
+        self.len()
+    }
+    fn as_wide(&self) -> std::borrow::Cow<'_, [u64]> {
+        std::borrow::Cow::Owned(self.to_vec())
+    }
+}
 
 const EMPTY: u32 = u32::MAX;
 
@@ -628,16 +679,16 @@ impl IdIndex {
         IdIndex::default()
     }
 
-    fn slots(&self, ids: &[u64]) -> &Slots {
+    fn slots<L: IdList + ?Sized>(&self, ids: &L) -> &Slots {
         self.built.get_or_init(|| {
-            let built = IdIndex::build(ids).built;
+            let built = IdIndex::build(&ids.as_wide()).built;
             built.into_inner().expect("build fills the slots")
         })
     }
 
     /// The object index of `id`, given the ids the index was made from (a lazy index is built at the first call).
     #[inline]
-    pub fn get(&self, ids: &[u64], id: u64) -> Option<u32> {
+    pub fn get<L: IdList + ?Sized>(&self, ids: &L, id: u64) -> Option<u32> {
         let Slots {
             slots,
             mask,
@@ -654,7 +705,7 @@ impl IdIndex {
             if cur == EMPTY {
                 return None;
             }
-            if ids[cur as usize] == id {
+            if ids.id_at(cur as usize) == id {
                 return Some(cur);
             }
             s = (s + 1) & mask;
@@ -667,13 +718,14 @@ impl IdIndex {
     /// 1.5 per id for a well-spread index (a test aid: crafted ids must
     /// cost what ordinary ones do).
     #[doc(hidden)]
-    pub fn probes(&self, ids: &[u64]) -> u64 {
+    pub fn probes<L: IdList + ?Sized>(&self, ids: &L) -> u64 {
         let t = self.slots(ids);
-        ids.iter()
-            .map(|&id| {
+        (0..ids.count())
+            .map(|i| {
+                let id = ids.id_at(i);
                 let mut s = slot(id, t.key, t.shift);
                 let mut n = 1;
-                while t.slots[s] != EMPTY && ids[t.slots[s] as usize] != id {
+                while t.slots[s] != EMPTY && ids.id_at(t.slots[s] as usize) != id {
                     s = (s + 1) & t.mask;
                     n += 1;
                 }
@@ -862,7 +914,7 @@ pub(super) mod tests {
     #[test]
     fn empty() {
         let index = IdIndex::build(&[]);
-        assert_eq!(index.get(&[], 5), None);
+        assert_eq!(index.get(&[] as &[u64], 5), None);
     }
 
     /// Ids that the unkeyed multiplicative hash sends to one slot: `j ×

@@ -36,6 +36,7 @@ mod fasthash;
 mod fields;
 mod idmap;
 mod idruns;
+mod ids;
 mod idx;
 mod labels;
 mod referents;
@@ -53,7 +54,8 @@ pub(crate) use fasthash::FastMap;
 pub use fields::{
     field_type, FieldDecl, FieldValue, FieldView, JavaClass, JavaClasses, ObjectFields, StaticField,
 };
-pub use idmap::{count_repeats, IdIndex, IdSpan, WideIdIndex};
+pub use idmap::{count_repeats, IdIndex, IdList, IdSpan, WideIdIndex};
+pub use ids::Ids;
 pub use idx::{ObjectIdx, TypeIdx};
 pub use labels::{Label, Labels, ValueKind, Values};
 pub use referents::{Referent, Referents, Strength};
@@ -306,8 +308,10 @@ pub struct Model {
     pub app_domains: Vec<AppDomain>,
     /// Type names, interned: two sections' types with one name share an index.
     pub type_names: Vec<Box<str>>,
-    /// Each object's id as the dump gives it (its address for most formats).
-    pub ids: Array<u64>,
+    /// Each object's id as the dump gives it (its address for most
+    /// formats), in blocks of narrow deltas: read through `Ids::get` or
+    /// [`Model::id_of`].
+    pub ids: Ids,
     /// Each object's type.
     pub types: Array<TypeIdx>,
     /// Each object's shallow size in bytes (4 bytes each where all fit).
@@ -572,7 +576,13 @@ impl Model {
 
     /// The object id as the dump writes it: lowercase hex without `0x`.
     pub fn id_hex(&self, object: ObjectIdx) -> String {
-        format!("{:x}", self.ids[object.index()])
+        format!("{:x}", self.id_of(object))
+    }
+
+    /// The object's id as the dump gives it.
+    #[inline]
+    pub fn id_of(&self, object: ObjectIdx) -> u64 {
+        self.ids.get(object.index())
     }
 
     /// The label of `object`'s `i`-th outgoing reference (its field name or

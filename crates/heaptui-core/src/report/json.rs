@@ -8,7 +8,7 @@ use serde::{Serialize, Serializer};
 use super::ReportOptions;
 use crate::analysis::{immediate_dominators, objects_of_types, Analysis, Glob};
 use crate::graph::{NOT_REACHABLE, SUPER_ROOT};
-use crate::model::ObjectIdx;
+use crate::model::{Ids, ObjectIdx};
 
 #[derive(Serialize)]
 struct Summary<'a> {
@@ -107,12 +107,12 @@ impl Serialize for Hex {
 /// The ids of a list of objects, as a JSON array of [`Hex`] strings.
 struct HexIds<'a> {
     objects: &'a [u32],
-    ids: &'a [u64],
+    ids: &'a Ids,
 }
 
 impl Serialize for HexIds<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_seq(self.objects.iter().map(|&o| Hex(self.ids[o as usize])))
+        s.collect_seq(self.objects.iter().map(|&o| Hex(self.ids.get(o as usize))))
     }
 }
 
@@ -411,7 +411,7 @@ fn write_dominators(out: &mut impl Write, a: &Analysis, opts: &ReportOptions) ->
     out.write_all(b",\n\"dominators\":[")?;
     let top = dom.children_of(dom.super_root());
     let rows = top[..opts.top_n(top.len())].iter().map(|&o| Dominator {
-        id: Hex(dump.ids[o as usize]),
+        id: Hex(dump.ids.get(o as usize)),
         type_name: dump.type_name(ObjectIdx(o)),
         shallow_bytes: dump.sizes.get(o as usize),
         retained_bytes: dom.retained_bytes[o as usize],
@@ -505,7 +505,7 @@ fn write_owners(out: &mut impl Write, a: &Analysis, opts: &ReportOptions) -> io:
         bytes: o.bytes,
         copies: o.copies,
         instances: o.instances,
-        top_instance: o.top_instance.map(|t| Hex(dump.ids[t.index()])),
+        top_instance: o.top_instance.map(|t| Hex(dump.ids.get(t.index()))),
         sets: o
             .sets
             .iter()
@@ -571,7 +571,7 @@ fn write_what_if(out: &mut impl Write, a: &Analysis, opts: &ReportOptions) -> io
 /// `--objects`: every object, streamed in file order.
 fn write_objects(out: &mut impl Write, a: &Analysis) -> io::Result<()> {
     let (dump, dom) = (a.dump(), &a.dom);
-    let hex = |o: u32| Hex(dump.ids[o as usize]);
+    let hex = |o: u32| Hex(dump.ids.get(o as usize));
     out.write_all(b",\n\"objects\":[")?;
     let rows = (0..dump.objects() as u32).map(|o| {
         let idom = dom.idom[o as usize];

@@ -202,7 +202,7 @@ pub(super) fn write_paths_json(
             objects: n.count,
             ending: n.ending,
             retained_bytes: n.retained_bytes,
-            id: n.object.map(|o| Hex(dump.ids[o.index()])),
+            id: n.object.map(|o| Hex(dump.ids.get(o.index()))),
             objects_by_snapshot: growth.by_snapshot(i, n.count),
         }
     });

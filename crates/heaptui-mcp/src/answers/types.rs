@@ -123,9 +123,9 @@ pub fn instances(
     // millions of instances): each key ends with a unique part, so the
     // order is total and the pages agree.
     let key = |o: &ObjectIdx| match order {
-        InstanceOrder::Retained => (std::cmp::Reverse(retained(o)), dump.ids[o.index()]),
-        InstanceOrder::Shallow => (std::cmp::Reverse(dump.size_of(*o)), dump.ids[o.index()]),
-        InstanceOrder::Id => (std::cmp::Reverse(0), dump.ids[o.index()]),
+        InstanceOrder::Retained => (std::cmp::Reverse(retained(o)), dump.ids.get(o.index())),
+        InstanceOrder::Shallow => (std::cmp::Reverse(dump.size_of(*o)), dump.ids.get(o.index())),
+        InstanceOrder::Id => (std::cmp::Reverse(0), dump.ids.get(o.index())),
     };
     if range.end < total {
         objects.select_nth_unstable_by_key(range.end, key);

@@ -598,7 +598,7 @@ mod tests {
             let ids: Vec<u64> = s
                 .members
                 .iter()
-                .map(|&m| graph.dump.ids[m as usize])
+                .map(|&m| graph.dump.ids.get(m as usize))
                 .collect();
             let first = *ids.iter().min().unwrap();
             assert_eq!(

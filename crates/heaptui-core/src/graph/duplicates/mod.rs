@@ -183,7 +183,7 @@ fn detect(
         let mut keyed: Vec<(u64, u32)> = s
             .members
             .iter()
-            .map(|&m| (dump.ids[m as usize], m))
+            .map(|&m| (dump.ids.get(m as usize), m))
             .collect();
         // The largest sets (strings) would otherwise sort on one thread.
         if keyed.len() >= 1 << 16 {
@@ -476,9 +476,11 @@ fn finish(
     mode: DuplicateMode,
 ) -> (Duplicates, Vec<u32>) {
     sets.sort_by(|a, b| {
-        b.additional_bytes
-            .cmp(&a.additional_bytes)
-            .then_with(|| dump.ids[a.members[0] as usize].cmp(&dump.ids[b.members[0] as usize]))
+        b.additional_bytes.cmp(&a.additional_bytes).then_with(|| {
+            dump.ids
+                .get(a.members[0] as usize)
+                .cmp(&dump.ids.get(b.members[0] as usize))
+        })
     });
     for (i, s) in sets.iter_mut().enumerate() {
         s.id = i as u32;
