@@ -11,6 +11,7 @@ use heaptui_core::analysis::Glob;
 use heaptui_core::cache::CacheOptions;
 use heaptui_core::graph::duplicates::{DuplicateMode, DuplicateOptions};
 use heaptui_core::import::{ImportOptions, References};
+use heaptui_core::mem::budget::{self, Budget};
 use heaptui_core::report::{parse_size, PathsQuery, ReportOptions};
 
 #[derive(Debug, Parser)]
@@ -49,6 +50,14 @@ pub struct Cli {
     /// was analysed before open at once.
     #[arg(long, global = true)]
     pub no_cache: bool,
+
+    /// The memory one analysis may hold: a size (4G, 400MB, 512MiB) or
+    /// `none`. A heap whose analysis would need more puts its big arrays
+    /// in files in the cache directory, read back as they are needed:
+    /// slower, with the same results. Default: 3/4 of the memory
+    /// available (MemAvailable, or the cgroup's limit where lower).
+    #[arg(long, global = true, value_name = "SIZE", value_parser = parse_memory)]
+    pub memory: Option<Budget>,
 
     #[command(flatten)]
     pub duplicates: DuplicateArgs,
@@ -343,6 +352,11 @@ pub struct ReportRun {
     pub cache: Option<CacheOptions>,
 }
 
+/// `--memory`: a size as `--fail-if-grows` takes it, or `none`.
+fn parse_memory(s: &str) -> Result<Budget, String> {
+    budget::parse(s, parse_size)
+}
+
 /// An object id in hex, as the reports print it (`0x` allowed).
 fn parse_id(s: &str) -> Result<u64, String> {
     let digits = s.strip_prefix("0x").unwrap_or(s);
@@ -519,6 +533,31 @@ mod tests {
         let cli = Cli::try_parse_from(std::iter::once("heaptui").chain(args.iter().copied()))
             .map_err(|e| UsageError(e.to_string()))?;
         Run::try_from(cli)
+    }
+
+    #[test]
+    fn memory_takes_a_size_anywhere_or_none() {
+        let parse = |args: &[&str]| {
+            Cli::try_parse_from(std::iter::once("heaptui").chain(args.iter().copied()))
+                .map(|c| c.memory)
+                .map_err(|e| e.to_string())
+        };
+        assert_eq!(
+            parse(&["report", "a.txt", "--memory", "400M"]),
+            Ok(Some(Budget::given(400 << 20)))
+        );
+        assert_eq!(
+            parse(&["--memory", "1.5GB", "a.txt"]),
+            Ok(Some(Budget::given(1_500_000_000)))
+        );
+        assert_eq!(
+            parse(&["--memory", "none", "a.txt"]),
+            Ok(Some(Budget::given(u64::MAX)))
+        );
+        assert_eq!(parse(&["a.txt"]), Ok(None));
+        for bad in ["0", "lots", "-1", ""] {
+            assert!(parse(&["--memory", bad, "a.txt"]).is_err(), "{bad}");
+        }
     }
 
     #[test]

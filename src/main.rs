@@ -67,6 +67,7 @@ fn run() -> u8 {
             return if e.use_stderr() { USAGE } else { 0 };
         }
     };
+    set_memory_budget(cli.memory);
     match Run::try_from(cli) {
         Ok(Run::Report(r)) => run_report(*r),
         Ok(Run::Ui(u)) => run_ui(u),
@@ -89,6 +90,17 @@ fn run() -> u8 {
             eprintln!("heaptui: {e}");
             USAGE
         }
+    }
+}
+
+/// The analyses' memory budget (`--memory`, else a share of the memory
+/// available) and where arrays over it go: the cache directory (with or
+/// without `--no-cache`: the files are no cache), else the temporary one.
+fn set_memory_budget(given: Option<heaptui_core::mem::budget::Budget>) {
+    use heaptui_core::mem::{budget, spill};
+    budget::set(given.unwrap_or_else(budget::Budget::default_now));
+    if let Some(c) = cache::CacheOptions::from_env() {
+        spill::set_dir(c.dir);
     }
 }
 
@@ -295,6 +307,7 @@ fn analyse(
     dump: Option<PathBuf>,
 ) -> Result<(Analysis, Option<Comparison>, cache::Pending), AnalysisError> {
     let progress = Progress::new();
+    progress.on_note(|line| eprintln!("heaptui: {line}"));
     let note: cache::Note = Arc::new(|line| eprintln!("heaptui: {line}"));
     if r.baselines.is_empty() {
         let input = match dump {

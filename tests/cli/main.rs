@@ -1,5 +1,6 @@
 //! The binary's tests, one binary: the command line, the reports kept
 //! byte for byte (tests/reports/), the JSON contract of docs/json.md,
+//! the memory budget's spill to disk,
 //! HEAPTUI_LOG, the MCP server (`--features mcp`), and the UI in a real pseudo-terminal. One module per subject;
 //! the helpers they share are heaptui-testkit's (a dev-dependency).
 
@@ -10,4 +11,5 @@ mod log;
 mod mcp;
 mod paths;
 mod reports;
+mod spill;
 mod terminal;

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 /// The dumps among `fixtures/` (Java sources, histograms, notes and
 /// generators are not).
-fn dumps() -> Vec<String> {
+pub(crate) fn dumps() -> Vec<String> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut out = Vec::new();
     for dir in ["fixtures", "fixtures/layouts"] {
@@ -49,7 +49,8 @@ const SERIES: &[&[&str]] = &[
 ];
 
 /// The report's stdout with the timings masked: the text report's
-/// `Timings:` line and the JSON `timings_ms` object.
+/// `Timings:` and `Memory:` lines (the budget depends on the machine) and
+/// the JSON `timings_ms` object.
 fn report(args: &[&str]) -> String {
     let out = heaptui_testkit::common::heaptui()
         .current_dir(env!("CARGO_MANIFEST_DIR"))
@@ -62,11 +63,13 @@ fn report(args: &[&str]) -> String {
     mask_timings(&text)
 }
 
-fn mask_timings(text: &str) -> String {
+pub(crate) fn mask_timings(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for line in text.split_inclusive('\n') {
         if line.starts_with("Timings:") {
             out.push_str("Timings: (masked)\n");
+        } else if line.starts_with("Memory:") {
+            out.push_str("Memory: (masked)\n");
         } else {
             out.push_str(line);
         }
@@ -81,7 +84,7 @@ fn mask_timings(text: &str) -> String {
     out
 }
 
-fn golden_path(name: &str) -> PathBuf {
+pub(crate) fn golden_path(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/reports")
         .join(name)
@@ -113,7 +116,7 @@ fn check(name: &str, actual: &str) -> Option<String> {
     ))
 }
 
-fn golden_name(dump: &str, suffix: &str) -> String {
+pub(crate) fn golden_name(dump: &str, suffix: &str) -> String {
     let stem = dump.trim_start_matches("fixtures/").replace('/', "__");
     format!("{stem}.{suffix}")
 }
@@ -153,8 +156,11 @@ fn every_fixture_comparison_is_unchanged() {
 
 #[test]
 fn masking_leaves_everything_but_the_timings() {
-    let text = "a\nTimings: parse 16 ms\nb\n";
-    assert_eq!(mask_timings(text), "a\nTimings: (masked)\nb\n");
+    let text = "a\nTimings: parse 16 ms\nMemory: budget 1 B (--memory)\nb\n";
+    assert_eq!(
+        mask_timings(text),
+        "a\nTimings: (masked)\nMemory: (masked)\nb\n"
+    );
     let json = "{\"x\":1,\"timings_ms\":{\"parse\":1,\"graph\":0}}";
     assert_eq!(mask_timings(json), "{\"x\":1,\"timings_ms\":(masked)}");
 }

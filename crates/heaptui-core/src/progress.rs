@@ -3,6 +3,7 @@
 //! workers never block on the observer.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
+use std::sync::{Mutex, OnceLock};
 
 /// The analysis stages, in the order they run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -70,6 +71,25 @@ pub struct Progress {
     done: AtomicU64,
     total: AtomicU64,
     cancelled: AtomicBool,
+    notes: Notes,
+}
+
+/// What hears an analysis's notes.
+type Listener = Box<dyn Fn(&str) + Send + Sync>;
+
+/// A listener of an analysis's notes, and the last note.
+#[derive(Default)]
+struct Notes {
+    last: Mutex<Option<String>>,
+    listener: OnceLock<Listener>,
+}
+
+impl std::fmt::Debug for Notes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Notes")
+            .field("last", &self.last)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Progress {
@@ -117,6 +137,28 @@ impl Progress {
     /// Whether [`Progress::cancel`] was called.
     pub fn is_cancelled(&self) -> bool {
         self.cancelled.load(Ordering::Relaxed)
+    }
+
+    /// Passes every later note to `listener` as well (the report prints
+    /// them on standard error); the first listener set stays.
+    pub fn on_note(&self, listener: impl Fn(&str) + Send + Sync + 'static) {
+        let _ = self.notes.listener.set(Box::new(listener));
+    }
+
+    /// A line about how the analysis goes on (a heap over the memory
+    /// budget spilling to disk), for the progress line and the listener.
+    pub fn note(&self, line: String) {
+        if let Some(listen) = self.notes.listener.get() {
+            listen(&line);
+        }
+        if let Ok(mut last) = self.notes.last.lock() {
+            *last = Some(line);
+        }
+    }
+
+    /// The last note, if any.
+    pub fn last_note(&self) -> Option<String> {
+        self.notes.last.lock().ok().and_then(|l| l.clone())
     }
 
     /// `Err(Cancelled)` once [`Progress::cancel`] was called.

@@ -106,6 +106,8 @@ pub struct Analysis {
     pub largest: Arc<Vec<u32>>,
     /// The overview's figures.
     pub summary: Arc<summary::Summary>,
+    /// The memory budget and what of the analysis went to disk.
+    pub memory: memory::MemoryUse,
     /// How long each stage took.
     pub timings: Timings,
 }

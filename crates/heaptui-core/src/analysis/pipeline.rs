@@ -9,12 +9,14 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
+use super::memory::MemoryUse;
 use super::roots::{largest_instances, root_groups, weakly_held, RootGroup};
 use super::summary::Summary;
 use super::{type_stats, Analysis, AnalysisError, Timings, TypeStats};
 use crate::graph::duplicates::{find_duplicates, DuplicateOptions, Duplicates};
 use crate::graph::{DominatorTree, HeapGraph};
 use crate::import::{import_bytes, import_file_with, ImportError, ImportOptions};
+use crate::mem::spill::Spill;
 use crate::model::Model;
 use crate::progress::{Progress, Stage};
 
@@ -116,7 +118,7 @@ pub fn run(
 
 /// The stages after import, on a model already built.
 pub fn analyse(
-    dump: Model,
+    mut dump: Model,
     parse_ms: u64,
     options: &DuplicateOptions,
     progress: &Progress,
@@ -125,8 +127,17 @@ pub fn analyse(
     let _span = tracing::debug_span!(target: "heaptui::profile", "analysis").entered();
     let t = Instant::now();
     progress.start(Stage::Graph, 1);
-    let graph = tracing::debug_span!(target: "heaptui::profile", "graph")
-        .in_scope(|| Arc::new(HeapGraph::build(dump)));
+    let (spill, mut memory) = plan_memory(&dump, progress);
+    let to_disk = |put: &mut dyn FnMut(&Spill)| {
+        if let Some(s) = &spill {
+            put(s);
+        }
+    };
+    to_disk(&mut |s| dump.spill(s));
+    let mut graph = tracing::debug_span!(target: "heaptui::profile", "graph")
+        .in_scope(|| HeapGraph::build(dump));
+    to_disk(&mut |s| graph.retainers.spill(s));
+    let graph = Arc::new(graph);
     let graph_ms = ms(t);
     super::memory::checkpoint("graph", &graph.dump, Some(&graph.retainers), None);
     tell(
@@ -139,7 +150,9 @@ pub fn analyse(
     progress.check()?;
 
     let t = Instant::now();
-    let dom = Arc::new(DominatorTree::compute(&graph, progress)?);
+    let mut dom = DominatorTree::compute(&graph, progress)?;
+    to_disk(&mut |s| dom.spill(s));
+    let dom = Arc::new(dom);
     let types = tracing::debug_span!(target: "heaptui::profile", "type stats")
         .in_scope(|| Arc::new(type_stats(&graph, &dom)));
     let span = tracing::debug_span!(target: "heaptui::profile", "roots and summary").entered();
@@ -180,6 +193,14 @@ pub fn analyse(
         Some(&graph.retainers),
         Some(&dom),
     );
+    if let Some(s) = &spill {
+        memory.spilled = s.written();
+        if let Some(why) = s.failure() {
+            progress.note(format!(
+                "spilling stopped ({why}): the rest of the analysis stayed in memory"
+            ));
+        }
+    }
     progress.start(Stage::Done, 1);
     tell(
         observe,
@@ -196,6 +217,7 @@ pub fn analyse(
         roots,
         largest,
         summary,
+        memory,
         timings: Timings {
             parse_ms,
             graph_ms,
@@ -204,6 +226,43 @@ pub fn analyse(
             cached: false,
         },
     })
+}
+
+/// The process's memory budget against the heap's estimated peak: a
+/// spill context when the heap is over it (and a note saying so), none
+/// when it fits or when the spill directory cannot take the arrays (a
+/// note then says the analysis goes on in memory).
+fn plan_memory(dump: &Model, progress: &Progress) -> (Option<Spill>, MemoryUse) {
+    let budget = crate::mem::budget::get();
+    let estimate = super::memory::estimate_peak(dump);
+    let memory = MemoryUse {
+        budget,
+        estimate,
+        spilled: 0,
+    };
+    if budget.fits(estimate) {
+        return (None, memory);
+    }
+    let size = |b: u64| humansize::format_size(b, humansize::BINARY);
+    let dir = crate::mem::spill::dir();
+    let over = format!(
+        "the heap needs about {} at its peak, more than the memory budget {}",
+        size(estimate),
+        budget.describe()
+    );
+    let shown = crate::model::text::printable_path(&dir);
+    match Spill::open(&dir, estimate) {
+        Ok(s) => {
+            progress.note(format!("{over}: spilling to {shown}"));
+            (Some(s), memory)
+        }
+        Err(why) => {
+            progress.note(format!(
+                "{over}, and cannot spill to {shown} ({why}): going on in memory"
+            ));
+            (None, memory)
+        }
+    }
 }
 
 fn ms(t: Instant) -> u64 {

@@ -430,6 +430,10 @@ pub fn decode(r: &R, path: &Path) -> Result<Analysis, Corrupt> {
         roots,
         largest: Arc::new(fresh),
         summary,
+        memory: crate::analysis::memory::MemoryUse {
+            budget: crate::mem::budget::get(),
+            ..Default::default()
+        },
         timings: Timings::default(),
     })
 }

@@ -98,6 +98,16 @@ impl DominatorTree {
         )
     }
 
+    /// Puts the tree's arrays on disk (`mem::spill`): what the later
+    /// stages and the views read of them is read back from there.
+    pub fn spill(&mut self, to: &crate::mem::spill::Spill) {
+        to.array(&mut self.idom);
+        to.array(&mut self.retained_bytes);
+        to.array(&mut self.retained_objects);
+        self.children.spill(to);
+        to.array(&mut self.preorder);
+    }
+
     /// Whether a strong root reaches `object`.
     pub fn is_reachable(&self, object: u32) -> bool {
         self.idom[object as usize] != NOT_REACHABLE

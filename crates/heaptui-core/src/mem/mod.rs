@@ -9,8 +9,10 @@
 //! file maps. Each use says why it is sound.
 
 mod array;
+pub mod budget;
 pub mod guard;
 pub mod map;
+pub mod spill;
 mod words;
 
 pub use array::Array;
@@ -184,10 +186,12 @@ pub fn resident() -> Option<(u64, u64)> {
     Some((field("VmRSS:")?, field("VmHWM:")?))
 }
 
-/// Logs the resident set and its peak so far after `phase` (target
-/// `heaptui::memory`, when the log is on): where the peak rises between
-/// two checkpoints is the phase that set it.
+/// The end of `phase`: the pages of spilled arrays it read leave the
+/// resident set ([`spill::release_all`]), and, when the log is on, the
+/// resident set and its peak so far are logged (target `heaptui::memory`):
+/// where the peak rises between two checkpoints is the phase that set it.
 pub fn checkpoint(phase: &str) {
+    spill::release_all();
     if !tracing::enabled!(target: "heaptui::memory", tracing::Level::DEBUG) {
         return;
     }

@@ -84,6 +84,12 @@ impl Csr {
         }
     }
 
+    /// Puts the offsets and the targets on disk (`mem::spill`).
+    pub fn spill(&mut self, to: &crate::mem::spill::Spill) {
+        to.words(&mut self.offsets);
+        to.array(&mut self.targets);
+    }
+
     /// The cut points into the targets.
     pub fn offsets(&self) -> &Offsets {
         &self.offsets

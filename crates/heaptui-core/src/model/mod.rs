@@ -528,6 +528,15 @@ mod root_place_tests {
 }
 
 impl Model {
+    /// Puts the per-object arrays and the references on disk
+    /// (`mem::spill`): ids, types, shallow sizes, offsets and targets.
+    pub fn spill(&mut self, to: &crate::mem::spill::Spill) {
+        to.array(&mut self.ids);
+        to.array(&mut self.types);
+        to.words(&mut self.sizes);
+        self.refs.spill(to);
+    }
+
     /// How many objects the heap has.
     pub fn objects(&self) -> usize {
         self.ids.len()

@@ -48,7 +48,8 @@ pub fn write_text(out: &mut impl Write, a: &Analysis, opts: &ReportOptions) -> i
     if opts.objects {
         write_objects(out, a)?;
     }
-    write_timings(out, a.timings)
+    write_timings(out, a.timings)?;
+    writeln!(out, "Memory: {}", a.memory.describe())
 }
 
 /// The file, its format and details, an HPROF's layout, a text dump's

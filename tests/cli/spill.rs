@@ -1,0 +1,136 @@
+//! `--memory`: with a budget of one byte every heap is over it and its big
+//! arrays go to disk, and every fixture's report (text and JSON) is still
+//! byte for byte the one kept in `tests/reports/` (timings and the memory
+//! line masked); a spill directory that cannot be made leaves the analysis
+//! in memory with a note saying why.
+
+use std::path::Path;
+
+use assert_cmd::Command;
+
+use super::reports::{dumps, golden_name, golden_path, mask_timings};
+
+/// `report --no-cache ARGS` with the spill directory under `cache_home`:
+/// (masked stdout, stderr, exit code).
+fn report(cache_home: &Path, args: &[&str]) -> (String, String, i32) {
+    let out = Command::cargo_bin("heaptui")
+        .unwrap()
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env("XDG_CACHE_HOME", cache_home)
+        .arg("report")
+        .arg("--no-cache")
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        mask_timings(&String::from_utf8(out.stdout).unwrap()),
+        String::from_utf8(out.stderr).unwrap(),
+        out.status.code().unwrap_or(-1),
+    )
+}
+
+fn kept(name: &str) -> String {
+    std::fs::read_to_string(golden_path(name)).unwrap()
+}
+
+#[test]
+fn every_fixture_spilled_to_disk_reports_as_in_memory() {
+    let home = tempfile::tempdir().unwrap();
+    let mut failures = Vec::new();
+    for dump in dumps() {
+        for (json, suffix) in [(false, "txt"), (true, "json")] {
+            let mut args = vec!["--memory", "1", dump.as_str()];
+            if json {
+                args.insert(0, "--json");
+            }
+            let (out, err, code) = report(home.path(), &args);
+            let name = golden_name(&dump, suffix);
+            if code != 0 || out != kept(&name) {
+                failures.push(format!("{name}: exit {code}, differs; stderr: {err}"));
+            }
+            if !err.contains("more than the memory budget 1 B (--memory): spilling to ") {
+                failures.push(format!("{name}: no spill note: {err}"));
+            }
+            if !json && !out.contains("Memory: (masked)") {
+                failures.push(format!("{name}: no memory line"));
+            }
+        }
+    }
+    let left: Vec<_> = std::fs::read_dir(home.path().join("heaptui"))
+        .unwrap()
+        .collect();
+    assert!(left.is_empty(), "spill files left: {left:?}");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn the_memory_line_says_what_went_to_disk() {
+    let home = tempfile::tempdir().unwrap();
+    let out = Command::cargo_bin("heaptui")
+        .unwrap()
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env("XDG_CACHE_HOME", home.path())
+        .args([
+            "report",
+            "--no-cache",
+            "--memory",
+            "1",
+            "fixtures/queries.txt",
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let line = text.lines().find(|l| l.starts_with("Memory: ")).unwrap();
+    assert!(
+        line.starts_with("Memory: budget 1 B (--memory), estimated peak ")
+            && line.contains(" of arrays on disk in ")
+            && line.ends_with("/heaptui"),
+        "{line}"
+    );
+    let out = Command::cargo_bin("heaptui")
+        .unwrap()
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args([
+            "report",
+            "--no-cache",
+            "--memory",
+            "none",
+            "fixtures/queries.txt",
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let line = text.lines().find(|l| l.starts_with("Memory: ")).unwrap();
+    assert!(
+        line.starts_with("Memory: budget none (--memory none), estimated peak "),
+        "{line}"
+    );
+    assert!(String::from_utf8(out.stderr).unwrap().is_empty());
+}
+
+#[test]
+fn an_unusable_spill_directory_leaves_the_analysis_in_memory() {
+    // A file where the cache directory's parent should be: no directory
+    // can be made under it, whoever runs the test.
+    let file = tempfile::NamedTempFile::new().unwrap();
+    let dump = "fixtures/leaky.hprof.gz";
+    let (out, err, code) = report(file.path(), &["--memory", "1", dump]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("more than the memory budget 1 B (--memory), and cannot spill to ")
+            && err.contains("(cannot make the directory: ")
+            && err.contains("): going on in memory"),
+        "{err}"
+    );
+    assert_eq!(out, kept(&golden_name(dump, "txt")));
+}
+
+#[test]
+fn a_bad_budget_is_a_usage_error() {
+    let home = tempfile::tempdir().unwrap();
+    for bad in ["0", "much"] {
+        let (_, err, code) = report(home.path(), &["--memory", bad, "fixtures/queries.txt"]);
+        assert_eq!(code, 2, "{bad}: {err}");
+        assert!(err.contains("--memory"), "{err}");
+    }
+}
