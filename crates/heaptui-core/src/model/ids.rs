@@ -119,6 +119,12 @@ impl From<&[u64]> for Ids {
 }
 
 impl Ids {
+    /// Puts the blocks' heads and ids on disk (`mem::spill`).
+    pub fn spill(&mut self, to: &crate::mem::spill::Spill) {
+        to.array(&mut self.heads);
+        to.array(&mut self.bytes);
+    }
+
     /// The id of object `i` (panics past the end, as indexing does).
     #[inline]
     pub fn get(&self, i: usize) -> u64 {

@@ -531,7 +531,7 @@ impl Model {
     /// Puts the per-object arrays and the references on disk
     /// (`mem::spill`): ids, types, shallow sizes, offsets and targets.
     pub fn spill(&mut self, to: &crate::mem::spill::Spill) {
-        to.array(&mut self.ids);
+        self.ids.spill(to);
         to.array(&mut self.types);
         to.words(&mut self.sizes);
         self.refs.spill(to);
