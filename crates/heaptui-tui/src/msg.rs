@@ -259,11 +259,26 @@ pub enum FilterResult {
         source: Arc<Duplicates>,
         /// The matching rows.
         rows: Arc<Vec<DupRow>>,
+        /// The owners view's owners that match, when the pane had owners.
+        owners: Option<OwnersMatch>,
     },
     /// Roots: the groups with matching records.
     Roots(Arc<Vec<GroupMatch>>),
     /// The candidates are in the matcher.
     Types,
+}
+
+/// The Duplicates pane's owners under a filter: an owner matches when a
+/// type of its path or of its sets does.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OwnersMatch {
+    /// The owners filtered.
+    pub owners: Arc<Owners>,
+    /// The matching owners, positions in `owners.owners`, ascending.
+    pub shown: Arc<Vec<u32>>,
+    /// The matching owners gone from the newest snapshot (positions in
+    /// the texts the request carried).
+    pub gone: Arc<Vec<u32>>,
 }
 
 /// A row of the Duplicates pane.

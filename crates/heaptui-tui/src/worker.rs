@@ -11,7 +11,7 @@ use super::compared::Compared;
 use super::instance_rows::{instance_rows, InstanceKey, TypeObjects};
 use heaptui_core::analysis::compare::{compare, same_format, SnapshotSummary};
 use heaptui_core::analysis::grouping::group_children_unsorted;
-use heaptui_core::analysis::owners::{default_owner_globs, duplicate_owners};
+use heaptui_core::analysis::owners::{default_owner_globs, duplicate_owners, owner_copies, Owners};
 use heaptui_core::analysis::pipeline::StageResult;
 use heaptui_core::analysis::suspects::suspects;
 use heaptui_core::analysis::what_if::{what_if, Cut, WhatIf};
@@ -51,6 +51,9 @@ pub enum Job {
         label: String,
         /// The cut.
         cut: Cut,
+        /// The extra copies of a duplicate owner, added to the cut by the
+        /// job (finding them walks the copies' dominators).
+        owner: Option<OwnerCut>,
     },
     /// A shortest retention path to an object.
     RetentionPath {
@@ -101,6 +104,18 @@ pub enum Job {
     },
 }
 
+/// A duplicate owner whose extra copies a what-if cuts
+/// ([`owner_copies`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OwnerCut {
+    /// The detection result the owners were computed from.
+    pub duplicates: Arc<Duplicates>,
+    /// The owners.
+    pub owners: Arc<Owners>,
+    /// The owner, a position in `owners.owners`.
+    pub owner: u32,
+}
+
 /// Runs a job to completion (on whatever thread calls it).
 pub fn run_job(
     job: Job,
@@ -127,8 +142,19 @@ pub fn run_job(
                 rows,
             })
         }
-        Job::WhatIf { anchor, label, cut } => {
+        Job::WhatIf {
+            anchor,
+            label,
+            mut cut,
+            owner,
+        } => {
             let _span = tracing::debug_span!(target: "heaptui::profile", "what_if_job").entered();
+            if let Some(oc) = owner {
+                let globs: Vec<Glob> = oc.owners.exclude.iter().map(|p| Glob::new(p)).collect();
+                let o = oc.owners.owners.get(oc.owner as usize)?;
+                cut.objects
+                    .extend(owner_copies(&graph.dump, dom, &oc.duplicates, &globs, o));
+            }
             let result = what_if(graph, dom, &cut, progress).ok()?;
             let largest = largest_freed(graph, dom, &result);
             Some(Msg::WhatIf {
