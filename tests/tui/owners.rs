@@ -266,3 +266,27 @@ fn owners_show_their_change_when_comparing() {
         assert!(!v.is_empty() && v.len() < v.owners.owners.len());
     }
 }
+
+/// Owners of the older snapshot that the newest lacks are rows of their
+/// own, `gone` with their negative Δ; Enter on one says so.
+#[test]
+fn gone_owners_are_listed_with_their_negative_delta() {
+    let demo = heaptui_core::demo::DEMO_DUMP.as_bytes();
+    let newest = heaptui_core::demo::DEMO_SERIES[2];
+    let series = [("demo.dump.txt", demo), (newest.0, newest.1.as_bytes())];
+    let mut a = heaptui_testkit::tui::loaded_series_app(&series, 80, 24, COLOR);
+    keys(&mut a, "4 O");
+    let v = a.panes.duplicates().owners().unwrap();
+    let gone = &v.delta.as_ref().expect("the comparison's Δ").gone;
+    // The demo's top owner is gone from the series' snapshot.
+    let lines = gone
+        .iter()
+        .find(|g| g.path == "FieldOps.Model.OrderLine[]")
+        .expect("the order lines' array is gone");
+    assert_eq!(lines.delta.bytes, -22 * 1024);
+    assert_eq!(lines.delta.copies, -704);
+    keys(&mut a, "G");
+    shows(&a, &["gone", "(gone)", "−"]);
+    keys(&mut a, "Enter");
+    shows(&a, &["this owner is gone now"]);
+}

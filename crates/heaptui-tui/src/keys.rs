@@ -512,7 +512,7 @@ const REST: &[Binding] = &[
         Duplicates,
         C('w'),
         WhatIf,
-        "what the extra copies free if gone (a set's, or those an owner holds)",
+        "what a set's (owner's) extra copies free if gone",
         "what if",
     ),
     b(
