@@ -505,7 +505,10 @@ impl Pane for Option<DominatorsPane> {
                     ),
                     _ => return vec![Intent::status("M: select a group row or an object")],
                 };
-                vec![super::paths::request(super::paths::objects(label, objects))]
+                vec![super::paths::request(
+                    super::paths::objects(label, objects),
+                    ctx,
+                )]
             }
             Cmd::Instances => {
                 let t = d.tree_mut();

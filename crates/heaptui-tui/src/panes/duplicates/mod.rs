@@ -567,7 +567,10 @@ impl Pane for DuplicatesPane {
                         g.dump.type_names[set.type_index as usize]
                     );
                     let members = ObjectIdx::cast_slice(&set.members).to_vec();
-                    vec![super::paths::request(super::paths::objects(label, members))]
+                    vec![super::paths::request(
+                        super::paths::objects(label, members),
+                        ctx,
+                    )]
                 }
                 _ => Vec::new(),
             },

@@ -442,7 +442,10 @@ impl Pane for TypesPane {
             Cmd::ImmediateDominators => self.immediate_dominators(),
             Cmd::ExcludePattern => vec![Intent::EditExclude(self.exclude.clone())],
             Cmd::MergedPaths => match self.selected_type() {
-                Some(ty) => vec![super::paths::request(crate::msg::PathsTarget::Type(ty))],
+                Some(ty) => vec![super::paths::request(
+                    crate::msg::PathsTarget::Type(ty),
+                    ctx,
+                )],
                 None => Vec::new(),
             },
             _ => Vec::new(),
