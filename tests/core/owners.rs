@@ -7,7 +7,7 @@
 
 use std::collections::{BTreeMap, HashSet};
 
-use heaptui_core::analysis::owners::duplicate_owners;
+use heaptui_core::analysis::owners::{duplicate_owners, owner_copies};
 use heaptui_core::analysis::Glob;
 use heaptui_core::graph::HeapGraph;
 use heaptui_core::model::ObjectIdx;
@@ -133,6 +133,25 @@ fn check(text: &str, exclude: &[&str]) -> Result<(), TestCaseError> {
         let prev = got.insert((path, o.anchored), (o.bytes, o.copies, o.instances, sets));
         prop_assert!(prev.is_none(), "one owner per path");
         prop_assert!(o.sets.iter().map(|s| s.bytes).sum::<u64>() == o.bytes);
+    }
+    // Each owner's copies (what its what-if cuts) are its count, and no
+    // copy is charged to two owners.
+    let mut charged = HashSet::new();
+    let set_of: BTreeMap<u32, u32> = dups
+        .sets
+        .iter()
+        .flat_map(|s| s.members.iter().map(move |&m| (m, s.id)))
+        .collect();
+    for o in &owners.owners {
+        let copies = owner_copies(&g.dump, &dom, &dups, &globs, o);
+        prop_assert_eq!(copies.len() as u64, o.copies);
+        let mut per_set: BTreeMap<u32, u64> = BTreeMap::new();
+        for c in copies {
+            prop_assert!(charged.insert(c), "one owner per copy");
+            *per_set.entry(set_of[&c.0]).or_default() += 1;
+        }
+        let want: BTreeMap<u32, u64> = o.sets.iter().map(|s| (s.set, s.copies)).collect();
+        prop_assert_eq!(per_set, want);
     }
     prop_assert_eq!(owners.bytes, dups.all_totals().bytes, "the headline");
     for w in owners.owners.windows(2) {

@@ -123,3 +123,170 @@ fn owners_before_the_duplicates_arrive_say_so() {
     assert!(!a.panes.duplicates().shows_owners());
     shows(&a, &["still being detected"]);
 }
+
+/// A new detection result (a `D`) reaches an owners view already shown,
+/// with no key: its owners are those of the new result.
+#[test]
+fn owners_follow_a_new_detection_without_a_key() {
+    use heaptui_tui::app::{update, Action};
+    use heaptui_tui::worker::Msg;
+    let mut a = app(80, 24);
+    let exact = (**a.duplicates().unwrap()).clone();
+    let ty = a
+        .graph()
+        .unwrap()
+        .dump
+        .type_names
+        .iter()
+        .position(|n| n.as_ref() == "FieldOps.Imaging.CachedImage")
+        .unwrap() as u32;
+    let mut cut = exact.clone();
+    cut.sets.retain(|s| s.type_index != ty);
+    for (i, s) in cut.sets.iter_mut().enumerate() {
+        s.id = i as u32;
+    }
+    let send = |a: &mut App, d: heaptui_core::graph::duplicates::Duplicates| {
+        let duplicates = std::sync::Arc::new(d);
+        update(a, Action::Worker(Msg::Duplicates { duplicates, ms: 0 }));
+    };
+    send(&mut a, cut);
+    keys(&mut a, "4 O");
+    assert!(!screen(&a).contains("ImageCache /"));
+    send(&mut a, exact);
+    let v = a.panes.duplicates().owners().unwrap();
+    assert!(std::sync::Arc::ptr_eq(&v.source, a.duplicates().unwrap()));
+    shows(&a, &["ImageCache /"]);
+}
+
+/// `/` in the owners view filters the owners: by a type of the path or of
+/// the sets; Esc shows them all again.
+#[test]
+fn slash_filters_the_owners() {
+    let mut a = app(80, 24);
+    keys(&mut a, "4 O");
+    let all = a.panes.duplicates().owners().unwrap().len();
+    keys(&mut a, "/ \"imagecache\" Enter");
+    run_jobs(&mut a);
+    let v = a.panes.duplicates().owners().unwrap();
+    assert!(!v.is_empty() && v.len() < all, "{} of {all}", v.len());
+    let graph = a.graph().unwrap().clone();
+    let dump = &graph.dump;
+    shows(&a, &["filtered:", "ImageCache /"]);
+    let s = screen(&a);
+    assert!(!s.contains("FieldOps.Model.OrderLine[]"), "{s}");
+    // A duplicate type filters the owners of its copies.
+    keys(&mut a, "/ Esc / \"cachedimage\" Enter");
+    run_jobs(&mut a);
+    let v = a.panes.duplicates().owners().unwrap();
+    let owners = &v.owners.owners;
+    let d = a.duplicates().unwrap();
+    let want = owners
+        .iter()
+        .filter(|o| {
+            o.sets.iter().any(|s| {
+                dump.type_names[d.sets[s.set as usize].type_index as usize].contains("CachedImage")
+            }) || Owners::path_text(dump, o)
+                .to_lowercase()
+                .contains("cachedimage")
+        })
+        .count();
+    assert_eq!(v.len(), want);
+    keys(&mut a, "/ Esc");
+    assert_eq!(a.panes.duplicates().owners().unwrap().len(), all);
+}
+
+/// `w` on an owner: what its extra copies hold, exactly what the core's
+/// cut of those copies frees; on a set: its copies but the first.
+#[test]
+fn w_asks_what_the_extra_copies_free() {
+    use heaptui_core::analysis::owners::owner_copies;
+    use heaptui_core::analysis::what_if::{what_if, Cut};
+    use heaptui_core::analysis::Glob;
+    use heaptui_core::progress::Progress;
+    let mut a = app(80, 24);
+    let owners = core_owners(&a);
+    let (g, dom, d) = (
+        a.graph().unwrap().clone(),
+        a.dom().unwrap().clone(),
+        a.duplicates().unwrap().clone(),
+    );
+    let globs: Vec<Glob> = owners.exclude.iter().map(|p| Glob::new(p)).collect();
+    let copies = owner_copies(&g.dump, &dom, &d, &globs, &owners.owners[0]);
+    assert_eq!(copies.len() as u64, owners.owners[0].copies);
+    let cut = Cut {
+        objects: copies,
+        edges: Vec::new(),
+    };
+    let freed = what_if(&g, &dom, &cut, &Progress::new()).unwrap();
+    keys(&mut a, "4 O w");
+    let s = shows(
+        &a,
+        &["704 extra copies owned by FieldOps.Model.OrderLine[]"],
+    );
+    let words = format!("{} objects", heaptui_core::text::count(freed.objects));
+    assert!(s.contains(&words), "{words}:\n{s}");
+    assert_snapshot!("owners_what_if", s);
+
+    // A set: all its members but the first.
+    let set = &d.sets[0];
+    let cut = Cut {
+        objects: set.members[1..]
+            .iter()
+            .map(|&m| heaptui_core::model::ObjectIdx(m))
+            .collect(),
+        edges: Vec::new(),
+    };
+    let freed = what_if(&g, &dom, &cut, &Progress::new()).unwrap();
+    let mut a = app(80, 24);
+    keys(&mut a, "4 w");
+    let words = format!("{} objects", heaptui_core::text::count(freed.objects));
+    shows(&a, &[&format!("extra copies of set #{}", set.id), &words]);
+}
+
+/// Comparing snapshots, the owners view shows each owner's Δ wasted and Δ
+/// copies as `report --baseline` computes them, `s` sorts by them, `t`
+/// keeps the steady growers; 80×24 and 160×45.
+#[test]
+fn owners_show_their_change_when_comparing() {
+    for (w, h) in [(80, 24), (160, 45)] {
+        let mut a = heaptui_testkit::tui::demo_series_app(w, h, COLOR);
+        keys(&mut a, "4 O");
+        let v = a.panes.duplicates().owners().unwrap();
+        assert!(v.delta.is_some(), "the comparison's Δ");
+        shows(&a, &["Δ wasted", "Δ copies"]);
+        keys(&mut a, "s");
+        let row = selected_row(&a);
+        // The request log's array wastes 3.12 KiB more (31 → 111 copies).
+        assert!(row.contains("RequestLogEntry[]"), "{row}");
+        assert!(row.contains("+3.12 KiB") && row.contains("+80"), "{row}");
+        assert_snapshot!(format!("owners_delta_{w}x{h}"), screen(&a));
+        keys(&mut a, "t");
+        let v = a.panes.duplicates().owners().unwrap();
+        assert!(v.steady_only);
+        assert!(!v.is_empty() && v.len() < v.owners.owners.len());
+    }
+}
+
+/// Owners of the older snapshot that the newest lacks are rows of their
+/// own, `gone` with their negative Δ; Enter on one says so.
+#[test]
+fn gone_owners_are_listed_with_their_negative_delta() {
+    let demo = heaptui_core::demo::DEMO_DUMP.as_bytes();
+    let newest = heaptui_core::demo::DEMO_SERIES[2];
+    let series = [("demo.dump.txt", demo), (newest.0, newest.1.as_bytes())];
+    let mut a = heaptui_testkit::tui::loaded_series_app(&series, 80, 24, COLOR);
+    keys(&mut a, "4 O");
+    let v = a.panes.duplicates().owners().unwrap();
+    let gone = &v.delta.as_ref().expect("the comparison's Δ").gone;
+    // The demo's top owner is gone from the series' snapshot.
+    let lines = gone
+        .iter()
+        .find(|g| g.path == "FieldOps.Model.OrderLine[]")
+        .expect("the order lines' array is gone");
+    assert_eq!(lines.delta.bytes, -22 * 1024);
+    assert_eq!(lines.delta.copies, -704);
+    keys(&mut a, "G");
+    shows(&a, &["gone", "(gone)", "−"]);
+    keys(&mut a, "Enter");
+    shows(&a, &["this owner is gone now"]);
+}

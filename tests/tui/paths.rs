@@ -147,3 +147,58 @@ fn on_a_big_heap_the_paths_come_from_a_background_job() {
     p.cancel();
     assert!(run_job(job.clone(), &graph, &dom, &p).is_none());
 }
+
+/// Comparing snapshots, `M` on a type shows each node's Δ objects against
+/// the oldest snapshot, as `report --paths TYPE --baseline` computes it
+/// (the same core walk on each snapshot, matched by path names).
+#[test]
+fn paths_of_a_type_show_their_change_when_comparing() {
+    use heaptui_core::analysis::merged_paths::{merged_paths, path_ids, PathFigures};
+    use heaptui_core::analysis::objects_of_types;
+    use heaptui_core::analysis::Glob;
+    use heaptui_core::progress::Progress;
+    let name = "MyApp.Diagnostics.RequestLogEntry";
+    // The report's computation, on the oldest and the newest snapshot.
+    let analyse = |text: &'static str| {
+        let input = heaptui_core::analysis::pipeline::Input::Bytes("s", text.as_bytes());
+        let note: heaptui_core::cache::Note = std::sync::Arc::new(|_| {});
+        let options = Default::default();
+        let (a, pending) = heaptui_core::cache::run(
+            &input,
+            &options,
+            None,
+            &Progress::new(),
+            &mut |_| true,
+            note,
+        )
+        .unwrap();
+        pending.wait();
+        a
+    };
+    let series = heaptui_core::demo::DEMO_SERIES;
+    let (old, new) = (analyse(series[0].1), analyse(series[2].1));
+    let tree = |a: &heaptui_core::analysis::Analysis| {
+        let set = objects_of_types(a.dump(), &Glob::new(name));
+        merged_paths(&a.graph, &a.dom, &set, &[], &Progress::new()).unwrap()
+    };
+    let (m_old, m_new) = (tree(&old), tree(&new));
+    let oldest = PathFigures::of(&m_old, old.dump());
+    let ids = path_ids(&m_new, new.dump());
+    // The node the most entries pass through below the roots.
+    let top = m_new.nodes[0].children[0];
+    let want = m_new.nodes[top as usize].count as i128 - oldest.objects(ids[top as usize]) as i128;
+    assert!(want > 0, "the log grows");
+
+    let mut a = heaptui_testkit::tui::demo_series_app(80, 24, COLOR);
+    keys(&mut a, &format!("3 / \"{name}\" Enter"));
+    run_jobs(&mut a);
+    keys(&mut a, "M");
+    let r = a.paths.as_ref().expect("the overlay").result().clone();
+    let b = r.baselines.as_ref().expect("the baselines' figures");
+    assert_eq!(b.figures.len(), 2);
+    assert_eq!(b.delta(top, r.paths.nodes[top as usize].count), want);
+    let s = screen(&a);
+    assert!(s.contains("Δ objects"), "{s}");
+    assert!(s.contains(&format!("+{want}")), "{s}");
+    assert_snapshot!("paths_delta_80x24", s);
+}

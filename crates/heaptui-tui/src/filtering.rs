@@ -19,9 +19,10 @@ use nucleo::Injector;
 
 use super::matcher::{inject_types, type_mask};
 use super::msg::Msg;
-pub use super::msg::{DupRow, FilterResult, Filtered, GroupMatch};
+pub use super::msg::{DupRow, FilterResult, Filtered, GroupMatch, OwnersMatch};
 use super::pane_id::PaneId;
 use heaptui_core::analysis::filter::{subtrees_with_match, TypeFilter};
+use heaptui_core::analysis::owners::Owners;
 use heaptui_core::analysis::roots::RootGroup;
 use heaptui_core::analysis::TypeStats;
 use heaptui_core::graph::duplicates::Duplicates;
@@ -78,6 +79,9 @@ pub enum FilterWork {
         /// With a comparison: the type names of the sets the newest
         /// snapshot lacks ([`DupRow::Gone`]).
         gone: Arc<Vec<Box<str>>>,
+        /// The owners view's owners, and the paths (type names joined by
+        /// ` / `) of the owners gone from the newest snapshot.
+        owners: Option<(Arc<Owners>, Arc<Vec<String>>)>,
     },
     /// Per root group, the records whose object's type matches.
     Roots {
@@ -162,14 +166,18 @@ pub fn compute(req: FilterRequest, superseded: &dyn Fn() -> bool) -> Option<Filt
             graph,
             duplicates,
             gone,
+            owners,
         } => {
             let mask = type_mask(&graph.dump.type_names, &filter);
             let gone = type_mask(&gone, &filter);
             let text = TextMatch::new(&graph.dump, &filter);
             let rows = duplicate_rows(&duplicates, &mask, &gone, &text, superseded)?;
+            let owners = owners
+                .map(|(owners, gone)| match_owners(&duplicates, owners, &gone, &mask, &filter));
             FilterResult::Duplicates {
                 source: duplicates,
                 rows: Arc::new(rows),
+                owners,
             }
         }
         FilterWork::Roots { graph, groups } => {
@@ -277,6 +285,49 @@ fn duplicate_rows(
         }
     }
     Some(rows)
+}
+
+/// The owners whose path or sets hold a type the filter lets through
+/// (`mask`), and the gone owners with such a type on their path. O(owners'
+/// paths and sets).
+fn match_owners(
+    d: &Duplicates,
+    owners: Arc<Owners>,
+    gone: &[String],
+    mask: &[bool],
+    filter: &TypeFilter,
+) -> OwnersMatch {
+    let shown = (0..owners.owners.len() as u32)
+        .filter(|&i| {
+            let o = &owners.owners[i as usize];
+            o.path.iter().any(|t| mask[t.index()])
+                || o.sets.iter().any(|s| {
+                    d.sets
+                        .get(s.set as usize)
+                        .is_some_and(|s| mask[s.type_index as usize])
+                })
+        })
+        .collect();
+    let mut names: Vec<Box<str>> = Vec::new();
+    let mut of: Vec<u32> = Vec::new();
+    for (j, path) in gone.iter().enumerate() {
+        for name in path.split(" / ") {
+            names.push(name.into());
+            of.push(j as u32);
+        }
+    }
+    let mut gone: Vec<u32> = type_mask(&names, filter)
+        .iter()
+        .zip(&of)
+        .filter(|(&m, _)| m)
+        .map(|(_, &j)| j)
+        .collect();
+    gone.dedup();
+    OwnersMatch {
+        owners,
+        shown: Arc::new(shown),
+        gone: Arc::new(gone),
+    }
 }
 
 /// The event loop's handle on the filter thread.

@@ -449,7 +449,7 @@ const REST: &[Binding] = &[
     sort_reverse(Duplicates),
     steady_only(
         Duplicates,
-        "comparing: only the sets that grow steadily",
+        "comparing: only the sets (or owners) that grow steadily",
         "steady",
     ),
     sort_next(Roots),
@@ -499,14 +499,21 @@ const REST: &[Binding] = &[
         C('M'),
         MergedPaths,
         "why alive: their paths from the roots, merged",
-        "",
+        "paths",
     ),
     b(
         Duplicates,
         C('M'),
         MergedPaths,
-        "why alive: their paths from the roots, merged",
-        "",
+        "why alive: the set's paths from the roots, merged",
+        "paths",
+    ),
+    b(
+        Duplicates,
+        C('w'),
+        WhatIf,
+        "what a set's (owner's) extra copies free if gone",
+        "what if",
     ),
     b(
         Duplicates,

@@ -163,6 +163,14 @@ fn run_ui(options: Options) -> color_eyre::Result<(Exit, Option<String>)> {
     let exit = loop {
         let progress = Arc::new(Progress::new());
         let (work_tx, work_rx) = bounded::<Msg>(16);
+        if !baselines.is_empty() {
+            app.loading
+                .set_baseline_sources(msg::BaselineSources(Arc::new((
+                    baselines.clone(),
+                    options.duplicates.clone(),
+                    options.cache.clone(),
+                ))));
+        }
         worker::spawn(
             input.clone(),
             baselines.clone(),

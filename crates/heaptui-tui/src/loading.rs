@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use super::compared::Compared;
 pub use super::msg::Totals;
-use super::msg::{DominatorsStage, Msg};
+use super::msg::{BaselineSources, DominatorsStage, Msg};
 use heaptui_core::analysis::roots::RootGroup;
 use heaptui_core::analysis::summary::Summary;
 use heaptui_core::analysis::suspects::Suspect;
@@ -127,6 +127,8 @@ pub struct Loading {
     suspects: Option<Arc<Vec<Suspect>>>,
     /// The graph's sums, computed by the worker with it.
     totals: Option<Totals>,
+    /// Comparing: where the older snapshots are read from again.
+    baseline_sources: Option<BaselineSources>,
 }
 
 impl Loading {
@@ -146,6 +148,18 @@ impl Loading {
             },
             ..Loading::default()
         }
+    }
+
+    /// Where the older snapshots of a comparison are read from again (the
+    /// merged paths of a type per snapshot), once set by whoever started
+    /// the analysis.
+    pub fn baseline_sources(&self) -> Option<&BaselineSources> {
+        self.baseline_sources.as_ref()
+    }
+
+    /// Sets where the older snapshots are read from again.
+    pub fn set_baseline_sources(&mut self, sources: BaselineSources) {
+        self.baseline_sources = Some(sources);
     }
 
     /// How far the comparison got.

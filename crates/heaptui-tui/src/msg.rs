@@ -9,12 +9,15 @@ use std::sync::Arc;
 use super::compared::Compared;
 use super::instance_rows::InstanceRows;
 use super::pane_id::PaneId;
-use heaptui_core::analysis::merged_paths::MergedPaths;
+use heaptui_core::analysis::merged_paths::{MergedPaths, PathFigures};
 use heaptui_core::analysis::owners::Owners;
+use heaptui_core::analysis::pipeline::Input;
 use heaptui_core::analysis::roots::RootGroup;
 use heaptui_core::analysis::summary::Summary;
 use heaptui_core::analysis::suspects::Suspect;
 use heaptui_core::analysis::{Group, ImmediateDominators, PreciseRetained, TypeStats};
+use heaptui_core::cache::CacheOptions;
+use heaptui_core::graph::duplicates::DuplicateOptions;
 use heaptui_core::graph::duplicates::{DuplicateTotals, Duplicates};
 use heaptui_core::graph::{DominatorTree, HeapGraph};
 use heaptui_core::model::{ObjectIdx, TypeIdx};
@@ -65,7 +68,45 @@ pub struct PathsResult {
     pub skipped: Vec<String>,
     /// The merged tree.
     pub paths: MergedPaths,
+    /// Comparing snapshots, for a type: each baseline's paths of the type
+    /// of the same name, oldest first, and per node of `paths` its
+    /// identity across snapshots ([`path_ids`](heaptui_core::analysis::merged_paths::path_ids)).
+    pub baselines: Option<PathsBaselines>,
 }
+
+/// The baselines' merged paths of a [`PathsResult`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PathsBaselines {
+    /// Each baseline's figures by path, oldest first.
+    pub figures: Vec<PathFigures>,
+    /// Per node of the newest tree, its path's identity.
+    pub ids: Vec<u64>,
+}
+
+impl PathsBaselines {
+    /// Objects through node `n` newest − oldest.
+    pub fn delta(&self, n: u32, objects: u64) -> i128 {
+        let oldest = self
+            .figures
+            .first()
+            .map_or(0, |f| f.objects(self.ids[n as usize]));
+        objects as i128 - oldest as i128
+    }
+}
+
+/// Where the older snapshots of a comparison are read from again (through
+/// the reopen cache), for answers a comparison's summary does not hold
+/// (the merged paths of a type in each snapshot). Equal by identity.
+#[derive(Debug, Clone)]
+pub struct BaselineSources(pub Arc<(Vec<Input>, DuplicateOptions, Option<CacheOptions>)>);
+
+impl PartialEq for BaselineSources {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for BaselineSources {}
 
 /// Results, in the order they are produced. `ms` is the stage's duration.
 #[derive(Debug, Clone)]
@@ -259,11 +300,26 @@ pub enum FilterResult {
         source: Arc<Duplicates>,
         /// The matching rows.
         rows: Arc<Vec<DupRow>>,
+        /// The owners view's owners that match, when the pane had owners.
+        owners: Option<OwnersMatch>,
     },
     /// Roots: the groups with matching records.
     Roots(Arc<Vec<GroupMatch>>),
     /// The candidates are in the matcher.
     Types,
+}
+
+/// The Duplicates pane's owners under a filter: an owner matches when a
+/// type of its path or of its sets does.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OwnersMatch {
+    /// The owners filtered.
+    pub owners: Arc<Owners>,
+    /// The matching owners, positions in `owners.owners`, ascending.
+    pub shown: Arc<Vec<u32>>,
+    /// The matching owners gone from the newest snapshot (positions in
+    /// the texts the request carried).
+    pub gone: Arc<Vec<u32>>,
 }
 
 /// A row of the Duplicates pane.

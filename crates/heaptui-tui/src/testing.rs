@@ -64,6 +64,14 @@ pub fn loaded_series_app(
             true
         },
     );
+    if !baselines.is_empty() {
+        app.loading
+            .set_baseline_sources(crate::msg::BaselineSources(std::sync::Arc::new((
+                baselines,
+                DuplicateOptions::default(),
+                None,
+            ))));
+    }
     let mut events = Vec::new();
     for mut m in msgs {
         match &mut m {

@@ -11,7 +11,7 @@ use super::compared::Compared;
 use super::instance_rows::{instance_rows, InstanceKey, TypeObjects};
 use heaptui_core::analysis::compare::{compare, same_format, SnapshotSummary};
 use heaptui_core::analysis::grouping::group_children_unsorted;
-use heaptui_core::analysis::owners::{default_owner_globs, duplicate_owners};
+use heaptui_core::analysis::owners::{default_owner_globs, duplicate_owners, owner_copies, Owners};
 use heaptui_core::analysis::pipeline::StageResult;
 use heaptui_core::analysis::suspects::suspects;
 use heaptui_core::analysis::what_if::{what_if, Cut, WhatIf};
@@ -24,7 +24,10 @@ use heaptui_core::graph::{DominatorTree, HeapGraph};
 use heaptui_core::model::{ObjectIdx, TypeIdx};
 use heaptui_core::progress::Progress;
 
-pub use super::msg::{DominatorsStage, Msg, PathsResult, PathsTarget, Totals};
+pub use super::msg::{
+    BaselineSources, DominatorsStage, Msg, PathsBaselines, PathsResult, PathsTarget, Totals,
+};
+use heaptui_core::analysis::merged_paths::{path_ids, PathFigures};
 pub use heaptui_core::analysis::pipeline::Input;
 
 /// Work the UI asks for on demand; heavy on big heaps, so it runs on its
@@ -51,6 +54,9 @@ pub enum Job {
         label: String,
         /// The cut.
         cut: Cut,
+        /// The extra copies of a duplicate owner, added to the cut by the
+        /// job (finding them walks the copies' dominators).
+        owner: Option<OwnerCut>,
     },
     /// A shortest retention path to an object.
     RetentionPath {
@@ -86,6 +92,9 @@ pub enum Job {
         target: PathsTarget,
         /// Whether the platform's types are skipped.
         skip: bool,
+        /// Comparing snapshots, for a type: where the older snapshots are
+        /// read from, for each node's count per snapshot.
+        baselines: Option<BaselineSources>,
     },
     /// A type's instances in an order (the type → objects index is built
     /// first when `index` is `None`).
@@ -99,6 +108,18 @@ pub enum Job {
         /// The type → objects index, once built.
         index: Option<Arc<TypeObjects>>,
     },
+}
+
+/// A duplicate owner whose extra copies a what-if cuts
+/// ([`owner_copies`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OwnerCut {
+    /// The detection result the owners were computed from.
+    pub duplicates: Arc<Duplicates>,
+    /// The owners.
+    pub owners: Arc<Owners>,
+    /// The owner, a position in `owners.owners`.
+    pub owner: u32,
 }
 
 /// Runs a job to completion (on whatever thread calls it).
@@ -127,8 +148,19 @@ pub fn run_job(
                 rows,
             })
         }
-        Job::WhatIf { anchor, label, cut } => {
+        Job::WhatIf {
+            anchor,
+            label,
+            mut cut,
+            owner,
+        } => {
             let _span = tracing::debug_span!(target: "heaptui::profile", "what_if_job").entered();
+            if let Some(oc) = owner {
+                let globs: Vec<Glob> = oc.owners.exclude.iter().map(|p| Glob::new(p)).collect();
+                let o = oc.owners.owners.get(oc.owner as usize)?;
+                cut.objects
+                    .extend(owner_copies(&graph.dump, dom, &oc.duplicates, &globs, o));
+            }
             let result = what_if(graph, dom, &cut, progress).ok()?;
             let largest = largest_freed(graph, dom, &result);
             Some(Msg::WhatIf {
@@ -164,7 +196,11 @@ pub fn run_job(
             &graph.dump,
             dom,
         ))),
-        Job::MergedPaths { target, skip } => paths_job(target, skip, graph, dom, progress),
+        Job::MergedPaths {
+            target,
+            skip,
+            baselines,
+        } => paths_job(target, skip, baselines, graph, dom, progress),
         Job::Owners {
             duplicates,
             exclude,
@@ -457,6 +493,7 @@ pub fn instances_of(graph: &HeapGraph, type_index: TypeIdx) -> Vec<ObjectIdx> {
 fn paths_job(
     target: PathsTarget,
     skip: bool,
+    sources: Option<BaselineSources>,
     graph: &HeapGraph,
     dom: &DominatorTree,
     progress: &Progress,
@@ -479,10 +516,69 @@ fn paths_job(
         PathsTarget::Objects { objects, .. } => merged_paths(graph, dom, objects, &globs, progress),
     }
     .ok()?;
+    let baselines = match (&target, sources) {
+        (PathsTarget::Type(t), Some(s)) => {
+            let name = graph.dump.name_of_type(*t);
+            let figures = baseline_paths(&s, name, &globs, progress).ok()?;
+            Some(PathsBaselines {
+                figures,
+                ids: path_ids(&paths, &graph.dump),
+            })
+        }
+        _ => None,
+    };
     Some(Msg::MergedPaths(Arc::new(PathsResult {
         target,
         skip,
         skipped,
         paths,
+        baselines,
     })))
+}
+
+/// Each baseline's merged paths of the type named `name` (none where it
+/// has no such type), oldest first: every baseline read again through the
+/// reopen cache, one at a time, and dropped once its figures are taken (as
+/// `report --paths --baseline` does). `Err` when cancelled; a baseline
+/// that cannot be read counts as one without the type.
+fn baseline_paths(
+    sources: &BaselineSources,
+    name: &str,
+    skip: &[Glob],
+    progress: &Progress,
+) -> Result<Vec<PathFigures>, heaptui_core::progress::Cancelled> {
+    use heaptui_core::analysis::merged_paths::merged_paths;
+    let (inputs, options, cache) = &*sources.0;
+    let mut out = Vec::with_capacity(inputs.len());
+    for input in inputs {
+        let note: Note = Arc::new(|line| tracing::info!(target: "heaptui", "{line}"));
+        let (a, pending) = match heaptui_core::cache::run(
+            input,
+            options,
+            cache.as_ref(),
+            progress,
+            &mut |_| true,
+            note,
+        ) {
+            Ok(x) => x,
+            Err(AnalysisError::Cancelled) => return Err(heaptui_core::progress::Cancelled),
+            Err(AnalysisError::Input(_)) => {
+                out.push(PathFigures::default());
+                continue;
+            }
+        };
+        let dump = a.dump();
+        let figures = match dump.type_names.iter().position(|n| &**n == name) {
+            Some(t) => {
+                let set = instances_of(&a.graph, TypeIdx::from_usize(t));
+                let m = merged_paths(&a.graph, &a.dom, &set, skip, progress)?;
+                PathFigures::of(&m, dump)
+            }
+            None => PathFigures::default(),
+        };
+        drop(a);
+        pending.wait();
+        out.push(figures);
+    }
+    Ok(out)
 }

@@ -162,7 +162,31 @@ struct Walk<'a> {
     stack: Vec<u32>,
 }
 
-impl Walk<'_> {
+impl<'a> Walk<'a> {
+    /// A walk cut at `exclude`; `memo`: the memo arrays are allocated
+    /// (one entry per object: only when some copy is walked).
+    fn new(dump: &'a Model, dom: &'a DominatorTree, exclude: &[Glob], memo: bool) -> Walk<'a> {
+        let (path_of, anchor_of) = match memo {
+            true => (
+                crate::mem::filled(dump.objects(), UNSET),
+                crate::mem::filled(dump.objects(), UNSET),
+            ),
+            false => (Vec::new(), Vec::new()),
+        };
+        Walk {
+            dump,
+            dom,
+            excluded: excluded_by_any(dump, exclude),
+            paths: Paths {
+                nodes: Vec::new(),
+                index: HashMap::new(),
+            },
+            path_of,
+            anchor_of,
+            stack: Vec::new(),
+        }
+    }
+
     fn row(&self, o: u32) -> TypeIdx {
         self.dump.row_type(ObjectIdx(o))
     }
@@ -215,22 +239,12 @@ pub fn duplicate_owners(
     exclude: &[Glob],
 ) -> Owners {
     let _span = tracing::debug_span!(target: "heaptui::profile", "owners").entered();
-    let mut walk = Walk {
+    let mut walk = Walk::new(
         dump,
         dom,
-        excluded: excluded_by_any(dump, exclude),
-        paths: Paths {
-            nodes: Vec::new(),
-            index: HashMap::new(),
-        },
-        path_of: Vec::new(),
-        anchor_of: Vec::new(),
-        stack: Vec::new(),
-    };
-    if dups.sets.iter().any(|s| !dups.is_unverified(s)) {
-        walk.path_of = crate::mem::filled(dump.objects(), UNSET);
-        walk.anchor_of = crate::mem::filled(dump.objects(), UNSET);
-    }
+        exclude,
+        dups.sets.iter().any(|s| !dups.is_unverified(s)),
+    );
     // Per owner path: its owner and, per owner object, the bytes charged.
     let mut slot: HashMap<u32, usize> = HashMap::new();
     let mut owners: Vec<(u32, Owner)> = Vec::new();
@@ -272,6 +286,46 @@ pub fn duplicate_owners(
         }
     }
     finish(dump, walk.paths, owners, by_instance, exclude)
+}
+
+/// The extra copies charged to `owner`, an owner of
+/// [`duplicate_owners`]`(dump, dom, dups, exclude)`: the members after the
+/// first of its sets whose owner path is its path. Walks only its sets'
+/// members (the memo is one array pair over the objects, as
+/// [`duplicate_owners`]'s). What a what-if of "the owner's copies gone"
+/// cuts.
+pub fn owner_copies(
+    dump: &Model,
+    dom: &DominatorTree,
+    dups: &Duplicates,
+    exclude: &[Glob],
+    owner: &Owner,
+) -> Vec<ObjectIdx> {
+    let mut walk = Walk::new(dump, dom, exclude, !owner.path.is_empty());
+    let mut is_owner: HashMap<u32, bool> = HashMap::new();
+    let mut out = Vec::with_capacity(owner.copies as usize);
+    for share in &owner.sets {
+        let Some(s) = dups.sets.get(share.set as usize) else {
+            continue;
+        };
+        for &m in s.members.iter().skip(1) {
+            let charged = match dom.idom[m as usize] {
+                NOT_REACHABLE => false,
+                SUPER_ROOT => owner.path.is_empty(),
+                _ if owner.path.is_empty() => false,
+                d0 => {
+                    let (path, _) = walk.resolve(d0);
+                    *is_owner.entry(path).or_insert_with(|| {
+                        walk.paths.types(path) == (owner.path.clone(), owner.anchored)
+                    })
+                }
+            };
+            if charged {
+                out.push(ObjectIdx(m));
+            }
+        }
+    }
+    out
 }
 
 fn empty_owner() -> Owner {

@@ -5,7 +5,7 @@
 use super::{App, Effect, FilterRequest, Filtered, PaneId};
 use crate::loading::Arrived;
 use crate::msg::Msg;
-use crate::panes::FilterPlan;
+use crate::panes::{FilterPlan, Intent};
 use heaptui_core::analysis::filter::TypeFilter;
 
 impl App {
@@ -59,11 +59,16 @@ impl App {
             }
             _ => {}
         }
-        // Every pane takes the stage first, then the filters run again.
-        let refilter = PaneId::ALL.map(|id| self.with_pane(id, |p, ctx| p.arrived(arrived, ctx)));
-        for id in PaneId::ALL {
-            if refilter[id.index()] {
-                self.apply_filter(id);
+        // Every pane takes the stage first, then the filters run again and
+        // the jobs the panes ask for start.
+        let asked = PaneId::ALL.map(|id| self.with_pane(id, |p, ctx| p.arrived(arrived, ctx)));
+        for (id, intents) in PaneId::ALL.into_iter().zip(asked) {
+            for intent in intents {
+                match intent {
+                    Intent::Refilter => self.apply_filter(id),
+                    Intent::Request { job, label } => self.request(job, &label),
+                    _ => {}
+                }
             }
         }
     }

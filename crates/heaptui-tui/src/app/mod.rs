@@ -413,7 +413,8 @@ impl App {
     }
 
     /// Runs a job inline on small heaps, else asks the loop to start it in
-    /// the background (precise retained sizes always go there).
+    /// the background (precise retained sizes, what-ifs and merged paths
+    /// that read the older snapshots again always go there).
     fn request(&mut self, job: Job, label: &str) {
         let (Some(graph), Some(dom)) = (self.loading.graph().cloned(), self.loading.dom().cloned())
         else {
@@ -425,8 +426,17 @@ impl App {
                 ins.set_what_if(crate::panes::what_if::pending(label), false);
             }
         }
-        let background = matches!(job, Job::Precise { .. } | Job::WhatIf { .. })
-            || graph.objects() > self.inline_job_limit;
+        // Reading the older snapshots again is never inline: their size is
+        // not the opened one's.
+        let background = matches!(
+            job,
+            Job::Precise { .. }
+                | Job::WhatIf { .. }
+                | Job::MergedPaths {
+                    baselines: Some(_),
+                    ..
+                }
+        ) || graph.objects() > self.inline_job_limit;
         if background {
             self.job = Some((label.to_string(), 0.0));
             self.outbox.push(Effect::StartJob(job));

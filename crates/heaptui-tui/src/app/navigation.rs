@@ -132,7 +132,12 @@ impl App {
         }
         for id in PaneId::ALL {
             match self.with_pane(id, |p, ctx| p.receive(msg, ctx)) {
-                Ok(intents) => return self.run_requests(intents),
+                Ok(intents) => {
+                    if intents.contains(&Intent::Refilter) {
+                        self.apply_filter(id);
+                    }
+                    return self.run_requests(intents);
+                }
                 Err(m) => msg = m,
             }
         }

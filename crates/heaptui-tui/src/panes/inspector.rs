@@ -482,6 +482,7 @@ impl Pane for Inspector {
                         anchor: self.object,
                         label: label.clone(),
                         cut,
+                        owner: None,
                     },
                     label: format!("what if {label} were gone"),
                 }]

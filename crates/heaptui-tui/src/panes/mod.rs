@@ -132,7 +132,8 @@ pub enum Intent {
     Status(String),
     /// Open the input line for the Types pane's exclude pattern.
     EditExclude(String),
-    /// Apply the pane's filter again (its rows come in a new order).
+    /// Apply the pane's filter again (its rows come in a new order, or
+    /// new data arrived).
     Refilter,
 }
 
@@ -140,6 +141,14 @@ impl Intent {
     /// A status-bar line.
     pub fn status(text: impl Into<String>) -> Intent {
         Intent::Status(text.into())
+    }
+
+    /// [`Intent::Refilter`] when `refilter`, else nothing.
+    pub fn refilter_if(refilter: bool) -> Vec<Intent> {
+        match refilter {
+            true => vec![Intent::Refilter],
+            false => Vec::new(),
+        }
     }
 }
 
@@ -270,10 +279,12 @@ pub trait Pane {
     /// Goes back to a place [`Pane::save`] gave.
     fn restore(&mut self, _saved: &Saved, _ctx: &Ctx) {}
 
-    /// A stage of the analysis arrived (its data is in `ctx.loading`);
-    /// true when the pane's filter must be applied again.
-    fn arrived(&mut self, _what: Arrived, _ctx: &Ctx) -> bool {
-        false
+    /// A stage of the analysis arrived (its data is in `ctx.loading`):
+    /// what the pane asks for then, [`Intent::Refilter`] (its filter
+    /// applied again) and [`Intent::Request`] (a job, as its view of the
+    /// new data) only; other intents are ignored.
+    fn arrived(&mut self, _what: Arrived, _ctx: &Ctx) -> Vec<Intent> {
+        Vec::new()
     }
 
     /// A job's result: taken (with what the pane asks next), or handed

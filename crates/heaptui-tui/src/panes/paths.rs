@@ -14,6 +14,7 @@ use ratatui::widgets::Paragraph;
 use ratatui::Frame;
 
 use super::{framed, Ctx, Intent, ListState, Pane};
+use crate::compared::signed_count;
 use crate::fmt::{bytes, count, fit, text_width, type_name};
 use crate::keys::Cmd;
 use crate::msg::{PathsResult, PathsTarget};
@@ -179,8 +180,12 @@ impl PathsView {
             t.collapsed()
         };
         let indent = "  ".repeat((n.depth as usize).saturating_sub(1).min(MAX_INDENT));
+        let delta = match &self.result.baselines {
+            Some(b) => format!(" {:>9}", signed_count(b.delta(id, n.count), t)),
+            None => String::new(),
+        };
         let head = format!(
-            "{}{:>9} {:>10}  {indent}{mark} ",
+            "{}{:>9}{delta} {:>10}  {indent}{mark} ",
             if i == self.list.selected { ">" } else { " " },
             count(n.count),
             bytes(n.retained_bytes),
@@ -196,13 +201,28 @@ impl PathsView {
 }
 
 /// What `M` asks for in the Types, Dominators and Duplicates panes.
-pub fn request(target: PathsTarget) -> Intent {
+pub fn request(target: PathsTarget, ctx: &Ctx) -> Intent {
+    request_skip(target, false, ctx)
+}
+
+/// The merged paths of `target`, the platform's types skipped or not;
+/// comparing snapshots, a type's in every snapshot too.
+fn request_skip(target: PathsTarget, skip: bool, ctx: &Ctx) -> Intent {
+    let baselines = match target {
+        PathsTarget::Type(_) => ctx.loading.baseline_sources().cloned(),
+        PathsTarget::Objects { .. } => None,
+    };
+    let label = match baselines {
+        Some(_) => "merged paths, in every snapshot",
+        None => "merged paths",
+    };
     Intent::Request {
         job: Job::MergedPaths {
             target,
-            skip: false,
+            skip,
+            baselines,
         },
-        label: "merged paths".into(),
+        label: label.into(),
     }
 }
 
@@ -244,13 +264,7 @@ impl Pane for PathsView {
                 if none && !r.skip {
                     return vec![Intent::status("no platform types to skip in this format")];
                 }
-                return vec![Intent::Request {
-                    job: Job::MergedPaths {
-                        target: r.target.clone(),
-                        skip: !r.skip,
-                    },
-                    label: "merged paths".into(),
-                }];
+                return vec![request_skip(r.target.clone(), !r.skip, ctx)];
             }
             _ => return Vec::new(),
         }
@@ -286,8 +300,13 @@ impl Pane for PathsView {
         let mut lines = vec![Line::styled(
             fit(
                 &format!(
-                    " {:>9} {:>10}  Path from the roots (Enter inspects)",
-                    "Objects", "Retained"
+                    " {:>9}{} {:>10}  Path from the roots (Enter inspects)",
+                    "Objects",
+                    match self.result.baselines {
+                        Some(_) => format!(" {:>9}", "Δ objects"),
+                        None => String::new(),
+                    },
+                    "Retained"
                 ),
                 w,
                 t,

@@ -517,18 +517,18 @@ impl Pane for RootsPane {
         self.list.restore(saved);
     }
 
-    fn arrived(&mut self, what: Arrived, ctx: &Ctx) -> bool {
+    fn arrived(&mut self, what: Arrived, ctx: &Ctx) -> Vec<Intent> {
         match what {
             Arrived::Dominators => match ctx.loading.dominated() {
                 Some(d) => {
                     self.measure(&d.roots);
-                    true
+                    vec![Intent::Refilter]
                 }
-                None => false,
+                None => Vec::new(),
             },
             Arrived::Comparison => {
                 let Some(c) = ctx.loading.compared() else {
-                    return false;
+                    return Vec::new();
                 };
                 let loaded = ctx.loading.graph().is_some()
                     && ctx.loading.dom().is_some()
@@ -538,9 +538,9 @@ impl Pane for RootsPane {
                         self.set_compared(c, roots);
                     }
                 }
-                loaded
+                Intent::refilter_if(loaded)
             }
-            _ => false,
+            _ => Vec::new(),
         }
     }
 

@@ -561,20 +561,20 @@ impl SuspectsPane {
 }
 
 impl Pane for SuspectsPane {
-    fn arrived(&mut self, what: Arrived, ctx: &Ctx) -> bool {
+    fn arrived(&mut self, what: Arrived, ctx: &Ctx) -> Vec<Intent> {
         if !matches!(what, Arrived::Suspects | Arrived::Comparison) {
-            return false;
+            return Vec::new();
         }
         let (Some(graph), Some(dom), Some(s)) = (
             ctx.loading.graph(),
             ctx.loading.dom(),
             ctx.loading.suspects(),
         ) else {
-            return false;
+            return Vec::new();
         };
         let compared = ctx.loading.compared().map(|c| &**c);
         self.measure(s, compared, &graph.dump, dom, ctx.theme);
-        false
+        Vec::new()
     }
 
     fn filterable(&self) -> bool {

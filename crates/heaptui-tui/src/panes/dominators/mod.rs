@@ -363,27 +363,27 @@ impl Pane for Option<DominatorsPane> {
         d.refresh();
     }
 
-    fn arrived(&mut self, what: Arrived, ctx: &Ctx) -> bool {
+    fn arrived(&mut self, what: Arrived, ctx: &Ctx) -> Vec<Intent> {
         match what {
             Arrived::Dominators => {
                 let Some(d) = ctx.loading.dominated() else {
-                    return false;
+                    return Vec::new();
                 };
                 *self = Some(DominatorsPane::new(&d.top, &d.dom));
-                true
+                vec![Intent::Refilter]
             }
             Arrived::Comparison => {
                 let (Some(d), Some(dom), Some(c)) =
                     (self, ctx.loading.dom(), ctx.loading.compared())
                 else {
-                    return false;
+                    return Vec::new();
                 };
                 if ctx.loading.graph().is_some() && ctx.loading.suspects().is_some() {
                     d.set_compared(c.clone(), dom);
                 }
-                false
+                Vec::new()
             }
-            _ => false,
+            _ => Vec::new(),
         }
     }
 
@@ -505,7 +505,10 @@ impl Pane for Option<DominatorsPane> {
                     ),
                     _ => return vec![Intent::status("M: select a group row or an object")],
                 };
-                vec![super::paths::request(super::paths::objects(label, objects))]
+                vec![super::paths::request(
+                    super::paths::objects(label, objects),
+                    ctx,
+                )]
             }
             Cmd::Instances => {
                 let t = d.tree_mut();
@@ -678,6 +681,7 @@ fn what_if(t: &Tree, dump: &heaptui_core::model::Model) -> Vec<Intent> {
                 anchor,
                 label: label.clone(),
                 cut,
+                owner: None,
             },
             label: format!("what if {label} were gone"),
         },

@@ -26,11 +26,12 @@ pub use crate::filtering::DupRow;
 
 mod detail;
 mod draw;
+mod owner_deltas;
 mod owners;
 mod rows;
 
 pub use detail::*;
-pub use owners::{OwnerRow, OwnersView};
+pub use owners::{GoneOwner, OwnerDelta, OwnerDeltas, OwnerRow, OwnerSort, OwnersView};
 pub use rows::*;
 
 /// Where the user was in the pane (see [`Pane::save`]): the list's
@@ -361,6 +362,50 @@ impl DuplicatesPane {
     }
 }
 
+/// `w` on a set: what would be freed if its extra copies (every member
+/// but the first) were gone, the inspector opening on the first, which
+/// stays (docs/ui.md).
+pub(super) fn what_if_set(d: &Duplicates, set: u32, ctx: &Ctx) -> Vec<Intent> {
+    let (Some(s), Some(g)) = (d.sets.get(set as usize), ctx.loading.graph()) else {
+        return Vec::new();
+    };
+    let Some((&first, extra)) = s.members.split_first() else {
+        return Vec::new();
+    };
+    let label = format!(
+        "the {} extra {} of set #{set} ({})",
+        count(extra.len() as u64),
+        if extra.len() == 1 { "copy" } else { "copies" },
+        crate::fmt::type_name(&g.dump.type_names[s.type_index as usize], 40, ctx.theme)
+    );
+    let cut = heaptui_core::analysis::what_if::Cut {
+        objects: ObjectIdx::cast_slice(extra).to_vec(),
+        edges: Vec::new(),
+    };
+    what_if_request(ObjectIdx(first), label, cut, None)
+}
+
+/// Opens the inspector on `anchor` and asks what the cut frees.
+pub(super) fn what_if_request(
+    anchor: ObjectIdx,
+    label: String,
+    cut: heaptui_core::analysis::what_if::Cut,
+    owner: Option<crate::worker::OwnerCut>,
+) -> Vec<Intent> {
+    vec![
+        Intent::Inspect(anchor),
+        Intent::Request {
+            job: Job::WhatIf {
+                anchor,
+                label: label.clone(),
+                cut,
+                owner,
+            },
+            label: format!("what if {label} were gone"),
+        },
+    ]
+}
+
 /// The status line's label of a detection for one type (`D`), until the
 /// detection lands.
 pub const DETECTING: &str = "detecting duplicates";
@@ -395,24 +440,35 @@ impl Pane for DuplicatesPane {
         };
     }
 
-    fn arrived(&mut self, what: Arrived, ctx: &Ctx) -> bool {
+    fn arrived(&mut self, what: Arrived, ctx: &Ctx) -> Vec<Intent> {
         match what {
             // Under a filter the pane keeps showing the previous result
-            // until the filter thread has narrowed this one.
-            Arrived::Duplicates => true,
+            // until the filter thread has narrowed this one. The owners
+            // view, once asked for, follows the new result (a `D`).
+            Arrived::Duplicates => {
+                let mut out = vec![Intent::Refilter];
+                if self.owners_on || self.owners.is_some() {
+                    out.extend(self.request_owners(ctx));
+                }
+                out
+            }
             Arrived::Comparison => {
                 let Some(c) = ctx.loading.compared() else {
-                    return false;
+                    return Vec::new();
                 };
                 let loaded = ctx.loading.graph().is_some()
                     && ctx.loading.dom().is_some()
                     && ctx.loading.suspects().is_some();
                 if loaded {
                     self.set_compared(c);
+                    if let (Some(v), Some(g)) = (&mut self.owners, ctx.loading.graph()) {
+                        v.delta = OwnerDeltas::of(c, &v.owners, &g.dump);
+                        v.reorder();
+                    }
                 }
-                loaded
+                Intent::refilter_if(loaded)
             }
-            _ => false,
+            _ => Vec::new(),
         }
     }
 
@@ -496,6 +552,12 @@ impl Pane for DuplicatesPane {
                 }
             }
             Cmd::DetectPossible => self.detect_possible(ctx),
+            Cmd::WhatIf => match (&self.source, self.current_set()) {
+                (Some(d), Some(s)) => what_if_set(d, s, ctx),
+                _ => vec![Intent::status(
+                    "select a set: w asks what its extra copies hold",
+                )],
+            },
             Cmd::MergedPaths => match (&self.source, self.current_set(), ctx.loading.graph()) {
                 (Some(d), Some(s), Some(g)) => {
                     let set = &d.sets[s as usize];
@@ -505,7 +567,10 @@ impl Pane for DuplicatesPane {
                         g.dump.type_names[set.type_index as usize]
                     );
                     let members = ObjectIdx::cast_slice(&set.members).to_vec();
-                    vec![super::paths::request(super::paths::objects(label, members))]
+                    vec![super::paths::request(
+                        super::paths::objects(label, members),
+                        ctx,
+                    )]
                 }
                 _ => Vec::new(),
             },
@@ -588,14 +653,22 @@ impl Pane for DuplicatesPane {
             .duplicates()
             .is_some_and(|d| Arc::ptr_eq(d, &source))
         {
-            let list = self.owners.take().map(|v| v.list).unwrap_or_default();
-            let mut v = OwnersView::new(source, owners);
-            v.list = list;
+            let old = self.owners.take();
+            let delta = match (ctx.loading.compared(), ctx.loading.graph()) {
+                (Some(c), Some(g)) => OwnerDeltas::of(c, &owners, &g.dump),
+                _ => None,
+            };
+            let mut v = OwnersView::new(source, owners, delta);
+            if let Some(old) = old {
+                (v.list, v.sort, v.steady_only) = (old.list, old.sort, old.steady_only);
+                v.reorder();
+            }
             let n = v.len();
             v.list.scroll(n, ctx.rows().saturating_sub(1));
             self.owners = Some(v);
         }
-        Ok(Vec::new())
+        // The filter applies to the new owners too.
+        Ok(Intent::refilter_if(!ctx.filter.is_empty()))
     }
 
     fn edited(&mut self, text: String, ctx: &Ctx) -> Vec<Intent> {
@@ -621,21 +694,43 @@ impl Pane for DuplicatesPane {
         };
         if filter.is_empty() {
             self.show_all(duplicates.clone(), &graph.dump.type_names);
+            if let Some(v) = &mut self.owners {
+                v.set_shown(None);
+            }
             FilterPlan::Cleared
         } else {
             FilterPlan::Work(FilterWork::Duplicates {
                 graph: graph.clone(),
                 duplicates: duplicates.clone(),
                 gone: self.gone_names.clone(),
+                owners: self.owners.as_ref().map(|v| {
+                    let gone = v.delta.iter().flat_map(|d| &d.gone);
+                    (
+                        v.owners.clone(),
+                        Arc::new(gone.map(|g| g.path.clone()).collect()),
+                    )
+                }),
             })
         }
     }
 
     fn filtered(&mut self, result: FilterResult, ctx: &Ctx) {
-        if let (FilterResult::Duplicates { source, rows }, Some(graph)) =
-            (result, ctx.loading.graph())
+        if let (
+            FilterResult::Duplicates {
+                source,
+                rows,
+                owners,
+            },
+            Some(graph),
+        ) = (result, ctx.loading.graph())
         {
             self.show(source, DupRows::Filtered(rows), &graph.dump.type_names);
+            match (owners, &mut self.owners) {
+                (Some(m), Some(v)) if Arc::ptr_eq(&m.owners, &v.owners) => {
+                    v.set_shown(Some((m.shown, m.gone)));
+                }
+                _ => {}
+            }
         }
     }
 
@@ -668,11 +763,15 @@ impl Pane for DuplicatesPane {
             Cmd::ToggleOwners if owners => Some("sets"),
             Cmd::OpenInDominators | Cmd::ExcludePattern if !owners => Some(""),
             Cmd::ExcludePattern => Some("exclude"),
-            Cmd::SortNext | Cmd::SteadyOnly | Cmd::DetectPossible | Cmd::JumpHoldingSet
-                if owners =>
-            {
-                Some("")
+            Cmd::SortNext | Cmd::SteadyOnly if owners => {
+                match self.owners.as_ref().is_some_and(|v| v.delta.is_some()) {
+                    true => None,
+                    false => Some(""),
+                }
             }
+            Cmd::DetectPossible | Cmd::JumpHoldingSet if owners => Some(""),
+            // An owner has no paths of its own (its sets do: O, then M).
+            Cmd::MergedPaths if owners => Some(""),
             Cmd::SteadyOnly if self.delta.is_none() || self.detail.is_some() => Some(""),
             _ => None,
         }

@@ -12,11 +12,14 @@ use ratatui::Frame;
 
 use super::super::{Ctx, Intent, ListState};
 use super::DuplicatesPane;
+use crate::compared::{signed_bytes, signed_count, steady_mark};
 use crate::fmt::{bytes, count, fit, type_name};
 use crate::keys::Cmd;
 use crate::theme::Theme;
 use crate::worker::Job;
 use heaptui_core::analysis::owners::Owners;
+
+pub use super::owner_deltas::{GoneOwner, OwnerDelta, OwnerDeltas};
 use heaptui_core::graph::duplicates::Duplicates;
 use heaptui_core::model::{Model, ObjectIdx};
 
@@ -27,7 +30,37 @@ pub enum OwnerRow {
     Owner(u32),
     /// One of an expanded owner's sets: (owner, position in its `sets`).
     Set(u32, u32),
+    /// With a comparison: an owner the newest snapshot lacks (a position
+    /// in [`OwnerDeltas::gone`]).
+    Gone(u32),
 }
+
+/// The owners' order (`s`): the second and third need a comparison.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum OwnerSort {
+    /// Wasted bytes, most first (the core's order).
+    #[default]
+    Wasted,
+    /// Wasted bytes newest − oldest, most grown first.
+    DeltaBytes,
+    /// Extra copies newest − oldest, most grown first.
+    DeltaCopies,
+}
+
+impl OwnerSort {
+    /// What the status line says of it.
+    pub fn describe(self) -> &'static str {
+        match self {
+            OwnerSort::Wasted => "owners by wasted bytes",
+            OwnerSort::DeltaBytes => "owners by growth of wasted bytes (Δ wasted)",
+            OwnerSort::DeltaCopies => "owners by growth of extra copies (Δ copies)",
+        }
+    }
+}
+
+/// What a filter lets through: owners (positions in [`Owners::owners`],
+/// ascending) and gone owners (positions in [`OwnerDeltas::gone`]).
+pub type Shown = (Arc<Vec<u32>>, Arc<Vec<u32>>);
 
 /// The owners of one detection result, with the list's state.
 #[derive(Debug)]
@@ -36,8 +69,19 @@ pub struct OwnersView {
     pub source: Arc<Duplicates>,
     /// The owners, by wasted bytes.
     pub owners: Arc<Owners>,
+    /// With a comparison (and the default patterns): each owner's change.
+    pub delta: Option<OwnerDeltas>,
+    /// `/`: the owners the filter lets through (positions in `owners`,
+    /// ascending) and the gone owners it lets through; `None`: all.
+    shown: Option<Shown>,
+    /// `s`.
+    pub sort: OwnerSort,
+    /// `t`: only the owners whose waste rises at every step.
+    pub steady_only: bool,
     /// Per owner, whether its sets are listed under it.
     expanded: Vec<bool>,
+    /// The owners and gone owners in display order (filtered, sorted).
+    order: Vec<OwnerRow>,
     /// The rows in display order.
     rows: Vec<OwnerRow>,
     /// The selection and scroll.
@@ -46,27 +90,90 @@ pub struct OwnersView {
 
 impl OwnersView {
     /// The owners of `source`, every owner collapsed.
-    pub fn new(source: Arc<Duplicates>, owners: Arc<Owners>) -> OwnersView {
+    pub fn new(
+        source: Arc<Duplicates>,
+        owners: Arc<Owners>,
+        delta: Option<OwnerDeltas>,
+    ) -> OwnersView {
         let mut v = OwnersView {
             expanded: vec![false; owners.owners.len()],
             source,
             owners,
+            delta,
+            shown: None,
+            sort: OwnerSort::default(),
+            steady_only: false,
+            order: Vec::new(),
             rows: Vec::new(),
             list: ListState::default(),
         };
-        v.rebuild();
+        v.reorder();
         v
+    }
+
+    /// The filter's result: the owners and gone owners it lets through.
+    pub fn set_shown(&mut self, shown: Option<Shown>) {
+        self.shown = shown;
+        self.reorder();
+        self.list.selected = self.list.selected.min(self.rows.len().saturating_sub(1));
+    }
+
+    /// Whether a filter narrows the owners.
+    pub fn filtered(&self) -> bool {
+        self.shown.is_some()
+    }
+
+    /// Puts the owners in the view's order, filter and `t`. O(owners log
+    /// owners), on a sort, filter or `t` only.
+    pub fn reorder(&mut self) {
+        let n = self.owners.owners.len() as u32;
+        let gone = self.delta.as_ref().map_or(0, |d| d.gone.len()) as u32;
+        let mut order: Vec<OwnerRow> = match &self.shown {
+            Some((owners, gone)) => owners
+                .iter()
+                .map(|&i| OwnerRow::Owner(i))
+                .chain(gone.iter().map(|&j| OwnerRow::Gone(j)))
+                .collect(),
+            None => (0..n)
+                .map(OwnerRow::Owner)
+                .chain((0..gone).map(OwnerRow::Gone))
+                .collect(),
+        };
+        if let Some(d) = &self.delta {
+            let of = |r: &OwnerRow| match *r {
+                OwnerRow::Owner(i) => d.owners[i as usize],
+                OwnerRow::Gone(j) => d.gone[j as usize].delta,
+                OwnerRow::Set(..) => OwnerDelta::default(),
+            };
+            if self.steady_only {
+                order.retain(|r| of(r).steady);
+            }
+            match self.sort {
+                OwnerSort::Wasted => {}
+                OwnerSort::DeltaBytes => order.sort_by_key(|r| std::cmp::Reverse(of(r).bytes)),
+                OwnerSort::DeltaCopies => order.sort_by_key(|r| std::cmp::Reverse(of(r).copies)),
+            }
+        }
+        self.order = order;
+        self.rebuild();
     }
 
     fn rebuild(&mut self) {
         self.rows.clear();
-        for (i, o) in self.owners.owners.iter().enumerate() {
-            self.rows.push(OwnerRow::Owner(i as u32));
-            if self.expanded[i] {
-                self.rows
-                    .extend((0..o.sets.len() as u32).map(|j| OwnerRow::Set(i as u32, j)));
+        for &r in &self.order {
+            self.rows.push(r);
+            if let OwnerRow::Owner(i) = r {
+                if self.expanded[i as usize] {
+                    let sets = self.owners.owners[i as usize].sets.len() as u32;
+                    self.rows.extend((0..sets).map(|j| OwnerRow::Set(i, j)));
+                }
             }
         }
+    }
+
+    /// The owner's change, with a comparison.
+    pub fn delta_of(&self, owner: u32) -> Option<OwnerDelta> {
+        self.delta.as_ref()?.owners.get(owner as usize).copied()
     }
 
     /// How many rows are listed.
@@ -86,16 +193,17 @@ impl OwnersView {
 
     /// The owner of the selected row (an owner's, or a set's under it).
     pub fn selected_owner(&self) -> Option<u32> {
-        self.selected().map(|r| match r {
-            OwnerRow::Owner(i) | OwnerRow::Set(i, _) => i,
-        })
+        match self.selected()? {
+            OwnerRow::Owner(i) | OwnerRow::Set(i, _) => Some(i),
+            OwnerRow::Gone(_) => None,
+        }
     }
 
     /// The set of the selected row, if it is a set's.
     pub fn selected_set(&self) -> Option<u32> {
         match self.selected()? {
             OwnerRow::Set(i, j) => Some(self.owners.owners[i as usize].sets[j as usize].set),
-            OwnerRow::Owner(_) => None,
+            OwnerRow::Owner(_) | OwnerRow::Gone(_) => None,
         }
     }
 
@@ -126,6 +234,7 @@ impl OwnersView {
                     .first()
                     .map(|&m| ObjectIdx(m))
             }
+            OwnerRow::Gone(_) => None,
         }
     }
 
@@ -187,6 +296,17 @@ impl DuplicatesPane {
     pub(super) fn owners_key(&mut self, cmd: Cmd, ctx: &Ctx) -> Option<Vec<Intent>> {
         let mut out = self.request_owners(ctx);
         let v = self.owners.as_mut();
+        if let (Some(OwnerRow::Gone(j)), Cmd::Open | Cmd::OpenInDominators | Cmd::WhatIf) =
+            (v.as_ref().and_then(|v| v.selected()), cmd)
+        {
+            let g = &v?.delta.as_ref()?.gone[j as usize];
+            out.push(Intent::status(format!(
+                "this owner is gone now ({} wasted in snapshot {}): nothing to show",
+                bytes(g.last_bytes),
+                g.last_seen + 1
+            )));
+            return Some(out);
+        }
         match cmd {
             Cmd::Open | Cmd::Expand | Cmd::Collapse => {
                 let v = v?;
@@ -195,6 +315,48 @@ impl DuplicatesPane {
                     (Cmd::Collapse, Some(_)) | (_, None) => v.toggle(),
                     _ => {}
                 }
+            }
+            Cmd::WhatIf => {
+                let v = v?;
+                out.extend(match v.selected() {
+                    Some(OwnerRow::Set(_, _)) => {
+                        let set = v.selected_set()?;
+                        super::what_if_set(&v.source, set, ctx)
+                    }
+                    Some(OwnerRow::Owner(i)) => what_if_owner(v, i, ctx),
+                    _ => Vec::new(),
+                });
+            }
+            Cmd::SortNext | Cmd::SortReverse | Cmd::SteadyOnly => {
+                let v = v?;
+                if v.delta.is_none() {
+                    out.push(Intent::status(match ctx.loading.compared() {
+                        Some(_) => "owners cut at other patterns than the defaults have no Δ: owners are listed by wasted bytes",
+                        None => "owners are listed by wasted bytes (no comparison: open older snapshots too for Δ)",
+                    }));
+                    return Some(out);
+                }
+                if cmd == Cmd::SteadyOnly {
+                    v.steady_only = !v.steady_only;
+                } else {
+                    v.sort = match (v.sort, cmd) {
+                        (OwnerSort::Wasted, Cmd::SortNext) | (OwnerSort::DeltaCopies, _) => {
+                            OwnerSort::DeltaBytes
+                        }
+                        (OwnerSort::DeltaBytes, Cmd::SortNext) => OwnerSort::DeltaCopies,
+                        _ => OwnerSort::Wasted,
+                    };
+                }
+                v.reorder();
+                v.list.selected = 0;
+                v.list.offset = 0;
+                out.push(Intent::status(match v.steady_only {
+                    true => format!(
+                        "{}; only those that grow steadily (t: all)",
+                        v.sort.describe()
+                    ),
+                    false => v.sort.describe().to_string(),
+                }));
             }
             Cmd::OpenInDominators => {
                 let v = v?;
@@ -215,10 +377,8 @@ impl DuplicatesPane {
                 };
                 out.push(Intent::EditExclude(current));
             }
-            Cmd::SortNext | Cmd::SortReverse | Cmd::SteadyOnly | Cmd::DetectPossible => {
-                out.push(Intent::status(
-                    "owners are listed by wasted bytes (O: the sets, to sort them)",
-                ));
+            Cmd::DetectPossible => {
+                out.push(Intent::status("O: back to the sets for this key"));
             }
             _ => return None,
         }
@@ -226,8 +386,93 @@ impl DuplicatesPane {
     }
 }
 
-/// Width of the numbers before an owner's path: wasted, sets, copies.
-const NUMBERS: usize = 10 + 1 + 6 + 1 + 9 + 2;
+/// `w` on an owner: what would be freed if the extra copies charged to
+/// it were gone (found by the job: [`owner_copies`](heaptui_core::analysis::owners::owner_copies)),
+/// the inspector opening on the owner object charged most (or the first
+/// copy of the roots' own).
+fn what_if_owner(v: &OwnersView, i: u32, ctx: &Ctx) -> Vec<Intent> {
+    let o = &v.owners.owners[i as usize];
+    let anchor = o.top_instance.or_else(|| {
+        let s = v.source.sets.get(o.sets.first()?.set as usize)?;
+        s.members.get(1).map(|&m| ObjectIdx(m))
+    });
+    let (Some(anchor), Some(g)) = (anchor, ctx.loading.graph()) else {
+        return Vec::new();
+    };
+    let label = format!(
+        "the {} extra {} owned by {}",
+        count(o.copies),
+        if o.copies == 1 { "copy" } else { "copies" },
+        crate::fmt::type_name(&v.path_text(&g.dump, i), 60, ctx.theme)
+    );
+    let owner = crate::worker::OwnerCut {
+        duplicates: v.source.clone(),
+        owners: v.owners.clone(),
+        owner: i,
+    };
+    super::what_if_request(anchor, label, Default::default(), Some(owner))
+}
+
+/// The numbers before an owner's path: their widths and whether the
+/// comparison's Δ columns and the Sets column are shown.
+#[derive(Debug, Clone, Copy)]
+struct Cells {
+    delta: bool,
+    sets: bool,
+}
+
+/// Width of a Δ wasted cell (a signed size and the steady mark).
+const DELTA_BYTES: usize = 12;
+/// Width of a Δ copies cell.
+const DELTA_COPIES: usize = 10;
+/// A terminal at least this wide shows the Sets column beside the Δ ones.
+const WIDE: usize = 110;
+
+impl Cells {
+    fn of(v: &OwnersView, w: usize) -> Cells {
+        let delta = v.delta.is_some();
+        Cells {
+            delta,
+            sets: !delta || w >= WIDE,
+        }
+    }
+
+    /// Width of the numbers, the separators included.
+    fn numbers(self) -> usize {
+        let mut n = 10 + 1 + 9 + 2;
+        if self.sets {
+            n += 7;
+        }
+        if self.delta {
+            n += DELTA_BYTES + 1 + DELTA_COPIES + 1;
+        }
+        n
+    }
+
+    /// The numbers of a row: wasted, Δ wasted, sets, copies, Δ copies.
+    fn cells(
+        self,
+        wasted: &str,
+        d_bytes: &str,
+        sets: &str,
+        copies: &str,
+        d_copies: &str,
+    ) -> String {
+        let mut out = format!("{wasted:>10}");
+        if self.delta {
+            out.push_str(&format!(" {d_bytes:>DELTA_BYTES$}"));
+        }
+        if self.sets {
+            out.push_str(&format!(" {sets:>6}"));
+        }
+        out.push_str(&format!(" {copies:>9}"));
+        if self.delta {
+            out.push_str(&format!(" {d_copies:>DELTA_COPIES$}"));
+        }
+        out.push_str("  ");
+        out
+    }
+}
 
 /// The owners list: a note, a header, the rows.
 pub fn draw(v: &OwnersView, dump: &Model, theme: &Theme, inner: Rect, f: &mut Frame) {
@@ -243,16 +488,31 @@ pub fn draw(v: &OwnersView, dump: &Model, theme: &Theme, inner: Rect, f: &mut Fr
     } else {
         v.owners.exclude.join(" ")
     };
-    let note = format!(" extra copies by owner, cut past {exclude} (e: patterns)");
+    let mut note = format!(" extra copies by owner, cut past {exclude} (e: patterns)");
+    if v.filtered() {
+        note = format!(" filtered: {}", note.trim_start());
+    }
+    if v.steady_only {
+        note = format!(" steady growth only (t): {}", note.trim_start());
+    }
     f.render_widget(
         Paragraph::new(Line::styled(fit(&note, w, theme), theme.dim())),
         note_area,
     );
+    let l = Cells::of(v, w);
+    let marked = |name: &str, sort: OwnerSort| match l.delta && v.sort == sort {
+        true => format!("{name}{}", if theme.ascii { "v" } else { "▼" }),
+        false => name.to_string(),
+    };
     let header = format!(
-        " {:>10} {:>6} {:>9}  Owner {} copies' dominator",
-        "Wasted",
-        "Sets",
-        "Copies",
+        " {}Owner {} copies' dominator",
+        l.cells(
+            &marked("Wasted", OwnerSort::Wasted),
+            &marked("Δ wasted", OwnerSort::DeltaBytes),
+            "Sets",
+            "Copies",
+            &marked("Δ copies", OwnerSort::DeltaCopies),
+        ),
         theme.arrow()
     );
     f.render_widget(
@@ -260,20 +520,23 @@ pub fn draw(v: &OwnersView, dump: &Model, theme: &Theme, inner: Rect, f: &mut Fr
         header_area,
     );
     if v.is_empty() {
-        let text = " no owners: no verified duplicate sets";
+        let text = match (v.filtered() || v.steady_only, v.owners.owners.is_empty()) {
+            (true, false) => " no owner matches (/ Esc: all)",
+            _ => " no owners: no verified duplicate sets",
+        };
         f.render_widget(Paragraph::new(fit(text, w, theme)), list_area);
         return;
     }
     let height = list_area.height as usize;
-    let path_w = w.saturating_sub(NUMBERS + 1);
+    let path_w = w.saturating_sub(l.numbers() + 1);
     let lines: Vec<Line> = (v.list.offset..v.rows.len().min(v.list.offset + height))
         .map(|i| {
-            let text = row_text(v, dump, v.rows[i], path_w, theme);
+            let text = row_text(v, dump, v.rows[i], l, path_w, theme);
             let sel = i == v.list.selected;
             let text = fit(&format!("{}{text}", if sel { ">" } else { " " }), w, theme);
             match v.rows[i] {
                 _ if sel => Line::styled(text, theme.selected()),
-                OwnerRow::Set(..) => Line::styled(text, theme.dim()),
+                OwnerRow::Set(..) | OwnerRow::Gone(_) => Line::styled(text, theme.dim()),
                 OwnerRow::Owner(_) => Line::raw(text),
             }
         })
@@ -281,17 +544,49 @@ pub fn draw(v: &OwnersView, dump: &Model, theme: &Theme, inner: Rect, f: &mut Fr
     f.render_widget(Paragraph::new(lines), list_area);
 }
 
-fn row_text(v: &OwnersView, dump: &Model, row: OwnerRow, path_w: usize, theme: &Theme) -> String {
+/// A Δ pair's cells: signed bytes (with the steady mark) and copies.
+fn delta_cells(d: Option<OwnerDelta>, theme: &Theme) -> (String, String) {
+    match d {
+        Some(d) => {
+            let mark = if d.steady { steady_mark(theme) } else { "" };
+            (
+                format!("{}{mark}", signed_bytes(d.bytes, theme)),
+                signed_count(d.copies, theme),
+            )
+        }
+        None => (String::new(), String::new()),
+    }
+}
+
+fn row_text(
+    v: &OwnersView,
+    dump: &Model,
+    row: OwnerRow,
+    l: Cells,
+    path_w: usize,
+    theme: &Theme,
+) -> String {
     match row {
         OwnerRow::Owner(i) => {
             let o = &v.owners.owners[i as usize];
-            format!(
-                "{:>10} {:>6} {:>9}  {}",
-                bytes(o.bytes),
-                count(o.sets.len() as u64),
-                count(o.copies),
-                type_name(&v.path_text(dump, i), path_w, theme)
-            )
+            let (db, dc) = delta_cells(v.delta_of(i), theme);
+            let cells = l.cells(
+                &bytes(o.bytes),
+                &db,
+                &count(o.sets.len() as u64),
+                &count(o.copies),
+                &dc,
+            );
+            format!("{cells}{}", type_name(&v.path_text(dump, i), path_w, theme))
+        }
+        OwnerRow::Gone(j) => {
+            let Some(g) = v.delta.as_ref().and_then(|d| d.gone.get(j as usize)) else {
+                return String::new();
+            };
+            let (db, dc) = delta_cells(Some(g.delta), theme);
+            let cells = l.cells("gone", &db, "", "0", &dc);
+            let path = type_name(&g.path, path_w.saturating_sub(7), theme);
+            format!("{cells}{path} (gone)")
         }
         OwnerRow::Set(i, j) => {
             let share = v.owners.owners[i as usize].sets[j as usize];
@@ -305,11 +600,9 @@ fn row_text(v: &OwnersView, dump: &Model, row: OwnerRow, path_w: usize, theme: &
                     .map(|&m| dump.quoted_preview(ObjectIdx(m), 40))
                     .unwrap_or_default()
             );
+            let cells = l.cells(&bytes(share.bytes), "", "", &count(share.copies), "");
             format!(
-                "{:>10} {:>6} {:>9}  {} {}",
-                bytes(share.bytes),
-                "",
-                count(share.copies),
+                "{cells}{} {}",
                 theme.arrow(),
                 fit(&what, path_w.saturating_sub(2), theme)
             )

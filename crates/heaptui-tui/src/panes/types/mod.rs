@@ -323,26 +323,26 @@ impl Pane for TypesPane {
         self.list.restore(saved);
     }
 
-    fn arrived(&mut self, what: Arrived, ctx: &Ctx) -> bool {
+    fn arrived(&mut self, what: Arrived, ctx: &Ctx) -> Vec<Intent> {
         match what {
             Arrived::Dominators => match ctx.loading.dominated() {
                 Some(d) => {
                     self.measure(&d.types, &d.dom);
-                    true
+                    vec![Intent::Refilter]
                 }
-                None => false,
+                None => Vec::new(),
             },
             Arrived::Comparison => {
                 let (Some(graph), Some(c)) = (ctx.loading.graph(), ctx.loading.compared()) else {
-                    return false;
+                    return Vec::new();
                 };
                 if ctx.loading.dom().is_none() || ctx.loading.suspects().is_none() {
-                    return false;
+                    return Vec::new();
                 }
                 self.set_compared(c, graph.dump.type_names.len());
-                true
+                vec![Intent::Refilter]
             }
-            _ => false,
+            _ => Vec::new(),
         }
     }
 
@@ -440,7 +440,10 @@ impl Pane for TypesPane {
             Cmd::ImmediateDominators => self.immediate_dominators(),
             Cmd::ExcludePattern => vec![Intent::EditExclude(self.exclude.clone())],
             Cmd::MergedPaths => match self.selected_type() {
-                Some(ty) => vec![super::paths::request(crate::msg::PathsTarget::Type(ty))],
+                Some(ty) => vec![super::paths::request(
+                    crate::msg::PathsTarget::Type(ty),
+                    ctx,
+                )],
                 None => Vec::new(),
             },
             _ => Vec::new(),
