@@ -59,6 +59,17 @@ roots += ''.join('r %x %d 0\n' % (o, o % 3) for o in range(1, 200)) * 5
 open(c + '/rpm/crafted-repeated-roots.txt', 'w').write(roots)
 open(c + '/rpm/crafted-bidi.txt', 'w').write(
     't 1 Evil\u202egpj.exe\u200b\u200d' + 'e' + '\u0301' * 40 + '\no 10 1 8\nr 10 1 0\n')
+# Two copies of a 300-node list with a leaf under each node: 300 nested
+# duplicate sets (the held sets' ordered pass) and one set of leaves.
+lst = 't 1 Node\nt 2 Leaf\n'
+for copy in (1, 2):
+    base = copy << 20
+    for d in range(300):
+        nxt = ' %x' % (base + d + 1) if d + 1 < 300 else ''
+        leaf = base + 0x80000 + d
+        lst += 'o %x 1 16 %x%s\no %x 2 24\n' % (base + d, leaf, nxt, leaf)
+    lst += 'r %x 1 0\n' % base
+open(c + '/rpm/crafted-duplicated-list.txt', 'w').write(lst)
 g = open('fixtures/perfview_test1.gcdump', 'rb').read()
 j = g.index(b'!FastSerialization.1') + 20
 open(c + '/gcdump/perfview_test1', 'wb').write(g[j:])

@@ -14,6 +14,7 @@ use std::sync::Mutex;
 
 use heaptui_core::import::import_bytes;
 use heaptui_core::model::Model;
+use heaptui_core::work;
 
 /// The system allocator, counting the bytes held and their peak.
 struct Counting;
@@ -94,6 +95,38 @@ fn import_within(name: &str, bytes: &[u8], ratio: usize) -> Model {
     );
     m
 }
+
+/// Runs the whole analysis on `m` (what `report` runs after the import)
+/// and checks that the units of work counted since `since` (the import's
+/// too, when `since` was read before it) stay within `k` times the file's
+/// size, plus 64 Ki units for the fixed tables. Returns the units.
+fn analysed_within(name: &str, m: Model, file: usize, since: u64, k: u64) -> u64 {
+    use heaptui_core::analysis::pipeline;
+    use heaptui_core::graph::duplicates::DuplicateOptions;
+    let progress = heaptui_core::progress::Progress::new();
+    pipeline::analyse(m, 0, &DuplicateOptions::default(), &progress, &mut |_| true)
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
+    let units = work::units() - since;
+    eprintln!(
+        "{name}: {file} bytes, {units} units of work ({:.1} × the file), {} budgeted in all",
+        units as f64 / file as f64,
+        work::budgeted_units(),
+    );
+    assert!(
+        units <= k * file as u64 + (1 << 16),
+        "{name}: {file} bytes took {units} units of work, past {k} × the file (+ 64 Ki)"
+    );
+    units
+}
+
+/// The bounds of docs/bounds.md on work: units counted by
+/// `heaptui_core::work` over the import and the whole analysis, per byte of
+/// the file (a text dump spends about one unit per byte on its objects'
+/// bytes; the binary formats pack more objects and references a byte).
+const TEXT_WORK: u64 = 4;
+const HPROF_WORK: u64 = 4;
+const V8_WORK: u64 = 4;
+const GCDUMP_WORK: u64 = 4;
 
 /// The bounds of README's "Bad input" (docs/bounds.md): an import's peak
 /// memory, as a multiple of the file it reads (plus 8 MiB). The file's own
@@ -218,6 +251,7 @@ fn hprof_long_superclass_chain_is_linear() {
     let _one = one_at_a_time();
     let n = 10_000;
     let bytes = superclass_chain(n, false);
+    let since = work::units();
     let m = import_within("chain.hprof", &bytes, HPROF);
     // The instance's every inherited field is read: n references.
     let me = m.index_of(7).unwrap();
@@ -227,6 +261,7 @@ fn hprof_long_superclass_chain_is_linear() {
         "{:?}",
         m.diagnostics.messages
     );
+    analysed_within("chain.hprof", m, bytes.len(), since, HPROF_WORK);
 }
 
 /// The same classes in one cycle: it used to be walked once per class
@@ -236,9 +271,11 @@ fn hprof_superclass_cycle_is_linear() {
     let _one = one_at_a_time();
     let n = 10_000;
     let bytes = superclass_chain(n, true);
+    let since = work::units();
     let m = import_within("cycle.hprof", &bytes, HPROF);
     let me = m.index_of(7).unwrap();
     assert!(m.refs_of(me).len() as u64 <= n + 1);
+    analysed_within("cycle.hprof", m, bytes.len(), since, HPROF_WORK);
 }
 
 /// `loaders` class dumps naming one loader, whose id `repeats` instance
@@ -265,6 +302,7 @@ fn hprof_one_loader_id_in_many_records_is_linear() {
     let _one = one_at_a_time();
     let (classes, repeats) = (3_000, 3_000);
     let bytes = one_loader_many_records(classes, repeats);
+    let since = work::units();
     let m = import_within("loaders.hprof", &bytes, HPROF);
     let loader = m.index_of(5).unwrap();
     // Its classes and its own class, once.
@@ -275,6 +313,7 @@ fn hprof_one_loader_id_in_many_records_is_linear() {
         m.diagnostics
     );
     assert_eq!(m.diagnostics.duplicate_objects, repeats - 1);
+    analysed_within("loaders.hprof", m, bytes.len(), since, HPROF_WORK);
 }
 
 // ------------------------------------------------------------------ text
@@ -317,8 +356,10 @@ fn text_every_object_a_root_many_times() {
             dump.extend(format!("r {o:x} {} 0\n", k % 3).as_bytes());
         }
     }
+    let since = work::units();
     let m = import_within("roots.txt", &dump, TEXT);
     assert_eq!(m.objects(), 20_000);
+    analysed_within("roots.txt", m, dump.len(), since, TEXT_WORK);
 }
 
 /// A million types, each with one object; and one chain of 200,000 objects
@@ -331,8 +372,10 @@ fn text_many_types_and_a_deep_chain() {
         dump.extend(format!("t {t:x} T{t}\no {t:x} {t:x} 8 {:x}\n", t + 1).as_bytes());
     }
     dump.extend(b"r 1 1 0\n");
+    let since = work::units();
     let m = import_within("types.txt", &dump, TEXT);
     assert_eq!(m.type_names.len(), 200_000);
+    analysed_within("types.txt", m, dump.len(), since, TEXT_WORK);
 }
 
 // ------------------------------------------------------------------ V8
@@ -365,8 +408,10 @@ fn v8_one_object_with_a_million_references_and_many_node_types() {
     let mut nodes = vec![(0, (1..1001).collect::<Vec<usize>>())];
     nodes.extend((1..1001).map(|k| (k % 300, vec![0; 1000])));
     let bytes = v8(60_000, &nodes);
+    let since = work::units();
     let m = import_within("refs.heapsnapshot", &bytes, V8);
     assert_eq!(m.objects(), 1000);
+    analysed_within("refs.heapsnapshot", m, bytes.len(), since, V8_WORK);
 }
 
 // ------------------------------------------------------------------ gcdump
@@ -385,8 +430,10 @@ fn gcdump_one_node_with_a_million_children_many_types_a_deep_chain() {
         w.node(k % 100_000, 8, std::iter::once((k + 1) % n));
     }
     let bytes = w.finish(0, (1.0, 1.0));
+    let since = work::units();
     let m = import_within("deep.gcdump", &bytes, GCDUMP);
     assert!(m.objects() >= n as usize - 1);
+    analysed_within("deep.gcdump", m, bytes.len(), since, GCDUMP_WORK);
 }
 
 // ------------------------------------------------------------------ gzip
@@ -410,4 +457,51 @@ fn gzip_bomb_is_refused_at_its_bound() {
     assert!(e.to_string().contains("decompression bomb"), "{e}");
     let bound = heaptui_core::import::gzip::max_inflated(bytes.len() as u64) as usize;
     assert!(peak <= 2 * bound + (8 << 20), "peak {peak}, bound {bound}");
+}
+
+// ------------------------------------------------------------------ nesting
+
+/// Two copies of a list of `len` nodes, each node with a leaf (a string's
+/// bytes): `len` duplicate sets nested in one another and `len` sets of
+/// leaves, each held by the node above it.
+fn duplicated_list(len: u64) -> Vec<u8> {
+    let mut dump = b"t 1 Node\nt 2 Leaf\n".to_vec();
+    for copy in 0..2u64 {
+        let base = (copy + 1) << 24;
+        for d in 0..len {
+            let (o, leaf) = (base + d, base + (1 << 23) + d);
+            let next = if d + 1 < len {
+                format!(" {:x}", o + 1)
+            } else {
+                String::new()
+            };
+            dump.extend(format!("o {o:x} 1 16 {leaf:x}{next}\no {leaf:x} 2 24\n").as_bytes());
+        }
+        dump.extend(format!("r {base:x} 1 0\n").as_bytes());
+    }
+    dump
+}
+
+/// The held duplicates of a duplicated list: linear (each set is held
+/// directly by the one above it, the walks stop there). The same heap with
+/// every set's holders checked apart (the ordered pass off) costs the
+/// square of the depth or more, and the count says so.
+#[test]
+fn text_a_duplicated_deep_list_nests_its_sets_in_linear_work() {
+    use heaptui_core::graph::duplicates::set_many_candidates;
+    let _one = one_at_a_time();
+    let dump = duplicated_list(5_000);
+    let since = work::units();
+    let m = import_within("list.txt", &dump, TEXT);
+    analysed_within("list.txt", m, dump.len(), since, TEXT_WORK);
+    // Shorter: checked apart, the checks themselves walk the depth (cubic).
+    let dump = duplicated_list(400);
+    set_many_candidates(usize::MAX);
+    let since = work::units();
+    let m = import_bytes(Path::new("list.txt"), &dump).unwrap();
+    let quadratic = std::panic::catch_unwind(|| {
+        analysed_within("list.txt, every set apart", m, dump.len(), since, TEXT_WORK)
+    });
+    set_many_candidates(32);
+    assert!(quadratic.is_err(), "the quadratic pass went unnoticed");
 }

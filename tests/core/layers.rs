@@ -15,6 +15,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("log", 0),
     ("text", 0),
     ("demo", 0),
+    ("work", 0),
     ("model", 1),
     ("import", 2),
     ("graph", 2),

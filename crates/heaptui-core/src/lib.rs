@@ -8,7 +8,7 @@
 //!
 //! | module | owns |
 //! |---|---|
-//! | [`mem`], [`progress`], [`log`], [`demo`] | owned or mapped arrays; progress and cancellation; the `HEAPTUI_LOG` file; the bundled sample heaps |
+//! | [`mem`], [`progress`], [`log`], [`demo`], [`work`] | owned or mapped arrays; progress and cancellation; the `HEAPTUI_LOG` file; the bundled sample heaps; units of work counted for the bounds tests |
 //! | [`model`] | the heap every format maps onto: types, objects, sizes, references, roots, labels, diagnostics; [`ObjectIdx`], [`TypeIdx`] |
 //! | [`import`] | one importer per format (.NET CF text [`import::netcf_text`], HPROF, V8 heap snapshots, .NET gcdump; gzipped or not), detected by content |
 //! | [`graph`] | retainers, dominators, retained sizes, duplicate detection |
@@ -49,6 +49,7 @@ pub mod model;
 pub mod progress;
 pub mod report;
 pub mod text;
+pub mod work;
 
 pub use analysis::Analysis;
 pub use import::{import_bytes, import_file};

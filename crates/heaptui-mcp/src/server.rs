@@ -415,7 +415,7 @@ impl Server {
     }
 
     #[tool(
-        description = "One duplicate set: its figures, the sets whose copies hold it, a page of its members."
+        description = "One duplicate set: its figures, the sets whose copies hold it directly (held_by), a page of its members."
     )]
     async fn duplicate_set(
         &self,

@@ -276,6 +276,7 @@ fn dfs(n: usize, refs: &Csr, strong_roots: &[u32]) -> Dfs {
             }
         }
     }
+    crate::work::add((vertex.len() + refs.targets.len()) as u64);
     Dfs {
         vertex,
         parent,
@@ -503,13 +504,18 @@ fn split_retainers(
 fn nca(parent: Vec<u32>, multi_pre: &[u32], semi: Vec<u32>) -> Vec<u32> {
     let _span = tracing::debug_span!(target: "heaptui::profile", "nca").entered();
     let mut idom_pre: Vec<u32> = parent;
+    let mut steps = multi_pre.len() as u64;
     for (i, &w) in multi_pre.iter().enumerate() {
         let mut d = idom_pre[w as usize];
         while d > semi[i] {
             d = idom_pre[d as usize];
+            if crate::work::COUNTED {
+                steps += 1;
+            }
         }
         idom_pre[w as usize] = d;
     }
+    crate::work::add(steps);
     idom_pre
 }
 
@@ -721,6 +727,7 @@ fn eval(v: u32, last_linked: u32, link: &mut [(u32, u32)], path: &mut Vec<u32>) 
         path.push(x);
         x = link[x as usize].0;
     }
+    crate::work::add(path.len() as u64);
     // x's ancestor is unlinked; fold the minimum downwards.
     let mut p = x;
     while let Some(y) = path.pop() {

@@ -414,11 +414,13 @@ pub fn refine(
             );
         }
         dirty = dirty_retainers(graph, (&block, &block_size), &moves, &queued);
+        crate::work::add(1 + moves.len() as u64 + dirty.len() as u64);
         if dirty.is_empty() {
             break;
         }
         keyed = keys(graph, &block, &dirty);
     }
+    crate::work::add(evaluated);
     if trace {
         tracing::debug!(target: "heaptui::duplicates",
             "refine: {rounds} rounds, {evaluated} evaluations, {} blocks at {} ms",

@@ -8,11 +8,15 @@
 //!   member of H; so the holders of S are among the sets met on one root path
 //!   to one member (taken greedily towards the DFS roots: each step goes to
 //!   the retainer earliest in DFS preorder, which strictly decreases). That
-//!   step is computed once per object (`up`), when a path first reaches the
+//!   step is computed once per object, when a path first reaches the
 //!   object: walking it per set would scan a hub's retainers (a V8 hidden
 //!   class has millions) for every set whose path crosses the hub, and
 //!   computing it for every object scans every retainer of the heap where
-//!   the paths meet only a fraction of the objects.
+//!   the paths meet only a fraction of the objects. What is kept per object
+//!   (`up`) is the next set member on its path, so a path passes the
+//!   objects in no set once for all the sets whose paths cross them (the
+//!   leaves of a long list that is no set: each leaf's path would walk the
+//!   list).
 //! - Check, per candidate H and member s: "s reachable avoiding H" (RA) by a
 //!   backward search that jumps up the dominator tree. If d dominates u then
 //!   RA(u) implies RA(d); and if no member of H lies in d's dominator subtree,
@@ -41,6 +45,31 @@ use crate::progress::{Cancelled, Progress};
 
 const NONE: u32 = u32::MAX;
 
+/// Steps of one walk or search, added to [`crate::work`] once, when it ends
+/// (nothing without the `count-work` feature).
+#[derive(Default)]
+struct Work(u64);
+
+impl Work {
+    #[inline(always)]
+    fn step(&mut self) {
+        self.steps(1);
+    }
+
+    #[inline(always)]
+    fn steps(&mut self, n: usize) {
+        if crate::work::COUNTED {
+            self.0 += n as u64;
+        }
+    }
+}
+
+impl Drop for Work {
+    fn drop(&mut self) {
+        crate::work::add(self.0);
+    }
+}
+
 struct Index<'a> {
     graph: &'a HeapGraph,
     dom: &'a DominatorTree,
@@ -52,9 +81,9 @@ struct Index<'a> {
     /// Each object's position in the DFS preorder of the dominator
     /// computation (NONE if unreachable).
     dfs_pos: Vec<u32>,
-    /// Each object's retainer earliest in that preorder, when earlier than
-    /// the object itself, plus one; `u32::MAX` otherwise (a DFS root); 0
-    /// until a path first needs it ([`Index::up`]).
+    /// Each object's next set member on its greedy root path, plus one;
+    /// `u32::MAX` where there is none; 0 until a path first needs it
+    /// ([`Index::up`]).
     up: &'a [AtomicU32],
     strong: Vec<bool>,
     /// Per set, its members' `tin`, sorted.
@@ -90,12 +119,14 @@ impl Index<'_> {
     ) -> bool {
         stack.clear();
         stack.push(v);
+        let mut work = Work::default();
         while let Some(u) = stack.pop() {
             if !seen.insert(u) {
                 continue;
             }
             let mut x = u;
             let held = loop {
+                work.step();
                 if self.strong[x as usize] {
                     return true;
                 }
@@ -109,11 +140,18 @@ impl Index<'_> {
                 if self.subtree_has(h, d) {
                     break false;
                 }
+                // d answers as u does: if met before, it is answered, or
+                // being answered, already (so each object is climbed
+                // through once per check, not once per member below it).
+                if !seen.insert(d) {
+                    break true;
+                }
                 x = d;
             };
-            if held || (x != u && !seen.insert(x)) {
+            if held {
                 continue;
             }
+            work.steps(self.graph.retainers_raw(x).len());
             for &r in self.graph.retainers_raw(x) {
                 if self.tin[r as usize] == NONE
                     || self.set_of[r as usize] == h
@@ -129,15 +167,11 @@ impl Index<'_> {
     }
 
     /// `x`'s retainer earliest in the DFS preorder if earlier than `x`,
-    /// else NONE; computed at the first call for `x` (threads that race on
-    /// it compute and store the same value).
-    fn up(&self, x: u32) -> u32 {
-        let known = self.up[x as usize].load(Relaxed);
-        if known != 0 {
-            return if known == u32::MAX { NONE } else { known - 1 };
-        }
+    /// else NONE.
+    fn greedy_step(&self, x: u32) -> u32 {
         let mut best = NONE;
         let mut best_pos = self.dfs_pos[x as usize];
+        crate::work::add(1 + self.graph.retainers_raw(x).len() as u64);
         for &r in self.graph.retainers_raw(x) {
             let p = self.dfs_pos[r as usize];
             if p < best_pos {
@@ -145,9 +179,40 @@ impl Index<'_> {
                 best = r;
             }
         }
-        let stored = if best == NONE { u32::MAX } else { best + 1 };
-        self.up[x as usize].store(stored, Relaxed);
         best
+    }
+
+    /// The first set member after `x` on its greedy root path (each step
+    /// to the retainer earliest in the DFS preorder), NONE if none: the
+    /// objects in no set between are passed over. Computed at the first
+    /// call for `x`, and stored for every object passed (which has the
+    /// same answer), so each object's step is taken once however many
+    /// paths cross it (threads that race compute and store the same
+    /// values).
+    fn up(&self, x: u32) -> u32 {
+        let load = |o: u32| match self.up[o as usize].load(Relaxed) {
+            0 => None,
+            u32::MAX => Some(NONE),
+            k => Some(k - 1),
+        };
+        if let Some(known) = load(x) {
+            return known;
+        }
+        let mut passed = Vec::new();
+        let mut y = self.greedy_step(x);
+        while y != NONE && self.set_of[y as usize] == NONE {
+            if let Some(known) = load(y) {
+                y = known;
+                break;
+            }
+            passed.push(y);
+            y = self.greedy_step(y);
+        }
+        let stored = if y == NONE { u32::MAX } else { y + 1 };
+        for o in passed.into_iter().chain([x]) {
+            self.up[o as usize].store(stored, Relaxed);
+        }
+        y
     }
 
     /// The sets on one root path to `s` (excluding `s`'s own set), each
@@ -157,7 +222,9 @@ impl Index<'_> {
         let mut out = Vec::new();
         let mut met = HashSet::<u32, IntBuild>::default();
         let mut x = s;
+        let mut work = Work::default();
         loop {
+            work.step();
             let best = self.up(x);
             if best == NONE {
                 break;
@@ -454,7 +521,9 @@ impl Pass<'_> {
         let (mut holders, mut not_holding) = (Vec::new(), Vec::new());
         let mut complete = true;
         let mut x = self.first[i as usize];
+        let mut work = Work::default();
         loop {
+            work.step();
             x = index.up(x);
             if x == NONE {
                 break;

@@ -47,6 +47,12 @@ impl<'p> Budget<'p> {
     }
 }
 
+impl Drop for Budget<'_> {
+    fn drop(&mut self) {
+        crate::work::add_budgeted(self.used);
+    }
+}
+
 /// Per-object `u32` values of one walk, `NONE` where unset: an
 /// open-addressing table (linear probing, Fibonacci hashing) holding only
 /// the objects the walk touched. Its memory follows the walk, not the

@@ -431,6 +431,7 @@ fn supers_first(
     let mut state = vec![NEW; dumps.len()];
     let mut order = Vec::with_capacity(dumps.len());
     let mut path = Vec::new();
+    crate::work::add(dumps.len() as u64);
     for c in 0..dumps.len() {
         let mut k = Some(c);
         while let Some(at) = k.filter(|&k| state[k] == NEW) {
@@ -478,7 +479,9 @@ fn layout(
     let mut value_at = 0usize;
     let mut coder = None;
     let mut cur = Some(c);
+    let mut steps = 0u64;
     while let Some(k) = cur {
+        steps += 1 + own[k].len() as u64;
         // A broken chain: a superclass not dumped, or a cycle.
         out.complete &= dumps[k].super_id == 0 || up[k].is_some();
         for &(lbl, t) in &own[k] {
@@ -520,6 +523,7 @@ fn layout(
             (_, s) => s,
         };
     }
+    crate::work::add(steps);
     out.field_bytes = field_bytes;
     out.shallow = align8(sizes.header + field_bytes);
     (out, coder)
