@@ -9,11 +9,13 @@
 //! file maps. Each use says why it is sound.
 
 mod array;
+mod capped;
 pub mod guard;
 pub mod map;
 mod words;
 
 pub use array::Array;
+pub use capped::Capped;
 pub use words::Words;
 
 /// A vector of `len` copies of `value`, backed by huge pages where the
