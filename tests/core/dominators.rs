@@ -35,14 +35,14 @@ fn check_library(name: &str, expected: &[(&str, Expect)]) {
             NOT_REACHABLE => None,
             idom => Some((
                 (idom != SUPER_ROOT).then(|| d.id_hex(ObjectIdx(idom))),
-                a.dom.retained_bytes[o],
+                a.dom.retained_bytes.get(o),
                 a.dom.retained_objects[o] as u64,
             )),
         };
         let want = want.map(|(i, b, n)| (i.map(str::to_string), b, n));
         assert_eq!(got, want, "{name}: object {id}");
         if want.is_none() {
-            assert_eq!(a.dom.retained_bytes[o], 0, "{name}: {id} unreachable");
+            assert_eq!(a.dom.retained_bytes.get(o), 0, "{name}: {id} unreachable");
             assert_eq!(a.dom.retained_objects[o], 0, "{name}: {id} unreachable");
         }
     }
@@ -313,7 +313,7 @@ fn agrees_with_oracle(h: &SmallHeap) -> Result<(), TestCaseError> {
         let o = node(b) as usize;
         if !oracle.reachable[b] {
             prop_assert_eq!(a.dom.idom[o], NOT_REACHABLE);
-            prop_assert_eq!(a.dom.retained_bytes[o], 0);
+            prop_assert_eq!(a.dom.retained_bytes.get(o), 0);
             prop_assert_eq!(a.dom.retained_objects[o], 0);
             continue;
         }
@@ -322,7 +322,7 @@ fn agrees_with_oracle(h: &SmallHeap) -> Result<(), TestCaseError> {
             Some(i) => node(i),
         };
         prop_assert_eq!(a.dom.idom[o], want, "idom of node {}", b);
-        prop_assert_eq!(a.dom.retained_bytes[o], oracle.retained_bytes(h, b));
+        prop_assert_eq!(a.dom.retained_bytes.get(o), oracle.retained_bytes(h, b));
         prop_assert_eq!(a.dom.retained_objects[o] as u64, oracle.retained_objects(b));
         for x in 0..h.n() {
             prop_assert_eq!(
@@ -407,13 +407,71 @@ fn a_long_chain_does_not_overflow_the_stack() {
             for (i, &d) in dom.idom.iter().enumerate().skip(1) {
                 assert_eq!(d as usize, i - 1);
             }
-            assert_eq!(dom.retained_bytes[0], n as u64);
+            assert_eq!(dom.retained_bytes.get(0), n as u64);
             assert_eq!(dom.retained_objects[n / 2] as usize, n - n / 2);
-            assert_eq!(dom.retained_bytes[n - 1], 1);
+            assert_eq!(dom.retained_bytes.get(n - 1), 1);
         })
         .unwrap()
         .join()
         .unwrap();
+}
+
+/// Retained bytes of 2^32 - 1 or more (a side table beside 4-byte values)
+/// read back exactly: a chain 0 → 1 → … → 99 whose last object is
+/// 2^32 - 100 bytes and the others 1 each, so that object k retains
+/// 2^32 - 1 - k (the chain's root exactly 2^32 - 1, its child one less),
+/// and a second root holding 40 GiB in 50 objects beside 1,000 small ones.
+#[test]
+fn retained_sums_over_4_gib_are_exact() {
+    let edge = u32::MAX as u64;
+    // Chain 0..100 (0 the root), then object 100 a root of its own whose
+    // children 101..151 are 800 MiB each, then 1,000 small leaves of 100.
+    let n = 1151usize;
+    let mut degrees = vec![0u32; n];
+    let mut targets = Vec::new();
+    for (i, d) in degrees.iter_mut().enumerate().take(99) {
+        *d = 1;
+        targets.push(i as u32 + 1);
+    }
+    degrees[100] = 1050;
+    targets.extend(101..n as u32);
+    let refs = Csr::from_degrees(&degrees, targets);
+    let retainers = refs.transpose();
+    let mut sizes = vec![1u64; n];
+    sizes[99] = edge - 99; // the chain's root retains exactly 2^32 - 1
+    for s in &mut sizes[101..151] {
+        *s = 800 << 20;
+    }
+    let dom = dominators::compute(
+        n,
+        &refs,
+        &retainers,
+        &[0, 100],
+        &sizes.into(),
+        &Progress::new(),
+    )
+    .unwrap();
+    for k in 0..100u64 {
+        assert_eq!(dom.retained_bytes.get(k as usize), edge - k, "chain {k}");
+    }
+    assert_eq!(dom.retained_bytes.get(0), edge);
+    assert_eq!(dom.retained_bytes.get(100), 1 + 50 * (800 << 20) + 1000);
+    assert!(dom.retained_bytes.get(100) > 8 * edge);
+    for o in 101..n {
+        assert_eq!(dom.retained_bytes.get(o), sizes_of(o));
+    }
+    // Only the two sums of 2^32 - 1 or more are in the side table.
+    assert_eq!(dom.retained_bytes.large(), 2);
+    assert_eq!(dom.retained_bytes.bytes(), n * 4 + 2 * 16);
+    assert_eq!(dom.reachable_bytes, edge + dom.retained_bytes.get(100));
+}
+
+fn sizes_of(o: usize) -> u64 {
+    if (101..151).contains(&o) {
+        800 << 20
+    } else {
+        1
+    }
 }
 
 #[test]
@@ -433,7 +491,7 @@ fn a_long_chain_with_a_back_edge_to_the_root() {
                 dominators::compute(n, &refs, &retainers, &[0], &sizes.into(), &Progress::new())
                     .unwrap();
             assert_eq!(dom.idom[n - 1] as usize, n - 2);
-            assert_eq!(dom.retained_bytes[1], 2 * (n as u64 - 1));
+            assert_eq!(dom.retained_bytes.get(1), 2 * (n as u64 - 1));
         })
         .unwrap()
         .join()

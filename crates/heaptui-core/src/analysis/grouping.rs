@@ -33,7 +33,7 @@ pub fn group_children_unsorted(dump: &Model, dom: &DominatorTree, parents: &[u32
             }
             let g = &mut groups[slot[ty.index()] as usize];
             g.members.push(c);
-            g.retained_bytes += dom.retained_bytes[c as usize];
+            g.retained_bytes += dom.retained_bytes.get(c as usize);
             g.retained_objects += dom.retained_objects[c as usize] as u64;
         }
     }
@@ -50,7 +50,7 @@ pub fn group_children_unsorted(dump: &Model, dom: &DominatorTree, parents: &[u32
 pub fn largest_members(dom: &DominatorTree, members: &[u32], n: usize) -> Vec<u32> {
     let mut keyed: Vec<(std::cmp::Reverse<u64>, u32)> = members
         .iter()
-        .map(|&m| (std::cmp::Reverse(dom.retained_bytes[m as usize]), m))
+        .map(|&m| (std::cmp::Reverse(dom.retained_bytes.get(m as usize)), m))
         .collect();
     let n = n.min(keyed.len());
     if n == 0 {

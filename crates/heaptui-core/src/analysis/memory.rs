@@ -35,10 +35,7 @@ pub fn arrays(
     }
     if let Some(d) = dom {
         v.push(("dom.idom", std::mem::size_of_val(&*d.idom)));
-        v.push((
-            "dom.retained_bytes",
-            std::mem::size_of_val(&*d.retained_bytes),
-        ));
+        v.push(("dom.retained_bytes", d.retained_bytes.bytes()));
         v.push((
             "dom.retained_objects",
             std::mem::size_of_val(&*d.retained_objects),

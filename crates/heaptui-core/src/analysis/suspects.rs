@@ -107,8 +107,8 @@ pub fn accumulation_point(dom: &DominatorTree, mut object: u32) -> u32 {
             return object;
         };
         let (c, p) = (
-            dom.retained_bytes[child as usize] as u128,
-            dom.retained_bytes[object as usize] as u128,
+            dom.retained_bytes.get(child as usize) as u128,
+            dom.retained_bytes.get(object as usize) as u128,
         );
         if c * 100 < p * ACCUMULATION_PERCENT as u128 {
             return object;
@@ -149,7 +149,7 @@ pub fn top_types_below(
             if sums[ty] == 0 {
                 touched.push(ty as u32);
             }
-            sums[ty] += dom.retained_bytes[c as usize];
+            sums[ty] += dom.retained_bytes.get(c as usize);
         }
         on_path[ty] += 1;
         stack.push((c, 0));
@@ -204,7 +204,7 @@ pub fn leak_suspects(a: &Analysis) -> Vec<Suspect> {
     // Per type: top-level instances that are not object suspects.
     let mut per_type: Vec<(u64, u64, u32)> = vec![(0, 0, NO_OBJECT); dump.type_names.len()];
     for &o in top {
-        let bytes = dom.retained_bytes[o as usize];
+        let bytes = dom.retained_bytes.get(o as usize);
         let ty = dump.row_type(ObjectIdx(o));
         if big(bytes) {
             let mut s = bare(SuspectKind::Object, ty, 1, bytes);

@@ -134,7 +134,7 @@ fn top_most_retained(
     let enter = |node: u32, on_path: &mut [u32], sums: &mut [u64]| {
         let ty = dump.types[node as usize].index();
         if on_path[ty] == 0 {
-            sums[ty] += dom.retained_bytes[node as usize];
+            sums[ty] += dom.retained_bytes.get(node as usize);
         }
         on_path[ty] += 1;
     };
@@ -158,7 +158,7 @@ fn top_most_retained(
             // A leaf: entered and left at once.
             let ty = dump.types[child as usize].index();
             if on_path[ty] == 0 {
-                sums[ty] += dom.retained_bytes[child as usize];
+                sums[ty] += dom.retained_bytes.get(child as usize);
             }
             continue;
         }

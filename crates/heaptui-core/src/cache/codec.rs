@@ -21,7 +21,7 @@ use crate::analysis::summary::Summary;
 use crate::analysis::{Analysis, Timings, TypeStats};
 use crate::graph::duplicates::{DuplicateMode, DuplicateSet, Duplicates, PossibleDuplicates};
 use crate::graph::{DominatorTree, HeapGraph, NOT_REACHABLE, SUPER_ROOT};
-use crate::mem::Array;
+use crate::mem::{Array, Capped};
 use crate::model::{
     AppDomain, Csr, Diagnostics, FieldDecl, Format, IdIndex, Ids, JavaClass, JavaClasses, Labels,
     Model, ObjectIdx, Offsets, RecordCounts, Referent, Referents, Root, RootPlaces, RootThread,
@@ -65,6 +65,7 @@ const ROOT_THREADS: u32 = 50; // +1: names; +2: their objects
 const ROOT_FRAMES: u32 = 53; // +1
 const ROOT_PLACES: u32 = 55;
 const IDS_BYTES: u32 = 56;
+const RETAINED_BIG: u32 = 57; // the narrow retained bytes' side table
 
 const NONE: u64 = u64::MAX;
 
@@ -294,7 +295,13 @@ fn domains(w: &mut W, domains: &[AppDomain]) -> std::io::Result<()> {
 
 fn encode_dominators(w: &mut W, dom: &DominatorTree) -> std::io::Result<()> {
     w.array(IDOM, &dom.idom)?;
-    w.array(RETAINED_BYTES, &dom.retained_bytes)?;
+    match &dom.retained_bytes {
+        Capped::Narrow { small, big } => {
+            w.array(RETAINED_BYTES, small)?;
+            w.array(RETAINED_BIG, big)?;
+        }
+        Capped::Wide(all) => w.array(RETAINED_BYTES, all)?,
+    }
     w.array(RETAINED_OBJECTS, &dom.retained_objects)?;
     csr(w, CHILDREN, &dom.children)?;
     w.array(PREORDER, &dom.preorder)
@@ -706,7 +713,17 @@ fn decode_values(r: &R, n: usize) -> Result<Option<Values>, Corrupt> {
 fn decode_dominators(r: &R, graph: &HeapGraph) -> Result<DominatorTree, Corrupt> {
     let n = graph.objects();
     let idom: Array<u32> = get(r, IDOM, n)?;
-    let retained_bytes: Array<u64> = get(r, RETAINED_BYTES, n)?;
+    let retained_bytes = match r.width(RETAINED_BYTES) {
+        Some(4) => {
+            let big = if r.has(RETAINED_BIG) {
+                r.array(RETAINED_BIG)?
+            } else {
+                Array::default()
+            };
+            Capped::checked(get(r, RETAINED_BYTES, n)?, big).or_else(corrupt)?
+        }
+        _ => Capped::Wide(get(r, RETAINED_BYTES, n)?),
+    };
     let retained_objects: Array<u32> = get(r, RETAINED_OBJECTS, n)?;
     let children = read_csr(r, CHILDREN, n + 1, n)?;
     let preorder: Array<u32> = r.array(PREORDER)?;
@@ -779,11 +796,11 @@ fn check_retained(
     idom: &[u32],
     children: &Csr,
     sizes: &Sizes,
-    (bytes, objects): (&[u64], &[u32]),
+    (bytes, objects): (&Capped, &[u32]),
 ) -> Result<(), Corrupt> {
     let ok = (0..idom.len()).into_par_iter().all(|p| {
         if idom[p] == NOT_REACHABLE {
-            return bytes[p] == 0 && objects[p] == 0;
+            return bytes.get(p) == 0 && objects[p] == 0;
         }
         let sum =
             children
@@ -791,11 +808,11 @@ fn check_retained(
                 .iter()
                 .try_fold((sizes.get(p), 1u32), |(b, o), &c| {
                     Some((
-                        b.checked_add(bytes[c as usize])?,
+                        b.checked_add(bytes.get(c as usize))?,
                         o.checked_add(objects[c as usize])?,
                     ))
                 });
-        sum == Some((bytes[p], objects[p]))
+        sum == Some((bytes.get(p), objects[p]))
     });
     if !ok {
         return corrupt("retained sizes do not add up over the dominator tree");
@@ -1303,14 +1320,18 @@ mod tests {
             (
                 "retained sizes past the heap",
                 Box::new(|d| {
-                    let mut v = d.retained_bytes.clone().into_vec();
+                    let mut v = d.retained_bytes.to_vec();
                     v.iter_mut().for_each(|b| *b = u64::MAX);
                     d.retained_bytes = v.into();
                 }),
             ),
             (
                 "one retained size off",
-                Box::new(|d| d.retained_bytes.make_mut()[1] += 1),
+                Box::new(|d| {
+                    let mut v = d.retained_bytes.to_vec();
+                    v[1] += 1;
+                    d.retained_bytes = v.into();
+                }),
             ),
             (
                 "retained objects off",
@@ -1319,7 +1340,7 @@ mod tests {
             (
                 "short retained sizes",
                 Box::new(|d| {
-                    let mut v = d.retained_bytes.clone().into_vec();
+                    let mut v = d.retained_bytes.to_vec();
                     v.pop();
                     d.retained_bytes = v.into();
                 }),

@@ -53,7 +53,7 @@
 use rayon::prelude::*;
 
 use super::{Csr, HeapGraph, Offsets};
-use crate::mem::Array;
+use crate::mem::{Array, Capped};
 use crate::model::Sizes;
 use crate::progress::{Cancelled, Progress, Stage};
 
@@ -69,8 +69,10 @@ const UNSEEN: u32 = u32::MAX;
 pub struct DominatorTree {
     /// Per object: its immediate dominator, [`SUPER_ROOT`] or [`NOT_REACHABLE`].
     pub idom: Array<u32>,
-    /// Per object: shallow bytes of its dominator subtree (0 if unreachable).
-    pub retained_bytes: Array<u64>,
+    /// Per object: shallow bytes of its dominator subtree (0 if
+    /// unreachable), in 4 bytes each with the subtrees of 4 GiB or more
+    /// in a side table: read through `Capped::get`.
+    pub retained_bytes: Capped,
     /// Per object: objects in its dominator subtree (0 if unreachable).
     pub retained_objects: Array<u32>,
     /// Children in the dominator tree, by retained bytes descending then
@@ -102,7 +104,7 @@ impl DominatorTree {
     /// stages and the views read of them is read back from there.
     pub fn spill(&mut self, to: &crate::mem::spill::Spill) {
         to.array(&mut self.idom);
-        to.array(&mut self.retained_bytes);
+        to.capped(&mut self.retained_bytes);
         to.array(&mut self.retained_objects);
         self.children.spill(to);
         to.array(&mut self.preorder);
@@ -206,7 +208,7 @@ pub fn compute(
     progress.set_done(4);
     Ok(DominatorTree {
         idom: scattered.idom.into(),
-        retained_bytes: scattered.retained_bytes.into(),
+        retained_bytes: scattered.retained_bytes,
         retained_objects: scattered.retained_objects.into(),
         children,
         reachable_objects: (m - 1) as u64,
@@ -586,8 +588,71 @@ const BLOCK: usize = 1 << 14;
 struct ObjectOrder {
     idom: Vec<u32>,
     retained_objects: Vec<u32>,
-    retained_bytes: Vec<u64>,
+    retained_bytes: Capped,
     offsets: Vec<u32>,
+}
+
+/// Where the scatter writes retained bytes: 4 bytes an object (the
+/// subtrees of 4 GiB or more escaped, their values in a side table made
+/// after), or 8 where more than a third are that large.
+enum RetainedScatter {
+    Narrow(Vec<u32>),
+    Wide(Vec<u64>),
+}
+
+/// [`RetainedScatter`]'s slots, written from many threads.
+enum RetainedSlots<'a> {
+    Narrow(&'a [std::sync::atomic::AtomicU32]),
+    Wide(&'a [std::sync::atomic::AtomicU64]),
+}
+
+impl RetainedSlots<'_> {
+    #[inline]
+    fn store(&self, v: usize, bytes: u64) {
+        use std::sync::atomic::Ordering::Relaxed;
+        match self {
+            RetainedSlots::Narrow(s) => s[v].store(bytes.min(u32::MAX as u64) as u32, Relaxed),
+            RetainedSlots::Wide(s) => s[v].store(bytes, Relaxed),
+        }
+    }
+}
+
+impl RetainedScatter {
+    /// The form for `n` objects whose retained bytes in preorder are
+    /// `ret_bytes` (the super-root's first, not counted).
+    fn new(n: usize, ret_bytes: &[u64]) -> RetainedScatter {
+        let large = ret_bytes[1..]
+            .par_iter()
+            .filter(|&&b| b >= u32::MAX as u64)
+            .count();
+        if Capped::prefers_wide(n, large) {
+            RetainedScatter::Wide(crate::mem::zeroed(n))
+        } else {
+            RetainedScatter::Narrow(crate::mem::zeroed(n))
+        }
+    }
+
+    fn slots(&mut self) -> RetainedSlots<'_> {
+        match self {
+            RetainedScatter::Narrow(v) => RetainedSlots::Narrow(crate::mem::as_atomic(v)),
+            RetainedScatter::Wide(v) => RetainedSlots::Wide(crate::mem::as_atomic_u64(v)),
+        }
+    }
+
+    /// The values, the narrow form's side table gathered from preorder.
+    fn finish(self, vertex: &[u32], ret_bytes: &[u64]) -> Capped {
+        match self {
+            RetainedScatter::Wide(v) => Capped::Wide(v.into()),
+            RetainedScatter::Narrow(v) => {
+                let big: Vec<(u32, u64)> = (1..vertex.len())
+                    .into_par_iter()
+                    .filter(|&w| ret_bytes[w] >= u32::MAX as u64)
+                    .map(|w| (vertex[w], ret_bytes[w]))
+                    .collect();
+                Capped::from_parts(v.into(), big).expect("escapes and table agree")
+            }
+        }
+    }
 }
 
 /// Phase 7: back to object order, scattered from preorder space: each
@@ -611,7 +676,7 @@ fn to_object_order(
     idom.par_chunks_mut(BLOCK)
         .for_each(|part| part.fill(NOT_REACHABLE));
     let mut retained_objects: Vec<u32> = crate::mem::zeroed(n);
-    let mut retained_bytes: Vec<u64> = crate::mem::zeroed(n);
+    let mut bytes = RetainedScatter::new(n, ret_bytes);
     // Children counts in 4 bytes; the 8-byte offsets are summed from them
     // once the preorder arrays are gone (made here beside them, they were
     // the peak of the whole analysis on a 20 M-object V8 snapshot).
@@ -619,7 +684,7 @@ fn to_object_order(
     {
         let idom_at = crate::mem::as_atomic(&mut idom);
         let objects_at = crate::mem::as_atomic(&mut retained_objects);
-        let bytes_at = crate::mem::as_atomic_u64(&mut retained_bytes);
+        let bytes_at = bytes.slots();
         let count_at = crate::mem::as_atomic(&mut counts);
         (1..vertex.len())
             .into_par_iter()
@@ -634,7 +699,7 @@ fn to_object_order(
                 };
                 idom_at[v].store(dominator, Relaxed);
                 objects_at[v].store(ret_objects[w], Relaxed);
-                bytes_at[v].store(ret_bytes[w], Relaxed);
+                bytes_at.store(v, ret_bytes[w]);
                 let kids = kids.range(w as u32).len() as u32;
                 if kids != 0 {
                     // Zero already: a leaf's count is not written.
@@ -643,6 +708,7 @@ fn to_object_order(
             });
     }
     drop((idom_pre, ret_objects));
+    let retained_bytes = bytes.finish(vertex, ret_bytes);
     // Every reachable object is one node's child: the offsets fit 4 bytes.
     let mut offsets: Vec<u32> = crate::mem::zeroed(n + 2);
     let mut total = 0;

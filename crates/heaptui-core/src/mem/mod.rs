@@ -10,12 +10,14 @@
 
 mod array;
 pub mod budget;
+mod capped;
 pub mod guard;
 pub mod map;
 pub mod spill;
 mod words;
 
 pub use array::Array;
+pub use capped::Capped;
 pub use words::Words;
 
 /// A vector of `len` copies of `value`, backed by huge pages where the

@@ -134,7 +134,7 @@ fn object(a: &Analysis, o: ObjectIdx, opts: &ReportOptions) -> Object {
         shallow_bytes: dump.size_of(o),
         reachable,
         retained_bytes: if reachable {
-            a.dom.retained_bytes[o.index()]
+            a.dom.retained_bytes.get(o.index())
         } else {
             0
         },

@@ -241,7 +241,7 @@ fn top_dominators(page: &mut Page, dump: &Model, dom: &DominatorTree) {
         .iter()
         .take(10)
     {
-        let rb = dom.retained_bytes[o.index()];
+        let rb = dom.retained_bytes.get(o.index());
         page.target(Target::Object(o));
         // The type is shortened so that the id still shows.
         let head = format!(

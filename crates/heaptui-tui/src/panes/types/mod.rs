@@ -398,7 +398,7 @@ impl Pane for TypesPane {
                     r.dominators
                         .iter()
                         .copied()
-                        .max_by_key(|&o| dom.retained_bytes[o.index()])
+                        .max_by_key(|&o| dom.retained_bytes.get(o.index()))
                 });
                 match target {
                     Some(o) => vec![Intent::Reveal(o)],

@@ -86,7 +86,7 @@ impl Tree {
             Item::SuperRoot => Some((dom.reachable_bytes, dom.reachable_objects)),
             Item::Group(g) => Some((g.retained_bytes, g.retained_objects)),
             Item::Instance(o) => Some((
-                dom.retained_bytes[*o as usize],
+                dom.retained_bytes.get(*o as usize),
                 dom.retained_objects[*o as usize] as u64,
             )),
             Item::More { .. } => None,
