@@ -69,6 +69,8 @@ pub fn lines(ctx: &Ctx, width: usize) -> (Vec<Line<'static>>, Vec<(usize, Target
     }
     page.raw("");
     diagnostics(&mut page, dump);
+    page.raw("");
+    page.fitted(&memory_line(graph_spilled(ctx)));
     (page.out, page.targets)
 }
 
@@ -139,7 +141,6 @@ fn file_section(page: &mut Page, ctx: &Ctx, dump: &Model) {
         counted(dump.refs.edges() as u64, "reference", "references"),
         bytes(ctx.totals.bytes)
     ));
-    page.fitted(&memory_line(graph_spilled(ctx)));
 }
 
 /// Whether this analysis put its arrays on disk (the reopen cache's
