@@ -166,7 +166,7 @@ pub fn progress_text(app: &App) -> String {
     }
     if app.progress.spilling && !app.loading.ready() {
         parts.push(format!(
-            "over the memory budget: spilling to {}",
+            "over budget, spilling to {}",
             heaptui_core::model::text::printable_path(&heaptui_core::mem::spill::dir())
         ));
     }
