@@ -893,7 +893,7 @@ fn with_extras(mut dump: Model, e: &Extras) -> Model {
     );
     dump.values = Some(v);
     if e.with_labels {
-        let of_ref = (0..dump.refs.edges())
+        let of_ref: Vec<u32> = (0..dump.refs.edges())
             .map(|i| match e.labels[i % e.labels.len()] {
                 0 => 0,
                 1 => Labels::index(i as u64 % 2),

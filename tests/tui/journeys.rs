@@ -75,6 +75,8 @@ fn overview_scrolls_to_duplicates_and_diagnostics() {
     snap("overview_scrolls_to_duplicates_and_diagnostics", &a);
     keys(&mut a, "G PgDn PgDn");
     shows(&a, &["none: every line was used"]);
+    // The memory budget closes the page (the harness's, as --memory 1GiB).
+    shows(&a, &["Memory budget 1 GiB (--memory)"]);
 }
 
 #[test]

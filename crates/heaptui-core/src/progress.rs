@@ -71,6 +71,7 @@ pub struct Progress {
     done: AtomicU64,
     total: AtomicU64,
     cancelled: AtomicBool,
+    spilling: AtomicBool,
     notes: Notes,
 }
 
@@ -154,6 +155,17 @@ impl Progress {
         if let Ok(mut last) = self.notes.last.lock() {
             *last = Some(line);
         }
+    }
+
+    /// Marks the analysis as over its memory budget, its big arrays
+    /// going to disk (the progress line says so).
+    pub fn set_spilling(&self) {
+        self.spilling.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether [`Progress::set_spilling`] was called.
+    pub fn is_spilling(&self) -> bool {
+        self.spilling.load(Ordering::Relaxed)
     }
 
     /// The last note, if any.

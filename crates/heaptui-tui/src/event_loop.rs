@@ -261,6 +261,7 @@ fn sample(app: &mut App, rt: &mut Runtime, effects: &mut Vec<Effect>) -> bool {
             stage: progress.stage(),
             fraction: progress.fraction(),
             elapsed_ms: rt.launched.elapsed().as_millis() as u64,
+            spilling: progress.is_spilling(),
         };
         if view != app.progress && (!app.loading.ready() || app.loading.comparison_pending()) {
             dirty = true;

@@ -15,6 +15,13 @@ use crate::{DEMO_DUMP, DEMO_NAME, DEMO_SERIES};
 use heaptui_core::graph::duplicates::DuplicateOptions;
 use heaptui_core::progress::Progress;
 
+/// The memory budget of the test harness's apps (the default depends on
+/// the machine): 1 GiB, as `--memory 1GiB` gives it.
+pub const TEST_BUDGET: heaptui_core::mem::budget::Budget = heaptui_core::mem::budget::Budget {
+    bytes: 1 << 30,
+    source: heaptui_core::mem::budget::Source::Given,
+};
+
 /// An App with the demo heap loaded synchronously (tests, the tape replay):
 /// stage times are zero so frames are deterministic.
 pub fn demo_app(width: u16, height: u16, theme: Theme) -> App {
@@ -44,6 +51,8 @@ pub fn loaded_series_app(
     theme: Theme,
 ) -> App {
     let (&(name, bytes), older) = series.split_last().expect("one dump at least");
+    // The overview shows the budget: one that is the same on every machine.
+    heaptui_core::mem::budget::set(TEST_BUDGET);
     let title = match older.len() {
         0 => name.to_string(),
         n => format!("{name} vs {n} older"),

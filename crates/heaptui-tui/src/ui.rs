@@ -164,6 +164,12 @@ pub fn progress_text(app: &App) -> String {
         };
         parts.push(s);
     }
+    if app.progress.spilling && !app.loading.ready() {
+        parts.push(format!(
+            "over budget, spilling to {}",
+            heaptui_core::model::text::printable_path(&heaptui_core::mem::spill::dir())
+        ));
+    }
     if app.loading.ready() {
         let ms: Vec<String> = (0..4)
             .filter_map(|i| app.loading.stage_ms(i))

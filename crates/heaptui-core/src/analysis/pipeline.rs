@@ -254,6 +254,7 @@ fn plan_memory(dump: &Model, progress: &Progress) -> (Option<Spill>, MemoryUse) 
     match Spill::open(&dir, estimate) {
         Ok(s) => {
             progress.note(format!("{over}: spilling to {shown}"));
+            progress.set_spilling();
             (Some(s), memory)
         }
         Err(why) => {

@@ -164,6 +164,9 @@ impl<W: Write> Writer<W> {
             len: values.len() as u64,
             crc,
         });
+        // A spilled array's pages, read for this section, leave the
+        // resident set again (`mem::spill`).
+        crate::mem::spill::release_all();
         self.pad()
     }
 

@@ -2,10 +2,10 @@
 //! memory before its big arrays go to disk ([`super::spill`]). Given with
 //! `--memory SIZE`, else [`SHARE`] of the memory available: `MemAvailable`
 //! of `/proc/meminfo`, or what the process's cgroup still allows where
-//! that is lower. A process-wide setting, set once at start-up
-//! ([`set`]); analyses read it ([`get`]).
+//! that is lower. A process-wide setting, set at start-up ([`set`]);
+//! analyses read it ([`get`]).
 
-use std::sync::OnceLock;
+use std::sync::RwLock;
 
 /// The share of the available memory the default budget takes, as
 /// (numerator, denominator): three quarters. The rest stays for what the
@@ -103,17 +103,25 @@ pub fn parse(text: &str, size: impl Fn(&str) -> Result<u64, String>) -> Result<B
     }
 }
 
-static BUDGET: OnceLock<Budget> = OnceLock::new();
+static BUDGET: RwLock<Option<Budget>> = RwLock::new(None);
 
-/// Sets the process's budget (the command line's); the first call wins.
+/// Sets the process's budget (the command line's; a test harness's).
 pub fn set(budget: Budget) {
-    let _ = BUDGET.set(budget);
+    if let Ok(mut b) = BUDGET.write() {
+        *b = Some(budget);
+    }
 }
 
 /// The process's budget: the one [`set`], else [`Budget::default_now`]
-/// taken at the first call.
+/// taken at the first call and kept.
 pub fn get() -> Budget {
-    *BUDGET.get_or_init(Budget::default_now)
+    if let Some(b) = BUDGET.read().ok().and_then(|b| *b) {
+        return b;
+    }
+    let Ok(mut b) = BUDGET.write() else {
+        return Budget::default_now();
+    };
+    *b.get_or_insert_with(Budget::default_now)
 }
 
 /// The memory available to this process: `MemAvailable`, or the cgroup's

@@ -8,6 +8,7 @@
 use rayon::prelude::*;
 
 use super::ObjectIdx;
+use crate::mem::Array;
 
 /// A reference's label as stored: an interned name, an array index, or none.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,7 +39,7 @@ pub struct Labels {
     /// Interned label names.
     pub names: Vec<Box<str>>,
     /// One entry per reference, in the order of `refs.targets`.
-    pub of_ref: Vec<u32>,
+    pub of_ref: Array<u32>,
     /// Each object's reference positions ordered by (target, position),
     /// built once on demand (`Model::index_labels`).
     pub(super) by_target: TargetOrder,
@@ -72,10 +73,10 @@ impl Labels {
 
     /// Labels of the references (`of_ref`, parallel to `refs.targets`)
     /// naming into `names`.
-    pub fn new(names: Vec<Box<str>>, of_ref: Vec<u32>) -> Labels {
+    pub fn new(names: Vec<Box<str>>, of_ref: impl Into<Array<u32>>) -> Labels {
         Labels {
             names,
-            of_ref,
+            of_ref: of_ref.into(),
             by_target: TargetOrder::default(),
         }
     }
@@ -133,7 +134,7 @@ pub enum ValueKind {
 pub struct Values {
     offsets: Offsets,
     /// Every object's value bytes, one after the other (cut by the offsets).
-    pub bytes: Vec<u8>,
+    pub bytes: Array<u8>,
     /// One per object.
     pub kinds: Vec<ValueKind>,
 }
@@ -240,7 +241,7 @@ impl Values {
         debug_assert_eq!(offsets.len(), kinds.len() + 1);
         Values {
             offsets: Offsets::new(offsets),
-            bytes,
+            bytes: bytes.into(),
             kinds,
         }
     }
@@ -268,7 +269,7 @@ impl Values {
             .for_each(|(r, out)| fill(r, out));
         Values {
             offsets,
-            bytes,
+            bytes: bytes.into(),
             kinds,
         }
     }

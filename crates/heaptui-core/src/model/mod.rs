@@ -529,12 +529,19 @@ mod root_place_tests {
 
 impl Model {
     /// Puts the per-object arrays and the references on disk
-    /// (`mem::spill`): ids, types, shallow sizes, offsets and targets.
+    /// (`mem::spill`): ids, types, shallow sizes, offsets and targets, the
+    /// references' labels and the values' bytes.
     pub fn spill(&mut self, to: &crate::mem::spill::Spill) {
         self.ids.spill(to);
         to.array(&mut self.types);
         to.words(&mut self.sizes);
         self.refs.spill(to);
+        if let Some(l) = &mut self.labels {
+            to.array(&mut l.of_ref);
+        }
+        if let Some(v) = &mut self.values {
+            to.array(&mut v.bytes);
+        }
     }
 
     /// How many objects the heap has.
@@ -767,7 +774,7 @@ mod label_tests {
             .into_iter()
             .map(Into::into)
             .collect();
-        m.labels = Some(Labels::new(names, (0..6).collect()));
+        m.labels = Some(Labels::new(names, (0..6).collect::<Vec<u32>>()));
         let all = |m: &Model| -> Vec<Option<String>> {
             (0..4)
                 .flat_map(|from| (0..4).map(move |to| (ObjectIdx(from), ObjectIdx(to))))

@@ -51,6 +51,8 @@ pub struct ProgressView {
     pub fraction: f64,
     /// Since launch.
     pub elapsed_ms: u64,
+    /// The heap is over the memory budget: its big arrays go to disk.
+    pub spilling: bool,
 }
 
 /// Every input [`update`] handles: terminal events, worker messages, progress, ticks, signals.
@@ -197,6 +199,7 @@ impl App {
                 stage: Stage::Parse,
                 fraction: 0.0,
                 elapsed_ms: 0,
+                spilling: false,
             },
             job: None,
             pane: PaneId::Overview,

@@ -69,6 +69,8 @@ pub fn lines(ctx: &Ctx, width: usize) -> (Vec<Line<'static>>, Vec<(usize, Target
     }
     page.raw("");
     diagnostics(&mut page, dump);
+    page.raw("");
+    page.fitted(&memory_line(graph_spilled(ctx)));
     (page.out, page.targets)
 }
 
@@ -139,6 +141,29 @@ fn file_section(page: &mut Page, ctx: &Ctx, dump: &Model) {
         counted(dump.refs.edges() as u64, "reference", "references"),
         bytes(ctx.totals.bytes)
     ));
+}
+
+/// Whether this analysis put its arrays on disk (the reopen cache's
+/// arrays are mapped too, but from the cache file).
+fn graph_spilled(ctx: &Ctx) -> bool {
+    !ctx.loading.from_cache()
+        && ctx
+            .loading
+            .graph()
+            .is_some_and(|g| g.retainers.targets.is_mapped())
+}
+
+/// The memory budget, and whether the heap was over it.
+fn memory_line(spilled: bool) -> String {
+    let budget = heaptui_core::mem::budget::get().describe();
+    if spilled {
+        format!(
+            " Memory budget {budget}: over it, the big arrays are on disk in {}",
+            heaptui_core::model::text::printable_path(&heaptui_core::mem::spill::dir())
+        )
+    } else {
+        format!(" Memory budget {budget}")
+    }
 }
 
 /// Only the text format has AppDomain sections; native dumps name their
