@@ -156,8 +156,8 @@ impl DominatorTree {
 ///
 /// Phases, each a function whose scratch arrays end with it: the DFS, the
 /// classification of multi-retainer objects, the semidominators, NCA, the
-/// retained sums, the children lists in preorder space, the scatter back to
-/// object order and the sorted children lists. Each runs in a `tracing`
+/// retained sums, the scatter back to object order, the children lists in
+/// preorder space and the sorted children lists. Each runs in a `tracing`
 /// span of target `heaptui::profile` (see `crate::log`).
 pub fn compute(
     n: usize,
@@ -197,12 +197,14 @@ pub fn compute(
     crate::mem::checkpoint("dominators: nca, retained");
     progress.set_done(3);
 
-    let kids = Kids::in_preorder(&idom_pre);
-    let scattered = to_object_order(n, &vertex, idom_pre, ret_objects, &ret_bytes, &kids);
     let reachable_bytes = ret_bytes[0];
+    let scattered = to_object_order(n, &vertex, &idom_pre, ret_objects, ret_bytes);
     crate::mem::checkpoint("dominators: scatter");
-    let children = children_lists(n, &vertex, &kids, &ret_bytes, scattered.offsets);
-    drop((kids, ret_bytes));
+    let kids = Kids::in_preorder(&idom_pre);
+    drop(idom_pre);
+    let offsets = children_offsets(n, &vertex, &kids);
+    let children = children_lists(n, &vertex, &kids, &scattered.retained_bytes, offsets);
+    drop(kids);
     vertex.remove(0);
     crate::mem::checkpoint("dominators: children");
     progress.set_done(4);
@@ -548,7 +550,7 @@ struct Kids {
 }
 
 impl Kids {
-    /// Phase 6: a counting sort on `idom_pre` (sequential, but its reads and
+    /// Phase 7: a counting sort on `idom_pre` (sequential, but its reads and
     /// writes stay near each other because a dominator is mostly close
     /// before what it dominates).
     fn in_preorder(idom_pre: &[u32]) -> Kids {
@@ -583,13 +585,11 @@ impl Kids {
 /// Parallel passes over blocks of this many preorder numbers.
 const BLOCK: usize = 1 << 14;
 
-/// The per-object results, and the children lists' offsets (node `n` the
-/// super-root).
+/// The per-object results.
 struct ObjectOrder {
     idom: Vec<u32>,
     retained_objects: Vec<u32>,
     retained_bytes: Capped,
-    offsets: Vec<u32>,
 }
 
 /// Where the scatter writes retained bytes: 4 bytes an object (the
@@ -655,87 +655,101 @@ impl RetainedScatter {
     }
 }
 
-/// Phase 7: back to object order, scattered from preorder space: each
-/// reachable object's idom, retained sizes and number of children are read
-/// in preorder, sequentially, and stored at the object's index (`vertex` is
-/// a permutation, so each slot is written once); in parallel over blocks of
-/// preorder numbers. A gather in object order instead read five arrays at
-/// random per object.
+/// Phase 6: back to object order, scattered from preorder space: each
+/// reachable object's idom and retained sizes are read in preorder,
+/// sequentially, and stored at the object's index (`vertex` is a
+/// permutation, so each slot is written once); in parallel over blocks of
+/// preorder numbers. A gather in object order instead read the arrays at
+/// random per object. In pieces, one array at a time, each preorder array
+/// dropped once scattered (all at once, the preorder arrays beside the
+/// object-order ones were the text heap's peak of the dominators).
 fn to_object_order(
     n: usize,
     vertex: &[u32],
-    idom_pre: Vec<u32>,
+    idom_pre: &[u32],
     ret_objects: Vec<u32>,
-    ret_bytes: &[u64],
-    kids: &Kids,
+    ret_bytes: Vec<u64>,
 ) -> ObjectOrder {
     use std::sync::atomic::Ordering::Relaxed;
     let _span = tracing::debug_span!(target: "heaptui::profile", "object order").entered();
+    let each = |f: &(dyn Fn(usize, usize) + Sync)| {
+        (1..vertex.len())
+            .into_par_iter()
+            .with_min_len(BLOCK)
+            .for_each(|w| f(w, vertex[w] as usize));
+    };
     // Unreachable objects keep NOT_REACHABLE; the scatter overwrites the rest.
     let mut idom: Vec<u32> = crate::mem::zeroed(n);
     idom.par_chunks_mut(BLOCK)
         .for_each(|part| part.fill(NOT_REACHABLE));
+    let at = crate::mem::as_atomic(&mut idom);
+    each(&|w, v| {
+        let d = idom_pre[w];
+        let dominator = if d == 0 {
+            SUPER_ROOT
+        } else {
+            vertex[d as usize]
+        };
+        at[v].store(dominator, Relaxed);
+    });
+    let mut bytes = RetainedScatter::new(n, &ret_bytes);
+    let slots = bytes.slots();
+    each(&|w, v| slots.store(v, ret_bytes[w]));
+    let retained_bytes = bytes.finish(vertex, &ret_bytes);
+    drop(ret_bytes);
     let mut retained_objects: Vec<u32> = crate::mem::zeroed(n);
-    let mut bytes = RetainedScatter::new(n, ret_bytes);
-    // Children counts in 4 bytes; the 8-byte offsets are summed from them
-    // once the preorder arrays are gone (made here beside them, they were
-    // the peak of the whole analysis on a 20 M-object V8 snapshot).
-    let mut counts: Vec<u32> = crate::mem::zeroed(n);
-    {
-        let idom_at = crate::mem::as_atomic(&mut idom);
-        let objects_at = crate::mem::as_atomic(&mut retained_objects);
-        let bytes_at = bytes.slots();
-        let count_at = crate::mem::as_atomic(&mut counts);
-        (1..vertex.len())
-            .into_par_iter()
-            .with_min_len(BLOCK)
-            .for_each(|w| {
-                let v = vertex[w] as usize;
-                let d = idom_pre[w];
-                let dominator = if d == 0 {
-                    SUPER_ROOT
-                } else {
-                    vertex[d as usize]
-                };
-                idom_at[v].store(dominator, Relaxed);
-                objects_at[v].store(ret_objects[w], Relaxed);
-                bytes_at.store(v, ret_bytes[w]);
-                let kids = kids.range(w as u32).len() as u32;
-                if kids != 0 {
-                    // Zero already: a leaf's count is not written.
-                    count_at[v].store(kids, Relaxed);
-                }
-            });
-    }
-    drop((idom_pre, ret_objects));
-    let retained_bytes = bytes.finish(vertex, ret_bytes);
-    // Every reachable object is one node's child: the offsets fit 4 bytes.
-    let mut offsets: Vec<u32> = crate::mem::zeroed(n + 2);
-    let mut total = 0;
-    for (o, &c) in offsets[1..=n].iter_mut().zip(&counts) {
-        total += c;
-        *o = total;
-    }
-    offsets[n + 1] = total + kids.range(0).len() as u32;
+    let at = crate::mem::as_atomic(&mut retained_objects);
+    each(&|w, v| at[v].store(ret_objects[w], Relaxed));
+    drop(ret_objects);
     ObjectOrder {
         idom,
         retained_objects,
         retained_bytes,
-        offsets,
     }
+}
+
+/// Phase 8, first: the dominator tree's children lists' offsets in object
+/// order (node `n` the super-root): each node's number of children
+/// scattered to its place, then summed in place (no separate counts
+/// array). Every reachable object is one node's child: the offsets fit 4
+/// bytes.
+fn children_offsets(n: usize, vertex: &[u32], kids: &Kids) -> Vec<u32> {
+    use std::sync::atomic::Ordering::Relaxed;
+    let mut offsets: Vec<u32> = crate::mem::zeroed(n + 2);
+    {
+        let count_at = crate::mem::as_atomic(&mut offsets[1..=n]);
+        (1..vertex.len())
+            .into_par_iter()
+            .with_min_len(BLOCK)
+            .for_each(|w| {
+                let kids = kids.range(w as u32).len() as u32;
+                if kids != 0 {
+                    // Zero already: a leaf's count is not written.
+                    count_at[vertex[w] as usize].store(kids, Relaxed);
+                }
+            });
+    }
+    let mut total = 0;
+    for o in &mut offsets[1..=n] {
+        total += *o;
+        *o = total;
+    }
+    offsets[n + 1] = total + kids.range(0).len() as u32;
+    offsets
 }
 
 /// Phase 8: the children lists (node `n` the super-root), each sorted by
 /// retained bytes descending then object index: walked in preorder space,
 /// where the lists are read in order and a list's members, all in its
-/// node's subtree, are near each other in `ret_bytes` and `vertex`; each
-/// list stored at its node's place in object order; in parallel over
-/// blocks of preorder numbers (the lists are disjoint).
+/// node's subtree, are near each other in `vertex`; each list stored at its
+/// node's place in object order; in parallel over blocks of preorder
+/// numbers (the lists are disjoint). `retained_bytes` is in object order
+/// (the preorder copy is gone by now), read for the lists of two or more.
 fn children_lists(
     n: usize,
     vertex: &[u32],
     kids: &Kids,
-    ret_bytes: &[u64],
+    retained_bytes: &Capped,
     offsets: Vec<u32>,
 ) -> Csr {
     use std::sync::atomic::Ordering::Relaxed;
@@ -760,7 +774,8 @@ fn children_lists(
             list.extend(
                 kids.list[range]
                     .iter()
-                    .map(|&w| (ret_bytes[w as usize], vertex[w as usize])),
+                    .map(|&w| vertex[w as usize])
+                    .map(|v| (retained_bytes.get(v as usize), v)),
             );
             list.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
             for (slot, &(_, c)) in out[start..start + list.len()].iter().zip(list.iter()) {

@@ -8,15 +8,17 @@
 //!   member of H; so the holders of S are among the sets met on one root path
 //!   to one member (taken greedily towards the DFS roots: each step goes to
 //!   the retainer earliest in DFS preorder, which strictly decreases). That
-//!   step is computed once per object, when a path first reaches the
-//!   object: walking it per set would scan a hub's retainers (a V8 hidden
-//!   class has millions) for every set whose path crosses the hub, and
-//!   computing it for every object scans every retainer of the heap where
-//!   the paths meet only a fraction of the objects. What is kept per object
-//!   (`up`) is the next set member on its path, so a path passes the
-//!   objects in no set once for all the sets whose paths cross them (the
-//!   leaves of a long list that is no set: each leaf's path would walk the
-//!   list).
+//!   step is computed once per object, for every reachable object before
+//!   the checks, in parallel ([`up_steps`]): walking it per set would scan
+//!   a hub's retainers (a V8 hidden class has millions) for every set
+//!   whose path crosses the hub. Computed up front (one pass over the
+//!   retainers), the objects' DFS positions it reads are dropped before
+//!   the dominator-tree preorder is numbered: the index is 12 bytes an
+//!   object, not 17 beside a lazily filled step. What a path then keeps
+//!   per object (`up`) is the next set member on its path, so a path
+//!   passes the objects in no set once for all the sets whose paths cross
+//!   them (the leaves of a long list that is no set: each leaf's path
+//!   would walk the list).
 //! - Check, per candidate H and member s: "s reachable avoiding H" (RA) by a
 //!   backward search that jumps up the dominator tree. If d dominates u then
 //!   RA(u) implies RA(d); and if no member of H lies in d's dominator subtree,
@@ -78,14 +80,13 @@ struct Index<'a> {
     /// Dominator-tree preorder number (NONE if unreachable); the subtree of
     /// v is `tin[v] .. tin[v] + retained_objects[v]`.
     tin: Vec<u32>,
-    /// Each object's position in the DFS preorder of the dominator
-    /// computation (NONE if unreachable).
-    dfs_pos: Vec<u32>,
-    /// Each object's next set member on its greedy root path, plus one;
-    /// `u32::MAX` where there is none; 0 until a path first needs it
-    /// ([`Index::up`]).
+    /// Each object's greedy step up ([`up_steps`]), or, once a path has
+    /// passed it, its next set member on its greedy root path: an object
+    /// further on that path with only objects in no set between, NONE
+    /// where the path ends ([`Index::up`]).
     up: &'a [AtomicU32],
-    strong: Vec<bool>,
+    /// The strongly rooted objects, a bit each.
+    strong: Vec<u64>,
     /// Per set, its members' `tin`, sorted.
     member_tins: Vec<Vec<u32>>,
 }
@@ -127,7 +128,7 @@ impl Index<'_> {
             let mut x = u;
             let held = loop {
                 work.step();
-                if self.strong[x as usize] {
+                if self.is_strong(x) {
                     return true;
                 }
                 let d = self.dom.idom[x as usize];
@@ -166,51 +167,34 @@ impl Index<'_> {
         false
     }
 
-    /// `x`'s retainer earliest in the DFS preorder if earlier than `x`,
-    /// else NONE.
-    fn greedy_step(&self, x: u32) -> u32 {
-        let mut best = NONE;
-        let mut best_pos = self.dfs_pos[x as usize];
-        crate::work::add(1 + self.graph.retainers_raw(x).len() as u64);
-        for &r in self.graph.retainers_raw(x) {
-            let p = self.dfs_pos[r as usize];
-            if p < best_pos {
-                best_pos = p;
-                best = r;
-            }
-        }
-        best
+    /// Whether `x` has a strong root record.
+    #[inline]
+    fn is_strong(&self, x: u32) -> bool {
+        self.strong[x as usize / 64] >> (x % 64) & 1 != 0
     }
 
     /// The first set member after `x` on its greedy root path (each step
     /// to the retainer earliest in the DFS preorder), NONE if none: the
-    /// objects in no set between are passed over. Computed at the first
-    /// call for `x`, and stored for every object passed (which has the
-    /// same answer), so each object's step is taken once however many
-    /// paths cross it (threads that race compute and store the same
-    /// values).
+    /// objects in no set between are passed over, and the answer stored
+    /// for `x` and every object passed (which have the same), so each
+    /// object in no set is passed once however many paths cross it
+    /// (threads that race store values that are all further on the path
+    /// with objects in no set between).
     fn up(&self, x: u32) -> u32 {
-        let load = |o: u32| match self.up[o as usize].load(Relaxed) {
-            0 => None,
-            u32::MAX => Some(NONE),
-            k => Some(k - 1),
-        };
-        if let Some(known) = load(x) {
-            return known;
+        let load = |o: u32| self.up[o as usize].load(Relaxed);
+        let is_end = |y: u32| y == NONE || self.set_of[y as usize] != NONE;
+        let mut y = load(x);
+        if is_end(y) {
+            return y;
         }
         let mut passed = Vec::new();
-        let mut y = self.greedy_step(x);
-        while y != NONE && self.set_of[y as usize] == NONE {
-            if let Some(known) = load(y) {
-                y = known;
-                break;
-            }
+        while !is_end(y) {
             passed.push(y);
-            y = self.greedy_step(y);
+            y = load(y);
         }
-        let stored = if y == NONE { u32::MAX } else { y + 1 };
+        crate::work::add(passed.len() as u64);
         for o in passed.into_iter().chain([x]) {
-            self.up[o as usize].store(stored, Relaxed);
+            self.up[o as usize].store(y, Relaxed);
         }
         y
     }
@@ -239,17 +223,6 @@ impl Index<'_> {
             }
         }
         Some(out)
-    }
-
-    /// The member whose greedy root path is walked: the one earliest in
-    /// the DFS preorder. Every set met on that path has a member earlier
-    /// still, which orders the sets for [`Pass::found_in_order`].
-    fn first_member(&self, s: &DuplicateSet) -> u32 {
-        s.members
-            .iter()
-            .copied()
-            .min_by_key(|&m| self.dfs_pos[m as usize])
-            .unwrap_or(NONE)
     }
 
     /// Whether set `h` holds `s`: no member of `s` is reachable avoiding `h`.
@@ -286,14 +259,18 @@ pub(crate) fn compute_held(
     }
     let n = graph.objects();
     let span = tracing::debug_span!(target: "heaptui::profile", "held index").entered();
+    // The DFS positions only while the steps up and the first members are
+    // found: gone before the dominator-tree preorder is numbered.
+    let dfs_pos = dfs_positions(graph, dom);
+    let mut up = up_steps(graph, &dfs_pos);
+    let first = first_members(sets, &dfs_pos);
+    drop(dfs_pos);
+    progress.check()?;
     let tin = dominator_preorder(dom);
     progress.check()?;
-    let dfs_pos = dfs_positions(graph, dom);
-    let mut up: Vec<u32> = crate::mem::zeroed(n);
-    progress.check()?;
-    let mut strong = vec![false; n];
+    let mut strong = vec![0u64; n.div_ceil(64)];
     for &r in graph.strong_roots_raw() {
-        strong[r as usize] = true;
+        strong[r as usize / 64] |= 1 << (r % 64);
     }
     let member_tins = sets
         .par_iter()
@@ -308,12 +285,10 @@ pub(crate) fn compute_held(
         dom,
         set_of,
         tin,
-        dfs_pos,
         up: crate::mem::as_atomic(&mut up),
         strong,
         member_tins,
     };
-    let first: Vec<u32> = sets.par_iter().map(|s| index.first_member(s)).collect();
     let pass = Pass {
         index: &index,
         sets,
@@ -325,7 +300,7 @@ pub(crate) fn compute_held(
         .in_scope(|| pass.direct_holders(progress));
     progress.check()?;
     let mut order: Vec<u32> = (0..sets.len() as u32).collect();
-    order.sort_unstable_by_key(|&i| index.dfs_pos[pass.first[i as usize] as usize]);
+    order.sort_unstable_by_key(|&i| pass.first_pos(i));
     let lists: Vec<&[u32]> = direct.iter().map(|d| &d[..]).collect();
     let holding = holding_sets(&lists, &order);
     for ((s, d), h) in sets.iter_mut().zip(direct).zip(holding) {
@@ -393,15 +368,24 @@ impl Found {
 struct Pass<'a> {
     index: &'a Index<'a>,
     sets: &'a [DuplicateSet],
-    /// Per set, its member earliest in the DFS preorder.
-    first: Vec<u32>,
+    /// Per set, its member earliest in the DFS preorder and that member's
+    /// DFS position ([`first_members`]).
+    first: Vec<(u32, u32)>,
     /// [`MANY_CANDIDATES`] for this pass.
     many: usize,
 }
 
 impl Pass<'_> {
+    /// The DFS position of set `set`'s first member.
     fn first_pos(&self, set: u32) -> u32 {
-        self.index.dfs_pos[self.first[set as usize] as usize]
+        self.first[set as usize].1
+    }
+
+    /// The member whose greedy root path is walked: the one earliest in
+    /// the DFS preorder. Every set met on that path has a member earlier
+    /// still, which orders the sets for [`Pass::found_in_order`].
+    fn first_member(&self, set: u32) -> u32 {
+        self.first[set as usize].0
     }
 
     /// Per set, its direct holders, ascending: the holders H of S such
@@ -420,15 +404,14 @@ impl Pass<'_> {
             .map_init(
                 || (HashSet::<u32, IntBuild>::default(), Vec::new()),
                 |(seen, stack), s| {
-                    if progress.is_cancelled()
-                        || s.members.iter().any(|&m| self.index.strong[m as usize])
+                    if progress.is_cancelled() || s.members.iter().any(|&m| self.index.is_strong(m))
                     {
                         // A strongly rooted member is reachable whatever is removed.
                         return Some(Found::unheld());
                     }
                     let candidates =
                         self.index
-                            .path_candidates(self.first[s.id as usize], s.id, self.many)?;
+                            .path_candidates(self.first_member(s.id), s.id, self.many)?;
                     let (mut holders, not_holding): (Vec<u32>, Vec<u32>) = candidates
                         .into_iter()
                         .partition(|&h| self.index.holds(s, h, seen, stack));
@@ -520,7 +503,7 @@ impl Pass<'_> {
         let mut met = HashSet::<u32, IntBuild>::default();
         let (mut holders, mut not_holding) = (Vec::new(), Vec::new());
         let mut complete = true;
-        let mut x = self.first[i as usize];
+        let mut x = self.first_member(i);
         let mut work = Work::default();
         loop {
             work.step();
@@ -539,7 +522,7 @@ impl Pass<'_> {
             holders.push(h);
             let rest = found[h as usize]
                 .as_ref()
-                .filter(|_| x == self.first[h as usize])
+                .filter(|_| x == self.first_member(h))
                 .and_then(|f| f.not_holding.as_ref());
             if let Some(rest) = rest {
                 for &g in rest.iter().filter(|&&g| met.insert(g)) {
@@ -560,6 +543,55 @@ impl Pass<'_> {
             not_holding: (not_holding.len() <= self.many).then_some(not_holding),
         }
     }
+}
+
+/// Per set (`sets[i].id == i`), its member earliest in the DFS preorder
+/// (the first of equals) and that member's position (NONE if none is
+/// reachable).
+fn first_members(sets: &[DuplicateSet], dfs_pos: &[u32]) -> Vec<(u32, u32)> {
+    sets.par_iter()
+        .map(|s| {
+            s.members
+                .iter()
+                .map(|&m| (m, dfs_pos[m as usize]))
+                .min_by_key(|&(_, p)| p)
+                .unwrap_or((NONE, NONE))
+        })
+        .collect()
+}
+
+/// Per object, its retainer earliest in the DFS preorder when earlier than
+/// the object itself, else NONE (DFS roots and unreachable objects: an
+/// unreachable object's retainers are unreachable too). In parallel over
+/// blocks of objects, each reading its objects' retainers in order.
+fn up_steps(graph: &HeapGraph, dfs_pos: &[u32]) -> Vec<u32> {
+    const BLOCK: usize = 1 << 14;
+    let _span = tracing::debug_span!(target: "heaptui::profile", "held steps up").entered();
+    let mut up: Vec<u32> = crate::mem::zeroed(dfs_pos.len());
+    up.par_chunks_mut(BLOCK)
+        .enumerate()
+        .for_each(|(block, part)| {
+            let mut work = Work::default();
+            let base = (block * BLOCK) as u32;
+            for (i, slot) in part.iter_mut().enumerate() {
+                let x = base + i as u32;
+                let mut best = NONE;
+                let mut best_pos = dfs_pos[x as usize];
+                if best_pos != NONE {
+                    let retainers = graph.retainers_raw(x);
+                    work.steps(1 + retainers.len());
+                    for &r in retainers {
+                        let p = dfs_pos[r as usize];
+                        if p < best_pos {
+                            best_pos = p;
+                            best = r;
+                        }
+                    }
+                }
+                *slot = best;
+            }
+        });
+    up
 }
 
 /// Each object's position in the DFS preorder of the dominator computation
