@@ -118,7 +118,7 @@ pub fn run(
 
 /// The stages after import, on a model already built.
 pub fn analyse(
-    mut dump: Model,
+    dump: Model,
     parse_ms: u64,
     options: &DuplicateOptions,
     progress: &Progress,
@@ -128,18 +128,8 @@ pub fn analyse(
     let t = Instant::now();
     progress.start(Stage::Graph, 1);
     let (spill, mut memory) = plan_memory(&dump, progress);
-    let to_disk = |put: &mut dyn FnMut(&Spill)| {
-        if let Some(s) = &spill {
-            put(s);
-        }
-    };
-    to_disk(&mut |s| dump.spill(s));
-    let mut graph = tracing::debug_span!(target: "heaptui::profile", "graph")
-        .in_scope(|| HeapGraph::build(dump));
-    to_disk(&mut |s| graph.retainers.spill(s));
-    let graph = Arc::new(graph);
+    let graph = graph_stage(dump, spill.as_ref());
     let graph_ms = ms(t);
-    super::memory::checkpoint("graph", &graph.dump, Some(&graph.retainers), None);
     tell(
         observe,
         StageResult::Graph {
@@ -150,56 +140,31 @@ pub fn analyse(
     progress.check()?;
 
     let t = Instant::now();
-    let mut dom = DominatorTree::compute(&graph, progress)?;
-    to_disk(&mut |s| dom.spill(s));
-    let dom = Arc::new(dom);
-    let types = tracing::debug_span!(target: "heaptui::profile", "type stats")
-        .in_scope(|| Arc::new(type_stats(&graph, &dom)));
-    let span = tracing::debug_span!(target: "heaptui::profile", "roots and summary").entered();
-    let roots = Arc::new(root_groups(&graph, &dom));
-    let largest = Arc::new(largest_instances(&graph, &dom));
-    let summary = Arc::new(Summary::new(
-        &graph,
-        &dom,
-        &types,
-        weakly_held(&graph, &dom),
-    ));
-    span.exit();
+    let d = dominators_stage(&graph, spill.as_ref(), progress)?;
     let dominators_ms = ms(t);
-    super::memory::checkpoint(
-        "dominators",
-        &graph.dump,
-        Some(&graph.retainers),
-        Some(&dom),
-    );
     tell(
         observe,
         StageResult::Dominators {
-            dom: dom.clone(),
-            types: types.clone(),
-            roots: roots.clone(),
-            largest: largest.clone(),
-            summary: summary.clone(),
+            dom: d.dom.clone(),
+            types: d.types.clone(),
+            roots: d.roots.clone(),
+            largest: d.largest.clone(),
+            summary: d.summary.clone(),
             ms: dominators_ms,
         },
     )?;
 
     let t = Instant::now();
-    let duplicates = Arc::new(find_duplicates(&graph, &dom, options, progress)?);
+    let duplicates = Arc::new(find_duplicates(&graph, &d.dom, options, progress)?);
     let duplicates_ms = ms(t);
     super::memory::checkpoint(
         "duplicates",
         &graph.dump,
         Some(&graph.retainers),
-        Some(&dom),
+        Some(&d.dom),
     );
     if let Some(s) = &spill {
-        memory.spilled = s.written();
-        if let Some(why) = s.failure() {
-            progress.note(format!(
-                "spilling stopped ({why}): the rest of the analysis stayed in memory"
-            ));
-        }
+        memory.spilled = spilled(s, progress);
     }
     progress.start(Stage::Done, 1);
     tell(
@@ -211,12 +176,12 @@ pub fn analyse(
     )?;
     Ok(Analysis {
         graph,
-        dom,
-        types,
+        dom: d.dom,
+        types: d.types,
         duplicates,
-        roots,
-        largest,
-        summary,
+        roots: d.roots,
+        largest: d.largest,
+        summary: d.summary,
         memory,
         timings: Timings {
             parse_ms,
@@ -225,6 +190,75 @@ pub fn analyse(
             duplicates_ms,
             cached: false,
         },
+    })
+}
+
+/// The bytes `spill` put on disk, after a note if it stopped early.
+fn spilled(spill: &Spill, progress: &Progress) -> u64 {
+    if let Some(why) = spill.failure() {
+        progress.note(format!(
+            "spilling stopped ({why}): the rest of the analysis stayed in memory"
+        ));
+    }
+    spill.written()
+}
+
+/// The graph stage: the model's arrays to disk first where the heap is
+/// over its budget (`spill`), then the retainers, built, too.
+fn graph_stage(mut dump: Model, spill: Option<&Spill>) -> Arc<HeapGraph> {
+    if let Some(s) = spill {
+        dump.spill(s);
+    }
+    let mut graph = tracing::debug_span!(target: "heaptui::profile", "graph")
+        .in_scope(|| HeapGraph::build(dump));
+    if let Some(s) = spill {
+        graph.retainers.spill(s);
+    }
+    super::memory::checkpoint("graph", &graph.dump, Some(&graph.retainers), None);
+    Arc::new(graph)
+}
+
+/// What the dominators stage hands on: the tree and what is read from it.
+struct DominatorsStage {
+    dom: Arc<DominatorTree>,
+    types: Arc<Vec<TypeStats>>,
+    roots: Arc<Vec<super::roots::RootGroup>>,
+    largest: Arc<Vec<u32>>,
+    summary: Arc<Summary>,
+}
+
+/// The dominators stage: the tree (to disk where over the budget), the
+/// type statistics, the root groups, the largest instances and the
+/// summary.
+fn dominators_stage(
+    graph: &HeapGraph,
+    spill: Option<&Spill>,
+    progress: &Progress,
+) -> Result<DominatorsStage, AnalysisError> {
+    let mut dom = DominatorTree::compute(graph, progress)?;
+    if let Some(s) = spill {
+        dom.spill(s);
+    }
+    let dom = Arc::new(dom);
+    let types = tracing::debug_span!(target: "heaptui::profile", "type stats")
+        .in_scope(|| Arc::new(type_stats(graph, &dom)));
+    let span = tracing::debug_span!(target: "heaptui::profile", "roots and summary").entered();
+    let roots = Arc::new(root_groups(graph, &dom));
+    let largest = Arc::new(largest_instances(graph, &dom));
+    let summary = Arc::new(Summary::new(graph, &dom, &types, weakly_held(graph, &dom)));
+    span.exit();
+    super::memory::checkpoint(
+        "dominators",
+        &graph.dump,
+        Some(&graph.retainers),
+        Some(&dom),
+    );
+    Ok(DominatorsStage {
+        dom,
+        types,
+        roots,
+        largest,
+        summary,
     })
 }
 
