@@ -99,6 +99,17 @@ pub struct MergedPaths {
 }
 
 impl MergedPaths {
+    /// The nodes depth first from the top, each node's children in order.
+    pub fn depth_first(&self) -> Vec<u32> {
+        let mut out = Vec::with_capacity(self.nodes.len());
+        let mut stack = vec![0u32];
+        while let Some(n) = stack.pop() {
+            out.push(n);
+            stack.extend(self.nodes[n as usize].children.iter().rev());
+        }
+        out
+    }
+
     /// The targets that are in the tree (strongly reachable).
     pub fn reachable(&self) -> u64 {
         self.nodes.first().map_or(0, |n| n.count)

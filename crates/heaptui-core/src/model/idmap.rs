@@ -48,19 +48,6 @@ impl IdList for [u64] {
     }
 }
 
-impl IdList for Vec<u64> {
-    #[inline]
-    fn id_at(&self, i: usize) -> u64 {
-        self[i]
-    }
-    fn count(&self) -> usize {
-        self.len()
-    }
-    fn as_wide(&self) -> std::borrow::Cow<'_, [u64]> {
-        std::borrow::Cow::Borrowed(self)
-    }
-}
-
 impl IdList for Ids {
     #[inline]
     fn id_at(&self, i: usize) -> u64 {
@@ -778,7 +765,7 @@ pub(super) mod tests {
             let (index, repeated) = IdIndex::build_counting(&ids);
             assert_eq!(repeated, 3);
             for id in [0x10, 0x20, 0x30, 0x40, 0x50, far] {
-                assert_eq!(index.get(&ids, id), wide.get(id), "{id:x}");
+                assert_eq!(index.get(ids.as_slice(), id), wide.get(id), "{id:x}");
             }
         }
     }
@@ -905,10 +892,10 @@ pub(super) mod tests {
         }
         let index = IdIndex::build(&ids);
         for (i, &id) in ids.iter().enumerate() {
-            assert_eq!(index.get(&ids, id), Some(i as u32));
+            assert_eq!(index.get(ids.as_slice(), id), Some(i as u32));
         }
-        assert_eq!(index.get(&ids, 0x1c_0004), None);
-        assert_eq!(index.get(&ids, 0), None);
+        assert_eq!(index.get(ids.as_slice(), 0x1c_0004), None);
+        assert_eq!(index.get(ids.as_slice(), 0), None);
     }
 
     #[test]
@@ -960,7 +947,7 @@ pub(super) mod tests {
         let ids = crafted(5_000);
         let index = IdIndex::build(&ids);
         for (i, &id) in ids.iter().enumerate() {
-            assert_eq!(index.get(&ids, id), Some(i as u32));
+            assert_eq!(index.get(ids.as_slice(), id), Some(i as u32));
         }
     }
 

@@ -55,17 +55,6 @@ impl PathsAnswer {
     }
 }
 
-/// The nodes depth first from the top, each node's children in order.
-pub fn depth_first(m: &MergedPaths) -> Vec<u32> {
-    let mut out = Vec::with_capacity(m.nodes.len());
-    let mut stack = vec![0u32];
-    while let Some(n) = stack.pop() {
-        out.push(n);
-        stack.extend(m.nodes[n as usize].children.iter().rev());
-    }
-    out
-}
-
 /// The text section, when `--paths` was given.
 pub(super) fn write_paths_text(
     out: &mut impl Write,
@@ -97,7 +86,7 @@ pub(super) fn write_paths_text(
         "Retained",
         growth.header()
     )?;
-    let order = depth_first(m);
+    let order = m.depth_first();
     let shown = opts.rows_n(order.len(), TEXT_ROWS);
     for &i in &order[1..shown.max(1)] {
         let n = &m.nodes[i as usize];
@@ -176,7 +165,7 @@ pub(super) fn write_paths_json(
         ",\n\"merged_paths\":{},\"nodes\":[",
         &header[..header.len() - 1]
     )?;
-    let order = depth_first(m);
+    let order = m.depth_first();
     let shown = opts.rows_n(order.len(), order.len());
     // Nodes are numbered by their place in this list.
     let mut place = vec![0u32; m.nodes.len()];

@@ -7,7 +7,7 @@
 
 use serde_json::{json, Value};
 
-use heaptui_core::analysis::merged_paths::{merged_paths, MergedPaths, Step};
+use heaptui_core::analysis::merged_paths::{merged_paths, Step};
 use heaptui_core::analysis::{objects_of_types, Glob};
 use heaptui_core::progress::Progress;
 
@@ -25,17 +25,6 @@ pub enum Targets<'a> {
     Pattern(&'a str),
     /// Object ids (hex).
     Objects(&'a [String]),
-}
-
-/// The nodes depth first from the top, each node's children in order.
-fn depth_first(m: &MergedPaths) -> Vec<u32> {
-    let mut out = Vec::with_capacity(m.nodes.len());
-    let mut stack = vec![0u32];
-    while let Some(n) = stack.pop() {
-        out.push(n);
-        stack.extend(m.nodes[n as usize].children.iter().rev());
-    }
-    out
 }
 
 /// The merged paths of `targets`, leaving out the objects of types `skip`
@@ -83,7 +72,7 @@ pub fn paths(
     };
     let m = merged_paths(&a.graph, &a.dom, &set, &exclude, progress)
         .map_err(|_| Refusal::new("cancelled"))?;
-    let order = depth_first(&m);
+    let order = m.depth_first();
     let mut place = vec![0u32; m.nodes.len()];
     for (k, &i) in order.iter().enumerate() {
         place[i as usize] = k as u32;

@@ -197,7 +197,7 @@ impl Classes {
     /// The class index of a class object id.
     #[inline]
     pub fn get(&self, id: u64) -> Option<u32> {
-        self.index.get(&self.ids, id)
+        self.index.get(self.ids.as_slice(), id)
     }
 }
 

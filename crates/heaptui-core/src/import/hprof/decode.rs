@@ -82,7 +82,7 @@ impl Loaders {
         if self.filter[bit / 64] & (1 << (bit % 64)) == 0 {
             return None;
         }
-        self.index.get(&self.ids, id)
+        self.index.get(self.ids.as_slice(), id)
     }
 }
 
