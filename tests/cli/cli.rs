@@ -8,25 +8,8 @@ use std::path::Path;
 
 use serde_json::{json, Value};
 
-use common::{assert_contains_all, assert_refused, fixture, heaptui};
-
-/// Runs `heaptui report ARGS` in the fixtures directory, which must exit
-/// 0; returns what it printed.
-fn report(args: &[&str]) -> Vec<u8> {
-    let out = heaptui()
-        .current_dir(fixture(""))
-        .arg("report")
-        .args(args)
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out.stdout
-}
+use common::report_ok as report;
+use common::{assert_contains_all, assert_refused, fixture, heaptui, report_in_fixtures};
 
 /// `heaptui report ARGS --json` in the fixtures directory, parsed.
 fn report_json(args: &[&str]) -> Value {
@@ -1574,12 +1557,7 @@ fn what_if_refuses_what_it_cannot_cut() {
             "records no field names",
         ),
     ] {
-        let out = heaptui()
-            .current_dir(fixture(""))
-            .arg("report")
-            .args(args)
-            .output()
-            .unwrap();
+        let out = report_in_fixtures(&args);
         assert_eq!(out.status.code(), Some(2), "{args:?}");
         assert!(out.stdout.is_empty());
         let err = String::from_utf8_lossy(&out.stderr);

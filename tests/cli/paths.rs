@@ -6,27 +6,7 @@ use heaptui_testkit::common;
 
 use serde_json::Value;
 
-use common::fixture;
-
-fn report(args: &[&str]) -> std::process::Output {
-    common::heaptui()
-        .current_dir(fixture(""))
-        .arg("report")
-        .args(args)
-        .output()
-        .unwrap()
-}
-
-fn ok(args: &[&str]) -> Vec<u8> {
-    let out = report(args);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out.stdout
-}
+use common::{report_in_fixtures as report, report_ok as ok};
 
 #[test]
 fn the_leaked_strings_are_held_by_the_leaky_class() {

@@ -28,6 +28,28 @@ pub fn heaptui() -> assert_cmd::Command {
     c
 }
 
+/// `heaptui report ARGS` run in the fixtures directory.
+pub fn report_in_fixtures(args: &[&str]) -> std::process::Output {
+    heaptui()
+        .current_dir(fixture(""))
+        .arg("report")
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// [`report_in_fixtures`], which must exit 0; what it printed.
+pub fn report_ok(args: &[&str]) -> Vec<u8> {
+    let out = report_in_fixtures(args);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
+
 /// `out` is a refusal: exit code 2, nothing on stdout, and one line on
 /// stderr, without a panic, that names `name` and says `why`. Returns that
 /// line.
