@@ -20,14 +20,6 @@ fn series(w: u16, h: u16) -> App {
     demo_series_app(w, h, COLOR)
 }
 
-fn shows(a: &App, needles: &[&str]) -> String {
-    let s = screen(a);
-    for n in needles {
-        assert!(s.contains(n), "{n:?} missing:\n{s}");
-    }
-    s
-}
-
 fn hides(a: &App, needles: &[&str]) -> String {
     let s = screen(a);
     for n in needles {

@@ -22,22 +22,6 @@ const MONO: Theme = Theme {
     colors: heaptui_tui::theme::Colors::Mono,
 };
 
-/// The demo heap at 80×24 after a key script.
-fn after(script: &str) -> App {
-    let mut a = app(80, 24);
-    keys(&mut a, script);
-    a
-}
-
-/// The screen, asserted to contain every needle (the screen is the message).
-fn shows(a: &App, needles: &[&str]) -> String {
-    let s = screen(a);
-    for n in needles {
-        assert!(s.contains(n), "{n:?} missing:\n{s}");
-    }
-    s
-}
-
 /// The screen, asserted to contain none of the needles.
 fn hides(a: &App, needles: &[&str]) -> String {
     let s = screen(a);

@@ -11,22 +11,6 @@ use heaptui_tui::panes::duplicates::DupRow;
 use insta::assert_snapshot;
 use tui_support::*;
 
-/// The demo heap at 80×24 after a key script.
-fn after(script: &str) -> App {
-    let mut a = app(80, 24);
-    keys(&mut a, script);
-    a
-}
-
-/// The screen, asserted to contain every needle.
-fn shows(a: &App, needles: &[&str]) -> String {
-    let s = screen(a);
-    for n in needles {
-        assert!(s.contains(n), "{n:?} missing:\n{s}");
-    }
-    s
-}
-
 fn snap(name: &str, a: &App) {
     assert_snapshot!(name, screen(a));
 }

@@ -9,14 +9,6 @@ use heaptui_testkit::tui::*;
 use heaptui_tui::app::{App, PaneId};
 use insta::assert_snapshot;
 
-fn shows(a: &App, needles: &[&str]) -> String {
-    let s = screen(a);
-    for n in needles {
-        assert!(s.contains(n), "{n:?} missing:\n{s}");
-    }
-    s
-}
-
 /// The owners as the core computes them with the demo's defaults.
 fn core_owners(a: &App) -> Owners {
     let g = a.graph().unwrap();

@@ -7,24 +7,10 @@
 use heaptui_testkit::tui as tui_support;
 
 use heaptui_core::progress::Progress;
-use heaptui_tui::app::{update, Action, App, Effect};
+use heaptui_tui::app::{update, Action, Effect};
 use heaptui_tui::worker::{run_job, Job};
 use insta::assert_snapshot;
 use tui_support::*;
-
-fn after(script: &str) -> App {
-    let mut a = app(80, 24);
-    keys(&mut a, script);
-    a
-}
-
-fn shows(a: &App, needles: &[&str]) -> String {
-    let s = screen(a);
-    for n in needles {
-        assert!(s.contains(n), "{n:?} missing:\n{s}");
-    }
-    s
-}
 
 /// Types pane, filtered to the byte arrays, then `M`.
 const BYTES: &str = "3 / \"Byte[]\" Enter M";

@@ -8,20 +8,6 @@ use heaptui_testkit::tui as tui_support;
 use insta::assert_snapshot;
 use tui_support::*;
 
-fn after(script: &str) -> heaptui_tui::app::App {
-    let mut a = app(80, 24);
-    keys(&mut a, script);
-    a
-}
-
-fn shows(a: &heaptui_tui::app::App, needles: &[&str]) -> String {
-    let s = screen(a);
-    for n in needles {
-        assert!(s.contains(n), "{n:?} missing:\n{s}");
-    }
-    s
-}
-
 #[test]
 fn an_object_row_frees_what_it_retains() {
     // MainForm retains 130.49 KiB in 3,111 objects (the Dominators row):

@@ -87,6 +87,23 @@ pub fn screen(app: &App) -> String {
     text(&buffer(app))
 }
 
+/// The screen, asserted to contain every needle (the screen is the
+/// message when one is missing).
+pub fn shows(app: &App, needles: &[&str]) -> String {
+    let s = screen(app);
+    for n in needles {
+        assert!(s.contains(n), "{n:?} missing:\n{s}");
+    }
+    s
+}
+
+/// The demo heap at 80×24 after a key script.
+pub fn after(script: &str) -> App {
+    let mut a = app(80, 24);
+    keys(&mut a, script);
+    a
+}
+
 pub fn text(buf: &Buffer) -> String {
     let mut out = String::new();
     for y in 0..buf.area.height {
