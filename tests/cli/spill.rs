@@ -6,22 +6,24 @@
 
 use std::path::Path;
 
-use assert_cmd::Command;
-
 use super::reports::{dumps, golden_name, golden_path, mask_timings};
 
-/// `report --no-cache ARGS` with the spill directory under `cache_home`:
-/// (masked stdout, stderr, exit code).
-fn report(cache_home: &Path, args: &[&str]) -> (String, String, i32) {
-    let out = Command::cargo_bin("heaptui")
-        .unwrap()
+/// `heaptui report --no-cache ARGS` with the spill directory under
+/// `cache_home`.
+fn run(cache_home: &Path, args: &[&str]) -> std::process::Output {
+    heaptui_testkit::common::heaptui()
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .env("XDG_CACHE_HOME", cache_home)
         .arg("report")
         .arg("--no-cache")
         .args(args)
         .output()
-        .unwrap();
+        .unwrap()
+}
+
+/// [`run`]: (masked stdout, stderr, exit code).
+fn report(cache_home: &Path, args: &[&str]) -> (String, String, i32) {
+    let out = run(cache_home, args);
     (
         mask_timings(&String::from_utf8(out.stdout).unwrap()),
         String::from_utf8(out.stderr).unwrap(),
@@ -66,19 +68,7 @@ fn every_fixture_spilled_to_disk_reports_as_in_memory() {
 #[test]
 fn the_memory_line_says_what_went_to_disk() {
     let home = tempfile::tempdir().unwrap();
-    let out = Command::cargo_bin("heaptui")
-        .unwrap()
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .env("XDG_CACHE_HOME", home.path())
-        .args([
-            "report",
-            "--no-cache",
-            "--memory",
-            "1",
-            "fixtures/queries.txt",
-        ])
-        .output()
-        .unwrap();
+    let out = run(home.path(), &["--memory", "1", "fixtures/queries.txt"]);
     let text = String::from_utf8(out.stdout).unwrap();
     let line = text.lines().find(|l| l.starts_with("Memory: ")).unwrap();
     assert!(
@@ -87,18 +77,7 @@ fn the_memory_line_says_what_went_to_disk() {
             && line.ends_with("/heaptui"),
         "{line}"
     );
-    let out = Command::cargo_bin("heaptui")
-        .unwrap()
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .args([
-            "report",
-            "--no-cache",
-            "--memory",
-            "none",
-            "fixtures/queries.txt",
-        ])
-        .output()
-        .unwrap();
+    let out = run(home.path(), &["--memory", "none", "fixtures/queries.txt"]);
     let text = String::from_utf8(out.stdout).unwrap();
     let line = text.lines().find(|l| l.starts_with("Memory: ")).unwrap();
     assert!(
