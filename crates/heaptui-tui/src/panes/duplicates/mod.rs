@@ -408,7 +408,7 @@ pub(super) fn what_if_request(
 
 /// The status line's label of a detection for one type (`D`), until the
 /// detection lands.
-pub const DETECTING: &str = "detecting duplicates";
+const DETECTING: &str = "detecting duplicates";
 
 impl Pane for DuplicatesPane {
     fn save(&self) -> Saved {
