@@ -852,3 +852,14 @@ fn instances_are_listed_and_sorted_by_a_background_job() {
     hides(&a, &["sorting instances"]);
     assert_eq!(screen(&a), screen(&after(&format!("{script} s s"))));
 }
+
+#[test]
+fn the_exclude_line_says_what_the_pane_asked_for() {
+    // The Types pane takes one glob for the immediate dominators, the
+    // owners view several: each pane names its prompt.
+    shows(&after("3 e"), &["exclude pattern (glob, e.g. System.*): "]);
+    shows(
+        &after("4 O e"),
+        &["owners cut past (globs, space between): "],
+    );
+}

@@ -57,6 +57,8 @@ fn a_panicked_stage_keeps_the_keys_working_and_quits_with_the_failure() {
 #[test]
 fn panes_answer_keys_with_intents_and_change_only_themselves() {
     use heaptui_tui::keys::Cmd;
+    use heaptui_tui::panes::dominators::{reveal, RevealObject};
+    use heaptui_tui::panes::duplicates::show_set;
     use heaptui_tui::panes::Intent;
 
     let mut a = app(80, 24);
@@ -64,10 +66,14 @@ fn panes_answer_keys_with_intents_and_change_only_themselves() {
     let history = a.history_len();
     // Overview: Enter on the first target asks to show it in the tree.
     let intents = a.ask(Some(PaneId::Overview), Cmd::Open);
-    let [Intent::Reveal(o)] = intents.as_slice() else {
+    let [Intent::Jump(jump)] = intents.as_slice() else {
         panic!("{intents:?}");
     };
-    assert_eq!(a.graph().unwrap().dump.id_hex(*o), "207380");
+    assert_eq!(jump.pane(), PaneId::Dominators);
+    let Some(&RevealObject(o)) = jump.place() else {
+        panic!("{jump:?}");
+    };
+    assert_eq!(a.graph().unwrap().dump.id_hex(o), "207380");
     assert_eq!(
         a.pane(),
         PaneId::Overview,
@@ -88,10 +94,7 @@ fn panes_answer_keys_with_intents_and_change_only_themselves() {
     let intents = a.ask(Some(PaneId::Duplicates), Cmd::JumpHoldingSet);
     assert_eq!(
         intents,
-        vec![Intent::JumpToSet {
-            set: held.holding_set.unwrap(),
-            open: false
-        }]
+        vec![Intent::Jump(show_set(held.holding_set.unwrap(), false))]
     );
 
     // The inspector: o shows its object in the tree.
@@ -99,6 +102,6 @@ fn panes_answer_keys_with_intents_and_change_only_themselves() {
     let object = a.inspector().unwrap().object();
     assert_eq!(
         a.ask(None, Cmd::OpenInDominators),
-        vec![Intent::Reveal(object)]
+        vec![Intent::Jump(reveal(object))]
     );
 }

@@ -221,12 +221,7 @@ fn draw_status(app: &App, area: Rect, f: &mut Frame) {
     if let Some(line) = app.input() {
         let label = match line.purpose {
             InputPurpose::Filter => format!("/ filter {}: ", app.pane().title()),
-            // The owners view takes several globs; the Types pane's
-            // immediate dominators one.
-            InputPurpose::Exclude if app.pane() == PaneId::Duplicates => {
-                "owners cut past (globs, space between): ".into()
-            }
-            InputPurpose::Exclude => "exclude pattern (glob, e.g. System.*): ".into(),
+            InputPurpose::Exclude(prompt) => prompt.to_string(),
         };
         let pending = if app.filtering() && line.purpose == InputPurpose::Filter {
             format!("  filtering{}", t.ellipsis())

@@ -23,7 +23,7 @@ use super::loading::{Arrived, Loading};
 use super::msg::Msg;
 use super::panes::inspector::Inspector;
 use super::panes::paths::PathsView;
-use super::panes::{Ctx, Intent, Jump, Pane, Panes, Saved, Ticked};
+use super::panes::{Ctx, Intent, Pane, Panes, Saved, Ticked};
 use super::theme::Theme;
 use super::worker::{run_job, BaselineSources, Job};
 use heaptui_core::analysis::TypeStats;
@@ -110,8 +110,9 @@ pub enum Effect {
 pub enum InputPurpose {
     /// The `/` filter of the current pane.
     Filter,
-    /// The Types pane's exclude pattern for immediate dominators.
-    Exclude,
+    /// A pane's exclude pattern(s) ([`Intent::EditExclude`]), after
+    /// this prompt.
+    Exclude(&'static str),
 }
 
 /// The one-line text input at the bottom (filter or exclude pattern).
@@ -218,7 +219,7 @@ impl App {
                 spilling: false,
             },
             job: None,
-            pane: PaneId::Overview,
+            pane: PaneId::ALL[0],
             inspector: None,
             paths: None,
             help: None,
@@ -527,15 +528,14 @@ impl App {
                         self.push(nav);
                     }
                 }
-                Intent::Reveal(o) => self.jump(Jump::Reveal(o)),
+                Intent::Jump(jump) => self.jump(jump),
                 Intent::Inspect(o) => self.inspect(o),
-                Intent::JumpToSet { set, open } => self.jump(Jump::Set { set, open }),
                 Intent::Request { job, label } => self.request(job, &label),
                 Intent::Status(s) => self.status = s,
                 Intent::Refilter => self.apply_filter(self.pane),
-                Intent::EditExclude(text) => {
+                Intent::EditExclude { text, prompt } => {
                     self.input = Some(InputLine {
-                        purpose: InputPurpose::Exclude,
+                        purpose: InputPurpose::Exclude(prompt),
                         text,
                     })
                 }
@@ -639,15 +639,9 @@ impl App {
                 }
             }
             Cmd::FullName => {
-                let o = self.with_focus(|p, ctx| p.selected_object(ctx));
-                // The Dominators pane names a row by its row type (`class
-                // X` for a Java class object).
-                let row = !self.overlaid() && self.pane == PaneId::Dominators;
-                self.status = match (o, self.loading.graph()) {
-                    (Some(o), Some(g)) if row => g.dump.row_type_name(o).to_string(),
-                    (Some(o), Some(g)) => g.dump.type_name(o).to_string(),
-                    _ => "no row with a type is selected".into(),
-                };
+                self.status = self
+                    .with_focus(|p, ctx| p.full_name(ctx))
+                    .unwrap_or_else(|| "no row with a type is selected".into());
             }
             Cmd::Escape => {
                 let i = self.pane.index();
@@ -712,14 +706,14 @@ impl App {
                     self.apply_filter(self.pane);
                 }
             }
-            InputPurpose::Exclude if !keep_open => {
+            InputPurpose::Exclude(_) if !keep_open => {
                 let before = self.nav();
                 let text = line.text.clone();
                 let intents = self.with_pane(self.pane, |p, ctx| p.edited(text, ctx));
                 self.apply(intents, before);
                 self.fix_scroll();
             }
-            InputPurpose::Exclude => {}
+            InputPurpose::Exclude(_) => {}
         }
         if keep_open {
             self.input = Some(line);

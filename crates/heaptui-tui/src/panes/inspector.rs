@@ -7,6 +7,8 @@ use ratatui::text::Line;
 use ratatui::widgets::{Block, Paragraph};
 use ratatui::Frame;
 
+use super::dominators::reveal;
+use super::duplicates::show_set;
 use super::{Ctx, Intent, ListState, Pane};
 use crate::fmt::{bytes, count, fit, text_width, type_name};
 use crate::keys::Cmd;
@@ -467,10 +469,10 @@ impl Pane for Inspector {
         match cmd {
             Cmd::Open => match self.target() {
                 Some(Target::Object(o)) => vec![Intent::Inspect(o)],
-                Some(Target::Set(s)) => vec![Intent::JumpToSet { set: s, open: true }],
+                Some(Target::Set(s)) => vec![Intent::Jump(show_set(s, true))],
                 None => vec![Intent::status("not a jump target")],
             },
-            Cmd::OpenInDominators => vec![Intent::Reveal(self.object)],
+            Cmd::OpenInDominators => vec![Intent::Jump(reveal(self.object))],
             Cmd::WhatIf => {
                 let Some(g) = ctx.loading.graph() else {
                     return Vec::new();

@@ -18,7 +18,7 @@ use ratatui::Frame;
 
 use std::sync::Arc;
 
-use super::{empty_message, Ctx, FilterPlan, Intent, Jump, Landing, Pane, Saved};
+use super::{empty_message, Ctx, FilterPlan, Intent, Jump, Landing, Pane, PaneId, Saved};
 use crate::compared::{signed_bytes_width, steady_empty, steady_status, Compared};
 use crate::filtering::{FilterResult, FilterWork};
 use crate::fmt::{bytes_width, count_width};
@@ -309,6 +309,15 @@ struct DominatorsPlace {
 }
 
 /// The jobs a reveal asks for, labelled as such on the status line.
+/// Where a [`reveal`] goes: an object to show in the unzoomed tree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RevealObject(pub ObjectIdx);
+
+/// A jump that shows `object` in the (unzoomed) dominator tree.
+pub fn reveal(object: ObjectIdx) -> Jump {
+    Jump::to(PaneId::Dominators, RevealObject(object))
+}
+
 fn revealing(intents: Vec<Intent>) -> Vec<Intent> {
     intents
         .into_iter()
@@ -409,7 +418,7 @@ impl Pane for Option<DominatorsPane> {
     }
 
     fn prepare_jump(&self, jump: &Jump, ctx: &Ctx) -> Landing {
-        let Jump::Reveal(object) = *jump else {
+        let Some(&RevealObject(object)) = jump.place() else {
             return Landing::Refused(None);
         };
         let (Some(graph), Some(dom)) = (ctx.loading.graph(), ctx.loading.dom()) else {
@@ -429,8 +438,8 @@ impl Pane for Option<DominatorsPane> {
     }
 
     fn jump(&mut self, jump: Jump, _dropped_filter: bool, ctx: &Ctx) -> Vec<Intent> {
-        let (Jump::Reveal(object), Some(d), Some(graph), Some(dom)) =
-            (jump, self, ctx.loading.graph(), ctx.loading.dom())
+        let (Some(&RevealObject(object)), Some(d), Some(graph), Some(dom)) =
+            (jump.place(), self, ctx.loading.graph(), ctx.loading.dom())
         else {
             return Vec::new();
         };
@@ -580,6 +589,13 @@ impl Pane for Option<DominatorsPane> {
         d.tree()
             .object(d.tree().selected, ctx.loading.dom()?)
             .map(ObjectIdx)
+    }
+
+    /// A row is named by its row type (`class X` for a Java class
+    /// object), as the tree shows it.
+    fn full_name(&self, ctx: &Ctx) -> Option<String> {
+        let (object, graph) = (self.selected_object(ctx)?, ctx.loading.graph()?);
+        Some(graph.dump.row_type_name(object).to_string())
     }
 
     fn fit(&mut self, ctx: &Ctx) {

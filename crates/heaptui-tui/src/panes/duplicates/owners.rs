@@ -10,7 +10,9 @@ use ratatui::text::Line;
 use ratatui::widgets::Paragraph;
 use ratatui::Frame;
 
+use super::super::dominators::reveal;
 use super::super::{Ctx, Intent, ListState};
+use super::show_set;
 use super::DuplicatesPane;
 use crate::compared::{signed_bytes, signed_count, steady_mark};
 use crate::fmt::{bytes, count, fit, type_name};
@@ -311,7 +313,7 @@ impl DuplicatesPane {
             Cmd::Open | Cmd::Expand | Cmd::Collapse => {
                 let v = v?;
                 match (cmd, v.selected_set()) {
-                    (Cmd::Open, Some(set)) => out.push(Intent::JumpToSet { set, open: true }),
+                    (Cmd::Open, Some(set)) => out.push(Intent::Jump(show_set(set, true))),
                     (Cmd::Collapse, Some(_)) | (_, None) => v.toggle(),
                     _ => {}
                 }
@@ -362,7 +364,7 @@ impl DuplicatesPane {
                 let v = v?;
                 if let Some(i) = v.selected_owner() {
                     out.push(match v.owners.owners[i as usize].top_instance {
-                        Some(o) => Intent::Reveal(o),
+                        Some(o) => Intent::Jump(reveal(o)),
                         None => Intent::status(
                             "GC roots hold these copies directly: no owner object to show",
                         ),
@@ -375,7 +377,11 @@ impl DuplicatesPane {
                     (None, Some(v)) => v.owners.exclude.join(" "),
                     (None, None) => String::new(),
                 };
-                out.push(Intent::EditExclude(current));
+                // Several globs, where the Types pane takes one.
+                out.push(Intent::EditExclude {
+                    text: current,
+                    prompt: "owners cut past (globs, space between): ",
+                });
             }
             Cmd::DetectPossible => {
                 out.push(Intent::status("O: back to the sets for this key"));

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use ratatui::layout::Rect;
 use ratatui::Frame;
 
+use super::dominators::reveal;
 use super::instances::{self, InstancesView};
 use super::table::{no_comparison, plural, Sort};
 use super::{Ctx, FilterPlan, Intent, ListState, Pane, Saved, Ticked};
@@ -401,7 +402,7 @@ impl Pane for TypesPane {
                         .max_by_key(|&o| dom.retained_bytes.get(o.index()))
                 });
                 match target {
-                    Some(o) => vec![Intent::Reveal(o)],
+                    Some(o) => vec![Intent::Jump(reveal(o))],
                     None => vec![Intent::status(
                         "these instances are held directly by GC roots",
                     )],
@@ -409,7 +410,7 @@ impl Pane for TypesPane {
             }
             Cmd::Open => match self.selected_type() {
                 Some(ty) => match ctx.loading.largest_instance(ty) {
-                    Some(o) => vec![Intent::Reveal(o)],
+                    Some(o) => vec![Intent::Jump(reveal(o))],
                     None => vec![Intent::status("no reachable instance of this type")],
                 },
                 None => Vec::new(),
@@ -438,7 +439,10 @@ impl Pane for TypesPane {
                 }
             }
             Cmd::ImmediateDominators => self.immediate_dominators(),
-            Cmd::ExcludePattern => vec![Intent::EditExclude(self.exclude.clone())],
+            Cmd::ExcludePattern => vec![Intent::EditExclude {
+                text: self.exclude.clone(),
+                prompt: "exclude pattern (glob, e.g. System.*): ",
+            }],
             Cmd::MergedPaths => match self.selected_type() {
                 Some(ty) => vec![super::paths::request(
                     crate::msg::PathsTarget::Type(ty),
