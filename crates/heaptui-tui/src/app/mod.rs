@@ -564,11 +564,8 @@ impl App {
         else {
             return;
         };
-        // The inspector says the answer is coming where it will stand.
-        if let (Job::WhatIf { anchor, label, .. }, Some(ins)) = (&job, &mut self.inspector) {
-            if ins.object() == *anchor {
-                ins.set_what_if(crate::panes::what_if::pending(label), false);
-            }
+        if let Some(ins) = &mut self.inspector {
+            ins.requested(&job);
         }
         // Reading the older snapshots again is never inline: their size is
         // not the opened one's.

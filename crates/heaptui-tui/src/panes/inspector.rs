@@ -437,6 +437,15 @@ fn domination_entries(
 }
 
 impl Pane for Inspector {
+    /// A what-if on this object says where its answer will stand.
+    fn requested(&mut self, job: &Job) {
+        if let Job::WhatIf { anchor, label, .. } = job {
+            if *anchor == self.object {
+                self.set_what_if(super::what_if::pending(label), false);
+            }
+        }
+    }
+
     fn receive(&mut self, msg: Msg, ctx: &Ctx) -> Result<Vec<Intent>, Msg> {
         let msg = match msg {
             Msg::WhatIf {

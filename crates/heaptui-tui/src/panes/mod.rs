@@ -344,6 +344,10 @@ pub trait Pane {
         Vec::new()
     }
 
+    /// A job was asked for (by this pane or another): the pane may say its
+    /// answer is coming (the inspector, for a what-if on its object).
+    fn requested(&mut self, _job: &Job) {}
+
     /// A job's result: taken (with what the pane asks next), or handed
     /// back when it is not this pane's.
     fn receive(&mut self, msg: Msg, _ctx: &Ctx) -> Result<Vec<Intent>, Msg> {
