@@ -608,22 +608,7 @@ impl App {
                 self.switch(PaneId::ALL[(self.pane.index() + PaneId::COUNT - 1) % PaneId::COUNT])
             }
             Cmd::Pane(p) => self.switch(p),
-            Cmd::OpenFilter => {
-                if self.paths.is_some() && self.inspector.is_none() {
-                    self.status =
-                        "the filter narrows the list panes (2-5); Backspace leaves the paths"
-                            .into();
-                } else if !self.pane_view(self.pane).filterable() && self.inspector.is_none() {
-                    self.status = "the filter narrows the list panes (2-5)".into();
-                } else {
-                    self.inspector = None;
-                    let text = self.filters[self.pane.index()].clone();
-                    self.input = Some(InputLine {
-                        purpose: InputPurpose::Filter,
-                        text,
-                    });
-                }
-            }
+            Cmd::OpenFilter => self.open_filter(),
             Cmd::Inspect => match self.with_focus(|p, ctx| p.selected_object(ctx)) {
                 Some(o) => self.inspect(o),
                 None => self.status = "nothing to inspect here".into(),
@@ -649,19 +634,7 @@ impl App {
                     return self.command(Cmd::Back);
                 }
             }
-            Cmd::Back => {
-                if !self.overlaid() && self.with_pane(self.pane, |p, _| p.back()) {
-                    // Taken inside the pane.
-                } else if let Some(nav) = self.history.pop() {
-                    self.restore(nav);
-                } else if self.inspector.is_some() {
-                    self.inspector = None;
-                } else if self.paths.is_some() {
-                    self.paths = None;
-                } else {
-                    self.status = "at the start of the history".into();
-                }
-            }
+            Cmd::Back => self.back(),
             Cmd::Up => self.step(-1),
             Cmd::Down => self.step(1),
             Cmd::PageUp => self.step(-h),
@@ -674,6 +647,40 @@ impl App {
             pane_cmd => self.route_to_focus(pane_cmd),
         }
         None
+    }
+
+    /// `/`: the input line on the pane's filter (closing the inspector),
+    /// where the pane takes one.
+    fn open_filter(&mut self) {
+        if self.paths.is_some() && self.inspector.is_none() {
+            self.status =
+                "the filter narrows the list panes (2-5); Backspace leaves the paths".into();
+        } else if !self.pane_view(self.pane).filterable() && self.inspector.is_none() {
+            self.status = "the filter narrows the list panes (2-5)".into();
+        } else {
+            self.inspector = None;
+            let text = self.filters[self.pane.index()].clone();
+            self.input = Some(InputLine {
+                purpose: InputPurpose::Filter,
+                text,
+            });
+        }
+    }
+
+    /// Backspace: inside the pane first (closing a split), then the
+    /// history, then the overlays.
+    fn back(&mut self) {
+        if !self.overlaid() && self.with_pane(self.pane, |p, _| p.back()) {
+            // Taken inside the pane.
+        } else if let Some(nav) = self.history.pop() {
+            self.restore(nav);
+        } else if self.inspector.is_some() {
+            self.inspector = None;
+        } else if self.paths.is_some() {
+            self.paths = None;
+        } else {
+            self.status = "at the start of the history".into();
+        }
     }
 
     /// A key in the input line (filter or exclude pattern).

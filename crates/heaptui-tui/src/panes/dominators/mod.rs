@@ -279,6 +279,21 @@ impl DominatorsPane {
         defer(deferred)
     }
 
+    /// `x`: the selected group's rows become its instances, or the
+    /// instances a group again.
+    fn toggle_instances(&mut self, dump: &Model, dom: &DominatorTree) -> Vec<Intent> {
+        let t = self.tree_mut();
+        let s = t.selected;
+        if !t.is_group(s) {
+            return vec![Intent::status(
+                "one object: x switches a group (N x Type) to its instances and back",
+            )];
+        }
+        let deferred = t.toggle_instances(s, dump, dom);
+        self.refresh();
+        defer(deferred)
+    }
+
     /// Shows `object` in the unzoomed tree, expanding its ancestors; the
     /// filter must have been dropped (the router does that). Where a node
     /// on the way must be grouped by a job first, that job is returned (or
@@ -316,6 +331,34 @@ pub struct RevealObject(pub ObjectIdx);
 /// A jump that shows `object` in the (unzoomed) dominator tree.
 pub fn reveal(object: ObjectIdx) -> Jump {
     Jump::to(PaneId::Dominators, RevealObject(object))
+}
+
+/// `M`: the merged paths to the roots of the selected group's objects,
+/// or of the selected object.
+fn merged_paths(t: &Tree, dump: &Model, ctx: &Ctx) -> Vec<Intent> {
+    let (label, objects) = match &t.nodes[t.selected as usize].item {
+        Item::Group(g) => (
+            format!(
+                "{} × {}",
+                crate::fmt::count(g.members.len() as u64),
+                dump.name_of_type(g.type_index)
+            ),
+            ObjectIdx::cast_slice(&g.members).to_vec(),
+        ),
+        Item::Instance(o) => (
+            format!(
+                "{} {}",
+                dump.row_type_name(ObjectIdx(*o)),
+                dump.id_hex(ObjectIdx(*o))
+            ),
+            vec![ObjectIdx(*o)],
+        ),
+        _ => return vec![Intent::status("M: select a group row or an object")],
+    };
+    vec![super::paths::request(
+        super::paths::objects(label, objects),
+        ctx,
+    )]
 }
 
 fn revealing(intents: Vec<Intent>) -> Vec<Intent> {
@@ -493,44 +536,8 @@ impl Pane for Option<DominatorsPane> {
                     Vec::new()
                 }
             }
-            Cmd::MergedPaths => {
-                let t = d.tree();
-                let (label, objects) = match &t.nodes[t.selected as usize].item {
-                    Item::Group(g) => (
-                        format!(
-                            "{} × {}",
-                            crate::fmt::count(g.members.len() as u64),
-                            dump.name_of_type(g.type_index)
-                        ),
-                        ObjectIdx::cast_slice(&g.members).to_vec(),
-                    ),
-                    Item::Instance(o) => (
-                        format!(
-                            "{} {}",
-                            dump.row_type_name(ObjectIdx(*o)),
-                            dump.id_hex(ObjectIdx(*o))
-                        ),
-                        vec![ObjectIdx(*o)],
-                    ),
-                    _ => return vec![Intent::status("M: select a group row or an object")],
-                };
-                vec![super::paths::request(
-                    super::paths::objects(label, objects),
-                    ctx,
-                )]
-            }
-            Cmd::Instances => {
-                let t = d.tree_mut();
-                let s = t.selected;
-                if !t.is_group(s) {
-                    return vec![Intent::status(
-                        "one object: x switches a group (N x Type) to its instances and back",
-                    )];
-                }
-                let deferred = t.toggle_instances(s, dump, dom);
-                d.refresh();
-                defer(deferred)
-            }
+            Cmd::MergedPaths => merged_paths(d.tree(), dump, ctx),
+            Cmd::Instances => d.toggle_instances(dump, dom),
             Cmd::SortGrowth | Cmd::SteadyOnly if d.compared.is_none() => {
                 vec![super::table::no_comparison(ctx)]
             }

@@ -91,6 +91,38 @@ pub struct OwnersView {
 }
 
 impl OwnersView {
+    /// `s`, `S` or `t`: the next (previous) order, or steady growers only;
+    /// the status line says which. Without Δ figures the order stays.
+    fn resort(&mut self, cmd: Cmd, ctx: &Ctx) -> Intent {
+        if self.delta.is_none() {
+            return Intent::status(match ctx.loading.compared() {
+                Some(_) => "owners cut at other patterns than the defaults have no Δ: owners are listed by wasted bytes",
+                None => "owners are listed by wasted bytes (no comparison: open older snapshots too for Δ)",
+            });
+        }
+        if cmd == Cmd::SteadyOnly {
+            self.steady_only = !self.steady_only;
+        } else {
+            self.sort = match (self.sort, cmd) {
+                (OwnerSort::Wasted, Cmd::SortNext) | (OwnerSort::DeltaCopies, _) => {
+                    OwnerSort::DeltaBytes
+                }
+                (OwnerSort::DeltaBytes, Cmd::SortNext) => OwnerSort::DeltaCopies,
+                _ => OwnerSort::Wasted,
+            };
+        }
+        self.reorder();
+        self.list.selected = 0;
+        self.list.offset = 0;
+        Intent::status(match self.steady_only {
+            true => format!(
+                "{}; only those that grow steadily (t: all)",
+                self.sort.describe()
+            ),
+            false => self.sort.describe().to_string(),
+        })
+    }
+
     /// The owners of `source`, every owner collapsed.
     pub fn new(
         source: Arc<Duplicates>,
@@ -329,37 +361,7 @@ impl DuplicatesPane {
                     _ => Vec::new(),
                 });
             }
-            Cmd::SortNext | Cmd::SortReverse | Cmd::SteadyOnly => {
-                let v = v?;
-                if v.delta.is_none() {
-                    out.push(Intent::status(match ctx.loading.compared() {
-                        Some(_) => "owners cut at other patterns than the defaults have no Δ: owners are listed by wasted bytes",
-                        None => "owners are listed by wasted bytes (no comparison: open older snapshots too for Δ)",
-                    }));
-                    return Some(out);
-                }
-                if cmd == Cmd::SteadyOnly {
-                    v.steady_only = !v.steady_only;
-                } else {
-                    v.sort = match (v.sort, cmd) {
-                        (OwnerSort::Wasted, Cmd::SortNext) | (OwnerSort::DeltaCopies, _) => {
-                            OwnerSort::DeltaBytes
-                        }
-                        (OwnerSort::DeltaBytes, Cmd::SortNext) => OwnerSort::DeltaCopies,
-                        _ => OwnerSort::Wasted,
-                    };
-                }
-                v.reorder();
-                v.list.selected = 0;
-                v.list.offset = 0;
-                out.push(Intent::status(match v.steady_only {
-                    true => format!(
-                        "{}; only those that grow steadily (t: all)",
-                        v.sort.describe()
-                    ),
-                    false => v.sort.describe().to_string(),
-                }));
-            }
+            Cmd::SortNext | Cmd::SortReverse | Cmd::SteadyOnly => out.push(v?.resort(cmd, ctx)),
             Cmd::OpenInDominators => {
                 let v = v?;
                 if let Some(i) = v.selected_owner() {
