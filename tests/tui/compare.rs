@@ -188,7 +188,7 @@ fn enter_on_a_suspect_opens_its_accumulation_point_in_the_dominators() {
     let point = a.panes().suspects().rows()[0].point;
     let d = a.panes().dominators().as_ref().unwrap();
     let t = d.tree();
-    let shown = match &t.nodes[t.selected as usize].item {
+    let shown = match &t.nodes()[t.selected() as usize].item {
         Item::Instance(o) => *o,
         Item::Group(g) => g.members[0],
         other => panic!("{other:?}"),

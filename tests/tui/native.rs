@@ -38,7 +38,7 @@ fn inspect(a: &mut heaptui_tui::app::App, o: u32) {
             assert!(steps < 10_000, "type {ty} not in the Types pane");
         }
     }
-    let row = (a.panes().types().instances().unwrap().rows.iter())
+    let row = (a.panes().types().instances().unwrap().rows().iter())
         .position(|&r| r == ObjectIdx(o))
         .expect("the object among its type's instances");
     keys(a, &"Down ".repeat(row));

@@ -91,10 +91,10 @@ fn exclude_patterns_move_the_owner_up() {
     );
     let v = a.panes().duplicates().owners().unwrap();
     let dump = &a.graph().unwrap().dump;
-    let top = &v.owners.owners[0];
+    let top = &v.owners().owners[0];
     assert!(!Owners::path_text(dump, top).starts_with("FieldOps.Model."));
     // Every byte is still charged once.
-    assert_eq!(v.owners.bytes, core_owners(&a).bytes);
+    assert_eq!(v.owners().bytes, core_owners(&a).bytes);
 }
 
 #[test]
@@ -146,7 +146,7 @@ fn owners_follow_a_new_detection_without_a_key() {
     assert!(!screen(&a).contains("ImageCache /"));
     send(&mut a, exact);
     let v = a.panes().duplicates().owners().unwrap();
-    assert!(std::sync::Arc::ptr_eq(&v.source, a.duplicates().unwrap()));
+    assert!(std::sync::Arc::ptr_eq(v.source(), a.duplicates().unwrap()));
     shows(&a, &["ImageCache /"]);
 }
 
@@ -170,7 +170,7 @@ fn slash_filters_the_owners() {
     keys(&mut a, "/ Esc / \"cachedimage\" Enter");
     run_jobs(&mut a);
     let v = a.panes().duplicates().owners().unwrap();
-    let owners = &v.owners.owners;
+    let owners = &v.owners().owners;
     let d = a.duplicates().unwrap();
     let want = owners
         .iter()
@@ -244,7 +244,7 @@ fn owners_show_their_change_when_comparing() {
         let mut a = heaptui_testkit::tui::demo_series_app(w, h, COLOR);
         keys(&mut a, "4 O");
         let v = a.panes().duplicates().owners().unwrap();
-        assert!(v.delta.is_some(), "the comparison's Δ");
+        assert!(v.delta().is_some(), "the comparison's Δ");
         shows(&a, &["Δ wasted", "Δ copies"]);
         keys(&mut a, "s");
         let row = selected_row(&a);
@@ -254,8 +254,8 @@ fn owners_show_their_change_when_comparing() {
         assert_snapshot!(format!("owners_delta_{w}x{h}"), screen(&a));
         keys(&mut a, "t");
         let v = a.panes().duplicates().owners().unwrap();
-        assert!(v.steady_only);
-        assert!(!v.is_empty() && v.len() < v.owners.owners.len());
+        assert!(v.steady_only());
+        assert!(!v.is_empty() && v.len() < v.owners().owners.len());
     }
 }
 
@@ -269,7 +269,7 @@ fn gone_owners_are_listed_with_their_negative_delta() {
     let mut a = heaptui_testkit::tui::loaded_series_app(&series, 80, 24, COLOR);
     keys(&mut a, "4 O");
     let v = a.panes().duplicates().owners().unwrap();
-    let gone = &v.delta.as_ref().expect("the comparison's Δ").gone;
+    let gone = &v.delta().expect("the comparison's Δ").gone;
     // The demo's top owner is gone from the series' snapshot.
     let lines = gone
         .iter()

@@ -68,18 +68,18 @@ pub type Shown = (Arc<Vec<u32>>, Arc<Vec<u32>>);
 #[derive(Debug)]
 pub struct OwnersView {
     /// The detection result the owners were computed from.
-    pub source: Arc<Duplicates>,
+    pub(crate) source: Arc<Duplicates>,
     /// The owners, by wasted bytes.
-    pub owners: Arc<Owners>,
+    pub(crate) owners: Arc<Owners>,
     /// With a comparison (and the default patterns): each owner's change.
-    pub delta: Option<OwnerDeltas>,
+    pub(crate) delta: Option<OwnerDeltas>,
     /// `/`: the owners the filter lets through (positions in `owners`,
     /// ascending) and the gone owners it lets through; `None`: all.
     shown: Option<Shown>,
     /// `s`.
-    pub sort: OwnerSort,
+    pub(crate) sort: OwnerSort,
     /// `t`: only the owners whose waste rises at every step.
-    pub steady_only: bool,
+    pub(crate) steady_only: bool,
     /// Per owner, whether its sets are listed under it.
     expanded: Vec<bool>,
     /// The owners and gone owners in display order (filtered, sorted).
@@ -87,10 +87,30 @@ pub struct OwnersView {
     /// The rows in display order.
     rows: Vec<OwnerRow>,
     /// The selection and scroll.
-    pub list: ListState,
+    pub(crate) list: ListState,
 }
 
 impl OwnersView {
+    /// The detection result the owners were computed from.
+    pub fn source(&self) -> &Arc<Duplicates> {
+        &self.source
+    }
+
+    /// The owners, by wasted bytes.
+    pub fn owners(&self) -> &Owners {
+        &self.owners
+    }
+
+    /// With a comparison (and the default patterns): each owner's change.
+    pub fn delta(&self) -> Option<&OwnerDeltas> {
+        self.delta.as_ref()
+    }
+
+    /// Whether only the owners that grow steadily are listed.
+    pub fn steady_only(&self) -> bool {
+        self.steady_only
+    }
+
     /// `s`, `S` or `t`: the next (previous) order, or steady growers only;
     /// the status line says which. Without Δ figures the order stays.
     fn resort(&mut self, cmd: Cmd, ctx: &Ctx) -> Intent {
