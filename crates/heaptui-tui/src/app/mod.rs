@@ -253,6 +253,7 @@ impl App {
 
     /// Runs jobs inline only on heaps of at most `objects` objects (tests
     /// lower it to see a job under way); [`INLINE_JOB_LIMIT`] by default.
+    #[cfg(feature = "testing")]
     pub fn set_inline_job_limit(&mut self, objects: usize) {
         self.inline_job_limit = objects;
     }

@@ -189,8 +189,8 @@ impl Ticked {
 pub type Saved = Box<dyn std::any::Any>;
 
 /// What a [`Jump`] carries: a place that only the pane it goes to reads
-/// (as only a pane reads what it [`Pane::save`]d). Any plain value is
-/// one; the pane that takes jumps declares its place type beside a
+/// (as only a pane reads what it [`Pane::save`]d). Any value that is
+/// `Clone`, `Eq` and `Debug` is one; the pane that takes jumps declares its place type beside a
 /// constructor of the jump (`dominators::reveal`, `duplicates::show_set`),
 /// so a pane that takes a new kind of jump adds nothing here.
 pub trait Place: std::any::Any + std::fmt::Debug {
@@ -202,7 +202,7 @@ pub trait Place: std::any::Any + std::fmt::Debug {
     fn boxed(&self) -> Box<dyn Place>;
 }
 
-impl<T: std::any::Any + std::fmt::Debug + Clone + PartialEq> Place for T {
+impl<T: std::any::Any + std::fmt::Debug + Clone + Eq> Place for T {
     fn as_any(&self) -> &dyn std::any::Any {
         self
     }
@@ -433,10 +433,10 @@ pub use table::ListState;
 mod tests {
     use super::*;
 
-    #[derive(Debug, Clone, Copy, PartialEq)]
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
     struct Here(u32);
 
-    #[derive(Debug, Clone, Copy, PartialEq)]
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
     struct There(u32);
 
     #[test]
