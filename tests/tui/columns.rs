@@ -416,7 +416,7 @@ fn roots_columns_keep_a_blank_between_wide_values() {
 #[test]
 fn overview_root_counts_line_up_with_wide_values() {
     let mut a = wide_app_with(80, 24, false);
-    a.totals.root_kinds = vec![(1, 0, 12_345_678), (3, 1, 5), (4, 0, 1)];
+    a.totals_mut().root_kinds = vec![(1, 0, 12_345_678), (3, 1, 5), (4, 0, 1)];
     let s = screen(&a);
     assert!(s.contains(" 12,345,678  local variable [-]"), "{s}");
     let starts: Vec<usize> = ["local variable", "GC handle", "static variable"]

@@ -54,8 +54,8 @@ fn body_rows(a: &App) -> Vec<String> {
 #[test]
 fn the_comparison_arrives_after_the_newest_analysis() {
     let a = series(80, 24);
-    let Comparing::Done(c) = a.loading.comparing() else {
-        panic!("no comparison: {:?}", a.loading.comparing());
+    let Comparing::Done(c) = a.loading().comparing() else {
+        panic!("no comparison: {:?}", a.loading().comparing());
     };
     assert_eq!(c.snapshots(), 3);
     assert_eq!(
@@ -156,7 +156,7 @@ fn without_a_comparison_the_keys_say_why() {
 fn the_suspects_pane_lists_the_growing_row_first() {
     let mut a = series(80, 24);
     keys(&mut a, "6");
-    assert_eq!(a.pane, PaneId::Suspects);
+    assert_eq!(a.pane(), PaneId::Suspects);
     let s = shows(
         &a,
         &[
@@ -180,15 +180,15 @@ fn the_suspects_pane_lists_the_growing_row_first() {
 fn enter_on_a_suspect_opens_its_accumulation_point_in_the_dominators() {
     let mut a = series(80, 24);
     keys(&mut a, "6 Enter");
-    assert_eq!(a.pane, PaneId::Dominators);
+    assert_eq!(a.pane(), PaneId::Dominators);
     let row = selected_row(&a);
     assert!(row.contains("RequestLogEntry[]"), "{row}\n{}", screen(&a));
     assert!(row.contains('↑'), "the point's row grows steadily: {row}");
     // The point is the one the suspect names.
-    let point = a.panes.suspects().rows()[0].point;
-    let d = a.panes.dominators().as_ref().unwrap();
+    let point = a.panes().suspects().rows()[0].point;
+    let d = a.panes().dominators().as_ref().unwrap();
     let t = d.tree();
-    let shown = match &t.nodes[t.selected as usize].item {
+    let shown = match &t.nodes()[t.selected() as usize].item {
         Item::Instance(o) => *o,
         Item::Group(g) => g.members[0],
         other => panic!("{other:?}"),
@@ -197,7 +197,7 @@ fn enter_on_a_suspect_opens_its_accumulation_point_in_the_dominators() {
     assert_snapshot!("suspect_to_dominators", screen(&a));
     // Back returns to the suspects.
     keys(&mut a, "Bksp");
-    assert_eq!(a.pane, PaneId::Suspects);
+    assert_eq!(a.pane(), PaneId::Suspects);
 }
 
 #[test]
@@ -235,7 +235,7 @@ const SEED002: [(&str, &[u8]); 2] = [
 #[test]
 fn seed_002_no_dominator_row_changes_and_only_three_types_shrink() {
     let mut a = loaded_series_app(&SEED002, 80, 24, COLOR);
-    let c = a.loading.compared().expect("compared").clone();
+    let c = a.loading().compared().expect("compared").clone();
     keys(&mut a, "2 Right Right Right Right Right Right Right Right");
     // Every surviving id moved, yet every row is the same row: Δ 0.
     let s = screen(&a);
@@ -293,7 +293,7 @@ o 20 1 20 21 24\no 21 2 18\no 24 4 10\nr 20 4 0 1\nc t.exe\n",
 #[test]
 fn vanished_rows_are_listed_with_their_negative_delta() {
     let mut a = loaded_series_app(&EMPTIED, 80, 24, COLOR);
-    let c = a.loading.compared().expect("compared").clone();
+    let c = a.loading().compared().expect("compared").clone();
     // The merged rows: Main / Cache / Item is absent now.
     let item = (1..c.cmp.paths.len() as u32)
         .find(|&r| c.cmp.path_names(r) == ["App.Main", "App.Cache", "App.Item"])
@@ -371,7 +371,7 @@ r 50 4 0 1\nc t.exe\n",
 #[test]
 fn two_duplicate_sets_of_one_kind_get_a_delta_each() {
     let mut a = loaded_series_app(&TWO_SETS, 80, 24, COLOR);
-    let c = a.loading.compared().expect("compared").clone();
+    let c = a.loading().compared().expect("compared").clone();
     // The library: one row per set, matched by rank within the kind.
     let pairs: Vec<_> = c
         .cmp
@@ -461,7 +461,7 @@ fn gone_rows_in_types_duplicates_and_roots() {
             ],
         );
     }
-    assert!(a.panes.types().instances().is_none());
+    assert!(a.panes().types().instances().is_none());
     // A filter keeps the gone rows whose names match.
     keys(&mut a, "/ \"Temp\" Enter");
     let s = shows(&a, &["(gone) App.Temp"]);
@@ -488,7 +488,7 @@ fn gone_rows_in_types_duplicates_and_roots() {
             "nothing to open",
         ],
     );
-    assert!(a.panes.duplicates().detail().is_none());
+    assert!(a.panes().duplicates().detail().is_none());
 
     // Roots: the local variable's group is gone, with its loss.
     keys(&mut a, "5");
@@ -591,7 +591,7 @@ fn the_suspects_detail_scrolls_to_its_last_line() {
         keys(&mut a, "K");
         shows(&a, &["J: more"]);
         keys(&mut a, "Down");
-        assert_eq!(a.panes.suspects().detail_scroll(), 0);
+        assert_eq!(a.panes().suspects().detail_scroll(), 0);
     }
 }
 

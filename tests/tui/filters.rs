@@ -91,7 +91,7 @@ fn the_status_line_says_filtering_after_enter() {
 fn superseded(pane_key: &str, first: &str, second: &str, only_first: &str, only_second: &str) {
     let mut a = app(80, 24);
     keys(&mut a, &format!("{pane_key} /"));
-    let pane = a.pane;
+    let pane = a.pane();
     type_only(&mut a, first);
     let stale = take_requests(&mut a);
     assert_eq!(stale.len(), 1);
@@ -115,7 +115,7 @@ fn superseded(pane_key: &str, first: &str, second: &str, only_first: &str, only_
     deliver(&mut a, fresh);
     assert!(!a.filtering());
     assert_shows(&a, &[only_second], &[only_first]);
-    assert_eq!(a.filters[pane.index()], second);
+    assert_eq!(a.filter(pane), second);
 
     // And it stays dropped when it comes late.
     let after = screen(&a);
@@ -164,7 +164,7 @@ fn clearing_a_filter_drops_its_pending_result() {
     type_only(&mut a, "'orderline");
     let stale = take_requests(&mut a);
     update(&mut a, Action::Key(key(KeyCode::Esc)));
-    assert!(!a.filtering() && a.filters[PaneId::Dominators.index()].is_empty());
+    assert!(!a.filtering() && a.filter(PaneId::Dominators).is_empty());
     for r in stale {
         let f = compute(r, &|| false).unwrap();
         update(&mut a, Action::Worker(Msg::Filtered(f)));

@@ -71,7 +71,7 @@ fn overview_entries_jump() {
     assert_eq!(selected_row(&a), "");
     keys(&mut a, "Enter");
     assert_eq!(
-        a.pane,
+        a.pane(),
         PaneId::Overview,
         "Enter without a selection does nothing"
     );
@@ -80,12 +80,12 @@ fn overview_entries_jump() {
     keys(&mut a, "j");
     selected_has(&a, "FieldOps.UI.MainForm 208cb0");
     keys(&mut a, "Enter");
-    assert_eq!(a.pane, PaneId::Dominators);
+    assert_eq!(a.pane(), PaneId::Dominators);
     selected_has(&a, "FieldOps.UI.MainForm");
     keys(&mut a, "Bksp");
-    assert_eq!(a.pane, PaneId::Overview);
+    assert_eq!(a.pane(), PaneId::Overview);
     keys(&mut a, "j j j j j j j j j Enter");
-    assert_eq!(a.pane, PaneId::Duplicates);
+    assert_eq!(a.pane(), PaneId::Duplicates);
     shows(&a, &["Set #0"]);
     keys(&mut a, "Bksp i");
     let d = a.duplicates().cloned().unwrap();
@@ -100,7 +100,7 @@ fn overview_entries_jump() {
 #[test]
 fn dominators_grouped_tree_expand_and_path_mode() {
     let mut a = after("2");
-    assert_eq!(a.pane, PaneId::Dominators);
+    assert_eq!(a.pane(), PaneId::Dominators);
     // FileStreams are the third row: a group of six.
     keys(&mut a, "j j Right");
     snap("dominators_expanded", &a);
@@ -108,7 +108,7 @@ fn dominators_grouped_tree_expand_and_path_mode() {
     selected_has(&a, "6 × System.Byte[]");
     keys(&mut a, "m");
     assert_eq!(
-        a.panes.dominators().as_ref().unwrap().tree_mode(),
+        a.panes().dominators().as_ref().unwrap().tree_mode(),
         TreeMode::Path
     );
     snap("dominators_path_mode", &a);
@@ -131,7 +131,7 @@ fn zoom_in_with_enter_and_out_with_backspace() {
     let mut a = after("2 Enter");
     shows(&a, &["all roots → FieldOps.Imaging.ImageCache"]); // the breadcrumb
     snap("zoomed", &a);
-    let zooms = |a: &App| a.panes.dominators().as_ref().unwrap().zooms().len();
+    let zooms = |a: &App| a.panes().dominators().as_ref().unwrap().zooms().len();
     keys(&mut a, "Enter");
     assert_eq!(zooms(&a), 3);
     keys(&mut a, "-");
@@ -161,14 +161,14 @@ fn fuzzy_type_filter_ranks_and_enter_opens_the_largest_instance() {
     selected_has(&a, "FieldOps.Imaging.CachedImage");
     snap("types_filtered", &a);
     keys(&mut a, "Enter Enter");
-    assert_eq!(a.pane, PaneId::Dominators);
+    assert_eq!(a.pane(), PaneId::Dominators);
     selected_has(&a, "FieldOps.Imaging.CachedImage");
     snap("types_to_dominators", &a);
     keys(&mut a, "Bksp");
-    assert_eq!(a.pane, PaneId::Types);
-    assert_eq!(a.filters[PaneId::Types.index()], "cachedimg");
+    assert_eq!(a.pane(), PaneId::Types);
+    assert_eq!(a.filter(PaneId::Types), "cachedimg");
     keys(&mut a, "/ Esc");
-    assert_eq!(a.filters[PaneId::Types.index()], "");
+    assert_eq!(a.filter(PaneId::Types), "");
 }
 
 #[test]
@@ -215,7 +215,7 @@ fn immediate_dominators_with_exclude_pattern() {
     );
     snap("immediate_dominators", &a);
     keys(&mut a, "Enter");
-    assert_eq!(a.pane, PaneId::Dominators);
+    assert_eq!(a.pane(), PaneId::Dominators);
 }
 
 #[test]
@@ -241,7 +241,7 @@ fn duplicates_detail_and_holding_set_jump() {
     shows(&a, &["equal = same type, size and reference shape"]);
     snap("duplicates", &a);
     // Its row: held arrays are lone leaves, listed after the verified sets.
-    for _ in 0..a.panes.duplicates().row_of_set(held.id).unwrap() {
+    for _ in 0..a.panes().duplicates().row_of_set(held.id).unwrap() {
         keys(&mut a, "j");
     }
     selected_has(&a, &format!("→#{holder}"));
@@ -271,7 +271,7 @@ fn duplicates_detail_and_holding_set_jump() {
     keys(&mut a, "Bksp");
     shows(&a, &[&format!("Set #{}", held.id)]);
     keys(&mut a, "Bksp");
-    assert!(a.panes.duplicates().detail().is_none());
+    assert!(a.panes().duplicates().detail().is_none());
 }
 
 #[test]
@@ -296,11 +296,11 @@ fn inspector_jumps_and_goes_back() {
     snap("inspector", &a);
     // First target: the first reference.
     keys(&mut a, "Enter");
-    let obj = a.inspector.as_ref().unwrap().object();
+    let obj = a.inspector().unwrap().object();
     assert_ne!(a.graph().unwrap().dump.id_hex(obj), "207380");
     keys(&mut a, "o");
-    assert_eq!(a.pane, PaneId::Dominators);
-    assert!(a.inspector.is_none());
+    assert_eq!(a.pane(), PaneId::Dominators);
+    assert!(a.inspector().is_none());
     keys(&mut a, "Bksp Bksp");
     shows(&a, &["Object 207380"]);
 }
@@ -308,9 +308,9 @@ fn inspector_jumps_and_goes_back() {
 #[test]
 fn history_goes_back_across_panes() {
     let mut a = after("2 3 4 Tab");
-    assert_eq!(a.pane, PaneId::Roots);
+    assert_eq!(a.pane(), PaneId::Roots);
     keys(&mut a, "Bksp Bksp Esc");
-    assert_eq!(a.pane, PaneId::Dominators);
+    assert_eq!(a.pane(), PaneId::Dominators);
 }
 
 #[test]
@@ -352,7 +352,7 @@ fn help_is_generated_from_the_key_table() {
     }
     snap("help", &a);
     keys(&mut a, "x");
-    assert!(a.help.is_none());
+    assert!(a.help().is_none());
 }
 
 #[test]
@@ -412,12 +412,12 @@ fn mouse_click_and_wheel() {
         modifiers: KeyModifiers::NONE,
     };
     let tab = (0..80)
-        .find(|&x| ui::tab_at(x, 80, Some(a.pane)) == Some(PaneId::Types))
+        .find(|&x| ui::tab_at(x, 80, Some(a.pane())) == Some(PaneId::Types))
         .unwrap();
     update(&mut a, Action::Mouse(click(tab, 1)));
-    assert_eq!(a.pane, PaneId::Types);
+    assert_eq!(a.pane(), PaneId::Types);
     update(&mut a, Action::Mouse(click(10, 7)));
-    assert_eq!(a.panes.types().list().selected, 3);
+    assert_eq!(a.panes().types().list().selected, 3);
     let wheel = MouseEvent {
         kind: MouseEventKind::ScrollDown,
         column: 10,
@@ -425,7 +425,7 @@ fn mouse_click_and_wheel() {
         modifiers: KeyModifiers::NONE,
     };
     update(&mut a, Action::Mouse(wheel));
-    assert_eq!(a.panes.types().list().selected, 6);
+    assert_eq!(a.panes().types().list().selected, 6);
 }
 
 #[test]
@@ -481,7 +481,7 @@ fn precise_retained_on_request() {
         row.contains("FieldOps.Imaging.CachedImage") && row.contains("KiB") && computed(&row),
         "{row}"
     );
-    let p = a.panes.types().precise().values().next().unwrap();
+    let p = a.panes().types().precise().values().next().unwrap();
     let names = &a.graph().unwrap().dump.type_names;
     let min = a
         .types()
@@ -594,7 +594,7 @@ fn possible_duplicates_detected_in_the_background_end_ready() {
 fn possible_duplicates_detected(background: bool) {
     let mut a = app(80, 24);
     if background {
-        a.inline_job_limit = 0;
+        a.set_inline_job_limit(0);
     }
     // As if a work budget had cut detection short for the CachedImage type.
     let exact = (**a.duplicates().unwrap()).clone();
@@ -648,7 +648,7 @@ fn possible_duplicates_detected(background: bool) {
     if background {
         // (Filters run in the background too here: the rows follow when
         // the filter lands.)
-        assert!(a.job.is_none(), "the job landed");
+        assert!(a.job().is_none(), "the job landed");
     } else {
         hides(&a, &["D:detect"]);
     }
@@ -657,12 +657,12 @@ fn possible_duplicates_detected(background: bool) {
 #[test]
 fn esc_clears_an_active_filter_before_going_back() {
     let mut a = after("2 3 / \"str\" Enter");
-    assert_eq!(a.filters[PaneId::Types.index()], "str");
+    assert_eq!(a.filter(PaneId::Types), "str");
     keys(&mut a, "Esc");
-    assert_eq!(a.filters[PaneId::Types.index()], "");
-    assert_eq!(a.pane, PaneId::Types);
+    assert_eq!(a.filter(PaneId::Types), "");
+    assert_eq!(a.pane(), PaneId::Types);
     keys(&mut a, "Esc");
-    assert_eq!(a.pane, PaneId::Dominators);
+    assert_eq!(a.pane(), PaneId::Dominators);
 }
 
 // ----- issue 14: the first ten minutes --------------------------------------
@@ -673,7 +673,7 @@ fn help_says_how_it_scrolls_and_marks_more_below() {
     shows(&a, &["any other key closes", "more ↓ (j/PgDn)"]);
     hides(&a, &["↑ more"]);
     keys(&mut a, "PgDn PgDn PgDn PgDn PgDn PgDn PgDn PgDn PgDn PgDn");
-    assert!(a.help.is_some(), "PgDn scrolls, it does not close");
+    assert!(a.help().is_some(), "PgDn scrolls, it does not close");
     shows(&a, &["↑ more (k/PgUp)", "Mouse", "wheel"]);
     hides(&a, &["more ↓"]);
     snap("help_bottom_80x24", &a);
@@ -681,7 +681,7 @@ fn help_says_how_it_scrolls_and_marks_more_below() {
     keys(&mut a, "k");
     shows(&a, &["more ↓ (j/PgDn)"]);
     keys(&mut a, "x");
-    assert!(a.help.is_none());
+    assert!(a.help().is_none());
 }
 
 #[test]
@@ -702,8 +702,8 @@ fn the_footer_keeps_filter_and_inspect_at_80_and_60_columns() {
 #[test]
 fn overview_counts_types_as_the_types_pane_and_the_report_do() {
     let mut a = after("");
-    let summary = a.loading.summary().unwrap().clone();
-    let types = a.loading.types().unwrap().len() as u64;
+    let summary = a.loading().summary().unwrap().clone();
+    let types = a.loading().types().unwrap().len() as u64;
     assert_eq!(summary.types, types);
     shows(&a, &[&format!(" {types} types, ")]);
     hides(&a, &["45 types"]);
@@ -802,14 +802,14 @@ fn instances_are_listed_and_sorted_by_a_background_job() {
     let script = "3 / \"OrderLine\" Enter x";
     let inline = after(script);
     let mut a = app(80, 24);
-    a.inline_job_limit = 0;
+    a.set_inline_job_limit(0);
     keys(&mut a, script);
     assert_eq!(screen(&a), screen(&inline), "the job's rows, as inline");
-    assert!(a.job.is_none(), "the job landed");
+    assert!(a.job().is_none(), "the job landed");
 
     // One key at a time by hand: the job waits in the effects.
     let mut a = app(80, 24);
-    a.inline_job_limit = 0;
+    a.set_inline_job_limit(0);
     keys(&mut a, "3 / \"OrderLine\" Enter");
     let effects = update(&mut a, Action::Key(ch('x')));
     let [Effect::StartJob(job)] = &effects[..] else {
@@ -851,4 +851,15 @@ fn instances_are_listed_and_sorted_by_a_background_job() {
     shows(&a, &["Shallow ▼"]);
     hides(&a, &["sorting instances"]);
     assert_eq!(screen(&a), screen(&after(&format!("{script} s s"))));
+}
+
+#[test]
+fn the_exclude_line_says_what_the_pane_asked_for() {
+    // The Types pane takes one glob for the immediate dominators, the
+    // owners view several: each pane names its prompt.
+    shows(&after("3 e"), &["exclude pattern (glob, e.g. System.*): "]);
+    shows(
+        &after("4 O e"),
+        &["owners cut past (globs, space between): "],
+    );
 }

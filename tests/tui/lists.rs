@@ -152,14 +152,14 @@ fn a_types_instances_sort_and_open_in_the_inspector() {
         .map(str::to_string)
         .expect("an id on the selected row");
     keys(&mut a, "Enter");
-    assert!(a.inspector.is_some());
+    assert!(a.inspector().is_some());
     shows(&a, &[&format!("Object {id}")]);
     keys(&mut a, "Bksp");
-    assert!(a.inspector.is_none());
+    assert!(a.inspector().is_none());
     shows(&a, &["Instances of FieldOps.Model.OrderLine"]);
     keys(&mut a, "Bksp");
     shows(&a, &["Types (", "Min ret. ▼"]);
-    assert_eq!(a.pane, PaneId::Types);
+    assert_eq!(a.pane(), PaneId::Types);
 }
 
 #[test]
@@ -192,7 +192,7 @@ fn unverified_duplicate_sets_are_shown_and_counted_apart() {
     assert!(selected_row(&a).contains("unverified") || selected_row(&a).contains("possible"));
     // A filter's header totals are those of the rows it leaves.
     keys(&mut a, "g / \"String\" Enter");
-    let p = a.panes.duplicates();
+    let p = a.panes().duplicates();
     let sets = (0..p.len()).filter_map(|i| match p.row(i) {
         Some(DupRow::Set(s)) => Some(s),
         _ => None,
@@ -242,14 +242,14 @@ fn backspace_in_a_set_detail_goes_back_to_the_list() {
     let mut a = after("4 Enter");
     shows(&a, &["Backspace: back to the list"]);
     keys(&mut a, "Enter");
-    assert!(a.inspector.is_some());
+    assert!(a.inspector().is_some());
     keys(&mut a, "4");
-    assert!(a.inspector.is_none());
+    assert!(a.inspector().is_none());
     shows(&a, &["Backspace: back to the list"]);
     keys(&mut a, "Bksp");
-    assert!(a.inspector.is_none(), "landed on the inspector");
-    assert_eq!(a.pane, PaneId::Duplicates);
-    assert!(a.panes.duplicates().detail().is_none());
+    assert!(a.inspector().is_none(), "landed on the inspector");
+    assert_eq!(a.pane(), PaneId::Duplicates);
+    assert!(a.panes().duplicates().detail().is_none());
     shows(&a, &["Additional ▼"]);
 }
 
@@ -263,7 +263,7 @@ fn the_group_instances_toggle_shows_its_state() {
             break row;
         }
         keys(&mut a, "j");
-        assert!(a.status.is_empty());
+        assert!(a.status().is_empty());
     };
     assert!(!group.contains("(instances)"), "{group}");
     shows(&a, &["x instances"]);
@@ -280,7 +280,7 @@ fn the_group_instances_toggle_shows_its_state() {
     let row = selected_row(&a);
     assert!(!row.contains(" × "), "{row}");
     keys(&mut a, "x");
-    assert!(a.status.contains("one object:"), "{}", a.status);
+    assert!(a.status().contains("one object:"), "{}", a.status());
     let s = screen(&a);
     assert!(!s.lines().last().unwrap().contains("x instances"), "{s}");
 }

@@ -25,7 +25,7 @@ fn inspect(a: &mut heaptui_tui::app::App, o: u32) {
     let ty = a.graph().unwrap().dump.types[o as usize];
     keys(a, "3 g");
     let mut steps = 0;
-    while a.panes.types().instances().is_none() {
+    while a.panes().types().instances().is_none() {
         let selected = a
             .pane_view(PaneId::Types)
             .selected_object(&a.ctx(PaneId::Types))
@@ -38,17 +38,17 @@ fn inspect(a: &mut heaptui_tui::app::App, o: u32) {
             assert!(steps < 10_000, "type {ty} not in the Types pane");
         }
     }
-    let row = (a.panes.types().instances().unwrap().rows.iter())
+    let row = (a.panes().types().instances().unwrap().rows().iter())
         .position(|&r| r == ObjectIdx(o))
         .expect("the object among its type's instances");
     keys(a, &"Down ".repeat(row));
     keys(a, "Enter");
-    assert_eq!(a.inspector.as_ref().map(|i| i.object()), Some(ObjectIdx(o)));
+    assert_eq!(a.inspector().map(|i| i.object()), Some(ObjectIdx(o)));
 }
 
 /// In the open inspector, selects the line of `o` and inspects it (Enter).
 fn follow(a: &mut heaptui_tui::app::App, o: u32) {
-    let ins = a.inspector.as_ref().unwrap();
+    let ins = a.inspector().unwrap();
     let at = ins
         .entries()
         .iter()
@@ -58,7 +58,7 @@ fn follow(a: &mut heaptui_tui::app::App, o: u32) {
     assert!(at >= from);
     keys(a, &"Down ".repeat(at - from));
     keys(a, "Enter");
-    assert_eq!(a.inspector.as_ref().map(|i| i.object()), Some(ObjectIdx(o)));
+    assert_eq!(a.inspector().map(|i| i.object()), Some(ObjectIdx(o)));
 }
 
 #[test]
@@ -222,7 +222,7 @@ fn the_dominators_filter_finds_a_class_by_the_name_of_its_row() {
     assert!(rows[0].contains("class Leaky fd5bf630"), "{s}");
     // `n` names the row as it is shown.
     keys(&mut a, "n");
-    assert_eq!(a.status, "class Leaky");
+    assert_eq!(a.status(), "class Leaky");
 }
 
 #[test]

@@ -26,7 +26,7 @@ fn owners_view_lists_expands_opens_and_jumps() {
     let first = Owners::path_text(dump, &owners.owners[0]);
     assert_eq!(first, "FieldOps.Model.OrderLine[]");
     keys(&mut a, "4 O");
-    assert!(a.panes.duplicates().shows_owners());
+    assert!(a.panes().duplicates().shows_owners());
     shows(
         &a,
         &[
@@ -62,21 +62,21 @@ fn owners_view_lists_expands_opens_and_jumps() {
 
     // Enter on a set opens it; Backspace comes back to the owners.
     keys(&mut a, "j Enter");
-    assert!(!a.panes.duplicates().shows_owners());
+    assert!(!a.panes().duplicates().shows_owners());
     shows(&a, &[&format!("Set #{}", sets[0]), "Members"]);
     keys(&mut a, "Bksp");
-    assert!(a.panes.duplicates().shows_owners());
+    assert!(a.panes().duplicates().shows_owners());
     shows(&a, &[&rows[0]]);
 
     // o: the owner object in the dominator tree.
     keys(&mut a, "o");
-    assert_eq!(a.pane, PaneId::Dominators);
+    assert_eq!(a.pane(), PaneId::Dominators);
     let row = selected_row(&a);
     assert!(row.contains("FieldOps.Imaging.ImageCache"), "{row}");
 
     // O again: the sets.
     keys(&mut a, "4 O");
-    assert!(!a.panes.duplicates().shows_owners());
+    assert!(!a.panes().duplicates().shows_owners());
     shows(&a, &["equal = same type, size and reference shape"]);
 }
 
@@ -89,12 +89,12 @@ fn exclude_patterns_move_the_owner_up() {
         !s.contains("FieldOps.Model.OrderLine[]   "),
         "the order lines' arrays are walked past:\n{s}"
     );
-    let v = a.panes.duplicates().owners().unwrap();
+    let v = a.panes().duplicates().owners().unwrap();
     let dump = &a.graph().unwrap().dump;
-    let top = &v.owners.owners[0];
+    let top = &v.owners().owners[0];
     assert!(!Owners::path_text(dump, top).starts_with("FieldOps.Model."));
     // Every byte is still charged once.
-    assert_eq!(v.owners.bytes, core_owners(&a).bytes);
+    assert_eq!(v.owners().bytes, core_owners(&a).bytes);
 }
 
 #[test]
@@ -112,7 +112,7 @@ fn owners_before_the_duplicates_arrive_say_so() {
         }),
     );
     keys(&mut a, "4 O");
-    assert!(!a.panes.duplicates().shows_owners());
+    assert!(!a.panes().duplicates().shows_owners());
     shows(&a, &["still being detected"]);
 }
 
@@ -145,8 +145,8 @@ fn owners_follow_a_new_detection_without_a_key() {
     keys(&mut a, "4 O");
     assert!(!screen(&a).contains("ImageCache /"));
     send(&mut a, exact);
-    let v = a.panes.duplicates().owners().unwrap();
-    assert!(std::sync::Arc::ptr_eq(&v.source, a.duplicates().unwrap()));
+    let v = a.panes().duplicates().owners().unwrap();
+    assert!(std::sync::Arc::ptr_eq(v.source(), a.duplicates().unwrap()));
     shows(&a, &["ImageCache /"]);
 }
 
@@ -156,10 +156,10 @@ fn owners_follow_a_new_detection_without_a_key() {
 fn slash_filters_the_owners() {
     let mut a = app(80, 24);
     keys(&mut a, "4 O");
-    let all = a.panes.duplicates().owners().unwrap().len();
+    let all = a.panes().duplicates().owners().unwrap().len();
     keys(&mut a, "/ \"imagecache\" Enter");
     run_jobs(&mut a);
-    let v = a.panes.duplicates().owners().unwrap();
+    let v = a.panes().duplicates().owners().unwrap();
     assert!(!v.is_empty() && v.len() < all, "{} of {all}", v.len());
     let graph = a.graph().unwrap().clone();
     let dump = &graph.dump;
@@ -169,8 +169,8 @@ fn slash_filters_the_owners() {
     // A duplicate type filters the owners of its copies.
     keys(&mut a, "/ Esc / \"cachedimage\" Enter");
     run_jobs(&mut a);
-    let v = a.panes.duplicates().owners().unwrap();
-    let owners = &v.owners.owners;
+    let v = a.panes().duplicates().owners().unwrap();
+    let owners = &v.owners().owners;
     let d = a.duplicates().unwrap();
     let want = owners
         .iter()
@@ -184,7 +184,7 @@ fn slash_filters_the_owners() {
         .count();
     assert_eq!(v.len(), want);
     keys(&mut a, "/ Esc");
-    assert_eq!(a.panes.duplicates().owners().unwrap().len(), all);
+    assert_eq!(a.panes().duplicates().owners().unwrap().len(), all);
 }
 
 /// `w` on an owner: what its extra copies hold, exactly what the core's
@@ -243,8 +243,8 @@ fn owners_show_their_change_when_comparing() {
     for (w, h) in [(80, 24), (160, 45)] {
         let mut a = heaptui_testkit::tui::demo_series_app(w, h, COLOR);
         keys(&mut a, "4 O");
-        let v = a.panes.duplicates().owners().unwrap();
-        assert!(v.delta.is_some(), "the comparison's Δ");
+        let v = a.panes().duplicates().owners().unwrap();
+        assert!(v.delta().is_some(), "the comparison's Δ");
         shows(&a, &["Δ wasted", "Δ copies"]);
         keys(&mut a, "s");
         let row = selected_row(&a);
@@ -253,9 +253,9 @@ fn owners_show_their_change_when_comparing() {
         assert!(row.contains("+3.12 KiB") && row.contains("+80"), "{row}");
         assert_snapshot!(format!("owners_delta_{w}x{h}"), screen(&a));
         keys(&mut a, "t");
-        let v = a.panes.duplicates().owners().unwrap();
-        assert!(v.steady_only);
-        assert!(!v.is_empty() && v.len() < v.owners.owners.len());
+        let v = a.panes().duplicates().owners().unwrap();
+        assert!(v.steady_only());
+        assert!(!v.is_empty() && v.len() < v.owners().owners.len());
     }
 }
 
@@ -268,8 +268,8 @@ fn gone_owners_are_listed_with_their_negative_delta() {
     let series = [("demo.dump.txt", demo), (newest.0, newest.1.as_bytes())];
     let mut a = heaptui_testkit::tui::loaded_series_app(&series, 80, 24, COLOR);
     keys(&mut a, "4 O");
-    let v = a.panes.duplicates().owners().unwrap();
-    let gone = &v.delta.as_ref().expect("the comparison's Δ").gone;
+    let v = a.panes().duplicates().owners().unwrap();
+    let gone = &v.delta().expect("the comparison's Δ").gone;
     // The demo's top owner is gone from the series' snapshot.
     let lines = gone
         .iter()

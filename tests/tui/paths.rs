@@ -113,7 +113,7 @@ fn a_group_row_and_a_duplicate_set_have_paths_too() {
 #[test]
 fn on_a_big_heap_the_paths_come_from_a_background_job() {
     let mut a = app(80, 24);
-    a.inline_job_limit = 0;
+    a.set_inline_job_limit(0);
     keys(&mut a, "3 / \"Byte[]\" Enter");
     let effects = update(&mut a, Action::Key(ch('M')));
     let [Effect::StartJob(job)] = &effects[..] else {
@@ -179,7 +179,7 @@ fn paths_of_a_type_show_their_change_when_comparing() {
     keys(&mut a, &format!("3 / \"{name}\" Enter"));
     run_jobs(&mut a);
     keys(&mut a, "M");
-    let r = a.paths.as_ref().expect("the overlay").result().clone();
+    let r = a.paths().expect("the overlay").result().clone();
     let b = r.baselines.as_ref().expect("the baselines' figures");
     assert_eq!(b.figures.len(), 2);
     assert_eq!(b.delta(top, r.paths.nodes[top as usize].count), want);

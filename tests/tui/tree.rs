@@ -35,10 +35,10 @@ fn wide_groups_are_grouped_by_a_deferred_job() {
     let (mut t, deferred) = Tree::new(Item::SuperRoot, "all".into(), d, &dom);
     assert!(deferred.is_none(), "one root: grouped at once");
     t.flatten(TreeMode::Tree, &None);
-    let root_row = t.selected;
+    let root_row = t.selected();
     assert!(t.expand(root_row, d, &dom).is_none(), "one parent");
     t.flatten(TreeMode::Tree, &None);
-    let group_a = t.nodes[root_row as usize].children.as_ref().unwrap()[0];
+    let group_a = t.nodes()[root_row as usize].children.as_ref().unwrap()[0];
     let theme = Theme {
         ascii: true,
         colors: heaptui_tui::theme::Colors::Mono,
@@ -50,15 +50,15 @@ fn wide_groups_are_grouped_by_a_deferred_job() {
 
     let job = t.expand(group_a, d, &dom).expect("many parents: deferred");
     assert_eq!(job.parents.len(), n);
-    assert!(t.nodes[group_a as usize].loading);
+    assert!(t.nodes()[group_a as usize].loading);
     t.flatten(TreeMode::Tree, &None);
-    assert_eq!(t.flat.len(), 2, "nothing below a loading row yet");
+    assert_eq!(t.flat().len(), 2, "nothing below a loading row yet");
 
     let groups = group_children_unsorted(d, &dom, &job.parents);
     t.set_groups(job.node, groups, &dom);
     t.flatten(TreeMode::Tree, &None);
-    assert!(!t.nodes[group_a as usize].loading);
-    let b = t.flat[2];
+    assert!(!t.nodes()[group_a as usize].loading);
+    let b = t.flat()[2];
     assert_eq!(
         t.label_of(b, d, &theme),
         format!("{} x B", heaptui_tui::fmt::count(n as u64))
@@ -68,20 +68,20 @@ fn wide_groups_are_grouped_by_a_deferred_job() {
     // Instances come a page at a time, largest first, with a "more" row.
     assert!(t.toggle_instances(group_a, d, &dom).is_none());
     t.flatten(TreeMode::Tree, &None);
-    assert_eq!(t.flat.len(), 2 + 200 + 1);
-    let more = *t.flat.last().unwrap();
+    assert_eq!(t.flat().len(), 2 + 200 + 1);
+    let more = *t.flat().last().unwrap();
     t.more(more, &dom);
     t.flatten(TreeMode::Tree, &None);
-    assert_eq!(t.flat.len(), 2 + 400 + 1);
+    assert_eq!(t.flat().len(), 2 + 400 + 1);
 
     // Revealing a member far down the group pins it into the page.
     let last = d.index_of(0x100000 + n as u64 - 1).unwrap().raw();
     assert!(matches!(t.reveal(last, d, &dom), Reveal::Shown));
     t.flatten(TreeMode::Tree, &None);
-    assert_eq!(t.object(t.selected, &dom), Some(last));
-    let a_row = t.nodes[t.selected as usize].parent.unwrap();
+    assert_eq!(t.object(t.selected(), &dom), Some(last));
+    let a_row = t.nodes()[t.selected() as usize].parent.unwrap();
     assert_eq!(
-        t.nodes[a_row as usize].item_object(),
+        t.nodes()[a_row as usize].item_object(),
         Some(d.index_of(0x10000 + n as u64 - 1).unwrap().raw()),
         "its dominator, pinned into the page"
     );
@@ -148,7 +148,7 @@ fn many_children_of_one_object_are_grouped_by_a_job_and_reveal_waits_for_it() {
     // Expanding the holder (one parent) is deferred by its children count.
     let (mut t, deferred) = Tree::new(Item::SuperRoot, "all".into(), d, &dom);
     assert!(deferred.is_none());
-    let holder_row = t.nodes[0].children.as_ref().unwrap()[0];
+    let holder_row = t.nodes()[0].children.as_ref().unwrap()[0];
     let job = t
         .expand(holder_row, d, &dom)
         .expect("many children: deferred");
@@ -166,7 +166,7 @@ fn many_children_of_one_object_are_grouped_by_a_job_and_reveal_waits_for_it() {
     let groups = group_children_unsorted(d, &dom, &job.parents);
     t.set_groups(job.node, groups, &dom);
     assert!(matches!(t.reveal(target, d, &dom), Reveal::Shown));
-    assert_eq!(t.object(t.selected, &dom), Some(target));
+    assert_eq!(t.object(t.selected(), &dom), Some(target));
 }
 
 /// Through the real event loop: Enter on a type in the Types pane reveals

@@ -17,7 +17,7 @@ fn quit_and_signals_are_effects() {
         vec![Effect::Signalled(libc::SIGTERM)]
     );
     assert_eq!(update(&mut a, Action::Key(ch('2'))), vec![]);
-    assert_eq!(a.pane, PaneId::Dominators);
+    assert_eq!(a.pane(), PaneId::Dominators);
 }
 
 #[test]
@@ -30,7 +30,7 @@ fn a_background_job_is_an_effect_and_its_result_a_message() {
     };
     // Requested, not run: the row says so until the result arrives.
     assert!(selected_row(&a).contains("running"), "{}", selected_row(&a));
-    assert!(a.panes.types().precise().is_empty());
+    assert!(a.panes().types().precise().is_empty());
     let graph = a.graph().cloned().unwrap();
     let dom = a.dom().cloned().unwrap();
     let job = Job::Precise {
@@ -39,8 +39,8 @@ fn a_background_job_is_an_effect_and_its_result_a_message() {
     let msg = heaptui_tui::worker::run_job(job, &graph, &dom, &Default::default()).unwrap();
     assert!(matches!(msg, Msg::Precise { .. }));
     assert_eq!(update(&mut a, Action::Worker(msg)), vec![]);
-    assert!(a.panes.types().precise().contains_key(type_index));
-    assert!(a.job.is_none());
+    assert!(a.panes().types().precise().contains_key(type_index));
+    assert!(a.job().is_none());
 }
 
 #[test]
@@ -51,85 +51,57 @@ fn a_panicked_stage_keeps_the_keys_working_and_quits_with_the_failure() {
     assert!(s.contains("Analysis failed") && s.contains("boom"), "{s}");
     assert_eq!(update(&mut a, Action::Key(key(KeyCode::Tab))), vec![]);
     assert_eq!(update(&mut a, Action::Key(ch('q'))), vec![Effect::Quit]);
-    assert!(a.loading.failure().is_some());
-}
-
-/// A pane's context built from the app's fields (so the pane can be
-/// borrowed mutably beside it), as the router does.
-macro_rules! ctx {
-    ($a:expr, $filter:expr) => {
-        heaptui_tui::panes::Ctx {
-            name: &$a.name,
-            theme: &$a.theme,
-            loading: &$a.loading,
-            totals: &$a.totals,
-            body: heaptui_tui::layout::layout($a.size).body,
-            filter: $filter,
-            filtering: false,
-        }
-    };
+    assert!(a.loading().failure().is_some());
 }
 
 #[test]
 fn panes_answer_keys_with_intents_and_change_only_themselves() {
     use heaptui_tui::keys::Cmd;
-    use heaptui_tui::panes::{Intent, Pane};
+    use heaptui_tui::panes::dominators::{reveal, RevealObject};
+    use heaptui_tui::panes::duplicates::show_set;
+    use heaptui_tui::panes::Intent;
 
     let mut a = app(80, 24);
     keys(&mut a, "j");
-    let history = a.history.len();
+    let history = a.history_len();
     // Overview: Enter on the first target asks to show it in the tree.
-    let intents = a
-        .panes
-        .get_mut(PaneId::Overview)
-        .key(Cmd::Open, &ctx!(a, ""));
-    let [Intent::Reveal(o)] = intents.as_slice() else {
+    let intents = a.ask(Some(PaneId::Overview), Cmd::Open);
+    let [Intent::Jump(jump)] = intents.as_slice() else {
         panic!("{intents:?}");
     };
-    assert_eq!(a.graph().unwrap().dump.id_hex(*o), "207380");
-    assert_eq!(a.pane, PaneId::Overview, "the pane does not switch itself");
+    assert_eq!(jump.pane(), PaneId::Dominators);
+    let Some(&RevealObject(o)) = jump.place() else {
+        panic!("{jump:?}");
+    };
+    assert_eq!(a.graph().unwrap().dump.id_hex(o), "207380");
+    assert_eq!(
+        a.pane(),
+        PaneId::Overview,
+        "the pane does not switch itself"
+    );
 
     // Dominators: a zoom is a history step the router records.
-    let intents = a
-        .panes
-        .get_mut(PaneId::Dominators)
-        .key(Cmd::Open, &ctx!(a, ""));
+    let intents = a.ask(Some(PaneId::Dominators), Cmd::Open);
     assert_eq!(intents, vec![Intent::History]);
-    assert_eq!(a.panes.dominators().as_ref().unwrap().zooms().len(), 2);
-    assert_eq!(a.history.len(), history, "nothing recorded by the pane");
+    assert_eq!(a.panes().dominators().as_ref().unwrap().zooms().len(), 2);
+    assert_eq!(a.history_len(), history, "nothing recorded by the pane");
 
     // Duplicates: H on a held set asks for its holding set.
     let d = a.duplicates().cloned().unwrap();
     let held = d.sets.iter().find(|s| s.holding_set.is_some()).unwrap();
-    let row = a.panes.duplicates().row_of_set(held.id).unwrap();
+    let row = a.panes().duplicates().row_of_set(held.id).unwrap();
     keys(&mut a, &format!("4 {}", "Down ".repeat(row)));
-    let intents = a
-        .panes
-        .get_mut(PaneId::Duplicates)
-        .key(Cmd::JumpHoldingSet, &ctx!(a, ""));
+    let intents = a.ask(Some(PaneId::Duplicates), Cmd::JumpHoldingSet);
     assert_eq!(
         intents,
-        vec![Intent::JumpToSet {
-            set: held.holding_set.unwrap(),
-            open: false
-        }]
+        vec![Intent::Jump(show_set(held.holding_set.unwrap(), false))]
     );
 
     // The inspector: o shows its object in the tree.
     keys(&mut a, "2 i");
-    let ins = a.inspector.as_mut().unwrap();
-    let object = ins.object();
-    let ctx = heaptui_tui::panes::Ctx {
-        name: &a.name,
-        theme: &a.theme,
-        loading: &a.loading,
-        totals: &a.totals,
-        body: heaptui_tui::layout::layout(a.size).body,
-        filter: "",
-        filtering: false,
-    };
+    let object = a.inspector().unwrap().object();
     assert_eq!(
-        ins.key(Cmd::OpenInDominators, &ctx),
-        vec![Intent::Reveal(object)]
+        a.ask(None, Cmd::OpenInDominators),
+        vec![Intent::Jump(reveal(object))]
     );
 }

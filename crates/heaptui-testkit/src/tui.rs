@@ -77,7 +77,7 @@ pub fn keys(app: &mut App, script: &str) -> Vec<Effect> {
 }
 
 pub fn buffer(app: &App) -> Buffer {
-    let mut t = Terminal::new(TestBackend::new(app.size.width, app.size.height)).unwrap();
+    let mut t = Terminal::new(TestBackend::new(app.size().width, app.size().height)).unwrap();
     t.draw(|f| ui::draw(app, f)).unwrap();
     t.backend().buffer().clone()
 }

@@ -128,7 +128,7 @@ impl Runtime {
 /// The exit a quit makes: a dump that could not be used is 2, as in
 /// `report`; a panicked stage 101.
 fn exit_of(app: &App) -> Exit {
-    match app.loading.failure() {
+    match app.loading().failure() {
         Some(Failure::Input(_)) => Exit::Code(2),
         Some(Failure::Panic(_)) => Exit::Code(101),
         None => Exit::Code(0),
@@ -263,7 +263,8 @@ fn sample(app: &mut App, rt: &mut Runtime, effects: &mut Vec<Effect>) -> bool {
             elapsed_ms: rt.launched.elapsed().as_millis() as u64,
             spilling: progress.is_spilling(),
         };
-        if view != app.progress && (!app.loading.ready() || app.loading.comparison_pending()) {
+        if view != app.progress() && (!app.loading().ready() || app.loading().comparison_pending())
+        {
             dirty = true;
         }
         update(app, Action::Progress(view));
@@ -272,7 +273,7 @@ fn sample(app: &mut App, rt: &mut Runtime, effects: &mut Vec<Effect>) -> bool {
         update(app, Action::JobProgress(p.fraction()));
         dirty = true;
     }
-    if app.job.is_none() {
+    if app.job().is_none() {
         rt.job_progress = None;
     }
     for effect in update(app, Action::Tick) {

@@ -151,8 +151,8 @@ fn run_ui(options: Options) -> color_eyre::Result<(Exit, Option<String>)> {
     let _guard = TerminalGuard;
     let _ = crossterm::execute!(std::io::stdout(), EnableMouseCapture);
     let size = terminal.size()?;
-    let mut app = App::new(name, theme, Rect::new(0, 0, size.width, size.height));
-    app.loading = loading::Loading::with_baselines(baselines.len());
+    let mut app = App::new(name, theme, Rect::new(0, 0, size.width, size.height))
+        .comparing(baselines.len(), baseline_sources(&baselines, &options));
     terminal.draw(|f| ui::draw(&app, f))?;
     event_loop::log_latency("first frame", launched.elapsed());
     spawn_input(event_tx)?;
@@ -163,14 +163,6 @@ fn run_ui(options: Options) -> color_eyre::Result<(Exit, Option<String>)> {
     let exit = loop {
         let progress = Arc::new(Progress::new());
         let (work_tx, work_rx) = bounded::<Msg>(16);
-        if !baselines.is_empty() {
-            app.loading
-                .set_baseline_sources(msg::BaselineSources(Arc::new((
-                    baselines.clone(),
-                    options.duplicates.clone(),
-                    options.cache.clone(),
-                ))));
-        }
         worker::spawn(
             input.clone(),
             baselines.clone(),
@@ -188,19 +180,19 @@ fn run_ui(options: Options) -> color_eyre::Result<(Exit, Option<String>)> {
                 progress.cancel();
                 let toggled = toggle_references(&mut input, &mut baselines);
                 let size = terminal.size()?;
-                let title = app.name.clone();
-                app = App::new(title, theme, Rect::new(0, 0, size.width, size.height));
-                app.loading = loading::Loading::with_baselines(baselines.len());
-                app.status = match toggled {
-                    Some(heaptui_core::import::References::All) => {
-                        "analysing again: referents retain (--references all)".into()
-                    }
-                    _ => "analysing again: only strong references retain".into(),
-                };
+                let title = app.name().to_string();
+                app = App::new(title, theme, Rect::new(0, 0, size.width, size.height))
+                    .comparing(baselines.len(), baseline_sources(&baselines, &options))
+                    .with_status(match toggled {
+                        Some(heaptui_core::import::References::All) => {
+                            "analysing again: referents retain (--references all)"
+                        }
+                        _ => "analysing again: only strong references retain",
+                    });
             }
         }
     };
-    let note = match app.loading.failure() {
+    let note = match app.loading().failure() {
         Some(Failure::Panic(m)) => Some(format!("the analysis failed (internal error): {m}")),
         _ => None,
     };
@@ -244,6 +236,18 @@ fn inputs(options: &Options) -> (Input, Vec<Input>, String) {
         n => format!("{name} vs {n} older"),
     };
     (input, baselines, name)
+}
+
+/// Where the older snapshots are read from again when comparing (the
+/// merged paths of a type per snapshot); `None` without baselines.
+fn baseline_sources(baselines: &[Input], options: &Options) -> Option<msg::BaselineSources> {
+    (!baselines.is_empty()).then(|| {
+        msg::BaselineSources(Arc::new((
+            baselines.to_vec(),
+            options.duplicates.clone(),
+            options.cache.clone(),
+        )))
+    })
 }
 
 /// The `heaptui-input` thread: keys, mouse and resizes into the loop's

@@ -9,10 +9,15 @@
 //! implements `Default` and `panes::Pane` (its keys and drawing; where it
 //! needs them, its place in the history (`save`, `restore`), the stages it
 //! waits for (`arrived`), its job results (`receive`), its filter, the
-//! jumps it takes), declare it in `panes/mod.rs` (`pub mod <name>;`), and
-//! add its line to the table below. Its keys, if it has any of its own, go
-//! in `keys.rs` under its mode. The router, the history and the view need
-//! no change: they reach every pane through the trait and this table.
+//! jumps it takes (`prepare_jump`, `jump`)), declare it in `panes/mod.rs`
+//! (`pub mod <name>;`), and add its line to the table below. Its keys, if
+//! it has any of its own, go in `keys.rs` under its mode. If other panes
+//! are to send the user to a place in it, give that place a type of its own
+//! in the pane's file with a function that makes the jump
+//! (`panes::Jump::to(PaneId::<Variant>, place)`, as `dominators::reveal`
+//! and `duplicates::show_set` do); the pane reads it back with
+//! `jump.place()`. The router, the history, the jumps and the view need no
+//! change: they reach every pane through the trait and this table.
 
 /// The pane table, passed to `$then!` (a macro that expands it). Each line:
 /// `Variant => field: StateType, mode Mode, "Title", tab "Tab", short

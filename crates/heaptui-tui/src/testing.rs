@@ -8,7 +8,6 @@ use ratatui::layout::Rect;
 use crate::app::{update, Action, App, Effect};
 use crate::event_loop::{self, Ended};
 use crate::filtering;
-use crate::loading;
 use crate::theme::Theme;
 use crate::worker::{self, Input, Msg};
 use crate::{DEMO_DUMP, DEMO_NAME, DEMO_SERIES};
@@ -57,8 +56,6 @@ pub fn loaded_series_app(
         0 => name.to_string(),
         n => format!("{name} vs {n} older"),
     };
-    let mut app = App::new(title, theme, Rect::new(0, 0, width, height));
-    app.loading = loading::Loading::with_baselines(older.len());
     let input = Input::Bytes(name, bytes);
     let baselines: Vec<Input> = older.iter().map(|&(n, b)| Input::Bytes(n, b)).collect();
     let mut msgs = Vec::new();
@@ -73,14 +70,15 @@ pub fn loaded_series_app(
             true
         },
     );
-    if !baselines.is_empty() {
-        app.loading
-            .set_baseline_sources(crate::msg::BaselineSources(std::sync::Arc::new((
-                baselines,
-                DuplicateOptions::default(),
-                None,
-            ))));
-    }
+    let sources = (!baselines.is_empty()).then(|| {
+        crate::msg::BaselineSources(std::sync::Arc::new((
+            baselines,
+            DuplicateOptions::default(),
+            None,
+        )))
+    });
+    let mut app =
+        App::new(title, theme, Rect::new(0, 0, width, height)).comparing(older.len(), sources);
     let mut events = Vec::new();
     for mut m in msgs {
         match &mut m {
@@ -114,7 +112,7 @@ pub fn drive(app: &mut App, events: Vec<Action>) -> Ended {
         let _ = tx.send(e);
     }
     drop(tx);
-    let backend = ratatui::backend::TestBackend::new(app.size.width, app.size.height);
+    let backend = ratatui::backend::TestBackend::new(app.size().width, app.size().height);
     let mut terminal = ratatui::Terminal::new(backend).expect("a test backend");
     let mut rt = event_loop::Runtime::settled();
     event_loop::run(&mut terminal, app, &rx, &mut rt).expect("a test backend does not fail")

@@ -36,20 +36,20 @@ pub fn draw(app: &App, f: &mut Frame) {
     draw_body(app, a.body, f);
     draw_status(app, a.status, f);
     draw_footer(app, a.footer, f);
-    if let Some(help) = &app.help {
-        help.draw(&app.theme, area, f);
+    if let Some(help) = app.help() {
+        help.draw(app.theme(), area, f);
     }
 }
 
 fn draw_title(app: &App, area: Rect, f: &mut Frame) {
-    let t = &app.theme;
-    let mut text = format!(" heaptui {} {}", t.sep(), app.name);
-    if let Some(g) = app.loading.graph() {
+    let t = app.theme();
+    let mut text = format!(" heaptui {} {}", t.sep(), app.name());
+    if let Some(g) = app.loading().graph() {
         text.push_str(&format!(
             " {} {} objects, {}",
             t.sep(),
             count(g.dump.objects() as u64),
-            bytes(app.totals.bytes)
+            bytes(app.totals().bytes)
         ));
     }
     f.render_widget(
@@ -59,34 +59,34 @@ fn draw_title(app: &App, area: Rect, f: &mut Frame) {
 }
 
 fn draw_tabs(app: &App, area: Rect, f: &mut Frame) {
-    let t = &app.theme;
+    let t = app.theme();
     let mut spans = Vec::new();
     for p in PaneId::ALL {
-        let focused = p == app.pane && !app.overlaid();
+        let focused = p == app.pane() && !app.overlaid();
         let style = if focused { t.selected() } else { t.dim() };
         spans.push(Span::styled(
             super::layout::tab_text(p, focused, area.width),
             style,
         ));
     }
-    if app.inspector.is_some() {
+    if app.inspector().is_some() {
         spans.push(Span::styled("[Inspector]", t.selected()));
-    } else if app.paths.is_some() {
+    } else if app.paths().is_some() {
         spans.push(Span::styled("[Paths]", t.selected()));
     }
     f.render_widget(Paragraph::new(Line::from(spans)), area);
 }
 
 fn draw_body(app: &App, area: Rect, f: &mut Frame) {
-    if let Some(failure) = app.loading.failure() {
+    if let Some(failure) = app.loading().failure() {
         draw_failure(app, failure, area, f);
         return;
     }
-    let ctx = app.ctx(app.pane);
-    match (&app.inspector, &app.paths) {
+    let ctx = app.ctx(app.pane());
+    match (app.inspector(), app.paths()) {
         (Some(ins), _) => ins.draw(&ctx, area, f),
         (None, Some(p)) => p.draw(&ctx, area, f),
-        (None, None) => app.pane_view(app.pane).draw(&ctx, area, f),
+        (None, None) => app.pane_view(app.pane()).draw(&ctx, area, f),
     }
 }
 
@@ -94,7 +94,7 @@ fn draw_body(app: &App, area: Rect, f: &mut Frame) {
 /// used, or a background stage panicked (the results cannot be trusted).
 /// Either way nothing else is shown, and the message wraps, never cut.
 fn draw_failure(app: &App, failure: &Failure, area: Rect, f: &mut Frame) {
-    let t = &app.theme;
+    let t = app.theme();
     let (title, intro, after) = match failure {
         Failure::Input(_) => (
             " Cannot open the dump ",
@@ -135,47 +135,47 @@ fn draw_failure(app: &App, failure: &Failure, area: Rect, f: &mut Frame) {
 
 /// The stage line: `parse ok 0.3s · graph 45% 1.2s · …`.
 pub fn progress_text(app: &App) -> String {
-    let t = &app.theme;
+    let t = app.theme();
     let dot = if t.ascii { "," } else { " ·" };
     let mut parts = Vec::new();
-    let done_ms: u64 = (0..4).filter_map(|i| app.loading.stage_ms(i)).sum();
+    let done_ms: u64 = (0..4).filter_map(|i| app.loading().stage_ms(i)).sum();
     // The first unfinished stage is the running one; the parser reports
     // its id-resolving phase under a later stage, shown as a sub-step.
-    let running = app.loading.finished_stages();
-    let failed = app.loading.error().is_some();
+    let running = app.loading().finished_stages();
+    let failed = app.loading().error().is_some();
     for (i, stage) in Stage::ALL.iter().enumerate() {
-        let s = match app.loading.stage_ms(i) {
+        let s = match app.loading().stage_ms(i) {
             Some(ms) => format!("{} ok {}", stage.name(), secs(ms)),
             None if failed => format!("{} -", stage.name()),
             None if running == i => {
-                let sub = if app.progress.stage <= *stage {
+                let sub = if app.progress().stage <= *stage {
                     String::new()
                 } else {
-                    format!(" ({})", app.progress.stage.name())
+                    format!(" ({})", app.progress().stage.name())
                 };
                 format!(
                     "{}{sub} {:.0}% {}",
                     stage.name(),
-                    app.progress.fraction * 100.0,
-                    secs(app.progress.elapsed_ms.saturating_sub(done_ms))
+                    app.progress().fraction * 100.0,
+                    secs(app.progress().elapsed_ms.saturating_sub(done_ms))
                 )
             }
             None => format!("{} {}", stage.name(), t.ellipsis()),
         };
         parts.push(s);
     }
-    if app.progress.spilling && !app.loading.ready() {
+    if app.progress().spilling && !app.loading().ready() {
         parts.push(format!(
             "over budget, spilling to {}",
             heaptui_core::model::text::printable_path(&heaptui_core::mem::spill::dir())
         ));
     }
-    if app.loading.ready() {
+    if app.loading().ready() {
         let ms: Vec<String> = (0..4)
-            .filter_map(|i| app.loading.stage_ms(i))
+            .filter_map(|i| app.loading().stage_ms(i))
             .map(secs)
             .collect();
-        let ready = if app.loading.from_cache() {
+        let ready = if app.loading().from_cache() {
             format!(
                 "ready (read from the reopen cache in {}; --no-cache analyses again)",
                 ms[0]
@@ -197,12 +197,12 @@ pub fn progress_text(app: &App) -> String {
 /// The comparison's part of the stage line: which older snapshot is being
 /// analysed and how far, or that the comparison is there.
 fn comparing_text(app: &App) -> Option<String> {
-    let t = &app.theme;
-    match app.loading.comparing() {
+    let t = app.theme();
+    match app.loading().comparing() {
         Comparing::Off => None,
         Comparing::Waiting(n) => Some(format!("{n} older snapshots wait")),
         Comparing::Running { snapshot, of, name } => {
-            let p = &app.progress;
+            let p = app.progress();
             Some(format!(
                 "snapshot {snapshot}/{of} {}: {} {:.0}%",
                 fit(name, 24, t),
@@ -216,17 +216,12 @@ fn comparing_text(app: &App) -> Option<String> {
 }
 
 fn draw_status(app: &App, area: Rect, f: &mut Frame) {
-    let t = &app.theme;
+    let t = app.theme();
     let w = area.width as usize;
-    if let Some(line) = &app.input {
+    if let Some(line) = app.input() {
         let label = match line.purpose {
-            InputPurpose::Filter => format!("/ filter {}: ", app.pane.title()),
-            // The owners view takes several globs; the Types pane's
-            // immediate dominators one.
-            InputPurpose::Exclude if app.pane == PaneId::Duplicates => {
-                "owners cut past (globs, space between): ".into()
-            }
-            InputPurpose::Exclude => "exclude pattern (glob, e.g. System.*): ".into(),
+            InputPurpose::Filter => format!("/ filter {}: ", app.pane().title()),
+            InputPurpose::Exclude(prompt) => prompt.to_string(),
         };
         let pending = if app.filtering() && line.purpose == InputPurpose::Filter {
             format!("  filtering{}", t.ellipsis())
@@ -239,14 +234,14 @@ fn draw_status(app: &App, area: Rect, f: &mut Frame) {
     }
     // Most urgent first: the line is cut at the terminal's width.
     let mut spans = Vec::new();
-    if !app.status.is_empty() {
-        if text_width(&app.status) + 2 > w {
+    if !app.status().is_empty() {
+        if text_width(app.status()) + 2 > w {
             // Too long for the line (a full type name): wrapped above it.
             draw_long_status(app, area, f);
         }
-        spans.push(Span::styled(format!(" {} ", app.status), t.bold()));
+        spans.push(Span::styled(format!(" {} ", app.status()), t.bold()));
     }
-    let filter = &app.filters[app.pane.index()];
+    let filter = app.filter(app.pane());
     if !filter.is_empty() && !app.overlaid() {
         let pending = if app.filtering() {
             format!(" (filtering{})", t.ellipsis())
@@ -258,10 +253,10 @@ fn draw_status(app: &App, area: Rect, f: &mut Frame) {
             t.accent(),
         ));
     }
-    if let Some((label, frac)) = &app.job {
+    if let Some((label, frac)) = app.job() {
         spans.push(Span::raw(format!(" {label}: {:.0}% ", frac * 100.0)));
     }
-    if let Some(e) = app.loading.error() {
+    if let Some(e) = app.loading().error() {
         spans.push(Span::styled(format!(" error: {e}"), t.warn()));
     } else {
         spans.push(Span::styled(format!(" {}", progress_text(app)), t.dim()));
@@ -274,9 +269,9 @@ fn draw_status(app: &App, area: Rect, f: &mut Frame) {
 /// `n` shows), in a box above the line, wrapped at any column: names have
 /// no spaces to wrap at. It goes with the next key, as the status does.
 fn draw_long_status(app: &App, status: Rect, f: &mut Frame) {
-    let t = &app.theme;
+    let t = app.theme();
     let inner_w = (status.width as usize).saturating_sub(2).max(1);
-    let lines = wrap_columns(&app.status, inner_w);
+    let lines = wrap_columns(app.status(), inner_w);
     let h = (lines.len() as u16 + 2).min(status.y.saturating_sub(2));
     if h < 3 {
         return;
@@ -309,7 +304,7 @@ fn wrap_columns(s: &str, width: usize) -> Vec<String> {
 /// The footer: the mode's key hints in priority order ([`keys::footer`]),
 /// as many as fit; one that does not fit gives way to later, shorter ones.
 fn draw_footer(app: &App, area: Rect, f: &mut Frame) {
-    let t = &app.theme;
+    let t = app.theme();
     f.render_widget(
         Paragraph::new(Line::from(footer_spans(
             &keys::footer_with(app.mode(), |cmd| app.key_label(cmd)),
@@ -341,5 +336,5 @@ fn footer_spans(
 
 /// The help overlay's lines for the app's theme.
 pub fn help_lines(app: &App) -> Vec<Line<'static>> {
-    super::help::lines(&app.theme)
+    super::help::lines(app.theme())
 }

@@ -151,25 +151,9 @@ pub fn run_job(
         Job::WhatIf {
             anchor,
             label,
-            mut cut,
+            cut,
             owner,
-        } => {
-            let _span = tracing::debug_span!(target: "heaptui::profile", "what_if_job").entered();
-            if let Some(oc) = owner {
-                let globs: Vec<Glob> = oc.owners.exclude.iter().map(|p| Glob::new(p)).collect();
-                let o = oc.owners.owners.get(oc.owner as usize)?;
-                cut.objects
-                    .extend(owner_copies(&graph.dump, dom, &oc.duplicates, &globs, o));
-            }
-            let result = what_if(graph, dom, &cut, progress).ok()?;
-            let largest = largest_freed(graph, dom, &result);
-            Some(Msg::WhatIf {
-                anchor,
-                label,
-                result: Arc::new(result),
-                largest,
-            })
-        }
+        } => what_if_job(anchor, label, cut, owner, graph, dom, progress),
         Job::RetentionPath { object } => Some(Msg::RetentionPath {
             object,
             path: shortest_retention_path(graph, dom, object),
@@ -204,32 +188,78 @@ pub fn run_job(
         Job::Owners {
             duplicates,
             exclude,
-        } => {
-            let globs: Vec<Glob> = match &exclude {
-                Some(p) => p.iter().map(|p| Glob::new(p)).collect(),
-                None => default_owner_globs(graph.dump.format),
-            };
-            let owners = duplicate_owners(&graph.dump, dom, &duplicates, &globs);
-            Some(Msg::Owners {
-                source: duplicates,
-                owners: Arc::new(owners),
-            })
-        }
+        } => Some(owners_job(duplicates, exclude, graph, dom)),
         Job::DetectDuplicates {
             type_index,
             current,
-        } => {
-            let t = Instant::now();
-            let duplicates = heaptui_core::graph::duplicates::detect_type(
-                graph, dom, &current, type_index, progress,
-            )
-            .ok()?;
-            Some(Msg::Duplicates {
-                duplicates: Arc::new(duplicates),
-                ms: t.elapsed().as_millis() as u64,
-            })
-        }
+        } => detect_job(type_index, &current, graph, dom, progress),
     }
+}
+
+/// [`Job::WhatIf`]: what the cut frees, the owner's extra copies added to
+/// it first.
+fn what_if_job(
+    anchor: ObjectIdx,
+    label: String,
+    mut cut: Cut,
+    owner: Option<OwnerCut>,
+    graph: &HeapGraph,
+    dom: &DominatorTree,
+    progress: &Progress,
+) -> Option<Msg> {
+    let _span = tracing::debug_span!(target: "heaptui::profile", "what_if_job").entered();
+    if let Some(oc) = owner {
+        let globs: Vec<Glob> = oc.owners.exclude.iter().map(|p| Glob::new(p)).collect();
+        let o = oc.owners.owners.get(oc.owner as usize)?;
+        cut.objects
+            .extend(owner_copies(&graph.dump, dom, &oc.duplicates, &globs, o));
+    }
+    let result = what_if(graph, dom, &cut, progress).ok()?;
+    let largest = largest_freed(graph, dom, &result);
+    Some(Msg::WhatIf {
+        anchor,
+        label,
+        result: Arc::new(result),
+        largest,
+    })
+}
+
+/// [`Job::Owners`]: the duplicate waste by owner, cut at the given
+/// patterns or the format's defaults.
+fn owners_job(
+    duplicates: Arc<Duplicates>,
+    exclude: Option<Vec<String>>,
+    graph: &HeapGraph,
+    dom: &DominatorTree,
+) -> Msg {
+    let globs: Vec<Glob> = match &exclude {
+        Some(p) => p.iter().map(|p| Glob::new(p)).collect(),
+        None => default_owner_globs(graph.dump.format),
+    };
+    let owners = duplicate_owners(&graph.dump, dom, &duplicates, &globs);
+    Msg::Owners {
+        source: duplicates,
+        owners: Arc::new(owners),
+    }
+}
+
+/// [`Job::DetectDuplicates`]: the detection finished for one type, as a
+/// new duplicates stage (timed like one).
+fn detect_job(
+    type_index: u32,
+    current: &Duplicates,
+    graph: &HeapGraph,
+    dom: &DominatorTree,
+    progress: &Progress,
+) -> Option<Msg> {
+    let t = Instant::now();
+    let duplicates =
+        heaptui_core::graph::duplicates::detect_type(graph, dom, current, type_index, progress)
+            .ok()?;
+    Some(Msg::Duplicates {
+        duplicates: Arc::new(duplicates),
+        ms: t.elapsed().as_millis() as u64,
+    })
 }
 
 /// Runs the analysis pipeline (through the reopen cache when `cache` is

@@ -30,6 +30,14 @@ impl App {
     /// Brings the totals and every pane up to a stage that just arrived;
     /// a pane that asks for it is filtered again.
     pub(super) fn on_arrived(&mut self, arrived: Arrived) {
+        // The job shown, if this stage is its result.
+        if self
+            .job
+            .as_ref()
+            .is_some_and(|j| j.lands_as == Some(arrived))
+        {
+            self.job = None;
+        }
         match arrived {
             Arrived::Graph => {
                 if let Some(totals) = self.loading.graph_totals() {
@@ -37,14 +45,6 @@ impl App {
                 }
             }
             Arrived::Duplicates => {
-                // A detection for one type (`D`) lands as a new result.
-                if self
-                    .job
-                    .as_ref()
-                    .is_some_and(|(label, _)| label == crate::panes::duplicates::DETECTING)
-                {
-                    self.job = None;
-                }
                 if let Some(d) = self.loading.duplicates() {
                     self.totals.additional_bytes = d.total_additional_bytes();
                     self.totals.duplicates = d.all_totals();

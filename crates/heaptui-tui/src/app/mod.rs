@@ -19,13 +19,13 @@ use super::filtering::{FilterRequest, Filtered};
 use super::help::{Help, HelpKey};
 use super::keys::{self, Cmd, Key, Mode};
 use super::layout::{layout, tab_at};
-use super::loading::Loading;
+use super::loading::{Arrived, Loading};
 use super::msg::Msg;
 use super::panes::inspector::Inspector;
 use super::panes::paths::PathsView;
-use super::panes::{Ctx, Intent, Jump, Pane, Panes, Saved, Ticked};
+use super::panes::{Ctx, Intent, Pane, Panes, Saved, Ticked};
 use super::theme::Theme;
-use super::worker::{run_job, Job};
+use super::worker::{run_job, BaselineSources, Job};
 use heaptui_core::analysis::TypeStats;
 use heaptui_core::graph::duplicates::Duplicates;
 use heaptui_core::graph::{DominatorTree, HeapGraph};
@@ -110,8 +110,9 @@ pub enum Effect {
 pub enum InputPurpose {
     /// The `/` filter of the current pane.
     Filter,
-    /// The Types pane's exclude pattern for immediate dominators.
-    Exclude,
+    /// A pane's exclude pattern(s) ([`Intent::EditExclude`]), after
+    /// this prompt.
+    Exclude(&'static str),
 }
 
 /// The one-line text input at the bottom (filter or exclude pattern).
@@ -126,63 +127,79 @@ pub struct InputLine {
 /// A history entry: where the user was. Each pane saved its own place
 /// ([`Pane::save`]), so a pane added to the registry has its history.
 #[derive(Debug)]
-pub struct Nav {
+struct Nav {
     /// The pane that was shown.
-    pub pane: PaneId,
+    pane: PaneId,
     /// The object the inspector showed, if it was open.
-    pub inspector: Option<ObjectIdx>,
+    inspector: Option<ObjectIdx>,
     /// The merged paths shown, if they were.
-    pub paths: Option<PathsView>,
+    paths: Option<PathsView>,
     /// Per pane (index = [`PaneId::index`]), its place.
-    pub panes: [Saved; PaneId::COUNT],
+    panes: [Saved; PaneId::COUNT],
 }
 
-/// The UI's whole state: the model [`update`] changes and [`crate::ui::draw`] shows.
+/// The background job the status line shows, while it runs.
+#[derive(Debug, Clone)]
+struct Running {
+    /// What the status line calls it.
+    label: String,
+    /// How much of it is done, 0..=1.
+    fraction: f64,
+    /// The stage whose arrival is its result, for a job answered that way
+    /// (a detection for one type lands as a new duplicates stage).
+    lands_as: Option<Arrived>,
+}
+
+/// The UI's whole state: the model [`update`] changes and [`crate::ui::draw`]
+/// shows. Its fields are private: the view and the tests read them through
+/// the accessors below, and only [`update`] (and the few setters the
+/// harness and the terminal's owner use before the first action) change
+/// them.
 pub struct App {
     /// The title: the dump's name (and how many older snapshots it is compared with).
-    pub name: String,
+    name: String,
     /// Colours and glyphs.
-    pub theme: Theme,
+    theme: Theme,
     /// The terminal's size.
-    pub size: Rect,
+    size: Rect,
     /// How far the analysis got, with its results.
-    pub loading: Loading,
+    loading: Loading,
     /// Computed once per dump, so no frame walks the heap.
-    pub totals: Totals,
+    totals: Totals,
     /// Effects requested while handling the current action; `update`
     /// returns them.
     outbox: Vec<Effect>,
     /// The last sample of the analysis's progress.
-    pub progress: ProgressView,
+    progress: ProgressView,
     /// The background job the status line shows, and its progress.
-    pub job: Option<(String, f64)>,
+    job: Option<Running>,
     /// The pane shown.
-    pub pane: PaneId,
+    pane: PaneId,
     /// The object inspector, while it is open.
-    pub inspector: Option<Inspector>,
+    inspector: Option<Inspector>,
     /// The merged paths to the roots, while they are shown (under the
     /// inspector when both are open).
-    pub paths: Option<PathsView>,
+    paths: Option<PathsView>,
     /// The help overlay, while it is open.
-    pub help: Option<Help>,
+    help: Option<Help>,
     /// The text input line, while it is open.
-    pub input: Option<InputLine>,
+    input: Option<InputLine>,
     /// Filter text per pane (index = PaneId::index).
-    pub filters: [String; PaneId::COUNT],
+    filters: [String; PaneId::COUNT],
     /// Per pane, the filter request whose result the view waits for (sent
     /// as an [`Effect::Filter`]); a result of any other generation is
     /// stale and dropped.
     filter_pending: [Option<FilterRequest>; PaneId::COUNT],
     filter_generation: u64,
     /// Every pane's state (the registry in `pane_id`).
-    pub panes: Panes,
+    panes: Panes,
     /// Where the user was, newest last (`Back` returns to it).
-    pub history: Vec<Nav>,
+    history: Vec<Nav>,
     /// The status line's message.
-    pub status: String,
+    status: String,
     /// Heaps of more objects than this run their jobs in the background
     /// ([`INLINE_JOB_LIMIT`]; tests lower it to see a job under way).
-    pub inline_job_limit: usize,
+    inline_job_limit: usize,
 }
 
 impl App {
@@ -202,7 +219,7 @@ impl App {
                 spilling: false,
             },
             job: None,
-            pane: PaneId::Overview,
+            pane: PaneId::ALL[0],
             inspector: None,
             paths: None,
             help: None,
@@ -214,6 +231,132 @@ impl App {
             history: Vec::new(),
             status: String::new(),
             inline_job_limit: INLINE_JOB_LIMIT,
+        }
+    }
+
+    /// The App, expecting a comparison with `baselines` older snapshots,
+    /// read again from `sources` (the merged paths of a type per
+    /// snapshot) when given.
+    pub fn comparing(mut self, baselines: usize, sources: Option<BaselineSources>) -> App {
+        self.loading = Loading::with_baselines(baselines);
+        if let Some(sources) = sources {
+            self.loading.set_baseline_sources(sources);
+        }
+        self
+    }
+
+    /// The App, its status line saying `status` (why it starts).
+    pub fn with_status(mut self, status: impl Into<String>) -> App {
+        self.status = status.into();
+        self
+    }
+
+    /// Runs jobs inline only on heaps of at most `objects` objects (tests
+    /// lower it to see a job under way); [`INLINE_JOB_LIMIT`] by default.
+    #[cfg(feature = "testing")]
+    pub fn set_inline_job_limit(&mut self, objects: usize) {
+        self.inline_job_limit = objects;
+    }
+
+    /// The title: the dump's name (and how many older snapshots it is
+    /// compared with).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Colours and glyphs.
+    pub fn theme(&self) -> &Theme {
+        &self.theme
+    }
+
+    /// The terminal's size.
+    pub fn size(&self) -> Rect {
+        self.size
+    }
+
+    /// How far the analysis got, with its results.
+    pub fn loading(&self) -> &Loading {
+        &self.loading
+    }
+
+    /// Whole-heap sums, computed once per dump.
+    pub fn totals(&self) -> &Totals {
+        &self.totals
+    }
+
+    /// The last sample of the analysis's progress.
+    pub fn progress(&self) -> ProgressView {
+        self.progress
+    }
+
+    /// The background job the status line shows, and how much of it is
+    /// done (0..=1), while it runs.
+    pub fn job(&self) -> Option<(&str, f64)> {
+        self.job.as_ref().map(|j| (j.label.as_str(), j.fraction))
+    }
+
+    /// The pane shown (under the inspector or the merged paths when they
+    /// are open).
+    pub fn pane(&self) -> PaneId {
+        self.pane
+    }
+
+    /// Every pane's state.
+    pub fn panes(&self) -> &Panes {
+        &self.panes
+    }
+
+    /// The object inspector, while it is open.
+    pub fn inspector(&self) -> Option<&Inspector> {
+        self.inspector.as_ref()
+    }
+
+    /// The merged paths to the roots, while they are shown.
+    pub fn paths(&self) -> Option<&PathsView> {
+        self.paths.as_ref()
+    }
+
+    /// The help overlay, while it is open.
+    pub fn help(&self) -> Option<&Help> {
+        self.help.as_ref()
+    }
+
+    /// The text input line, while it is open.
+    pub fn input(&self) -> Option<&InputLine> {
+        self.input.as_ref()
+    }
+
+    /// The filter text of pane `id`.
+    pub fn filter(&self, id: PaneId) -> &str {
+        &self.filters[id.index()]
+    }
+
+    /// How many steps `Back` can go (history entries kept).
+    pub fn history_len(&self) -> usize {
+        self.history.len()
+    }
+
+    /// The status line's message.
+    pub fn status(&self) -> &str {
+        &self.status
+    }
+
+    /// The whole-heap sums, to change (tests that show figures no small
+    /// dump has).
+    #[cfg(feature = "testing")]
+    pub fn totals_mut(&mut self) -> &mut Totals {
+        &mut self.totals
+    }
+
+    /// What pane `id`, or with `None` the focus (the inspector or the
+    /// merged paths when open), answers to `cmd`, its answer not carried
+    /// out: the pane changes, the router does not (tests of what a pane
+    /// asks for).
+    #[cfg(feature = "testing")]
+    pub fn ask(&mut self, id: Option<PaneId>, cmd: Cmd) -> Vec<Intent> {
+        match id {
+            Some(id) => self.with_pane(id, |p, ctx| p.key(cmd, ctx)),
+            None => self.with_focus(|p, ctx| p.key(cmd, ctx)),
         }
     }
 
@@ -386,15 +529,14 @@ impl App {
                         self.push(nav);
                     }
                 }
-                Intent::Reveal(o) => self.jump(Jump::Reveal(o)),
+                Intent::Jump(jump) => self.jump(jump),
                 Intent::Inspect(o) => self.inspect(o),
-                Intent::JumpToSet { set, open } => self.jump(Jump::Set { set, open }),
                 Intent::Request { job, label } => self.request(job, &label),
                 Intent::Status(s) => self.status = s,
                 Intent::Refilter => self.apply_filter(self.pane),
-                Intent::EditExclude(text) => {
+                Intent::EditExclude { text, prompt } => {
                     self.input = Some(InputLine {
-                        purpose: InputPurpose::Exclude,
+                        purpose: InputPurpose::Exclude(prompt),
                         text,
                     })
                 }
@@ -423,11 +565,8 @@ impl App {
         else {
             return;
         };
-        // The inspector says the answer is coming where it will stand.
-        if let (Job::WhatIf { anchor, label, .. }, Some(ins)) = (&job, &mut self.inspector) {
-            if ins.object() == *anchor {
-                ins.set_what_if(crate::panes::what_if::pending(label), false);
-            }
+        if let Some(ins) = &mut self.inspector {
+            ins.requested(&job);
         }
         // Reading the older snapshots again is never inline: their size is
         // not the opened one's.
@@ -441,7 +580,15 @@ impl App {
                 }
         ) || graph.objects() > self.inline_job_limit;
         if background {
-            self.job = Some((label.to_string(), 0.0));
+            // A detection for one type (`D`) lands as a new duplicates
+            // stage, not as a job result.
+            let lands_as =
+                matches!(job, Job::DetectDuplicates { .. }).then_some(Arrived::Duplicates);
+            self.job = Some(Running {
+                label: label.to_string(),
+                fraction: 0.0,
+                lands_as,
+            });
             self.outbox.push(Effect::StartJob(job));
         } else if let Some(msg) =
             run_job(job, &graph, &dom, &heaptui_core::progress::Progress::new())
@@ -462,22 +609,7 @@ impl App {
                 self.switch(PaneId::ALL[(self.pane.index() + PaneId::COUNT - 1) % PaneId::COUNT])
             }
             Cmd::Pane(p) => self.switch(p),
-            Cmd::OpenFilter => {
-                if self.paths.is_some() && self.inspector.is_none() {
-                    self.status =
-                        "the filter narrows the list panes (2-5); Backspace leaves the paths"
-                            .into();
-                } else if !self.pane_view(self.pane).filterable() && self.inspector.is_none() {
-                    self.status = "the filter narrows the list panes (2-5)".into();
-                } else {
-                    self.inspector = None;
-                    let text = self.filters[self.pane.index()].clone();
-                    self.input = Some(InputLine {
-                        purpose: InputPurpose::Filter,
-                        text,
-                    });
-                }
-            }
+            Cmd::OpenFilter => self.open_filter(),
             Cmd::Inspect => match self.with_focus(|p, ctx| p.selected_object(ctx)) {
                 Some(o) => self.inspect(o),
                 None => self.status = "nothing to inspect here".into(),
@@ -490,15 +622,9 @@ impl App {
                 }
             }
             Cmd::FullName => {
-                let o = self.with_focus(|p, ctx| p.selected_object(ctx));
-                // The Dominators pane names a row by its row type (`class
-                // X` for a Java class object).
-                let row = !self.overlaid() && self.pane == PaneId::Dominators;
-                self.status = match (o, self.loading.graph()) {
-                    (Some(o), Some(g)) if row => g.dump.row_type_name(o).to_string(),
-                    (Some(o), Some(g)) => g.dump.type_name(o).to_string(),
-                    _ => "no row with a type is selected".into(),
-                };
+                self.status = self
+                    .with_focus(|p, ctx| p.full_name(ctx))
+                    .unwrap_or_else(|| "no row with a type is selected".into());
             }
             Cmd::Escape => {
                 let i = self.pane.index();
@@ -509,19 +635,7 @@ impl App {
                     return self.command(Cmd::Back);
                 }
             }
-            Cmd::Back => {
-                if !self.overlaid() && self.with_pane(self.pane, |p, _| p.back()) {
-                    // Taken inside the pane.
-                } else if let Some(nav) = self.history.pop() {
-                    self.restore(nav);
-                } else if self.inspector.is_some() {
-                    self.inspector = None;
-                } else if self.paths.is_some() {
-                    self.paths = None;
-                } else {
-                    self.status = "at the start of the history".into();
-                }
-            }
+            Cmd::Back => self.back(),
             Cmd::Up => self.step(-1),
             Cmd::Down => self.step(1),
             Cmd::PageUp => self.step(-h),
@@ -534,6 +648,40 @@ impl App {
             pane_cmd => self.route_to_focus(pane_cmd),
         }
         None
+    }
+
+    /// `/`: the input line on the pane's filter (closing the inspector),
+    /// where the pane takes one.
+    fn open_filter(&mut self) {
+        if self.paths.is_some() && self.inspector.is_none() {
+            self.status =
+                "the filter narrows the list panes (2-5); Backspace leaves the paths".into();
+        } else if !self.pane_view(self.pane).filterable() && self.inspector.is_none() {
+            self.status = "the filter narrows the list panes (2-5)".into();
+        } else {
+            self.inspector = None;
+            let text = self.filters[self.pane.index()].clone();
+            self.input = Some(InputLine {
+                purpose: InputPurpose::Filter,
+                text,
+            });
+        }
+    }
+
+    /// Backspace: inside the pane first (closing a split), then the
+    /// history, then the overlays.
+    fn back(&mut self) {
+        if !self.overlaid() && self.with_pane(self.pane, |p, _| p.back()) {
+            // Taken inside the pane.
+        } else if let Some(nav) = self.history.pop() {
+            self.restore(nav);
+        } else if self.inspector.is_some() {
+            self.inspector = None;
+        } else if self.paths.is_some() {
+            self.paths = None;
+        } else {
+            self.status = "at the start of the history".into();
+        }
     }
 
     /// A key in the input line (filter or exclude pattern).
@@ -563,14 +711,14 @@ impl App {
                     self.apply_filter(self.pane);
                 }
             }
-            InputPurpose::Exclude if !keep_open => {
+            InputPurpose::Exclude(_) if !keep_open => {
                 let before = self.nav();
                 let text = line.text.clone();
                 let intents = self.with_pane(self.pane, |p, ctx| p.edited(text, ctx));
                 self.apply(intents, before);
                 self.fix_scroll();
             }
-            InputPurpose::Exclude => {}
+            InputPurpose::Exclude(_) => {}
         }
         if keep_open {
             self.input = Some(line);
@@ -687,7 +835,7 @@ fn handle(app: &mut App, action: Action) -> Option<Effect> {
         }
         Action::JobProgress(f) => {
             if let Some(j) = &mut app.job {
-                j.1 = f;
+                j.fraction = f;
             }
             None
         }

@@ -7,6 +7,8 @@ use ratatui::text::Line;
 use ratatui::widgets::{Block, Paragraph};
 use ratatui::Frame;
 
+use super::dominators::reveal;
+use super::duplicates::show_set;
 use super::{Ctx, Intent, ListState, Pane};
 use crate::fmt::{bytes, count, fit, text_width, type_name};
 use crate::keys::Cmd;
@@ -435,6 +437,15 @@ fn domination_entries(
 }
 
 impl Pane for Inspector {
+    /// A what-if on this object says where its answer will stand.
+    fn requested(&mut self, job: &Job) {
+        if let Job::WhatIf { anchor, label, .. } = job {
+            if *anchor == self.object {
+                self.set_what_if(super::what_if::pending(label), false);
+            }
+        }
+    }
+
     fn receive(&mut self, msg: Msg, ctx: &Ctx) -> Result<Vec<Intent>, Msg> {
         let msg = match msg {
             Msg::WhatIf {
@@ -467,10 +478,10 @@ impl Pane for Inspector {
         match cmd {
             Cmd::Open => match self.target() {
                 Some(Target::Object(o)) => vec![Intent::Inspect(o)],
-                Some(Target::Set(s)) => vec![Intent::JumpToSet { set: s, open: true }],
+                Some(Target::Set(s)) => vec![Intent::Jump(show_set(s, true))],
                 None => vec![Intent::status("not a jump target")],
             },
-            Cmd::OpenInDominators => vec![Intent::Reveal(self.object)],
+            Cmd::OpenInDominators => vec![Intent::Jump(reveal(self.object))],
             Cmd::WhatIf => {
                 let Some(g) = ctx.loading.graph() else {
                     return Vec::new();
@@ -593,80 +604,103 @@ fn field_entries(
     fields: ObjectFields,
     theme: &Theme,
 ) {
-    let line = |e: &mut Vec<Entry>, text: String, heading: bool| {
-        e.push(Entry {
-            text,
-            target: None,
-            heading,
-            after: String::new(),
-            edge: None,
-        })
-    };
-    let list = |e: &mut Vec<Entry>, title: &str, fields: Vec<FieldView>| {
-        line(e, format!("{title} ({})", count(fields.len() as u64)), true);
-        for f in fields.iter().take(LIST_LIMIT) {
-            let name = &f.name;
-            match &f.value {
-                FieldValue::Primitive(v) => line(e, format!("  {} {name} = {v}", f.ty), false),
-                FieldValue::Ref(None) => line(e, format!("  {} {name} = null", f.ty), false),
-                FieldValue::Ref(Some(o)) => {
-                    let mut line = object_entry(dump, *o, format!("  {} {name} → ", f.ty));
-                    line.edge = super::what_if::field_edge(dump, object, name, *o);
-                    e.push(line)
-                }
-                FieldValue::Referent(o, strength, strong) => {
-                    let retains = if *strong { ", retains" } else { "" };
-                    let prefix = format!("  {} {name} [{}{retains}] → ", f.ty, strength.key());
-                    e.push(object_entry(dump, *o, prefix))
-                }
-                FieldValue::Missing => {
-                    line(e, format!("  {} {name} = ? (not in the dump)", f.ty), false)
-                }
-                FieldValue::NotKept => line(
-                    e,
-                    format!("  {} {name} = ? (a cache, not kept)", f.ty),
-                    false,
-                ),
-            }
-        }
-        if fields.len() > LIST_LIMIT {
-            let more = count((fields.len() - LIST_LIMIT) as u64);
-            line(e, format!("  {} {more} more", theme.ellipsis()), false);
-        }
-    };
     match fields {
-        ObjectFields::Instance(f) => list(e, "Fields, own class first", f),
-        ObjectFields::Class(f) => list(e, "Static fields", f),
+        ObjectFields::Instance(f) => {
+            field_list(e, dump, object, "Fields, own class first", &f, theme)
+        }
+        ObjectFields::Class(f) => field_list(e, dump, object, "Static fields", &f, theme),
         ObjectFields::PrimitiveArray {
             element,
             length,
             first,
             text,
         } => {
-            line(e, "Elements".into(), true);
-            match length {
-                None => line(e, "  not in the dump (no contents dumped)".into(), false),
-                Some(n) => {
-                    line(e, format!("  {element}[{}]", count(n)), false);
-                    if !first.is_empty() {
-                        let more = if (first.len() as u64) < n {
-                            format!(", {}", theme.ellipsis())
-                        } else {
-                            String::new()
-                        };
-                        line(e, format!("  {{{}{more}}}", first.join(", ")), false);
-                    }
-                    if let Some(t) = text {
-                        line(e, format!("  as text \"{t}\""), false);
-                    }
-                }
+            e.push(text_entry("Elements".into(), true));
+            let Some(n) = length else {
+                e.push(text_entry(
+                    "  not in the dump (no contents dumped)".into(),
+                    false,
+                ));
+                return;
+            };
+            e.push(text_entry(format!("  {element}[{}]", count(n)), false));
+            if !first.is_empty() {
+                let more = if (first.len() as u64) < n {
+                    format!(", {}", theme.ellipsis())
+                } else {
+                    String::new()
+                };
+                e.push(text_entry(
+                    format!("  {{{}{more}}}", first.join(", ")),
+                    false,
+                ));
+            }
+            if let Some(t) = text {
+                e.push(text_entry(format!("  as text \"{t}\""), false));
             }
         }
         ObjectFields::Value(v) => {
-            line(e, "Value".into(), true);
-            line(e, format!("  {v}"), false);
+            e.push(text_entry("Value".into(), true));
+            e.push(text_entry(format!("  {v}"), false));
         }
     }
+}
+
+/// A line of text, not a jump target.
+fn text_entry(text: String, heading: bool) -> Entry {
+    Entry {
+        text,
+        target: None,
+        heading,
+        after: String::new(),
+        edge: None,
+    }
+}
+
+/// A heading `title (n)` and the first [`LIST_LIMIT`] fields of `object`.
+fn field_list(
+    e: &mut Vec<Entry>,
+    dump: &Model,
+    object: ObjectIdx,
+    title: &str,
+    fields: &[FieldView],
+    theme: &Theme,
+) {
+    e.push(text_entry(
+        format!("{title} ({})", count(fields.len() as u64)),
+        true,
+    ));
+    e.extend((fields.iter().take(LIST_LIMIT)).map(|f| field_entry(dump, object, f)));
+    if fields.len() > LIST_LIMIT {
+        let more = count((fields.len() - LIST_LIMIT) as u64);
+        e.push(text_entry(
+            format!("  {} {more} more", theme.ellipsis()),
+            false,
+        ));
+    }
+}
+
+/// One field of `object`: its value, or a jump to the object it refers to
+/// (a reference the what-if can cut).
+fn field_entry(dump: &Model, object: ObjectIdx, f: &FieldView) -> Entry {
+    let name = &f.name;
+    let text = match &f.value {
+        FieldValue::Primitive(v) => format!("  {} {name} = {v}", f.ty),
+        FieldValue::Ref(None) => format!("  {} {name} = null", f.ty),
+        FieldValue::Ref(Some(o)) => {
+            let mut line = object_entry(dump, *o, format!("  {} {name} → ", f.ty));
+            line.edge = super::what_if::field_edge(dump, object, name, *o);
+            return line;
+        }
+        FieldValue::Referent(o, strength, strong) => {
+            let retains = if *strong { ", retains" } else { "" };
+            let prefix = format!("  {} {name} [{}{retains}] → ", f.ty, strength.key());
+            return object_entry(dump, *o, prefix);
+        }
+        FieldValue::Missing => format!("  {} {name} = ? (not in the dump)", f.ty),
+        FieldValue::NotKept => format!("  {} {name} = ? (a cache, not kept)", f.ty),
+    };
+    text_entry(text, false)
 }
 
 /// `.field<sep>` or `[3]<sep>`; empty without a label.

@@ -30,21 +30,26 @@ const RETAINED: usize = 2;
 #[derive(Debug, Clone)]
 pub struct InstancesView {
     /// The type.
-    pub type_index: TypeIdx,
+    pub(crate) type_index: TypeIdx,
     /// The instances in the current sort order (the permutation itself).
-    pub rows: Vec<ObjectIdx>,
+    pub(crate) rows: Vec<ObjectIdx>,
     /// The order of `rows`.
-    pub sort: Sort,
+    pub(crate) sort: Sort,
     /// The order asked of the job under way, if any (`rows` keep the
     /// previous order until it lands).
-    pub pending: Option<Sort>,
+    pub(crate) pending: Option<Sort>,
     /// The selected row and the scroll.
-    pub list: ListState,
+    pub(crate) list: ListState,
     /// Widths of the shallow and retained values (measured by the job).
     widths: [usize; 2],
 }
 
 impl InstancesView {
+    /// The type's instances in the view's order.
+    pub fn rows(&self) -> &[ObjectIdx] {
+        &self.rows
+    }
+
     /// The instances of `type_index`, largest retained first, asked of the
     /// worker (`index`: the type → objects index when it was built
     /// already). The view waits for the rows; the intent asks for them.

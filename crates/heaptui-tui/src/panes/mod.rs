@@ -110,17 +110,11 @@ impl Ctx<'_> {
 pub enum Intent {
     /// Remember where the user was before this key (a history step).
     History,
-    /// Show an object in the (unzoomed) dominator tree.
-    Reveal(ObjectIdx),
+    /// Go to a place in another pane (the pane that takes it decides
+    /// whether it can: [`Pane::prepare_jump`]).
+    Jump(Jump),
     /// Open the inspector on an object.
     Inspect(ObjectIdx),
-    /// Select a duplicate set in the Duplicates pane, its detail open or not.
-    JumpToSet {
-        /// The set, a position in `Duplicates::sets`.
-        set: u32,
-        /// Whether its detail opens.
-        open: bool,
-    },
     /// Run a job (inline on small heaps, else in the background).
     Request {
         /// The work.
@@ -130,8 +124,14 @@ pub enum Intent {
     },
     /// A line for the status bar.
     Status(String),
-    /// Open the input line for the Types pane's exclude pattern.
-    EditExclude(String),
+    /// Open the input line on the pane's exclude pattern(s) (the answer
+    /// comes to [`Pane::edited`]).
+    EditExclude {
+        /// The text to start from.
+        text: String,
+        /// What the input line says before it.
+        prompt: &'static str,
+    },
     /// Apply the pane's filter again (its rows come in a new order, or
     /// new data arrived).
     Refilter,
@@ -188,29 +188,80 @@ impl Ticked {
 /// ([`Pane::save`]): a few numbers (selections, depths), never rows.
 pub type Saved = Box<dyn std::any::Any>;
 
-/// A move from one pane (or the inspector) to a place in another.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Jump {
-    /// Show an object in the (unzoomed) dominator tree.
-    Reveal(ObjectIdx),
-    /// Select a duplicate set, its detail open or not.
-    Set {
-        /// The set, a position in `Duplicates::sets`.
-        set: u32,
-        /// Whether its detail opens.
-        open: bool,
-    },
+/// What a [`Jump`] carries: a place that only the pane it goes to reads
+/// (as only a pane reads what it [`Pane::save`]d). Any value that is
+/// `Clone`, `Eq` and `Debug` is one; the pane that takes jumps declares its place type beside a
+/// constructor of the jump (`dominators::reveal`, `duplicates::show_set`),
+/// so a pane that takes a new kind of jump adds nothing here.
+pub trait Place: std::any::Any + std::fmt::Debug {
+    /// As `Any`, for the target pane to read its own type back.
+    fn as_any(&self) -> &dyn std::any::Any;
+    /// Whether `other` is the same place (same type, equal value).
+    fn same(&self, other: &dyn Place) -> bool;
+    /// A boxed copy.
+    fn boxed(&self) -> Box<dyn Place>;
+}
+
+impl<T: std::any::Any + std::fmt::Debug + Clone + Eq> Place for T {
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+
+    fn same(&self, other: &dyn Place) -> bool {
+        other.as_any().downcast_ref::<T>() == Some(self)
+    }
+
+    fn boxed(&self) -> Box<dyn Place> {
+        Box::new(self.clone())
+    }
+}
+
+/// A move from one pane (or the inspector) to a place in another: the
+/// pane that takes it and the place there. The router asks that pane
+/// ([`Pane::prepare_jump`], [`Pane::jump`]) and reads nothing else of it.
+#[derive(Debug)]
+pub struct Jump {
+    pane: PaneId,
+    place: Box<dyn Place>,
 }
 
 impl Jump {
+    /// A jump to `place` in pane `pane` (the pane's own constructor calls
+    /// this with its place type).
+    pub fn to(pane: PaneId, place: impl Place) -> Jump {
+        Jump {
+            pane,
+            place: Box::new(place),
+        }
+    }
+
     /// The pane that takes the jump.
-    pub fn pane(self) -> PaneId {
-        match self {
-            Jump::Reveal(_) => PaneId::Dominators,
-            Jump::Set { .. } => PaneId::Duplicates,
+    pub fn pane(&self) -> PaneId {
+        self.pane
+    }
+
+    /// The place, when it is a `P` (what the target pane reads).
+    pub fn place<P: Place>(&self) -> Option<&P> {
+        self.place.as_any().downcast_ref()
+    }
+}
+
+impl Clone for Jump {
+    fn clone(&self) -> Jump {
+        Jump {
+            pane: self.pane,
+            place: self.place.boxed(),
         }
     }
 }
+
+impl PartialEq for Jump {
+    fn eq(&self, other: &Jump) -> bool {
+        self.pane == other.pane && self.place.same(&*other.place)
+    }
+}
+
+impl Eq for Jump {}
 
 /// Whether a pane takes a jump now ([`Pane::prepare_jump`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -245,6 +296,12 @@ pub trait Pane {
 
     /// The object that `i` inspects.
     fn selected_object(&self, ctx: &Ctx) -> Option<ObjectIdx>;
+
+    /// The full type name of the selected row (`t`): its object's type.
+    fn full_name(&self, ctx: &Ctx) -> Option<String> {
+        let (object, graph) = (self.selected_object(ctx)?, ctx.loading.graph()?);
+        Some(graph.dump.type_name(object).to_string())
+    }
 
     /// Keeps the selection visible in the body of `ctx` (resize, new data).
     fn fit(&mut self, _ctx: &Ctx) {}
@@ -286,6 +343,10 @@ pub trait Pane {
     fn arrived(&mut self, _what: Arrived, _ctx: &Ctx) -> Vec<Intent> {
         Vec::new()
     }
+
+    /// A job was asked for (by this pane or another): the pane may say its
+    /// answer is coming (the inspector, for a what-if on its object).
+    fn requested(&mut self, _job: &Job) {}
 
     /// A job's result: taken (with what the pane asks next), or handed
     /// back when it is not this pane's.
@@ -367,3 +428,34 @@ pub fn empty_message(ctx: &Ctx, busy: bool, noun: &str, unfiltered: &str) -> Str
 }
 
 pub use table::ListState;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    struct Here(u32);
+
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    struct There(u32);
+
+    #[test]
+    fn a_jump_gives_its_place_back_only_as_its_own_type() {
+        let jump = Jump::to(PaneId::Roots, Here(7));
+        assert_eq!(jump.pane(), PaneId::Roots);
+        assert_eq!(jump.place::<Here>(), Some(&Here(7)));
+        assert_eq!(jump.place::<There>(), None);
+        let copy = jump.clone();
+        assert_eq!(copy.place::<Here>(), Some(&Here(7)));
+        assert_eq!(copy, jump);
+    }
+
+    #[test]
+    fn jumps_are_equal_when_pane_place_type_and_value_are() {
+        let jump = Jump::to(PaneId::Roots, Here(7));
+        assert_ne!(jump, Jump::to(PaneId::Roots, Here(8)));
+        assert_ne!(jump, Jump::to(PaneId::Roots, There(7)));
+        assert_ne!(jump, Jump::to(PaneId::Types, Here(7)));
+        assert_eq!(jump, Jump::to(PaneId::Roots, Here(7)));
+    }
+}

@@ -7,6 +7,8 @@ use ratatui::text::Line;
 use ratatui::widgets::{Block, Paragraph};
 use ratatui::Frame;
 
+use super::dominators::reveal;
+use super::duplicates::show_set;
 use super::inspector::Target;
 use super::{Ctx, Intent, Pane};
 use crate::fmt::{
@@ -352,8 +354,8 @@ impl Pane for OverviewPane {
         }
         let (_, targets) = lines(ctx, 80);
         match self.selected.and_then(|k| targets.get(k)).map(|t| t.1) {
-            Some(Target::Object(o)) => vec![Intent::Reveal(o)],
-            Some(Target::Set(s)) => vec![Intent::JumpToSet { set: s, open: true }],
+            Some(Target::Object(o)) => vec![Intent::Jump(reveal(o))],
+            Some(Target::Set(s)) => vec![Intent::Jump(show_set(s, true))],
             None => Vec::new(),
         }
     }

@@ -13,6 +13,7 @@ use ratatui::text::Line;
 use ratatui::widgets::Paragraph;
 use ratatui::Frame;
 
+use super::dominators::reveal;
 use super::{framed, Ctx, Intent, ListState, Pane};
 use crate::compared::signed_count;
 use crate::fmt::{bytes, count, fit, text_width, type_name};
@@ -251,7 +252,7 @@ impl Pane for PathsView {
             }
             Cmd::OpenInDominators => {
                 return match self.selected_object(ctx) {
-                    Some(o) => vec![Intent::Reveal(o)],
+                    Some(o) => vec![Intent::Jump(reveal(o))],
                     None => vec![Intent::status("a root kind has no object: expand it")],
                 }
             }

@@ -14,6 +14,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Paragraph, Wrap};
 use ratatui::Frame;
 
+use super::dominators::reveal;
 use super::table::{Page, ScrolledTable, TableRow};
 use super::{Ctx, Intent, ListState, Pane};
 use crate::compared::{signed_bytes, signed_bytes_width, steady_mark, Compared, NO_PATH};
@@ -596,7 +597,7 @@ impl Pane for SuspectsPane {
                 }
             }
             Cmd::Open => match self.rows.get(self.list.selected) {
-                Some(r) if r.point != u32::MAX => vec![Intent::Reveal(ObjectIdx(r.point))],
+                Some(r) if r.point != u32::MAX => vec![Intent::Jump(reveal(ObjectIdx(r.point)))],
                 Some(_) => vec![Intent::status("this suspect has no accumulation point")],
                 None => Vec::new(),
             },

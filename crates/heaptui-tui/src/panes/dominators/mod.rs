@@ -18,7 +18,7 @@ use ratatui::Frame;
 
 use std::sync::Arc;
 
-use super::{empty_message, Ctx, FilterPlan, Intent, Jump, Landing, Pane, Saved};
+use super::{empty_message, Ctx, FilterPlan, Intent, Jump, Landing, Pane, PaneId, Saved};
 use crate::compared::{signed_bytes_width, steady_empty, steady_status, Compared};
 use crate::filtering::{FilterResult, FilterWork};
 use crate::fmt::{bytes_width, count_width};
@@ -279,6 +279,21 @@ impl DominatorsPane {
         defer(deferred)
     }
 
+    /// `x`: the selected group's rows become its instances, or the
+    /// instances a group again.
+    fn toggle_instances(&mut self, dump: &Model, dom: &DominatorTree) -> Vec<Intent> {
+        let t = self.tree_mut();
+        let s = t.selected;
+        if !t.is_group(s) {
+            return vec![Intent::status(
+                "one object: x switches a group (N x Type) to its instances and back",
+            )];
+        }
+        let deferred = t.toggle_instances(s, dump, dom);
+        self.refresh();
+        defer(deferred)
+    }
+
     /// Shows `object` in the unzoomed tree, expanding its ancestors; the
     /// filter must have been dropped (the router does that). Where a node
     /// on the way must be grouped by a job first, that job is returned (or
@@ -309,6 +324,43 @@ struct DominatorsPlace {
 }
 
 /// The jobs a reveal asks for, labelled as such on the status line.
+/// Where a [`reveal`] goes: an object to show in the unzoomed tree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RevealObject(pub ObjectIdx);
+
+/// A jump that shows `object` in the (unzoomed) dominator tree.
+pub fn reveal(object: ObjectIdx) -> Jump {
+    Jump::to(PaneId::Dominators, RevealObject(object))
+}
+
+/// `M`: the merged paths to the roots of the selected group's objects,
+/// or of the selected object.
+fn merged_paths(t: &Tree, dump: &Model, ctx: &Ctx) -> Vec<Intent> {
+    let (label, objects) = match &t.nodes[t.selected as usize].item {
+        Item::Group(g) => (
+            format!(
+                "{} × {}",
+                crate::fmt::count(g.members.len() as u64),
+                dump.name_of_type(g.type_index)
+            ),
+            ObjectIdx::cast_slice(&g.members).to_vec(),
+        ),
+        Item::Instance(o) => (
+            format!(
+                "{} {}",
+                dump.row_type_name(ObjectIdx(*o)),
+                dump.id_hex(ObjectIdx(*o))
+            ),
+            vec![ObjectIdx(*o)],
+        ),
+        _ => return vec![Intent::status("M: select a group row or an object")],
+    };
+    vec![super::paths::request(
+        super::paths::objects(label, objects),
+        ctx,
+    )]
+}
+
 fn revealing(intents: Vec<Intent>) -> Vec<Intent> {
     intents
         .into_iter()
@@ -409,7 +461,7 @@ impl Pane for Option<DominatorsPane> {
     }
 
     fn prepare_jump(&self, jump: &Jump, ctx: &Ctx) -> Landing {
-        let Jump::Reveal(object) = *jump else {
+        let Some(&RevealObject(object)) = jump.place() else {
             return Landing::Refused(None);
         };
         let (Some(graph), Some(dom)) = (ctx.loading.graph(), ctx.loading.dom()) else {
@@ -429,8 +481,8 @@ impl Pane for Option<DominatorsPane> {
     }
 
     fn jump(&mut self, jump: Jump, _dropped_filter: bool, ctx: &Ctx) -> Vec<Intent> {
-        let (Jump::Reveal(object), Some(d), Some(graph), Some(dom)) =
-            (jump, self, ctx.loading.graph(), ctx.loading.dom())
+        let (Some(&RevealObject(object)), Some(d), Some(graph), Some(dom)) =
+            (jump.place(), self, ctx.loading.graph(), ctx.loading.dom())
         else {
             return Vec::new();
         };
@@ -484,44 +536,8 @@ impl Pane for Option<DominatorsPane> {
                     Vec::new()
                 }
             }
-            Cmd::MergedPaths => {
-                let t = d.tree();
-                let (label, objects) = match &t.nodes[t.selected as usize].item {
-                    Item::Group(g) => (
-                        format!(
-                            "{} × {}",
-                            crate::fmt::count(g.members.len() as u64),
-                            dump.name_of_type(g.type_index)
-                        ),
-                        ObjectIdx::cast_slice(&g.members).to_vec(),
-                    ),
-                    Item::Instance(o) => (
-                        format!(
-                            "{} {}",
-                            dump.row_type_name(ObjectIdx(*o)),
-                            dump.id_hex(ObjectIdx(*o))
-                        ),
-                        vec![ObjectIdx(*o)],
-                    ),
-                    _ => return vec![Intent::status("M: select a group row or an object")],
-                };
-                vec![super::paths::request(
-                    super::paths::objects(label, objects),
-                    ctx,
-                )]
-            }
-            Cmd::Instances => {
-                let t = d.tree_mut();
-                let s = t.selected;
-                if !t.is_group(s) {
-                    return vec![Intent::status(
-                        "one object: x switches a group (N x Type) to its instances and back",
-                    )];
-                }
-                let deferred = t.toggle_instances(s, dump, dom);
-                d.refresh();
-                defer(deferred)
-            }
+            Cmd::MergedPaths => merged_paths(d.tree(), dump, ctx),
+            Cmd::Instances => d.toggle_instances(dump, dom),
             Cmd::SortGrowth | Cmd::SteadyOnly if d.compared.is_none() => {
                 vec![super::table::no_comparison(ctx)]
             }
@@ -580,6 +596,13 @@ impl Pane for Option<DominatorsPane> {
         d.tree()
             .object(d.tree().selected, ctx.loading.dom()?)
             .map(ObjectIdx)
+    }
+
+    /// A row is named by its row type (`class X` for a Java class
+    /// object), as the tree shows it.
+    fn full_name(&self, ctx: &Ctx) -> Option<String> {
+        let (object, graph) = (self.selected_object(ctx)?, ctx.loading.graph()?);
+        Some(graph.dump.row_type_name(object).to_string())
     }
 
     fn fit(&mut self, ctx: &Ctx) {

@@ -20,15 +20,15 @@ pub struct DetailLine {
 #[derive(Debug, Clone)]
 pub struct DupDetail {
     /// The set, a position in `Duplicates::sets`.
-    pub set: u32,
+    pub(crate) set: u32,
     /// The lines.
-    pub lines: Vec<DetailLine>,
+    pub(crate) lines: Vec<DetailLine>,
     /// The selected line and the scroll.
-    pub list: ListState,
+    pub(crate) list: ListState,
     /// Opened with Enter on the list's row: Backspace closes it, back to
     /// the list. A detail reached by a jump (`H`, the Overview, the
     /// inspector) goes back through the history instead.
-    pub from_list: bool,
+    pub(crate) from_list: bool,
 }
 
 /// Objects listed in a member's instance graph at most.

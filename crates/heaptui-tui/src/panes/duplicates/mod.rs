@@ -8,7 +8,7 @@ use ratatui::layout::Rect;
 use ratatui::Frame;
 
 use super::table::{no_comparison, Sort};
-use super::{Ctx, FilterPlan, Intent, Jump, Landing, ListState, Pane, Saved};
+use super::{Ctx, FilterPlan, Intent, Jump, Landing, ListState, Pane, PaneId, Saved};
 use crate::compared::{delta_width, steady_status, Compared};
 use crate::filtering::{FilterResult, FilterWork};
 use crate::fmt::{bytes, count, Col, Columns};
@@ -406,9 +406,24 @@ pub(super) fn what_if_request(
     ]
 }
 
+/// Where a [`show_set`] goes: a duplicate set, its detail open or not.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ShowSet {
+    /// The set, a position in `Duplicates::sets`.
+    pub set: u32,
+    /// Whether its detail opens.
+    pub open: bool,
+}
+
+/// A jump that selects duplicate set `set` (a position in
+/// `Duplicates::sets`) in the Duplicates pane, its detail open or not.
+pub fn show_set(set: u32, open: bool) -> Jump {
+    Jump::to(PaneId::Duplicates, ShowSet { set, open })
+}
+
 /// The status line's label of a detection for one type (`D`), until the
 /// detection lands.
-pub const DETECTING: &str = "detecting duplicates";
+const DETECTING: &str = "detecting duplicates";
 
 impl Pane for DuplicatesPane {
     fn save(&self) -> Saved {
@@ -473,7 +488,7 @@ impl Pane for DuplicatesPane {
     }
 
     fn prepare_jump(&self, jump: &Jump, ctx: &Ctx) -> Landing {
-        let Jump::Set { set, .. } = *jump else {
+        let Some(&ShowSet { set, .. }) = jump.place() else {
             return Landing::Refused(None);
         };
         let (Some(d), Some(_)) = (ctx.loading.duplicates(), ctx.loading.graph()) else {
@@ -489,8 +504,8 @@ impl Pane for DuplicatesPane {
     }
 
     fn jump(&mut self, jump: Jump, dropped_filter: bool, ctx: &Ctx) -> Vec<Intent> {
-        let (Jump::Set { set, open }, Some(d), Some(graph)) =
-            (jump, ctx.loading.duplicates(), ctx.loading.graph())
+        let (Some(&ShowSet { set, open }), Some(d), Some(graph)) =
+            (jump.place(), ctx.loading.duplicates(), ctx.loading.graph())
         else {
             return Vec::new();
         };
@@ -544,10 +559,7 @@ impl Pane for DuplicatesPane {
                     .current_set()
                     .and_then(|s| d.sets[s as usize].holding_set)
                 {
-                    Some(h) => vec![Intent::JumpToSet {
-                        set: h,
-                        open: self.detail.is_some(),
-                    }],
+                    Some(h) => vec![Intent::Jump(show_set(h, self.detail.is_some()))],
                     None => vec![Intent::status("this set is not held by another set")],
                 }
             }

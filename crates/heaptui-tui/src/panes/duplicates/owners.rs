@@ -10,7 +10,9 @@ use ratatui::text::Line;
 use ratatui::widgets::Paragraph;
 use ratatui::Frame;
 
+use super::super::dominators::reveal;
 use super::super::{Ctx, Intent, ListState};
+use super::show_set;
 use super::DuplicatesPane;
 use crate::compared::{signed_bytes, signed_count, steady_mark};
 use crate::fmt::{bytes, count, fit, type_name};
@@ -66,18 +68,18 @@ pub type Shown = (Arc<Vec<u32>>, Arc<Vec<u32>>);
 #[derive(Debug)]
 pub struct OwnersView {
     /// The detection result the owners were computed from.
-    pub source: Arc<Duplicates>,
+    pub(crate) source: Arc<Duplicates>,
     /// The owners, by wasted bytes.
-    pub owners: Arc<Owners>,
+    pub(crate) owners: Arc<Owners>,
     /// With a comparison (and the default patterns): each owner's change.
-    pub delta: Option<OwnerDeltas>,
+    pub(crate) delta: Option<OwnerDeltas>,
     /// `/`: the owners the filter lets through (positions in `owners`,
     /// ascending) and the gone owners it lets through; `None`: all.
     shown: Option<Shown>,
     /// `s`.
-    pub sort: OwnerSort,
+    pub(crate) sort: OwnerSort,
     /// `t`: only the owners whose waste rises at every step.
-    pub steady_only: bool,
+    pub(crate) steady_only: bool,
     /// Per owner, whether its sets are listed under it.
     expanded: Vec<bool>,
     /// The owners and gone owners in display order (filtered, sorted).
@@ -85,10 +87,62 @@ pub struct OwnersView {
     /// The rows in display order.
     rows: Vec<OwnerRow>,
     /// The selection and scroll.
-    pub list: ListState,
+    pub(crate) list: ListState,
 }
 
 impl OwnersView {
+    /// The detection result the owners were computed from.
+    pub fn source(&self) -> &Arc<Duplicates> {
+        &self.source
+    }
+
+    /// The owners, by wasted bytes.
+    pub fn owners(&self) -> &Owners {
+        &self.owners
+    }
+
+    /// With a comparison (and the default patterns): each owner's change.
+    pub fn delta(&self) -> Option<&OwnerDeltas> {
+        self.delta.as_ref()
+    }
+
+    /// Whether only the owners that grow steadily are listed.
+    pub fn steady_only(&self) -> bool {
+        self.steady_only
+    }
+
+    /// `s`, `S` or `t`: the next (previous) order, or steady growers only;
+    /// the status line says which. Without Δ figures the order stays.
+    fn resort(&mut self, cmd: Cmd, ctx: &Ctx) -> Intent {
+        if self.delta.is_none() {
+            return Intent::status(match ctx.loading.compared() {
+                Some(_) => "owners cut at other patterns than the defaults have no Δ: owners are listed by wasted bytes",
+                None => "owners are listed by wasted bytes (no comparison: open older snapshots too for Δ)",
+            });
+        }
+        if cmd == Cmd::SteadyOnly {
+            self.steady_only = !self.steady_only;
+        } else {
+            self.sort = match (self.sort, cmd) {
+                (OwnerSort::Wasted, Cmd::SortNext) | (OwnerSort::DeltaCopies, _) => {
+                    OwnerSort::DeltaBytes
+                }
+                (OwnerSort::DeltaBytes, Cmd::SortNext) => OwnerSort::DeltaCopies,
+                _ => OwnerSort::Wasted,
+            };
+        }
+        self.reorder();
+        self.list.selected = 0;
+        self.list.offset = 0;
+        Intent::status(match self.steady_only {
+            true => format!(
+                "{}; only those that grow steadily (t: all)",
+                self.sort.describe()
+            ),
+            false => self.sort.describe().to_string(),
+        })
+    }
+
     /// The owners of `source`, every owner collapsed.
     pub fn new(
         source: Arc<Duplicates>,
@@ -311,7 +365,7 @@ impl DuplicatesPane {
             Cmd::Open | Cmd::Expand | Cmd::Collapse => {
                 let v = v?;
                 match (cmd, v.selected_set()) {
-                    (Cmd::Open, Some(set)) => out.push(Intent::JumpToSet { set, open: true }),
+                    (Cmd::Open, Some(set)) => out.push(Intent::Jump(show_set(set, true))),
                     (Cmd::Collapse, Some(_)) | (_, None) => v.toggle(),
                     _ => {}
                 }
@@ -327,42 +381,12 @@ impl DuplicatesPane {
                     _ => Vec::new(),
                 });
             }
-            Cmd::SortNext | Cmd::SortReverse | Cmd::SteadyOnly => {
-                let v = v?;
-                if v.delta.is_none() {
-                    out.push(Intent::status(match ctx.loading.compared() {
-                        Some(_) => "owners cut at other patterns than the defaults have no Δ: owners are listed by wasted bytes",
-                        None => "owners are listed by wasted bytes (no comparison: open older snapshots too for Δ)",
-                    }));
-                    return Some(out);
-                }
-                if cmd == Cmd::SteadyOnly {
-                    v.steady_only = !v.steady_only;
-                } else {
-                    v.sort = match (v.sort, cmd) {
-                        (OwnerSort::Wasted, Cmd::SortNext) | (OwnerSort::DeltaCopies, _) => {
-                            OwnerSort::DeltaBytes
-                        }
-                        (OwnerSort::DeltaBytes, Cmd::SortNext) => OwnerSort::DeltaCopies,
-                        _ => OwnerSort::Wasted,
-                    };
-                }
-                v.reorder();
-                v.list.selected = 0;
-                v.list.offset = 0;
-                out.push(Intent::status(match v.steady_only {
-                    true => format!(
-                        "{}; only those that grow steadily (t: all)",
-                        v.sort.describe()
-                    ),
-                    false => v.sort.describe().to_string(),
-                }));
-            }
+            Cmd::SortNext | Cmd::SortReverse | Cmd::SteadyOnly => out.push(v?.resort(cmd, ctx)),
             Cmd::OpenInDominators => {
                 let v = v?;
                 if let Some(i) = v.selected_owner() {
                     out.push(match v.owners.owners[i as usize].top_instance {
-                        Some(o) => Intent::Reveal(o),
+                        Some(o) => Intent::Jump(reveal(o)),
                         None => Intent::status(
                             "GC roots hold these copies directly: no owner object to show",
                         ),
@@ -375,7 +399,11 @@ impl DuplicatesPane {
                     (None, Some(v)) => v.owners.exclude.join(" "),
                     (None, None) => String::new(),
                 };
-                out.push(Intent::EditExclude(current));
+                // Several globs, where the Types pane takes one.
+                out.push(Intent::EditExclude {
+                    text: current,
+                    prompt: "owners cut past (globs, space between): ",
+                });
             }
             Cmd::DetectPossible => {
                 out.push(Intent::status("O: back to the sets for this key"));

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use ratatui::layout::Rect;
 use ratatui::Frame;
 
+use super::dominators::reveal;
 use super::instances::{self, InstancesView};
 use super::table::{no_comparison, plural, Sort};
 use super::{Ctx, FilterPlan, Intent, ListState, Pane, Saved, Ticked};
@@ -241,6 +242,53 @@ impl TypesPane {
         vec![Intent::Refilter, Intent::status(status)]
     }
 
+    /// `p`: the precise retained size of the selected type's instances,
+    /// asked for once (one such job at a time).
+    fn precise_retained(&mut self, ctx: &Ctx) -> Vec<Intent> {
+        let Some(ty) = self.selected_type() else {
+            return Vec::new();
+        };
+        if self.precise_running.is_some() {
+            vec![Intent::status(
+                "a precise retained computation is already running",
+            )]
+        } else if !self.precise.contains_key(&ty) {
+            self.precise_running = Some(ty);
+            let name = ctx
+                .loading
+                .graph()
+                .map(|g| g.dump.name_of_type(ty).to_string())
+                .unwrap_or_default();
+            vec![Intent::Request {
+                job: Job::Precise { type_index: ty },
+                label: format!("precise retained of {name}"),
+            }]
+        } else {
+            Vec::new()
+        }
+    }
+
+    /// Enter in the immediate-dominators split: the selected row's
+    /// dominator that retains most, shown in the tree.
+    fn reveal_dominator(&self, ctx: &Ctx) -> Vec<Intent> {
+        let Some(imm) = &self.imm else {
+            return Vec::new();
+        };
+        let target = imm.rows.get(imm.list.selected).and_then(|r| {
+            let dom = ctx.loading.dom()?;
+            r.dominators
+                .iter()
+                .copied()
+                .max_by_key(|&o| dom.retained_bytes.get(o.index()))
+        });
+        match target {
+            Some(o) => vec![Intent::Jump(reveal(o))],
+            None => vec![Intent::status(
+                "these instances are held directly by GC roots",
+            )],
+        }
+    }
+
     /// Opens the list of the selected type's instances (its rows come
     /// from a job).
     fn list_instances(&mut self) -> Vec<Intent> {
@@ -389,56 +437,20 @@ impl Pane for TypesPane {
             }
             Cmd::SteadyOnly => self.toggle_steady(ctx),
             Cmd::ListInstances => self.list_instances(),
-            Cmd::Open if self.imm_focus => {
-                let Some(imm) = &self.imm else {
-                    return Vec::new();
-                };
-                let target = imm.rows.get(imm.list.selected).and_then(|r| {
-                    let dom = ctx.loading.dom()?;
-                    r.dominators
-                        .iter()
-                        .copied()
-                        .max_by_key(|&o| dom.retained_bytes.get(o.index()))
-                });
-                match target {
-                    Some(o) => vec![Intent::Reveal(o)],
-                    None => vec![Intent::status(
-                        "these instances are held directly by GC roots",
-                    )],
-                }
-            }
+            Cmd::Open if self.imm_focus => self.reveal_dominator(ctx),
             Cmd::Open => match self.selected_type() {
                 Some(ty) => match ctx.loading.largest_instance(ty) {
-                    Some(o) => vec![Intent::Reveal(o)],
+                    Some(o) => vec![Intent::Jump(reveal(o))],
                     None => vec![Intent::status("no reachable instance of this type")],
                 },
                 None => Vec::new(),
             },
-            Cmd::PreciseRetained => {
-                let Some(ty) = self.selected_type() else {
-                    return Vec::new();
-                };
-                if self.precise_running.is_some() {
-                    vec![Intent::status(
-                        "a precise retained computation is already running",
-                    )]
-                } else if !self.precise.contains_key(&ty) {
-                    self.precise_running = Some(ty);
-                    let name = ctx
-                        .loading
-                        .graph()
-                        .map(|g| g.dump.name_of_type(ty).to_string())
-                        .unwrap_or_default();
-                    vec![Intent::Request {
-                        job: Job::Precise { type_index: ty },
-                        label: format!("precise retained of {name}"),
-                    }]
-                } else {
-                    Vec::new()
-                }
-            }
+            Cmd::PreciseRetained => self.precise_retained(ctx),
             Cmd::ImmediateDominators => self.immediate_dominators(),
-            Cmd::ExcludePattern => vec![Intent::EditExclude(self.exclude.clone())],
+            Cmd::ExcludePattern => vec![Intent::EditExclude {
+                text: self.exclude.clone(),
+                prompt: "exclude pattern (glob, e.g. System.*): ",
+            }],
             Cmd::MergedPaths => match self.selected_type() {
                 Some(ty) => vec![super::paths::request(
                     crate::msg::PathsTarget::Type(ty),

@@ -15,15 +15,15 @@ use heaptui_core::model::TypeIdx;
 #[derive(Debug, Clone)]
 pub struct ImmView {
     /// The type whose instances' dominators are shown.
-    pub type_index: TypeIdx,
+    pub(crate) type_index: TypeIdx,
     /// The exclude pattern it ran with.
-    pub exclude: String,
+    pub(crate) exclude: String,
     /// The rows, by dominated shallow bytes descending.
-    pub rows: Vec<ImmediateDominators>,
+    pub(crate) rows: Vec<ImmediateDominators>,
     /// The selected row and the scroll.
-    pub list: ListState,
+    pub(crate) list: ListState,
     /// Widths of the number columns' values (see [`ImmView::new`]).
-    pub widths: [usize; 3],
+    pub(crate) widths: [usize; 3],
 }
 
 impl ImmView {

@@ -154,36 +154,51 @@ pub struct Deferred {
 #[derive(Debug, Clone)]
 pub struct Tree {
     /// Identifies the tree to deferred results (it may be gone by then).
-    pub id: u64,
+    pub(crate) id: u64,
     /// Every node made so far (index = node id; 0 is the zoom root).
-    pub nodes: Vec<Node>,
+    pub(crate) nodes: Vec<Node>,
     /// Visible rows (node ids) in display order.
-    pub flat: Vec<u32>,
+    pub(crate) flat: Vec<u32>,
     /// Visible children of the zoom root (the chart's bars), kept by
     /// [`Tree::flatten`] so frames need not re-check the filter marks.
-    pub top: Vec<u32>,
+    pub(crate) top: Vec<u32>,
     /// The selected node.
-    pub selected: u32,
+    pub(crate) selected: u32,
     /// The first visible row (an index into `flat`).
-    pub offset: usize,
+    pub(crate) offset: usize,
     /// The zoom level's title (the zoom root's name).
-    pub label: String,
+    pub(crate) label: String,
     /// The comparison, if any: the rows' paths and the vanished rows.
-    pub compared: Option<Arc<Compared>>,
+    pub(crate) compared: Option<Arc<Compared>>,
     /// The merged path of the zoom root (0 for the whole tree).
-    pub root_path: u32,
+    pub(crate) root_path: u32,
     /// Siblings by growth (newest − oldest retained) instead of retained.
-    pub growth_order: bool,
+    pub(crate) growth_order: bool,
     /// Only rows that grow steadily, their ancestors and what is below.
-    pub steady_only: bool,
+    pub(crate) steady_only: bool,
     /// The node of the previous zoom level this one was zoomed from.
-    pub origin: u32,
+    pub(crate) origin: u32,
 }
 
 /// Per-object "subtree holds a filter match" marks, or none (no filter).
 pub type Marks = Option<Arc<Vec<bool>>>;
 
 impl Tree {
+    /// Every node made so far, by id (the super-root or zoom root first).
+    pub fn nodes(&self) -> &[Node] {
+        &self.nodes
+    }
+
+    /// The visible rows, in order: node ids.
+    pub fn flat(&self) -> &[u32] {
+        &self.flat
+    }
+
+    /// The selected node's id.
+    pub fn selected(&self) -> u32 {
+        self.selected
+    }
+
     /// A tree rooted at `root`, expanded one level; the grouping the caller must still run, if any.
     pub fn new(
         root: Item,
