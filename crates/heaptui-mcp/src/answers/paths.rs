@@ -7,7 +7,7 @@
 
 use serde_json::{json, Value};
 
-use heaptui_core::analysis::merged_paths::{merged_paths, MergedPaths, Step};
+use heaptui_core::analysis::{merged_paths, MergedPaths, Step};
 use heaptui_core::analysis::{objects_of_types, Glob};
 use heaptui_core::model::{Model, ObjectIdx};
 use heaptui_core::progress::Progress;
