@@ -10,10 +10,10 @@ use std::path::Path;
 use std::sync::OnceLock;
 
 use heaptui_core::graph::{DominatorTree, HeapGraph};
-use heaptui_core::import::netcf_text::parse_bytes;
 use heaptui_core::model::Model;
 use heaptui_core::model::ObjectIdx;
 use heaptui_core::progress::Progress;
+use heaptui_core::testing::parse_text;
 use heaptui_testkit::gen::{generate_bytes, GenOptions};
 
 fn main() {
@@ -38,7 +38,7 @@ fn text() -> &'static [u8] {
 }
 
 fn dump() -> Model {
-    parse_bytes(Path::new("bench.txt"), text()).expect("generated dumps parse")
+    parse_text(Path::new("bench.txt"), text()).expect("generated dumps parse")
 }
 
 fn graph() -> &'static HeapGraph {
@@ -54,7 +54,7 @@ fn small_graph() -> &'static HeapGraph {
             objects: objects() / 10,
             seed: 1,
         });
-        HeapGraph::build(parse_bytes(Path::new("small.txt"), &text).unwrap())
+        HeapGraph::build(parse_text(Path::new("small.txt"), &text).unwrap())
     })
 }
 
@@ -63,7 +63,7 @@ fn parse(bencher: divan::Bencher) {
     let bytes = text();
     bencher
         .counter(divan::counter::BytesCount::new(bytes.len()))
-        .bench(|| parse_bytes(Path::new("bench.txt"), bytes).unwrap());
+        .bench(|| parse_text(Path::new("bench.txt"), bytes).unwrap());
 }
 
 #[divan::bench(sample_count = 5)]

@@ -10,8 +10,8 @@ use std::sync::OnceLock;
 
 use heaptui_core::graph::duplicates::{find_duplicates, DuplicateMode, DuplicateOptions};
 use heaptui_core::graph::{DominatorTree, HeapGraph};
-use heaptui_core::import::netcf_text::parse_bytes;
 use heaptui_core::progress::Progress;
+use heaptui_core::testing::parse_text;
 use heaptui_testkit::gen::{generate_bytes, GenOptions};
 
 fn main() {
@@ -26,7 +26,7 @@ fn heap() -> &'static (HeapGraph, DominatorTree) {
             .and_then(|v| v.parse().ok())
             .unwrap_or(1_000_000);
         let text = generate_bytes(&GenOptions { objects, seed: 1 });
-        let dump = parse_bytes(Path::new("bench.txt"), &text).expect("generated dumps parse");
+        let dump = parse_text(Path::new("bench.txt"), &text).expect("generated dumps parse");
         let graph = HeapGraph::build(dump);
         let dom = DominatorTree::compute(&graph, &Progress::new()).unwrap();
         (graph, dom)

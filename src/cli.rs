@@ -6,8 +6,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use heaptui_core::analysis::compare::Schedule;
 use heaptui_core::analysis::Glob;
+use heaptui_core::analysis::Schedule;
 use heaptui_core::cache::CacheOptions;
 use heaptui_core::graph::duplicates::{DuplicateMode, DuplicateOptions};
 use heaptui_core::import::{ImportOptions, References};

@@ -13,9 +13,9 @@ use std::sync::Arc;
 use clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand;
 use clap::{CommandFactory, Parser};
 
-use heaptui_core::analysis::compare::Comparison;
 use heaptui_core::analysis::pipeline::Input;
-use heaptui_core::analysis::what_if::{field_cut, what_if};
+use heaptui_core::analysis::Comparison;
+use heaptui_core::analysis::{field_cut, what_if};
 use heaptui_core::analysis::{Analysis, AnalysisError};
 use heaptui_core::cache;
 use heaptui_core::progress::Progress;
@@ -275,7 +275,7 @@ fn paths_baselines(r: &mut ReportRun, baselines: &[PathBuf]) -> Result<(), Analy
             note,
         )?;
         let (_, m) = report::paths_of_types(&a, &query.pattern, query.skip.as_ref());
-        let figures = heaptui_core::analysis::merged_paths::PathFigures::of(&m, a.dump());
+        let figures = heaptui_core::analysis::PathFigures::of(&m, a.dump());
         drop(a);
         pending.wait();
         query.baselines.push(figures);
@@ -392,7 +392,7 @@ fn what_if_cuts(specs: &[String], a: &Analysis) -> Result<Vec<Arc<FieldWhatIf>>,
     let mut answers = Vec::new();
     for spec in specs {
         let (type_name, field, cut) = field_cut(a.dump(), spec).map_err(|e| {
-            let spec = heaptui_core::model::text::printable(spec.as_bytes());
+            let spec = heaptui_core::model::printable(spec.as_bytes());
             eprintln!("heaptui: --what-if '{spec}': {e}");
             USAGE
         })?;
@@ -425,15 +425,14 @@ fn threshold_crossed(c: &Comparison, limit: u64) -> Option<String> {
     if growth <= limit {
         return None;
     }
-    let steps =
-        |path: u32, f: &dyn Fn(&heaptui_core::analysis::compare_paths::RowFigures) -> String| {
-            c.paths
-                .figures_of(path)
-                .iter()
-                .map(f)
-                .collect::<Vec<_>>()
-                .join(" → ")
-        };
+    let steps = |path: u32, f: &dyn Fn(&heaptui_core::analysis::RowFigures) -> String| {
+        c.paths
+            .figures_of(path)
+            .iter()
+            .map(f)
+            .collect::<Vec<_>>()
+            .join(" → ")
+    };
     let bytes = |path| steps(path, &|f| report::size(f.retained_bytes));
     let mut message = format!(
         "{} grew by {} ({}), more than --fail-if-grows {}",
@@ -442,7 +441,7 @@ fn threshold_crossed(c: &Comparison, limit: u64) -> Option<String> {
         bytes(path),
         report::size(limit)
     );
-    let point = heaptui_core::analysis::suspects::accumulation_row(&c.paths, path);
+    let point = heaptui_core::analysis::accumulation_row(&c.paths, path);
     if point != path {
         message += &format!(
             "\n  it accumulates at {}: grew by {} ({}; {} instances)",
@@ -469,7 +468,7 @@ fn run_ui(u: UiRun) -> u8 {
         eprintln!(
             "heaptui: the interactive UI needs a terminal; for a headless analysis run `heaptui report {}` (add --json for scripts)",
             u.newest()
-                .map(|p| heaptui_core::model::text::printable_path(p))
+                .map(|p| heaptui_core::model::printable_path(p))
                 .unwrap_or_else(|| "DUMP".into())
         );
         return USAGE;

@@ -3,5 +3,5 @@
 #![no_main]
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
-    let _ = heaptui_core::cache::decode_bytes(data);
+    let _ = heaptui_core::testing::decode_cache_bytes(data);
 });

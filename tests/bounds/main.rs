@@ -455,7 +455,7 @@ fn gzip_bomb_is_refused_at_its_bound() {
     let (m, peak) = peak_of(|| import_bytes(Path::new("bomb.txt.gz"), &bytes));
     let Err(e) = m else { panic!("a bomb imported") };
     assert!(e.to_string().contains("decompression bomb"), "{e}");
-    let bound = heaptui_core::import::gzip::max_inflated(bytes.len() as u64) as usize;
+    let bound = heaptui_core::testing::max_inflated(bytes.len() as u64) as usize;
     assert!(peak <= 2 * bound + (8 << 20), "peak {peak}, bound {bound}");
 }
 
@@ -488,7 +488,7 @@ fn duplicated_list(len: u64) -> Vec<u8> {
 /// square of the depth or more, and the count says so.
 #[test]
 fn text_a_duplicated_deep_list_nests_its_sets_in_linear_work() {
-    use heaptui_core::graph::duplicates::set_many_candidates;
+    use heaptui_core::testing::set_many_candidates;
     let _one = one_at_a_time();
     let dump = duplicated_list(5_000);
     let since = work::units();

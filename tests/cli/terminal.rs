@@ -113,7 +113,7 @@ fn cooked(t: &libc::termios) -> bool {
 
 #[test]
 fn the_saved_terminal_mode_is_restored() {
-    use heaptui_core::import::source::{restore_terminal_mode, save_terminal_mode_of};
+    use heaptui_core::mem::{restore_terminal_mode, save_terminal_mode_of};
     use std::os::fd::AsRawFd;
     let (_master, slave) = openpty(24, 80);
     let before = termios(&slave);

@@ -279,7 +279,7 @@ fn a_comparison_caches_every_snapshot_and_reads_them_back_alike() {
             &DuplicateOptions::default(),
             Some(&cache),
             &Progress::new(),
-            heaptui_core::analysis::compare::Schedule::Sequential,
+            heaptui_core::analysis::Schedule::Sequential,
             note,
         )
         .unwrap();
@@ -292,12 +292,12 @@ fn a_comparison_caches_every_snapshot_and_reads_them_back_alike() {
     assert_eq!(format!("{first:?}"), format!("{again:?}"));
     assert_eq!(first_json, again_json);
     // And both agree with the comparison made without a cache.
-    let (plain, _) = heaptui_core::analysis::compare::compare_files(
+    let (plain, _) = heaptui_core::analysis::compare_files(
         &files,
         ImportOptions::default(),
         &DuplicateOptions::default(),
         &Progress::new(),
-        heaptui_core::analysis::compare::Schedule::Parallel,
+        heaptui_core::analysis::Schedule::Parallel,
     )
     .unwrap();
     assert_eq!(format!("{first:?}"), format!("{plain:?}"));

@@ -8,8 +8,8 @@ use heaptui_testkit::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use heaptui_core::analysis::compare::{compare, Comparison, SnapshotSummary};
 use heaptui_core::analysis::Analysis;
+use heaptui_core::analysis::{compare, Comparison, SnapshotSummary};
 use heaptui_core::graph::duplicates::DuplicateOptions;
 use proptest::prelude::*;
 

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 
 use proptest::prelude::*;
 
-use heaptui_core::graph::{dominators, Csr, NOT_REACHABLE, SUPER_ROOT};
+use heaptui_core::graph::{compute_dominators, Csr, NOT_REACHABLE, SUPER_ROOT};
 use heaptui_core::model::ObjectIdx;
 use heaptui_core::progress::Progress;
 
@@ -401,7 +401,7 @@ fn a_long_chain_does_not_overflow_the_stack() {
             let retainers = refs.transpose();
             let sizes = vec![1u64; n];
             let dom =
-                dominators::compute(n, &refs, &retainers, &[0], &sizes.into(), &Progress::new())
+                compute_dominators(n, &refs, &retainers, &[0], &sizes.into(), &Progress::new())
                     .unwrap();
             assert_eq!(dom.idom[0], SUPER_ROOT);
             for (i, &d) in dom.idom.iter().enumerate().skip(1) {
@@ -442,7 +442,7 @@ fn retained_sums_over_4_gib_are_exact() {
     for s in &mut sizes[101..151] {
         *s = 800 << 20;
     }
-    let dom = dominators::compute(
+    let dom = compute_dominators(
         n,
         &refs,
         &retainers,
@@ -488,7 +488,7 @@ fn a_long_chain_with_a_back_edge_to_the_root() {
             let retainers = refs.transpose();
             let sizes = vec![2u64; n];
             let dom =
-                dominators::compute(n, &refs, &retainers, &[0], &sizes.into(), &Progress::new())
+                compute_dominators(n, &refs, &retainers, &[0], &sizes.into(), &Progress::new())
                     .unwrap();
             assert_eq!(dom.idom[n - 1] as usize, n - 2);
             assert_eq!(dom.retained_bytes.get(1), 2 * (n as u64 - 1));

@@ -10,17 +10,17 @@ use heaptui_core::graph::duplicates::{
     detect_type, find_duplicates, DuplicateMode, DuplicateOptions, Duplicates,
 };
 use heaptui_core::graph::{DominatorTree, HeapGraph};
-use heaptui_core::import::netcf_text::parse_bytes;
 use heaptui_core::model::ObjectIdx;
 use heaptui_core::model::{Format, Labels, Model, ValueKind, Values};
 use heaptui_core::progress::Progress;
+use heaptui_core::testing::parse_text;
 use proptest::prelude::*;
 
 pub(crate) fn analyse(
     text: &str,
     options: &DuplicateOptions,
 ) -> (HeapGraph, DominatorTree, Duplicates) {
-    let dump = parse_bytes(Path::new("t.txt"), text.as_bytes()).expect("parses");
+    let dump = parse_text(Path::new("t.txt"), text.as_bytes()).expect("parses");
     analyse_model(dump, options)
 }
 
@@ -732,7 +732,7 @@ fn many_types_text() -> String {
 fn waiting_big_walks_change_nothing() {
     let text = many_types_text();
     for threshold in [1, 2, 3, 8] {
-        heaptui_core::graph::duplicates::set_hub_threshold(threshold);
+        heaptui_core::testing::set_hub_threshold(threshold);
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(8)
             .build()
@@ -910,7 +910,7 @@ fn equal_shapes_with_different_values_are_not_duplicates() {
     // Two strings with one array each: equal values pair, different don't.
     let text = "t 1 S\nt 2 C\no 10 1 8 20\no 11 1 8 21\no 12 1 8 22\n\
                 o 20 2 8\no 21 2 8\no 22 2 8\nr 10 1 0\nr 11 1 0\nr 12 1 0\n";
-    let dump = parse_bytes(Path::new("t.txt"), text.as_bytes()).unwrap();
+    let dump = parse_text(Path::new("t.txt"), text.as_bytes()).unwrap();
     let e = Extras {
         values: vec![0, 0, 0, 1, 1, 3],
         labels: vec![0],
@@ -1015,7 +1015,7 @@ fn typed_model(v8: bool, objects: &[TypedObject], roots: &[usize]) -> Model {
     for &r in roots {
         text += &format!("r {:x} 1 0\n", ordinary(r));
     }
-    let mut dump = parse_bytes(Path::new("t.txt"), text.as_bytes()).unwrap();
+    let mut dump = parse_text(Path::new("t.txt"), text.as_bytes()).unwrap();
     dump.format = if v8 {
         Format::Heapsnapshot
     } else {
@@ -1117,10 +1117,10 @@ proptest! {
 
     #[test]
     fn values_and_labels_agree_with_the_literal_definitions(text in heap_text(), e in extras()) {
-        let dump = parse_bytes(Path::new("t.txt"), text.as_bytes()).unwrap();
+        let dump = parse_text(Path::new("t.txt"), text.as_bytes()).unwrap();
         let (g, _, d) = analyse_model(with_extras(dump, &e), &all());
         prop_assert_eq!(view(&g, &d), Oracle::new(&g).sets(), "{} {:?}", text, e);
-        let dump = parse_bytes(Path::new("t.txt"), text.as_bytes()).unwrap();
+        let dump = parse_text(Path::new("t.txt"), text.as_bytes()).unwrap();
         let (g, _, d) = analyse_model(with_extras(dump, &e), &DuplicateOptions {
             mode: DuplicateMode::Trivial,
             budget_per_type: None,
@@ -1137,7 +1137,7 @@ proptest! {
 
     #[test]
     fn values_and_labels_on_copies(text in copies_text(), e in extras()) {
-        let dump = parse_bytes(Path::new("t.txt"), text.as_bytes()).unwrap();
+        let dump = parse_text(Path::new("t.txt"), text.as_bytes()).unwrap();
         let (g, _, d) = analyse_model(with_extras(dump, &e), &all());
         prop_assert_eq!(view(&g, &d), Oracle::new(&g).sets(), "{} {:?}", text, e);
     }
@@ -1157,7 +1157,7 @@ proptest! {
     fn hubs_change_nothing(text in copies_text(), threshold in 1usize..6) {
         // Process-wide, but no result depends on it, so the other tests
         // running meanwhile stay valid (and exercise hubs too).
-        heaptui_core::graph::duplicates::set_hub_threshold(threshold);
+        heaptui_core::testing::set_hub_threshold(threshold);
         let (g, _, d) = analyse(&text, &all());
         prop_assert_eq!(view(&g, &d), Oracle::new(&g).sets(), "{}", text);
     }
@@ -1181,7 +1181,7 @@ proptest! {
     #[test]
     fn held_sets_in_order_change_nothing(text in copies_text(), many in 0usize..3) {
         // Process-wide, as the hub threshold: every value gives the same sets.
-        heaptui_core::graph::duplicates::set_many_candidates(many);
+        heaptui_core::testing::set_many_candidates(many);
         let (g, _, d) = analyse(&text, &all());
         prop_assert_eq!(view(&g, &d), Oracle::new(&g).sets(), "{}", text);
     }

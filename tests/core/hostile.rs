@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use assert_cmd::Command;
 
-use heaptui_core::import::netcf_text::parse_bytes;
 use heaptui_core::model::ObjectIdx;
+use heaptui_core::testing::parse_text;
 
 use common::fixture;
 
@@ -56,7 +56,7 @@ fn many_small_sections_with_large_type_ids() {
     for s in 0..500u64 {
         text += &format!("a 1 d{s}\nt fffff T{s}\no {:x} fffff 10\nc d{s}\n", s + 1);
     }
-    let d = parse_bytes(Path::new("h.txt"), text.as_bytes()).unwrap();
+    let d = parse_text(Path::new("h.txt"), text.as_bytes()).unwrap();
     assert_eq!(d.objects(), 500);
     assert_eq!(d.app_domains.len(), 501);
     assert_eq!(d.type_name(ObjectIdx(499)), "T499");
@@ -78,7 +78,7 @@ fn crafted_object_ids_cost_what_ordinary_ones_do() {
         for id in ids {
             text += &format!("o {id:x} 1 8\n");
         }
-        parse_bytes(Path::new("h.txt"), text.as_bytes()).unwrap()
+        parse_text(Path::new("h.txt"), text.as_bytes()).unwrap()
     };
     let n = 20_000u64;
     let crafted = dump(&mut (1..=n).map(|j| j.wrapping_mul(inverse)));

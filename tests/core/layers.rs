@@ -22,6 +22,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("analysis", 3),
     ("cache", 4),
     ("report", 5),
+    ("testing", 6),
 ];
 
 fn rank(module: &str) -> Option<u8> {

@@ -13,7 +13,7 @@ use heaptui_testkit::common;
 
 use proptest::prelude::*;
 
-use heaptui_core::analysis::merged_paths::{merged_paths, MergedPaths, Step};
+use heaptui_core::analysis::{merged_paths, MergedPaths, Step};
 use heaptui_core::analysis::{Analysis, Glob};
 use heaptui_core::model::{root_kind, ObjectIdx};
 use heaptui_core::progress::Progress;
@@ -230,7 +230,7 @@ fn weak_references_and_weak_roots_are_not_paths() {
 
 #[test]
 fn a_path_is_the_same_path_in_another_dump_whatever_its_types_numbers() {
-    use heaptui_core::analysis::merged_paths::{path_ids, PathFigures};
+    use heaptui_core::analysis::{path_ids, PathFigures};
     // One heap, its types defined in two orders (so their indices differ)
     // and one more leaf in the second dump.
     let first = "t 1 Cache\nt 2 Entry\nt 3 Leaf\n\

@@ -7,8 +7,8 @@
 
 use std::collections::{BTreeMap, HashSet};
 
-use heaptui_core::analysis::owners::{duplicate_owners, owner_copies};
 use heaptui_core::analysis::Glob;
+use heaptui_core::analysis::{duplicate_owners, owner_copies};
 use heaptui_core::graph::HeapGraph;
 use heaptui_core::model::ObjectIdx;
 use proptest::prelude::*;
@@ -202,7 +202,7 @@ fn nested_sets_are_charged_once_each() {
             assert_eq!(o.instances, 1);
             assert_eq!(o.top_instance, g.dump.index_of(1));
             (
-                heaptui_core::analysis::owners::Owners::path_text(&g.dump, o),
+                heaptui_core::analysis::Owners::path_text(&g.dump, o),
                 o.bytes,
                 o.copies,
             )

@@ -7,19 +7,19 @@ use heaptui_testkit::common;
 
 use std::path::Path;
 
-use heaptui_core::import::netcf_text::parse_bytes;
-use heaptui_core::import::netcf_text::parse_bytes_with_chunk;
 use heaptui_core::model::Model;
 use heaptui_core::model::ObjectIdx;
+use heaptui_core::testing::parse_text;
+use heaptui_core::testing::parse_text_with_chunk;
 
 use common::{fingerprint, fixture_bytes, ix};
 
 /// Parses with the production chunk size and with tiny ones; all must agree.
 fn parse(text: &[u8]) -> Model {
-    let d = parse_bytes(Path::new("t.txt"), text).unwrap_or_else(|e| panic!("{e}"));
+    let d = parse_text(Path::new("t.txt"), text).unwrap_or_else(|e| panic!("{e}"));
     let expected = fingerprint(&d);
     for chunk in [1, 2, 3, 7, 16, 64] {
-        let c = parse_bytes_with_chunk(Path::new("t.txt"), text, chunk).unwrap();
+        let c = parse_text_with_chunk(Path::new("t.txt"), text, chunk).unwrap();
         assert_eq!(
             fingerprint(&c),
             expected,
@@ -395,14 +395,14 @@ fn sizes_that_add_up_past_u64_make_the_dump_unusable() {
     for i in 0..(1u32 << 16) + 1 {
         text.push_str(&format!("o {i:x} 1 1000000000000\n"));
     }
-    let e = parse_bytes(Path::new("x.txt"), text.as_bytes()).unwrap_err();
+    let e = parse_text(Path::new("x.txt"), text.as_bytes()).unwrap_err();
     assert_eq!(
         e.reason,
         "object sizes add up to more than 2^64 bytes; not a heap dump"
     );
     // The type line and 2^16 - 1 objects: (2^16 - 1) × 2^48 < 2^64 fits.
     let fits: String = text.lines().take(1 << 16).collect::<Vec<_>>().join("\n");
-    let d = parse_bytes(Path::new("x.txt"), fits.as_bytes()).unwrap();
+    let d = parse_text(Path::new("x.txt"), fits.as_bytes()).unwrap();
     assert_eq!(d.total_bytes(), ((1u64 << 16) - 1) << 48);
 }
 
@@ -531,7 +531,7 @@ fn a_utf8_byte_order_mark_is_not_part_of_line_1() {
 
 #[test]
 fn unusable_input_is_an_error_naming_the_reason() {
-    let err = |bytes: &[u8]| parse_bytes(Path::new("x.txt"), bytes).unwrap_err();
+    let err = |bytes: &[u8]| parse_text(Path::new("x.txt"), bytes).unwrap_err();
     assert_eq!(err(b"").reason, "the file is empty");
     assert!(err(b"\n\n  \r\n").reason.starts_with("no object records"));
     assert!(err(b"t 1 T\nr 1 1 0\n")
@@ -563,7 +563,7 @@ fn unusable_input_is_an_error_naming_the_reason() {
     );
     // Records further down than the first lines are looked for no more,
     // but a dump with records among unparsable lines is a dump.
-    let d = parse_bytes(Path::new("x.txt"), b"# a note\no 1 1 8\nr 1 1 0\n").unwrap();
+    let d = parse_text(Path::new("x.txt"), b"# a note\no 1 1 8\nr 1 1 0\n").unwrap();
     assert_eq!(d.objects(), 1);
     // gzip magic, then binary.
     let gz = [
@@ -588,12 +588,12 @@ fn a_generated_heap_parses_the_same_in_small_chunks() {
         objects: 20_000,
         seed: 7,
     });
-    let whole = parse_bytes(Path::new("g.txt"), &bytes).unwrap();
+    let whole = parse_text(Path::new("g.txt"), &bytes).unwrap();
     assert!(whole.objects() > 19_000);
     assert!(whole.app_domains.len() >= 3, "two sections + implicit");
     let expected = fingerprint(&whole);
     for chunk in [1 << 10, 64 << 10] {
-        let d = parse_bytes_with_chunk(Path::new("g.txt"), &bytes, chunk).unwrap();
+        let d = parse_text_with_chunk(Path::new("g.txt"), &bytes, chunk).unwrap();
         assert!(fingerprint(&d) == expected, "chunk size {chunk}");
     }
     // Every line of the generator's output is a record.
@@ -632,7 +632,7 @@ fn first_record_wins_for_many_scattered_repeats() {
             0x10_0000 + ((id + 1) % ids) * 8
         ));
     }
-    let d = parse_bytes(Path::new("r.txt"), text.as_bytes()).unwrap();
+    let d = parse_text(Path::new("r.txt"), text.as_bytes()).unwrap();
     assert_eq!(d.objects() as u64, ids);
     assert_eq!(d.diagnostics.duplicate_objects, 3 * ids);
     for o in 0..d.objects() as u32 {
@@ -657,7 +657,7 @@ fn first_record_wins_for_many_scattered_repeats() {
         .windows(2)
         .all(|w| first_line[((w[0] - 0x10_0000) / 8) as usize]
             < first_line[((w[1] - 0x10_0000) / 8) as usize]));
-    let chunked = parse_bytes_with_chunk(Path::new("r.txt"), text.as_bytes(), 4096).unwrap();
+    let chunked = parse_text_with_chunk(Path::new("r.txt"), text.as_bytes(), 4096).unwrap();
     assert!(fingerprint(&chunked) == fingerprint(&d));
 }
 

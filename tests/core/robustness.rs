@@ -11,11 +11,11 @@ use proptest::prelude::*;
 
 use heaptui_core::analysis::Analysis;
 use heaptui_core::graph::duplicates::DuplicateOptions;
-use heaptui_core::import::netcf_text::parse_bytes;
-use heaptui_core::import::netcf_text::parse_bytes_with_chunk;
 use heaptui_core::model::Model;
 use heaptui_core::progress::Progress;
 use heaptui_core::report::{write_json, write_text, ReportOptions};
+use heaptui_core::testing::parse_text;
+use heaptui_core::testing::parse_text_with_chunk;
 
 use common::{fingerprint, fixture_bytes};
 
@@ -32,9 +32,9 @@ fn non_blank_lines(bytes: &[u8]) -> u64 {
 }
 
 fn check(bytes: &[u8]) -> Result<(), TestCaseError> {
-    let parsed = parse_bytes(Path::new("fuzz.txt"), bytes);
+    let parsed = parse_text(Path::new("fuzz.txt"), bytes);
     for chunk in [1, 5, 40] {
-        let other = parse_bytes_with_chunk(Path::new("fuzz.txt"), bytes, chunk);
+        let other = parse_text_with_chunk(Path::new("fuzz.txt"), bytes, chunk);
         match (&parsed, &other) {
             (Ok(a), Ok(b)) => prop_assert_eq!(fingerprint(a), fingerprint(b)),
             (Err(a), Err(b)) => prop_assert_eq!(a, b),
@@ -241,7 +241,7 @@ fn token_soup_mostly_yields_usable_dumps() {
     let usable = (0..500)
         .filter(|_| {
             let t = token_lines().new_tree(&mut runner).unwrap().current();
-            parse_bytes(Path::new("x"), &t).is_ok()
+            parse_text(Path::new("x"), &t).is_ok()
         })
         .count();
     assert!(usable >= 150, "only {usable} of 500 token soups parse");

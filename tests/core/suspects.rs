@@ -5,11 +5,11 @@
 
 use heaptui_testkit::common;
 
-use heaptui_core::analysis::compare::{compare, SnapshotSummary};
-use heaptui_core::analysis::suspects::{
+use heaptui_core::analysis::Analysis;
+use heaptui_core::analysis::{
     accumulation_point, growth_suspects, leak_suspects, suspects, SuspectKind,
 };
-use heaptui_core::analysis::Analysis;
+use heaptui_core::analysis::{compare, SnapshotSummary};
 use heaptui_core::model::{ObjectIdx, TypeIdx};
 
 use common::{analyse_fixture, ix};

@@ -8,9 +8,9 @@ use std::path::Path;
 
 use proptest::prelude::*;
 
-use heaptui_core::import::v8::import_bytes_with_chunk;
 use heaptui_core::model::ObjectIdx;
 use heaptui_core::model::{Format, Label, Model, ValueKind};
+use heaptui_core::testing::import_v8_with_chunk;
 
 /// One node of a snapshot as the writer takes it.
 #[derive(Debug, Clone)]
@@ -128,12 +128,12 @@ fn write(nodes: &[Node], rotate: usize) -> Vec<u8> {
 }
 
 fn import_chunked(bytes: &[u8], chunk: usize) -> Model {
-    import_bytes_with_chunk(Path::new("t.heapsnapshot"), bytes, chunk)
+    import_v8_with_chunk(Path::new("t.heapsnapshot"), bytes, chunk)
         .unwrap_or_else(|e| panic!("import failed: {e}"))
 }
 
 fn import_err(bytes: &[u8]) -> String {
-    match import_bytes_with_chunk(Path::new("t.heapsnapshot"), bytes, 7) {
+    match import_v8_with_chunk(Path::new("t.heapsnapshot"), bytes, 7) {
         Ok(_) => panic!("imported"),
         Err(e) => e.to_string(),
     }
@@ -742,7 +742,7 @@ fn meta_that_lies_about_field_counts_never_panics() {
         ("\"detachedness\"]", "\"detachedness\",\"x\",\"y\"]"),
     ] {
         let bytes = edited(|t| t.replacen(from, to, 1));
-        match import_bytes_with_chunk(Path::new("t"), &bytes, 5) {
+        match import_v8_with_chunk(Path::new("t"), &bytes, 5) {
             Ok(m) => assert!(m.diagnostics.total() > 0, "{from}: {:?}", m.diagnostics),
             Err(e) => assert!(!e.to_string().is_empty()),
         }
@@ -805,7 +805,7 @@ fn truncation_at_every_offset_never_panics() {
     let full = write(&small(), 3);
     for len in 0..full.len() {
         for chunk in [1, 4, 1 << 20] {
-            if let Ok(m) = import_bytes_with_chunk(Path::new("t"), &full[..len], chunk) {
+            if let Ok(m) = import_v8_with_chunk(Path::new("t"), &full[..len], chunk) {
                 assert!(m.objects() <= 5);
                 assert!(
                     m.diagnostics.total() > 0 || len + 2 >= full.len(),

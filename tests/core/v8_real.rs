@@ -7,13 +7,13 @@ use heaptui_testkit::native;
 
 use std::path::Path;
 
-use heaptui_core::import::v8::import_bytes_with_chunk;
 use heaptui_core::model::Model;
 use heaptui_core::model::ObjectIdx;
+use heaptui_core::testing::import_v8_with_chunk;
 use native::{compare_with_text, gunzip};
 
 fn import_chunked(bytes: &[u8], chunk: usize) -> Model {
-    import_bytes_with_chunk(Path::new("t.heapsnapshot"), bytes, chunk)
+    import_v8_with_chunk(Path::new("t.heapsnapshot"), bytes, chunk)
         .unwrap_or_else(|e| panic!("import failed: {e}"))
 }
 
@@ -155,7 +155,7 @@ fn a_real_node_snapshot_has_the_duplicates_users_mean() {
 fn a_cut_snapshot_says_so_first() {
     let bytes = gunzip(&common::fixture("node_leak.heapsnapshot.gz"));
     for cut in [bytes.len() / 3, bytes.len() / 2, bytes.len() - 100] {
-        let m = import_bytes_with_chunk(Path::new("cut.heapsnapshot"), &bytes[..cut], 1 << 16)
+        let m = import_v8_with_chunk(Path::new("cut.heapsnapshot"), &bytes[..cut], 1 << 16)
             .unwrap_or_else(|e| panic!("{cut}: {e}"));
         let d = &m.diagnostics;
         assert!(

@@ -10,8 +10,8 @@ use std::path::Path;
 
 use proptest::prelude::*;
 
-use heaptui_core::analysis::what_if::{field_cut, what_if, Cut, FieldCutError, WhatIf};
 use heaptui_core::analysis::Analysis;
+use heaptui_core::analysis::{field_cut, what_if, Cut, FieldCutError, WhatIf};
 use heaptui_core::graph::duplicates::{DuplicateMode, DuplicateOptions};
 use heaptui_core::import::ImportOptions;
 use heaptui_core::model::ObjectIdx;
@@ -75,7 +75,7 @@ fn hand_checked_cuts() {
     let all = Cut {
         objects: vec![garbage],
         edges: (0..g.dump().refs.edges() as u64)
-            .filter(|&e| heaptui_core::analysis::what_if::source_of(&g.graph, e) == Some(garbage))
+            .filter(|&e| heaptui_core::analysis::source_of(&g.graph, e) == Some(garbage))
             .collect(),
     };
     assert_eq!(run(&g, &all), WhatIf::default());

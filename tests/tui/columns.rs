@@ -8,10 +8,10 @@ use heaptui_testkit::tui as tui_support;
 
 use std::sync::Arc;
 
-use heaptui_core::analysis::grouping::group_children_unsorted;
-use heaptui_core::analysis::roots::RootGroup;
-use heaptui_core::analysis::summary::Summary;
+use heaptui_core::analysis::group_children_unsorted;
 use heaptui_core::analysis::ImmediateDominators;
+use heaptui_core::analysis::RootGroup;
+use heaptui_core::analysis::Summary;
 use heaptui_core::graph::duplicates::{DuplicateSet, Duplicates, PossibleDuplicates};
 use heaptui_core::model::{ObjectIdx, TypeIdx};
 use heaptui_core::progress::Progress;

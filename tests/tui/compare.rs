@@ -5,8 +5,8 @@
 
 use heaptui_testkit::tui as tui_support;
 
-use heaptui_core::analysis::compare::{compare, Comparison, SnapshotSummary};
 use heaptui_core::analysis::Analysis;
+use heaptui_core::analysis::{compare, Comparison, SnapshotSummary};
 use heaptui_core::demo::DEMO_SERIES;
 use heaptui_core::graph::duplicates::DuplicateOptions;
 use heaptui_testkit::tui::{demo_series_app, loaded_series_app};

@@ -4,7 +4,7 @@
 //! it and Backspace comes back, `o` shows the owner in the dominator tree,
 //! `e` changes the exclude patterns.
 
-use heaptui_core::analysis::owners::{default_owner_globs, duplicate_owners, Owners};
+use heaptui_core::analysis::{default_owner_globs, duplicate_owners, Owners};
 use heaptui_testkit::tui::*;
 use heaptui_tui::app::{App, PaneId};
 use insta::assert_snapshot;
@@ -191,9 +191,9 @@ fn slash_filters_the_owners() {
 /// cut of those copies frees; on a set: its copies but the first.
 #[test]
 fn w_asks_what_the_extra_copies_free() {
-    use heaptui_core::analysis::owners::owner_copies;
-    use heaptui_core::analysis::what_if::{what_if, Cut};
+    use heaptui_core::analysis::owner_copies;
     use heaptui_core::analysis::Glob;
+    use heaptui_core::analysis::{what_if, Cut};
     use heaptui_core::progress::Progress;
     let mut a = app(80, 24);
     let owners = core_owners(&a);

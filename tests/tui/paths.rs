@@ -139,9 +139,9 @@ fn on_a_big_heap_the_paths_come_from_a_background_job() {
 /// (the same core walk on each snapshot, matched by path names).
 #[test]
 fn paths_of_a_type_show_their_change_when_comparing() {
-    use heaptui_core::analysis::merged_paths::{merged_paths, path_ids, PathFigures};
     use heaptui_core::analysis::objects_of_types;
     use heaptui_core::analysis::Glob;
+    use heaptui_core::analysis::{merged_paths, path_ids, PathFigures};
     use heaptui_core::progress::Progress;
     let name = "MyApp.Diagnostics.RequestLogEntry";
     // The report's computation, on the oldest and the newest snapshot.

@@ -1,7 +1,7 @@
 //! The dominator-tree view model on a heap with a very wide group: grouping
 //! the children of many parents is deferred to a job and installed later.
 
-use heaptui_core::analysis::grouping::group_children_unsorted;
+use heaptui_core::analysis::group_children_unsorted;
 use heaptui_core::graph::{DominatorTree, HeapGraph};
 use heaptui_core::progress::Progress;
 use heaptui_testkit::tui as tui_support;
@@ -17,11 +17,8 @@ fn wide_heap(n: usize) -> (HeapGraph, DominatorTree) {
         text.push_str(&format!("o {:x} 3 4\n", 0x100000 + i));
     }
     text.push_str("r 1 1 0\n");
-    let dump = heaptui_core::import::netcf_text::parse_bytes(
-        std::path::Path::new("wide"),
-        text.as_bytes(),
-    )
-    .unwrap();
+    let dump =
+        heaptui_core::testing::parse_text(std::path::Path::new("wide"), text.as_bytes()).unwrap();
     let graph = HeapGraph::build(dump);
     let dom = DominatorTree::compute(&graph, &Progress::new()).unwrap();
     (graph, dom)
@@ -135,11 +132,8 @@ fn holder_heap() -> String {
 #[test]
 fn many_children_of_one_object_are_grouped_by_a_job_and_reveal_waits_for_it() {
     let text = holder_heap();
-    let dump = heaptui_core::import::netcf_text::parse_bytes(
-        std::path::Path::new("holder"),
-        text.as_bytes(),
-    )
-    .unwrap();
+    let dump =
+        heaptui_core::testing::parse_text(std::path::Path::new("holder"), text.as_bytes()).unwrap();
     let g = HeapGraph::build(dump);
     let dom = DominatorTree::compute(&g, &Progress::new()).unwrap();
     let d = &g.dump;

@@ -10,11 +10,29 @@
 //! |---|---|
 //! | [`mem`], [`progress`], [`log`], [`demo`], [`work`] | owned or mapped arrays; progress and cancellation; the `HEAPTUI_LOG` file; the bundled sample heaps; units of work counted for the bounds tests |
 //! | [`model`] | the heap every format maps onto: types, objects, sizes, references, roots, labels, diagnostics; [`ObjectIdx`], [`TypeIdx`] |
-//! | [`import`] | one importer per format (.NET CF text [`import::netcf_text`], HPROF, V8 heap snapshots, .NET gcdump; gzipped or not), detected by content |
+//! | [`import`] | one importer per format (.NET CF text in `import/netcf_text`, HPROF, V8 heap snapshots, .NET gcdump; gzipped or not), detected by content |
 //! | [`graph`] | retainers, dominators, retained sizes, duplicate detection |
 //! | [`analysis`] | the staged pipeline ([`Analysis`]), queries, comparison, leak suspects |
 //! | [`cache`] | the reopen cache |
 //! | [`report`] | the text report and the JSON contract (docs/json.md) |
+//! | `testing` (only with the `testing` feature) | knobs for heaptui's own tests, benchmarks and fuzz targets |
+//!
+//! # The public surface
+//!
+//! Each module above is public and says what it offers at its own level
+//! (`analysis::Comparison`, `graph::DominatorTree`, `import::import_file`,
+//! `model::printable`); the files behind it (`analysis/compare.rs`,
+//! `graph/dominators.rs`, the importers' folders) are private. Submodules
+//! stay public only where they are a namespace their items are named
+//! against: [`analysis::pipeline`] (`pipeline::run`), [`graph::duplicates`],
+//! [`mem::budget`] and [`mem::spill`] (`budget::get`, `spill::dir`), and
+//! the constant tables [`model::root_kind`], [`model::root_flags`] and
+//! [`model::field_type`]. The most used types are also at the root.
+//!
+//! What only heaptui's own tests, benchmarks and fuzz targets need (an
+//! importer's chunk size, the duplicate detector's thresholds, the cache
+//! decoder over bytes) is the `testing` module, compiled only with the
+//! non-default `testing` feature, so the binary carries none of it.
 //!
 //! # Example
 //!
@@ -48,6 +66,8 @@ pub mod mem;
 pub mod model;
 pub mod progress;
 pub mod report;
+#[cfg(feature = "testing")]
+pub mod testing;
 pub mod text;
 pub mod work;
 

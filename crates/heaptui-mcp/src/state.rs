@@ -7,11 +7,11 @@
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use heaptui_core::analysis::compare::{Comparison, Schedule};
-use heaptui_core::analysis::owners::{default_owner_globs, duplicate_owners, Owners};
 use heaptui_core::analysis::pipeline::Input;
-use heaptui_core::analysis::suspects::{suspects, Suspect};
 use heaptui_core::analysis::Analysis;
+use heaptui_core::analysis::{default_owner_globs, duplicate_owners, Owners};
+use heaptui_core::analysis::{suspects, Suspect};
+use heaptui_core::analysis::{Comparison, Schedule};
 use heaptui_core::cache::{self, CacheOptions, Pending};
 use heaptui_core::graph::duplicates::DuplicateOptions;
 use heaptui_core::import::ImportOptions;

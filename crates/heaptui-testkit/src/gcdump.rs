@@ -4,7 +4,24 @@
 //! `examples/to_gcdump.rs` (which writes any heap as a large gcdump for
 //! timing the importer) use it; heaptui itself never writes a dump.
 
-use heaptui_core::import::gcdump::write_compressed;
+/// Writes `v` as `Node.WriteCompressedInt` does (the compressed int the importer reads).
+fn write_compressed(out: &mut Vec<u8>, v: i32) {
+    let groups = if (v << 25) >> 25 == v {
+        1
+    } else if (v << 18) >> 18 == v {
+        2
+    } else if (v << 11) >> 11 == v {
+        3
+    } else if (v << 4) >> 4 == v {
+        4
+    } else {
+        5
+    };
+    for g in (1..groups).rev() {
+        out.push(((v >> (7 * g)) as u8 & 0x7f) | 0x80);
+    }
+    out.push(v as u8 & 0x7f);
+}
 
 /// Builds the node blob one node at a time, in node order.
 #[doc(hidden)]

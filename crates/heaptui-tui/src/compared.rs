@@ -7,8 +7,8 @@
 use std::collections::HashMap;
 
 use crate::theme::Theme;
-use heaptui_core::analysis::compare::Comparison;
-pub use heaptui_core::analysis::compare_paths::NO_PATH;
+use heaptui_core::analysis::Comparison;
+pub use heaptui_core::analysis::NO_PATH;
 use heaptui_core::model::TypeIdx;
 
 /// The comparison of the newest snapshot (the one the UI opened) with its
@@ -180,7 +180,7 @@ impl Compared {
     }
 
     /// The row of `cmp.duplicates` of a newest duplicate set: its kind and
-    /// its rank within the kind ([`heaptui_core::analysis::compare::kind_ranks`]).
+    /// its rank within the kind ([`heaptui_core::analysis::kind_ranks`]).
     pub fn duplicate_row(
         &self,
         newest_type: u32,
@@ -214,7 +214,7 @@ impl Compared {
             .iter()
             .map(|f| {
                 let name = f.file_name().map_or(f.as_path(), std::path::Path::new);
-                heaptui_core::model::text::printable_path(name)
+                heaptui_core::model::printable_path(name)
             })
             .collect()
     }

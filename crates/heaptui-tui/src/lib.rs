@@ -69,7 +69,7 @@ use app::{Action, App};
 use event_loop::Ended;
 use filtering::FilterThread;
 use heaptui_core::graph::duplicates::DuplicateOptions;
-use heaptui_core::import::source::TERMINAL_IN_USE;
+use heaptui_core::mem::TERMINAL_IN_USE;
 use heaptui_core::progress::Progress;
 use loading::Failure;
 use msg::Msg;
@@ -143,7 +143,7 @@ fn run_ui(options: Options) -> color_eyre::Result<(Exit, Option<String>)> {
     // The cooked mode, for the SIGBUS handler to restore (it cannot use
     // crossterm's copy); saved before raw mode, and before any file is
     // mapped.
-    heaptui_core::import::source::save_terminal_mode();
+    heaptui_core::mem::save_terminal_mode();
     // The first frame is drawn before the file is even opened.
     let mut terminal = ratatui::init();
     signals::install_panic_hook();
@@ -205,7 +205,7 @@ fn inputs(options: &Options) -> (Input, Vec<Input>, String) {
     let (input, name) = match (&options.dump, options.demo) {
         (Some(p), _) => (
             Input::File(p.clone(), options.import),
-            heaptui_core::model::text::printable_path(p),
+            heaptui_core::model::printable_path(p),
         ),
         (None, _) if options.demo_compare => {
             let (name, text) = DEMO_SERIES[DEMO_SERIES.len() - 1];

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use nucleo::pattern::{CaseMatching, Normalization, Pattern};
 use nucleo::{Config, Injector, Matcher, Nucleo, Utf32Str};
 
-use heaptui_core::analysis::filter::{base_name, TextScope, TypeFilter};
+use heaptui_core::analysis::{base_name, TextScope, TypeFilter};
 
 /// The Types pane's fuzzy ranking of type names: a nucleo matcher whose candidates (type positions) are injected off the UI thread and ranked on nucleo's threads.
 pub struct TypeMatcher {

@@ -9,13 +9,13 @@ use std::sync::Arc;
 use super::compared::Compared;
 use super::instance_rows::InstanceRows;
 use super::pane_id::PaneId;
-use heaptui_core::analysis::merged_paths::{MergedPaths, PathFigures};
-use heaptui_core::analysis::owners::Owners;
 use heaptui_core::analysis::pipeline::Input;
-use heaptui_core::analysis::roots::RootGroup;
-use heaptui_core::analysis::summary::Summary;
-use heaptui_core::analysis::suspects::Suspect;
+use heaptui_core::analysis::Owners;
+use heaptui_core::analysis::RootGroup;
+use heaptui_core::analysis::Summary;
+use heaptui_core::analysis::Suspect;
 use heaptui_core::analysis::{Group, ImmediateDominators, PreciseRetained, TypeStats};
+use heaptui_core::analysis::{MergedPaths, PathFigures};
 use heaptui_core::cache::CacheOptions;
 use heaptui_core::graph::duplicates::DuplicateOptions;
 use heaptui_core::graph::duplicates::{DuplicateTotals, Duplicates};
@@ -62,7 +62,7 @@ pub struct PathsResult {
     /// What was asked about.
     pub target: PathsTarget,
     /// Whether the platform's types were skipped
-    /// (`merged_paths::default_excludes`).
+    /// (`heaptui_core::analysis::default_excludes`).
     pub skip: bool,
     /// The patterns skipped.
     pub skipped: Vec<String>,
@@ -70,7 +70,7 @@ pub struct PathsResult {
     pub paths: MergedPaths,
     /// Comparing snapshots, for a type: each baseline's paths of the type
     /// of the same name, oldest first, and per node of `paths` its
-    /// identity across snapshots ([`path_ids`](heaptui_core::analysis::merged_paths::path_ids)).
+    /// identity across snapshots ([`path_ids`](heaptui_core::analysis::path_ids)).
     pub baselines: Option<PathsBaselines>,
 }
 
@@ -197,7 +197,7 @@ pub enum Msg {
         /// What was cut, in words (`.table → of java.util.HashMap fd5bfff0`).
         label: String,
         /// What it frees.
-        result: Arc<heaptui_core::analysis::what_if::WhatIf>,
+        result: Arc<heaptui_core::analysis::WhatIf>,
         /// Per row of `result.by_type`: its freed object that retains most.
         largest: Vec<ObjectIdx>,
     },

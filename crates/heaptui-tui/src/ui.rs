@@ -167,7 +167,7 @@ pub fn progress_text(app: &App) -> String {
     if app.progress().spilling && !app.loading().ready() {
         parts.push(format!(
             "over budget, spilling to {}",
-            heaptui_core::model::text::printable_path(&heaptui_core::mem::spill::dir())
+            heaptui_core::model::printable_path(&heaptui_core::mem::spill::dir())
         ));
     }
     if app.loading().ready() {

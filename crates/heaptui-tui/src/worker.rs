@@ -9,15 +9,15 @@ use std::time::Instant;
 
 use super::compared::Compared;
 use super::instance_rows::{instance_rows, InstanceKey, TypeObjects};
-use heaptui_core::analysis::compare::{compare, same_format, SnapshotSummary};
-use heaptui_core::analysis::grouping::group_children_unsorted;
-use heaptui_core::analysis::owners::{default_owner_globs, duplicate_owners, owner_copies, Owners};
+use heaptui_core::analysis::group_children_unsorted;
 use heaptui_core::analysis::pipeline::StageResult;
-use heaptui_core::analysis::suspects::suspects;
-use heaptui_core::analysis::what_if::{what_if, Cut, WhatIf};
+use heaptui_core::analysis::suspects;
+use heaptui_core::analysis::{compare, same_format, SnapshotSummary};
+use heaptui_core::analysis::{default_owner_globs, duplicate_owners, owner_copies, Owners};
 use heaptui_core::analysis::{
     immediate_dominators, precise_retained, shortest_retention_path, AnalysisError, Glob,
 };
+use heaptui_core::analysis::{what_if, Cut, WhatIf};
 use heaptui_core::cache::{CacheOptions, Note};
 use heaptui_core::graph::duplicates::{DuplicateOptions, Duplicates};
 use heaptui_core::graph::{DominatorTree, HeapGraph};
@@ -27,8 +27,8 @@ use heaptui_core::progress::Progress;
 pub use super::msg::{
     BaselineSources, DominatorsStage, Msg, PathsBaselines, PathsResult, PathsTarget, Totals,
 };
-use heaptui_core::analysis::merged_paths::{path_ids, PathFigures};
 pub use heaptui_core::analysis::pipeline::Input;
+use heaptui_core::analysis::{path_ids, PathFigures};
 
 /// Work the UI asks for on demand; heavy on big heaps, so it runs on its
 /// own thread there and its result comes back as a [`Msg`].
@@ -528,7 +528,7 @@ fn paths_job(
     dom: &DominatorTree,
     progress: &Progress,
 ) -> Option<Msg> {
-    use heaptui_core::analysis::merged_paths::{default_excludes, merged_paths};
+    use heaptui_core::analysis::{default_excludes, merged_paths};
     let skipped: Vec<String> = if skip {
         default_excludes(graph.dump.format)
             .iter()
@@ -577,7 +577,7 @@ fn baseline_paths(
     skip: &[Glob],
     progress: &Progress,
 ) -> Result<Vec<PathFigures>, heaptui_core::progress::Cancelled> {
-    use heaptui_core::analysis::merged_paths::merged_paths;
+    use heaptui_core::analysis::merged_paths;
     let (inputs, options, cache) = &*sources.0;
     let mut out = Vec::with_capacity(inputs.len());
     for input in inputs {

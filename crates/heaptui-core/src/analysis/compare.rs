@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 
-use super::compare_paths::{FastMap, MergedPaths, PathTable};
+use super::compare_paths::{FastMap, MergedRows, PathTable};
 use super::roots::root_groups;
 use super::{Analysis, AnalysisError};
 use crate::graph::duplicates::{DuplicateOptions, DuplicateSet};
@@ -337,7 +337,7 @@ pub struct Comparison {
     /// By shallow-bytes growth (newest − oldest) descending, then name.
     pub types: Vec<TypeComparison>,
     /// The grouped dominator rows of every snapshot, merged by type path.
-    pub paths: MergedPaths,
+    pub paths: MergedRows,
     /// By additional-bytes growth descending.
     pub duplicates: Vec<DuplicateComparison>,
     /// By (kind, flags).
@@ -423,7 +423,7 @@ pub fn compare(snapshots: &[SnapshotSummary]) -> Comparison {
     let span = tracing::debug_span!(target: "heaptui::profile", "compare").entered();
     let tables: Vec<&PathTable> = snapshots.iter().map(|s| &s.paths).collect();
     let (paths, types) = rayon::join(
-        || MergedPaths::merge(&tables, &shared_type),
+        || MergedRows::merge(&tables, &shared_type),
         || compare_types(snapshots, &shared_type, &type_names),
     );
     tracing::debug!(target: "heaptui::profile", "compare: {} merged paths", paths.len());

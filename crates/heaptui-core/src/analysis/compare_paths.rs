@@ -15,7 +15,7 @@
 //! The subtrees of the top-level rows are independent and run in parallel.
 //!
 //! Paths are numbered so that a parent precedes its children; the merge
-//! ([`MergedPaths::merge`]) maps each snapshot's paths in that order through
+//! ([`MergedRows::merge`]) maps each snapshot's paths in that order through
 //! a hash-consing table `(merged parent, shared type id) → merged path`:
 //! one hash operation per path per snapshot, never a string per row.
 
@@ -285,7 +285,7 @@ pub struct RowFigures {
 /// path; parents precede children. Types are shared ids (see
 /// [`super::compare::Comparison::type_names`]).
 #[derive(Debug, Clone, Default)]
-pub struct MergedPaths {
+pub struct MergedRows {
     /// How many snapshots (the stride of `figures`).
     pub snapshots: usize,
     /// Per path, the path it extends by one type ([`NO_PATH`] for path 0).
@@ -299,7 +299,7 @@ pub struct MergedPaths {
     pub newest_largest: Vec<u32>,
 }
 
-impl MergedPaths {
+impl MergedRows {
     /// How many paths, the empty one included.
     pub fn len(&self) -> usize {
         self.parent.len()
@@ -350,11 +350,11 @@ impl MergedPaths {
 
     /// Merges the tables, oldest first; `shared_type[s][t]` maps snapshot
     /// `s`'s type index `t` to a shared id. One hash operation per path.
-    pub fn merge(tables: &[&PathTable], shared_type: &[Vec<u32>]) -> MergedPaths {
+    pub fn merge(tables: &[&PathTable], shared_type: &[Vec<u32>]) -> MergedRows {
         let k = tables.len();
-        let mut m = MergedPaths {
+        let mut m = MergedRows {
             snapshots: k,
-            ..MergedPaths::default()
+            ..MergedRows::default()
         };
         let capacity = tables.iter().map(|t| t.len()).max().unwrap_or(1);
         let mut keys: FastMap<u64, u32> = FastMap::default();

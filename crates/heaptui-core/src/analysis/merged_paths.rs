@@ -427,13 +427,6 @@ impl<'a> Builder<'a> {
     }
 }
 
-/// Every instance of a type, in index order (one scan of the type column).
-pub fn instances_of_type(dump: &Model, type_index: TypeIdx) -> Vec<ObjectIdx> {
-    dump.object_indices()
-        .filter(|&o| dump.type_of(o) == type_index)
-        .collect()
-}
-
 /// The exclude patterns a format's merged paths start from where the user
 /// asks for the usual ones: Java's platform packages for HPROF, the .NET
 /// runtime's namespaces for gcdump and the text format, none for V8.

@@ -1,36 +1,58 @@
 //! Everything the two views (report and TUI) share: the staged
-//! [`pipeline`] that produces an [`Analysis`], the [`summary`] they render
+//! [`pipeline`] that produces an [`Analysis`], the [`Summary`] they render
 //! first, grouped dominator children (docs/analyses.md), type statistics,
 //! immediate dominators with an exclude pattern, precise retained
-//! bytes of a set, what a cut would free ([`what_if`]), retention paths,
+//! bytes of a set, what a cut would free ([`what_if()`]), retention paths,
 //! merged paths to the roots, roots by kind, comparison of snapshots
 //! (docs/analyses.md) and leak suspects.
 //!
 //! May import `graph`, `import`, `model`, `progress`, `mem`; never a UI
 //! crate, `report` or `tui`.
 
-pub mod compare;
-pub mod compare_paths;
-pub mod filter;
-pub mod grouping;
-pub mod memory;
-pub mod merged_paths;
-pub mod owners;
+pub(crate) mod compare;
+pub(crate) mod compare_paths;
+pub(crate) mod filter;
+pub(crate) mod grouping;
+pub(crate) mod memory;
+pub(crate) mod merged_paths;
+pub(crate) mod owners;
 mod pattern;
 pub mod pipeline;
 mod queries;
-pub mod roots;
-pub mod summary;
-pub mod suspects;
+pub(crate) mod roots;
+pub(crate) mod summary;
+pub(crate) mod suspects;
 mod types;
-pub mod what_if;
+pub(crate) mod what_if;
 
 use std::path::Path;
 use std::sync::Arc;
 
+pub use compare::{
+    compare, compare_files, kind_ranks, same_format, Comparison, DuplicateComparison,
+    DuplicateFigures, OwnerComparison, OwnerFigures, RootComparison, RootFigures, Schedule,
+    SnapshotSummary, TypeComparison, TypeFigures,
+};
+pub use compare_paths::{MergedRows, RowFigures, NO_OBJECT, NO_PATH};
+pub use filter::{base_name, subtrees_with_match, TextScope, TypeFilter};
+pub use grouping::{group_children_unsorted, largest_members};
+pub use merged_paths::{
+    default_excludes, merged_paths, path_ids, MergedPaths, PathFigures, PathNode, Step,
+};
+pub use owners::{
+    default_owner_exclude, default_owner_globs, duplicate_owners, owner_copies, Owner, OwnerSet,
+    Owners,
+};
 pub use pattern::Glob;
 pub use queries::*;
+pub use roots::RootGroup;
+pub use summary::{DomainTally, RootTally, Summary};
+pub use suspects::{
+    accumulation_point, accumulation_row, growth_suspects, leak_suspects, suspects, Growth,
+    Suspect, SuspectKind,
+};
 pub use types::{type_stats, TypeStats};
+pub use what_if::{field_cut, source_of, what_if, Cut, FieldCutError, FreedType, WhatIf};
 
 use crate::graph::duplicates::{DuplicateOptions, Duplicates};
 use crate::graph::{DominatorTree, HeapGraph};

@@ -14,7 +14,7 @@
 use rayon::prelude::*;
 
 use super::compare::Comparison;
-use super::compare_paths::{FastMap, MergedPaths, NO_OBJECT};
+use super::compare_paths::{FastMap, MergedRows, NO_OBJECT};
 use super::{domination_path, shortest_retention_path, Analysis};
 use crate::graph::DominatorTree;
 use crate::model::{Model, ObjectIdx, TypeIdx};
@@ -289,7 +289,7 @@ pub fn growth_suspects(a: &Analysis, cmp: &Comparison) -> Vec<Suspect> {
 
 /// Whether a row's instance count is higher in the newest snapshot than in
 /// the oldest.
-fn count_rose(p: &MergedPaths, r: u32) -> bool {
+fn count_rose(p: &MergedRows, r: u32) -> bool {
     let f = p.figures_of(r);
     f[f.len() - 1].count > f[0].count
 }
@@ -299,7 +299,7 @@ fn count_rose(p: &MergedPaths, r: u32) -> bool {
 /// into the child that grows most while it carries at least
 /// [`ACCUMULATION_PERCENT`] of the growth, stopping at a row whose
 /// instance count rises (where objects multiply).
-fn descend(p: &MergedPaths, mut r: u32, children: impl Fn(u32) -> Vec<u32>) -> u32 {
+fn descend(p: &MergedRows, mut r: u32, children: impl Fn(u32) -> Vec<u32>) -> u32 {
     while !count_rose(p, r) {
         let Some(c) = children(r)
             .into_iter()
@@ -318,7 +318,7 @@ fn descend(p: &MergedPaths, mut r: u32, children: impl Fn(u32) -> Vec<u32>) -> u
 /// Where the growth of row `r` accumulates, as the Leaks pane shows it:
 /// the row the growth suspects descend to from `r` (`r` itself when no
 /// steadily growing child carries most of its growth). Linear in the rows.
-pub fn accumulation_row(p: &MergedPaths, r: u32) -> u32 {
+pub fn accumulation_row(p: &MergedRows, r: u32) -> u32 {
     let mut children: FastMap<u32, Vec<u32>> = FastMap::default();
     for c in 1..p.len() as u32 {
         if p.grows_steadily(c) {

@@ -490,28 +490,9 @@ fn decode_model(r: &R, path: &Path, meta: &[u64]) -> Result<Model, Corrupt> {
         refs,
         roots,
         id_index,
-        diagnostics: Diagnostics {
-            skipped_lines: meta[6],
-            dangling_references: meta[7],
-            undefined_types: meta[8],
-            duplicate_objects: meta[9],
-            missing_root_objects: meta[10],
-            clamped_roots: meta[13],
-            messages,
-        },
-        records: RecordCounts {
-            objects: meta[2],
-            types: meta[3],
-            roots: meta[4],
-            sections: meta[5],
-        },
-        format: match meta[1] {
-            0 => Format::Rpm,
-            1 => Format::Gcdump,
-            2 => Format::Hprof,
-            3 => Format::Heapsnapshot,
-            _ => return corrupt("unknown format"),
-        },
+        diagnostics: decode_diagnostics(meta, messages),
+        records: decode_records(meta),
+        format: decode_format(meta)?,
         details: details
             .chunks_exact(2)
             .map(|p| (p[0].clone(), p[1].clone()))
@@ -527,6 +508,40 @@ fn decode_model(r: &R, path: &Path, meta: &[u64]) -> Result<Model, Corrupt> {
     // file is input like a dump.
     crate::import::make_printable(&mut model);
     Ok(model)
+}
+
+/// The diagnostics the meta section counts, with their messages.
+fn decode_diagnostics(meta: &[u64], messages: Vec<String>) -> Diagnostics {
+    Diagnostics {
+        skipped_lines: meta[6],
+        dangling_references: meta[7],
+        undefined_types: meta[8],
+        duplicate_objects: meta[9],
+        missing_root_objects: meta[10],
+        clamped_roots: meta[13],
+        messages,
+    }
+}
+
+/// The dump's record counts, from the meta section.
+fn decode_records(meta: &[u64]) -> RecordCounts {
+    RecordCounts {
+        objects: meta[2],
+        types: meta[3],
+        roots: meta[4],
+        sections: meta[5],
+    }
+}
+
+/// The dump's format, from the meta section.
+fn decode_format(meta: &[u64]) -> Result<Format, Corrupt> {
+    match meta[1] {
+        0 => Ok(Format::Rpm),
+        1 => Ok(Format::Gcdump),
+        2 => Ok(Format::Hprof),
+        3 => Ok(Format::Heapsnapshot),
+        _ => corrupt("unknown format"),
+    }
 }
 
 fn decode_java(r: &R) -> Result<Option<JavaClasses>, Corrupt> {
@@ -1150,111 +1165,134 @@ mod tests {
         }
     }
 
-    /// Duplicate figures and the largest instances with good checksums but
-    /// values the graph does not give are refused.
-    #[test]
-    fn consistent_checksums_do_not_make_lying_figures_trusted() {
-        let a = fixture("dup_held_collective.txt");
-        let d = &a.duplicates;
-        let trivial = d
-            .sets
-            .iter()
-            .position(|s| s.trivial)
-            .expect("a trivial set");
-        let full = d.sets.iter().position(|s| !s.trivial).expect("a full set");
-        let held = d
-            .sets
-            .iter()
-            .position(|s| !s.held_by.is_empty())
-            .expect("a held set");
-        let unheld = d.sets.iter().position(|s| s.held_by.is_empty()).unwrap();
+    type Lie = Box<dyn Fn(&mut Duplicates)>;
+
+    /// Sets of each kind among a fixture's duplicates, by index.
+    #[derive(Clone, Copy)]
+    struct Picks {
+        trivial: usize,
+        full: usize,
+        held: usize,
+        unheld: usize,
+    }
+
+    fn picks(d: &Duplicates) -> Picks {
+        let set = |what: &str, f: &dyn Fn(&DuplicateSet) -> bool| {
+            d.sets
+                .iter()
+                .position(f)
+                .unwrap_or_else(|| panic!("{what}"))
+        };
+        Picks {
+            trivial: set("a trivial set", &|s| s.trivial),
+            full: set("a full set", &|s| !s.trivial),
+            held: set("a held set", &|s| !s.held_by.is_empty()),
+            unheld: set("an unheld set", &|s| s.held_by.is_empty()),
+        }
+    }
+
+    /// Lies about the sets' figures, members and order.
+    fn figure_lies(a: &Analysis, p: Picks) -> Vec<(&'static str, Lie)> {
         let reachable_bytes = a.dom.reachable_bytes;
         let reachable_objects = a.dom.reachable_objects;
-        type Lie = Box<dyn Fn(&mut Duplicates)>;
-        let lies: Vec<(&str, Lie)> = vec![
+        vec![
             (
                 "instance size",
-                Box::new(move |d| d.sets[full].instance_bytes += 1),
+                Box::new(move |d| d.sets[p.full].instance_bytes += 1),
             ),
             (
                 "trivial objects per copy",
-                Box::new(move |d| d.sets[trivial].objects_per_copy = 2),
+                Box::new(move |d| d.sets[p.trivial].objects_per_copy = 2),
             ),
             (
                 "trivial additional bytes",
-                Box::new(move |d| d.sets[trivial].additional_bytes += 1),
+                Box::new(move |d| d.sets[p.trivial].additional_bytes += 1),
             ),
             (
                 "additional bytes past the heap",
-                Box::new(move |d| d.sets[full].additional_bytes = reachable_bytes + 1),
+                Box::new(move |d| d.sets[p.full].additional_bytes = reachable_bytes + 1),
             ),
             (
                 "objects per copy past the heap",
-                Box::new(move |d| d.sets[full].objects_per_copy = reachable_objects + 1),
+                Box::new(move |d| d.sets[p.full].objects_per_copy = reachable_objects + 1),
             ),
             (
                 "a member of another type",
                 Box::new(move |d| {
-                    let other = d.sets[trivial].members[0];
-                    d.sets[full].members[1] = other;
+                    let other = d.sets[p.trivial].members[0];
+                    d.sets[p.full].members[1] = other;
                 }),
             ),
             (
                 "a member twice",
                 Box::new(move |d| {
-                    let m = d.sets[full].members[0];
-                    d.sets[full].members[1] = m;
+                    let m = d.sets[p.full].members[0];
+                    d.sets[p.full].members[1] = m;
                 }),
             ),
             (
                 "members out of order",
-                Box::new(move |d| d.sets[full].members.reverse()),
+                Box::new(move |d| d.sets[p.full].members.reverse()),
             ),
             ("sets out of order", Box::new(|d| d.sets.swap(0, 1))),
+        ]
+    }
+
+    /// Lies about which sets hold which, and about possible duplicates.
+    fn holder_lies(p: Picks) -> Vec<(&'static str, Lie)> {
+        vec![
             (
                 "held by itself",
                 Box::new(move |d| {
-                    d.sets[held].held_by = vec![held as u32];
-                    d.sets[held].holding_set = Some(held as u32);
+                    d.sets[p.held].held_by = vec![p.held as u32];
+                    d.sets[p.held].holding_set = Some(p.held as u32);
                 }),
             ),
             (
                 "held by a set it holds",
                 Box::new(move |d| {
-                    let h = d.sets[held].held_by[0] as usize;
-                    d.sets[h].held_by = vec![held as u32];
-                    d.sets[h].holding_set = Some(held as u32);
+                    let h = d.sets[p.held].held_by[0] as usize;
+                    d.sets[h].held_by = vec![p.held as u32];
+                    d.sets[h].holding_set = Some(p.held as u32);
                 }),
             ),
             (
                 "holding set not among the holders",
                 Box::new(move |d| {
-                    d.sets[held].holding_set = None;
+                    d.sets[p.held].holding_set = None;
                 }),
             ),
             (
                 "a holding set other than the outermost holder",
                 Box::new(move |d| {
-                    let h = d.sets[held].holding_set.unwrap();
-                    d.sets[held].holding_set = Some(if h == 0 { 1 } else { 0 });
+                    let h = d.sets[p.held].holding_set.unwrap();
+                    d.sets[p.held].holding_set = Some(if h == 0 { 1 } else { 0 });
                 }),
             ),
             (
                 "a holding set without holders",
-                Box::new(move |d| d.sets[unheld].holding_set = Some(held as u32)),
+                Box::new(move |d| d.sets[p.unheld].holding_set = Some(p.held as u32)),
             ),
             (
                 "possible duplicates of another type",
                 Box::new(move |d| {
-                    let (t, m) = (d.sets[full].type_index, d.sets[trivial].members[0]);
+                    let (t, m) = (d.sets[p.full].type_index, d.sets[p.trivial].members[0]);
                     d.possible = vec![PossibleDuplicates {
                         type_index: t,
                         instances: vec![m],
                     }];
                 }),
             ),
-        ];
-        for (what, lie) in lies {
+        ]
+    }
+
+    /// Duplicate figures with good checksums but values the graph does not
+    /// give are refused.
+    #[test]
+    fn consistent_checksums_do_not_make_lying_figures_trusted() {
+        let a = fixture("dup_held_collective.txt");
+        let p = picks(&a.duplicates);
+        for (what, lie) in figure_lies(&a, p).into_iter().chain(holder_lies(p)) {
             let mut bad = a.clone();
             let mut dups = (*bad.duplicates).clone();
             lie(&mut dups);
@@ -1262,8 +1300,15 @@ mod tests {
             bad.duplicates = Arc::new(dups);
             assert!(decoded(&encoded(&bad)).is_err(), "{what}");
         }
-        // The largest instance of a type with two reachable instances,
-        // swapped for the other.
+    }
+
+    /// The largest instance of a type with two reachable instances, swapped
+    /// for the other, is refused.
+    #[test]
+    fn consistent_checksums_do_not_make_a_lying_largest_instance_trusted() {
+        let a = fixture("dup_held_collective.txt");
+        let d = &a.duplicates;
+        let full = picks(d).full;
         let t = d.sets[full].type_index as usize;
         let mut bad = a.clone();
         let mut largest = (*bad.largest).clone();
@@ -1276,8 +1321,12 @@ mod tests {
         largest[t] = other;
         bad.largest = Arc::new(largest);
         assert!(decoded(&encoded(&bad)).is_err(), "largest instance");
-        // An unreachable object of the same type and size as the members of
-        // a set (and in their order), for the first one.
+    }
+
+    /// An unreachable object of the same type and size as the members of a
+    /// set (and in their order), for the first one, is refused.
+    #[test]
+    fn consistent_checksums_do_not_make_an_unreachable_member_trusted() {
         let a = fixture("dup_unreachable.txt");
         let d = a.dump();
         let unreachable = d.index_of(0x50).unwrap().raw();

@@ -202,8 +202,8 @@ pub fn run(
 
 /// Reads a whole cache file held in memory, written for the key `fuzz`
 /// (the fuzz target's entry: every check of a real load runs).
-#[doc(hidden)]
-pub fn decode_bytes(bytes: &[u8]) -> Result<Analysis, Corrupt> {
+#[cfg(feature = "testing")]
+pub(crate) fn decode_bytes(bytes: &[u8]) -> Result<Analysis, Corrupt> {
     let bytes = bytes.to_vec();
     let input: &dyn layout::Input = &bytes;
     let reader = layout::Reader::open(input, b"fuzz")?;

@@ -2,11 +2,11 @@
 //! retainers), strong roots, the dominator tree and retained sizes, and
 //! duplicate instances. Pure data and rayon; no UI.
 
-pub mod dominators;
+pub(crate) mod dominators;
 pub mod duplicates;
 
 pub use crate::model::{Csr, Offsets};
-pub use dominators::{DominatorTree, NOT_REACHABLE, SUPER_ROOT};
+pub use dominators::{compute as compute_dominators, DominatorTree, NOT_REACHABLE, SUPER_ROOT};
 
 use crate::model::{Model, ObjectIdx, Root};
 

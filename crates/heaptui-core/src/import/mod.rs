@@ -4,12 +4,12 @@
 //!
 //! May import `model`, `progress` and `mem`; never `graph` or anything above.
 
-pub mod gcdump;
-pub mod gzip;
-pub mod hprof;
-pub mod netcf_text;
-pub mod source;
-pub mod v8;
+pub(crate) mod gcdump;
+pub(crate) mod gzip;
+pub(crate) mod hprof;
+pub(crate) mod netcf_text;
+pub(crate) mod source;
+pub(crate) mod v8;
 
 use std::fmt;
 use std::io::Read;
@@ -81,7 +81,7 @@ impl std::error::Error for ImportError {}
 
 /// The format a file's first bytes announce (docs/formats.md); anything that no
 /// native format claims is read as RPM text.
-pub fn detect(head: &[u8]) -> Format {
+pub(crate) fn detect(head: &[u8]) -> Format {
     let trimmed = {
         let start = head
             .iter()
@@ -108,7 +108,7 @@ pub fn detect(head: &[u8]) -> Format {
 
 /// How much of a file [`check_file`] reads: enough to know its format and
 /// that it is one heaptui reads.
-pub const CHECK_BYTES: usize = 64 << 10;
+pub(crate) const CHECK_BYTES: usize = 64 << 10;
 
 /// Checks, before the terminal is taken over, that `path` is a dump heaptui
 /// can open: it exists and can be read, is not empty, and its first
@@ -314,7 +314,7 @@ fn import_plain(
 }
 
 /// The formats heaptui reads, as a person names them.
-pub const FORMATS: &str = "HPROF, V8 heap snapshot, .NET gcdump, RPM text";
+pub(crate) const FORMATS: &str = "HPROF, V8 heap snapshot, .NET gcdump, RPM text";
 
 /// How many of a file's first bytes a refusal shows.
 const SHOWN_BYTES: usize = 24;
@@ -322,7 +322,7 @@ const SHOWN_BYTES: usize = 24;
 /// The reason for refusing content of no format heaptui reads: the
 /// formats it reads, `what` the content is, and the first bytes, as escaped text when
 /// they are text, else in hex (never raw: they reach the terminal).
-pub fn not_a_dump(what: &str, head: &[u8]) -> String {
+pub(crate) fn not_a_dump(what: &str, head: &[u8]) -> String {
     let shown = &head[..head.len().min(SHOWN_BYTES)];
     let more = if head.len() > SHOWN_BYTES { "…" } else { "" };
     // Text: valid UTF-8 (a character cut at the end aside), not NUL, and

@@ -4,7 +4,7 @@
 //! file that another process truncates would raise SIGBUS on the next page we
 //! touch; a handler turns that into a clear message and exit code 2 instead of
 //! a crash, giving the terminal back first when the UI holds it (its saved
-//! mode, see [`save_terminal_mode`]; the mechanics are in `mem::guard`). The file is only ever opened for
+//! mode, see [`crate::mem::save_terminal_mode`]; the mechanics are in `mem::guard`). The file is only ever opened for
 //! reading.
 //!
 //! Pipes and devices (`cat dump | heaptui report /dev/stdin`) have no length
@@ -18,10 +18,6 @@ use std::path::Path;
 use memmap2::Mmap;
 
 use super::InputError;
-/// The SIGBUS guard's terminal side, for the UI (which takes the terminal).
-pub use crate::mem::guard::{
-    restore_terminal_mode, save_terminal_mode, save_terminal_mode_of, TERMINAL_IN_USE,
-};
 use crate::mem::{guard, map};
 
 /// Why a directory is refused where a dump was expected.

@@ -11,18 +11,22 @@
 mod array;
 pub mod budget;
 mod capped;
-pub mod guard;
-pub mod map;
+pub(crate) mod guard;
+pub(crate) mod map;
 pub mod spill;
 mod words;
 
 pub use array::Array;
 pub use capped::Capped;
+/// The SIGBUS guard's terminal side, for the UI (which takes the terminal).
+pub use guard::{
+    restore_terminal_mode, save_terminal_mode, save_terminal_mode_of, TERMINAL_IN_USE,
+};
 pub use words::Words;
 
 /// A vector of `len` copies of `value`, backed by huge pages where the
 /// kernel allows it.
-pub fn filled<T: Copy>(len: usize, value: T) -> Vec<T> {
+pub(crate) fn filled<T: Copy>(len: usize, value: T) -> Vec<T> {
     let mut v = with_capacity(len);
     v.resize(len, value);
     v
@@ -30,7 +34,7 @@ pub fn filled<T: Copy>(len: usize, value: T) -> Vec<T> {
 
 /// An empty vector with room for `capacity` elements, backed by huge pages
 /// where the kernel allows it. Advice only: never fails.
-pub fn with_capacity<T>(capacity: usize) -> Vec<T> {
+pub(crate) fn with_capacity<T>(capacity: usize) -> Vec<T> {
     let v: Vec<T> = Vec::with_capacity(capacity);
     advise_huge_pages(&v);
     v
@@ -58,7 +62,7 @@ fn advise_huge_pages<T>(v: &Vec<T>) {
 /// kernel allows it. Large blocks come zeroed from the kernel untouched
 /// (calloc maps fresh pages), so this costs no more than an uninitialised
 /// vector and needs no `unsafe` in the code that fills it.
-pub fn zeroed<T: bytemuck::Zeroable>(len: usize) -> Vec<T> {
+pub(crate) fn zeroed<T: bytemuck::Zeroable>(len: usize) -> Vec<T> {
     let v: Vec<T> = bytemuck::zeroed_vec(len);
     advise_huge_pages(&v);
     v
@@ -67,7 +71,7 @@ pub fn zeroed<T: bytemuck::Zeroable>(len: usize) -> Vec<T> {
 /// For the blocks of `block` consecutive indices of `0..len` (the last one
 /// shorter), the sum of `value` over the indices before each block, and
 /// the sum over all: each block's total in parallel, then running totals.
-pub fn block_starts(
+pub(crate) fn block_starts(
     len: usize,
     block: usize,
     value: &(impl Fn(usize) -> u64 + Sync),
@@ -87,7 +91,7 @@ pub fn block_starts(
 /// The `len + 1` running totals of `value(0..len)` (starting at 0), summed
 /// in parallel blocks: each block's total, then each block's entries from
 /// the totals of the blocks before it.
-pub fn prefix_sums(len: usize, value: impl Fn(usize) -> u64 + Sync) -> Vec<u64> {
+pub(crate) fn prefix_sums(len: usize, value: impl Fn(usize) -> u64 + Sync) -> Vec<u64> {
     use rayon::prelude::*;
     const BLOCK: usize = 1 << 16;
     let block = |b: usize| b * BLOCK..((b + 1) * BLOCK).min(len);
@@ -108,7 +112,7 @@ pub fn prefix_sums(len: usize, value: impl Fn(usize) -> u64 + Sync) -> Vec<u64> 
 
 /// Turns counts into running totals in place (`v[i]` becomes the sum of
 /// `v[..=i]`), in parallel blocks as [`prefix_sums`] sums.
-pub fn running_totals(v: &mut [u64]) {
+pub(crate) fn running_totals(v: &mut [u64]) {
     use rayon::prelude::*;
     const BLOCK: usize = 1 << 16;
     let (starts, _) = block_starts(v.len(), BLOCK, &|i| v[i]);
@@ -124,7 +128,7 @@ pub fn running_totals(v: &mut [u64]) {
 
 /// Cuts `v` into consecutive parts of the given lengths (which must not
 /// add up to more than its length).
-pub fn split_by<T>(mut v: &mut [T], lens: impl IntoIterator<Item = usize>) -> Vec<&mut [T]> {
+pub(crate) fn split_by<T>(mut v: &mut [T], lens: impl IntoIterator<Item = usize>) -> Vec<&mut [T]> {
     let mut parts = Vec::new();
     for len in lens {
         let (head, tail) = std::mem::take(&mut v).split_at_mut(len);
@@ -160,7 +164,7 @@ pub fn bound_allocator_retention() {
 /// worker threads free in their own arenas, where only those threads reuse
 /// it: after a parallel phase with per-thread scratch the resident set would
 /// keep every thread's high-water mark, and grow with the thread count.
-pub fn release_free_memory() {
+pub(crate) fn release_free_memory() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: malloc_trim only hands free pages of the allocator back to the
     // kernel; no live allocation changes.
@@ -173,7 +177,7 @@ pub fn release_free_memory() {
 /// `/proc/self/status`), in bytes; `None` where the kernel has no such
 /// file. One small read: for the memory account's checkpoints, which run
 /// only when the log is on.
-pub fn resident() -> Option<(u64, u64)> {
+pub(crate) fn resident() -> Option<(u64, u64)> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
     let field = |name: &str| -> Option<u64> {
         let line = status.lines().find(|l| l.starts_with(name))?;
@@ -192,7 +196,7 @@ pub fn resident() -> Option<(u64, u64)> {
 /// resident set ([`spill::release_all`]), and, when the log is on, the
 /// resident set and its peak so far are logged (target `heaptui::memory`):
 /// where the peak rises between two checkpoints is the phase that set it.
-pub fn checkpoint(phase: &str) {
+pub(crate) fn checkpoint(phase: &str) {
     spill::release_all();
     if !tracing::enabled!(target: "heaptui::memory", tracing::Level::DEBUG) {
         return;
@@ -203,14 +207,14 @@ pub fn checkpoint(phase: &str) {
 }
 
 /// Views a slice of u32 as atomics, for parallel counting and scattering.
-pub fn as_atomic(v: &mut [u32]) -> &[std::sync::atomic::AtomicU32] {
+pub(crate) fn as_atomic(v: &mut [u32]) -> &[std::sync::atomic::AtomicU32] {
     // SAFETY: AtomicU32 has the same size and alignment as u32, and the
     // exclusive borrow guarantees no plain access while the view lives.
     unsafe { &*(v as *mut [u32] as *const [std::sync::atomic::AtomicU32]) }
 }
 
 /// Views a slice of u64 as atomics, for parallel scattering.
-pub fn as_atomic_u64(v: &mut [u64]) -> &[std::sync::atomic::AtomicU64] {
+pub(crate) fn as_atomic_u64(v: &mut [u64]) -> &[std::sync::atomic::AtomicU64] {
     const _: () = assert!(
         std::mem::align_of::<std::sync::atomic::AtomicU64>() == std::mem::align_of::<u64>()
     );
@@ -223,7 +227,7 @@ pub fn as_atomic_u64(v: &mut [u64]) -> &[std::sync::atomic::AtomicU64] {
 /// Asks the CPU to bring `value`'s cache line in (a hint; no effect where
 /// the architecture has no such instruction).
 #[inline(always)]
-pub fn prefetch<T>(value: &T) {
+pub(crate) fn prefetch<T>(value: &T) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: prefetching is a hint and never faults.
     unsafe {

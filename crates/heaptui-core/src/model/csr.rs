@@ -176,9 +176,30 @@ impl Csr {
         let bounds: Vec<(usize, usize)> = (0..parts)
             .map(|p| (n * p / parts, n * (p + 1) / parts))
             .collect();
-        // In-degrees, per block: a block's counters and one spare slot that
-        // takes every edge to another block (no branch to mispredict).
-        let counts: Vec<Vec<u32>> = bounds
+        let counts = self.block_in_degrees(&bounds);
+        let (offsets, block_start) = transposed_offsets(n, &bounds, counts);
+        // Sources, per block into its own part of the targets.
+        let mut targets: Vec<u32> = crate::mem::zeroed(self.targets.len());
+        let part_lens = block_start.windows(2).map(|w| (w[1] - w[0]) as usize);
+        crate::mem::split_by(&mut targets, part_lens)
+            .into_par_iter()
+            .zip(&bounds)
+            .zip(&block_start)
+            .for_each(|((part, &(lo, hi)), &start)| {
+                if !part.is_empty() {
+                    self.place_sources(part, (lo, hi), &offsets[lo..hi], start);
+                }
+            });
+        Csr {
+            offsets: Offsets::from_ascending(offsets),
+            targets: targets.into(),
+        }
+    }
+
+    /// In-degrees, per block: a block's counters and one spare slot that
+    /// takes every edge to another block (no branch to mispredict).
+    fn block_in_degrees(&self, bounds: &[(usize, usize)]) -> Vec<Vec<u32>> {
+        bounds
             .par_iter()
             .map(|&(lo, hi)| {
                 let len = hi - lo;
@@ -189,71 +210,78 @@ impl Csr {
                 count.truncate(len);
                 count
             })
-            .collect();
-        let mut offsets: Vec<u64> = crate::mem::zeroed(n + 1);
-        let mut block_start = Vec::with_capacity(parts + 1);
-        let mut acc = 0u64;
-        for c in &counts {
-            block_start.push(acc);
-            acc += c.iter().map(|&d| d as u64).sum::<u64>();
-        }
-        block_start.push(acc);
-        offsets[n] = acc;
-        crate::mem::split_by(&mut offsets[..n], bounds.iter().map(|&(lo, hi)| hi - lo))
-            .into_par_iter()
-            .zip(counts)
-            .zip(&block_start)
-            .for_each(|((out, count), &start)| {
-                let mut acc = start;
-                for (o, d) in out.iter_mut().zip(count) {
-                    *o = acc;
-                    acc += d as u64;
+            .collect()
+    }
+
+    /// Places the sources of the edges into the block of targets `lo..hi`,
+    /// into `part`, its own part of the transposed targets (which starts at
+    /// `start`; `offsets` are the block's lists' offsets): `cursor` is where
+    /// each of the block's lists takes its next source, relative to the
+    /// part.
+    fn place_sources(
+        &self,
+        part: &mut [u32],
+        (lo, hi): (usize, usize),
+        offsets: &[u64],
+        start: u64,
+    ) {
+        let n = self.nodes();
+        let len = hi - lo;
+        let mut cursor: Vec<u64> = crate::mem::with_capacity(len);
+        cursor.extend(offsets.iter().map(|&o| o - start));
+        let edges = &self.targets;
+        let last = part.len() - 1;
+        for u in 0..n {
+            for k in self.range(u as u32) {
+                // The counter of a later edge's target, and the slot
+                // of a nearer one, are fetched ahead (clamped into
+                // the block rather than tested: no branch).
+                if let Some(&ahead) = edges.get(k + 2 * PLACE_AHEAD) {
+                    let j = (ahead as usize).wrapping_sub(lo).min(len - 1);
+                    crate::mem::prefetch(&cursor[j]);
                 }
-            });
-        // Sources, per block into its own part of the targets: `cursor` is
-        // where each of the block's lists takes its next source, relative to
-        // the part.
-        let mut targets: Vec<u32> = crate::mem::zeroed(self.targets.len());
-        let part_lens = block_start.windows(2).map(|w| (w[1] - w[0]) as usize);
-        crate::mem::split_by(&mut targets, part_lens)
-            .into_par_iter()
-            .zip(&bounds)
-            .zip(&block_start)
-            .for_each(|((part, &(lo, hi)), &start)| {
-                if part.is_empty() {
-                    return;
+                if let Some(&ahead) = edges.get(k + PLACE_AHEAD) {
+                    let j = (ahead as usize).wrapping_sub(lo).min(len - 1);
+                    crate::mem::prefetch(&part[(cursor[j] as usize).min(last)]);
                 }
-                let len = hi - lo;
-                let mut cursor: Vec<u64> = crate::mem::with_capacity(len);
-                cursor.extend(offsets[lo..hi].iter().map(|&o| o - start));
-                let edges = &self.targets;
-                let last = part.len() - 1;
-                for u in 0..n {
-                    for k in self.range(u as u32) {
-                        // The counter of a later edge's target, and the slot
-                        // of a nearer one, are fetched ahead (clamped into
-                        // the block rather than tested: no branch).
-                        if let Some(&ahead) = edges.get(k + 2 * PLACE_AHEAD) {
-                            let j = (ahead as usize).wrapping_sub(lo).min(len - 1);
-                            crate::mem::prefetch(&cursor[j]);
-                        }
-                        if let Some(&ahead) = edges.get(k + PLACE_AHEAD) {
-                            let j = (ahead as usize).wrapping_sub(lo).min(len - 1);
-                            crate::mem::prefetch(&part[(cursor[j] as usize).min(last)]);
-                        }
-                        let i = (edges[k] as usize).wrapping_sub(lo);
-                        if i < len {
-                            part[cursor[i] as usize] = u as u32;
-                            cursor[i] += 1;
-                        }
-                    }
+                let i = (edges[k] as usize).wrapping_sub(lo);
+                if i < len {
+                    part[cursor[i] as usize] = u as u32;
+                    cursor[i] += 1;
                 }
-            });
-        Csr {
-            offsets: Offsets::from_ascending(offsets),
-            targets: targets.into(),
+            }
         }
     }
+}
+
+/// The transposed lists' offsets (`n + 1`) from the blocks' in-degrees,
+/// and where each block's part of the targets starts (`parts + 1`).
+fn transposed_offsets(
+    n: usize,
+    bounds: &[(usize, usize)],
+    counts: Vec<Vec<u32>>,
+) -> (Vec<u64>, Vec<u64>) {
+    let mut offsets: Vec<u64> = crate::mem::zeroed(n + 1);
+    let mut block_start = Vec::with_capacity(bounds.len() + 1);
+    let mut acc = 0u64;
+    for c in &counts {
+        block_start.push(acc);
+        acc += c.iter().map(|&d| d as u64).sum::<u64>();
+    }
+    block_start.push(acc);
+    offsets[n] = acc;
+    crate::mem::split_by(&mut offsets[..n], bounds.iter().map(|&(lo, hi)| hi - lo))
+        .into_par_iter()
+        .zip(counts)
+        .zip(&block_start)
+        .for_each(|((out, count), &start)| {
+            let mut acc = start;
+            for (o, d) in out.iter_mut().zip(count) {
+                *o = acc;
+                acc += d as u64;
+            }
+        });
+    (offsets, block_start)
 }
 
 /// How many edges ahead `transpose` fetches a list's slot (its counter twice

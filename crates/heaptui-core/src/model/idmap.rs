@@ -250,7 +250,7 @@ impl WideIdIndex {
     }
 
     /// Whether the index took the form of runs (a test aid).
-    #[doc(hidden)]
+    #[cfg(test)]
     pub fn in_runs(&self) -> bool {
         matches!(self.table, Table::Runs { .. })
     }
@@ -704,7 +704,7 @@ impl IdIndex {
     /// How many slots the look-ups of all `ids` read together: about
     /// 1.5 per id for a well-spread index (a test aid: crafted ids must
     /// cost what ordinary ones do).
-    #[doc(hidden)]
+    #[cfg(any(test, feature = "testing"))]
     pub fn probes<L: IdList + ?Sized>(&self, ids: &L) -> u64 {
         let t = self.slots(ids);
         (0..ids.count())

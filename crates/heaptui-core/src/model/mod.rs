@@ -42,25 +42,27 @@ mod labels;
 mod referents;
 mod rows;
 mod sizes;
-pub mod text;
+pub(crate) mod text;
 
 use std::path::PathBuf;
 
 pub use crate::mem::Array;
 
 pub use csr::{Csr, Offsets};
-pub use diag::{Collector, Kind, Place};
+pub(crate) use diag::{Collector, Kind, Place};
 pub(crate) use fasthash::FastMap;
 pub use fields::{
     field_type, FieldDecl, FieldValue, FieldView, JavaClass, JavaClasses, ObjectFields, StaticField,
 };
-pub use idmap::{count_repeats, IdIndex, IdList, IdSpan, WideIdIndex};
+pub(crate) use idmap::count_repeats;
+pub use idmap::{IdIndex, IdList, IdSpan, WideIdIndex};
 pub use ids::Ids;
 pub use idx::{ObjectIdx, TypeIdx};
 pub use labels::{Label, Labels, ValueKind, Values};
 pub use referents::{Referent, Referents, Strength};
 pub use rows::{RowTypes, CLASS_ROW_PREFIX};
 pub use sizes::Sizes;
+pub use text::{printable, printable_path};
 
 /// At most this many diagnostic messages are kept (the counts are complete).
 pub const MAX_MESSAGES: usize = 100;

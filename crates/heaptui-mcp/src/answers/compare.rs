@@ -4,7 +4,7 @@
 
 use serde_json::{json, Value};
 
-use heaptui_core::analysis::compare_paths::NO_OBJECT;
+use heaptui_core::analysis::NO_OBJECT;
 use heaptui_core::model::ObjectIdx;
 
 use crate::page::{window, Page, Refusal};

@@ -8,8 +8,8 @@ use std::collections::HashMap;
 
 use serde_json::{json, Value};
 
-use heaptui_core::analysis::what_if::{field_cut, what_if, Cut};
-use heaptui_core::model::text::printable;
+use heaptui_core::analysis::{field_cut, what_if, Cut};
+use heaptui_core::model::printable;
 use heaptui_core::model::{ObjectIdx, TypeIdx};
 use heaptui_core::progress::Progress;
 

@@ -6,7 +6,7 @@
 //!
 //! Text from the dump (type names, strings, field values) reaches an answer
 //! only as JSON string values, already escaped by the importers
-//! (`heaptui_core::model::text::printable`); under `--redact` string
+//! (`heaptui_core::model::printable`); under `--redact` string
 //! contents and field values are left out ([`redact_object`]).
 
 pub mod compare;
@@ -100,10 +100,7 @@ pub fn quoted(text: &str) -> String {
     if cut.len() < text.len() {
         cut.push('…');
     }
-    format!(
-        "\"{}\"",
-        heaptui_core::model::text::printable(cut.as_bytes())
-    )
+    format!("\"{}\"", heaptui_core::model::printable(cut.as_bytes()))
 }
 
 /// "3 of 1,204 members" when `shown < total`, else `None`.

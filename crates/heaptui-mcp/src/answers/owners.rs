@@ -6,7 +6,7 @@
 
 use serde_json::{json, Value};
 
-use heaptui_core::analysis::owners::{duplicate_owners, Owner, Owners};
+use heaptui_core::analysis::{duplicate_owners, Owner, Owners};
 use heaptui_core::analysis::{Analysis, Glob};
 use heaptui_core::graph::duplicates::DuplicateMode;
 

@@ -7,8 +7,9 @@
 
 use serde_json::{json, Value};
 
-use heaptui_core::analysis::merged_paths::{merged_paths, Step};
+use heaptui_core::analysis::{merged_paths, MergedPaths, Step};
 use heaptui_core::analysis::{objects_of_types, Glob};
+use heaptui_core::model::{Model, ObjectIdx};
 use heaptui_core::progress::Progress;
 
 use super::{check_pattern, parse_id, quoted};
@@ -40,29 +41,7 @@ pub fn paths(
 ) -> Result<Value, Refusal> {
     let a = &l.analysis;
     let dump = a.dump();
-    let (set, asked) = match targets {
-        Targets::Pattern(p) => {
-            check_pattern(p)?;
-            let set = objects_of_types(dump, &Glob::new(p));
-            if set.is_empty() {
-                return Err(Refusal::new(format!(
-                    "no object's type matches {}; patterns are globs over exact type names (* any run, ? one character), as the types tool names them",
-                    quoted(p)
-                )));
-            }
-            (set, json!({"type_pattern": p}))
-        }
-        Targets::Objects(ids) => {
-            if ids.is_empty() || ids.len() > MAX_OBJECTS {
-                return Err(Refusal::new(format!("give 1 to {MAX_OBJECTS} object ids")));
-            }
-            let set = ids
-                .iter()
-                .map(|id| parse_id(dump, id))
-                .collect::<Result<Vec<_>, _>>()?;
-            (set, json!({"objects": ids.len()}))
-        }
-    };
+    let (set, asked) = target_objects(dump, targets)?;
     let exclude: Vec<Glob> = match skip {
         Some(s) => {
             check_pattern(s)?;
@@ -80,24 +59,7 @@ pub fn paths(
     let range = window(order.len(), offset, limit)?;
     let rows = order[range.clone()]
         .iter()
-        .map(|&i| {
-            let n = &m.nodes[i as usize];
-            json!({
-                "node": place[i as usize],
-                "parent": (i != 0).then(|| place[n.parent as usize]),
-                "depth": n.depth,
-                "kind": match n.step {
-                    Step::All => "all",
-                    Step::Root(_) => "root",
-                    Step::Type(_) => "type",
-                },
-                "name": n.step.name(dump),
-                "objects": n.count,
-                "ending": n.ending,
-                "retained_bytes": n.retained_bytes,
-                "id": n.object.map(|o| dump.id_hex(o)),
-            })
-        })
+        .map(|&i| node_row(dump, &m, &place, i))
         .collect();
     Ok(Page::new("nodes", rows, range.start, order.len())
         .with("asked", asked)
@@ -109,6 +71,53 @@ pub fn paths(
             "nodes are depth first: parent is the place of the node a node extends; object with a node's id shows an object on that path (object_list retention_path its own path)",
         )
         .finish())
+}
+
+/// The objects `targets` names, and how they were asked for.
+fn target_objects(dump: &Model, targets: Targets) -> Result<(Vec<ObjectIdx>, Value), Refusal> {
+    match targets {
+        Targets::Pattern(p) => {
+            check_pattern(p)?;
+            let set = objects_of_types(dump, &Glob::new(p));
+            if set.is_empty() {
+                return Err(Refusal::new(format!(
+                    "no object's type matches {}; patterns are globs over exact type names (* any run, ? one character), as the types tool names them",
+                    quoted(p)
+                )));
+            }
+            Ok((set, json!({"type_pattern": p})))
+        }
+        Targets::Objects(ids) => {
+            if ids.is_empty() || ids.len() > MAX_OBJECTS {
+                return Err(Refusal::new(format!("give 1 to {MAX_OBJECTS} object ids")));
+            }
+            let set = ids
+                .iter()
+                .map(|id| parse_id(dump, id))
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok((set, json!({"objects": ids.len()})))
+        }
+    }
+}
+
+/// Node `i` of `m` as a row: `place` gives each node's place depth first.
+fn node_row(dump: &Model, m: &MergedPaths, place: &[u32], i: u32) -> Value {
+    let n = &m.nodes[i as usize];
+    json!({
+        "node": place[i as usize],
+        "parent": (i != 0).then(|| place[n.parent as usize]),
+        "depth": n.depth,
+        "kind": match n.step {
+            Step::All => "all",
+            Step::Root(_) => "root",
+            Step::Type(_) => "type",
+        },
+        "name": n.step.name(dump),
+        "objects": n.count,
+        "ending": n.ending,
+        "retained_bytes": n.retained_bytes,
+        "id": n.object.map(|o| dump.id_hex(o)),
+    })
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@
 use serde_json::{json, Value};
 
 use heaptui_core::analysis::domination_path;
-use heaptui_core::analysis::grouping::{group_children_unsorted, largest_members};
+use heaptui_core::analysis::{group_children_unsorted, largest_members};
 use heaptui_core::analysis::{Analysis, Group};
 use heaptui_core::model::ObjectIdx;
 

@@ -4,8 +4,8 @@
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use heaptui_core::analysis::filter::{base_name, TextScope, TypeFilter};
 use heaptui_core::analysis::TypeStats;
+use heaptui_core::analysis::{base_name, TextScope, TypeFilter};
 use heaptui_core::model::ObjectIdx;
 
 use super::{object_ref, parse_type};

@@ -83,8 +83,33 @@ fn write_section<W: Write>(
     rng: &mut Rng,
     gaps: bool,
 ) -> io::Result<(u64, u64)> {
-    let n = h.types.len();
-    let mut ids = Vec::with_capacity(n);
+    let (ids, addr) = object_ids(h, base, rng, gaps);
+    w.text("a 1 ");
+    w.text(domain.0);
+    w.text(" ");
+    w.text(domain.1);
+    w.text("\n");
+    // Most types up front; the last few only after the objects that use them
+    // (forward references to types are legal).
+    let late = names.len() * 9 / 10;
+    write_types(w, names, 0..late);
+    let order = block_order(h.types.len().div_ceil(OBJECT_BLOCK), rng);
+    let refs = write_objects(w, h, &ids, order)?;
+    write_types(w, names, late..names.len());
+    write_roots(w, h, &ids)?;
+    w.text("c ");
+    w.text(domain.0);
+    w.text("\n");
+    Ok((refs, addr))
+}
+
+/// Objects a section lists together.
+const OBJECT_BLOCK: usize = 4096;
+
+/// Each object's id, laid out by size from `base`, and the address after
+/// the last.
+fn object_ids(h: &Heap, base: u64, rng: &mut Rng, gaps: bool) -> (Vec<u64>, u64) {
+    let mut ids = Vec::with_capacity(h.types.len());
     let mut addr = base;
     for &s in &h.sizes {
         ids.push(addr);
@@ -95,26 +120,23 @@ fn write_section<W: Write>(
             addr += 8 * (1 + rng.below(32));
         }
     }
-    w.text("a 1 ");
-    w.text(domain.0);
-    w.text(" ");
-    w.text(domain.1);
-    w.text("\n");
-    // Most types up front; the last few only after the objects that use them
-    // (forward references to types are legal).
-    let late = names.len() * 9 / 10;
-    let types = |w: &mut Lines<W>, range: std::ops::Range<usize>| {
-        for (i, name) in names.iter().enumerate().take(range.end).skip(range.start) {
-            w.text("t ");
-            w.hex(i as u64 + 1);
-            w.text(" ");
-            w.text(name);
-            w.text("\n");
-        }
-    };
-    types(w, 0..late);
-    const BLOCK: usize = 4096;
-    let blocks = n.div_ceil(BLOCK);
+    (ids, addr)
+}
+
+/// The type records of `names[range]`.
+fn write_types<W: Write>(w: &mut Lines<W>, names: &[&str], range: std::ops::Range<usize>) {
+    for (i, name) in names.iter().enumerate().take(range.end).skip(range.start) {
+        w.text("t ");
+        w.hex(i as u64 + 1);
+        w.text(" ");
+        w.text(name);
+        w.text("\n");
+    }
+}
+
+/// The order the blocks of objects are listed in: ascending, with about
+/// one in thirty swapped somewhere earlier.
+fn block_order(blocks: usize, rng: &mut Rng) -> Vec<usize> {
     let mut order: Vec<usize> = (0..blocks).collect();
     for i in (1..order.len()).rev() {
         let j = rng.below(i as u64 + 1) as usize;
@@ -122,9 +144,20 @@ fn write_section<W: Write>(
             order.swap(i, j);
         }
     }
+    order
+}
+
+/// The object records, block by block in `order`; the references written.
+fn write_objects<W: Write>(
+    w: &mut Lines<W>,
+    h: &Heap,
+    ids: &[u64],
+    order: Vec<usize>,
+) -> io::Result<u64> {
+    let n = h.types.len();
     let mut refs = 0u64;
     for b in order {
-        for o in b * BLOCK..((b + 1) * BLOCK).min(n) {
+        for o in b * OBJECT_BLOCK..((b + 1) * OBJECT_BLOCK).min(n) {
             w.text("o ");
             w.hex(ids[o]);
             w.text(" ");
@@ -141,7 +174,11 @@ fn write_section<W: Write>(
             w.flush_if_full()?;
         }
     }
-    types(w, late..names.len());
+    Ok(refs)
+}
+
+/// The root records.
+fn write_roots<W: Write>(w: &mut Lines<W>, h: &Heap, ids: &[u64]) -> io::Result<()> {
     for &(o, kind, flags, container) in &h.roots {
         w.text("r ");
         w.hex(ids[o as usize]);
@@ -156,10 +193,7 @@ fn write_section<W: Write>(
         w.text("\n");
         w.flush_if_full()?;
     }
-    w.text("c ");
-    w.text(domain.0);
-    w.text("\n");
-    Ok((refs, addr))
+    Ok(())
 }
 
 /// Writes a generated dump to `out`.

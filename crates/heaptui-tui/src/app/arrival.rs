@@ -6,7 +6,7 @@ use super::{App, Effect, FilterRequest, Filtered, PaneId};
 use crate::loading::Arrived;
 use crate::msg::Msg;
 use crate::panes::{FilterPlan, Intent};
-use heaptui_core::analysis::filter::TypeFilter;
+use heaptui_core::analysis::TypeFilter;
 
 impl App {
     pub(super) fn on_worker(&mut self, msg: Msg) {

@@ -29,7 +29,7 @@ use super::loading::{Arrived, Loading, Totals};
 use super::msg::Msg;
 use super::theme::Theme;
 use super::worker::Job;
-use heaptui_core::analysis::filter::TypeFilter;
+use heaptui_core::analysis::TypeFilter;
 use heaptui_core::model::ObjectIdx;
 
 pub use super::pane_id::PaneId;

@@ -16,7 +16,7 @@ use crate::fmt::{
 };
 use crate::keys::Cmd;
 use crate::theme::Theme;
-use heaptui_core::analysis::summary::Summary;
+use heaptui_core::analysis::Summary;
 use heaptui_core::graph::duplicates::Duplicates;
 use heaptui_core::graph::DominatorTree;
 use heaptui_core::model::{root_flags, root_kind, Model, ObjectIdx};
@@ -116,7 +116,7 @@ fn file_section(page: &mut Page, ctx: &Ctx, dump: &Model) {
     page.header(" File");
     page.raw(format!(
         " {}  ({})",
-        heaptui_core::model::text::printable_path(&dump.path),
+        heaptui_core::model::printable_path(&dump.path),
         bytes(dump.file_bytes)
     ));
     page.fitted(&origin(dump));
@@ -161,7 +161,7 @@ fn memory_line(spilled: bool) -> String {
     if spilled {
         format!(
             " Memory budget {budget}: over it, the big arrays are on disk in {}",
-            heaptui_core::model::text::printable_path(&heaptui_core::mem::spill::dir())
+            heaptui_core::model::printable_path(&heaptui_core::mem::spill::dir())
         )
     } else {
         format!(" Memory budget {budget}")

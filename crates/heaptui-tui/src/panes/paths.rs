@@ -20,7 +20,7 @@ use crate::fmt::{bytes, count, fit, text_width, type_name};
 use crate::keys::Cmd;
 use crate::msg::{PathsResult, PathsTarget};
 use crate::worker::Job;
-use heaptui_core::analysis::merged_paths::{MergedPaths, Step};
+use heaptui_core::analysis::{MergedPaths, Step};
 use heaptui_core::model::ObjectIdx;
 
 /// How many levels the first view opens along the path most objects take.
@@ -259,9 +259,8 @@ impl Pane for PathsView {
             Cmd::SkipPlatform => {
                 let r = &self.result;
                 let format = ctx.loading.graph().map(|g| g.dump.format);
-                let none = format.is_none_or(|f| {
-                    heaptui_core::analysis::merged_paths::default_excludes(f).is_empty()
-                });
+                let none =
+                    format.is_none_or(|f| heaptui_core::analysis::default_excludes(f).is_empty());
                 if none && !r.skip {
                     return vec![Intent::status("no platform types to skip in this format")];
                 }

@@ -20,9 +20,9 @@ use crate::fmt::{
 use crate::keys::Cmd;
 use crate::loading::Arrived;
 use crate::theme::Theme;
-use heaptui_core::analysis::compare::RootFigures;
-use heaptui_core::analysis::filter::TypeFilter;
-use heaptui_core::analysis::roots::RootGroup;
+use heaptui_core::analysis::RootFigures;
+use heaptui_core::analysis::RootGroup;
+use heaptui_core::analysis::TypeFilter;
 use heaptui_core::graph::DominatorTree;
 use heaptui_core::model::{root_flags, root_kind};
 use heaptui_core::model::{short_frame, Model, ObjectIdx};

@@ -23,7 +23,7 @@ use crate::keys::Cmd;
 use crate::loading::{Arrived, Comparing};
 use crate::theme::Theme;
 use heaptui_core::analysis::domination_path;
-use heaptui_core::analysis::suspects::{Suspect, SuspectKind};
+use heaptui_core::analysis::{Suspect, SuspectKind};
 use heaptui_core::graph::DominatorTree;
 use heaptui_core::model::Model;
 use heaptui_core::model::{ObjectIdx, ROW_PREVIEW_CHARS};

@@ -8,7 +8,7 @@
 use super::inspector::Entry;
 use crate::fmt::{bytes, count};
 use crate::theme::Theme;
-use heaptui_core::analysis::what_if::{Cut, WhatIf};
+use heaptui_core::analysis::{Cut, WhatIf};
 use heaptui_core::model::{Label, Model, ObjectIdx};
 
 /// Type rows shown at most.

@@ -346,26 +346,60 @@ pub fn refine(
     dom: &DominatorTree,
     progress: &Progress,
 ) -> Result<Partition, Cancelled> {
-    let trace = tracing::enabled!(target: "heaptui::duplicates", tracing::Level::TRACE);
-    let t0 = std::time::Instant::now();
-    let labels = label_blocks(graph, dom);
-    crate::mem::checkpoint("duplicates: label blocks");
-    if trace {
-        tracing::debug!(target: "heaptui::duplicates", "refine: labels at {} ms", t0.elapsed().as_millis());
-    }
-    let Partition {
-        mut block,
-        mut block_size,
-    } = hashed_blocks(graph, labels);
-    crate::mem::checkpoint("duplicates: hashed blocks");
-    if trace {
+    let clock = Clock {
+        trace: tracing::enabled!(target: "heaptui::duplicates", tracing::Level::TRACE),
+        t0: std::time::Instant::now(),
+    };
+    let mut partition = initial_blocks(graph, dom, clock);
+    progress.check()?;
+    let (rounds, evaluated) = refine_rounds(graph, &mut partition, progress, clock)?;
+    crate::work::add(evaluated);
+    if clock.trace {
         tracing::debug!(target: "heaptui::duplicates",
-            "refine: {} hashed blocks at {} ms",
-            block_size.len(),
-            t0.elapsed().as_millis()
+            "refine: {rounds} rounds, {evaluated} evaluations, {} blocks at {} ms",
+            partition.block_size.len(),
+            clock.t0.elapsed().as_millis()
         );
     }
-    progress.check()?;
+    Ok(partition)
+}
+
+/// Whether [`refine`] traces its rounds (`HEAPTUI_TRACE`), and since when.
+#[derive(Clone, Copy)]
+struct Clock {
+    trace: bool,
+    t0: std::time::Instant,
+}
+
+/// The partition refinement starts from: the label blocks, split by the
+/// hash of each object's references.
+fn initial_blocks(graph: &View, dom: &DominatorTree, clock: Clock) -> Partition {
+    let labels = label_blocks(graph, dom);
+    crate::mem::checkpoint("duplicates: label blocks");
+    if clock.trace {
+        tracing::debug!(target: "heaptui::duplicates", "refine: labels at {} ms", clock.t0.elapsed().as_millis());
+    }
+    let partition = hashed_blocks(graph, labels);
+    crate::mem::checkpoint("duplicates: hashed blocks");
+    if clock.trace {
+        tracing::debug!(target: "heaptui::duplicates",
+            "refine: {} hashed blocks at {} ms",
+            partition.block_size.len(),
+            clock.t0.elapsed().as_millis()
+        );
+    }
+    partition
+}
+
+/// The rounds of refinement until no block splits: the first evaluates
+/// every object that can split, each later one only the retainers of the
+/// objects the round before moved. Returns the rounds and evaluations.
+fn refine_rounds(
+    graph: &View,
+    Partition { block, block_size }: &mut Partition,
+    progress: &Progress,
+    clock: Clock,
+) -> Result<(u64, u64), Cancelled> {
     // Objects in singleton blocks can never split, nor can leaves (their
     // signature is empty): never evaluate them.
     let queued: Vec<AtomicBool> = (0..graph.objects())
@@ -385,8 +419,8 @@ pub fn refine(
         }
         moves.clear();
         if rounds == 1 {
-            let partition = (&block[..], &mut block_size);
-            evaluated += first_round(graph, partition, &mut moves, progress, t0)?;
+            let partition = (&block[..], &mut *block_size);
+            evaluated += first_round(graph, partition, &mut moves, progress, clock.t0)?;
             crate::mem::checkpoint("duplicates: first round");
         } else {
             let evaluating = keyed.len();
@@ -394,41 +428,32 @@ pub fn refine(
             if rounds.is_multiple_of(64) || evaluating >= PARALLEL_MIN {
                 progress.check()?;
             }
-            if trace && evaluating >= PARALLEL_MIN {
+            if clock.trace && evaluating >= PARALLEL_MIN {
                 tracing::debug!(target: "heaptui::duplicates",
                     "refine: round {rounds} dirty {evaluating} at {} ms",
-                    t0.elapsed().as_millis()
+                    clock.t0.elapsed().as_millis()
                 );
             }
-            split_blocks(&keyed, &mut block_size, &mut moves);
+            split_blocks(&keyed, block_size, &mut moves);
             drop(std::mem::take(&mut keyed));
         }
         for &(o, id) in &moves {
             block[o as usize] = id;
         }
-        if trace && moves.len() >= PARALLEL_MIN {
+        if clock.trace && moves.len() >= PARALLEL_MIN {
             tracing::debug!(target: "heaptui::duplicates",
                 "refine: moved {} at {} ms",
                 moves.len(),
-                t0.elapsed().as_millis()
+                clock.t0.elapsed().as_millis()
             );
         }
-        dirty = dirty_retainers(graph, (&block, &block_size), &moves, &queued);
+        dirty = dirty_retainers(graph, (block, block_size), &moves, &queued);
         crate::work::add(1 + moves.len() as u64 + dirty.len() as u64);
         if dirty.is_empty() {
-            break;
+            return Ok((rounds, evaluated));
         }
-        keyed = keys(graph, &block, &dirty);
+        keyed = keys(graph, block, &dirty);
     }
-    crate::work::add(evaluated);
-    if trace {
-        tracing::debug!(target: "heaptui::duplicates",
-            "refine: {rounds} rounds, {evaluated} evaluations, {} blocks at {} ms",
-            block_size.len(),
-            t0.elapsed().as_millis()
-        );
-    }
-    Ok(Partition { block, block_size })
 }
 
 /// Whether object `o` of block `b` is evaluated: not in a singleton

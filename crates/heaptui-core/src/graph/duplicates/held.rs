@@ -336,6 +336,7 @@ pub(crate) fn holding_sets(held_by: &[&[u32]], order: &[u32]) -> Vec<Option<u32>
 static MANY_CANDIDATES: AtomicUsize = AtomicUsize::new(32);
 
 /// Sets [`MANY_CANDIDATES`]. For tests: results are the same for every value.
+#[cfg(feature = "testing")]
 pub(crate) fn set_many_candidates(n: usize) {
     MANY_CANDIDATES.store(n, Relaxed);
 }

@@ -61,16 +61,16 @@ pub const DEFAULT_BUDGET_PER_TYPE: u64 = 50_000_000;
 
 /// Sets how large a reach walk grows before it makes a hub (see `verify`).
 /// For tests: results are the same for every value.
-#[doc(hidden)]
-pub fn set_hub_threshold(objects: usize) {
+#[cfg(any(test, feature = "testing"))]
+pub(crate) fn set_hub_threshold(objects: usize) {
     hubs::HUB_AFTER.store(objects.max(1), std::sync::atomic::Ordering::Relaxed);
 }
 
 /// Sets how many candidate holders a set may have before its held checks
 /// are done in order (see `held`); 0 does every set in order. For tests:
 /// results are the same for every value.
-#[doc(hidden)]
-pub fn set_many_candidates(sets: usize) {
+#[cfg(feature = "testing")]
+pub(crate) fn set_many_candidates(sets: usize) {
     held::set_many_candidates(sets);
 }
 

@@ -72,75 +72,122 @@ pub(crate) fn split_block(
 ) -> Result<Vec<Class>, Stop> {
     // The last representative's walk may leave the workspace holding a
     // place among the big walks: every exit of the splitting, `?`
-    // included, leaves the closure, and the place is given back after it.
-    let mut split = || -> Result<Vec<Class>, Stop> {
-        let mut classes = Vec::new();
-        let members = without_owned_by_shared(graph, ws, members, budget)?;
-        // Groups still to split; `true` once split by the prefix signature.
-        let mut groups: Vec<(Vec<u32>, bool)> = vec![(members, false)];
-        let mut failed: Vec<u32> = Vec::new();
-        while let Some((rest, signed)) = groups.pop() {
-            if rest.len() < 2 {
-                continue;
-            }
-            let rep = rest[0];
-            ws.leave_big(hubs);
-            let e = ws.next_epoch();
-            let in_r0 = 2 * e;
-            mark_reach(graph, hubs, ws, rep, in_r0, budget)?;
-            let mut class = vec![rep];
-            let mut additional = 0u64;
-            let mut additional_objects = 0u64;
-            failed.clear();
-            for &m in &rest[1..] {
-                match pair_with(graph, block, ws, rep, m, in_r0, budget)? {
-                    Some((bytes, objects)) => {
-                        class.push(m);
-                        additional += bytes;
-                        additional_objects += objects;
-                    }
-                    None => failed.push(m),
-                }
-            }
-            if class.len() >= 2 {
-                let copies = class.len() as u64 - 1;
-                classes.push(Class {
-                    members: class,
-                    objects_per_copy: per_copy(additional_objects, copies),
-                    additional_bytes: additional,
-                });
-            }
-            if failed.len() < 2 {
-                continue;
-            }
-            if signed {
-                groups.push((failed.clone(), true));
-                continue;
-            }
-            // The block holds several classes (typically equal objects at
-            // different places of one shared structure): split the rest by an
-            // invariant that sees sharing, so each class costs one pass.
-            let mut keyed: Vec<(u64, u32)> = Vec::with_capacity(failed.len());
-            for &m in &failed {
-                keyed.push((prefix_signature(graph, block, ws, m, budget)?, m));
-            }
-            keyed.sort_unstable();
-            let mut subgroups: Vec<Vec<u32>> = keyed
-                .chunk_by(|a, b| a.0 == b.0)
-                .map(|g| {
-                    let mut v: Vec<u32> = g.iter().map(|&(_, m)| m).collect();
-                    v.sort_unstable();
-                    v
-                })
-                .collect();
-            subgroups.sort_unstable_by_key(|g| std::cmp::Reverse(g[0]));
-            groups.extend(subgroups.into_iter().map(|g| (g, true)));
-        }
-        Ok(classes)
-    };
-    let classes = split();
+    // included, returns here, and the place is given back after it.
+    let classes = split_classes(graph, block, hubs, ws, members, budget);
     ws.leave_big(hubs);
     classes
+}
+
+/// [`split_block`] but for giving back the workspace's place among the big
+/// walks.
+fn split_classes(
+    graph: &View,
+    block: &[u32],
+    hubs: &Hubs,
+    ws: &mut Workspace,
+    members: &[u32],
+    budget: &mut Budget,
+) -> Result<Vec<Class>, Stop> {
+    let mut classes = Vec::new();
+    let members = without_owned_by_shared(graph, ws, members, budget)?;
+    // Groups still to split; `true` once split by the prefix signature.
+    let mut groups: Vec<(Vec<u32>, bool)> = vec![(members, false)];
+    let mut failed: Vec<u32> = Vec::new();
+    while let Some((rest, signed)) = groups.pop() {
+        if rest.len() < 2 {
+            continue;
+        }
+        classes.extend(class_of_first(
+            graph,
+            block,
+            hubs,
+            ws,
+            &rest,
+            budget,
+            &mut failed,
+        )?);
+        if failed.len() < 2 {
+            continue;
+        }
+        if signed {
+            groups.push((failed.clone(), true));
+            continue;
+        }
+        // The block holds several classes (typically equal objects at
+        // different places of one shared structure): split the rest by an
+        // invariant that sees sharing, so each class costs one pass.
+        let subgroups = by_prefix_signature(graph, block, ws, &failed, budget)?;
+        groups.extend(subgroups.into_iter().map(|g| (g, true)));
+    }
+    Ok(classes)
+}
+
+/// The class of `rest[0]` among `rest` (when it has two or more members),
+/// the members that are not in it left in `failed`.
+fn class_of_first(
+    graph: &View,
+    block: &[u32],
+    hubs: &Hubs,
+    ws: &mut Workspace,
+    rest: &[u32],
+    budget: &mut Budget,
+    failed: &mut Vec<u32>,
+) -> Result<Option<Class>, Stop> {
+    let rep = rest[0];
+    ws.leave_big(hubs);
+    let e = ws.next_epoch();
+    let in_r0 = 2 * e;
+    mark_reach(graph, hubs, ws, rep, in_r0, budget)?;
+    let mut class = vec![rep];
+    let mut additional = 0u64;
+    let mut additional_objects = 0u64;
+    failed.clear();
+    for &m in &rest[1..] {
+        match pair_with(graph, block, ws, rep, m, in_r0, budget)? {
+            Some((bytes, objects)) => {
+                class.push(m);
+                additional += bytes;
+                additional_objects += objects;
+            }
+            None => failed.push(m),
+        }
+    }
+    if class.len() < 2 {
+        return Ok(None);
+    }
+    let copies = class.len() as u64 - 1;
+    Ok(Some(Class {
+        members: class,
+        objects_per_copy: per_copy(additional_objects, copies),
+        additional_bytes: additional,
+    }))
+}
+
+/// `failed` grouped by their prefix signature, each group ascending, the
+/// groups in descending order of their first member (so that popping them
+/// takes the lowest first).
+fn by_prefix_signature(
+    graph: &View,
+    block: &[u32],
+    ws: &mut Workspace,
+    failed: &[u32],
+    budget: &mut Budget,
+) -> Result<Vec<Vec<u32>>, Stop> {
+    let mut keyed: Vec<(u64, u32)> = Vec::with_capacity(failed.len());
+    for &m in failed {
+        keyed.push((prefix_signature(graph, block, ws, m, budget)?, m));
+    }
+    keyed.sort_unstable();
+    let mut subgroups: Vec<Vec<u32>> = keyed
+        .chunk_by(|a, b| a.0 == b.0)
+        .map(|g| {
+            let mut v: Vec<u32> = g.iter().map(|&(_, m)| m).collect();
+            v.sort_unstable();
+            v
+        })
+        .collect();
+    subgroups.sort_unstable_by_key(|g| std::cmp::Reverse(g[0]));
+    Ok(subgroups)
 }
 
 /// Backward search limit of [`without_owned_by_shared`], in retainers

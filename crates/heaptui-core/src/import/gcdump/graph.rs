@@ -143,28 +143,29 @@ fn compressed_near_end(blob: &[u8], pos: &mut usize) -> Option<i32> {
     Some(v)
 }
 
-/// Writes `v` as `Node.WriteCompressedInt` does (for tests and fixtures).
-pub fn write_compressed(out: &mut Vec<u8>, v: i32) {
-    let groups = if (v << 25) >> 25 == v {
-        1
-    } else if (v << 18) >> 18 == v {
-        2
-    } else if (v << 11) >> 11 == v {
-        3
-    } else if (v << 4) >> 4 == v {
-        4
-    } else {
-        5
-    };
-    for g in (1..groups).rev() {
-        out.push(((v >> (7 * g)) as u8 & 0x7f) | 0x80);
-    }
-    out.push(v as u8 & 0x7f);
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Writes `v` as `Node.WriteCompressedInt` does: the round trip's other
+    /// half (the fixtures' writer is heaptui-testkit's).
+    fn write_compressed(out: &mut Vec<u8>, v: i32) {
+        let groups = if (v << 25) >> 25 == v {
+            1
+        } else if (v << 18) >> 18 == v {
+            2
+        } else if (v << 11) >> 11 == v {
+            3
+        } else if (v << 4) >> 4 == v {
+            4
+        } else {
+            5
+        };
+        for g in (1..groups).rev() {
+            out.push(((v >> (7 * g)) as u8 & 0x7f) | 0x80);
+        }
+        out.push(v as u8 & 0x7f);
+    }
 
     #[test]
     fn compressed_ints_round_trip() {

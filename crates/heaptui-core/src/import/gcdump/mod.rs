@@ -33,9 +33,6 @@ use crate::progress::{Progress, Stage};
 use graph::RawGraph;
 use stream::Reader;
 
-#[doc(hidden)]
-pub use graph::write_compressed;
-
 /// What the stream holds around the graph.
 struct Dump {
     graph: RawGraph,

@@ -44,15 +44,16 @@ pub fn import(path: &Path, source: &Source, progress: &Progress) -> Result<Model
     parse_source(path, source, progress, CHUNK)
 }
 
-/// Parses dump text held in memory (tests, the built-in demo heap).
-pub fn parse_bytes(path: &Path, bytes: &[u8]) -> Result<Model, InputError> {
+/// Parses dump text held in memory (tests).
+#[cfg(any(test, feature = "testing"))]
+pub(crate) fn parse_bytes(path: &Path, bytes: &[u8]) -> Result<Model, InputError> {
     parse_bytes_with_chunk(path, bytes, CHUNK)
 }
 
 /// [`parse_bytes`] with a chosen chunk size, so tests can check that chunk
 /// boundaries change nothing (results, counts, message line numbers).
-#[doc(hidden)]
-pub fn parse_bytes_with_chunk(
+#[cfg(any(test, feature = "testing"))]
+pub(crate) fn parse_bytes_with_chunk(
     path: &Path,
     bytes: &[u8],
     chunk_size: usize,

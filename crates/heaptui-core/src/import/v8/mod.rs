@@ -60,8 +60,8 @@ pub fn import(path: &Path, source: &Source, progress: &Progress) -> Result<Model
 
 /// [`import`] of bytes in memory with a chosen chunk size, so tests can
 /// check that chunk boundaries change nothing.
-#[doc(hidden)]
-pub fn import_bytes_with_chunk(
+#[cfg(feature = "testing")]
+pub(crate) fn import_bytes_with_chunk(
     path: &Path,
     bytes: &[u8],
     chunk: usize,

@@ -19,7 +19,7 @@ use ratatui::Frame;
 use super::{groups_inline, DominatorsPane, Item, Marks, Tree};
 use crate::fmt::{bytes, count, fit, percent, text_width, type_name};
 use crate::theme::Theme;
-use heaptui_core::analysis::grouping::group_children_unsorted;
+use heaptui_core::analysis::group_children_unsorted;
 use heaptui_core::analysis::Group;
 use heaptui_core::graph::DominatorTree;
 use heaptui_core::model::Model;

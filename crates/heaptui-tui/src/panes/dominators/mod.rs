@@ -28,8 +28,8 @@ use crate::loading::Arrived;
 use crate::msg::Msg;
 use crate::theme::Theme;
 use crate::worker::Job;
-use heaptui_core::analysis::filter::TypeFilter;
 use heaptui_core::analysis::Group;
+use heaptui_core::analysis::TypeFilter;
 use heaptui_core::graph::DominatorTree;
 use heaptui_core::model::Model;
 use heaptui_core::model::ObjectIdx;
@@ -62,7 +62,7 @@ pub struct DominatorsPane {
 
 impl DominatorsPane {
     /// The pane on the super-root's children, grouped by the worker
-    /// ([`heaptui_core::analysis::grouping::group_children_unsorted`]).
+    /// ([`heaptui_core::analysis::group_children_unsorted`]).
     pub fn new(top: &[Arc<Group>], dom: &DominatorTree) -> DominatorsPane {
         let mut p = DominatorsPane {
             zooms: vec![Tree::of_super_root("all roots".into(), top, dom)],
@@ -693,7 +693,7 @@ fn what_if(t: &Tree, dump: &heaptui_core::model::Model) -> Vec<Intent> {
     };
     let label = crate::panes::what_if::group_label(dump, &members);
     let anchor = ObjectIdx(anchor);
-    let cut = heaptui_core::analysis::what_if::Cut {
+    let cut = heaptui_core::analysis::Cut {
         objects: members.into_iter().map(ObjectIdx).collect(),
         edges: Vec::new(),
     };

@@ -17,7 +17,7 @@ use crate::loading::Arrived;
 use crate::msg::Msg;
 use crate::theme::Theme;
 use crate::worker::Job;
-use heaptui_core::analysis::filter::TypeFilter;
+use heaptui_core::analysis::TypeFilter;
 use heaptui_core::graph::duplicates::{DuplicateTotals, Duplicates};
 use heaptui_core::graph::HeapGraph;
 use heaptui_core::model::ObjectIdx;
@@ -378,7 +378,7 @@ pub(super) fn what_if_set(d: &Duplicates, set: u32, ctx: &Ctx) -> Vec<Intent> {
         if extra.len() == 1 { "copy" } else { "copies" },
         crate::fmt::type_name(&g.dump.type_names[s.type_index as usize], 40, ctx.theme)
     );
-    let cut = heaptui_core::analysis::what_if::Cut {
+    let cut = heaptui_core::analysis::Cut {
         objects: ObjectIdx::cast_slice(extra).to_vec(),
         edges: Vec::new(),
     };
@@ -389,7 +389,7 @@ pub(super) fn what_if_set(d: &Duplicates, set: u32, ctx: &Ctx) -> Vec<Intent> {
 pub(super) fn what_if_request(
     anchor: ObjectIdx,
     label: String,
-    cut: heaptui_core::analysis::what_if::Cut,
+    cut: heaptui_core::analysis::Cut,
     owner: Option<crate::worker::OwnerCut>,
 ) -> Vec<Intent> {
     vec![

@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 
 use crate::compared::{rises, Compared};
-use heaptui_core::analysis::owners::{default_owner_exclude, Owners};
+use heaptui_core::analysis::{default_owner_exclude, Owners};
 use heaptui_core::model::Model;
 
 /// One owner's change across the snapshots.

@@ -19,7 +19,7 @@ use crate::fmt::{bytes, count, fit, type_name};
 use crate::keys::Cmd;
 use crate::theme::Theme;
 use crate::worker::Job;
-use heaptui_core::analysis::owners::Owners;
+use heaptui_core::analysis::Owners;
 
 pub use super::owner_deltas::{GoneOwner, OwnerDelta, OwnerDeltas};
 use heaptui_core::graph::duplicates::Duplicates;
@@ -415,7 +415,7 @@ impl DuplicatesPane {
 }
 
 /// `w` on an owner: what would be freed if the extra copies charged to
-/// it were gone (found by the job: [`owner_copies`](heaptui_core::analysis::owners::owner_copies)),
+/// it were gone (found by the job: [`owner_copies`](heaptui_core::analysis::owner_copies)),
 /// the inspector opening on the owner object charged most (or the first
 /// copy of the roots' own).
 fn what_if_owner(v: &OwnersView, i: u32, ctx: &Ctx) -> Vec<Intent> {

@@ -7,7 +7,7 @@ use super::super::table::Sort;
 use crate::compared::{rises, Compared};
 use crate::fmt::{bytes_width, count_width, Col};
 use crate::theme::Theme;
-use heaptui_core::analysis::compare::kind_ranks;
+use heaptui_core::analysis::kind_ranks;
 use heaptui_core::graph::duplicates::{DuplicateSet, Duplicates};
 
 pub use crate::filtering::DupRow;

@@ -22,7 +22,7 @@ use crate::loading::Arrived;
 use crate::matcher::TypeMatcher;
 use crate::msg::Msg;
 use crate::worker::Job;
-use heaptui_core::analysis::filter::TypeFilter;
+use heaptui_core::analysis::TypeFilter;
 use heaptui_core::analysis::{ImmediateDominators, PreciseRetained, TypeStats};
 use heaptui_core::graph::DominatorTree;
 use heaptui_core::model::{ObjectIdx, TypeIdx};

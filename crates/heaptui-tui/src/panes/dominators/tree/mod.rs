@@ -7,8 +7,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::compared::{Compared, NO_PATH};
-use heaptui_core::analysis::grouping::{group_children_unsorted, largest_members};
 use heaptui_core::analysis::{domination_path, Group};
+use heaptui_core::analysis::{group_children_unsorted, largest_members};
 use heaptui_core::graph::DominatorTree;
 use heaptui_core::model::Model;
 use heaptui_core::model::ObjectIdx;

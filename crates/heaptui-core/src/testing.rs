@@ -1,0 +1,62 @@
+//! Knobs for heaptui's own tests, benchmarks and fuzz targets, behind the
+//! non-default `testing` feature (the workspace's dev-dependencies and
+//! `fuzz/` turn it on), so none of it ships in the `heaptui` binary:
+//! importers with a chosen chunk size (so a test can check that chunk
+//! boundaries change nothing), the duplicate detector's thresholds (whose
+//! results must be the same for every value), the gzip bound and the cache
+//! decoder's entry over bytes in memory. One method is a knob of the same
+//! kind where it belongs: `IdIndex::probes` (what look-ups cost).
+//!
+//! What a test needs of the library's real surface it takes from there,
+//! not from here.
+
+use std::path::Path;
+
+use crate::analysis::Analysis;
+use crate::cache::Corrupt;
+use crate::import::InputError;
+use crate::model::Model;
+
+/// Parses .NET CF text dump bytes held in memory (the text importer
+/// alone, without format detection).
+pub fn parse_text(path: &Path, bytes: &[u8]) -> Result<Model, InputError> {
+    crate::import::netcf_text::parse_bytes(path, bytes)
+}
+
+/// [`parse_text`] with a chosen chunk size.
+pub fn parse_text_with_chunk(
+    path: &Path,
+    bytes: &[u8],
+    chunk_size: usize,
+) -> Result<Model, InputError> {
+    crate::import::netcf_text::parse_bytes_with_chunk(path, bytes, chunk_size)
+}
+
+/// Imports V8 heap snapshot bytes held in memory with a chosen chunk size.
+pub fn import_v8_with_chunk(path: &Path, bytes: &[u8], chunk: usize) -> Result<Model, InputError> {
+    crate::import::v8::import_bytes_with_chunk(path, bytes, chunk)
+}
+
+/// Sets how large a reach walk of the duplicate detector grows before it
+/// makes a hub. Results are the same for every value.
+pub fn set_hub_threshold(objects: usize) {
+    crate::graph::duplicates::set_hub_threshold(objects);
+}
+
+/// Sets how many candidate holders a duplicate set may have before its
+/// held checks are done in order; 0 does every set in order. Results are
+/// the same for every value.
+pub fn set_many_candidates(sets: usize) {
+    crate::graph::duplicates::set_many_candidates(sets);
+}
+
+/// The most bytes the importer inflates `compressed` gzip bytes to.
+pub fn max_inflated(compressed: u64) -> u64 {
+    crate::import::gzip::max_inflated(compressed)
+}
+
+/// Reads a whole cache file held in memory, written for the key `fuzz`
+/// (the fuzz target's entry: every check of a real load runs).
+pub fn decode_cache_bytes(bytes: &[u8]) -> Result<Analysis, Corrupt> {
+    crate::cache::decode_bytes(bytes)
+}
