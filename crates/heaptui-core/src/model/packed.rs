@@ -433,6 +433,13 @@ impl Iterator for Row<'_> {
         let left = self.bytes.len();
         (left.div_ceil(5), Some(left))
     }
+
+    /// The values left, without decoding them: each number ends with the
+    /// one byte of it below 0x80.
+    #[inline]
+    fn count(self) -> usize {
+        self.bytes.iter().filter(|&&b| b < 0x80).count()
+    }
 }
 
 /// The bytes [`encode`] writes for `values` of row `row`.
@@ -591,6 +598,11 @@ mod tests {
             let got: Vec<u32> = p.row(row).collect();
             assert_eq!(got, csr.neighbors(row), "row {row}");
             assert_eq!(p.is_empty_row(row), got.is_empty());
+            assert_eq!(p.row(row).count(), got.len());
+            let mut partly = p.row(row);
+            if partly.next().is_some() {
+                assert_eq!(partly.count(), got.len() - 1);
+            }
         }
         let n = csr.nodes() as u32;
         for from in [0, 1, n / 3, n.saturating_sub(1), n] {
@@ -786,6 +798,7 @@ mod tests {
             let p = PackedRows::from_csr(&csr);
             for row in (0..n).rev() {
                 prop_assert_eq!(p.row(row).collect::<Vec<_>>(), csr.neighbors(row));
+                prop_assert_eq!(p.row(row).count(), csr.neighbors(row).len());
             }
             for (row, got) in (0..n).zip(p.rows_in(0..n)) {
                 prop_assert!(got.eq(csr.neighbors(row).iter().copied()));

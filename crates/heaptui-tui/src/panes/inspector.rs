@@ -366,9 +366,9 @@ fn reference_entries(e: &mut Vec<Entry>, graph: &HeapGraph, object: ObjectIdx, t
 /// they are retainers).
 fn retainer_entries(e: &mut Vec<Entry>, graph: &HeapGraph, object: ObjectIdx, theme: &Theme) {
     let dump = &graph.dump;
-    // Decoded twice, in time proportional to their number: counted, then
-    // the first LIST_LIMIT listed.
-    let rets = graph.retainers_of(object).count();
+    // Counted from their encoded bytes (in time proportional to their
+    // number, without decoding), then the first LIST_LIMIT decoded.
+    let rets = graph.retainers_raw(object.raw()).count();
     let holders: Vec<_> = match &dump.referents {
         Some(r) if !r.strong => r.holding(object).take(LIST_LIMIT).collect(),
         _ => Vec::new(),
