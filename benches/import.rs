@@ -63,7 +63,7 @@ fn main() {
             let g = HeapGraph::build(model);
             println!(
                 "  graph: {} retainers, {} strong roots in {:.2} s wall, {:.2} s CPU",
-                g.retainers.edges(),
+                g.retainers.values(),
                 g.strong_roots.len(),
                 t.elapsed().as_secs_f64(),
                 cpu_seconds() - cpu

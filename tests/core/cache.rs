@@ -135,7 +135,7 @@ fn a_second_open_reads_back_exactly_the_first_analysis() {
             d.ids.is_mapped(),
             d.sizes.is_mapped(),
             d.refs.targets.is_mapped(),
-            second.graph.retainers.offsets().is_mapped(),
+            second.graph.retainers.is_mapped(),
             second.dom.idom.is_mapped(),
             second.dom.retained_bytes.is_mapped(),
             second.dom.children.targets.is_mapped(),

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 
 use proptest::prelude::*;
 
-use heaptui_core::graph::{compute_dominators, Csr, NOT_REACHABLE, SUPER_ROOT};
+use heaptui_core::graph::{compute_dominators, Csr, PackedRows, NOT_REACHABLE, SUPER_ROOT};
 use heaptui_core::model::ObjectIdx;
 use heaptui_core::progress::Progress;
 
@@ -398,7 +398,7 @@ fn a_long_chain_does_not_overflow_the_stack() {
         .spawn(move || {
             let degrees: Vec<u32> = (0..n).map(|i| u32::from(i + 1 < n)).collect();
             let refs = Csr::from_degrees(&degrees, (1..n as u32).collect());
-            let retainers = refs.transpose();
+            let retainers = PackedRows::from_csr(&refs.transpose());
             let sizes = vec![1u64; n];
             let dom =
                 compute_dominators(n, &refs, &retainers, &[0], &sizes.into(), &Progress::new())
@@ -436,7 +436,7 @@ fn retained_sums_over_4_gib_are_exact() {
     degrees[100] = 1050;
     targets.extend(101..n as u32);
     let refs = Csr::from_degrees(&degrees, targets);
-    let retainers = refs.transpose();
+    let retainers = PackedRows::from_csr(&refs.transpose());
     let mut sizes = vec![1u64; n];
     sizes[99] = edge - 99; // the chain's root retains exactly 2^32 - 1
     for s in &mut sizes[101..151] {
@@ -485,7 +485,7 @@ fn a_long_chain_with_a_back_edge_to_the_root() {
             let degrees = vec![1u32; n];
             let targets: Vec<u32> = (0..n as u32).map(|i| (i + 1) % n as u32).collect();
             let refs = Csr::from_degrees(&degrees, targets);
-            let retainers = refs.transpose();
+            let retainers = PackedRows::from_csr(&refs.transpose());
             let sizes = vec![2u64; n];
             let dom =
                 compute_dominators(n, &refs, &retainers, &[0], &sizes.into(), &Progress::new())

@@ -325,8 +325,7 @@ fn check_real(a: &Analysis, path: &Path) {
         let into: Vec<u64> = a
             .graph
             .retainers_of(obj)
-            .iter()
-            .flat_map(|&r| {
+            .flat_map(|r| {
                 let start = dump.refs.offset(r.index());
                 let row = dump.refs_of(r);
                 (0..row.len())

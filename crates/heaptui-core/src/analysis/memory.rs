@@ -4,14 +4,14 @@
 //! `HEAPTUI_LOG` is on. Reads the arrays' lengths only: no cost per object,
 //! and nothing at all with the log off.
 
-use crate::graph::{Csr, DominatorTree};
+use crate::graph::{DominatorTree, PackedRows};
 use crate::model::Model;
 
 /// The large arrays of `model`, `retainers` and `dom` that exist, as
 /// (name, bytes).
 pub fn arrays(
     model: &Model,
-    retainers: Option<&Csr>,
+    retainers: Option<&PackedRows>,
     dom: Option<&DominatorTree>,
 ) -> Vec<(&'static str, usize)> {
     let mut v = vec![
@@ -30,8 +30,9 @@ pub fn arrays(
         v.push(("values.bytes", values.bytes.len()));
     }
     if let Some(r) = retainers {
-        v.push(("retainers.offsets", r.offsets().bytes()));
-        v.push(("retainers.targets", std::mem::size_of_val(&*r.targets)));
+        let [index, long, bytes] = r.part_bytes();
+        v.push(("retainers.index", index.1 + long.1));
+        v.push(("retainers.bytes", bytes.1));
     }
     if let Some(d) = dom {
         v.push(("dom.idom", std::mem::size_of_val(&*d.idom)));
@@ -55,7 +56,7 @@ pub fn arrays(
 pub fn checkpoint(
     stage: &str,
     model: &Model,
-    retainers: Option<&Csr>,
+    retainers: Option<&PackedRows>,
     dom: Option<&DominatorTree>,
 ) {
     if !tracing::enabled!(target: "heaptui::memory", tracing::Level::DEBUG) {

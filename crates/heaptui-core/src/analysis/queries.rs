@@ -216,7 +216,7 @@ pub fn shortest_retention_path(
             }
             return Some(path);
         }
-        for &r in graph.retainers_of(v) {
+        for r in graph.retainers_of(v) {
             if strong && dom.idom[r.index()] == NOT_REACHABLE {
                 continue;
             }

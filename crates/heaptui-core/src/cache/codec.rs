@@ -24,8 +24,8 @@ use crate::graph::{DominatorTree, HeapGraph, NOT_REACHABLE, SUPER_ROOT};
 use crate::mem::{Array, Capped};
 use crate::model::{
     AppDomain, Csr, Diagnostics, FieldDecl, Format, IdIndex, Ids, JavaClass, JavaClasses, Labels,
-    Model, ObjectIdx, Offsets, RecordCounts, Referent, Referents, Root, RootPlaces, RootThread,
-    Sizes, StaticField, Strength, TypeIdx, ValueKind, Values,
+    Model, ObjectIdx, Offsets, PackedRows, RecordCounts, Referent, Referents, Root, RootPlaces,
+    RootThread, Sizes, StaticField, Strength, TypeIdx, ValueKind, Values,
 };
 
 // Section tags; `+n` marks the tags a composite section also takes.
@@ -42,7 +42,7 @@ const DETAILS: u32 = 15; // +1
 const LABEL_NAMES: u32 = 17; // +1
 const LABELS: u32 = 19;
 const VALUES: u32 = 20; // +1 bytes, +2 kinds
-const RETAINERS: u32 = 23; // +1
+const RETAINERS: u32 = 23; // +1: packed rows' index and bytes; see RETAINER_LONG
 const STRONG_ROOTS: u32 = 25;
 const IDOM: u32 = 26;
 const RETAINED_BYTES: u32 = 27;
@@ -66,6 +66,7 @@ const ROOT_FRAMES: u32 = 53; // +1
 const ROOT_PLACES: u32 = 55;
 const IDS_BYTES: u32 = 56;
 const RETAINED_BIG: u32 = 57; // the narrow retained bytes' side table
+const RETAINER_LONG: u32 = 58; // +1: the packed retainers' long rows, their lengths
 
 const NONE: u64 = u64::MAX;
 
@@ -135,7 +136,7 @@ pub fn encode(w: &mut W, a: &Analysis) -> std::io::Result<()> {
     if let Some(j) = &d.java_classes {
         encode_java(w, j)?;
     }
-    csr(w, RETAINERS, &a.graph.retainers)?;
+    packed(w, &a.graph.retainers)?;
     w.array(STRONG_ROOTS, &a.graph.strong_roots)?;
     encode_dominators(w, &a.dom)?;
     let stats: Vec<u64> = a.types.iter().flat_map(stat_fields).collect();
@@ -263,6 +264,27 @@ fn csr(w: &mut W, tag: u32, c: &Csr) -> std::io::Result<()> {
         Offsets::Wide(o) => w.array(tag, o)?,
     }
     w.array(tag + 1, &c.targets)
+}
+
+/// The retainers' packed rows: index and bytes (RETAINERS, + 1), the long
+/// rows and their lengths (RETAINER_LONG, + 1).
+fn packed(w: &mut W, p: &PackedRows) -> std::io::Result<()> {
+    let (index, long_rows, long_lens, bytes) = p.parts();
+    w.array(RETAINERS, index)?;
+    w.array(RETAINERS + 1, bytes)?;
+    w.array(RETAINER_LONG, long_rows)?;
+    w.array(RETAINER_LONG + 1, long_lens)
+}
+
+fn read_packed(r: &R, nodes: usize) -> Result<PackedRows, Corrupt> {
+    let rows = PackedRows::from_parts(
+        nodes,
+        r.array(RETAINERS)?,
+        r.array(RETAINER_LONG)?,
+        r.array(RETAINER_LONG + 1)?,
+        r.array(RETAINERS + 1)?,
+    );
+    rows.or_else(|e| corrupt(format!("retainers: {}", e.0)))
 }
 
 /// Strings as one byte section (tag + 1) and their end offsets (tag).
@@ -407,7 +429,7 @@ pub fn decode(r: &R, path: &Path) -> Result<Analysis, Corrupt> {
     let dump = tracing::debug_span!(target: "heaptui::profile", "model")
         .in_scope(|| decode_model(r, path, &meta))?;
     let n = dump.objects();
-    let retainers = read_csr(r, RETAINERS, n, n)?;
+    let retainers = read_packed(r, n)?;
     let strong_roots: Array<ObjectIdx> = r.array(STRONG_ROOTS)?;
     check_below("strong roots", ObjectIdx::raw_slice(&strong_roots), n)?;
     let graph = HeapGraph::from_parts(dump, retainers, strong_roots.into_vec());
@@ -1081,19 +1103,19 @@ mod tests {
         let mut a = demo();
         let narrow = decoded(&encoded(&a)).unwrap();
         assert!(matches!(
-            narrow.graph.retainers.offsets(),
+            narrow.graph.dump.refs.offsets(),
             Offsets::Narrow(_)
         ));
         assert!(matches!(narrow.dom.children.offsets(), Offsets::Narrow(_)));
+        assert_eq!(narrow.graph.retainers, a.graph.retainers);
         let g = Arc::get_mut(&mut a.graph).expect("held once");
-        let r = &g.retainers;
+        let r = &g.dump.refs;
         let wide: Vec<u64> = (0..=r.nodes()).map(|i| r.offset(i)).collect();
-        g.retainers = Csr::from_parts(Offsets::Wide(wide.into()), r.targets.clone());
+        g.dump.refs = Csr::from_parts(Offsets::Wide(wide.into()), r.targets.clone());
         let bytes = encoded(&a);
         let b = decoded(&bytes).unwrap();
-        assert!(matches!(b.graph.retainers.offsets(), Offsets::Wide(_)));
-        assert_eq!(b.graph.retainers, narrow.graph.retainers);
-        assert_eq!(a.graph.retainers, b.graph.retainers);
+        assert!(matches!(b.graph.dump.refs.offsets(), Offsets::Wide(_)));
+        assert_eq!(b.graph.dump.refs, narrow.graph.dump.refs);
     }
 
     /// Sizes too: 4 bytes each where all fit, else 8, either read back.

@@ -52,7 +52,7 @@
 
 use rayon::prelude::*;
 
-use super::{Csr, HeapGraph, Offsets};
+use super::{Csr, HeapGraph, Offsets, PackedRows};
 use crate::mem::{Array, Capped};
 use crate::model::Sizes;
 use crate::progress::{Cancelled, Progress, Stage};
@@ -162,7 +162,7 @@ impl DominatorTree {
 pub fn compute(
     n: usize,
     refs: &Csr,
-    retainers: &Csr,
+    retainers: &PackedRows,
     strong_roots: &[u32],
     sizes: &Sizes,
     progress: &Progress,
@@ -306,21 +306,27 @@ fn multi_retainer_vertices(
     vertex: &[u32],
     reach: Vec<u64>,
     root_bits: &[u64],
-    retainers: &Csr,
+    retainers: &PackedRows,
 ) -> Vec<u32> {
     let _span = tracing::debug_span!(target: "heaptui::profile", "classify").entered();
     let multi: Vec<u64> = (0..reach.len())
         .into_par_iter()
         .map(|i| {
             let mut word = 0u64;
-            let mut rest = reach[i];
-            while rest != 0 {
-                let b = rest.trailing_zeros();
-                rest &= rest - 1;
-                let v = (i * 64) as u32 + b;
+            if reach[i] == 0 {
+                return word;
+            }
+            let first = (i * 64) as u32;
+            let last = (first + 64).min(retainers.rows() as u32);
+            // The word's rows in order: found once, then by their lengths.
+            for (b, row) in (0..).zip(retainers.rows_in(first..last)) {
+                if reach[i] >> b & 1 == 0 {
+                    continue;
+                }
+                let v = first + b;
                 let mut count = (root_bits[i] >> b) as u32 & 1;
                 let mut prev = UNSEEN;
-                for &u in retainers.neighbors(v) {
+                for u in row {
                     if u == prev || u == v {
                         continue;
                     }
@@ -362,7 +368,7 @@ fn semidominators(
     parent: &[u32],
     multi_pre: &[u32],
     root_bits: &[u64],
-    retainers: &Csr,
+    retainers: &PackedRows,
     progress: &Progress,
 ) -> Result<Vec<u32>, Cancelled> {
     let _span = tracing::debug_span!(target: "heaptui::profile", "semi").entered();
@@ -446,7 +452,7 @@ fn split_retainers(
     parent: &[u32],
     multi_pre: &[u32],
     root_bits: &[u64],
-    retainers: &Csr,
+    retainers: &PackedRows,
     pre: &[u32],
 ) -> Split {
     let parts: Vec<(Vec<u32>, Vec<u32>, Vec<u32>)> = multi_pre
@@ -457,7 +463,7 @@ fn split_retainers(
             let mut above = Vec::new();
             for (k, &w) in ws.iter().enumerate() {
                 if let Some(&next) = ws.get(k + 4) {
-                    retainers.prefetch_targets(vertex[next as usize]);
+                    retainers.prefetch(vertex[next as usize]);
                 }
                 let v = vertex[w as usize];
                 let mut s = if bit(root_bits, v) {
@@ -465,7 +471,7 @@ fn split_retainers(
                 } else {
                     parent[w as usize]
                 };
-                for &u in retainers.neighbors(v) {
+                for u in retainers.row(v) {
                     let pu = pre[u as usize];
                     if pu == UNSEEN {
                         continue; // unreachable retainers do not count

@@ -5,7 +5,7 @@
 pub(crate) mod dominators;
 pub mod duplicates;
 
-pub use crate::model::{Csr, Offsets};
+pub use crate::model::{Csr, Offsets, PackedRows, Row};
 pub use dominators::{compute as compute_dominators, DominatorTree, NOT_REACHABLE, SUPER_ROOT};
 
 use crate::model::{Model, ObjectIdx, Root};
@@ -15,8 +15,10 @@ use crate::model::{Model, ObjectIdx, Root};
 pub struct HeapGraph {
     /// The dump the graph indexes.
     pub dump: Model,
-    /// For every object, the objects that reference it (ascending).
-    pub retainers: Csr,
+    /// For every object, the objects that reference it (ascending), packed:
+    /// read through [`HeapGraph::retainers_of`] or
+    /// [`HeapGraph::retainers_raw`].
+    pub retainers: PackedRows,
     /// Distinct objects with at least one strong root record, in the order of
     /// their first root record: the super-root's edges.
     pub strong_roots: Vec<ObjectIdx>,
@@ -28,14 +30,18 @@ impl HeapGraph {
     /// Indexes `dump`: its reverse references and its strong roots.
     pub fn build(dump: Model) -> HeapGraph {
         crate::work::add((dump.objects() + dump.refs.targets.len() + dump.roots.len()) as u64);
-        let retainers = dump.refs.transpose();
+        let retainers = PackedRows::from_csr(&dump.refs.transpose());
         let strong_roots = strong_roots(&dump);
         HeapGraph::from_parts(dump, retainers, strong_roots)
     }
 
     /// A graph from its parts (the reopen cache), the per-object root index
     /// rebuilt.
-    pub fn from_parts(dump: Model, retainers: Csr, strong_roots: Vec<ObjectIdx>) -> HeapGraph {
+    pub fn from_parts(
+        dump: Model,
+        retainers: PackedRows,
+        strong_roots: Vec<ObjectIdx>,
+    ) -> HeapGraph {
         let mut roots_by_object: Vec<u32> = (0..dump.roots.len() as u32).collect();
         roots_by_object.sort_by_key(|&i| (dump.roots[i as usize].object, i));
         // Made here, with the graph, rather than at a first key press.
@@ -59,10 +65,12 @@ impl HeapGraph {
         self.dump.refs_of(object)
     }
 
-    /// The objects that refer to `object`, ascending.
+    /// The objects that refer to `object`, ascending (an object that
+    /// refers to it twice, twice), decoded as they are read: in time
+    /// proportional to their number.
     #[inline]
-    pub fn retainers_of(&self, object: ObjectIdx) -> &[ObjectIdx] {
-        ObjectIdx::cast_slice(self.retainers.neighbors(object.raw()))
+    pub fn retainers_of(&self, object: ObjectIdx) -> impl Iterator<Item = ObjectIdx> + Clone + '_ {
+        self.retainers.row(object.raw()).map(ObjectIdx)
     }
 
     /// [`HeapGraph::refs`] over raw indices, for the algorithms that work
@@ -74,8 +82,8 @@ impl HeapGraph {
 
     /// [`HeapGraph::retainers_of`] over raw indices.
     #[inline]
-    pub fn retainers_raw(&self, object: u32) -> &[u32] {
-        self.retainers.neighbors(object)
+    pub fn retainers_raw(&self, object: u32) -> Row<'_> {
+        self.retainers.row(object)
     }
 
     /// The strong roots as raw indices (the dominator tree's super-root's

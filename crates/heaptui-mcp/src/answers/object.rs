@@ -99,7 +99,7 @@ fn list(
             r["field"] = json!(dump.ref_label(o, i).map(|l| l.to_string()));
             r
         }),
-        ObjectList::Retainers => objects(a.graph.retainers_of(o), &|_, r| {
+        ObjectList::Retainers => objects(&a.graph.retainers_of(o).collect::<Vec<_>>(), &|_, r| {
             let mut v = object_ref(a, r);
             v["field"] = json!(dump.label_between(r, o, LABEL_SCAN).map(|l| l.to_string()));
             v

@@ -148,11 +148,7 @@ fn file_section(page: &mut Page, ctx: &Ctx, dump: &Model) {
 /// Whether this analysis put its arrays on disk (the reopen cache's
 /// arrays are mapped too, but from the cache file).
 fn graph_spilled(ctx: &Ctx) -> bool {
-    !ctx.loading.from_cache()
-        && ctx
-            .loading
-            .graph()
-            .is_some_and(|g| g.retainers.targets.is_mapped())
+    !ctx.loading.from_cache() && ctx.loading.graph().is_some_and(|g| g.retainers.is_mapped())
 }
 
 /// The memory budget, and whether the heap was over it.

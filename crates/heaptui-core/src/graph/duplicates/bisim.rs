@@ -527,12 +527,12 @@ fn dirty_retainers(
     if moves.len() >= PARALLEL_MIN {
         moves
             .par_iter()
-            .flat_map_iter(|&(m, _)| graph.retainers_raw(m).iter().copied().filter(|&p| wants(p)))
+            .flat_map_iter(|&(m, _)| graph.retainers_raw(m).filter(|&p| wants(p)))
             .collect()
     } else {
         let mut dirty = Vec::new();
         for &(m, _) in moves {
-            dirty.extend(graph.retainers_raw(m).iter().copied().filter(|&p| wants(p)));
+            dirty.extend(graph.retainers_raw(m).filter(|&p| wants(p)));
         }
         dirty
     }

@@ -152,8 +152,8 @@ impl Index<'_> {
             if held {
                 continue;
             }
-            work.steps(self.graph.retainers_raw(x).len());
-            for &r in self.graph.retainers_raw(x) {
+            for r in self.graph.retainers_raw(x) {
+                work.step();
                 if self.tin[r as usize] == NONE
                     || self.set_of[r as usize] == h
                     || self.in_subtree(r, x)
@@ -574,14 +574,15 @@ fn up_steps(graph: &HeapGraph, dfs_pos: &[u32]) -> Vec<u32> {
         .for_each(|(block, part)| {
             let mut work = Work::default();
             let base = (block * BLOCK) as u32;
-            for (i, slot) in part.iter_mut().enumerate() {
+            let rows = graph.retainers.rows_in(base..base + part.len() as u32);
+            for (i, (slot, retainers)) in part.iter_mut().zip(rows).enumerate() {
                 let x = base + i as u32;
                 let mut best = NONE;
                 let mut best_pos = dfs_pos[x as usize];
                 if best_pos != NONE {
-                    let retainers = graph.retainers_raw(x);
-                    work.steps(1 + retainers.len());
-                    for &r in retainers {
+                    work.step();
+                    for r in retainers {
+                        work.step();
                         let p = dfs_pos[r as usize];
                         if p < best_pos {
                             best_pos = p;

@@ -9,7 +9,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, RwLock, TryLockError};
 
 use super::view::View;
-use crate::graph::Csr;
 
 /// A marking walk this large makes a hub of the node it is at; 0 means
 /// automatic: a thirty-second of the heap, between 4096 and 2^18 objects
@@ -210,7 +209,15 @@ impl Hub {
         reach.set(h);
         let mut entered = vec![false; known.len()];
         let mut queue = VecDeque::from([h]);
-        breadth_first(&graph.dump.refs, &mut queue, |x, queue| {
+        let refs = &graph.dump.refs;
+        let ahead = |x: u32, far: bool| {
+            if far {
+                refs.prefetch_offsets(x)
+            } else {
+                refs.prefetch_targets(x)
+            }
+        };
+        breadth_first(ahead, &mut queue, |x, queue| {
             if hubs.in_any_reach(x) {
                 if let Some(k) = known.iter().position(|k| k.scc.get(x)) {
                     entered[k] = true;
@@ -235,8 +242,16 @@ impl Hub {
         queue.clear();
         queue.push_back(h);
         let mut scc_objects = 1;
-        breadth_first(&graph.graph.retainers, &mut queue, |x, queue| {
-            for &p in graph.retainers_raw(x) {
+        let retainers = &graph.graph.retainers;
+        let ahead = |x: u32, far: bool| {
+            if far {
+                retainers.prefetch_index(x)
+            } else {
+                retainers.prefetch(x)
+            }
+        };
+        breadth_first(ahead, &mut queue, |x, queue| {
+            for p in graph.retainers_raw(x) {
                 if reach.get(p) && scc.set(p) {
                     queue.push_back(p);
                     scc_objects += 1;
@@ -259,16 +274,16 @@ impl Hub {
 /// on memory. Visited objects leave the queue: it holds the frontier, not
 /// the whole reach (which on a hub can be every object of the heap).
 pub(super) fn breadth_first(
-    adjacency: &Csr,
+    prefetch: impl Fn(u32, bool),
     queue: &mut VecDeque<u32>,
     mut step: impl FnMut(u32, &mut VecDeque<u32>),
 ) {
     while let Some(x) = queue.pop_front() {
         if let Some(&ahead) = queue.get(15) {
-            adjacency.prefetch_offsets(ahead);
+            prefetch(ahead, true);
         }
         if let Some(&ahead) = queue.get(7) {
-            adjacency.prefetch_targets(ahead);
+            prefetch(ahead, false);
         }
         step(x, queue);
     }

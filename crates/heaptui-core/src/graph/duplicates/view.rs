@@ -194,15 +194,15 @@ impl<'a> View<'a> {
 
     /// The objects whose walked references include `o`, ascending.
     #[inline]
-    pub fn retainers_raw(&self, o: u32) -> &[u32] {
+    pub fn retainers_raw(&self, o: u32) -> Retainers<'_> {
         if let Some(own) = &self.own {
             if own.is_target[o as usize / 64] >> (o % 64) & 1 != 0 {
                 if let Some(r) = own.targets.row(o) {
-                    return own.targets.csr.neighbors(r as u32);
+                    return Retainers::Own(own.targets.csr.neighbors(r as u32).iter().copied());
                 }
             }
         }
-        self.graph.retainers_raw(o)
+        Retainers::Graph(self.graph.retainers_raw(o))
     }
 
     /// The labels of `o`'s walked references (empty without labels).
@@ -320,8 +320,6 @@ impl Own {
             .map(|&t| {
                 let kept = graph
                     .retainers_raw(t)
-                    .iter()
-                    .copied()
                     .filter(|&p| view.refs_raw(p).contains(&t))
                     .collect();
                 (t, kept, Vec::new())
@@ -386,6 +384,28 @@ impl Own {
             lists,
             ends,
             odd,
+        }
+    }
+}
+
+/// One object's retainers in a [`View`]: its own row (a descriptor
+/// target's, less the descriptor references) or the graph's.
+#[derive(Debug, Clone)]
+pub enum Retainers<'a> {
+    /// The view's own row.
+    Own(std::iter::Copied<std::slice::Iter<'a, u32>>),
+    /// The graph's, decoded as read.
+    Graph(crate::graph::Row<'a>),
+}
+
+impl Iterator for Retainers<'_> {
+    type Item = u32;
+
+    #[inline]
+    fn next(&mut self) -> Option<u32> {
+        match self {
+            Retainers::Own(i) => i.next(),
+            Retainers::Graph(r) => r.next(),
         }
     }
 }
