@@ -249,6 +249,28 @@ fn the_directory_is_capped_least_recently_used_first() {
     assert!(again.summary.objects > 0);
 }
 
+/// A cache file over the cap on its own stays when it is written (a big
+/// heap's cache is bigger than the default cap); the next dump's file
+/// pushes it out.
+#[test]
+fn the_file_just_written_stays_even_alone_over_the_cap() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cache = options(dir.path());
+    cache.max_bytes = 1;
+    let a = fixture_copy(dir.path(), "demo.dump.txt");
+    let b = fixture_copy(dir.path(), "two_appdomains.txt");
+    open(&a, &cache);
+    let first = cache_files(&cache);
+    assert_eq!(first.len(), 1, "the file just written was removed");
+    let (_, stages, _) = open(&a, &cache);
+    assert_eq!(stages[0], "read back");
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    open(&b, &cache);
+    let left = cache_files(&cache);
+    assert_eq!(left.len(), 1);
+    assert_ne!(left, first, "the older file stayed over the cap");
+}
+
 #[test]
 fn small_dumps_and_no_cache_write_nothing() {
     let dir = tempfile::tempdir().unwrap();

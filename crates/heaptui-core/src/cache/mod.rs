@@ -8,8 +8,9 @@
 //! heaptui and the duplicate options; it is written atomically (a temporary
 //! file, then a rename) and never trusted (see [`codec`]): a stale, truncated
 //! or corrupt file is noted in one line, removed and rebuilt. The directory
-//! is capped in size, least recently used first out. The dump itself is
-//! never written.
+//! is capped in size, least recently used first out; the file just
+//! written is never removed by its own write, so a heap whose cache alone
+//! is over the cap still reopens at once. The dump itself is never written.
 //!
 //! May import `analysis` and everything below it.
 
@@ -317,7 +318,7 @@ impl Place {
                     Ok(()) if first_use => note(self.first_use_note()),
                     Ok(()) => {}
                 }
-                prune(&self.cache);
+                prune_keeping(&self.cache, Some(&self.file));
             });
         Pending(thread.ok().into_iter().collect())
     }
@@ -333,7 +334,8 @@ impl Place {
         };
         format!(
             "kept this analysis ({}{ratio}) in {} to reopen the dump at once; \
-             the directory is kept under {} (HEAPTUI_CACHE_MAX), least recently used first out; \
+             the directory is kept under {} (HEAPTUI_CACHE_MAX), least recently used first out \
+             (the newest file stays even alone over it); \
              --no-cache neither reads nor writes it",
             humansize::format_size(size, humansize::BINARY),
             crate::model::text::printable_path(&self.cache.dir),
@@ -459,12 +461,22 @@ fn key(
 /// running (named by their process id) go at once, any older than an
 /// hour too.
 pub fn prune(cache: &CacheOptions) {
+    prune_keeping(cache, None)
+}
+
+/// [`prune`], never removing `keep` (the file just written): a dump whose
+/// cache alone is over the cap (a 300-million-object heap's takes about
+/// 25 GB, over the 16 GiB default) keeps it until another dump's arrives,
+/// which then pushes it out first if it is the least recently used.
+fn prune_keeping(cache: &CacheOptions, keep: Option<&Path>) {
     let Ok(entries) = std::fs::read_dir(&cache.dir) else {
         return;
     };
     let now = SystemTime::now();
     let mut files: Vec<(SystemTime, u64, PathBuf)> = Vec::new();
-    let mut temporary = 0u64;
+    // Bytes that stay whatever the cap: running writers' temporary files
+    // and `keep`.
+    let mut staying = 0u64;
     for e in entries.flatten() {
         let (Ok(meta), path) = (e.metadata(), e.path()) else {
             continue;
@@ -482,14 +494,19 @@ pub fn prune(cache: &CacheOptions) {
             let dead = Path::new("/proc/self").exists()
                 && writer.is_none_or(|p| !Path::new("/proc").join(p.to_string()).exists());
             if !(old || dead) || std::fs::remove_file(&path).is_err() {
-                temporary += meta.len();
+                staying += meta.len();
             }
         } else if name.ends_with(".cache") && meta.is_file() {
-            files.push((modified, meta.len(), path));
+            if Some(&*path) == keep {
+                // Counted, never removed.
+                staying += meta.len();
+            } else {
+                files.push((modified, meta.len(), path));
+            }
         }
     }
     files.sort();
-    let mut total: u64 = temporary + files.iter().map(|f| f.1).sum::<u64>();
+    let mut total: u64 = staying + files.iter().map(|f| f.1).sum::<u64>();
     for (_, len, path) in files {
         if total <= cache.max_bytes {
             break;
