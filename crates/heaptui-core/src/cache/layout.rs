@@ -266,6 +266,9 @@ impl Input for Vec<u8> {
 pub struct Reader<'a, I: Input + ?Sized> {
     input: &'a I,
     table: Vec<Entry>,
+    /// Whether a mapped section's pages leave the resident set once its
+    /// checksum is checked (the file is over the memory budget).
+    release: bool,
 }
 
 fn read_vec(input: &(impl Input + ?Sized), offset: u64, len: usize) -> Result<Vec<u8>, Corrupt> {
@@ -334,7 +337,18 @@ impl<'a, I: Input + ?Sized> Reader<'a, I> {
             }
             table.push(entry);
         }
-        Ok(Reader { input, table })
+        Ok(Reader {
+            input,
+            table,
+            release: false,
+        })
+    }
+
+    /// Drops each mapped section's pages from the resident set once its
+    /// checksum is checked: they stay in the page cache, and the checks
+    /// and views that read the section later fault in only what they touch.
+    pub fn release_checked(&mut self) {
+        self.release = true;
     }
 
     pub fn has(&self, tag: u32) -> bool {
@@ -363,8 +377,12 @@ impl<'a, I: Input + ?Sized> Reader<'a, I> {
             let Some(a) = Array::<T>::mapped(map, offset, len) else {
                 return corrupt(format!("section {tag} lies outside the file"));
             };
-            if checksum(bytemuck::cast_slice(&a[..])) != e.crc {
+            let bytes: &[u8] = bytemuck::cast_slice(&a[..]);
+            if checksum(bytes) != e.crc {
                 return corrupt(format!("section {tag}: checksum mismatch"));
+            }
+            if self.release {
+                crate::mem::map::release_pages(map, offset, bytes.len());
             }
             return Ok(a);
         }

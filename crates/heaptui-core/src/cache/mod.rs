@@ -186,8 +186,11 @@ pub fn run(
         return Ok((a, Pending::none()));
     };
     match place.load(progress, observe) {
-        Ok(Some(a)) => return Ok((a, Pending::none())),
-        Ok(None) => {}
+        Ok(Loaded::Read(a)) => return Ok((a, Pending::none())),
+        Ok(Loaded::Missing) => {}
+        Ok(Loaded::WithoutDuplicates(d, why)) => {
+            return place.repair(d, why, options, progress, observe, note)
+        }
         Err(Corrupt(why)) => {
             (*note)(format!(
                 "cache {}: {why}; analysing the dump again",
@@ -209,6 +212,39 @@ pub fn decode_bytes(bytes: &[u8]) -> Result<Analysis, Corrupt> {
     let input: &dyn layout::Input = &bytes;
     let reader = layout::Reader::open(input, b"fuzz")?;
     codec::decode(&reader, Path::new("fuzz"))
+}
+
+/// What reading a cache file gave.
+enum Loaded {
+    /// There is none.
+    Missing,
+    /// The whole analysis, every section checked.
+    Read(Analysis),
+    /// Every section checked but the duplicate sets', which were refused
+    /// after the first stages were handed over.
+    WithoutDuplicates(codec::Dominated, Corrupt),
+}
+
+/// Maps a cache file; whether it is over the memory budget, in which case
+/// its pages leave the resident set as each section is checked and at
+/// every checkpoint after (the spill's): what the report or the UI reads
+/// comes back from the page cache as it is read.
+fn map_within_budget(path: &Path, file: &File) -> Result<(layout::Mapped, bool), Corrupt> {
+    // Sections are used where they lie in the map. heaptui replaces a
+    // cache file by renaming a new one over it and removes one by
+    // unlinking, both harmless to a map; only another program cutting the
+    // file short could raise SIGBUS, which the handler turns into a
+    // message.
+    crate::mem::guard::install_sigbus_handler();
+    crate::mem::guard::remember_mapped_cache(path);
+    let map =
+        crate::mem::map::map_file(file).or_else(|e| layout::corrupt(format!("cannot map: {e}")))?;
+    let map = Arc::new(map);
+    let over_budget = !crate::mem::budget::get().fits(map.len() as u64);
+    if over_budget {
+        crate::mem::spill::track(&map);
+    }
+    Ok((layout::Mapped(map), over_budget))
 }
 
 /// A dump's cache file and the key it must carry.
@@ -246,63 +282,94 @@ impl Place {
         })
     }
 
-    /// The analysis read back; `Ok(None)` when there is no cache file.
+    /// The analysis read back, its stages handed to `observe` as they are
+    /// checked: the graph and the dominator tree (the first screen) before
+    /// the duplicate sets are read. `Missing` when there is no cache file.
     fn load(
         &self,
         progress: &Progress,
         observe: &mut dyn FnMut(StageResult) -> bool,
-    ) -> Result<Option<Analysis>, Corrupt> {
+    ) -> Result<Loaded, Corrupt> {
         let t = Instant::now();
         let Some(file) = open_regular(&self.file)? else {
-            return Ok(None);
+            return Ok(Loaded::Missing);
         };
         progress.start(Stage::Parse, 1);
-        // Sections are used where they lie in the map. heaptui replaces a
-        // cache file by renaming a new one over it and removes one by
-        // unlinking, both harmless to a map; only another program cutting
-        // the file short could raise SIGBUS, which the handler turns into a
-        // message.
-        crate::mem::guard::install_sigbus_handler();
-        crate::mem::guard::remember_mapped_cache(&self.file);
-        let map = crate::mem::map::map_file(&file)
-            .or_else(|e| layout::corrupt(format!("cannot map: {e}")))?;
-        let input = layout::Mapped(Arc::new(map));
+        let (input, over_budget) = map_within_budget(&self.file, &file)?;
         let input: &dyn layout::Input = &input;
-        let reader = layout::Reader::open(input, &self.key)?;
-        let mut a = codec::decode(&reader, &self.dump)?;
+        let mut reader = layout::Reader::open(input, &self.key)?;
+        if over_budget {
+            reader.release_checked();
+        }
+        let d = codec::decode_dominated(&reader, &self.dump)?;
+        let ms = t.elapsed().as_millis() as u64;
+        tracing::debug!(target: "heaptui::profile", "cache: first stages checked in {ms} ms");
+        let listening = observe(StageResult::Imported { ms, cached: true })
+            && observe(StageResult::Graph {
+                graph: d.graph.clone(),
+                ms: 0,
+            })
+            && observe(StageResult::Dominators {
+                dom: d.dom.clone(),
+                types: d.types.clone(),
+                roots: d.roots.clone(),
+                largest: d.largest.clone(),
+                summary: d.summary.clone(),
+                ms: 0,
+            });
+        // The first screen is up; the duplicate sets are checked now, and
+        // shown once they hold.
+        let duplicates = match codec::decode_duplicates_of(&reader, &d) {
+            Ok(dups) => Arc::new(dups),
+            Err(why) => return Ok(Loaded::WithoutDuplicates(d, why)),
+        };
+        crate::mem::checkpoint("cache read");
+        let mut a = d.with(duplicates);
         a.timings.parse_ms = t.elapsed().as_millis() as u64;
         a.timings.cached = true;
         // Least recently used goes first: a hit makes the file young again.
         let _ = file.set_modified(SystemTime::now());
         progress.start(Stage::Done, 1);
-        let stages = [
-            StageResult::Imported {
-                ms: a.timings.parse_ms,
-                cached: true,
-            },
-            StageResult::Graph {
-                graph: a.graph.clone(),
-                ms: 0,
-            },
-            StageResult::Dominators {
-                dom: a.dom.clone(),
-                types: a.types.clone(),
-                roots: a.roots.clone(),
-                largest: a.largest.clone(),
-                summary: a.summary.clone(),
-                ms: 0,
-            },
-            StageResult::Duplicates {
+        if listening {
+            observe(StageResult::Duplicates {
                 duplicates: a.duplicates.clone(),
                 ms: 0,
-            },
-        ];
-        for s in stages {
-            if !observe(s) {
-                break;
-            }
+            });
         }
-        Ok(Some(a))
+        Ok(Loaded::Read(a))
+    }
+
+    /// The analysis of `d` (read back, but for its duplicate sets, which
+    /// the cache file had wrong: `why`), with the sets detected again and
+    /// handed to `observe`; the file is written again in the background.
+    fn repair(
+        self,
+        d: codec::Dominated,
+        Corrupt(why): Corrupt,
+        options: &DuplicateOptions,
+        progress: &Progress,
+        observe: &mut dyn FnMut(StageResult) -> bool,
+        note: Note,
+    ) -> Result<(Analysis, Pending), AnalysisError> {
+        (*note)(format!(
+            "cache {}: {why}; detecting the duplicate sets again (the rest was checked)",
+            crate::model::text::printable_path(&self.file)
+        ));
+        let _ = std::fs::remove_file(&self.file);
+        let t = Instant::now();
+        let duplicates =
+            crate::graph::duplicates::find_duplicates(&d.graph, &d.dom, options, progress)?;
+        let duplicates = Arc::new(duplicates);
+        let ms = t.elapsed().as_millis() as u64;
+        progress.start(Stage::Done, 1);
+        observe(StageResult::Duplicates {
+            duplicates: duplicates.clone(),
+            ms,
+        });
+        let mut a = d.with(duplicates);
+        a.timings.duplicates_ms = ms;
+        let stored = a.clone();
+        Ok((a, self.store_in_background(stored, note)))
     }
 
     fn store_in_background(self, a: Analysis, note: Note) -> Pending {
