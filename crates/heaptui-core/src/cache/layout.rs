@@ -4,7 +4,11 @@
 //! is produced; reopening maps the file and, once a section's checksum
 //! holds, uses it where it lies ([`crate::mem::Array`]): the big arrays are
 //! neither copied nor zeroed. (Bytes in memory, as the fuzz target gives,
-//! and big-endian machines are read into vectors instead.)
+//! and big-endian machines are read into vectors instead.) A file over the
+//! memory budget has each section's pages dropped from the resident set
+//! once its checksum holds ([`Reader::release_checked`]): they stay in the
+//! page cache, and what the checks and views read later comes back a page
+//! at a time.
 //!
 //! ```text
 //! header   magic "HEAPTUIC" | version u32 | key length u32 | key bytes | pad to 8

@@ -7,7 +7,12 @@
 //! last MiB and of 256 pieces of 4 KiB spread between), the build of
 //! heaptui and the duplicate options; it is written atomically (a temporary
 //! file, then a rename) and never trusted (see [`codec`]): a stale, truncated
-//! or corrupt file is noted in one line, removed and rebuilt. The directory
+//! or corrupt file is noted in one line, removed and rebuilt. It is read in
+//! two steps: the graph and the dominator tree, checked, are handed over
+//! (the first screen) before the duplicate sets are read and checked; sets
+//! that fail their check are detected again from the checked rest. A file
+//! over the memory budget has its pages dropped as it is checked and at
+//! every checkpoint after, so reading it stays near the budget. The directory
 //! is capped in size, least recently used first out; the file just
 //! written is never removed by its own write, so a heap whose cache alone
 //! is over the cap still reopens at once. The dump itself is never written.
