@@ -193,8 +193,8 @@ pub fn run(
     match place.load(progress, observe) {
         Ok(Loaded::Read(a)) => return Ok((a, Pending::none())),
         Ok(Loaded::Missing) => {}
-        Ok(Loaded::WithoutDuplicates(d, why)) => {
-            return place.repair(d, why, options, progress, observe, note)
+        Ok(Loaded::WithoutDuplicates(d, why, read_ms)) => {
+            return place.repair((d, read_ms), why, options, progress, observe, note)
         }
         Err(Corrupt(why)) => {
             (*note)(format!(
@@ -226,8 +226,8 @@ enum Loaded {
     /// The whole analysis, every section checked.
     Read(Analysis),
     /// Every section checked but the duplicate sets', which were refused
-    /// after the first stages were handed over.
-    WithoutDuplicates(codec::Dominated, Corrupt),
+    /// after the first stages were handed over (read in `u64` ms).
+    WithoutDuplicates(codec::Dominated, Corrupt, u64),
 }
 
 /// Maps a cache file; whether it is over the memory budget, in which case
@@ -326,7 +326,7 @@ impl Place {
         // shown once they hold.
         let duplicates = match codec::decode_duplicates_of(&reader, &d) {
             Ok(dups) => Arc::new(dups),
-            Err(why) => return Ok(Loaded::WithoutDuplicates(d, why)),
+            Err(why) => return Ok(Loaded::WithoutDuplicates(d, why, ms)),
         };
         crate::mem::checkpoint("cache read");
         let mut a = d.with(duplicates);
@@ -344,12 +344,13 @@ impl Place {
         Ok(Loaded::Read(a))
     }
 
-    /// The analysis of `d` (read back, but for its duplicate sets, which
-    /// the cache file had wrong: `why`), with the sets detected again and
-    /// handed to `observe`; the file is written again in the background.
+    /// The analysis of `d` (read back in `read_ms`, but for its duplicate
+    /// sets, which the cache file had wrong: `why`), with the sets detected
+    /// again and handed to `observe`; the file is written again in the
+    /// background.
     fn repair(
         self,
-        d: codec::Dominated,
+        (d, read_ms): (codec::Dominated, u64),
         Corrupt(why): Corrupt,
         options: &DuplicateOptions,
         progress: &Progress,
@@ -372,6 +373,7 @@ impl Place {
             ms,
         });
         let mut a = d.with(duplicates);
+        a.timings.parse_ms = read_ms;
         a.timings.duplicates_ms = ms;
         let stored = a.clone();
         Ok((a, self.store_in_background(stored, note)))
@@ -407,7 +409,7 @@ impl Place {
         format!(
             "kept this analysis ({}{ratio}) in {} to reopen the dump at once; \
              the directory is kept under {} (HEAPTUI_CACHE_MAX), least recently used first out \
-             (the newest file stays even alone over it); \
+             (the file just written stays even alone over it); \
              --no-cache neither reads nor writes it",
             humansize::format_size(size, humansize::BINARY),
             crate::model::text::printable_path(&self.cache.dir),
@@ -538,7 +540,7 @@ pub fn prune(cache: &CacheOptions) {
 
 /// [`prune`], never removing `keep` (the file just written): a dump whose
 /// cache alone is over the cap (a 300-million-object heap's takes about
-/// 25 GB, over the 16 GiB default) keeps it until another dump's arrives,
+/// 20 GB, over the 16 GiB default) keeps it until another dump's arrives,
 /// which then pushes it out first if it is the least recently used.
 fn prune_keeping(cache: &CacheOptions, keep: Option<&Path>) {
     let Ok(entries) = std::fs::read_dir(&cache.dir) else {
