@@ -429,8 +429,10 @@ impl Place {
         ));
         let result = (|| {
             let mut file = File::create(&tmp)?;
+            let disk = file.try_clone()?;
             let out: &mut dyn std::io::Write = &mut file;
             let mut w = layout::Writer::new(out, &self.key)?;
+            w.check_free_disk(move || crate::mem::map::free_disk_bytes(&disk));
             codec::encode(&mut w, a)?;
             w.finish()?;
             file.sync_all()?;
