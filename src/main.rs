@@ -186,7 +186,7 @@ fn manual_page(out: &mut dyn Write) -> std::io::Result<()> {
     writeln!(
         out,
         ".TP\n\\fI$XDG_CACHE_HOME/heaptui\\fR, else \\fI~/.cache/heaptui\\fR\n{}",
-        text("The reopen cache: the analysis of each dump of 32 MiB or more, to open it again at once (up to about twice the dump's size: 1.6 times for a large V8 snapshot; the directory is kept under 16 GiB, least recently used first out). --no-cache neither reads nor writes it; HEAPTUI_CACHE_MIN and HEAPTUI_CACHE_MAX (bytes) change the limits.")
+        text("The reopen cache: the analysis of each dump of 32 MiB or more, to open it again at once (up to about twice the dump's size: 1.6 times for a large V8 snapshot; the directory is kept under 16 GiB, least recently used first out, the file just written staying even alone over it). --no-cache neither reads nor writes it; HEAPTUI_CACHE_MIN and HEAPTUI_CACHE_MAX (bytes) change the limits.")
     )?;
     page.render_extra_section(out)?;
     page.render_version_section(out)

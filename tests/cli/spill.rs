@@ -113,3 +113,40 @@ fn a_bad_budget_is_a_usage_error() {
         assert!(err.contains("--memory"), "{err}");
     }
 }
+
+/// A reopened cache file over the memory budget (one byte: every file is)
+/// has its pages dropped as each section is checked and at each checkpoint
+/// after; what is read back comes from the page cache again, and every
+/// fixture's report is still the one kept.
+#[test]
+fn every_fixture_reopened_over_the_budget_reports_as_kept() {
+    let home = tempfile::tempdir().unwrap();
+    let reopen = |args: &[&str]| {
+        let out = heaptui_testkit::common::heaptui()
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .env("XDG_CACHE_HOME", home.path())
+            .env("HEAPTUI_CACHE_MIN", "0")
+            .arg("report")
+            .args(args)
+            .output()
+            .unwrap();
+        (
+            String::from_utf8(out.stdout).unwrap(),
+            String::from_utf8(out.stderr).unwrap(),
+        )
+    };
+    let mut failures = Vec::new();
+    for dump in dumps() {
+        // Written by an analysis within its budget, then read back over it.
+        reopen(&["--memory", "none", dump.as_str()]);
+        let (out, err) = reopen(&["--memory", "1", dump.as_str()]);
+        let name = golden_name(&dump, "txt");
+        if !out.contains("Timings: read from the reopen cache") {
+            failures.push(format!("{name}: not read from the cache; stderr: {err}"));
+        }
+        if mask_timings(&out) != kept(&name) {
+            failures.push(format!("{name}: differs; stderr: {err}"));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

@@ -178,14 +178,68 @@ fn a_damaged_cache_is_noticed_removed_and_rebuilt() {
         // A flipped padding byte changes nothing and needs no note.
         if bytes.len() != good.len() || what != "a flipped byte" || !notes.is_empty() {
             assert_eq!(notes.len(), 1, "{what}: {notes:?}");
+            // A late section's damage is found after the first stages
+            // (checked) were shown: only the duplicate sets are made again.
             assert!(
-                notes[0].contains("analysing the dump again"),
+                notes[0].contains("analysing the dump again")
+                    || notes[0].contains("detecting the duplicate sets again"),
                 "{what}: {notes:?}"
             );
         }
         // Rebuilt: the file is whole again.
         assert_eq!(std::fs::read(&file).unwrap().len(), good.len(), "{what}");
     }
+}
+
+/// Where section `tag` lies in a cache file (cache/layout.rs's table:
+/// per section tag u32, width u32, offset u64, length u64, crc u32, pad).
+fn section(file: &[u8], tag: u32) -> std::ops::Range<usize> {
+    let u32_at = |at: usize| u32::from_le_bytes(file[at..at + 4].try_into().unwrap());
+    let u64_at = |at: usize| u64::from_le_bytes(file[at..at + 8].try_into().unwrap()) as usize;
+    let trailer = file.len() - 16;
+    let (table, count) = (u64_at(trailer), u32_at(trailer + 8) as usize);
+    (0..count)
+        .map(|i| table + 32 * i)
+        .find(|&e| u32_at(e) == tag)
+        .map(|e| {
+            let start = u64_at(e + 8);
+            start..start + u64_at(e + 16) * u32_at(e + 4) as usize
+        })
+        .expect("the section")
+}
+
+/// A late section (the duplicate sets' members) that fails its check is
+/// found after the first screen's stages were handed over: those were
+/// checked and stay; the sets are detected again, said in one line, and
+/// the file written again.
+#[test]
+fn a_damaged_duplicate_section_is_detected_again_after_the_first_stages() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = options(dir.path());
+    let dump = fixture_copy(dir.path(), "dup_seed_held.txt");
+    let (fresh, _, _) = open(&dump, &cache);
+    assert!(!fresh.duplicates.sets.is_empty());
+    let file = cache_files(&cache).pop().unwrap();
+    let good = std::fs::read(&file).unwrap();
+    // The set members' items: tag 35.
+    let members = section(&good, 35);
+    assert!(!members.is_empty());
+    let mut bad = good.clone();
+    bad[members.start] ^= 0x01;
+    std::fs::write(&file, &bad).unwrap();
+    let (a, stages, notes) = open(&dump, &cache);
+    assert_eq!(stages, ["read back", "graph", "dominators", "duplicates"]);
+    assert_eq!(json(&a), json(&fresh));
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert!(
+        notes[0].contains("checksum mismatch; detecting the duplicate sets again"),
+        "{notes:?}"
+    );
+    assert_eq!(std::fs::read(&file).unwrap(), good, "written again");
+    let (b, stages, notes) = open(&dump, &cache);
+    assert_eq!(stages[0], "read back");
+    assert!(notes.is_empty() && b.timings.cached, "{notes:?}");
+    assert_eq!(json(&b), json(&fresh));
 }
 
 #[test]
@@ -247,6 +301,28 @@ fn the_directory_is_capped_least_recently_used_first() {
     let (again, _, notes) = open(&b, &cache);
     assert!(notes.is_empty());
     assert!(again.summary.objects > 0);
+}
+
+/// A cache file over the cap on its own stays when it is written (a big
+/// heap's cache is bigger than the default cap); the next dump's file
+/// pushes it out.
+#[test]
+fn the_file_just_written_stays_even_alone_over_the_cap() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cache = options(dir.path());
+    cache.max_bytes = 1;
+    let a = fixture_copy(dir.path(), "demo.dump.txt");
+    let b = fixture_copy(dir.path(), "two_appdomains.txt");
+    open(&a, &cache);
+    let first = cache_files(&cache);
+    assert_eq!(first.len(), 1, "the file just written was removed");
+    let (_, stages, _) = open(&a, &cache);
+    assert_eq!(stages[0], "read back");
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    open(&b, &cache);
+    let left = cache_files(&cache);
+    assert_eq!(left.len(), 1);
+    assert_ne!(left, first, "the older file stayed over the cap");
 }
 
 #[test]

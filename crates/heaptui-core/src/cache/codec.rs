@@ -368,12 +368,20 @@ fn lists<'l>(w: &mut W, tag: u32, items: impl Iterator<Item = &'l [u32]>) -> std
     csr(w, tag, &Csr::from_offsets(offsets, all))
 }
 
-type R<'a, 'i> = Reader<'i, dyn Input + 'a>;
+pub type R<'a, 'i> = Reader<'i, dyn Input + 'a>;
 
-/// Every index below `bound`.
+/// Elements a check reads before the pages of a cache file over the
+/// memory budget are dropped ([`crate::mem::checkpoint`]): 64 MiB of u32.
+const CHUNK: usize = 16 << 20;
+
+/// Every index below `bound`; a long section in chunks, each one's pages
+/// dropped once read where the file is over the memory budget.
 fn check_below(what: &str, values: &[u32], bound: usize) -> Result<(), Corrupt> {
-    if values.par_iter().any(|&v| v as usize >= bound) {
-        return corrupt(format!("{what}: index out of range"));
+    for chunk in values.chunks(CHUNK) {
+        if chunk.par_iter().any(|&v| v as usize >= bound) {
+            return corrupt(format!("{what}: index out of range"));
+        }
+        crate::mem::spill::release_all();
     }
     Ok(())
 }
@@ -425,9 +433,50 @@ fn get<T: Element>(r: &R, tag: u32, len: usize) -> Result<Array<T>, Corrupt> {
 /// Reads the analysis of `path` back; every index checked.
 pub fn decode(r: &R, path: &Path) -> Result<Analysis, Corrupt> {
     let _span = tracing::debug_span!(target: "heaptui::profile", "cache").entered();
+    let d = decode_dominated(r, path)?;
+    let duplicates = decode_duplicates_of(r, &d)?;
+    Ok(d.with(Arc::new(duplicates)))
+}
+
+/// What the first screen needs, read back and checked: the graph, the
+/// dominator tree and what is made with it (everything but the duplicate
+/// sets, which [`decode_duplicates_of`] reads after).
+pub struct Dominated {
+    pub graph: Arc<HeapGraph>,
+    pub dom: Arc<DominatorTree>,
+    pub types: Arc<Vec<TypeStats>>,
+    pub roots: Arc<Vec<crate::analysis::roots::RootGroup>>,
+    pub largest: Arc<Vec<u32>>,
+    pub summary: Arc<Summary>,
+    meta: Array<u64>,
+}
+
+impl Dominated {
+    /// The whole analysis, with its duplicate sets.
+    pub fn with(self, duplicates: Arc<Duplicates>) -> Analysis {
+        Analysis {
+            graph: self.graph,
+            dom: self.dom,
+            types: self.types,
+            duplicates,
+            roots: self.roots,
+            largest: self.largest,
+            summary: self.summary,
+            memory: crate::analysis::memory::MemoryUse {
+                budget: crate::mem::budget::get(),
+                ..Default::default()
+            },
+            timings: Timings::default(),
+        }
+    }
+}
+
+/// Reads back and checks every section but the duplicate sets'.
+pub fn decode_dominated(r: &R, path: &Path) -> Result<Dominated, Corrupt> {
     let meta: Array<u64> = get(r, META, 15)?;
     let dump = tracing::debug_span!(target: "heaptui::profile", "model")
         .in_scope(|| decode_model(r, path, &meta))?;
+    crate::mem::checkpoint("cache: model");
     let n = dump.objects();
     let retainers = read_packed(r, n)?;
     let strong_roots: Array<ObjectIdx> = r.array(STRONG_ROOTS)?;
@@ -439,8 +488,7 @@ pub fn decode(r: &R, path: &Path) -> Result<Analysis, Corrupt> {
     // are not checked otherwise, and a pass over the objects is cheap).
     decode_type_stats(r, graph.dump.type_names.len())?;
     let types = crate::analysis::type_stats(&graph, &dom);
-    let duplicates = tracing::debug_span!(target: "heaptui::profile", "duplicates")
-        .in_scope(|| decode_duplicates(r, &graph, &dom, &meta))?;
+    crate::mem::checkpoint("cache: type statistics");
     // Made again in one pass over the objects and compared: a list that
     // differs was not written by this analysis.
     let largest: Array<u32> = get(r, LARGEST, graph.dump.type_names.len())?;
@@ -448,23 +496,26 @@ pub fn decode(r: &R, path: &Path) -> Result<Analysis, Corrupt> {
     if largest[..] != fresh[..] {
         return corrupt("largest instances: not the graph's");
     }
+    crate::mem::checkpoint("cache: largest instances");
     let roots = Arc::new(root_groups(&graph, &dom));
     let weak = weakly_held(&graph, &dom);
     let summary = Arc::new(Summary::new(&graph, &dom, &types, weak));
-    Ok(Analysis {
+    crate::mem::checkpoint("cache: summary");
+    Ok(Dominated {
         graph: Arc::new(graph),
         dom: Arc::new(dom),
         types: Arc::new(types),
-        duplicates: Arc::new(duplicates),
         roots,
         largest: Arc::new(fresh),
         summary,
-        memory: crate::analysis::memory::MemoryUse {
-            budget: crate::mem::budget::get(),
-            ..Default::default()
-        },
-        timings: Timings::default(),
+        meta,
     })
+}
+
+/// Reads back and checks the duplicate sets of `d`'s graph.
+pub fn decode_duplicates_of(r: &R, d: &Dominated) -> Result<Duplicates, Corrupt> {
+    tracing::debug_span!(target: "heaptui::profile", "duplicates")
+        .in_scope(|| decode_duplicates(r, &d.graph, &d.dom, &d.meta))
 }
 
 fn decode_model(r: &R, path: &Path, meta: &[u64]) -> Result<Model, Corrupt> {
@@ -767,12 +818,14 @@ fn decode_dominators(r: &R, graph: &HeapGraph) -> Result<DominatorTree, Corrupt>
     check_below("preorder", &preorder, n)?;
     let t = std::time::Instant::now();
     check_tree(&idom, &children, &preorder)?;
+    crate::mem::checkpoint("cache: the tree");
     check_retained(
         &idom,
         &children,
         &graph.dump.sizes,
         (&retained_bytes, &retained_objects),
     )?;
+    crate::mem::checkpoint("cache: retained sizes");
     tracing::debug!(target: "heaptui::profile", "cache/check_tree: {} ms", t.elapsed().as_millis());
     let sizes = &graph.dump.sizes;
     let reachable_bytes = preorder.par_iter().map(|&o| sizes.get(o as usize)).sum();
@@ -917,6 +970,7 @@ fn decode_duplicates(
     }
     let t = std::time::Instant::now();
     check_sets(dump, dom, &sets)?;
+    crate::mem::checkpoint("cache: duplicate sets");
     tracing::debug!(target: "heaptui::profile", "cache/check_sets: {} ms", t.elapsed().as_millis());
     let types: Array<u32> = r.array(POSSIBLE)?;
     check_below("possible duplicates", &types, names)?;

@@ -4,7 +4,11 @@
 //! is produced; reopening maps the file and, once a section's checksum
 //! holds, uses it where it lies ([`crate::mem::Array`]): the big arrays are
 //! neither copied nor zeroed. (Bytes in memory, as the fuzz target gives,
-//! and big-endian machines are read into vectors instead.)
+//! and big-endian machines are read into vectors instead.) A file over the
+//! memory budget has each section's pages dropped from the resident set
+//! once its checksum holds ([`Reader::release_checked`]): they stay in the
+//! page cache, and what the checks and views read later comes back a page
+//! at a time.
 //!
 //! ```text
 //! header   magic "HEAPTUIC" | version u32 | key length u32 | key bytes | pad to 8
@@ -102,11 +106,18 @@ struct Entry {
     crc: u32,
 }
 
+/// Free disk bytes to keep beyond a section about to be written: a cache
+/// file never fills the disk (a heap of 300 million objects takes about
+/// 20 GB); the write stops with a message instead.
+pub const DISK_RESERVE: u64 = 256 << 20;
+
 /// Writes a cache file section by section as the arrays are handed over.
 pub struct Writer<W: Write> {
     out: BufWriter<W>,
     pos: u64,
     table: Vec<Entry>,
+    /// The bytes free on the file's disk, asked before each section.
+    free: Option<Box<dyn Fn() -> u64 + Send>>,
 }
 
 impl<W: Write> Writer<W> {
@@ -115,6 +126,7 @@ impl<W: Write> Writer<W> {
             out: BufWriter::with_capacity(1 << 20, out),
             pos: 0,
             table: Vec::new(),
+            free: None,
         };
         w.put(MAGIC)?;
         w.put(&VERSION.to_le_bytes())?;
@@ -135,12 +147,32 @@ impl<W: Write> Writer<W> {
         self.put(&[0u8; 8][..n])
     }
 
+    /// Before each section, `free` is asked the bytes free on the disk the
+    /// file goes to; a section that would leave less than [`DISK_RESERVE`]
+    /// is not written, and the write fails saying so.
+    pub fn check_free_disk(&mut self, free: impl Fn() -> u64 + Send + 'static) {
+        self.free = Some(Box::new(free));
+    }
+
     /// Appends one array as section `tag`.
     pub fn array<T: Element>(&mut self, tag: u32, values: &[T]) -> io::Result<()> {
         if self.table.iter().any(|e| e.tag == tag) {
             return Err(io::Error::other(format!(
                 "cache section {tag} written twice"
             )));
+        }
+        if let Some(free) = &self.free {
+            let need = std::mem::size_of_val(values) as u64 + DISK_RESERVE;
+            let free = free();
+            if free < need {
+                let size = |b: u64| humansize::format_size(b, humansize::BINARY);
+                return Err(io::Error::other(format!(
+                    "its disk has {} free, less than the next {} of the file and {} to spare",
+                    size(free),
+                    size(need - DISK_RESERVE),
+                    size(DISK_RESERVE)
+                )));
+            }
         }
         let offset = self.pos;
         let crc = if cfg!(target_endian = "little") {
@@ -266,6 +298,9 @@ impl Input for Vec<u8> {
 pub struct Reader<'a, I: Input + ?Sized> {
     input: &'a I,
     table: Vec<Entry>,
+    /// Whether a mapped section's pages leave the resident set once its
+    /// checksum is checked (the file is over the memory budget).
+    release: bool,
 }
 
 fn read_vec(input: &(impl Input + ?Sized), offset: u64, len: usize) -> Result<Vec<u8>, Corrupt> {
@@ -334,7 +369,18 @@ impl<'a, I: Input + ?Sized> Reader<'a, I> {
             }
             table.push(entry);
         }
-        Ok(Reader { input, table })
+        Ok(Reader {
+            input,
+            table,
+            release: false,
+        })
+    }
+
+    /// Drops each mapped section's pages from the resident set once its
+    /// checksum is checked: they stay in the page cache, and the checks
+    /// and views that read the section later fault in only what they touch.
+    pub fn release_checked(&mut self) {
+        self.release = true;
     }
 
     pub fn has(&self, tag: u32) -> bool {
@@ -363,8 +409,12 @@ impl<'a, I: Input + ?Sized> Reader<'a, I> {
             let Some(a) = Array::<T>::mapped(map, offset, len) else {
                 return corrupt(format!("section {tag} lies outside the file"));
             };
-            if checksum(bytemuck::cast_slice(&a[..])) != e.crc {
+            let bytes: &[u8] = bytemuck::cast_slice(&a[..]);
+            if checksum(bytes) != e.crc {
                 return corrupt(format!("section {tag}: checksum mismatch"));
+            }
+            if self.release {
+                crate::mem::map::release_pages(map, offset, bytes.len());
             }
             return Ok(a);
         }
@@ -403,6 +453,21 @@ mod tests {
         w.array(2, &[u64::MAX, 0]).unwrap();
         w.array(3, b"hello").unwrap();
         w.finish().unwrap()
+    }
+
+    /// A section that would leave the disk with less than the reserve is
+    /// not written: the write fails with the figures.
+    #[test]
+    fn a_section_the_disk_has_no_room_for_is_refused() {
+        let mut w = Writer::new(Vec::new(), b"key").unwrap();
+        w.check_free_disk(|| DISK_RESERVE + 12);
+        w.array(1, &[1u32, 2, 3]).unwrap();
+        let e = w.array(2, &[1u32, 2, 3, 4]).unwrap_err();
+        assert!(
+            e.to_string().starts_with("its disk has 256.00 MiB free"),
+            "{e}"
+        );
+        assert!(e.to_string().contains("the next 16 B of the file"), "{e}");
     }
 
     #[test]

@@ -7,9 +7,15 @@
 //! last MiB and of 256 pieces of 4 KiB spread between), the build of
 //! heaptui and the duplicate options; it is written atomically (a temporary
 //! file, then a rename) and never trusted (see [`codec`]): a stale, truncated
-//! or corrupt file is noted in one line, removed and rebuilt. The directory
-//! is capped in size, least recently used first out. The dump itself is
-//! never written.
+//! or corrupt file is noted in one line, removed and rebuilt. It is read in
+//! two steps: the graph and the dominator tree, checked, are handed over
+//! (the first screen) before the duplicate sets are read and checked; sets
+//! that fail their check are detected again from the checked rest. A file
+//! over the memory budget has its pages dropped as it is checked and at
+//! every checkpoint after, so reading it stays near the budget. The directory
+//! is capped in size, least recently used first out; the file just
+//! written is never removed by its own write, so a heap whose cache alone
+//! is over the cap still reopens at once. The dump itself is never written.
 //!
 //! May import `analysis` and everything below it.
 
@@ -185,8 +191,11 @@ pub fn run(
         return Ok((a, Pending::none()));
     };
     match place.load(progress, observe) {
-        Ok(Some(a)) => return Ok((a, Pending::none())),
-        Ok(None) => {}
+        Ok(Loaded::Read(a)) => return Ok((a, Pending::none())),
+        Ok(Loaded::Missing) => {}
+        Ok(Loaded::WithoutDuplicates(d, why, read_ms)) => {
+            return place.repair((d, read_ms), why, options, progress, observe, note)
+        }
         Err(Corrupt(why)) => {
             (*note)(format!(
                 "cache {}: {why}; analysing the dump again",
@@ -208,6 +217,39 @@ pub(crate) fn decode_bytes(bytes: &[u8]) -> Result<Analysis, Corrupt> {
     let input: &dyn layout::Input = &bytes;
     let reader = layout::Reader::open(input, b"fuzz")?;
     codec::decode(&reader, Path::new("fuzz"))
+}
+
+/// What reading a cache file gave.
+enum Loaded {
+    /// There is none.
+    Missing,
+    /// The whole analysis, every section checked.
+    Read(Analysis),
+    /// Every section checked but the duplicate sets', which were refused
+    /// after the first stages were handed over (read in `u64` ms).
+    WithoutDuplicates(codec::Dominated, Corrupt, u64),
+}
+
+/// Maps a cache file; whether it is over the memory budget, in which case
+/// its pages leave the resident set as each section is checked and at
+/// every checkpoint after (the spill's): what the report or the UI reads
+/// comes back from the page cache as it is read.
+fn map_within_budget(path: &Path, file: &File) -> Result<(layout::Mapped, bool), Corrupt> {
+    // Sections are used where they lie in the map. heaptui replaces a
+    // cache file by renaming a new one over it and removes one by
+    // unlinking, both harmless to a map; only another program cutting the
+    // file short could raise SIGBUS, which the handler turns into a
+    // message.
+    crate::mem::guard::install_sigbus_handler();
+    crate::mem::guard::remember_mapped_cache(path);
+    let map =
+        crate::mem::map::map_file(file).or_else(|e| layout::corrupt(format!("cannot map: {e}")))?;
+    let map = Arc::new(map);
+    let over_budget = !crate::mem::budget::get().fits(map.len() as u64);
+    if over_budget {
+        crate::mem::spill::track(&map);
+    }
+    Ok((layout::Mapped(map), over_budget))
 }
 
 /// A dump's cache file and the key it must carry.
@@ -245,63 +287,96 @@ impl Place {
         })
     }
 
-    /// The analysis read back; `Ok(None)` when there is no cache file.
+    /// The analysis read back, its stages handed to `observe` as they are
+    /// checked: the graph and the dominator tree (the first screen) before
+    /// the duplicate sets are read. `Missing` when there is no cache file.
     fn load(
         &self,
         progress: &Progress,
         observe: &mut dyn FnMut(StageResult) -> bool,
-    ) -> Result<Option<Analysis>, Corrupt> {
+    ) -> Result<Loaded, Corrupt> {
         let t = Instant::now();
         let Some(file) = open_regular(&self.file)? else {
-            return Ok(None);
+            return Ok(Loaded::Missing);
         };
         progress.start(Stage::Parse, 1);
-        // Sections are used where they lie in the map. heaptui replaces a
-        // cache file by renaming a new one over it and removes one by
-        // unlinking, both harmless to a map; only another program cutting
-        // the file short could raise SIGBUS, which the handler turns into a
-        // message.
-        crate::mem::guard::install_sigbus_handler();
-        crate::mem::guard::remember_mapped_cache(&self.file);
-        let map = crate::mem::map::map_file(&file)
-            .or_else(|e| layout::corrupt(format!("cannot map: {e}")))?;
-        let input = layout::Mapped(Arc::new(map));
+        let (input, over_budget) = map_within_budget(&self.file, &file)?;
         let input: &dyn layout::Input = &input;
-        let reader = layout::Reader::open(input, &self.key)?;
-        let mut a = codec::decode(&reader, &self.dump)?;
+        let mut reader = layout::Reader::open(input, &self.key)?;
+        if over_budget {
+            reader.release_checked();
+        }
+        let d = codec::decode_dominated(&reader, &self.dump)?;
+        let ms = t.elapsed().as_millis() as u64;
+        tracing::debug!(target: "heaptui::profile", "cache: first stages checked in {ms} ms");
+        let listening = observe(StageResult::Imported { ms, cached: true })
+            && observe(StageResult::Graph {
+                graph: d.graph.clone(),
+                ms: 0,
+            })
+            && observe(StageResult::Dominators {
+                dom: d.dom.clone(),
+                types: d.types.clone(),
+                roots: d.roots.clone(),
+                largest: d.largest.clone(),
+                summary: d.summary.clone(),
+                ms: 0,
+            });
+        // The first screen is up; the duplicate sets are checked now, and
+        // shown once they hold.
+        let duplicates = match codec::decode_duplicates_of(&reader, &d) {
+            Ok(dups) => Arc::new(dups),
+            Err(why) => return Ok(Loaded::WithoutDuplicates(d, why, ms)),
+        };
+        crate::mem::checkpoint("cache read");
+        let mut a = d.with(duplicates);
         a.timings.parse_ms = t.elapsed().as_millis() as u64;
         a.timings.cached = true;
         // Least recently used goes first: a hit makes the file young again.
         let _ = file.set_modified(SystemTime::now());
         progress.start(Stage::Done, 1);
-        let stages = [
-            StageResult::Imported {
-                ms: a.timings.parse_ms,
-                cached: true,
-            },
-            StageResult::Graph {
-                graph: a.graph.clone(),
-                ms: 0,
-            },
-            StageResult::Dominators {
-                dom: a.dom.clone(),
-                types: a.types.clone(),
-                roots: a.roots.clone(),
-                largest: a.largest.clone(),
-                summary: a.summary.clone(),
-                ms: 0,
-            },
-            StageResult::Duplicates {
+        if listening {
+            observe(StageResult::Duplicates {
                 duplicates: a.duplicates.clone(),
                 ms: 0,
-            },
-        ];
-        for s in stages {
-            if !observe(s) {
-                break;
-            }
+            });
         }
-        Ok(Some(a))
+        Ok(Loaded::Read(a))
+    }
+
+    /// The analysis of `d` (read back in `read_ms`, but for its duplicate
+    /// sets, which the cache file had wrong: `why`), with the sets detected
+    /// again and handed to `observe`; the file is written again in the
+    /// background.
+    fn repair(
+        self,
+        (d, read_ms): (codec::Dominated, u64),
+        Corrupt(why): Corrupt,
+        options: &DuplicateOptions,
+        progress: &Progress,
+        observe: &mut dyn FnMut(StageResult) -> bool,
+        note: Note,
+    ) -> Result<(Analysis, Pending), AnalysisError> {
+        (*note)(format!(
+            "cache {}: {why}; detecting the duplicate sets again (the rest was checked)",
+            crate::model::text::printable_path(&self.file)
+        ));
+        let _ = std::fs::remove_file(&self.file);
+        let t = Instant::now();
+        let duplicates =
+            crate::graph::duplicates::find_duplicates(&d.graph, &d.dom, options, progress)?;
+        let duplicates = Arc::new(duplicates);
+        let ms = t.elapsed().as_millis() as u64;
+        progress.start(Stage::Done, 1);
+        observe(StageResult::Duplicates {
+            duplicates: duplicates.clone(),
+            ms,
+        });
+        let mut a = d.with(duplicates);
+        a.timings.parse_ms = read_ms;
+        a.timings.duplicates_ms = ms;
+        let stored = a.clone();
+        Ok((a, self.store_in_background(stored, note)))
     }
 
     fn store_in_background(self, a: Analysis, note: Note) -> Pending {
@@ -317,7 +392,7 @@ impl Place {
                     Ok(()) if first_use => note(self.first_use_note()),
                     Ok(()) => {}
                 }
-                prune(&self.cache);
+                prune_keeping(&self.cache, Some(&self.file));
             });
         Pending(thread.ok().into_iter().collect())
     }
@@ -333,7 +408,8 @@ impl Place {
         };
         format!(
             "kept this analysis ({}{ratio}) in {} to reopen the dump at once; \
-             the directory is kept under {} (HEAPTUI_CACHE_MAX), least recently used first out; \
+             the directory is kept under {} (HEAPTUI_CACHE_MAX), least recently used first out \
+             (the file just written stays even alone over it); \
              --no-cache neither reads nor writes it",
             humansize::format_size(size, humansize::BINARY),
             crate::model::text::printable_path(&self.cache.dir),
@@ -353,8 +429,10 @@ impl Place {
         ));
         let result = (|| {
             let mut file = File::create(&tmp)?;
+            let disk = file.try_clone()?;
             let out: &mut dyn std::io::Write = &mut file;
             let mut w = layout::Writer::new(out, &self.key)?;
+            w.check_free_disk(move || crate::mem::map::free_disk_bytes(&disk));
             codec::encode(&mut w, a)?;
             w.finish()?;
             file.sync_all()?;
@@ -459,12 +537,22 @@ fn key(
 /// running (named by their process id) go at once, any older than an
 /// hour too.
 pub fn prune(cache: &CacheOptions) {
+    prune_keeping(cache, None)
+}
+
+/// [`prune`], never removing `keep` (the file just written): a dump whose
+/// cache alone is over the cap (a 300-million-object heap's takes about
+/// 20 GB, over the 16 GiB default) keeps it until another dump's arrives,
+/// which then pushes it out first if it is the least recently used.
+fn prune_keeping(cache: &CacheOptions, keep: Option<&Path>) {
     let Ok(entries) = std::fs::read_dir(&cache.dir) else {
         return;
     };
     let now = SystemTime::now();
     let mut files: Vec<(SystemTime, u64, PathBuf)> = Vec::new();
-    let mut temporary = 0u64;
+    // Bytes that stay whatever the cap: running writers' temporary files
+    // and `keep`.
+    let mut staying = 0u64;
     for e in entries.flatten() {
         let (Ok(meta), path) = (e.metadata(), e.path()) else {
             continue;
@@ -482,14 +570,19 @@ pub fn prune(cache: &CacheOptions) {
             let dead = Path::new("/proc/self").exists()
                 && writer.is_none_or(|p| !Path::new("/proc").join(p.to_string()).exists());
             if !(old || dead) || std::fs::remove_file(&path).is_err() {
-                temporary += meta.len();
+                staying += meta.len();
             }
         } else if name.ends_with(".cache") && meta.is_file() {
-            files.push((modified, meta.len(), path));
+            if Some(&*path) == keep {
+                // Counted, never removed.
+                staying += meta.len();
+            } else {
+                files.push((modified, meta.len(), path));
+            }
         }
     }
     files.sort();
-    let mut total: u64 = temporary + files.iter().map(|f| f.1).sum::<u64>();
+    let mut total: u64 = staying + files.iter().map(|f| f.1).sum::<u64>();
     for (_, len, path) in files {
         if total <= cache.max_bytes {
             break;

@@ -58,6 +58,14 @@ pub fn release_all() {
     });
 }
 
+/// Has [`release_all`] drop `map`'s pages too (a reopened cache file over
+/// the memory budget), for as long as it is mapped.
+pub fn track(map: &Arc<Mmap>) {
+    if let Ok(mut maps) = MAPS.lock() {
+        maps.push(Arc::downgrade(map));
+    }
+}
+
 /// Where one analysis's arrays go, and how that went.
 #[derive(Debug)]
 pub struct Spill {

@@ -313,8 +313,13 @@ pub fn write_json(out: &mut impl Write, a: &Analysis, opts: &ReportOptions) -> i
     write_diagnostics(out, &a.dump().diagnostics)?;
     write_dominators(out, a, opts)?;
     write_types(out, a, opts)?;
+    // Each section's pages of a mapped cache file over the memory budget
+    // leave the resident set before the next (`mem::checkpoint`).
+    crate::mem::checkpoint("report: dominators, types");
     write_duplicates(out, a, opts)?;
+    crate::mem::checkpoint("report: duplicates");
     write_owners(out, a, opts)?;
+    crate::mem::checkpoint("report: owners");
     if let Some((pattern, skip)) = &opts.immediate_dominators {
         write_immediate_dominators(out, a, pattern, skip.as_ref())?;
     }

@@ -34,8 +34,12 @@ pub fn write_text(out: &mut impl Write, a: &Analysis, opts: &ReportOptions) -> i
         super::compare_text::write_comparison_text(out, c, opts)?;
     }
     super::compare_text::write_suspects_text(out, a, opts)?;
+    // Each section's pages of a mapped cache file over the memory budget
+    // leave the resident set before the next (`mem::checkpoint`).
+    crate::mem::checkpoint("report: suspects");
     write_top_dominators(out, a, opts)?;
     write_types(out, a, opts)?;
+    crate::mem::checkpoint("report: dominators, types");
     if let Some((pattern, skip)) = &opts.immediate_dominators {
         write_immediate_dominators(out, a, pattern, skip.as_ref())?;
     }
@@ -44,7 +48,9 @@ pub fn write_text(out: &mut impl Write, a: &Analysis, opts: &ReportOptions) -> i
         write_what_if(out, a, w, opts)?;
     }
     write_duplicates(out, a, opts)?;
+    crate::mem::checkpoint("report: duplicates");
     write_owners(out, a, opts)?;
+    crate::mem::checkpoint("report: owners");
     if opts.objects {
         write_objects(out, a)?;
     }
