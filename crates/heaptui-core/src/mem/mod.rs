@@ -13,11 +13,13 @@ pub mod budget;
 mod capped;
 pub mod guard;
 pub mod map;
+pub mod scratch;
 pub mod spill;
 mod words;
 
 pub use array::Array;
 pub use capped::Capped;
+pub use scratch::Scratch;
 pub use words::Words;
 
 /// A vector of `len` copies of `value`, backed by huge pages where the
