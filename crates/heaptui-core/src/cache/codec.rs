@@ -490,6 +490,7 @@ fn decode_model(r: &R, path: &Path, meta: &[u64]) -> Result<Model, Corrupt> {
         refs,
         roots,
         id_index,
+        spill: None,
         diagnostics: Diagnostics {
             skipped_lines: meta[6],
             dangling_references: meta[7],

@@ -46,6 +46,24 @@ impl<T: Pod> Array<T> {
         })
     }
 
+    /// The same elements seen as `U`, of the same size and alignment (an
+    /// index type over its `u32`), without a copy.
+    pub fn cast<U: Pod>(self) -> Array<U> {
+        assert!(
+            std::mem::size_of::<U>() == std::mem::size_of::<T>()
+                && std::mem::align_of::<U>() == std::mem::align_of::<T>(),
+            "a cast keeps size and alignment"
+        );
+        match self.owner {
+            Owner::Vec(v) => Array::from(bytemuck::allocation::cast_vec::<T, U>(v)),
+            Owner::Map(m) => Array {
+                ptr: self.ptr.cast(),
+                len: self.len,
+                owner: Owner::Map(m),
+            },
+        }
+    }
+
     /// Whether the elements lie in a file map.
     pub fn is_mapped(&self) -> bool {
         matches!(self.owner, Owner::Map(_))

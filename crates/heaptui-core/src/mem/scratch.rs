@@ -96,6 +96,17 @@ impl<T: Pod> Scratch<T> {
         }
     }
 
+    /// Cuts the elements into consecutive parts of the given lengths
+    /// (which must not add up to more than its length), each to be written
+    /// on its own (in parallel) and released when done ([`Part::release`]).
+    pub fn parts(&mut self, lens: impl IntoIterator<Item = usize>) -> Vec<Part<'_, T>> {
+        let spilled = self.is_mapped();
+        super::split_by(&mut self[..], lens)
+            .into_iter()
+            .map(|slice| Part { slice, spilled })
+            .collect()
+    }
+
     /// Keeps the first `len` elements (no effect when there are fewer).
     pub fn truncate(&mut self, len: usize) {
         if let Owner::Vec(v) = &mut self.owner {
@@ -121,6 +132,36 @@ impl<T: Pod> Scratch<T> {
             Owner::Vec(v) => v,
             Owner::Map(_) => self.to_vec(),
         }
+    }
+}
+
+/// A part of a [`Scratch`], written as a slice.
+pub struct Part<'a, T> {
+    slice: &'a mut [T],
+    spilled: bool,
+}
+
+impl<T> Part<'_, T> {
+    /// Drops the part's pages from the resident set where it is spilled
+    /// (whole pages only; their contents stay in the file): for a writer
+    /// done with it, so that the parts written so far do not add up.
+    pub fn release(&self) {
+        if self.spilled {
+            release_elements(self.slice);
+        }
+    }
+}
+
+impl<T> Deref for Part<'_, T> {
+    type Target = [T];
+    fn deref(&self) -> &[T] {
+        self.slice
+    }
+}
+
+impl<T> DerefMut for Part<'_, T> {
+    fn deref_mut(&mut self) -> &mut [T] {
+        self.slice
     }
 }
 
