@@ -420,7 +420,9 @@ mod tests {
             assert_eq!(t, want, "{parts} blocks, spilled");
         }
         assert!(spill.failure().is_none() && spill.files() > 0);
-        let degrees: Vec<u32> = (0..g.nodes() as u32).map(|v| g.neighbors(v).len() as u32).collect();
+        let degrees: Vec<u32> = (0..g.nodes() as u32)
+            .map(|v| g.neighbors(v).len() as u32)
+            .collect();
         let mut targets = spill.scratch::<u32>(g.edges());
         targets.copy_from_slice(&g.targets);
         let rebuilt = Csr::from_degrees_in(&degrees, targets, Some(&spill));
