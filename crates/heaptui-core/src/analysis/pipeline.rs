@@ -297,6 +297,7 @@ fn plan_memory(dump: &Model, progress: &Progress) -> (Option<Arc<Spill>>, Memory
         Ok(s) => {
             progress.note(format!("{over}: spilling to {shown}"));
             progress.set_spilling();
+            crate::mem::watch::keep_within(budget.bytes);
             (Some(Arc::new(s)), memory)
         }
         Err(why) => {

@@ -58,6 +58,7 @@ pub fn plan(format: Format, bytes: u64, progress: &Progress) -> Option<Arc<Spill
         Ok(s) => {
             progress.note(format!("{over}: the import spills to {shown}"));
             progress.set_spilling();
+            crate::mem::watch::keep_within(budget.bytes);
             Some(Arc::new(s))
         }
         Err(why) => {

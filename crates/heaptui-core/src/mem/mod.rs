@@ -15,6 +15,7 @@ pub mod guard;
 pub mod map;
 pub mod scratch;
 pub mod spill;
+pub mod watch;
 mod words;
 
 pub use array::Array;
@@ -200,7 +201,10 @@ pub fn checkpoint(phase: &str) {
         return;
     }
     if let Some((rss, peak)) = resident() {
-        tracing::debug!(target: "heaptui::memory", "{phase}: rss {} MiB, peak {} MiB", rss >> 20, peak >> 20);
+        let file = watch::resident_file().unwrap_or(0);
+        tracing::debug!(target: "heaptui::memory",
+            "{phase}: rss {} MiB ({} MiB of file pages), peak {} MiB, {} releases, not spilled at most {} MiB",
+            rss >> 20, file >> 20, peak >> 20, watch::releases(), watch::take_anon_peak() >> 20);
     }
 }
 
