@@ -8,8 +8,9 @@
 //! keeps their contents, which the kernel writes back to the file or
 //! keeps cached, and a later read faults them in again.
 //!
-//! Written through `DerefMut`; made read-only with [`Scratch::into_array`]
-//! when it becomes part of a result, without a copy either way.
+//! Written through `DerefMut`; made a read-only [`Array`] with
+//! [`Scratch::into_array`] when it becomes part of a result, without a
+//! copy either way (a spilled one keeps its map, no longer written).
 
 use std::ops::{Deref, DerefMut};
 use std::ptr::NonNull;
@@ -116,7 +117,7 @@ impl<T: Pod> Scratch<T> {
     }
 
     /// The elements as a read-only [`Array`], without a copy: the vector,
-    /// or the same file mapped read-only.
+    /// or the same map, which nothing writes any more.
     pub fn into_array(self) -> Array<T> {
         let len = self.len;
         match self.owner {

@@ -87,25 +87,10 @@ fn register(entry: Entry) {
     }
 }
 
-/// A spilled [`Scratch`]'s map made read-only, as an [`Array`] of its first
-/// `len` elements (a copy in memory only if the map is somehow shared).
+/// A spilled [`Scratch`]'s map as an [`Array`] of its first `len`
+/// elements, without a copy (the registry's entry for the map stays).
 pub(super) fn seal<T: Pod>(m: Arc<MmapMut>, len: usize) -> Array<T> {
-    let copy = |m: &MmapMut| -> Array<T> {
-        let bytes = &m[..len * std::mem::size_of::<T>()];
-        Array::from(bytemuck::pod_collect_to_vec::<u8, T>(bytes))
-    };
-    let m = match Arc::try_unwrap(m) {
-        Ok(m) => m,
-        Err(shared) => return copy(&shared),
-    };
-    match m.make_read_only() {
-        Ok(ro) => {
-            let ro = Arc::new(ro);
-            register(Entry::Read(Arc::downgrade(&ro)));
-            Array::mapped(&ro, 0, len).expect("a scratch map holds its elements")
-        }
-        Err(_) => Array::default(),
-    }
+    Array::written(m, len).expect("a scratch map holds its elements")
 }
 
 /// Where one analysis's arrays go, and how that went.
