@@ -140,7 +140,7 @@ pub fn analyse(
     progress.check()?;
 
     let t = Instant::now();
-    let d = dominators_stage(&graph, spill.as_ref(), progress)?;
+    let d = dominators_stage(&graph, spill.as_deref(), progress)?;
     let dominators_ms = ms(t);
     tell(
         observe,
@@ -205,9 +205,11 @@ fn spilled(spill: &Spill, progress: &Progress) -> u64 {
 
 /// The graph stage: the model's arrays to disk first where the heap is
 /// over its budget (`spill`), then the retainers, built, too.
-fn graph_stage(mut dump: Model, spill: Option<&Spill>) -> Arc<HeapGraph> {
+fn graph_stage(mut dump: Model, spill: Option<&Arc<Spill>>) -> Arc<HeapGraph> {
     if let Some(s) = spill {
         dump.spill(s);
+        // The later stages' scratch goes there too.
+        dump.spill = Some(s.clone());
     }
     let mut graph = tracing::debug_span!(target: "heaptui::profile", "graph")
         .in_scope(|| HeapGraph::build(dump));
@@ -265,8 +267,10 @@ fn dominators_stage(
 /// The process's memory budget against the heap's estimated peak: a
 /// spill context when the heap is over it (and a note saying so), none
 /// when it fits or when the spill directory cannot take the arrays (a
-/// note then says the analysis goes on in memory).
-fn plan_memory(dump: &Model, progress: &Progress) -> (Option<Spill>, MemoryUse) {
+/// note then says the analysis goes on in memory). The import's spill,
+/// where it made one (`import::budget`), is the analysis's: its arrays are
+/// on disk already.
+fn plan_memory(dump: &Model, progress: &Progress) -> (Option<Arc<Spill>>, MemoryUse) {
     let budget = crate::mem::budget::get();
     let estimate = super::memory::estimate_peak(dump);
     let memory = MemoryUse {
@@ -275,7 +279,7 @@ fn plan_memory(dump: &Model, progress: &Progress) -> (Option<Spill>, MemoryUse) 
         spilled: 0,
     };
     if budget.fits(estimate) {
-        return (None, memory);
+        return (dump.spill.clone(), memory);
     }
     let size = |b: u64| humansize::format_size(b, humansize::BINARY);
     let dir = crate::mem::spill::dir();
@@ -285,11 +289,16 @@ fn plan_memory(dump: &Model, progress: &Progress) -> (Option<Spill>, MemoryUse) 
         budget.describe()
     );
     let shown = crate::model::text::printable_path(&dir);
+    if let Some(s) = &dump.spill {
+        progress.note(format!("{over}: spilling to {shown}"));
+        return (Some(s.clone()), memory);
+    }
     match Spill::open(&dir, estimate) {
         Ok(s) => {
             progress.note(format!("{over}: spilling to {shown}"));
             progress.set_spilling();
-            (Some(s), memory)
+            crate::mem::watch::keep_within(budget.bytes);
+            (Some(Arc::new(s)), memory)
         }
         Err(why) => {
             progress.note(format!(

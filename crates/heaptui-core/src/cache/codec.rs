@@ -563,6 +563,7 @@ fn decode_model(r: &R, path: &Path, meta: &[u64]) -> Result<Model, Corrupt> {
         refs,
         roots,
         id_index,
+        spill: None,
         diagnostics: decode_diagnostics(meta, messages),
         records: decode_records(meta),
         format: decode_format(meta)?,

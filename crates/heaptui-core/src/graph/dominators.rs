@@ -53,7 +53,8 @@
 use rayon::prelude::*;
 
 use super::{Csr, HeapGraph, Offsets, PackedRows};
-use crate::mem::{Array, Capped};
+use crate::mem::spill::Spill;
+use crate::mem::{Array, Capped, Scratch};
 use crate::model::Sizes;
 use crate::progress::{Cancelled, Progress, Stage};
 
@@ -89,14 +90,16 @@ pub struct DominatorTree {
 
 impl DominatorTree {
     /// Computes the tree over the graph's strong references and roots; stops when `progress` is cancelled.
+    /// Where the heap is over its memory budget (the model's spill), the
+    /// per-object results are written in spill files.
     pub fn compute(graph: &HeapGraph, progress: &Progress) -> Result<DominatorTree, Cancelled> {
-        compute(
+        compute_in(
             graph.objects(),
-            &graph.dump.refs,
-            &graph.retainers,
+            (&graph.dump.refs, &graph.retainers),
             graph.strong_roots_raw(),
             &graph.dump.sizes,
             progress,
+            graph.dump.spill.as_deref(),
         )
     }
 
@@ -167,6 +170,19 @@ pub fn compute(
     sizes: &Sizes,
     progress: &Progress,
 ) -> Result<DominatorTree, Cancelled> {
+    compute_in(n, (refs, retainers), strong_roots, sizes, progress, None)
+}
+
+/// [`compute`] with the per-object results (object order: idom, retained
+/// sizes, children lists) written in `spill` where given.
+fn compute_in(
+    n: usize,
+    (refs, retainers): (&Csr, &PackedRows),
+    strong_roots: &[u32],
+    sizes: &Sizes,
+    progress: &Progress,
+    spill: Option<&Spill>,
+) -> Result<DominatorTree, Cancelled> {
     progress.start(Stage::Dominators, 4);
     assert!(n < SUPER_ROOT as usize, "too many objects for u32 indices");
     let _span = tracing::debug_span!(target: "heaptui::profile", "dominators").entered();
@@ -198,20 +214,20 @@ pub fn compute(
     progress.set_done(3);
 
     let reachable_bytes = ret_bytes[0];
-    let scattered = to_object_order(n, &vertex, &idom_pre, ret_objects, ret_bytes);
+    let scattered = to_object_order(n, &vertex, &idom_pre, ret_objects, ret_bytes, spill);
     crate::mem::checkpoint("dominators: scatter");
     let kids = Kids::in_preorder(&idom_pre);
     drop(idom_pre);
     let offsets = children_offsets(n, &vertex, &kids);
-    let children = children_lists(n, &vertex, &kids, &scattered.retained_bytes, offsets);
+    let children = children_lists(n, &vertex, &kids, &scattered.retained_bytes, offsets, spill);
     drop(kids);
     vertex.remove(0);
     crate::mem::checkpoint("dominators: children");
     progress.set_done(4);
     Ok(DominatorTree {
-        idom: scattered.idom.into(),
+        idom: scattered.idom.into_array(),
         retained_bytes: scattered.retained_bytes,
-        retained_objects: scattered.retained_objects.into(),
+        retained_objects: scattered.retained_objects.into_array(),
         children,
         reachable_objects: (m - 1) as u64,
         reachable_bytes,
@@ -593,8 +609,8 @@ const BLOCK: usize = 1 << 14;
 
 /// The per-object results.
 struct ObjectOrder {
-    idom: Vec<u32>,
-    retained_objects: Vec<u32>,
+    idom: Scratch<u32>,
+    retained_objects: Scratch<u32>,
     retained_bytes: Capped,
 }
 
@@ -602,8 +618,8 @@ struct ObjectOrder {
 /// subtrees of 4 GiB or more escaped, their values in a side table made
 /// after), or 8 where more than a third are that large.
 enum RetainedScatter {
-    Narrow(Vec<u32>),
-    Wide(Vec<u64>),
+    Narrow(Scratch<u32>),
+    Wide(Scratch<u64>),
 }
 
 /// [`RetainedScatter`]'s slots, written from many threads.
@@ -626,15 +642,15 @@ impl RetainedSlots<'_> {
 impl RetainedScatter {
     /// The form for `n` objects whose retained bytes in preorder are
     /// `ret_bytes` (the super-root's first, not counted).
-    fn new(n: usize, ret_bytes: &[u64]) -> RetainedScatter {
+    fn new(n: usize, ret_bytes: &[u64], spill: Option<&Spill>) -> RetainedScatter {
         let large = ret_bytes[1..]
             .par_iter()
             .filter(|&&b| b >= u32::MAX as u64)
             .count();
         if Capped::prefers_wide(n, large) {
-            RetainedScatter::Wide(crate::mem::zeroed(n))
+            RetainedScatter::Wide(Scratch::zeroed(n, spill))
         } else {
-            RetainedScatter::Narrow(crate::mem::zeroed(n))
+            RetainedScatter::Narrow(Scratch::zeroed(n, spill))
         }
     }
 
@@ -648,14 +664,14 @@ impl RetainedScatter {
     /// The values, the narrow form's side table gathered from preorder.
     fn finish(self, vertex: &[u32], ret_bytes: &[u64]) -> Capped {
         match self {
-            RetainedScatter::Wide(v) => Capped::Wide(v.into()),
+            RetainedScatter::Wide(v) => Capped::Wide(v.into_array()),
             RetainedScatter::Narrow(v) => {
                 let big: Vec<(u32, u64)> = (1..vertex.len())
                     .into_par_iter()
                     .filter(|&w| ret_bytes[w] >= u32::MAX as u64)
                     .map(|w| (vertex[w], ret_bytes[w]))
                     .collect();
-                Capped::from_parts(v.into(), big).expect("escapes and table agree")
+                Capped::from_parts(v.into_array(), big).expect("escapes and table agree")
             }
         }
     }
@@ -668,13 +684,16 @@ impl RetainedScatter {
 /// preorder numbers. A gather in object order instead read the arrays at
 /// random per object. In pieces, one array at a time, each preorder array
 /// dropped once scattered (all at once, the preorder arrays beside the
-/// object-order ones were the text heap's peak of the dominators).
+/// object-order ones were the text heap's peak of the dominators). In
+/// `spill` where given, each array's written pages released as it is
+/// done, so that at most one is resident.
 fn to_object_order(
     n: usize,
     vertex: &[u32],
     idom_pre: &[u32],
     ret_objects: Vec<u32>,
     ret_bytes: Vec<u64>,
+    spill: Option<&Spill>,
 ) -> ObjectOrder {
     use std::sync::atomic::Ordering::Relaxed;
     let _span = tracing::debug_span!(target: "heaptui::profile", "object order").entered();
@@ -685,7 +704,7 @@ fn to_object_order(
             .for_each(|w| f(w, vertex[w] as usize));
     };
     // Unreachable objects keep NOT_REACHABLE; the scatter overwrites the rest.
-    let mut idom: Vec<u32> = crate::mem::zeroed(n);
+    let mut idom: Scratch<u32> = Scratch::zeroed(n, spill);
     idom.par_chunks_mut(BLOCK)
         .for_each(|part| part.fill(NOT_REACHABLE));
     let at = crate::mem::as_atomic(&mut idom);
@@ -698,12 +717,14 @@ fn to_object_order(
         };
         at[v].store(dominator, Relaxed);
     });
-    let mut bytes = RetainedScatter::new(n, &ret_bytes);
+    crate::mem::checkpoint("dominators: scatter idom");
+    let mut bytes = RetainedScatter::new(n, &ret_bytes, spill);
     let slots = bytes.slots();
     each(&|w, v| slots.store(v, ret_bytes[w]));
     let retained_bytes = bytes.finish(vertex, &ret_bytes);
     drop(ret_bytes);
-    let mut retained_objects: Vec<u32> = crate::mem::zeroed(n);
+    crate::mem::checkpoint("dominators: scatter retained bytes");
+    let mut retained_objects: Scratch<u32> = Scratch::zeroed(n, spill);
     let at = crate::mem::as_atomic(&mut retained_objects);
     each(&|w, v| at[v].store(ret_objects[w], Relaxed));
     drop(ret_objects);
@@ -757,10 +778,11 @@ fn children_lists(
     kids: &Kids,
     retained_bytes: &Capped,
     offsets: Vec<u32>,
+    spill: Option<&Spill>,
 ) -> Csr {
     use std::sync::atomic::Ordering::Relaxed;
     let _span = tracing::debug_span!(target: "heaptui::profile", "children lists").entered();
-    let mut targets: Vec<u32> = crate::mem::zeroed(vertex.len() - 1);
+    let mut targets: Scratch<u32> = Scratch::zeroed(vertex.len() - 1, spill);
     let out = crate::mem::as_atomic(&mut targets);
     (0..vertex.len())
         .into_par_iter()
@@ -788,7 +810,7 @@ fn children_lists(
                 slot.store(c, Relaxed);
             }
         });
-    Csr::from_parts(Offsets::Narrow(offsets.into()), targets.into())
+    Csr::from_parts(Offsets::Narrow(offsets.into()), targets.into_array())
 }
 
 #[inline]

@@ -4,6 +4,7 @@
 //!
 //! May import `model`, `progress` and `mem`; never `graph` or anything above.
 
+pub(crate) mod budget;
 pub(crate) mod gcdump;
 pub(crate) mod gzip;
 pub(crate) mod hprof;
@@ -300,13 +301,16 @@ fn import_plain(
 ) -> Result<Model, ImportError> {
     let bytes = source.bytes();
     let head = &bytes[..bytes.len().min(64)];
-    let mut model = match detect(head) {
-        Format::Rpm => netcf_text::import(path, source, progress),
+    let format = detect(head);
+    let spill = budget::plan(format, bytes.len() as u64, progress);
+    let mut model = match format {
+        Format::Rpm => netcf_text::import(path, source, progress, spill.as_deref()),
         Format::Hprof => hprof::import(path, source, options, progress),
         Format::Heapsnapshot => v8::import(path, source, progress),
         Format::Gcdump => gcdump::import(path, source, progress),
     }?;
     make_printable(&mut model);
+    model.spill = spill;
     // The importer's id index resolved the references; nothing after the
     // import looks ids up (a later `index_of` builds it again, once).
     model.id_index = IdIndex::lazy();

@@ -9,7 +9,7 @@ use std::ptr::NonNull;
 use std::sync::Arc;
 
 use bytemuck::Pod;
-use memmap2::Mmap;
+use memmap2::{Mmap, MmapMut};
 
 /// A slice of `T` owned by a vector or by a shared file map.
 pub struct Array<T: Pod> {
@@ -21,12 +21,23 @@ pub struct Array<T: Pod> {
 
 enum Owner<T> {
     Vec(Vec<T>),
-    Map(Arc<Mmap>),
+    Map(Keep),
+}
+
+/// The map an array's elements lie in, kept alive with it.
+#[derive(Clone)]
+enum Keep {
+    /// A file mapped read-only (a cache section, a spilled array).
+    Read(#[allow(dead_code)] Arc<Mmap>),
+    /// A spill file mapped writable, written before it became an array
+    /// (a sealed [`super::Scratch`]); no longer written.
+    Written(#[allow(dead_code)] Arc<MmapMut>),
 }
 
 // SAFETY: an `Array` hands out only shared slices of its elements; the
-// memory behind `ptr` is owned by `owner` (a vector or a read-only map, both
-// Send and Sync) and never written while the array lives.
+// memory behind `ptr` is owned by `owner` (a vector, a read-only map, or a
+// written spill map that nothing writes any more, all Send and Sync) and
+// never written while the array lives.
 unsafe impl<T: Pod + Send> Send for Array<T> {}
 // SAFETY: as above; `&Array` gives `&[T]` only.
 unsafe impl<T: Pod + Sync> Sync for Array<T> {}
@@ -42,8 +53,42 @@ impl<T: Pod> Array<T> {
         Some(Array {
             ptr: NonNull::from(elements).cast(),
             len,
-            owner: Owner::Map(map.clone()),
+            owner: Owner::Map(Keep::Read(map.clone())),
         })
+    }
+
+    /// The first `len` elements of a written spill map, as an array: the
+    /// map is kept, and never written again (the scratch it came from is
+    /// gone). `None` when they do not lie inside it or are misaligned.
+    pub(super) fn written(map: Arc<MmapMut>, len: usize) -> Option<Array<T>> {
+        let bytes = len.checked_mul(std::mem::size_of::<T>())?;
+        if bytes > map.len() || map.as_ptr().align_offset(std::mem::align_of::<T>()) != 0 {
+            return None;
+        }
+        let ptr = NonNull::new(map.as_ptr() as *mut T)?;
+        Some(Array {
+            ptr,
+            len,
+            owner: Owner::Map(Keep::Written(map)),
+        })
+    }
+
+    /// The same elements seen as `U`, of the same size and alignment (an
+    /// index type over its `u32`), without a copy.
+    pub fn cast<U: Pod>(self) -> Array<U> {
+        assert!(
+            std::mem::size_of::<U>() == std::mem::size_of::<T>()
+                && std::mem::align_of::<U>() == std::mem::align_of::<T>(),
+            "a cast keeps size and alignment"
+        );
+        match self.owner {
+            Owner::Vec(v) => Array::from(bytemuck::allocation::cast_vec::<T, U>(v)),
+            Owner::Map(m) => Array {
+                ptr: self.ptr.cast(),
+                len: self.len,
+                owner: Owner::Map(m),
+            },
+        }
     }
 
     /// Whether the elements lie in a file map.

@@ -18,6 +18,17 @@ pub fn map_file(file: &File) -> io::Result<Mmap> {
     unsafe { Mmap::map(file) }
 }
 
+/// Maps a file shared and writable: writes go to the file (through the
+/// page cache).
+///
+/// Only for the process's own unlinked spill files, whose space is
+/// reserved before: nobody else can truncate them.
+pub fn map_file_mut(file: &File) -> io::Result<memmap2::MmapMut> {
+    // SAFETY: a shared mapping of a file only this process holds (unlinked
+    // when made), at its full length; nothing can truncate it under us.
+    unsafe { memmap2::MmapMut::map_mut(file) }
+}
+
 /// Bytes available to an unprivileged writer on the file system holding
 /// `file`; `u64::MAX` when that cannot be asked.
 pub fn free_disk_bytes(file: &File) -> u64 {

@@ -13,7 +13,9 @@ pub mod budget;
 mod capped;
 pub(crate) mod guard;
 pub(crate) mod map;
+pub(crate) mod scratch;
 pub mod spill;
+pub(crate) mod watch;
 mod words;
 
 pub use array::Array;
@@ -22,6 +24,7 @@ pub use capped::Capped;
 pub use guard::{
     restore_terminal_mode, save_terminal_mode, save_terminal_mode_of, TERMINAL_IN_USE,
 };
+pub use scratch::Scratch;
 pub use words::Words;
 
 /// A vector of `len` copies of `value`, backed by huge pages where the
@@ -202,7 +205,10 @@ pub(crate) fn checkpoint(phase: &str) {
         return;
     }
     if let Some((rss, peak)) = resident() {
-        tracing::debug!(target: "heaptui::memory", "{phase}: rss {} MiB, peak {} MiB", rss >> 20, peak >> 20);
+        let file = watch::resident_file().unwrap_or(0);
+        tracing::debug!(target: "heaptui::memory",
+            "{phase}: rss {} MiB ({} MiB of file pages), peak {} MiB, {} releases, not spilled at most {} MiB",
+            rss >> 20, file >> 20, peak >> 20, watch::releases(), watch::take_anon_peak() >> 20);
     }
 }
 

@@ -20,13 +20,26 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 use bytemuck::Pod;
-use memmap2::Mmap;
+use memmap2::{Mmap, MmapMut};
 
-use super::{map, Array, Words};
+use super::{map, Array, Scratch, Words};
 
-/// Every spill map alive (weakly: an array dropped frees its file), for
-/// [`release_all`].
-static MAPS: Mutex<Vec<Weak<Mmap>>> = Mutex::new(Vec::new());
+/// One spill map alive (weakly: an array dropped frees its file).
+enum Entry {
+    /// A read-only map (a spilled [`Array`]).
+    Read(Weak<Mmap>),
+    /// A writable map (a spilled [`Scratch`]): its address and length,
+    /// taken when it was made, so that releasing its pages never forms a
+    /// reference to elements a writer may hold.
+    Write {
+        alive: Weak<MmapMut>,
+        start: usize,
+        len: usize,
+    },
+}
+
+/// Every spill map alive, for [`release_all`].
+static MAPS: Mutex<Vec<Entry>> = Mutex::new(Vec::new());
 
 static DIR: OnceLock<PathBuf> = OnceLock::new();
 
@@ -49,21 +62,41 @@ pub fn release_all() {
     let Ok(mut maps) = MAPS.lock() else {
         return;
     };
-    maps.retain(|m| match m.upgrade() {
-        Some(m) => {
-            map::release_pages(&m, 0, m.len());
-            true
-        }
-        None => false,
+    maps.retain(|e| match e {
+        Entry::Read(m) => match m.upgrade() {
+            Some(m) => {
+                map::release_pages(&m, 0, m.len());
+                true
+            }
+            None => false,
+        },
+        Entry::Write { alive, start, len } => match alive.upgrade() {
+            Some(_held) => {
+                // The map is alive (held here) and shared: only its pages go.
+                super::scratch::release_region(*start, *len);
+                true
+            }
+            None => false,
+        },
     });
 }
 
 /// Has [`release_all`] drop `map`'s pages too (a reopened cache file over
 /// the memory budget), for as long as it is mapped.
 pub fn track(map: &Arc<Mmap>) {
+    register(Entry::Read(Arc::downgrade(map)));
+}
+
+fn register(entry: Entry) {
     if let Ok(mut maps) = MAPS.lock() {
-        maps.push(Arc::downgrade(map));
+        maps.push(entry);
     }
+}
+
+/// A spilled [`Scratch`]'s map as an [`Array`] of its first `len`
+/// elements, without a copy (the registry's entry for the map stays).
+pub(super) fn seal<T: Pod>(m: Arc<MmapMut>, len: usize) -> Array<T> {
+    Array::written(m, len).expect("a scratch map holds its elements")
 }
 
 /// Where one analysis's arrays go, and how that went.
@@ -108,9 +141,53 @@ impl Spill {
         &self.dir
     }
 
-    /// Bytes spilled so far.
+    /// Bytes spilled so far (the full size of spilled scratch arrays).
     pub fn written(&self) -> u64 {
         self.written.load(Ordering::Relaxed)
+    }
+
+    /// Spill files made so far.
+    pub fn files(&self) -> u64 {
+        self.files.load(Ordering::Relaxed)
+    }
+
+    /// `len` zeroed elements in a new spill file, mapped writable
+    /// ([`Scratch`]); in memory when `len` is 0, after a failure, or when
+    /// the file cannot be made (the failure is recorded: a full disk fails
+    /// here, when the space is reserved).
+    pub fn scratch<T: Pod>(&self, len: usize) -> Scratch<T> {
+        let bytes = len.saturating_mul(std::mem::size_of::<T>());
+        if bytes == 0 || self.failure().is_some() {
+            return Scratch::in_memory(len);
+        }
+        let made = self
+            .new_file(bytes as u64)
+            .and_then(|f| map::map_file_mut(&f));
+        let map = match made {
+            Ok(m) => m,
+            Err(e) => {
+                self.fail(format!("cannot make a spill file: {e}"));
+                return Scratch::in_memory(len);
+            }
+        };
+        let (start, map_len) = (map.as_ptr() as usize, map.len());
+        match Scratch::in_map(map, len) {
+            Some(s) => {
+                if let Some(m) = s.map() {
+                    register(Entry::Write {
+                        alive: Arc::downgrade(m),
+                        start,
+                        len: map_len,
+                    });
+                }
+                self.written.fetch_add(bytes as u64, Ordering::Relaxed);
+                s
+            }
+            None => {
+                self.fail("a spill file's map was short or misaligned".into());
+                Scratch::in_memory(len)
+            }
+        }
     }
 
     /// Why spilling stopped, if it did (the arrays not yet spilled then
@@ -168,25 +245,34 @@ impl Spill {
     /// `bytes` in a new, already unlinked file, its space reserved first,
     /// mapped read-only.
     fn write_mapped(&self, bytes: &[u8]) -> io::Result<Arc<Mmap>> {
+        let mut file = self.new_file(bytes.len() as u64)?;
+        file.write_all(bytes)?;
+        let m = Arc::new(map::map_file(&file)?);
+        if m.len() != bytes.len() {
+            return Err(io::Error::other("the spill file changed size"));
+        }
+        register(Entry::Read(Arc::downgrade(&m)));
+        Ok(m)
+    }
+
+    /// A new spill file, already unlinked, with `len` bytes reserved.
+    fn new_file(&self, len: u64) -> io::Result<File> {
         let n = self.files.fetch_add(1, Ordering::Relaxed);
         let path = self.dir.join(format!(".spill-{}-{n}", std::process::id()));
-        let mut file = OpenOptions::new()
+        let file = OpenOptions::new()
             .read(true)
             .write(true)
             .create_new(true)
             .open(&path)?;
         // Unlinked at once: the file lives as long as its map.
         std::fs::remove_file(&path)?;
-        reserve(&file, bytes.len() as u64)?;
-        file.write_all(bytes)?;
-        let m = Arc::new(map::map_file(&file)?);
-        if m.len() != bytes.len() {
-            return Err(io::Error::other("the spill file changed size"));
+        reserve(&file, len)?;
+        // Where the file system cannot reserve, the file is given its size
+        // (sparse) so that its map has no page past the end.
+        if file.metadata()?.len() < len {
+            file.set_len(len)?;
         }
-        if let Ok(mut maps) = MAPS.lock() {
-            maps.push(Arc::downgrade(&m));
-        }
-        Ok(m)
+        Ok(file)
     }
 }
 

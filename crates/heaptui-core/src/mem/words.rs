@@ -5,7 +5,8 @@
 
 use rayon::prelude::*;
 
-use super::Array;
+use super::spill::Spill;
+use super::{Array, Scratch};
 
 /// `u64` values in the narrowest of two widths; read through
 /// [`Words::get`].
@@ -51,6 +52,36 @@ impl Words {
     pub fn from_ascending(wide: Vec<u64>) -> Words {
         let fits = wide.last().is_none_or(|&l| l <= u32::MAX as u64);
         Words::narrowed(wide, fits)
+    }
+
+    /// [`From`] for values built in a [`Scratch`]: the narrow form where
+    /// every value fits, made in `spill` where given (block by block, the
+    /// pages of each block read and written released after it), else
+    /// the values as they are.
+    pub fn from_scratch(wide: Scratch<u64>, spill: Option<&Spill>) -> Words {
+        if !wide.is_mapped() && spill.is_none() {
+            return Words::from(wide.into_vec());
+        }
+        if wide.par_iter().any(|&x| x > u32::MAX as u64) {
+            return Words::Wide(wide.into_array());
+        }
+        const BLOCK: usize = 1 << 20;
+        let mut narrow: Scratch<u32> = Scratch::zeroed(wide.len(), spill);
+        let blocks = wide.len().div_ceil(BLOCK);
+        let lens = (0..blocks).map(|b| BLOCK.min(wide.len() - b * BLOCK));
+        narrow
+            .parts(lens)
+            .into_par_iter()
+            .enumerate()
+            .for_each(|(b, mut out)| {
+                let from = b * BLOCK..b * BLOCK + out.len();
+                for (o, &x) in out.iter_mut().zip(&wide[from.clone()]) {
+                    *o = x as u32;
+                }
+                out.release();
+                wide.release(from);
+            });
+        Words::Narrow(narrow.into_array())
     }
 
     fn narrowed(wide: Vec<u64>, fits: bool) -> Words {

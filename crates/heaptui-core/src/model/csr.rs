@@ -50,6 +50,30 @@ impl Csr {
         }
     }
 
+    /// [`Csr::from_degrees`] for targets built in a scratch array: the
+    /// offsets made in `spill` where given (4 bytes each where the targets
+    /// number under 2^32), in one pass over the degrees.
+    pub fn from_degrees_in(
+        degrees: &[u32],
+        targets: crate::mem::Scratch<u32>,
+        spill: Option<&crate::mem::spill::Spill>,
+    ) -> Csr {
+        if spill.is_none() && !targets.is_mapped() {
+            return Csr::from_degrees(degrees, targets.into_vec());
+        }
+        let total: u64 = degrees.par_iter().map(|&d| d as u64).sum();
+        assert_eq!(total as usize, targets.len(), "degrees must sum to targets");
+        let offsets = if total <= u32::MAX as u64 {
+            Offsets::Narrow(running_offsets::<u32>(degrees, spill).into_array())
+        } else {
+            Offsets::Wide(running_offsets::<u64>(degrees, spill).into_array())
+        };
+        Csr {
+            offsets,
+            targets: targets.into_array(),
+        }
+    }
+
     /// From the `nodes + 1` offsets (starting at 0, never decreasing) and
     /// the targets they cut.
     pub fn from_offsets(offsets: Vec<u64>, targets: Vec<u32>) -> Csr {
@@ -164,35 +188,47 @@ impl Csr {
     /// the scratch memory is one counter per node whatever the number of
     /// threads, and the result is the same for any number of blocks.
     pub fn transpose(&self) -> Csr {
+        self.transpose_in(None)
+    }
+
+    /// [`Csr::transpose`] with its offsets, targets and cursors in `spill`
+    /// where given.
+    pub fn transpose_in(&self, spill: Option<&crate::mem::spill::Spill>) -> Csr {
         let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
         // More blocks than cores only repeats the scans.
-        self.transpose_in_blocks(rayon::current_num_threads().min(cores))
+        self.transpose_in_blocks(rayon::current_num_threads().min(cores), spill)
     }
 
     /// [`Csr::transpose`] with the targets cut into `parts` blocks.
-    fn transpose_in_blocks(&self, parts: usize) -> Csr {
+    fn transpose_in_blocks(&self, parts: usize, spill: Option<&crate::mem::spill::Spill>) -> Csr {
+        use crate::mem::Scratch;
         let n = self.nodes();
         let parts = parts.clamp(1, n.max(1));
         let bounds: Vec<(usize, usize)> = (0..parts)
             .map(|p| (n * p / parts, n * (p + 1) / parts))
             .collect();
         let counts = self.block_in_degrees(&bounds);
-        let (offsets, block_start) = transposed_offsets(n, &bounds, counts);
+        let (offsets, block_start) = transposed_offsets(n, &bounds, counts, spill);
         // Sources, per block into its own part of the targets.
-        let mut targets: Vec<u32> = crate::mem::zeroed(self.targets.len());
+        let mut targets: Scratch<u32> = Scratch::zeroed(self.targets.len(), spill);
         let part_lens = block_start.windows(2).map(|w| (w[1] - w[0]) as usize);
-        crate::mem::split_by(&mut targets, part_lens)
+        targets
+            .parts(part_lens)
             .into_par_iter()
             .zip(&bounds)
             .zip(&block_start)
-            .for_each(|((part, &(lo, hi)), &start)| {
+            .for_each(|((mut part, &(lo, hi)), &start)| {
                 if !part.is_empty() {
-                    self.place_sources(part, (lo, hi), &offsets[lo..hi], start);
+                    self.place_sources(&mut part, (lo, hi), &offsets[lo..hi], start, spill);
                 }
             });
+        let offsets = match spill {
+            Some(_) => Offsets::from_scratch(offsets, spill),
+            None => Offsets::from_ascending(offsets.into_vec()),
+        };
         Csr {
-            offsets: Offsets::from_ascending(offsets),
-            targets: targets.into(),
+            offsets,
+            targets: targets.into_array(),
         }
     }
 
@@ -224,11 +260,14 @@ impl Csr {
         (lo, hi): (usize, usize),
         offsets: &[u64],
         start: u64,
+        spill: Option<&crate::mem::spill::Spill>,
     ) {
         let n = self.nodes();
         let len = hi - lo;
-        let mut cursor: Vec<u64> = crate::mem::with_capacity(len);
-        cursor.extend(offsets.iter().map(|&o| o - start));
+        let mut cursor: crate::mem::Scratch<u64> = crate::mem::Scratch::zeroed(len, spill);
+        for (c, &o) in cursor.iter_mut().zip(offsets) {
+            *c = o - start;
+        }
         let edges = &self.targets;
         let last = part.len() - 1;
         for u in 0..n {
@@ -260,8 +299,9 @@ fn transposed_offsets(
     n: usize,
     bounds: &[(usize, usize)],
     counts: Vec<Vec<u32>>,
-) -> (Vec<u64>, Vec<u64>) {
-    let mut offsets: Vec<u64> = crate::mem::zeroed(n + 1);
+    spill: Option<&crate::mem::spill::Spill>,
+) -> (crate::mem::Scratch<u64>, Vec<u64>) {
+    let mut offsets: crate::mem::Scratch<u64> = crate::mem::Scratch::zeroed(n + 1, spill);
     let mut block_start = Vec::with_capacity(bounds.len() + 1);
     let mut acc = 0u64;
     for c in &counts {
@@ -282,6 +322,32 @@ fn transposed_offsets(
             }
         });
     (offsets, block_start)
+}
+
+/// The `degrees.len() + 1` running totals of `degrees` from 0, in `spill`
+/// where given, written in one sequential pass (the pages of each block
+/// released after it where spilled).
+fn running_offsets<T>(
+    degrees: &[u32],
+    spill: Option<&crate::mem::spill::Spill>,
+) -> crate::mem::Scratch<T>
+where
+    T: bytemuck::Pod + TryFrom<u64>,
+{
+    const BLOCK: usize = 1 << 20;
+    let mut out: crate::mem::Scratch<T> = crate::mem::Scratch::zeroed(degrees.len() + 1, spill);
+    let mut acc = 0u64;
+    let mut at = 1;
+    while at < out.len() {
+        let end = (at + BLOCK).min(out.len());
+        for (slot, &d) in out[at..end].iter_mut().zip(&degrees[at - 1..end - 1]) {
+            acc += d as u64;
+            *slot = T::try_from(acc).unwrap_or_else(|_| unreachable!("the total fits T"));
+        }
+        out.release(at..end);
+        at = end;
+    }
+    out
 }
 
 /// How many edges ahead `transpose` fetches a list's slot (its counter twice
@@ -373,14 +439,31 @@ mod tests {
         assert_eq!(g.transpose(), want);
         // Any number of blocks, more than the nodes included.
         for parts in [1, 2, 3, 7, 64] {
-            assert_eq!(g.transpose_in_blocks(parts), want, "{parts} blocks");
+            assert_eq!(g.transpose_in_blocks(parts, None), want, "{parts} blocks");
         }
+        // Built in spill files, the same lists (and no file left behind).
+        let dir = tempfile::tempdir().unwrap();
+        let spill = crate::mem::spill::Spill::open(dir.path(), 1 << 20).unwrap();
+        for parts in [1, 3] {
+            let t = g.transpose_in_blocks(parts, Some(&spill));
+            assert!(t.targets.is_mapped() && t.offsets().is_mapped());
+            assert_eq!(t, want, "{parts} blocks, spilled");
+        }
+        assert!(spill.failure().is_none() && spill.files() > 0);
+        let degrees: Vec<u32> = (0..g.nodes() as u32)
+            .map(|v| g.neighbors(v).len() as u32)
+            .collect();
+        let mut targets = spill.scratch::<u32>(g.edges());
+        targets.copy_from_slice(&g.targets);
+        let rebuilt = Csr::from_degrees_in(&degrees, targets, Some(&spill));
+        assert!(rebuilt.offsets().is_mapped());
+        assert_eq!(rebuilt, g);
         let tiny = Csr::from_edges(3, &[(0, 2), (2, 2), (1, 0)]);
         for parts in [1, 2, 3, 4, 9] {
-            assert_eq!(tiny.transpose_in_blocks(parts).transpose(), tiny);
+            assert_eq!(tiny.transpose_in_blocks(parts, None).transpose(), tiny);
         }
         let empty = Csr::from_edges(0, &[]);
-        assert_eq!(empty.transpose_in_blocks(4), empty.transpose());
+        assert_eq!(empty.transpose_in_blocks(4, None), empty.transpose());
         assert_eq!(empty.transpose().nodes(), 0);
     }
 }

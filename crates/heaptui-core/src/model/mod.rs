@@ -358,6 +358,10 @@ pub struct Model {
     /// The types Java class objects' dominator-tree rows are named by
     /// (`class X`), made from the above at the first look-up.
     pub row_types: RowTypes,
+    /// Where the importer put its big arrays when the dump's file was over
+    /// the memory budget (`import::budget`): the later stages spill to it
+    /// too. `None` when the import held everything in memory.
+    pub spill: Option<std::sync::Arc<crate::mem::spill::Spill>>,
 }
 
 /// A thread that roots lie in.

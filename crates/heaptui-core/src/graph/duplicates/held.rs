@@ -43,6 +43,8 @@ use rayon::prelude::*;
 use super::bisim::IntBuild;
 use super::DuplicateSet;
 use crate::graph::{DominatorTree, HeapGraph, SUPER_ROOT};
+use crate::mem::spill::Spill;
+use crate::mem::Scratch;
 use crate::progress::{Cancelled, Progress};
 
 const NONE: u32 = u32::MAX;
@@ -79,7 +81,7 @@ struct Index<'a> {
     set_of: Vec<u32>,
     /// Dominator-tree preorder number (NONE if unreachable); the subtree of
     /// v is `tin[v] .. tin[v] + retained_objects[v]`.
-    tin: Vec<u32>,
+    tin: Scratch<u32>,
     /// Each object's greedy step up ([`up_steps`]), or, once a path has
     /// passed it, its next set member on its greedy root path: an object
     /// further on that path with only objects in no set between, NONE
@@ -261,12 +263,13 @@ pub(crate) fn compute_held(
     let span = tracing::debug_span!(target: "heaptui::profile", "held index").entered();
     // The DFS positions only while the steps up and the first members are
     // found: gone before the dominator-tree preorder is numbered.
-    let dfs_pos = dfs_positions(graph, dom);
-    let mut up = up_steps(graph, &dfs_pos);
+    let spill = graph.dump.spill.as_deref();
+    let dfs_pos = dfs_positions(graph, dom, spill);
+    let mut up = up_steps(graph, &dfs_pos, spill);
     let first = first_members(sets, &dfs_pos);
     drop(dfs_pos);
     progress.check()?;
-    let tin = dominator_preorder(dom);
+    let tin = dominator_preorder(dom, spill);
     progress.check()?;
     let mut strong = vec![0u64; n.div_ceil(64)];
     for &r in graph.strong_roots_raw() {
@@ -565,10 +568,10 @@ fn first_members(sets: &[DuplicateSet], dfs_pos: &[u32]) -> Vec<(u32, u32)> {
 /// the object itself, else NONE (DFS roots and unreachable objects: an
 /// unreachable object's retainers are unreachable too). In parallel over
 /// blocks of objects, each reading its objects' retainers in order.
-fn up_steps(graph: &HeapGraph, dfs_pos: &[u32]) -> Vec<u32> {
+fn up_steps(graph: &HeapGraph, dfs_pos: &[u32], spill: Option<&Spill>) -> Scratch<u32> {
     const BLOCK: usize = 1 << 14;
     let _span = tracing::debug_span!(target: "heaptui::profile", "held steps up").entered();
-    let mut up: Vec<u32> = crate::mem::zeroed(dfs_pos.len());
+    let mut up: Scratch<u32> = Scratch::zeroed(dfs_pos.len(), spill);
     up.par_chunks_mut(BLOCK)
         .enumerate()
         .for_each(|(block, part)| {
@@ -598,9 +601,10 @@ fn up_steps(graph: &HeapGraph, dfs_pos: &[u32]) -> Vec<u32> {
 
 /// Each object's position in the DFS preorder of the dominator computation
 /// (NONE if unreachable).
-fn dfs_positions(graph: &HeapGraph, dom: &DominatorTree) -> Vec<u32> {
+fn dfs_positions(graph: &HeapGraph, dom: &DominatorTree, spill: Option<&Spill>) -> Scratch<u32> {
     let n = graph.objects();
-    let mut dfs_pos = crate::mem::filled(n, NONE);
+    let mut dfs_pos: Scratch<u32> = Scratch::zeroed(n, spill);
+    dfs_pos.par_chunks_mut(1 << 16).for_each(|p| p.fill(NONE));
     {
         let out = crate::mem::as_atomic(&mut dfs_pos);
         dom.preorder
@@ -615,9 +619,10 @@ fn dfs_positions(graph: &HeapGraph, dom: &DominatorTree) -> Vec<u32> {
 /// A subtree's numbers are a range of known size (its retained objects), so
 /// the tree is cut into subtrees of at most a few thousandths of the heap,
 /// numbered in parallel; the nodes above them are numbered while cutting.
-fn dominator_preorder(dom: &DominatorTree) -> Vec<u32> {
+fn dominator_preorder(dom: &DominatorTree, spill: Option<&Spill>) -> Scratch<u32> {
     let size = |v: u32| dom.retained_objects[v as usize];
-    let mut tin = crate::mem::filled(dom.idom.len(), NONE);
+    let mut tin: Scratch<u32> = Scratch::zeroed(dom.idom.len(), spill);
+    tin.par_chunks_mut(1 << 16).for_each(|p| p.fill(NONE));
     let cut = (dom.idom.len() / 512).max(1 << 12) as u32;
     let mut pending: Vec<(u32, u32)> = Vec::new();
     let mut next = 0u32;
@@ -758,7 +763,7 @@ mod tests {
             crate::import::netcf_text::parse_bytes(Path::new("t.txt"), text.as_bytes()).unwrap();
         let graph = HeapGraph::build(dump);
         let dom = DominatorTree::compute(&graph, &Progress::new()).unwrap();
-        let tin = dominator_preorder(&dom);
+        let tin = dominator_preorder(&dom, None);
         let reachable = dom.reachable_objects as usize;
         let mut seen = vec![false; reachable];
         for v in 0..n {

@@ -11,8 +11,10 @@ use std::path::Path;
 use super::lines::Chunk;
 use super::resolve::{resolve_objects, ObjectArrays, ObjectIds};
 use super::sections::{Sections, Types};
+use crate::mem::spill::Spill;
+use crate::mem::{Scratch, Words};
 use crate::model::{Collector, Csr, IdIndex, Kind, Model, Place, RecordCounts, Root, MAX_MESSAGES};
-use crate::model::{ObjectIdx, TypeIdx};
+use crate::model::{Ids, ObjectIdx, TypeIdx};
 use crate::progress::{Cancelled, Progress};
 
 /// What the stages of [`assemble`] share: where each chunk sits in the
@@ -72,6 +74,7 @@ pub(super) fn assemble(
     file_bytes: u64,
     mut chunks: Vec<Chunk>,
     progress: &Progress,
+    spill: Option<&Spill>,
 ) -> Result<Model, Cancelled> {
     let _span = tracing::debug_span!(target: "heaptui::profile", "assemble").entered();
     let mut a = Assembly::new(&mut chunks, file_bytes, progress);
@@ -79,28 +82,32 @@ pub(super) fn assemble(
     let mut types = Types::read(&mut a, &mut chunks, &sections);
     progress.check()?;
     let objects = tracing::debug_span!(target: "heaptui::profile", "ids")
-        .in_scope(|| ObjectIds::index(&mut a, &mut chunks))?;
+        .in_scope(|| ObjectIds::index(&mut a, &mut chunks, spill))?;
+    crate::mem::checkpoint("import: ids");
     let mut arrays = tracing::debug_span!(target: "heaptui::profile", "resolve")
-        .in_scope(|| resolve_objects(&mut a, &mut chunks, &sections, &types, &objects))?;
+        .in_scope(|| resolve_objects(&mut a, &mut chunks, &sections, &types, &objects, spill))?;
+    crate::mem::checkpoint("import: references");
     a.name_undefined_types(&chunks, &objects, &mut types, &mut arrays);
     count_objects(&mut sections, &arrays);
-    let refs = Csr::from_degrees(&arrays.degrees, std::mem::take(&mut arrays.targets));
-    arrays.degrees = Vec::new();
+    let refs = Csr::from_degrees_in(&arrays.degrees, std::mem::take(&mut arrays.targets), spill);
+    arrays.degrees = Scratch::default();
     let roots_span =
         tracing::debug_span!(target: "heaptui::profile", "roots, drop chunks").entered();
     let roots = a.roots(&chunks, &sections, &types, &objects);
-    let ids = objects.finish();
+    let ids = Ids::from(&objects.finish()[..]);
     drop(chunks);
     roots_span.exit();
+    let sizes = Words::from_scratch(arrays.sizes, spill);
+    crate::mem::checkpoint("import: model");
     progress.set_done(file_bytes + file_bytes * 4 / 4);
     Ok(Model {
         path: path.to_path_buf(),
         file_bytes,
         app_domains: sections.app_domains,
         type_names: types.names,
-        ids: ids.into(),
-        types: TypeIdx::cast_vec(arrays.types).into(),
-        sizes: arrays.sizes.into(),
+        ids,
+        types: arrays.types.into_array().cast::<TypeIdx>(),
+        sizes,
         refs,
         roots,
         id_index: IdIndex::lazy(),

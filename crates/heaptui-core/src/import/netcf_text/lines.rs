@@ -6,6 +6,8 @@
 
 use super::swar::parse_object_fast;
 use super::MAX_OBJECT_BYTES;
+use crate::mem::spill::Spill;
+use crate::mem::Array;
 use crate::model::text::printable;
 use crate::model::MAX_MESSAGES;
 
@@ -37,19 +39,35 @@ pub(super) struct RawRoot {
     pub(super) line: u32,
 }
 
-/// What one chunk holds. Lines are local to the chunk (1-based); `marker`
-/// counts the section events seen in the chunk before a record.
+/// The per-object vectors a chunk's parse grows ([`Chunk::open`]), moved
+/// into the chunk's arrays when it ends.
 #[derive(Default)]
-pub(super) struct Chunk {
-    pub(super) lines: u32,
-    pub(super) events: Vec<SectionEvent>,
-    pub(super) types: Vec<RawType>,
+pub(super) struct Records {
     pub(super) ids: Vec<u64>,
     pub(super) type_ids: Vec<u64>,
     pub(super) sizes: Vec<u64>,
     pub(super) degrees: Vec<u32>,
     pub(super) refs: Vec<u64>,
     pub(super) obj_lines: Vec<u32>,
+}
+
+/// What one chunk holds. Lines are local to the chunk (1-based); `marker`
+/// counts the section events seen in the chunk before a record. The
+/// per-object arrays are read-only once parsed: in memory, or in spill
+/// files ([`Chunk::spill`]) when the heap is over its memory budget.
+#[derive(Default)]
+pub(super) struct Chunk {
+    pub(super) lines: u32,
+    pub(super) events: Vec<SectionEvent>,
+    pub(super) types: Vec<RawType>,
+    /// The objects' records while the chunk is parsed.
+    pub(super) open: Records,
+    pub(super) ids: Array<u64>,
+    pub(super) type_ids: Array<u64>,
+    pub(super) sizes: Array<u64>,
+    pub(super) degrees: Array<u32>,
+    pub(super) refs: Array<u64>,
+    pub(super) obj_lines: Array<u32>,
     /// `(first object, marker)`: objects from `first` on have this marker.
     pub(super) obj_markers: Vec<(u32, u32)>,
     pub(super) roots: Vec<RawRoot>,
@@ -60,6 +78,27 @@ pub(super) struct Chunk {
 }
 
 impl Chunk {
+    /// Ends the parse: the records' vectors become the chunk's arrays.
+    fn close(&mut self) {
+        let r = std::mem::take(&mut self.open);
+        self.ids = r.ids.into();
+        self.type_ids = r.type_ids.into();
+        self.sizes = r.sizes.into();
+        self.degrees = r.degrees.into();
+        self.refs = r.refs.into();
+        self.obj_lines = r.obj_lines.into();
+    }
+
+    /// Puts the per-object arrays in spill files (`mem::spill`).
+    pub(super) fn spill(&mut self, to: &Spill) {
+        to.array(&mut self.ids);
+        to.array(&mut self.type_ids);
+        to.array(&mut self.sizes);
+        to.array(&mut self.degrees);
+        to.array(&mut self.refs);
+        to.array(&mut self.obj_lines);
+    }
+
     fn skip(&mut self, line: u32, why: impl FnOnce() -> String) {
         self.skipped += 1;
         self.explain(line, why);
@@ -179,12 +218,14 @@ pub(super) fn parse_chunk(text: &[u8]) -> Chunk {
     // reserving avoids most regrowth copies.
     // Large parts ask for huge pages (fewer page faults on first touch).
     let lines = text.len() / 48;
-    c.ids = crate::mem::with_capacity(lines);
-    c.type_ids = crate::mem::with_capacity(lines);
-    c.sizes = crate::mem::with_capacity(lines);
-    c.degrees = crate::mem::with_capacity(lines);
-    c.obj_lines = crate::mem::with_capacity(lines);
-    c.refs = crate::mem::with_capacity(text.len() / 16);
+    c.open = Records {
+        ids: crate::mem::with_capacity(lines),
+        type_ids: crate::mem::with_capacity(lines),
+        sizes: crate::mem::with_capacity(lines),
+        degrees: crate::mem::with_capacity(lines),
+        obj_lines: crate::mem::with_capacity(lines),
+        refs: crate::mem::with_capacity(text.len() / 16),
+    };
     let mut line_no: u32 = 0;
     let mut marker: u32 = 0;
     let mut start = 0;
@@ -199,6 +240,7 @@ pub(super) fn parse_chunk(text: &[u8]) -> Chunk {
         start = end + 1;
     }
     c.lines = line_no;
+    c.close();
     c
 }
 
@@ -274,13 +316,13 @@ fn parse_object(c: &mut Chunk, t: &mut Tokens, no: u32, marker: u32) {
             format!("size {size:x} is larger than any object can be (2^48 bytes)")
         });
     }
-    let before = c.refs.len();
+    let before = c.open.refs.len();
     let mut n = 0u32;
     while let Some(r) = t.next() {
         match hex(r) {
-            Some(v) => c.refs.push(v),
+            Some(v) => c.open.refs.push(v),
             None => {
-                c.refs.truncate(before);
+                c.open.refs.truncate(before);
                 let i = n + 1;
                 return c.skip(no, || format!("bad hex in reference {i} `{}`", show(r)));
             }
@@ -298,15 +340,16 @@ pub(super) fn push_object(
     no: u32,
     marker: u32,
 ) {
-    let index = c.ids.len() as u32;
+    let index = c.open.ids.len() as u32;
     if c.obj_markers.last().is_none_or(|&(_, m)| m != marker) {
         c.obj_markers.push((index, marker));
     }
-    c.ids.push(id);
-    c.type_ids.push(type_id);
-    c.sizes.push(size);
-    c.degrees.push(refs);
-    c.obj_lines.push(no);
+    let r = &mut c.open;
+    r.ids.push(id);
+    r.type_ids.push(type_id);
+    r.sizes.push(size);
+    r.degrees.push(refs);
+    r.obj_lines.push(no);
 }
 
 fn parse_root(c: &mut Chunk, t: &mut Tokens, no: u32, marker: u32) {

@@ -26,6 +26,7 @@ use rayon::prelude::*;
 
 use super::source::Source;
 use super::{ImportError, InputError};
+use crate::mem::spill::Spill;
 use crate::model::Model;
 use crate::progress::{Cancelled, Progress, Stage};
 use build::assemble;
@@ -40,8 +41,16 @@ const CHUNK: usize = 8 << 20;
 pub const MAX_OBJECT_BYTES: u64 = 1 << 48;
 
 /// Parses a text dump whose bytes are open (see `import::import_file`).
-pub fn import(path: &Path, source: &Source, progress: &Progress) -> Result<Model, ImportError> {
-    parse_source(path, source, progress, CHUNK)
+/// Where `spill` is given (the file is over the memory budget), the
+/// chunks' records, the ids and the model's arrays are built in spill
+/// files.
+pub fn import(
+    path: &Path,
+    source: &Source,
+    progress: &Progress,
+    spill: Option<&Spill>,
+) -> Result<Model, ImportError> {
+    parse_source(path, source, progress, CHUNK, spill)
 }
 
 /// Parses dump text held in memory (tests).
@@ -64,6 +73,7 @@ pub(crate) fn parse_bytes_with_chunk(
         &Source::Owned(bytes.to_vec()),
         &Progress::new(),
         chunk_size,
+        None,
     ) {
         Ok(d) => Ok(d),
         Err(ImportError::Input(e)) => Err(e),
@@ -76,6 +86,7 @@ fn parse_source(
     source: &Source,
     progress: &Progress,
     chunk_size: usize,
+    spill: Option<&Spill>,
 ) -> Result<Model, ImportError> {
     let bytes = source.bytes();
     check_text(path, bytes)?;
@@ -97,7 +108,10 @@ fn parse_source(
         .par_iter()
         .map(|&(start, end)| {
             progress.check()?;
-            let chunk = parse_chunk(&bytes[start..end]);
+            let mut chunk = parse_chunk(&bytes[start..end]);
+            if let Some(s) = spill {
+                chunk.spill(s);
+            }
             source.release(start, end - start);
             progress.advance((end - start) as u64);
             Ok(chunk)
@@ -105,9 +119,10 @@ fn parse_source(
         .collect::<Result<_, Cancelled>>()?;
 
     chunks_span.exit();
+    crate::mem::checkpoint("import: chunks");
     progress.set_done(len);
     let lines: u64 = chunks.iter().map(|c| c.lines as u64).sum();
-    let mut dump = assemble(path, bytes.len() as u64, chunks, progress)?;
+    let mut dump = assemble(path, bytes.len() as u64, chunks, progress, spill)?;
     if ended_early(bytes) {
         // The cut line's own message (the last, where kept) moves first,
         // saying that the file ended early.

@@ -10,6 +10,9 @@ use rayon::prelude::*;
 use super::build::Assembly;
 use super::lines::Chunk;
 use super::sections::{Sections, Types, NO_TYPE};
+use crate::mem::scratch::{self, Scratch};
+use crate::mem::spill::Spill;
+use crate::mem::Array;
 use crate::model::{WideIdIndex, MAX_MESSAGES};
 use crate::progress::Cancelled;
 
@@ -17,23 +20,29 @@ use crate::progress::Cancelled;
 const PREFETCH_DISTANCE: usize = 16;
 
 /// The chunks' parts laid end to end, copied in parallel (each part is
-/// freed as soon as it is copied).
-fn concat<T: Copy + Send + Sync + bytemuck::Zeroable>(parts: Vec<Vec<T>>) -> Vec<T> {
-    let total = parts.iter().map(Vec::len).sum();
-    let mut out: Vec<T> = crate::mem::zeroed(total);
-    let slices = crate::mem::split_by(&mut out, parts.iter().map(Vec::len));
-    slices.into_par_iter().zip(parts).for_each(|(dst, src)| {
-        for (d, &s) in dst.iter_mut().zip(&src) {
-            *d = s;
-        }
-    });
+/// freed as soon as it is copied, and where spilled its copy's pages
+/// released).
+fn concat<T: bytemuck::Pod + Send + Sync>(
+    parts: Vec<Array<T>>,
+    spill: Option<&Spill>,
+) -> Scratch<T> {
+    let total = parts.iter().map(|p| p.len()).sum();
+    let mut out: Scratch<T> = Scratch::zeroed(total, spill);
+    let slices = out.parts(parts.iter().map(|p| p.len()));
+    slices
+        .into_par_iter()
+        .zip(parts)
+        .for_each(|(mut dst, src)| {
+            dst.copy_from_slice(&src);
+            dst.release();
+        });
     out
 }
 
 /// Every object record's id, in file order, and what became of it.
 pub(super) struct ObjectIds {
     /// One per object record, repeated ones included (until `finish`).
-    pub(super) ids: Vec<u64>,
+    pub(super) ids: Scratch<u64>,
     pub(super) wide: WideIdIndex,
     /// Whether each record is the first of its id; `None` when all are.
     pub(super) keep: Option<Vec<bool>>,
@@ -45,12 +54,17 @@ pub(super) struct ObjectIds {
 impl ObjectIds {
     /// Gathers the chunks' ids (taking them), indexes them and finds the
     /// repeated ones, with a message for each of the first.
-    pub(super) fn index(a: &mut Assembly, chunks: &mut [Chunk]) -> Result<ObjectIds, Cancelled> {
+    pub(super) fn index(
+        a: &mut Assembly,
+        chunks: &mut [Chunk],
+        spill: Option<&Spill>,
+    ) -> Result<ObjectIds, Cancelled> {
         let ids = concat(
             chunks
                 .iter_mut()
                 .map(|c| std::mem::take(&mut c.ids))
                 .collect(),
+            spill,
         );
         a.progress.set_done(a.file_bytes + a.file_bytes / 4);
         let wide = tracing::debug_span!(target: "heaptui::profile", "id index")
@@ -96,14 +110,16 @@ impl ObjectIds {
     /// The ids of the kept records: the model's ids. The resolving index
     /// goes with the rest (the model's index is built again only if ids
     /// are looked up later).
-    pub(super) fn finish(mut self) -> Vec<u64> {
+    pub(super) fn finish(mut self) -> Scratch<u64> {
         if let Some(keep) = &self.keep {
-            let mut j = 0;
-            self.ids.retain(|_| {
-                let k = keep[j];
-                j += 1;
-                k
-            });
+            let mut kept = 0;
+            for (j, &k) in keep.iter().enumerate() {
+                if k {
+                    self.ids[kept] = self.ids[j];
+                    kept += 1;
+                }
+            }
+            self.ids.truncate(kept);
         }
         self.ids
     }
@@ -157,11 +173,11 @@ pub(super) struct Resolved {
 
 /// The kept objects' arrays, indexed like the model's objects.
 pub(super) struct ObjectArrays {
-    pub(super) types: Vec<u32>,
-    pub(super) sizes: Vec<u64>,
-    pub(super) degrees: Vec<u32>,
+    pub(super) types: Scratch<u32>,
+    pub(super) sizes: Scratch<u64>,
+    pub(super) degrees: Scratch<u32>,
     /// The references' targets, in object order.
-    pub(super) targets: Vec<u32>,
+    pub(super) targets: Scratch<u32>,
     /// Per chunk: what else it found.
     pub(super) resolved: Vec<Resolved>,
     /// Per chunk: the index of its first kept object.
@@ -170,10 +186,20 @@ pub(super) struct ObjectArrays {
 
 /// One chunk's slots in the final arrays.
 struct Part<'a> {
-    types: &'a mut [u32],
-    sizes: &'a mut [u64],
-    degrees: &'a mut [u32],
-    targets: &'a mut [u32],
+    types: scratch::Part<'a, u32>,
+    sizes: scratch::Part<'a, u64>,
+    degrees: scratch::Part<'a, u32>,
+    targets: scratch::Part<'a, u32>,
+}
+
+impl Part<'_> {
+    /// Drops the written part's pages where it is spilled.
+    fn release(&self) {
+        self.types.release();
+        self.sizes.release();
+        self.degrees.release();
+        self.targets.release();
+    }
 }
 
 /// What every chunk's resolver reads.
@@ -193,6 +219,7 @@ pub(super) fn resolve_objects(
     sections: &Sections,
     types: &Types,
     objects: &ObjectIds,
+    spill: Option<&Spill>,
 ) -> Result<ObjectArrays, Cancelled> {
     let kept_counts: Vec<usize> = chunks
         .iter()
@@ -210,10 +237,10 @@ pub(super) fn resolve_objects(
     let reserved: Vec<usize> = chunks.iter().map(|c| c.refs.len()).collect();
     let refs_total: usize = reserved.iter().sum();
     let mut out = ObjectArrays {
-        types: crate::mem::zeroed(kept_total),
-        sizes: crate::mem::zeroed(kept_total),
-        degrees: crate::mem::zeroed(kept_total),
-        targets: crate::mem::zeroed(refs_total),
+        types: Scratch::zeroed(kept_total, spill),
+        sizes: Scratch::zeroed(kept_total, spill),
+        degrees: Scratch::zeroed(kept_total, spill),
+        targets: Scratch::zeroed(refs_total, spill),
         resolved: Vec::new(),
         kept_start,
     };
@@ -259,10 +286,12 @@ fn split_all<'a>(
     kept_total: usize,
     refs_total: usize,
 ) -> Vec<Part<'a>> {
-    let types = crate::mem::split_by(&mut out.types[..kept_total], kept_counts.iter().copied());
-    let sizes = crate::mem::split_by(&mut out.sizes[..kept_total], kept_counts.iter().copied());
-    let degrees = crate::mem::split_by(&mut out.degrees[..kept_total], kept_counts.iter().copied());
-    let targets = crate::mem::split_by(&mut out.targets[..refs_total], reserved.iter().copied());
+    debug_assert_eq!(out.types.len(), kept_total);
+    debug_assert_eq!(out.targets.len(), refs_total);
+    let types = out.types.parts(kept_counts.iter().copied());
+    let sizes = out.sizes.parts(kept_counts.iter().copied());
+    let degrees = out.degrees.parts(kept_counts.iter().copied());
+    let targets = out.targets.parts(reserved.iter().copied());
     types
         .into_iter()
         .zip(sizes)
@@ -280,7 +309,7 @@ fn split_all<'a>(
 /// Chunks with dangling references or repeated objects used less than
 /// their part of `targets`: closes the gaps (rare, sequential) and cuts
 /// the unused tail.
-fn close_gaps(targets: &mut Vec<u32>, reserved: &[usize], resolved: &[Resolved]) {
+fn close_gaps(targets: &mut Scratch<u32>, reserved: &[usize], resolved: &[Resolved]) {
     let mut used = 0usize;
     let mut start = 0usize;
     for (&reserved, r) in reserved.iter().zip(resolved) {
@@ -296,7 +325,7 @@ fn close_gaps(targets: &mut Vec<u32>, reserved: &[usize], resolved: &[Resolved])
 impl Lookup<'_> {
     /// Resolves chunk `ci`'s kept objects into `part`, then frees the
     /// chunk's per-object vectors.
-    fn resolve_chunk(&self, ci: usize, c: &mut Chunk, part: Part) -> Resolved {
+    fn resolve_chunk(&self, ci: usize, c: &mut Chunk, mut part: Part) -> Resolved {
         let base = self.first_object[ci];
         let sections = self.sections.of_chunk(ci);
         let mut r = Resolved {
@@ -331,15 +360,16 @@ impl Lookup<'_> {
             part.types[out] = ty;
             part.sizes[out] = c.sizes[j];
             let before = r.targets;
-            self.resolve_references(ci, c, j, refs_at, part.targets, &mut r);
+            self.resolve_references(ci, c, j, refs_at, &mut part.targets, &mut r);
             part.degrees[out] = (r.targets - before) as u32;
             out += 1;
         }
         debug_assert_eq!(out, part.types.len());
-        c.refs = Vec::new();
-        c.type_ids = Vec::new();
-        c.sizes = Vec::new();
-        c.degrees = Vec::new();
+        part.release();
+        c.refs = Array::default();
+        c.type_ids = Array::default();
+        c.sizes = Array::default();
+        c.degrees = Array::default();
         r
     }
 

@@ -160,18 +160,18 @@ pub(super) fn parse_object_fast(
     if head[2] > MAX_OBJECT_BYTES {
         return None;
     }
-    let before = c.refs.len();
+    let before = c.open.refs.len();
     loop {
         match scan_hex(text, &mut pos) {
-            Scan::Value(v) => c.refs.push(v),
+            Scan::Value(v) => c.open.refs.push(v),
             Scan::End => break,
             Scan::Bad => {
-                c.refs.truncate(before);
+                c.open.refs.truncate(before);
                 return None;
             }
         }
     }
-    push_object(c, head, (c.refs.len() - before) as u32, no, marker);
+    push_object(c, head, (c.open.refs.len() - before) as u32, no, marker);
     Some(pos + 1)
 }
 
