@@ -430,7 +430,9 @@ fn get<T: Element>(r: &R, tag: u32, len: usize) -> Result<Array<T>, Corrupt> {
     Ok(v)
 }
 
-/// Reads the analysis of `path` back; every index checked.
+/// Reads the analysis of `path` back in one step; every index checked
+/// (the fuzz target's and the tests' way in; a load reads in two steps).
+#[cfg(any(test, feature = "testing"))]
 pub fn decode(r: &R, path: &Path) -> Result<Analysis, Corrupt> {
     let _span = tracing::debug_span!(target: "heaptui::profile", "cache").entered();
     let d = decode_dominated(r, path)?;
