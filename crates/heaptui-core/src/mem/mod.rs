@@ -182,17 +182,22 @@ pub(crate) fn release_free_memory() {
 /// only when the log is on.
 pub(crate) fn resident() -> Option<(u64, u64)> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let field = |name: &str| -> Option<u64> {
-        let line = status.lines().find(|l| l.starts_with(name))?;
-        let kib: u64 = line[name.len()..]
-            .trim()
-            .trim_end_matches("kB")
-            .trim()
-            .parse()
-            .ok()?;
-        Some(kib * 1024)
-    };
-    Some((field("VmRSS:")?, field("VmHWM:")?))
+    Some((
+        status_field(&status, "VmRSS:")?,
+        status_field(&status, "VmHWM:")?,
+    ))
+}
+
+/// A `NAME: N kB` line of a `/proc` status text, in bytes.
+pub(crate) fn status_field(status: &str, name: &str) -> Option<u64> {
+    let line = status.lines().find(|l| l.starts_with(name))?;
+    let kib: u64 = line[name.len()..]
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse()
+        .ok()?;
+    Some(kib * 1024)
 }
 
 /// The end of `phase`: the pages of spilled arrays it read leave the

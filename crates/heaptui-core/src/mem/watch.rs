@@ -94,19 +94,10 @@ pub fn resident_file() -> Option<u64> {
 /// `/proc/self/status`), in bytes.
 fn resident_and_file() -> Option<(u64, u64)> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    Some((field(&status, "VmRSS:")?, field(&status, "RssFile:")?))
-}
-
-/// A `NAME: N kB` line of a `/proc` status text, in bytes.
-fn field(status: &str, name: &str) -> Option<u64> {
-    let line = status.lines().find(|l| l.starts_with(name))?;
-    let kib: u64 = line[name.len()..]
-        .trim()
-        .trim_end_matches("kB")
-        .trim()
-        .parse()
-        .ok()?;
-    Some(kib * 1024)
+    Some((
+        super::status_field(&status, "VmRSS:")?,
+        super::status_field(&status, "RssFile:")?,
+    ))
 }
 
 #[cfg(test)]
@@ -116,9 +107,9 @@ mod tests {
     #[test]
     fn status_fields_are_read_in_kib() {
         let status = "Name: x\nVmRSS:\t  2048 kB\nRssAnon:\t1 kB\nRssFile:\t  1024 kB\n";
-        assert_eq!(field(status, "VmRSS:"), Some(2 << 20));
-        assert_eq!(field(status, "RssFile:"), Some(1 << 20));
-        assert_eq!(field(status, "RssShmem:"), None);
+        assert_eq!(crate::mem::status_field(status, "VmRSS:"), Some(2 << 20));
+        assert_eq!(crate::mem::status_field(status, "RssFile:"), Some(1 << 20));
+        assert_eq!(crate::mem::status_field(status, "RssShmem:"), None);
         if std::path::Path::new("/proc/self/status").exists() {
             let (rss, file) = resident_and_file().unwrap();
             assert!(rss > 0 && file <= rss);
