@@ -649,7 +649,7 @@ fn field_entries(
 }
 
 /// A line of text, not a jump target.
-fn text_entry(text: String, heading: bool) -> Entry {
+pub(crate) fn text_entry(text: String, heading: bool) -> Entry {
     Entry {
         text,
         target: None,

@@ -5,7 +5,7 @@
 //! each line leading (Enter) to the freed object of that type that
 //! retains most. The walk itself runs as a job (`worker::Job::WhatIf`).
 
-use super::inspector::Entry;
+use super::inspector::{text_entry as line, Entry};
 use crate::fmt::{bytes, count};
 use crate::theme::Theme;
 use heaptui_core::analysis::{Cut, WhatIf};
@@ -77,16 +77,6 @@ pub fn group_label(dump: &Model, members: &[u32]) -> String {
                 .map(|&o| dump.row_type_name(ObjectIdx(o)))
                 .unwrap_or_default()
         ),
-    }
-}
-
-fn line(text: String, heading: bool) -> Entry {
-    Entry {
-        text,
-        target: None,
-        heading,
-        after: String::new(),
-        edge: None,
     }
 }
 
