@@ -282,31 +282,19 @@ fn plan_memory(dump: &Model, progress: &Progress) -> (Option<Arc<Spill>>, Memory
         return (dump.spill.clone(), memory);
     }
     let size = |b: u64| humansize::format_size(b, humansize::BINARY);
-    let dir = crate::mem::spill::dir();
     let over = format!(
         "the heap needs about {} at its peak, more than the memory budget {}",
         size(estimate),
         budget.describe()
     );
-    let shown = crate::model::text::printable_path(&dir);
     if let Some(s) = &dump.spill {
+        let shown = crate::model::text::printable_path(&crate::mem::spill::dir());
         progress.note(format!("{over}: spilling to {shown}"));
         return (Some(s.clone()), memory);
     }
-    match Spill::open(&dir, estimate) {
-        Ok(s) => {
-            progress.note(format!("{over}: spilling to {shown}"));
-            progress.set_spilling();
-            crate::mem::watch::keep_within(budget.bytes);
-            (Some(Arc::new(s)), memory)
-        }
-        Err(why) => {
-            progress.note(format!(
-                "{over}, and cannot spill to {shown} ({why}): going on in memory"
-            ));
-            (None, memory)
-        }
-    }
+    let phrases = ("spilling to", "and cannot spill to", "going on in memory");
+    let spill = crate::import::budget::open_spill(&over, estimate, progress, phrases);
+    (spill, memory)
 }
 
 fn ms(t: Instant) -> u64 {

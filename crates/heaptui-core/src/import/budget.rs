@@ -46,25 +46,43 @@ pub fn plan(format: Format, bytes: u64, progress: &Progress) -> Option<Arc<Spill
         return None;
     }
     let size = |b: u64| humansize::format_size(b, humansize::BINARY);
-    let dir = crate::mem::spill::dir();
-    let shown = crate::model::text::printable_path(&dir);
     let over = format!(
         "a {} dump may need about {} at its peak, more than the memory budget {}",
         size(bytes),
         size(estimate),
         budget.describe()
     );
+    let phrases = (
+        "the import spills to",
+        "and the import cannot spill to",
+        "it goes on in memory",
+    );
+    open_spill(&over, estimate, progress, phrases)
+}
+
+/// Opens the spill for a heap whose estimated peak (`estimate`, described
+/// by `over`) is over the process's budget, in the spill directory, and
+/// says so: `over`, then `spills` and the directory where it opened; else
+/// `cannot`, the directory and why, then `instead`. Where it opened, the
+/// progress line shows it and the watcher keeps spilled pages within the
+/// budget.
+pub(crate) fn open_spill(
+    over: &str,
+    estimate: u64,
+    progress: &Progress,
+    (spills, cannot, instead): (&str, &str, &str),
+) -> Option<Arc<Spill>> {
+    let dir = crate::mem::spill::dir();
+    let shown = crate::model::text::printable_path(&dir);
     match Spill::open(&dir, estimate) {
         Ok(s) => {
-            progress.note(format!("{over}: the import spills to {shown}"));
+            progress.note(format!("{over}: {spills} {shown}"));
             progress.set_spilling();
-            crate::mem::watch::keep_within(budget.bytes);
+            crate::mem::watch::keep_within(crate::mem::budget::get().bytes);
             Some(Arc::new(s))
         }
         Err(why) => {
-            progress.note(format!(
-                "{over}, and the import cannot spill to {shown} ({why}): it goes on in memory"
-            ));
+            progress.note(format!("{over}, {cannot} {shown} ({why}): {instead}"));
             None
         }
     }
