@@ -11,16 +11,18 @@ use crate::mem::spill::Spill;
 use crate::model::Format;
 use crate::progress::Progress;
 
-/// Bytes of file an object takes at least, per format, as the estimate
-/// counts them: fewer than any dump met so far, so that the estimate errs
-/// on the heavy side (the generated text heaps take 55 an object).
-fn file_bytes_per_object(format: Format) -> Option<u64> {
-    match format {
-        Format::Rpm => Some(32),
-        // Only the text importer spills its own arrays so far.
-        Format::Hprof | Format::Heapsnapshot | Format::Gcdump => None,
-    }
-}
+/// Bytes of file an object takes at least where a sample finds none
+/// (fewer than any dump met so far: the estimate errs on the heavy side;
+/// the generated text heaps take 55 an object).
+const FALLBACK_FILE_BYTES_PER_OBJECT: u64 = 32;
+
+/// An object line is never shorter than `o 1 1 1` and its newline.
+const MIN_FILE_BYTES_PER_OBJECT: u64 = 8;
+
+/// The sample: this many windows of [`WINDOW`] bytes, spread evenly over
+/// the file (the whole file where it is not bigger than the windows).
+const WINDOWS: u64 = 64;
+const WINDOW: u64 = 64 << 10;
 
 /// Bytes an object takes at the analysis's peak in memory, about the
 /// measured peaks (docs/performance.md, "Memory at the peak").
@@ -29,18 +31,74 @@ const PEAK_BYTES_PER_OBJECT: u64 = 100;
 /// What the estimate adds for everything not proportional to the heap.
 const BASE_BYTES: u64 = 64 << 20;
 
-/// The analysis's peak estimated from a dump file of `bytes` bytes in
-/// `format`; `None` where the format's importer does not spill.
-pub fn estimate_from_file(format: Format, bytes: u64) -> Option<u64> {
-    let per = file_bytes_per_object(format)?;
-    Some((bytes / per).saturating_mul(PEAK_BYTES_PER_OBJECT) + BASE_BYTES)
+/// The objects a dump holds, estimated from a sample of its bytes, erring
+/// on the heavy side (a tenth more than the sample's density: the spill
+/// asks the disk for room for the estimate, so a wider margin would refuse
+/// disks that take the heap); `None`
+/// where the format's importer does not spill its own arrays (only the
+/// text importer does so far).
+pub fn estimate_objects(format: Format, data: &[u8]) -> Option<u64> {
+    if format != Format::Rpm {
+        return None;
+    }
+    let bytes = data.len() as u64;
+    let (sampled, objects) = sample_object_lines(data);
+    let per = if objects == 0 {
+        FALLBACK_FILE_BYTES_PER_OBJECT
+    } else {
+        // bytes an object, less an eleventh: a tenth more objects.
+        (sampled * 10 / (objects * 11)).max(MIN_FILE_BYTES_PER_OBJECT)
+    };
+    Some(bytes / per)
 }
 
-/// The spill the import of `bytes` bytes in `format` builds its arrays in:
-/// one when the estimate is over the process's budget and the spill
-/// directory takes it (a note says so either way), else none.
-pub fn plan(format: Format, bytes: u64, progress: &Progress) -> Option<Arc<Spill>> {
-    let estimate = estimate_from_file(format, bytes)?;
+/// The bytes looked at and the object lines (`o` and a blank at a line's
+/// start) whole in them, over [`WINDOWS`] windows spread over `data`,
+/// each from the first line that starts in it: a fixed amount of reading
+/// whatever the file's size.
+fn sample_object_lines(data: &[u8]) -> (u64, u64) {
+    let len = data.len() as u64;
+    let windows = if len <= WINDOWS * WINDOW { 1 } else { WINDOWS };
+    let width = if windows == 1 { len } else { WINDOW };
+    let (mut sampled, mut objects) = (0, 0);
+    for w in 0..windows {
+        let start = (len / windows * w) as usize;
+        let end = (start as u64 + width).min(len) as usize;
+        let mut window = &data[start..end];
+        if start > 0 {
+            // From the first line that starts inside the window.
+            match window.iter().position(|&b| b == b'\n') {
+                Some(nl) => window = &window[nl + 1..],
+                None => continue,
+            }
+        }
+        // Up to the last whole line.
+        let whole = match window.iter().rposition(|&b| b == b'\n') {
+            Some(nl) => &window[..nl + 1],
+            None => continue,
+        };
+        sampled += whole.len() as u64;
+        objects += whole
+            .split(|&b| b == b'\n')
+            .filter(|line| line.first() == Some(&b'o') && matches!(line.get(1), Some(b' ' | b'\t')))
+            .count() as u64;
+    }
+    (sampled, objects)
+}
+
+/// The analysis's peak estimated from a dump's bytes (`data`) in
+/// `format`; `None` where the format's importer does not spill.
+pub fn estimate_from_dump(format: Format, data: &[u8]) -> Option<u64> {
+    let objects = estimate_objects(format, data)?;
+    Some(objects.saturating_mul(PEAK_BYTES_PER_OBJECT) + BASE_BYTES)
+}
+
+/// The spill the import of `data` in `format` builds its arrays in: one
+/// when the estimate is over the process's budget and the spill directory
+/// takes it (a note says so either way), else none.
+pub fn plan(format: Format, data: &[u8], progress: &Progress) -> Option<Arc<Spill>> {
+    let estimate = estimate_from_dump(format, data)?;
+    let bytes = data.len() as u64;
     let budget = crate::mem::budget::get();
     if budget.fits(estimate) {
         return None;
@@ -92,12 +150,55 @@ pub(crate) fn open_spill(
 mod tests {
     use super::*;
 
+    /// A text heap of `objects` object lines, each with `refs` references,
+    /// after a few type lines.
+    fn text_heap(objects: u64, refs: usize) -> Vec<u8> {
+        let mut t = b"t 1 System.Object\nt 2 System.String\n".to_vec();
+        for i in 0..objects {
+            t.extend_from_slice(format!("o {:x} 1 18", 0x7f00_0000_0000u64 + i * 24).as_bytes());
+            for r in 0..refs {
+                t.extend_from_slice(
+                    format!(" {:x}", 0x7f00_0000_0000u64 + r as u64 * 24).as_bytes(),
+                );
+            }
+            t.push(b'\n');
+        }
+        t.extend_from_slice(b"r 1 7f0000000000 0\n");
+        t
+    }
+
+    #[test]
+    fn the_objects_are_counted_from_a_sample_on_the_heavy_side() {
+        // Small: the whole file is read; a tenth more than it holds.
+        let small = text_heap(1000, 2);
+        let n = estimate_objects(Format::Rpm, &small).unwrap();
+        assert!((1000..=1150).contains(&n), "{n}");
+        // Bigger than the windows: sampled, still a tenth more or so.
+        let big = text_heap(200_000, 3);
+        assert!(big.len() as u64 > WINDOWS * WINDOW);
+        let n = estimate_objects(Format::Rpm, &big).unwrap();
+        assert!((200_000..=230_000).contains(&n), "{n}");
+        assert_eq!(estimate_objects(Format::Hprof, &big), None);
+    }
+
+    #[test]
+    fn a_sample_without_objects_falls_back_to_the_floor() {
+        assert_eq!(estimate_objects(Format::Rpm, b""), Some(0));
+        let no_lines = vec![b'x'; 10 << 20];
+        let n = estimate_objects(Format::Rpm, &no_lines).unwrap();
+        assert_eq!(n, (10 << 20) / FALLBACK_FILE_BYTES_PER_OBJECT);
+        // Lines shorter than any object line cannot make the count explode.
+        let tiny = b"o 1\n".repeat(1 << 20);
+        let n = estimate_objects(Format::Rpm, &tiny).unwrap();
+        assert_eq!(n, tiny.len() as u64 / MIN_FILE_BYTES_PER_OBJECT);
+    }
+
     #[test]
     fn the_text_estimate_errs_on_the_heavy_side() {
-        // The 10.1 M text heap: 552 MB of text, a measured peak of 983 MiB.
-        let e = estimate_from_file(Format::Rpm, 552_014_770).unwrap();
-        assert!(e > 983 << 20, "{e}");
-        assert_eq!(estimate_from_file(Format::Rpm, 0), Some(BASE_BYTES));
-        assert_eq!(estimate_from_file(Format::Hprof, 1 << 30), None);
+        let heap = text_heap(200_000, 3);
+        let e = estimate_from_dump(Format::Rpm, &heap).unwrap();
+        assert!(e >= 200_000 * PEAK_BYTES_PER_OBJECT + BASE_BYTES, "{e}");
+        assert_eq!(estimate_from_dump(Format::Rpm, b""), Some(BASE_BYTES));
+        assert_eq!(estimate_from_dump(Format::Hprof, &heap), None);
     }
 }

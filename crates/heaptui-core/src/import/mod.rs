@@ -302,7 +302,7 @@ fn import_plain(
     let bytes = source.bytes();
     let head = &bytes[..bytes.len().min(64)];
     let format = detect(head);
-    let spill = budget::plan(format, bytes.len() as u64, progress);
+    let spill = budget::plan(format, bytes, progress);
     let mut model = match format {
         Format::Rpm => netcf_text::import(path, source, progress, spill.as_deref()),
         Format::Hprof => hprof::import(path, source, options, progress),
