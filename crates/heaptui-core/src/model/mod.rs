@@ -318,7 +318,8 @@ pub struct Model {
     pub ids: Ids,
     /// Each object's type.
     pub types: Array<TypeIdx>,
-    /// Each object's shallow size in bytes (4 bytes each where all fit).
+    /// Each object's shallow size in bytes (1 or 2 bytes each with a side
+    /// table for the large ones, where that is smallest).
     pub sizes: Sizes,
     /// Outgoing references in field order (dangling ones dropped).
     pub refs: Csr,
@@ -542,7 +543,7 @@ impl Model {
     pub fn spill(&mut self, to: &crate::mem::spill::Spill) {
         self.ids.spill(to);
         to.array(&mut self.types);
-        to.words(&mut self.sizes);
+        self.sizes.spill(to);
         self.refs.spill(to);
         if let Some(l) = &mut self.labels {
             to.array(&mut l.of_ref);
