@@ -24,8 +24,8 @@ use crate::graph::{DominatorTree, HeapGraph, NOT_REACHABLE, SUPER_ROOT};
 use crate::mem::{Array, Capped};
 use crate::model::{
     AppDomain, Csr, Diagnostics, FieldDecl, Format, IdIndex, Ids, JavaClass, JavaClasses, Labels,
-    Model, ObjectIdx, Offsets, PackedRows, RecordCounts, Referent, Referents, Root, RootPlaces,
-    RootThread, Sizes, StaticField, Strength, TypeIdx, ValueKind, Values,
+    Model, ObjectIdx, ObjectTypes, Offsets, PackedRows, RecordCounts, Referent, Referents, Root,
+    RootPlaces, RootThread, Sizes, StaticField, Strength, TypeIdx, TypeWord, ValueKind, Values,
 };
 
 // Section tags; `+n` marks the tags a composite section also takes.
@@ -73,6 +73,28 @@ const NONE: u64 = u64::MAX;
 
 type W<'a> = Writer<&'a mut dyn Write>;
 
+/// The objects' types in the width they were written in, each checked to
+/// name one of the `names` types.
+fn decode_types(r: &R, names: usize) -> Result<ObjectTypes, Corrupt> {
+    let types = match r.width(TYPES) {
+        Some(1) => ObjectTypes::Byte(r.array(TYPES)?),
+        Some(2) => ObjectTypes::Half(r.array(TYPES)?),
+        _ => ObjectTypes::Full(r.array(TYPES)?),
+    };
+    let below = crate::with_types!(&types, |s| {
+        let mut ok = true;
+        for chunk in s.chunks(CHUNK) {
+            ok &= !chunk.par_iter().any(|&t| t.index() >= names);
+            crate::mem::spill::release_all();
+        }
+        ok
+    });
+    if !below {
+        return corrupt("types: index out of range");
+    }
+    Ok(types)
+}
+
 /// The shallow sizes in the width they were written in; a narrow form's
 /// side table checked against them.
 fn decode_sizes(r: &R, n: usize) -> Result<Sizes, Corrupt> {
@@ -111,7 +133,11 @@ pub fn encode(w: &mut W, a: &Analysis) -> std::io::Result<()> {
     let (heads, id_bytes) = d.ids.parts();
     w.array(IDS, heads)?;
     w.array(IDS_BYTES, id_bytes)?;
-    w.array(TYPES, &d.types)?;
+    match &d.types {
+        ObjectTypes::Byte(t) => w.array(TYPES, t)?,
+        ObjectTypes::Half(t) => w.array(TYPES, t)?,
+        ObjectTypes::Full(t) => w.array(TYPES, t)?,
+    }
     match &d.sizes {
         Sizes::Byte { small, big } => {
             w.array(SIZES, small)?;
@@ -545,13 +571,12 @@ fn decode_model(r: &R, path: &Path, meta: &[u64]) -> Result<Model, Corrupt> {
         .into_iter()
         .map(String::into_boxed_str)
         .collect();
-    let types: Array<TypeIdx> = r.array(TYPES)?;
+    let types = decode_types(r, type_names.len())?;
     let n = types.len();
     if n > u32::MAX as usize - 2 {
         return corrupt("too many objects");
     }
     let ids = Ids::from_parts(n, r.array(IDS)?, r.array(IDS_BYTES)?).or_else(corrupt)?;
-    check_below("types", TypeIdx::raw_slice(&types), type_names.len())?;
     let sizes = decode_sizes(r, n)?;
     let total: u128 = sizes.total_wide();
     if total > u64::MAX as u128 {
@@ -1061,7 +1086,7 @@ fn check_sets(dump: &Model, dom: &DominatorTree, sets: &[DuplicateSet]) -> Resul
             let ok = dom.is_reachable(m)
                 && !std::mem::replace(&mut in_set[o], true)
                 && prev.is_none_or(|p| p <= id(m))
-                && dump.types[o].raw() == s.type_index
+                && dump.types.get(o).raw() == s.type_index
                 && dump.sizes.get(o) == s.instance_bytes;
             if !ok {
                 return corrupt("duplicate sets: members unlike each other or the graph");
@@ -1121,7 +1146,7 @@ fn check_possible(
             list.windows(2).all(|w| w[0] < w[1])
                 && list
                     .iter()
-                    .all(|&o| dom.is_reachable(o) && dump.types[o as usize].raw() == t)
+                    .all(|&o| dom.is_reachable(o) && dump.types.get(o as usize).raw() == t)
         });
     if !ok {
         return corrupt("possible duplicates: not of their type or out of order");
@@ -1244,6 +1269,37 @@ mod tests {
             assert_eq!(got, form);
             assert_eq!(b.graph.dump.sizes, sizes);
             assert_eq!(b.graph.dump.sizes.to_vec(), all);
+        }
+    }
+
+    /// Types too: in 1, 2 or 4 bytes, read back in their width; one past
+    /// the type names in any width is refused.
+    #[test]
+    fn types_keep_their_width_and_are_checked() {
+        let mut a = demo();
+        let all = a.dump().types.to_vec();
+        assert_eq!(a.dump().types.width(), 1, "two types fit a byte");
+        let raw = |t: &TypeIdx| t.raw();
+        for types in [
+            ObjectTypes::Byte(all.iter().map(|t| raw(t) as u8).collect()),
+            ObjectTypes::Half(all.iter().map(|t| raw(t) as u16).collect()),
+            ObjectTypes::Full(all.clone().into()),
+        ] {
+            let width = types.width();
+            let g = Arc::get_mut(&mut a.graph).expect("held once");
+            g.dump.types = types;
+            let b = decoded(&encoded(&a)).unwrap();
+            assert_eq!(b.graph.dump.types.width(), width);
+            assert_eq!(b.graph.dump.types.to_vec(), all);
+            let mut bad: Vec<u32> = all.iter().map(raw).collect();
+            bad[1] = 2;
+            let g = Arc::get_mut(&mut a.graph).expect("held once");
+            g.dump.types = match width {
+                1 => ObjectTypes::Byte(bad.iter().map(|&t| t as u8).collect()),
+                2 => ObjectTypes::Half(bad.iter().map(|&t| t as u16).collect()),
+                _ => ObjectTypes::Full(bad.iter().map(|&t| TypeIdx(t)).collect()),
+            };
+            assert!(decoded(&encoded(&a)).is_err(), "width {width}");
         }
     }
 

@@ -44,6 +44,7 @@ mod referents;
 mod rows;
 mod sizes;
 pub(crate) mod text;
+mod types;
 
 use std::path::PathBuf;
 
@@ -65,6 +66,7 @@ pub use referents::{Referent, Referents, Strength};
 pub use rows::{RowTypes, CLASS_ROW_PREFIX};
 pub use sizes::Sizes;
 pub use text::{printable, printable_path};
+pub use types::{ObjectTypes, TypeWord};
 
 /// At most this many diagnostic messages are kept (the counts are complete).
 pub const MAX_MESSAGES: usize = 100;
@@ -316,8 +318,10 @@ pub struct Model {
     /// formats), in blocks of narrow deltas: read through `Ids::get` or
     /// [`Model::id_of`].
     pub ids: Ids,
-    /// Each object's type.
-    pub types: Array<TypeIdx>,
+    /// Each object's type, in 1, 2 or 4 bytes (the narrowest the heap's
+    /// types fit): read through [`ObjectTypes::get`] or, for a whole pass,
+    /// [`with_types!`](crate::with_types).
+    pub types: ObjectTypes,
     /// Each object's shallow size in bytes (1 or 2 bytes each with a side
     /// table for the large ones, where that is smallest).
     pub sizes: Sizes,
@@ -542,7 +546,7 @@ impl Model {
     /// references' labels and the values' bytes.
     pub fn spill(&mut self, to: &crate::mem::spill::Spill) {
         self.ids.spill(to);
-        to.array(&mut self.types);
+        self.types.spill(to);
         self.sizes.spill(to);
         self.refs.spill(to);
         if let Some(l) = &mut self.labels {
@@ -560,7 +564,7 @@ impl Model {
 
     /// An object's type.
     pub fn type_of(&self, object: ObjectIdx) -> TypeIdx {
-        self.types[object.index()]
+        self.types.get(object.index())
     }
 
     /// The name of an object's type.

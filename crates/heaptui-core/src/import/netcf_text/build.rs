@@ -14,7 +14,7 @@ use super::sections::{Sections, Types};
 use crate::mem::spill::Spill;
 use crate::mem::Scratch;
 use crate::model::{Collector, Csr, IdIndex, Kind, Model, Place, RecordCounts, Root, MAX_MESSAGES};
-use crate::model::{Ids, ObjectIdx, Sizes, TypeIdx};
+use crate::model::{Ids, ObjectIdx, ObjectTypes, Sizes, TypeIdx};
 use crate::progress::{Cancelled, Progress};
 
 /// What the stages of [`assemble`] share: where each chunk sits in the
@@ -106,7 +106,7 @@ pub(super) fn assemble(
         app_domains: sections.app_domains,
         type_names: types.names,
         ids,
-        types: arrays.types.into_array().cast::<TypeIdx>(),
+        types: ObjectTypes::from(arrays.types.into_array().cast::<TypeIdx>()),
         sizes,
         refs,
         roots,
