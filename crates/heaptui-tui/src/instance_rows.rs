@@ -93,7 +93,7 @@ pub fn instance_rows(
 ) -> InstanceRows {
     let index = index.unwrap_or_else(|| {
         let count = dump.type_names.len();
-        Arc::new(heaptui_core::with_types!(&dump.types, |types| {
+        Arc::new(heaptui_core::model::with_types!(&dump.types, |types| {
             TypeObjects::build(types, count)
         }))
     });

@@ -509,7 +509,7 @@ fn largest_freed(graph: &HeapGraph, dom: &DominatorTree, w: &WhatIf) -> Vec<Obje
 
 /// Every object of a type (one scan of the type column).
 pub fn instances_of(graph: &HeapGraph, type_index: TypeIdx) -> Vec<ObjectIdx> {
-    heaptui_core::with_types!(&graph.dump.types, |types| {
+    heaptui_core::model::with_types!(&graph.dump.types, |types| {
         types
             .iter()
             .enumerate()

@@ -59,7 +59,7 @@ pub fn type_stats(graph: &HeapGraph, dom: &DominatorTree) -> Vec<TypeStats> {
 /// type per block.
 fn per_type(dump: &Model, dom: &DominatorTree) -> Vec<(u64, u64, u64)> {
     let block = (1 << 16).max(dump.types.len().div_ceil(4 * rayon::current_num_threads()));
-    crate::with_types!(&dump.types, |types| per_type_of(types, block, dump, dom))
+    crate::model::with_types!(&dump.types, |types| per_type_of(types, block, dump, dom))
 }
 
 /// [`per_type`] over the types in their width.
@@ -114,7 +114,7 @@ fn min_retained(dump: &Model, dom: &DominatorTree) -> Vec<u64> {
         .fold(
             || (vec![0u32; t], vec![0u64; t], Vec::new()),
             |(mut on_path, mut sums, mut stack), &top| {
-                crate::with_types!(&dump.types, |types| {
+                crate::model::with_types!(&dump.types, |types| {
                     top_most_retained(types, dom, top, &mut on_path, &mut sums, &mut stack)
                 });
                 (on_path, sums, stack)

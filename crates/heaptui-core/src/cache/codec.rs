@@ -81,7 +81,7 @@ fn decode_types(r: &R, names: usize) -> Result<ObjectTypes, Corrupt> {
         Some(2) => ObjectTypes::Half(r.array(TYPES)?),
         _ => ObjectTypes::Full(r.array(TYPES)?),
     };
-    let below = crate::with_types!(&types, |s| {
+    let below = crate::model::with_types!(&types, |s| {
         let mut ok = true;
         for chunk in s.chunks(CHUNK) {
             ok &= !chunk.par_iter().any(|&t| t.index() >= names);

@@ -50,6 +50,10 @@ use std::path::PathBuf;
 
 pub use crate::mem::Array;
 
+/// Runs a body over the types as a slice of their width (see
+/// [`ObjectTypes`]); defined in `model::types`, exported at the crate's
+/// root as every `macro_export` is, and named here with the model.
+pub use super::with_types;
 pub use csr::{Csr, Offsets};
 pub(crate) use diag::{Collector, Kind, Place};
 pub(crate) use fasthash::FastMap;
@@ -320,7 +324,7 @@ pub struct Model {
     pub ids: Ids,
     /// Each object's type, in 1, 2 or 4 bytes (the narrowest the heap's
     /// types fit): read through [`ObjectTypes::get`] or, for a whole pass,
-    /// [`with_types!`](crate::with_types).
+    /// [`with_types!`](crate::model::with_types).
     pub types: ObjectTypes,
     /// Each object's shallow size in bytes (1 or 2 bytes each with a side
     /// table for the large ones, where that is smallest).

@@ -3,7 +3,7 @@
 //! in 4 otherwise. Read one at a time through [`ObjectTypes::get`]; a
 //! pass over all of them (type statistics, the duplicates' refinement)
 //! takes the slice of the width at hand once through
-//! [`with_types!`](crate::with_types), so that nothing branches on the
+//! [`with_types!`](crate::model::with_types), so that nothing branches on the
 //! width per object.
 
 use rayon::prelude::*;
@@ -185,7 +185,7 @@ impl ObjectTypes {
     }
 
     /// Every object's type, in order (a branch per object: passes that
-    /// matter use [`with_types!`](crate::with_types)).
+    /// matter use [`with_types!`](crate::model::with_types)).
     pub fn iter(&self) -> impl ExactSizeIterator<Item = TypeIdx> + '_ {
         (0..self.len()).map(move |i| self.get(i))
     }
