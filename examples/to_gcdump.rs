@@ -35,7 +35,7 @@ fn main() {
     let mut types = vec![("UNDEFINED".to_string(), 0)];
     types.extend(m.type_names.iter().map(|t| (t.to_string(), -1)));
     for o in 0..n {
-        let t = &mut types[m.types[o].index() + 1].1;
+        let t = &mut types[m.types.get(o).index() + 1].1;
         if *t < 0 {
             *t = size(o);
         }
@@ -48,7 +48,7 @@ fn main() {
     let mut w = Writer::new(types);
     for o in 0..n {
         let children = m.refs.neighbors(o as u32).iter().copied();
-        w.node(m.types[o].index() as u32 + 1, size(o), children);
+        w.node(m.types.get(o).index() as u32 + 1, size(o), children);
     }
     let mut roots: Vec<u32> = m.roots.iter().map(|r| r.object.0).collect();
     roots.sort_unstable();

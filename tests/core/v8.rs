@@ -956,7 +956,7 @@ fn closures_are_named_by_function_and_where_it_was_defined() {
             ],
             "chunk {chunk}"
         );
-        assert_eq!(m.types[1], m.types[2]);
+        assert_eq!(m.types.get(1), m.types.get(2));
         assert_eq!(m.diagnostics.total(), 0, "{:?}", m.diagnostics);
         // No type without objects: "audit()" is the unlocated one's.
         let mut used: Vec<u32> = m.types.iter().map(|t| t.raw()).collect();

@@ -607,7 +607,7 @@ fn possible_duplicates_detected(background: bool) {
         .unwrap() as u32;
     let mut cut = exact.clone();
     let instances: Vec<u32> = (0..graph.objects() as u32)
-        .filter(|&o| graph.dump.types[o as usize] == TypeIdx(ty))
+        .filter(|&o| graph.dump.types.get(o as usize) == TypeIdx(ty))
         .collect();
     cut.sets.retain(|s| s.type_index != ty);
     cut.possible

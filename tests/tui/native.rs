@@ -22,14 +22,14 @@ fn hprof_app() -> heaptui_tui::app::App {
 /// go through the real event loop, which runs the jobs (instances, the
 /// retention path) before the next key.
 fn inspect(a: &mut heaptui_tui::app::App, o: u32) {
-    let ty = a.graph().unwrap().dump.types[o as usize];
+    let ty = a.graph().unwrap().dump.types.get(o as usize);
     keys(a, "3 g");
     let mut steps = 0;
     while a.panes().types().instances().is_none() {
         let selected = a
             .pane_view(PaneId::Types)
             .selected_object(&a.ctx(PaneId::Types))
-            .map(|s| a.graph().unwrap().dump.types[s.index()]);
+            .map(|s| a.graph().unwrap().dump.types.get(s.index()));
         if selected == Some(ty) {
             keys(a, "x");
         } else {

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use heaptui_core::graph::DominatorTree;
 use heaptui_core::model::Model;
-use heaptui_core::model::{ObjectIdx, TypeIdx};
+use heaptui_core::model::{ObjectIdx, TypeIdx, TypeWord};
 
 /// The objects of every type, grouped by type (compressed rows: the
 /// objects of type `t` are `objects[starts[t]..starts[t + 1]]`, in dump
@@ -22,10 +22,10 @@ pub struct TypeObjects {
 
 impl TypeObjects {
     /// `types[o]` is the type of object `o`, below `type_count`.
-    pub fn build(types: &[u32], type_count: usize) -> TypeObjects {
+    pub fn build<W: TypeWord>(types: &[W], type_count: usize) -> TypeObjects {
         let mut starts = vec![0u32; type_count + 1];
         for &t in types {
-            starts[t as usize + 1] += 1;
+            starts[t.index() + 1] += 1;
         }
         for i in 1..starts.len() {
             starts[i] += starts[i - 1];
@@ -33,7 +33,7 @@ impl TypeObjects {
         let mut next = starts.clone();
         let mut objects = vec![0u32; types.len()];
         for (o, &t) in types.iter().enumerate() {
-            let slot = &mut next[t as usize];
+            let slot = &mut next[t.index()];
             objects[*slot as usize] = o as u32;
             *slot += 1;
         }
@@ -92,10 +92,10 @@ pub fn instance_rows(
     dom: &DominatorTree,
 ) -> InstanceRows {
     let index = index.unwrap_or_else(|| {
-        Arc::new(TypeObjects::build(
-            TypeIdx::raw_slice(&dump.types),
-            dump.type_names.len(),
-        ))
+        let count = dump.type_names.len();
+        Arc::new(heaptui_core::model::with_types!(&dump.types, |types| {
+            TypeObjects::build(types, count)
+        }))
     });
     let objects = index.of(type_index);
     let mut max_shallow = 0;
@@ -133,7 +133,7 @@ mod tests {
 
     #[test]
     fn type_objects_groups_objects_by_type_in_dump_order() {
-        let types = [2, 0, 2, 1, 2, 0];
+        let types = [2u8, 0, 2, 1, 2, 0];
         let t = TypeObjects::build(&types, 4);
         assert_eq!(t.of(TypeIdx(0)), &[1, 5]);
         assert_eq!(t.of(TypeIdx(1)), &[3]);

@@ -21,7 +21,7 @@ use heaptui_core::analysis::{what_if, Cut, WhatIf};
 use heaptui_core::cache::{CacheOptions, Note};
 use heaptui_core::graph::duplicates::{DuplicateOptions, Duplicates};
 use heaptui_core::graph::{DominatorTree, HeapGraph};
-use heaptui_core::model::{ObjectIdx, TypeIdx};
+use heaptui_core::model::{ObjectIdx, TypeIdx, TypeWord};
 use heaptui_core::progress::Progress;
 
 pub use super::msg::{
@@ -509,14 +509,14 @@ fn largest_freed(graph: &HeapGraph, dom: &DominatorTree, w: &WhatIf) -> Vec<Obje
 
 /// Every object of a type (one scan of the type column).
 pub fn instances_of(graph: &HeapGraph, type_index: TypeIdx) -> Vec<ObjectIdx> {
-    graph
-        .dump
-        .types
-        .iter()
-        .enumerate()
-        .filter(|&(_, &t)| t == type_index)
-        .map(|(o, _)| ObjectIdx::from_usize(o))
-        .collect()
+    heaptui_core::model::with_types!(&graph.dump.types, |types| {
+        types
+            .iter()
+            .enumerate()
+            .filter(|&(_, &t)| t.ty() == type_index)
+            .map(|(o, _)| ObjectIdx::from_usize(o))
+            .collect()
+    })
 }
 
 /// Runs a [`Job::MergedPaths`]: `None` when cancelled.

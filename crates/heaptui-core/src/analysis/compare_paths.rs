@@ -232,7 +232,7 @@ impl Expander {
                 dom.children.prefetch_offsets(m);
             }
             for &c in children {
-                let ty = rows.of(ObjectIdx(c), dump.types[c as usize]).raw();
+                let ty = rows.of(ObjectIdx(c), dump.types.get(c as usize)).raw();
                 let s = &mut self.slot[ty as usize];
                 if *s == u32::MAX {
                     *s = self.buckets.len() as u32;

@@ -349,7 +349,7 @@ pub fn subtrees_with_match(dump: &Model, dom: &DominatorTree, type_matches: &[bo
         .types
         .iter()
         .enumerate()
-        .map(|(o, &t)| {
+        .map(|(o, t)| {
             let t = rows.of(ObjectIdx::from_usize(o), t);
             type_matches.get(t.index()).copied().unwrap_or(false)
         })

@@ -18,7 +18,7 @@ pub fn group_children_unsorted(dump: &Model, dom: &DominatorTree, parents: &[u32
     let rows = dump.row_types();
     for &p in parents {
         for &c in dom.children_of(p) {
-            let ty = rows.of(ObjectIdx(c), dump.types[c as usize]);
+            let ty = rows.of(ObjectIdx(c), dump.types.get(c as usize));
             if slot.len() <= ty.index() {
                 slot.resize(dump.type_names.len().max(ty.index() + 1), u32::MAX);
             }

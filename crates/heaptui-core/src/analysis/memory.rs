@@ -16,7 +16,7 @@ pub fn arrays(
 ) -> Vec<(&'static str, usize)> {
     let mut v = vec![
         ("ids", model.ids.bytes()),
-        ("types", std::mem::size_of_val(&*model.types)),
+        ("types", model.types.bytes()),
         ("sizes", model.sizes.bytes()),
         ("refs.offsets", model.refs.offsets().bytes()),
         ("refs.targets", std::mem::size_of_val(&*model.refs.targets)),
@@ -163,10 +163,10 @@ mod tests {
         let text = b"t 1 A\nt 2 B\no 1 1 10 2\no 2 2 20\no 3 2 5\nr 1 1 0\n";
         let m = crate::import::import_bytes(std::path::Path::new("t.txt"), text).unwrap();
         assert_eq!((m.objects(), m.refs.edges()), (3, 1));
-        // The compact ids (one block), types 4 and sizes 4 an object; 4
+        // The compact ids (one block), types 1 and sizes 1 an object; 4
         // offsets and 1 target of 4 bytes.
         assert!(m.ids.bytes() < 3 * 8);
-        let model = m.ids.bytes() as u64 + 3 * 8 + 4 * 4 + 4;
+        let model = m.ids.bytes() as u64 + 3 * 2 + 4 * 4 + 4;
         let retainers = 32 + 2;
         let dominators = 3 * 24;
         let scratch = 3 * 28;

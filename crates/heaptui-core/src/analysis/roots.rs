@@ -247,7 +247,7 @@ mod tests {
 pub fn largest_instances(graph: &HeapGraph, dom: &DominatorTree) -> Vec<u32> {
     let dump = &graph.dump;
     let mut best = vec![u32::MAX; dump.type_names.len()];
-    for (o, &t) in dump.types.iter().enumerate() {
+    for (o, t) in dump.types.iter().enumerate() {
         if !dom.is_reachable(o as u32) {
             continue;
         }

@@ -138,13 +138,13 @@ pub fn top_types_below(
         if next == children.len() {
             stack.pop();
             if node != point {
-                on_path[dump.types[node as usize].index()] -= 1;
+                on_path[dump.types.get(node as usize).index()] -= 1;
             }
             continue;
         }
         frame.1 += 1;
         let c = children[next];
-        let ty = dump.types[c as usize].index();
+        let ty = dump.types.get(c as usize).index();
         if on_path[ty] == 0 {
             if sums[ty] == 0 {
                 touched.push(ty as u32);

@@ -4,7 +4,7 @@
 use rayon::prelude::*;
 
 use crate::graph::{DominatorTree, HeapGraph};
-use crate::model::{Model, TypeIdx};
+use crate::model::{Model, TypeIdx, TypeWord};
 
 /// Figures of one type (docs/analyses.md).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -58,9 +58,19 @@ pub fn type_stats(graph: &HeapGraph, dom: &DominatorTree) -> Vec<TypeStats> {
 /// blocks of objects per thread in parallel; the scratch is one row per
 /// type per block.
 fn per_type(dump: &Model, dom: &DominatorTree) -> Vec<(u64, u64, u64)> {
-    let t = dump.type_names.len();
     let block = (1 << 16).max(dump.types.len().div_ceil(4 * rayon::current_num_threads()));
-    dump.types
+    crate::model::with_types!(&dump.types, |types| per_type_of(types, block, dump, dom))
+}
+
+/// [`per_type`] over the types in their width.
+fn per_type_of<W: TypeWord>(
+    types: &[W],
+    block: usize,
+    dump: &Model,
+    dom: &DominatorTree,
+) -> Vec<(u64, u64, u64)> {
+    let t = dump.type_names.len();
+    types
         .par_chunks(block)
         .enumerate()
         .fold(
@@ -104,7 +114,9 @@ fn min_retained(dump: &Model, dom: &DominatorTree) -> Vec<u64> {
         .fold(
             || (vec![0u32; t], vec![0u64; t], Vec::new()),
             |(mut on_path, mut sums, mut stack), &top| {
-                top_most_retained(dump, dom, top, &mut on_path, &mut sums, &mut stack);
+                crate::model::with_types!(&dump.types, |types| {
+                    top_most_retained(types, dom, top, &mut on_path, &mut sums, &mut stack)
+                });
                 (on_path, sums, stack)
             },
         )
@@ -123,8 +135,8 @@ fn min_retained(dump: &Model, dom: &DominatorTree) -> Vec<u64> {
 /// Adds to `sums[type]` the retained bytes of every instance in `top`'s
 /// dominator subtree that has no dominator of its own type within it.
 /// `on_path` is all zeros on entry and on return.
-fn top_most_retained(
-    dump: &crate::model::Model,
+fn top_most_retained<W: TypeWord>(
+    types: &[W],
     dom: &DominatorTree,
     top: u32,
     on_path: &mut [u32],
@@ -132,7 +144,7 @@ fn top_most_retained(
     stack: &mut Vec<(u32, u64)>,
 ) {
     let enter = |node: u32, on_path: &mut [u32], sums: &mut [u64]| {
-        let ty = dump.types[node as usize].index();
+        let ty = types[node as usize].index();
         if on_path[ty] == 0 {
             sums[ty] += dom.retained_bytes.get(node as usize);
         }
@@ -144,19 +156,19 @@ fn top_most_retained(
         let (node, next) = *frame;
         if next == dom.children.offset(node as usize + 1) {
             stack.pop();
-            on_path[dump.types[node as usize].index()] -= 1;
+            on_path[types[node as usize].index()] -= 1;
             continue;
         }
         frame.1 += 1;
         let child = dom.children.targets[next as usize];
         if let Some(&ahead) = dom.children.targets.get(next as usize + 2) {
-            crate::mem::prefetch(&dump.types[ahead as usize]);
+            crate::mem::prefetch(&types[ahead as usize]);
             dom.children.prefetch_offsets(ahead);
         }
         let kids = dom.children.offset(child as usize);
         if kids == dom.children.offset(child as usize + 1) {
             // A leaf: entered and left at once.
-            let ty = dump.types[child as usize].index();
+            let ty = types[child as usize].index();
             if on_path[ty] == 0 {
                 sums[ty] += dom.retained_bytes.get(child as usize);
             }

@@ -24,8 +24,8 @@ use crate::graph::{DominatorTree, HeapGraph, NOT_REACHABLE, SUPER_ROOT};
 use crate::mem::{Array, Capped};
 use crate::model::{
     AppDomain, Csr, Diagnostics, FieldDecl, Format, IdIndex, Ids, JavaClass, JavaClasses, Labels,
-    Model, ObjectIdx, Offsets, PackedRows, RecordCounts, Referent, Referents, Root, RootPlaces,
-    RootThread, Sizes, StaticField, Strength, TypeIdx, ValueKind, Values,
+    Model, ObjectIdx, ObjectTypes, Offsets, PackedRows, RecordCounts, Referent, Referents, Root,
+    RootPlaces, RootThread, Sizes, StaticField, Strength, TypeIdx, TypeWord, ValueKind, Values,
 };
 
 // Section tags; `+n` marks the tags a composite section also takes.
@@ -67,10 +67,44 @@ const ROOT_PLACES: u32 = 55;
 const IDS_BYTES: u32 = 56;
 const RETAINED_BIG: u32 = 57; // the narrow retained bytes' side table
 const RETAINER_LONG: u32 = 58; // +1: the packed retainers' long rows, their lengths
+const SIZES_BIG: u32 = 70; // the 1- or 2-byte sizes' side table
 
 const NONE: u64 = u64::MAX;
 
 type W<'a> = Writer<&'a mut dyn Write>;
+
+/// The objects' types in the width they were written in, each checked to
+/// name one of the `names` types.
+fn decode_types(r: &R, names: usize) -> Result<ObjectTypes, Corrupt> {
+    let types = match r.width(TYPES) {
+        Some(1) => ObjectTypes::Byte(r.array(TYPES)?),
+        Some(2) => ObjectTypes::Half(r.array(TYPES)?),
+        _ => ObjectTypes::Full(r.array(TYPES)?),
+    };
+    let below = crate::model::with_types!(&types, |s| {
+        let mut ok = true;
+        for chunk in s.chunks(CHUNK) {
+            ok &= !chunk.par_iter().any(|&t| t.index() >= names);
+            crate::mem::spill::release_all();
+        }
+        ok
+    });
+    if !below {
+        return corrupt("types: index out of range");
+    }
+    Ok(types)
+}
+
+/// The shallow sizes in the width they were written in; a narrow form's
+/// side table checked against them.
+fn decode_sizes(r: &R, n: usize) -> Result<Sizes, Corrupt> {
+    Ok(match r.width(SIZES) {
+        Some(1) => Sizes::checked_byte(get(r, SIZES, n)?, r.array(SIZES_BIG)?).or_else(corrupt)?,
+        Some(2) => Sizes::checked_half(get(r, SIZES, n)?, r.array(SIZES_BIG)?).or_else(corrupt)?,
+        Some(4) => Sizes::Narrow(get(r, SIZES, n)?),
+        _ => Sizes::Wide(get(r, SIZES, n)?),
+    })
+}
 
 /// Writes the analysis after the header `w` holds.
 pub fn encode(w: &mut W, a: &Analysis) -> std::io::Result<()> {
@@ -99,8 +133,20 @@ pub fn encode(w: &mut W, a: &Analysis) -> std::io::Result<()> {
     let (heads, id_bytes) = d.ids.parts();
     w.array(IDS, heads)?;
     w.array(IDS_BYTES, id_bytes)?;
-    w.array(TYPES, &d.types)?;
+    match &d.types {
+        ObjectTypes::Byte(t) => w.array(TYPES, t)?,
+        ObjectTypes::Half(t) => w.array(TYPES, t)?,
+        ObjectTypes::Full(t) => w.array(TYPES, t)?,
+    }
     match &d.sizes {
+        Sizes::Byte { small, big } => {
+            w.array(SIZES, small)?;
+            w.array(SIZES_BIG, big)?;
+        }
+        Sizes::Half { small, big } => {
+            w.array(SIZES, small)?;
+            w.array(SIZES_BIG, big)?;
+        }
         Sizes::Narrow(s) => w.array(SIZES, s)?,
         Sizes::Wide(s) => w.array(SIZES, s)?,
     }
@@ -525,18 +571,13 @@ fn decode_model(r: &R, path: &Path, meta: &[u64]) -> Result<Model, Corrupt> {
         .into_iter()
         .map(String::into_boxed_str)
         .collect();
-    let types: Array<TypeIdx> = r.array(TYPES)?;
+    let types = decode_types(r, type_names.len())?;
     let n = types.len();
     if n > u32::MAX as usize - 2 {
         return corrupt("too many objects");
     }
     let ids = Ids::from_parts(n, r.array(IDS)?, r.array(IDS_BYTES)?).or_else(corrupt)?;
-    check_below("types", TypeIdx::raw_slice(&types), type_names.len())?;
-    // In the width they were written in (older caches: 8 bytes).
-    let sizes = match r.width(SIZES) {
-        Some(4) => Sizes::Narrow(get(r, SIZES, n)?),
-        _ => Sizes::Wide(get(r, SIZES, n)?),
-    };
+    let sizes = decode_sizes(r, n)?;
     let total: u128 = sizes.total_wide();
     if total > u64::MAX as u128 {
         return corrupt("sizes overflow");
@@ -1045,7 +1086,7 @@ fn check_sets(dump: &Model, dom: &DominatorTree, sets: &[DuplicateSet]) -> Resul
             let ok = dom.is_reachable(m)
                 && !std::mem::replace(&mut in_set[o], true)
                 && prev.is_none_or(|p| p <= id(m))
-                && dump.types[o].raw() == s.type_index
+                && dump.types.get(o).raw() == s.type_index
                 && dump.sizes.get(o) == s.instance_bytes;
             if !ok {
                 return corrupt("duplicate sets: members unlike each other or the graph");
@@ -1105,7 +1146,7 @@ fn check_possible(
             list.windows(2).all(|w| w[0] < w[1])
                 && list
                     .iter()
-                    .all(|&o| dom.is_reachable(o) && dump.types[o as usize].raw() == t)
+                    .all(|&o| dom.is_reachable(o) && dump.types.get(o as usize).raw() == t)
         });
     if !ok {
         return corrupt("possible duplicates: not of their type or out of order");
@@ -1175,18 +1216,122 @@ mod tests {
         assert_eq!(b.graph.dump.refs, narrow.graph.dump.refs);
     }
 
-    /// Sizes too: 4 bytes each where all fit, else 8, either read back.
+    /// The sizes of `all` in the 1- or 2-byte form with every size from
+    /// `limit` in the side table (`escape` in place).
+    fn escaped_sizes(all: &[u64], limit: u64) -> (Vec<u64>, Vec<u64>) {
+        let small = all.iter().map(|&x| x.min(limit)).collect();
+        let big = (all.iter().enumerate())
+            .filter(|&(_, &x)| x >= limit)
+            .flat_map(|(i, &x)| [i as u64, x])
+            .collect();
+        (small, big)
+    }
+
+    /// A heap with sizes past 1 and 2 bytes (0x1000 and 0x20000).
+    fn demo_with_large_sizes() -> Analysis {
+        let text =
+            "t 1 A\nt 2 B\no 1 1 10 2 3\no 2 2 1000 3\no 3 2 20000\no 4 1 8 4\nr 1 1 0\nr 4 3 2\n";
+        Analysis::from_bytes("t.txt", text.as_bytes(), &DuplicateOptions::default()).unwrap()
+    }
+
+    /// Sizes too: in each of their forms, read back in it.
     #[test]
     fn sizes_keep_their_width() {
+        let mut a = demo_with_large_sizes();
+        let all = a.dump().sizes.to_vec();
+        let (b8, big8) = escaped_sizes(&all, 255);
+        let (b16, big16) = escaped_sizes(&all, 65535);
+        assert!(!big8.is_empty(), "the demo has sizes past a byte: {all:?}");
+        for (sizes, form) in [
+            (
+                Sizes::checked_byte(b8.iter().map(|&x| x as u8).collect(), big8.into()).unwrap(),
+                "byte",
+            ),
+            (
+                Sizes::checked_half(b16.iter().map(|&x| x as u16).collect(), big16.into()).unwrap(),
+                "half",
+            ),
+            (
+                Sizes::Narrow(all.iter().map(|&x| x as u32).collect()),
+                "narrow",
+            ),
+            (Sizes::Wide(all.clone().into()), "wide"),
+        ] {
+            let g = Arc::get_mut(&mut a.graph).expect("held once");
+            g.dump.sizes = sizes.clone();
+            let b = decoded(&encoded(&a)).unwrap();
+            let got = match &b.graph.dump.sizes {
+                Sizes::Byte { .. } => "byte",
+                Sizes::Half { .. } => "half",
+                Sizes::Narrow(_) => "narrow",
+                Sizes::Wide(_) => "wide",
+            };
+            assert_eq!(got, form);
+            assert_eq!(b.graph.dump.sizes, sizes);
+            assert_eq!(b.graph.dump.sizes.to_vec(), all);
+        }
+    }
+
+    /// Types too: in 1, 2 or 4 bytes, read back in their width; one past
+    /// the type names in any width is refused.
+    #[test]
+    fn types_keep_their_width_and_are_checked() {
         let mut a = demo();
-        let narrow = decoded(&encoded(&a)).unwrap();
-        assert!(matches!(narrow.graph.dump.sizes, Sizes::Narrow(_)));
-        let g = Arc::get_mut(&mut a.graph).expect("held once");
-        g.dump.sizes = Sizes::Wide(g.dump.sizes.to_vec().into());
-        let b = decoded(&encoded(&a)).unwrap();
-        assert!(matches!(b.graph.dump.sizes, Sizes::Wide(_)));
-        assert_eq!(b.graph.dump.sizes, narrow.graph.dump.sizes);
-        assert_eq!(b.dom.retained_bytes, narrow.dom.retained_bytes);
+        let all = a.dump().types.to_vec();
+        assert_eq!(a.dump().types.width(), 1, "two types fit a byte");
+        let raw = |t: &TypeIdx| t.raw();
+        for types in [
+            ObjectTypes::Byte(all.iter().map(|t| raw(t) as u8).collect()),
+            ObjectTypes::Half(all.iter().map(|t| raw(t) as u16).collect()),
+            ObjectTypes::Full(all.clone().into()),
+        ] {
+            let width = types.width();
+            let g = Arc::get_mut(&mut a.graph).expect("held once");
+            g.dump.types = types;
+            let b = decoded(&encoded(&a)).unwrap();
+            assert_eq!(b.graph.dump.types.width(), width);
+            assert_eq!(b.graph.dump.types.to_vec(), all);
+            let mut bad: Vec<u32> = all.iter().map(raw).collect();
+            bad[1] = 2;
+            let g = Arc::get_mut(&mut a.graph).expect("held once");
+            g.dump.types = match width {
+                1 => ObjectTypes::Byte(bad.iter().map(|&t| t as u8).collect()),
+                2 => ObjectTypes::Half(bad.iter().map(|&t| t as u16).collect()),
+                _ => ObjectTypes::Full(bad.iter().map(|&t| TypeIdx(t)).collect()),
+            };
+            assert!(decoded(&encoded(&a)).is_err(), "width {width}");
+        }
+    }
+
+    /// A 1-byte form whose side table disagrees with it (checksums
+    /// rewritten to match) is refused, never read past its end.
+    #[test]
+    fn a_lying_side_table_of_sizes_is_refused() {
+        let mut a = demo_with_large_sizes();
+        let all = a.dump().sizes.to_vec();
+        let (small, big) = escaped_sizes(&all, 255);
+        let small: Vec<u8> = small.iter().map(|&x| x as u8).collect();
+        type Lie = fn(&mut Vec<u8>, &mut Vec<u64>);
+        let lies: [(&str, Lie); 4] = [
+            ("an escape without its pair", |_, big| {
+                big.truncate(big.len() - 2);
+            }),
+            ("a pair past the end", |_, big| big[0] = 1 << 40),
+            ("a small value in the table", |_, big| big[1] = 3),
+            ("an escape replaced", |small, big| {
+                small[big[0] as usize] = 7;
+            }),
+        ];
+        for (what, lie) in lies {
+            let (mut s, mut b) = (small.clone(), big.clone());
+            lie(&mut s, &mut b);
+            let g = Arc::get_mut(&mut a.graph).expect("held once");
+            g.dump.sizes = Sizes::Byte {
+                small: s.into(),
+                big: b.into(),
+            };
+            assert!(decoded(&encoded(&a)).is_err(), "{what}");
+        }
     }
 
     /// Text read back is escaped and shortened as an importer's: a cache

@@ -34,7 +34,7 @@ use crate::mem::Array;
 pub const MAGIC: &[u8; 8] = b"HEAPTUIC";
 const TRAILER_MAGIC: &[u8; 4] = b"HTC\0";
 /// Bumped whenever the layout or the meaning of a section changes.
-pub const VERSION: u32 = 3;
+pub const VERSION: u32 = 4;
 
 const ALIGN: u64 = 8;
 const ENTRY: usize = 32;
@@ -66,6 +66,13 @@ impl Element for u8 {
     const WIDTH: u32 = 1;
     fn swap(self) -> Self {
         self
+    }
+}
+
+impl Element for u16 {
+    const WIDTH: u32 = 2;
+    fn swap(self) -> Self {
+        self.swap_bytes()
     }
 }
 
@@ -364,7 +371,7 @@ impl<'a, I: Input + ?Sized> Reader<'a, I> {
                 .len
                 .checked_mul(entry.width as u64)
                 .and_then(|b| entry.offset.checked_add(b));
-            if !matches!(entry.width, 1 | 4 | 8) || end.is_none_or(|e| e > table_offset) {
+            if !matches!(entry.width, 1 | 2 | 4 | 8) || end.is_none_or(|e| e > table_offset) {
                 return corrupt(format!("section {} lies outside the file", entry.tag));
             }
             table.push(entry);

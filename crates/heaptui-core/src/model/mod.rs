@@ -44,11 +44,16 @@ mod referents;
 mod rows;
 mod sizes;
 pub(crate) mod text;
+mod types;
 
 use std::path::PathBuf;
 
 pub use crate::mem::Array;
 
+/// Runs a body over the types as a slice of their width (see
+/// [`ObjectTypes`]); defined in `model::types`, exported at the crate's
+/// root as every `macro_export` is, and named here with the model.
+pub use super::with_types;
 pub use csr::{Csr, Offsets};
 pub(crate) use diag::{Collector, Kind, Place};
 pub(crate) use fasthash::FastMap;
@@ -65,6 +70,7 @@ pub use referents::{Referent, Referents, Strength};
 pub use rows::{RowTypes, CLASS_ROW_PREFIX};
 pub use sizes::Sizes;
 pub use text::{printable, printable_path};
+pub use types::{ObjectTypes, TypeWord};
 
 /// At most this many diagnostic messages are kept (the counts are complete).
 pub const MAX_MESSAGES: usize = 100;
@@ -316,9 +322,12 @@ pub struct Model {
     /// formats), in blocks of narrow deltas: read through `Ids::get` or
     /// [`Model::id_of`].
     pub ids: Ids,
-    /// Each object's type.
-    pub types: Array<TypeIdx>,
-    /// Each object's shallow size in bytes (4 bytes each where all fit).
+    /// Each object's type, in 1, 2 or 4 bytes (the narrowest the heap's
+    /// types fit): read through [`ObjectTypes::get`] or, for a whole pass,
+    /// [`with_types!`](crate::model::with_types).
+    pub types: ObjectTypes,
+    /// Each object's shallow size in bytes (1 or 2 bytes each with a side
+    /// table for the large ones, where that is smallest).
     pub sizes: Sizes,
     /// Outgoing references in field order (dangling ones dropped).
     pub refs: Csr,
@@ -541,8 +550,8 @@ impl Model {
     /// references' labels and the values' bytes.
     pub fn spill(&mut self, to: &crate::mem::spill::Spill) {
         self.ids.spill(to);
-        to.array(&mut self.types);
-        to.words(&mut self.sizes);
+        self.types.spill(to);
+        self.sizes.spill(to);
         self.refs.spill(to);
         if let Some(l) = &mut self.labels {
             to.array(&mut l.of_ref);
@@ -559,7 +568,7 @@ impl Model {
 
     /// An object's type.
     pub fn type_of(&self, object: ObjectIdx) -> TypeIdx {
-        self.types[object.index()]
+        self.types.get(object.index())
     }
 
     /// The name of an object's type.

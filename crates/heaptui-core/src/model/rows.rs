@@ -85,8 +85,8 @@ impl Table {
         if by_name.is_empty() {
             return none;
         }
-        let rows: Vec<(ObjectIdx, TypeIdx)> = m
-            .types
+        let types = m.types.to_vec();
+        let rows: Vec<(ObjectIdx, TypeIdx)> = types
             .par_iter()
             .enumerate()
             .filter(|&(_, &t)| t == class_type)

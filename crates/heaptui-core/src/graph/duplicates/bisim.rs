@@ -76,7 +76,7 @@ fn label_blocks(graph: &View, dom: &DominatorTree) -> Partition {
     let label = |o: u32| {
         let i = o as usize;
         (
-            dump.types[i].raw(),
+            dump.types.get(i).raw(),
             dump.sizes.get(i),
             graph.refs_raw(o).len() as u32,
         )

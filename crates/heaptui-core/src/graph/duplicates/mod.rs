@@ -210,7 +210,7 @@ fn trivial_set(dump: &Model, members: Vec<u32>) -> DuplicateSet {
     let o = members[0] as usize;
     DuplicateSet {
         id: 0,
-        type_index: dump.types[o].raw(),
+        type_index: dump.types.get(o).raw(),
         instance_bytes: dump.sizes.get(o),
         objects_per_copy: 1,
         additional_bytes: dump.sizes.get(o) * (members.len() as u64 - 1),
@@ -242,7 +242,7 @@ fn label_classes(
             let i = o as usize;
             let class = classes.map_or(0, |c| c[i]);
             (
-                dump.types[i].raw(),
+                dump.types.get(i).raw(),
                 dump.sizes.get(i),
                 graph.refs_raw(o).len() as u32,
                 class,
@@ -307,7 +307,7 @@ fn candidate_blocks(graph: &View, block: &[u32], block_size: &[u32]) -> Vec<(u32
         if *s == NO_BLOCK {
             *s = blocks.len() as u32;
             blocks.push((
-                dump.types[o].raw(),
+                dump.types.get(o).raw(),
                 Vec::with_capacity(block_size[b as usize] as usize),
             ));
         }

@@ -53,7 +53,7 @@ impl<'a> WeakReferents<'a> {
 
     #[inline]
     fn referent(&self, dump: &Model, o: u32) -> Option<u32> {
-        if !self.types[dump.types[o as usize].index()] {
+        if !self.types[dump.types.get(o as usize).index()] {
             return None;
         }
         self.referents.of(ObjectIdx(o)).map(|r| r.referent.raw())
@@ -75,7 +75,7 @@ fn key<'a>(view: &'a View, weak: Option<&WeakReferents>, o: u32) -> Key<'a> {
         _ => weak.and_then(|w| w.referent(dump, o)).unwrap_or(NO_OWN),
     };
     (
-        dump.types[i].raw(),
+        dump.types.get(i).raw(),
         dump.sizes.get(i),
         degree,
         kind,

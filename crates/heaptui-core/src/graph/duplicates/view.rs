@@ -140,7 +140,7 @@ impl DescriptorRule {
             || (self.when_hidden.contains(l)
                 && self
                     .hidden_types
-                    .contains(&dump.types[target as usize].raw()))
+                    .contains(&dump.types.get(target as usize).raw()))
     }
 }
 

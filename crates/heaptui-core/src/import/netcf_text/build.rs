@@ -12,9 +12,9 @@ use super::lines::Chunk;
 use super::resolve::{resolve_objects, ObjectArrays, ObjectIds};
 use super::sections::{Sections, Types};
 use crate::mem::spill::Spill;
-use crate::mem::{Scratch, Words};
+use crate::mem::Scratch;
 use crate::model::{Collector, Csr, IdIndex, Kind, Model, Place, RecordCounts, Root, MAX_MESSAGES};
-use crate::model::{Ids, ObjectIdx, TypeIdx};
+use crate::model::{Ids, ObjectIdx, ObjectTypes, Sizes, TypeIdx};
 use crate::progress::{Cancelled, Progress};
 
 /// What the stages of [`assemble`] share: where each chunk sits in the
@@ -97,7 +97,7 @@ pub(super) fn assemble(
     let ids = Ids::from(&objects.finish()[..]);
     drop(chunks);
     roots_span.exit();
-    let sizes = Words::from_scratch(arrays.sizes, spill);
+    let sizes = Sizes::from_scratch(arrays.sizes, spill);
     crate::mem::checkpoint("import: model");
     progress.set_done(file_bytes + file_bytes * 4 / 4);
     Ok(Model {
@@ -106,7 +106,7 @@ pub(super) fn assemble(
         app_domains: sections.app_domains,
         type_names: types.names,
         ids,
-        types: arrays.types.into_array().cast::<TypeIdx>(),
+        types: ObjectTypes::from(arrays.types.into_array().cast::<TypeIdx>()),
         sizes,
         refs,
         roots,
