@@ -41,6 +41,7 @@ use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering::Relaxed};
 use rayon::prelude::*;
 
 use super::bisim::IntBuild;
+use super::sets::MemberIndex;
 use super::DuplicateSet;
 use crate::graph::{DominatorTree, HeapGraph, SUPER_ROOT};
 use crate::mem::spill::Spill;
@@ -77,8 +78,8 @@ impl Drop for Work {
 struct Index<'a> {
     graph: &'a HeapGraph,
     dom: &'a DominatorTree,
-    /// Set id of every member object, NONE otherwise.
-    set_of: Vec<u32>,
+    /// The set of every member object (NONE for an object in no set).
+    members: &'a MemberIndex,
     /// Dominator-tree preorder number (NONE if unreachable); the subtree of
     /// v is `tin[v] .. tin[v] + retained_objects[v]`.
     tin: Scratch<u32>,
@@ -137,7 +138,7 @@ impl Index<'_> {
                 if d == SUPER_ROOT {
                     break false;
                 }
-                if self.set_of[d as usize] == h {
+                if self.set_of(d) == h {
                     break true;
                 }
                 if self.subtree_has(h, d) {
@@ -157,7 +158,7 @@ impl Index<'_> {
             for r in self.graph.retainers_raw(x) {
                 work.step();
                 if self.tin[r as usize] == NONE
-                    || self.set_of[r as usize] == h
+                    || self.set_of(r) == h
                     || self.in_subtree(r, x)
                     || seen.contains(&r)
                 {
@@ -167,6 +168,12 @@ impl Index<'_> {
             }
         }
         false
+    }
+
+    /// The set of `x`, NONE for none.
+    #[inline]
+    fn set_of(&self, x: u32) -> u32 {
+        self.members.set_of(x)
     }
 
     /// Whether `x` has a strong root record.
@@ -184,7 +191,7 @@ impl Index<'_> {
     /// with objects in no set between).
     fn up(&self, x: u32) -> u32 {
         let load = |o: u32| self.up[o as usize].load(Relaxed);
-        let is_end = |y: u32| y == NONE || self.set_of[y as usize] != NONE;
+        let is_end = |y: u32| y == NONE || self.set_of(y) != NONE;
         let mut y = load(x);
         if is_end(y) {
             return y;
@@ -216,7 +223,7 @@ impl Index<'_> {
                 break;
             }
             x = best;
-            let set = self.set_of[x as usize];
+            let set = self.set_of(x);
             if set != NONE && set != own && met.insert(set) {
                 if out.len() == limit {
                     return None;
@@ -247,13 +254,12 @@ impl Index<'_> {
 }
 
 /// Fills `held_by` (the direct holders) and `holding_set` of every set;
-/// `sets[i].id == i`, and `set_of` is the set of every object (`u32::MAX`
-/// for none).
+/// `sets[i].id == i`, and `members` their members' index.
 pub(crate) fn compute_held(
     graph: &HeapGraph,
     dom: &DominatorTree,
     sets: &mut [DuplicateSet],
-    set_of: Vec<u32>,
+    members: &MemberIndex,
     progress: &Progress,
 ) -> Result<(), Cancelled> {
     if sets.is_empty() {
@@ -286,7 +292,7 @@ pub(crate) fn compute_held(
     let index = Index {
         graph,
         dom,
-        set_of,
+        members,
         tin,
         up: crate::mem::as_atomic(&mut up),
         strong,
@@ -515,7 +521,7 @@ impl Pass<'_> {
             if x == NONE {
                 break;
             }
-            let h = index.set_of[x as usize];
+            let h = index.set_of(x);
             if h == NONE || h == i || !met.insert(h) {
                 continue;
             }
