@@ -234,10 +234,10 @@ fn label_classes(
     let dump = graph.dump;
     let classes = values::value_classes(graph, dom);
     let classes = classes.as_deref();
-    let mut keyed: Vec<(u32, u64, u32, u32, u32)> = dom
-        .preorder
-        .par_iter()
-        .map(|&o| {
+    let mut keyed: Vec<(u32, u64, u32, u32, u32)> = (0..dump.objects() as u32)
+        .into_par_iter()
+        .filter(|&o| dom.is_reachable(o))
+        .map(|o| {
             let i = o as usize;
             let class = classes.map_or(0, |c| c[i]);
             (
