@@ -274,13 +274,59 @@ impl MemberIndex {
         (self.before[m as usize / 64] + (w & ((1u64 << (m % 64)) - 1)).count_ones()) as usize
     }
 
-    /// The set of `object`, [`NO_SET`] for none.
+    /// The set of `object`, [`NO_SET`] for none (also for an object past
+    /// the index: the empty index of a result with no detection).
     #[inline]
     pub(crate) fn set_of(&self, object: u32) -> u32 {
-        let w = self.bits[object as usize / 64];
+        let Some(&w) = self.bits.get(object as usize / 64) else {
+            return NO_SET;
+        };
         if w >> (object % 64) & 1 == 0 {
             return NO_SET;
         }
         self.set[self.rank(object)]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn set(id: u32, members: Vec<u32>) -> DuplicateSet {
+        DuplicateSet {
+            id,
+            type_index: 0,
+            instance_bytes: 8,
+            objects_per_copy: 1,
+            additional_bytes: 8,
+            members,
+            trivial: true,
+            held_by: Vec::new(),
+            holding_set: None,
+        }
+    }
+
+    /// Every object's set as a plain per-object array says, across word
+    /// boundaries, and none past the objects or in an empty index.
+    #[test]
+    fn member_index_agrees_with_a_plain_array() {
+        let n = 300;
+        let sets = vec![
+            set(0, vec![0, 63, 64, 200]),
+            set(1, vec![1, 65, 127, 128, 299]),
+            set(2, vec![5, 190]),
+        ];
+        let mut plain = vec![NO_SET; n];
+        for s in &sets {
+            for &m in &s.members {
+                plain[m as usize] = s.id;
+            }
+        }
+        let index = MemberIndex::new(n, &sets);
+        for (o, &expect) in plain.iter().enumerate() {
+            assert_eq!(index.set_of(o as u32), expect, "object {o}");
+        }
+        assert_eq!(index.set_of(100_000), NO_SET);
+        assert_eq!(MemberIndex::default().set_of(3), NO_SET);
     }
 }
