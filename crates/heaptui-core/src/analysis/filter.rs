@@ -341,25 +341,22 @@ pub fn generic_args(name: &str) -> Vec<&str> {
 
 /// For every object, whether its dominator subtree contains an object whose
 /// row type (what its row is named by: `class X` for a Java class object)
-/// is marked in `type_matches`. One pass in reverse preorder (children
-/// before parents); unreachable objects only mark themselves.
+/// is marked in `type_matches`. One pass over the objects; each match marks
+/// its dominators up to the first one marked already (whose own are), so
+/// every object is marked once; unreachable objects only mark themselves.
 pub fn subtrees_with_match(dump: &Model, dom: &DominatorTree, type_matches: &[bool]) -> Vec<bool> {
     let rows = dump.row_types();
-    let mut mark: Vec<bool> = dump
-        .types
-        .iter()
-        .enumerate()
-        .map(|(o, t)| {
-            let t = rows.of(ObjectIdx::from_usize(o), t);
-            type_matches.get(t.index()).copied().unwrap_or(false)
-        })
-        .collect();
-    for &o in dom.preorder.iter().rev() {
-        if mark[o as usize] {
-            let d = dom.idom[o as usize];
-            if (d as usize) < mark.len() {
-                mark[d as usize] = true;
-            }
+    let mut mark = vec![false; dump.types.len()];
+    for (o, t) in dump.types.iter().enumerate() {
+        let t = rows.of(ObjectIdx::from_usize(o), t);
+        if !type_matches.get(t.index()).copied().unwrap_or(false) {
+            continue;
+        }
+        mark[o] = true;
+        let mut d = dom.idom[o] as usize;
+        while d < mark.len() && !mark[d] {
+            mark[d] = true;
+            d = dom.idom[d] as usize;
         }
     }
     mark

@@ -46,7 +46,10 @@ pub fn arrays(
             "dom.children.targets",
             std::mem::size_of_val(&*d.children.targets),
         ));
-        v.push(("dom.preorder", std::mem::size_of_val(&*d.preorder)));
+        v.push((
+            "dom.preorder_number",
+            std::mem::size_of_val(&*d.preorder_number),
+        ));
     }
     v
 }
@@ -90,7 +93,7 @@ const SCRATCH_PER_OBJECT: u64 = 28;
 /// (packed: an index of 32 bytes for 24 rows, and 2 bytes a reference,
 /// above the 1.4–2 the deltas take on the heaps measured), the dominator
 /// tree (24 bytes an object: idom, retained objects and bytes, children's
-/// offsets and targets, preorder), the dominators' scratch, and one more
+/// offsets and targets, preorder numbers), the dominators' scratch, and one more
 /// u32 a reference where the references are labelled (the duplicates'
 /// label blocks). About the measured peaks on text and HPROF heaps; V8
 /// snapshots peak some 15 % higher, in the duplicates' verification.

@@ -174,10 +174,12 @@ fn walk_top(dom: &DominatorTree, targets: &[u32]) -> u32 {
 }
 
 /// The objects a walk may reach and may free: the dominator subtree of the
-/// top (its objects listed, and a bitmap), or every reachable object.
+/// top (its objects listed, and a bitmap), or every reachable object
+/// (`objects` and `inside` then `None`).
 struct Region<'a> {
     top: u32,
-    objects: std::borrow::Cow<'a, [u32]>,
+    dom: &'a DominatorTree,
+    objects: Option<Vec<u32>>,
     inside: Option<FixedBitSet>,
 }
 
@@ -186,7 +188,8 @@ impl<'a> Region<'a> {
         if top == SUPER_ROOT {
             return Region {
                 top,
-                objects: std::borrow::Cow::Borrowed(&dom.preorder[..]),
+                dom,
+                objects: None,
                 inside: None,
             };
         }
@@ -201,13 +204,34 @@ impl<'a> Region<'a> {
         }
         Region {
             top,
-            objects: std::borrow::Cow::Owned(objects),
+            dom,
+            objects: Some(objects),
             inside: Some(inside),
         }
     }
 
     fn len(&self) -> usize {
-        self.objects.len()
+        match &self.objects {
+            Some(objects) => objects.len(),
+            None => self.dom.reachable_objects as usize,
+        }
+    }
+
+    /// Its objects not in `reached`, ascending.
+    fn not_in(&self, reached: &FixedBitSet) -> Vec<ObjectIdx> {
+        let mut out: Vec<ObjectIdx> = match &self.objects {
+            Some(objects) => objects
+                .iter()
+                .filter(|&&o| !reached.contains(o as usize))
+                .map(|&o| ObjectIdx(o))
+                .collect(),
+            None => (0..self.dom.idom.len() as u32)
+                .filter(|&o| self.dom.is_reachable(o) && !reached.contains(o as usize))
+                .map(ObjectIdx)
+                .collect(),
+        };
+        out.sort_unstable();
+        out
     }
 
     /// What the walk reaches from the top (or the strong roots) inside the
@@ -262,13 +286,7 @@ impl<'a> Region<'a> {
 
 /// The region's objects the walk did not reach, counted by row type.
 fn freed(dump: &Model, region: &Region, reached: &FixedBitSet) -> WhatIf {
-    let mut freed: Vec<ObjectIdx> = region
-        .objects
-        .iter()
-        .filter(|&&o| !reached.contains(o as usize))
-        .map(|&o| ObjectIdx(o))
-        .collect();
-    freed.sort_unstable();
+    let freed = region.not_in(reached);
     // One row per type (row types are type names too), kept where used.
     let mut rows: Vec<FreedType> = (0..dump.type_names.len())
         .map(|t| FreedType {

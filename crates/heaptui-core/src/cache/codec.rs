@@ -1,7 +1,8 @@
 //! An [`Analysis`] as cache sections and back. Decoding checks every index
 //! against the arrays it points into and that the dominator tree is a tree
-//! (each reachable object's idom comes before it in the preorder, each
-//! children list holds exactly the nodes whose idom it belongs to), that
+//! (each reachable object's idom is numbered before it, each subtree
+//! numbered within its dominator's, each children list holds exactly the
+//! nodes whose idom it belongs to), that
 //! retained sizes add up over that tree, and the duplicate sets' figures
 //! against their members (see `check_sets`), so a hostile cache gives no
 //! panic, out-of-bounds read or endless walk, and no figure its graph
@@ -20,7 +21,7 @@ use crate::analysis::roots::{largest_instances, root_groups, weakly_held};
 use crate::analysis::summary::Summary;
 use crate::analysis::{Analysis, Timings, TypeStats};
 use crate::graph::duplicates::{DuplicateMode, DuplicateSet, Duplicates, PossibleDuplicates};
-use crate::graph::{DominatorTree, HeapGraph, NOT_REACHABLE, SUPER_ROOT};
+use crate::graph::{DominatorTree, HeapGraph, NOT_NUMBERED, NOT_REACHABLE, SUPER_ROOT};
 use crate::mem::{Array, Capped};
 use crate::model::{
     AppDomain, Csr, Diagnostics, FieldDecl, Format, IdIndex, Ids, JavaClass, JavaClasses, Labels,
@@ -48,7 +49,7 @@ const IDOM: u32 = 26;
 const RETAINED_BYTES: u32 = 27;
 const RETAINED_OBJECTS: u32 = 28;
 const CHILDREN: u32 = 29; // +1
-const PREORDER: u32 = 31;
+const PREORDER_NUMBER: u32 = 31;
 const TYPE_STATS: u32 = 32;
 const SETS: u32 = 33;
 const SET_MEMBERS: u32 = 34; // +1
@@ -372,7 +373,7 @@ fn encode_dominators(w: &mut W, dom: &DominatorTree) -> std::io::Result<()> {
     }
     w.array(RETAINED_OBJECTS, &dom.retained_objects)?;
     csr(w, CHILDREN, &dom.children)?;
-    w.array(PREORDER, &dom.preorder)
+    w.array(PREORDER_NUMBER, &dom.preorder_number)
 }
 
 fn encode_duplicates(w: &mut W, dups: &Duplicates) -> std::io::Result<()> {
@@ -858,10 +859,9 @@ fn decode_dominators(r: &R, graph: &HeapGraph) -> Result<DominatorTree, Corrupt>
     };
     let retained_objects: Array<u32> = get(r, RETAINED_OBJECTS, n)?;
     let children = read_csr(r, CHILDREN, n + 1, n)?;
-    let preorder: Array<u32> = r.array(PREORDER)?;
-    check_below("preorder", &preorder, n)?;
+    let number: Array<u32> = get(r, PREORDER_NUMBER, n)?;
     let t = std::time::Instant::now();
-    check_tree(&idom, &children, &preorder)?;
+    let reachable = check_tree(&idom, &children, &number, &retained_objects)?;
     crate::mem::checkpoint("cache: the tree");
     check_retained(
         &idom,
@@ -872,41 +872,57 @@ fn decode_dominators(r: &R, graph: &HeapGraph) -> Result<DominatorTree, Corrupt>
     crate::mem::checkpoint("cache: retained sizes");
     tracing::debug!(target: "heaptui::profile", "cache/check_tree: {} ms", t.elapsed().as_millis());
     let sizes = &graph.dump.sizes;
-    let reachable_bytes = preorder.par_iter().map(|&o| sizes.get(o as usize)).sum();
+    let reachable_bytes = (0..n)
+        .into_par_iter()
+        .filter(|&o| number[o] != NOT_NUMBERED)
+        .map(|o| sizes.get(o))
+        .sum();
     Ok(DominatorTree {
         idom,
         retained_bytes,
         retained_objects,
         children,
-        reachable_objects: preorder.len() as u64,
+        reachable_objects: reachable as u64,
         reachable_bytes,
-        preorder,
+        preorder_number: number,
     })
 }
 
-/// The idoms form a tree over exactly the preorder's objects, each idom
-/// before its object, and `children` lists exactly that tree.
-fn check_tree(idom: &[u32], children: &Csr, preorder: &[u32]) -> Result<(), Corrupt> {
+/// The idoms form a tree over exactly the numbered objects, each idom
+/// numbered before its object, the numbers of the `m` numbered objects are
+/// `0..m` each once, each object's range of numbers (its number and its
+/// retained objects) lies within its idom's, and `children` lists exactly
+/// that tree. With the retained objects checked to count each subtree
+/// (`check_retained`), each subtree's numbers are then exactly its range.
+/// Returns `m`.
+fn check_tree(
+    idom: &[u32],
+    children: &Csr,
+    number: &[u32],
+    retained_objects: &[u32],
+) -> Result<usize, Corrupt> {
+    use std::sync::atomic::Ordering::Relaxed;
     let n = idom.len();
-    // Each object's place in the preorder, scattered in parallel; a place
-    // already taken means the preorder repeats an object.
-    let mut position = crate::mem::filled(n, u32::MAX);
-    {
-        use std::sync::atomic::Ordering::Relaxed;
-        let slots = crate::mem::as_atomic(&mut position);
-        let once = preorder.par_iter().enumerate().all(|(i, &o)| {
-            slots[o as usize]
-                .compare_exchange(u32::MAX, i as u32, Relaxed, Relaxed)
-                .is_ok()
-        });
-        if !once {
-            return corrupt("preorder: an object twice");
-        }
+    let m = number.par_iter().filter(|&&t| t != NOT_NUMBERED).count();
+    // Each number once, below m: a bit each, set in parallel.
+    let mut taken = vec![0u64; m.div_ceil(64)];
+    let bits = crate::mem::as_atomic_u64(&mut taken);
+    let once = number.par_iter().all(|&t| {
+        let t = t as usize;
+        t == NOT_NUMBERED as usize
+            || (t < m && bits[t / 64].fetch_or(1 << (t % 64), Relaxed) >> (t % 64) & 1 == 0)
+    });
+    if !once {
+        return corrupt("preorder numbers: a number twice or out of range");
     }
+    let end = |o: usize| number[o] as u64 + retained_objects[o] as u64;
     let tree_ok = idom.par_iter().enumerate().all(|(o, &d)| match d {
-        NOT_REACHABLE => position[o] == u32::MAX,
-        SUPER_ROOT => position[o] != u32::MAX,
-        d => (d as usize) < n && position[o] != u32::MAX && position[d as usize] < position[o],
+        NOT_REACHABLE => number[o] == NOT_NUMBERED,
+        SUPER_ROOT => number[o] != NOT_NUMBERED && end(o) <= m as u64,
+        d => {
+            let d = d as usize;
+            d < n && number[o] != NOT_NUMBERED && number[d] < number[o] && end(o) <= end(d)
+        }
     });
     let parent_ok = (0..=n as u32).into_par_iter().all(|p| {
         let expect = if p as usize == n { SUPER_ROOT } else { p };
@@ -915,10 +931,10 @@ fn check_tree(idom: &[u32], children: &Csr, preorder: &[u32]) -> Result<(), Corr
             .iter()
             .all(|&c| idom[c as usize] == expect)
     });
-    if !tree_ok || !parent_ok || children.targets.len() != preorder.len() {
+    if !tree_ok || !parent_ok || children.targets.len() != m {
         return corrupt("the dominator tree is not a tree");
     }
-    Ok(())
+    Ok(m)
 }
 
 /// Each object's retained bytes and objects are its own plus its
@@ -1063,19 +1079,17 @@ fn decode_duplicates(
 /// - sets in the detector's order (additional bytes descending, then the
 ///   first member's id);
 /// - held-by lists ascending, without the set itself, and each holder met
-///   on every root path to the held members: a holder has a member earlier
-///   in the DFS preorder than every member of the held set (the DFS tree
-///   path to a held member passes through one), which also makes held-by
+///   on every root path to the held members: a holder has a member numbered
+///   before every member of the held set (`DominatorTree::preorder_number`:
+///   the path from a held member stepping to the retainer numbered first
+///   passes through one), which also makes held-by
 ///   acyclic; the holding sets are made again from the lists (in that
 ///   order) and must be those read.
 fn check_sets(dump: &Model, dom: &DominatorTree, sets: &[DuplicateSet]) -> Result<(), Corrupt> {
     let n = dump.objects();
-    let mut position = crate::mem::filled(n, u32::MAX);
-    for (i, &o) in dom.preorder.iter().enumerate() {
-        position[o as usize] = i as u32;
-    }
+    let position = &dom.preorder_number;
     let mut in_set = vec![false; n];
-    // Per set: the earliest DFS position of a member.
+    // Per set: the number of its member numbered first.
     let mut first = Vec::with_capacity(sets.len());
     let id = |o: u32| dump.ids.get(o as usize);
     for s in sets {
@@ -1587,8 +1601,12 @@ mod tests {
                 }),
             ),
             (
-                "preorder repeats",
-                Box::new(|d| d.preorder.make_mut()[1] = d.preorder[0]),
+                "preorder number repeats",
+                Box::new(|d| d.preorder_number.make_mut()[1] = d.preorder_number[0]),
+            ),
+            (
+                "preorder number past the reachable objects",
+                Box::new(|d| d.preorder_number.make_mut()[0] = d.reachable_objects as u32),
             ),
             (
                 "retained sizes past the heap",

@@ -62,6 +62,8 @@ use crate::progress::{Cancelled, Progress, Stage};
 pub const SUPER_ROOT: u32 = u32::MAX - 1;
 /// `idom` of an object no strong root reaches.
 pub const NOT_REACHABLE: u32 = u32::MAX;
+/// [`DominatorTree::preorder_number`] of an object no strong root reaches.
+pub const NOT_NUMBERED: u32 = u32::MAX;
 
 const UNSEEN: u32 = u32::MAX;
 
@@ -79,9 +81,13 @@ pub struct DominatorTree {
     /// Children in the dominator tree, by retained bytes descending then
     /// index; node `objects` (the last) is the super-root.
     pub children: Csr,
-    /// Reachable objects in DFS preorder from the super-root (parents of the
-    /// DFS tree first, so every dominator precedes what it dominates).
-    pub preorder: Array<u32>,
+    /// Per object: its number in a preorder of this tree that takes each
+    /// node's children in the order of the DFS from the super-root
+    /// ([`NOT_NUMBERED`] if unreachable). The subtree of `v` is numbered
+    /// `preorder_number[v] .. preorder_number[v] + retained_objects[v]`, and
+    /// every reachable object but the DFS's roots (strong roots) has a
+    /// retainer numbered before it, its DFS parent (see `tree_numbers`).
+    pub preorder_number: Array<u32>,
     /// Objects the strong roots reach.
     pub reachable_objects: u64,
     /// Shallow bytes of those objects (the super-root's retained bytes).
@@ -110,7 +116,7 @@ impl DominatorTree {
         to.capped(&mut self.retained_bytes);
         to.array(&mut self.retained_objects);
         self.children.spill(to);
-        to.array(&mut self.preorder);
+        to.array(&mut self.preorder_number);
     }
 
     /// Whether a strong root reaches `object`.
@@ -188,7 +194,7 @@ fn compute_in(
     let _span = tracing::debug_span!(target: "heaptui::profile", "dominators").entered();
 
     let Dfs {
-        mut vertex,
+        vertex,
         parent,
         seen,
     } = dfs(n, refs, strong_roots);
@@ -221,7 +227,7 @@ fn compute_in(
     let offsets = children_offsets(n, &vertex, &kids);
     let children = children_lists(n, &vertex, &kids, &scattered.retained_bytes, offsets, spill);
     drop(kids);
-    vertex.remove(0);
+    drop(vertex);
     crate::mem::checkpoint("dominators: children");
     progress.set_done(4);
     Ok(DominatorTree {
@@ -231,7 +237,7 @@ fn compute_in(
         children,
         reachable_objects: (m - 1) as u64,
         reachable_bytes,
-        preorder: vertex.into(),
+        preorder_number: scattered.preorder_number.into_array(),
     })
 }
 
@@ -612,6 +618,7 @@ struct ObjectOrder {
     idom: Scratch<u32>,
     retained_objects: Scratch<u32>,
     retained_bytes: Capped,
+    preorder_number: Scratch<u32>,
 }
 
 /// Where the scatter writes retained bytes: 4 bytes an object (the
@@ -678,15 +685,15 @@ impl RetainedScatter {
 }
 
 /// Phase 6: back to object order, scattered from preorder space: each
-/// reachable object's idom and retained sizes are read in preorder,
-/// sequentially, and stored at the object's index (`vertex` is a
-/// permutation, so each slot is written once); in parallel over blocks of
-/// preorder numbers. A gather in object order instead read the arrays at
-/// random per object. In pieces, one array at a time, each preorder array
-/// dropped once scattered (all at once, the preorder arrays beside the
-/// object-order ones were the text heap's peak of the dominators). In
-/// `spill` where given, each array's written pages released as it is
-/// done, so that at most one is resident.
+/// reachable object's idom, retained sizes and tree preorder number
+/// ([`tree_numbers`]) are read in preorder, sequentially, and stored at the
+/// object's index (`vertex` is a permutation, so each slot is written
+/// once); in parallel over blocks of preorder numbers. A gather in object
+/// order instead read the arrays at random per object. In pieces, one array
+/// at a time, each preorder array dropped once scattered (all at once, the
+/// preorder arrays beside the object-order ones were the text heap's peak
+/// of the dominators). In `spill` where given, each array's written pages
+/// released as it is done, so that at most one is resident.
 fn to_object_order(
     n: usize,
     vertex: &[u32],
@@ -695,44 +702,81 @@ fn to_object_order(
     ret_bytes: Vec<u64>,
     spill: Option<&Spill>,
 ) -> ObjectOrder {
-    use std::sync::atomic::Ordering::Relaxed;
     let _span = tracing::debug_span!(target: "heaptui::profile", "object order").entered();
-    let each = |f: &(dyn Fn(usize, usize) + Sync)| {
-        (1..vertex.len())
-            .into_par_iter()
-            .with_min_len(BLOCK)
-            .for_each(|w| f(w, vertex[w] as usize));
-    };
-    // Unreachable objects keep NOT_REACHABLE; the scatter overwrites the rest.
-    let mut idom: Scratch<u32> = Scratch::zeroed(n, spill);
-    idom.par_chunks_mut(BLOCK)
-        .for_each(|part| part.fill(NOT_REACHABLE));
-    let at = crate::mem::as_atomic(&mut idom);
-    each(&|w, v| {
-        let d = idom_pre[w];
-        let dominator = if d == 0 {
-            SUPER_ROOT
-        } else {
-            vertex[d as usize]
-        };
-        at[v].store(dominator, Relaxed);
+    let idom = scatter(n, vertex, NOT_REACHABLE, spill, &|w| match idom_pre[w] {
+        0 => SUPER_ROOT,
+        d => vertex[d as usize],
     });
     crate::mem::checkpoint("dominators: scatter idom");
     let mut bytes = RetainedScatter::new(n, &ret_bytes, spill);
     let slots = bytes.slots();
-    each(&|w, v| slots.store(v, ret_bytes[w]));
+    (1..vertex.len())
+        .into_par_iter()
+        .with_min_len(BLOCK)
+        .for_each(|w| slots.store(vertex[w] as usize, ret_bytes[w]));
     let retained_bytes = bytes.finish(vertex, &ret_bytes);
     drop(ret_bytes);
     crate::mem::checkpoint("dominators: scatter retained bytes");
-    let mut retained_objects: Scratch<u32> = Scratch::zeroed(n, spill);
-    let at = crate::mem::as_atomic(&mut retained_objects);
-    each(&|w, v| at[v].store(ret_objects[w], Relaxed));
-    drop(ret_objects);
+    let numbers = tree_numbers(idom_pre, &ret_objects);
+    let preorder_number = scatter(n, vertex, NOT_NUMBERED, spill, &|w| numbers[w]);
+    drop(numbers);
+    crate::mem::checkpoint("dominators: scatter preorder numbers");
+    let retained_objects = scatter(n, vertex, 0, spill, &|w| ret_objects[w]);
     ObjectOrder {
         idom,
         retained_objects,
         retained_bytes,
+        preorder_number,
     }
+}
+
+/// An array in object order (`fill` where no reachable object is) with
+/// each reachable object's `value` of its preorder number, scattered in
+/// parallel over blocks of preorder numbers.
+fn scatter(
+    n: usize,
+    vertex: &[u32],
+    fill: u32,
+    spill: Option<&Spill>,
+    value: &(dyn Fn(usize) -> u32 + Sync),
+) -> Scratch<u32> {
+    use std::sync::atomic::Ordering::Relaxed;
+    let mut out: Scratch<u32> = Scratch::zeroed(n, spill);
+    if fill != 0 {
+        out.par_chunks_mut(BLOCK).for_each(|part| part.fill(fill));
+    }
+    let at = crate::mem::as_atomic(&mut out);
+    (1..vertex.len())
+        .into_par_iter()
+        .with_min_len(BLOCK)
+        .for_each(|w| at[vertex[w] as usize].store(value(w), Relaxed));
+    out
+}
+
+/// Phase 6, beside: per DFS preorder number, the object's number in the
+/// dominator tree's preorder that takes each node's children in DFS
+/// preorder ([`DominatorTree::preorder_number`]; entry 0, the super-root,
+/// unused): one pass in DFS preorder, which meets each node's children in
+/// that order, each child numbered at its parent's next free number. Every
+/// reachable object's DFS parent `p` is then numbered before it: either `p`
+/// is its idom `d`, or `p` is in the subtree of a child `c` of `d` other
+/// than the object (`d` dominates `p`, and what the object dominates comes
+/// after it in the DFS), and `c`, which dominates `p`, comes before `p` in
+/// the DFS and so before the object: its whole subtree is numbered first.
+fn tree_numbers(idom_pre: &[u32], ret_objects: &[u32]) -> Vec<u32> {
+    let _span = tracing::debug_span!(target: "heaptui::profile", "tree numbers").entered();
+    let m = idom_pre.len();
+    let mut number: Vec<u32> = crate::mem::zeroed(m);
+    // Per node, the number its next child takes; the super-root's first is 0.
+    let mut next: Vec<u32> = crate::mem::zeroed(m);
+    for w in 1..m {
+        let d = idom_pre[w] as usize;
+        let t = next[d];
+        number[w] = t;
+        next[d] = t + ret_objects[w];
+        next[w] = t + 1;
+    }
+    number
 }
 
 /// Phase 8, first: the dominator tree's children lists' offsets in object

@@ -6,7 +6,9 @@ pub(crate) mod dominators;
 pub mod duplicates;
 
 pub use crate::model::{Csr, Offsets, PackedRows, Row};
-pub use dominators::{compute as compute_dominators, DominatorTree, NOT_REACHABLE, SUPER_ROOT};
+pub use dominators::{
+    compute as compute_dominators, DominatorTree, NOT_NUMBERED, NOT_REACHABLE, SUPER_ROOT,
+};
 
 use crate::model::{Model, ObjectIdx, Root};
 

@@ -82,10 +82,10 @@ fn label_blocks(graph: &View, dom: &DominatorTree) -> Partition {
         )
     };
     type Labels = HashMap<(u32, u64, u32), u32, IntBuild>;
-    let found: Labels = dom
-        .preorder
-        .par_iter()
-        .fold(Labels::default, |mut m, &o| {
+    let found: Labels = (0..graph.objects() as u32)
+        .into_par_iter()
+        .filter(|&o| dom.is_reachable(o))
+        .fold(Labels::default, |mut m, o| {
             m.insert(label(o), 0);
             m
         })

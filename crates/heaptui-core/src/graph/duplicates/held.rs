@@ -6,26 +6,27 @@
 //!
 //! - Candidates. If H holds S, every root path to a member s of S contains a
 //!   member of H; so the holders of S are among the sets met on one root path
-//!   to one member (taken greedily towards the DFS roots: each step goes to
-//!   the retainer earliest in DFS preorder, which strictly decreases). That
-//!   step is computed once per object, for every reachable object before
-//!   the checks, in parallel ([`up_steps`]): walking it per set would scan
-//!   a hub's retainers (a V8 hidden class has millions) for every set
-//!   whose path crosses the hub. Computed up front (one pass over the
-//!   retainers), the objects' DFS positions it reads are dropped before
-//!   the dominator-tree preorder is numbered: the index is 12 bytes an
-//!   object, not 17 beside a lazily filled step. What a path then keeps
-//!   per object (`up`) is the next set member on its path, so a path
-//!   passes the objects in no set once for all the sets whose paths cross
-//!   them (the leaves of a long list that is no set: each leaf's path
-//!   would walk the list).
+//!   to one member (taken greedily towards the roots: each step goes to the
+//!   retainer earliest in the dominator tree's preorder numbering,
+//!   [`DominatorTree::preorder_number`], which strictly decreases: every
+//!   reachable object but the DFS's roots has a retainer numbered before
+//!   it). That step is computed once per object, for every reachable
+//!   object before the checks, in parallel ([`up_steps`]): walking it per
+//!   set would scan a hub's retainers (a V8 hidden class has millions) for
+//!   every set whose path crosses the hub. The index is 4 bytes an object
+//!   (the steps) beside the tree's numbering and the sets' member index
+//!   (`sets::MemberIndex`, a bit an object). What a path then keeps per
+//!   object (`up`) is the next set member on its path, so a path passes the
+//!   objects in no set once for all the sets whose paths cross them (the
+//!   leaves of a long list that is no set: each leaf's path would walk the
+//!   list).
 //! - Check, per candidate H and member s: "s reachable avoiding H" (RA) by a
 //!   backward search that jumps up the dominator tree. If d dominates u then
 //!   RA(u) implies RA(d); and if no member of H lies in d's dominator subtree,
 //!   RA(d) implies RA(u) too (every root path to u enters the subtree at d
 //!   and stays inside after its last visit to d). So the search replaces u by
 //!   its highest dominator whose subtree has no H member (an interval query
-//!   on a dominator-tree preorder), stops as unreachable at a dominator in H
+//!   on that same numbering), stops as unreachable at a dominator in H
 //!   (the common positive case: the array's list is in H), and otherwise
 //!   continues from that node's retainers outside its own subtree (a simple
 //!   root path never enters a node's subtree before the node).
@@ -41,6 +42,7 @@ use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering::Relaxed};
 use rayon::prelude::*;
 
 use super::bisim::IntBuild;
+use super::sets::MemberIndex;
 use super::DuplicateSet;
 use crate::graph::{DominatorTree, HeapGraph, SUPER_ROOT};
 use crate::mem::spill::Spill;
@@ -77,11 +79,11 @@ impl Drop for Work {
 struct Index<'a> {
     graph: &'a HeapGraph,
     dom: &'a DominatorTree,
-    /// Set id of every member object, NONE otherwise.
-    set_of: Vec<u32>,
-    /// Dominator-tree preorder number (NONE if unreachable); the subtree of
-    /// v is `tin[v] .. tin[v] + retained_objects[v]`.
-    tin: Scratch<u32>,
+    /// The set of every member object (NONE for an object in no set).
+    members: &'a MemberIndex,
+    /// The dominator tree's preorder numbers (NONE if unreachable); the
+    /// subtree of v is `tin[v] .. tin[v] + retained_objects[v]`.
+    tin: &'a [u32],
     /// Each object's greedy step up ([`up_steps`]), or, once a path has
     /// passed it, its next set member on its greedy root path: an object
     /// further on that path with only objects in no set between, NONE
@@ -137,7 +139,7 @@ impl Index<'_> {
                 if d == SUPER_ROOT {
                     break false;
                 }
-                if self.set_of[d as usize] == h {
+                if self.set_of(d) == h {
                     break true;
                 }
                 if self.subtree_has(h, d) {
@@ -157,7 +159,7 @@ impl Index<'_> {
             for r in self.graph.retainers_raw(x) {
                 work.step();
                 if self.tin[r as usize] == NONE
-                    || self.set_of[r as usize] == h
+                    || self.set_of(r) == h
                     || self.in_subtree(r, x)
                     || seen.contains(&r)
                 {
@@ -169,6 +171,12 @@ impl Index<'_> {
         false
     }
 
+    /// The set of `x`, NONE for none.
+    #[inline]
+    fn set_of(&self, x: u32) -> u32 {
+        self.members.set_of(x)
+    }
+
     /// Whether `x` has a strong root record.
     #[inline]
     fn is_strong(&self, x: u32) -> bool {
@@ -176,7 +184,7 @@ impl Index<'_> {
     }
 
     /// The first set member after `x` on its greedy root path (each step
-    /// to the retainer earliest in the DFS preorder), NONE if none: the
+    /// to the retainer numbered first), NONE if none: the
     /// objects in no set between are passed over, and the answer stored
     /// for `x` and every object passed (which have the same), so each
     /// object in no set is passed once however many paths cross it
@@ -184,7 +192,7 @@ impl Index<'_> {
     /// with objects in no set between).
     fn up(&self, x: u32) -> u32 {
         let load = |o: u32| self.up[o as usize].load(Relaxed);
-        let is_end = |y: u32| y == NONE || self.set_of[y as usize] != NONE;
+        let is_end = |y: u32| y == NONE || self.set_of(y) != NONE;
         let mut y = load(x);
         if is_end(y) {
             return y;
@@ -216,7 +224,7 @@ impl Index<'_> {
                 break;
             }
             x = best;
-            let set = self.set_of[x as usize];
+            let set = self.set_of(x);
             if set != NONE && set != own && met.insert(set) {
                 if out.len() == limit {
                     return None;
@@ -247,13 +255,12 @@ impl Index<'_> {
 }
 
 /// Fills `held_by` (the direct holders) and `holding_set` of every set;
-/// `sets[i].id == i`, and `set_of` is the set of every object (`u32::MAX`
-/// for none).
+/// `sets[i].id == i`, and `members` their members' index.
 pub(crate) fn compute_held(
     graph: &HeapGraph,
     dom: &DominatorTree,
     sets: &mut [DuplicateSet],
-    set_of: Vec<u32>,
+    members: &MemberIndex,
     progress: &Progress,
 ) -> Result<(), Cancelled> {
     if sets.is_empty() {
@@ -261,15 +268,10 @@ pub(crate) fn compute_held(
     }
     let n = graph.objects();
     let span = tracing::debug_span!(target: "heaptui::profile", "held index").entered();
-    // The DFS positions only while the steps up and the first members are
-    // found: gone before the dominator-tree preorder is numbered.
     let spill = graph.dump.spill.as_deref();
-    let dfs_pos = dfs_positions(graph, dom, spill);
-    let mut up = up_steps(graph, &dfs_pos, spill);
-    let first = first_members(sets, &dfs_pos);
-    drop(dfs_pos);
-    progress.check()?;
-    let tin = dominator_preorder(dom, spill);
+    let tin = &dom.preorder_number[..];
+    let mut up = up_steps(graph, tin, spill);
+    let first = first_members(sets, tin);
     progress.check()?;
     let mut strong = vec![0u64; n.div_ceil(64)];
     for &r in graph.strong_roots_raw() {
@@ -286,7 +288,7 @@ pub(crate) fn compute_held(
     let index = Index {
         graph,
         dom,
-        set_of,
+        members,
         tin,
         up: crate::mem::as_atomic(&mut up),
         strong,
@@ -372,15 +374,15 @@ impl Found {
 struct Pass<'a> {
     index: &'a Index<'a>,
     sets: &'a [DuplicateSet],
-    /// Per set, its member earliest in the DFS preorder and that member's
-    /// DFS position ([`first_members`]).
+    /// Per set, its member numbered first and that member's number
+    /// ([`first_members`]).
     first: Vec<(u32, u32)>,
     /// [`MANY_CANDIDATES`] for this pass.
     many: usize,
 }
 
 impl Pass<'_> {
-    /// The DFS position of set `set`'s first member.
+    /// The number of set `set`'s first member.
     fn first_pos(&self, set: u32) -> u32 {
         self.first[set as usize].1
     }
@@ -515,7 +517,7 @@ impl Pass<'_> {
             if x == NONE {
                 break;
             }
-            let h = index.set_of[x as usize];
+            let h = index.set_of(x);
             if h == NONE || h == i || !met.insert(h) {
                 continue;
             }
@@ -549,29 +551,28 @@ impl Pass<'_> {
     }
 }
 
-/// Per set (`sets[i].id == i`), its member earliest in the DFS preorder
-/// (the first of equals) and that member's position (NONE if none is
-/// reachable).
-fn first_members(sets: &[DuplicateSet], dfs_pos: &[u32]) -> Vec<(u32, u32)> {
+/// Per set (`sets[i].id == i`), its member numbered first in `tin` (the
+/// first of equals) and that member's number (NONE if none is reachable).
+fn first_members(sets: &[DuplicateSet], tin: &[u32]) -> Vec<(u32, u32)> {
     sets.par_iter()
         .map(|s| {
             s.members
                 .iter()
-                .map(|&m| (m, dfs_pos[m as usize]))
+                .map(|&m| (m, tin[m as usize]))
                 .min_by_key(|&(_, p)| p)
                 .unwrap_or((NONE, NONE))
         })
         .collect()
 }
 
-/// Per object, its retainer earliest in the DFS preorder when earlier than
-/// the object itself, else NONE (DFS roots and unreachable objects: an
+/// Per object, its retainer numbered first in `tin` when before the object
+/// itself, else NONE (the DFS's roots and unreachable objects: an
 /// unreachable object's retainers are unreachable too). In parallel over
 /// blocks of objects, each reading its objects' retainers in order.
-fn up_steps(graph: &HeapGraph, dfs_pos: &[u32], spill: Option<&Spill>) -> Scratch<u32> {
+fn up_steps(graph: &HeapGraph, tin: &[u32], spill: Option<&Spill>) -> Scratch<u32> {
     const BLOCK: usize = 1 << 14;
     let _span = tracing::debug_span!(target: "heaptui::profile", "held steps up").entered();
-    let mut up: Scratch<u32> = Scratch::zeroed(dfs_pos.len(), spill);
+    let mut up: Scratch<u32> = Scratch::zeroed(tin.len(), spill);
     up.par_chunks_mut(BLOCK)
         .enumerate()
         .for_each(|(block, part)| {
@@ -581,12 +582,12 @@ fn up_steps(graph: &HeapGraph, dfs_pos: &[u32], spill: Option<&Spill>) -> Scratc
             for (i, (slot, retainers)) in part.iter_mut().zip(rows).enumerate() {
                 let x = base + i as u32;
                 let mut best = NONE;
-                let mut best_pos = dfs_pos[x as usize];
+                let mut best_pos = tin[x as usize];
                 if best_pos != NONE {
                     work.step();
                     for r in retainers {
                         work.step();
-                        let p = dfs_pos[r as usize];
+                        let p = tin[r as usize];
                         if p < best_pos {
                             best_pos = p;
                             best = r;
@@ -599,73 +600,12 @@ fn up_steps(graph: &HeapGraph, dfs_pos: &[u32], spill: Option<&Spill>) -> Scratc
     up
 }
 
-/// Each object's position in the DFS preorder of the dominator computation
-/// (NONE if unreachable).
-fn dfs_positions(graph: &HeapGraph, dom: &DominatorTree, spill: Option<&Spill>) -> Scratch<u32> {
-    let n = graph.objects();
-    let mut dfs_pos: Scratch<u32> = Scratch::zeroed(n, spill);
-    dfs_pos.par_chunks_mut(1 << 16).for_each(|p| p.fill(NONE));
-    {
-        let out = crate::mem::as_atomic(&mut dfs_pos);
-        dom.preorder
-            .par_iter()
-            .enumerate()
-            .for_each(|(i, &o)| out[o as usize].store(i as u32, Relaxed));
-    }
-    dfs_pos
-}
-
-/// Preorder numbers of the dominator tree (iterative; NONE if unreachable).
-/// A subtree's numbers are a range of known size (its retained objects), so
-/// the tree is cut into subtrees of at most a few thousandths of the heap,
-/// numbered in parallel; the nodes above them are numbered while cutting.
-fn dominator_preorder(dom: &DominatorTree, spill: Option<&Spill>) -> Scratch<u32> {
-    let size = |v: u32| dom.retained_objects[v as usize];
-    let mut tin: Scratch<u32> = Scratch::zeroed(dom.idom.len(), spill);
-    tin.par_chunks_mut(1 << 16).for_each(|p| p.fill(NONE));
-    let cut = (dom.idom.len() / 512).max(1 << 12) as u32;
-    let mut pending: Vec<(u32, u32)> = Vec::new();
-    let mut next = 0u32;
-    for &top in dom.children_of(dom.super_root()) {
-        pending.push((top, next));
-        next += size(top);
-    }
-    let mut parts = Vec::new();
-    while let Some((v, start)) = pending.pop() {
-        if size(v) <= cut {
-            parts.push((v, start));
-            continue;
-        }
-        tin[v as usize] = start;
-        let mut next = start + 1;
-        for &c in dom.children_of(v) {
-            pending.push((c, next));
-            next += size(c);
-        }
-    }
-    let out = crate::mem::as_atomic(&mut tin);
-    parts
-        .par_iter()
-        .for_each_init(Vec::new, |stack, &(top, start)| {
-            let mut next = start;
-            stack.clear();
-            stack.push(top);
-            while let Some(v) = stack.pop() {
-                // Each part writes only its own objects' slots.
-                out[v as usize].store(next, Relaxed);
-                next += 1;
-                stack.extend(dom.children_of(v).iter().rev());
-            }
-        });
-    tin
-}
-
 #[cfg(test)]
 mod tests {
     use std::fmt::Write;
     use std::path::Path;
 
-    use super::{dominator_preorder, NONE};
+    use super::NONE;
     use crate::graph::{DominatorTree, HeapGraph, SUPER_ROOT};
     use crate::progress::Progress;
 
@@ -733,10 +673,11 @@ mod tests {
         assert!(seen >= len as usize - 1, "{seen} sets");
     }
 
-    /// Subtrees large enough to be cut (chains, wide fans, a shared tail):
-    /// the numbering must still be a preorder of the dominator tree.
+    /// Long chains with skips ahead (idoms above the parents): the tree's
+    /// numbering is a preorder of the dominator tree, and every reachable
+    /// object but a strong root has a retainer numbered before it.
     #[test]
-    fn dominator_preorder_nests_every_subtree() {
+    fn preorder_numbers_nest_every_subtree_and_step_up() {
         let mut text = String::from("t 1 Node\n");
         let n = 40_000u32;
         let mut x = 12345u64;
@@ -763,7 +704,7 @@ mod tests {
             crate::import::netcf_text::parse_bytes(Path::new("t.txt"), text.as_bytes()).unwrap();
         let graph = HeapGraph::build(dump);
         let dom = DominatorTree::compute(&graph, &Progress::new()).unwrap();
-        let tin = dominator_preorder(&dom, None);
+        let tin = &dom.preorder_number;
         let reachable = dom.reachable_objects as usize;
         let mut seen = vec![false; reachable];
         for v in 0..n {
@@ -781,6 +722,8 @@ mod tests {
                 let (tp, sp) = (tin[p as usize], dom.retained_objects[p as usize]);
                 assert!(tp < t && t - tp < sp, "{v} outside its dominator {p}");
             }
+            let stepped = graph.retainers_raw(v).any(|r| tin[r as usize] < t);
+            assert!(stepped || graph.strong_roots_raw().contains(&v), "{v}");
         }
         assert!(seen.iter().all(|&s| s));
         assert!(dom.retained_objects.iter().any(|&r| r > 4096 * 2));

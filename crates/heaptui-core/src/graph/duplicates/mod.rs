@@ -46,7 +46,6 @@ use crate::model::{Model, ObjectIdx};
 use crate::progress::{Cancelled, Progress, Stage};
 use bisim::NO_BLOCK;
 pub(crate) use held::holding_sets;
-use sets::NO_SET;
 pub use sets::{
     DuplicateMode, DuplicateOptions, DuplicateSet, DuplicateTotals, Duplicates, PossibleDuplicates,
 };
@@ -195,10 +194,10 @@ fn detect(
             *slot = m;
         }
     });
-    let (mut dups, set_of) = finish(dump, sets, possible, mode);
+    let mut dups = finish(dump, sets, possible, mode);
     crate::mem::checkpoint("duplicates: sets");
     tracing::debug_span!(target: "heaptui::profile", "held")
-        .in_scope(|| held::compute_held(graph, dom, &mut dups.sets, set_of, progress))?;
+        .in_scope(|| held::compute_held(graph, dom, &mut dups.sets, &dups.members, progress))?;
     dups.budget_per_type = budget;
     dups.finished_types = finished.to_vec();
     dups.values_compared = dump.values.is_some() || dump.labels.is_some();
@@ -235,10 +234,10 @@ fn label_classes(
     let dump = graph.dump;
     let classes = values::value_classes(graph, dom);
     let classes = classes.as_deref();
-    let mut keyed: Vec<(u32, u64, u32, u32, u32)> = dom
-        .preorder
-        .par_iter()
-        .map(|&o| {
+    let mut keyed: Vec<(u32, u64, u32, u32, u32)> = (0..dump.objects() as u32)
+        .into_par_iter()
+        .filter(|&o| dom.is_reachable(o))
+        .map(|o| {
             let i = o as usize;
             let class = classes.map_or(0, |c| c[i]);
             (
@@ -468,13 +467,13 @@ fn full_set(dump: &Model, t: u32, c: verify::Class) -> DuplicateSet {
     }
 }
 
-/// Sorts the sets, numbers them and indexes their members.
+/// Sorts the sets, numbers them and indexes their members ([`sets::MemberIndex`]).
 fn finish(
     dump: &Model,
     mut sets: Vec<DuplicateSet>,
     possible: Vec<PossibleDuplicates>,
     mode: DuplicateMode,
-) -> (Duplicates, Vec<u32>) {
+) -> Duplicates {
     sets.sort_by(|a, b| {
         b.additional_bytes.cmp(&a.additional_bytes).then_with(|| {
             dump.ids
@@ -485,33 +484,16 @@ fn finish(
     for (i, s) in sets.iter_mut().enumerate() {
         s.id = i as u32;
     }
-    // Set of every object (sets are disjoint, so each slot is written once),
-    // then the members in object order straight from it: no sort.
-    let mut set_of = crate::mem::filled(dump.objects(), NO_SET);
-    {
-        let out = crate::mem::as_atomic(&mut set_of);
-        sets.par_iter().for_each(|s| {
-            for &m in &s.members {
-                out[m as usize].store(s.id, std::sync::atomic::Ordering::Relaxed);
-            }
-        });
-    }
-    let member_of: Vec<(u32, u32)> = set_of
-        .par_iter()
-        .enumerate()
-        .filter(|(_, &s)| s != NO_SET)
-        .map(|(o, &s)| (o as u32, s))
-        .collect();
-    let dups = Duplicates {
+    let members = sets::MemberIndex::new(dump.objects(), &sets);
+    Duplicates {
         mode: Some(mode),
         sets,
         possible,
         budget_per_type: None,
         finished_types: Vec::new(),
-        member_of,
+        members,
         values_compared: false,
-    };
-    (dups, set_of)
+    }
 }
 
 /// `f(o)` for each `o < n` that `keep` accepts, in order: gathered in two

@@ -107,8 +107,8 @@ pub struct Duplicates {
     pub budget_per_type: Option<u64>,
     /// Types detected to completion on request ([`super::detect_type`]), ascending.
     pub finished_types: Vec<u32>,
-    /// `(object, set id)` for every member, sorted by object.
-    pub(super) member_of: Vec<(u32, u32)>,
+    /// The set of every member.
+    pub(super) members: MemberIndex,
     /// Whether values and reference labels were compared (see `values`).
     pub(super) values_compared: bool,
 }
@@ -126,26 +126,17 @@ impl Duplicates {
         budget_per_type: Option<u64>,
         finished_types: Vec<u32>,
     ) -> Duplicates {
-        let mut set_of = crate::mem::filled(objects, NO_SET);
         for (i, s) in sets.iter_mut().enumerate() {
             s.id = i as u32;
-            for &m in &s.members {
-                set_of[m as usize] = s.id;
-            }
         }
-        let member_of = set_of
-            .par_iter()
-            .enumerate()
-            .filter(|(_, &s)| s != NO_SET)
-            .map(|(o, &s)| (o as u32, s))
-            .collect();
+        let members = MemberIndex::new(objects, &sets);
         Duplicates {
             mode,
             sets,
             possible,
             budget_per_type,
             finished_types,
-            member_of,
+            members,
             values_compared,
         }
     }
@@ -192,10 +183,8 @@ impl Duplicates {
 
     /// The set an object belongs to.
     pub fn set_of(&self, object: u32) -> Option<u32> {
-        self.member_of
-            .binary_search_by_key(&object, |&(o, _)| o)
-            .ok()
-            .map(|i| self.member_of[i].1)
+        let set = self.members.set_of(object);
+        (set != NO_SET).then_some(set)
     }
 
     /// The bytes a heap with every duplicate set merged into one instance
@@ -231,3 +220,113 @@ pub struct DuplicateTotals {
 
 /// `set_of` entry of an object in no set.
 pub(super) const NO_SET: u32 = u32::MAX;
+
+/// The set of every member of a set, in 4 bytes a member and 0.19 an
+/// object (not 4 an object): a bit an object for the members, the number
+/// of members before each word of 64 objects, and each member's set in
+/// object order, found at the member's rank among the members.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct MemberIndex {
+    bits: Vec<u64>,
+    before: Vec<u32>,
+    set: Vec<u32>,
+}
+
+impl MemberIndex {
+    /// The index of `sets` (`sets[i].id == i`) over `objects` objects;
+    /// every member is below `objects`. Should an object be in two sets
+    /// (a damaged cache), it counts once, in one of them.
+    pub(crate) fn new(objects: usize, sets: &[DuplicateSet]) -> MemberIndex {
+        use std::sync::atomic::Ordering::Relaxed;
+        let mut bits = vec![0u64; objects.div_ceil(64)];
+        let at = crate::mem::as_atomic_u64(&mut bits);
+        sets.par_iter().for_each(|s| {
+            for &m in &s.members {
+                at[m as usize / 64].fetch_or(1 << (m % 64), Relaxed);
+            }
+        });
+        let mut before = Vec::with_capacity(bits.len());
+        let mut total = 0u32;
+        for w in &bits {
+            before.push(total);
+            total += w.count_ones();
+        }
+        let mut index = MemberIndex {
+            bits,
+            before,
+            set: Vec::new(),
+        };
+        let mut set = crate::mem::filled(total as usize, NO_SET);
+        let at = crate::mem::as_atomic(&mut set);
+        sets.par_iter().for_each(|s| {
+            for &m in &s.members {
+                at[index.rank(m)].store(s.id, Relaxed);
+            }
+        });
+        index.set = set;
+        index
+    }
+
+    /// The place of member `m` among the members in object order.
+    #[inline]
+    fn rank(&self, m: u32) -> usize {
+        let w = self.bits[m as usize / 64];
+        (self.before[m as usize / 64] + (w & ((1u64 << (m % 64)) - 1)).count_ones()) as usize
+    }
+
+    /// The set of `object`, [`NO_SET`] for none (also for an object past
+    /// the index: the empty index of a result with no detection).
+    #[inline]
+    pub(crate) fn set_of(&self, object: u32) -> u32 {
+        let Some(&w) = self.bits.get(object as usize / 64) else {
+            return NO_SET;
+        };
+        if w >> (object % 64) & 1 == 0 {
+            return NO_SET;
+        }
+        self.set[self.rank(object)]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn set(id: u32, members: Vec<u32>) -> DuplicateSet {
+        DuplicateSet {
+            id,
+            type_index: 0,
+            instance_bytes: 8,
+            objects_per_copy: 1,
+            additional_bytes: 8,
+            members,
+            trivial: true,
+            held_by: Vec::new(),
+            holding_set: None,
+        }
+    }
+
+    /// Every object's set as a plain per-object array says, across word
+    /// boundaries, and none past the objects or in an empty index.
+    #[test]
+    fn member_index_agrees_with_a_plain_array() {
+        let n = 300;
+        let sets = vec![
+            set(0, vec![0, 63, 64, 200]),
+            set(1, vec![1, 65, 127, 128, 299]),
+            set(2, vec![5, 190]),
+        ];
+        let mut plain = vec![NO_SET; n];
+        for s in &sets {
+            for &m in &s.members {
+                plain[m as usize] = s.id;
+            }
+        }
+        let index = MemberIndex::new(n, &sets);
+        for (o, &expect) in plain.iter().enumerate() {
+            assert_eq!(index.set_of(o as u32), expect, "object {o}");
+        }
+        assert_eq!(index.set_of(100_000), NO_SET);
+        assert_eq!(MemberIndex::default().set_of(3), NO_SET);
+    }
+}
