@@ -90,6 +90,7 @@ pub fn run(
     progress: &Progress,
     observe: &mut dyn FnMut(StageResult) -> bool,
 ) -> Result<Analysis, AnalysisError> {
+    let _busy = crate::mem::busy();
     let t = Instant::now();
     progress.start(Stage::Parse, 1);
     let mut dump = match input {
@@ -125,6 +126,7 @@ pub fn analyse(
     observe: &mut dyn FnMut(StageResult) -> bool,
 ) -> Result<Analysis, AnalysisError> {
     let _span = tracing::debug_span!(target: "heaptui::profile", "analysis").entered();
+    let _busy = crate::mem::busy();
     let t = Instant::now();
     progress.start(Stage::Graph, 1);
     let (spill, mut memory) = plan_memory(&dump, progress);
