@@ -246,10 +246,16 @@ fn dominators_stage(
     let dom = Arc::new(dom);
     let types = tracing::debug_span!(target: "heaptui::profile", "type stats")
         .in_scope(|| Arc::new(type_stats(graph, &dom)));
+    // Each of these passes reads spilled arrays of its own: what one read
+    // leaves the resident set before the next (nothing where none spilled).
     let span = tracing::debug_span!(target: "heaptui::profile", "roots and summary").entered();
+    crate::mem::spill::release_all();
     let roots = Arc::new(root_groups(graph, &dom));
     let largest = Arc::new(largest_instances(graph, &dom));
-    let summary = Arc::new(Summary::new(graph, &dom, &types, weakly_held(graph, &dom)));
+    crate::mem::spill::release_all();
+    let weakly = weakly_held(graph, &dom);
+    crate::mem::spill::release_all();
+    let summary = Arc::new(Summary::new(graph, &dom, &types, weakly));
     span.exit();
     super::memory::checkpoint(
         "dominators",

@@ -155,7 +155,7 @@ fn look() -> Option<u64> {
 }
 
 /// How often, at most, working threads look ([`pace`]) between them.
-const PACE_MICROS: u64 = 1000;
+const PACE_MICROS: u64 = 250;
 
 /// When a working thread last looked, in microseconds from [`epoch`].
 static LAST_PACE: AtomicU64 = AtomicU64::new(0);
@@ -168,7 +168,7 @@ pub fn limited() -> bool {
 }
 
 /// For a walk that reads spilled arrays at random, called every few
-/// hundred steps: a look, as the watcher's, at most every millisecond
+/// hundred steps: a look, as the watcher's, at most every quarter of a millisecond
 /// among all threads. The watcher alone cannot keep such a walk within the
 /// limit where threads outnumber cores (it waits its turn for a core while
 /// the walk faults pages in at some GB/s). One atomic load when no limit

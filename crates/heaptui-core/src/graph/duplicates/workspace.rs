@@ -32,7 +32,7 @@ impl<'p> Budget<'p> {
             progress,
             next_check: 0,
             check_every: if crate::mem::watch::limited() {
-                256
+                64
             } else {
                 4096
             },
