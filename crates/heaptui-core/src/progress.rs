@@ -175,9 +175,6 @@ impl Progress {
 
     /// `Err(Cancelled)` once [`Progress::cancel`] was called.
     pub fn check(&self) -> Result<(), Cancelled> {
-        // Long walks check often: where a memory limit is kept, they help
-        // its watcher (one atomic load otherwise).
-        crate::mem::pace();
         if self.is_cancelled() {
             Err(Cancelled)
         } else {
