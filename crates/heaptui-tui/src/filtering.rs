@@ -148,6 +148,7 @@ pub const CHECK_EVERY: usize = 1 << 16;
 /// Runs a request to completion, or gives up (`None`) as soon as
 /// `superseded` says a newer request for the pane exists.
 pub fn compute(req: FilterRequest, superseded: &dyn Fn() -> bool) -> Option<Filtered> {
+    let _busy = heaptui_core::mem::busy();
     let FilterRequest {
         pane,
         generation,

@@ -129,6 +129,7 @@ pub fn run_job(
     dom: &DominatorTree,
     progress: &Progress,
 ) -> Option<Msg> {
+    let _busy = heaptui_core::mem::busy();
     match job {
         Job::Precise { type_index } => {
             let set = instances_of(graph, type_index);

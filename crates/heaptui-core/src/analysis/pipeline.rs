@@ -90,6 +90,7 @@ pub fn run(
     progress: &Progress,
     observe: &mut dyn FnMut(StageResult) -> bool,
 ) -> Result<Analysis, AnalysisError> {
+    let _busy = crate::mem::busy();
     let t = Instant::now();
     progress.start(Stage::Parse, 1);
     let mut dump = match input {
@@ -125,6 +126,7 @@ pub fn analyse(
     observe: &mut dyn FnMut(StageResult) -> bool,
 ) -> Result<Analysis, AnalysisError> {
     let _span = tracing::debug_span!(target: "heaptui::profile", "analysis").entered();
+    let _busy = crate::mem::busy();
     let t = Instant::now();
     progress.start(Stage::Graph, 1);
     let (spill, mut memory) = plan_memory(&dump, progress);
@@ -244,10 +246,16 @@ fn dominators_stage(
     let dom = Arc::new(dom);
     let types = tracing::debug_span!(target: "heaptui::profile", "type stats")
         .in_scope(|| Arc::new(type_stats(graph, &dom)));
+    // Each of these passes reads spilled arrays of its own: what one read
+    // leaves the resident set before the next (nothing where none spilled).
     let span = tracing::debug_span!(target: "heaptui::profile", "roots and summary").entered();
+    crate::mem::spill::release_all();
     let roots = Arc::new(root_groups(graph, &dom));
     let largest = Arc::new(largest_instances(graph, &dom));
-    let summary = Arc::new(Summary::new(graph, &dom, &types, weakly_held(graph, &dom)));
+    crate::mem::spill::release_all();
+    let weakly = weakly_held(graph, &dom);
+    crate::mem::spill::release_all();
+    let summary = Arc::new(Summary::new(graph, &dom, &types, weakly));
     span.exit();
     super::memory::checkpoint(
         "dominators",

@@ -248,6 +248,10 @@ pub fn largest_instances(graph: &HeapGraph, dom: &DominatorTree) -> Vec<u32> {
     let dump = &graph.dump;
     let mut best = vec![u32::MAX; dump.type_names.len()];
     for (o, t) in dump.types.iter().enumerate() {
+        if o.is_multiple_of(1 << 16) {
+            // A pass over spilled arrays (see `mem::pace`).
+            crate::mem::pace();
+        }
         if !dom.is_reachable(o as u32) {
             continue;
         }

@@ -76,6 +76,9 @@ fn per_type_of<W: TypeWord>(
         .fold(
             || vec![(0u64, 0u64, 0u64); t],
             |mut acc, (b, types)| {
+                // A block's pages of spilled arrays are few; the blocks'
+                // together are not (see `mem::pace`).
+                crate::mem::pace();
                 let from = b * block;
                 let sizes = (from..from + types.len()).map(|o| dump.sizes.get(o));
                 let idom = &dom.idom[from..from + types.len()];
@@ -152,7 +155,13 @@ fn top_most_retained<W: TypeWord>(
     };
     enter(top, on_path, sums);
     stack.push((top, dom.children.offset(top as usize)));
+    let mut steps = 0u32;
     while let Some(frame) = stack.last_mut() {
+        steps = steps.wrapping_add(1);
+        if steps.is_multiple_of(1 << 12) {
+            // Random reads of spilled arrays (see `mem::pace`).
+            crate::mem::pace();
+        }
         let (node, next) = *frame;
         if next == dom.children.offset(node as usize + 1) {
             stack.pop();

@@ -182,6 +182,7 @@ pub fn run(
     observe: &mut dyn FnMut(StageResult) -> bool,
     note: Note,
 ) -> Result<(Analysis, Pending), AnalysisError> {
+    let _busy = crate::mem::busy();
     let place = match (input, cache) {
         (Input::File(path, import), Some(cache)) => Place::of(path, *import, options, cache),
         _ => None,

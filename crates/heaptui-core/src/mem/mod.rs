@@ -25,6 +25,7 @@ pub use guard::{
     restore_terminal_mode, save_terminal_mode, save_terminal_mode_of, TERMINAL_IN_USE,
 };
 pub use scratch::Scratch;
+pub use watch::{busy, pace, Busy};
 pub use words::Words;
 
 /// A vector of `len` copies of `value`, backed by huge pages where the

@@ -21,6 +21,9 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 use rayon::prelude::*;
 
+use crate::mem::spill::Spill;
+use crate::mem::Scratch;
+
 use super::idruns::Runs;
 use super::Ids;
 
@@ -108,7 +111,7 @@ enum Table {
     /// bytes (0: empty, so fresh zeroed memory is an empty table), half the
     /// memory of a wide slot, still one cache line a look-up.
     Packed {
-        slots: Vec<u64>,
+        slots: Scratch<u64>,
         base: u64,
         align: u32,
         /// Keys go in groups of `2^group` (see [`packed_slot`]).
@@ -212,6 +215,15 @@ impl WideIdIndex {
         WideIdIndex::build_spanning(ids, IdSpan::of(ids))
     }
 
+    /// [`WideIdIndex::build`] with the packed table (the form ids that are
+    /// addresses take) in a spill file where `spill` is given: the text
+    /// importer's index over the memory budget (16 bytes an object, read
+    /// at random by the resolving, its pages dropped by the budget's
+    /// watcher like any spilled array's).
+    pub fn build_in(ids: &[u64], spill: Option<&Spill>) -> WideIdIndex {
+        WideIdIndex::build_spanning_in(ids, IdSpan::of(ids), spill)
+    }
+
     /// The index of `ids`, whose span the caller gathered as it read them:
     /// bitmaps over their runs where they come in long ascending runs (see
     /// `idruns`), the hash table otherwise. For a caller that resolves few
@@ -258,12 +270,20 @@ impl WideIdIndex {
     /// The index of `ids` as a hash table, whose span the caller gathered
     /// as it read them.
     pub fn build_spanning(ids: &[u64], span: IdSpan) -> WideIdIndex {
+        WideIdIndex::build_spanning_in(ids, span, None)
+    }
+
+    /// [`WideIdIndex::build_spanning`], the packed table in `spill` where
+    /// given.
+    fn build_spanning_in(ids: &[u64], span: IdSpan, spill: Option<&Spill>) -> WideIdIndex {
         assert!(ids.len() < EMPTY as usize, "more than 2^32-1 objects");
         let (capacity, shift) = geometry(ids.len());
         let mask = capacity - 1;
         let key = random_key();
         let (table, repeated) = match span.packing() {
-            Some((base, align)) => build_packed(ids, capacity, (mask, shift, key), base, align),
+            Some((base, align)) => {
+                build_packed(ids, (capacity, spill), (mask, shift, key), base, align)
+            }
             None => build_wide(ids, capacity, (mask, shift, key)),
         };
         WideIdIndex {
@@ -479,12 +499,13 @@ const AHEAD: usize = 16;
 
 fn build_packed(
     ids: &[u64],
-    capacity: usize,
+    (capacity, spill): (usize, Option<&Spill>),
     (mask, shift, key): (usize, u32, u64),
     base: u64,
     align: u32,
 ) -> (Table, u64) {
-    let mut slots: Vec<u64> = crate::mem::zeroed(capacity);
+    // Zeroed either way: a spill file's reserved space reads as zeros.
+    let mut slots: Scratch<u64> = Scratch::zeroed(capacity, spill);
     // At least two groups (a shift of 64 would overflow).
     let group = GROUP.min(capacity.trailing_zeros() - 1);
     let home = |id: u64| {
@@ -871,6 +892,28 @@ pub(super) mod tests {
         assert_eq!(count_repeats(&[]), 0);
         assert_eq!(count_repeats(&[5, 5, 5]), 2);
         assert_eq!(count_repeats(&[1, 2, 3, 1, 2, 9, 2]), 3);
+    }
+
+    #[test]
+    fn a_packed_table_in_a_spill_file_finds_what_one_in_memory_finds() {
+        let dir = tempfile::tempdir().unwrap();
+        let spill = Spill::open(dir.path(), 1 << 20).unwrap();
+        // Addresses, some repeated, in no order.
+        let ids: Vec<u64> = (0..50_000u64)
+            .map(|i| 0x7f00_0000 + (i * 7919 % 40_000) * 16)
+            .collect();
+        let spilled = WideIdIndex::build_in(&ids, Some(&spill));
+        let Table::Packed { slots, .. } = &spilled.table else {
+            panic!("addresses take the packed form")
+        };
+        assert!(slots.is_mapped(), "{:?}", spill.failure());
+        let plain = WideIdIndex::build(&ids);
+        assert_eq!(spilled.repeated, plain.repeated);
+        assert_eq!(spilled.repeated, 10_000);
+        crate::mem::spill::release_all();
+        for id in ids.iter().copied().chain([0, 0x7f00_0008, u64::MAX]) {
+            assert_eq!(spilled.get(id), plain.get(id), "{id:x}");
+        }
     }
 
     #[test]

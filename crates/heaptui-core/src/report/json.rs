@@ -308,6 +308,7 @@ pub(super) fn write_array<T: Serialize>(
 /// in a `tracing` span of target `heaptui::profile` (see `crate::log`).
 pub fn write_json(out: &mut impl Write, a: &Analysis, opts: &ReportOptions) -> io::Result<()> {
     let _span = tracing::debug_span!(target: "heaptui::profile", "json").entered();
+    let _busy = crate::mem::busy();
     write_file(out, a)?;
     write_summary(out, &a.summary)?;
     write_diagnostics(out, &a.dump().diagnostics)?;

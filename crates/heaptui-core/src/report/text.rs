@@ -27,6 +27,7 @@ const MAX_DETAIL_CHARS: usize = 60;
 
 /// Writes the text report of `a`, one section after another.
 pub fn write_text(out: &mut impl Write, a: &Analysis, opts: &ReportOptions) -> io::Result<()> {
+    let _busy = crate::mem::busy();
     write_file(out, a)?;
     write_figures(out, &a.summary)?;
     write_diagnostics(out, &a.dump().diagnostics, opts)?;

@@ -19,6 +19,9 @@ pub(crate) struct Budget<'p> {
     pub limit: Option<u64>,
     pub(super) progress: &'p Progress,
     pub(super) next_check: u64,
+    /// Units between two checks: fewer where a memory limit is kept, whose
+    /// watcher each check helps ([`crate::mem::pace`]).
+    check_every: u64,
 }
 
 impl<'p> Budget<'p> {
@@ -28,6 +31,11 @@ impl<'p> Budget<'p> {
             limit,
             progress,
             next_check: 0,
+            check_every: if crate::mem::watch::limited() {
+                64
+            } else {
+                4096
+            },
         }
     }
 
@@ -35,7 +43,8 @@ impl<'p> Budget<'p> {
     pub(super) fn spend(&mut self, units: u64) -> Result<(), Stop> {
         self.used += units;
         if self.used >= self.next_check {
-            self.next_check = self.used + 4096;
+            self.next_check = self.used + self.check_every;
+            crate::mem::pace();
             if self.progress.is_cancelled() {
                 return Err(Stop::Cancelled);
             }

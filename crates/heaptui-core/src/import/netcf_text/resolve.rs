@@ -68,7 +68,7 @@ impl ObjectIds {
         );
         a.progress.set_done(a.file_bytes + a.file_bytes / 4);
         let wide = tracing::debug_span!(target: "heaptui::profile", "id index")
-            .in_scope(|| WideIdIndex::build(&ids));
+            .in_scope(|| WideIdIndex::build_in(&ids, spill));
         let keep = (wide.repeated != 0).then(|| {
             a.diag.count(Kind::Duplicate, wide.repeated);
             let keep: Vec<bool> = ids
