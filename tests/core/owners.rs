@@ -228,3 +228,49 @@ fn nested_sets_are_charged_once_each() {
     );
     assert_eq!(owners.bytes, dups.all_totals().bytes);
 }
+
+/// A long chain of excluded dominators, each holding one copy, walked from
+/// the bottom up (the deepest copy first): every walk stops at the first
+/// dominator an earlier walk met, so the walks resolve each dominator once
+/// (linear in the chain, not quadratic), and all copies go to the chain's
+/// one owner.
+#[test]
+fn a_long_chain_is_walked_once() {
+    let k = 3000u32;
+    let mut text = String::from("t 1 App.Root\nt 2 System.Node\nt 3 App.Item\nt 4 App.Leaf\n");
+    text.push_str(&format!("o 1 1 10 {:x}\n", 0x10000));
+    // The copies first, deepest first, so that they are walked in that order.
+    for i in (0..k).rev() {
+        text.push_str(&format!("o {:x} 3 8 2\n", 0x40000 + (k - 1 - i)));
+    }
+    for i in 0..k {
+        let node = 0x10000 + i;
+        let copy = 0x40000 + (k - 1 - i);
+        match i + 1 < k {
+            true => text.push_str(&format!("o {node:x} 2 18 {:x} {copy:x}\n", node + 1)),
+            false => text.push_str(&format!("o {node:x} 2 18 {copy:x}\n")),
+        }
+    }
+    text.push_str("o 2 4 4\nr 1 1 0\nr 2 1 0\n");
+    let (g, dom, dups) = analyse(&text, &all());
+    let globs = [Glob::new("System.*")];
+    let owners = duplicate_owners(&g.dump, &dom, &dups, &globs);
+    assert_eq!(owners.owners.len(), 1);
+    let o = &owners.owners[0];
+    assert_eq!(
+        heaptui_core::analysis::Owners::path_text(&g.dump, o),
+        "App.Root / System.Node"
+    );
+    assert_eq!(
+        (o.copies, o.bytes, o.instances),
+        (k as u64 - 1, 8 * (k as u64 - 1), 1)
+    );
+    assert_eq!(o.top_instance, g.dump.index_of(1));
+    assert_eq!(
+        owner_copies(&g.dump, &dom, &dups, &globs, o).len() as u64,
+        o.copies
+    );
+    let steps = heaptui_core::testing::owner_walk_steps(&g.dump, &dom, &dups, &globs);
+    assert!(steps <= k as u64 + 1, "{steps} dominators resolved for {k}");
+    assert!(steps >= k as u64 - 1, "the walks met the chain: {steps}");
+}

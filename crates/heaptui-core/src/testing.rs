@@ -4,8 +4,9 @@
 //! importers with a chosen chunk size (so a test can check that chunk
 //! boundaries change nothing), the duplicate detector's thresholds (whose
 //! results must be the same for every value), the gzip bound and the cache
-//! decoder's entry over bytes in memory. One method is a knob of the same
-//! kind where it belongs: `IdIndex::probes` (what look-ups cost).
+//! decoder's entry over bytes in memory, and what the duplicate owners'
+//! walks cost. One method is a knob of the same kind where it belongs:
+//! `IdIndex::probes` (what look-ups cost).
 //!
 //! What a test needs of the library's real surface it takes from there,
 //! not from here.
@@ -16,6 +17,17 @@ use crate::analysis::Analysis;
 use crate::cache::Corrupt;
 use crate::import::InputError;
 use crate::model::Model;
+
+/// How many dominators [`crate::analysis::duplicate_owners`]'s walks
+/// resolved (each at most once: what the walks cost).
+pub fn owner_walk_steps(
+    dump: &Model,
+    dom: &crate::graph::DominatorTree,
+    dups: &crate::graph::duplicates::Duplicates,
+    exclude: &[crate::analysis::Glob],
+) -> u64 {
+    crate::analysis::owners::owners_and_steps(dump, dom, dups, exclude).1
+}
 
 /// Parses .NET CF text dump bytes held in memory (the text importer
 /// alone, without format detection).

@@ -8,8 +8,9 @@
 //! itself is either shared or, being paired with an equal object, a member
 //! of another set and charged there. So an owner's bytes sum to what the
 //! headline's extra instances count, and no byte is counted twice when sets
-//! nest (held duplicates). Cost: one walk up the dominator tree per object
-//! met, memoised, so O(objects) in all.
+//! nest (held duplicates). Cost: one walk up the dominator tree per copy,
+//! memoised per dominator met, so O(objects) time in all and memory in
+//! proportion to the dominators the walks meet, not to the heap.
 
 use std::collections::HashMap;
 
@@ -17,7 +18,7 @@ use super::queries::excluded_by_any;
 use super::Glob;
 use crate::graph::duplicates::Duplicates;
 use crate::graph::{DominatorTree, NOT_REACHABLE, SUPER_ROOT};
-use crate::model::{Format, Model, ObjectIdx, TypeIdx};
+use crate::model::{Format, Model, ObjectIdx, TypeIdx, U32Map};
 
 /// The exclude patterns owners are cut at by default, per format: the
 /// runtime's own packages and namespaces, so that the owner is the
@@ -157,22 +158,18 @@ struct Walk<'a> {
     dom: &'a DominatorTree,
     excluded: Vec<bool>,
     paths: Paths,
-    path_of: Vec<u32>,
-    anchor_of: Vec<u32>,
+    /// Per dominator a walk met: (owner path, owner object). A map, not an
+    /// array over the objects: walks meet the copies' dominators and the
+    /// excluded ones above them, a small part of a large heap.
+    memo: U32Map<(u32, u32)>,
     stack: Vec<u32>,
+    /// Dominators resolved (each once: the memo's entries).
+    steps: u64,
 }
 
 impl<'a> Walk<'a> {
-    /// A walk cut at `exclude`; `memo`: the memo arrays are allocated
-    /// (one entry per object: only when some copy is walked).
-    fn new(dump: &'a Model, dom: &'a DominatorTree, exclude: &[Glob], memo: bool) -> Walk<'a> {
-        let (path_of, anchor_of) = match memo {
-            true => (
-                crate::mem::filled(dump.objects(), UNSET),
-                crate::mem::filled(dump.objects(), UNSET),
-            ),
-            false => (Vec::new(), Vec::new()),
-        };
+    /// A walk cut at `exclude`.
+    fn new(dump: &'a Model, dom: &'a DominatorTree, exclude: &[Glob]) -> Walk<'a> {
         Walk {
             dump,
             dom,
@@ -181,9 +178,9 @@ impl<'a> Walk<'a> {
                 nodes: Vec::new(),
                 index: HashMap::new(),
             },
-            path_of,
-            anchor_of,
+            memo: U32Map::default(),
             stack: Vec::new(),
+            steps: 0,
         }
     }
 
@@ -193,14 +190,16 @@ impl<'a> Walk<'a> {
 
     /// The owner path and owner object of dominator `d0`: up from `d0`
     /// past excluded row types to the first that is not (or to the
-    /// topmost dominator).
+    /// topmost dominator). Every dominator passed is memoised, so each is
+    /// walked past once in all: O(1) amortised a call on any chain.
     fn resolve(&mut self, d0: u32) -> (u32, u32) {
         self.stack.clear();
         let mut d = d0;
         let (mut path, anchor) = loop {
-            if self.path_of[d as usize] != UNSET {
-                break (self.path_of[d as usize], self.anchor_of[d as usize]);
+            if let Some(&hit) = self.memo.get(&d) {
+                break hit;
             }
+            self.steps += 1;
             let ty = self.row(d);
             let up = self.dom.idom[d as usize];
             if !self.excluded[ty.index()] || up == SUPER_ROOT {
@@ -210,8 +209,7 @@ impl<'a> Walk<'a> {
                     ANCHORED
                 };
                 let p = self.paths.child(top, ty);
-                self.path_of[d as usize] = p;
-                self.anchor_of[d as usize] = d;
+                self.memo.insert(d, (p, d));
                 break (p, d);
             }
             self.stack.push(d);
@@ -219,8 +217,7 @@ impl<'a> Walk<'a> {
         };
         while let Some(x) = self.stack.pop() {
             path = self.paths.child(path, self.row(x));
-            self.path_of[x as usize] = path;
-            self.anchor_of[x as usize] = anchor;
+            self.memo.insert(x, (path, anchor));
         }
         (path, anchor)
     }
@@ -238,13 +235,19 @@ pub fn duplicate_owners(
     dups: &Duplicates,
     exclude: &[Glob],
 ) -> Owners {
+    owners_and_steps(dump, dom, dups, exclude).0
+}
+
+/// [`duplicate_owners`] and how many dominators its walks resolved (what
+/// the walks cost: at most one a dominator met).
+pub(crate) fn owners_and_steps(
+    dump: &Model,
+    dom: &DominatorTree,
+    dups: &Duplicates,
+    exclude: &[Glob],
+) -> (Owners, u64) {
     let _span = tracing::debug_span!(target: "heaptui::profile", "owners").entered();
-    let mut walk = Walk::new(
-        dump,
-        dom,
-        exclude,
-        dups.sets.iter().any(|s| !dups.is_unverified(s)),
-    );
+    let mut walk = Walk::new(dump, dom, exclude);
     // Per owner path: its owner and, per owner object, the bytes charged.
     let mut slot: HashMap<u32, usize> = HashMap::new();
     let mut owners: Vec<(u32, Owner)> = Vec::new();
@@ -285,15 +288,18 @@ pub fn duplicate_owners(
             }
         }
     }
-    finish(dump, walk.paths, owners, by_instance, exclude)
+    let steps = walk.steps;
+    (
+        finish(dump, walk.paths, owners, by_instance, exclude),
+        steps,
+    )
 }
 
 /// The extra copies charged to `owner`, an owner of
 /// [`duplicate_owners`]`(dump, dom, dups, exclude)`: the members after the
 /// first of its sets whose owner path is its path. Walks only its sets'
-/// members (the memo is one array pair over the objects, as
-/// [`duplicate_owners`]'s). What a what-if of "the owner's copies gone"
-/// cuts.
+/// members (memoised as [`duplicate_owners`]'s walks). What a what-if of
+/// "the owner's copies gone" cuts.
 pub fn owner_copies(
     dump: &Model,
     dom: &DominatorTree,
@@ -301,7 +307,7 @@ pub fn owner_copies(
     exclude: &[Glob],
     owner: &Owner,
 ) -> Vec<ObjectIdx> {
-    let mut walk = Walk::new(dump, dom, exclude, !owner.path.is_empty());
+    let mut walk = Walk::new(dump, dom, exclude);
     let mut is_owner: HashMap<u32, bool> = HashMap::new();
     let mut out = Vec::with_capacity(owner.copies as usize);
     for share in &owner.sets {
