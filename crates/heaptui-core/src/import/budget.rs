@@ -53,34 +53,30 @@ pub fn estimate_objects(format: Format, data: &[u8]) -> Option<u64> {
 }
 
 /// The bytes looked at and the object lines (`o` and a blank at a line's
-/// start) whole in them, over [`WINDOWS`] windows spread over `data`,
-/// each from the first line that starts in it: a fixed amount of reading
-/// whatever the file's size.
+/// start) that start in them, over [`WINDOWS`] windows spread over `data`:
+/// a fixed amount of reading whatever the file's size. Every byte of a
+/// window counts, lines or not, so a stretch without lines (a very long
+/// line, or a sparse file's hole) lowers the density as it should, rather
+/// than being left out of the sample.
 fn sample_object_lines(data: &[u8]) -> (u64, u64) {
     let len = data.len() as u64;
     let windows = if len <= WINDOWS * WINDOW { 1 } else { WINDOWS };
     let width = if windows == 1 { len } else { WINDOW };
+    let is_object =
+        |at: usize| data.get(at) == Some(&b'o') && matches!(data.get(at + 1), Some(b' ' | b'\t'));
     let (mut sampled, mut objects) = (0, 0);
     for w in 0..windows {
         let start = (len / windows * w) as usize;
         let end = (start as u64 + width).min(len) as usize;
-        let mut window = &data[start..end];
-        if start > 0 {
-            // From the first line that starts inside the window.
-            match window.iter().position(|&b| b == b'\n') {
-                Some(nl) => window = &window[nl + 1..],
-                None => continue,
-            }
+        sampled += (end - start) as u64;
+        if (start == 0 || data[start - 1] == b'\n') && is_object(start) {
+            objects += 1;
         }
-        // Up to the last whole line.
-        let whole = match window.iter().rposition(|&b| b == b'\n') {
-            Some(nl) => &window[..nl + 1],
-            None => continue,
-        };
-        sampled += whole.len() as u64;
-        objects += whole
-            .split(|&b| b == b'\n')
-            .filter(|line| line.first() == Some(&b'o') && matches!(line.get(1), Some(b' ' | b'\t')))
+        // A line starting at `end` belongs to the next window.
+        objects += data[start..end]
+            .iter()
+            .enumerate()
+            .filter(|&(i, &b)| b == b'\n' && start + i + 1 < end && is_object(start + i + 1))
             .count() as u64;
     }
     (sampled, objects)
@@ -179,6 +175,25 @@ mod tests {
         let n = estimate_objects(Format::Rpm, &big).unwrap();
         assert!((200_000..=230_000).contains(&n), "{n}");
         assert_eq!(estimate_objects(Format::Hprof, &big), None);
+    }
+
+    #[test]
+    fn a_hole_counts_as_bytes_without_objects() {
+        // A few lines, then a sparse file's hole (zeros): not a heap of
+        // objects 22 bytes apart.
+        let mut data = b"t 1 T\no 1 1 8\nr 1 1 0\n".to_vec();
+        data.resize(64 << 20, 0);
+        let n = estimate_objects(Format::Rpm, &data).unwrap();
+        assert!(n < 1000, "{n}");
+        // Lines far longer than a window: one object a line at most.
+        let mut long = Vec::new();
+        for i in 0..64u64 {
+            long.extend_from_slice(format!("o {i:x} 1 8").as_bytes());
+            long.extend(std::iter::repeat_n(b' ', 300 << 10));
+            long.push(b'\n');
+        }
+        let n = estimate_objects(Format::Rpm, &long).unwrap();
+        assert!(n < 1000, "{n}");
     }
 
     #[test]
