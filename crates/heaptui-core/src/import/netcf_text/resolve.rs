@@ -8,7 +8,7 @@ use crate::model::Kind;
 use rayon::prelude::*;
 
 use super::build::Assembly;
-use super::lines::Chunk;
+use super::lines::{Chunk, SIZE_ESCAPE};
 use super::sections::{Sections, Types, NO_TYPE};
 use crate::mem::scratch::{self, Scratch};
 use crate::mem::spill::Spill;
@@ -338,6 +338,7 @@ impl Lookup<'_> {
         let mut ref_pos = 0usize;
         let mut run = 0usize;
         let mut out = 0usize;
+        let mut big = c.big_sizes.chunks_exact(2);
         for j in 0..c.type_ids.len() {
             while run + 1 < c.obj_markers.len() && c.obj_markers[run + 1].0 as usize <= j {
                 run += 1;
@@ -345,6 +346,14 @@ impl Lookup<'_> {
             let degree = c.degrees[j] as usize;
             let refs_at = ref_pos;
             ref_pos += degree;
+            let size = match c.sizes[j] {
+                SIZE_ESCAPE => {
+                    let pair = big.next();
+                    debug_assert_eq!(pair.map(|p| p[0]), Some(j as u64));
+                    pair.map_or(0, |p| p[1])
+                }
+                s => s as u64,
+            };
             if !self.objects.kept(base + j) {
                 continue;
             }
@@ -358,7 +367,7 @@ impl Lookup<'_> {
                 }
             };
             part.types[out] = ty;
-            part.sizes[out] = c.sizes[j];
+            part.sizes[out] = size;
             let before = r.targets;
             self.resolve_references(ci, c, j, refs_at, &mut part.targets, &mut r);
             part.degrees[out] = (r.targets - before) as u32;
@@ -369,6 +378,7 @@ impl Lookup<'_> {
         c.refs = Array::default();
         c.type_ids = Array::default();
         c.sizes = Array::default();
+        c.big_sizes = Array::default();
         c.degrees = Array::default();
         r
     }
