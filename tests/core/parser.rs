@@ -390,6 +390,25 @@ fn sizes_around_two_bytes_survive_the_chunks_narrow_form() {
 }
 
 #[test]
+fn degrees_around_two_bytes_survive_the_chunks_narrow_form() {
+    // A chunk keeps numbers of references below 65,535 in 2 bytes and the
+    // others apart; a dropped record with many must not shift them.
+    let many = |n: usize| " 1".repeat(n);
+    let text = format!(
+        "t 1 T\no 1 1 8{}\no 2 1 8{}\no 1 1 8{}\no 3 1 8{}\no 4 1 8 2\n",
+        many(0xfffe),
+        many(0xffff),
+        many(0x10000),
+        many(0x10001),
+    );
+    let d = parse(text.as_bytes());
+    assert_eq!(d.ids.to_vec(), [1, 2, 3, 4]);
+    let degrees: Vec<usize> = (0..4).map(|i| d.refs.neighbors(i).len()).collect();
+    assert_eq!(degrees, [0xfffe, 0xffff, 0x10001, 1]);
+    assert_eq!(refs_of(&d, "4"), ["2"]);
+}
+
+#[test]
 fn sizes_no_object_can_have_are_skipped() {
     // Over 2^48 bytes (a 48-bit address space): a corrupt line, not a size
     // to add up (sums of such sizes would overflow u64).

@@ -50,7 +50,11 @@ pub(super) struct Records {
     /// `index, size` pairs (by index) of the sizes of [`SIZE_ESCAPE`] or
     /// more.
     pub(super) big_sizes: Vec<u64>,
-    pub(super) degrees: Vec<u32>,
+    /// Degrees below [`DEGREE_ESCAPE`]; the others are in `big_degrees`.
+    pub(super) degrees: Vec<u16>,
+    /// `index, degree` pairs (by index) of the degrees of
+    /// [`DEGREE_ESCAPE`] or more.
+    pub(super) big_degrees: Vec<u32>,
     pub(super) refs: Vec<u64>,
     pub(super) obj_lines: Vec<u32>,
 }
@@ -59,6 +63,9 @@ pub(super) struct Records {
 /// (6 fewer than a `u64` at its peak): this value marks one of this size
 /// or more, found in the chunk's side table.
 pub(super) const SIZE_ESCAPE: u16 = u16::MAX;
+
+/// Likewise for the objects' numbers of references (2 bytes, not 4).
+pub(super) const DEGREE_ESCAPE: u16 = u16::MAX;
 
 /// What one chunk holds. Lines are local to the chunk (1-based); `marker`
 /// counts the section events seen in the chunk before a record. The
@@ -77,7 +84,10 @@ pub(super) struct Chunk {
     pub(super) sizes: Array<u16>,
     /// As [`Records::big_sizes`].
     pub(super) big_sizes: Array<u64>,
-    pub(super) degrees: Array<u32>,
+    /// As [`Records::degrees`].
+    pub(super) degrees: Array<u16>,
+    /// As [`Records::big_degrees`].
+    pub(super) big_degrees: Array<u32>,
     pub(super) refs: Array<u64>,
     pub(super) obj_lines: Array<u32>,
     /// `(first object, marker)`: objects from `first` on have this marker.
@@ -98,6 +108,7 @@ impl Chunk {
         self.sizes = r.sizes.into();
         self.big_sizes = r.big_sizes.into();
         self.degrees = r.degrees.into();
+        self.big_degrees = r.big_degrees.into();
         self.refs = r.refs.into();
         self.obj_lines = r.obj_lines.into();
     }
@@ -109,6 +120,7 @@ impl Chunk {
         to.array(&mut self.sizes);
         to.array(&mut self.big_sizes);
         to.array(&mut self.degrees);
+        to.array(&mut self.big_degrees);
         to.array(&mut self.refs);
         to.array(&mut self.obj_lines);
     }
@@ -238,6 +250,7 @@ pub(super) fn parse_chunk(text: &[u8]) -> Chunk {
         sizes: crate::mem::with_capacity(lines),
         big_sizes: Vec::new(),
         degrees: crate::mem::with_capacity(lines),
+        big_degrees: Vec::new(),
         obj_lines: crate::mem::with_capacity(lines),
         refs: crate::mem::with_capacity(text.len() / 16),
     };
@@ -368,7 +381,12 @@ pub(super) fn push_object(
         r.sizes.push(SIZE_ESCAPE);
         r.big_sizes.extend([index as u64, size]);
     }
-    r.degrees.push(refs);
+    if refs < DEGREE_ESCAPE as u32 {
+        r.degrees.push(refs as u16);
+    } else {
+        r.degrees.push(DEGREE_ESCAPE);
+        r.big_degrees.extend([index, refs]);
+    }
     r.obj_lines.push(no);
 }
 
