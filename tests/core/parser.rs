@@ -375,6 +375,40 @@ fn sixty_four_bit_ids_and_leading_zeros() {
 }
 
 #[test]
+fn sizes_around_two_bytes_survive_the_chunks_narrow_form() {
+    // A chunk keeps sizes below 65,535 in 2 bytes and the others apart;
+    // repeated records (dropped, one of them large) must not shift them.
+    let d = parse(
+        b"t 1 T\no 1 1 fffe\no 2 1 ffff\no 1 1 123456\no 3 1 10000\no 4 1 0\n\
+          o 2 1 fffffffff\no 5 1 1000000000000\no 6 1 fffe\n",
+    );
+    assert_eq!(d.ids.to_vec(), [1, 2, 3, 4, 5, 6]);
+    assert_eq!(
+        d.sizes.to_vec(),
+        [0xfffe, 0xffff, 0x10000, 0, 1 << 48, 0xfffe]
+    );
+}
+
+#[test]
+fn degrees_around_two_bytes_survive_the_chunks_narrow_form() {
+    // A chunk keeps numbers of references below 65,535 in 2 bytes and the
+    // others apart; a dropped record with many must not shift them.
+    let many = |n: usize| " 1".repeat(n);
+    let text = format!(
+        "t 1 T\no 1 1 8{}\no 2 1 8{}\no 1 1 8{}\no 3 1 8{}\no 4 1 8 2\n",
+        many(0xfffe),
+        many(0xffff),
+        many(0x10000),
+        many(0x10001),
+    );
+    let d = parse(text.as_bytes());
+    assert_eq!(d.ids.to_vec(), [1, 2, 3, 4]);
+    let degrees: Vec<usize> = (0..4).map(|i| d.refs.neighbors(i).len()).collect();
+    assert_eq!(degrees, [0xfffe, 0xffff, 0x10001, 1]);
+    assert_eq!(refs_of(&d, "4"), ["2"]);
+}
+
+#[test]
 fn sizes_no_object_can_have_are_skipped() {
     // Over 2^48 bytes (a 48-bit address space): a corrupt line, not a size
     // to add up (sums of such sizes would overflow u64).

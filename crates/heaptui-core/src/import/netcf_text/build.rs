@@ -89,14 +89,16 @@ pub(super) fn assemble(
     crate::mem::checkpoint("import: references");
     a.name_undefined_types(&chunks, &objects, &mut types, &mut arrays);
     count_objects(&mut sections, &arrays);
-    let refs = Csr::from_degrees_in(&arrays.degrees, std::mem::take(&mut arrays.targets), spill);
-    arrays.degrees = Scratch::default();
+    // The roots first: the id index (16 bytes an object) and the chunks go
+    // before the reference offsets are built.
     let roots_span =
         tracing::debug_span!(target: "heaptui::profile", "roots, drop chunks").entered();
     let roots = a.roots(&chunks, &sections, &types, &objects);
     let ids = Ids::from(&objects.finish()[..]);
     drop(chunks);
     roots_span.exit();
+    let refs = Csr::from_degrees_in(&arrays.degrees, std::mem::take(&mut arrays.targets), spill);
+    arrays.degrees = Scratch::default();
     let sizes = Sizes::from_scratch(arrays.sizes, spill);
     crate::mem::checkpoint("import: model");
     progress.set_done(file_bytes + file_bytes * 4 / 4);

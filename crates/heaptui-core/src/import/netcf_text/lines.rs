@@ -45,11 +45,27 @@ pub(super) struct RawRoot {
 pub(super) struct Records {
     pub(super) ids: Vec<u64>,
     pub(super) type_ids: Vec<u64>,
-    pub(super) sizes: Vec<u64>,
-    pub(super) degrees: Vec<u32>,
+    /// Sizes below [`SIZE_ESCAPE`]; the others are in `big_sizes`.
+    pub(super) sizes: Vec<u16>,
+    /// `index, size` pairs (by index) of the sizes of [`SIZE_ESCAPE`] or
+    /// more.
+    pub(super) big_sizes: Vec<u64>,
+    /// Degrees below [`DEGREE_ESCAPE`]; the others are in `big_degrees`.
+    pub(super) degrees: Vec<u16>,
+    /// `index, degree` pairs (by index) of the degrees of
+    /// [`DEGREE_ESCAPE`] or more.
+    pub(super) big_degrees: Vec<u32>,
     pub(super) refs: Vec<u64>,
     pub(super) obj_lines: Vec<u32>,
 }
+
+/// A chunk's sizes are held in 2 bytes an object while the import runs
+/// (6 fewer than a `u64` at its peak): this value marks one of this size
+/// or more, found in the chunk's side table.
+pub(super) const SIZE_ESCAPE: u16 = u16::MAX;
+
+/// Likewise for the objects' numbers of references (2 bytes, not 4).
+pub(super) const DEGREE_ESCAPE: u16 = u16::MAX;
 
 /// What one chunk holds. Lines are local to the chunk (1-based); `marker`
 /// counts the section events seen in the chunk before a record. The
@@ -64,8 +80,14 @@ pub(super) struct Chunk {
     pub(super) open: Records,
     pub(super) ids: Array<u64>,
     pub(super) type_ids: Array<u64>,
-    pub(super) sizes: Array<u64>,
-    pub(super) degrees: Array<u32>,
+    /// As [`Records::sizes`].
+    pub(super) sizes: Array<u16>,
+    /// As [`Records::big_sizes`].
+    pub(super) big_sizes: Array<u64>,
+    /// As [`Records::degrees`].
+    pub(super) degrees: Array<u16>,
+    /// As [`Records::big_degrees`].
+    pub(super) big_degrees: Array<u32>,
     pub(super) refs: Array<u64>,
     pub(super) obj_lines: Array<u32>,
     /// `(first object, marker)`: objects from `first` on have this marker.
@@ -84,7 +106,9 @@ impl Chunk {
         self.ids = r.ids.into();
         self.type_ids = r.type_ids.into();
         self.sizes = r.sizes.into();
+        self.big_sizes = r.big_sizes.into();
         self.degrees = r.degrees.into();
+        self.big_degrees = r.big_degrees.into();
         self.refs = r.refs.into();
         self.obj_lines = r.obj_lines.into();
     }
@@ -94,7 +118,9 @@ impl Chunk {
         to.array(&mut self.ids);
         to.array(&mut self.type_ids);
         to.array(&mut self.sizes);
+        to.array(&mut self.big_sizes);
         to.array(&mut self.degrees);
+        to.array(&mut self.big_degrees);
         to.array(&mut self.refs);
         to.array(&mut self.obj_lines);
     }
@@ -222,7 +248,9 @@ pub(super) fn parse_chunk(text: &[u8]) -> Chunk {
         ids: crate::mem::with_capacity(lines),
         type_ids: crate::mem::with_capacity(lines),
         sizes: crate::mem::with_capacity(lines),
+        big_sizes: Vec::new(),
         degrees: crate::mem::with_capacity(lines),
+        big_degrees: Vec::new(),
         obj_lines: crate::mem::with_capacity(lines),
         refs: crate::mem::with_capacity(text.len() / 16),
     };
@@ -347,8 +375,18 @@ pub(super) fn push_object(
     let r = &mut c.open;
     r.ids.push(id);
     r.type_ids.push(type_id);
-    r.sizes.push(size);
-    r.degrees.push(refs);
+    if size < SIZE_ESCAPE as u64 {
+        r.sizes.push(size as u16);
+    } else {
+        r.sizes.push(SIZE_ESCAPE);
+        r.big_sizes.extend([index as u64, size]);
+    }
+    if refs < DEGREE_ESCAPE as u32 {
+        r.degrees.push(refs as u16);
+    } else {
+        r.degrees.push(DEGREE_ESCAPE);
+        r.big_degrees.extend([index, refs]);
+    }
     r.obj_lines.push(no);
 }
 

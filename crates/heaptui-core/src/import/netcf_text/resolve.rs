@@ -8,7 +8,7 @@ use crate::model::Kind;
 use rayon::prelude::*;
 
 use super::build::Assembly;
-use super::lines::Chunk;
+use super::lines::{Chunk, DEGREE_ESCAPE, SIZE_ESCAPE};
 use super::sections::{Sections, Types, NO_TYPE};
 use crate::mem::scratch::{self, Scratch};
 use crate::mem::spill::Spill;
@@ -338,13 +338,30 @@ impl Lookup<'_> {
         let mut ref_pos = 0usize;
         let mut run = 0usize;
         let mut out = 0usize;
+        let mut big = c.big_sizes.chunks_exact(2);
+        let mut big_degrees = c.big_degrees.chunks_exact(2);
         for j in 0..c.type_ids.len() {
             while run + 1 < c.obj_markers.len() && c.obj_markers[run + 1].0 as usize <= j {
                 run += 1;
             }
-            let degree = c.degrees[j] as usize;
+            let degree = match c.degrees[j] {
+                DEGREE_ESCAPE => {
+                    let pair = big_degrees.next();
+                    debug_assert_eq!(pair.map(|p| p[0]), Some(j as u32));
+                    pair.map_or(0, |p| p[1] as usize)
+                }
+                d => d as usize,
+            };
             let refs_at = ref_pos;
             ref_pos += degree;
+            let size = match c.sizes[j] {
+                SIZE_ESCAPE => {
+                    let pair = big.next();
+                    debug_assert_eq!(pair.map(|p| p[0]), Some(j as u64));
+                    pair.map_or(0, |p| p[1])
+                }
+                s => s as u64,
+            };
             if !self.objects.kept(base + j) {
                 continue;
             }
@@ -358,9 +375,16 @@ impl Lookup<'_> {
                 }
             };
             part.types[out] = ty;
-            part.sizes[out] = c.sizes[j];
+            part.sizes[out] = size;
             let before = r.targets;
-            self.resolve_references(ci, c, j, refs_at, &mut part.targets, &mut r);
+            self.resolve_references(
+                ci,
+                c,
+                j,
+                refs_at..refs_at + degree,
+                &mut part.targets,
+                &mut r,
+            );
             part.degrees[out] = (r.targets - before) as u32;
             out += 1;
         }
@@ -369,27 +393,29 @@ impl Lookup<'_> {
         c.refs = Array::default();
         c.type_ids = Array::default();
         c.sizes = Array::default();
+        c.big_sizes = Array::default();
         c.degrees = Array::default();
+        c.big_degrees = Array::default();
         r
     }
 
-    /// Resolves the references of chunk `ci`'s object `j`, which start at
-    /// `refs_at` in the chunk's references: found ones are written to
-    /// `targets`, dangling ones counted.
+    /// Resolves the references of chunk `ci`'s object `j`, at `at` in the
+    /// chunk's references: found ones are written to `targets`, dangling
+    /// ones counted.
     #[inline(always)]
     fn resolve_references(
         &self,
         ci: usize,
         c: &Chunk,
         j: usize,
-        refs_at: usize,
+        at: std::ops::Range<usize>,
         targets: &mut [u32],
         r: &mut Resolved,
     ) {
         let wide = &self.objects.wide;
         let new_index = self.objects.new_index.as_deref();
-        let degree = c.degrees[j] as usize;
-        for (k, &target) in c.refs[refs_at..refs_at + degree].iter().enumerate() {
+        let refs_at = at.start;
+        for (k, &target) in c.refs[at].iter().enumerate() {
             // Look-ups miss the cache; ask for a later one's slot now so
             // several misses are in flight at once.
             if let Some(&ahead) = c.refs.get(refs_at + k + PREFETCH_DISTANCE) {
