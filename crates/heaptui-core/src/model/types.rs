@@ -57,7 +57,7 @@ pub enum ObjectTypes {
 
 /// Runs `$body` with `$s` bound to the types as a slice of their own width
 /// (`&[u8]`, `&[u16]` or `&[TypeIdx]`, each element a
-/// [`TypeWord`](crate::model::TypeWord)): one branch for a whole pass.
+/// [`TypeWord`]): one branch for a whole pass.
 #[macro_export]
 macro_rules! with_types {
     ($types:expr, |$s:ident| $body:expr) => {
