@@ -24,24 +24,34 @@ impl Hasher for FastHasher {
 
 pub(crate) type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<FastHasher>>;
 
-/// One multiply for a map keyed by a `u32` alone (object indices): the
-/// `u32` goes in whole, where [`FastHasher`] takes it a byte at a time.
-#[derive(Default)]
-pub(crate) struct U32Hasher(u64);
+/// A multiplicative hasher for integer keys (the duplicates' labels, object
+/// indices): each integer goes in whole, one multiply, where [`FastHasher`]
+/// takes a `u32` a byte at a time.
+#[derive(Default, Clone, Copy)]
+pub(crate) struct IntHasher(u64);
 
-impl Hasher for U32Hasher {
+impl Hasher for IntHasher {
     fn finish(&self) -> u64 {
         self.0
     }
     fn write(&mut self, bytes: &[u8]) {
         for &b in bytes {
-            self.0 = (self.0.rotate_left(5) ^ b as u64).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+            self.write_u64(b as u64);
         }
     }
-    fn write_u32(&mut self, v: u32) {
-        self.0 = (self.0.rotate_left(5) ^ v as u64).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    fn write_u32(&mut self, i: u32) {
+        self.write_u64(i as u64);
+    }
+    fn write_u64(&mut self, i: u64) {
+        self.0 = (self.0.rotate_left(5) ^ i).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+    fn write_usize(&mut self, i: usize) {
+        self.write_u64(i as u64);
     }
 }
 
-/// A map keyed by a `u32` alone, hashed by [`U32Hasher`].
-pub(crate) type U32Map<V> = HashMap<u32, V, BuildHasherDefault<U32Hasher>>;
+/// Builds [`IntHasher`]s.
+pub(crate) type IntBuild = BuildHasherDefault<IntHasher>;
+
+/// A map keyed by a `u32` alone (object indices).
+pub(crate) type U32Map<V> = HashMap<u32, V, IntBuild>;

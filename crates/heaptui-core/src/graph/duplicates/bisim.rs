@@ -12,8 +12,8 @@
 //! the part of a block that did not change keeps its id, so a long chain
 //! costs one small round per link rather than a pass over the heap per link.
 
+use crate::model::IntBuild;
 use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use rayon::prelude::*;
@@ -27,32 +27,6 @@ pub const NO_BLOCK: u32 = u32::MAX;
 
 /// Rounds smaller than this run sequentially (rayon overhead dominates).
 const PARALLEL_MIN: usize = 1 << 14;
-
-/// A small multiplicative hasher for integer keys (labels).
-#[derive(Default, Clone, Copy)]
-pub(crate) struct IntHasher(u64);
-
-impl Hasher for IntHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.write_u64(b as u64);
-        }
-    }
-    fn write_u32(&mut self, i: u32) {
-        self.write_u64(i as u64);
-    }
-    fn write_u64(&mut self, i: u64) {
-        self.0 = (self.0.rotate_left(5) ^ i).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-    fn write_usize(&mut self, i: usize) {
-        self.write_u64(i as u64);
-    }
-}
-
-pub(crate) type IntBuild = BuildHasherDefault<IntHasher>;
 
 /// Per reachable object its block; [`NO_BLOCK`] for unreachable objects.
 pub struct Partition {

@@ -41,12 +41,12 @@ use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering::Relaxed};
 
 use rayon::prelude::*;
 
-use super::bisim::IntBuild;
 use super::sets::MemberIndex;
 use super::DuplicateSet;
 use crate::graph::{DominatorTree, HeapGraph, SUPER_ROOT};
 use crate::mem::spill::Spill;
 use crate::mem::Scratch;
+use crate::model::IntBuild;
 use crate::progress::{Cancelled, Progress};
 
 const NONE: u32 = u32::MAX;
