@@ -108,7 +108,10 @@ pub fn checkpoint(
 
 /// Bytes an analysis holds besides its arrays (the binary, type names,
 /// roots, the allocator's free blocks): 60–160 MiB on the heaps of the
-/// account.
+/// account until the allocator's mmap threshold was fixed
+/// (`mem::bound_allocator_retention`), 10–50 MiB since, besides the
+/// duplicate sets (`dups.*`: 8–15 bytes an object on the native dumps
+/// measured). Kept: the estimate decides when to spill.
 const BASE_BYTES: u64 = 64 << 20;
 
 /// Bytes per object that the stages' scratch adds on top of the arrays at
