@@ -106,7 +106,7 @@ pub fn run(
     dump.id_index = crate::model::IdIndex::lazy();
     // The importers' per-thread transients, freed but kept by the allocator.
     crate::mem::release_free_memory();
-    super::memory::checkpoint("import", &dump, None, None);
+    super::memory::checkpoint("import", &dump, None, None, None);
     tell(
         observe,
         StageResult::Imported {
@@ -164,6 +164,7 @@ pub fn analyse(
         &graph.dump,
         Some(&graph.retainers),
         Some(&d.dom),
+        Some(&duplicates),
     );
     if let Some(s) = &spill {
         memory.spilled = spilled(s, progress);
@@ -218,7 +219,7 @@ fn graph_stage(mut dump: Model, spill: Option<&Arc<Spill>>) -> Arc<HeapGraph> {
     if let Some(s) = spill {
         graph.retainers.spill(s);
     }
-    super::memory::checkpoint("graph", &graph.dump, Some(&graph.retainers), None);
+    super::memory::checkpoint("graph", &graph.dump, Some(&graph.retainers), None, None);
     Arc::new(graph)
 }
 
@@ -262,6 +263,7 @@ fn dominators_stage(
         &graph.dump,
         Some(&graph.retainers),
         Some(&dom),
+        None,
     );
     Ok(DominatorsStage {
         dom,

@@ -142,27 +142,49 @@ pub(crate) fn split_by<T>(mut v: &mut [T], lens: impl IntoIterator<Item = usize>
     parts
 }
 
-/// Keeps the allocator's memory independent of the thread count; called
-/// once at start-up, before any thread exists. glibc gives threads that
-/// meet on a locked arena new arenas, up to eight per core, and each arena
-/// keeps the blocks freed in it (up to 32 MiB each, as its mmap threshold
-/// rises) for the threads that use it: on the 10M heap peak RSS went from
-/// 1189 MiB with one thread to 1339 MiB with sixteen. At most four arenas
-/// bound that whatever the thread count (1243 MiB with sixteen threads;
-/// two threads and the main one never need more). A fixed 128 KiB mmap
-/// threshold instead (every larger block mapped and unmapped) was flat too,
-/// but cost 5 % of the time on two cores: the analysis reuses freed blocks.
-/// A limit the user set (`MALLOC_ARENA_MAX`) is left alone.
+/// Keeps the allocator's memory independent of the thread count and of
+/// what the stages before freed; called once at start-up, before any
+/// thread exists.
+///
+/// glibc gives threads that meet on a locked arena new arenas, up to eight
+/// per core, and each arena keeps the blocks freed in it for the threads
+/// that use it: on the 10M heap peak RSS went from 1189 MiB with one
+/// thread to 1339 MiB with sixteen. At most four arenas bound that
+/// whatever the thread count (1243 MiB with sixteen threads; two threads
+/// and the main one never need more).
+///
+/// Blocks of 128 KiB or more are mapped on their own and unmapped when
+/// freed (a fixed mmap threshold): glibc's default raises the threshold
+/// to each mapped block freed, up to 32 MiB, after which the stages'
+/// scratch of up to 32 MiB (the retainers' packed pieces, the dominators'
+/// and duplicates' per-thread buffers) came from the arenas and stayed
+/// there once freed, in pieces later stages could not reuse: 100–150 MiB
+/// resident and free at the HPROF's and V8 snapshot's peaks
+/// (docs/performance.md, "What is resident besides the arrays"). An
+/// earlier build measured 5 % more time for this on the text heap; the
+/// build of 2026-11-27 measured no difference beyond the noise. Limits the
+/// user set (`MALLOC_ARENA_MAX`, `MALLOC_MMAP_THRESHOLD_`) are left alone.
 pub fn bound_allocator_retention() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    if std::env::var_os("MALLOC_ARENA_MAX").is_none() {
+    {
+        let unset = |name: &str| std::env::var_os(name).is_none();
         // SAFETY: mallopt only changes the allocator's policy for later
         // allocations; no live allocation changes.
         unsafe {
-            libc::mallopt(libc::M_ARENA_MAX, 4);
+            if unset("MALLOC_ARENA_MAX") {
+                libc::mallopt(libc::M_ARENA_MAX, 4);
+            }
+            if unset("MALLOC_MMAP_THRESHOLD_") {
+                libc::mallopt(libc::M_MMAP_THRESHOLD, MMAP_THRESHOLD);
+            }
         }
     }
 }
+
+/// The size from which the allocator maps a block on its own (see
+/// [`bound_allocator_retention`]): glibc's initial threshold, kept.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+const MMAP_THRESHOLD: libc::c_int = 128 << 10;
 
 /// Gives the allocator's free memory back to the kernel. glibc keeps what
 /// worker threads free in their own arenas, where only those threads reuse
@@ -212,10 +234,36 @@ pub(crate) fn checkpoint(phase: &str) {
     }
     if let Some((rss, peak)) = resident() {
         let file = watch::resident_file().unwrap_or(0);
+        let heap = match allocated() {
+            Some((used, free)) => format!(
+                ", allocated {} MiB (the allocator holds {} MiB free)",
+                used >> 20,
+                free >> 20
+            ),
+            None => String::new(),
+        };
         tracing::debug!(target: "heaptui::memory",
-            "{phase}: rss {} MiB ({} MiB of file pages), peak {} MiB, {} releases, not spilled at most {} MiB",
+            "{phase}: rss {} MiB ({} MiB of file pages), peak {} MiB, {} releases, not spilled at most {} MiB{heap}",
             rss >> 20, file >> 20, peak >> 20, watch::releases(), watch::take_anon_peak() >> 20);
     }
+}
+
+/// The bytes the program has allocated and not freed, and the bytes the
+/// allocator holds free (some of them resident), from glibc's
+/// `mallinfo2` (every arena, the mapped blocks included); `None` with
+/// another allocator. The resident set less the first is what lies
+/// outside the heap's live blocks: file pages, free blocks, the binary.
+/// Walks the allocator's free lists: for the checkpoints' log only.
+pub(crate) fn allocated() -> Option<(u64, u64)> {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        // SAFETY: mallinfo2 reads the allocator's statistics under its
+        // locks; it changes nothing.
+        let m = unsafe { libc::mallinfo2() };
+        Some(((m.uordblks + m.hblkhd) as u64, m.fordblks as u64))
+    }
+    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+    None
 }
 
 /// Views a slice of u32 as atomics, for parallel counting and scattering.

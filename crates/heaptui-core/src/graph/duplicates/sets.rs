@@ -141,6 +141,13 @@ impl Duplicates {
         }
     }
 
+    /// The bytes of the member index (the set of every member), for the
+    /// memory account.
+    pub fn member_index_bytes(&self) -> usize {
+        let m = &self.members;
+        (m.bits.capacity() * 8) + (m.before.capacity() + m.set.capacity()) * 4
+    }
+
     /// Whether members were compared by their values and reference labels
     /// too (the dump has them, docs/duplicates.md): then duplicates are equal in every
     /// field, not only in type, size and reference shape.

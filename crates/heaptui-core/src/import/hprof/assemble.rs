@@ -10,7 +10,8 @@ use rayon::prelude::*;
 
 use super::classes::Classes;
 use super::decode::{
-    walk, Context, Count, Loaders, Parts, ReferentMark, StringMark, Undefined, Write, Written,
+    walk, Context, Count, EndsMut, Loaders, Parts, ReferentMark, StringMark, Undefined, Write,
+    Written,
 };
 use super::decode::{DROPPED, UNDEFINED};
 use super::layout::{Evidence, Sizing};
@@ -18,7 +19,8 @@ use super::reader::BasicType;
 use super::scan::{Chunk, RawRoot};
 use super::SizeModel;
 use crate::import::source::Source;
-use crate::model::{root_flags, root_kind, Csr, IdSpan, Root, ValueKind, Values, WideIdIndex};
+use crate::model::WideIdIndex;
+use crate::model::{root_flags, root_kind, Csr, IdSpan, Offsets, Root, ValueKind, Values};
 use crate::model::{Collector, Kind, ObjectIdx, Referent, Referents, Strength};
 use crate::progress::{Cancelled, Progress};
 
@@ -79,9 +81,63 @@ struct Arrays {
     value_ends: Vec<u64>,
     values: Vec<u8>,
     /// `objects + 1` offsets into `targets` and `labels`.
-    ref_ends: Vec<u64>,
+    ref_ends: Ends,
     targets: Vec<u32>,
     labels: Vec<u32>,
+}
+
+/// The objects' `objects + 1` ends among all references: 4 bytes each
+/// where the references number at most `u32::MAX` (the first walk counts
+/// them), as the model keeps them, else 8. Written narrow, they are not
+/// held at 8 bytes an object at the import's peak, the end of its second
+/// walk, nor copied to 4 afterwards.
+#[derive(Debug, PartialEq)]
+enum Ends {
+    Narrow(Vec<u32>),
+    Wide(Vec<u64>),
+}
+
+impl Ends {
+    /// `objects + 1` zeroed ends, for `refs` references in all.
+    fn zeroed(objects: usize, refs: usize) -> Ends {
+        match u32::try_from(refs) {
+            Ok(_) => Ends::Narrow(crate::mem::zeroed(objects + 1)),
+            Err(_) => Ends::Wide(crate::mem::zeroed(objects + 1)),
+        }
+    }
+
+    /// End `i`.
+    fn get(&self, i: usize) -> u64 {
+        match self {
+            Ends::Narrow(v) => v[i] as u64,
+            Ends::Wide(v) => v[i],
+        }
+    }
+
+    /// The ends after the first, cut into consecutive parts of `lens`.
+    fn parts(&mut self, lens: impl IntoIterator<Item = usize>) -> Vec<EndsMut<'_>> {
+        match self {
+            Ends::Narrow(v) => crate::mem::split_by(&mut v[1..], lens)
+                .into_iter()
+                .map(EndsMut::Narrow)
+                .collect(),
+            Ends::Wide(v) => crate::mem::split_by(&mut v[1..], lens)
+                .into_iter()
+                .map(EndsMut::Wide)
+                .collect(),
+        }
+    }
+
+    /// The references' rows with these ends.
+    fn into_csr(self, targets: Vec<u32>) -> Csr {
+        match self {
+            Ends::Narrow(ends) => {
+                assert_eq!(ends.last().map(|&e| e as usize), Some(targets.len()));
+                Csr::from_parts(Offsets::Narrow(ends.into()), targets.into())
+            }
+            Ends::Wide(ends) => Csr::from_offsets(ends, targets),
+        }
+    }
 }
 
 pub(super) fn assemble(
@@ -114,13 +170,16 @@ pub(super) fn assemble(
     let span = counts
         .iter()
         .fold(IdSpan::default(), |s, k| s.merge(k.span));
+    crate::mem::checkpoint("import: ids");
     let wide = tracing::debug_span!(target: "heaptui::profile", "id index")
         .in_scope(|| WideIdIndex::build_in_runs(&ids, span));
+    crate::mem::checkpoint("import: id index");
     loader_references(&mut counts, &cx, &wide);
     let write = tracing::debug_span!(target: "heaptui::profile", "write").entered();
     let (mut a, mut undefined, mut strings, mut referents, dangling) =
         write_all(&cx, source, chunks, &counts, ids, &wide, progress, issues)?;
     write.exit();
+    crate::mem::checkpoint("import: write");
     // Roots resolve through the wide index while it is here; the model's
     // own index is built at its first look-up (the analysis makes none).
     let keep = (wide.repeated > 0).then(|| first_records(&wide, &a.ids));
@@ -150,7 +209,7 @@ pub(super) fn assemble(
         types: a.types,
         type_names,
         sizes: a.sizes,
-        refs: Csr::from_offsets(a.ref_ends, a.targets),
+        refs: a.ref_ends.into_csr(a.targets),
         labels: a.labels,
         values: Values::new(a.value_ends, a.values, a.kinds),
         roots,
@@ -287,7 +346,7 @@ fn write_all(
         let mut value_ends = crate::mem::split_by(&mut a.value_ends[1..], objects()).into_iter();
         let mut values =
             crate::mem::split_by(&mut a.values, counts.iter().map(|k| k.value_bytes)).into_iter();
-        let mut ref_ends = crate::mem::split_by(&mut a.ref_ends[1..], objects()).into_iter();
+        let mut ref_ends = a.ref_ends.parts(objects()).into_iter();
         let mut targets =
             crate::mem::split_by(&mut a.targets, counts.iter().map(|k| k.refs)).into_iter();
         let mut labels =
@@ -360,7 +419,7 @@ fn zeroed_arrays(
         kinds: crate::mem::zeroed(n),
         value_ends: crate::mem::zeroed(n + 1),
         values: crate::mem::zeroed(total_values),
-        ref_ends: crate::mem::zeroed(n + 1),
+        ref_ends: Ends::zeroed(n, total_refs),
         targets: crate::mem::zeroed(total_refs),
         labels: crate::mem::zeroed(total_refs),
         ids,
@@ -435,12 +494,12 @@ fn compact(a: Arrays, keep: Option<&(Vec<bool>, Vec<u32>)>) -> Arrays {
         kinds: Vec::with_capacity(n),
         value_ends: Vec::with_capacity(n + 1),
         values: Vec::with_capacity(a.values.len()),
-        ref_ends: Vec::with_capacity(n + 1),
+        ref_ends: Ends::Wide(Vec::new()),
         targets: Vec::with_capacity(a.targets.len()),
         labels: Vec::with_capacity(a.labels.len()),
     };
     b.value_ends.push(0);
-    b.ref_ends.push(0);
+    let mut ref_ends = vec![0u64];
     for o in 0..n {
         if keep.is_some_and(|(k, _)| !k[o]) {
             continue;
@@ -452,15 +511,16 @@ fn compact(a: Arrays, keep: Option<&(Vec<bool>, Vec<u32>)>) -> Arrays {
         b.values
             .extend_from_slice(&a.values[a.value_ends[o] as usize..a.value_ends[o + 1] as usize]);
         b.value_ends.push(b.values.len() as u64);
-        for e in a.ref_ends[o] as usize..a.ref_ends[o + 1] as usize {
+        for e in a.ref_ends.get(o) as usize..a.ref_ends.get(o + 1) as usize {
             let t = a.targets[e];
             if t != DROPPED {
                 b.targets.push(keep.map_or(t, |(_, m)| m[t as usize]));
                 b.labels.push(a.labels[e]);
             }
         }
-        b.ref_ends.push(b.targets.len() as u64);
+        ref_ends.push(b.targets.len() as u64);
     }
+    b.ref_ends = Ends::Wide(ref_ends);
     b
 }
 
@@ -555,4 +615,40 @@ fn roots(
         kept.push(*r);
     }
     (out, kept)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn narrow_and_wide_ends_give_one_csr() {
+        // Three chunks of 2, 0 and 3 objects, with 1 and 0, none, then 2,
+        // 0 and 3 references.
+        let degrees = [vec![1u64, 0], vec![], vec![2, 0, 3]];
+        let targets: Vec<u32> = (0..6).collect();
+        let fill = |mut ends: Ends| {
+            let mut total = 0;
+            let lens = degrees.iter().map(Vec::len);
+            for (part, d) in ends.parts(lens).iter_mut().zip(&degrees) {
+                for (i, &n) in d.iter().enumerate() {
+                    total += n;
+                    assert!(part.set(i, total));
+                }
+                assert!(!part.set(d.len(), total), "past the part");
+            }
+            ends
+        };
+        let narrow = fill(Ends::zeroed(5, 6));
+        assert!(matches!(narrow, Ends::Narrow(_)));
+        let wide = fill(Ends::Wide(vec![0; 6]));
+        let got: Vec<u64> = (0..6).map(|i| narrow.get(i)).collect();
+        assert_eq!(got, [0, 1, 1, 3, 3, 6]);
+        assert_eq!(got, (0..6).map(|i| wide.get(i)).collect::<Vec<_>>());
+        assert_eq!(narrow.into_csr(targets.clone()), wide.into_csr(targets));
+        assert!(matches!(
+            Ends::zeroed(0, u32::MAX as usize + 1),
+            Ends::Wide(_)
+        ));
+    }
 }

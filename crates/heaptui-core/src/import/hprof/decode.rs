@@ -470,11 +470,30 @@ pub(super) struct Parts<'a> {
     pub value_ends: &'a mut [u64],
     pub values: &'a mut [u8],
     /// End of each object's references among all references.
-    pub ref_ends: &'a mut [u64],
+    pub ref_ends: EndsMut<'a>,
     pub targets: &'a mut [u32],
     pub labels: &'a mut [u32],
     pub strings: &'a mut [StringMark],
     pub referents: &'a mut [ReferentMark],
+}
+
+/// One chunk's part of the objects' reference ends (`assemble::Ends`):
+/// 4 bytes each where the references number at most `u32::MAX`.
+pub(super) enum EndsMut<'a> {
+    Narrow(&'a mut [u32]),
+    Wide(&'a mut [u64]),
+}
+
+impl EndsMut<'_> {
+    /// Sets end `i` to `v` (which fits the width: the first walk counted
+    /// the references); false when `i` is out of the part.
+    #[inline]
+    pub(super) fn set(&mut self, i: usize, v: u64) -> bool {
+        match self {
+            EndsMut::Narrow(s) => s.get_mut(i).map(|slot| *slot = v as u32).is_some(),
+            EndsMut::Wide(s) => s.get_mut(i).map(|slot| *slot = v).is_some(),
+        }
+    }
 }
 
 /// Per referent met: (its reference object, the referent or [`DROPPED`],
@@ -813,14 +832,12 @@ impl Sink for Write<'_> {
     #[inline]
     fn finish(&mut self, kind: ValueKind) {
         let o = self.o - 1;
-        if let (Some(k), Some(ve), Some(re)) = (
-            self.out.kinds.get_mut(o),
-            self.out.value_ends.get_mut(o),
-            self.out.ref_ends.get_mut(o),
-        ) {
-            *k = kind;
-            *ve = self.value_base + self.v as u64;
-            *re = self.ref_base + self.e as u64;
+        let re = self.ref_base + self.e as u64;
+        if let (Some(k), Some(ve)) = (self.out.kinds.get_mut(o), self.out.value_ends.get_mut(o)) {
+            if self.out.ref_ends.set(o, re) {
+                *k = kind;
+                *ve = self.value_base + self.v as u64;
+            }
         }
     }
 

@@ -156,6 +156,7 @@ pub fn import(
             None => "no objects in the HPROF heap dump (no HEAP_DUMP records with instances, arrays or classes)".into(),
         }));
     }
+    crate::mem::checkpoint("import: assembled");
     let kept_roots = std::mem::take(&mut a.raw_roots);
     let model_span = tracing::debug_span!(target: "heaptui::profile", "model").entered();
     let mut model = build_model(

@@ -41,8 +41,8 @@ use std::path::Path;
 
 use super::source::Source;
 use super::{ImportError, InputError};
-use crate::model::{count_repeats, Csr, Format, Model, RecordCounts, Root};
 use crate::model::{Collector, Kind, ObjectIdx, Place, TypeIdx};
+use crate::model::{Csr, Format, Model, RecordCounts, Root};
 use crate::progress::{Progress, Stage};
 use layout::Layout;
 use meta::Meta;
@@ -185,14 +185,18 @@ fn import_with_chunk(
         }
         (_, None) => {
             let edges = edges::Edges {
-                offsets: vec![0; nodes.ids.len() + 1],
+                offsets: vec![0; nodes.kept.objects + 1],
                 ..Default::default()
             };
             let claimed = edges::Context::new(&meta, &nodes.edge_counts).claimed();
             (edges, claimed)
         }
     };
+    // What the edges were read with (4 bytes a node), not needed after.
+    nodes.edge_counts = Vec::new();
+    crate::mem::checkpoint("import: nodes, edges");
     let (pool, diag) = read_strings(source, &layout, &mut nodes, nodes_diag);
+    crate::mem::checkpoint("import: strings");
     let (defined, diag) = read_locations(io, &layout, (&meta, &nodes, &edges), &pool, diag, chunk)?;
     let _span = tracing::debug_span!(target: "heaptui::profile", "assemble").entered();
     Ok(assemble(
@@ -428,12 +432,15 @@ fn assemble(
     diag.merge(std::mem::take(&mut edges.diag));
     let values = tracing::debug_span!(target: "heaptui::profile", "values")
         .in_scope(|| build::values(&nodes, meta, pool));
+    crate::mem::checkpoint("import: values");
     let names = std::mem::take(&mut nodes.names);
     let (type_names, types) = tracing::debug_span!(target: "heaptui::profile", "types")
         .in_scope(|| build::types(names, &nodes.kinds, meta, pool, defined));
+    crate::mem::checkpoint("import: types");
     let labels = tracing::debug_span!(target: "heaptui::profile", "labels")
         .in_scope(|| build::labels(std::mem::take(&mut edges.labels), pool));
-    let repeated = count_repeats(&nodes.ids);
+    crate::mem::checkpoint("import: labels");
+    let repeated = nodes.kept.repeated;
     if repeated > 0 {
         diag.note(AFTER_NODES, || {
             format!(
@@ -446,7 +453,7 @@ fn assemble(
         .iter()
         .map(|&o| Root::plain(ObjectIdx(o)))
         .collect();
-    let objects = nodes.ids.len() as u64;
+    let objects = nodes.kept.objects as u64;
     let details = details(meta, &nodes, &edges, pool);
     let refs = Csr::from_offsets(std::mem::take(&mut edges.offsets), edges.targets);
     Model {
@@ -459,8 +466,8 @@ fn assemble(
         type_names,
         types: TypeIdx::cast_vec(types).into(),
         refs,
-        sizes: nodes.sizes.into(),
-        ids: nodes.ids.into(),
+        sizes: nodes.kept.sizes,
+        ids: nodes.kept.ids,
         roots,
         diagnostics: {
             diag.count(Kind::Duplicate, repeated);

@@ -6,7 +6,7 @@ use rayon::prelude::*;
 use super::meta::Meta;
 use super::numbers::{Chunk, Extent, Scan, ScanError, Scanned};
 use crate::import::source::Source;
-use crate::model::{Collector, Kind};
+use crate::model::{count_repeats, Collector, Ids, Kind, Sizes};
 use crate::progress::Progress;
 
 /// Larger self sizes are corrupt (no object spans a 48-bit address space);
@@ -36,12 +36,42 @@ pub struct Nodes {
     pub kinds: Vec<u8>,
     /// Per object: the name's string index, or [`NO_STRING`].
     pub names: Vec<u32>,
+    /// Per object, while the records are read (then empty: see `kept`).
     pub ids: Vec<u64>,
+    /// Per object, while the records are read (then empty: see `kept`).
     pub sizes: Vec<u64>,
     /// Per node, the root included: its declared edge count.
     pub edge_counts: Vec<u32>,
     pub scanned: Scanned,
     pub diag: Collector,
+    /// Once every record is read ([`read`]), the ids and sizes in the
+    /// model's forms.
+    pub kept: Kept,
+}
+
+/// The objects' ids and sizes in the model's forms, made as soon as the
+/// nodes are read: the `u64` arrays (16 bytes an object) are not held
+/// while the edges are read, where the import peaks, and after.
+#[derive(Debug, Default)]
+pub struct Kept {
+    /// How many objects.
+    pub objects: usize,
+    pub ids: Ids,
+    pub sizes: Sizes,
+    /// How many nodes repeat the id of an earlier one.
+    pub repeated: u64,
+}
+
+impl Kept {
+    /// From the read arrays (freed).
+    fn new(ids: Vec<u64>, sizes: Vec<u64>) -> Kept {
+        Kept {
+            objects: ids.len(),
+            repeated: count_repeats(&ids),
+            ids: ids.into(),
+            sizes: sizes.into(),
+        }
+    }
 }
 
 fn read_chunk(chunk: &mut Chunk, out: &mut Nodes, meta: &Meta) -> Result<(), ScanError> {
@@ -163,6 +193,7 @@ pub fn read(
         },
     )?;
     all.scanned = scanned;
+    all.kept = Kept::new(std::mem::take(&mut all.ids), std::mem::take(&mut all.sizes));
     Ok(all)
 }
 
