@@ -407,18 +407,15 @@ fn semidominators(
 ) -> Result<Vec<u32>, Cancelled> {
     let _span = tracing::debug_span!(target: "heaptui::profile", "semi").entered();
     let pre = preorder_numbers(n, vertex);
-    let Split {
-        mut semi,
-        above_end,
-        above,
-    } = split_retainers(vertex, parent, multi_pre, root_bits, retainers, &pre);
+    let mut split = split_retainers(vertex, parent, multi_pre, root_bits, retainers, &pre);
+    let (above_ends, above) = split.bytes();
     let searched = [
         ("vertex", bytes(vertex)),
         ("parent", bytes(parent)),
         ("multi_pre", bytes(multi_pre)),
-        ("semi", bytes(&semi)),
-        ("above_end", bytes(&above_end)),
-        ("above", bytes(&above)),
+        ("semi", bytes(&split.semi)),
+        ("above_end", above_ends),
+        ("above", above),
     ];
     alive(
         "split retainers",
@@ -426,10 +423,7 @@ fn semidominators(
     );
     // Nothing reads preorder numbers by object any more.
     drop(pre);
-    let above_of = |i: usize| {
-        let from = if i == 0 { 0 } else { above_end[i - 1] as usize };
-        &above[from..above_end[i] as usize]
-    };
+    let mut semi = std::mem::take(&mut split.semi);
     // `link[k]` = (compressed ancestor, best semi on the path).
     let mut link: Vec<(u32, u32)> = crate::mem::with_capacity(vertex.len());
     link.par_extend(parent.par_iter().map(|&p| (p, p)));
@@ -445,14 +439,14 @@ fn semidominators(
         // The links of the coming vertices' retainers, fetched a few
         // iterations before use.
         if i >= 6 {
-            for &pv in above_of(i - 6).iter().take(6) {
+            for &pv in split.above_of(i - 6).iter().take(6) {
                 crate::mem::prefetch(&link[pv as usize]);
             }
         }
         let w = multi_pre[i];
         let last_linked = w + 1;
         let mut s = semi[i];
-        let list = above_of(i);
+        let list = split.above_of(i);
         for (k, &pv) in list.iter().enumerate() {
             // A long list: its later links too, ahead of use.
             if let Some(&ahead) = list.get(k + 8) {
@@ -485,12 +479,35 @@ fn preorder_numbers(n: usize, vertex: &[u32]) -> Vec<u32> {
 
 /// The multi-retainer vertices' retainers, split for the sequential search:
 /// `semi[i]` the minimum over those numbered at most the vertex (with its DFS
-/// parent, and 0 for a strong root), and `above[above_end[i - 1]..
-/// above_end[i]]` the preorder numbers of the others, in list order.
+/// parent, and 0 for a strong root), and [`Split::above_of`]`(i)` the
+/// preorder numbers of the others, in list order. Those stay in the parts
+/// the threads made, [`SPLIT_PART`] vertices each (copied end to end they
+/// were held twice at the copy: on V8 the dominators' peak).
 struct Split {
     semi: Vec<u32>,
-    above_end: Vec<u64>,
-    above: Vec<u32>,
+    /// Per part: each vertex's end in the part's list, and the list.
+    parts: Vec<(Vec<u32>, Vec<u32>)>,
+}
+
+/// Multi-retainer vertices per part of a [`Split`] (a power of two).
+const SPLIT_PART: usize = 4096;
+
+impl Split {
+    /// The preorder numbers of vertex `i`'s retainers numbered above it.
+    #[inline]
+    fn above_of(&self, i: usize) -> &[u32] {
+        let (ends, above) = &self.parts[i / SPLIT_PART];
+        let k = i % SPLIT_PART;
+        let from = if k == 0 { 0 } else { ends[k - 1] as usize };
+        &above[from..ends[k] as usize]
+    }
+
+    /// The bytes of its lists' ends and entries.
+    fn bytes(&self) -> (usize, usize) {
+        self.parts
+            .iter()
+            .fold((0, 0), |(e, a), p| (e + bytes(&p.0), a + bytes(&p.1)))
+    }
 }
 
 /// `eval` of a retainer numbered at most `w` returns its own number and
@@ -506,11 +523,14 @@ fn split_retainers(
     pre: &[u32],
 ) -> Split {
     let parts: Vec<(Vec<u32>, Vec<u32>, Vec<u32>)> = multi_pre
-        .par_chunks(4096)
-        .map(|ws| {
+        .par_chunks(SPLIT_PART)
+        // Each part's list is made in the thread's buffer and copied to a
+        // block of its size: grown in place, the lists' regrowth left
+        // their dropped blocks in the allocator's arenas, beside them.
+        .map_init(Vec::new, |above: &mut Vec<u32>, ws| {
             let mut start = Vec::with_capacity(ws.len());
             let mut ends = Vec::with_capacity(ws.len());
-            let mut above = Vec::new();
+            above.clear();
             for (k, &w) in ws.iter().enumerate() {
                 if let Some(&next) = ws.get(k + 4) {
                     retainers.prefetch(vertex[next as usize]);
@@ -535,26 +555,21 @@ fn split_retainers(
                 start.push(s);
                 ends.push(above.len() as u32);
             }
-            (start, ends, above)
+            (start, ends, above.to_vec())
         })
         .collect();
     let mut split = Split {
         semi: Vec::with_capacity(multi_pre.len()),
-        above_end: Vec::with_capacity(multi_pre.len()),
-        above: Vec::with_capacity(parts.iter().map(|p| p.2.len()).sum()),
+        parts: Vec::with_capacity(parts.len()),
     };
     for (start, ends, list) in parts {
-        let base = split.above.len() as u64;
         split.semi.extend_from_slice(&start);
-        split
-            .above_end
-            .extend(ends.iter().map(|&e| base + e as u64));
-        split.above.extend_from_slice(&list);
+        split.parts.push((ends, list));
     }
     tracing::debug!(
         target: "heaptui::profile",
         "dominators: {} retainer entries numbered above their multi-retainer object",
-        split.above.len()
+        split.parts.iter().map(|p| p.1.len()).sum::<usize>()
     );
     split
 }
