@@ -44,11 +44,12 @@
 //! numbered above the object (for the others `eval` is the identity; their
 //! minimum is taken there), so the sequential search walks a compact array
 //! and touches only the link forest. The DFS, that search, NCA and the
-//! bottom-up retained sums stay sequential. The children lists come from a
-//! counting sort on the immediate dominators in preorder space (near
-//! accesses), then the lists are walked in preorder and each stored at its
-//! object's place, in parallel, and sorted per block: no transposition of a
-//! per-object graph.
+//! bottom-up retained sums stay sequential. The children lists come last,
+//! once the preorder arrays are gone, from a parallel counting sort on the
+//! immediate dominators in object order whose counts become the offsets in
+//! place, each list then sorted: no transposition of a per-object graph,
+//! and no array alive but the tree's own (24 bytes an object, its size at
+//! the end; the preorder space's lists beside them were 12 more).
 
 use rayon::prelude::*;
 
@@ -165,9 +166,10 @@ impl DominatorTree {
 ///
 /// Phases, each a function whose scratch arrays end with it: the DFS, the
 /// classification of multi-retainer objects, the semidominators, NCA, the
-/// retained sums, the scatter back to object order, the children lists in
-/// preorder space and the sorted children lists. Each runs in a `tracing`
-/// span of target `heaptui::profile` (see `crate::log`).
+/// retained sums, the scatter back to object order and the sorted children
+/// lists. Each runs in a `tracing` span of target `heaptui::profile` (see
+/// `crate::log`), and logs the arrays alive at its highest point (target
+/// `heaptui::memory`).
 pub fn compute(
     n: usize,
     refs: &Csr,
@@ -199,6 +201,10 @@ fn compute_in(
         seen,
     } = dfs(n, refs, strong_roots);
     let m = vertex.len();
+    alive(
+        "dfs",
+        &[("vertex", bytes(&vertex)), ("parent", bytes(&parent))],
+    );
     crate::mem::checkpoint("dominators: dfs");
     progress.set_done(1);
     progress.check()?;
@@ -209,6 +215,8 @@ fn compute_in(
         n, &vertex, &parent, &multi_pre, &root_bits, retainers, progress,
     )?;
     drop(root_bits);
+    // The split's per-thread parts, freed but kept by the allocator.
+    crate::mem::release_free_memory();
     crate::mem::checkpoint("dominators: semidominators");
     progress.set_done(2);
     progress.check()?;
@@ -216,18 +224,22 @@ fn compute_in(
     let idom_pre = nca(parent, &multi_pre, semi);
     drop(multi_pre);
     let (ret_bytes, ret_objects) = retained(&vertex, &idom_pre, sizes);
+    alive(
+        "retained",
+        &[
+            ("vertex", bytes(&vertex)),
+            ("idom_pre", bytes(&idom_pre)),
+            ("ret_bytes", bytes(&ret_bytes)),
+            ("ret_objects", bytes(&ret_objects)),
+        ],
+    );
     crate::mem::checkpoint("dominators: nca, retained");
     progress.set_done(3);
 
     let reachable_bytes = ret_bytes[0];
-    let scattered = to_object_order(n, &vertex, &idom_pre, ret_objects, ret_bytes, spill);
+    let scattered = to_object_order(n, vertex, idom_pre, ret_objects, ret_bytes, spill);
     crate::mem::checkpoint("dominators: scatter");
-    let kids = Kids::in_preorder(&idom_pre);
-    drop(idom_pre);
-    let offsets = children_offsets(n, &vertex, &kids);
-    let children = children_lists(n, &vertex, &kids, &scattered.retained_bytes, offsets, spill);
-    drop(kids);
-    drop(vertex);
+    let children = children_lists(&scattered.idom, &scattered.retained_bytes, m - 1, spill);
     crate::mem::checkpoint("dominators: children");
     progress.set_done(4);
     Ok(DominatorTree {
@@ -395,20 +407,30 @@ fn semidominators(
 ) -> Result<Vec<u32>, Cancelled> {
     let _span = tracing::debug_span!(target: "heaptui::profile", "semi").entered();
     let pre = preorder_numbers(n, vertex);
-    let Split {
-        mut semi,
-        above_end,
-        above,
-    } = split_retainers(vertex, parent, multi_pre, root_bits, retainers, &pre);
+    let mut split = split_retainers(vertex, parent, multi_pre, root_bits, retainers, &pre);
+    let (above_ends, above) = split.bytes();
+    let searched = [
+        ("vertex", bytes(vertex)),
+        ("parent", bytes(parent)),
+        ("multi_pre", bytes(multi_pre)),
+        ("semi", bytes(&split.semi)),
+        ("above_end", above_ends),
+        ("above", above),
+    ];
+    alive(
+        "split retainers",
+        &[&searched[..], &[("pre", bytes(&pre))]].concat(),
+    );
     // Nothing reads preorder numbers by object any more.
     drop(pre);
-    let above_of = |i: usize| {
-        let from = if i == 0 { 0 } else { above_end[i - 1] as usize };
-        &above[from..above_end[i] as usize]
-    };
+    let mut semi = std::mem::take(&mut split.semi);
     // `link[k]` = (compressed ancestor, best semi on the path).
     let mut link: Vec<(u32, u32)> = crate::mem::with_capacity(vertex.len());
     link.par_extend(parent.par_iter().map(|&p| (p, p)));
+    alive(
+        "semidominators",
+        &[&searched[..], &[("link", bytes(&link))]].concat(),
+    );
     let mut path: Vec<u32> = Vec::new();
     for i in (0..multi_pre.len()).rev() {
         if i.is_multiple_of(1 << 20) {
@@ -417,14 +439,14 @@ fn semidominators(
         // The links of the coming vertices' retainers, fetched a few
         // iterations before use.
         if i >= 6 {
-            for &pv in above_of(i - 6).iter().take(6) {
+            for &pv in split.above_of(i - 6).iter().take(6) {
                 crate::mem::prefetch(&link[pv as usize]);
             }
         }
         let w = multi_pre[i];
         let last_linked = w + 1;
         let mut s = semi[i];
-        let list = above_of(i);
+        let list = split.above_of(i);
         for (k, &pv) in list.iter().enumerate() {
             // A long list: its later links too, ahead of use.
             if let Some(&ahead) = list.get(k + 8) {
@@ -457,12 +479,35 @@ fn preorder_numbers(n: usize, vertex: &[u32]) -> Vec<u32> {
 
 /// The multi-retainer vertices' retainers, split for the sequential search:
 /// `semi[i]` the minimum over those numbered at most the vertex (with its DFS
-/// parent, and 0 for a strong root), and `above[above_end[i - 1]..
-/// above_end[i]]` the preorder numbers of the others, in list order.
+/// parent, and 0 for a strong root), and [`Split::above_of`]`(i)` the
+/// preorder numbers of the others, in list order. Those stay in the parts
+/// the threads made, [`SPLIT_PART`] vertices each (copied end to end they
+/// were held twice at the copy: on V8 the dominators' peak).
 struct Split {
     semi: Vec<u32>,
-    above_end: Vec<u64>,
-    above: Vec<u32>,
+    /// Per part: each vertex's end in the part's list, and the list.
+    parts: Vec<(Vec<u32>, Vec<u32>)>,
+}
+
+/// Multi-retainer vertices per part of a [`Split`] (a power of two).
+const SPLIT_PART: usize = 4096;
+
+impl Split {
+    /// The preorder numbers of vertex `i`'s retainers numbered above it.
+    #[inline]
+    fn above_of(&self, i: usize) -> &[u32] {
+        let (ends, above) = &self.parts[i / SPLIT_PART];
+        let k = i % SPLIT_PART;
+        let from = if k == 0 { 0 } else { ends[k - 1] as usize };
+        &above[from..ends[k] as usize]
+    }
+
+    /// The bytes of its lists' ends and entries.
+    fn bytes(&self) -> (usize, usize) {
+        self.parts
+            .iter()
+            .fold((0, 0), |(e, a), p| (e + bytes(&p.0), a + bytes(&p.1)))
+    }
 }
 
 /// `eval` of a retainer numbered at most `w` returns its own number and
@@ -478,11 +523,14 @@ fn split_retainers(
     pre: &[u32],
 ) -> Split {
     let parts: Vec<(Vec<u32>, Vec<u32>, Vec<u32>)> = multi_pre
-        .par_chunks(4096)
-        .map(|ws| {
+        .par_chunks(SPLIT_PART)
+        // Each part's list is made in the thread's buffer and copied to a
+        // block of its size: grown in place, the lists' regrowth left
+        // their dropped blocks in the allocator's arenas, beside them.
+        .map_init(Vec::new, |above: &mut Vec<u32>, ws| {
             let mut start = Vec::with_capacity(ws.len());
             let mut ends = Vec::with_capacity(ws.len());
-            let mut above = Vec::new();
+            above.clear();
             for (k, &w) in ws.iter().enumerate() {
                 if let Some(&next) = ws.get(k + 4) {
                     retainers.prefetch(vertex[next as usize]);
@@ -507,26 +555,21 @@ fn split_retainers(
                 start.push(s);
                 ends.push(above.len() as u32);
             }
-            (start, ends, above)
+            (start, ends, above.to_vec())
         })
         .collect();
     let mut split = Split {
         semi: Vec::with_capacity(multi_pre.len()),
-        above_end: Vec::with_capacity(multi_pre.len()),
-        above: Vec::with_capacity(parts.iter().map(|p| p.2.len()).sum()),
+        parts: Vec::with_capacity(parts.len()),
     };
     for (start, ends, list) in parts {
-        let base = split.above.len() as u64;
         split.semi.extend_from_slice(&start);
-        split
-            .above_end
-            .extend(ends.iter().map(|&e| base + e as u64));
-        split.above.extend_from_slice(&list);
+        split.parts.push((ends, list));
     }
     tracing::debug!(
         target: "heaptui::profile",
         "dominators: {} retainer entries numbered above their multi-retainer object",
-        split.above.len()
+        split.parts.iter().map(|p| p.1.len()).sum::<usize>()
     );
     split
 }
@@ -567,47 +610,6 @@ fn retained(vertex: &[u32], idom_pre: &[u32], sizes: &Sizes) -> (Vec<u64>, Vec<u
         ret_objects[d] += ret_objects[w];
     }
     (ret_bytes, ret_objects)
-}
-
-/// The dominator tree's children lists in preorder space: `end[d]` is the
-/// end of `d`'s list in `list`, and `end[d - 1]` its start; the lists hold
-/// preorder numbers.
-struct Kids {
-    end: Vec<u32>,
-    list: Vec<u32>,
-}
-
-impl Kids {
-    /// Phase 7: a counting sort on `idom_pre` (sequential, but its reads and
-    /// writes stay near each other because a dominator is mostly close
-    /// before what it dominates).
-    fn in_preorder(idom_pre: &[u32]) -> Kids {
-        let _span =
-            tracing::debug_span!(target: "heaptui::profile", "children in preorder").entered();
-        let m = idom_pre.len();
-        let mut end: Vec<u32> = crate::mem::zeroed(m + 1);
-        for &d in &idom_pre[1..] {
-            end[d as usize + 1] += 1;
-        }
-        for d in 1..=m {
-            end[d] += end[d - 1];
-        }
-        let mut list: Vec<u32> = crate::mem::zeroed(m - 1);
-        for (w, &d) in idom_pre.iter().enumerate().skip(1) {
-            list[end[d as usize] as usize] = w as u32;
-            end[d as usize] += 1;
-        }
-        Kids { end, list }
-    }
-
-    fn range(&self, p: u32) -> std::ops::Range<usize> {
-        let from = if p == 0 {
-            0
-        } else {
-            self.end[p as usize - 1] as usize
-        };
-        from..self.end[p as usize] as usize
-    }
 }
 
 /// Parallel passes over blocks of this many preorder numbers.
@@ -692,36 +694,77 @@ impl RetainedScatter {
 /// order instead read the arrays at random per object. In pieces, one array
 /// at a time, each preorder array dropped once scattered (all at once, the
 /// preorder arrays beside the object-order ones were the text heap's peak
-/// of the dominators). In `spill` where given, each array's written pages
-/// released as it is done, so that at most one is resident.
+/// of the dominators): the retained bytes first (8 bytes an object in
+/// preorder), the tree numbers last, made in the buffers of `idom_pre` and
+/// `ret_objects` once those are scattered, so that at most 24 bytes an
+/// object are alive here (4 of `vertex`, 4 of `idom_pre`, 4 of
+/// `ret_objects` and the results). In `spill` where given, each array's
+/// written pages released as it is done, so that at most one is resident.
 fn to_object_order(
     n: usize,
-    vertex: &[u32],
-    idom_pre: &[u32],
+    vertex: Vec<u32>,
+    idom_pre: Vec<u32>,
     ret_objects: Vec<u32>,
     ret_bytes: Vec<u64>,
     spill: Option<&Spill>,
 ) -> ObjectOrder {
     let _span = tracing::debug_span!(target: "heaptui::profile", "object order").entered();
-    let idom = scatter(n, vertex, NOT_REACHABLE, spill, &|w| match idom_pre[w] {
-        0 => SUPER_ROOT,
-        d => vertex[d as usize],
-    });
-    crate::mem::checkpoint("dominators: scatter idom");
-    let mut bytes = RetainedScatter::new(n, &ret_bytes, spill);
-    let slots = bytes.slots();
+    let mut bytes_out = RetainedScatter::new(n, &ret_bytes, spill);
+    let slots = bytes_out.slots();
     (1..vertex.len())
         .into_par_iter()
         .with_min_len(BLOCK)
         .for_each(|w| slots.store(vertex[w] as usize, ret_bytes[w]));
-    let retained_bytes = bytes.finish(vertex, &ret_bytes);
+    let retained_bytes = bytes_out.finish(&vertex, &ret_bytes);
+    let preorder = [("vertex", bytes(&vertex)), ("idom_pre", bytes(&idom_pre))];
+    alive(
+        "scatter retained bytes",
+        &[
+            preorder[0],
+            preorder[1],
+            ("ret_objects", bytes(&ret_objects)),
+            ("ret_bytes", bytes(&ret_bytes)),
+            ("retained_bytes", retained_bytes.bytes()),
+        ],
+    );
     drop(ret_bytes);
     crate::mem::checkpoint("dominators: scatter retained bytes");
-    let numbers = tree_numbers(idom_pre, &ret_objects);
-    let preorder_number = scatter(n, vertex, NOT_NUMBERED, spill, &|w| numbers[w]);
-    drop(numbers);
-    crate::mem::checkpoint("dominators: scatter preorder numbers");
-    let retained_objects = scatter(n, vertex, 0, spill, &|w| ret_objects[w]);
+    let idom = scatter(n, &vertex, NOT_REACHABLE, spill, &|w| match idom_pre[w] {
+        0 => SUPER_ROOT,
+        d => vertex[d as usize],
+    });
+    crate::mem::checkpoint("dominators: scatter idom");
+    let retained_objects = scatter(n, &vertex, 0, spill, &|w| ret_objects[w]);
+    let done = [
+        ("retained_bytes", retained_bytes.bytes()),
+        ("idom", bytes(&idom)),
+        ("retained_objects", bytes(&retained_objects)),
+    ];
+    alive(
+        "scatter retained objects",
+        &[
+            preorder[0],
+            preorder[1],
+            ("ret_objects", bytes(&ret_objects)),
+            done[0],
+            done[1],
+            done[2],
+        ],
+    );
+    crate::mem::checkpoint("dominators: scatter retained objects");
+    let numbers = tree_numbers(idom_pre, ret_objects);
+    let preorder_number = scatter(n, &vertex, NOT_NUMBERED, spill, &|w| numbers[w]);
+    alive(
+        "scatter preorder numbers",
+        &[
+            preorder[0],
+            ("numbers", bytes(&numbers)),
+            done[0],
+            done[1],
+            done[2],
+            ("preorder_number", bytes(&preorder_number)),
+        ],
+    );
     ObjectOrder {
         idom,
         retained_objects,
@@ -763,98 +806,143 @@ fn scatter(
 /// than the object (`d` dominates `p`, and what the object dominates comes
 /// after it in the DFS), and `c`, which dominates `p`, comes before `p` in
 /// the DFS and so before the object: its whole subtree is numbered first.
-fn tree_numbers(idom_pre: &[u32], ret_objects: &[u32]) -> Vec<u32> {
+///
+/// In place: the numbers are written over `idom_pre` and the next free
+/// numbers over `ret_objects` (step `w` reads `idom_pre[w]` and
+/// `ret_objects[w]`, which no earlier step wrote, and writes entry `w` and
+/// the entries of `w`'s idom, numbered before `w` and read no more as
+/// `idom_pre` or `ret_objects`); no scratch array.
+fn tree_numbers(idom_pre: Vec<u32>, ret_objects: Vec<u32>) -> Vec<u32> {
     let _span = tracing::debug_span!(target: "heaptui::profile", "tree numbers").entered();
     let m = idom_pre.len();
-    let mut number: Vec<u32> = crate::mem::zeroed(m);
+    let mut number = idom_pre;
     // Per node, the number its next child takes; the super-root's first is 0.
-    let mut next: Vec<u32> = crate::mem::zeroed(m);
+    let mut next = ret_objects;
+    next[0] = 0;
     for w in 1..m {
-        let d = idom_pre[w] as usize;
+        let d = number[w] as usize;
+        let size = next[w];
         let t = next[d];
         number[w] = t;
-        next[d] = t + ret_objects[w];
+        next[d] = t + size;
         next[w] = t + 1;
     }
     number
 }
 
-/// Phase 8, first: the dominator tree's children lists' offsets in object
-/// order (node `n` the super-root): each node's number of children
-/// scattered to its place, then summed in place (no separate counts
-/// array). Every reachable object is one node's child: the offsets fit 4
-/// bytes.
-fn children_offsets(n: usize, vertex: &[u32], kids: &Kids) -> Vec<u32> {
-    use std::sync::atomic::Ordering::Relaxed;
-    let mut offsets: Vec<u32> = crate::mem::zeroed(n + 2);
-    {
-        let count_at = crate::mem::as_atomic(&mut offsets[1..=n]);
-        (1..vertex.len())
-            .into_par_iter()
-            .with_min_len(BLOCK)
-            .for_each(|w| {
-                let kids = kids.range(w as u32).len() as u32;
-                if kids != 0 {
-                    // Zero already: a leaf's count is not written.
-                    count_at[vertex[w] as usize].store(kids, Relaxed);
-                }
-            });
-    }
-    let mut total = 0;
-    for o in &mut offsets[1..=n] {
-        total += *o;
-        *o = total;
-    }
-    offsets[n + 1] = total + kids.range(0).len() as u32;
-    offsets
-}
-
-/// Phase 8: the children lists (node `n` the super-root), each sorted by
-/// retained bytes descending then object index: walked in preorder space,
-/// where the lists are read in order and a list's members, all in its
-/// node's subtree, are near each other in `vertex`; each list stored at its
-/// node's place in object order; in parallel over blocks of preorder
-/// numbers (the lists are disjoint). `retained_bytes` is in object order
-/// (the preorder copy is gone by now), read for the lists of two or more.
+/// Phase 7: the children lists (node `n` the super-root), each sorted by
+/// retained bytes descending then object index, from `idom` in object
+/// order: a counting sort whose counts become the offsets in place (no
+/// array but the result's two), then each list of two or more sorted.
+/// Parallel: the counts and the placing by atomic adds, so the placing
+/// leaves each list in any order, which the sort by a total order then
+/// makes the same on every run. Built once the preorder arrays are gone,
+/// the tree's results are then all that is alive: 24 bytes an object.
 fn children_lists(
-    n: usize,
-    vertex: &[u32],
-    kids: &Kids,
+    idom: &[u32],
     retained_bytes: &Capped,
-    offsets: Vec<u32>,
+    reachable: usize,
     spill: Option<&Spill>,
 ) -> Csr {
     use std::sync::atomic::Ordering::Relaxed;
     let _span = tracing::debug_span!(target: "heaptui::profile", "children lists").entered();
-    let mut targets: Scratch<u32> = Scratch::zeroed(vertex.len() - 1, spill);
+    let n = idom.len();
+    let node = |d: u32| if d == SUPER_ROOT { n } else { d as usize };
+    // offsets[k], k <= n: the number of k's children, then their end.
+    let mut offsets: Vec<u32> = crate::mem::zeroed(n + 2);
+    {
+        let count_at = crate::mem::as_atomic(&mut offsets[..=n]);
+        idom.par_chunks(BLOCK).for_each(|part| {
+            for &d in part.iter().filter(|&&d| d != NOT_REACHABLE) {
+                count_at[node(d)].fetch_add(1, Relaxed);
+            }
+        });
+    }
+    let mut total = 0;
+    for o in &mut offsets[..=n] {
+        total += *o;
+        *o = total;
+    }
+    debug_assert_eq!(total as usize, reachable);
+    offsets[n + 1] = total;
+    let mut targets: Scratch<u32> = Scratch::zeroed(reachable, spill);
     let out = crate::mem::as_atomic(&mut targets);
-    (0..vertex.len())
+    {
+        // Each child placed before its list's end, which ends at its start.
+        let end_at = crate::mem::as_atomic(&mut offsets[..=n]);
+        (0..n as u32)
+            .into_par_iter()
+            .with_min_len(BLOCK)
+            .for_each(|v| match idom[v as usize] {
+                NOT_REACHABLE => {}
+                d => {
+                    let slot = end_at[node(d)].fetch_sub(1, Relaxed) - 1;
+                    out[slot as usize].store(v, Relaxed);
+                }
+            });
+    }
+    alive(
+        "children",
+        &[
+            ("children.offsets", bytes(&offsets)),
+            ("children.targets", bytes(&targets)),
+        ],
+    );
+    sort_children(
+        &offsets,
+        crate::mem::as_atomic(&mut targets),
+        retained_bytes,
+    );
+    Csr::from_parts(Offsets::Narrow(offsets.into()), targets.into_array())
+}
+
+/// Each children list of two or more by retained bytes descending then
+/// object index, in parallel over blocks of nodes (the lists are disjoint).
+fn sort_children(
+    offsets: &[u32],
+    targets: &[std::sync::atomic::AtomicU32],
+    retained_bytes: &Capped,
+) {
+    use std::sync::atomic::Ordering::Relaxed;
+    (0..offsets.len() - 1)
         .into_par_iter()
         .with_min_len(BLOCK)
-        .for_each_init(Vec::new, |list: &mut Vec<(u64, u32)>, p| {
-            let range = kids.range(p as u32);
-            if range.is_empty() {
-                return;
-            }
-            let node = if p == 0 { n } else { vertex[p] as usize };
-            let start = offsets[node] as usize;
-            if range.len() == 1 {
-                out[start].store(vertex[kids.list[range.start] as usize], Relaxed);
+        .for_each_init(Vec::new, |list: &mut Vec<(u64, u32)>, k| {
+            let slots = &targets[offsets[k] as usize..offsets[k + 1] as usize];
+            if slots.len() < 2 {
                 return;
             }
             list.clear();
-            list.extend(
-                kids.list[range]
-                    .iter()
-                    .map(|&w| vertex[w as usize])
-                    .map(|v| (retained_bytes.get(v as usize), v)),
-            );
+            list.extend(slots.iter().map(|s| {
+                let v = s.load(Relaxed);
+                (retained_bytes.get(v as usize), v)
+            }));
             list.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
-            for (slot, &(_, c)) in out[start..start + list.len()].iter().zip(list.iter()) {
+            for (slot, &(_, c)) in slots.iter().zip(list.iter()) {
                 slot.store(c, Relaxed);
             }
         });
-    Csr::from_parts(Offsets::Narrow(offsets.into()), targets.into_array())
+}
+
+/// The bytes of an array's values.
+fn bytes<T>(values: &[T]) -> usize {
+    std::mem::size_of_val(values)
+}
+
+/// Logs (target `heaptui::memory`, when on) the arrays of a step of the
+/// dominators alive at its highest point, beside the graph's: where the
+/// peak of the dominators is and what makes it.
+fn alive(step: &str, arrays: &[(&str, usize)]) {
+    if !tracing::enabled!(target: "heaptui::memory", tracing::Level::DEBUG) {
+        return;
+    }
+    let total: usize = arrays.iter().map(|a| a.1).sum();
+    let each: Vec<String> = arrays
+        .iter()
+        .map(|(name, b)| format!("{name} {}", b >> 20))
+        .collect();
+    tracing::debug!(target: "heaptui::memory",
+        "dominators: {step}: arrays alive {} MiB ({})", total >> 20, each.join(", "));
 }
 
 #[inline]

@@ -179,7 +179,7 @@ impl Assembly<'_> {
                 raw += 1;
             }
             self.diag
-                .note(self.first_line[ci] + c.obj_lines[raw] as u64, || {
+                .note(self.first_line[ci] + c.obj_line(raw) as u64, || {
                     format!(
                         "object {:x} has type id {type_id:x}, which this section never defines",
                         objects.ids[first + raw]

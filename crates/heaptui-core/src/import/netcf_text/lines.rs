@@ -4,6 +4,7 @@
 //! numbers, and the per-line records with their skip reasons. Well-formed
 //! `o` lines take the word-at-a-time path of [`super::swar`] first.
 
+use super::column::Column;
 use super::swar::parse_object_fast;
 use super::MAX_OBJECT_BYTES;
 use crate::mem::spill::Spill;
@@ -79,7 +80,8 @@ pub(super) struct Chunk {
     /// The objects' records while the chunk is parsed.
     pub(super) open: Records,
     pub(super) ids: Array<u64>,
-    pub(super) type_ids: Array<u64>,
+    /// Per object its type id.
+    pub(super) type_ids: Column,
     /// As [`Records::sizes`].
     pub(super) sizes: Array<u16>,
     /// As [`Records::big_sizes`].
@@ -88,8 +90,11 @@ pub(super) struct Chunk {
     pub(super) degrees: Array<u16>,
     /// As [`Records::big_degrees`].
     pub(super) big_degrees: Array<u32>,
-    pub(super) refs: Array<u64>,
-    pub(super) obj_lines: Array<u32>,
+    /// The objects' references' target ids, one object's after another.
+    pub(super) refs: Column,
+    /// Per object `j` its line less `j` (read by [`Chunk::obj_line`]):
+    /// the lines before it that are not objects, a small number.
+    pub(super) obj_lines: Column,
     /// `(first object, marker)`: objects from `first` on have this marker.
     pub(super) obj_markers: Vec<(u32, u32)>,
     pub(super) roots: Vec<RawRoot>,
@@ -104,25 +109,35 @@ impl Chunk {
     fn close(&mut self) {
         let r = std::mem::take(&mut self.open);
         self.ids = r.ids.into();
-        self.type_ids = r.type_ids.into();
+        self.type_ids = Column::pack(r.type_ids);
         self.sizes = r.sizes.into();
         self.big_sizes = r.big_sizes.into();
         self.degrees = r.degrees.into();
         self.big_degrees = r.big_degrees.into();
-        self.refs = r.refs.into();
-        self.obj_lines = r.obj_lines.into();
+        self.refs = Column::pack(r.refs);
+        let mut lines = r.obj_lines;
+        for (j, line) in (0..).zip(lines.iter_mut()) {
+            *line -= j;
+        }
+        self.obj_lines = Column::pack_u32(lines);
     }
 
     /// Puts the per-object arrays in spill files (`mem::spill`).
     pub(super) fn spill(&mut self, to: &Spill) {
         to.array(&mut self.ids);
-        to.array(&mut self.type_ids);
+        self.type_ids.spill(to);
         to.array(&mut self.sizes);
         to.array(&mut self.big_sizes);
         to.array(&mut self.degrees);
         to.array(&mut self.big_degrees);
-        to.array(&mut self.refs);
-        to.array(&mut self.obj_lines);
+        self.refs.spill(to);
+        self.obj_lines.spill(to);
+    }
+
+    /// The chunk-local line of object `j`.
+    #[inline]
+    pub(super) fn obj_line(&self, j: usize) -> u32 {
+        (self.obj_lines.get(j) + j as u64) as u32
     }
 
     fn skip(&mut self, line: u32, why: impl FnOnce() -> String) {

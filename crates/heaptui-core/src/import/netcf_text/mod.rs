@@ -15,6 +15,7 @@
 //!   types, offsets, roots, diagnostics → [`Model`].
 
 mod build;
+mod column;
 mod lines;
 mod resolve;
 mod sections;

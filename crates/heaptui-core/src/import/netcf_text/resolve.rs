@@ -8,6 +8,7 @@ use crate::model::Kind;
 use rayon::prelude::*;
 
 use super::build::Assembly;
+use super::column::Column;
 use super::lines::{Chunk, DEGREE_ESCAPE, SIZE_ESCAPE};
 use super::sections::{Sections, Types, NO_TYPE};
 use crate::mem::scratch::{self, Scratch};
@@ -129,11 +130,11 @@ impl ObjectIds {
 fn report_repeated(a: &mut Assembly, chunks: &[Chunk], ids: &[u64], keep: &[bool]) {
     let mut repeated = 0usize;
     for (ci, c) in chunks.iter().enumerate() {
-        for (j, &line) in c.obj_lines.iter().enumerate() {
+        for j in 0..c.obj_lines.len() {
             let g = a.first_object[ci] + j;
             if !keep[g] && repeated < MAX_MESSAGES {
                 repeated += 1;
-                a.diag.note(a.first_line[ci] + line as u64, || {
+                a.diag.note(a.first_line[ci] + c.obj_line(j) as u64, || {
                     format!(
                         "object {:x} appears again; the first record is kept",
                         ids[g]
@@ -367,10 +368,11 @@ impl Lookup<'_> {
             }
             let section = sections[c.obj_markers[run].1 as usize];
             r.domain_counts[section as usize] += 1;
-            let ty = match self.types.tables[section as usize].get(c.type_ids[j]) {
+            let type_id = c.type_ids.get(j);
+            let ty = match self.types.tables[section as usize].get(type_id) {
                 Some(t) => t,
                 None => {
-                    r.undefined.push((out, section, c.type_ids[j]));
+                    r.undefined.push((out, section, type_id));
                     NO_TYPE
                 }
             };
@@ -390,8 +392,8 @@ impl Lookup<'_> {
         }
         debug_assert_eq!(out, part.types.len());
         part.release();
-        c.refs = Array::default();
-        c.type_ids = Array::default();
+        c.refs = Column::default();
+        c.type_ids = Column::default();
         c.sizes = Array::default();
         c.big_sizes = Array::default();
         c.degrees = Array::default();
@@ -414,13 +416,14 @@ impl Lookup<'_> {
     ) {
         let wide = &self.objects.wide;
         let new_index = self.objects.new_index.as_deref();
-        let refs_at = at.start;
-        for (k, &target) in c.refs[at].iter().enumerate() {
+        let refs = &c.refs;
+        for k in at {
             // Look-ups miss the cache; ask for a later one's slot now so
             // several misses are in flight at once.
-            if let Some(&ahead) = c.refs.get(refs_at + k + PREFETCH_DISTANCE) {
-                wide.prefetch(ahead);
+            if k + PREFETCH_DISTANCE < refs.len() {
+                wide.prefetch(refs.get(k + PREFETCH_DISTANCE));
             }
+            let target = refs.get(k);
             match wide.get(target) {
                 Some(t) => {
                     targets[r.targets] = match new_index {
@@ -442,7 +445,7 @@ impl Lookup<'_> {
     #[cold]
     fn dangling_message(&self, ci: usize, c: &Chunk, j: usize, target: u64) -> (u64, String) {
         (
-            self.first_line[ci] + c.obj_lines[j] as u64,
+            self.first_line[ci] + c.obj_line(j) as u64,
             format!(
                 "reference from {:x} to {target:x}, which is not in the dump; dropped",
                 self.objects.ids[self.first_object[ci] + j]
