@@ -1,12 +1,14 @@
 //! What native formats carry beyond the graph (docs/formats.md): a label per
 //! reference (field name, array index, V8 property name) and value bytes per
 //! object (primitive fields, primitive array contents, string contents).
-//! Both are compact: labels are interned u32 ids in an array parallel to the
-//! references' targets; values live in one shared byte arena with an
-//! offsets array, never an allocation per object.
+//! Both are compact: labels are interned u32 ids parallel to the
+//! references' targets, held in 1 or 2 bytes each where they fit
+//! (`label_codes`); values live in one shared byte arena with an offsets
+//! array, never an allocation per object.
 
 use rayon::prelude::*;
 
+use super::label_codes::{LabelCodes, LabelRow};
 use super::ObjectIdx;
 use crate::mem::Array;
 
@@ -30,16 +32,19 @@ impl std::fmt::Display for Label<'_> {
 
 /// Per-reference labels, parallel to `Model::refs.targets`.
 ///
-/// Each entry is a u32: [`Labels::NONE`] for no label, an index into
+/// Each label is a u32: [`Labels::NONE`] for no label, an index into
 /// `names` below 2^31, or an array index with the top bit set. Array indices
 /// up to 2^31 − 1 are kept as numbers; larger ones (never seen in a real
-/// array) are stored as no label.
+/// array) are stored as no label. They are held in the narrowest
+/// [`LabelCodes`] form the heap allows ([`Labels::narrow`]); a read names
+/// the reference's object's first reference, from which an array index at
+/// its position is derived.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Labels {
     /// Interned label names.
     pub names: Vec<Box<str>>,
-    /// One entry per reference, in the order of `refs.targets`.
-    pub of_ref: Array<u32>,
+    /// One label per reference, in the order of `refs.targets`.
+    pub codes: LabelCodes,
     /// Each object's reference positions ordered by (target, position),
     /// built once on demand (`Model::index_labels`).
     pub(super) by_target: TargetOrder,
@@ -72,12 +77,26 @@ impl Labels {
     const INDEX: u32 = 1 << 31;
 
     /// Labels of the references (`of_ref`, parallel to `refs.targets`)
-    /// naming into `names`.
+    /// naming into `names`, 4 bytes each ([`Labels::narrow`] narrows them).
     pub fn new(names: Vec<Box<str>>, of_ref: impl Into<Array<u32>>) -> Labels {
+        Labels::with_codes(names, LabelCodes::Full(of_ref.into()))
+    }
+
+    /// Labels in a given form (a cache's, checked).
+    pub fn with_codes(names: Vec<Box<str>>, codes: LabelCodes) -> Labels {
         Labels {
             names,
-            of_ref: of_ref.into(),
+            codes,
             by_target: TargetOrder::default(),
+        }
+    }
+
+    /// Puts the labels in the narrowest form for the references `refs`
+    /// whose labels they are (see [`LabelCodes`]); the same labels.
+    pub fn narrow(&mut self, refs: &super::Csr) {
+        if let LabelCodes::Full(raw) = &mut self.codes {
+            let raw = std::mem::take(raw);
+            self.codes = super::label_codes::narrow::narrowed(raw, self.names.len(), refs);
         }
     }
 
@@ -90,9 +109,46 @@ impl Labels {
         }
     }
 
-    /// The label of the reference at position `edge` of the targets array.
-    pub fn get(&self, edge: usize) -> Option<Label<'_>> {
-        let raw = *self.of_ref.get(edge)?;
+    /// How many references.
+    pub fn len(&self) -> usize {
+        self.codes.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.codes.is_empty()
+    }
+
+    /// The stored label (see [`Labels`]) of the reference at position
+    /// `edge` of the targets array, `start` being the first reference of
+    /// its object; `None` past the end.
+    #[inline]
+    pub fn raw(&self, start: usize, edge: usize) -> Option<u32> {
+        self.codes.raw(start, edge)
+    }
+
+    /// The name index of the reference at `edge` where its label is a
+    /// name.
+    #[inline]
+    pub fn name_id(&self, edge: usize) -> Option<u32> {
+        // An array index at its position decodes as an index whatever
+        // the start, and is no name.
+        self.codes
+            .raw(edge, edge)
+            .filter(|&l| l != Self::NONE && l & Self::INDEX == 0)
+    }
+
+    /// The stored labels of the references in `span`, all of the object
+    /// whose first reference is `start`.
+    #[inline]
+    pub fn row(&self, start: usize, span: std::ops::Range<usize>) -> LabelRow<'_> {
+        self.codes.row(start, span)
+    }
+
+    /// The label of the reference at position `edge` of the targets array,
+    /// `start` being the first reference of its object.
+    pub fn get(&self, start: usize, edge: usize) -> Option<Label<'_>> {
+        let raw = self.raw(start, edge)?;
         if raw == Self::NONE {
             None
         } else if raw & Self::INDEX != 0 {
@@ -424,13 +480,13 @@ mod tests {
             vec!["next".into()],
             vec![0, Labels::index(7), Labels::NONE, Labels::index(u64::MAX)],
         );
-        assert_eq!(l.get(0), Some(Label::Name("next")));
-        assert_eq!(l.get(1), Some(Label::Index(7)));
-        assert_eq!(l.get(2), None);
-        assert_eq!(l.get(3), None);
-        assert_eq!(l.get(4), None);
-        assert_eq!(l.get(0).unwrap().to_string(), ".next");
-        assert_eq!(l.get(1).unwrap().to_string(), "[7]");
+        assert_eq!(l.get(0, 0), Some(Label::Name("next")));
+        assert_eq!(l.get(0, 1), Some(Label::Index(7)));
+        assert_eq!(l.get(0, 2), None);
+        assert_eq!(l.get(0, 3), None);
+        assert_eq!(l.get(0, 4), None);
+        assert_eq!(l.get(0, 0).unwrap().to_string(), ".next");
+        assert_eq!(l.get(0, 1).unwrap().to_string(), "[7]");
     }
 
     #[test]
