@@ -167,12 +167,12 @@ pub fn encode(w: &mut W, a: &Analysis) -> std::io::Result<()> {
             LabelCodes::Byte { codes, dict, side } => {
                 w.array(LABELS, codes)?;
                 w.array(LABEL_DICT, dict)?;
-                w.array(LABEL_SIDE, side)?;
+                w.array(LABEL_SIDE, side.pairs())?;
             }
             LabelCodes::Half { codes, dict, side } => {
                 w.array(LABELS, codes)?;
                 w.array(LABEL_DICT, dict)?;
-                w.array(LABEL_SIDE, side)?;
+                w.array(LABEL_SIDE, side.pairs())?;
             }
             LabelCodes::Full(a) => w.array(LABELS, a)?,
         }
@@ -1195,6 +1195,7 @@ fn check_possible(
 mod tests {
     use super::*;
     use crate::graph::duplicates::DuplicateOptions;
+    use crate::model::Side;
 
     fn demo() -> Analysis {
         let text =
@@ -1389,7 +1390,7 @@ mod tests {
         let byte = LabelCodes::Byte {
             codes: codes.clone().into(),
             dict: dict.clone(),
-            side: side.clone().into(),
+            side: Side::new(side.clone().into(), 4),
         };
         let half = LabelCodes::Half {
             codes: codes
@@ -1403,7 +1404,7 @@ mod tests {
                 })
                 .collect(),
             dict: dict.clone(),
-            side: side.clone().into(),
+            side: Side::new(side.clone().into(), 4),
         };
         for codes in [byte, half, LabelCodes::Full(raw.clone().into())] {
             let g = Arc::get_mut(&mut a.graph).expect("held once");
@@ -1430,7 +1431,7 @@ mod tests {
             let codes = LabelCodes::Byte {
                 codes: c.into(),
                 dict: d,
-                side: s.into(),
+                side: Side::new(s.into(), 4),
             };
             g.dump.labels = Some(Labels::with_codes(names.clone(), codes));
             let Err(e) = decoded(&encoded(&a)) else {

@@ -17,7 +17,8 @@
 //! bytes plus 8 for the binary search a read of it costs, so a heap whose
 //! labels are mostly rare (an array of millions of elements with nulls
 //! among them) keeps a wider form. A row's labels are read in sequence
-//! ([`LabelRow`]) with one binary search of the side table per row at most.
+//! ([`LabelRow`]) with one search of the side table per row at most, in
+//! the stretch of it a small jump index points at.
 
 use std::ops::Range;
 
@@ -79,6 +80,66 @@ impl Code for u16 {
     }
 }
 
+/// References per entry of [`Side`]'s jump index.
+const JUMP: usize = 1024;
+
+/// A side table: `reference, label` pairs (two words each) by reference,
+/// and where the pairs of each [`JUMP`] references start (8 bytes per
+/// 1,024 references, derived, so that a look-up searches the few pairs of
+/// its stretch instead of the whole table: a V8 snapshot's had a million).
+#[derive(Debug, Clone, Default)]
+pub struct Side {
+    pairs: Array<u64>,
+    jump: Vec<u64>,
+}
+
+/// Equal when the pairs are.
+impl PartialEq for Side {
+    fn eq(&self, other: &Side) -> bool {
+        self.pairs == other.pairs
+    }
+}
+
+impl Eq for Side {}
+
+impl Side {
+    /// The side table of `pairs` for `edges` references (the jump index
+    /// made in one pass; pairs out of order, refused by [`check`], make a
+    /// wrong index, never a panic).
+    pub fn new(pairs: Array<u64>, edges: usize) -> Side {
+        let n = pairs.len() / 2;
+        let mut jump = Vec::with_capacity(edges.div_ceil(JUMP) + 1);
+        let mut k = 0;
+        for b in 0..=edges.div_ceil(JUMP) {
+            while k < n && pairs[2 * k] < (b * JUMP) as u64 {
+                k += 1;
+            }
+            jump.push(k as u64);
+        }
+        Side { pairs, jump }
+    }
+
+    /// The pairs, two words each.
+    pub fn pairs(&self) -> &Array<u64> {
+        &self.pairs
+    }
+
+    /// Bytes held (the pairs and the jump index).
+    pub fn bytes(&self) -> usize {
+        self.pairs.len() * 8 + self.jump.len() * 8
+    }
+
+    /// The first pair at reference `edge` or after.
+    #[inline]
+    fn from(&self, edge: usize) -> usize {
+        let b = edge / JUMP;
+        let n = self.pairs.len() / 2;
+        let lo = self.jump.get(b).map_or(n, |&k| k as usize);
+        let hi = self.jump.get(b + 1).map_or(n, |&k| k as usize);
+        side_from(&self.pairs, edge, lo.min(n), hi.min(n))
+    }
+}
+
 /// The labels of every reference, parallel to `refs.targets`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum LabelCodes {
@@ -88,9 +149,8 @@ pub enum LabelCodes {
         codes: Array<u8>,
         /// The label of each dictionary code.
         dict: Vec<u32>,
-        /// `reference, label` pairs (two words each), by reference, for
-        /// every [`Code::ESCAPE`].
-        side: Array<u64>,
+        /// The labels of every [`Code::ESCAPE`].
+        side: Side,
     },
     /// Two bytes a reference.
     Half {
@@ -98,8 +158,8 @@ pub enum LabelCodes {
         codes: Array<u16>,
         /// The label of each dictionary code.
         dict: Vec<u32>,
-        /// `reference, label` pairs, by reference, for every escape.
-        side: Array<u64>,
+        /// The labels of every escape.
+        side: Side,
     },
     /// Four bytes a reference: the labels themselves.
     Full(Array<u32>),
@@ -113,24 +173,23 @@ impl Default for LabelCodes {
 
 /// The label of `edge` from a narrow form's parts.
 #[inline]
-fn decode<C: Code>(codes: &[C], dict: &[u32], side: &[u64], start: usize, edge: usize) -> u32 {
+fn decode<C: Code>(codes: &[C], dict: &[u32], side: &Side, start: usize, edge: usize) -> u32 {
     let Some(&c) = codes.get(edge) else {
         return NONE;
     };
     if c == C::AT {
         at(start, edge)
     } else if c == C::ESCAPE {
-        let k = side_from(side, edge);
-        side_label(side, k, edge)
+        side_label(&side.pairs, side.from(edge), edge)
     } else {
         dict.get(c.index()).copied().unwrap_or(NONE)
     }
 }
 
-/// The first side table pair at reference `edge` or after.
+/// The first side table pair at reference `edge` or after, among pairs
+/// `lo..hi`.
 #[inline]
-fn side_from(side: &[u64], edge: usize) -> usize {
-    let (mut lo, mut hi) = (0, side.len() / 2);
+fn side_from(side: &[u64], edge: usize, mut lo: usize, mut hi: usize) -> usize {
     while lo < hi {
         let mid = lo + (hi - lo) / 2;
         if side[2 * mid] < edge as u64 {
@@ -169,9 +228,9 @@ impl LabelCodes {
     /// Bytes held (codes, dictionary and side table).
     pub fn bytes(&self) -> usize {
         match self {
-            LabelCodes::Byte { codes, dict, side } => codes.len() + dict.len() * 4 + side.len() * 8,
+            LabelCodes::Byte { codes, dict, side } => codes.len() + dict.len() * 4 + side.bytes(),
             LabelCodes::Half { codes, dict, side } => {
-                codes.len() * 2 + dict.len() * 4 + side.len() * 8
+                codes.len() * 2 + dict.len() * 4 + side.bytes()
             }
             LabelCodes::Full(a) => a.len() * 4,
         }
@@ -221,11 +280,11 @@ impl LabelCodes {
         match self {
             LabelCodes::Byte { codes, side, .. } => {
                 to.array(codes);
-                to.array(side);
+                to.array(&mut side.pairs);
             }
             LabelCodes::Half { codes, side, .. } => {
                 to.array(codes);
-                to.array(side);
+                to.array(&mut side.pairs);
             }
             LabelCodes::Full(a) => to.array(a),
         }
@@ -240,6 +299,7 @@ impl LabelCodes {
         names: usize,
     ) -> Result<LabelCodes, String> {
         check(&codes, &dict, &side, names)?;
+        let side = Side::new(side, codes.len());
         Ok(LabelCodes::Byte { codes, dict, side })
     }
 
@@ -251,6 +311,7 @@ impl LabelCodes {
         names: usize,
     ) -> Result<LabelCodes, String> {
         check(&codes, &dict, &side, names)?;
+        let side = Side::new(side, codes.len());
         Ok(LabelCodes::Half { codes, dict, side })
     }
 
@@ -312,7 +373,7 @@ pub enum LabelRow<'a> {
 pub struct Coded<'a, C> {
     codes: &'a [C],
     dict: &'a [u32],
-    side: &'a [u64],
+    side: &'a Side,
     /// The object's first reference.
     start: usize,
     /// The position of `codes[0]`.
@@ -320,7 +381,7 @@ pub struct Coded<'a, C> {
 }
 
 impl<'a, C: Code> Coded<'a, C> {
-    fn new(codes: &'a [C], dict: &'a [u32], side: &'a [u64], start: usize, first: usize) -> Self {
+    fn new(codes: &'a [C], dict: &'a [u32], side: &'a Side, start: usize, first: usize) -> Self {
         Coded {
             codes,
             dict,
@@ -427,17 +488,17 @@ impl<C: Code> Iterator for CodedIter<'_, C> {
         Some(if c == C::AT {
             at(r.start, edge)
         } else if c == C::ESCAPE {
+            let pairs = &r.side.pairs;
             if self.side_at == usize::MAX {
-                self.side_at = side_from(r.side, edge);
+                self.side_at = r.side.from(edge);
             }
-            while r
-                .side
+            while pairs
                 .get(2 * self.side_at)
                 .is_some_and(|&e| e < edge as u64)
             {
                 self.side_at += 1;
             }
-            side_label(r.side, self.side_at, edge)
+            side_label(pairs, self.side_at, edge)
         } else {
             r.dict.get(c.index()).copied().unwrap_or(NONE)
         })

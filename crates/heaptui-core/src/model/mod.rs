@@ -65,7 +65,7 @@ pub(crate) use idmap::count_repeats;
 pub use idmap::{IdIndex, IdList, IdSpan, WideIdIndex};
 pub use ids::Ids;
 pub use idx::{ObjectIdx, TypeIdx};
-pub use label_codes::{Code, Coded, CodedIter, LabelCodes, LabelRow, RowIter};
+pub use label_codes::{Code, Coded, CodedIter, LabelCodes, LabelRow, RowIter, Side};
 pub use labels::{Label, Labels, ValueKind, Values};
 pub use packed::{BadRows, PackedRows, Row};
 pub use referents::{Referent, Referents, Strength};

@@ -6,7 +6,7 @@
 
 use rayon::prelude::*;
 
-use super::{Code, LabelCodes, INDEX, NONE};
+use super::{Code, LabelCodes, Side, INDEX, NONE};
 use crate::mem::Array;
 use crate::model::Csr;
 
@@ -140,7 +140,7 @@ fn encode<C: Code>(
     names: usize,
     refs: &Csr,
     slots: &[usize],
-) -> (Array<C>, Vec<u32>, Array<u64>) {
+) -> (Array<C>, Vec<u32>, Side) {
     let kept = &slots[..slots.len().min(C::DICT)];
     let dict: Vec<u32> = kept.iter().map(|&s| label_of(s, names)).collect();
     let mut code_of = vec![C::ESCAPE; 1 + names + INDEX_SLOTS];
@@ -177,7 +177,8 @@ fn encode<C: Code>(
             side
         })
         .collect();
-    (codes.into(), dict, side.concat().into())
+    let side = Side::new(side.concat().into(), codes.len());
+    (codes.into(), dict, side)
 }
 
 #[cfg(test)]
@@ -238,12 +239,12 @@ mod tests {
                     codes: c,
                     dict,
                     side,
-                } => LabelCodes::checked_byte(c.clone(), dict.clone(), side.clone(), names),
+                } => LabelCodes::checked_byte(c.clone(), dict.clone(), side.pairs().clone(), names),
                 LabelCodes::Half {
                     codes: c,
                     dict,
                     side,
-                } => LabelCodes::checked_half(c.clone(), dict.clone(), side.clone(), names),
+                } => LabelCodes::checked_half(c.clone(), dict.clone(), side.pairs().clone(), names),
                 LabelCodes::Full(a) => LabelCodes::checked_full(a.clone(), names),
             };
             assert_eq!(again.as_ref(), Ok(&codes));
@@ -263,7 +264,7 @@ mod tests {
         ));
         let at: Vec<u32> = (0..4000).map(Labels::index).collect();
         let c = narrowed(at.into(), 0, &refs);
-        assert!(matches!(&c, LabelCodes::Byte { side, .. } if side.is_empty()));
+        assert!(matches!(&c, LabelCodes::Byte { side, .. } if side.pairs().is_empty()));
         let off: Vec<u32> = (0..4000).map(|i| Labels::index(2 * i + 1)).collect();
         assert!(matches!(
             narrowed(off.into(), 0, &refs),
