@@ -408,6 +408,16 @@ impl<'a> LabelRow<'a> {
         self.len() == 0
     }
 
+    /// Calls `f` with each label, in order (the form matched once).
+    #[inline]
+    pub fn for_each(&self, f: impl FnMut(u32)) {
+        match *self {
+            LabelRow::Raw(r) => r.iter().copied().for_each(f),
+            LabelRow::Byte(c) => CodedIter::new(c).for_each(f),
+            LabelRow::Half(c) => CodedIter::new(c).for_each(f),
+        }
+    }
+
     /// The labels, in order.
     #[inline]
     pub fn iter(&self) -> RowIter<'a> {
@@ -419,12 +429,27 @@ impl<'a> LabelRow<'a> {
     }
 }
 
-/// Equal when the labels are, whatever their form.
+/// Equal when the labels are, whatever their form (each side's form
+/// matched once, not per label).
 impl PartialEq for LabelRow<'_> {
     fn eq(&self, other: &LabelRow<'_>) -> bool {
-        match (self, other) {
-            (LabelRow::Raw(a), LabelRow::Raw(b)) => a == b,
-            _ => self.len() == other.len() && self.iter().eq(other.iter()),
+        if self.len() != other.len() {
+            return false;
+        }
+        fn same(a: impl Iterator<Item = u32>, b: &LabelRow<'_>) -> bool {
+            match *b {
+                LabelRow::Raw(r) => a.eq(r.iter().copied()),
+                LabelRow::Byte(c) => a.eq(CodedIter::new(c)),
+                LabelRow::Half(c) => a.eq(CodedIter::new(c)),
+            }
+        }
+        match *self {
+            LabelRow::Raw(a) => match other {
+                LabelRow::Raw(b) => a == *b,
+                _ => same(a.iter().copied(), other),
+            },
+            LabelRow::Byte(c) => same(CodedIter::new(c), other),
+            LabelRow::Half(c) => same(CodedIter::new(c), other),
         }
     }
 }

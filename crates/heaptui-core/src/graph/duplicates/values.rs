@@ -100,9 +100,7 @@ fn hash(k: &Key) -> u64 {
         h = mix(h, b as u64 | 1 << 8);
     }
     h = mix(h, k.4.len() as u64);
-    for l in k.5.iter() {
-        h = mix(h, l as u64 | 1 << 40);
-    }
+    k.5.for_each(|l| h = mix(h, l as u64 | 1 << 40));
     mix(h, k.7 as u64 | 1 << 41)
 }
 
