@@ -388,10 +388,10 @@ impl<'a> Oracle<'a> {
     /// Whether the reference at `edge`, to `target`, is a type descriptor
     /// (docs/duplicates.md): HPROF's `<class>`, V8's `__proto__`, and V8's
     /// `map` where it points at a hidden class.
-    fn is_descriptor(&self, edge: usize, target: ObjectIdx) -> bool {
+    fn is_descriptor(&self, start: usize, edge: usize, target: ObjectIdx) -> bool {
         let d = &self.g.dump;
         let Some(heaptui_core::model::Label::Name(name)) =
-            d.labels.as_ref().and_then(|l| l.get(edge))
+            d.labels.as_ref().and_then(|l| l.get(start, edge))
         else {
             return false;
         };
@@ -414,7 +414,7 @@ impl<'a> Oracle<'a> {
             .refs(ObjectIdx(o))
             .iter()
             .enumerate()
-            .map(|(i, &t)| (start + i, t, self.is_descriptor(start + i, t)))
+            .map(|(i, &t)| (start + i, t, self.is_descriptor(start, start + i, t)))
             .collect()
     }
 
@@ -446,11 +446,12 @@ impl<'a> Oracle<'a> {
     ) {
         let d = &self.g.dump;
         let refs = self.refs_of(o);
+        let start = d.refs.offset(o as usize) as usize;
         let labels = match &d.labels {
             Some(l) => refs
                 .iter()
                 .filter(|r| !r.2)
-                .map(|r| format!("{:?}", l.get(r.0)))
+                .map(|r| format!("{:?}", l.get(start, r.0)))
                 .collect(),
             None => Vec::new(),
         };

@@ -508,8 +508,8 @@ fn expected(h: &Heap, compressed: bool) -> HashMap<u64, Want> {
     out
 }
 
-fn label_text(m: &Model, edge: usize) -> String {
-    match m.labels.as_ref().and_then(|l| l.get(edge)) {
+fn label_text(m: &Model, start: usize, edge: usize) -> String {
+    match m.labels.as_ref().and_then(|l| l.get(start, edge)) {
         Some(Label::Name(n)) => n.to_string(),
         Some(Label::Index(i)) => format!("[{i}]"),
         None => "-".into(),
@@ -527,7 +527,7 @@ fn got(m: &Model) -> HashMap<u64, Want> {
                 .map(|edge| {
                     (
                         m.ids.get(m.refs.targets[edge] as usize),
-                        label_text(m, edge),
+                        label_text(m, s, edge),
                     )
                 })
                 .collect();

@@ -208,7 +208,7 @@ fn observed(m: &Model) -> String {
         );
         let start = m.refs.offset(o as usize) as usize;
         for (k, &t) in m.refs.neighbors(o).iter().enumerate() {
-            match labels.get(start + k) {
+            match labels.get(start, start + k) {
                 Some(Label::Index(i)) => out += &format!(" [{i}]→{:x}", m.ids.get(t as usize)),
                 Some(Label::Name(n)) => out += &format!(" .{n}→{:x}", m.ids.get(t as usize)),
                 None => out += &format!(" ?→{:x}", m.ids.get(t as usize)),

@@ -64,7 +64,7 @@ fn a_real_node_snapshot_has_its_known_answers() {
     let s = sessions[0];
     let start = m.refs.offset(s as usize) as usize;
     let names: Vec<String> = (0..m.refs.neighbors(s).len())
-        .filter_map(|k| labels.get(start + k).map(|l| l.to_string()))
+        .filter_map(|k| labels.get(start, start + k).map(|l| l.to_string()))
         .collect();
     for field in [".user", ".payload", ".__proto__"] {
         assert!(names.iter().any(|n| n == field), "{names:?}");

@@ -383,7 +383,7 @@ fn common_field(a: &Analysis) -> Option<String> {
         let start = dump.refs.offset(o.index()) as usize;
         for k in 0..dump.refs_of(o).len() {
             // Not the formats' own pseudo-fields (`<class>`, `(map)`).
-            match labels.get(start + k) {
+            match labels.get(start, start + k) {
                 Some(heaptui_core::model::Label::Name(n)) if !n.starts_with(['<', '(']) => {
                     *counts.entry((dump.type_of(o).raw(), n)).or_default() += 1;
                 }

@@ -24,7 +24,7 @@ pub fn arrays(
         ("refs.targets", std::mem::size_of_val(&*model.refs.targets)),
     ];
     if let Some(l) = &model.labels {
-        v.push(("labels", l.of_ref.len() * 4));
+        v.push(("labels", l.codes.bytes()));
     }
     if let Some(values) = &model.values {
         v.push(("values.offsets", values.offsets_bytes()));

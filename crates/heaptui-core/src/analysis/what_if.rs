@@ -382,7 +382,7 @@ pub fn field_cut(dump: &Model, spec: &str) -> Result<(String, String, Cut), Fiel
         let start = dump.refs.offset(o.index());
         for k in 0..dump.refs_of(o).len() {
             let e = start + k as u64;
-            match labels.get(e as usize) {
+            match labels.get(start as usize, e as usize) {
                 Some(Label::Name(name)) if name == field => edges.push(e),
                 Some(Label::Name(name)) if known.len() < 20 && !known.iter().any(|k| k == name) => {
                     known.push(name.to_string())

@@ -24,9 +24,10 @@ use crate::graph::duplicates::{DuplicateMode, DuplicateSet, Duplicates, Possible
 use crate::graph::{DominatorTree, HeapGraph, NOT_NUMBERED, NOT_REACHABLE, SUPER_ROOT};
 use crate::mem::{Array, Capped};
 use crate::model::{
-    AppDomain, Csr, Diagnostics, FieldDecl, Format, IdIndex, Ids, JavaClass, JavaClasses, Labels,
-    Model, ObjectIdx, ObjectTypes, Offsets, PackedRows, RecordCounts, Referent, Referents, Root,
-    RootPlaces, RootThread, Sizes, StaticField, Strength, TypeIdx, TypeWord, ValueKind, Values,
+    AppDomain, Csr, Diagnostics, FieldDecl, Format, IdIndex, Ids, JavaClass, JavaClasses,
+    LabelCodes, Labels, Model, ObjectIdx, ObjectTypes, Offsets, PackedRows, RecordCounts, Referent,
+    Referents, Root, RootPlaces, RootThread, Sizes, StaticField, Strength, TypeIdx, TypeWord,
+    ValueKind, Values,
 };
 
 // Section tags; `+n` marks the tags a composite section also takes.
@@ -69,6 +70,8 @@ const IDS_BYTES: u32 = 56;
 const RETAINED_BIG: u32 = 57; // the narrow retained bytes' side table
 const RETAINER_LONG: u32 = 58; // +1: the packed retainers' long rows, their lengths
 const SIZES_BIG: u32 = 70; // the 1- or 2-byte sizes' side table
+const LABEL_DICT: u32 = 90; // the 1- or 2-byte labels' dictionary
+const LABEL_SIDE: u32 = 91; // and their side table
 
 const NONE: u64 = u64::MAX;
 
@@ -160,7 +163,19 @@ pub fn encode(w: &mut W, a: &Analysis) -> std::io::Result<()> {
     strings(w, DETAILS, details)?;
     if let Some(l) = &d.labels {
         strings(w, LABEL_NAMES, l.names.iter().map(|s| &**s))?;
-        w.array(LABELS, &l.of_ref)?;
+        match &l.codes {
+            LabelCodes::Byte { codes, dict, side } => {
+                w.array(LABELS, codes)?;
+                w.array(LABEL_DICT, dict)?;
+                w.array(LABEL_SIDE, side.pairs())?;
+            }
+            LabelCodes::Half { codes, dict, side } => {
+                w.array(LABELS, codes)?;
+                w.array(LABEL_DICT, dict)?;
+                w.array(LABEL_SIDE, side.pairs())?;
+            }
+            LabelCodes::Full(a) => w.array(LABELS, a)?,
+        }
     }
     if !d.root_places.of_root.is_empty() {
         encode_root_places(w, &d.root_places)?;
@@ -795,15 +810,23 @@ fn decode_labels(r: &R, edges: usize) -> Result<Option<Labels>, Corrupt> {
         .into_iter()
         .map(String::into_boxed_str)
         .collect();
-    let of_ref: Array<u32> = get(r, LABELS, edges)?;
-    // Names and array indices are told apart by the top bit (see Labels).
-    if of_ref
-        .par_iter()
-        .any(|&l| l != Labels::NONE && l & (1 << 31) == 0 && l as usize >= names.len())
-    {
-        return corrupt("labels: index out of range");
-    }
-    Ok(Some(Labels::new(names, of_ref.into_vec())))
+    // In the width they were written in; names and array indices are told
+    // apart by the top bit (see Labels).
+    let n = names.len();
+    let codes = match r.width(LABELS) {
+        Some(1) => {
+            let dict: Array<u32> = r.array(LABEL_DICT)?;
+            let side = r.array(LABEL_SIDE)?;
+            LabelCodes::checked_byte(get(r, LABELS, edges)?, dict.into_vec(), side, n)
+        }
+        Some(2) => {
+            let dict: Array<u32> = r.array(LABEL_DICT)?;
+            let side = r.array(LABEL_SIDE)?;
+            LabelCodes::checked_half(get(r, LABELS, edges)?, dict.into_vec(), side, n)
+        }
+        _ => LabelCodes::checked_full(get(r, LABELS, edges)?, n),
+    };
+    Ok(Some(Labels::with_codes(names, codes.or_else(corrupt)?)))
 }
 
 fn decode_values(r: &R, n: usize) -> Result<Option<Values>, Corrupt> {
@@ -1172,6 +1195,7 @@ fn check_possible(
 mod tests {
     use super::*;
     use crate::graph::duplicates::DuplicateOptions;
+    use crate::model::Side;
 
     fn demo() -> Analysis {
         let text =
@@ -1345,6 +1369,75 @@ mod tests {
                 big: b.into(),
             };
             assert!(decoded(&encoded(&a)).is_err(), "{what}");
+        }
+    }
+
+    /// Labels in each form (a name, an index at its position, one off it,
+    /// none) read back in it; a form whose codes or tables lie (checksums
+    /// rewritten to match) is refused with a reason, never read past.
+    #[test]
+    fn labels_keep_their_form_and_lies_are_refused() {
+        let mut a = demo();
+        let raw = vec![0, Labels::index(1), Labels::index(70_000), Labels::NONE];
+        assert_eq!(a.dump().refs.edges(), raw.len());
+        let names: Vec<Box<str>> = vec!["a".into(), "b".into()];
+        // (Four labels take fewer bytes as they are: the form is made by hand.)
+        let (codes, dict, side) = (
+            vec![0u8, u8::MAX - 1, u8::MAX, 1],
+            vec![0, Labels::NONE],
+            vec![2u64, raw[2] as u64],
+        );
+        let byte = LabelCodes::Byte {
+            codes: codes.clone().into(),
+            dict: dict.clone(),
+            side: Side::new(side.clone().into(), 4),
+        };
+        let half = LabelCodes::Half {
+            codes: codes
+                .iter()
+                .map(|&c| {
+                    if c >= 254 {
+                        c as u16 + 0xff00
+                    } else {
+                        c as u16
+                    }
+                })
+                .collect(),
+            dict: dict.clone(),
+            side: Side::new(side.clone().into(), 4),
+        };
+        for codes in [byte, half, LabelCodes::Full(raw.clone().into())] {
+            let g = Arc::get_mut(&mut a.graph).expect("held once");
+            g.dump.labels = Some(Labels::with_codes(names.clone(), codes.clone()));
+            let b = decoded(&encoded(&a)).unwrap();
+            let l = b.dump().labels.as_ref().unwrap();
+            assert_eq!(l.codes, codes);
+            let starts = [0, 0, 2, 3];
+            let got: Vec<u32> = (0..4).map(|e| l.raw(starts[e], e).unwrap()).collect();
+            assert_eq!(got, raw);
+        }
+        type Lie = fn(&mut Vec<u8>, &mut Vec<u32>, &mut Vec<u64>);
+        let lies: [(&str, Lie); 5] = [
+            ("a code past the dictionary", |c, d, _| c[0] = d.len() as u8),
+            ("a dictionary label naming no name", |_, d, _| d[0] = 7),
+            ("an escape without its pair", |_, _, s| s.clear()),
+            ("a pair past the end", |_, _, s| s[0] = 1 << 40),
+            ("an escape replaced", |c, _, s| c[s[0] as usize] = 0),
+        ];
+        for (what, lie) in lies {
+            let (mut c, mut d, mut s) = (codes.clone(), dict.clone(), side.clone());
+            lie(&mut c, &mut d, &mut s);
+            let g = Arc::get_mut(&mut a.graph).expect("held once");
+            let codes = LabelCodes::Byte {
+                codes: c.into(),
+                dict: d,
+                side: Side::new(s.into(), 4),
+            };
+            g.dump.labels = Some(Labels::with_codes(names.clone(), codes));
+            let Err(e) = decoded(&encoded(&a)) else {
+                panic!("{what}: accepted");
+            };
+            assert!(e.to_string().contains("labels"), "{what}: {e}");
         }
     }
 

@@ -310,6 +310,10 @@ fn import_plain(
         Format::Gcdump => gcdump::import(path, source, progress),
     }?;
     make_printable(&mut model);
+    if let Some(labels) = &mut model.labels {
+        tracing::debug_span!(target: "heaptui::profile", "narrow labels")
+            .in_scope(|| labels.narrow(&model.refs));
+    }
     model.spill = spill;
     // The importer's id index resolved the references; nothing after the
     // import looks ids up (a later `index_of` builds it again, once).

@@ -1,12 +1,14 @@
 //! What native formats carry beyond the graph (docs/formats.md): a label per
 //! reference (field name, array index, V8 property name) and value bytes per
 //! object (primitive fields, primitive array contents, string contents).
-//! Both are compact: labels are interned u32 ids in an array parallel to the
-//! references' targets; values live in one shared byte arena with an
-//! offsets array, never an allocation per object.
+//! Both are compact: labels are interned u32 ids parallel to the
+//! references' targets, held in 1 or 2 bytes each where they fit
+//! (`label_codes`); values live in one shared byte arena with an offsets
+//! array, never an allocation per object.
 
 use rayon::prelude::*;
 
+use super::label_codes::{LabelCodes, LabelRow};
 use super::ObjectIdx;
 use crate::mem::Array;
 
@@ -30,16 +32,19 @@ impl std::fmt::Display for Label<'_> {
 
 /// Per-reference labels, parallel to `Model::refs.targets`.
 ///
-/// Each entry is a u32: [`Labels::NONE`] for no label, an index into
+/// Each label is a u32: [`Labels::NONE`] for no label, an index into
 /// `names` below 2^31, or an array index with the top bit set. Array indices
 /// up to 2^31 − 1 are kept as numbers; larger ones (never seen in a real
-/// array) are stored as no label.
+/// array) are stored as no label. They are held in the narrowest
+/// [`LabelCodes`] form the heap allows ([`Labels::narrow`]); a read names
+/// the reference's object's first reference, from which an array index at
+/// its position is derived.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Labels {
     /// Interned label names.
     pub names: Vec<Box<str>>,
-    /// One entry per reference, in the order of `refs.targets`.
-    pub of_ref: Array<u32>,
+    /// One label per reference, in the order of `refs.targets`.
+    pub codes: LabelCodes,
     /// Each object's reference positions ordered by (target, position),
     /// built once on demand (`Model::index_labels`).
     pub(super) by_target: TargetOrder,
@@ -72,12 +77,26 @@ impl Labels {
     const INDEX: u32 = 1 << 31;
 
     /// Labels of the references (`of_ref`, parallel to `refs.targets`)
-    /// naming into `names`.
+    /// naming into `names`, 4 bytes each ([`Labels::narrow`] narrows them).
     pub fn new(names: Vec<Box<str>>, of_ref: impl Into<Array<u32>>) -> Labels {
+        Labels::with_codes(names, LabelCodes::Full(of_ref.into()))
+    }
+
+    /// Labels in a given form (a cache's, checked).
+    pub fn with_codes(names: Vec<Box<str>>, codes: LabelCodes) -> Labels {
         Labels {
             names,
-            of_ref: of_ref.into(),
+            codes,
             by_target: TargetOrder::default(),
+        }
+    }
+
+    /// Puts the labels in the narrowest form for the references `refs`
+    /// whose labels they are (see [`LabelCodes`]); the same labels.
+    pub fn narrow(&mut self, refs: &super::Csr) {
+        if let LabelCodes::Full(raw) = &mut self.codes {
+            let raw = std::mem::take(raw);
+            self.codes = super::label_codes::narrow::narrowed(raw, self.names.len(), refs);
         }
     }
 
@@ -90,9 +109,46 @@ impl Labels {
         }
     }
 
-    /// The label of the reference at position `edge` of the targets array.
-    pub fn get(&self, edge: usize) -> Option<Label<'_>> {
-        let raw = *self.of_ref.get(edge)?;
+    /// How many references.
+    pub fn len(&self) -> usize {
+        self.codes.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.codes.is_empty()
+    }
+
+    /// The stored label (see [`Labels`]) of the reference at position
+    /// `edge` of the targets array, `start` being the first reference of
+    /// its object; `None` past the end.
+    #[inline]
+    pub fn raw(&self, start: usize, edge: usize) -> Option<u32> {
+        self.codes.raw(start, edge)
+    }
+
+    /// The name index of the reference at `edge` where its label is a
+    /// name.
+    #[inline]
+    pub fn name_id(&self, edge: usize) -> Option<u32> {
+        // An array index at its position decodes as an index whatever
+        // the start, and is no name.
+        self.codes
+            .raw(edge, edge)
+            .filter(|&l| l != Self::NONE && l & Self::INDEX == 0)
+    }
+
+    /// The stored labels of the references in `span`, all of the object
+    /// whose first reference is `start`.
+    #[inline]
+    pub fn row(&self, start: usize, span: std::ops::Range<usize>) -> LabelRow<'_> {
+        self.codes.row(start, span)
+    }
+
+    /// The label of the reference at position `edge` of the targets array,
+    /// `start` being the first reference of its object.
+    pub fn get(&self, start: usize, edge: usize) -> Option<Label<'_>> {
+        let raw = self.raw(start, edge)?;
         if raw == Self::NONE {
             None
         } else if raw & Self::INDEX != 0 {
@@ -142,17 +198,69 @@ pub struct Values {
 /// Objects per block of [`Offsets::Narrow`].
 const OFFSET_BLOCK: usize = 1024;
 
+/// Objects per block of [`Offsets::Short`].
+const SHORT_BLOCK: usize = 64;
+
+/// What an entry of [`Offsets::Short`]'s side table is counted at when
+/// choosing: its 16 bytes and 8 for the binary search a read of it costs.
+const SHORT_ENTRY_COST: usize = 24;
+
 /// The `objects + 1` offsets into the arena (object `o`'s value is
-/// `bytes[offsets[o]..offsets[o + 1]]`), kept in 4 bytes each where they
-/// fit: an offset from the start of its block of [`OFFSET_BLOCK`] entries,
-/// whose values then span less than 4 GiB. Offsets are 8 bytes an object
-/// otherwise, which on a V8 snapshot (values on its strings only) was a
-/// twentieth of the analysis's peak.
+/// `bytes[offsets[o]..offsets[o + 1]]`), in the first of these forms that
+/// takes fewer bytes than the next:
+///
+/// - 2 bytes each: an offset from the start of its block of
+///   [`SHORT_BLOCK`] entries (a sampled index, 8 bytes a block), those of
+///   65,535 or more as [`u16::MAX`] with the offset itself in a side table
+///   of (entry, offset) pairs by entry (a block after a value of 64 KiB or
+///   more). Most values are a few dozen bytes or none (a Java instance's
+///   fields, a V8 heap's strings), so nearly every heap takes this form.
+/// - 4 bytes each: an offset from the start of its block of
+///   [`OFFSET_BLOCK`] entries, whose values then span less than 4 GiB.
+/// - 8 bytes each, which on a V8 snapshot (values on its strings only) was
+///   a twentieth of the analysis's peak.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Offsets {
-    Narrow { bases: Vec<u64>, within: Vec<u32> },
+    Short {
+        bases: Vec<u64>,
+        within: Vec<u16>,
+        side: Vec<u64>,
+    },
+    Narrow {
+        bases: Vec<u64>,
+        within: Vec<u32>,
+    },
     Wide(Vec<u64>),
 }
+
+/// [`Offsets::Short`]'s entries of blocks `first..` (`out`, whole blocks
+/// but maybe the last), entry `i`'s offset from its block's start being
+/// `within(block, i)`; returns the side table's pairs.
+fn short_blocks(
+    first: usize,
+    out: &mut [u16],
+    bases: &[u64],
+    mut within: impl FnMut(usize, usize) -> u64,
+) -> Vec<u64> {
+    let mut side = Vec::new();
+    for (k, block) in out.chunks_mut(SHORT_BLOCK).enumerate() {
+        let b = first + k;
+        for (slot, i) in block.iter_mut().zip(b * SHORT_BLOCK..) {
+            let at = within(b, i);
+            *slot = match u16::try_from(at) {
+                Ok(v) if v < u16::MAX => v,
+                _ => {
+                    side.extend([i as u64, bases[b] + at]);
+                    u16::MAX
+                }
+            };
+        }
+    }
+    side
+}
+
+/// Blocks of [`SHORT_BLOCK`] per parallel part.
+const SHORT_PART: usize = 1024;
 
 impl Default for Offsets {
     fn default() -> Self {
@@ -161,7 +269,36 @@ impl Default for Offsets {
 }
 
 impl Offsets {
+    /// The short form of `entries` offsets from their blocks' starts
+    /// `bases`, entry `i` of block `b` at `bases[b] + within(b, i)`; `None`
+    /// where it would not take fewer bytes than the narrow one.
+    fn short<F: FnMut(usize, usize) -> u64>(
+        entries: usize,
+        bases: Vec<u64>,
+        within: impl Fn() -> F + Sync,
+    ) -> Option<Offsets> {
+        let mut out: Vec<u16> = crate::mem::zeroed(entries);
+        let side: Vec<Vec<u64>> = out
+            .par_chunks_mut(SHORT_BLOCK * SHORT_PART)
+            .enumerate()
+            .map(|(p, out)| short_blocks(p * SHORT_PART, out, &bases, within()))
+            .collect();
+        let pairs: usize = side.iter().map(|s| s.len() / 2).sum();
+        let cost = entries * 2 + bases.len() * 8 + pairs * SHORT_ENTRY_COST;
+        let narrow = entries * 4 + entries.div_ceil(OFFSET_BLOCK) * 8;
+        (cost < narrow).then(|| Offsets::Short {
+            bases,
+            within: out,
+            side: side.concat(),
+        })
+    }
+
     fn new(wide: Vec<u64>) -> Offsets {
+        let short_bases = wide.iter().step_by(SHORT_BLOCK).copied().collect();
+        let at = || |b: usize, i: usize| wide[i] - wide[b * SHORT_BLOCK];
+        if let Some(short) = Offsets::short(wide.len(), short_bases, at) {
+            return short;
+        }
         let bases: Vec<u64> = wide.iter().step_by(OFFSET_BLOCK).copied().collect();
         let fits = wide
             .par_chunks(OFFSET_BLOCK)
@@ -186,6 +323,9 @@ impl Offsets {
     /// 8-byte array of them first).
     fn from_lengths(len: usize, value_len: &(impl Fn(usize) -> u64 + Sync)) -> Offsets {
         let entries = len + 1;
+        if let Some(short) = Self::short_from_lengths(len, value_len) {
+            return short;
+        }
         let (mut bases, total) = crate::mem::block_starts(len, OFFSET_BLOCK, value_len);
         // Entry `len` (the end) opens a block of its own when `len` is a
         // multiple of the block.
@@ -215,9 +355,45 @@ impl Offsets {
         }
     }
 
+    /// [`Offsets::short`] from the values' lengths.
+    fn short_from_lengths(
+        len: usize,
+        value_len: &(impl Fn(usize) -> u64 + Sync),
+    ) -> Option<Offsets> {
+        let entries = len + 1;
+        let (mut bases, total) = crate::mem::block_starts(len, SHORT_BLOCK, value_len);
+        if bases.len() < entries.div_ceil(SHORT_BLOCK) {
+            bases.push(total);
+        }
+        // Entry `i`'s offset in its block: the lengths of the block's
+        // objects before it, summed as the entries are made in order.
+        let within = || {
+            let mut acc = 0u64;
+            move |b: usize, i: usize| {
+                if i == b * SHORT_BLOCK {
+                    acc = 0;
+                }
+                let at = acc;
+                if i < len {
+                    acc += value_len(i);
+                }
+                at
+            }
+        };
+        Offsets::short(entries, bases, within)
+    }
+
     #[inline]
     fn get(&self, i: usize) -> Option<u64> {
         match self {
+            Offsets::Short {
+                bases,
+                within,
+                side,
+            } => match *within.get(i)? {
+                u16::MAX => short_side(side, i),
+                w => Some(bases[i / SHORT_BLOCK] + w as u64),
+            },
             Offsets::Narrow { bases, within } => {
                 Some(bases[i / OFFSET_BLOCK] + *within.get(i)? as u64)
             }
@@ -227,10 +403,26 @@ impl Offsets {
 
     fn len(&self) -> usize {
         match self {
+            Offsets::Short { within, .. } => within.len(),
             Offsets::Narrow { within, .. } => within.len(),
             Offsets::Wide(w) => w.len(),
         }
     }
+}
+
+/// The offset of entry `i` in [`Offsets::Short`]'s side table.
+#[inline]
+fn short_side(side: &[u64], i: usize) -> Option<u64> {
+    let (mut lo, mut hi) = (0, side.len() / 2);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if side[2 * mid] < i as u64 {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    (side.get(2 * lo) == Some(&(i as u64))).then(|| side[2 * lo + 1])
 }
 
 impl Values {
@@ -289,6 +481,11 @@ impl Values {
     /// `kinds`), for the memory account.
     pub fn offsets_bytes(&self) -> usize {
         match &self.offsets {
+            Offsets::Short {
+                bases,
+                within,
+                side,
+            } => bases.len() * 8 + within.len() * 2 + side.len() * 8,
             Offsets::Narrow { bases, within } => bases.len() * 8 + within.len() * 4,
             Offsets::Wide(w) => w.len() * 8,
         }
@@ -402,20 +599,34 @@ mod tests {
                 },
             );
             assert_eq!(built, one_by_one, "{n} objects");
-            assert!(matches!(built.offsets, Offsets::Narrow { .. }));
+            assert!(matches!(built.offsets, Offsets::Short { .. }));
         }
     }
 
     #[test]
-    fn offsets_past_four_gib_in_a_block_stay_wide() {
+    fn offsets_past_what_a_block_holds_go_to_the_side_table_or_stay_wide() {
+        // A value of 8 GiB among small ones: the rest of its short block
+        // in the side table.
         let len = |o: usize| if o == 5 { 1 << 33 } else { o as u64 % 7 };
         let built = Offsets::from_lengths(3000, &len);
+        assert!(matches!(&built, Offsets::Short { side, .. } if side.len() == 2 * 58));
+        let wide = crate::mem::prefix_sums(3000, len);
+        assert_eq!(built, Offsets::new(wide.clone()));
+        for (i, &w) in wide.iter().enumerate() {
+            assert_eq!(built.get(i), Some(w), "{i}");
+        }
+        assert_eq!(built.get(wide.len()), None);
+        // Every value 2 GiB: no block of either narrow form holds them.
+        let huge = |_: usize| 1 << 31;
+        let built = Offsets::from_lengths(3000, &huge);
         assert!(matches!(built, Offsets::Wide(_)));
-        assert_eq!(built, Offsets::new(crate::mem::prefix_sums(3000, len)));
-        let small = |o: usize| o as u64 % 7;
-        let built = Offsets::from_lengths(3000, &small);
+        assert_eq!(built, Offsets::new(crate::mem::prefix_sums(3000, huge)));
+        // Values of 2 KiB: too many for the short blocks, not for the
+        // narrow ones.
+        let mid = |o: usize| 2048 + o as u64 % 7;
+        let built = Offsets::from_lengths(3000, &mid);
         assert!(matches!(built, Offsets::Narrow { .. }));
-        assert_eq!(built, Offsets::new(crate::mem::prefix_sums(3000, small)));
+        assert_eq!(built, Offsets::new(crate::mem::prefix_sums(3000, mid)));
     }
 
     #[test]
@@ -424,13 +635,13 @@ mod tests {
             vec!["next".into()],
             vec![0, Labels::index(7), Labels::NONE, Labels::index(u64::MAX)],
         );
-        assert_eq!(l.get(0), Some(Label::Name("next")));
-        assert_eq!(l.get(1), Some(Label::Index(7)));
-        assert_eq!(l.get(2), None);
-        assert_eq!(l.get(3), None);
-        assert_eq!(l.get(4), None);
-        assert_eq!(l.get(0).unwrap().to_string(), ".next");
-        assert_eq!(l.get(1).unwrap().to_string(), "[7]");
+        assert_eq!(l.get(0, 0), Some(Label::Name("next")));
+        assert_eq!(l.get(0, 1), Some(Label::Index(7)));
+        assert_eq!(l.get(0, 2), None);
+        assert_eq!(l.get(0, 3), None);
+        assert_eq!(l.get(0, 4), None);
+        assert_eq!(l.get(0, 0).unwrap().to_string(), ".next");
+        assert_eq!(l.get(0, 1).unwrap().to_string(), "[7]");
     }
 
     #[test]

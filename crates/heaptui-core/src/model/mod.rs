@@ -38,6 +38,7 @@ mod idmap;
 mod idruns;
 mod ids;
 mod idx;
+mod label_codes;
 mod labels;
 mod packed;
 mod referents;
@@ -64,6 +65,7 @@ pub(crate) use idmap::count_repeats;
 pub use idmap::{IdIndex, IdList, IdSpan, WideIdIndex};
 pub use ids::Ids;
 pub use idx::{ObjectIdx, TypeIdx};
+pub use label_codes::{Code, Coded, CodedIter, LabelCodes, LabelRow, RowIter, Side};
 pub use labels::{Label, Labels, ValueKind, Values};
 pub use packed::{BadRows, PackedRows, Row};
 pub use referents::{Referent, Referents, Strength};
@@ -554,7 +556,7 @@ impl Model {
         self.sizes.spill(to);
         self.refs.spill(to);
         if let Some(l) = &mut self.labels {
-            to.array(&mut l.of_ref);
+            l.codes.spill(to);
         }
         if let Some(v) = &mut self.values {
             to.array(&mut v.bytes);
@@ -630,7 +632,7 @@ impl Model {
         if start + i >= end {
             return None;
         }
-        labels.get(start + i)
+        labels.get(start, start + i)
     }
 
     /// Builds, once, what makes [`Model::label_between`] a binary search:
@@ -666,12 +668,14 @@ impl Model {
             if from >= self.refs.nodes() {
                 return None;
             }
-            let row = order.get(self.refs.range(from as u32))?;
+            let range = self.refs.range(from as u32);
+            let start = range.start;
+            let row = order.get(range)?;
             let targets = &self.refs.targets;
             let at = row.partition_point(|&e| targets[e as usize] < to);
             let &edge = row.get(at)?;
             return if targets[edge as usize] == to {
-                labels.get(edge as usize)
+                labels.get(start, edge as usize)
             } else {
                 None
             };

@@ -16,7 +16,7 @@ use rayon::prelude::*;
 
 use super::view::View;
 use crate::graph::DominatorTree;
-use crate::model::{Model, ObjectIdx, ValueKind};
+use crate::model::{LabelRow, Model, ObjectIdx, ValueKind};
 
 /// The block of objects that take no part (unreachable): `bisim::NO_BLOCK`.
 const NONE: u32 = super::bisim::NO_BLOCK;
@@ -27,7 +27,7 @@ const NONE: u32 = super::bisim::NO_BLOCK;
 /// object's referent where referents are not references (two weak
 /// references are copies only when they refer to the same object), else
 /// [`NO_OWN`], and its type descriptors (see `view`).
-type Key<'a> = (u32, u64, u64, ValueKind, &'a [u8], &'a [u32], u32, u32);
+type Key<'a> = (u32, u64, u64, ValueKind, &'a [u8], LabelRow<'a>, u32, u32);
 
 const NO_OWN: u32 = u32::MAX;
 
@@ -100,9 +100,7 @@ fn hash(k: &Key) -> u64 {
         h = mix(h, b as u64 | 1 << 8);
     }
     h = mix(h, k.4.len() as u64);
-    for &l in k.5 {
-        h = mix(h, l as u64 | 1 << 40);
-    }
+    k.5.for_each(|l| h = mix(h, l as u64 | 1 << 40));
     mix(h, k.7 as u64 | 1 << 41)
 }
 

@@ -17,7 +17,10 @@
 use rayon::prelude::*;
 
 use crate::graph::{Csr, HeapGraph};
-use crate::model::{Format, Labels, Model};
+use crate::model::{Format, LabelRow, Labels, Model};
+
+/// The stored label of no label.
+const NONE: u32 = Labels::NONE;
 
 /// The graph as duplicate detection sees it.
 pub(crate) struct View<'a> {
@@ -130,14 +133,11 @@ impl DescriptorRule {
     /// `target`, is a descriptor.
     #[inline]
     pub fn is_descriptor(&self, dump: &Model, edge: usize, target: u32) -> bool {
-        let Some(l) = dump.labels.as_ref().and_then(|l| l.of_ref.get(edge)) else {
+        let Some(l) = dump.labels.as_ref().and_then(|l| l.name_id(edge)) else {
             return false;
         };
-        if *l == Labels::NONE {
-            return false;
-        }
-        self.always.contains(l)
-            || (self.when_hidden.contains(l)
+        self.always.contains(&l)
+            || (self.when_hidden.contains(&l)
                 && self
                     .hidden_types
                     .contains(&dump.types.get(target as usize).raw()))
@@ -206,16 +206,17 @@ impl<'a> View<'a> {
     }
 
     /// The labels of `o`'s walked references (empty without labels).
-    pub fn ref_labels(&self, o: u32) -> &[u32] {
+    pub fn ref_labels(&self, o: u32) -> LabelRow<'_> {
         let Some(labels) = &self.dump.labels else {
-            return &[];
+            return LabelRow::Raw(&[]);
         };
+        let start = self.dump.refs.offset(o as usize) as usize;
         let (s, e) = match &self.own {
             Some(own) => match self.span(own, o) {
                 Ok(span) => span,
                 Err(r) => {
                     let csr = &own.odd.csr;
-                    return &own.odd.labels[csr.range(r as u32)];
+                    return LabelRow::Raw(&own.odd.labels[csr.range(r as u32)]);
                 }
             },
             None => {
@@ -223,7 +224,7 @@ impl<'a> View<'a> {
                 (r.start, r.end)
             }
         };
-        labels.of_ref.get(s..e).unwrap_or(&[])
+        labels.row(start, s..e)
     }
 
     /// A number for `o`'s type descriptors, equal exactly where the
@@ -369,7 +370,7 @@ impl Own {
                 skip.push(ODD);
                 let kept: Vec<usize> = (s..e).filter(|e| !found.contains(e)).collect();
                 let labels = match &dump.labels {
-                    Some(l) => kept.iter().map(|&e| l.of_ref[e]).collect(),
+                    Some(l) => kept.iter().map(|&e| l.raw(s, e).unwrap_or(NONE)).collect(),
                     None => Vec::new(),
                 };
                 odd.push((
