@@ -52,6 +52,3 @@ impl Hasher for IntHasher {
 
 /// Builds [`IntHasher`]s.
 pub(crate) type IntBuild = BuildHasherDefault<IntHasher>;
-
-/// A map keyed by a `u32` alone (object indices).
-pub(crate) type U32Map<V> = HashMap<u32, V, IntBuild>;

@@ -57,7 +57,7 @@ pub use crate::mem::Array;
 pub use super::with_types;
 pub use csr::{Csr, Offsets};
 pub(crate) use diag::{Collector, Kind, Place};
-pub(crate) use fasthash::{FastMap, IntBuild, U32Map};
+pub(crate) use fasthash::{FastMap, IntBuild};
 pub use fields::{
     field_type, FieldDecl, FieldValue, FieldView, JavaClass, JavaClasses, ObjectFields, StaticField,
 };

@@ -104,7 +104,7 @@ const HASH_PREFETCH: u32 = 8;
 /// from blocks that already tell apart most objects that differ within a
 /// few references.
 fn hashed_blocks(graph: &View, label: Partition) -> Partition {
-    let block = label.block;
+    let mut block = label.block;
     let h = hashes(graph, &block);
     // Leaves keep their label block (a label fixes the reference count, so
     // a label block is all leaves or none); only the others are regrouped,
@@ -114,25 +114,76 @@ fn hashed_blocks(graph: &View, label: Partition) -> Partition {
         .filter(|&&b| b != NO_BLOCK)
         .max()
         .map_or(0, |&b| b as usize + 1);
-    let (mut block_size, offset, mut pairs) = pairs_by_label(graph, &block, labels, &h);
-    drop(h);
+    let (mut block_size, offset) = counts_by_label(graph, &block, labels);
+    // A few pieces of whole label blocks, each with its (hash, object)
+    // pairs only: 8 bytes a non-leaf at once would be the stage's peak.
+    let total = offset[labels] as usize;
+    let target = (total / HASH_PIECES).max(1);
+    let mut from = 0;
+    while from < labels {
+        let mut to = from + 1;
+        while to < labels && ((offset[to + 1] - offset[from]) as usize) < target {
+            to += 1;
+        }
+        let first = block_size.len();
+        regroup(
+            graph,
+            &mut block,
+            &h,
+            (from, to),
+            &offset,
+            first,
+            &mut block_size,
+        );
+        from = to;
+    }
+    Partition { block, block_size }
+}
+
+/// Pieces [`hashed_blocks`] regroups the non-leaves in, of about equal
+/// numbers of them.
+const HASH_PIECES: usize = 4;
+
+/// The non-leaves of label blocks `from..to` regrouped by hash: each group
+/// of equal hashes a block, numbered from `first` in (block, hash) order;
+/// their sizes appended to `block_size`. Objects given a new block are
+/// past every label id, so later pieces do not take them.
+fn regroup(
+    graph: &View,
+    block: &mut [u32],
+    h: &[u32],
+    (from, to): (usize, usize),
+    offset: &[u32],
+    first: usize,
+    block_size: &mut Vec<u32>,
+) {
+    let base = offset[from];
+    let local: Vec<u32> = offset[from..=to].iter().map(|&o| o - base).collect();
+    let (range, b) = (from as u32..to as u32, &*block);
+    let mut pairs: Vec<(u32, u32)> = crate::mem::zeroed(local[to - from] as usize);
+    {
+        let mut cursor = local.clone();
+        for (o, &bo) in b.iter().enumerate() {
+            if range.contains(&bo) && !graph.refs_raw(o as u32).is_empty() {
+                let at = &mut cursor[(bo - range.start) as usize];
+                pairs[*at as usize] = (h[o], o as u32);
+                *at += 1;
+            }
+        }
+    }
     let total = pairs.len();
-    let starts = hash_groups(&mut pairs, &offset, labels);
+    let starts = hash_groups(&mut pairs, &local, to - from);
     // Each group becomes a block; ids in (block, hash) order, written in
     // parallel (groups are disjoint). A group ends where the next starts.
     let end = |g: usize| starts.get(g + 1).map_or(total, |&e| e as usize);
     block_size.extend((0..starts.len()).map(|g| (end(g) - starts[g] as usize) as u32));
-    let mut block = block;
-    {
-        let out = crate::mem::as_atomic(&mut block);
-        starts.par_iter().enumerate().for_each(|(g, &s)| {
-            let id = (labels + g) as u32;
-            for &(_, o) in &pairs[s as usize..end(g)] {
-                out[o as usize].store(id, Ordering::Relaxed);
-            }
-        });
-    }
-    Partition { block, block_size }
+    let out = crate::mem::as_atomic(block);
+    starts.par_iter().enumerate().for_each(|(g, &s)| {
+        let id = (first + g) as u32;
+        for &(_, o) in &pairs[s as usize..end(g)] {
+            out[o as usize].store(id, Ordering::Relaxed);
+        }
+    });
 }
 
 /// [`HASH_ROUNDS`] rounds of hashing from the label blocks, each one
@@ -178,17 +229,10 @@ fn hashes(graph: &View, block: &[u32]) -> Vec<u32> {
 }
 
 /// One pass: the leaves per label block (their final sizes) and the
-/// non-leaves per label block, as offsets of a counting sort; then the
-/// non-leaves as (hash, object), grouped by label block: 8 bytes each,
-/// where keys holding the block too took 16. Sorting each block's part by
-/// hash then gives the order of (block, hash, object).
-#[allow(clippy::type_complexity)]
-fn pairs_by_label(
-    graph: &View,
-    block: &[u32],
-    labels: usize,
-    h: &[u32],
-) -> (Vec<u32>, Vec<u32>, Vec<(u32, u32)>) {
+/// non-leaves per label block, as offsets of a counting sort (the
+/// non-leaves as (hash, object) pairs grouped by label block, which
+/// sorting each block's part by hash puts in (block, hash, object) order).
+fn counts_by_label(graph: &View, block: &[u32], labels: usize) -> (Vec<u32>, Vec<u32>) {
     let mut block_size: Vec<u32> = vec![0; labels];
     let mut offset: Vec<u32> = vec![0; labels + 1];
     for (o, &b) in block.iter().enumerate() {
@@ -204,19 +248,7 @@ fn pairs_by_label(
     for b in 0..labels {
         offset[b + 1] += offset[b];
     }
-    let total = offset[labels] as usize;
-    let mut pairs: Vec<(u32, u32)> = crate::mem::zeroed(total);
-    {
-        let mut cursor = offset.clone();
-        for (o, &b) in block.iter().enumerate() {
-            if b != NO_BLOCK && !graph.refs_raw(o as u32).is_empty() {
-                let at = &mut cursor[b as usize];
-                pairs[*at as usize] = (h[o], o as u32);
-                *at += 1;
-            }
-        }
-    }
-    (block_size, offset, pairs)
+    (block_size, offset)
 }
 
 /// Sorts each label block's part of `pairs` by hash; returns where the

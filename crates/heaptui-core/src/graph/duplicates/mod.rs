@@ -158,7 +158,7 @@ fn detect(
         crate::mem::checkpoint("duplicates: candidates");
         progress.set_done(1);
         let found = tracing::debug_span!(target: "heaptui::profile", "verify")
-            .in_scope(|| classes(&view, &part.block, &part.block_size, &depth, progress))?;
+            .in_scope(|| classes(&view, part, &depth, progress))?;
         // The verification threads' scratch, freed but held per thread.
         crate::mem::release_free_memory();
         crate::mem::checkpoint("duplicates: verify");
@@ -290,30 +290,84 @@ fn sort_possible(possible: &mut Vec<PossibleDuplicates>) {
     *possible = merged;
 }
 
-/// Candidate blocks of two or more members, as (type, members) grouped by
-/// type, members ascending, blocks by first member.
-fn candidate_blocks(graph: &View, block: &[u32], block_size: &[u32]) -> Vec<(u32, Vec<u32>)> {
-    let dump = &graph.dump;
-    // One pass in object order: each block's members come out ascending,
-    // into vectors of their known size (no sort of the members).
-    let mut slot: Vec<u32> = vec![NO_BLOCK; block_size.len()];
-    let mut blocks: Vec<(u32, Vec<u32>)> = Vec::new();
-    for (o, &b) in block.iter().enumerate() {
-        if b == NO_BLOCK || block_size[b as usize] < 2 {
-            continue;
+/// Candidate blocks of two or more members, grouped by type, members
+/// ascending, blocks by first member: block `i` is of type `types[i]`, its
+/// members `members[starts[i]..starts[i + 1]]`. Flat, where a vector per
+/// block held some 40 bytes a block more (its header, the allocator's
+/// overhead) through the whole verification.
+struct Blocks {
+    types: Vec<u32>,
+    starts: Vec<u32>,
+    members: Vec<u32>,
+}
+
+impl Blocks {
+    /// The blocks of `block` (per object its block) of two or more
+    /// members, `block_size` their sizes: two passes in object order, the
+    /// first finding each block's first member (its type and its place in
+    /// the order), the second writing the members in place.
+    fn new(graph: &View, block: &[u32], block_size: &[u32]) -> Blocks {
+        let dump = &graph.dump;
+        let candidate = |b: u32| b != NO_BLOCK && block_size[b as usize] >= 2;
+        // Per candidate block: (type, first member, block).
+        let mut firsts: Vec<(u32, u32, u32)> = Vec::new();
+        let mut slot: Vec<u32> = vec![NO_BLOCK; block_size.len()];
+        for (o, &b) in block.iter().enumerate() {
+            if candidate(b) && slot[b as usize] == NO_BLOCK {
+                slot[b as usize] = 0;
+                firsts.push((dump.types.get(o).raw(), o as u32, b));
+            }
         }
-        let s = &mut slot[b as usize];
-        if *s == NO_BLOCK {
-            *s = blocks.len() as u32;
-            blocks.push((
-                dump.types.get(o).raw(),
-                Vec::with_capacity(block_size[b as usize] as usize),
-            ));
+        firsts.par_sort_unstable();
+        // `slot` becomes each block's write cursor.
+        let mut starts: Vec<u32> = Vec::with_capacity(firsts.len() + 1);
+        let mut end = 0u32;
+        for &(_, _, b) in &firsts {
+            starts.push(end);
+            slot[b as usize] = end;
+            end += block_size[b as usize];
         }
-        blocks[*s as usize].1.push(o as u32);
+        starts.push(end);
+        let mut members: Vec<u32> = crate::mem::zeroed(end as usize);
+        for (o, &b) in block.iter().enumerate() {
+            if candidate(b) {
+                let at = &mut slot[b as usize];
+                members[*at as usize] = o as u32;
+                *at += 1;
+            }
+        }
+        Blocks {
+            types: firsts.iter().map(|f| f.0).collect(),
+            starts,
+            members,
+        }
     }
-    blocks.par_sort_unstable_by_key(|(t, m)| (*t, m[0]));
-    blocks
+
+    /// The members of block `i`.
+    fn members(&self, i: usize) -> &[u32] {
+        &self.members[self.starts[i] as usize..self.starts[i + 1] as usize]
+    }
+
+    /// The ranges of blocks of one type, in order.
+    fn by_type(&self) -> Vec<std::ops::Range<usize>> {
+        let mut out = Vec::new();
+        let mut from = 0;
+        for (i, t) in self.types.iter().enumerate() {
+            if *t != self.types[from] {
+                out.push(from..i);
+                from = i;
+            }
+        }
+        if from < self.types.len() {
+            out.push(from..self.types.len());
+        }
+        out
+    }
+
+    /// How many members the blocks of `range` hold.
+    fn size(&self, range: &std::ops::Range<usize>) -> u32 {
+        self.starts[range.end] - self.starts[range.start]
+    }
 }
 
 /// Turns candidate blocks into exact sets (per type as `depth` says) and
@@ -321,16 +375,19 @@ fn candidate_blocks(graph: &View, block: &[u32], block_size: &[u32]) -> Vec<(u32
 /// so the budget cuts at the same place on every run.
 fn classes(
     graph: &View,
-    block: &[u32],
-    block_size: &[u32],
+    part: bisim::Partition,
     depth: &(dyn Fn(u32) -> Depth + Sync),
     progress: &Progress,
 ) -> Result<(Vec<DuplicateSet>, Vec<PossibleDuplicates>), Cancelled> {
     let phase_start = std::time::Instant::now();
-    let blocks = candidate_blocks(graph, block, block_size);
-    let mut by_type: Vec<&[(u32, Vec<u32>)]> = blocks.chunk_by(|a, b| a.0 == b.0).collect();
+    let bisim::Partition { block, block_size } = part;
+    let blocks = Blocks::new(graph, &block, &block_size);
+    // The sizes are in `blocks` now.
+    drop(block_size);
+    let block = &block[..];
+    let mut by_type = blocks.by_type();
     // Largest types first, so one big type does not start last.
-    by_type.sort_by_key(|t| std::cmp::Reverse(t.iter().map(|b| b.1.len()).sum::<usize>()));
+    by_type.sort_by_key(|t| std::cmp::Reverse(blocks.size(t)));
     let cx = Verifier {
         graph,
         block,
@@ -341,16 +398,16 @@ fn classes(
     };
     let outcomes: Vec<Result<_, Cancelled>> = by_type
         .par_iter()
-        .map(|type_blocks| cx.type_classes(type_blocks, depth(type_blocks[0].0)))
+        .map(|r| cx.type_classes(&blocks, r.clone(), depth(blocks.types[r.start])))
         .collect();
     let mut sets = Vec::new();
     let mut possible = Vec::new();
-    for (o, type_blocks) in outcomes.into_iter().zip(&by_type) {
+    for (o, r) in outcomes.into_iter().zip(&by_type) {
         let (s, p) = o?;
         sets.extend(s);
         if !p.is_empty() {
             possible.push(PossibleDuplicates {
-                type_index: type_blocks[0].0,
+                type_index: blocks.types[r.start],
                 instances: p,
             });
         }
@@ -375,11 +432,12 @@ impl Verifier<'_> {
     /// members of those it did not verify (possible duplicates).
     fn type_classes(
         &self,
-        type_blocks: &[(u32, Vec<u32>)],
+        blocks: &Blocks,
+        type_blocks: std::ops::Range<usize>,
         d: Depth,
     ) -> Result<(Vec<DuplicateSet>, Vec<u32>), Cancelled> {
         let (graph, dump) = (self.graph, &self.graph.dump);
-        let t = type_blocks[0].0;
+        let t = blocks.types[type_blocks.start];
         let mut sets = Vec::new();
         let mut possible = Vec::new();
         if d == Depth::Skip {
@@ -392,11 +450,11 @@ impl Verifier<'_> {
         };
         let mut budget = Budget::new(limit, self.progress);
         let mut exhausted = false;
-        for (_, members) in type_blocks.iter() {
+        for members in type_blocks.map(|i| blocks.members(i)) {
             let leaf = graph.refs_raw(members[0]).is_empty();
             if leaf {
                 // One label and no references: exactly duplicates.
-                sets.push(trivial_set(dump, members.clone()));
+                sets.push(trivial_set(dump, members.to_vec()));
                 continue;
             }
             if d == Depth::Trivial || exhausted {

@@ -17,7 +17,7 @@
 use rayon::prelude::*;
 
 use crate::graph::{Csr, HeapGraph};
-use crate::model::{Format, LabelRow, Labels, Model};
+use crate::model::{FastMap, Format, LabelRow, Labels, Model};
 
 /// The stored label of no label.
 const NONE: u32 = Labels::NONE;
@@ -45,6 +45,10 @@ struct Own {
     is_target: Vec<u64>,
     class: Vec<u32>,
 }
+
+/// An object whose walked references are in `Own::odd`, with them and
+/// their labels.
+type OddRow = (u32, Vec<u32>, Vec<u32>);
 
 /// `skip` of an object whose walked references are in `Own::odd`.
 const ODD: [u8; 2] = [u8::MAX, u8::MAX];
@@ -240,71 +244,28 @@ impl<'a> View<'a> {
 /// Objects per range of the parallel passes.
 const RANGE: usize = 1 << 14;
 
-/// What [`Own::scan`] finds in a range of objects.
-struct Found {
-    /// Per object, how many descriptors lead and trail its references
-    /// (`[0, 0]`: it has none; [`ODD`]: they lie elsewhere).
-    skip: Vec<[u8; 2]>,
-    /// The descriptor lists of the objects that have some, in object
-    /// order, one after the other (`ends` cuts them): no allocation per
-    /// object, where a vector each (nearly every object of a Java or V8
-    /// heap has a descriptor) held 60 bytes an object at the duplicates'
-    /// start and left the allocator fragmented.
-    lists: Vec<u32>,
-    /// Where each list of `lists` ends.
-    ends: Vec<u32>,
-    /// The kept references (and their labels) of the objects whose
-    /// descriptors are neither leading nor trailing.
-    odd: Vec<(u32, Vec<u32>, Vec<u32>)>,
-}
-
 impl Own {
     fn build(graph: &HeapGraph, rule: &DescriptorRule) -> Option<Own> {
         let dump = &graph.dump;
         let n = dump.objects();
-        let parts: Vec<Found> = (0..n.div_ceil(RANGE))
-            .into_par_iter()
-            .map(|r| Self::scan(dump, rule, r * RANGE..((r + 1) * RANGE).min(n)))
+        // The skips, written in place a range at a time; the few odd rows
+        // come back per range.
+        let mut skip: Vec<[u8; 2]> = crate::mem::zeroed(n);
+        let odd: Vec<Vec<OddRow>> = skip
+            .par_chunks_mut(RANGE)
+            .enumerate()
+            .map(|(r, part)| Self::scan(dump, rule, r * RANGE, part))
             .collect();
-        if parts.iter().all(|p| p.ends.is_empty()) {
+        if skip.iter().all(|s| *s == [0, 0]) {
             return None;
         }
-        let mut skip = Vec::with_capacity(n);
-        let mut class: Vec<u32> = crate::mem::zeroed(n);
-        let mut classes: std::collections::HashMap<Vec<u32>, u32> = Default::default();
-        let mut odd = Vec::new();
-        // The descriptor targets, as bits (a list of every object's would
-        // be 4 bytes an object before its sort and dedup).
-        let mut is_target = vec![0u64; n.div_ceil(64)];
-        for (r, found) in parts.into_iter().enumerate() {
-            let mut start = 0;
-            let mut ends = found.ends.iter();
-            for (i, _) in found.skip.iter().enumerate().filter(|s| *s.1 != [0, 0]) {
-                let end = *ends.next().expect("a list per described object") as usize;
-                let list = &found.lists[start..end];
-                start = end;
-                for &t in list {
-                    is_target[t as usize / 64] |= 1 << (t % 64);
-                }
-                let id = match classes.get(list) {
-                    Some(&id) => id,
-                    None => {
-                        let next = classes.len() as u32 + 1;
-                        classes.insert(list.to_vec(), next);
-                        next
-                    }
-                };
-                class[r * RANGE + i] = id;
-            }
-            skip.extend(found.skip);
-            odd.extend(found.odd);
-        }
+        let (class, is_target) = Self::classes(dump, rule, &skip);
         let described: Vec<u32> = (0..n as u32)
             .filter(|&t| is_target[t as usize / 64] >> (t % 64) & 1 != 0)
             .collect();
         let own = Own {
             skip,
-            odd: Rows::build(odd),
+            odd: Rows::build(odd.into_iter().flatten().collect()),
             targets: Rows::default(),
             is_target,
             class,
@@ -331,22 +292,66 @@ impl Own {
         Some(own)
     }
 
-    /// The descriptors of the objects in `range` (see [`Found`]).
-    fn scan(dump: &Model, rule: &DescriptorRule, range: std::ops::Range<usize>) -> Found {
+    /// Per object its descriptor list's number (in order of first
+    /// appearance, from 1; 0 for none), and the descriptor targets as
+    /// bits. One pass in object order that reads each list again where
+    /// `skip` says it lies (an odd object's by the rule): a copy of every
+    /// object's list, with where it ends, took 8 bytes an object more at
+    /// the duplicates' start.
+    fn classes(dump: &Model, rule: &DescriptorRule, skip: &[[u8; 2]]) -> (Vec<u32>, Vec<u64>) {
+        let refs = &dump.refs;
+        let mut class: Vec<u32> = crate::mem::zeroed(skip.len());
+        let mut is_target = vec![0u64; skip.len().div_ceil(64)];
+        let mut classes: FastMap<Vec<u32>, u32> = FastMap::default();
+        let mut list: Vec<u32> = Vec::new();
+        for (o, &[front, back]) in skip.iter().enumerate().filter(|s| *s.1 != [0, 0]) {
+            let r = refs.range(o as u32);
+            list.clear();
+            if [front, back] == ODD {
+                list.extend(
+                    r.filter(|&e| rule.is_descriptor(dump, e, refs.targets[e]))
+                        .map(|e| refs.targets[e]),
+                );
+            } else {
+                list.extend_from_slice(&refs.targets[r.start..r.start + front as usize]);
+                list.extend_from_slice(&refs.targets[r.end - back as usize..r.end]);
+            }
+            for &t in &list {
+                is_target[t as usize / 64] |= 1 << (t % 64);
+            }
+            class[o] = match classes.get(&list) {
+                Some(&id) => id,
+                None => {
+                    let next = classes.len() as u32 + 1;
+                    classes.insert(list.clone(), next);
+                    next
+                }
+            };
+        }
+        (class, is_target)
+    }
+
+    /// Writes the skips of the objects from `first` on into `skip` (see
+    /// [`Own::skip`]; `[0, 0]`: no descriptor); returns the kept
+    /// references (and their labels) of the objects whose descriptors are
+    /// neither leading nor trailing.
+    fn scan(
+        dump: &Model,
+        rule: &DescriptorRule,
+        first: usize,
+        skip: &mut [[u8; 2]],
+    ) -> Vec<OddRow> {
         let refs = &dump.refs;
         let is_descriptor = |e: usize| rule.is_descriptor(dump, e, refs.targets[e]);
-        let mut skip = Vec::with_capacity(RANGE);
-        let (mut lists, mut ends) = (Vec::new(), Vec::new());
         let mut odd = Vec::new();
-        for o in range {
+        let mut found: Vec<usize> = Vec::new();
+        for (o, slot) in (first..).zip(skip.iter_mut()) {
             let (s, e) = (refs.offset(o) as usize, refs.offset(o + 1) as usize);
-            let found: Vec<usize> = (s..e).filter(|&e| is_descriptor(e)).collect();
+            found.clear();
+            found.extend((s..e).filter(|&e| is_descriptor(e)));
             if found.is_empty() {
-                skip.push([0, 0]);
                 continue;
             }
-            lists.extend(found.iter().map(|&e| refs.targets[e]));
-            ends.push(lists.len() as u32);
             let front = found
                 .iter()
                 .zip(s..)
@@ -358,16 +363,14 @@ impl Own {
                 .zip((s..e).rev())
                 .take_while(|(&f, at)| f == *at)
                 .count();
-            let edges = front.max(back) == found.len();
             let fits = |k: usize| k < u8::MAX as usize;
-            if edges && front == found.len() && fits(front) {
-                skip.push([front as u8, 0]);
-            } else if edges && fits(back) {
-                skip.push([0, back as u8]);
+            *slot = if front == found.len() && fits(front) {
+                [front as u8, 0]
+            } else if back == found.len() && fits(back) {
+                [0, back as u8]
             } else if front + back == found.len() && fits(front) && fits(back) {
-                skip.push([front as u8, back as u8]);
+                [front as u8, back as u8]
             } else {
-                skip.push(ODD);
                 let kept: Vec<usize> = (s..e).filter(|e| !found.contains(e)).collect();
                 let labels = match &dump.labels {
                     Some(l) => kept.iter().map(|&e| l.raw(s, e).unwrap_or(NONE)).collect(),
@@ -378,14 +381,10 @@ impl Own {
                     kept.iter().map(|&e| refs.targets[e]).collect(),
                     labels,
                 ));
-            }
+                ODD
+            };
         }
-        Found {
-            skip,
-            lists,
-            ends,
-            odd,
-        }
+        odd
     }
 }
 

@@ -74,10 +74,12 @@ impl Drop for Budget<'_> {
 ///
 /// A walk that touches a large part of the heap (one that crosses a hub
 /// reaching everything) would grow the table past a plain array of the
-/// heap's objects (12 bytes an entry at most half full, against 4 bytes an
-/// object: the HPROF test dump's 9.8 M-object walk made a 400 MB table and
-/// set its peak); so when it would, the walk goes on in such an array, which
-/// `clear` drops.
+/// heap's objects (12 bytes an entry at most half full): so when it would,
+/// the walk goes on in such an array ([`Dense`]), which `clear` drops. A
+/// walk that writes at most three values (the marking walks' stamps) takes
+/// two bits an object, as soon as the table outgrows those; others take 4
+/// bytes an object, when the table would outgrow that (the HPROF test
+/// dump's 9.8 M-object walk made a 400 MB table and set its peak).
 pub(super) struct ScratchMap {
     entries: Vec<Entry>,
     generation: u32,
@@ -85,8 +87,52 @@ pub(super) struct ScratchMap {
     shift: u32,
     /// Every key is below this: the heap's object count.
     keys: usize,
-    /// Empty, or per key `!value` (0 = unset) for the rest of the walk.
-    dense: Vec<u32>,
+    dense: Dense,
+}
+
+/// The plain-array form of a [`ScratchMap`], for the rest of a walk.
+enum Dense {
+    /// Not in use: the table holds the values.
+    Off,
+    /// Two bits a key: 0 unset, else `values[code - 1]` (at most three).
+    Codes { bits: Vec<u64>, values: Vec<u32> },
+    /// Per key `!value` (0 = unset).
+    Full(Vec<u32>),
+}
+
+/// Most values [`Dense::Codes`] holds.
+const CODES: usize = 3;
+
+impl Dense {
+    /// The code of `key` in `bits`.
+    #[inline(always)]
+    fn code(bits: &[u64], key: u32) -> usize {
+        (bits[key as usize / 32] >> (2 * (key % 32)) & 3) as usize
+    }
+
+    /// Sets the code of `key` in `bits`.
+    #[inline(always)]
+    fn put_code(bits: &mut [u64], key: u32, code: usize) {
+        let (w, shift) = (&mut bits[key as usize / 32], 2 * (key % 32));
+        *w = *w & !(3 << shift) | (code as u64) << shift;
+    }
+
+    /// The code of `value` among `values`, adding it where there is room
+    /// (`NONE` is 0, unset); `None` when there is none.
+    #[inline(always)]
+    fn code_of(values: &mut Vec<u32>, value: u32) -> Option<usize> {
+        if value == NONE {
+            return Some(0);
+        }
+        match values.iter().position(|&v| v == value) {
+            Some(i) => Some(i + 1),
+            None if values.len() < CODES => {
+                values.push(value);
+                Some(values.len())
+            }
+            None => None,
+        }
+    }
 }
 
 #[derive(Clone, Copy, Default)]
@@ -108,7 +154,7 @@ impl ScratchMap {
             len: 0,
             shift: 32 - MIN_BITS,
             keys,
-            dense: Vec::new(),
+            dense: Dense::Off,
         }
     }
 
@@ -137,37 +183,48 @@ impl ScratchMap {
 
     #[inline(always)]
     pub(super) fn get(&self, key: u32) -> u32 {
-        if !self.dense.is_empty() {
-            return !self.dense[key as usize];
-        }
-        match self.find(key) {
-            (i, true) => self.entries[i].value,
-            _ => NONE,
+        match &self.dense {
+            Dense::Off => match self.find(key) {
+                (i, true) => self.entries[i].value,
+                _ => NONE,
+            },
+            Dense::Codes { bits, values } => match Dense::code(bits, key) {
+                0 => NONE,
+                c => values[c - 1],
+            },
+            Dense::Full(dense) => !dense[key as usize],
         }
     }
 
     #[inline(always)]
     pub(super) fn set(&mut self, key: u32, value: u32) {
-        if !self.dense.is_empty() {
-            self.dense[key as usize] = !value;
-            return;
-        }
-        match self.find(key) {
-            (i, true) => self.entries[i].value = value,
-            (i, false) => self.put(i, key, value),
-        }
+        self.set_if_not(key, value);
     }
 
     /// Sets `key` to `value` unless it already holds it; true if it did not.
     #[inline(always)]
     pub(super) fn set_if_not(&mut self, key: u32, value: u32) -> bool {
-        if !self.dense.is_empty() {
-            let slot = &mut self.dense[key as usize];
-            if *slot == !value {
-                return false;
+        match &mut self.dense {
+            Dense::Off => {}
+            Dense::Codes { bits, values } => {
+                let Some(code) = Dense::code_of(values, value) else {
+                    self.widen();
+                    return self.set_if_not(key, value);
+                };
+                if Dense::code(bits, key) == code {
+                    return false;
+                }
+                Dense::put_code(bits, key, code);
+                return true;
             }
-            *slot = !value;
-            return true;
+            Dense::Full(dense) => {
+                let slot = &mut dense[key as usize];
+                if *slot == !value {
+                    return false;
+                }
+                *slot = !value;
+                return true;
+            }
         }
         match self.find(key) {
             (i, true) if self.entries[i].value == value => false,
@@ -198,19 +255,33 @@ impl ScratchMap {
     /// Rehashes the current entries into a table of `size` entries, or
     /// moves them to a plain array where that is smaller.
     fn resize(&mut self, size: usize) {
-        if size * std::mem::size_of::<Entry>() >= self.keys * 4 {
+        let table = size * std::mem::size_of::<Entry>();
+        if table >= self.keys / 4 {
+            let live = self
+                .entries
+                .iter()
+                .filter(|e| e.generation == self.generation);
+            let mut values: Vec<u32> = Vec::new();
+            let few = live
+                .clone()
+                .all(|e| Dense::code_of(&mut values, e.value).is_some());
+            if few {
+                let mut bits = vec![0u64; self.keys.div_ceil(32)];
+                for e in live {
+                    let code = Dense::code_of(&mut values, e.value).expect("counted above");
+                    Dense::put_code(&mut bits, e.key, code);
+                }
+                return self.go_dense(Dense::Codes { bits, values });
+            }
+        }
+        if table >= self.keys * 4 {
             let mut dense: Vec<u32> = crate::mem::zeroed(self.keys);
             for e in &self.entries {
                 if e.generation == self.generation {
                     dense[e.key as usize] = !e.value;
                 }
             }
-            self.dense = dense;
-            self.entries = vec![Entry::default(); 1 << MIN_BITS];
-            self.shift = 32 - MIN_BITS;
-            self.generation = 1;
-            self.len = 0;
-            return;
+            return self.go_dense(Dense::Full(dense));
         }
         let old = std::mem::replace(&mut self.entries, vec![Entry::default(); size]);
         self.shift = 32 - size.trailing_zeros();
@@ -229,11 +300,37 @@ impl ScratchMap {
         }
     }
 
+    /// Goes on in `dense`, with the table back to its smallest.
+    fn go_dense(&mut self, dense: Dense) {
+        self.dense = dense;
+        self.entries = vec![Entry::default(); 1 << MIN_BITS];
+        self.shift = 32 - MIN_BITS;
+        self.generation = 1;
+        self.len = 0;
+    }
+
+    /// Two-bit codes to a plain array, for a fourth value.
+    fn widen(&mut self) {
+        let Dense::Codes { bits, values } = std::mem::replace(&mut self.dense, Dense::Off) else {
+            return;
+        };
+        let mut dense: Vec<u32> = crate::mem::zeroed(self.keys);
+        for (w, &word) in bits.iter().enumerate().filter(|(_, &w)| w != 0) {
+            for k in 0..32 {
+                let code = (word >> (2 * k) & 3) as usize;
+                if code != 0 {
+                    dense[w * 32 + k] = !values[code - 1];
+                }
+            }
+        }
+        self.dense = Dense::Full(dense);
+    }
+
     /// Unsets every key; a table grown far beyond what the last walk
     /// needed shrinks back.
     pub(super) fn clear(&mut self) {
         // The array's walk is over; its table is already the smallest.
-        self.dense = Vec::new();
+        self.dense = Dense::Off;
         let used = self.len;
         self.len = 0;
         if self.entries.len() > 1 << 16 && used * 16 < self.entries.len() {
