@@ -400,11 +400,19 @@ fn classes(
         .par_iter()
         .map(|r| cx.type_classes(&blocks, r.clone(), depth(blocks.types[r.start])))
         .collect();
-    let mut sets = Vec::new();
+    // The sets' records are made here, once, at their exact count: a
+    // vector grown by doubling held up to twice the sets (96 bytes each),
+    // and, at its last growth, the old and the new copy at once.
+    let mut count = 0;
+    for o in &outcomes {
+        count += o.as_ref().map_or(0, |(found, _)| found.len());
+    }
+    let mut sets = Vec::with_capacity(count);
     let mut possible = Vec::new();
     for (o, r) in outcomes.into_iter().zip(&by_type) {
-        let (s, p) = o?;
-        sets.extend(s);
+        let (found, p) = o?;
+        let t = blocks.types[r.start];
+        sets.extend(found.into_iter().map(|c| set_of(graph, t, c)));
         if !p.is_empty() {
             possible.push(PossibleDuplicates {
                 type_index: blocks.types[r.start],
@@ -435,9 +443,8 @@ impl Verifier<'_> {
         blocks: &Blocks,
         type_blocks: std::ops::Range<usize>,
         d: Depth,
-    ) -> Result<(Vec<DuplicateSet>, Vec<u32>), Cancelled> {
+    ) -> Result<(Vec<verify::Class>, Vec<u32>), Cancelled> {
         let (graph, dump) = (self.graph, &self.graph.dump);
-        let t = blocks.types[type_blocks.start];
         let mut sets = Vec::new();
         let mut possible = Vec::new();
         if d == Depth::Skip {
@@ -454,7 +461,7 @@ impl Verifier<'_> {
             let leaf = graph.refs_raw(members[0]).is_empty();
             if leaf {
                 // One label and no references: exactly duplicates.
-                sets.push(trivial_set(dump, members.to_vec()));
+                sets.push(trivial_class(dump, members.to_vec()));
                 continue;
             }
             if d == Depth::Trivial || exhausted {
@@ -469,7 +476,7 @@ impl Verifier<'_> {
                     .unwrap_or_else(|| Workspace::new(graph.objects()))
             });
             match self.split_block(w, members, &mut budget) {
-                Ok(found) => sets.extend(found.into_iter().map(|c| full_set(dump, t, c))),
+                Ok(found) => sets.extend(found),
                 Err(Stop::Cancelled) => return Err(Cancelled),
                 Err(Stop::Budget) => {
                     // The workspace was reset by the aborted pairing
@@ -483,6 +490,8 @@ impl Verifier<'_> {
             w.release();
             self.pool.lock().unwrap().push(w);
         }
+        // Kept until every type is done: only what it holds.
+        sets.shrink_to_fit();
         Ok((sets, possible))
     }
 
@@ -509,17 +518,29 @@ impl Verifier<'_> {
     }
 }
 
-/// A verified class of type `t` as a duplicate set (numbered later).
-fn full_set(dump: &Model, t: u32, c: verify::Class) -> DuplicateSet {
+/// A block of leaves (one label, no references) as a class: exactly
+/// duplicates, each member one object of its shallow size.
+fn trivial_class(dump: &Model, members: Vec<u32>) -> verify::Class {
+    let bytes = dump.sizes.get(members[0] as usize);
+    verify::Class {
+        objects_per_copy: 1,
+        additional_bytes: bytes * (members.len() as u64 - 1),
+        members,
+    }
+}
+
+/// A class of type `t` as a duplicate set (numbered later): trivial when
+/// its members are leaves (only leaf blocks give classes of leaves).
+fn set_of(graph: &View, t: u32, c: verify::Class) -> DuplicateSet {
     let o = c.members[0] as usize;
     DuplicateSet {
         id: 0,
         type_index: t,
-        instance_bytes: dump.sizes.get(o),
+        instance_bytes: graph.dump.sizes.get(o),
         objects_per_copy: c.objects_per_copy,
         additional_bytes: c.additional_bytes,
+        trivial: graph.refs_raw(c.members[0]).is_empty(),
         members: c.members,
-        trivial: false,
         held_by: Vec::new(),
         holding_set: None,
     }

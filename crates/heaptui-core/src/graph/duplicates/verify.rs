@@ -156,6 +156,8 @@ fn class_of_first(
         return Ok(None);
     }
     let copies = class.len() as u64 - 1;
+    // Kept with the set to the end: only what it holds.
+    class.shrink_to_fit();
     Ok(Some(Class {
         members: class,
         objects_per_copy: per_copy(additional_objects, copies),
