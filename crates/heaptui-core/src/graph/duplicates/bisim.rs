@@ -105,15 +105,28 @@ const HASH_PREFETCH: u32 = 8;
 /// few references.
 fn hashed_blocks(graph: &View, label: Partition) -> Partition {
     let mut block = label.block;
-    let h = hashes(graph, &block);
-    // Leaves keep their label block (a label fixes the reference count, so
-    // a label block is all leaves or none); only the others are regrouped,
-    // under ids after the label ids.
     let labels = block
         .par_iter()
         .filter(|&&b| b != NO_BLOCK)
         .max()
         .map_or(0, |&b| b as usize + 1);
+    // The rounds hold two hashes an object beside the blocks: with few
+    // labels the blocks wait in two bytes an object meanwhile.
+    let h = if labels < NARROW_NONE as usize {
+        let narrow: Vec<u16> = block
+            .par_iter()
+            .map(|&b| if b == NO_BLOCK { NARROW_NONE } else { b as u16 })
+            .collect();
+        drop(block);
+        let h = hashes(graph, &narrow, widen);
+        block = narrow.par_iter().map(|&b| widen(b)).collect();
+        h
+    } else {
+        hashes(graph, &block, |b| b)
+    };
+    // Leaves keep their label block (a label fixes the reference count, so
+    // a label block is all leaves or none); only the others are regrouped,
+    // under ids after the label ids.
     let (mut block_size, offset) = counts_by_label(graph, &block, labels);
     // A few pieces of whole label blocks, each with its (hash, object)
     // pairs only: 8 bytes a non-leaf at once would be the stage's peak.
@@ -138,6 +151,19 @@ fn hashed_blocks(graph: &View, label: Partition) -> Partition {
         from = to;
     }
     Partition { block, block_size }
+}
+
+/// [`NO_BLOCK`] among label blocks held in two bytes.
+const NARROW_NONE: u16 = u16::MAX;
+
+/// A label block held in two bytes, as the block id.
+#[inline]
+fn widen(b: u16) -> u32 {
+    if b == NARROW_NONE {
+        NO_BLOCK
+    } else {
+        b as u32
+    }
 }
 
 /// Pieces [`hashed_blocks`] regroups the non-leaves in, of about equal
@@ -171,29 +197,21 @@ fn regroup(
             }
         }
     }
-    let total = pairs.len();
-    let starts = hash_groups(&mut pairs, &local, to - from);
-    // Each group becomes a block; ids in (block, hash) order, written in
-    // parallel (groups are disjoint). A group ends where the next starts.
-    let end = |g: usize| starts.get(g + 1).map_or(total, |&e| e as usize);
-    block_size.extend((0..starts.len()).map(|g| (end(g) - starts[g] as usize) as u32));
-    let out = crate::mem::as_atomic(block);
-    starts.par_iter().enumerate().for_each(|(g, &s)| {
-        let id = (first + g) as u32;
-        for &(_, o) in &pairs[s as usize..end(g)] {
-            out[o as usize].store(id, Ordering::Relaxed);
-        }
-    });
+    number_groups(&mut pairs, &local, to - from, block, first, block_size);
 }
 
-/// [`HASH_ROUNDS`] rounds of hashing from the label blocks, each one
-/// parallel pass.
-fn hashes(graph: &View, block: &[u32]) -> Vec<u32> {
+/// [`HASH_ROUNDS`] rounds of hashing from the label blocks (`block`, each
+/// made a block id by `id`), each one parallel pass.
+fn hashes<B: Copy + Send + Sync>(
+    graph: &View,
+    block: &[B],
+    id: impl Fn(B) -> u32 + Sync + Send,
+) -> Vec<u32> {
     let n = block.len();
     let mut h: Vec<u32> = block
         .par_iter()
         .map(|&b| {
-            (b as u64)
+            (id(b) as u64)
                 .wrapping_mul(0x9e37_79b9_7f4a_7c15)
                 .rotate_left(29) as u32
         })
@@ -212,7 +230,7 @@ fn hashes(graph: &View, block: &[u32]) -> Vec<u32> {
                 }
             }
             let refs = graph.refs_raw(o);
-            if block[o as usize] == NO_BLOCK || refs.is_empty() {
+            if id(block[o as usize]) == NO_BLOCK || refs.is_empty() {
                 *out = prev[o as usize];
                 return;
             }
@@ -251,12 +269,21 @@ fn counts_by_label(graph: &View, block: &[u32], labels: usize) -> (Vec<u32>, Vec
     (block_size, offset)
 }
 
-/// Sorts each label block's part of `pairs` by hash; returns where the
-/// groups of equal hashes start, in order.
-fn hash_groups(pairs: &mut [(u32, u32)], offset: &[u32], labels: usize) -> Vec<u32> {
+/// Sorts each label block's part of `pairs` by hash and makes each group
+/// of equal hashes a block: ids from `first` in (block, hash) order, set
+/// in `block` for the group's objects, sizes appended to `block_size`.
+/// Two parallel passes over jobs of whole label blocks (sort and count the
+/// groups, then number them), with no list of where groups start: 8 bytes
+/// a group beside the pairs were the stage's peak.
+fn number_groups(
+    pairs: &mut [(u32, u32)],
+    offset: &[u32],
+    labels: usize,
+    block: &mut [u32],
+    first: usize,
+    block_size: &mut Vec<u32>,
+) {
     let total = pairs.len();
-    // Jobs of whole label blocks, a few per thread; each sorts its blocks'
-    // parts and finds where their groups of equal hashes start.
     let target = (total / (8 * rayon::current_num_threads())).max(1 << 14);
     // (a part of `pairs`, its first label block, the block after its last)
     type Job<'a> = (&'a mut [(u32, u32)], usize, usize);
@@ -276,29 +303,54 @@ fn hash_groups(pairs: &mut [(u32, u32)], offset: &[u32], labels: usize) -> Vec<u
             b = e;
         }
     }
-    let job_starts: Vec<Vec<u32>> = jobs
-        .into_par_iter()
+    // A job's part of the pairs, one label block at a time.
+    let segments = |from: usize, to: usize| {
+        let base = offset[from];
+        (from..to).map(move |b| (offset[b] - base) as usize..(offset[b + 1] - base) as usize)
+    };
+    let groups: Vec<usize> = jobs
+        .par_iter_mut()
         .map(|(part, from, to)| {
-            let base = offset[from];
-            let mut starts = Vec::new();
-            for b in from..to {
-                let (s, e) = ((offset[b] - base) as usize, (offset[b + 1] - base) as usize);
-                let seg = &mut part[s..e];
+            let mut groups = 0;
+            for r in segments(*from, *to) {
+                let seg = &mut part[r];
                 if seg.len() >= 1 << 16 {
                     seg.par_sort_unstable();
                 } else {
                     seg.sort_unstable();
                 }
-                for i in 0..seg.len() {
-                    if i == 0 || seg[i].0 != seg[i - 1].0 {
-                        starts.push(offset[b] + i as u32);
-                    }
-                }
+                groups += seg.chunk_by(|x, y| x.0 == y.0).count();
             }
-            starts
+            groups
         })
         .collect();
-    job_starts.concat()
+    let old = block_size.len();
+    block_size.resize(old + groups.iter().sum::<usize>(), 0);
+    let mut sizes: Vec<(&mut [u32], u32)> = Vec::with_capacity(jobs.len());
+    {
+        let (mut rest, mut id) = (&mut block_size[old..], first as u32);
+        for &g in &groups {
+            let (mine, tail) = std::mem::take(&mut rest).split_at_mut(g);
+            rest = tail;
+            sizes.push((mine, id));
+            id += g as u32;
+        }
+    }
+    let out = crate::mem::as_atomic(block);
+    jobs.into_par_iter()
+        .zip(sizes)
+        .for_each(|((part, from, to), (sizes, id))| {
+            let mut g = 0;
+            for r in segments(from, to) {
+                for group in part[r].chunk_by(|x, y| x.0 == y.0) {
+                    sizes[g] = group.len() as u32;
+                    for &(_, o) in group {
+                        out[o as usize].store(id + g as u32, Ordering::Relaxed);
+                    }
+                    g += 1;
+                }
+            }
+        });
 }
 
 /// Mixes the blocks of an object's references, in order.
@@ -560,5 +612,55 @@ fn keys(graph: &View, block: &[u32], dirty: &[u32]) -> Vec<(u32, u64, u32)> {
             .collect();
         k.sort_unstable();
         k
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::fmt::Write;
+    use std::path::Path;
+
+    use super::{hashes, label_blocks, widen, NARROW_NONE, NO_BLOCK};
+    use crate::graph::duplicates::view::View;
+    use crate::graph::{DominatorTree, HeapGraph};
+    use crate::progress::Progress;
+
+    /// The rounds over label blocks held in two bytes give the hashes of
+    /// the rounds over the blocks themselves, unreachable objects included.
+    #[test]
+    fn narrow_label_blocks_hash_as_the_wide_ones() {
+        let mut text = String::from("t 1 Node\nt 2 Leaf\n");
+        for i in 0..200u32 {
+            let (a, b) = (0x1000 + (i * 7) % 200, 0x1000 + (i * 13 + 5) % 200);
+            writeln!(
+                text,
+                "o {:x} 1 {} {a:x} {b:x} {:x}",
+                0x1000 + i,
+                10 + i % 3,
+                0x5000 + i % 9
+            )
+            .unwrap();
+        }
+        for i in 0..9u32 {
+            writeln!(text, "o {:x} 2 {}", 0x5000 + i, 4 + i % 2).unwrap();
+        }
+        // Unreachable: no root reaches them.
+        writeln!(text, "o 9000 1 10 9001 5000\no 9001 2 4").unwrap();
+        writeln!(text, "r 1000 1 0\nr 1063 1 0").unwrap();
+        let dump =
+            crate::import::netcf_text::parse_bytes(Path::new("t.txt"), text.as_bytes()).unwrap();
+        let graph = HeapGraph::build(dump);
+        let dom = DominatorTree::compute(&graph, &Progress::new()).unwrap();
+        let view = View::new(&graph);
+        let block = label_blocks(&view, &dom).block;
+        assert!(block.contains(&NO_BLOCK));
+        let narrow: Vec<u16> = block
+            .iter()
+            .map(|&b| if b == NO_BLOCK { NARROW_NONE } else { b as u16 })
+            .collect();
+        let wide = hashes(&view, &block, |b| b);
+        assert_eq!(hashes(&view, &narrow, widen), wide);
+        let distinct: std::collections::HashSet<u32> = wide.iter().copied().collect();
+        assert!(distinct.len() > 3, "the rounds tell objects apart");
     }
 }
