@@ -52,33 +52,28 @@ pub trait Code: bytemuck::Pod + Send + Sync + Copy + Eq + std::fmt::Debug {
     fn index(self) -> usize;
 }
 
-impl Code for u8 {
-    const AT: u8 = u8::MAX - 1;
-    const ESCAPE: u8 = u8::MAX;
-    const DICT: usize = u8::MAX as usize - 1;
-    #[inline]
-    fn code(i: usize) -> u8 {
-        i as u8
-    }
-    #[inline]
-    fn index(self) -> usize {
-        self as usize
-    }
+/// [`Code`] for an unsigned integer: the two highest values are
+/// [`Code::ESCAPE`] and [`Code::AT`], the rest dictionary codes.
+macro_rules! code_for {
+    ($t:ty) => {
+        impl Code for $t {
+            const AT: $t = <$t>::MAX - 1;
+            const ESCAPE: $t = <$t>::MAX;
+            const DICT: usize = <$t>::MAX as usize - 1;
+            #[inline]
+            fn code(i: usize) -> $t {
+                i as $t
+            }
+            #[inline]
+            fn index(self) -> usize {
+                self as usize
+            }
+        }
+    };
 }
 
-impl Code for u16 {
-    const AT: u16 = u16::MAX - 1;
-    const ESCAPE: u16 = u16::MAX;
-    const DICT: usize = u16::MAX as usize - 1;
-    #[inline]
-    fn code(i: usize) -> u16 {
-        i as u16
-    }
-    #[inline]
-    fn index(self) -> usize {
-        self as usize
-    }
-}
+code_for!(u8);
+code_for!(u16);
 
 /// References per entry of [`Side`]'s jump index.
 const JUMP: usize = 1024;
