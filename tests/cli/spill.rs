@@ -53,10 +53,10 @@ fn every_fixture_spilled_to_disk_reports_as_in_memory() {
             if !err.contains("more than the memory budget 1 B (--memory): spilling to ") {
                 failures.push(format!("{name}: no spill note: {err}"));
             }
-            // The text importer builds its own arrays on disk from the
-            // start (its peak comes before the model exists).
-            let text = dump.ends_with(".txt") || dump.ends_with(".txt.gz");
-            if text
+            // The text and HPROF importers build their own arrays on disk
+            // from the start (their peak comes before the model exists).
+            let own = [".txt", ".txt.gz", ".hprof", ".hprof.gz"];
+            if own.iter().any(|e| dump.ends_with(e))
                 && !err
                     .contains("more than the memory budget 1 B (--memory): the import spills to ")
             {
@@ -173,4 +173,33 @@ fn a_text_import_that_cannot_spill_says_so_and_goes_on_in_memory() {
         "{err}"
     );
     assert_eq!(out, kept(&golden_name(dump, "txt")));
+}
+
+/// An HPROF file read in place (mapped, not gzipped) over the budget: the
+/// importer builds its arrays on disk and gives the file's pages back as
+/// it goes, and the report is the one made in memory.
+#[test]
+fn a_mapped_hprof_spilled_by_its_import_reports_as_in_memory() {
+    use std::io::Read;
+    let home = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let plain = dir.path().join("leaky.hprof");
+    let gz =
+        std::fs::File::open(Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/leaky.hprof.gz"))
+            .unwrap();
+    let mut bytes = Vec::new();
+    flate2::read::GzDecoder::new(gz)
+        .read_to_end(&mut bytes)
+        .unwrap();
+    std::fs::write(&plain, bytes).unwrap();
+    let dump = plain.to_str().unwrap();
+    let (kept, _, code) = report(home.path(), &["--json", "--memory", "none", dump]);
+    assert_eq!(code, 0);
+    let (out, err, code) = report(home.path(), &["--json", "--memory", "1", dump]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("more than the memory budget 1 B (--memory): the import spills to "),
+        "{err}"
+    );
+    assert_eq!(out, kept);
 }

@@ -86,15 +86,46 @@ fn sample_object_lines(data: &[u8]) -> (u64, u64) {
 /// `format`; `None` where the format's importer does not spill.
 pub fn estimate_from_dump(format: Format, data: &[u8]) -> Option<u64> {
     let objects = estimate_objects(format, data)?;
-    Some(objects.saturating_mul(PEAK_BYTES_PER_OBJECT) + BASE_BYTES)
+    Some(peak_of(objects))
 }
 
 /// The spill the import of `data` in `format` builds its arrays in: one
 /// when the estimate is over the process's budget and the spill directory
-/// takes it (a note says so either way), else none.
+/// takes it (a note says so either way), else none. An HPROF importer
+/// plans its own once its scan has counted the objects ([`plan_counted`]).
 pub fn plan(format: Format, data: &[u8], progress: &Progress) -> Option<Arc<Spill>> {
     let estimate = estimate_from_dump(format, data)?;
-    let bytes = data.len() as u64;
+    plan_for(estimate, data.len() as u64, progress)
+}
+
+/// The fewest bytes of an HPROF file an object takes: a primitive array's
+/// sub-record with 4-byte identifiers and no elements (tag, id, serial,
+/// length, element type).
+const MIN_HPROF_BYTES_PER_OBJECT: u64 = 14;
+
+/// Whether an HPROF file of `file_bytes` may hold a heap whose peak is
+/// over the budget: the most objects it can hold at [`PEAK_BYTES_PER_OBJECT`]
+/// each. Where it may, its importer gives the file's pages back as it
+/// scans them, before the count ([`plan_counted`]) decides.
+pub fn hprof_may_spill(file_bytes: u64) -> bool {
+    let most = file_bytes / MIN_HPROF_BYTES_PER_OBJECT;
+    !crate::mem::budget::get().fits(peak_of(most))
+}
+
+/// The analysis's peak for a heap of `objects` objects.
+fn peak_of(objects: u64) -> u64 {
+    objects.saturating_mul(PEAK_BYTES_PER_OBJECT) + BASE_BYTES
+}
+
+/// [`plan`] for an importer that counted the heap's objects (the HPROF
+/// importer, after the scan of its sub-records' headers) in a file of
+/// `file_bytes`.
+pub fn plan_counted(objects: u64, file_bytes: u64, progress: &Progress) -> Option<Arc<Spill>> {
+    plan_for(peak_of(objects), file_bytes, progress)
+}
+
+/// The spill for a dump of `bytes` whose analysis may peak at `estimate`.
+fn plan_for(estimate: u64, bytes: u64, progress: &Progress) -> Option<Arc<Spill>> {
     let budget = crate::mem::budget::get();
     if budget.fits(estimate) {
         return None;

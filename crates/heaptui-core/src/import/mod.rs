@@ -314,7 +314,9 @@ fn import_plain(
         tracing::debug_span!(target: "heaptui::profile", "narrow labels")
             .in_scope(|| labels.narrow(&model.refs));
     }
-    model.spill = spill;
+    if spill.is_some() {
+        model.spill = spill;
+    }
     // The importer's id index resolved the references; nothing after the
     // import looks ids up (a later `index_of` builds it again, once).
     model.id_index = IdIndex::lazy();

@@ -235,7 +235,9 @@ impl WideIdIndex {
     /// saves (the text importer's 10 M-object heap on the 16-core device,
     /// whose 300 MB cache held the whole hash table: index 167–178 → 56–59
     /// ms, resolving 585–645 → 792–809 ms).
-    pub fn build_in_runs(ids: &[u64], span: IdSpan) -> WideIdIndex {
+    /// Where the ids do not come in runs, the hash table is made in
+    /// `spill` where given (as [`WideIdIndex::build_in`]).
+    pub fn build_in_runs(ids: &[u64], span: IdSpan, spill: Option<&Spill>) -> WideIdIndex {
         if let Some((runs, rest)) = span.align().and_then(|a| Runs::build(ids, a)) {
             let rest = (!rest.ids.is_empty()).then(|| {
                 let index = WideIdIndex::build_spanning(&rest.ids, IdSpan::of(&rest.ids));
@@ -249,7 +251,7 @@ impl WideIdIndex {
                 key: 0,
             };
         }
-        WideIdIndex::build_spanning(ids, span)
+        WideIdIndex::build_spanning_in(ids, span, spill)
     }
 
     /// Whether [`WideIdIndex::prefetch`] fetches anything: a caller may
@@ -920,7 +922,7 @@ pub(super) mod tests {
     fn many_clustered_ids() {
         let ids: Vec<u64> = (0..100_000u64).map(|i| 0x1c_0000 + i * 8).collect();
         // One ascending run: bitmaps; and the hash table's packed form.
-        let runs = WideIdIndex::build_in_runs(&ids, IdSpan::of(&ids));
+        let runs = WideIdIndex::build_in_runs(&ids, IdSpan::of(&ids), None);
         assert!(runs.in_runs());
         let packed = WideIdIndex::build(&ids);
         assert!(matches!(packed.table, Table::Packed { .. }));

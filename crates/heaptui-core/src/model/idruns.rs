@@ -477,7 +477,7 @@ mod tests {
             for (i, &id) in ids.iter().enumerate() {
                 first.entry(id).or_insert(i as u32);
             }
-            let index = WideIdIndex::build_in_runs(&ids, IdSpan::of(&ids));
+            let index = WideIdIndex::build_in_runs(&ids, IdSpan::of(&ids), None);
             in_runs += index.in_runs() as u32;
             assert_eq!(index.repeated as usize, ids.len() - first.len());
             for &id in &ids {

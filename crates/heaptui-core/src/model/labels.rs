@@ -10,7 +10,7 @@ use rayon::prelude::*;
 
 use super::label_codes::{LabelCodes, LabelRow};
 use super::ObjectIdx;
-use crate::mem::Array;
+use crate::mem::{Array, Scratch};
 
 /// A reference's label as stored: an interned name, an array index, or none.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -294,17 +294,23 @@ impl Offsets {
     }
 
     fn new(wide: Vec<u64>) -> Offsets {
+        Offsets::narrowed(&wide).unwrap_or(Offsets::Wide(wide))
+    }
+
+    /// The short or narrow form of `wide`, `None` where only the wide one
+    /// fits.
+    fn narrowed(wide: &[u64]) -> Option<Offsets> {
         let short_bases = wide.iter().step_by(SHORT_BLOCK).copied().collect();
         let at = || |b: usize, i: usize| wide[i] - wide[b * SHORT_BLOCK];
         if let Some(short) = Offsets::short(wide.len(), short_bases, at) {
-            return short;
+            return Some(short);
         }
         let bases: Vec<u64> = wide.iter().step_by(OFFSET_BLOCK).copied().collect();
         let fits = wide
             .par_chunks(OFFSET_BLOCK)
             .all(|b| b[b.len() - 1] - b[0] <= u32::MAX as u64);
         if !fits {
-            return Offsets::Wide(wide);
+            return None;
         }
         let mut within: Vec<u32> = crate::mem::zeroed(wide.len());
         within
@@ -315,7 +321,7 @@ impl Offsets {
                     *o = (w - block[0]) as u32;
                 }
             });
-        Offsets::Narrow { bases, within }
+        Some(Offsets::Narrow { bases, within })
     }
 
     /// The offsets of objects `0..len` whose values are `value_len(o)`
@@ -434,6 +440,25 @@ impl Values {
         Values {
             offsets: Offsets::new(offsets),
             bytes: bytes.into(),
+            kinds,
+        }
+    }
+
+    /// [`Values::new`] with the offsets and the arena built in
+    /// [`Scratch`]es: the arena stays where it is (in its spill file where
+    /// spilled), the offsets are narrowed from where they are.
+    pub fn from_scratch(
+        offsets: Scratch<u64>,
+        bytes: Scratch<u8>,
+        kinds: Vec<ValueKind>,
+    ) -> Values {
+        debug_assert_eq!(offsets.len(), kinds.len() + 1);
+        let narrowed =
+            Offsets::narrowed(&offsets).unwrap_or_else(|| Offsets::Wide(offsets.to_vec()));
+        offsets.release(0..offsets.len());
+        Values {
+            offsets: narrowed,
+            bytes: bytes.into_array(),
             kinds,
         }
     }

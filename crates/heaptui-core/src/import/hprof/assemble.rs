@@ -19,19 +19,22 @@ use super::reader::BasicType;
 use super::scan::{Chunk, RawRoot};
 use super::SizeModel;
 use crate::import::source::Source;
+use crate::mem::spill::Spill;
+use crate::mem::Scratch;
 use crate::model::WideIdIndex;
 use crate::model::{root_flags, root_kind, Csr, IdSpan, Offsets, Root, ValueKind, Values};
 use crate::model::{Collector, Kind, ObjectIdx, Referent, Referents, Strength};
 use crate::progress::{Cancelled, Progress};
 
-/// The model's arrays, before the path and details are added.
+/// The model's arrays, before the path and details are added (in spill
+/// files where the import spills).
 pub(super) struct Assembled {
-    pub ids: Vec<u64>,
-    pub types: Vec<u32>,
+    pub ids: Scratch<u64>,
+    pub types: Scratch<u32>,
     pub type_names: Vec<Box<str>>,
-    pub sizes: Vec<u64>,
+    pub sizes: Scratch<u64>,
     pub refs: Csr,
-    pub labels: Vec<u32>,
+    pub labels: Scratch<u32>,
     pub values: Values,
     pub roots: Vec<Root>,
     /// The root records of `roots`, in their order.
@@ -71,19 +74,20 @@ struct Counted {
     evidence: Evidence,
 }
 
-/// The per-object and per-reference arrays, whole.
+/// The per-object and per-reference arrays, whole: in spill files where
+/// the import spills (all but the kinds, a byte an object).
 struct Arrays {
-    ids: Vec<u64>,
-    types: Vec<u32>,
-    sizes: Vec<u64>,
+    ids: Scratch<u64>,
+    types: Scratch<u32>,
+    sizes: Scratch<u64>,
     kinds: Vec<ValueKind>,
     /// `objects + 1` offsets into `values`.
-    value_ends: Vec<u64>,
-    values: Vec<u8>,
+    value_ends: Scratch<u64>,
+    values: Scratch<u8>,
     /// `objects + 1` offsets into `targets` and `labels`.
     ref_ends: Ends,
-    targets: Vec<u32>,
-    labels: Vec<u32>,
+    targets: Scratch<u32>,
+    labels: Scratch<u32>,
 }
 
 /// The objects' `objects + 1` ends among all references: 4 bytes each
@@ -91,18 +95,19 @@ struct Arrays {
 /// them), as the model keeps them, else 8. Written narrow, they are not
 /// held at 8 bytes an object at the import's peak, the end of its second
 /// walk, nor copied to 4 afterwards.
-#[derive(Debug, PartialEq)]
+#[derive(Debug)]
 enum Ends {
-    Narrow(Vec<u32>),
-    Wide(Vec<u64>),
+    Narrow(Scratch<u32>),
+    Wide(Scratch<u64>),
 }
 
 impl Ends {
-    /// `objects + 1` zeroed ends, for `refs` references in all.
-    fn zeroed(objects: usize, refs: usize) -> Ends {
+    /// `objects + 1` zeroed ends, for `refs` references in all (in
+    /// `spill` where given).
+    fn zeroed(objects: usize, refs: usize, spill: Option<&Spill>) -> Ends {
         match u32::try_from(refs) {
-            Ok(_) => Ends::Narrow(crate::mem::zeroed(objects + 1)),
-            Err(_) => Ends::Wide(crate::mem::zeroed(objects + 1)),
+            Ok(_) => Ends::Narrow(Scratch::zeroed(objects + 1, spill)),
+            Err(_) => Ends::Wide(Scratch::zeroed(objects + 1, spill)),
         }
     }
 
@@ -128,14 +133,15 @@ impl Ends {
         }
     }
 
-    /// The references' rows with these ends.
-    fn into_csr(self, targets: Vec<u32>) -> Csr {
+    /// The references' rows with these ends (spilled ones stay in their
+    /// files, but for wide ends, which the model holds in memory).
+    fn into_csr(self, targets: Scratch<u32>) -> Csr {
         match self {
             Ends::Narrow(ends) => {
                 assert_eq!(ends.last().map(|&e| e as usize), Some(targets.len()));
-                Csr::from_parts(Offsets::Narrow(ends.into()), targets.into())
+                Csr::from_parts(Offsets::Narrow(ends.into_array()), targets.into_array())
             }
-            Ends::Wide(ends) => Csr::from_offsets(ends, targets),
+            Ends::Wide(ends) => Csr::from_offsets(ends.into_vec(), targets.into_vec()),
         }
     }
 }
@@ -146,7 +152,7 @@ pub(super) fn assemble(
     raw_roots: &[RawRoot],
     classes: &Classes,
     (sizes, infer, strong_referents): (SizeModel, bool, bool),
-    progress: &Progress,
+    (progress, spill): (&Progress, Option<&Spill>),
     issues: &mut Collector,
 ) -> Result<Assembled, Stop> {
     let loader_ids: Vec<u64> = classes.loaders.keys().copied().collect();
@@ -162,7 +168,7 @@ pub(super) fn assemble(
     };
     let _span = tracing::debug_span!(target: "heaptui::profile", "assemble").entered();
     let (ids, mut counts) = tracing::debug_span!(target: "heaptui::profile", "ids")
-        .in_scope(|| ids_and_counts(&cx, chunks, progress))?;
+        .in_scope(|| ids_and_counts(&cx, (source, chunks), progress, spill))?;
     if infer {
         cx.sizing = tracing::debug_span!(target: "heaptui::profile", "layout")
             .in_scope(|| infer_sizing(&mut counts, classes, &sizes));
@@ -172,12 +178,19 @@ pub(super) fn assemble(
         .fold(IdSpan::default(), |s, k| s.merge(k.span));
     crate::mem::checkpoint("import: ids");
     let wide = tracing::debug_span!(target: "heaptui::profile", "id index")
-        .in_scope(|| WideIdIndex::build_in_runs(&ids, span));
+        .in_scope(|| WideIdIndex::build_in_runs(&ids, span, spill));
     crate::mem::checkpoint("import: id index");
     loader_references(&mut counts, &cx, &wide);
     let write = tracing::debug_span!(target: "heaptui::profile", "write").entered();
-    let (mut a, mut undefined, mut strings, mut referents, dangling) =
-        write_all(&cx, source, chunks, &counts, ids, &wide, progress, issues)?;
+    let (mut a, mut undefined, mut strings, mut referents, dangling) = write_all(
+        &cx,
+        (source, chunks),
+        &counts,
+        ids,
+        &wide,
+        (progress, spill),
+        issues,
+    )?;
     write.exit();
     crate::mem::checkpoint("import: write");
     // Roots resolve through the wide index while it is here; the model's
@@ -211,7 +224,7 @@ pub(super) fn assemble(
         sizes: a.sizes,
         refs: a.ref_ends.into_csr(a.targets),
         labels: a.labels,
-        values: Values::new(a.value_ends, a.values, a.kinds),
+        values: Values::from_scratch(a.value_ends, a.values, a.kinds),
         roots,
         raw_roots: kept_roots,
         sizing: cx.sizing,
@@ -249,14 +262,17 @@ fn kept_referents(referents: Vec<ReferentMark>) -> Vec<Referent> {
         .collect()
 }
 
-/// The first walk: every object's id in file order, and each chunk's counts.
+/// The first walk: every object's id in file order, and each chunk's
+/// counts. Where it spills, the ids go to a spill file and each chunk's
+/// pages of the file leave the resident set once walked.
 fn ids_and_counts(
     cx: &Context,
-    chunks: &[Chunk],
+    (source, chunks): (&Source, &[Chunk]),
     progress: &Progress,
-) -> Result<(Vec<u64>, Vec<Counted>), Cancelled> {
+    spill: Option<&Spill>,
+) -> Result<(Scratch<u64>, Vec<Counted>), Cancelled> {
     let expected = chunks.iter().map(|c| c.objects as usize);
-    let mut ids: Vec<u64> = crate::mem::zeroed(expected.clone().sum());
+    let mut ids: Scratch<u64> = Scratch::zeroed(expected.clone().sum(), spill);
     let counts = crate::mem::split_by(&mut ids, expected)
         .into_par_iter()
         .zip(chunks.par_iter())
@@ -264,6 +280,9 @@ fn ids_and_counts(
             progress.check()?;
             let mut k = Count::new(part, cx.strong_referents);
             walk(cx, c, &mut k);
+            if spill.is_some() {
+                source.release(c.start, c.end - c.start);
+            }
             progress.advance(((c.end - c.start) / 2) as u64);
             Ok(Counted {
                 objects: k.objects,
@@ -295,7 +314,7 @@ fn ids_and_counts(
         out.extend_from_slice(&k.extra);
         start += had;
     }
-    Ok((out, counts))
+    Ok((Scratch::from(out), counts))
 }
 
 /// Counts each class loader's references to its classes in the chunk of
@@ -325,19 +344,17 @@ type AllWritten = (
 /// The second walk: every array written in its place. Returns the arrays,
 /// the objects of undumped classes, the arrays strings point at and how
 /// many references dangle.
-#[allow(clippy::too_many_arguments)]
 fn write_all(
     cx: &Context,
-    source: &Source,
-    chunks: &[Chunk],
+    (source, chunks): (&Source, &[Chunk]),
     counts: &[Counted],
-    ids: Vec<u64>,
+    ids: Scratch<u64>,
     wide: &WideIdIndex,
-    progress: &Progress,
+    (progress, spill): (&Progress, Option<&Spill>),
     issues: &mut Collector,
 ) -> Result<AllWritten, Stop> {
     let objects = || counts.iter().map(|k| k.objects);
-    let (mut a, mut strings, mut referents) = zeroed_arrays(counts, ids);
+    let (mut a, mut strings, mut referents) = zeroed_arrays(counts, ids, spill);
     let starts = chunk_starts(counts);
     let parts: Vec<Parts> = {
         let mut types = crate::mem::split_by(&mut a.types, objects()).into_iter();
@@ -402,10 +419,12 @@ fn write_all(
 /// The arrays of the whole dump, zeroed, sized by the first walk's counts:
 /// the objects' columns, the value bytes, the references, and the marks of
 /// strings and referents (a mark no string wrote reads `(0,
-/// ValueKind::None)`, none).
+/// ValueKind::None)`, none). All but the kinds and marks in `spill` where
+/// given.
 fn zeroed_arrays(
     counts: &[Counted],
-    ids: Vec<u64>,
+    ids: Scratch<u64>,
+    spill: Option<&Spill>,
 ) -> (Arrays, Vec<StringMark>, Vec<ReferentMark>) {
     let n = ids.len();
     let (total_refs, total_values) = counts
@@ -414,14 +433,14 @@ fn zeroed_arrays(
     let strings = crate::mem::zeroed(counts.iter().map(|k| k.strings).sum());
     let referents = crate::mem::zeroed(counts.iter().map(|k| k.referents).sum());
     let a = Arrays {
-        types: crate::mem::zeroed(n),
-        sizes: crate::mem::zeroed(n),
+        types: Scratch::zeroed(n, spill),
+        sizes: Scratch::zeroed(n, spill),
         kinds: crate::mem::zeroed(n),
-        value_ends: crate::mem::zeroed(n + 1),
-        values: crate::mem::zeroed(total_values),
-        ref_ends: Ends::zeroed(n, total_refs),
-        targets: crate::mem::zeroed(total_refs),
-        labels: crate::mem::zeroed(total_refs),
+        value_ends: Scratch::zeroed(n + 1, spill),
+        values: Scratch::zeroed(total_values, spill),
+        ref_ends: Ends::zeroed(n, total_refs, spill),
+        targets: Scratch::zeroed(total_refs, spill),
+        labels: Scratch::zeroed(total_refs, spill),
         ids,
     };
     (a, strings, referents)
@@ -485,43 +504,50 @@ fn first_records(wide: &WideIdIndex, ids: &[u64]) -> (Vec<bool>, Vec<u32>) {
 
 /// Leaves out the records not kept and the references marked [`DROPPED`],
 /// renumbering the targets when records go.
+/// The result is in memory (only dumps with repeated ids or dangling
+/// references pay for it).
 fn compact(a: Arrays, keep: Option<&(Vec<bool>, Vec<u32>)>) -> Arrays {
     let n = a.ids.len();
-    let mut b = Arrays {
-        ids: Vec::with_capacity(n),
-        types: Vec::with_capacity(n),
-        sizes: Vec::with_capacity(n),
-        kinds: Vec::with_capacity(n),
-        value_ends: Vec::with_capacity(n + 1),
-        values: Vec::with_capacity(a.values.len()),
-        ref_ends: Ends::Wide(Vec::new()),
-        targets: Vec::with_capacity(a.targets.len()),
-        labels: Vec::with_capacity(a.labels.len()),
-    };
-    b.value_ends.push(0);
+    let mut ids = Vec::with_capacity(n);
+    let mut types = Vec::with_capacity(n);
+    let mut sizes = Vec::with_capacity(n);
+    let mut kinds = Vec::with_capacity(n);
+    let mut value_ends = Vec::with_capacity(n + 1);
+    let mut values = Vec::with_capacity(a.values.len());
+    let mut targets = Vec::with_capacity(a.targets.len());
+    let mut labels = Vec::with_capacity(a.labels.len());
+    value_ends.push(0);
     let mut ref_ends = vec![0u64];
     for o in 0..n {
         if keep.is_some_and(|(k, _)| !k[o]) {
             continue;
         }
-        b.ids.push(a.ids[o]);
-        b.types.push(a.types[o]);
-        b.sizes.push(a.sizes[o]);
-        b.kinds.push(a.kinds[o]);
-        b.values
-            .extend_from_slice(&a.values[a.value_ends[o] as usize..a.value_ends[o + 1] as usize]);
-        b.value_ends.push(b.values.len() as u64);
+        ids.push(a.ids[o]);
+        types.push(a.types[o]);
+        sizes.push(a.sizes[o]);
+        kinds.push(a.kinds[o]);
+        values.extend_from_slice(&a.values[a.value_ends[o] as usize..a.value_ends[o + 1] as usize]);
+        value_ends.push(values.len() as u64);
         for e in a.ref_ends.get(o) as usize..a.ref_ends.get(o + 1) as usize {
             let t = a.targets[e];
             if t != DROPPED {
-                b.targets.push(keep.map_or(t, |(_, m)| m[t as usize]));
-                b.labels.push(a.labels[e]);
+                targets.push(keep.map_or(t, |(_, m)| m[t as usize]));
+                labels.push(a.labels[e]);
             }
         }
-        ref_ends.push(b.targets.len() as u64);
+        ref_ends.push(targets.len() as u64);
     }
-    b.ref_ends = Ends::Wide(ref_ends);
-    b
+    Arrays {
+        ids: ids.into(),
+        types: types.into(),
+        sizes: sizes.into(),
+        kinds,
+        value_ends: value_ends.into(),
+        values: values.into(),
+        ref_ends: Ends::Wide(ref_ends.into()),
+        targets: targets.into(),
+        labels: labels.into(),
+    }
 }
 
 /// Gives objects of undumped classes a type of their own, then keeps only
@@ -639,15 +665,18 @@ mod tests {
             }
             ends
         };
-        let narrow = fill(Ends::zeroed(5, 6));
+        let narrow = fill(Ends::zeroed(5, 6, None));
         assert!(matches!(narrow, Ends::Narrow(_)));
-        let wide = fill(Ends::Wide(vec![0; 6]));
+        let wide = fill(Ends::Wide(vec![0; 6].into()));
         let got: Vec<u64> = (0..6).map(|i| narrow.get(i)).collect();
         assert_eq!(got, [0, 1, 1, 3, 3, 6]);
         assert_eq!(got, (0..6).map(|i| wide.get(i)).collect::<Vec<_>>());
-        assert_eq!(narrow.into_csr(targets.clone()), wide.into_csr(targets));
+        assert_eq!(
+            narrow.into_csr(targets.clone().into()),
+            wide.into_csr(targets.into())
+        );
         assert!(matches!(
-            Ends::zeroed(0, u32::MAX as usize + 1),
+            Ends::zeroed(0, u32::MAX as usize + 1, None),
             Ends::Wide(_)
         ));
     }

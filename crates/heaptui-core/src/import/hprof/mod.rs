@@ -36,13 +36,15 @@ mod strings;
 mod threads;
 
 use std::path::Path;
+use std::sync::Arc;
 
 use rayon::prelude::*;
 
 use super::source::Source;
 use super::{ImportError, ImportOptions, InputError};
+use crate::mem::spill::Spill;
 use crate::model::{Collector, Kind, Place, TypeIdx};
-use crate::model::{Format, Labels, Model, RecordCounts};
+use crate::model::{Format, Ids, Labels, Model, ObjectTypes, RecordCounts, Sizes};
 use crate::progress::{Progress, Stage};
 use reader::Reader;
 
@@ -81,10 +83,12 @@ pub fn check_header(head: &[u8]) -> Result<(), String> {
 }
 
 /// The heap dump segments' sub-records, scanned in parallel.
+/// Where `release`, each segment's pages leave the resident set once it is
+/// scanned (a heap that may go over the memory budget).
 fn scan_segments(
-    bytes: &[u8],
+    source: &Source,
     records: &scan::Records,
-    id_size: usize,
+    (id_size, release): (usize, bool),
     progress: &Progress,
 ) -> Vec<scan::SegmentScan> {
     let _span = tracing::debug_span!(target: "heaptui::profile", "sub-records").entered();
@@ -92,11 +96,34 @@ fn scan_segments(
         .segments
         .par_iter()
         .map(|&s| {
-            let out = scan::scan_segment(bytes, s, id_size, CHUNK);
+            let out = scan::scan_segment(source.bytes(), s, id_size, CHUNK);
+            if release {
+                source.release(s.0, s.1 - s.0);
+            }
             progress.advance((s.1 - s.0) as u64);
             out
         })
         .collect()
+}
+
+/// The spill the import builds its big arrays in: one where the heap the
+/// scans counted may go over the memory budget (`import::budget`), else
+/// none.
+fn plan(
+    scans: &[scan::SegmentScan],
+    may_spill: bool,
+    len: u64,
+    progress: &Progress,
+) -> Option<Arc<Spill>> {
+    if !may_spill {
+        return None;
+    }
+    let objects = scans
+        .iter()
+        .flat_map(|s| &s.chunks)
+        .map(|c| c.objects as u64)
+        .sum();
+    super::budget::plan_counted(objects, len, progress)
 }
 
 /// Reads an HPROF file whose bytes are open (see `import::import_file`).
@@ -116,9 +143,11 @@ pub fn import(
         .in_scope(|| scan::records(bytes, &header));
     progress.check()?;
     let sizes = SizeModel::new(header.id_size, options.compressed_refs);
-    let scans = scan_segments(bytes, &records, header.id_size, progress);
+    let may_spill = super::budget::hprof_may_spill(len);
+    let scans = scan_segments(source, &records, (header.id_size, may_spill), progress);
     progress.set_done(len);
     progress.check()?;
+    let spill = plan(&scans, may_spill, len, progress);
     let mut issues = std::mem::take(&mut records.issues);
     let classes_span = tracing::debug_span!(target: "heaptui::profile", "classes").entered();
     let (chunks, raw_roots, class_dumps, sub_records) = gather(bytes, scans, &header, &mut issues);
@@ -139,7 +168,7 @@ pub fn import(
             !options.compressed_refs && !options.model_sizes,
             options.references == super::References::All,
         ),
-        progress,
+        (progress, spill.as_deref()),
         &mut issues,
     ) {
         Ok(a) => a,
@@ -160,7 +189,7 @@ pub fn import(
     let kept_roots = std::mem::take(&mut a.raw_roots);
     let model_span = tracing::debug_span!(target: "heaptui::profile", "model").entered();
     let mut model = build_model(
-        path,
+        (path, spill.as_deref()),
         len,
         header,
         options,
@@ -170,6 +199,7 @@ pub fn import(
         (records.count, sub_records, raw_roots.len()),
     );
     model.root_places = threads::places(bytes, &records, &kept_roots, &model);
+    model.spill = spill;
     model_span.exit();
     progress.set_done(3 * len);
     Ok(model)
@@ -214,7 +244,7 @@ fn gather(
 /// The model, with the format's details for the overview.
 #[allow(clippy::too_many_arguments)]
 fn build_model(
-    path: &Path,
+    (path, spill): (&Path, Option<&Spill>),
     file_bytes: u64,
     header: scan::Header,
     options: &ImportOptions,
@@ -224,7 +254,7 @@ fn build_model(
     (records, sub_records, roots): (u64, u64, usize),
 ) -> Model {
     let labels = tracing::debug_span!(target: "heaptui::profile", "labels")
-        .in_scope(|| Labels::new(classes.labels.names.clone(), a.labels));
+        .in_scope(|| Labels::new(classes.labels.names.clone(), a.labels.into_array()));
     let values = a.values;
     tracing::debug!(
         target: "heaptui::profile",
@@ -261,11 +291,19 @@ fn build_model(
         ),
     ];
     let objects = a.ids.len() as u64;
+    let ids = Ids::from(&a.ids[..]);
+    a.ids.release(0..a.ids.len());
+    drop(a.ids);
+    let types = if a.types.is_mapped() {
+        ObjectTypes::from(a.types.into_array().cast::<TypeIdx>())
+    } else {
+        TypeIdx::cast_vec(a.types.into_vec()).into()
+    };
     Model {
         type_names: a.type_names,
-        ids: a.ids.into(),
-        types: TypeIdx::cast_vec(a.types).into(),
-        sizes: a.sizes.into(),
+        ids,
+        types,
+        sizes: Sizes::from_scratch(a.sizes, spill),
         refs: a.refs,
         roots: a.roots,
         diagnostics: issues.finish(Place::Offset),
