@@ -138,7 +138,7 @@ fn a_second_open_reads_back_exactly_the_first_analysis() {
             second.graph.retainers.is_mapped(),
             second.dom.idom.is_mapped(),
             second.dom.retained_bytes.is_mapped(),
-            second.dom.children.targets.is_mapped(),
+            second.dom.at_preorder.is_mapped(),
         ];
         assert_eq!(mapped, [true; 7], "{name}");
         assert!(!first.dump().sizes.is_mapped() && !first.dom.idom.is_mapped());

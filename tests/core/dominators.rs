@@ -8,7 +8,9 @@ use std::collections::HashMap;
 
 use proptest::prelude::*;
 
-use heaptui_core::graph::{compute_dominators, Csr, PackedRows, NOT_REACHABLE, SUPER_ROOT};
+use heaptui_core::graph::{
+    compute_dominators, Csr, DominatorTree, PackedRows, NOT_REACHABLE, ROOTS_KEPT, SUPER_ROOT,
+};
 use heaptui_core::model::ObjectIdx;
 use heaptui_core::progress::Progress;
 
@@ -341,11 +343,44 @@ fn agrees_with_oracle(h: &SmallHeap) -> Result<(), TestCaseError> {
         .map(|i| h.sizes[i])
         .sum();
     prop_assert_eq!(a.dom.reachable_bytes, bytes);
-    // Children lists hold exactly the nodes whose idom they are.
-    let total: usize = (0..=d.objects() as u32)
-        .map(|p| a.dom.children_of(p).len())
-        .sum();
-    prop_assert_eq!(total as u64, reachable);
+    children_agree(&a.dom)
+}
+
+/// Each node's children, read off the preorder numbering, are exactly the
+/// nodes whose idom it is, in ascending preorder numbers; sorted, they are
+/// by retained bytes descending then index, and the largest `k` their
+/// prefix.
+fn children_agree(dom: &DominatorTree) -> Result<(), TestCaseError> {
+    let n = dom.idom.len();
+    for (k, &o) in dom.at_preorder.iter().enumerate() {
+        prop_assert_eq!(dom.preorder_number[o as usize] as usize, k);
+    }
+    let mut total = 0;
+    for p in 0..=n as u32 {
+        let idom = if p as usize == n { SUPER_ROOT } else { p };
+        let kids: Vec<u32> = dom.children(p).collect();
+        let mut want: Vec<u32> = (0..n as u32)
+            .filter(|&c| dom.idom[c as usize] == idom)
+            .collect();
+        let mut got = kids.clone();
+        got.sort_unstable();
+        prop_assert_eq!(&got, &want, "children of {}", p);
+        prop_assert!(kids
+            .windows(2)
+            .all(|w| dom.preorder_number[w[0] as usize] < dom.preorder_number[w[1] as usize]));
+        want.sort_by_key(|&c| (std::cmp::Reverse(dom.retained_bytes.get(c as usize)), c));
+        prop_assert_eq!(&dom.children_sorted(p), &want);
+        for k in [0, 1, 2, want.len()] {
+            let top = dom.largest_children(p, k);
+            prop_assert_eq!(&top[..], &want[..k.min(want.len())]);
+        }
+        prop_assert_eq!(dom.largest_child(p), want.first().copied());
+        prop_assert_eq!(dom.has_children(p), !want.is_empty());
+        total += kids.len();
+    }
+    prop_assert_eq!(total as u64, dom.reachable_objects);
+    let roots = dom.children_sorted(n as u32);
+    prop_assert_eq!(dom.largest_roots(), &roots[..roots.len().min(ROOTS_KEPT)]);
     Ok(())
 }
 
@@ -464,6 +499,15 @@ fn retained_sums_over_4_gib_are_exact() {
     assert_eq!(dom.retained_bytes.large(), 2);
     assert_eq!(dom.retained_bytes.bytes(), n * 4 + 2 * 16);
     assert_eq!(dom.reachable_bytes, edge + dom.retained_bytes.get(100));
+    // The super-root's children in the DFS's order (its roots' order),
+    // then by retained bytes; 100's 800 MiB children first, by index.
+    let root = dom.super_root();
+    assert_eq!(dom.children(root).collect::<Vec<_>>(), [0, 100]);
+    assert_eq!(dom.children_sorted(root), [100, 0]);
+    assert_eq!(dom.children(100).count(), 1050);
+    assert_eq!(dom.largest_children(100, 3), [101, 102, 103]);
+    assert_eq!(dom.largest_child(99), None);
+    assert_eq!(dom.children(98).collect::<Vec<_>>(), [99]);
 }
 
 fn sizes_of(o: usize) -> u64 {

@@ -84,7 +84,7 @@ fn no_suspect_below_ten_percent() {
         .collect();
     let all: Vec<String> = a
         .dom
-        .children_of(a.dom.super_root())
+        .children_sorted(a.dom.super_root())
         .iter()
         .filter(|&&o| a.dom.retained_bytes.get(o as usize) * 10 >= a.dom.reachable_bytes)
         .map(|&o| d.id_hex(ObjectIdx(o)))

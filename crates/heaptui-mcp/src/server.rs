@@ -504,10 +504,7 @@ mod tests {
         runtime.block_on(async {
             let loaded = demo();
             let objects = loaded.analysis.summary.objects;
-            let top = loaded
-                .analysis
-                .dom
-                .children_of(loaded.analysis.dom.super_root())[0];
+            let top = loaded.analysis.dom.largest_roots()[0];
             let top_id = loaded
                 .analysis
                 .dump()

@@ -21,7 +21,7 @@
 
 use rayon::prelude::*;
 
-use crate::graph::DominatorTree;
+use crate::graph::{DominatorTree, Rank};
 use crate::model::{Model, ObjectIdx};
 
 /// No path (a parent of the empty path, or a member in a missing snapshot).
@@ -152,6 +152,8 @@ struct Expander {
     /// `(bucket, child)` of the row being expanded.
     pairs: Vec<(u32, u32)>,
     arena: Vec<u32>,
+    /// One member's children by rank.
+    ranked: Vec<Rank>,
 }
 
 impl Expander {
@@ -161,6 +163,7 @@ impl Expander {
             buckets: Vec::new(),
             pairs: Vec::new(),
             arena: Vec::new(),
+            ranked: Vec::new(),
         }
     }
 
@@ -227,11 +230,10 @@ impl Expander {
         // objects are read together (independent misses overlap), and the
         // child is remembered with its bucket for the placement below.
         for i in start..end {
-            let children = dom.children_of(self.arena[i]);
-            if let Some(&m) = self.arena.get(i + 4) {
-                dom.children.prefetch_offsets(m);
-            }
-            for &c in children {
+            // By retained bytes, as the views list them: the rows' order
+            // and their largest members (ties: first met) follow from it.
+            dom.children_sorted_into(self.arena[i], &mut self.ranked);
+            for &(_, c) in &self.ranked {
                 let ty = rows.of(ObjectIdx(c), dump.types.get(c as usize)).raw();
                 let s = &mut self.slot[ty as usize];
                 if *s == u32::MAX {

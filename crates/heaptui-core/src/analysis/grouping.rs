@@ -1,27 +1,33 @@
 //! Grouped dominator-tree children for interactive use. Same groups and
-//! order as [`super::group_children`], but members stay in discovery order:
+//! order as [`super::group_children`], but members stay in discovery order
+//! (the tree's DFS order):
 //! sorting hundreds of thousands of members by retained size costs a cache
 //! miss per comparison, and a UI only ever shows a page of them, which
 //! [`largest_members`] selects in linear time.
 
 use super::Group;
-use crate::graph::DominatorTree;
+use crate::graph::{DominatorTree, Rank};
 use crate::model::{Model, ObjectIdx};
 
 /// The dominator-tree children of `parents`, grouped by row type
 /// ([`Model::row_type`]: a Java class object by its class), groups by
-/// retained bytes descending (then type name). Members unsorted (for a
-/// single parent they come in the tree's order, largest first).
+/// retained bytes descending (then type name, then as the groups are first
+/// met over the parents in turn, each one's children by retained bytes).
+/// Members unsorted: in the order of the parents, each one's children in
+/// the tree's DFS order ([`DominatorTree::children`]).
 pub fn group_children_unsorted(dump: &Model, dom: &DominatorTree, parents: &[u32]) -> Vec<Group> {
     let mut slot: Vec<u32> = Vec::new();
     let mut groups: Vec<Group> = Vec::new();
+    // Per group: (parent's position, its best member's rank), the lowest.
+    let mut first: Vec<(usize, Rank)> = Vec::new();
     let rows = dump.row_types();
-    for &p in parents {
-        for &c in dom.children_of(p) {
+    for (at, &p) in parents.iter().enumerate() {
+        for c in dom.children(p) {
             let ty = rows.of(ObjectIdx(c), dump.types.get(c as usize));
             if slot.len() <= ty.index() {
                 slot.resize(dump.type_names.len().max(ty.index() + 1), u32::MAX);
             }
+            let rank = (at, dom.rank(c));
             if slot[ty.index()] == u32::MAX {
                 slot[ty.index()] = groups.len() as u32;
                 groups.push(Group {
@@ -30,19 +36,26 @@ pub fn group_children_unsorted(dump: &Model, dom: &DominatorTree, parents: &[u32
                     retained_bytes: 0,
                     retained_objects: 0,
                 });
+                first.push(rank);
             }
-            let g = &mut groups[slot[ty.index()] as usize];
+            let i = slot[ty.index()] as usize;
+            first[i] = first[i].min(rank);
+            let g = &mut groups[i];
             g.members.push(c);
             g.retained_bytes += dom.retained_bytes.get(c as usize);
             g.retained_objects += dom.retained_objects[c as usize] as u64;
         }
     }
-    groups.sort_by(|a, b| {
-        b.retained_bytes.cmp(&a.retained_bytes).then_with(|| {
-            dump.type_names[a.type_index.index()].cmp(&dump.type_names[b.type_index.index()])
-        })
+    let mut keyed: Vec<((usize, Rank), Group)> = first.into_iter().zip(groups).collect();
+    keyed.sort_by(|(fa, a), (fb, b)| {
+        b.retained_bytes
+            .cmp(&a.retained_bytes)
+            .then_with(|| {
+                dump.type_names[a.type_index.index()].cmp(&dump.type_names[b.type_index.index()])
+            })
+            .then(fa.cmp(fb))
     });
-    groups
+    keyed.into_iter().map(|(_, g)| g).collect()
 }
 
 /// The `n` members with the largest retained bytes, largest first (ties:

@@ -43,15 +43,11 @@ pub fn arrays(
             "dom.retained_objects",
             std::mem::size_of_val(&*d.retained_objects),
         ));
-        v.push(("dom.children.offsets", d.children.offsets().bytes()));
-        v.push((
-            "dom.children.targets",
-            std::mem::size_of_val(&*d.children.targets),
-        ));
         v.push((
             "dom.preorder_number",
             std::mem::size_of_val(&*d.preorder_number),
         ));
+        v.push(("dom.at_preorder", std::mem::size_of_val(&*d.at_preorder)));
     }
     if let Some(d) = dups {
         v.extend(duplicates(d));

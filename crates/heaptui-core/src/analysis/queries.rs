@@ -28,10 +28,8 @@ pub struct Group {
 /// largest first.
 pub fn group_children(dump: &Model, dom: &DominatorTree, parents: &[u32]) -> Vec<Group> {
     let mut groups = super::grouping::group_children_unsorted(dump, dom, parents);
-    if parents.len() > 1 {
-        for g in &mut groups {
-            g.members = super::grouping::largest_members(dom, &g.members, g.members.len());
-        }
+    for g in &mut groups {
+        g.members = super::grouping::largest_members(dom, &g.members, g.members.len());
     }
     groups
 }

@@ -102,8 +102,8 @@ impl Suspect {
 /// The accumulation point below `object`.
 pub fn accumulation_point(dom: &DominatorTree, mut object: u32) -> u32 {
     loop {
-        // Children are sorted by retained bytes, largest first.
-        let Some(&child) = dom.children_of(object).first() else {
+        // The largest child (the lowest index among equals).
+        let Some(child) = dom.largest_child(object) else {
             return object;
         };
         let (c, p) = (
@@ -119,7 +119,12 @@ pub fn accumulation_point(dom: &DominatorTree, mut object: u32) -> u32 {
 
 /// The `n` types retaining the most below `point` (its dominator subtree
 /// without it): per type, the retained bytes of its instances that no
-/// other instance of the type dominates within the subtree. O(subtree).
+/// other instance of the type dominates within the subtree. O(subtree):
+/// the subtree in preorder ([`DominatorTree::at_preorder`], read in
+/// order). The rows are as the walk over the children by retained bytes
+/// lists them (`walk_sorted`), which decides the order of rows of equal
+/// bytes and name and repeats a type whose first top-most instances retain
+/// nothing; where either case arises, that walk gives the rows.
 pub fn top_types_below(
     dump: &Model,
     dom: &DominatorTree,
@@ -129,21 +134,68 @@ pub fn top_types_below(
     let t = dump.type_names.len();
     let mut on_path = vec![0u32; t];
     let mut sums = vec![0u64; t];
+    let mut touched = vec![false; t];
+    let mut empty = false;
+    let first = dom.preorder_number[point as usize] as usize + 1;
+    let end = first - 1 + dom.retained_objects[point as usize] as usize;
+    // The open nodes below `point`, each with the end of its range.
+    let mut stack: Vec<(usize, u64)> = Vec::new();
+    for (k, &c) in (first as u64..).zip(&dom.at_preorder[first..end]) {
+        while stack.last().is_some_and(|&(_, e)| e <= k) {
+            let (ty, _) = stack.pop().unwrap_or_default();
+            on_path[ty] -= 1;
+        }
+        let ty = dump.types.get(c as usize).index();
+        if on_path[ty] == 0 {
+            let bytes = dom.retained_bytes.get(c as usize);
+            empty |= bytes == 0;
+            touched[ty] = true;
+            sums[ty] += bytes;
+        }
+        on_path[ty] += 1;
+        stack.push((ty, k + u64::from(dom.retained_objects[c as usize])));
+    }
+    let mut rows: Vec<(TypeIdx, u64)> = (0..t)
+        .filter(|&ty| touched[ty])
+        .map(|ty| (TypeIdx::from_usize(ty), sums[ty]))
+        .collect();
+    rows.sort_by(|a, b| {
+        b.1.cmp(&a.1)
+            .then_with(|| dump.name_of_type(a.0).cmp(dump.name_of_type(b.0)))
+    });
+    let tie = rows
+        .windows(2)
+        .any(|w| w[0].1 == w[1].1 && dump.name_of_type(w[0].0) == dump.name_of_type(w[1].0));
+    if empty || tie {
+        rows = walk_sorted(dump, dom, point);
+    }
+    rows.truncate(n);
+    rows
+}
+
+/// [`top_types_below`]'s rows by a walk over the children by retained
+/// bytes (`DominatorTree::children_sorted`): each type in the order its
+/// first top-most instance is met (again after top-most instances that
+/// retain nothing), then sorted stably by bytes and name.
+fn walk_sorted(dump: &Model, dom: &DominatorTree, point: u32) -> Vec<(TypeIdx, u64)> {
+    let t = dump.type_names.len();
+    let mut on_path = vec![0u32; t];
+    let mut sums = vec![0u64; t];
     let mut touched: Vec<u32> = Vec::new();
-    // (node, next child position)
-    let mut stack: Vec<(u32, usize)> = vec![(point, 0)];
-    while let Some(frame) = stack.last_mut() {
-        let (node, next) = *frame;
-        let children = dom.children_of(node);
-        if next == children.len() {
-            stack.pop();
+    // The pending children of the open nodes, each node's sorted, in
+    // reverse; per open node (itself, where its children begin).
+    let mut pending: Vec<u32> = dom.children_sorted(point);
+    pending.reverse();
+    let mut open: Vec<(u32, usize)> = vec![(point, 0)];
+    while let Some(&(node, from)) = open.last() {
+        if pending.len() == from {
+            open.pop();
             if node != point {
                 on_path[dump.types.get(node as usize).index()] -= 1;
             }
             continue;
         }
-        frame.1 += 1;
-        let c = children[next];
+        let c = pending.pop().unwrap_or_default();
         let ty = dump.types.get(c as usize).index();
         if on_path[ty] == 0 {
             if sums[ty] == 0 {
@@ -152,7 +204,10 @@ pub fn top_types_below(
             sums[ty] += dom.retained_bytes.get(c as usize);
         }
         on_path[ty] += 1;
-        stack.push((c, 0));
+        open.push((c, pending.len()));
+        let at = pending.len();
+        pending.extend(dom.children_sorted(c));
+        pending[at..].reverse();
     }
     let mut rows: Vec<(TypeIdx, u64)> = touched
         .iter()
@@ -162,7 +217,6 @@ pub fn top_types_below(
         b.1.cmp(&a.1)
             .then_with(|| dump.name_of_type(a.0).cmp(dump.name_of_type(b.0)))
     });
-    rows.truncate(n);
     rows
 }
 
@@ -199,11 +253,10 @@ pub fn leak_suspects(a: &Analysis) -> Vec<Suspect> {
     let reachable = dom.reachable_bytes as u128;
     let big =
         |bytes: u64| reachable > 0 && bytes as u128 * 100 >= reachable * SUSPECT_PERCENT as u128;
-    let top = dom.children_of(dom.super_root());
     let mut found: Vec<(Suspect, u32)> = Vec::new();
     // Per type: top-level instances that are not object suspects.
     let mut per_type: Vec<(u64, u64, u32)> = vec![(0, 0, NO_OBJECT); dump.type_names.len()];
-    for &o in top {
+    for o in dom.children(dom.super_root()) {
         let bytes = dom.retained_bytes.get(o as usize);
         let ty = dump.row_type(ObjectIdx(o));
         if big(bytes) {
@@ -215,11 +268,13 @@ pub fn leak_suspects(a: &Analysis) -> Vec<Suspect> {
         let e = &mut per_type[ty.index()];
         e.0 += 1;
         e.1 += bytes;
-        // `top` is sorted largest first: the first one met is the largest.
-        if e.2 == NO_OBJECT {
+        // The largest (the lowest index among equals).
+        if e.2 == NO_OBJECT || dom.rank(o) < dom.rank(e.2) {
             e.2 = o;
         }
     }
+    // The object suspects largest first, as the children by retained bytes.
+    found.sort_unstable_by_key(|&(_, o)| dom.rank(o));
     for (ty, &(n, bytes, largest)) in per_type.iter().enumerate() {
         if n > 0 && big(bytes) {
             found.push((

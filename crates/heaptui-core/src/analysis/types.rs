@@ -104,16 +104,16 @@ fn per_type_of<W: TypeWord>(
         )
 }
 
-/// Per type, the retained bytes of its top-most instances. Depth-first
-/// over the dominator tree, counting per type how many instances are on
-/// the current path: an instance with none above it is a top-most one and
-/// contributes its retained bytes. The super-root's subtrees are
-/// independent (it has no type), so they run in parallel.
+/// Per type, the retained bytes of its top-most instances. Over the
+/// dominator tree in its preorder (`DominatorTree::at_preorder`, read in
+/// order), counting per type how many instances are on the current path:
+/// an instance with none above it is a top-most one and contributes its
+/// retained bytes. The super-root's subtrees are independent (it has no
+/// type), so they run in parallel.
 fn min_retained(dump: &Model, dom: &DominatorTree) -> Vec<u64> {
     let t = dump.type_names.len();
-    let root = dom.super_root();
-    dom.children_of(root)
-        .par_iter()
+    let tops: Vec<u32> = dom.children(dom.super_root()).collect();
+    tops.par_iter()
         .fold(
             || (vec![0u32; t], vec![0u64; t], Vec::new()),
             |(mut on_path, mut sums, mut stack), &top| {
@@ -136,8 +136,10 @@ fn min_retained(dump: &Model, dom: &DominatorTree) -> Vec<u64> {
 }
 
 /// Adds to `sums[type]` the retained bytes of every instance in `top`'s
-/// dominator subtree that has no dominator of its own type within it.
-/// `on_path` is all zeros on entry and on return.
+/// dominator subtree that has no dominator of its own type within it: the
+/// subtree's objects in preorder, with a stack of the open nodes (each
+/// with the end of its range of numbers). `on_path` is all zeros on entry
+/// and on return.
 fn top_most_retained<W: TypeWord>(
     types: &[W],
     dom: &DominatorTree,
@@ -146,44 +148,34 @@ fn top_most_retained<W: TypeWord>(
     sums: &mut [u64],
     stack: &mut Vec<(u32, u64)>,
 ) {
-    let enter = |node: u32, on_path: &mut [u32], sums: &mut [u64]| {
+    let first = dom.preorder_number[top as usize] as usize;
+    let end = first + dom.retained_objects[top as usize] as usize;
+    let numbered = &dom.at_preorder[first..end];
+    for (k, &node) in (first as u64..).zip(numbered) {
+        if k.is_multiple_of(1 << 12) {
+            // Random reads of spilled arrays (see `mem::pace`).
+            crate::mem::pace();
+        }
+        if let Some(&ahead) = numbered.get(k as usize - first + 8) {
+            crate::mem::prefetch(&types[ahead as usize]);
+            crate::mem::prefetch(&dom.retained_objects[ahead as usize]);
+        }
+        while stack.last().is_some_and(|&(_, e)| e <= k) {
+            let (left, _) = stack.pop().unwrap_or_default();
+            on_path[types[left as usize].index()] -= 1;
+        }
         let ty = types[node as usize].index();
         if on_path[ty] == 0 {
             sums[ty] += dom.retained_bytes.get(node as usize);
         }
-        on_path[ty] += 1;
-    };
-    enter(top, on_path, sums);
-    stack.push((top, dom.children.offset(top as usize)));
-    let mut steps = 0u32;
-    while let Some(frame) = stack.last_mut() {
-        steps = steps.wrapping_add(1);
-        if steps.is_multiple_of(1 << 12) {
-            // Random reads of spilled arrays (see `mem::pace`).
-            crate::mem::pace();
+        let size = dom.retained_objects[node as usize];
+        if size > 1 {
+            // Not a leaf: open until the end of its range.
+            on_path[ty] += 1;
+            stack.push((node, k + u64::from(size)));
         }
-        let (node, next) = *frame;
-        if next == dom.children.offset(node as usize + 1) {
-            stack.pop();
-            on_path[types[node as usize].index()] -= 1;
-            continue;
-        }
-        frame.1 += 1;
-        let child = dom.children.targets[next as usize];
-        if let Some(&ahead) = dom.children.targets.get(next as usize + 2) {
-            crate::mem::prefetch(&types[ahead as usize]);
-            dom.children.prefetch_offsets(ahead);
-        }
-        let kids = dom.children.offset(child as usize);
-        if kids == dom.children.offset(child as usize + 1) {
-            // A leaf: entered and left at once.
-            let ty = types[child as usize].index();
-            if on_path[ty] == 0 {
-                sums[ty] += dom.retained_bytes.get(child as usize);
-            }
-            continue;
-        }
-        enter(child, on_path, sums);
-        stack.push((child, kids));
+    }
+    while let Some((left, _)) = stack.pop() {
+        on_path[types[left as usize].index()] -= 1;
     }
 }

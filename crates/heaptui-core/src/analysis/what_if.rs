@@ -12,7 +12,7 @@ use std::collections::HashMap;
 
 use fixedbitset::FixedBitSet;
 
-use crate::graph::{DominatorTree, HeapGraph, NOT_REACHABLE, SUPER_ROOT};
+use crate::graph::{DominatorTree, HeapGraph, NOT_NUMBERED, NOT_REACHABLE, SUPER_ROOT};
 use crate::model::{Label, Model, ObjectIdx, TypeIdx, CLASS_ROW_PREFIX};
 use crate::progress::{Cancelled, Progress, Stage};
 
@@ -194,13 +194,17 @@ impl<'a> Region<'a> {
             };
         }
         let mut inside = FixedBitSet::with_capacity(graph.objects());
-        let mut objects = vec![top];
-        let mut i = 0;
-        while i < objects.len() {
-            let x = objects[i];
+        // The subtree: the objects numbered in the top's range.
+        let objects = match dom.preorder_number[top as usize] {
+            NOT_NUMBERED => vec![top],
+            first => {
+                let first = first as usize;
+                let end = first + dom.retained_objects[top as usize] as usize;
+                dom.at_preorder[first..end].to_vec()
+            }
+        };
+        for &x in &objects {
             inside.insert(x as usize);
-            objects.extend_from_slice(dom.children_of(x));
-            i += 1;
         }
         Region {
             top,

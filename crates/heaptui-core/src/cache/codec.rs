@@ -1,8 +1,9 @@
 //! An [`Analysis`] as cache sections and back. Decoding checks every index
 //! against the arrays it points into and that the dominator tree is a tree
 //! (each reachable object's idom is numbered before it, each subtree
-//! numbered within its dominator's, each children list holds exactly the
-//! nodes whose idom it belongs to), that
+//! numbered within its dominator's, the stored preorder the numbers'
+//! inverse, each node's children as read off the numbering exactly the
+//! nodes whose idom it is), that
 //! retained sizes add up over that tree, and the duplicate sets' figures
 //! against their members (see `check_sets`), so a hostile cache gives no
 //! panic, out-of-bounds read or endless walk, and no figure its graph
@@ -49,7 +50,7 @@ const STRONG_ROOTS: u32 = 25;
 const IDOM: u32 = 26;
 const RETAINED_BYTES: u32 = 27;
 const RETAINED_OBJECTS: u32 = 28;
-const CHILDREN: u32 = 29; // +1
+const AT_PREORDER: u32 = 29; // 30: the children lists' targets until version 5
 const PREORDER_NUMBER: u32 = 31;
 const TYPE_STATS: u32 = 32;
 const SETS: u32 = 33;
@@ -387,8 +388,8 @@ fn encode_dominators(w: &mut W, dom: &DominatorTree) -> std::io::Result<()> {
         Capped::Wide(all) => w.array(RETAINED_BYTES, all)?,
     }
     w.array(RETAINED_OBJECTS, &dom.retained_objects)?;
-    csr(w, CHILDREN, &dom.children)?;
-    w.array(PREORDER_NUMBER, &dom.preorder_number)
+    w.array(PREORDER_NUMBER, &dom.preorder_number)?;
+    w.array(AT_PREORDER, &dom.at_preorder)
 }
 
 fn encode_duplicates(w: &mut W, dups: &Duplicates) -> std::io::Result<()> {
@@ -881,47 +882,37 @@ fn decode_dominators(r: &R, graph: &HeapGraph) -> Result<DominatorTree, Corrupt>
         _ => Capped::Wide(get(r, RETAINED_BYTES, n)?),
     };
     let retained_objects: Array<u32> = get(r, RETAINED_OBJECTS, n)?;
-    let children = read_csr(r, CHILDREN, n + 1, n)?;
     let number: Array<u32> = get(r, PREORDER_NUMBER, n)?;
+    let at_preorder: Array<u32> = r.array(AT_PREORDER)?;
     let t = std::time::Instant::now();
-    let reachable = check_tree(&idom, &children, &number, &retained_objects)?;
+    let reachable = check_tree(&idom, &number, &at_preorder, &retained_objects)?;
     crate::mem::checkpoint("cache: the tree");
-    check_retained(
-        &idom,
-        &children,
-        &graph.dump.sizes,
-        (&retained_bytes, &retained_objects),
-    )?;
-    crate::mem::checkpoint("cache: retained sizes");
-    tracing::debug!(target: "heaptui::profile", "cache/check_tree: {} ms", t.elapsed().as_millis());
-    let sizes = &graph.dump.sizes;
-    let reachable_bytes = (0..n)
-        .into_par_iter()
-        .filter(|&o| number[o] != NOT_NUMBERED)
-        .map(|o| sizes.get(o))
-        .sum();
-    Ok(DominatorTree {
+    let mut dom = DominatorTree {
         idom,
         retained_bytes,
         retained_objects,
-        children,
-        reachable_objects: reachable as u64,
-        reachable_bytes,
         preorder_number: number,
-    })
+        at_preorder,
+        reachable_objects: reachable as u64,
+        reachable_bytes: 0,
+        largest_roots: Default::default(),
+    };
+    dom.reachable_bytes = check_retained(&dom, &graph.dump.sizes)?;
+    crate::mem::checkpoint("cache: retained sizes");
+    tracing::debug!(target: "heaptui::profile", "cache/check_tree: {} ms", t.elapsed().as_millis());
+    Ok(dom)
 }
 
 /// The idoms form a tree over exactly the numbered objects, each idom
 /// numbered before its object, the numbers of the `m` numbered objects are
-/// `0..m` each once, each object's range of numbers (its number and its
-/// retained objects) lies within its idom's, and `children` lists exactly
-/// that tree. With the retained objects checked to count each subtree
-/// (`check_retained`), each subtree's numbers are then exactly its range.
-/// Returns `m`.
+/// `0..m` each once, `at_preorder` is their inverse, and each object's
+/// range of numbers (its number and its retained objects, at least one)
+/// lies within its idom's. Returns `m`. `check_retained` then checks that
+/// the ranges are exactly the subtrees.
 fn check_tree(
     idom: &[u32],
-    children: &Csr,
     number: &[u32],
+    at_preorder: &[u32],
     retained_objects: &[u32],
 ) -> Result<usize, Corrupt> {
     use std::sync::atomic::Ordering::Relaxed;
@@ -938,59 +929,75 @@ fn check_tree(
     if !once {
         return corrupt("preorder numbers: a number twice or out of range");
     }
+    // With the numbers a bijection onto 0..m, this makes it the inverse.
+    let inverse = at_preorder.len() == m
+        && at_preorder
+            .par_iter()
+            .enumerate()
+            .all(|(k, &o)| (o as usize) < n && number[o as usize] as usize == k);
+    if !inverse {
+        return corrupt("the preorder is not the preorder numbers' inverse");
+    }
     let end = |o: usize| number[o] as u64 + retained_objects[o] as u64;
     let tree_ok = idom.par_iter().enumerate().all(|(o, &d)| match d {
         NOT_REACHABLE => number[o] == NOT_NUMBERED,
-        SUPER_ROOT => number[o] != NOT_NUMBERED && end(o) <= m as u64,
+        _ if number[o] == NOT_NUMBERED || retained_objects[o] == 0 => false,
+        SUPER_ROOT => end(o) <= m as u64,
         d => {
             let d = d as usize;
-            d < n && number[o] != NOT_NUMBERED && number[d] < number[o] && end(o) <= end(d)
+            d < n && number[d] < number[o] && end(o) <= end(d)
         }
     });
-    let parent_ok = (0..=n as u32).into_par_iter().all(|p| {
-        let expect = if p as usize == n { SUPER_ROOT } else { p };
-        children
-            .neighbors(p)
-            .iter()
-            .all(|&c| idom[c as usize] == expect)
-    });
-    if !tree_ok || !parent_ok || children.targets.len() != m {
+    if !tree_ok {
         return corrupt("the dominator tree is not a tree");
     }
     Ok(m)
 }
 
-/// Each object's retained bytes and objects are its own plus its
-/// children's in the (checked) tree, without overflow; unreachable ones
-/// retain nothing. Every later walk that trusts retained sizes (the leak
-/// suspects' descent stops on them) then ends as it would on a fresh
-/// analysis.
-fn check_retained(
-    idom: &[u32],
-    children: &Csr,
-    sizes: &Sizes,
-    (bytes, objects): (&Capped, &[u32]),
-) -> Result<(), Corrupt> {
-    let ok = (0..idom.len()).into_par_iter().all(|p| {
-        if idom[p] == NOT_REACHABLE {
-            return bytes.get(p) == 0 && objects[p] == 0;
+/// Each node's children as [`DominatorTree::children`] reads them off the
+/// (checked) numbering have that node as their idom, tile its range, and
+/// number `m` over all nodes (so they are every object's own idom's
+/// children, each once: the ranges are the subtrees); each object's
+/// retained bytes and objects are its own plus its children's without
+/// overflow, and unreachable ones retain nothing. Every later walk that
+/// trusts retained sizes or ranges (the leak suspects' descent stops on
+/// them) then ends as it would on a fresh analysis. Returns the reachable
+/// objects' shallow bytes (the super-root's retained bytes).
+fn check_retained(dom: &DominatorTree, sizes: &Sizes) -> Result<u64, Corrupt> {
+    let (idom, bytes, objects) = (&dom.idom, &dom.retained_bytes, &dom.retained_objects);
+    let n = idom.len();
+    // Per node: Some(children) where its children add up, else None.
+    let node = |p: usize| -> Option<u64> {
+        let expect = if p == n { SUPER_ROOT } else { p as u32 };
+        if p < n && idom[p] == NOT_REACHABLE {
+            return (bytes.get(p) == 0 && objects[p] == 0).then_some(0);
         }
-        let sum =
-            children
-                .neighbors(p as u32)
-                .iter()
-                .try_fold((sizes.get(p), 1u32), |(b, o), &c| {
-                    Some((
-                        b.checked_add(bytes.get(c as usize))?,
-                        o.checked_add(objects[c as usize])?,
-                    ))
-                });
-        sum == Some((bytes.get(p), objects[p]))
-    });
-    if !ok {
+        let (own, listed) = if p == n {
+            (0, dom.reachable_objects)
+        } else {
+            (sizes.get(p), u64::from(objects[p]) - 1)
+        };
+        let (mut b, mut o, mut count) = (own, 0u64, 0u64);
+        for c in dom.children(p as u32) {
+            if idom[c as usize] != expect {
+                return None;
+            }
+            b = b.checked_add(bytes.get(c as usize))?;
+            o += u64::from(objects[c as usize]);
+            count += 1;
+        }
+        let adds_up = o == listed && (p == n || b == bytes.get(p));
+        adds_up.then_some(count)
+    };
+    let counts: Option<u64> = (0..=n).into_par_iter().map(node).sum();
+    if counts != Some(dom.reachable_objects) {
         return corrupt("retained sizes do not add up over the dominator tree");
     }
-    Ok(())
+    Ok((0..n)
+        .into_par_iter()
+        .filter(|&o| dom.preorder_number[o] != NOT_NUMBERED)
+        .map(|o| sizes.get(o))
+        .sum())
 }
 
 fn decode_type_stats(r: &R, names: usize) -> Result<Vec<TypeStats>, Corrupt> {
@@ -1242,7 +1249,6 @@ mod tests {
             narrow.graph.dump.refs.offsets(),
             Offsets::Narrow(_)
         ));
-        assert!(matches!(narrow.dom.children.offsets(), Offsets::Narrow(_)));
         assert_eq!(narrow.graph.retainers, a.graph.retainers);
         let g = Arc::get_mut(&mut a.graph).expect("held once");
         let r = &g.dump.refs;
@@ -1683,14 +1689,46 @@ mod tests {
             ("idom cycle", Box::new(|d| d.idom.make_mut()[1] = 1)),
             ("idom out of range", Box::new(|d| d.idom.make_mut()[0] = 77)),
             (
-                "child out of range",
-                Box::new(|d| d.children.targets.make_mut()[0] = 99),
+                "preorder entry out of range",
+                Box::new(|d| d.at_preorder.make_mut()[0] = 99),
             ),
             (
-                "child of another parent",
+                "preorder not the numbers' inverse",
                 Box::new(|d| {
-                    let last = d.children.targets.len() - 1;
-                    d.children.targets.make_mut().swap(0, last);
+                    let last = d.at_preorder.len() - 1;
+                    d.at_preorder.make_mut().swap(0, last);
+                }),
+            ),
+            (
+                "short preorder",
+                Box::new(|d| {
+                    let mut v = d.at_preorder.to_vec();
+                    v.pop();
+                    d.at_preorder = v.into();
+                }),
+            ),
+            (
+                "a reachable object retains no object (an endless walk)",
+                Box::new(|d| {
+                    let leaf = (0..d.idom.len())
+                        .find(|&o| d.retained_objects[o] == 1)
+                        .expect("a leaf");
+                    d.retained_objects.make_mut()[leaf] = 0;
+                }),
+            ),
+            (
+                "a leaf's range over its next sibling",
+                Box::new(|d| {
+                    let leaf = (0..d.idom.len())
+                        .find(|&o| {
+                            let next = d.preorder_number[o] as usize + 1;
+                            d.retained_objects[o] == 1
+                                && d.at_preorder
+                                    .get(next)
+                                    .is_some_and(|&s| d.idom[s as usize] == d.idom[o])
+                        })
+                        .expect("a leaf with a next sibling");
+                    d.retained_objects.make_mut()[leaf] = 2;
                 }),
             ),
             (

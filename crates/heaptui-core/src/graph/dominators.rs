@@ -2,7 +2,8 @@
 //! object) by Semi-NCA (Georgiadis–Tarjan, as in LLVM), iterative throughout
 //! so a chain of millions of objects cannot overflow the stack. Then retained
 //! bytes and objects by one pass in reverse DFS preorder, and the tree's
-//! children lists sorted by retained bytes.
+//! preorder numbering and its inverse, which enumerate each node's children
+//! (`super::children`).
 //!
 //! Most objects of a heap have one retainer. Call an object's *reachable
 //! predecessors* its reachable retainers other than itself, each counted
@@ -44,16 +45,15 @@
 //! numbered above the object (for the others `eval` is the identity; their
 //! minimum is taken there), so the sequential search walks a compact array
 //! and touches only the link forest. The DFS, that search, NCA and the
-//! bottom-up retained sums stay sequential. The children lists come last,
-//! once the preorder arrays are gone, from a parallel counting sort on the
-//! immediate dominators in object order whose counts become the offsets in
-//! place, each list then sorted: no transposition of a per-object graph,
-//! and no array alive but the tree's own (24 bytes an object, its size at
-//! the end; the preorder space's lists beside them were 12 more).
+//! bottom-up retained sums stay sequential. The preorder's inverse comes
+//! last, once the preorder arrays are gone, by a parallel scatter over the
+//! preorder numbers in object order: no children lists (a node's children
+//! are read off the numbering, `super::children`), and no array alive but
+//! the tree's own (20 bytes an object, its size at the end).
 
 use rayon::prelude::*;
 
-use super::{Csr, HeapGraph, Offsets, PackedRows};
+use super::{Csr, HeapGraph, PackedRows};
 use crate::mem::spill::Spill;
 use crate::mem::{Array, Capped, Scratch};
 use crate::model::Sizes;
@@ -79,9 +79,6 @@ pub struct DominatorTree {
     pub retained_bytes: Capped,
     /// Per object: objects in its dominator subtree (0 if unreachable).
     pub retained_objects: Array<u32>,
-    /// Children in the dominator tree, by retained bytes descending then
-    /// index; node `objects` (the last) is the super-root.
-    pub children: Csr,
     /// Per object: its number in a preorder of this tree that takes each
     /// node's children in the order of the DFS from the super-root
     /// ([`NOT_NUMBERED`] if unreachable). The subtree of `v` is numbered
@@ -89,10 +86,20 @@ pub struct DominatorTree {
     /// every reachable object but the DFS's roots (strong roots) has a
     /// retainer numbered before it, its DFS parent (see `tree_numbers`).
     pub preorder_number: Array<u32>,
+    /// Per preorder number `k < reachable_objects`: the object numbered
+    /// `k` (the inverse of `preorder_number`). The children of `v` are
+    /// then `at_preorder[preorder_number[v] + 1]`, each next one at the
+    /// previous one's number plus its retained objects, up to the end of
+    /// `v`'s range; those of the super-root from number 0 to the end (see
+    /// [`DominatorTree::children`]).
+    pub at_preorder: Array<u32>,
     /// Objects the strong roots reach.
     pub reachable_objects: u64,
     /// Shallow bytes of those objects (the super-root's retained bytes).
     pub reachable_bytes: u64,
+    /// The super-root's largest children, made at the first
+    /// [`DominatorTree::largest_roots`].
+    pub(crate) largest_roots: std::sync::OnceLock<Vec<u32>>,
 }
 
 impl DominatorTree {
@@ -116,8 +123,8 @@ impl DominatorTree {
         to.array(&mut self.idom);
         to.capped(&mut self.retained_bytes);
         to.array(&mut self.retained_objects);
-        self.children.spill(to);
         to.array(&mut self.preorder_number);
+        to.array(&mut self.at_preorder);
     }
 
     /// Whether a strong root reaches `object`.
@@ -125,14 +132,10 @@ impl DominatorTree {
         self.idom[object as usize] != NOT_REACHABLE
     }
 
-    /// The super-root's index in [`DominatorTree::children`].
+    /// The node that stands for the super-root in
+    /// [`DominatorTree::children`] and its kin: the object count.
     pub fn super_root(&self) -> u32 {
         self.idom.len() as u32
-    }
-
-    /// Children of `node` (an object, or [`DominatorTree::super_root`]).
-    pub fn children_of(&self, node: u32) -> &[u32] {
-        self.children.neighbors(node)
     }
 
     /// The object's chain of dominators, nearest first, ending below the
@@ -166,8 +169,8 @@ impl DominatorTree {
 ///
 /// Phases, each a function whose scratch arrays end with it: the DFS, the
 /// classification of multi-retainer objects, the semidominators, NCA, the
-/// retained sums, the scatter back to object order and the sorted children
-/// lists. Each runs in a `tracing` span of target `heaptui::profile` (see
+/// retained sums, the scatter back to object order and the preorder's
+/// inverse. Each runs in a `tracing` span of target `heaptui::profile` (see
 /// `crate::log`), and logs the arrays alive at its highest point (target
 /// `heaptui::memory`).
 pub fn compute(
@@ -182,7 +185,8 @@ pub fn compute(
 }
 
 /// [`compute`] with the per-object results (object order: idom, retained
-/// sizes, children lists) written in `spill` where given.
+/// sizes, preorder numbers and their inverse) written in `spill` where
+/// given.
 fn compute_in(
     n: usize,
     (refs, retainers): (&Csr, &PackedRows),
@@ -239,17 +243,18 @@ fn compute_in(
     let reachable_bytes = ret_bytes[0];
     let scattered = to_object_order(n, vertex, idom_pre, ret_objects, ret_bytes, spill);
     crate::mem::checkpoint("dominators: scatter");
-    let children = children_lists(&scattered.idom, &scattered.retained_bytes, m - 1, spill);
-    crate::mem::checkpoint("dominators: children");
+    let at_preorder = at_preorder_of(&scattered.preorder_number, m - 1, spill);
+    crate::mem::checkpoint("dominators: at preorder");
     progress.set_done(4);
     Ok(DominatorTree {
         idom: scattered.idom.into_array(),
         retained_bytes: scattered.retained_bytes,
         retained_objects: scattered.retained_objects.into_array(),
-        children,
+        at_preorder: at_preorder.into_array(),
         reachable_objects: (m - 1) as u64,
         reachable_bytes,
         preorder_number: scattered.preorder_number.into_array(),
+        largest_roots: Default::default(),
     })
 }
 
@@ -830,98 +835,37 @@ fn tree_numbers(idom_pre: Vec<u32>, ret_objects: Vec<u32>) -> Vec<u32> {
     number
 }
 
-/// Phase 7: the children lists (node `n` the super-root), each sorted by
-/// retained bytes descending then object index, from `idom` in object
-/// order: a counting sort whose counts become the offsets in place (no
-/// array but the result's two), then each list of two or more sorted.
-/// Parallel: the counts and the placing by atomic adds, so the placing
-/// leaves each list in any order, which the sort by a total order then
-/// makes the same on every run. Built once the preorder arrays are gone,
-/// the tree's results are then all that is alive: 24 bytes an object.
-fn children_lists(
-    idom: &[u32],
-    retained_bytes: &Capped,
+/// Phase 7: [`DominatorTree::at_preorder`], the inverse of the tree's
+/// preorder numbering, by a parallel scatter over `preorder_number` in
+/// object order (each reachable object stores its index at its number; the
+/// numbers are a permutation of `0..reachable`). Built once the preorder
+/// arrays are gone: the tree's results are then all that is alive, 20
+/// bytes an object (the children lists it replaces were 8 bytes an object,
+/// this is 4).
+fn at_preorder_of(
+    preorder_number: &[u32],
     reachable: usize,
     spill: Option<&Spill>,
-) -> Csr {
+) -> Scratch<u32> {
     use std::sync::atomic::Ordering::Relaxed;
-    let _span = tracing::debug_span!(target: "heaptui::profile", "children lists").entered();
-    let n = idom.len();
-    let node = |d: u32| if d == SUPER_ROOT { n } else { d as usize };
-    // offsets[k], k <= n: the number of k's children, then their end.
-    let mut offsets: Vec<u32> = crate::mem::zeroed(n + 2);
+    let _span = tracing::debug_span!(target: "heaptui::profile", "at preorder").entered();
+    let mut at: Scratch<u32> = Scratch::zeroed(reachable, spill);
     {
-        let count_at = crate::mem::as_atomic(&mut offsets[..=n]);
-        idom.par_chunks(BLOCK).for_each(|part| {
-            for &d in part.iter().filter(|&&d| d != NOT_REACHABLE) {
-                count_at[node(d)].fetch_add(1, Relaxed);
-            }
-        });
-    }
-    let mut total = 0;
-    for o in &mut offsets[..=n] {
-        total += *o;
-        *o = total;
-    }
-    debug_assert_eq!(total as usize, reachable);
-    offsets[n + 1] = total;
-    let mut targets: Scratch<u32> = Scratch::zeroed(reachable, spill);
-    let out = crate::mem::as_atomic(&mut targets);
-    {
-        // Each child placed before its list's end, which ends at its start.
-        let end_at = crate::mem::as_atomic(&mut offsets[..=n]);
-        (0..n as u32)
-            .into_par_iter()
-            .with_min_len(BLOCK)
-            .for_each(|v| match idom[v as usize] {
-                NOT_REACHABLE => {}
-                d => {
-                    let slot = end_at[node(d)].fetch_sub(1, Relaxed) - 1;
-                    out[slot as usize].store(v, Relaxed);
+        let slots = crate::mem::as_atomic(&mut at);
+        preorder_number
+            .par_chunks(BLOCK)
+            .enumerate()
+            .for_each(|(b, part)| {
+                let first = (b * BLOCK) as u32;
+                for (o, &k) in (first..).zip(part) {
+                    if k != NOT_NUMBERED {
+                        slots[k as usize].store(o, Relaxed);
+                    }
                 }
             });
     }
-    alive(
-        "children",
-        &[
-            ("children.offsets", bytes(&offsets)),
-            ("children.targets", bytes(&targets)),
-        ],
-    );
-    sort_children(
-        &offsets,
-        crate::mem::as_atomic(&mut targets),
-        retained_bytes,
-    );
-    Csr::from_parts(Offsets::Narrow(offsets.into()), targets.into_array())
-}
-
-/// Each children list of two or more by retained bytes descending then
-/// object index, in parallel over blocks of nodes (the lists are disjoint).
-fn sort_children(
-    offsets: &[u32],
-    targets: &[std::sync::atomic::AtomicU32],
-    retained_bytes: &Capped,
-) {
-    use std::sync::atomic::Ordering::Relaxed;
-    (0..offsets.len() - 1)
-        .into_par_iter()
-        .with_min_len(BLOCK)
-        .for_each_init(Vec::new, |list: &mut Vec<(u64, u32)>, k| {
-            let slots = &targets[offsets[k] as usize..offsets[k + 1] as usize];
-            if slots.len() < 2 {
-                return;
-            }
-            list.clear();
-            list.extend(slots.iter().map(|s| {
-                let v = s.load(Relaxed);
-                (retained_bytes.get(v as usize), v)
-            }));
-            list.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
-            for (slot, &(_, c)) in slots.iter().zip(list.iter()) {
-                slot.store(c, Relaxed);
-            }
-        });
+    alive("at preorder", &[("at_preorder", bytes(&at))]);
+    at
 }
 
 /// The bytes of an array's values.

@@ -2,10 +2,12 @@
 //! retainers), strong roots, the dominator tree and retained sizes, and
 //! duplicate instances. Pure data and rayon; no UI.
 
+pub(crate) mod children;
 pub(crate) mod dominators;
 pub mod duplicates;
 
 pub use crate::model::{Csr, Offsets, PackedRows, Row};
+pub use children::{Children, Rank, ROOTS_KEPT};
 pub use dominators::{
     compute as compute_dominators, DominatorTree, NOT_NUMBERED, NOT_REACHABLE, SUPER_ROOT,
 };

@@ -415,8 +415,9 @@ fn write_diagnostics(out: &mut impl Write, d: &crate::model::Diagnostics) -> io:
 fn write_dominators(out: &mut impl Write, a: &Analysis, opts: &ReportOptions) -> io::Result<()> {
     let (dump, dom) = (a.dump(), &a.dom);
     out.write_all(b",\n\"dominators\":[")?;
-    let top = dom.children_of(dom.super_root());
-    let rows = top[..opts.top_n(top.len())].iter().map(|&o| Dominator {
+    let root = dom.super_root();
+    let top = dom.largest_children(root, opts.top_n(dom.children(root).count()));
+    let rows = top.iter().map(|&o| Dominator {
         id: Hex(dump.ids.get(o as usize)),
         type_name: dump.type_name(ObjectIdx(o)),
         shallow_bytes: dump.sizes.get(o as usize),

@@ -220,21 +220,22 @@ fn write_top_dominators(
     opts: &ReportOptions,
 ) -> io::Result<()> {
     let (dump, dom) = (a.dump(), &a.dom);
-    let top = dom.children_of(dom.super_root());
-    let shown = opts.top_n(top.len());
+    let all = dom.children(dom.super_root()).count();
+    let shown = opts.top_n(all);
+    let top = dom.largest_children(dom.super_root(), shown);
     writeln!(out)?;
     writeln!(
         out,
         "Top dominators ({} of {}, by retained bytes)",
         shown,
-        count(top.len() as u64)
+        count(all as u64)
     )?;
     writeln!(
         out,
         "  {:>12} {:>12} {:>7} {:>10}  {:<16} Type",
         "Retained", "Objects", "%", "Shallow", "Id"
     )?;
-    for &o in &top[..shown] {
+    for &o in &top {
         writeln!(
             out,
             "  {:>12} {:>12} {:>7} {:>10}  {:<16} {}{}",

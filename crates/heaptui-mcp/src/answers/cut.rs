@@ -137,7 +137,7 @@ mod tests {
     fn an_object_cut_frees_what_it_dominates() {
         let l = demo();
         let a = &l.analysis;
-        for &top in a.dom.children_of(a.dom.super_root()).iter().take(5) {
+        for &top in a.dom.largest_roots().iter().take(5) {
             let id = a.dump().id_hex(ObjectIdx(top));
             let objects = [id];
             let spec = CutSpec {

@@ -28,15 +28,16 @@ pub const DEFER_PARENTS: usize = 5_000;
 pub const DEFER_CHILDREN: usize = 50_000;
 
 /// Whether the children of `parents` are few enough to group on the UI
-/// thread (the check costs one step per parent, at most
-/// [`DEFER_PARENTS`]).
+/// thread (the check costs one step per parent and child, at most
+/// [`DEFER_PARENTS`] and [`DEFER_CHILDREN`]).
 pub fn groups_inline(parents: &[u32], dom: &DominatorTree) -> bool {
     if parents.len() > DEFER_PARENTS {
         return false;
     }
     let mut children = 0usize;
     parents.iter().all(|&p| {
-        children += dom.children_of(p).len();
+        // Counted up to the limit: at most that many steps in all.
+        children += dom.children(p).take(DEFER_CHILDREN + 1 - children).count();
         children <= DEFER_CHILDREN
     })
 }
@@ -283,7 +284,7 @@ impl Tree {
         match &n.item {
             Item::SuperRoot => true,
             Item::Group(g) => g.members.len() > 1 || g.retained_objects > 1,
-            Item::Instance(o) => !dom.children_of(*o).is_empty(),
+            Item::Instance(o) => dom.has_children(*o),
             Item::More { .. } => false,
             Item::Vanished(p) => self.compared.as_ref().is_some_and(|c| c.has_children(*p)),
         }
