@@ -73,6 +73,8 @@ const RETAINER_LONG: u32 = 58; // +1: the packed retainers' long rows, their len
 const SIZES_BIG: u32 = 70; // the 1- or 2-byte sizes' side table
 const LABEL_DICT: u32 = 90; // the 1- or 2-byte labels' dictionary
 const LABEL_SIDE: u32 = 91; // and their side table
+const SHORT_BASES: u32 = 100; // + a CSR's tag: its short offsets' block bases
+const SHORT_SIDE: u32 = 200; // + a CSR's tag: its short offsets' escaped blocks
 
 const NONE: u64 = u64::MAX;
 
@@ -319,10 +321,20 @@ fn stat_fields(t: &TypeStats) -> [u64; 5] {
     ]
 }
 
-/// A CSR's offsets in their own width (4 or 8 bytes: the reader takes
-/// either), its targets.
+/// A CSR's offsets in their own form (2, 4 or 8 bytes: the reader takes
+/// any; the short form's bases and escaped blocks at [`SHORT_BASES`] and
+/// [`SHORT_SIDE`] past `tag`), its targets.
 fn csr(w: &mut W, tag: u32, c: &Csr) -> std::io::Result<()> {
     match c.offsets() {
+        Offsets::Short {
+            bases,
+            within,
+            side,
+        } => {
+            w.array(tag, within)?;
+            w.array(SHORT_BASES + tag, bases)?;
+            w.array(SHORT_SIDE + tag, side)?;
+        }
         Offsets::Narrow(o) => w.array(tag, o)?,
         Offsets::Wide(o) => w.array(tag, o)?,
     }
@@ -451,6 +463,11 @@ fn check_below(what: &str, values: &[u32], bound: usize) -> Result<(), Corrupt> 
 
 fn read_csr(r: &R, tag: u32, nodes: usize, bound: usize) -> Result<Csr, Corrupt> {
     let offsets = match r.width(tag) {
+        Some(2) => {
+            let (bases, side) = (r.array(SHORT_BASES + tag)?, r.array(SHORT_SIDE + tag)?);
+            Offsets::checked_short(bases, r.array(tag)?, side)
+                .or_else(|e| corrupt(format!("section {tag}: {e}")))?
+        }
         Some(4) => Offsets::Narrow(r.array(tag)?),
         _ => Offsets::Wide(r.array(tag)?),
     };
@@ -1238,26 +1255,66 @@ mod tests {
         assert_eq!(a.summary, b.summary);
     }
 
-    /// CSR offsets are written in their own width and read back in it:
-    /// narrow ones (every heap under 4.29 billion references) in 4 bytes,
-    /// wide ones (or an older cache's) in 8.
+    /// CSR offsets are written in their own form: short ones (nearly every
+    /// heap) in 2 bytes an entry and a base per block, narrow ones (spilled
+    /// ones) in 4, wide ones in 8; each is read back (in the short form
+    /// where read into memory); a short form whose blocks lie is refused.
     #[test]
-    fn csr_offsets_keep_their_width() {
+    fn csr_offsets_keep_their_form() {
         let mut a = demo();
-        let narrow = decoded(&encoded(&a)).unwrap();
-        assert!(matches!(
-            narrow.graph.dump.refs.offsets(),
-            Offsets::Narrow(_)
-        ));
-        assert_eq!(narrow.graph.retainers, a.graph.retainers);
-        let g = Arc::get_mut(&mut a.graph).expect("held once");
-        let r = &g.dump.refs;
-        let wide: Vec<u64> = (0..=r.nodes()).map(|i| r.offset(i)).collect();
-        g.dump.refs = Csr::from_parts(Offsets::Wide(wide.into()), r.targets.clone());
-        let bytes = encoded(&a);
-        let b = decoded(&bytes).unwrap();
-        assert!(matches!(b.graph.dump.refs.offsets(), Offsets::Wide(_)));
-        assert_eq!(b.graph.dump.refs, narrow.graph.dump.refs);
+        let short = decoded(&encoded(&a)).unwrap();
+        let is_short = |c: &Csr| matches!(c.offsets(), Offsets::Short { .. });
+        assert!(is_short(&short.graph.dump.refs));
+        assert_eq!(short.graph.retainers, a.graph.retainers);
+        let dir = tempfile::tempdir().unwrap();
+        let spill = crate::mem::spill::Spill::open(dir.path(), 1 << 20).unwrap();
+        let r = a.graph.dump.refs.clone();
+        let cuts: Vec<u64> = (0..=r.nodes()).map(|i| r.offset(i)).collect();
+        let narrow = cuts.iter().map(|&c| c as u32).collect::<Vec<_>>();
+        let forms = [
+            Offsets::Narrow(narrow.into()),
+            Offsets::Wide(cuts.clone().into()),
+        ];
+        for mut offsets in forms {
+            // Spilled, so that `from_parts` keeps the form.
+            spill.words(&mut offsets);
+            let wide = matches!(offsets, Offsets::Wide(_));
+            let g = Arc::get_mut(&mut a.graph).expect("held once");
+            g.dump.refs = Csr::from_parts(offsets, r.targets.clone());
+            let bytes = encoded(&a);
+            let r = Reader::open(&bytes as &dyn Input, b"k").unwrap();
+            assert_eq!(r.width(REFS), Some(if wide { 8 } else { 4 }));
+            // Read into memory (not mapped in place), made short.
+            let b = decoded(&bytes).unwrap();
+            assert!(is_short(&b.graph.dump.refs));
+            assert_eq!(b.graph.dump.refs, short.graph.dump.refs);
+        }
+        type Lie = fn(&mut Vec<u64>, &mut Vec<u16>);
+        let lies: [(&str, Lie); 3] = [
+            ("a base too many", |b, _| b.push(0)),
+            ("a base too few", |b, _| b.clear()),
+            ("values out of order", |_, w| w[1] = w[2] + 1),
+        ];
+        for (what, lie) in lies {
+            let (mut bases, mut within) = (vec![0u64], narrowed(&cuts));
+            lie(&mut bases, &mut within);
+            let offsets = Offsets::Short {
+                bases: bases.into(),
+                within: within.into(),
+                side: Vec::new().into(),
+            };
+            let g = Arc::get_mut(&mut a.graph).expect("held once");
+            g.dump.refs = Csr::from_parts_unchecked(offsets, r.targets.clone());
+            let Err(e) = decoded(&encoded(&a)) else {
+                panic!("{what}: accepted");
+            };
+            assert!(e.to_string().contains("section 7"), "{what}: {e}");
+        }
+    }
+
+    /// Cut points under 65,536 in 2 bytes each.
+    fn narrowed(cuts: &[u64]) -> Vec<u16> {
+        cuts.iter().map(|&c| c as u16).collect()
     }
 
     /// The sizes of `all` in the 1- or 2-byte form with every size from

@@ -16,7 +16,7 @@ pub(crate) mod map;
 pub(crate) mod scratch;
 pub mod spill;
 pub(crate) mod watch;
-mod words;
+pub mod words;
 
 pub use array::Array;
 pub use capped::Capped;

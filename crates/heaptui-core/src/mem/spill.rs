@@ -228,11 +228,20 @@ impl Spill {
         }
     }
 
-    /// [`Spill::array`] for either width of [`Words`].
+    /// [`Spill::array`] for every form of [`Words`].
     pub fn words(&self, w: &mut Words) {
         match w {
             Words::Narrow(a) => self.array(a),
             Words::Wide(a) => self.array(a),
+            Words::Short {
+                bases,
+                within,
+                side,
+            } => {
+                self.array(bases);
+                self.array(within);
+                self.array(side);
+            }
         }
     }
 

@@ -1,19 +1,21 @@
 //! Compressed sparse rows: the adjacency of `n` nodes as one offsets array
-//! (`n + 1` entries, 4 bytes each where the targets number at most
-//! `u32::MAX`, 8 otherwise: see [`Offsets`]) and one targets array of dense
-//! u32 indices.
+//! (`n + 1` entries, about 2 bytes each by blocks of 64 nodes, else 4 bytes
+//! each where the targets number at most `u32::MAX`, 8 otherwise: see
+//! [`Offsets`]) and one targets array of dense u32 indices.
 
 use std::ops::Range;
 
 use rayon::prelude::*;
 
+use crate::mem::words::{ESCAPE, SHORT_BLOCK};
 use crate::mem::Array;
 
 /// The `nodes + 1` cut points of a [`Csr`] into its targets, from 0, never
-/// decreasing: in 4 bytes each when the last fits a `u32` (every heap of
-/// fewer than 4.29 billion references: 4 bytes an object less than 8-byte
-/// offsets, for each of the references, the retainers and the dominator
-/// tree's children), in 8 otherwise. Read through `Offsets::get`.
+/// decreasing: in the short form (`Offsets::Short`: a base per block of 64
+/// nodes and 2 bytes a node from it, a block of more than 65,535
+/// references kept aside) where it takes fewer bytes, which is nearly
+/// always; else in 4 bytes each when the last fits a `u32`, in 8 otherwise.
+/// Read through `Offsets::get` or [`Csr::range`].
 pub type Offsets = crate::mem::Words;
 
 /// The adjacency of `n` nodes in compressed sparse rows: node `i`'s targets are `targets[offsets[i]..offsets[i + 1]]`.
@@ -27,12 +29,23 @@ pub struct Csr {
 
 impl Csr {
     /// From offsets (`nodes + 1` of them, from 0, never decreasing, the
-    /// last the targets' count: the caller checks) and the targets.
+    /// last the targets' count: the caller checks) and the targets; offsets
+    /// in memory put in the short form where it takes fewer bytes.
     pub fn from_parts(offsets: Offsets, targets: Array<u32>) -> Csr {
         debug_assert_eq!(
             offsets.len().checked_sub(1).map(|l| offsets.get(l)),
             Some(targets.len() as u64)
         );
+        Csr {
+            offsets: offsets.shortened(),
+            targets,
+        }
+    }
+
+    /// From offsets and targets as they are, unchecked even in a debug
+    /// build (tests of the checks that refuse such a pair).
+    #[doc(hidden)]
+    pub fn from_parts_unchecked(offsets: Offsets, targets: Array<u32>) -> Csr {
         Csr { offsets, targets }
     }
 
@@ -63,7 +76,11 @@ impl Csr {
         }
         let total: u64 = degrees.par_iter().map(|&d| d as u64).sum();
         assert_eq!(total as usize, targets.len(), "degrees must sum to targets");
-        let offsets = if total <= u32::MAX as u64 {
+        let len = |i: usize| degrees[i] as u64;
+        let short = Offsets::short_from_lengths(degrees.len(), &len, spill, &|_| {});
+        let offsets = if let Some(short) = short {
+            short
+        } else if total <= u32::MAX as u64 {
             Offsets::Narrow(running_offsets::<u32>(degrees, spill).into_array())
         } else {
             Offsets::Wide(running_offsets::<u64>(degrees, spill).into_array())
@@ -131,6 +148,13 @@ impl Csr {
     pub fn range(&self, node: u32) -> Range<usize> {
         let i = node as usize;
         match &self.offsets {
+            Offsets::Short { bases, within, .. } => {
+                let (b0, b1) = (bases[i / SHORT_BLOCK], bases[(i + 1) / SHORT_BLOCK]);
+                if (b0 | b1) & ESCAPE != 0 {
+                    return self.offset(i) as usize..self.offset(i + 1) as usize;
+                }
+                (b0 + within[i] as u64) as usize..(b1 + within[i + 1] as u64) as usize
+            }
             Offsets::Narrow(o) => o[i] as usize..o[i + 1] as usize,
             Offsets::Wide(o) => o[i] as usize..o[i + 1] as usize,
         }
@@ -157,6 +181,7 @@ impl Csr {
     #[inline]
     pub fn prefetch_offsets(&self, node: u32) {
         match &self.offsets {
+            Offsets::Short { within, .. } => crate::mem::prefetch(&within[node as usize]),
             Offsets::Narrow(o) => crate::mem::prefetch(&o[node as usize]),
             Offsets::Wide(o) => crate::mem::prefetch(&o[node as usize]),
         }
@@ -224,7 +249,7 @@ impl Csr {
             });
         let offsets = match spill {
             Some(_) => Offsets::from_scratch(offsets, spill),
-            None => Offsets::from_ascending(offsets.into_vec()),
+            None => Offsets::plain_ascending(offsets.into_vec()),
         };
         Csr {
             offsets,
@@ -368,28 +393,92 @@ mod tests {
             assert_eq!((o.len(), o.bytes()), (3, if narrow { 12 } else { 24 }));
             assert!(o.ascending());
         }
-        assert!(!Offsets::from_ascending(vec![0, 5, 3]).ascending());
+        assert!(!Offsets::plain_ascending(vec![0, 5, 3]).ascending());
         assert!(!Offsets::Wide(vec![0, max + 2, max + 1].into()).ascending());
         assert!(Offsets::from_ascending(Vec::new()).is_empty());
     }
 
-    /// The two widths read alike and compare by value.
+    /// The three forms read alike and compare by value.
     #[test]
-    fn a_wide_csr_reads_as_the_narrow_one() {
+    fn a_wide_csr_reads_as_the_short_and_narrow_ones() {
         let g = Csr::from_edges(4, &[(0, 1), (0, 2), (2, 3), (3, 0)]);
-        assert!(matches!(g.offsets(), Offsets::Narrow(_)));
+        assert!(matches!(g.offsets(), Offsets::Short { .. }));
         let wide: Vec<u64> = (0..=4).map(|i| g.offset(i)).collect();
-        let w = Csr::from_parts(Offsets::Wide(wide.into()), g.targets.clone());
-        assert_eq!(w, g);
-        for v in 0..4 {
-            assert_eq!(w.neighbors(v), g.neighbors(v));
-            assert_eq!((w.range(v), w.degree(v)), (g.range(v), g.degree(v)));
+        let targets = g.targets.clone();
+        let w = Csr {
+            offsets: Offsets::Wide(wide.clone().into()),
+            targets: targets.clone(),
+        };
+        let narrow = wide.iter().map(|&o| o as u32).collect::<Vec<_>>();
+        let n = Csr {
+            offsets: Offsets::Narrow(narrow.into()),
+            targets,
+        };
+        for c in [&w, &n] {
+            assert_eq!(*c, g);
+            for v in 0..4 {
+                assert_eq!(c.neighbors(v), g.neighbors(v));
+                assert_eq!((c.range(v), c.degree(v)), (g.range(v), g.degree(v)));
+            }
         }
+        let from_wide = Csr::from_parts(Offsets::Wide(wide.into()), g.targets.clone());
+        assert!(matches!(from_wide.offsets(), Offsets::Short { .. }));
         assert_eq!(w.transpose(), g.transpose());
         let other = Csr::from_edges(4, &[(0, 1), (0, 2), (2, 3), (3, 1)]);
         assert_ne!(w, other);
         let shifted = Offsets::Wide(vec![0, 1, 2, 3, 4].into());
         assert_ne!(Csr::from_parts(shifted, g.targets.clone()), g);
+    }
+
+    proptest::proptest! {
+        /// Rows of a few references, none, or 65,536 and more (escaped
+        /// blocks, at a block's start, middle or end): every form's rows
+        /// are the plain cut points' ones.
+        #[test]
+        fn rows_read_as_the_plain_cut_points(
+            degrees in proptest::collection::vec(
+                proptest::prop_oneof![
+                    150 => 0u32..30,
+                    50 => proptest::strategy::Just(0u32),
+                    1 => 65_500u32..66_000,
+                ],
+                0..700,
+            )
+        ) {
+            let mut cuts = vec![0u64];
+            for &d in &degrees {
+                cuts.push(cuts[cuts.len() - 1] + d as u64);
+            }
+            let total = cuts[cuts.len() - 1] as usize;
+            let targets: Vec<u32> = (0..total as u32).collect();
+            let plain = Csr {
+                offsets: Offsets::plain_ascending(cuts.clone()),
+                targets: targets.clone().into(),
+            };
+            let dir = tempfile::tempdir().unwrap();
+            let spill = crate::mem::spill::Spill::open(dir.path(), 1 << 20).unwrap();
+            let mut in_scratch = spill.scratch::<u32>(total);
+            in_scratch.copy_from_slice(&targets);
+            let forms = [
+                Csr::from_offsets(cuts.clone(), targets.clone()),
+                Csr::from_degrees(&degrees, targets.clone()),
+                Csr::from_degrees_in(&degrees, in_scratch, Some(&spill)),
+            ];
+            let huge = degrees.iter().filter(|&&d| d > 60_000).count();
+            if degrees.len() >= 300 && huge <= 1 {
+                let short = matches!(forms[0].offsets(), Offsets::Short { .. });
+                proptest::prop_assert!(short && forms[2].offsets().is_mapped());
+            }
+            for c in &forms {
+                proptest::prop_assert_eq!(c.nodes(), degrees.len());
+                for v in 0..degrees.len() {
+                    let want = cuts[v] as usize..cuts[v + 1] as usize;
+                    proptest::prop_assert_eq!(c.range(v as u32), want.clone());
+                    proptest::prop_assert_eq!(c.neighbors(v as u32), &targets[want]);
+                }
+                proptest::prop_assert_eq!(c, &plain);
+            }
+        }
     }
 
     #[test]
