@@ -14,7 +14,7 @@ use std::sync::atomic::Ordering;
 
 use rayon::prelude::*;
 
-use super::view::View;
+use super::view::{Descriptors, View};
 use crate::graph::DominatorTree;
 use crate::model::{LabelRow, Model, ObjectIdx, ValueKind};
 
@@ -27,7 +27,16 @@ const NONE: u32 = super::bisim::NO_BLOCK;
 /// object's referent where referents are not references (two weak
 /// references are copies only when they refer to the same object), else
 /// [`NO_OWN`], and its type descriptors (see `view`).
-type Key<'a> = (u32, u64, u64, ValueKind, &'a [u8], LabelRow<'a>, u32, u32);
+type Key<'a> = (
+    u32,
+    u64,
+    u64,
+    ValueKind,
+    &'a [u8],
+    LabelRow<'a>,
+    u32,
+    Descriptors<'a>,
+);
 
 const NO_OWN: u32 = u32::MAX;
 
@@ -101,7 +110,8 @@ fn hash(k: &Key) -> u64 {
     }
     h = mix(h, k.4.len() as u64);
     k.5.for_each(|l| h = mix(h, l as u64 | 1 << 40));
-    mix(h, k.7 as u64 | 1 << 41)
+    k.7.iter().for_each(|t| h = mix(h, t as u64 | 1 << 41));
+    mix(h, 1 << 42)
 }
 
 /// Pieces [`label_blocks`] sorts its keys in, by the top bits of their
