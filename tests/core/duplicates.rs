@@ -745,6 +745,45 @@ fn waiting_big_walks_change_nothing() {
     }
 }
 
+/// Where the per-type budget cuts does not depend on the thread count: a
+/// marking walk costs the same whether it entered a hub another type's
+/// walk made first or walked the shared ring itself (before, a walk was
+/// charged the objects it walked, so a type cut at 8 threads and more on
+/// the 10.1 M text heap and not at 1 to 4).
+#[test]
+fn budget_cuts_the_same_at_any_thread_count() {
+    let text = many_types_text();
+    let run = |threads: usize, budget: u64| {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        let options = DuplicateOptions {
+            mode: DuplicateMode::All,
+            budget_per_type: Some(budget),
+        };
+        let (g, _, d) = pool.install(|| analyse(&text, &options));
+        let possible: Vec<(u32, Vec<u32>)> = d
+            .possible
+            .iter()
+            .map(|p| (p.type_index, p.instances.clone()))
+            .collect();
+        (view(&g, &d), possible)
+    };
+    let mut cut = 0;
+    for threshold in [1, 2, 3, 8] {
+        heaptui_core::testing::set_hub_threshold(threshold);
+        for budget in [4, 8, 12, 16, 20, 30] {
+            let one = run(1, budget);
+            cut += !one.1.is_empty() as usize;
+            for _ in 0..3 {
+                assert_eq!(run(8, budget), one, "threshold {threshold} budget {budget}");
+            }
+        }
+    }
+    assert!(cut > 0, "no budget cut anything");
+}
+
 /// Copies of one linked list, deep enough for the held sets' ordered pass
 /// (more than 32 sets above a node's): some nodes with a leaf, skip links
 /// (the same in every copy), extra roots on some nodes (a set below one is

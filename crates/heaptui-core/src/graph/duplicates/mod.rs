@@ -13,8 +13,10 @@
 //!    walked over non-identical pairs only, with shared parts checked through
 //!    retainers; it yields the classes, objects per copy (a reach walk per
 //!    representative, sped up by "hubs" for huge shared regions) and
-//!    additional bytes. Types run in parallel, a type's blocks in order, so
-//!    the per-type budget cuts deterministically.
+//!    additional bytes. Types run in parallel, a type's blocks in order, and
+//!    a marking walk costs the size of its reach however many objects the
+//!    hubs other threads made let it skip, so the per-type budget cuts at
+//!    the same place whatever the thread count.
 //! 3. `held`: holders from one root path per set, each checked by backward
 //!    searches that jump up the dominator tree.
 //!

@@ -37,6 +37,17 @@ use super::workspace::{Budget, Stop, Workspace};
 
 const NONE: u32 = u32::MAX;
 
+/// What a marking walk costs the type's budget at most: its reach's size
+/// up to this many objects, whatever the walk did. A walk's own work
+/// depends on the hubs other threads made before it (a walk entering a
+/// hub skips its reach), so a charge that followed the work would move
+/// where a type's budget cuts with the thread count (the 10.1 M text heap
+/// had a type cut at 8 threads and more and not at 1–4). The reach's size
+/// is the same on every run; past this many objects a region many walks
+/// cross becomes a hub ([`hub_after`]), walked once, so a long walk costs
+/// about one hub's making however it is charged.
+const MARK_CHARGE: u64 = 4096;
+
 /// Work counters, logged at `trace` level (see `crate::log`): representatives, explored, deferred,
 /// pairs, retainers scanned, owner-search steps, prefix-signature steps.
 pub(crate) static COUNTERS: [AtomicU64; 7] = [
@@ -302,7 +313,8 @@ fn prefix_signature(
     Ok(h)
 }
 
-/// Stamps reach(from), entering hubs where it can; returns its object count.
+/// Stamps reach(from), entering hubs where it can; returns its object count,
+/// which is what the walk costs the budget.
 ///
 /// A walk tries to make a hub when it grows past `hub_after` objects
 /// (explored or waiting: one large array can put millions in the
@@ -391,7 +403,12 @@ fn mark_reach(
     count(0, 1);
     count(1, ws.explored.len() as u64);
     count(2, ws.deferred.len() as u64);
-    Ok(reach_size(ws))
+    // Charged its reach's size up to `MARK_CHARGE`, not the objects it
+    // walked (see there). It stopped early above only where the objects it
+    // walked, all in the reach, were already over the limit.
+    let reach = reach_size(ws);
+    budget.settle(reach.min(MARK_CHARGE))?;
+    Ok(reach)
 }
 
 /// Where a big walk tries to make a hub: the references of the walk's
@@ -472,7 +489,8 @@ fn expand(
 ) -> Result<(), Stop> {
     ws.explored.push(x);
     let refs = graph.refs_raw(x);
-    budget.spend(1 + refs.len() as u64 / 8)?;
+    let pending = (ws.explored.len() as u64).min(MARK_CHARGE);
+    budget.tick(1 + refs.len() as u64 / 8, pending)?;
     for &c in refs {
         if ws.stamp.set_if_not(c, stamp) {
             ws.stack.push(c);

@@ -13,11 +13,24 @@ pub(crate) enum Stop {
     Cancelled,
 }
 
+/// The backstop: a type whose work, counted as done (a marking walk's
+/// objects walked, not its settled price), passes this many times its
+/// budget stops too. Where hubs work, a type's walks do far less than
+/// that; where they fail (say more huge regions than [`super::hubs::MAX_HUBS`]),
+/// walks charged a capped price could otherwise go on for
+/// the square of the heap. Only this cut depends on the thread count (the
+/// work done does, through the hubs made by then), and only where the
+/// hubs failed.
+const BACKSTOP: u64 = 16;
+
 /// Work allowance of one type (object pairs and objects visited).
 pub(crate) struct Budget<'p> {
     pub used: u64,
     pub limit: Option<u64>,
     pub(super) progress: &'p Progress,
+    /// Units of work done so far, charged or not: what the checks and the
+    /// backstop count.
+    ticked: u64,
     pub(super) next_check: u64,
     /// Units between two checks: fewer where a memory limit is kept, whose
     /// watcher each check helps ([`crate::mem::pace`]).
@@ -30,6 +43,7 @@ impl<'p> Budget<'p> {
             used: 0,
             limit,
             progress,
+            ticked: 0,
             next_check: 0,
             check_every: if crate::mem::watch::limited() {
                 64
@@ -42,17 +56,51 @@ impl<'p> Budget<'p> {
     #[inline]
     pub(super) fn spend(&mut self, units: u64) -> Result<(), Stop> {
         self.used += units;
-        if self.used >= self.next_check {
-            self.next_check = self.used + self.check_every;
+        self.check(units)?;
+        match self.limit {
+            Some(l) if self.used > l => Err(Stop::Budget),
+            _ => Ok(()),
+        }
+    }
+
+    /// Work whose charge is settled afterwards (a marking walk, charged its
+    /// reach's size whatever the hubs made it skip, see [`Budget::settle`]):
+    /// counts towards the next look at the memory watcher and the
+    /// cancellation and towards the backstop only, and stops the walk once
+    /// `pending` units would already be over the limit.
+    #[inline]
+    pub(super) fn tick(&mut self, units: u64, pending: u64) -> Result<(), Stop> {
+        self.check(units)?;
+        match self.limit {
+            Some(l) if self.used.saturating_add(pending) > l => Err(Stop::Budget),
+            Some(l) if self.ticked > l.saturating_mul(BACKSTOP) => Err(Stop::Budget),
+            _ => Ok(()),
+        }
+    }
+
+    /// Charges the settled price of work already ticked.
+    #[inline]
+    pub(super) fn settle(&mut self, units: u64) -> Result<(), Stop> {
+        self.used += units;
+        match self.limit {
+            Some(l) if self.used > l => Err(Stop::Budget),
+            _ => Ok(()),
+        }
+    }
+
+    /// Every `check_every` units: a look for the memory watcher
+    /// ([`crate::mem::pace`]) and at the cancellation.
+    #[inline]
+    fn check(&mut self, units: u64) -> Result<(), Stop> {
+        self.ticked += units;
+        if self.ticked >= self.next_check {
+            self.next_check = self.ticked + self.check_every;
             crate::mem::pace();
             if self.progress.is_cancelled() {
                 return Err(Stop::Cancelled);
             }
         }
-        match self.limit {
-            Some(l) if self.used > l => Err(Stop::Budget),
-            _ => Ok(()),
-        }
+        Ok(())
     }
 }
 
