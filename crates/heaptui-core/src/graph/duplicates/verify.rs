@@ -43,10 +43,13 @@ const NONE: u32 = u32::MAX;
 /// hub skips its reach), so a charge that followed the work would move
 /// where a type's budget cuts with the thread count (the 10.1 M text heap
 /// had a type cut at 8 threads and more and not at 1–4). The reach's size
-/// is the same on every run; past this many objects a region many walks
-/// cross becomes a hub ([`hub_after`]), walked once, so a long walk costs
-/// about one hub's making however it is charged.
-const MARK_CHARGE: u64 = 4096;
+/// is the same on every run. Where a region many walks cross becomes a
+/// hub ([`hub_after`]), walked once, each later walk into it does little
+/// work: a price of 4096 objects cut the 100.6 M text heap's delegates
+/// (122,305 instances, one walk into a hub each) that the old charge let
+/// through, at 256 they pass. Where hubs fail, the backstop in
+/// `workspace` bounds the work done.
+const MARK_CHARGE: u64 = 256;
 
 /// Work counters, logged at `trace` level (see `crate::log`): representatives, explored, deferred,
 /// pairs, retainers scanned, owner-search steps, prefix-signature steps.
