@@ -18,6 +18,7 @@ use super::queries::excluded_by_any;
 use super::Glob;
 use crate::graph::duplicates::{DuplicateSet, Duplicates};
 use crate::graph::{DominatorTree, NOT_REACHABLE, SUPER_ROOT};
+use crate::mem::RankedBits;
 use crate::model::{FastMap, Format, Model, ObjectIdx, TypeIdx};
 
 /// The exclude patterns owners are cut at by default, per format: the
@@ -163,10 +164,8 @@ impl Paths {
 /// dominator (on a Java or V8 heap the walks meet most objects: the
 /// copies' dominators and the runtime's types above them).
 struct Memo {
-    /// One bit per object: the joins.
-    joins: Vec<u64>,
-    /// Per word of `joins`, the bits set in the words before it.
-    rank: Vec<u32>,
+    /// One bit per object: the joins, ranked.
+    joins: RankedBits,
     /// Per join, in object order: (owner path, owner object), [`UNSET`]
     /// until resolved.
     values: Vec<(u32, u32)>,
@@ -176,10 +175,7 @@ impl Memo {
     /// The slot of dominator `d`, if it is a join.
     #[inline]
     fn slot(&self, d: u32) -> Option<usize> {
-        let (w, b) = (d as usize / 64, d % 64);
-        let word = self.joins[w];
-        (word >> b & 1 != 0)
-            .then(|| self.rank[w] as usize + (word & ((1u64 << b) - 1)).count_ones() as usize)
+        self.joins.rank(d)
     }
 }
 
@@ -214,8 +210,7 @@ impl<'a> Walk<'a> {
                 index: HashMap::new(),
             },
             memo: Memo {
-                joins: Vec::new(),
-                rank: Vec::new(),
+                joins: RankedBits::default(),
                 values: Vec::new(),
             },
             stack: Vec::new(),
@@ -258,17 +253,8 @@ impl<'a> Walk<'a> {
             }
         }
         drop(met);
-        let mut total = 0u32;
-        self.memo.rank = joins
-            .iter()
-            .map(|w| {
-                let before = total;
-                total += w.count_ones();
-                before
-            })
-            .collect();
-        self.memo.joins = joins;
-        self.memo.values = vec![(UNSET, UNSET); total as usize];
+        self.memo.joins = RankedBits::new(joins);
+        self.memo.values = vec![(UNSET, UNSET); self.memo.joins.ones()];
     }
 
     /// The owner path and owner object of dominator `d0`: up from `d0`
@@ -418,8 +404,7 @@ pub(crate) fn owners_and_steps(
 /// bytes an entry, and old and new table at once as it grew) was the
 /// whole analysis's peak on a V8 snapshot: 2.3 M owner objects, 107 MiB.
 struct Charged {
-    anchors: Vec<u64>,
-    rank: Vec<u32>,
+    anchors: RankedBits,
     /// Per owner object in object order: its first owner ([`UNSET`]
     /// before any) and the bytes charged to that pair.
     first: Vec<(u32, u64)>,
@@ -430,28 +415,17 @@ struct Charged {
 
 impl Charged {
     fn new(anchors: Vec<u64>) -> Charged {
-        let mut total = 0u32;
-        let rank = anchors
-            .iter()
-            .map(|w| {
-                let before = total;
-                total += w.count_ones();
-                before
-            })
-            .collect();
+        let anchors = RankedBits::new(anchors);
         Charged {
+            first: vec![(UNSET, 0); anchors.ones()],
             anchors,
-            rank,
-            first: vec![(UNSET, 0); total as usize],
             other: FastMap::default(),
         }
     }
 
     /// Charges `bytes` to owner `i` at owner object `anchor` (marked).
     fn add(&mut self, i: u32, anchor: u32, bytes: u64) {
-        let (w, b) = (anchor as usize / 64, anchor % 64);
-        let word = self.anchors[w];
-        let at = self.rank[w] as usize + (word & ((1u64 << b) - 1)).count_ones() as usize;
+        let at = self.anchors.rank(anchor).expect("marked in the first pass");
         let f = &mut self.first[at];
         if f.0 == UNSET || f.0 == i {
             *f = (i, f.1 + bytes);
@@ -465,12 +439,9 @@ impl Charged {
 
     /// Every (owner, owner object, bytes) charged, in no set order.
     fn pairs(&self) -> impl Iterator<Item = (usize, u32, u64)> + '_ {
-        let objects = self.anchors.iter().enumerate().flat_map(|(w, &word)| {
-            (0..64u32)
-                .filter(move |b| word >> b & 1 != 0)
-                .map(move |b| (w * 64) as u32 + b)
-        });
-        let firsts = objects
+        let firsts = self
+            .anchors
+            .iter_ones()
             .zip(&self.first)
             .map(|(a, &(i, bytes))| (i as usize, a, bytes));
         let others = self

@@ -13,6 +13,7 @@ pub mod budget;
 mod capped;
 pub(crate) mod guard;
 pub(crate) mod map;
+mod ranked;
 pub(crate) mod scratch;
 pub mod spill;
 pub(crate) mod watch;
@@ -24,6 +25,7 @@ pub use capped::Capped;
 pub use guard::{
     restore_terminal_mode, save_terminal_mode, save_terminal_mode_of, TERMINAL_IN_USE,
 };
+pub use ranked::RankedBits;
 pub use scratch::Scratch;
 pub use watch::{busy, pace, Busy};
 pub use words::Words;

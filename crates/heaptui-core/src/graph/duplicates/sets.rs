@@ -145,7 +145,7 @@ impl Duplicates {
     /// memory account.
     pub fn member_index_bytes(&self) -> usize {
         let m = &self.members;
-        (m.bits.capacity() * 8) + (m.before.capacity() + m.set.capacity()) * 4
+        m.members.heap_bytes() + m.set.capacity() * 4
     }
 
     /// Whether members were compared by their values and reference labels
@@ -234,8 +234,7 @@ pub(super) const NO_SET: u32 = u32::MAX;
 /// object order, found at the member's rank among the members.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct MemberIndex {
-    bits: Vec<u64>,
-    before: Vec<u32>,
+    members: crate::mem::RankedBits,
     set: Vec<u32>,
 }
 
@@ -252,46 +251,24 @@ impl MemberIndex {
                 at[m as usize / 64].fetch_or(1 << (m % 64), Relaxed);
             }
         });
-        let mut before = Vec::with_capacity(bits.len());
-        let mut total = 0u32;
-        for w in &bits {
-            before.push(total);
-            total += w.count_ones();
-        }
-        let mut index = MemberIndex {
-            bits,
-            before,
-            set: Vec::new(),
-        };
-        let mut set = crate::mem::filled(total as usize, NO_SET);
+        let members = crate::mem::RankedBits::new(bits);
+        let mut set = crate::mem::filled(members.ones(), NO_SET);
         let at = crate::mem::as_atomic(&mut set);
         sets.par_iter().for_each(|s| {
             for &m in &s.members {
-                at[index.rank(m)].store(s.id, Relaxed);
+                if let Some(r) = members.rank(m) {
+                    at[r].store(s.id, Relaxed);
+                }
             }
         });
-        index.set = set;
-        index
-    }
-
-    /// The place of member `m` among the members in object order.
-    #[inline]
-    fn rank(&self, m: u32) -> usize {
-        let w = self.bits[m as usize / 64];
-        (self.before[m as usize / 64] + (w & ((1u64 << (m % 64)) - 1)).count_ones()) as usize
+        MemberIndex { members, set }
     }
 
     /// The set of `object`, [`NO_SET`] for none (also for an object past
     /// the index: the empty index of a result with no detection).
     #[inline]
     pub(crate) fn set_of(&self, object: u32) -> u32 {
-        let Some(&w) = self.bits.get(object as usize / 64) else {
-            return NO_SET;
-        };
-        if w >> (object % 64) & 1 == 0 {
-            return NO_SET;
-        }
-        self.set[self.rank(object)]
+        self.members.rank(object).map_or(NO_SET, |r| self.set[r])
     }
 }
 
