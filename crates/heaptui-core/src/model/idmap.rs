@@ -87,6 +87,15 @@ fn geometry(objects: usize) -> (usize, u32) {
     (capacity, 64 - capacity.trailing_zeros())
 }
 
+/// The number of groups of a packed table for `objects` ids: 5 slots for
+/// 3 ids (load 0.6), at least two groups. Not rounded up to a power of
+/// two (a group's place is taken from the hash by a multiply, not a
+/// shift): rounding left the load anywhere between 0.33 and 0.67, so the
+/// table took 8 to 16 bytes an id, 21 on a heap of 100 million objects.
+fn packed_groups(objects: usize) -> usize {
+    (objects * 5 / 3).div_ceil(1 << GROUP).max(2)
+}
+
 #[repr(C, align(16))]
 struct WideSlot {
     id: AtomicU64,
@@ -111,11 +120,12 @@ enum Table {
     /// bytes (0: empty, so fresh zeroed memory is an empty table), half the
     /// memory of a wide slot, still one cache line a look-up.
     Packed {
+        /// `groups << GROUP` slots.
         slots: Scratch<u64>,
         base: u64,
         align: u32,
-        /// Keys go in groups of `2^group` (see [`packed_slot`]).
-        group: u32,
+        /// Keys go in groups of `2^GROUP` (see [`packed_slot`]).
+        groups: usize,
     },
     Wide(Vec<WideSlot>),
     /// Ids in long ascending runs: bitmaps with running counts, and a
@@ -263,6 +273,20 @@ impl WideIdIndex {
         }
     }
 
+    /// The bytes its tables take.
+    pub fn bytes(&self) -> usize {
+        match &self.table {
+            Table::Packed { slots, .. } => std::mem::size_of_val(&slots[..]),
+            Table::Wide(slots) => std::mem::size_of_val(&slots[..]),
+            Table::Runs { runs, rest } => {
+                runs.bytes()
+                    + rest
+                        .as_ref()
+                        .map_or(0, |r| r.0.bytes() + std::mem::size_of_val(&r.1[..]))
+            }
+        }
+    }
+
     /// Whether the index took the form of runs (a test aid).
     #[cfg(test)]
     pub fn in_runs(&self) -> bool {
@@ -283,9 +307,7 @@ impl WideIdIndex {
         let mask = capacity - 1;
         let key = random_key();
         let (table, repeated) = match span.packing() {
-            Some((base, align)) => {
-                build_packed(ids, (capacity, spill), (mask, shift, key), base, align)
-            }
+            Some((base, align)) => build_packed(ids, spill, key, base, align),
             None => build_wide(ids, capacity, (mask, shift, key)),
         };
         WideIdIndex {
@@ -303,10 +325,13 @@ impl WideIdIndex {
     fn home(&self, id: u64) -> Option<(usize, u64)> {
         match &self.table {
             Table::Packed {
-                base, align, group, ..
+                base,
+                align,
+                groups,
+                ..
             } => {
                 let k = packed_key(id, *base, *align)?;
-                Some((packed_slot(k, self.key, self.shift, *group), k))
+                Some((packed_slot(k, self.key, *groups), k))
             }
             Table::Wide(_) => Some((slot(id, self.key, self.shift), id)),
             Table::Runs { .. } => None,
@@ -347,7 +372,7 @@ impl WideIdIndex {
                 if e >> 32 == k {
                     return Some((e as u32).wrapping_sub(1));
                 }
-                s = (s + 1) & self.mask;
+                s = next(s, slots.len());
             },
             Table::Wide(slots) => loop {
                 let e = &slots[s];
@@ -366,8 +391,9 @@ impl WideIdIndex {
 }
 
 /// Keys in groups of `2^GROUP` (16 keys, two cache lines of slots): a
-/// group's first slot comes from the hash of the key's high bits, and
-/// each key sits at its offset within the group. Keys are addresses, and a
+/// group's first slot comes from the hash of the key's high bits (the
+/// product's high word times the number of groups, whose high word is
+/// the group), and each key sits at its offset within the group. Keys are addresses, and a
 /// heap's references point near their object more often than not (a
 /// `String` to the array allocated right after it), so neighbouring
 /// look-ups tend to read one cache line; the random key still spreads the
@@ -375,8 +401,20 @@ impl WideIdIndex {
 const GROUP: u32 = 4;
 
 #[inline]
-fn packed_slot(k: u64, key: u64, shift: u32, group: u32) -> usize {
-    (slot(k >> group, key, shift + group) << group) | (k & ((1 << group) - 1)) as usize
+fn packed_slot(k: u64, key: u64, groups: usize) -> usize {
+    let h = ((k >> GROUP) ^ key).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    let g = ((h as u128 * groups as u128) >> 64) as usize;
+    (g << GROUP) | (k & ((1 << GROUP) - 1)) as usize
+}
+
+/// The slot after `s` in a table of `len` slots (probes wrap around).
+#[inline(always)]
+fn next(s: usize, len: usize) -> usize {
+    if s + 1 == len {
+        0
+    } else {
+        s + 1
+    }
 }
 
 /// A slot word that compare-and-swap claims.
@@ -433,7 +471,7 @@ impl Word for std::cell::Cell<u64> {
 /// wins) and returning 1. Safe against concurrent inserts.
 fn insert_first_wins<'a, W: Word + 'a>(
     word: impl Fn(usize) -> &'a W,
-    (mut s, mask): (usize, usize),
+    (mut s, len): (usize, usize),
     (mine, empty): (W::V, W::V),
     same: impl Fn(W::V) -> bool,
     claimed: impl FnOnce(usize),
@@ -454,7 +492,7 @@ fn insert_first_wins<'a, W: Word + 'a>(
             }
             return 1;
         }
-        s = (s + 1) & mask;
+        s = next(s, len);
     }
 }
 
@@ -501,18 +539,18 @@ const AHEAD: usize = 16;
 
 fn build_packed(
     ids: &[u64],
-    (capacity, spill): (usize, Option<&Spill>),
-    (mask, shift, key): (usize, u32, u64),
+    spill: Option<&Spill>,
+    key: u64,
     base: u64,
     align: u32,
 ) -> (Table, u64) {
+    let groups = packed_groups(ids.len());
+    let len = groups << GROUP;
     // Zeroed either way: a spill file's reserved space reads as zeros.
-    let mut slots: Scratch<u64> = Scratch::zeroed(capacity, spill);
-    // At least two groups (a shift of 64 would overflow).
-    let group = GROUP.min(capacity.trailing_zeros() - 1);
+    let mut slots: Scratch<u64> = Scratch::zeroed(len, spill);
     let home = |id: u64| {
         let k = (id - base) >> align;
-        (packed_slot(k, key, shift, group), k)
+        (packed_slot(k, key, groups), k)
     };
     let repeated = if rayon::current_num_threads() == 1 {
         // One thread fills the table: plain reads and writes.
@@ -520,14 +558,14 @@ fn build_packed(
         insert_each_alone(
             ids,
             |ahead| crate::mem::prefetch(&cells[home(ahead).0]),
-            |i, id| insert_packed(|s| &cells[s], mask, home(id), i),
+            |i, id| insert_packed(|s| &cells[s], len, home(id), i),
         )
     } else {
         let atomic = crate::mem::as_atomic_u64(&mut slots);
         insert_each(
             ids,
             |ahead| crate::mem::prefetch(&atomic[home(ahead).0]),
-            |i, id| insert_packed(|s| &atomic[s], mask, home(id), i),
+            |i, id| insert_packed(|s| &atomic[s], len, home(id), i),
         )
     };
     (
@@ -535,7 +573,7 @@ fn build_packed(
             slots,
             base,
             align,
-            group,
+            groups,
         },
         repeated,
     )
@@ -546,13 +584,13 @@ fn build_packed(
 #[inline]
 fn insert_packed<'a, W: Word<V = u64> + 'a>(
     word: impl Fn(usize) -> &'a W,
-    mask: usize,
+    len: usize,
     (s, k): (usize, u64),
     i: usize,
 ) -> u64 {
     insert_first_wins(
         word,
-        (s, mask),
+        (s, len),
         (k << 32 | (i as u64 + 1), 0),
         |cur| cur >> 32 == k,
         |_| {},
@@ -572,7 +610,7 @@ fn build_wide(ids: &[u64], capacity: usize, (mask, shift, key): (usize, u32, u64
             // The id field may not be written yet: compare by array.
             insert_first_wins(
                 |s| &slots[s].index,
-                (slot(id, key, shift), mask),
+                (slot(id, key, shift), mask + 1),
                 (i as u32, EMPTY),
                 |cur| ids[cur as usize] == id,
                 |s| slots[s].id.store(id, Ordering::Relaxed),
@@ -665,7 +703,7 @@ impl IdIndex {
             |i, id| {
                 insert_first_wins(
                     |s| &atomic[s],
-                    (slot(id, key, shift), mask),
+                    (slot(id, key, shift), mask + 1),
                     (i as u32, EMPTY),
                     |cur| ids[cur as usize] == id,
                     |_| {},
@@ -918,6 +956,27 @@ pub(super) mod tests {
         }
     }
 
+    /// The packed table holds 5 slots for 3 ids whatever their count (a
+    /// power of two above 1.5 slots an id took up to 2.7 slots, 21 bytes),
+    /// and finds every id, on either side of where the old size doubled.
+    #[test]
+    fn a_packed_table_takes_five_slots_for_three_ids() {
+        for n in [1usize, 17, 1000, 87_381, 87_382, 150_000] {
+            let ids: Vec<u64> = (0..n as u64).map(|i| 0x7f00_0000 + i * 24).collect();
+            let w = WideIdIndex::build(&ids);
+            let Table::Packed { slots, groups, .. } = &w.table else {
+                panic!("ids fit 32-bit keys")
+            };
+            assert_eq!(slots.len(), *groups << GROUP);
+            assert!(slots.len() >= n * 5 / 3 && slots.len() < n * 5 / 3 + 2 * (1 << GROUP));
+            assert_eq!(w.bytes(), slots.len() * 8);
+            for (i, &id) in ids.iter().enumerate() {
+                assert_eq!(w.get(id), Some(i as u32));
+            }
+            assert_eq!(w.get(0x7f00_0000 + n as u64 * 24), None);
+        }
+    }
+
     #[test]
     fn many_clustered_ids() {
         let ids: Vec<u64> = (0..100_000u64).map(|i| 0x1c_0000 + i * 8).collect();
@@ -1003,7 +1062,7 @@ pub(super) mod tests {
             slots,
             base,
             align,
-            group,
+            groups,
         } = &w.table
         else {
             panic!("ids fit 32-bit keys")
@@ -1011,10 +1070,10 @@ pub(super) mod tests {
         let mut total = 0u64;
         for &id in ids {
             let k = packed_key(id, *base, *align).expect("in the index");
-            let mut s = packed_slot(k, w.key, w.shift, *group);
+            let mut s = packed_slot(k, w.key, *groups);
             total += 1;
             while slots[s] >> 32 != k {
-                s = (s + 1) & w.mask;
+                s = next(s, slots.len());
                 total += 1;
             }
         }

@@ -306,6 +306,13 @@ impl Runs {
         }
     }
 
+    /// The bytes of its bitmaps, runs and buckets.
+    pub fn bytes(&self) -> usize {
+        std::mem::size_of_val(&self.runs[..])
+            + std::mem::size_of_val(&self.blocks[..])
+            + std::mem::size_of_val(&self.buckets[..])
+    }
+
     /// Whether [`Runs::prefetch`] fetches anything.
     pub fn fetches_ahead(&self) -> bool {
         self.fetch_ahead

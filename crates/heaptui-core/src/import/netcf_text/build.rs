@@ -14,7 +14,7 @@ use super::sections::{Sections, Types};
 use crate::mem::spill::Spill;
 use crate::mem::Scratch;
 use crate::model::{Collector, Csr, IdIndex, Kind, Model, Place, RecordCounts, Root, MAX_MESSAGES};
-use crate::model::{Ids, ObjectIdx, ObjectTypes, Sizes, TypeIdx};
+use crate::model::{ObjectIdx, ObjectTypes, Sizes, TypeIdx};
 use crate::progress::{Cancelled, Progress};
 
 /// What the stages of [`assemble`] share: where each chunk sits in the
@@ -84,17 +84,24 @@ pub(super) fn assemble(
     let objects = tracing::debug_span!(target: "heaptui::profile", "ids")
         .in_scope(|| ObjectIds::index(&mut a, &mut chunks, spill))?;
     crate::mem::checkpoint("import: ids");
+    alive("ids", &chunks, &objects, None);
     let mut arrays = tracing::debug_span!(target: "heaptui::profile", "resolve")
         .in_scope(|| resolve_objects(&mut a, &mut chunks, &sections, &types, &objects, spill))?;
     crate::mem::checkpoint("import: references");
+    alive("references", &chunks, &objects, Some(&arrays));
     a.name_undefined_types(&chunks, &objects, &mut types, &mut arrays);
     count_objects(&mut sections, &arrays);
-    // The roots first: the id index (16 bytes an object) and the chunks go
-    // before the reference offsets are built.
+    // The roots' objects first: the id index (13 bytes an object) goes
+    // before the roots are made (tens of bytes a root, a few in a hundred
+    // objects) and the chunks before the reference offsets are built.
     let roots_span =
         tracing::debug_span!(target: "heaptui::profile", "roots, drop chunks").entered();
-    let roots = a.roots(&chunks, &sections, &types, &objects);
-    let ids = Ids::from(&objects.finish()[..]);
+    let found: Vec<Option<u32>> = chunks
+        .iter()
+        .flat_map(|c| c.roots.iter().map(|r| objects.index_of(r.object)))
+        .collect();
+    let ids = objects.finish();
+    let roots = a.roots(&chunks, &sections, &types, &found);
     drop(chunks);
     roots_span.exit();
     let refs = Csr::from_degrees_in(&arrays.degrees, std::mem::take(&mut arrays.targets), spill);
@@ -117,6 +124,37 @@ pub(super) fn assemble(
         records: a.records,
         ..Model::default()
     })
+}
+
+/// Logs (target `heaptui::memory`, when on) the import's arrays alive
+/// after `step`, with bytes per object record: what the import holds
+/// at its highest point.
+fn alive(step: &str, chunks: &[Chunk], objects: &ObjectIds, arrays: Option<&ObjectArrays>) {
+    if !tracing::enabled!(target: "heaptui::memory", tracing::Level::DEBUG) {
+        return;
+    }
+    let mut list = vec![
+        ("chunks", chunks.iter().map(Chunk::bytes).sum::<usize>()),
+        ("id index", objects.wide.bytes()),
+        ("ids", objects.ids.bytes()),
+    ];
+    if let Some(a) = arrays {
+        list.extend([
+            ("types", a.types.len() * 4),
+            ("sizes", a.sizes.len() * 8),
+            ("degrees", a.degrees.len() * 4),
+            ("targets", a.targets.len() * 4),
+        ]);
+    }
+    let n = objects.ids.len().max(1) as f64;
+    let total: usize = list.iter().map(|a| a.1).sum();
+    let each: Vec<String> = list
+        .iter()
+        .map(|(name, b)| format!("{name} {:.1}", *b as f64 / n))
+        .collect();
+    tracing::debug!(target: "heaptui::memory",
+        "import: {step}: arrays alive {} MiB, {:.1} B/object ({})",
+        total >> 20, total as f64 / n, each.join(", "));
 }
 
 /// Adds each chunk's kept objects per section to the sections' counts.
@@ -182,27 +220,29 @@ impl Assembly<'_> {
                 .note(self.first_line[ci] + c.obj_line(raw) as u64, || {
                     format!(
                         "object {:x} has type id {type_id:x}, which this section never defines",
-                        objects.ids[first + raw]
+                        objects.ids.get(first + raw)
                     )
                 });
         }
     }
 
-    /// The roots, resolved to objects in file order; roots of objects not
-    /// in the dump are counted (and the first explained).
+    /// The roots in file order, given the object each root record's id
+    /// resolved to (`found`, in the same order); roots of objects not in
+    /// the dump are counted (and the first explained).
     fn roots(
         &mut self,
         chunks: &[Chunk],
         sections: &Sections,
         types: &Types,
-        objects: &ObjectIds,
+        found: &[Option<u32>],
     ) -> Vec<Root> {
-        let mut roots = Vec::new();
+        let mut roots = Vec::with_capacity(found.iter().flatten().count());
+        let mut found = found.iter();
         for (ci, c) in chunks.iter().enumerate() {
             for r in &c.roots {
                 let line = self.first_line[ci] + r.line as u64;
                 let section = sections.at(ci, r.marker);
-                let Some(object) = objects.index_of(r.object) else {
+                let Some(&Some(object)) = found.next() else {
                     self.diag.count(Kind::MissingRoot, 1);
                     if self.diag.counted(Kind::MissingRoot) <= MAX_MESSAGES as u64 {
                         self.diag.note(line, || {

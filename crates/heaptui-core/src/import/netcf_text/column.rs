@@ -147,8 +147,7 @@ impl Column {
     }
 
     /// The bytes it holds.
-    #[cfg(test)]
-    fn bytes(&self) -> usize {
+    pub(super) fn bytes(&self) -> usize {
         match &self.words {
             Words::U32(w) => w.len() * 4,
             Words::U64(w) => w.len() * 8,

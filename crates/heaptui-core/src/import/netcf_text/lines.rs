@@ -134,6 +134,18 @@ impl Chunk {
         self.obj_lines.spill(to);
     }
 
+    /// The bytes of its per-object arrays (a memory log's account).
+    pub(super) fn bytes(&self) -> usize {
+        self.ids.len() * 8
+            + self.type_ids.bytes()
+            + self.sizes.len() * 2
+            + self.big_sizes.len() * 8
+            + self.degrees.len() * 2
+            + self.big_degrees.len() * 4
+            + self.refs.bytes()
+            + self.obj_lines.bytes()
+    }
+
     /// The chunk-local line of object `j`.
     #[inline]
     pub(super) fn obj_line(&self, j: usize) -> u32 {

@@ -14,7 +14,7 @@ use super::sections::{Sections, Types, NO_TYPE};
 use crate::mem::scratch::{self, Scratch};
 use crate::mem::spill::Spill;
 use crate::mem::Array;
-use crate::model::{WideIdIndex, MAX_MESSAGES};
+use crate::model::{Ids, WideIdIndex, MAX_MESSAGES};
 use crate::progress::Cancelled;
 
 /// How many references ahead the resolver prefetches id-index slots.
@@ -42,8 +42,11 @@ fn concat<T: bytemuck::Pod + Send + Sync>(
 
 /// Every object record's id, in file order, and what became of it.
 pub(super) struct ObjectIds {
-    /// One per object record, repeated ones included (until `finish`).
-    pub(super) ids: Scratch<u64>,
+    /// One per object record, repeated ones included, in the model's
+    /// compact form: the wide ids the index is built from go before the
+    /// references are resolved (8 bytes an object beside the index and
+    /// the final arrays, the import's peak).
+    pub(super) ids: Ids,
     pub(super) wide: WideIdIndex,
     /// Whether each record is the first of its id; `None` when all are.
     pub(super) keep: Option<Vec<bool>>,
@@ -81,6 +84,10 @@ impl ObjectIds {
             keep
         });
         let new_index = keep.as_deref().map(renumber);
+        let mut ids = Ids::from(&ids[..]);
+        if let Some(s) = spill {
+            ids.spill(s);
+        }
         a.progress.set_done(a.file_bytes + a.file_bytes * 2 / 4);
         a.progress.check()?;
         Ok(ObjectIds {
@@ -109,20 +116,24 @@ impl ObjectIds {
     }
 
     /// The ids of the kept records: the model's ids. The resolving index
-    /// goes with the rest (the model's index is built again only if ids
-    /// are looked up later).
-    pub(super) fn finish(mut self) -> Scratch<u64> {
-        if let Some(keep) = &self.keep {
-            let mut kept = 0;
-            for (j, &k) in keep.iter().enumerate() {
-                if k {
-                    self.ids[kept] = self.ids[j];
-                    kept += 1;
-                }
+    /// goes first (the model's index is built again only if ids are
+    /// looked up later).
+    pub(super) fn finish(self) -> Ids {
+        let ObjectIds {
+            ids, wide, keep, ..
+        } = self;
+        drop(wide);
+        match keep {
+            None => ids,
+            Some(keep) => {
+                let kept: Vec<u64> = ids
+                    .iter()
+                    .zip(keep)
+                    .filter_map(|(id, k)| k.then_some(id))
+                    .collect();
+                Ids::from(&kept[..])
             }
-            self.ids.truncate(kept);
         }
-        self.ids
     }
 }
 
@@ -448,7 +459,7 @@ impl Lookup<'_> {
             self.first_line[ci] + c.obj_line(j) as u64,
             format!(
                 "reference from {:x} to {target:x}, which is not in the dump; dropped",
-                self.objects.ids[self.first_object[ci] + j]
+                self.objects.ids.get(self.first_object[ci] + j)
             ),
         )
     }
