@@ -53,7 +53,7 @@ fn every_fixture_spilled_to_disk_reports_as_in_memory() {
             if !err.contains("more than the memory budget 1 B (--memory): spilling to ") {
                 failures.push(format!("{name}: no spill note: {err}"));
             }
-            // The text, HPROF and V8 importers build their own arrays on
+            // The text, HPROF, V8 and gcdump importers build their own arrays on
             // disk from the start (their peak comes before the model exists).
             let own = [
                 ".txt",
@@ -62,6 +62,8 @@ fn every_fixture_spilled_to_disk_reports_as_in_memory() {
                 ".hprof.gz",
                 ".heapsnapshot",
                 ".heapsnapshot.gz",
+                ".gcdump",
+                ".gcdump.gz",
             ];
             if own.iter().any(|e| dump.ends_with(e))
                 && !err
