@@ -53,9 +53,18 @@ fn every_fixture_spilled_to_disk_reports_as_in_memory() {
             if !err.contains("more than the memory budget 1 B (--memory): spilling to ") {
                 failures.push(format!("{name}: no spill note: {err}"));
             }
-            // The text and HPROF importers build their own arrays on disk
-            // from the start (their peak comes before the model exists).
-            let own = [".txt", ".txt.gz", ".hprof", ".hprof.gz"];
+            // The text, HPROF, V8 and gcdump importers build their own arrays on
+            // disk from the start (their peak comes before the model exists).
+            let own = [
+                ".txt",
+                ".txt.gz",
+                ".hprof",
+                ".hprof.gz",
+                ".heapsnapshot",
+                ".heapsnapshot.gz",
+                ".gcdump",
+                ".gcdump.gz",
+            ];
             if own.iter().any(|e| dump.ends_with(e))
                 && !err
                     .contains("more than the memory budget 1 B (--memory): the import spills to ")
@@ -164,6 +173,23 @@ fn every_fixture_reopened_over_the_budget_reports_as_kept() {
 fn a_text_import_that_cannot_spill_says_so_and_goes_on_in_memory() {
     let file = tempfile::NamedTempFile::new().unwrap();
     let dump = "fixtures/queries.txt";
+    let (out, err, code) = report(file.path(), &["--memory", "1", dump]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("more than the memory budget 1 B (--memory), and the import cannot spill to ")
+            && err.contains("(cannot make the directory: ")
+            && err.contains("): it goes on in memory"),
+        "{err}"
+    );
+    assert_eq!(out, kept(&golden_name(dump, "txt")));
+}
+
+/// A V8 snapshot over the budget whose spill directory cannot be made:
+/// the import says why and builds its arrays in memory, the report the same.
+#[test]
+fn a_v8_import_that_cannot_spill_says_so_and_goes_on_in_memory() {
+    let file = tempfile::NamedTempFile::new().unwrap();
+    let dump = "fixtures/node_leak.heapsnapshot.gz";
     let (out, err, code) = report(file.path(), &["--memory", "1", dump]);
     assert_eq!(code, 0, "{err}");
     assert!(

@@ -7,12 +7,15 @@ use heaptui_testkit::common;
 use heaptui_testkit::native;
 
 use std::path::Path;
+use std::sync::Arc;
 
 use proptest::prelude::*;
 
 use heaptui_core::import::import_bytes;
+use heaptui_core::mem::spill::Spill;
 use heaptui_core::model::ObjectIdx;
 use heaptui_core::model::{Format, Model};
+use heaptui_core::testing::import_gcdump_spilled;
 use heaptui_testkit::gcdump::Writer;
 
 /// One node as the writer takes it: type index, size, children (node
@@ -507,4 +510,73 @@ fn real_dump_agrees_with_its_text_conversion() {
     let text = import_bytes(&text_path, &std::fs::read(&text_path).unwrap()).unwrap();
     let bad = native::compare_with_text(native, text);
     assert!(bad.is_empty(), "{bad:#?}");
+}
+
+fn import_spilled(bytes: &[u8], spill: Arc<Spill>) -> Model {
+    import_gcdump_spilled(Path::new("t.gcdump"), bytes, spill)
+        .unwrap_or_else(|e| panic!("import failed: {e}"))
+}
+
+/// Imports `bytes` spilled and in memory, checks they read the same and
+/// that the spilled one's references are on disk; returns the spilled one.
+fn spilled_as_in_memory(bytes: &[u8]) -> Model {
+    let dir = tempfile::tempdir().unwrap();
+    let spill = Arc::new(Spill::open(dir.path(), 0).unwrap());
+    let m = import_spilled(bytes, spill.clone());
+    let memory = import(bytes);
+    assert_eq!(observed(&m), observed(&memory));
+    assert_eq!(
+        format!("{:?}", m.diagnostics),
+        format!("{:?}", memory.diagnostics)
+    );
+    assert_eq!(m.details, memory.details);
+    assert_eq!(m.records, memory.records);
+    assert!(spill.failure().is_none(), "{:?}", spill.failure());
+    assert!(m.refs.targets.is_mapped() || m.refs.targets.is_empty());
+    assert!(m.spill.is_some(), "the model hands the spill on");
+    m
+}
+
+#[test]
+fn a_spilled_import_reads_as_in_memory() {
+    let g = small();
+    assert_eq!(observed(&spilled_as_in_memory(&write(&g))), expected(&g));
+    for name in ["perfview_test1.gcdump", "fuzz_gcdump_slow_unit.gcdump"] {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures")
+            .join(name);
+        spilled_as_in_memory(&std::fs::read(path).unwrap());
+    }
+}
+
+/// Blocks that dropped children move the later ones back: in spill files
+/// as in memory.
+#[test]
+fn a_spilled_import_closes_the_gaps_of_dropped_children() {
+    let n = 40_000u32;
+    let mut nodes: Vec<Node> = vec![Some((3, 0, vec![1, 2]))];
+    for i in 1..n {
+        let mut children = vec![(i * 7 % n).max(1), (i * 13 % n).max(1)];
+        if i % 3 == 0 && i < 20_000 {
+            children.insert(1, n + i);
+        }
+        nodes.push(Some((1, 24, children)));
+    }
+    let g = Graph {
+        types: types(),
+        nodes,
+        root: 0,
+        multipliers: (1.0, 1.0),
+    };
+    let m = spilled_as_in_memory(&write(&g));
+    assert!(m.diagnostics.dangling_references > 0);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+    #[test]
+    fn random_graphs_spilled_read_as_in_memory(g in random_graph()) {
+        let m = spilled_as_in_memory(&write(&g));
+        prop_assert_eq!(observed(&m), expected(&g));
+    }
 }

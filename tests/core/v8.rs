@@ -5,12 +5,14 @@
 use heaptui_testkit::common;
 
 use std::path::Path;
+use std::sync::Arc;
 
 use proptest::prelude::*;
 
+use heaptui_core::mem::spill::Spill;
 use heaptui_core::model::ObjectIdx;
 use heaptui_core::model::{Format, Label, Model, ValueKind};
-use heaptui_core::testing::import_v8_with_chunk;
+use heaptui_core::testing::{import_v8_spilled, import_v8_with_chunk};
 
 /// One node of a snapshot as the writer takes it.
 #[derive(Debug, Clone)]
@@ -976,4 +978,108 @@ fn closures_are_named_by_function_and_where_it_was_defined() {
     let m = import(bad.as_bytes());
     assert_eq!(m.type_name(ObjectIdx(1)), "audit()");
     assert_eq!(m.diagnostics.total(), 1, "{:?}", m.diagnostics);
+}
+
+/// A spill in a fresh directory (kept alive with it).
+fn spill_dir() -> (tempfile::TempDir, Arc<Spill>) {
+    let dir = tempfile::tempdir().unwrap();
+    let spill = Arc::new(Spill::open(dir.path(), 0).unwrap());
+    (dir, spill)
+}
+
+fn import_spilled(bytes: &[u8], chunk: usize, spill: Arc<Spill>) -> Model {
+    import_v8_spilled(Path::new("t.heapsnapshot"), bytes, chunk, spill)
+        .unwrap_or_else(|e| panic!("import failed: {e}"))
+}
+
+/// Everything the two imports of one snapshot must share.
+fn same_model(spilled: &Model, memory: &Model) {
+    assert_eq!(observed(spilled), observed(memory));
+    assert_eq!(
+        format!("{:?}", spilled.diagnostics),
+        format!("{:?}", memory.diagnostics)
+    );
+    assert_eq!(spilled.details, memory.details);
+    assert_eq!(spilled.type_names, memory.type_names);
+    assert_eq!(spilled.records, memory.records);
+}
+
+#[test]
+fn a_spilled_import_reads_as_in_memory() {
+    let nodes = small();
+    for rotate in [0, 3] {
+        let bytes = write(&nodes, rotate);
+        for chunk in [1, 5, 64, 1 << 20] {
+            let (_dir, spill) = spill_dir();
+            let m = import_spilled(&bytes, chunk, spill.clone());
+            same_model(&m, &import_chunked(&bytes, chunk));
+            assert_eq!(observed(&m), expected(&nodes));
+            assert!(m.refs.targets.is_mapped(), "the references are on disk");
+            assert!(spill.failure().is_none() && spill.written() > 0);
+            assert!(m.spill.is_some(), "the model hands the spill on");
+        }
+    }
+}
+
+#[test]
+fn real_snapshots_spilled_read_as_in_memory() {
+    use std::io::Read;
+    for name in [
+        "node_leak.heapsnapshot.gz",
+        "node_duplicates.heapsnapshot.gz",
+    ] {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures")
+            .join(name);
+        let mut bytes = Vec::new();
+        flate2::read::GzDecoder::new(std::fs::File::open(&path).unwrap())
+            .read_to_end(&mut bytes)
+            .unwrap();
+        for chunk in [4096, 1 << 22] {
+            let (_dir, spill) = spill_dir();
+            let m = import_spilled(&bytes, chunk, spill.clone());
+            same_model(&m, &import_chunked(&bytes, chunk));
+            assert!(m.refs.targets.is_mapped(), "{name}");
+            assert!(spill.failure().is_none(), "{name}: {:?}", spill.failure());
+        }
+    }
+}
+
+#[test]
+fn a_header_that_declares_too_few_or_no_nodes_spills_all_the_same() {
+    let text = String::from_utf8(write(&small(), 0)).unwrap();
+    let count = format!("\"node_count\":{}", small().len());
+    assert!(text.contains(&count));
+    for claim in ["\"node_count\":1", "\"node_count\":0", "\"node_counts\":0"] {
+        let bytes = text.replacen(&count, claim, 1).into_bytes();
+        let (_dir, spill) = spill_dir();
+        let m = import_spilled(&bytes, 3, spill);
+        same_model(&m, &import_chunked(&bytes, 3));
+        assert_eq!(observed(&m), expected(&small()), "{claim}");
+    }
+}
+
+#[test]
+fn a_spill_that_cannot_make_its_files_leaves_the_import_in_memory() {
+    let bytes = write(&small(), 0);
+    let (dir, spill) = spill_dir();
+    // The directory goes after the spill opened: no file can be made.
+    drop(dir);
+    let m = import_spilled(&bytes, 5, spill.clone());
+    same_model(&m, &import_chunked(&bytes, 5));
+    assert!(!m.refs.targets.is_mapped());
+    let why = spill.failure().expect("the failure is recorded");
+    assert!(why.starts_with("cannot make a spill file: "), "{why}");
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+    #[test]
+    fn random_heaps_spilled_read_as_in_memory(nodes in random_heap(), chunk in 1usize..64) {
+        let bytes = write(&nodes, 0);
+        let (_dir, spill) = spill_dir();
+        let m = import_spilled(&bytes, chunk, spill);
+        prop_assert_eq!(observed(&m), expected(&nodes));
+        prop_assert_eq!(observed(&m), observed(&import_chunked(&bytes, chunk)));
+    }
 }

@@ -49,6 +49,27 @@ pub fn import_v8_with_chunk(path: &Path, bytes: &[u8], chunk: usize) -> Result<M
     crate::import::v8::import_bytes_with_chunk(path, bytes, chunk)
 }
 
+/// [`import_v8_with_chunk`] building the importer's arrays in `spill`'s
+/// files, whatever the memory budget (the model keeps the spill).
+pub fn import_v8_spilled(
+    path: &Path,
+    bytes: &[u8],
+    chunk: usize,
+    spill: std::sync::Arc<crate::mem::spill::Spill>,
+) -> Result<Model, InputError> {
+    crate::import::v8::import_bytes_spilled(path, bytes, chunk, spill)
+}
+
+/// Imports .NET gcdump bytes held in memory, its arrays in `spill`'s
+/// files whatever the memory budget (the model keeps the spill).
+pub fn import_gcdump_spilled(
+    path: &Path,
+    bytes: &[u8],
+    spill: std::sync::Arc<crate::mem::spill::Spill>,
+) -> Result<Model, InputError> {
+    crate::import::gcdump::import_bytes_spilled(path, bytes, spill)
+}
+
 /// Sets how large a reach walk of the duplicate detector grows before it
 /// makes a hub. Results are the same for every value.
 pub fn set_hub_threshold(objects: usize) {

@@ -91,8 +91,8 @@ pub fn estimate_from_dump(format: Format, data: &[u8]) -> Option<u64> {
 
 /// The spill the import of `data` in `format` builds its arrays in: one
 /// when the estimate is over the process's budget and the spill directory
-/// takes it (a note says so either way), else none. An HPROF importer
-/// plans its own once its scan has counted the objects ([`plan_counted`]).
+/// takes it (a note says so either way), else none. The HPROF and V8
+/// importers plan their own once they know the objects ([`plan_counted`]).
 pub fn plan(format: Format, data: &[u8], progress: &Progress) -> Option<Arc<Spill>> {
     let estimate = estimate_from_dump(format, data)?;
     plan_for(estimate, data.len() as u64, progress)
@@ -118,8 +118,8 @@ fn peak_of(objects: u64) -> u64 {
 }
 
 /// [`plan`] for an importer that counted the heap's objects (the HPROF
-/// importer, after the scan of its sub-records' headers) in a file of
-/// `file_bytes`.
+/// importer, after the scan of its sub-records' headers; the V8 importer,
+/// from the node count its header declares) in a file of `file_bytes`.
 pub fn plan_counted(objects: u64, file_bytes: u64, progress: &Progress) -> Option<Arc<Spill>> {
     plan_for(peak_of(objects), file_bytes, progress)
 }

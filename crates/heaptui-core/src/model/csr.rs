@@ -106,6 +106,54 @@ impl Csr {
         }
     }
 
+    /// [`Csr::from_offsets`] for arrays built in scratch arrays: where
+    /// either is spilled, the offsets' short (or narrow) form is made in
+    /// `spill`, and the wide offsets' pages are given back as they are
+    /// read.
+    pub fn from_offsets_in(
+        offsets: crate::mem::Scratch<u64>,
+        targets: crate::mem::Scratch<u32>,
+        spill: Option<&crate::mem::spill::Spill>,
+    ) -> Csr {
+        if spill.is_none() && !offsets.is_mapped() && !targets.is_mapped() {
+            return Csr::from_offsets(offsets.into_vec(), targets.into_vec());
+        }
+        assert_eq!(
+            offsets.last().copied(),
+            Some(targets.len() as u64),
+            "offsets must end at the targets' count"
+        );
+        let n = offsets.len() - 1;
+        let len = |i: usize| offsets[i + 1].saturating_sub(offsets[i]);
+        let done = |r: Range<usize>| offsets.release(r);
+        let short = Offsets::short_from_lengths(n, &len, spill, &done);
+        let offsets = match short {
+            Some(short) => {
+                offsets.release(0..offsets.len());
+                short
+            }
+            None if targets.len() <= u32::MAX as usize => {
+                let mut narrow: crate::mem::Scratch<u32> =
+                    crate::mem::Scratch::zeroed(offsets.len(), spill);
+                narrow
+                    .par_chunks_mut(1 << 16)
+                    .zip(offsets.par_chunks(1 << 16))
+                    .for_each(|(out, o)| {
+                        for (n, &x) in out.iter_mut().zip(o) {
+                            *n = x as u32;
+                        }
+                    });
+                offsets.release(0..offsets.len());
+                Offsets::Narrow(narrow.into_array())
+            }
+            None => Offsets::Wide(offsets.into_array()),
+        };
+        Csr {
+            offsets,
+            targets: targets.into_array(),
+        }
+    }
+
     /// Builds from an edge list, keeping for each source the edges' order.
     pub fn from_edges(nodes: usize, edges: &[(u32, u32)]) -> Csr {
         let mut degrees = vec![0u32; nodes];

@@ -17,6 +17,10 @@
 //! Roots]`) is not an object: its children are the roots (kind 0, flags 0).
 //! Nodes that were created but never defined decode, as in PerfView, as the
 //! `UNDEFINED` type with size 0 and no children.
+//!
+//! Where the graph's node count is over the memory budget
+//! (`import::budget`), the per-object and per-reference arrays are decoded
+//! into spill files, and the spill goes on with the model.
 
 mod graph;
 mod nodes;
@@ -27,7 +31,8 @@ use std::path::Path;
 
 use super::source::Source;
 use super::{ImportError, InputError};
-use crate::model::{Collector, ObjectIdx, Place, TypeIdx};
+use crate::mem::spill::Spill;
+use crate::model::{Collector, Ids, ObjectIdx, ObjectTypes, Place, Sizes, TypeIdx};
 use crate::model::{Csr, Format, Model, RecordCounts, Root};
 use crate::progress::{Progress, Stage};
 use graph::RawGraph;
@@ -85,6 +90,35 @@ fn read_dump(bytes: &[u8]) -> Result<(Dump, Option<String>), String> {
 
 /// Imports a gcdump from its bytes, reporting to `progress`.
 pub fn import(path: &Path, source: &Source, progress: &Progress) -> Result<Model, ImportError> {
+    import_into(path, source, progress, |objects, file_bytes| {
+        super::budget::plan_counted(objects, file_bytes, progress)
+    })
+}
+
+/// [`import`] of bytes in memory, its arrays in `spill`'s files whatever
+/// the budget, so tests can check that spilling changes nothing.
+#[cfg(feature = "testing")]
+pub(crate) fn import_bytes_spilled(
+    path: &Path,
+    bytes: &[u8],
+    spill: std::sync::Arc<Spill>,
+) -> Result<Model, InputError> {
+    let source = Source::Owned(bytes.to_vec());
+    match import_into(path, &source, &Progress::new(), |_, _| Some(spill)) {
+        Ok(m) => Ok(m),
+        Err(ImportError::Input(e)) => Err(e),
+        Err(ImportError::Cancelled) => unreachable!("nobody can cancel this progress"),
+    }
+}
+
+/// [`import`] with the spill `plan` gives for the objects and the file's
+/// bytes (none: in memory).
+fn import_into(
+    path: &Path,
+    source: &Source,
+    progress: &Progress,
+    plan: impl FnOnce(u64, u64) -> Option<std::sync::Arc<Spill>>,
+) -> Result<Model, ImportError> {
     let bytes = source.bytes();
     progress.start(Stage::Parse, bytes.len() as u64);
     let _span = tracing::debug_span!(target: "heaptui::profile", "gcdump").entered();
@@ -104,8 +138,11 @@ pub fn import(path: &Path, source: &Source, progress: &Progress) -> Result<Model
     }
     stream.exit();
     progress.check()?;
+    let objects = g.node_count() as u64 - 1;
+    let spill = plan(objects, bytes.len() as u64);
     let (mut type_names, type_map) = type_table(g);
-    let mut nodes = nodes::decode(source, g, (&type_map, type_names.len()));
+    let types = (&type_map[..], type_names.len());
+    let mut nodes = nodes::decode(source, g, types, spill.as_deref());
     if nodes.unknown_types {
         // The index the walk gave types outside the graph's table.
         type_names.push("(unknown type)".into());
@@ -115,8 +152,11 @@ pub fn import(path: &Path, source: &Source, progress: &Progress) -> Result<Model
         // Node messages are placed by node; this one comes after them.
         diag.note(u64::MAX, || n);
     }
-    let model = tracing::debug_span!(target: "heaptui::profile", "assemble")
-        .in_scope(|| assemble(path, bytes.len() as u64, &dump, nodes, type_names, diag));
+    let mut model = tracing::debug_span!(target: "heaptui::profile", "assemble").in_scope(|| {
+        let at = (path, spill.as_deref());
+        assemble(at, bytes.len() as u64, &dump, nodes, type_names, diag)
+    });
+    model.spill = spill;
     progress.set_done(bytes.len() as u64);
     Ok(model)
 }
@@ -139,7 +179,7 @@ fn type_table(g: &RawGraph) -> (Vec<Box<str>>, Vec<u32>) {
 }
 
 fn assemble(
-    path: &Path,
+    (path, spill): (&Path, Option<&Spill>),
     file_bytes: u64,
     dump: &Dump,
     nodes: nodes::Nodes,
@@ -163,14 +203,28 @@ fn assemble(
         },
         details: details(dump),
         type_names,
-        types: TypeIdx::cast_vec(nodes.types).into(),
-        sizes: nodes.sizes.into(),
-        refs: Csr::from_offsets(nodes.offsets, nodes.targets),
-        ids: nodes.ids.into(),
+        types: match nodes.types.is_mapped() {
+            true => ObjectTypes::from(nodes.types.into_array().cast::<TypeIdx>()),
+            false => TypeIdx::cast_vec(nodes.types.into_vec()).into(),
+        },
+        sizes: Sizes::from_scratch(nodes.sizes, spill),
+        refs: Csr::from_offsets_in(nodes.offsets, nodes.targets, spill),
+        ids: ids(nodes.ids),
         roots,
         diagnostics: diag.finish(Place::Unplaced),
         ..Model::native(path, file_bytes, Format::Gcdump, objects)
     }
+}
+
+/// The ids in the model's form (a spilled array's pages given back once
+/// read).
+fn ids(ids: crate::mem::Scratch<u64>) -> Ids {
+    if !ids.is_mapped() {
+        return ids.into_vec().into();
+    }
+    let packed = Ids::from(&ids[..]);
+    ids.release(0..ids.len());
+    packed
 }
 
 fn details(dump: &Dump) -> Vec<(String, String)> {

@@ -20,7 +20,8 @@ use rayon::prelude::*;
 
 use super::graph::{compressed, RawGraph};
 use crate::import::source::Source;
-use crate::mem::{split_by, zeroed};
+use crate::mem::spill::Spill;
+use crate::mem::Scratch;
 use crate::model::{Collector, Kind};
 
 /// Larger sizes are corrupt; the bound keeps every sum of sizes in u64.
@@ -29,16 +30,18 @@ const MAX_SIZE: u64 = 1 << 48;
 /// Nodes per block of the parallel walks.
 const BLOCK: usize = 1 << 14;
 
+/// The per-object and per-reference arrays, in spill files where the
+/// import spills.
 #[derive(Debug, Default)]
 pub struct Nodes {
     /// Per object: its id (node number), model type and shallow size.
-    pub ids: Vec<u64>,
-    pub types: Vec<u32>,
-    pub sizes: Vec<u64>,
+    pub ids: Scratch<u64>,
+    pub types: Scratch<u32>,
+    pub sizes: Scratch<u64>,
     /// The objects' references: `offsets` (one more than the objects) cut
     /// `targets`.
-    pub offsets: Vec<u64>,
-    pub targets: Vec<u32>,
+    pub offsets: Scratch<u64>,
+    pub targets: Scratch<u32>,
     /// The root node's children, as objects.
     pub roots: Vec<u32>,
     /// Whether some object's type is outside the graph's table: those take
@@ -251,8 +254,15 @@ impl Ctx<'_> {
 
 /// Decodes every node record; the graph has at least two nodes and a root
 /// among them. `type_map` maps the graph's types to the model's `types`
-/// names; objects of other types get type `types` (the name to add).
-pub fn decode(source: &Source, g: &RawGraph, (type_map, types): (&[u32], usize)) -> Nodes {
+/// names; objects of other types get type `types` (the name to add). The
+/// arrays are made in `spill` where given, each block's pages given back
+/// once written.
+pub fn decode(
+    source: &Source,
+    g: &RawGraph,
+    (type_map, types): (&[u32], usize),
+    spill: Option<&Spill>,
+) -> Nodes {
     let bytes = source.bytes();
     let n = g.node_count();
     let cx = Ctx {
@@ -273,7 +283,7 @@ pub fn decode(source: &Source, g: &RawGraph, (type_map, types): (&[u32], usize))
         types,
         sizes,
         blocks: heads,
-    } = heads(&cx, &lens);
+    } = heads(&cx, &lens, spill);
     // At most one child per byte of the file, in node order: only a damaged
     // file's counts (records sharing bytes) claim more.
     let mut budget = bytes.len() as u64;
@@ -286,22 +296,35 @@ pub fn decode(source: &Source, g: &RawGraph, (type_map, types): (&[u32], usize))
         })
         .collect();
     let root_room = heads.iter().map(|h| h.1 as usize).sum();
-    let mut targets: Vec<u32> = zeroed(room.iter().sum());
-    let mut offsets: Vec<u64> = zeroed(objects + 1);
+    let mut targets: Scratch<u32> = Scratch::zeroed(room.iter().sum(), spill);
+    let mut offsets: Scratch<u64> = Scratch::zeroed(objects + 1, spill);
     let span = tracing::debug_span!(target: "heaptui::profile", "children").entered();
-    let walked: Vec<(usize, Vec<u32>, Collector)> = split_by(&mut targets, room.iter().copied())
+    let walked: Vec<(usize, Vec<u32>, Collector)> = targets
+        .parts(room.iter().copied())
         .into_par_iter()
         .zip(starts(&room).collect::<Vec<_>>())
-        .zip(split_by(&mut offsets[1..], lens.iter().copied()))
+        .zip(
+            offsets
+                .parts(std::iter::once(1).chain(lens.iter().copied()))
+                .split_off(1),
+        )
         .enumerate()
-        .map(|(b, ((targets, (start, _)), ends))| {
+        .map(|(b, ((mut targets, (start, _)), mut ends))| {
             let mut roots = Vec::with_capacity(if cx.block(b).contains(&cx.root) {
                 root_room
             } else {
                 0
             });
             let mut diag = Collector::default();
-            let kept = cx.children(b, (targets, start as u64), ends, &mut roots, &mut diag);
+            let kept = cx.children(
+                b,
+                (&mut targets, start as u64),
+                &mut ends,
+                &mut roots,
+                &mut diag,
+            );
+            targets.release();
+            ends.release();
             (kept, roots, diag)
         })
         .collect();
@@ -334,27 +357,33 @@ pub fn decode(source: &Source, g: &RawGraph, (type_map, types): (&[u32], usize))
 /// per block its children and root children claimed, whether it met an
 /// unknown type, and its problems.
 struct Heads {
-    ids: Vec<u64>,
-    types: Vec<u32>,
-    sizes: Vec<u64>,
+    ids: Scratch<u64>,
+    types: Scratch<u32>,
+    sizes: Scratch<u64>,
     blocks: Vec<(u64, u64, bool, Collector)>,
 }
 
-/// Reads the node heads, block by block in parallel.
-fn heads(cx: &Ctx, lens: &[usize]) -> Heads {
+/// Reads the node heads, block by block in parallel (into `spill` where
+/// given).
+fn heads(cx: &Ctx, lens: &[usize], spill: Option<&Spill>) -> Heads {
     let _span = tracing::debug_span!(target: "heaptui::profile", "heads").entered();
     let objects = cx.n - 1;
-    let mut ids: Vec<u64> = zeroed(objects);
-    let mut types: Vec<u32> = zeroed(objects);
-    let mut sizes: Vec<u64> = zeroed(objects);
-    let blocks = split_by(&mut ids, lens.iter().copied())
+    let mut ids: Scratch<u64> = Scratch::zeroed(objects, spill);
+    let mut types: Scratch<u32> = Scratch::zeroed(objects, spill);
+    let mut sizes: Scratch<u64> = Scratch::zeroed(objects, spill);
+    let blocks = ids
+        .parts(lens.iter().copied())
         .into_par_iter()
-        .zip(split_by(&mut types, lens.iter().copied()))
-        .zip(split_by(&mut sizes, lens.iter().copied()))
+        .zip(types.parts(lens.iter().copied()))
+        .zip(sizes.parts(lens.iter().copied()))
         .enumerate()
-        .map(|(b, ((ids, types), sizes))| {
+        .map(|(b, ((mut ids, mut types), mut sizes))| {
             let mut diag = Collector::default();
-            let (children, roots, unknown) = cx.heads(b, ids, types, sizes, &mut diag);
+            let (children, roots, unknown) =
+                cx.heads(b, &mut ids, &mut types, &mut sizes, &mut diag);
+            ids.release();
+            types.release();
+            sizes.release();
             (children, roots, unknown, diag)
         })
         .collect();
@@ -372,7 +401,7 @@ fn heads(cx: &Ctx, lens: &[usize]) -> Heads {
 fn close_gaps(
     walked: Vec<(usize, Vec<u32>, Collector)>,
     (room, lens): (&[usize], &[usize]),
-    (targets, offsets): (&mut Vec<u32>, &mut [u64]),
+    (targets, offsets): (&mut Scratch<u32>, &mut [u64]),
     diag: &mut Collector,
 ) -> Vec<u32> {
     let mut end = 0;

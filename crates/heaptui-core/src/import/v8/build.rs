@@ -13,6 +13,7 @@ use super::locations::{self, Defined};
 use super::meta::{Meta, NodeClass};
 use super::nodes::{Nodes, NO_STRING, UNKNOWN_KIND};
 use super::strings::Pool;
+use crate::mem::Scratch;
 use crate::model::{Labels, ValueKind, Values};
 
 const UNUSED: u32 = u32::MAX;
@@ -38,20 +39,20 @@ fn mark_used(len: usize, used: impl ParallelIterator<Item = u32>) -> Vec<u32> {
     table
 }
 
-/// Type names and each object's type, written over the nodes' names
-/// (`of_object`, so
+/// The type names, each object's type written over its name's string
+/// index (`of_object`, so
 /// the 4 bytes an object take no fresh pages: a first touch of memory is
 /// the import's largest single cost).
 /// A closure whose place is known (`defined`, sorted by object) is typed
 /// by its function's name and place (`audit() server.js:42`, the line
 /// 1-based), as DevTools shows and groups it.
 pub fn types(
-    mut of_object: Vec<u32>,
+    of_object: &mut [u32],
     kinds: &[u8],
     meta: &Meta,
     pool: &Pool,
     defined: &[Defined],
-) -> (Vec<Box<str>>, Vec<u32>) {
+) -> Vec<Box<str>> {
     let classes = &meta.node_classes;
     // A located closure's name is set aside and its slot marked, so that
     // only closures without a place make a type of their bare name.
@@ -68,12 +69,12 @@ pub fn types(
         pool.len(),
         kinds
             .par_iter()
-            .zip(&of_object)
+            .zip(&*of_object)
             .filter(|&(&k, _)| named(k))
             .map(|(_, &s)| s),
     );
     let mut names = Interner::default();
-    let used = used_kinds(kinds, &of_object, classes);
+    let used = used_kinds(kinds, of_object, classes);
     // Kinds past the 255 kept are [`UNKNOWN_KIND`] (see `nodes::read`):
     // a snapshot may declare more node types than `used` has slots.
     let by_kind: Vec<u32> = meta
@@ -100,7 +101,7 @@ pub fn types(
         }
     }
     let function = |k: u8| k != UNKNOWN_KIND && classes[k as usize] == NodeClass::Function;
-    let (by_function, anonymous) = function_types(kinds, &of_object, classes, pool, &mut names);
+    let (by_function, anonymous) = function_types(kinds, of_object, classes, pool, &mut names);
     of_object.par_iter_mut().zip(kinds).for_each(|(s, &k)| {
         *s = match k {
             UNKNOWN_KIND => unknown_kind,
@@ -116,8 +117,8 @@ pub fn types(
             k => by_kind[k as usize],
         }
     });
-    type_located(&mut of_object, (defined, &located), pool, &mut names);
-    (names.names, of_object)
+    type_located(of_object, (defined, &located), pool, &mut names);
+    names.names
 }
 
 /// Functions: a type per function name, as the pool's strings index them,
@@ -243,7 +244,7 @@ enum Opaque {
 
 /// Interns the raw string indices of `raw` (see `edges::Edges::labels`).
 /// A string index past the strings becomes no label.
-pub fn labels(mut raw: Vec<u32>, pool: &Pool) -> Labels {
+pub fn labels(mut raw: Scratch<u32>, pool: &Pool) -> Labels {
     let is_string = |l: u32| l != Labels::NONE && l < 1 << 31;
     let mut by_string = mark_used(
         pool.len(),
@@ -261,7 +262,7 @@ pub fn labels(mut raw: Vec<u32>, pool: &Pool) -> Labels {
             *l = by_string.get(*l as usize).copied().unwrap_or(Labels::NONE);
         }
     });
-    Labels::new(names, raw)
+    Labels::new(names, raw.into_array())
 }
 
 /// String nodes' text, one arena (filled in parallel blocks of objects).

@@ -8,28 +8,33 @@
 //! synthetic root's kept edges become the roots.
 
 use std::sync::atomic::Ordering;
+use std::sync::Arc;
 
 use rayon::prelude::*;
 
+use super::column::Column;
 use super::meta::{EdgeClass, Meta};
 use super::nodes::AFTER_NODES;
 use super::numbers::{Chunk, Extent, Scan, ScanError, Scanned};
 use crate::import::source::Source;
+use crate::mem::spill::Spill;
+use crate::mem::Scratch;
 use crate::model::Labels;
 use crate::model::{Collector, Kind};
 use crate::progress::Progress;
 
+/// The edges' arrays, in spill files where the import spills.
 #[derive(Debug, Default)]
 pub struct Edges {
-    pub targets: Vec<u32>,
+    pub targets: Column<u32>,
     /// Parallel to `targets`: `Labels::index(i)`, `Labels::NONE`, or a raw
     /// string index (top bit clear) to be interned.
-    pub labels: Vec<u32>,
+    pub labels: Column<u32>,
     /// Where each object's kept references start, and where the last
     /// one's end: the CSR's `objects + 1` offsets (counted into the entry
     /// after the object's, then summed, so no per-object count array is
     /// allocated besides them).
-    pub offsets: Vec<u64>,
+    pub offsets: Scratch<u64>,
     /// Objects the synthetic root points at, in edge order.
     pub roots: Vec<u32>,
     pub weak: u64,
@@ -233,24 +238,27 @@ fn read_chunk(chunk: &mut Chunk, p: &mut Part, cx: &Context) -> Result<(), ScanE
     Ok(())
 }
 
-/// Reads every edge record; `objects` is the node count less the root.
+/// Reads every edge record, into spill files where `spill` is given.
 pub fn read(
-    bytes: &[u8],
+    (bytes, source, progress): (&[u8], &Source, &Progress),
     extent: Extent,
     cx: &Context,
     chunk_size: usize,
-    source: &Source,
-    progress: &Progress,
+    spill: Option<&Arc<Spill>>,
 ) -> Result<Edges, ScanError> {
     let objects = cx.edge_counts.len().saturating_sub(1);
     let room = extent.room(bytes.len());
+    // No edge past the declared ones is kept (see `read_chunk`).
     let hint = cx.claimed().min(room as u64 / 6) as usize;
     let mut all = Edges {
-        targets: crate::mem::with_capacity(hint),
-        labels: crate::mem::with_capacity(hint),
-        offsets: crate::mem::zeroed(objects + 1),
+        targets: Column::with_capacity(hint, spill),
+        labels: Column::with_capacity(hint, spill),
+        offsets: Scratch::zeroed(objects + 1, spill.map(|s| &**s)),
         ..Edges::default()
     };
+    // Objects before this one have their counts final (edges come in node
+    // order): a spilled array's pages up to it are given back.
+    let mut counted = 0;
     let fields = cx.meta.edge_fields.len();
     let scan = Scan {
         bytes,
@@ -265,8 +273,8 @@ pub fn read(
         |p| {
             // In parallel: on one thread this copy was a fifth of the
             // import (and its first touch of the arrays' pages).
-            all.targets.par_extend(p.targets.par_iter().copied());
-            all.labels.par_extend(p.labels.par_iter().copied());
+            all.targets.extend(&p.targets);
+            all.labels.extend(&p.labels);
             // A part's runs have distinct objects (edges come in node
             // order), and parts merge one at a time: no two threads add to
             // one count, so a plain add through the atomic view does (a
@@ -276,15 +284,42 @@ pub fn read(
                 let c = &counts[o as usize];
                 c.store(c.load(Ordering::Relaxed) + n as u64, Ordering::Relaxed);
             });
+            if let Some(&(o, _)) = p.runs.first() {
+                // `o`'s count may grow with the next part; those before not.
+                all.offsets.release(counted..o as usize + 1);
+                // From the page holding it, which is given back once whole.
+                counted = (o as usize + 1) / PAGE_WORDS * PAGE_WORDS;
+            }
             all.roots.extend_from_slice(&p.roots);
             all.weak += p.weak;
             all.shortcuts += p.shortcuts;
             all.diag.merge(std::mem::take(&mut p.diag));
         },
     )?;
-    crate::mem::running_totals(&mut all.offsets);
+    running_totals(&mut all.offsets);
     all.scanned = scanned;
     Ok(all)
+}
+
+/// Offsets a page holds.
+const PAGE_WORDS: usize = 4096 / 8;
+
+/// The offsets from the counts: summed in place, in blocks whose pages a
+/// spilled array gives back as it goes.
+fn running_totals(offsets: &mut Scratch<u64>) {
+    if !offsets.is_mapped() {
+        return crate::mem::running_totals(offsets);
+    }
+    const BLOCK: usize = 1 << 20;
+    let mut total = 0u64;
+    for at in (0..offsets.len()).step_by(BLOCK) {
+        let end = (at + BLOCK).min(offsets.len());
+        for x in &mut offsets[at..end] {
+            total += *x;
+            *x = total;
+        }
+        offsets.release(at..end);
+    }
 }
 
 #[cfg(test)]

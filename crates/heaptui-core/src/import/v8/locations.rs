@@ -108,6 +108,8 @@ pub fn resolve(
     located
         .par_iter()
         .filter_map(|&(object, line)| {
+            // Spilled arrays read at random: kept within the budget.
+            crate::mem::pace();
             let shared = follow(object, &[b"shared"])?;
             let script = follow(shared, &[b"script_or_debug_info", b"script"])?;
             let name = follow(script, &[b"name"])

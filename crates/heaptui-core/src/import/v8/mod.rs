@@ -15,6 +15,11 @@
 //! real JSON string decoder (`strings`). The strings come last in the file,
 //! so names and labels are checked against their count afterwards.
 //!
+//! Where the heap the header declares (`node_count`) is over the memory
+//! budget (`import::budget`), the per-node and per-edge arrays are built in
+//! spill files from the start (`column`), each part's pages given back as
+//! it is written, and the spill goes on with the model.
+//!
 //! Mapping (docs/formats.md, as Chrome DevTools and memlab compute retained
 //! sizes): node 0 is the synthetic root, not an object; object `i` is node
 //! `i + 1` with the node's `id` as its id (ids are stable across snapshots
@@ -27,6 +32,7 @@
 //! flags 0). Edge names become labels, string nodes' names their values.
 
 mod build;
+mod column;
 mod edges;
 mod layout;
 mod locations;
@@ -38,10 +44,12 @@ mod strings;
 
 use std::ops::ControlFlow;
 use std::path::Path;
+use std::sync::Arc;
 
 use super::source::Source;
 use super::{ImportError, InputError};
-use crate::model::{Collector, Kind, ObjectIdx, Place, TypeIdx};
+use crate::mem::spill::Spill;
+use crate::model::{Collector, Kind, ObjectIdx, ObjectTypes, Place, TypeIdx};
 use crate::model::{Csr, Format, Model, RecordCounts, Root};
 use crate::progress::{Progress, Stage};
 use layout::Layout;
@@ -55,7 +63,34 @@ const CHUNK: usize = 4 << 20;
 
 /// Imports a snapshot whose bytes are open (see `import::import_file`).
 pub fn import(path: &Path, source: &Source, progress: &Progress) -> Result<Model, ImportError> {
-    import_with_chunk(path, source, progress, CHUNK)
+    import_with_chunk(path, source, progress, CHUNK, Spilling::Planned)
+}
+
+/// Where the import builds its arrays.
+#[derive(Clone)]
+enum Spilling {
+    /// In spill files where the heap the header declares is over the
+    /// memory budget (`import::budget`), else in memory.
+    Planned,
+    /// In these spill files (tests).
+    #[cfg_attr(not(feature = "testing"), allow(dead_code))]
+    Into(Arc<Spill>),
+}
+
+impl Spilling {
+    /// The spill for a heap whose header is `meta`, in a file of
+    /// `file_len` bytes: planned by the node count it declares (bounded by
+    /// what the bytes can hold, and that bound where it declares none).
+    fn spill(&self, meta: &Meta, file_len: usize, progress: &Progress) -> Option<Arc<Spill>> {
+        match self {
+            Spilling::Into(s) => Some(s.clone()),
+            Spilling::Planned => {
+                let most = (file_len / (2 * meta.node_fields.len().max(1))) as u64;
+                let nodes = meta.node_count.unwrap_or(most).min(most);
+                super::budget::plan_counted(nodes, file_len as u64, progress)
+            }
+        }
+    }
 }
 
 /// [`import`] of bytes in memory with a chosen chunk size, so tests can
@@ -67,7 +102,30 @@ pub(crate) fn import_bytes_with_chunk(
     chunk: usize,
 ) -> Result<Model, InputError> {
     let source = Source::Owned(bytes.to_vec());
-    match import_with_chunk(path, &source, &Progress::new(), chunk) {
+    match import_with_chunk(path, &source, &Progress::new(), chunk, Spilling::Planned) {
+        Ok(m) => Ok(m),
+        Err(ImportError::Input(e)) => Err(e),
+        Err(ImportError::Cancelled) => unreachable!("nobody can cancel this progress"),
+    }
+}
+
+/// [`import_bytes_with_chunk`] building the arrays in `spill`'s files
+/// whatever the budget, so tests can check that spilling changes nothing.
+#[cfg(feature = "testing")]
+pub(crate) fn import_bytes_spilled(
+    path: &Path,
+    bytes: &[u8],
+    chunk: usize,
+    spill: Arc<Spill>,
+) -> Result<Model, InputError> {
+    let source = Source::Owned(bytes.to_vec());
+    match import_with_chunk(
+        path,
+        &source,
+        &Progress::new(),
+        chunk,
+        Spilling::Into(spill),
+    ) {
         Ok(m) => Ok(m),
         Err(ImportError::Input(e)) => Err(e),
         Err(ImportError::Cancelled) => unreachable!("nobody can cancel this progress"),
@@ -105,6 +163,11 @@ struct Read {
     /// The edges (with the edge count the nodes declare), and where their
     /// array starts.
     edges: Option<(usize, edges::Edges, u64)>,
+    /// The spill the arrays were read into, once planned.
+    spill: Option<Option<Arc<Spill>>>,
+    /// While the import spills: the memory watcher looks often (see
+    /// `mem::watch`).
+    busy: Option<crate::mem::Busy>,
     cancelled: bool,
 }
 
@@ -115,10 +178,10 @@ fn read_nodes(
     (bytes, source, progress): (&[u8], &Source, &Progress),
     extent: numbers::Extent,
     meta: &Meta,
-    chunk: usize,
+    (chunk, spill): (usize, Option<&Arc<Spill>>),
 ) -> Result<(nodes::Nodes, Collector), ImportError> {
     let _span = tracing::debug_span!(target: "heaptui::profile", "nodes").entered();
-    let mut nodes = nodes::read(bytes, extent, meta, chunk, source, progress)
+    let mut nodes = nodes::read((bytes, source, progress), extent, meta, chunk, spill)
         .map_err(|e| scan_error(path, "nodes", e))?;
     let mut diag = Collector::default();
     check_nodes(path, &nodes, nodes.scanned.closed, meta, &mut diag)?;
@@ -134,11 +197,15 @@ fn read_edges(
     extent: numbers::Extent,
     meta: &Meta,
     nodes: &nodes::Nodes,
-    chunk: usize,
+    (chunk, spill): (usize, Option<&Arc<Spill>>),
 ) -> Result<(edges::Edges, u64), ImportError> {
     let _span = tracing::debug_span!(target: "heaptui::profile", "edges").entered();
     let cx = edges::Context::new(meta, &nodes.edge_counts);
-    let edges = edges::read(bytes, extent, &cx, chunk, source, progress)
+    if nodes.edge_counts.is_spilled() {
+        // The counts were read whole; the edges read them in order.
+        crate::mem::spill::release_all();
+    }
+    let edges = edges::read((bytes, source, progress), extent, &cx, chunk, spill)
         .map_err(|e| scan_error(path, "edges", e))?;
     Ok((edges, cx.claimed()))
 }
@@ -148,12 +215,13 @@ fn import_with_chunk(
     source: &Source,
     progress: &Progress,
     chunk: usize,
+    spilling: Spilling,
 ) -> Result<Model, ImportError> {
     let bytes = source.bytes();
     let io = (bytes, source, progress);
     progress.start(Stage::Parse, bytes.len() as u64);
     let _span = tracing::debug_span!(target: "heaptui::profile", "v8").entered();
-    let (layout, mut read) = walk(path, io, chunk)?;
+    let (layout, mut read) = walk(path, io, chunk, &spilling)?;
     let header = layout
         .header
         .clone()
@@ -166,6 +234,15 @@ fn import_with_chunk(
             meta::parse(&bytes[header]).map_err(|e| InputError::new(path, e))?
         }
     };
+    let spill = match read.spill.take() {
+        Some(spill) => spill,
+        None => spilling.spill(&meta, bytes.len(), progress),
+    };
+    let _busy = read
+        .busy
+        .take()
+        .or_else(|| spill.is_some().then(crate::mem::busy));
+    let at = (chunk, spill.as_ref());
     let Some(nodes_array) = &layout.nodes else {
         return Err(missing(path, "`nodes` array", &layout));
     };
@@ -174,18 +251,18 @@ fn import_with_chunk(
         Some((at, nodes, diag)) if at == start(nodes_array) => (nodes, diag),
         _ => {
             let extent = numbers::Extent::Known(nodes_array.clone());
-            read_nodes(path, io, extent, &meta, chunk)?
+            read_nodes(path, io, extent, &meta, at)?
         }
     };
     let (edges, claimed) = match (read.edges.take(), &layout.edges) {
         (Some((at, edges, claimed)), Some(array)) if at == start(array) => (edges, claimed),
         (_, Some(array)) => {
             let extent = numbers::Extent::Known(array.clone());
-            read_edges(path, io, extent, &meta, &nodes, chunk)?
+            read_edges(path, io, extent, &meta, &nodes, at)?
         }
         (_, None) => {
             let edges = edges::Edges {
-                offsets: vec![0; nodes.kept.objects + 1],
+                offsets: crate::mem::Scratch::zeroed(nodes.kept.objects + 1, None),
                 ..Default::default()
             };
             let claimed = edges::Context::new(&meta, &nodes.edge_counts).claimed();
@@ -193,20 +270,23 @@ fn import_with_chunk(
         }
     };
     // What the edges were read with (4 bytes a node), not needed after.
-    nodes.edge_counts = Vec::new();
+    nodes.edge_counts = Default::default();
     crate::mem::checkpoint("import: nodes, edges");
     let (pool, diag) = read_strings(source, &layout, &mut nodes, nodes_diag);
     crate::mem::checkpoint("import: strings");
     let (defined, diag) = read_locations(io, &layout, (&meta, &nodes, &edges), &pool, diag, chunk)?;
+    crate::mem::checkpoint("import: locations");
     let _span = tracing::debug_span!(target: "heaptui::profile", "assemble").entered();
-    Ok(assemble(
-        path,
+    let mut model = assemble(
+        (path, spill.as_deref()),
         bytes.len() as u64,
         (nodes, edges, claimed),
         (&meta, &defined),
         &pool,
         diag,
-    ))
+    );
+    model.spill = spill;
+    Ok(model)
 }
 
 /// The walk over the file's keys. The arrays are read as the walk meets
@@ -218,9 +298,10 @@ fn walk(
     path: &Path,
     io: (&[u8], &Source, &Progress),
     chunk: usize,
+    spilling: &Spilling,
 ) -> Result<(Layout, Read), ImportError> {
     let _span = tracing::debug_span!(target: "heaptui::profile", "layout").entered();
-    let (bytes, source, _) = io;
+    let (bytes, source, progress) = io;
     let mut read = Read::default();
     let layout = layout::find_reading(bytes, source, &mut |layout, key, pos| {
         let extent = numbers::Extent::Open(pos + 1);
@@ -228,7 +309,15 @@ fn walk(
             (b"nodes", Some(header), _, _) => meta::parse(&bytes[header.clone()])
                 .map_err(|e| InputError::new(path, e).into())
                 .and_then(|meta| {
-                    let (nodes, diag) = read_nodes(path, io, extent, &meta, chunk)?;
+                    let spill = read
+                        .spill
+                        .get_or_insert_with(|| spilling.spill(&meta, bytes.len(), progress))
+                        .clone();
+                    if spill.is_some() && read.busy.is_none() {
+                        read.busy = Some(crate::mem::busy());
+                    }
+                    let at = (chunk, spill.as_ref());
+                    let (nodes, diag) = read_nodes(path, io, extent, &meta, at)?;
                     let array = nodes.scanned.array();
                     read.meta = Some((header.clone(), meta));
                     read.nodes = Some((pos, nodes, diag));
@@ -237,7 +326,9 @@ fn walk(
                     Ok(array)
                 }),
             (b"edges", _, Some((_, meta)), Some((_, nodes, _))) => {
-                read_edges(path, io, extent, meta, nodes, chunk).map(|(edges, claimed)| {
+                let spill = read.spill.clone().flatten();
+                let at = (chunk, spill.as_ref());
+                read_edges(path, io, extent, meta, nodes, at).map(|(edges, claimed)| {
                     let array = edges.scanned.array();
                     read.edges = Some((pos, edges, claimed));
                     array
@@ -421,7 +512,7 @@ fn check_edges(edges: &edges::Edges, claimed: u64, meta: &Meta, diag: &mut Colle
 /// The model from the nodes, the edges and the edge count the nodes
 /// declare.
 fn assemble(
-    path: &Path,
+    (path, spill): (&Path, Option<&Spill>),
     file_bytes: u64,
     (mut nodes, mut edges, claimed): (nodes::Nodes, edges::Edges, u64),
     (meta, defined): (&Meta, &[locations::Defined]),
@@ -433,12 +524,18 @@ fn assemble(
     let values = tracing::debug_span!(target: "heaptui::profile", "values")
         .in_scope(|| build::values(&nodes, meta, pool));
     crate::mem::checkpoint("import: values");
-    let names = std::mem::take(&mut nodes.names);
-    let (type_names, types) = tracing::debug_span!(target: "heaptui::profile", "types")
-        .in_scope(|| build::types(names, &nodes.kinds, meta, pool, defined));
+    let mut names = std::mem::take(&mut nodes.names);
+    let type_names = tracing::debug_span!(target: "heaptui::profile", "types")
+        .in_scope(|| build::types(&mut names, &nodes.kinds, meta, pool, defined));
+    let types = names.into_scratch();
+    let types: ObjectTypes = match types.is_mapped() {
+        true => types.into_array().cast::<TypeIdx>().into(),
+        false => TypeIdx::cast_vec(types.into_vec()).into(),
+    };
     crate::mem::checkpoint("import: types");
+    let raw = std::mem::take(&mut edges.labels).into_scratch();
     let labels = tracing::debug_span!(target: "heaptui::profile", "labels")
-        .in_scope(|| build::labels(std::mem::take(&mut edges.labels), pool));
+        .in_scope(|| build::labels(raw, pool));
     crate::mem::checkpoint("import: labels");
     let repeated = nodes.kept.repeated;
     if repeated > 0 {
@@ -455,7 +552,8 @@ fn assemble(
         .collect();
     let objects = nodes.kept.objects as u64;
     let details = details(meta, &nodes, &edges, pool);
-    let refs = Csr::from_offsets(std::mem::take(&mut edges.offsets), edges.targets);
+    let offsets = std::mem::take(&mut edges.offsets);
+    let refs = Csr::from_offsets_in(offsets, edges.targets.into_scratch(), spill);
     Model {
         records: RecordCounts {
             objects,
@@ -464,7 +562,7 @@ fn assemble(
             sections: 0,
         },
         type_names,
-        types: TypeIdx::cast_vec(types).into(),
+        types,
         refs,
         sizes: nodes.kept.sizes,
         ids: nodes.kept.ids,

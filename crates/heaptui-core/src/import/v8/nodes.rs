@@ -1,11 +1,15 @@
 //! The `nodes` array → per-object arrays. Node 0 is the synthetic root: not
 //! an object, only its edge count is kept; object `i` is node `i + 1`.
 
+use std::sync::Arc;
+
 use rayon::prelude::*;
 
+use super::column::Column;
 use super::meta::Meta;
 use super::numbers::{Chunk, Extent, Scan, ScanError, Scanned};
 use crate::import::source::Source;
+use crate::mem::spill::Spill;
 use crate::model::{count_repeats, Collector, Ids, Kind, Sizes};
 use crate::progress::Progress;
 
@@ -30,18 +34,30 @@ pub fn place(node: u64, field: u64) -> u64 {
 /// The place of every message about the edges: after the nodes'.
 pub const AFTER_NODES: u64 = u64::MAX;
 
+/// One chunk's records, in the arrays' forms.
+#[derive(Debug, Default)]
+struct Part {
+    kinds: Vec<u8>,
+    names: Vec<u32>,
+    ids: Vec<u64>,
+    sizes: Vec<u64>,
+    edge_counts: Vec<u32>,
+    diag: Collector,
+}
+
+/// The nodes' arrays, in spill files where the import spills.
 #[derive(Debug, Default)]
 pub struct Nodes {
     /// Per object: the node type index, or [`UNKNOWN_KIND`].
-    pub kinds: Vec<u8>,
+    pub kinds: Column<u8>,
     /// Per object: the name's string index, or [`NO_STRING`].
-    pub names: Vec<u32>,
+    pub names: Column<u32>,
     /// Per object, while the records are read (then empty: see `kept`).
-    pub ids: Vec<u64>,
+    ids: Column<u64>,
     /// Per object, while the records are read (then empty: see `kept`).
-    pub sizes: Vec<u64>,
+    sizes: Column<u64>,
     /// Per node, the root included: its declared edge count.
-    pub edge_counts: Vec<u32>,
+    pub edge_counts: Column<u32>,
     pub scanned: Scanned,
     pub diag: Collector,
     /// Once every record is read ([`read`]), the ids and sizes in the
@@ -63,18 +79,32 @@ pub struct Kept {
 }
 
 impl Kept {
-    /// From the read arrays (freed).
-    fn new(ids: Vec<u64>, sizes: Vec<u64>) -> Kept {
-        Kept {
-            objects: ids.len(),
-            repeated: count_repeats(&ids),
-            ids: ids.into(),
-            sizes: sizes.into(),
+    /// From the read arrays (freed); the sizes' small form made in
+    /// `spill` where given.
+    fn new(ids: Column<u64>, sizes: Column<u64>, spill: Option<&Spill>) -> Kept {
+        match (ids, sizes) {
+            (Column::Memory(ids), Column::Memory(sizes)) => Kept {
+                objects: ids.len(),
+                repeated: count_repeats(&ids),
+                ids: ids.into(),
+                sizes: sizes.into(),
+            },
+            (ids, sizes) => {
+                let ids = ids.into_scratch();
+                let kept = Kept {
+                    objects: ids.len(),
+                    repeated: count_repeats(&ids),
+                    ids: Ids::from(&ids[..]),
+                    sizes: Sizes::from_scratch(sizes.into_scratch(), spill),
+                };
+                ids.release(0..ids.len());
+                kept
+            }
         }
     }
 }
 
-fn read_chunk(chunk: &mut Chunk, out: &mut Nodes, meta: &Meta) -> Result<(), ScanError> {
+fn read_chunk(chunk: &mut Chunk, out: &mut Part, meta: &Meta) -> Result<(), ScanError> {
     let n = chunk.records as usize;
     for v in [&mut out.ids, &mut out.sizes] {
         v.clear();
@@ -146,14 +176,13 @@ fn read_chunk(chunk: &mut Chunk, out: &mut Nodes, meta: &Meta) -> Result<(), Sca
     Ok(())
 }
 
-/// Reads every node record.
+/// Reads every node record, into spill files where `spill` is given.
 pub fn read(
-    bytes: &[u8],
+    (bytes, source, progress): (&[u8], &Source, &Progress),
     extent: Extent,
     meta: &Meta,
     chunk_size: usize,
-    source: &Source,
-    progress: &Progress,
+    spill: Option<&Arc<Spill>>,
 ) -> Result<Nodes, ScanError> {
     // The header's count is only a capacity hint, bounded by what the bytes
     // can hold (two bytes a number at least).
@@ -164,11 +193,11 @@ pub fn read(
     // Backed by huge pages where the kernel allows it, as the other
     // importers' arrays are: the merges below touch every page first.
     let mut all = Nodes {
-        kinds: crate::mem::with_capacity(hint),
-        names: crate::mem::with_capacity(hint),
-        ids: crate::mem::with_capacity(hint),
-        sizes: crate::mem::with_capacity(hint),
-        edge_counts: crate::mem::with_capacity(hint),
+        kinds: Column::with_capacity(hint, spill),
+        names: Column::with_capacity(hint, spill),
+        ids: Column::with_capacity(hint, spill),
+        sizes: Column::with_capacity(hint, spill),
+        edge_counts: Column::with_capacity(hint, spill),
         ..Nodes::default()
     };
     let scan = Scan {
@@ -181,19 +210,19 @@ pub fn read(
     };
     let scanned = scan.run(
         |c, part| read_chunk(c, part, meta),
-        |part| {
+        |part: &mut Part| {
             // In parallel, as the edges (see there).
-            all.kinds.par_extend(part.kinds.par_iter().copied());
-            all.names.par_extend(part.names.par_iter().copied());
-            all.ids.par_extend(part.ids.par_iter().copied());
-            all.sizes.par_extend(part.sizes.par_iter().copied());
-            all.edge_counts
-                .par_extend(part.edge_counts.par_iter().copied());
+            all.kinds.extend(&part.kinds);
+            all.names.extend(&part.names);
+            all.ids.extend(&part.ids);
+            all.sizes.extend(&part.sizes);
+            all.edge_counts.extend(&part.edge_counts);
             all.diag.merge(std::mem::take(&mut part.diag));
         },
     )?;
     all.scanned = scanned;
-    all.kept = Kept::new(std::mem::take(&mut all.ids), std::mem::take(&mut all.sizes));
+    let (ids, sizes) = (std::mem::take(&mut all.ids), std::mem::take(&mut all.sizes));
+    all.kept = Kept::new(ids, sizes, spill.map(|s| &**s));
     Ok(all)
 }
 
