@@ -16,8 +16,10 @@ use proptest::prelude::*;
 use super::duplicates::{all, analyse, copies_text, heap_text, Oracle};
 
 /// An owner as comparable data: (path names, anchored) → (bytes, copies,
-/// instances, per set (its first member's id) its copies).
-type OwnerView = BTreeMap<(Vec<String>, bool), (u64, u64, u64, BTreeMap<String, u64>)>;
+/// instances, per set (its first member's id) its copies, the id of the
+/// owner object charged most).
+type OwnerView =
+    BTreeMap<(Vec<String>, bool), (u64, u64, u64, BTreeMap<String, u64>, Option<String>)>;
 
 /// Immediate dominators by definition: the strict dominators of `b` are
 /// the objects whose removal hides `b`; the immediate one is the one every
@@ -57,7 +59,8 @@ fn oracle_owners(g: &HeapGraph, exclude: &[&str]) -> OwnerView {
     let name = |o: u32| dump.type_name(ObjectIdx(o)).to_string();
     let excluded = |o: u32| exclude.iter().any(|p| Glob::new(p).matches(&name(o)));
     let mut out = OwnerView::new();
-    let mut anchors: BTreeMap<(Vec<String>, bool), HashSet<u32>> = BTreeMap::new();
+    // Per owner, the bytes charged to each owner object.
+    let mut anchors: BTreeMap<(Vec<String>, bool), BTreeMap<u32, u64>> = BTreeMap::new();
     // Text dumps hold no values: only sets of copies with references are
     // verified (docs/duplicates.md).
     for set in Oracle::new(g).sets().into_iter().filter(|s| !s.4) {
@@ -101,12 +104,16 @@ fn oracle_owners(g: &HeapGraph, exclude: &[&str]) -> OwnerView {
             e.1 += 1;
             *e.3.entry(set.0[0].clone()).or_default() += 1;
             if let Some(a) = anchor {
-                anchors.entry(key).or_default().insert(a);
+                *anchors.entry(key).or_default().entry(a).or_default() += set.1;
             }
         }
     }
     for (key, a) in anchors {
-        out.get_mut(&key).unwrap().2 = a.len() as u64;
+        let e = out.get_mut(&key).unwrap();
+        e.2 = a.len() as u64;
+        // The most bytes, the lowest index on a tie.
+        let top = a.iter().max_by_key(|&(&o, &b)| (b, std::cmp::Reverse(o)));
+        e.4 = top.map(|(&o, _)| dump.id_hex(ObjectIdx(o)));
     }
     out
 }
@@ -130,7 +137,11 @@ fn check(text: &str, exclude: &[&str]) -> Result<(), TestCaseError> {
                 (g.dump.id_hex(ObjectIdx(first)), s.copies)
             })
             .collect();
-        let prev = got.insert((path, o.anchored), (o.bytes, o.copies, o.instances, sets));
+        let top = o.top_instance.map(|t| g.dump.id_hex(t));
+        let prev = got.insert(
+            (path, o.anchored),
+            (o.bytes, o.copies, o.instances, sets, top),
+        );
         prop_assert!(prev.is_none(), "one owner per path");
         prop_assert!(o.sets.iter().map(|s| s.bytes).sum::<u64>() == o.bytes);
     }

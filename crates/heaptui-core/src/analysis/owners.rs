@@ -10,7 +10,7 @@
 //! headline's extra instances count, and no byte is counted twice when sets
 //! nest (held duplicates). Cost: one walk up the dominator tree per copy,
 //! memoised where walks join, so O(objects) time in all; memory a fourth
-//! of a byte an object and 8 bytes a join.
+//! of a byte an object, 8 bytes a join and 4 a copy.
 
 use std::collections::HashMap;
 
@@ -19,7 +19,7 @@ use super::Glob;
 use crate::graph::duplicates::{DuplicateSet, Duplicates};
 use crate::graph::{DominatorTree, NOT_REACHABLE, SUPER_ROOT};
 use crate::mem::RankedBits;
-use crate::model::{FastMap, Format, Model, ObjectIdx, TypeIdx};
+use crate::model::{Format, Model, ObjectIdx, TypeIdx};
 
 /// The exclude patterns owners are cut at by default, per format: the
 /// runtime's own packages and namespaces, so that the owner is the
@@ -334,10 +334,11 @@ pub(crate) fn owners_and_steps(
     let _span = tracing::debug_span!(target: "heaptui::profile", "owners").entered();
     let verified = || dups.sets.iter().filter(|s| !dups.is_unverified(s));
     let mut walk = Walk::new(dump, dom, exclude, walk_starts(dom, verified()));
-    // Per owner path: its owner and, per owner object, the bytes charged.
+    // Per owner path: its owner.
     let mut slot: HashMap<u32, usize> = HashMap::new();
     let mut owners: Vec<(u32, Owner)> = Vec::new();
-    let mut anchors = vec![0u64; dump.objects().div_ceil(64)];
+    // Per owner, its one owner object, or MANY.
+    let mut anchors: Vec<u32> = Vec::new();
     for s in verified() {
         for &m in s.members.iter().skip(1) {
             let d0 = dom.idom[m as usize];
@@ -353,8 +354,12 @@ pub(crate) fn owners_and_steps(
             };
             let i = *slot.entry(path).or_insert_with(|| {
                 owners.push((path, empty_owner()));
+                anchors.push(anchor);
                 owners.len() - 1
             });
+            if anchors[i] != anchor {
+                anchors[i] = MANY;
+            }
             let o = &mut owners[i].1;
             o.bytes += s.instance_bytes;
             o.copies += 1;
@@ -369,15 +374,12 @@ pub(crate) fn owners_and_steps(
                     bytes: s.instance_bytes,
                 }),
             }
-            if anchor != UNSET {
-                anchors[anchor as usize / 64] |= 1 << (anchor % 64);
-            }
         }
     }
     let steps = walk.steps;
-    // The bytes per owner object, in a second pass over the copies (the
-    // walks memoised now).
-    let mut charged = Charged::new(anchors);
+    // The owner objects, in a second pass over the copies (the walks
+    // memoised now).
+    let mut charged = Charged::new(&owners, anchors);
     // The last path's owner: a set's copies mostly share their path.
     let mut last = (UNSET, 0);
     for s in verified() {
@@ -387,68 +389,125 @@ pub(crate) fn owners_and_steps(
                 continue;
             }
             let (path, anchor) = walk.resolve(d0);
-            if anchor != UNSET {
-                if last.0 != path {
-                    last = (path, slot[&path] as u32);
-                }
-                charged.add(last.1, anchor, s.instance_bytes);
+            if last.0 != path {
+                last = (path, slot[&path]);
+            }
+            if charged.anchors[last.1] == MANY {
+                charged.push(last.1, anchor);
             }
         }
     }
-    (finish(dump, walk.paths, owners, charged, exclude), steps)
+    crate::mem::alive(
+        "owners: charged",
+        &[
+            ("joins", walk.memo.joins.heap_bytes()),
+            ("memo", walk.memo.values.capacity() * 8),
+            (
+                "paths",
+                walk.paths.nodes.capacity() * 8 + walk.paths.index.capacity() * 13,
+            ),
+            (
+                "owners",
+                owners.capacity() * std::mem::size_of::<(u32, Owner)>(),
+            ),
+            (
+                "owner sets",
+                owners.iter().map(|o| o.1.sets.capacity() * 24).sum(),
+            ),
+            ("charged", charged.objects.capacity() * 4),
+        ],
+    );
+    // The memo goes before the owners are finished.
+    let Walk { paths, memo, .. } = walk;
+    drop(memo);
+    (finish(dump, paths, owners, charged, exclude), steps)
 }
 
-/// The bytes charged per (owner, owner object): for each owner object
-/// (a bit an object, ranked as in [`Memo`]) its first owner and bytes,
-/// other owners of the same object in a map. A map of every pair (16
-/// bytes an entry, and old and new table at once as it grew) was the
-/// whole analysis's peak on a V8 snapshot: 2.3 M owner objects, 107 MiB.
+/// [`Charged::anchors`] of an owner with two or more owner objects.
+const MANY: u32 = u32::MAX - 1;
+
+/// The owner objects charged (the dominators the walks stopped at), per
+/// owner: its one owner object, or, for an owner with several, its copies'
+/// owner objects, an owner's together and in the order they were charged
+/// (that of its `sets` before they are sorted, each set's copies one run),
+/// 4 bytes a copy. A map of every (owner, owner object) pair with its
+/// bytes, beside the first owner of each owner object (16 bytes an owner
+/// object), set the V8 snapshot's peak: 12 MiB and 29 of table and, as it
+/// grew, the old table too.
 struct Charged {
-    anchors: RankedBits,
-    /// Per owner object in object order: its first owner ([`UNSET`]
-    /// before any) and the bytes charged to that pair.
-    first: Vec<(u32, u64)>,
-    /// Keyed by (owner << 32 | owner object), the pairs of the other
-    /// owners.
-    other: FastMap<u64, u64>,
+    /// Per owner: its one owner object, [`UNSET`] for the roots' own
+    /// copies, or [`MANY`].
+    anchors: Vec<u32>,
+    /// Per owner, where its copies' owner objects start, and past the last
+    /// the end (none for an owner with one owner object).
+    starts: Vec<usize>,
+    /// Per owner, where its next copy's owner object goes.
+    next: Vec<usize>,
+    objects: Vec<u32>,
 }
 
 impl Charged {
-    fn new(anchors: Vec<u64>) -> Charged {
-        let anchors = RankedBits::new(anchors);
+    /// Room for the copies `owners` counted of those with several owner
+    /// objects (`anchors`).
+    fn new(owners: &[(u32, Owner)], anchors: Vec<u32>) -> Charged {
+        let mut starts = Vec::with_capacity(owners.len() + 1);
+        let mut end = 0;
+        for ((_, o), &a) in owners.iter().zip(&anchors) {
+            starts.push(end);
+            if a == MANY {
+                end += o.copies as usize;
+            }
+        }
+        starts.push(end);
         Charged {
-            first: vec![(UNSET, 0); anchors.ones()],
             anchors,
-            other: FastMap::default(),
+            next: starts[..owners.len()].to_vec(),
+            objects: crate::mem::zeroed(end),
+            starts,
         }
     }
 
-    /// Charges `bytes` to owner `i` at owner object `anchor` (marked).
-    fn add(&mut self, i: u32, anchor: u32, bytes: u64) {
-        let at = self.anchors.rank(anchor).expect("marked in the first pass");
-        let f = &mut self.first[at];
-        if f.0 == UNSET || f.0 == i {
-            *f = (i, f.1 + bytes);
-        } else {
-            *self
-                .other
-                .entry((i as u64) << 32 | anchor as u64)
-                .or_default() += bytes;
+    /// Charges owner `i`'s next copy to owner object `anchor`.
+    fn push(&mut self, i: usize, anchor: u32) {
+        let at = self.next[i];
+        // Both passes charge the same copies: an owner has room for each.
+        if at < self.starts[i + 1] {
+            self.objects[at] = anchor;
+            self.next[i] = at + 1;
         }
     }
 
-    /// Every (owner, owner object, bytes) charged, in no set order.
-    fn pairs(&self) -> impl Iterator<Item = (usize, u32, u64)> + '_ {
-        let firsts = self
-            .anchors
-            .iter_ones()
-            .zip(&self.first)
-            .map(|(a, &(i, bytes))| (i as usize, a, bytes));
-        let others = self
-            .other
-            .iter()
-            .map(|(&k, &bytes)| ((k >> 32) as usize, k as u32, bytes));
-        firsts.chain(others)
+    /// Owner `owner` (the `i`th)'s distinct owner objects and the one
+    /// charged most (lowest index on a tie), each copy charged its set's
+    /// instance bytes.
+    fn instances(&self, i: usize, owner: &Owner) -> (u64, Option<ObjectIdx>) {
+        match self.anchors[i] {
+            UNSET => return (0, None),
+            MANY => {}
+            one => return (1, Some(ObjectIdx(one))),
+        }
+        // (owner object, run), sorted: each owner object's copies together.
+        let mut objects = self.objects[self.starts[i]..self.next[i]].iter();
+        let mut keyed: Vec<(u32, u32)> = Vec::with_capacity(objects.len());
+        for (run, share) in owner.sets.iter().enumerate() {
+            let copies = objects.by_ref().take(share.copies as usize);
+            keyed.extend(copies.map(|&a| (a, run as u32)));
+        }
+        keyed.sort_unstable();
+        let mut count = 0;
+        let mut best: Option<(u64, std::cmp::Reverse<u32>)> = None;
+        for same in keyed.chunk_by(|a, b| a.0 == b.0) {
+            let bytes: u64 = same
+                .iter()
+                .map(|&(_, run)| {
+                    let share = &owner.sets[run as usize];
+                    share.bytes / share.copies.max(1)
+                })
+                .sum();
+            count += 1;
+            best = best.max(Some((bytes, std::cmp::Reverse(same[0].0))));
+        }
+        (count, best.map(|(_, a)| ObjectIdx(a.0)))
     }
 }
 
@@ -524,18 +583,12 @@ fn finish(
             o
         })
         .collect();
-    // Per owner, the object charged most: (bytes, lowest index).
-    let mut best: Vec<Option<(u64, std::cmp::Reverse<u32>)>> = vec![None; owners.len()];
-    for (i, anchor, bytes) in charged.pairs() {
-        owners[i].instances += 1;
-        let key = Some((bytes, std::cmp::Reverse(anchor)));
-        if key > best[i] {
-            best[i] = key;
-        }
+    // Per owner, its owner objects and the one charged most, while its
+    // sets are in the order its copies were charged.
+    for (i, o) in owners.iter_mut().enumerate() {
+        (o.instances, o.top_instance) = charged.instances(i, o);
     }
-    for (o, b) in owners.iter_mut().zip(best) {
-        o.top_instance = b.map(|(_, a)| ObjectIdx(a.0));
-    }
+    drop(charged);
     for o in &mut owners {
         o.sets
             .sort_by(|a, b| b.bytes.cmp(&a.bytes).then(a.set.cmp(&b.set)));

@@ -250,6 +250,22 @@ pub(crate) fn checkpoint(phase: &str) {
     }
 }
 
+/// Logs (target `heaptui::memory`, when on) the arrays of a phase alive
+/// at its highest point, then [`checkpoint`]s it: where a phase's peak is
+/// and what makes it.
+pub(crate) fn alive(phase: &str, arrays: &[(&str, usize)]) {
+    if tracing::enabled!(target: "heaptui::memory", tracing::Level::DEBUG) {
+        let total: usize = arrays.iter().map(|a| a.1).sum();
+        let each: Vec<String> = arrays
+            .iter()
+            .map(|(name, b)| format!("{name} {}", b >> 20))
+            .collect();
+        tracing::debug!(target: "heaptui::memory",
+            "{phase}: arrays alive {} MiB ({})", total >> 20, each.join(", "));
+    }
+    checkpoint(phase);
+}
+
 /// The bytes the program has allocated and not freed, and the bytes the
 /// allocator holds free (some of them resident), from glibc's
 /// `mallinfo2` (every arena, the mapped blocks included); `None` with

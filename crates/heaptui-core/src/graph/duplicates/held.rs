@@ -91,41 +91,23 @@ struct Index<'a> {
     up: &'a [AtomicU32],
     /// The strongly rooted objects, a bit each.
     strong: Vec<u64>,
-    /// Per set, its members' `tin`, sorted.
-    member_tins: MemberTins,
+    /// The sets, their members sorted by `tin` during the checks
+    /// ([`compute_held`]).
+    sets: &'a [DuplicateSet],
 }
 
-/// Per set, its members' preorder numbers, sorted: set `i`'s are
-/// `tins[starts[i]..starts[i + 1]]`. Flat, where a vector per set took
-/// some 40 bytes a set more (its header, the allocator's overhead): 20 MiB
-/// at the held checks' peak on an HPROF of 502,108 sets.
-struct MemberTins {
-    starts: Vec<u64>,
-    tins: Vec<u32>,
-}
-
-impl MemberTins {
-    fn new(sets: &[DuplicateSet], tin: &[u32]) -> MemberTins {
-        let starts = crate::mem::prefix_sums(sets.len(), |i| sets[i].members.len() as u64);
-        let mut tins: Vec<u32> = crate::mem::zeroed(starts[sets.len()] as usize);
-        let parts = crate::mem::split_by(&mut tins, sets.iter().map(|s| s.members.len()));
-        parts.into_par_iter().zip(sets).for_each(|(t, s)| {
-            for (slot, &m) in t.iter_mut().zip(&s.members) {
-                *slot = tin[m as usize];
-            }
-            t.sort_unstable();
-        });
-        MemberTins { starts, tins }
-    }
-
-    /// Set `h`'s.
-    #[inline]
-    fn of(&self, h: u32) -> &[u32] {
-        &self.tins[self.starts[h as usize] as usize..self.starts[h as usize + 1] as usize]
-    }
+/// The heap bytes of lists of `u32` of these capacities (for the memory
+/// log): the values and the allocator's 8 bytes a block.
+fn lists_bytes(capacities: impl Iterator<Item = usize>) -> usize {
+    capacities.filter(|&c| c > 0).map(|c| 8 + c * 4).sum()
 }
 
 impl Index<'_> {
+    /// The index's own arrays, for the memory log.
+    fn arrays(&self) -> [(&'static str, usize); 2] {
+        [("up", self.up.len() * 4), ("strong", self.strong.len() * 8)]
+    }
+
     #[inline]
     fn in_subtree(&self, node: u32, of: u32) -> bool {
         let (t, r) = (self.tin[node as usize], self.tin[of as usize]);
@@ -135,10 +117,11 @@ impl Index<'_> {
     /// Whether set `h` has a member in the dominator subtree of `d`.
     #[inline]
     fn subtree_has(&self, h: u32, d: u32) -> bool {
-        let tins = self.member_tins.of(h);
+        let members = &self.sets[h as usize].members;
+        let tin = |i: usize| self.tin[members[i] as usize];
         let lo = self.tin[d as usize];
-        let i = tins.partition_point(|&t| t < lo);
-        i < tins.len() && tins[i] - lo < self.dom.retained_objects[d as usize]
+        let i = members.partition_point(|&m| self.tin[m as usize] < lo);
+        i < members.len() && tin(i) - lo < self.dom.retained_objects[d as usize]
     }
 
     /// Whether `v` (not in set `h`) is reachable from a strong root avoiding
@@ -285,7 +268,12 @@ impl Index<'_> {
 }
 
 /// Fills `held_by` (the direct holders) and `holding_set` of every set;
-/// `sets[i].id == i`, and `members` their members' index.
+/// `sets[i].id == i`, each set's members sorted by id (and left so), and
+/// `members` their members' index. During the checks each set's members
+/// are sorted by preorder number instead: the first is the member whose
+/// path is walked, and "a member in this subtree" is a binary search
+/// ([`Index::subtree_has`]), where a copy of every member's number took 4
+/// bytes a member and 16 a set.
 pub(crate) fn compute_held(
     graph: &HeapGraph,
     dom: &DominatorTree,
@@ -301,40 +289,56 @@ pub(crate) fn compute_held(
     let spill = graph.dump.spill.as_deref();
     let tin = &dom.preorder_number[..];
     let mut up = up_steps(graph, tin, spill);
-    let first = first_members(sets, tin);
     progress.check()?;
+    super::sort_members(sets, |m| tin[m as usize]);
     let mut strong = vec![0u64; n.div_ceil(64)];
     for &r in graph.strong_roots_raw() {
         strong[r as usize / 64] |= 1 << (r % 64);
     }
-    let member_tins = MemberTins::new(sets, tin);
-    let index = Index {
-        graph,
-        dom,
-        members,
-        tin,
-        up: crate::mem::as_atomic(&mut up),
-        strong,
-        member_tins,
+    let (direct, order) = {
+        let index = Index {
+            graph,
+            dom,
+            members,
+            tin,
+            up: crate::mem::as_atomic(&mut up),
+            strong,
+            sets,
+        };
+        let pass = Pass {
+            index: &index,
+            sets,
+            many: MANY_CANDIDATES.load(Relaxed),
+        };
+        span.exit();
+        crate::mem::alive("duplicates: held index", &index.arrays());
+        let direct = tracing::debug_span!(target: "heaptui::profile", "held checks")
+            .in_scope(|| pass.direct_holders(progress));
+        (direct, pass.in_order())
     };
-    let pass = Pass {
-        index: &index,
-        sets,
-        first,
-        many: MANY_CANDIDATES.load(Relaxed),
-    };
-    span.exit();
-    let direct = tracing::debug_span!(target: "heaptui::profile", "held checks")
-        .in_scope(|| pass.direct_holders(progress));
+    drop(up);
     progress.check()?;
-    let mut order: Vec<u32> = (0..sets.len() as u32).collect();
-    order.sort_unstable_by_key(|&i| pass.first_pos(i));
-    let lists: Vec<&[u32]> = direct.iter().map(|d| &d[..]).collect();
+    crate::mem::alive(
+        "duplicates: held checks",
+        &[
+            ("direct", direct.capacity() * 32),
+            (
+                "direct lists",
+                lists_bytes(direct.iter().map(|d| d.1.capacity())),
+            ),
+            ("order", order.capacity() * 4),
+        ],
+    );
+    for (i, d) in direct {
+        sets[i as usize].held_by = d;
+    }
+    let lists: Vec<&[u32]> = sets.iter().map(|s| &s.held_by[..]).collect();
     let holding = holding_sets(&lists, &order);
-    for ((s, d), h) in sets.iter_mut().zip(direct).zip(holding) {
-        s.held_by = d;
+    drop((lists, order));
+    for (s, h) in sets.iter_mut().zip(holding) {
         s.holding_set = h;
     }
+    super::sort_members(sets, |m| graph.dump.ids.get(m as usize));
     Ok(())
 }
 
@@ -381,107 +385,246 @@ struct Found {
     not_holding: Option<Vec<u32>>,
 }
 
-impl Found {
-    /// A set nothing holds (a strongly rooted member), or one left undone
-    /// when the analysis was cancelled.
-    fn unheld() -> Self {
-        Found {
-            holders: Vec::new(),
-            complete: true,
-            not_holding: None,
+/// A [`Found`] as [`Findings`] keep it.
+#[derive(Clone, Copy)]
+struct FoundRef<'a> {
+    holders: &'a [u32],
+    complete: bool,
+    not_holding: Option<&'a [u32]>,
+}
+
+/// Sets checked together, and the records of one such chunk in
+/// [`Findings::chunks`].
+const CHUNK: usize = 256;
+/// [`Findings::at`] of a set nothing holds because a member is strongly
+/// rooted (or left undone when the analysis was cancelled): no holder, no
+/// candidates known.
+const UNHELD: u32 = u32::MAX;
+/// The bit of [`Findings::at`] that says "in `deep`".
+const DEEP: u32 = 1 << 31;
+
+/// What the checks found for every set, in few bytes a set: most sets have
+/// no holder and a few candidates (500,040 of the HPROF's 502,108 sets
+/// are pairs), and a [`Found`] per set, 56 bytes and up to two lists, took
+/// some 100 bytes a set at the held checks' peak. The first pass's
+/// findings (complete, their candidates known) are records in their
+/// chunk's arena: the holders' count, the other candidates' count, the
+/// holders, the other candidates; the arena starts with the record of no
+/// candidates, which most sets share.
+struct Findings {
+    /// Per [`CHUNK`] sets, their records.
+    chunks: Vec<Vec<u32>>,
+    /// Per set: where its record starts in its chunk's, [`UNHELD`], or
+    /// [`DEEP`] and its place in `deep`.
+    at: Vec<u32>,
+    /// What the walks in order found ([`Pass::found_in_order`]).
+    deep: Vec<Found>,
+}
+
+impl Findings {
+    /// Set `set`'s.
+    fn get(&self, set: u32) -> FoundRef<'_> {
+        let at = self.at[set as usize];
+        if at == UNHELD {
+            return FoundRef {
+                holders: &[],
+                complete: true,
+                not_holding: None,
+            };
         }
+        if at & DEEP != 0 {
+            let f = &self.deep[(at & !DEEP) as usize];
+            return FoundRef {
+                holders: &f.holders,
+                complete: f.complete,
+                not_holding: f.not_holding.as_deref(),
+            };
+        }
+        let record = &self.chunks[set as usize / CHUNK][at as usize..];
+        let (h, c) = (record[0] as usize, record[1] as usize);
+        FoundRef {
+            holders: &record[2..2 + h],
+            complete: true,
+            not_holding: Some(&record[2 + h..2 + h + c]),
+        }
+    }
+
+    /// Records what the walk of set `set` found.
+    fn set_deep(&mut self, set: u32, found: Found) {
+        self.at[set as usize] = DEEP | self.deep.len() as u32;
+        self.deep.push(found);
+    }
+
+    /// The bytes of the findings, for the memory log.
+    fn arrays(&self) -> [(&'static str, usize); 2] {
+        let records: usize = self.chunks.iter().map(|c| 24 + c.capacity() * 4).sum();
+        [
+            ("found at", self.at.capacity() * 4),
+            ("found records", records),
+        ]
     }
 }
 
 /// The held checks of all sets.
 struct Pass<'a> {
     index: &'a Index<'a>,
+    /// The sets, each one's members sorted by preorder number.
     sets: &'a [DuplicateSet],
-    /// Per set, its member numbered first and that member's number
-    /// ([`first_members`]).
-    first: Vec<(u32, u32)>,
     /// [`MANY_CANDIDATES`] for this pass.
     many: usize,
 }
 
 impl Pass<'_> {
-    /// The number of set `set`'s first member.
-    fn first_pos(&self, set: u32) -> u32 {
-        self.first[set as usize].1
-    }
-
     /// The member whose greedy root path is walked: the one earliest in
     /// the DFS preorder. Every set met on that path has a member earlier
     /// still, which orders the sets for [`Pass::found_in_order`].
     fn first_member(&self, set: u32) -> u32 {
-        self.first[set as usize].0
+        self.sets[set as usize]
+            .members
+            .first()
+            .copied()
+            .unwrap_or(NONE)
     }
 
-    /// Per set, its direct holders, ascending: the holders H of S such
-    /// that H holds no other holder of S. Empty for a set with a strongly
-    /// rooted member, and for all once cancelled.
+    /// The number of set `set`'s first member.
+    fn first_pos(&self, set: u32) -> u32 {
+        match self.first_member(set) {
+            NONE => NONE,
+            m => self.index.tin[m as usize],
+        }
+    }
+
+    /// Every set after its holders: by the number of its first member
+    /// (then by id), each number read once.
+    fn in_order(&self) -> Vec<u32> {
+        let mut keyed: Vec<(u32, u32)> = (0..self.sets.len() as u32)
+            .into_par_iter()
+            .map(|i| (self.first_pos(i), i))
+            .collect();
+        keyed.par_sort_unstable();
+        keyed.into_iter().map(|(_, i)| i).collect()
+    }
+
+    /// Per set with a direct holder, its direct holders, ascending: the
+    /// holders H of S such that H holds no other holder of S. None for a
+    /// set with a strongly rooted member, and for all once cancelled.
     ///
     /// A set with few candidates has each checked on its own, in parallel.
     /// The others are nested deep in other sets (a duplicated linked list:
     /// each node's set is held by every set above it); they are done in
     /// order by [`Pass::found_in_order`]. A holder found is direct unless
     /// it holds another holder found.
-    fn direct_holders(&self, progress: &Progress) -> Vec<Vec<u32>> {
-        let mut found: Vec<Option<Found>> = self
-            .sets
-            .par_iter()
-            .map_init(
-                || (HashSet::<u32, IntBuild>::default(), Vec::new()),
-                |(seen, stack), s| {
-                    if progress.is_cancelled() || s.members.iter().any(|&m| self.index.is_strong(m))
-                    {
-                        // A strongly rooted member is reachable whatever is removed.
-                        return Some(Found::unheld());
-                    }
-                    let candidates =
-                        self.index
-                            .path_candidates(self.first_member(s.id), s.id, self.many)?;
-                    let (mut holders, not_holding): (Vec<u32>, Vec<u32>) = candidates
-                        .into_iter()
-                        .partition(|&h| self.index.holds(s, h, seen, stack));
-                    holders.sort_unstable();
-                    Some(Found {
-                        holders,
-                        complete: true,
-                        not_holding: Some(not_holding),
-                    })
-                },
-            )
-            .collect();
-        self.found_in_order(&mut found, progress);
-        let found: Vec<Found> = found
-            .into_iter()
-            .map(|f| f.unwrap_or_else(Found::unheld))
-            .collect();
+    fn direct_holders(&self, progress: &Progress) -> Vec<(u32, Vec<u32>)> {
+        let (mut found, deep) = self.check_all(progress);
+        if tracing::enabled!(target: "heaptui::memory", tracing::Level::DEBUG) {
+            crate::mem::alive("duplicates: held candidates", &found.arrays());
+        }
+        self.found_in_order(&mut found, deep, progress);
+        let found = &found;
         self.sets
             .par_iter()
+            .filter(|s| !found.get(s.id).holders.is_empty())
             .map_init(
                 || (HashSet::<u32, IntBuild>::default(), Vec::new()),
                 |(seen, stack), s| {
-                    let c = &found[s.id as usize].holders;
-                    c.iter()
+                    let c = found.get(s.id).holders;
+                    let direct = c
+                        .iter()
                         .copied()
                         .filter(|&x| {
                             !progress.is_cancelled()
                                 && !c
                                     .iter()
-                                    .any(|&y| y != x && self.set_holds(&found, x, y, seen, stack))
+                                    .any(|&y| y != x && self.set_holds(found, x, y, seen, stack))
                         })
-                        .collect()
+                        .collect();
+                    (s.id, direct)
                 },
             )
+            .filter(|(_, direct): &(u32, Vec<u32>)| !direct.is_empty())
             .collect()
+    }
+
+    /// The checks of every set with few candidates, in parallel by
+    /// [`CHUNK`], and the sets left out (in order of id).
+    fn check_all(&self, progress: &Progress) -> (Findings, Vec<u32>) {
+        let parts: Vec<(Vec<u32>, Vec<u32>, Vec<u32>)> = self
+            .sets
+            .par_chunks(CHUNK)
+            .map_init(
+                || (HashSet::<u32, IntBuild>::default(), Vec::new()),
+                |(seen, stack), chunk| {
+                    let (mut records, mut undone) = (vec![0, 0], Vec::new());
+                    let at = chunk
+                        .iter()
+                        .map(|s| match self.check(s, progress, seen, stack) {
+                            None => {
+                                undone.push(s.id);
+                                UNHELD
+                            }
+                            Some(None) => UNHELD,
+                            Some(Some((h, n))) if h.is_empty() && n.is_empty() => 0,
+                            Some(Some((holders, not_holding))) => {
+                                let at = records.len() as u32;
+                                records.extend([holders.len() as u32, not_holding.len() as u32]);
+                                records.extend(holders);
+                                records.extend(not_holding);
+                                at
+                            }
+                        })
+                        .collect();
+                    records.shrink_to_fit();
+                    (records, at, undone)
+                },
+            )
+            .collect();
+        let mut at = Vec::with_capacity(self.sets.len());
+        let mut undone = Vec::new();
+        let chunks = parts
+            .into_iter()
+            .map(|(records, a, u)| {
+                at.extend(a);
+                undone.extend(u);
+                records
+            })
+            .collect();
+        let found = Findings {
+            chunks,
+            at,
+            deep: Vec::new(),
+        };
+        (found, undone)
+    }
+
+    /// The check of set `s` on its own: `None` when it has more than
+    /// `many` candidates, `Some(None)` when nothing holds it (or when
+    /// cancelled), else its holders (ascending) and the other candidates.
+    #[allow(clippy::type_complexity)]
+    fn check(
+        &self,
+        s: &DuplicateSet,
+        progress: &Progress,
+        seen: &mut HashSet<u32, IntBuild>,
+        stack: &mut Vec<u32>,
+    ) -> Option<Option<(Vec<u32>, Vec<u32>)>> {
+        if progress.is_cancelled() || s.members.iter().any(|&m| self.index.is_strong(m)) {
+            // A strongly rooted member is reachable whatever is removed.
+            return Some(None);
+        }
+        let candidates = self
+            .index
+            .path_candidates(self.first_member(s.id), s.id, self.many)?;
+        let (mut holders, not_holding): (Vec<u32>, Vec<u32>) = candidates
+            .into_iter()
+            .partition(|&h| self.index.holds(s, h, seen, stack));
+        holders.sort_unstable();
+        Some(Some((holders, not_holding)))
     }
 
     /// Whether set `x` holds set `y`.
     fn set_holds(
         &self,
-        found: &[Found],
+        found: &Findings,
         x: u32,
         y: u32,
         seen: &mut HashSet<u32, IntBuild>,
@@ -492,19 +635,16 @@ impl Pass<'_> {
         if self.first_pos(x) >= self.first_pos(y) {
             return false;
         }
-        let f = &found[y as usize];
+        let f = found.get(y);
         f.holders.binary_search(&x).is_ok()
             || (!f.complete && self.index.holds(&self.sets[y as usize], x, seen, stack))
     }
 
-    /// What the checks find for the sets left out (`None`), in the order of
+    /// What the checks find for the sets left out (`deep`), in the order of
     /// their first members' DFS positions. The sets met on a set's path have
     /// members earlier in that order than its first member (the greedy path
     /// only goes back), so they are done when it comes.
-    fn found_in_order(&self, found: &mut [Option<Found>], progress: &Progress) {
-        let mut deep: Vec<u32> = (0..found.len() as u32)
-            .filter(|&i| found[i as usize].is_none())
-            .collect();
+    fn found_in_order(&self, found: &mut Findings, mut deep: Vec<u32>, progress: &Progress) {
         deep.sort_unstable_by_key(|&i| self.first_pos(i));
         let (mut seen, mut stack) = (HashSet::<u32, IntBuild>::default(), Vec::new());
         for i in deep {
@@ -512,7 +652,7 @@ impl Pass<'_> {
                 return;
             }
             let f = self.walk(i, found, &mut seen, &mut stack);
-            found[i as usize] = Some(f);
+            found.set_deep(i, f);
         }
     }
 
@@ -524,7 +664,7 @@ impl Pass<'_> {
     fn walk(
         &self,
         i: u32,
-        found: &[Option<Found>],
+        found: &Findings,
         seen: &mut HashSet<u32, IntBuild>,
         stack: &mut Vec<u32>,
     ) -> Found {
@@ -549,10 +689,9 @@ impl Pass<'_> {
                 continue;
             }
             holders.push(h);
-            let rest = found[h as usize]
-                .as_ref()
+            let rest = Some(found.get(h))
                 .filter(|_| x == self.first_member(h))
-                .and_then(|f| f.not_holding.as_ref());
+                .and_then(|f| f.not_holding);
             if let Some(rest) = rest {
                 for &g in rest.iter().filter(|&&g| met.insert(g)) {
                     if index.holds(s, g, seen, stack) {
@@ -572,20 +711,6 @@ impl Pass<'_> {
             not_holding: (not_holding.len() <= self.many).then_some(not_holding),
         }
     }
-}
-
-/// Per set (`sets[i].id == i`), its member numbered first in `tin` (the
-/// first of equals) and that member's number (NONE if none is reachable).
-fn first_members(sets: &[DuplicateSet], tin: &[u32]) -> Vec<(u32, u32)> {
-    sets.par_iter()
-        .map(|s| {
-            s.members
-                .iter()
-                .map(|&m| (m, tin[m as usize]))
-                .min_by_key(|&(_, p)| p)
-                .unwrap_or((NONE, NONE))
-        })
-        .collect()
 }
 
 /// Per object, its retainer numbered first in `tin` when before the object

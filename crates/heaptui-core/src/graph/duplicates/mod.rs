@@ -178,14 +178,30 @@ fn detect(
         );
     }
     progress.set_done(2);
-    // Sort on keys fetched once per member: a comparator reading ids at
-    // random would miss the cache twice per comparison.
+    sort_members(&mut sets, |m| dump.ids.get(m as usize));
+    let mut dups = finish(dump, sets, possible, mode);
+    crate::mem::checkpoint("duplicates: sets");
+    tracing::debug_span!(target: "heaptui::profile", "held")
+        .in_scope(|| held::compute_held(graph, dom, &mut dups.sets, &dups.members, progress))?;
+    dups.budget_per_type = budget;
+    dups.finished_types = finished.to_vec();
+    dups.values_compared = dump.values.is_some() || dump.labels.is_some();
+    progress.set_done(3);
+    Ok(dups)
+}
+
+/// Sorts each set's members by `key` (then by index), on keys fetched
+/// once per member: a comparator reading them at random would miss the
+/// cache twice per comparison. A pair (most sets) is two reads.
+fn sort_members<K: Ord + Copy + Send>(sets: &mut [DuplicateSet], key: impl Fn(u32) -> K + Sync) {
     sets.par_iter_mut().for_each(|s| {
-        let mut keyed: Vec<(u64, u32)> = s
-            .members
-            .iter()
-            .map(|&m| (dump.ids.get(m as usize), m))
-            .collect();
+        if let [a, b] = s.members[..] {
+            if (key(b), b) < (key(a), a) {
+                s.members.swap(0, 1);
+            }
+            return;
+        }
+        let mut keyed: Vec<(K, u32)> = s.members.iter().map(|&m| (key(m), m)).collect();
         // The largest sets (strings) would otherwise sort on one thread.
         if keyed.len() >= 1 << 16 {
             keyed.par_sort_unstable();
@@ -196,15 +212,6 @@ fn detect(
             *slot = m;
         }
     });
-    let mut dups = finish(dump, sets, possible, mode);
-    crate::mem::checkpoint("duplicates: sets");
-    tracing::debug_span!(target: "heaptui::profile", "held")
-        .in_scope(|| held::compute_held(graph, dom, &mut dups.sets, &dups.members, progress))?;
-    dups.budget_per_type = budget;
-    dups.finished_types = finished.to_vec();
-    dups.values_compared = dump.values.is_some() || dump.labels.is_some();
-    progress.set_done(3);
-    Ok(dups)
 }
 
 fn trivial_set(dump: &Model, members: Vec<u32>) -> DuplicateSet {
@@ -292,23 +299,26 @@ fn sort_possible(possible: &mut Vec<PossibleDuplicates>) {
     *possible = merged;
 }
 
-/// Candidate blocks of two or more members, grouped by type, members
-/// ascending, blocks by first member: block `i` is of type `types[i]`, its
-/// members `members[starts[i]..starts[i + 1]]`. Flat, where a vector per
-/// block held some 40 bytes a block more (its header, the allocator's
-/// overhead) through the whole verification.
-struct Blocks {
-    types: Vec<u32>,
+/// One type's candidate blocks of two or more members, members ascending,
+/// blocks by first member: block `i`'s members are
+/// `members[starts[i]..starts[i + 1]]`. Flat, where a vector per block held
+/// some 40 bytes a block more (its header, the allocator's overhead); one
+/// per type, so that each type's go when its verification ends, as its
+/// classes come (every class is some of a block's members: the HPROF's
+/// verification peaked with both, 24 MiB of blocks beside 43 of classes).
+struct TypeBlocks {
+    type_index: u32,
     starts: Vec<u32>,
     members: Vec<u32>,
 }
 
-impl Blocks {
-    /// The blocks of `block` (per object its block) of two or more
-    /// members, `block_size` their sizes: two passes in object order, the
-    /// first finding each block's first member (its type and its place in
-    /// the order), the second writing the members in place.
-    fn new(graph: &View, block: &[u32], block_size: &[u32]) -> Blocks {
+impl TypeBlocks {
+    /// The candidate blocks of `block` (per object its block) of two or
+    /// more members, `block_size` their sizes, per type by type index:
+    /// two passes in object order, the first finding each block's first
+    /// member (its type and its place in the order), the second writing
+    /// the members in place (a block's members are of one type).
+    fn all(graph: &View, block: &[u32], block_size: &[u32]) -> Vec<TypeBlocks> {
         let dump = &graph.dump;
         let candidate = |b: u32| b != NO_BLOCK && block_size[b as usize] >= 2;
         // Per candidate block: (type, first member, block).
@@ -321,54 +331,51 @@ impl Blocks {
             }
         }
         firsts.par_sort_unstable();
-        // `slot` becomes each block's write cursor.
-        let mut starts: Vec<u32> = Vec::with_capacity(firsts.len() + 1);
-        let mut end = 0u32;
-        for &(_, _, b) in &firsts {
+        // `slot` becomes each block's write cursor in its type's members,
+        // `part` each type's place in the output.
+        let mut part: Vec<u32> = vec![NO_BLOCK; dump.type_names.len()];
+        let mut out: Vec<TypeBlocks> = Vec::new();
+        for typed in firsts.chunk_by(|a, b| a.0 == b.0) {
+            part[typed[0].0 as usize] = out.len() as u32;
+            let mut starts: Vec<u32> = Vec::with_capacity(typed.len() + 1);
+            let mut end = 0u32;
+            for &(_, _, b) in typed {
+                starts.push(end);
+                slot[b as usize] = end;
+                end += block_size[b as usize];
+            }
             starts.push(end);
-            slot[b as usize] = end;
-            end += block_size[b as usize];
+            out.push(TypeBlocks {
+                type_index: typed[0].0,
+                starts,
+                members: crate::mem::zeroed(end as usize),
+            });
         }
-        starts.push(end);
-        let mut members: Vec<u32> = crate::mem::zeroed(end as usize);
+        drop(firsts);
         for (o, &b) in block.iter().enumerate() {
             if candidate(b) {
+                let t = &mut out[part[dump.types.get(o).index()] as usize];
                 let at = &mut slot[b as usize];
-                members[*at as usize] = o as u32;
+                t.members[*at as usize] = o as u32;
                 *at += 1;
             }
         }
-        Blocks {
-            types: firsts.iter().map(|f| f.0).collect(),
-            starts,
-            members,
-        }
+        out
+    }
+
+    /// The bytes of the arrays (for the memory log).
+    fn bytes(&self) -> usize {
+        (self.starts.capacity() + self.members.capacity()) * 4
+    }
+
+    /// How many blocks.
+    fn len(&self) -> usize {
+        self.starts.len() - 1
     }
 
     /// The members of block `i`.
     fn members(&self, i: usize) -> &[u32] {
         &self.members[self.starts[i] as usize..self.starts[i + 1] as usize]
-    }
-
-    /// The ranges of blocks of one type, in order.
-    fn by_type(&self) -> Vec<std::ops::Range<usize>> {
-        let mut out = Vec::new();
-        let mut from = 0;
-        for (i, t) in self.types.iter().enumerate() {
-            if *t != self.types[from] {
-                out.push(from..i);
-                from = i;
-            }
-        }
-        if from < self.types.len() {
-            out.push(from..self.types.len());
-        }
-        out
-    }
-
-    /// How many members the blocks of `range` hold.
-    fn size(&self, range: &std::ops::Range<usize>) -> u32 {
-        self.starts[range.end] - self.starts[range.start]
     }
 }
 
@@ -382,14 +389,17 @@ fn classes(
     progress: &Progress,
 ) -> Result<(Vec<DuplicateSet>, Vec<PossibleDuplicates>), Cancelled> {
     let phase_start = std::time::Instant::now();
-    let bisim::Partition { block, block_size } = part;
-    let blocks = Blocks::new(graph, &block, &block_size);
-    // The sizes are in `blocks` now.
+    let bisim::Partition {
+        block: block_of,
+        block_size,
+    } = part;
+    let mut by_type = TypeBlocks::all(graph, &block_of, &block_size);
+    // The sizes are in the blocks now.
     drop(block_size);
-    let block = &block[..];
-    let mut by_type = blocks.by_type();
+    let block = &block_of[..];
     // Largest types first, so one big type does not start last.
-    by_type.sort_by_key(|t| std::cmp::Reverse(blocks.size(t)));
+    by_type.sort_by_key(|t| std::cmp::Reverse(t.members.len()));
+    let types: Vec<u32> = by_type.iter().map(|t| t.type_index).collect();
     let cx = Verifier {
         graph,
         block,
@@ -398,26 +408,58 @@ fn classes(
         progress,
         phase_start,
     };
+    crate::mem::alive(
+        "duplicates: blocks",
+        &[
+            ("block", block.len() * 4),
+            ("blocks", by_type.iter().map(TypeBlocks::bytes).sum()),
+        ],
+    );
     let outcomes: Vec<Result<_, Cancelled>> = by_type
-        .par_iter()
-        .map(|r| cx.type_classes(&blocks, r.clone(), depth(blocks.types[r.start])))
+        .into_par_iter()
+        .map(|t| {
+            let d = depth(t.type_index);
+            cx.type_classes(t, d)
+        })
         .collect();
+    if tracing::enabled!(target: "heaptui::memory", tracing::Level::DEBUG) {
+        let (mut records, mut lists) = (0, 0);
+        for (found, p) in outcomes.iter().flatten() {
+            records += found.capacity() * std::mem::size_of::<verify::Class>();
+            lists += found
+                .iter()
+                .map(|c| 8 + c.members.capacity() * 4)
+                .sum::<usize>();
+            lists += p.capacity() * 4;
+        }
+        crate::mem::alive(
+            "duplicates: verified",
+            &[
+                ("block", block.len() * 4),
+                ("classes", records),
+                ("class lists", lists),
+            ],
+        );
+    }
+    // The verification's scratch goes before the sets' records come.
+    drop(cx);
+    drop(block_of);
     // The sets' records are made here, once, at their exact count: a
     // vector grown by doubling held up to twice the sets (96 bytes each),
-    // and, at its last growth, the old and the new copy at once.
+    // and, at its last growth, the old and the new copy at once. Each
+    // type's classes go as their sets come.
     let mut count = 0;
     for o in &outcomes {
         count += o.as_ref().map_or(0, |(found, _)| found.len());
     }
     let mut sets = Vec::with_capacity(count);
     let mut possible = Vec::new();
-    for (o, r) in outcomes.into_iter().zip(&by_type) {
+    for (o, t) in outcomes.into_iter().zip(types) {
         let (found, p) = o?;
-        let t = blocks.types[r.start];
         sets.extend(found.into_iter().map(|c| set_of(graph, t, c)));
         if !p.is_empty() {
             possible.push(PossibleDuplicates {
-                type_index: blocks.types[r.start],
+                type_index: t,
                 instances: p,
             });
         }
@@ -442,8 +484,7 @@ impl Verifier<'_> {
     /// members of those it did not verify (possible duplicates).
     fn type_classes(
         &self,
-        blocks: &Blocks,
-        type_blocks: std::ops::Range<usize>,
+        blocks: TypeBlocks,
         d: Depth,
     ) -> Result<(Vec<verify::Class>, Vec<u32>), Cancelled> {
         let (graph, dump) = (self.graph, &self.graph.dump);
@@ -459,7 +500,7 @@ impl Verifier<'_> {
         };
         let mut budget = Budget::new(limit, self.progress);
         let mut exhausted = false;
-        for members in type_blocks.map(|i| blocks.members(i)) {
+        for members in (0..blocks.len()).map(|i| blocks.members(i)) {
             let leaf = graph.refs_raw(members[0]).is_empty();
             if leaf {
                 // One label and no references: exactly duplicates.
