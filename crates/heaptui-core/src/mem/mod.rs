@@ -250,6 +250,22 @@ pub(crate) fn checkpoint(phase: &str) {
     }
 }
 
+/// Logs (target `heaptui::memory`, when on) the arrays of a step alive at
+/// its highest point, by name with their bytes: where a phase's peak is
+/// and what makes it, beside the checkpoints' resident set.
+pub(crate) fn arrays_alive(step: &str, arrays: &[(&str, usize)]) {
+    if !tracing::enabled!(target: "heaptui::memory", tracing::Level::DEBUG) {
+        return;
+    }
+    let total: usize = arrays.iter().map(|a| a.1).sum();
+    let each: Vec<String> = arrays
+        .iter()
+        .map(|(name, b)| format!("{name} {}", b >> 20))
+        .collect();
+    tracing::debug!(target: "heaptui::memory",
+        "{step}: arrays alive {} MiB ({})", total >> 20, each.join(", "));
+}
+
 /// The bytes the program has allocated and not freed, and the bytes the
 /// allocator holds free (some of them resident), from glibc's
 /// `mallinfo2` (every arena, the mapped blocks included); `None` with

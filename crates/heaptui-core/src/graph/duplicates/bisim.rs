@@ -128,6 +128,12 @@ fn hashed_blocks(graph: &View, label: Partition) -> Partition {
     // a label block is all leaves or none); only the others are regrouped,
     // under ids after the label ids.
     let (mut block_size, offset) = counts_by_label(graph, &block, labels);
+    if tracing::enabled!(target: "heaptui::memory", tracing::Level::DEBUG) {
+        let reachable = block.iter().filter(|&&b| b != NO_BLOCK).count();
+        tracing::debug!(target: "heaptui::memory",
+            "duplicates: hashed blocks: {} objects, {reachable} reachable, {} of them non-leaves, {labels} labels",
+            block.len(), offset[labels]);
+    }
     // A few pieces of whole label blocks, each with its (hash, object)
     // pairs only: 8 bytes a non-leaf at once would be the stage's peak.
     let total = offset[labels] as usize;
@@ -197,6 +203,16 @@ fn regroup(
             }
         }
     }
+    crate::mem::arrays_alive(
+        "duplicates: regroup",
+        &[
+            ("block", std::mem::size_of_val(block)),
+            ("hashes", std::mem::size_of_val(h)),
+            ("pairs", bytes(&pairs)),
+            ("offsets", std::mem::size_of_val(offset) + 2 * bytes(&local)),
+            ("block_size", bytes(block_size)),
+        ],
+    );
     number_groups(&mut pairs, &local, to - from, block, first, block_size);
 }
 
@@ -243,7 +259,20 @@ fn hashes<B: Copy + Send + Sync>(
         });
         std::mem::swap(&mut h, &mut next);
     }
+    crate::mem::arrays_alive(
+        "duplicates: hash rounds",
+        &[
+            ("labels", std::mem::size_of_val(block)),
+            ("hashes", bytes(&h)),
+            ("next", bytes(&next)),
+        ],
+    );
     h
+}
+
+/// The bytes of a vector's allocation, for the memory account.
+fn bytes<T>(v: &Vec<T>) -> usize {
+    v.capacity() * std::mem::size_of::<T>()
 }
 
 /// One pass: the leaves per label block (their final sizes) and the
@@ -563,6 +592,16 @@ fn first_round(
             );
         }
         split_blocks(&keyed, block_size, moves);
+        crate::mem::arrays_alive(
+            "duplicates: first round",
+            &[
+                ("block", std::mem::size_of_val(block)),
+                ("block_size", bytes(block_size)),
+                ("queued", graph.objects()),
+                ("keyed", bytes(&keyed)),
+                ("moves", bytes(moves)),
+            ],
+        );
         from = to;
     }
     Ok(evaluated)
