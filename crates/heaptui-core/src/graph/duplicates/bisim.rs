@@ -12,6 +12,7 @@
 //! the part of a block that did not change keeps its id, so a long chain
 //! costs one small round per link rather than a pass over the heap per link.
 
+use crate::mem::RankedBits;
 use crate::model::IntBuild;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -104,29 +105,61 @@ const HASH_PREFETCH: u32 = 8;
 /// from blocks that already tell apart most objects that differ within a
 /// few references.
 fn hashed_blocks(graph: &View, label: Partition) -> Partition {
-    let mut block = label.block;
+    let block = label.block;
     let labels = block
         .par_iter()
         .filter(|&&b| b != NO_BLOCK)
         .max()
         .map_or(0, |&b| b as usize + 1);
-    // The rounds hold two hashes an object beside the blocks: with few
-    // labels the blocks wait in two bytes an object meanwhile.
-    let h = if labels < NARROW_NONE as usize {
-        let narrow: Vec<u16> = block
-            .par_iter()
-            .map(|&b| if b == NO_BLOCK { NARROW_NONE } else { b as u16 })
-            .collect();
-        drop(block);
-        let h = hashes(graph, &narrow, widen);
-        block = narrow.par_iter().map(|&b| widen(b)).collect();
-        h
+    // The rounds hold two hashes a reachable non-leaf beside the blocks:
+    // with few labels the blocks wait in one or two bytes an object
+    // meanwhile.
+    let (block, moving, h) = if labels < NARROW8_NONE as usize {
+        narrowed(
+            graph,
+            block,
+            |b| if b == NO_BLOCK { NARROW8_NONE } else { b as u8 },
+            widen8,
+        )
+    } else if labels < NARROW_NONE as usize {
+        narrowed(
+            graph,
+            block,
+            |b| if b == NO_BLOCK { NARROW_NONE } else { b as u16 },
+            widen,
+        )
     } else {
-        hashes(graph, &block, |b| b)
+        let (moving, h) = hashes(graph, &block, |b| b);
+        (block, moving, h)
     };
-    // Leaves keep their label block (a label fixes the reference count, so
-    // a label block is all leaves or none); only the others are regrouped,
-    // under ids after the label ids.
+    regroup_all(graph, block, labels, (&moving, &h))
+}
+
+/// [`hashes`] over the label blocks held in a narrower type (`narrow`,
+/// back by `wide`), and the blocks back in four bytes.
+fn narrowed<B: Copy + Send + Sync>(
+    graph: &View,
+    block: Vec<u32>,
+    narrow: impl Fn(u32) -> B + Sync + Send,
+    wide: impl Fn(B) -> u32 + Sync + Send + Copy,
+) -> (Vec<u32>, RankedBits, Vec<u32>) {
+    let small: Vec<B> = block.par_iter().map(|&b| narrow(b)).collect();
+    drop(block);
+    let (moving, h) = hashes(graph, &small, wide);
+    let block = small.par_iter().map(|&b| wide(b)).collect();
+    (block, moving, h)
+}
+
+/// Regroups the non-leaves of the label blocks by their hash (`h`, by
+/// rank among the `moving` objects): leaves keep their label block (a
+/// label fixes the reference count, so a label block is all leaves or
+/// none); the others get ids after the label ids.
+fn regroup_all(
+    graph: &View,
+    mut block: Vec<u32>,
+    labels: usize,
+    hashes: (&RankedBits, &[u32]),
+) -> Partition {
     let (mut block_size, offset) = counts_by_label(graph, &block, labels);
     if tracing::enabled!(target: "heaptui::memory", tracing::Level::DEBUG) {
         let reachable = block.iter().filter(|&&b| b != NO_BLOCK).count();
@@ -148,7 +181,7 @@ fn hashed_blocks(graph: &View, label: Partition) -> Partition {
         regroup(
             graph,
             &mut block,
-            &h,
+            hashes,
             (from, to),
             &offset,
             first,
@@ -162,10 +195,23 @@ fn hashed_blocks(graph: &View, label: Partition) -> Partition {
 /// [`NO_BLOCK`] among label blocks held in two bytes.
 const NARROW_NONE: u16 = u16::MAX;
 
+/// [`NO_BLOCK`] among label blocks held in one byte.
+const NARROW8_NONE: u8 = u8::MAX;
+
 /// A label block held in two bytes, as the block id.
 #[inline]
 fn widen(b: u16) -> u32 {
     if b == NARROW_NONE {
+        NO_BLOCK
+    } else {
+        b as u32
+    }
+}
+
+/// A label block held in one byte, as the block id.
+#[inline]
+fn widen8(b: u8) -> u32 {
+    if b == NARROW8_NONE {
         NO_BLOCK
     } else {
         b as u32
@@ -183,7 +229,7 @@ const HASH_PIECES: usize = 4;
 fn regroup(
     graph: &View,
     block: &mut [u32],
-    h: &[u32],
+    (moving, h): (&RankedBits, &[u32]),
     (from, to): (usize, usize),
     offset: &[u32],
     first: usize,
@@ -198,7 +244,9 @@ fn regroup(
         for (o, &bo) in b.iter().enumerate() {
             if range.contains(&bo) && !graph.refs_raw(o as u32).is_empty() {
                 let at = &mut cursor[(bo - range.start) as usize];
-                pairs[*at as usize] = (h[o], o as u32);
+                // A reachable non-leaf: one of the moving objects.
+                let r = moving.ones_before(o as u32);
+                pairs[*at as usize] = (h[r], o as u32);
                 *at += 1;
             }
         }
@@ -207,7 +255,7 @@ fn regroup(
         "duplicates: regroup",
         &[
             ("block", std::mem::size_of_val(block)),
-            ("hashes", std::mem::size_of_val(h)),
+            ("hashes", std::mem::size_of_val(h) + moving.heap_bytes()),
             ("pairs", bytes(&pairs)),
             ("offsets", std::mem::size_of_val(offset) + 2 * bytes(&local)),
             ("block_size", bytes(block_size)),
@@ -216,46 +264,76 @@ fn regroup(
     number_groups(&mut pairs, &local, to - from, block, first, block_size);
 }
 
+/// Objects a part of a hashing round takes at once.
+const HASH_RANGE: usize = 1 << 16;
+
 /// [`HASH_ROUNDS`] rounds of hashing from the label blocks (`block`, each
-/// made a block id by `id`), each one parallel pass.
+/// made a block id by `id`), each one parallel pass. Only the reachable
+/// non-leaves (`moving`, returned) change: theirs are the hashes kept, by
+/// rank; every other object's hash is its first one, made from its label
+/// block whenever it is read. Two hashes a moving object, where two an
+/// object took up to twice as much.
 fn hashes<B: Copy + Send + Sync>(
     graph: &View,
     block: &[B],
     id: impl Fn(B) -> u32 + Sync + Send,
-) -> Vec<u32> {
+) -> (RankedBits, Vec<u32>) {
     let n = block.len();
-    let mut h: Vec<u32> = block
-        .par_iter()
-        .map(|&b| {
-            (id(b) as u64)
-                .wrapping_mul(0x9e37_79b9_7f4a_7c15)
-                .rotate_left(29) as u32
-        })
-        .collect();
+    let seed = |b: B| {
+        (id(b) as u64)
+            .wrapping_mul(0x9e37_79b9_7f4a_7c15)
+            .rotate_left(29) as u32
+    };
+    let moving = |o: usize| id(block[o]) != NO_BLOCK && !graph.refs_raw(o as u32).is_empty();
+    let mut bits = vec![0u64; n.div_ceil(64)];
+    bits.par_iter_mut().enumerate().for_each(|(w, word)| {
+        for o in w * 64..((w + 1) * 64).min(n) {
+            if moving(o) {
+                *word |= 1 << (o % 64);
+            }
+        }
+    });
+    let ranked = RankedBits::new(bits);
+    let mut h: Vec<u32> = super::gather(n, moving, |o| seed(block[o]));
     // Two buffers, swapped each round (no fresh pages per round).
-    let mut next: Vec<u32> = crate::mem::zeroed(n);
+    let mut next: Vec<u32> = crate::mem::zeroed(h.len());
+    let ranges = n.div_ceil(HASH_RANGE);
     for _ in 0..HASH_ROUNDS {
-        let prev = &h;
-        next.par_iter_mut().enumerate().for_each(|(o, out)| {
-            let o = o as u32;
-            // The previous hashes of a later object's references miss
-            // the cache: ask for them now.
-            if let Some(ahead) = o.checked_add(HASH_PREFETCH).filter(|&a| (a as usize) < n) {
-                for &c in graph.refs_raw(ahead) {
-                    crate::mem::prefetch(&prev[c as usize]);
+        let prev = &h[..];
+        let value = |c: u32| match ranked.rank(c) {
+            Some(r) => prev[r],
+            None => seed(block[c as usize]),
+        };
+        let lens = (0..ranges).map(|r| {
+            let end = ((r + 1) * HASH_RANGE).min(n) as u32;
+            ranked.ones_before(end) - ranked.ones_before((r * HASH_RANGE) as u32)
+        });
+        let parts = crate::mem::split_by(&mut next, lens);
+        parts.into_par_iter().enumerate().for_each(|(r, part)| {
+            let end = ((r + 1) * HASH_RANGE).min(n);
+            let mut slots = part.iter_mut();
+            for o in r * HASH_RANGE..end {
+                // The previous hashes of a later object's references miss
+                // the cache: ask for them now.
+                let ahead = o + HASH_PREFETCH as usize;
+                if ahead < n {
+                    for &c in graph.refs_raw(ahead as u32) {
+                        match ranked.rank(c) {
+                            Some(r) => crate::mem::prefetch(&prev[r]),
+                            None => crate::mem::prefetch(&block[c as usize]),
+                        }
+                    }
                 }
+                let Some(r) = ranked.rank(o as u32) else {
+                    continue;
+                };
+                let mut x = prev[r] as u64 | 1 << 40;
+                for &c in graph.refs_raw(o as u32) {
+                    x = (x ^ value(c) as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+                    x ^= x >> 29;
+                }
+                *slots.next().unwrap() = (x >> 32) as u32;
             }
-            let refs = graph.refs_raw(o);
-            if id(block[o as usize]) == NO_BLOCK || refs.is_empty() {
-                *out = prev[o as usize];
-                return;
-            }
-            let mut x = prev[o as usize] as u64 | 1 << 40;
-            for &c in refs {
-                x = (x ^ prev[c as usize] as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-                x ^= x >> 29;
-            }
-            *out = (x >> 32) as u32;
         });
         std::mem::swap(&mut h, &mut next);
     }
@@ -263,11 +341,11 @@ fn hashes<B: Copy + Send + Sync>(
         "duplicates: hash rounds",
         &[
             ("labels", std::mem::size_of_val(block)),
-            ("hashes", bytes(&h)),
+            ("hashes", bytes(&h) + ranked.heap_bytes()),
             ("next", bytes(&next)),
         ],
     );
-    h
+    (ranked, h)
 }
 
 /// The bytes of a vector's allocation, for the memory account.
@@ -659,13 +737,14 @@ mod tests {
     use std::fmt::Write;
     use std::path::Path;
 
-    use super::{hashes, label_blocks, widen, NARROW_NONE, NO_BLOCK};
+    use super::{hashes, label_blocks, widen, widen8, NARROW8_NONE, NARROW_NONE, NO_BLOCK};
     use crate::graph::duplicates::view::View;
     use crate::graph::{DominatorTree, HeapGraph};
     use crate::progress::Progress;
 
-    /// The rounds over label blocks held in two bytes give the hashes of
-    /// the rounds over the blocks themselves, unreachable objects included.
+    /// The rounds over label blocks held in one or two bytes give the
+    /// hashes of the rounds over the blocks themselves, and those are the
+    /// hashes of rounds over every object.
     #[test]
     fn narrow_label_blocks_hash_as_the_wide_ones() {
         let mut text = String::from("t 1 Node\nt 2 Leaf\n");
@@ -699,7 +778,53 @@ mod tests {
             .collect();
         let wide = hashes(&view, &block, |b| b);
         assert_eq!(hashes(&view, &narrow, widen), wide);
-        let distinct: std::collections::HashSet<u32> = wide.iter().copied().collect();
+        let narrow8: Vec<u8> = block
+            .iter()
+            .map(|&b| if b == NO_BLOCK { NARROW8_NONE } else { b as u8 })
+            .collect();
+        assert_eq!(hashes(&view, &narrow8, widen8), wide);
+        let distinct: std::collections::HashSet<u32> = wide.1.iter().copied().collect();
         assert!(distinct.len() > 3, "the rounds tell objects apart");
+        // The hashes kept, of the reachable non-leaves, are those of the
+        // rounds over every object; the others never change.
+        let full = every_hash(&view, &block);
+        let (moving, h) = wide;
+        for (o, &f) in full.iter().enumerate() {
+            match moving.rank(o as u32) {
+                Some(r) => assert_eq!(h[r], f, "{o}"),
+                None => {
+                    assert!(block[o] == NO_BLOCK || view.refs_raw(o as u32).is_empty());
+                    assert_eq!(f, seed(block[o]), "{o}");
+                }
+            }
+        }
+    }
+
+    fn seed(b: u32) -> u32 {
+        (b as u64)
+            .wrapping_mul(0x9e37_79b9_7f4a_7c15)
+            .rotate_left(29) as u32
+    }
+
+    /// The rounds over an array of every object's hash, one object at a
+    /// time.
+    fn every_hash(view: &View, block: &[u32]) -> Vec<u32> {
+        let mut h: Vec<u32> = block.iter().map(|&b| seed(b)).collect();
+        for _ in 0..super::HASH_ROUNDS {
+            let prev = h.clone();
+            for (o, out) in h.iter_mut().enumerate() {
+                let refs = view.refs_raw(o as u32);
+                if block[o] == NO_BLOCK || refs.is_empty() {
+                    continue;
+                }
+                let mut x = prev[o] as u64 | 1 << 40;
+                for &c in refs {
+                    x = (x ^ prev[c as usize] as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+                    x ^= x >> 29;
+                }
+                *out = (x >> 32) as u32;
+            }
+        }
+        h
     }
 }
