@@ -15,7 +15,7 @@
 use crate::mem::RankedBits;
 use crate::model::IntBuild;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use rayon::prelude::*;
 
@@ -30,6 +30,8 @@ pub const NO_BLOCK: u32 = u32::MAX;
 const PARALLEL_MIN: usize = 1 << 14;
 
 /// Per reachable object its block; [`NO_BLOCK`] for unreachable objects.
+/// `block_size` holds the sizes of the blocks `0..block_size.len()`; an id
+/// past them (and not `NO_BLOCK`) is a block of one object ([`Singles`]).
 pub struct Partition {
     pub block: Vec<u32>,
     pub block_size: Vec<u32>,
@@ -132,7 +134,7 @@ fn hashed_blocks(graph: &View, label: Partition) -> Partition {
         let (moving, h) = hashes(graph, &block, |b| b);
         (block, moving, h)
     };
-    regroup_all(graph, block, labels, (&moving, &h))
+    regroup_all(graph, block, labels, (moving, h))
 }
 
 /// [`hashes`] over the label blocks held in a narrower type (`narrow`,
@@ -151,22 +153,26 @@ fn narrowed<B: Copy + Send + Sync>(
 }
 
 /// Regroups the non-leaves of the label blocks by their hash (`h`, by
-/// rank among the `moving` objects): leaves keep their label block (a
-/// label fixes the reference count, so a label block is all leaves or
-/// none); the others get ids after the label ids.
+/// rank among the `moving` objects): each group of equal hashes in one
+/// label block a block (a label fixes the reference count, so a label
+/// block is all leaves or none), and the leaves of a label one block.
+/// Blocks of one object take no size (see [`Singles`]); the others are
+/// numbered densely, the non-leaves' groups first.
 fn regroup_all(
     graph: &View,
     mut block: Vec<u32>,
     labels: usize,
-    hashes: (&RankedBits, &[u32]),
+    (moving, h): (RankedBits, Vec<u32>),
 ) -> Partition {
-    let (mut block_size, offset) = counts_by_label(graph, &block, labels);
+    let offset = counts_by_label(graph, &block, labels);
     if tracing::enabled!(target: "heaptui::memory", tracing::Level::DEBUG) {
         let reachable = block.iter().filter(|&&b| b != NO_BLOCK).count();
         tracing::debug!(target: "heaptui::memory",
             "duplicates: hashed blocks: {} objects, {reachable} reachable, {} of them non-leaves, {labels} labels",
             block.len(), offset[labels]);
     }
+    let mut singles = Singles::new(block.len(), labels);
+    let mut block_size = Vec::new();
     // A few pieces of whole label blocks, each with its (hash, object)
     // pairs only: 8 bytes a non-leaf at once would be the stage's peak.
     let total = offset[labels] as usize;
@@ -177,19 +183,107 @@ fn regroup_all(
         while to < labels && ((offset[to + 1] - offset[from]) as usize) < target {
             to += 1;
         }
-        let first = block_size.len();
+        let piece = Piece {
+            labels: (from, to),
+            offset: &offset[from..=to],
+            // Past every label id while pieces remain.
+            first: labels + block_size.len(),
+        };
         regroup(
             graph,
             &mut block,
-            hashes,
-            (from, to),
-            &offset,
-            first,
+            (&moving, &h),
+            piece,
             &mut block_size,
+            &mut singles,
         );
         from = to;
     }
+    drop((moving, h, offset));
+    let block_size = settle(&mut block, labels, block_size, &mut singles);
     Partition { block, block_size }
+}
+
+/// Ids of blocks of one object: such a block never splits nor becomes a
+/// candidate, and most hashed blocks are single objects (half the objects
+/// or more on large heaps), so they take no size in the partition's
+/// `block_size`: their ids count down from below [`NO_BLOCK`], past every
+/// dense id (a block id `b` with `b >= block_size.len()` is a single
+/// object's). Off where the ids might meet (some 2^31 objects).
+struct Singles {
+    /// The next single's id.
+    next: u32,
+    on: bool,
+}
+
+impl Singles {
+    fn new(objects: usize, labels: usize) -> Singles {
+        Singles {
+            next: NO_BLOCK - 1,
+            // Dense ids stay below labels + objects.
+            on: (labels as u64 + objects as u64) < (NO_BLOCK - 1) as u64,
+        }
+    }
+
+    /// Whether a block of `len` objects takes a single's id.
+    fn takes(&self, len: usize) -> bool {
+        self.on && len == 1
+    }
+
+    /// The next `count` ids, from the highest.
+    fn take(&mut self, count: usize) -> u32 {
+        let top = self.next;
+        self.next -= count as u32;
+        top
+    }
+}
+
+/// After the regrouping: the non-leaves' groups (ids from `labels` on)
+/// become the dense ids `0..`, each label's leaves the block after them
+/// (or a single's), in two passes over the objects (count, then renumber;
+/// counted here, once the pairs' offsets are gone, where they were 4 bytes
+/// a label at the regrouping's peak). Returns the sizes of the dense
+/// blocks.
+fn settle(
+    block: &mut [u32],
+    labels: usize,
+    mut block_size: Vec<u32>,
+    singles: &mut Singles,
+) -> Vec<u32> {
+    // Only leaves still hold a label id.
+    let mut leaves: Vec<u32> = vec![0; labels];
+    for &b in block.iter() {
+        if (b as usize) < labels {
+            leaves[b as usize] += 1;
+        }
+    }
+    let labels = labels as u32;
+    let groups = block_size.len() as u32;
+    let dense = leaves
+        .iter()
+        .filter(|&&c| c > 0 && !singles.takes(c as usize))
+        .count();
+    block_size.reserve_exact(dense);
+    // Each label's count becomes its leaves' block.
+    for c in &mut leaves {
+        if *c == 0 {
+            continue;
+        }
+        if singles.takes(*c as usize) {
+            *c = singles.take(1);
+        } else {
+            block_size.push(*c);
+            *c = (block_size.len() - 1) as u32;
+        }
+    }
+    block.par_iter_mut().for_each(|b| {
+        if *b < labels {
+            *b = leaves[*b as usize];
+        } else if *b < labels + groups {
+            *b -= labels;
+        }
+    });
+    block_size
 }
 
 /// [`NO_BLOCK`] among label blocks held in two bytes.
@@ -220,35 +314,46 @@ fn widen8(b: u8) -> u32 {
 
 /// Pieces [`hashed_blocks`] regroups the non-leaves in, of about equal
 /// numbers of them.
-const HASH_PIECES: usize = 4;
+const HASH_PIECES: usize = 8;
 
-/// The non-leaves of label blocks `from..to` regrouped by hash: each group
-/// of equal hashes a block, numbered from `first` in (block, hash) order;
-/// their sizes appended to `block_size`. Objects given a new block are
-/// past every label id, so later pieces do not take them.
+/// What [`regroup`] takes of the labels: label blocks `from..to`, where
+/// their non-leaves lie among the pairs (`offset`, from `offset[0]`), and
+/// the first id the piece gives.
+struct Piece<'a> {
+    labels: (usize, usize),
+    offset: &'a [u32],
+    first: usize,
+}
+
+/// The non-leaves of a piece's label blocks regrouped by hash: each group
+/// of equal hashes a block, of a single's id (`singles`) or numbered from
+/// `first` in (block, hash) order with its size appended to `block_size`.
+/// Objects given a new block are past every label id, so later pieces do
+/// not take them.
 fn regroup(
     graph: &View,
     block: &mut [u32],
     (moving, h): (&RankedBits, &[u32]),
-    (from, to): (usize, usize),
-    offset: &[u32],
-    first: usize,
+    piece: Piece,
     block_size: &mut Vec<u32>,
+    singles: &mut Singles,
 ) {
-    let base = offset[from];
-    let local: Vec<u32> = offset[from..=to].iter().map(|&o| o - base).collect();
+    let Piece {
+        labels: (from, to),
+        offset,
+        first,
+    } = piece;
+    let base = offset[0];
     let (range, b) = (from as u32..to as u32, &*block);
-    let mut pairs: Vec<(u32, u32)> = crate::mem::zeroed(local[to - from] as usize);
-    {
-        let mut cursor = local.clone();
-        for (o, &bo) in b.iter().enumerate() {
-            if range.contains(&bo) && !graph.refs_raw(o as u32).is_empty() {
-                let at = &mut cursor[(bo - range.start) as usize];
-                // A reachable non-leaf: one of the moving objects.
-                let r = moving.ones_before(o as u32);
-                pairs[*at as usize] = (h[r], o as u32);
-                *at += 1;
-            }
+    let mut pairs: Vec<(u32, u32)> = crate::mem::zeroed((offset[to - from] - base) as usize);
+    let mut cursor: Vec<u32> = offset[..to - from].iter().map(|&o| o - base).collect();
+    for (o, &bo) in b.iter().enumerate() {
+        if range.contains(&bo) && !graph.refs_raw(o as u32).is_empty() {
+            let at = &mut cursor[(bo - range.start) as usize];
+            // A reachable non-leaf: one of the moving objects.
+            let r = moving.ones_before(o as u32);
+            pairs[*at as usize] = (h[r], o as u32);
+            *at += 1;
         }
     }
     crate::mem::arrays_alive(
@@ -257,11 +362,12 @@ fn regroup(
             ("block", std::mem::size_of_val(block)),
             ("hashes", std::mem::size_of_val(h) + moving.heap_bytes()),
             ("pairs", bytes(&pairs)),
-            ("offsets", std::mem::size_of_val(offset) + 2 * bytes(&local)),
+            ("cursor", bytes(&cursor)),
             ("block_size", bytes(block_size)),
         ],
     );
-    number_groups(&mut pairs, &local, to - from, block, first, block_size);
+    drop(cursor);
+    number_groups(&mut pairs, offset, block, first, block_size, singles);
 }
 
 /// Objects a part of a hashing round takes at once.
@@ -353,43 +459,39 @@ fn bytes<T>(v: &Vec<T>) -> usize {
     v.capacity() * std::mem::size_of::<T>()
 }
 
-/// One pass: the leaves per label block (their final sizes) and the
-/// non-leaves per label block, as offsets of a counting sort (the
-/// non-leaves as (hash, object) pairs grouped by label block, which
-/// sorting each block's part by hash puts in (block, hash, object) order).
-fn counts_by_label(graph: &View, block: &[u32], labels: usize) -> (Vec<u32>, Vec<u32>) {
-    let mut block_size: Vec<u32> = vec![0; labels];
+/// One pass: the non-leaves per label block, as offsets of a counting
+/// sort (the non-leaves as (hash, object) pairs grouped by label block,
+/// which sorting each block's part by hash puts in (block, hash, object)
+/// order).
+fn counts_by_label(graph: &View, block: &[u32], labels: usize) -> Vec<u32> {
     let mut offset: Vec<u32> = vec![0; labels + 1];
     for (o, &b) in block.iter().enumerate() {
-        if b == NO_BLOCK {
-            continue;
-        }
-        if graph.refs_raw(o as u32).is_empty() {
-            block_size[b as usize] += 1;
-        } else {
+        if b != NO_BLOCK && !graph.refs_raw(o as u32).is_empty() {
             offset[b as usize + 1] += 1;
         }
     }
     for b in 0..labels {
         offset[b + 1] += offset[b];
     }
-    (block_size, offset)
+    offset
 }
 
-/// Sorts each label block's part of `pairs` by hash and makes each group
-/// of equal hashes a block: ids from `first` in (block, hash) order, set
-/// in `block` for the group's objects, sizes appended to `block_size`.
-/// Two parallel passes over jobs of whole label blocks (sort and count the
-/// groups, then number them), with no list of where groups start: 8 bytes
-/// a group beside the pairs were the stage's peak.
+/// Sorts each label block's part of `pairs` (where `offset` says, from
+/// `offset[0]`) by hash and makes each group of equal hashes a block: a
+/// single object's id from `singles`, or ids from `first` in (block, hash)
+/// order with sizes appended to `block_size`; set in `block` for the
+/// group's objects. Two parallel passes over jobs of whole label blocks
+/// (sort and count the groups, then number them), with no list of where
+/// groups start: 8 bytes a group beside the pairs were the stage's peak.
 fn number_groups(
     pairs: &mut [(u32, u32)],
     offset: &[u32],
-    labels: usize,
     block: &mut [u32],
     first: usize,
     block_size: &mut Vec<u32>,
+    singles: &mut Singles,
 ) {
+    let labels = offset.len() - 1;
     let total = pairs.len();
     let target = (total / (8 * rayon::current_num_threads())).max(1 << 14);
     // (a part of `pairs`, its first label block, the block after its last)
@@ -415,10 +517,12 @@ fn number_groups(
         let base = offset[from];
         (from..to).map(move |b| (offset[b] - base) as usize..(offset[b + 1] - base) as usize)
     };
-    let groups: Vec<usize> = jobs
+    let one = &*singles;
+    // Per job: its groups of two or more, and its single objects.
+    let counts: Vec<(usize, usize)> = jobs
         .par_iter_mut()
         .map(|(part, from, to)| {
-            let mut groups = 0;
+            let (mut groups, mut single) = (0, 0);
             for r in segments(*from, *to) {
                 let seg = &mut part[r];
                 if seg.len() >= 1 << 16 {
@@ -426,35 +530,48 @@ fn number_groups(
                 } else {
                     seg.sort_unstable();
                 }
-                groups += seg.chunk_by(|x, y| x.0 == y.0).count();
+                for g in seg.chunk_by(|x, y| x.0 == y.0) {
+                    if one.takes(g.len()) {
+                        single += 1;
+                    } else {
+                        groups += 1;
+                    }
+                }
             }
-            groups
+            (groups, single)
         })
         .collect();
     let old = block_size.len();
-    block_size.resize(old + groups.iter().sum::<usize>(), 0);
-    let mut sizes: Vec<(&mut [u32], u32)> = Vec::with_capacity(jobs.len());
+    block_size.resize(old + counts.iter().map(|c| c.0).sum::<usize>(), 0);
+    // Per job: its sizes, its first id, its first single's id.
+    let mut ids: Vec<(&mut [u32], u32, u32)> = Vec::with_capacity(jobs.len());
     {
         let (mut rest, mut id) = (&mut block_size[old..], first as u32);
-        for &g in &groups {
+        for &(g, single) in &counts {
             let (mine, tail) = std::mem::take(&mut rest).split_at_mut(g);
             rest = tail;
-            sizes.push((mine, id));
+            ids.push((mine, id, singles.take(single)));
             id += g as u32;
         }
     }
-    let out = crate::mem::as_atomic(block);
+    let (out, one) = (crate::mem::as_atomic(block), &*singles);
     jobs.into_par_iter()
-        .zip(sizes)
-        .for_each(|((part, from, to), (sizes, id))| {
+        .zip(ids)
+        .for_each(|((part, from, to), (sizes, id, mut single))| {
             let mut g = 0;
             for r in segments(from, to) {
                 for group in part[r].chunk_by(|x, y| x.0 == y.0) {
-                    sizes[g] = group.len() as u32;
+                    let b = if one.takes(group.len()) {
+                        single -= 1;
+                        single + 1
+                    } else {
+                        sizes[g] = group.len() as u32;
+                        g += 1;
+                        id + g as u32 - 1
+                    };
                     for &(_, o) in group {
-                        out[o as usize].store(id + g as u32, Ordering::Relaxed);
+                        out[o as usize].store(b, Ordering::Relaxed);
                     }
-                    g += 1;
                 }
             }
         });
@@ -473,7 +590,7 @@ fn signature(graph: &View, block: &[u32], o: u32) -> u64 {
 
 /// Pieces the first refinement round is cut into (by block id, of about
 /// equal numbers of objects).
-const FIRST_ROUND_PIECES: usize = 4;
+const FIRST_ROUND_PIECES: usize = 8;
 
 /// Splits the blocks of `keyed` (sorted (block, signature, object) keys)
 /// by signature: each group but one gets a new block id, in key order, and
@@ -567,9 +684,11 @@ fn refine_rounds(
 ) -> Result<(u64, u64), Cancelled> {
     // Objects in singleton blocks can never split, nor can leaves (their
     // signature is empty): never evaluate them.
-    let queued: Vec<AtomicBool> = (0..graph.objects())
+    // A bit an object: a byte each was 10 MiB at the first round's peak
+    // on a 10 M-object heap.
+    let queued: Vec<AtomicU64> = (0..graph.objects().div_ceil(64))
         .into_par_iter()
-        .map(|_| AtomicBool::new(false))
+        .map(|_| AtomicU64::new(0))
         .collect();
     let mut dirty: Vec<u32> = Vec::new();
     let mut keyed: Vec<(u32, u64, u32)> = Vec::new();
@@ -580,7 +699,7 @@ fn refine_rounds(
     loop {
         rounds += 1;
         for &o in &dirty {
-            queued[o as usize].store(false, Ordering::Relaxed);
+            queued[o as usize / 64].fetch_and(!(1 << (o % 64)), Ordering::Relaxed);
         }
         moves.clear();
         if rounds == 1 {
@@ -624,7 +743,14 @@ fn refine_rounds(
 /// Whether object `o` of block `b` is evaluated: not in a singleton
 /// block, and not a leaf.
 fn evaluate(graph: &View, b: u32, block_size: &[u32], o: usize) -> bool {
-    b != NO_BLOCK && block_size[b as usize] > 1 && !graph.refs_raw(o as u32).is_empty()
+    many(block_size, b) && !graph.refs_raw(o as u32).is_empty()
+}
+
+/// Whether block `b` holds two objects or more (not [`NO_BLOCK`], nor a
+/// single object's id, see [`Singles`]).
+#[inline]
+pub fn many(block_size: &[u32], b: u32) -> bool {
+    block_size.get(b as usize).is_some_and(|&s| s > 1)
 }
 
 /// The first round, which evaluates nearly every object: its moves, and
@@ -675,7 +801,7 @@ fn first_round(
             &[
                 ("block", std::mem::size_of_val(block)),
                 ("block_size", bytes(block_size)),
-                ("queued", graph.objects()),
+                ("queued", graph.objects().div_ceil(64) * 8),
                 ("keyed", bytes(&keyed)),
                 ("moves", bytes(moves)),
             ],
@@ -691,13 +817,12 @@ fn dirty_retainers(
     graph: &View,
     (block, block_size): (&[u32], &[u32]),
     moves: &[(u32, u32)],
-    queued: &[AtomicBool],
+    queued: &[AtomicU64],
 ) -> Vec<u32> {
     let wants = |p: u32| {
-        let pb = block[p as usize];
-        pb != NO_BLOCK
-            && block_size[pb as usize] > 1
-            && !queued[p as usize].swap(true, Ordering::Relaxed)
+        many(block_size, block[p as usize])
+            && queued[p as usize / 64].fetch_or(1 << (p % 64), Ordering::Relaxed) >> (p % 64) & 1
+                == 0
     };
     if moves.len() >= PARALLEL_MIN {
         moves
@@ -798,6 +923,54 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// The refined partition's sizes count its blocks' members, and an
+    /// id past them is one object's.
+    #[test]
+    fn block_sizes_count_members_and_singles_are_single() {
+        let mut text = String::from("t 1 Node\nt 2 Leaf\n");
+        for i in 0..300u32 {
+            let (a, b) = (0x1000 + (i * 7) % 300, 0x1000 + (i * 3 + 1) % 300);
+            let leaf = 0x5000 + i % 5;
+            writeln!(
+                text,
+                "o {:x} 1 {} {a:x} {b:x} {leaf:x}",
+                0x1000 + i,
+                10 + i % 2
+            )
+            .unwrap();
+        }
+        for i in 0..5u32 {
+            writeln!(text, "o {:x} 2 {}", 0x5000 + i, 4 + i % 3).unwrap();
+        }
+        writeln!(text, "r 1000 1 0").unwrap();
+        let dump =
+            crate::import::netcf_text::parse_bytes(Path::new("t.txt"), text.as_bytes()).unwrap();
+        let graph = HeapGraph::build(dump);
+        let dom = DominatorTree::compute(&graph, &Progress::new()).unwrap();
+        let view = View::new(&graph);
+        let part = super::refine(&view, &dom, &Progress::new()).unwrap();
+        let mut count = std::collections::HashMap::new();
+        for &b in &part.block {
+            if b != NO_BLOCK {
+                *count.entry(b).or_insert(0u32) += 1;
+            }
+        }
+        let (mut dense, mut single) = (0, 0);
+        for (&b, &c) in &count {
+            match part.block_size.get(b as usize) {
+                Some(&s) => {
+                    assert_eq!(s, c, "block {b}");
+                    dense += 1;
+                }
+                None => {
+                    assert_eq!(c, 1, "single {b}");
+                    single += 1;
+                }
+            }
+        }
+        assert!(dense > 0 && single > 0, "{dense} dense, {single} single");
     }
 
     fn seed(b: u32) -> u32 {
