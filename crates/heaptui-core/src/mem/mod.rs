@@ -254,16 +254,24 @@ pub(crate) fn checkpoint(phase: &str) {
 /// at its highest point, then [`checkpoint`]s it: where a phase's peak is
 /// and what makes it.
 pub(crate) fn alive(phase: &str, arrays: &[(&str, usize)]) {
-    if tracing::enabled!(target: "heaptui::memory", tracing::Level::DEBUG) {
-        let total: usize = arrays.iter().map(|a| a.1).sum();
-        let each: Vec<String> = arrays
-            .iter()
-            .map(|(name, b)| format!("{name} {}", b >> 20))
-            .collect();
-        tracing::debug!(target: "heaptui::memory",
-            "{phase}: arrays alive {} MiB ({})", total >> 20, each.join(", "));
-    }
+    arrays_alive(phase, arrays);
     checkpoint(phase);
+}
+
+/// Logs (target `heaptui::memory`, when on) the arrays of a step alive at
+/// its highest point, by name with their bytes: where a phase's peak is
+/// and what makes it, beside the checkpoints' resident set.
+pub(crate) fn arrays_alive(step: &str, arrays: &[(&str, usize)]) {
+    if !tracing::enabled!(target: "heaptui::memory", tracing::Level::DEBUG) {
+        return;
+    }
+    let total: usize = arrays.iter().map(|a| a.1).sum();
+    let each: Vec<String> = arrays
+        .iter()
+        .map(|(name, b)| format!("{name} {}", b >> 20))
+        .collect();
+    tracing::debug!(target: "heaptui::memory",
+        "{step}: arrays alive {} MiB ({})", total >> 20, each.join(", "));
 }
 
 /// The bytes the program has allocated and not freed, and the bytes the

@@ -48,6 +48,19 @@ impl RankedBits {
             .then(|| self.before[w] as usize + (word & ((1u64 << b) - 1)).count_ones() as usize)
     }
 
+    /// How many bits below `i` are set (all of them past the end): the
+    /// rank the first set bit at or after `i` has.
+    #[inline]
+    pub fn ones_before(&self, i: u32) -> usize {
+        let (w, b) = (i as usize / 64, i % 64);
+        match self.bits.get(w) {
+            Some(word) => {
+                self.before[w] as usize + (word & ((1u64 << b) - 1)).count_ones() as usize
+            }
+            None => self.ones,
+        }
+    }
+
     /// The set bits in index order (their ranks are 0, 1, 2, …).
     pub fn iter_ones(&self) -> impl Iterator<Item = u32> + '_ {
         self.bits.iter().enumerate().flat_map(|(w, &word)| {
@@ -75,5 +88,12 @@ mod tests {
             assert_eq!(r.rank(i), set.iter().position(|&s| s == i), "{i}");
         }
         assert_eq!(r.iter_ones().collect::<Vec<_>>(), set);
+        for i in 0..1100u32 {
+            assert_eq!(
+                r.ones_before(i),
+                set.iter().filter(|&&s| s < i).count(),
+                "{i}"
+            );
+        }
     }
 }

@@ -12,9 +12,10 @@
 //! the part of a block that did not change keeps its id, so a long chain
 //! costs one small round per link rather than a pass over the heap per link.
 
+use crate::mem::RankedBits;
 use crate::model::IntBuild;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use rayon::prelude::*;
 
@@ -29,6 +30,8 @@ pub const NO_BLOCK: u32 = u32::MAX;
 const PARALLEL_MIN: usize = 1 << 14;
 
 /// Per reachable object its block; [`NO_BLOCK`] for unreachable objects.
+/// `block_size` holds the sizes of the blocks `0..block_size.len()`; an id
+/// past them (and not `NO_BLOCK`) is a block of one object ([`Singles`]).
 pub struct Partition {
     pub block: Vec<u32>,
     pub block_size: Vec<u32>,
@@ -104,30 +107,72 @@ const HASH_PREFETCH: u32 = 8;
 /// from blocks that already tell apart most objects that differ within a
 /// few references.
 fn hashed_blocks(graph: &View, label: Partition) -> Partition {
-    let mut block = label.block;
+    let block = label.block;
     let labels = block
         .par_iter()
         .filter(|&&b| b != NO_BLOCK)
         .max()
         .map_or(0, |&b| b as usize + 1);
-    // The rounds hold two hashes an object beside the blocks: with few
-    // labels the blocks wait in two bytes an object meanwhile.
-    let h = if labels < NARROW_NONE as usize {
-        let narrow: Vec<u16> = block
-            .par_iter()
-            .map(|&b| if b == NO_BLOCK { NARROW_NONE } else { b as u16 })
-            .collect();
-        drop(block);
-        let h = hashes(graph, &narrow, widen);
-        block = narrow.par_iter().map(|&b| widen(b)).collect();
-        h
+    // The rounds hold two hashes a reachable non-leaf beside the blocks:
+    // with few labels the blocks wait in one or two bytes an object
+    // meanwhile.
+    let (block, moving, h) = if labels < NARROW8_NONE as usize {
+        narrowed(
+            graph,
+            block,
+            |b| if b == NO_BLOCK { NARROW8_NONE } else { b as u8 },
+            widen8,
+        )
+    } else if labels < NARROW_NONE as usize {
+        narrowed(
+            graph,
+            block,
+            |b| if b == NO_BLOCK { NARROW_NONE } else { b as u16 },
+            widen,
+        )
     } else {
-        hashes(graph, &block, |b| b)
+        let (moving, h) = hashes(graph, &block, |b| b);
+        (block, moving, h)
     };
-    // Leaves keep their label block (a label fixes the reference count, so
-    // a label block is all leaves or none); only the others are regrouped,
-    // under ids after the label ids.
-    let (mut block_size, offset) = counts_by_label(graph, &block, labels);
+    regroup_all(graph, block, labels, (moving, h))
+}
+
+/// [`hashes`] over the label blocks held in a narrower type (`narrow`,
+/// back by `wide`), and the blocks back in four bytes.
+fn narrowed<B: Copy + Send + Sync>(
+    graph: &View,
+    block: Vec<u32>,
+    narrow: impl Fn(u32) -> B + Sync + Send,
+    wide: impl Fn(B) -> u32 + Sync + Send + Copy,
+) -> (Vec<u32>, RankedBits, Vec<u32>) {
+    let small: Vec<B> = block.par_iter().map(|&b| narrow(b)).collect();
+    drop(block);
+    let (moving, h) = hashes(graph, &small, wide);
+    let block = small.par_iter().map(|&b| wide(b)).collect();
+    (block, moving, h)
+}
+
+/// Regroups the non-leaves of the label blocks by their hash (`h`, by
+/// rank among the `moving` objects): each group of equal hashes in one
+/// label block a block (a label fixes the reference count, so a label
+/// block is all leaves or none), and the leaves of a label one block.
+/// Blocks of one object take no size (see [`Singles`]); the others are
+/// numbered densely, the non-leaves' groups first.
+fn regroup_all(
+    graph: &View,
+    mut block: Vec<u32>,
+    labels: usize,
+    (moving, h): (RankedBits, Vec<u32>),
+) -> Partition {
+    let offset = counts_by_label(graph, &block, labels);
+    if tracing::enabled!(target: "heaptui::memory", tracing::Level::DEBUG) {
+        let reachable = block.iter().filter(|&&b| b != NO_BLOCK).count();
+        tracing::debug!(target: "heaptui::memory",
+            "duplicates: hashed blocks: {} objects, {reachable} reachable, {} of them non-leaves, {labels} labels",
+            block.len(), offset[labels]);
+    }
+    let mut singles = Singles::new(block.len(), labels);
+    let mut block_size = Vec::new();
     // A few pieces of whole label blocks, each with its (hash, object)
     // pairs only: 8 bytes a non-leaf at once would be the stage's peak.
     let total = offset[labels] as usize;
@@ -138,23 +183,114 @@ fn hashed_blocks(graph: &View, label: Partition) -> Partition {
         while to < labels && ((offset[to + 1] - offset[from]) as usize) < target {
             to += 1;
         }
-        let first = block_size.len();
+        let piece = Piece {
+            labels: (from, to),
+            offset: &offset[from..=to],
+            // Past every label id while pieces remain.
+            first: labels + block_size.len(),
+        };
         regroup(
             graph,
             &mut block,
-            &h,
-            (from, to),
-            &offset,
-            first,
+            (&moving, &h),
+            piece,
             &mut block_size,
+            &mut singles,
         );
         from = to;
     }
+    drop((moving, h, offset));
+    let block_size = settle(&mut block, labels, block_size, &mut singles);
     Partition { block, block_size }
+}
+
+/// Ids of blocks of one object: such a block never splits nor becomes a
+/// candidate, and most hashed blocks are single objects (half the objects
+/// or more on large heaps), so they take no size in the partition's
+/// `block_size`: their ids count down from below [`NO_BLOCK`], past every
+/// dense id (a block id `b` with `b >= block_size.len()` is a single
+/// object's). Off where the ids might meet (some 2^31 objects).
+struct Singles {
+    /// The next single's id.
+    next: u32,
+    on: bool,
+}
+
+impl Singles {
+    fn new(objects: usize, labels: usize) -> Singles {
+        Singles {
+            next: NO_BLOCK - 1,
+            // Dense ids stay below labels + objects.
+            on: (labels as u64 + objects as u64) < (NO_BLOCK - 1) as u64,
+        }
+    }
+
+    /// Whether a block of `len` objects takes a single's id.
+    fn takes(&self, len: usize) -> bool {
+        self.on && len == 1
+    }
+
+    /// The next `count` ids, from the highest.
+    fn take(&mut self, count: usize) -> u32 {
+        let top = self.next;
+        self.next -= count as u32;
+        top
+    }
+}
+
+/// After the regrouping: the non-leaves' groups (ids from `labels` on)
+/// become the dense ids `0..`, each label's leaves the block after them
+/// (or a single's), in two passes over the objects (count, then renumber;
+/// counted here, once the pairs' offsets are gone, where they were 4 bytes
+/// a label at the regrouping's peak). Returns the sizes of the dense
+/// blocks.
+fn settle(
+    block: &mut [u32],
+    labels: usize,
+    mut block_size: Vec<u32>,
+    singles: &mut Singles,
+) -> Vec<u32> {
+    // Only leaves still hold a label id.
+    let mut leaves: Vec<u32> = vec![0; labels];
+    for &b in block.iter() {
+        if (b as usize) < labels {
+            leaves[b as usize] += 1;
+        }
+    }
+    let labels = labels as u32;
+    let groups = block_size.len() as u32;
+    let dense = leaves
+        .iter()
+        .filter(|&&c| c > 0 && !singles.takes(c as usize))
+        .count();
+    block_size.reserve_exact(dense);
+    // Each label's count becomes its leaves' block.
+    for c in &mut leaves {
+        if *c == 0 {
+            continue;
+        }
+        if singles.takes(*c as usize) {
+            *c = singles.take(1);
+        } else {
+            block_size.push(*c);
+            *c = (block_size.len() - 1) as u32;
+        }
+    }
+    block.par_iter_mut().for_each(|b| {
+        if *b < labels {
+            *b = leaves[*b as usize];
+        } else if *b < labels + groups {
+            *b -= labels;
+        }
+    });
+    block_size
 }
 
 /// [`NO_BLOCK`] among label blocks held in two bytes.
 const NARROW_NONE: u16 = u16::MAX;
+
+/// [`NO_BLOCK`] among label blocks held in one byte.
+const NARROW8_NONE: u8 = u8::MAX;
 
 /// A label block held in two bytes, as the block id.
 #[inline]
@@ -166,123 +302,196 @@ fn widen(b: u16) -> u32 {
     }
 }
 
+/// A label block held in one byte, as the block id.
+#[inline]
+fn widen8(b: u8) -> u32 {
+    if b == NARROW8_NONE {
+        NO_BLOCK
+    } else {
+        b as u32
+    }
+}
+
 /// Pieces [`hashed_blocks`] regroups the non-leaves in, of about equal
 /// numbers of them.
-const HASH_PIECES: usize = 4;
+const HASH_PIECES: usize = 8;
 
-/// The non-leaves of label blocks `from..to` regrouped by hash: each group
-/// of equal hashes a block, numbered from `first` in (block, hash) order;
-/// their sizes appended to `block_size`. Objects given a new block are
-/// past every label id, so later pieces do not take them.
+/// What [`regroup`] takes of the labels: label blocks `from..to`, where
+/// their non-leaves lie among the pairs (`offset`, from `offset[0]`), and
+/// the first id the piece gives.
+struct Piece<'a> {
+    labels: (usize, usize),
+    offset: &'a [u32],
+    first: usize,
+}
+
+/// The non-leaves of a piece's label blocks regrouped by hash: each group
+/// of equal hashes a block, of a single's id (`singles`) or numbered from
+/// `first` in (block, hash) order with its size appended to `block_size`.
+/// Objects given a new block are past every label id, so later pieces do
+/// not take them.
 fn regroup(
     graph: &View,
     block: &mut [u32],
-    h: &[u32],
-    (from, to): (usize, usize),
-    offset: &[u32],
-    first: usize,
+    (moving, h): (&RankedBits, &[u32]),
+    piece: Piece,
     block_size: &mut Vec<u32>,
+    singles: &mut Singles,
 ) {
-    let base = offset[from];
-    let local: Vec<u32> = offset[from..=to].iter().map(|&o| o - base).collect();
+    let Piece {
+        labels: (from, to),
+        offset,
+        first,
+    } = piece;
+    let base = offset[0];
     let (range, b) = (from as u32..to as u32, &*block);
-    let mut pairs: Vec<(u32, u32)> = crate::mem::zeroed(local[to - from] as usize);
-    {
-        let mut cursor = local.clone();
-        for (o, &bo) in b.iter().enumerate() {
-            if range.contains(&bo) && !graph.refs_raw(o as u32).is_empty() {
-                let at = &mut cursor[(bo - range.start) as usize];
-                pairs[*at as usize] = (h[o], o as u32);
-                *at += 1;
-            }
+    let mut pairs: Vec<(u32, u32)> = crate::mem::zeroed((offset[to - from] - base) as usize);
+    let mut cursor: Vec<u32> = offset[..to - from].iter().map(|&o| o - base).collect();
+    for (o, &bo) in b.iter().enumerate() {
+        if range.contains(&bo) && !graph.refs_raw(o as u32).is_empty() {
+            let at = &mut cursor[(bo - range.start) as usize];
+            // A reachable non-leaf: one of the moving objects.
+            let r = moving.ones_before(o as u32);
+            pairs[*at as usize] = (h[r], o as u32);
+            *at += 1;
         }
     }
-    number_groups(&mut pairs, &local, to - from, block, first, block_size);
+    crate::mem::arrays_alive(
+        "duplicates: regroup",
+        &[
+            ("block", std::mem::size_of_val(block)),
+            ("hashes", std::mem::size_of_val(h) + moving.heap_bytes()),
+            ("pairs", bytes(&pairs)),
+            ("cursor", bytes(&cursor)),
+            ("block_size", bytes(block_size)),
+        ],
+    );
+    drop(cursor);
+    number_groups(&mut pairs, offset, block, first, block_size, singles);
 }
 
+/// Objects a part of a hashing round takes at once.
+const HASH_RANGE: usize = 1 << 16;
+
 /// [`HASH_ROUNDS`] rounds of hashing from the label blocks (`block`, each
-/// made a block id by `id`), each one parallel pass.
+/// made a block id by `id`), each one parallel pass. Only the reachable
+/// non-leaves (`moving`, returned) change: theirs are the hashes kept, by
+/// rank; every other object's hash is its first one, made from its label
+/// block whenever it is read. Two hashes a moving object, where two an
+/// object took up to twice as much.
 fn hashes<B: Copy + Send + Sync>(
     graph: &View,
     block: &[B],
     id: impl Fn(B) -> u32 + Sync + Send,
-) -> Vec<u32> {
+) -> (RankedBits, Vec<u32>) {
     let n = block.len();
-    let mut h: Vec<u32> = block
-        .par_iter()
-        .map(|&b| {
-            (id(b) as u64)
-                .wrapping_mul(0x9e37_79b9_7f4a_7c15)
-                .rotate_left(29) as u32
-        })
-        .collect();
+    let seed = |b: B| {
+        (id(b) as u64)
+            .wrapping_mul(0x9e37_79b9_7f4a_7c15)
+            .rotate_left(29) as u32
+    };
+    let moving = |o: usize| id(block[o]) != NO_BLOCK && !graph.refs_raw(o as u32).is_empty();
+    let mut bits = vec![0u64; n.div_ceil(64)];
+    bits.par_iter_mut().enumerate().for_each(|(w, word)| {
+        for o in w * 64..((w + 1) * 64).min(n) {
+            if moving(o) {
+                *word |= 1 << (o % 64);
+            }
+        }
+    });
+    let ranked = RankedBits::new(bits);
+    let mut h: Vec<u32> = super::gather(n, moving, |o| seed(block[o]));
     // Two buffers, swapped each round (no fresh pages per round).
-    let mut next: Vec<u32> = crate::mem::zeroed(n);
+    let mut next: Vec<u32> = crate::mem::zeroed(h.len());
+    let ranges = n.div_ceil(HASH_RANGE);
     for _ in 0..HASH_ROUNDS {
-        let prev = &h;
-        next.par_iter_mut().enumerate().for_each(|(o, out)| {
-            let o = o as u32;
-            // The previous hashes of a later object's references miss
-            // the cache: ask for them now.
-            if let Some(ahead) = o.checked_add(HASH_PREFETCH).filter(|&a| (a as usize) < n) {
-                for &c in graph.refs_raw(ahead) {
-                    crate::mem::prefetch(&prev[c as usize]);
+        let prev = &h[..];
+        let value = |c: u32| match ranked.rank(c) {
+            Some(r) => prev[r],
+            None => seed(block[c as usize]),
+        };
+        let lens = (0..ranges).map(|r| {
+            let end = ((r + 1) * HASH_RANGE).min(n) as u32;
+            ranked.ones_before(end) - ranked.ones_before((r * HASH_RANGE) as u32)
+        });
+        let parts = crate::mem::split_by(&mut next, lens);
+        parts.into_par_iter().enumerate().for_each(|(r, part)| {
+            let end = ((r + 1) * HASH_RANGE).min(n);
+            let mut slots = part.iter_mut();
+            for o in r * HASH_RANGE..end {
+                // The previous hashes of a later object's references miss
+                // the cache: ask for them now.
+                let ahead = o + HASH_PREFETCH as usize;
+                if ahead < n {
+                    for &c in graph.refs_raw(ahead as u32) {
+                        match ranked.rank(c) {
+                            Some(r) => crate::mem::prefetch(&prev[r]),
+                            None => crate::mem::prefetch(&block[c as usize]),
+                        }
+                    }
                 }
+                let Some(r) = ranked.rank(o as u32) else {
+                    continue;
+                };
+                let mut x = prev[r] as u64 | 1 << 40;
+                for &c in graph.refs_raw(o as u32) {
+                    x = (x ^ value(c) as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+                    x ^= x >> 29;
+                }
+                *slots.next().unwrap() = (x >> 32) as u32;
             }
-            let refs = graph.refs_raw(o);
-            if id(block[o as usize]) == NO_BLOCK || refs.is_empty() {
-                *out = prev[o as usize];
-                return;
-            }
-            let mut x = prev[o as usize] as u64 | 1 << 40;
-            for &c in refs {
-                x = (x ^ prev[c as usize] as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-                x ^= x >> 29;
-            }
-            *out = (x >> 32) as u32;
         });
         std::mem::swap(&mut h, &mut next);
     }
-    h
+    crate::mem::arrays_alive(
+        "duplicates: hash rounds",
+        &[
+            ("labels", std::mem::size_of_val(block)),
+            ("hashes", bytes(&h) + ranked.heap_bytes()),
+            ("next", bytes(&next)),
+        ],
+    );
+    (ranked, h)
 }
 
-/// One pass: the leaves per label block (their final sizes) and the
-/// non-leaves per label block, as offsets of a counting sort (the
-/// non-leaves as (hash, object) pairs grouped by label block, which
-/// sorting each block's part by hash puts in (block, hash, object) order).
-fn counts_by_label(graph: &View, block: &[u32], labels: usize) -> (Vec<u32>, Vec<u32>) {
-    let mut block_size: Vec<u32> = vec![0; labels];
+/// The bytes of a vector's allocation, for the memory account.
+fn bytes<T>(v: &Vec<T>) -> usize {
+    v.capacity() * std::mem::size_of::<T>()
+}
+
+/// One pass: the non-leaves per label block, as offsets of a counting
+/// sort (the non-leaves as (hash, object) pairs grouped by label block,
+/// which sorting each block's part by hash puts in (block, hash, object)
+/// order).
+fn counts_by_label(graph: &View, block: &[u32], labels: usize) -> Vec<u32> {
     let mut offset: Vec<u32> = vec![0; labels + 1];
     for (o, &b) in block.iter().enumerate() {
-        if b == NO_BLOCK {
-            continue;
-        }
-        if graph.refs_raw(o as u32).is_empty() {
-            block_size[b as usize] += 1;
-        } else {
+        if b != NO_BLOCK && !graph.refs_raw(o as u32).is_empty() {
             offset[b as usize + 1] += 1;
         }
     }
     for b in 0..labels {
         offset[b + 1] += offset[b];
     }
-    (block_size, offset)
+    offset
 }
 
-/// Sorts each label block's part of `pairs` by hash and makes each group
-/// of equal hashes a block: ids from `first` in (block, hash) order, set
-/// in `block` for the group's objects, sizes appended to `block_size`.
-/// Two parallel passes over jobs of whole label blocks (sort and count the
-/// groups, then number them), with no list of where groups start: 8 bytes
-/// a group beside the pairs were the stage's peak.
+/// Sorts each label block's part of `pairs` (where `offset` says, from
+/// `offset[0]`) by hash and makes each group of equal hashes a block: a
+/// single object's id from `singles`, or ids from `first` in (block, hash)
+/// order with sizes appended to `block_size`; set in `block` for the
+/// group's objects. Two parallel passes over jobs of whole label blocks
+/// (sort and count the groups, then number them), with no list of where
+/// groups start: 8 bytes a group beside the pairs were the stage's peak.
 fn number_groups(
     pairs: &mut [(u32, u32)],
     offset: &[u32],
-    labels: usize,
     block: &mut [u32],
     first: usize,
     block_size: &mut Vec<u32>,
+    singles: &mut Singles,
 ) {
+    let labels = offset.len() - 1;
     let total = pairs.len();
     let target = (total / (8 * rayon::current_num_threads())).max(1 << 14);
     // (a part of `pairs`, its first label block, the block after its last)
@@ -308,10 +517,12 @@ fn number_groups(
         let base = offset[from];
         (from..to).map(move |b| (offset[b] - base) as usize..(offset[b + 1] - base) as usize)
     };
-    let groups: Vec<usize> = jobs
+    let one = &*singles;
+    // Per job: its groups of two or more, and its single objects.
+    let counts: Vec<(usize, usize)> = jobs
         .par_iter_mut()
         .map(|(part, from, to)| {
-            let mut groups = 0;
+            let (mut groups, mut single) = (0, 0);
             for r in segments(*from, *to) {
                 let seg = &mut part[r];
                 if seg.len() >= 1 << 16 {
@@ -319,35 +530,48 @@ fn number_groups(
                 } else {
                     seg.sort_unstable();
                 }
-                groups += seg.chunk_by(|x, y| x.0 == y.0).count();
+                for g in seg.chunk_by(|x, y| x.0 == y.0) {
+                    if one.takes(g.len()) {
+                        single += 1;
+                    } else {
+                        groups += 1;
+                    }
+                }
             }
-            groups
+            (groups, single)
         })
         .collect();
     let old = block_size.len();
-    block_size.resize(old + groups.iter().sum::<usize>(), 0);
-    let mut sizes: Vec<(&mut [u32], u32)> = Vec::with_capacity(jobs.len());
+    block_size.resize(old + counts.iter().map(|c| c.0).sum::<usize>(), 0);
+    // Per job: its sizes, its first id, its first single's id.
+    let mut ids: Vec<(&mut [u32], u32, u32)> = Vec::with_capacity(jobs.len());
     {
         let (mut rest, mut id) = (&mut block_size[old..], first as u32);
-        for &g in &groups {
+        for &(g, single) in &counts {
             let (mine, tail) = std::mem::take(&mut rest).split_at_mut(g);
             rest = tail;
-            sizes.push((mine, id));
+            ids.push((mine, id, singles.take(single)));
             id += g as u32;
         }
     }
-    let out = crate::mem::as_atomic(block);
+    let (out, one) = (crate::mem::as_atomic(block), &*singles);
     jobs.into_par_iter()
-        .zip(sizes)
-        .for_each(|((part, from, to), (sizes, id))| {
+        .zip(ids)
+        .for_each(|((part, from, to), (sizes, id, mut single))| {
             let mut g = 0;
             for r in segments(from, to) {
                 for group in part[r].chunk_by(|x, y| x.0 == y.0) {
-                    sizes[g] = group.len() as u32;
+                    let b = if one.takes(group.len()) {
+                        single -= 1;
+                        single + 1
+                    } else {
+                        sizes[g] = group.len() as u32;
+                        g += 1;
+                        id + g as u32 - 1
+                    };
                     for &(_, o) in group {
-                        out[o as usize].store(id + g as u32, Ordering::Relaxed);
+                        out[o as usize].store(b, Ordering::Relaxed);
                     }
-                    g += 1;
                 }
             }
         });
@@ -366,7 +590,7 @@ fn signature(graph: &View, block: &[u32], o: u32) -> u64 {
 
 /// Pieces the first refinement round is cut into (by block id, of about
 /// equal numbers of objects).
-const FIRST_ROUND_PIECES: usize = 4;
+const FIRST_ROUND_PIECES: usize = 8;
 
 /// Splits the blocks of `keyed` (sorted (block, signature, object) keys)
 /// by signature: each group but one gets a new block id, in key order, and
@@ -460,9 +684,11 @@ fn refine_rounds(
 ) -> Result<(u64, u64), Cancelled> {
     // Objects in singleton blocks can never split, nor can leaves (their
     // signature is empty): never evaluate them.
-    let queued: Vec<AtomicBool> = (0..graph.objects())
+    // A bit an object: a byte each was 10 MiB at the first round's peak
+    // on a 10 M-object heap.
+    let queued: Vec<AtomicU64> = (0..graph.objects().div_ceil(64))
         .into_par_iter()
-        .map(|_| AtomicBool::new(false))
+        .map(|_| AtomicU64::new(0))
         .collect();
     let mut dirty: Vec<u32> = Vec::new();
     let mut keyed: Vec<(u32, u64, u32)> = Vec::new();
@@ -473,7 +699,7 @@ fn refine_rounds(
     loop {
         rounds += 1;
         for &o in &dirty {
-            queued[o as usize].store(false, Ordering::Relaxed);
+            queued[o as usize / 64].fetch_and(!(1 << (o % 64)), Ordering::Relaxed);
         }
         moves.clear();
         if rounds == 1 {
@@ -517,7 +743,14 @@ fn refine_rounds(
 /// Whether object `o` of block `b` is evaluated: not in a singleton
 /// block, and not a leaf.
 fn evaluate(graph: &View, b: u32, block_size: &[u32], o: usize) -> bool {
-    b != NO_BLOCK && block_size[b as usize] > 1 && !graph.refs_raw(o as u32).is_empty()
+    many(block_size, b) && !graph.refs_raw(o as u32).is_empty()
+}
+
+/// Whether block `b` holds two objects or more (not [`NO_BLOCK`], nor a
+/// single object's id, see [`Singles`]).
+#[inline]
+pub fn many(block_size: &[u32], b: u32) -> bool {
+    block_size.get(b as usize).is_some_and(|&s| s > 1)
 }
 
 /// The first round, which evaluates nearly every object: its moves, and
@@ -563,6 +796,16 @@ fn first_round(
             );
         }
         split_blocks(&keyed, block_size, moves);
+        crate::mem::arrays_alive(
+            "duplicates: first round",
+            &[
+                ("block", std::mem::size_of_val(block)),
+                ("block_size", bytes(block_size)),
+                ("queued", graph.objects().div_ceil(64) * 8),
+                ("keyed", bytes(&keyed)),
+                ("moves", bytes(moves)),
+            ],
+        );
         from = to;
     }
     Ok(evaluated)
@@ -574,13 +817,12 @@ fn dirty_retainers(
     graph: &View,
     (block, block_size): (&[u32], &[u32]),
     moves: &[(u32, u32)],
-    queued: &[AtomicBool],
+    queued: &[AtomicU64],
 ) -> Vec<u32> {
     let wants = |p: u32| {
-        let pb = block[p as usize];
-        pb != NO_BLOCK
-            && block_size[pb as usize] > 1
-            && !queued[p as usize].swap(true, Ordering::Relaxed)
+        many(block_size, block[p as usize])
+            && queued[p as usize / 64].fetch_or(1 << (p % 64), Ordering::Relaxed) >> (p % 64) & 1
+                == 0
     };
     if moves.len() >= PARALLEL_MIN {
         moves
@@ -620,13 +862,14 @@ mod tests {
     use std::fmt::Write;
     use std::path::Path;
 
-    use super::{hashes, label_blocks, widen, NARROW_NONE, NO_BLOCK};
+    use super::{hashes, label_blocks, widen, widen8, NARROW8_NONE, NARROW_NONE, NO_BLOCK};
     use crate::graph::duplicates::view::View;
     use crate::graph::{DominatorTree, HeapGraph};
     use crate::progress::Progress;
 
-    /// The rounds over label blocks held in two bytes give the hashes of
-    /// the rounds over the blocks themselves, unreachable objects included.
+    /// The rounds over label blocks held in one or two bytes give the
+    /// hashes of the rounds over the blocks themselves, and those are the
+    /// hashes of rounds over every object.
     #[test]
     fn narrow_label_blocks_hash_as_the_wide_ones() {
         let mut text = String::from("t 1 Node\nt 2 Leaf\n");
@@ -660,7 +903,101 @@ mod tests {
             .collect();
         let wide = hashes(&view, &block, |b| b);
         assert_eq!(hashes(&view, &narrow, widen), wide);
-        let distinct: std::collections::HashSet<u32> = wide.iter().copied().collect();
+        let narrow8: Vec<u8> = block
+            .iter()
+            .map(|&b| if b == NO_BLOCK { NARROW8_NONE } else { b as u8 })
+            .collect();
+        assert_eq!(hashes(&view, &narrow8, widen8), wide);
+        let distinct: std::collections::HashSet<u32> = wide.1.iter().copied().collect();
         assert!(distinct.len() > 3, "the rounds tell objects apart");
+        // The hashes kept, of the reachable non-leaves, are those of the
+        // rounds over every object; the others never change.
+        let full = every_hash(&view, &block);
+        let (moving, h) = wide;
+        for (o, &f) in full.iter().enumerate() {
+            match moving.rank(o as u32) {
+                Some(r) => assert_eq!(h[r], f, "{o}"),
+                None => {
+                    assert!(block[o] == NO_BLOCK || view.refs_raw(o as u32).is_empty());
+                    assert_eq!(f, seed(block[o]), "{o}");
+                }
+            }
+        }
+    }
+
+    /// The refined partition's sizes count its blocks' members, and an
+    /// id past them is one object's.
+    #[test]
+    fn block_sizes_count_members_and_singles_are_single() {
+        let mut text = String::from("t 1 Node\nt 2 Leaf\n");
+        for i in 0..300u32 {
+            let (a, b) = (0x1000 + (i * 7) % 300, 0x1000 + (i * 3 + 1) % 300);
+            let leaf = 0x5000 + i % 5;
+            writeln!(
+                text,
+                "o {:x} 1 {} {a:x} {b:x} {leaf:x}",
+                0x1000 + i,
+                10 + i % 2
+            )
+            .unwrap();
+        }
+        for i in 0..5u32 {
+            writeln!(text, "o {:x} 2 {}", 0x5000 + i, 4 + i % 3).unwrap();
+        }
+        writeln!(text, "r 1000 1 0").unwrap();
+        let dump =
+            crate::import::netcf_text::parse_bytes(Path::new("t.txt"), text.as_bytes()).unwrap();
+        let graph = HeapGraph::build(dump);
+        let dom = DominatorTree::compute(&graph, &Progress::new()).unwrap();
+        let view = View::new(&graph);
+        let part = super::refine(&view, &dom, &Progress::new()).unwrap();
+        let mut count = std::collections::HashMap::new();
+        for &b in &part.block {
+            if b != NO_BLOCK {
+                *count.entry(b).or_insert(0u32) += 1;
+            }
+        }
+        let (mut dense, mut single) = (0, 0);
+        for (&b, &c) in &count {
+            match part.block_size.get(b as usize) {
+                Some(&s) => {
+                    assert_eq!(s, c, "block {b}");
+                    dense += 1;
+                }
+                None => {
+                    assert_eq!(c, 1, "single {b}");
+                    single += 1;
+                }
+            }
+        }
+        assert!(dense > 0 && single > 0, "{dense} dense, {single} single");
+    }
+
+    fn seed(b: u32) -> u32 {
+        (b as u64)
+            .wrapping_mul(0x9e37_79b9_7f4a_7c15)
+            .rotate_left(29) as u32
+    }
+
+    /// The rounds over an array of every object's hash, one object at a
+    /// time.
+    fn every_hash(view: &View, block: &[u32]) -> Vec<u32> {
+        let mut h: Vec<u32> = block.iter().map(|&b| seed(b)).collect();
+        for _ in 0..super::HASH_ROUNDS {
+            let prev = h.clone();
+            for (o, out) in h.iter_mut().enumerate() {
+                let refs = view.refs_raw(o as u32);
+                if block[o] == NO_BLOCK || refs.is_empty() {
+                    continue;
+                }
+                let mut x = prev[o] as u64 | 1 << 40;
+                for &c in refs {
+                    x = (x ^ prev[c as usize] as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+                    x ^= x >> 29;
+                }
+                *out = (x >> 32) as u32;
+            }
+        }
+        h
     }
 }

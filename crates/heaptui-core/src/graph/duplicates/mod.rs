@@ -320,7 +320,7 @@ impl TypeBlocks {
     /// the members in place (a block's members are of one type).
     fn all(graph: &View, block: &[u32], block_size: &[u32]) -> Vec<TypeBlocks> {
         let dump = &graph.dump;
-        let candidate = |b: u32| b != NO_BLOCK && block_size[b as usize] >= 2;
+        let candidate = |b: u32| bisim::many(block_size, b);
         // Per candidate block: (type, first member, block).
         let mut firsts: Vec<(u32, u32, u32)> = Vec::new();
         let mut slot: Vec<u32> = vec![NO_BLOCK; block_size.len()];

@@ -156,6 +156,14 @@ pub(crate) fn label_blocks(view: &View, dom: &DominatorTree) -> Option<Vec<u32>>
             |o| [r[o], o as u32],
         );
         keyed.par_sort_unstable();
+        crate::mem::arrays_alive(
+            "duplicates: value labels",
+            &[
+                ("rep", rep.capacity() * 4),
+                ("done", done.capacity() * 8),
+                ("keyed", keyed.capacity() * 8),
+            ],
+        );
         representatives(view, weak, &keyed, &mut rep, &mut done);
     }
     // Then dense ids, in place: a representative's rank among
