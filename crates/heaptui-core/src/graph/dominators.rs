@@ -877,16 +877,7 @@ fn bytes<T>(values: &[T]) -> usize {
 /// dominators alive at its highest point, beside the graph's: where the
 /// peak of the dominators is and what makes it.
 fn alive(step: &str, arrays: &[(&str, usize)]) {
-    if !tracing::enabled!(target: "heaptui::memory", tracing::Level::DEBUG) {
-        return;
-    }
-    let total: usize = arrays.iter().map(|a| a.1).sum();
-    let each: Vec<String> = arrays
-        .iter()
-        .map(|(name, b)| format!("{name} {}", b >> 20))
-        .collect();
-    tracing::debug!(target: "heaptui::memory",
-        "dominators: {step}: arrays alive {} MiB ({})", total >> 20, each.join(", "));
+    crate::mem::arrays_alive(&format!("dominators: {step}"), arrays);
 }
 
 #[inline]
