@@ -22,7 +22,7 @@ use crate::analysis::roots::{largest_instances, root_groups, weakly_held};
 use crate::analysis::summary::Summary;
 use crate::analysis::{Analysis, Timings, TypeStats};
 use crate::graph::duplicates::{DuplicateMode, DuplicateSet, Duplicates, PossibleDuplicates};
-use crate::graph::{DominatorTree, HeapGraph, NOT_NUMBERED, NOT_REACHABLE, SUPER_ROOT};
+use crate::graph::{DominatorTree, HeapGraph};
 use crate::mem::{Array, Capped};
 use crate::model::{
     AppDomain, Csr, Diagnostics, FieldDecl, Format, IdIndex, Ids, JavaClass, JavaClasses,
@@ -447,7 +447,7 @@ pub type R<'a, 'i> = Reader<'i, dyn Input + 'a>;
 
 /// Elements a check reads before the pages of a cache file over the
 /// memory budget are dropped ([`crate::mem::checkpoint`]): 64 MiB of u32.
-const CHUNK: usize = 16 << 20;
+pub(super) const CHUNK: usize = 16 << 20;
 
 /// Every index below `bound`; a long section in chunks, each one's pages
 /// dropped once read where the file is over the memory budget.
@@ -902,119 +902,19 @@ fn decode_dominators(r: &R, graph: &HeapGraph) -> Result<DominatorTree, Corrupt>
     let number: Array<u32> = get(r, PREORDER_NUMBER, n)?;
     let at_preorder: Array<u32> = r.array(AT_PREORDER)?;
     let t = std::time::Instant::now();
-    let reachable = check_tree(&idom, &number, &at_preorder, &retained_objects)?;
-    crate::mem::checkpoint("cache: the tree");
     let mut dom = DominatorTree {
         idom,
         retained_bytes,
         retained_objects,
         preorder_number: number,
         at_preorder,
-        reachable_objects: reachable as u64,
+        reachable_objects: 0,
         reachable_bytes: 0,
         largest_roots: Default::default(),
     };
-    dom.reachable_bytes = check_retained(&dom, &graph.dump.sizes)?;
-    crate::mem::checkpoint("cache: retained sizes");
+    super::tree::check(&mut dom, &graph.dump.sizes)?;
     tracing::debug!(target: "heaptui::profile", "cache/check_tree: {} ms", t.elapsed().as_millis());
     Ok(dom)
-}
-
-/// The idoms form a tree over exactly the numbered objects, each idom
-/// numbered before its object, the numbers of the `m` numbered objects are
-/// `0..m` each once, `at_preorder` is their inverse, and each object's
-/// range of numbers (its number and its retained objects, at least one)
-/// lies within its idom's. Returns `m`. `check_retained` then checks that
-/// the ranges are exactly the subtrees.
-fn check_tree(
-    idom: &[u32],
-    number: &[u32],
-    at_preorder: &[u32],
-    retained_objects: &[u32],
-) -> Result<usize, Corrupt> {
-    use std::sync::atomic::Ordering::Relaxed;
-    let n = idom.len();
-    let m = number.par_iter().filter(|&&t| t != NOT_NUMBERED).count();
-    // Each number once, below m: a bit each, set in parallel.
-    let mut taken = vec![0u64; m.div_ceil(64)];
-    let bits = crate::mem::as_atomic_u64(&mut taken);
-    let once = number.par_iter().all(|&t| {
-        let t = t as usize;
-        t == NOT_NUMBERED as usize
-            || (t < m && bits[t / 64].fetch_or(1 << (t % 64), Relaxed) >> (t % 64) & 1 == 0)
-    });
-    if !once {
-        return corrupt("preorder numbers: a number twice or out of range");
-    }
-    // With the numbers a bijection onto 0..m, this makes it the inverse.
-    let inverse = at_preorder.len() == m
-        && at_preorder
-            .par_iter()
-            .enumerate()
-            .all(|(k, &o)| (o as usize) < n && number[o as usize] as usize == k);
-    if !inverse {
-        return corrupt("the preorder is not the preorder numbers' inverse");
-    }
-    let end = |o: usize| number[o] as u64 + retained_objects[o] as u64;
-    let tree_ok = idom.par_iter().enumerate().all(|(o, &d)| match d {
-        NOT_REACHABLE => number[o] == NOT_NUMBERED,
-        _ if number[o] == NOT_NUMBERED || retained_objects[o] == 0 => false,
-        SUPER_ROOT => end(o) <= m as u64,
-        d => {
-            let d = d as usize;
-            d < n && number[d] < number[o] && end(o) <= end(d)
-        }
-    });
-    if !tree_ok {
-        return corrupt("the dominator tree is not a tree");
-    }
-    Ok(m)
-}
-
-/// Each node's children as [`DominatorTree::children`] reads them off the
-/// (checked) numbering have that node as their idom, tile its range, and
-/// number `m` over all nodes (so they are every object's own idom's
-/// children, each once: the ranges are the subtrees); each object's
-/// retained bytes and objects are its own plus its children's without
-/// overflow, and unreachable ones retain nothing. Every later walk that
-/// trusts retained sizes or ranges (the leak suspects' descent stops on
-/// them) then ends as it would on a fresh analysis. Returns the reachable
-/// objects' shallow bytes (the super-root's retained bytes).
-fn check_retained(dom: &DominatorTree, sizes: &Sizes) -> Result<u64, Corrupt> {
-    let (idom, bytes, objects) = (&dom.idom, &dom.retained_bytes, &dom.retained_objects);
-    let n = idom.len();
-    // Per node: Some(children) where its children add up, else None.
-    let node = |p: usize| -> Option<u64> {
-        let expect = if p == n { SUPER_ROOT } else { p as u32 };
-        if p < n && idom[p] == NOT_REACHABLE {
-            return (bytes.get(p) == 0 && objects[p] == 0).then_some(0);
-        }
-        let (own, listed) = if p == n {
-            (0, dom.reachable_objects)
-        } else {
-            (sizes.get(p), u64::from(objects[p]) - 1)
-        };
-        let (mut b, mut o, mut count) = (own, 0u64, 0u64);
-        for c in dom.children(p as u32) {
-            if idom[c as usize] != expect {
-                return None;
-            }
-            b = b.checked_add(bytes.get(c as usize))?;
-            o += u64::from(objects[c as usize]);
-            count += 1;
-        }
-        let adds_up = o == listed && (p == n || b == bytes.get(p));
-        adds_up.then_some(count)
-    };
-    let counts: Option<u64> = (0..=n).into_par_iter().map(node).sum();
-    if counts != Some(dom.reachable_objects) {
-        return corrupt("retained sizes do not add up over the dominator tree");
-    }
-    Ok((0..n)
-        .into_par_iter()
-        .filter(|&o| dom.preorder_number[o] != NOT_NUMBERED)
-        .map(|o| sizes.get(o))
-        .sum())
 }
 
 fn decode_type_stats(r: &R, names: usize) -> Result<Vec<TypeStats>, Corrupt> {

@@ -21,6 +21,7 @@
 
 mod codec;
 mod layout;
+mod tree;
 
 use std::fs::File;
 use std::hash::{Hash, Hasher};

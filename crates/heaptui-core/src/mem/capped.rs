@@ -111,6 +111,16 @@ impl Capped {
         Ok(Capped::Narrow { small, big })
     }
 
+    /// Asks the CPU to bring value `i`'s cache line in (a hint for walks
+    /// that read at random; nothing past the end).
+    #[inline]
+    pub fn prefetch(&self, i: usize) {
+        match self {
+            Capped::Narrow { small, .. } => small.get(i).map(crate::mem::prefetch),
+            Capped::Wide(w) => w.get(i).map(crate::mem::prefetch),
+        };
+    }
+
     /// Value `i` (panics past the end, as indexing does).
     #[inline]
     pub fn get(&self, i: usize) -> u64 {

@@ -289,6 +289,19 @@ impl Sizes {
         Ok(Sizes::Half { small, big })
     }
 
+    /// Asks the CPU to bring size `i`'s cache line in (a hint for walks
+    /// that read at random; nothing past the end).
+    #[inline]
+    pub fn prefetch(&self, i: usize) {
+        use crate::mem::prefetch;
+        match self {
+            Sizes::Byte { small, .. } => small.get(i).map(prefetch),
+            Sizes::Half { small, .. } => small.get(i).map(prefetch),
+            Sizes::Narrow(s) => s.get(i).map(prefetch),
+            Sizes::Wide(s) => s.get(i).map(prefetch),
+        };
+    }
+
     /// Size `i` (panics past the end, as indexing does).
     #[inline]
     pub fn get(&self, i: usize) -> u64 {
