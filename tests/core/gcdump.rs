@@ -287,12 +287,9 @@ fn a_count_past_the_blobs_end_reads_what_is_there() {
     );
 }
 
-/// Nodes are decoded in parallel blocks of 16 Ki nodes, each into its own
-/// place in one array of references; children dropped (dangling) in one
-/// block leave a gap the later blocks are moved into.
-#[test]
-fn dropped_children_in_early_blocks_leave_later_ones_intact() {
-    let n = 50_000u32;
+/// `n` nodes of two children each; every third of the first 20,000 has a
+/// third child past the last node (dangling), which the import drops.
+fn with_dangling_children(n: u32) -> Graph {
     let child = |i: u32, k: u32| (i * k % n).max(1);
     let mut nodes: Vec<Node> = vec![Some((3, 0, vec![1, 2]))];
     for i in 1..n {
@@ -302,13 +299,22 @@ fn dropped_children_in_early_blocks_leave_later_ones_intact() {
         }
         nodes.push(Some((1, 24, children)));
     }
-    let g = Graph {
+    Graph {
         types: types(),
         nodes,
         root: 0,
         multipliers: (1.0, 1.0),
-    };
-    let m = import(&write(&g));
+    }
+}
+
+/// Nodes are decoded in parallel blocks of 16 Ki nodes, each into its own
+/// place in one array of references; children dropped (dangling) in one
+/// block leave a gap the later blocks are moved into.
+#[test]
+fn dropped_children_in_early_blocks_leave_later_ones_intact() {
+    let n = 50_000u32;
+    let child = |i: u32, k: u32| (i * k % n).max(1);
+    let m = import(&write(&with_dangling_children(n)));
     assert_eq!(
         m.diagnostics.dangling_references,
         (1..20_000).filter(|i| i % 3 == 0).count() as u64
@@ -553,22 +559,7 @@ fn a_spilled_import_reads_as_in_memory() {
 /// as in memory.
 #[test]
 fn a_spilled_import_closes_the_gaps_of_dropped_children() {
-    let n = 40_000u32;
-    let mut nodes: Vec<Node> = vec![Some((3, 0, vec![1, 2]))];
-    for i in 1..n {
-        let mut children = vec![(i * 7 % n).max(1), (i * 13 % n).max(1)];
-        if i % 3 == 0 && i < 20_000 {
-            children.insert(1, n + i);
-        }
-        nodes.push(Some((1, 24, children)));
-    }
-    let g = Graph {
-        types: types(),
-        nodes,
-        root: 0,
-        multipliers: (1.0, 1.0),
-    };
-    let m = spilled_as_in_memory(&write(&g));
+    let m = spilled_as_in_memory(&write(&with_dangling_children(40_000)));
     assert!(m.diagnostics.dangling_references > 0);
 }
 
