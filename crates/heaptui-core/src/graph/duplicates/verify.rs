@@ -407,10 +407,9 @@ enum Grown {
     Restart,
 }
 
-/// Past `next_try` objects (explored or waiting: one large array can put
-/// millions in the frontier at once), a walk takes a place among the big
-/// walks and tries to make a hub, then next tries at four times the size.
-/// The hubs made meanwhile, by it or another thread, may hold objects it
+/// [`mark_reach`]'s look after each object it expands: past `next_try`
+/// objects, a place among the big walks and a try for a hub (see there);
+/// the hubs made meanwhile, by it or another thread, may hold objects it
 /// walked already: it enters them, and the rest of the walk takes their
 /// reach instead of walking it again.
 fn grown(
@@ -712,6 +711,23 @@ mod tests {
     use crate::graph::HeapGraph;
     use crate::progress::Progress;
 
+    /// The graph of a test's text dump.
+    fn graph_of(text: &str) -> HeapGraph {
+        let dump =
+            crate::import::netcf_text::parse_bytes(Path::new("t.txt"), text.as_bytes()).unwrap();
+        HeapGraph::build(dump)
+    }
+
+    /// The reach of `from` as a marking walk counts it, with fresh scratch
+    /// and no budget, and the objects the walk explored itself.
+    fn walk(view: &View, hubs: &Hubs, from: u32) -> (u64, usize) {
+        let progress = Progress::new();
+        let mut ws = Workspace::new(view.objects());
+        let mut budget = Budget::new(None, &progress);
+        let reach = mark_reach(view, hubs, &mut ws, from, 2, &mut budget).unwrap();
+        (reach, ws.explored.len())
+    }
+
     /// A walk that finds another thread building a hub gives its scratch
     /// back, waits for the build, starts again and counts the same reach
     /// as a walk alone.
@@ -727,17 +743,10 @@ mod tests {
             writeln!(text, "o {i:x} 1 10 {next:x}").unwrap();
         }
         text.push_str("r 1 1 0\n");
-        let dump =
-            crate::import::netcf_text::parse_bytes(Path::new("t.txt"), text.as_bytes()).unwrap();
-        let graph = HeapGraph::build(dump);
-        let n = graph.objects();
+        let graph = graph_of(&text);
+        let (n, view) = (graph.objects(), View::plain(&graph));
         set_hub_threshold(4);
-        let progress = Progress::new();
-        let walk = |hubs: &Hubs| {
-            let mut ws = Workspace::new(n);
-            let mut budget = Budget::new(None, &progress);
-            mark_reach(&View::plain(&graph), hubs, &mut ws, 0, 2, &mut budget).unwrap()
-        };
+        let walk = |hubs: &Hubs| walk(&view, hubs, 0).0;
         let alone = walk(&Hubs::new(n));
         assert_eq!(alone, 60);
         let hubs = Hubs::new(n);
@@ -773,19 +782,10 @@ mod tests {
             writeln!(text, "o {i:x} 1 10 {next:x}").unwrap();
         }
         text.push_str("o 32 1 10 3\nr 1 1 0\nr 32 1 0\n");
-        let dump =
-            crate::import::netcf_text::parse_bytes(Path::new("t.txt"), text.as_bytes()).unwrap();
-        let graph = HeapGraph::build(dump);
-        let n = graph.objects();
-        let view = View::plain(&graph);
+        let graph = graph_of(&text);
+        let (n, view) = (graph.objects(), View::plain(&graph));
         set_hub_threshold(4);
-        let progress = Progress::new();
-        let walk = |hubs: &Hubs| {
-            let mut ws = Workspace::new(n);
-            let mut budget = Budget::new(None, &progress);
-            let reach = mark_reach(&view, hubs, &mut ws, 41, 2, &mut budget).unwrap();
-            (reach, ws.explored.len())
-        };
+        let walk = |hubs: &Hubs| walk(&view, hubs, 41);
         let (alone, _) = walk(&Hubs::new(n));
         assert_eq!(alone, 41);
         let hubs = Hubs::new(n);
