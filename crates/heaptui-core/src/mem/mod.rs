@@ -116,22 +116,6 @@ pub(crate) fn prefix_sums(len: usize, value: impl Fn(usize) -> u64 + Sync) -> Ve
     out
 }
 
-/// Turns counts into running totals in place (`v[i]` becomes the sum of
-/// `v[..=i]`), in parallel blocks as [`prefix_sums`] sums.
-pub(crate) fn running_totals(v: &mut [u64]) {
-    use rayon::prelude::*;
-    const BLOCK: usize = 1 << 16;
-    let (starts, _) = block_starts(v.len(), BLOCK, &|i| v[i]);
-    v.par_chunks_mut(BLOCK)
-        .zip(starts)
-        .for_each(|(block, mut acc)| {
-            for x in block {
-                acc += *x;
-                *x = acc;
-            }
-        });
-}
-
 /// Cuts `v` into consecutive parts of the given lengths (which must not
 /// add up to more than its length).
 pub(crate) fn split_by<T>(mut v: &mut [T], lens: impl IntoIterator<Item = usize>) -> Vec<&mut [T]> {

@@ -74,20 +74,36 @@ impl Csr {
         if spill.is_none() && !targets.is_mapped() {
             return Csr::from_degrees(degrees, targets.into_vec());
         }
+        let offsets = Csr::offsets_of_degrees(degrees, spill);
+        assert_eq!(
+            offsets.get(degrees.len()) as usize,
+            targets.len(),
+            "degrees must sum to targets"
+        );
+        Csr {
+            offsets,
+            targets: targets.into_array(),
+        }
+    }
+
+    /// The `degrees.len() + 1` offsets of rows of `degrees` targets each,
+    /// in the form [`Csr::from_offsets`] would give them (short where it
+    /// takes fewer bytes, else 4 bytes each where the total fits a `u32`,
+    /// else 8), made in `spill` where given, without a wide array of
+    /// running totals between (8 bytes a node).
+    pub fn offsets_of_degrees(
+        degrees: &[u32],
+        spill: Option<&crate::mem::spill::Spill>,
+    ) -> Offsets {
         let total: u64 = degrees.par_iter().map(|&d| d as u64).sum();
-        assert_eq!(total as usize, targets.len(), "degrees must sum to targets");
         let len = |i: usize| degrees[i] as u64;
         let short = Offsets::short_from_lengths(degrees.len(), &len, spill, &|_| {});
-        let offsets = if let Some(short) = short {
+        if let Some(short) = short {
             short
         } else if total <= u32::MAX as u64 {
             Offsets::Narrow(running_offsets::<u32>(degrees, spill).into_array())
         } else {
             Offsets::Wide(running_offsets::<u64>(degrees, spill).into_array())
-        };
-        Csr {
-            offsets,
-            targets: targets.into_array(),
         }
     }
 

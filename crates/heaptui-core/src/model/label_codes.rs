@@ -376,7 +376,13 @@ pub struct Coded<'a, C> {
 }
 
 impl<'a, C: Code> Coded<'a, C> {
-    fn new(codes: &'a [C], dict: &'a [u32], side: &'a Side, start: usize, first: usize) -> Self {
+    pub(crate) fn new(
+        codes: &'a [C],
+        dict: &'a [u32],
+        side: &'a Side,
+        start: usize,
+        first: usize,
+    ) -> Self {
         Coded {
             codes,
             dict,

@@ -100,6 +100,15 @@ impl Labels {
         }
     }
 
+    /// [`Labels::narrow`] for labels in any form (an importer's
+    /// provisional codes): the form re-chosen and the codes made again
+    /// for the references `refs`, as from the same labels as `u32`s.
+    pub fn narrow_any(&mut self, refs: &super::Csr) {
+        let codes = std::mem::replace(&mut self.codes, LabelCodes::Full(Array::default()));
+        let names = self.names.len();
+        self.codes = super::label_codes::narrow::narrowed_from(codes, names, refs);
+    }
+
     /// The stored form of an array index.
     pub fn index(i: u64) -> u32 {
         if i < (Self::INDEX - 1) as u64 {

@@ -9,12 +9,12 @@ use std::sync::atomic::Ordering;
 
 use rayon::prelude::*;
 
+use super::edge_labels::RawLabels;
 use super::locations::{self, Defined};
 use super::meta::{Meta, NodeClass};
 use super::nodes::{Nodes, NO_STRING, UNKNOWN_KIND};
 use super::strings::Pool;
-use crate::mem::Scratch;
-use crate::model::{Labels, ValueKind, Values};
+use crate::model::{Csr, LabelCodes, Labels, Side, ValueKind, Values};
 
 const UNUSED: u32 = u32::MAX;
 
@@ -242,14 +242,52 @@ enum Opaque {
     UnlessNumeric,
 }
 
-/// Interns the raw string indices of `raw` (see `edges::Edges::labels`).
-/// A string index past the strings becomes no label.
-pub fn labels(mut raw: Scratch<u32>, pool: &Pool) -> Labels {
+/// Interns the raw string indices of `raw` (see `edges::Edges::labels`),
+/// the labels of `refs`: a string index past the strings becomes no
+/// label. Labels coded as they were read (`edge_labels`) are interned on
+/// their dictionary and side table alone, then put in the model's
+/// narrowest form.
+pub fn labels(raw: RawLabels, pool: &Pool, refs: &Csr) -> Labels {
     let is_string = |l: u32| l != Labels::NONE && l < 1 << 31;
-    let mut by_string = mark_used(
-        pool.len(),
-        raw.par_iter().copied().filter(|&l| is_string(l)),
-    );
+    match raw {
+        RawLabels::Full(mut raw) => {
+            let (names, by_string) = label_names(raw.par_iter().copied(), pool);
+            raw.par_iter_mut().for_each(|l| {
+                if is_string(*l) {
+                    *l = by_string.get(*l as usize).copied().unwrap_or(Labels::NONE);
+                }
+            });
+            Labels::new(names, raw.into_array())
+        }
+        RawLabels::Half { codes, dict, side } => {
+            let pairs = side.pairs();
+            let used = dict
+                .par_iter()
+                .copied()
+                .chain(pairs.par_iter().skip(1).step_by(2).map(|&l| l as u32));
+            let (names, by_string) = label_names(used, pool);
+            let intern = |l: u32| match is_string(l) {
+                true => by_string.get(l as usize).copied().unwrap_or(Labels::NONE),
+                false => l,
+            };
+            let dict = dict.iter().map(|&l| intern(l)).collect();
+            let pairs: Vec<u64> = pairs
+                .chunks(2)
+                .flat_map(|p| [p[0], intern(p[1] as u32) as u64])
+                .collect();
+            let side = Side::new(pairs.into(), codes.len());
+            let mut labels = Labels::with_codes(names, LabelCodes::Half { codes, dict, side });
+            labels.narrow_any(refs);
+            labels
+        }
+    }
+}
+
+/// The label names of the string indices among `used` (each once, by
+/// string index), and each string index's name, or `UNUSED`.
+fn label_names(used: impl ParallelIterator<Item = u32>, pool: &Pool) -> (Vec<Box<str>>, Vec<u32>) {
+    let is_string = |l: u32| l != Labels::NONE && l < 1 << 31;
+    let mut by_string = mark_used(pool.len(), used.filter(|&l| is_string(l)));
     let mut names = Vec::new();
     for (s, slot) in by_string.iter_mut().enumerate() {
         if *slot != UNUSED {
@@ -257,12 +295,7 @@ pub fn labels(mut raw: Scratch<u32>, pool: &Pool) -> Labels {
             names.push(pool.get(s).unwrap_or("").into());
         }
     }
-    raw.par_iter_mut().for_each(|l| {
-        if is_string(*l) {
-            *l = by_string.get(*l as usize).copied().unwrap_or(Labels::NONE);
-        }
-    });
-    Labels::new(names, raw.into_array())
+    (names, by_string)
 }
 
 /// String nodes' text, one arena (filled in parallel blocks of objects).

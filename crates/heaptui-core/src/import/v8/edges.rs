@@ -7,34 +7,43 @@
 //! when it leaves the synthetic root, as DevTools' `isEssentialEdge`). The
 //! synthetic root's kept edges become the roots.
 
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use rayon::prelude::*;
 
 use super::column::Column;
+use super::edge_labels::{EdgeLabels, RawLabels};
 use super::meta::{EdgeClass, Meta};
 use super::nodes::AFTER_NODES;
 use super::numbers::{Chunk, Extent, Scan, ScanError, Scanned};
 use crate::import::source::Source;
 use crate::mem::spill::Spill;
-use crate::mem::Scratch;
-use crate::model::Labels;
 use crate::model::{Collector, Kind};
+use crate::model::{Csr, Labels, Offsets};
 use crate::progress::Progress;
 
 /// The edges' arrays, in spill files where the import spills.
 #[derive(Debug, Default)]
 pub struct Edges {
     pub targets: Column<u32>,
-    /// Parallel to `targets`: `Labels::index(i)`, `Labels::NONE`, or a raw
-    /// string index (top bit clear) to be interned.
-    pub labels: Column<u32>,
+    /// Parallel to `targets` while the edges are read (see `edge_labels`):
+    /// `Labels::index(i)`, `Labels::NONE`, or a raw string index (top bit
+    /// clear) to be interned.
+    labels: EdgeLabels,
+    /// The same labels once the edges are read ([`Edges::cut_rows`]).
+    pub raw_labels: RawLabels,
     /// Where each object's kept references start, and where the last
-    /// one's end: the CSR's `objects + 1` offsets (counted into the entry
-    /// after the object's, then summed, so no per-object count array is
-    /// allocated besides them).
-    pub offsets: Scratch<u64>,
+    /// one's end: the CSR's `objects + 1` offsets, in the model's form
+    /// (about 2 bytes an object). Made once the edges are read
+    /// ([`Edges::cut_rows`]) from the counts the nodes declare, less the
+    /// edges left out (`drops`): no per-object array is written while the
+    /// edges are read (a `u64` count each took 8 bytes an object there).
+    pub offsets: Offsets,
+    /// `(object, how many)`: runs of an object's edges that are not its
+    /// references (weak ones, shortcuts, dangling ones, unknown types), in
+    /// edge order. Few in a snapshot V8 writes; at most one a run of left
+    /// out edges in any.
+    drops: Vec<(u32, u32)>,
     /// Objects the synthetic root points at, in edge order.
     pub roots: Vec<u32>,
     pub weak: u64,
@@ -49,6 +58,10 @@ struct Part {
     labels: Vec<u32>,
     /// (object, kept references) in object order.
     runs: Vec<(u32, u32)>,
+    /// The labels' codes, as they are merged.
+    codes: Vec<u16>,
+    /// (object, edges left out) in object order.
+    drops: Vec<(u32, u32)>,
     roots: Vec<u32>,
     weak: u64,
     shortcuts: u64,
@@ -170,6 +183,7 @@ fn read_chunk(chunk: &mut Chunk, p: &mut Part, cx: &Context) -> Result<(), ScanE
         v.clear();
         v.reserve(n);
     }
+    p.drops.clear();
     p.runs.clear();
     p.roots.clear();
     (p.weak, p.shortcuts) = (0, 0);
@@ -194,6 +208,7 @@ fn read_chunk(chunk: &mut Chunk, p: &mut Part, cx: &Context) -> Result<(), ScanE
             next += cx.edge_counts[s] as u64;
         }
         let Some(&class) = m.edge_classes.get(t as usize) else {
+            p.drop_edge(s);
             p.diag.push(Kind::Skipped, AFTER_NODES, || {
                 format!("edge {e} of node {s}: edge type {t} is not in snapshot.meta")
             });
@@ -202,16 +217,19 @@ fn read_chunk(chunk: &mut Chunk, p: &mut Part, cx: &Context) -> Result<(), ScanE
         match class {
             EdgeClass::Weak => {
                 p.weak += 1;
+                p.drop_edge(s);
                 continue;
             }
             EdgeClass::Shortcut if s != 0 => {
                 p.shortcuts += 1;
+                p.drop_edge(s);
                 continue;
             }
             _ => {}
         }
         let node = by_fields.divide(to).filter(|&n| n < cx.nodes() && n != 0);
         let Some(node) = node else {
+            p.drop_edge(s);
             p.diag.count(Kind::Dangling, 1);
             p.diag.note(AFTER_NODES, || match to {
                 0 => format!("edge {e} of node {s}: points at the synthetic root"),
@@ -238,6 +256,21 @@ fn read_chunk(chunk: &mut Chunk, p: &mut Part, cx: &Context) -> Result<(), ScanE
     Ok(())
 }
 
+impl Part {
+    /// Counts an edge of node `s` that is not a reference (the synthetic
+    /// root's are not counted: it is no object).
+    fn drop_edge(&mut self, s: usize) {
+        let Some(object) = s.checked_sub(1) else {
+            return;
+        };
+        let object = object as u32;
+        match self.drops.last_mut() {
+            Some((o, n)) if *o == object => *n += 1,
+            _ => self.drops.push((object, 1)),
+        }
+    }
+}
+
 /// Reads every edge record, into spill files where `spill` is given.
 pub fn read(
     (bytes, source, progress): (&[u8], &Source, &Progress),
@@ -246,19 +279,14 @@ pub fn read(
     chunk_size: usize,
     spill: Option<&Arc<Spill>>,
 ) -> Result<Edges, ScanError> {
-    let objects = cx.edge_counts.len().saturating_sub(1);
     let room = extent.room(bytes.len());
     // No edge past the declared ones is kept (see `read_chunk`).
     let hint = cx.claimed().min(room as u64 / 6) as usize;
     let mut all = Edges {
         targets: Column::with_capacity(hint, spill),
-        labels: Column::with_capacity(hint, spill),
-        offsets: Scratch::zeroed(objects + 1, spill.map(|s| &**s)),
+        labels: EdgeLabels::new(hint, spill),
         ..Edges::default()
     };
-    // Objects before this one have their counts final (edges come in node
-    // order): a spilled array's pages up to it are given back.
-    let mut counted = 0;
     let fields = cx.meta.edge_fields.len();
     let scan = Scan {
         bytes,
@@ -274,57 +302,74 @@ pub fn read(
             // In parallel: on one thread this copy was a fifth of the
             // import (and its first touch of the arrays' pages).
             all.targets.extend(&p.targets);
-            all.labels.extend(&p.labels);
-            // A part's runs have distinct objects (edges come in node
-            // order), and parts merge one at a time: no two threads add to
-            // one count, so a plain add through the atomic view does (a
-            // locked add per object was a tenth of the merge).
-            let counts = crate::mem::as_atomic_u64(&mut all.offsets[1..]);
-            p.runs.par_iter().for_each(|&(o, n)| {
-                let c = &counts[o as usize];
-                c.store(c.load(Ordering::Relaxed) + n as u64, Ordering::Relaxed);
-            });
-            if let Some(&(o, _)) = p.runs.first() {
-                // `o`'s count may grow with the next part; those before not.
-                all.offsets.release(counted..o as usize + 1);
-                // From the page holding it, which is given back once whole.
-                counted = (o as usize + 1) / PAGE_WORDS * PAGE_WORDS;
-            }
+            all.labels.append(&p.labels, &p.runs, &mut p.codes);
+            all.drops.extend_from_slice(&p.drops);
             all.roots.extend_from_slice(&p.roots);
             all.weak += p.weak;
             all.shortcuts += p.shortcuts;
             all.diag.merge(std::mem::take(&mut p.diag));
         },
     )?;
-    running_totals(&mut all.offsets);
     all.scanned = scanned;
     Ok(all)
 }
 
-/// Offsets a page holds.
-const PAGE_WORDS: usize = 4096 / 8;
-
-/// The offsets from the counts: summed in place, in blocks whose pages a
-/// spilled array gives back as it goes.
-fn running_totals(offsets: &mut Scratch<u64>) {
-    if !offsets.is_mapped() {
-        return crate::mem::running_totals(offsets);
-    }
-    const BLOCK: usize = 1 << 20;
-    let mut total = 0u64;
-    for at in (0..offsets.len()).step_by(BLOCK) {
-        let end = (at + BLOCK).min(offsets.len());
-        for x in &mut offsets[at..end] {
-            total += *x;
-            *x = total;
+impl Edges {
+    /// Makes [`Edges::offsets`] from `declared`, the edge count each node
+    /// declares (the synthetic root's first), which become in place each
+    /// node's references: its edges that were read (the array may end
+    /// before the `claimed` ones the counts add up to) less those left out
+    /// ([`Edges::drops`]). Each object's count is then the references
+    /// `targets` holds for it, in node order, so the offsets cut `targets`
+    /// exactly. `declared` is freed (given back where spilled).
+    pub fn cut_rows(&mut self, mut declared: Column<u32>, claimed: u64, spill: Option<&Spill>) {
+        let read = self.scanned.records;
+        if read < claimed {
+            unread(&mut declared, read);
         }
-        offsets.release(at..end);
+        for &(o, n) in &std::mem::take(&mut self.drops) {
+            if let Some(c) = declared.get_mut(o as usize + 1) {
+                *c = c.saturating_sub(n);
+            }
+        }
+        let degrees = declared.get(1..).unwrap_or(&[]);
+        self.offsets = Csr::offsets_of_degrees(degrees, spill);
+        self.raw_labels = std::mem::take(&mut self.labels).finish(&self.offsets);
+    }
+}
+
+/// Leaves out of each node's count (per node, in node order) its edges from
+/// the `read`th on: the array ended there.
+fn unread(counts: &mut [u32], read: u64) {
+    let mut start = 0u64;
+    for c in counts.iter_mut() {
+        let end = start + *c as u64;
+        *c = (end.min(read).saturating_sub(start)) as u32;
+        start = end;
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::ExactDivisor;
+    use super::{unread, ExactDivisor};
+
+    #[test]
+    fn unread_edges_leave_the_counts_from_where_the_array_ends() {
+        // Nodes of 2, 0, 3 and 1 edges: edges 0-1, -, 2-4, 5.
+        let counts = [2u32, 0, 3, 1];
+        let cut = |read: u64| {
+            let mut c = counts;
+            unread(&mut c, read);
+            c
+        };
+        assert_eq!(cut(6), counts);
+        assert_eq!(cut(9), counts);
+        assert_eq!(cut(5), [2, 0, 3, 0]);
+        assert_eq!(cut(3), [2, 0, 1, 0]);
+        assert_eq!(cut(2), [2, 0, 0, 0]);
+        assert_eq!(cut(1), [1, 0, 0, 0]);
+        assert_eq!(cut(0), [0, 0, 0, 0]);
+    }
 
     #[test]
     fn exact_division_agrees_with_the_operators() {

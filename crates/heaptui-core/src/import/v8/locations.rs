@@ -84,19 +84,22 @@ pub fn resolve(
     located.sort_by_key(|&(o, _)| o);
     located.dedup_by_key(|&mut (o, _)| o);
     let out = |o: u32| {
-        let (s, e) = (
-            edges.offsets.get(o as usize).copied().unwrap_or(0) as usize,
-            edges.offsets.get(o as usize + 1).copied().unwrap_or(0) as usize,
-        );
+        let offsets = &edges.offsets;
+        let (s, e) = match (o as usize) < offsets.len().saturating_sub(1) {
+            true => (
+                offsets.get(o as usize) as usize,
+                offsets.get(o as usize + 1) as usize,
+            ),
+            false => (0, 0),
+        };
         let (s, e) = (s.min(edges.targets.len()), e.min(edges.targets.len()));
-        edges.targets[s..e.max(s)]
-            .iter()
-            .zip(&edges.labels[s..e.max(s)])
+        let row = edges.raw_labels.row(s, s..e.max(s));
+        edges.targets[s..e.max(s)].iter().zip(row.iter())
     };
     let is_string = |l: u32| l != crate::model::Labels::NONE && l < 1 << 31;
     let follow = |o: u32, names: &[&[u8]]| {
         out(o)
-            .find(|&(_, &l)| is_string(l) && names.contains(&pool.bytes_of(l as usize)))
+            .find(|&(_, l)| is_string(l) && names.contains(&pool.bytes_of(l as usize)))
             .map(|(&t, _)| t)
     };
     let is_text = |o: u32| match nodes.kinds.get(o as usize) {

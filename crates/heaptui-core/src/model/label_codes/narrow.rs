@@ -4,6 +4,8 @@
 //! of fewest bytes taken, then the codes written in parallel ranges of
 //! objects.
 
+use std::ops::Range;
+
 use rayon::prelude::*;
 
 use super::{Code, LabelCodes, Side, INDEX, NONE};
@@ -52,9 +54,35 @@ fn ranges(refs: &Csr) -> Vec<std::ops::Range<usize>> {
         .collect()
 }
 
+/// Labels read row by row: as stored (`u32`s), or in a coded form (an
+/// importer's provisional one, see [`narrowed_from`]).
+trait Rows: Sync {
+    /// Calls `f(edge, label)` for the references `span` of the object
+    /// whose first reference is `start`.
+    fn each(&self, start: usize, span: Range<usize>, f: impl FnMut(usize, u32));
+}
+
+impl Rows for [u32] {
+    #[inline]
+    fn each(&self, _: usize, span: Range<usize>, mut f: impl FnMut(usize, u32)) {
+        for e in span {
+            f(e, self[e]);
+        }
+    }
+}
+
+impl Rows for LabelCodes {
+    #[inline]
+    fn each(&self, start: usize, span: Range<usize>, mut f: impl FnMut(usize, u32)) {
+        for (e, l) in span.clone().zip(self.row(start, span).iter()) {
+            f(e, l);
+        }
+    }
+}
+
 /// How often each slot's label occurs off its position, and how many
 /// labels are at their position.
-fn count(raw: &[u32], names: usize, refs: &Csr) -> (Vec<u64>, u64) {
+fn count<R: Rows + ?Sized>(raw: &R, names: usize, refs: &Csr) -> (Vec<u64>, u64) {
     let slots = 1 + names + INDEX_SLOTS;
     // A few ranges per thread, each with its own counts (a count array
     // per small range would be many megabytes at once).
@@ -68,14 +96,13 @@ fn count(raw: &[u32], names: usize, refs: &Csr) -> (Vec<u64>, u64) {
             let mut at = 0u64;
             for o in p * per..((p + 1) * per).min(n) {
                 let r = refs.range(o as u32);
-                for e in r.clone() {
-                    let l = raw[e];
+                raw.each(r.start, r.clone(), |e, l| {
                     if l != NONE && l == super::at(r.start, e) {
                         at += 1;
                     } else if let Some(s) = slot(l, names) {
                         counts[s] = counts[s].saturating_add(1);
                     }
-                }
+                });
             }
             (counts, at)
         })
@@ -98,7 +125,56 @@ pub(in crate::model) fn narrowed(raw: Array<u32>, names: usize, refs: &Csr) -> L
     if len == 0 || len != refs.edges() {
         return LabelCodes::Full(raw);
     }
-    let (counts, at) = count(&raw, names, refs);
+    match choose(&raw[..], names, refs) {
+        (1, slots) => {
+            let (codes, dict, side) = encode::<u8, _>(&raw[..], names, refs, &slots);
+            LabelCodes::Byte { codes, dict, side }
+        }
+        (2, slots) => {
+            let (codes, dict, side) = encode::<u16, _>(&raw[..], names, refs, &slots);
+            LabelCodes::Half { codes, dict, side }
+        }
+        _ => LabelCodes::Full(raw),
+    }
+}
+
+/// [`narrowed`] from labels in any form (an importer's provisional one:
+/// the V8 importer's 2-byte codes, its dictionary in the order the labels
+/// came): the same form and codes as from the labels as `u32`s.
+pub(in crate::model) fn narrowed_from(src: LabelCodes, names: usize, refs: &Csr) -> LabelCodes {
+    let len = src.len();
+    if len == 0 || len != refs.edges() {
+        return src;
+    }
+    if let LabelCodes::Full(raw) = src {
+        return narrowed(raw, names, refs);
+    }
+    match choose(&src, names, refs) {
+        (1, slots) => {
+            let (codes, dict, side) = encode::<u8, _>(&src, names, refs, &slots);
+            LabelCodes::Byte { codes, dict, side }
+        }
+        (2, slots) => {
+            let (codes, dict, side) = encode::<u16, _>(&src, names, refs, &slots);
+            LabelCodes::Half { codes, dict, side }
+        }
+        _ => {
+            let mut raw: Vec<u32> = crate::mem::zeroed(len);
+            for o in 0..refs.nodes() as u32 {
+                let r = refs.range(o);
+                src.each(r.start, r, |e, l| raw[e] = l);
+            }
+            LabelCodes::Full(raw.into())
+        }
+    }
+}
+
+/// The width of the form of fewest bytes for the labels `raw` of `refs`
+/// (a heap with `names` label names), and the dictionary's slots by
+/// frequency.
+fn choose<R: Rows + ?Sized>(raw: &R, names: usize, refs: &Csr) -> (u64, Vec<usize>) {
+    let len = refs.edges();
+    let (counts, at) = count(raw, names, refs);
     // Slots by frequency (then by slot): the dictionary is a prefix.
     let mut order: Vec<(u64, usize)> = counts
         .iter()
@@ -119,24 +195,13 @@ pub(in crate::model) fn narrowed(raw: Array<u32>, names: usize, refs: &Csr) -> L
         (4 * len as u64, 4),
     ];
     let width = forms.iter().min_by_key(|f| f.0).map_or(4, |f| f.1);
-    let slots: Vec<usize> = order.iter().map(|o| o.1).collect();
-    match width {
-        1 => {
-            let (codes, dict, side) = encode::<u8>(&raw, names, refs, &slots);
-            LabelCodes::Byte { codes, dict, side }
-        }
-        2 => {
-            let (codes, dict, side) = encode::<u16>(&raw, names, refs, &slots);
-            LabelCodes::Half { codes, dict, side }
-        }
-        _ => LabelCodes::Full(raw),
-    }
+    (width, order.iter().map(|o| o.1).collect())
 }
 
 /// The codes of `raw` with the dictionary of the first `C::DICT` of
 /// `slots`, and the side table of the labels left out.
-fn encode<C: Code>(
-    raw: &[u32],
+fn encode<C: Code, R: Rows + ?Sized>(
+    raw: &R,
     names: usize,
     refs: &Csr,
     slots: &[usize],
@@ -148,7 +213,7 @@ fn encode<C: Code>(
         code_of[s] = C::code(c);
     }
     let ranges = ranges(refs);
-    let mut codes: Vec<C> = crate::mem::zeroed(raw.len());
+    let mut codes: Vec<C> = crate::mem::zeroed(refs.edges());
     let lens = ranges
         .iter()
         .map(|r| (refs.offset(r.end) - refs.offset(r.start)) as usize);
@@ -161,8 +226,7 @@ fn encode<C: Code>(
             let mut side = Vec::new();
             for o in objects {
                 let r = refs.range(o as u32);
-                for e in r.clone() {
-                    let l = raw[e];
+                raw.each(r.start, r.clone(), |e, l| {
                     let c = if l != NONE && l == super::at(r.start, e) {
                         C::AT
                     } else {
@@ -172,7 +236,7 @@ fn encode<C: Code>(
                         side.extend([e as u64, l as u64]);
                     }
                     out[e - first] = c;
-                }
+                });
             }
             side
         })
