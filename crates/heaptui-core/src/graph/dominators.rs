@@ -51,7 +51,7 @@
 //! are read off the numbering, `super::children`), and no array alive but
 //! the tree's own (idom, preorder numbers and their inverse, 12 bytes an
 //! object, and the retained sizes in their narrowest forms, `mem::Packed`:
-//! 3 bytes an object on the heaps measured, where they took 8).
+//! 2 or 3 bytes an object on the heaps measured, where they took 8).
 
 use rayon::prelude::*;
 
@@ -77,8 +77,9 @@ pub struct DominatorTree {
     pub idom: Array<u32>,
     /// Per object: shallow bytes of its dominator subtree (0 if
     /// unreachable), in the narrowest form their values allow (2 bytes an
-    /// object on the heaps measured, the big subtrees' in a side table):
-    /// read through [`DominatorTree::retained_bytes`].
+    /// object on the text heap measured, 1 on the HPROF; the big
+    /// subtrees' in a side table): read through
+    /// [`DominatorTree::retained_bytes`].
     pub(crate) retained_bytes: Packed,
     /// Per object: objects in its dominator subtree (0 if unreachable),
     /// likewise (1 byte an object, most objects retaining fewer than 255):
@@ -678,9 +679,9 @@ struct ObjectOrder {
 /// table), with no `u32`/`u64` array in object order first; so the most
 /// alive here is at the retained bytes' scatter, 20 bytes an object of
 /// preorder arrays (4 of `vertex`, 4 of `idom_pre`, 4 of `ret_objects`, 8
-/// of `ret_bytes`) and the narrow result (2 bytes an object on the heaps
-/// measured, where the wide scatter took 24 in all at both this step and
-/// the retained objects'). In `spill` where given, each array's written
+/// of `ret_bytes`) and the narrow result (1 or 2 bytes an object on the
+/// heaps measured, where the wide scatter took 24 in all at both this
+/// step and the retained objects'). In `spill` where given, each array's written
 /// pages released as it is done, so that at most one is resident.
 fn to_object_order(
     n: usize,
@@ -693,7 +694,13 @@ fn to_object_order(
     let _span = tracing::debug_span!(target: "heaptui::profile", "object order").entered();
     // Preorder number 0, the super-root, is no object.
     let places = &vertex[1..];
-    let retained_bytes = Packed::scattered(n, places, &|k| ret_bytes[k + 1], spill);
+    let retained_bytes = Packed::scattered(
+        "dominators: retained bytes",
+        n,
+        places,
+        &|k| ret_bytes[k + 1],
+        spill,
+    );
     let preorder = [("vertex", bytes(&vertex)), ("idom_pre", bytes(&idom_pre))];
     alive(
         "scatter retained bytes",
@@ -712,7 +719,13 @@ fn to_object_order(
         d => vertex[d as usize],
     });
     crate::mem::checkpoint("dominators: scatter idom");
-    let retained_objects = Packed::scattered(n, places, &|k| u64::from(ret_objects[k + 1]), spill);
+    let retained_objects = Packed::scattered(
+        "dominators: retained objects",
+        n,
+        places,
+        &|k| u64::from(ret_objects[k + 1]),
+        spill,
+    );
     let done = [
         ("retained_bytes", retained_bytes.bytes()),
         ("idom", bytes(&idom)),

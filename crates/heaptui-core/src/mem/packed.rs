@@ -168,6 +168,23 @@ impl Counts {
             })
     }
 
+    /// Logs the bytes an object each form takes for `n` values, side
+    /// table included (target `heaptui::memory`).
+    fn log(self, what: &str, n: usize) {
+        let per = |width: usize, large: usize| (n * width + large * 16) as f64 / n.max(1) as f64;
+        tracing::debug!(
+            target: "heaptui::memory",
+            "{what}: bytes an object by form: 1 byte {:.2} ({} in the side table), \
+             2 bytes {:.2} ({}), 4 bytes {:.2} ({}), 8 bytes 8",
+            per(1, self.byte),
+            self.byte,
+            per(2, self.half),
+            self.half,
+            per(4, self.narrow),
+            self.narrow,
+        );
+    }
+
     /// The smallest form for `n` values (those not counted are 0).
     fn form(self, n: usize) -> Form {
         let escaped = |width: usize, large: usize| {
@@ -329,13 +346,18 @@ impl Packed {
     /// the order of `places` (made in `spill` where given). What it
     /// allocates is the result and its side table: nothing of 8 bytes an
     /// object.
+    /// Logs (target `heaptui::memory`) what each form would take for
+    /// them, `what` naming them.
     pub fn scattered(
+        what: &str,
         n: usize,
         places: &[u32],
         value: &(impl Fn(usize) -> u64 + Sync),
         spill: Option<&Spill>,
     ) -> Packed {
-        match Counts::of(places.len(), value).form(n) {
+        let counts = Counts::of(places.len(), value);
+        counts.log(what, n);
+        match counts.form(n) {
             Form::Byte => {
                 let (small, big) = scattered_escaped::<u8>(n, places, value, spill);
                 Packed::Byte { small, big }
@@ -454,24 +476,6 @@ impl Packed {
         self.table().len() / 2
     }
 
-    /// The largest value, or 0 where there is none (the side table's
-    /// largest where it holds any; a scan of the wide form).
-    pub fn max(&self) -> u64 {
-        let table = self.table().chunks_exact(2).map(|p| p[1]).max();
-        match self {
-            Packed::Wide(s) => s.par_iter().copied().max().unwrap_or(0),
-            Packed::Byte { small, .. } => {
-                table.unwrap_or_else(|| small.par_iter().copied().max().unwrap_or(0) as u64)
-            }
-            Packed::Half { small, .. } => {
-                table.unwrap_or_else(|| small.par_iter().copied().max().unwrap_or(0) as u64)
-            }
-            Packed::Narrow { small, .. } => {
-                table.unwrap_or_else(|| small.par_iter().copied().max().unwrap_or(0) as u64)
-            }
-        }
-    }
-
     /// The bytes the values take, side table included.
     pub fn bytes(&self) -> usize {
         self.len() * self.width() + self.table().len() * 8
@@ -586,13 +590,11 @@ mod tests {
             assert_eq!(form(&s), want, "{:?}", &v[..3]);
             assert_eq!(s.to_vec(), v);
             assert_eq!(s.total_wide(), v.iter().map(|&x| x as u128).sum::<u128>());
-            assert_eq!(s.max(), v.iter().copied().max().unwrap());
             let part = 3.min(v.len())..700.min(v.len());
             assert_eq!(s.sum_of(part.clone()), v[part].iter().sum::<u64>());
         }
         assert!(Packed::from(Vec::new()).is_empty());
         assert_eq!(Packed::default(), Packed::from(Vec::new()));
-        assert_eq!(Packed::default().max(), 0);
         let s = Packed::from(with(300, 2));
         assert_eq!((s.len(), s.large(), s.bytes()), (1000, 2, 1000 + 32));
         assert_eq!(s.width(), 1);
@@ -666,7 +668,6 @@ mod tests {
                 prop_assert_eq!(s.get(i), x);
             }
             prop_assert_eq!(s.to_vec(), v.clone());
-            prop_assert_eq!(s.max(), v.iter().copied().max().unwrap_or(0));
             let dir = tempfile::tempdir().unwrap();
             let spill = Spill::open(dir.path(), 1 << 20).unwrap();
             let mut scratch: Scratch<u64> = Scratch::zeroed(v.len(), Some(&spill));
@@ -692,7 +693,7 @@ mod tests {
             }
             let by = |k: usize| v[k];
             for spill in [None, Some(&spill)] {
-                let got = Packed::scattered(v.len(), &places, &by, spill);
+                let got = Packed::scattered("test", v.len(), &places, &by, spill);
                 prop_assert_eq!(got.to_vec(), want.clone());
                 prop_assert_eq!(got.width(), Packed::from(want.clone()).width());
             }
