@@ -582,7 +582,15 @@ mod tests {
             (with(70_000, 5), "byte"),
             (with(70_000, 200), "narrow"),
             (with(EDGE + 1, 1), "byte"),
-            (with(EDGE, 100), "narrow"),
+            (
+                // Too many past 2 bytes for a table; one at 2^32 - 1 in it.
+                {
+                    let mut v = with(70_000, 300);
+                    v[1] = EDGE;
+                    v
+                },
+                "narrow",
+            ),
             (with(EDGE + 1, 300), "wide"),
             (vec![1 << 40], "wide"),
         ] {
