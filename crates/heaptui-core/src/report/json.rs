@@ -517,8 +517,8 @@ fn write_dominators(out: &mut impl Write, a: &Analysis, opts: &ReportOptions) ->
         id: Hex(dump.ids.get(o as usize)),
         type_name: dump.type_name(ObjectIdx(o)),
         shallow_bytes: dump.sizes.get(o as usize),
-        retained_bytes: dom.retained_bytes.get(o as usize),
-        retained_objects: dom.retained_objects[o as usize] as u64,
+        retained_bytes: dom.retained_bytes(o as usize),
+        retained_objects: dom.retained_objects(o as usize) as u64,
     });
     write_array(out, rows, true)?;
     out.write_all(b"]")
@@ -688,8 +688,8 @@ fn write_objects(out: &mut impl Write, a: &Analysis) -> io::Result<()> {
                 SUPER_ROOT => Some(None),
                 d => Some(Some(hex(d))),
             },
-            retained_bytes: dom.retained_bytes.get(o as usize),
-            retained_objects: dom.retained_objects[o as usize] as u64,
+            retained_bytes: dom.retained_bytes(o as usize),
+            retained_objects: dom.retained_objects(o as usize) as u64,
         }
     });
     write_array(out, rows, true)?;
