@@ -5,6 +5,17 @@
 //! id and references to ids not in the dump are left out afterwards (with
 //! their labels and values), in one pass that only such dumps pay for;
 //! types are compacted to those in use, and the roots resolved.
+//!
+//! The import peaks at the end of the second walk, with every array
+//! written: ids in the model's compact form (made once the id index is
+//! built; about 1.4 bytes an object), types 4, sizes 2 (as
+//! `model::Sizes::Half` keeps them, the large ones paired on the side),
+//! kinds 1, value and reference ends 4 each where they fit a `u32`
+//! ([`Ends`]), then 4 bytes a reference for targets and for labels and
+//! the value bytes: 37.8 bytes an object on a 9.76 M-object JDK dump
+//! (1.8 references and 4.8 value bytes an object), the id index's runs
+//! 0.4 more. The file's pages are given back as the walks go
+//! (`decode::walk`), so they add at most a few MiB.
 
 use rayon::prelude::*;
 

@@ -164,8 +164,9 @@ pub(super) fn walk<S: Sink>(cx: &Context, chunk: &Chunk, s: &mut S) {
 }
 
 /// How far a walk reads before it gives back the pages behind it (mapped
-/// pages count in the resident set): each walk in flight holds at most
-/// this much of the file, whatever the chunk size and the thread count.
+/// pages count in the resident set): each walk in flight holds about
+/// this much of the file beside the record it reads, whatever the chunk
+/// size.
 /// The pages between two releases are given back with the whole chunk
 /// (`assemble`).
 const RELEASE_STEP: usize = 256 << 10;
