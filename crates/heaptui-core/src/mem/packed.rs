@@ -215,41 +215,56 @@ impl From<Vec<u64>> for Packed {
 
 /// `wide` in `form` (not [`Form::Wide`]), made in `spill` where given.
 fn escaped_form(form: Form, wide: &[u64], spill: Option<&Spill>) -> Packed {
+    escaped_form_of(form, wide.len(), &|i| wide[i], spill)
+}
+
+/// The `len` values `value(i)` in `form` (not [`Form::Wide`]), made in
+/// `spill` where given.
+fn escaped_form_of(
+    form: Form,
+    len: usize,
+    value: &(impl Fn(usize) -> u64 + Sync),
+    spill: Option<&Spill>,
+) -> Packed {
     match form {
         Form::Byte => {
-            let (small, big) = escaped::<u8>(wide, spill);
+            let (small, big) = escaped::<u8>(len, value, spill);
             Packed::Byte { small, big }
         }
         Form::Half => {
-            let (small, big) = escaped::<u16>(wide, spill);
+            let (small, big) = escaped::<u16>(len, value, spill);
             Packed::Half { small, big }
         }
         Form::Narrow | Form::Wide => {
-            let (small, big) = escaped::<u32>(wide, spill);
+            let (small, big) = escaped::<u32>(len, value, spill);
             Packed::Narrow { small, big }
         }
     }
 }
 
-/// `wide` cut to `T` (made in `spill` where given, each block's pages
-/// released after it), and the side table of those at `T`'s limit or
-/// above.
-fn escaped<T: Small>(wide: &[u64], spill: Option<&Spill>) -> (Array<T>, Array<u64>) {
+/// The `len` values `value(i)` cut to `T` (made in `spill` where given,
+/// each block's pages released after it), and the side table of those at
+/// `T`'s limit or above.
+fn escaped<T: Small>(
+    len: usize,
+    value: &(impl Fn(usize) -> u64 + Sync),
+    spill: Option<&Spill>,
+) -> (Array<T>, Array<u64>) {
     const PART: usize = 1 << 20;
-    let mut small: Scratch<T> = Scratch::zeroed(wide.len(), spill);
-    let blocks = wide.len().div_ceil(PART);
-    let lens = (0..blocks).map(|b| PART.min(wide.len() - b * PART));
+    let mut small: Scratch<T> = Scratch::zeroed(len, spill);
+    let blocks = len.div_ceil(PART);
+    let lens = (0..blocks).map(|b| PART.min(len - b * PART));
     let big: Vec<Vec<u64>> = small
         .parts(lens)
         .into_par_iter()
         .enumerate()
         .map(|(b, mut out)| {
-            let first = b * PART;
             let mut big = Vec::new();
-            for (k, (o, &x)) in out.iter_mut().zip(&wide[first..]).enumerate() {
+            for (i, o) in (b * PART..).zip(out.iter_mut()) {
+                let x = value(i);
                 *o = T::cut(x);
                 if x >= T::LIMIT {
-                    big.extend([(first + k) as u64, x]);
+                    big.extend([i as u64, x]);
                 }
             }
             out.release();
@@ -338,6 +353,48 @@ impl Packed {
             form => escaped_form(form, &wide, spill),
         };
         wide.release(0..wide.len());
+        packed
+    }
+
+    /// The smallest form (the one [`From`] takes for the same values) of
+    /// values written as [`Packed::Half`] keeps them: `small[i]`, or
+    /// where it holds [`u16::MAX`], the value paired with `i` in `big`
+    /// (index, value pairs by index; every value of 65,535 or more has
+    /// one). An importer writes these at a quarter of the bytes of `u64`s
+    /// (the HPROF importer's sizes); made in `spill` where given.
+    pub fn from_half(small: Scratch<u16>, big: Vec<u64>, spill: Option<&Spill>) -> Packed {
+        let len = small.len();
+        let value = |i: usize| match small[i] {
+            u16::MAX => {
+                let (pairs, _) = big.as_chunks::<2>();
+                pairs
+                    .binary_search_by_key(&(i as u64), |p| p[0])
+                    .map_or(u16::LIMIT, |k| pairs[k][1])
+            }
+            x => x as u64,
+        };
+        let packed = match Counts::of(len, &value).form(len) {
+            // The form they were written in.
+            Form::Half => {
+                return Packed::Half {
+                    small: small.into_array(),
+                    big: big.into(),
+                }
+            }
+            Form::Wide => {
+                let mut wide: Scratch<u64> = Scratch::zeroed(len, spill);
+                wide.par_chunks_mut(BLOCK)
+                    .enumerate()
+                    .for_each(|(b, out)| {
+                        for (i, o) in (b * BLOCK..).zip(out.iter_mut()) {
+                            *o = value(i);
+                        }
+                    });
+                Packed::Wide(wide.into_array())
+            }
+            form => escaped_form_of(form, len, &value, spill),
+        };
+        small.release(0..len);
         packed
     }
 
@@ -662,6 +719,36 @@ mod tests {
     }
 
     proptest! {
+        /// Values written 2 bytes each with the large ones paired on the
+        /// side ([`Packed::from_half`]) take the form, and read back the
+        /// values, that the `u64`s do; in memory and in a spill file.
+        #[test]
+        fn half_values_take_the_form_of_the_wide(
+            v in proptest::collection::vec(values(), 0..400)
+        ) {
+            let mut small: Scratch<u16> = Scratch::zeroed(v.len(), None);
+            let mut big = Vec::new();
+            for (i, &x) in v.iter().enumerate() {
+                small[i] = u16::try_from(x).unwrap_or(u16::MAX);
+                if x >= u16::MAX as u64 {
+                    big.extend([i as u64, x]);
+                }
+            }
+            let want = Packed::from(v.clone());
+            let spilled = {
+                let dir = tempfile::tempdir().unwrap();
+                let spill = Spill::open(dir.path(), 1 << 20).unwrap();
+                let mut in_file: Scratch<u16> = Scratch::zeroed(v.len(), Some(&spill));
+                in_file.copy_from_slice(&small);
+                Packed::from_half(in_file, big.clone(), Some(&spill)).to_vec()
+            };
+            let got = Packed::from_half(small, big, None);
+            prop_assert_eq!(form(&got), form(&want));
+            prop_assert_eq!(&got, &want);
+            prop_assert_eq!(got.to_vec(), v.clone());
+            prop_assert_eq!(spilled, v);
+        }
+
         /// Every form reads back what it was made of (a plain `u64` each,
         /// the wide oracle), by index, in order and added up; within a
         /// spill file alike; and scattered from another order.
