@@ -383,13 +383,11 @@ impl Packed {
             }
             Form::Wide => {
                 let mut wide: Scratch<u64> = Scratch::zeroed(len, spill);
-                wide.par_chunks_mut(BLOCK)
-                    .enumerate()
-                    .for_each(|(b, out)| {
-                        for (i, o) in (b * BLOCK..).zip(out.iter_mut()) {
-                            *o = value(i);
-                        }
-                    });
+                wide.par_chunks_mut(BLOCK).enumerate().for_each(|(b, out)| {
+                    for (i, o) in (b * BLOCK..).zip(out.iter_mut()) {
+                        *o = value(i);
+                    }
+                });
                 Packed::Wide(wide.into_array())
             }
             form => escaped_form_of(form, len, &value, spill),
