@@ -24,6 +24,7 @@ pub use array::Array;
 pub use guard::{
     restore_terminal_mode, save_terminal_mode, save_terminal_mode_of, TERMINAL_IN_USE,
 };
+pub(crate) use packed::paired;
 pub use packed::Packed;
 pub use ranked::RankedBits;
 pub use scratch::Scratch;

@@ -304,20 +304,28 @@ fn scattered_escaped<T: Small>(
     (small.into_array(), big.into())
 }
 
-/// The side table's value for index `i` (which holds an escape).
+/// The side table's value for index `i` (which holds an escape; a
+/// checked table has it).
 #[inline]
 fn side(big: &[u64], i: usize) -> u64 {
-    let pairs = big.len() / 2;
-    let (mut lo, mut hi) = (0, pairs);
+    paired(big, i).unwrap_or_default()
+}
+
+/// The value paired with `i` in `table`, (index, value) pairs sorted by
+/// index, if there is one: a binary search. The side tables of
+/// [`Packed`] and of the narrow value offsets (`model::labels`).
+#[inline]
+pub(crate) fn paired(table: &[u64], i: usize) -> Option<u64> {
+    let (mut lo, mut hi) = (0, table.len() / 2);
     while lo < hi {
         let mid = lo + (hi - lo) / 2;
-        if big[2 * mid] < i as u64 {
+        if table[2 * mid] < i as u64 {
             lo = mid + 1;
         } else {
             hi = mid;
         }
     }
-    big[2 * lo + 1]
+    (table.get(2 * lo) == Some(&(i as u64))).then(|| table[2 * lo + 1])
 }
 
 /// `small` and its side table checked as a cache's are: pairs by index,
@@ -365,12 +373,7 @@ impl Packed {
     pub fn from_half(small: Scratch<u16>, big: Vec<u64>, spill: Option<&Spill>) -> Packed {
         let len = small.len();
         let value = |i: usize| match small[i] {
-            u16::MAX => {
-                let (pairs, _) = big.as_chunks::<2>();
-                pairs
-                    .binary_search_by_key(&(i as u64), |p| p[0])
-                    .map_or(u16::LIMIT, |k| pairs[k][1])
-            }
+            u16::MAX => paired(&big, i).unwrap_or(u16::LIMIT),
             x => x as u64,
         };
         let packed = match Counts::of(len, &value).form(len) {

@@ -407,7 +407,7 @@ impl Offsets {
                 within,
                 side,
             } => match *within.get(i)? {
-                u16::MAX => short_side(side, i),
+                u16::MAX => crate::mem::paired(side, i),
                 w => Some(bases[i / SHORT_BLOCK] + w as u64),
             },
             Offsets::Narrow { bases, within } => {
@@ -424,21 +424,6 @@ impl Offsets {
             Offsets::Wide(w) => w.len(),
         }
     }
-}
-
-/// The offset of entry `i` in [`Offsets::Short`]'s side table.
-#[inline]
-fn short_side(side: &[u64], i: usize) -> Option<u64> {
-    let (mut lo, mut hi) = (0, side.len() / 2);
-    while lo < hi {
-        let mid = lo + (hi - lo) / 2;
-        if side[2 * mid] < i as u64 {
-            lo = mid + 1;
-        } else {
-            hi = mid;
-        }
-    }
-    (side.get(2 * lo) == Some(&(i as u64))).then(|| side[2 * lo + 1])
 }
 
 impl Values {
