@@ -137,10 +137,11 @@ fn a_second_open_reads_back_exactly_the_first_analysis() {
             d.refs.targets.is_mapped(),
             second.graph.retainers.is_mapped(),
             second.dom.idom.is_mapped(),
-            second.dom.retained_bytes.is_mapped(),
+            second.dom.retained_arrays().0.is_mapped(),
+            second.dom.retained_arrays().1.is_mapped(),
             second.dom.at_preorder.is_mapped(),
         ];
-        assert_eq!(mapped, [true; 7], "{name}");
+        assert_eq!(mapped, [true; 8], "{name}");
         assert!(!first.dump().sizes.is_mapped() && !first.dom.idom.is_mapped());
     }
     assert_eq!(cache_files(&cache).len(), 4);

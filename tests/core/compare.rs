@@ -106,8 +106,8 @@ fn seed_002_compaction_moves_every_id_and_only_the_collected_types_shrink() {
             "{old:x}→{new:x}"
         );
         assert_eq!(
-            a.dom.retained_bytes.get(o.index()),
-            b.dom.retained_bytes.get(n.index())
+            a.dom.retained_bytes(o.index()),
+            b.dom.retained_bytes(n.index())
         );
     }
     for gone in [0x09, 0x13, 0x19] {

@@ -1072,7 +1072,7 @@ fn jdk17_fixture_has_its_known_answers() {
         .copied()
         .find(|&t| g.dump.type_name(t) == "java.util.HashMap")
         .expect("LEAK");
-    assert!(dom.retained_objects[map.index()] > 3000);
+    assert!(dom.retained_objects(map.index()) > 3000);
 }
 
 /// The real HPROF dumps in `$HEAPTUI_REAL_HEAPS/raw` (`*.hprof.gz`,
@@ -1200,7 +1200,7 @@ fn an_object_held_only_by_a_weak_reference_is_not_retained_by_it() {
             "the referent is not a reference"
         );
         assert_eq!(
-            a.dom.retained_objects[weak.index()],
+            a.dom.retained_objects(weak.index()),
             1,
             "a weak reference retains only itself"
         );
@@ -1231,7 +1231,7 @@ fn an_object_held_only_by_a_weak_reference_is_not_retained_by_it() {
         let b = analyse(References::All);
         assert!(b.dump().referents.as_ref().unwrap().strong);
         let mine = at(&b, 0x230);
-        assert_eq!(b.dom.retained_objects[mine.index()], 2, "it retains 0x320");
+        assert_eq!(b.dom.retained_objects(mine.index()), 2, "it retains 0x320");
         assert_eq!(b.dom.idom[at(&b, 0x300).index()], at(&b, 0x200).raw());
         let h = b.summary.held_by_references.unwrap();
         assert_eq!((h.objects(), h.bytes()), (0, 0));

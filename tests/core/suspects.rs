@@ -86,7 +86,7 @@ fn no_suspect_below_ten_percent() {
         .dom
         .children_sorted(a.dom.super_root())
         .iter()
-        .filter(|&&o| a.dom.retained_bytes.get(o as usize) * 10 >= a.dom.reachable_bytes)
+        .filter(|&&o| a.dom.retained_bytes(o as usize) * 10 >= a.dom.reachable_bytes)
         .map(|&o| d.id_hex(ObjectIdx(o)))
         .collect();
     assert_eq!(ids, all);

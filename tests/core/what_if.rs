@@ -211,7 +211,7 @@ fn a_static_field_of_the_hprof_fixture() {
     assert_eq!(type_count(&a, &w, "java.util.HashMap$Node"), 1000);
     assert_eq!(type_count(&a, &w, "java.lang.String"), 1000);
     let map = a.dump().refs.targets[cut.edges[0] as usize];
-    assert_eq!(w.bytes, a.dom.retained_bytes.get(map as usize));
+    assert_eq!(w.bytes, a.dom.retained_bytes(map as usize));
     // An instance field: every HashMap's table.
     let (_, _, tables) = field_cut(a.dump(), "java.util.HashMap.table").unwrap();
     assert!(tables.edges.len() > 1);
@@ -320,8 +320,8 @@ fn check_real(a: &Analysis, path: &Path) {
         };
         let w = run(a, &alone);
         let retained = (
-            a.dom.retained_objects[o as usize] as u64,
-            a.dom.retained_bytes.get(o as usize),
+            a.dom.retained_objects(o as usize) as u64,
+            a.dom.retained_bytes(o as usize),
         );
         assert_eq!((w.objects, w.bytes), retained, "{name}: object {o}");
         let into: Vec<u64> = a

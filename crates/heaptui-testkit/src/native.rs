@@ -59,7 +59,7 @@ pub fn compare_with_text(native: Model, text: Model) -> Vec<String> {
                 squash(d.type_name(ObjectIdx(x as u32))),
                 d.sizes.get(x),
                 refs(d, x as u32),
-                a.dom.retained_bytes.get(x),
+                a.dom.retained_bytes(x),
                 id_of(d, a.dom.idom[x]),
             )
         };

@@ -75,7 +75,7 @@ pub struct InstanceRows {
 /// Retained bytes of an object; an unreachable one retains nothing.
 pub fn retained(dom: Option<&DominatorTree>, o: u32) -> u64 {
     match dom {
-        Some(d) if d.is_reachable(o) => d.retained_bytes.get(o as usize),
+        Some(d) if d.is_reachable(o) => d.retained_bytes(o as usize),
         _ => 0,
     }
 }

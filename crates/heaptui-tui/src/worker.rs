@@ -500,7 +500,7 @@ fn largest_freed(graph: &HeapGraph, dom: &DominatorTree, w: &WhatIf) -> Vec<Obje
         if i == usize::MAX {
             continue;
         }
-        let retained = |x: ObjectIdx| dom.retained_bytes.get(x.index());
+        let retained = |x: ObjectIdx| dom.retained_bytes(x.index());
         if best[i].is_none_or(|b| retained(o) > retained(b)) {
             best[i] = Some(o);
         }

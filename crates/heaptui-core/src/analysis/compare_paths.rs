@@ -76,12 +76,12 @@ impl PathTable {
 
     fn add_member(&mut self, path: u32, object: u32, dom: &DominatorTree) {
         let p = path as usize;
-        let bytes = dom.retained_bytes.get(object as usize);
+        let bytes = dom.retained_bytes(object as usize);
         self.count[p] += 1;
         self.retained_bytes[p] += bytes;
-        self.retained_objects[p] += dom.retained_objects[object as usize];
+        self.retained_objects[p] += dom.retained_objects(object as usize);
         let l = self.largest[p];
-        if l == NO_OBJECT || bytes > dom.retained_bytes.get(l as usize) {
+        if l == NO_OBJECT || bytes > dom.retained_bytes(l as usize) {
             self.largest[p] = object;
         }
     }

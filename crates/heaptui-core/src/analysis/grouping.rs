@@ -42,8 +42,8 @@ pub fn group_children_unsorted(dump: &Model, dom: &DominatorTree, parents: &[u32
             first[i] = first[i].min(rank);
             let g = &mut groups[i];
             g.members.push(c);
-            g.retained_bytes += dom.retained_bytes.get(c as usize);
-            g.retained_objects += dom.retained_objects[c as usize] as u64;
+            g.retained_bytes += dom.retained_bytes(c as usize);
+            g.retained_objects += dom.retained_objects(c as usize) as u64;
         }
     }
     let mut keyed: Vec<((usize, Rank), Group)> = first.into_iter().zip(groups).collect();
@@ -63,7 +63,7 @@ pub fn group_children_unsorted(dump: &Model, dom: &DominatorTree, parents: &[u32
 pub fn largest_members(dom: &DominatorTree, members: &[u32], n: usize) -> Vec<u32> {
     let mut keyed: Vec<(std::cmp::Reverse<u64>, u32)> = members
         .iter()
-        .map(|&m| (std::cmp::Reverse(dom.retained_bytes.get(m as usize)), m))
+        .map(|&m| (std::cmp::Reverse(dom.retained_bytes(m as usize)), m))
         .collect();
     let n = n.min(keyed.len());
     if n == 0 {

@@ -38,11 +38,9 @@ pub fn arrays(
     }
     if let Some(d) = dom {
         v.push(("dom.idom", std::mem::size_of_val(&*d.idom)));
-        v.push(("dom.retained_bytes", d.retained_bytes.bytes()));
-        v.push((
-            "dom.retained_objects",
-            std::mem::size_of_val(&*d.retained_objects),
-        ));
+        let (bytes, objects) = d.retained_arrays();
+        v.push(("dom.retained_bytes", bytes.bytes()));
+        v.push(("dom.retained_objects", objects.bytes()));
         v.push((
             "dom.preorder_number",
             std::mem::size_of_val(&*d.preorder_number),

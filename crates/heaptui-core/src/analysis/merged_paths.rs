@@ -379,7 +379,7 @@ impl<'a> Builder<'a> {
             self.above[d as usize]
         };
         if target {
-            let r = self.dom.retained_bytes.get(v as usize);
+            let r = self.dom.retained_bytes(v as usize);
             let n = &mut self.nodes[node as usize];
             n.ending += 1;
             self.bytes[node as usize] = self.bytes[node as usize].wrapping_add(r);

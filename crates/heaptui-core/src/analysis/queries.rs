@@ -137,7 +137,7 @@ pub fn immediate_dominators(
         // Dominators of one type may dominate each other, so this sum can
         // count bytes more than once and exceed the heap: saturate.
         r.dominators_retained_bytes = r.dominators.iter().fold(0u64, |acc, &d| {
-            acc.saturating_add(dom.retained_bytes.get(d.index()))
+            acc.saturating_add(dom.retained_bytes(d.index()))
         });
     }
     rows.sort_by(|a, b| {

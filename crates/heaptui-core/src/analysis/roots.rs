@@ -57,7 +57,7 @@ pub fn root_groups(graph: &HeapGraph, dom: &DominatorTree) -> Vec<RootGroup> {
             r.kind,
             r.flags,
             thread(i),
-            std::cmp::Reverse(dom.retained_bytes.get(r.object.index())),
+            std::cmp::Reverse(dom.retained_bytes(r.object.index())),
             r.object,
             i,
         )
@@ -74,10 +74,7 @@ pub fn root_groups(graph: &HeapGraph, dom: &DominatorTree) -> Vec<RootGroup> {
         distinct.sort_unstable();
         distinct.dedup();
         let objects = distinct.len() as u64;
-        let retained_bytes = distinct
-            .iter()
-            .map(|o| dom.retained_bytes.get(o.index()))
-            .sum();
+        let retained_bytes = distinct.iter().map(|o| dom.retained_bytes(o.index())).sum();
         let mut threads = Vec::new();
         if !places.of_root.is_empty() {
             let mut start = 0;
@@ -256,7 +253,7 @@ pub fn largest_instances(graph: &HeapGraph, dom: &DominatorTree) -> Vec<u32> {
             continue;
         }
         let b = &mut best[t.index()];
-        if *b == u32::MAX || dom.retained_bytes.get(o) > dom.retained_bytes.get(*b as usize) {
+        if *b == u32::MAX || dom.retained_bytes(o) > dom.retained_bytes(*b as usize) {
             *b = o as u32;
         }
     }

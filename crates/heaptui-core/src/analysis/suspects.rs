@@ -107,8 +107,8 @@ pub fn accumulation_point(dom: &DominatorTree, mut object: u32) -> u32 {
             return object;
         };
         let (c, p) = (
-            dom.retained_bytes.get(child as usize) as u128,
-            dom.retained_bytes.get(object as usize) as u128,
+            dom.retained_bytes(child as usize) as u128,
+            dom.retained_bytes(object as usize) as u128,
         );
         if c * 100 < p * ACCUMULATION_PERCENT as u128 {
             return object;
@@ -137,7 +137,7 @@ pub fn top_types_below(
     let mut touched = vec![false; t];
     let mut empty = false;
     let first = dom.preorder_number[point as usize] as usize + 1;
-    let end = first - 1 + dom.retained_objects[point as usize] as usize;
+    let end = first - 1 + dom.retained_objects(point as usize) as usize;
     // The open nodes below `point`, each with the end of its range.
     let mut stack: Vec<(usize, u64)> = Vec::new();
     for (k, &c) in (first as u64..).zip(&dom.at_preorder[first..end]) {
@@ -147,13 +147,13 @@ pub fn top_types_below(
         }
         let ty = dump.types.get(c as usize).index();
         if on_path[ty] == 0 {
-            let bytes = dom.retained_bytes.get(c as usize);
+            let bytes = dom.retained_bytes(c as usize);
             empty |= bytes == 0;
             touched[ty] = true;
             sums[ty] += bytes;
         }
         on_path[ty] += 1;
-        stack.push((ty, k + u64::from(dom.retained_objects[c as usize])));
+        stack.push((ty, k + u64::from(dom.retained_objects(c as usize))));
     }
     let mut rows: Vec<(TypeIdx, u64)> = (0..t)
         .filter(|&ty| touched[ty])
@@ -201,7 +201,7 @@ fn walk_sorted(dump: &Model, dom: &DominatorTree, point: u32) -> Vec<(TypeIdx, u
             if sums[ty] == 0 {
                 touched.push(ty as u32);
             }
-            sums[ty] += dom.retained_bytes.get(c as usize);
+            sums[ty] += dom.retained_bytes(c as usize);
         }
         on_path[ty] += 1;
         open.push((c, pending.len()));
@@ -257,7 +257,7 @@ pub fn leak_suspects(a: &Analysis) -> Vec<Suspect> {
     // Per type: top-level instances that are not object suspects.
     let mut per_type: Vec<(u64, u64, u32)> = vec![(0, 0, NO_OBJECT); dump.type_names.len()];
     for o in dom.children(dom.super_root()) {
-        let bytes = dom.retained_bytes.get(o as usize);
+        let bytes = dom.retained_bytes(o as usize);
         let ty = dump.row_type(ObjectIdx(o));
         if big(bytes) {
             let mut s = bare(SuspectKind::Object, ty, 1, bytes);

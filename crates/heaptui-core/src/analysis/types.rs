@@ -149,7 +149,7 @@ fn top_most_retained<W: TypeWord>(
     stack: &mut Vec<(u32, u64)>,
 ) {
     let first = dom.preorder_number[top as usize] as usize;
-    let end = first + dom.retained_objects[top as usize] as usize;
+    let end = first + dom.retained_objects(top as usize) as usize;
     let numbered = &dom.at_preorder[first..end];
     for (k, &node) in (first as u64..).zip(numbered) {
         if k.is_multiple_of(1 << 12) {
@@ -158,7 +158,7 @@ fn top_most_retained<W: TypeWord>(
         }
         if let Some(&ahead) = numbered.get(k as usize - first + 8) {
             crate::mem::prefetch(&types[ahead as usize]);
-            crate::mem::prefetch(&dom.retained_objects[ahead as usize]);
+            dom.prefetch_retained_objects(ahead as usize);
         }
         while stack.last().is_some_and(|&(_, e)| e <= k) {
             let (left, _) = stack.pop().unwrap_or_default();
@@ -166,9 +166,9 @@ fn top_most_retained<W: TypeWord>(
         }
         let ty = types[node as usize].index();
         if on_path[ty] == 0 {
-            sums[ty] += dom.retained_bytes.get(node as usize);
+            sums[ty] += dom.retained_bytes(node as usize);
         }
-        let size = dom.retained_objects[node as usize];
+        let size = dom.retained_objects(node as usize);
         if size > 1 {
             // Not a leaf: open until the end of its range.
             on_path[ty] += 1;

@@ -199,7 +199,7 @@ impl<'a> Region<'a> {
             NOT_NUMBERED => vec![top],
             first => {
                 let first = first as usize;
-                let end = first + dom.retained_objects[top as usize] as usize;
+                let end = first + dom.retained_objects(top as usize) as usize;
                 dom.at_preorder[first..end].to_vec()
             }
         };

@@ -23,7 +23,7 @@ use crate::analysis::summary::Summary;
 use crate::analysis::{Analysis, Timings, TypeStats};
 use crate::graph::duplicates::{DuplicateMode, DuplicateSet, Duplicates, PossibleDuplicates};
 use crate::graph::{DominatorTree, HeapGraph};
-use crate::mem::{Array, Capped};
+use crate::mem::{Array, Packed};
 use crate::model::{
     AppDomain, Csr, Diagnostics, FieldDecl, Format, IdIndex, Ids, JavaClass, JavaClasses,
     LabelCodes, Labels, Model, ObjectIdx, ObjectTypes, Offsets, PackedRows, RecordCounts, Referent,
@@ -69,8 +69,9 @@ const ROOT_FRAMES: u32 = 53; // +1
 const ROOT_PLACES: u32 = 55;
 const IDS_BYTES: u32 = 56;
 const RETAINED_BIG: u32 = 57; // the narrow retained bytes' side table
+const RETAINED_OBJECTS_BIG: u32 = 60; // the narrow retained objects' side table
 const RETAINER_LONG: u32 = 58; // +1: the packed retainers' long rows, their lengths
-const SIZES_BIG: u32 = 70; // the 1- or 2-byte sizes' side table
+const SIZES_BIG: u32 = 70; // the 1-, 2- or 4-byte sizes' side table
 const LABEL_DICT: u32 = 90; // the 1- or 2-byte labels' dictionary
 const LABEL_SIDE: u32 = 91; // and their side table
 const SHORT_BASES: u32 = 100; // + a CSR's tag: its short offsets' block bases
@@ -105,12 +106,39 @@ fn decode_types(r: &R, names: usize) -> Result<ObjectTypes, Corrupt> {
 /// The shallow sizes in the width they were written in; a narrow form's
 /// side table checked against them.
 fn decode_sizes(r: &R, n: usize) -> Result<Sizes, Corrupt> {
-    Ok(match r.width(SIZES) {
-        Some(1) => Sizes::checked_byte(get(r, SIZES, n)?, r.array(SIZES_BIG)?).or_else(corrupt)?,
-        Some(2) => Sizes::checked_half(get(r, SIZES, n)?, r.array(SIZES_BIG)?).or_else(corrupt)?,
-        Some(4) => Sizes::Narrow(get(r, SIZES, n)?),
-        _ => Sizes::Wide(get(r, SIZES, n)?),
+    decode_packed(r, SIZES, SIZES_BIG, n)
+}
+
+/// A [`Packed`] array of `n` values as written by [`encode_packed`]: in
+/// the width of section `tag`, a narrow form's side table (section
+/// `big`) checked against its escapes.
+fn decode_packed(r: &R, tag: u32, big: u32, n: usize) -> Result<Packed, Corrupt> {
+    Ok(match r.width(tag) {
+        Some(1) => Packed::checked_byte(get(r, tag, n)?, r.array(big)?).or_else(corrupt)?,
+        Some(2) => Packed::checked_half(get(r, tag, n)?, r.array(big)?).or_else(corrupt)?,
+        Some(4) => Packed::checked_narrow(get(r, tag, n)?, r.array(big)?).or_else(corrupt)?,
+        _ => Packed::Wide(get(r, tag, n)?),
     })
+}
+
+/// A [`Packed`] array as it is held: its values in section `tag` (1, 2,
+/// 4 or 8 bytes each), a narrow form's side table in section `big`.
+fn encode_packed(w: &mut W, tag: u32, big: u32, p: &Packed) -> std::io::Result<()> {
+    match p {
+        Packed::Byte { small, big: table } => {
+            w.array(tag, small)?;
+            w.array(big, table)
+        }
+        Packed::Half { small, big: table } => {
+            w.array(tag, small)?;
+            w.array(big, table)
+        }
+        Packed::Narrow { small, big: table } => {
+            w.array(tag, small)?;
+            w.array(big, table)
+        }
+        Packed::Wide(all) => w.array(tag, all),
+    }
 }
 
 /// Writes the analysis after the header `w` holds.
@@ -145,18 +173,7 @@ pub fn encode(w: &mut W, a: &Analysis) -> std::io::Result<()> {
         ObjectTypes::Half(t) => w.array(TYPES, t)?,
         ObjectTypes::Full(t) => w.array(TYPES, t)?,
     }
-    match &d.sizes {
-        Sizes::Byte { small, big } => {
-            w.array(SIZES, small)?;
-            w.array(SIZES_BIG, big)?;
-        }
-        Sizes::Half { small, big } => {
-            w.array(SIZES, small)?;
-            w.array(SIZES_BIG, big)?;
-        }
-        Sizes::Narrow(s) => w.array(SIZES, s)?,
-        Sizes::Wide(s) => w.array(SIZES, s)?,
-    }
+    encode_packed(w, SIZES, SIZES_BIG, &d.sizes)?;
     csr(w, REFS, &d.refs)?;
     let roots: Vec<u64> = d.roots.iter().flat_map(root_fields).collect();
     w.array(ROOTS, &roots)?;
@@ -392,14 +409,9 @@ fn domains(w: &mut W, domains: &[AppDomain]) -> std::io::Result<()> {
 
 fn encode_dominators(w: &mut W, dom: &DominatorTree) -> std::io::Result<()> {
     w.array(IDOM, &dom.idom)?;
-    match &dom.retained_bytes {
-        Capped::Narrow { small, big } => {
-            w.array(RETAINED_BYTES, small)?;
-            w.array(RETAINED_BIG, big)?;
-        }
-        Capped::Wide(all) => w.array(RETAINED_BYTES, all)?,
-    }
-    w.array(RETAINED_OBJECTS, &dom.retained_objects)?;
+    let (bytes, objects) = dom.retained_arrays();
+    encode_packed(w, RETAINED_BYTES, RETAINED_BIG, bytes)?;
+    encode_packed(w, RETAINED_OBJECTS, RETAINED_OBJECTS_BIG, objects)?;
     w.array(PREORDER_NUMBER, &dom.preorder_number)?;
     w.array(AT_PREORDER, &dom.at_preorder)
 }
@@ -887,18 +899,10 @@ fn decode_values(r: &R, n: usize) -> Result<Option<Values>, Corrupt> {
 fn decode_dominators(r: &R, graph: &HeapGraph) -> Result<DominatorTree, Corrupt> {
     let n = graph.objects();
     let idom: Array<u32> = get(r, IDOM, n)?;
-    let retained_bytes = match r.width(RETAINED_BYTES) {
-        Some(4) => {
-            let big = if r.has(RETAINED_BIG) {
-                r.array(RETAINED_BIG)?
-            } else {
-                Array::default()
-            };
-            Capped::checked(get(r, RETAINED_BYTES, n)?, big).or_else(corrupt)?
-        }
-        _ => Capped::Wide(get(r, RETAINED_BYTES, n)?),
-    };
-    let retained_objects: Array<u32> = get(r, RETAINED_OBJECTS, n)?;
+    let retained_bytes = decode_packed(r, RETAINED_BYTES, RETAINED_BIG, n)?;
+    // Retained objects past the object count are refused by the tree's
+    // check (each object's range within the preorder's).
+    let retained_objects = decode_packed(r, RETAINED_OBJECTS, RETAINED_OBJECTS_BIG, n)?;
     let number: Array<u32> = get(r, PREORDER_NUMBER, n)?;
     let at_preorder: Array<u32> = r.array(AT_PREORDER)?;
     let t = std::time::Instant::now();
@@ -1253,7 +1257,8 @@ mod tests {
                 "half",
             ),
             (
-                Sizes::Narrow(all.iter().map(|&x| x as u32).collect()),
+                Sizes::checked_narrow(all.iter().map(|&x| x as u32).collect(), Array::default())
+                    .unwrap(),
                 "narrow",
             ),
             (Sizes::Wide(all.clone().into()), "wide"),
@@ -1264,12 +1269,48 @@ mod tests {
             let got = match &b.graph.dump.sizes {
                 Sizes::Byte { .. } => "byte",
                 Sizes::Half { .. } => "half",
-                Sizes::Narrow(_) => "narrow",
+                Sizes::Narrow { .. } => "narrow",
                 Sizes::Wide(_) => "wide",
             };
             assert_eq!(got, form);
             assert_eq!(b.graph.dump.sizes, sizes);
             assert_eq!(b.graph.dump.sizes.to_vec(), all);
+        }
+    }
+
+    /// The retained sizes too: each of retained bytes and objects in each
+    /// width, its side table beside it, read back in it.
+    #[test]
+    fn retained_sizes_keep_their_width() {
+        let a = demo_with_large_sizes();
+        let (bytes, objects) = a.dom.retained_arrays();
+        let (bytes, objects) = (bytes.to_vec(), objects.to_vec());
+        let forms = |v: &[u64]| -> Vec<Packed> {
+            let (b8, big8) = escaped_sizes(v, 255);
+            let (b16, big16) = escaped_sizes(v, 65535);
+            vec![
+                Packed::checked_byte(b8.iter().map(|&x| x as u8).collect(), big8.into()).unwrap(),
+                Packed::checked_half(b16.iter().map(|&x| x as u16).collect(), big16.into())
+                    .unwrap(),
+                Packed::checked_narrow(v.iter().map(|&x| x as u32).collect(), Array::default())
+                    .unwrap(),
+                Packed::Wide(v.to_vec().into()),
+            ]
+        };
+        for (b, o) in forms(&bytes)
+            .into_iter()
+            .zip(forms(&objects).into_iter().rev())
+        {
+            let mut c = a.clone();
+            let mut dom = (*c.dom).clone();
+            dom.retained_bytes = b.clone();
+            dom.retained_objects = o.clone();
+            c.dom = Arc::new(dom);
+            let back = decoded(&encoded(&c)).unwrap();
+            let (b2, o2) = back.dom.retained_arrays();
+            assert_eq!((b2.width(), o2.width()), (b.width(), o.width()));
+            assert_eq!((b2.to_vec(), o2.to_vec()), (bytes.clone(), objects.clone()));
+            assert_eq!(b2.large(), b.large());
         }
     }
 
@@ -1668,9 +1709,11 @@ mod tests {
                 "a reachable object retains no object (an endless walk)",
                 Box::new(|d| {
                     let leaf = (0..d.idom.len())
-                        .find(|&o| d.retained_objects[o] == 1)
+                        .find(|&o| d.retained_objects(o) == 1)
                         .expect("a leaf");
-                    d.retained_objects.make_mut()[leaf] = 0;
+                    let mut v = d.retained_objects.to_vec();
+                    v[leaf] = 0;
+                    d.retained_objects = v.into();
                 }),
             ),
             (
@@ -1679,13 +1722,15 @@ mod tests {
                     let leaf = (0..d.idom.len())
                         .find(|&o| {
                             let next = d.preorder_number[o] as usize + 1;
-                            d.retained_objects[o] == 1
+                            d.retained_objects(o) == 1
                                 && d.at_preorder
                                     .get(next)
                                     .is_some_and(|&s| d.idom[s as usize] == d.idom[o])
                         })
                         .expect("a leaf with a next sibling");
-                    d.retained_objects.make_mut()[leaf] = 2;
+                    let mut v = d.retained_objects.to_vec();
+                    v[leaf] = 2;
+                    d.retained_objects = v.into();
                 }),
             ),
             (
@@ -1714,7 +1759,11 @@ mod tests {
             ),
             (
                 "retained objects off",
-                Box::new(|d| d.retained_objects.make_mut()[0] += 1),
+                Box::new(|d| {
+                    let mut v = d.retained_objects.to_vec();
+                    v[0] += 1;
+                    d.retained_objects = v.into();
+                }),
             ),
             (
                 "short retained sizes",

@@ -36,7 +36,9 @@ fn check_unreachable(dom: &DominatorTree) -> Result<u64, Corrupt> {
         .into_par_iter()
         .with_min_len(1 << 16)
         .map(|o| match (idom[o], number[o]) {
-            (NOT_REACHABLE, NOT_NUMBERED) => (objects[o] == 0 && bytes.get(o) == 0).then_some(0),
+            (NOT_REACHABLE, NOT_NUMBERED) => {
+                (objects.get(o) == 0 && bytes.get(o) == 0).then_some(0)
+            }
             (NOT_REACHABLE, _) | (_, NOT_NUMBERED) => None,
             _ => Some(1),
         })
@@ -84,7 +86,7 @@ fn check_preorder(dom: &DominatorTree, sizes: &Sizes) -> Result<u64, Corrupt> {
         if y < idom.len() {
             crate::mem::prefetch(&number[y]);
             crate::mem::prefetch(&idom[y]);
-            crate::mem::prefetch(&objects[y]);
+            objects.prefetch(y);
             bytes.prefetch(y);
             sizes.prefetch(y);
         }
@@ -124,8 +126,9 @@ fn check_preorder(dom: &DominatorTree, sizes: &Sizes) -> Result<u64, Corrupt> {
             let (parent, limit) = open
                 .last()
                 .map_or((SUPER_ROOT, m as u64), |e| (e.node, e.end.into()));
-            let end = u64::from(k) + u64::from(objects[x]);
-            if idom[x] != parent || objects[x] == 0 || end > limit {
+            let size = objects.get(x);
+            let end = u64::from(k) + size;
+            if idom[x] != parent || size == 0 || end > limit {
                 return corrupt("the dominator tree is not a tree");
             }
             let Some(left) = bytes.get(x).checked_sub(sizes.get(x)) else {
@@ -180,10 +183,10 @@ mod tests {
                 .iter()
                 .enumerate()
                 .all(|(k, &o)| (o as usize) < n && number[o as usize] as usize == k);
-        let end = |o: usize| number[o] as u64 + objects[o] as u64;
+        let end = |o: usize| number[o] as u64 + objects.get(o);
         let tree = (0..n).all(|o| match idom[o] {
             NOT_REACHABLE => number[o] == NOT_NUMBERED,
-            _ if number[o] == NOT_NUMBERED || objects[o] == 0 => false,
+            _ if number[o] == NOT_NUMBERED || objects.get(o) == 0 => false,
             SUPER_ROOT => end(o) <= m as u64,
             d => (d as usize) < n && number[d as usize] < number[o] && end(o) <= end(d as usize),
         });
@@ -196,7 +199,7 @@ mod tests {
         for p in 0..=n {
             let expect = if p == n { SUPER_ROOT } else { p as u32 };
             if p < n && idom[p] == NOT_REACHABLE {
-                if bytes.get(p) != 0 || objects[p] != 0 {
+                if bytes.get(p) != 0 || objects.get(p) != 0 {
                     return None;
                 }
                 continue;
@@ -207,14 +210,10 @@ mod tests {
                     return None;
                 }
                 b = b.checked_add(bytes.get(c as usize))?;
-                o += u64::from(objects[c as usize]);
+                o += objects.get(c as usize);
                 count += 1;
             }
-            let listed = if p == n {
-                m as u64
-            } else {
-                u64::from(objects[p]) - 1
-            };
+            let listed = if p == n { m as u64 } else { objects.get(p) - 1 };
             if o != listed || (p < n && b != bytes.get(p)) {
                 return None;
             }
@@ -282,8 +281,9 @@ mod tests {
             2 => dom.at_preorder = vec![0].into(),
             3 => {
                 let i = pick(n);
-                let x = value(dom.retained_objects[i]);
-                dom.retained_objects.make_mut()[i] = x;
+                let mut o = dom.retained_objects.to_vec();
+                o[i] = value(o[i] as u32).into();
+                dom.retained_objects = o.into();
             }
             4 => {
                 let mut b = dom.retained_bytes.to_vec();
@@ -301,7 +301,9 @@ mod tests {
                 // or in one.
                 let (i, j) = (pick(n), v % n.max(1));
                 if what % 2 == 0 {
-                    dom.retained_objects.make_mut().swap(i, j);
+                    let mut o = dom.retained_objects.to_vec();
+                    o.swap(i, j);
+                    dom.retained_objects = o.into();
                 } else {
                     dom.idom.make_mut().swap(i, j);
                 }

@@ -44,7 +44,7 @@ impl Iterator for Children<'_> {
         let c = self.dom.at_preorder[self.next as usize];
         // At least one: a checked tree (fresh, or a cache's) has no empty
         // subtree, and a step of one keeps a forged one from looping.
-        self.next += u64::from(self.dom.retained_objects[c as usize].max(1));
+        self.next += u64::from(self.dom.retained_objects(c as usize).max(1));
         Some(c)
     }
 }
@@ -62,7 +62,7 @@ impl DominatorTree {
             NOT_NUMBERED => (0, 0),
             k => {
                 let k = u64::from(k);
-                (k + 1, k + u64::from(self.retained_objects[node as usize]))
+                (k + 1, k + u64::from(self.retained_objects(node as usize)))
             }
         }
     }
@@ -92,7 +92,7 @@ impl DominatorTree {
     /// A child's rank ([`Rank`]): sorting by it gives the children by
     /// retained bytes descending, then object index.
     pub fn rank(&self, child: u32) -> Rank {
-        (Reverse(self.retained_bytes.get(child as usize)), child)
+        (Reverse(self.retained_bytes(child as usize)), child)
     }
 
     /// The children of `node` by retained bytes descending, then index:

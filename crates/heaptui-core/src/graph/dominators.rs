@@ -49,13 +49,15 @@
 //! last, once the preorder arrays are gone, by a parallel scatter over the
 //! preorder numbers in object order: no children lists (a node's children
 //! are read off the numbering, `super::children`), and no array alive but
-//! the tree's own (20 bytes an object, its size at the end).
+//! the tree's own (idom, preorder numbers and their inverse, 12 bytes an
+//! object, and the retained sizes in their narrowest forms, `mem::Packed`:
+//! 2 or 3 bytes an object on the heaps measured, where they took 8).
 
 use rayon::prelude::*;
 
 use super::{Csr, HeapGraph, PackedRows};
 use crate::mem::spill::Spill;
-use crate::mem::{Array, Capped, Scratch};
+use crate::mem::{Array, Packed, Scratch};
 use crate::model::Sizes;
 use crate::progress::{Cancelled, Progress, Stage};
 
@@ -74,11 +76,15 @@ pub struct DominatorTree {
     /// Per object: its immediate dominator, [`SUPER_ROOT`] or [`NOT_REACHABLE`].
     pub idom: Array<u32>,
     /// Per object: shallow bytes of its dominator subtree (0 if
-    /// unreachable), in 4 bytes each with the subtrees of 4 GiB or more
-    /// in a side table: read through `Capped::get`.
-    pub retained_bytes: Capped,
-    /// Per object: objects in its dominator subtree (0 if unreachable).
-    pub retained_objects: Array<u32>,
+    /// unreachable), in the narrowest form their values allow (2 bytes an
+    /// object on the text heap measured, 1 on the HPROF; the big
+    /// subtrees' in a side table): read through
+    /// [`DominatorTree::retained_bytes`].
+    pub(crate) retained_bytes: Packed,
+    /// Per object: objects in its dominator subtree (0 if unreachable),
+    /// likewise (1 byte an object, most objects retaining fewer than 255):
+    /// read through [`DominatorTree::retained_objects`].
+    pub(crate) retained_objects: Packed,
     /// Per object: its number in a preorder of this tree that takes each
     /// node's children in the order of the DFS from the super-root
     /// ([`NOT_NUMBERED`] if unreachable). The subtree of `v` is numbered
@@ -121,10 +127,39 @@ impl DominatorTree {
     /// stages and the views read of them is read back from there.
     pub fn spill(&mut self, to: &crate::mem::spill::Spill) {
         to.array(&mut self.idom);
-        to.capped(&mut self.retained_bytes);
-        to.array(&mut self.retained_objects);
+        self.retained_bytes.spill(to);
+        self.retained_objects.spill(to);
         to.array(&mut self.preorder_number);
         to.array(&mut self.at_preorder);
+    }
+
+    /// Shallow bytes of `object`'s dominator subtree (0 if unreachable):
+    /// one load, a binary search of a side table for the few large ones.
+    #[inline]
+    pub fn retained_bytes(&self, object: usize) -> u64 {
+        self.retained_bytes.get(object)
+    }
+
+    /// Objects in `object`'s dominator subtree, itself included (0 if
+    /// unreachable): one load, a binary search of a side table for the
+    /// few that retain many.
+    #[inline]
+    pub fn retained_objects(&self, object: usize) -> u32 {
+        // Below the object count: checked where a cache is read back.
+        self.retained_objects.get(object) as u32
+    }
+
+    /// Asks the CPU for `object`'s retained objects (a hint for walks that
+    /// read them at random).
+    #[inline]
+    pub fn prefetch_retained_objects(&self, object: usize) {
+        self.retained_objects.prefetch(object);
+    }
+
+    /// The two arrays of retained sizes, bytes then objects, as they are
+    /// held (their forms and bytes, for the memory account and the cache).
+    pub fn retained_arrays(&self) -> (&Packed, &Packed) {
+        (&self.retained_bytes, &self.retained_objects)
     }
 
     /// Whether a strong root reaches `object`.
@@ -249,7 +284,7 @@ fn compute_in(
     Ok(DominatorTree {
         idom: scattered.idom.into_array(),
         retained_bytes: scattered.retained_bytes,
-        retained_objects: scattered.retained_objects.into_array(),
+        retained_objects: scattered.retained_objects,
         at_preorder: at_preorder.into_array(),
         reachable_objects: (m - 1) as u64,
         reachable_bytes,
@@ -623,72 +658,9 @@ const BLOCK: usize = 1 << 14;
 /// The per-object results.
 struct ObjectOrder {
     idom: Scratch<u32>,
-    retained_objects: Scratch<u32>,
-    retained_bytes: Capped,
+    retained_objects: Packed,
+    retained_bytes: Packed,
     preorder_number: Scratch<u32>,
-}
-
-/// Where the scatter writes retained bytes: 4 bytes an object (the
-/// subtrees of 4 GiB or more escaped, their values in a side table made
-/// after), or 8 where more than a third are that large.
-enum RetainedScatter {
-    Narrow(Scratch<u32>),
-    Wide(Scratch<u64>),
-}
-
-/// [`RetainedScatter`]'s slots, written from many threads.
-enum RetainedSlots<'a> {
-    Narrow(&'a [std::sync::atomic::AtomicU32]),
-    Wide(&'a [std::sync::atomic::AtomicU64]),
-}
-
-impl RetainedSlots<'_> {
-    #[inline]
-    fn store(&self, v: usize, bytes: u64) {
-        use std::sync::atomic::Ordering::Relaxed;
-        match self {
-            RetainedSlots::Narrow(s) => s[v].store(bytes.min(u32::MAX as u64) as u32, Relaxed),
-            RetainedSlots::Wide(s) => s[v].store(bytes, Relaxed),
-        }
-    }
-}
-
-impl RetainedScatter {
-    /// The form for `n` objects whose retained bytes in preorder are
-    /// `ret_bytes` (the super-root's first, not counted).
-    fn new(n: usize, ret_bytes: &[u64], spill: Option<&Spill>) -> RetainedScatter {
-        let large = ret_bytes[1..]
-            .par_iter()
-            .filter(|&&b| b >= u32::MAX as u64)
-            .count();
-        if Capped::prefers_wide(n, large) {
-            RetainedScatter::Wide(Scratch::zeroed(n, spill))
-        } else {
-            RetainedScatter::Narrow(Scratch::zeroed(n, spill))
-        }
-    }
-
-    fn slots(&mut self) -> RetainedSlots<'_> {
-        match self {
-            RetainedScatter::Narrow(v) => RetainedSlots::Narrow(crate::mem::as_atomic(v)),
-            RetainedScatter::Wide(v) => RetainedSlots::Wide(crate::mem::as_atomic_u64(v)),
-        }
-    }
-
-    /// The values, the narrow form's side table gathered from preorder.
-    fn finish(self, vertex: &[u32], ret_bytes: &[u64]) -> Capped {
-        match self {
-            RetainedScatter::Wide(v) => Capped::Wide(v.into_array()),
-            RetainedScatter::Narrow(v) => {
-                let big: Vec<(u32, u64)> = (1..vertex.len())
-                    .into_par_iter()
-                    .filter(|&w| ret_bytes[w] >= u32::MAX as u64)
-                    .map(|w| (vertex[w], ret_bytes[w]))
-                    .collect();
-                Capped::from_parts(v.into_array(), big).expect("escapes and table agree")
-            }
-        }
-    }
 }
 
 /// Phase 6: back to object order, scattered from preorder space: each
@@ -701,10 +673,16 @@ impl RetainedScatter {
 /// preorder arrays beside the object-order ones were the text heap's peak
 /// of the dominators): the retained bytes first (8 bytes an object in
 /// preorder), the tree numbers last, made in the buffers of `idom_pre` and
-/// `ret_objects` once those are scattered, so that at most 24 bytes an
-/// object are alive here (4 of `vertex`, 4 of `idom_pre`, 4 of
-/// `ret_objects` and the results). In `spill` where given, each array's
-/// written pages released as it is done, so that at most one is resident.
+/// `ret_objects` once those are scattered. The retained sizes go straight
+/// into their narrow forms ([`Packed::scattered`]: counted in preorder,
+/// then cut and scattered, the few large values gathered into a side
+/// table), with no `u32`/`u64` array in object order first; so the most
+/// alive here is at the retained bytes' scatter, 20 bytes an object of
+/// preorder arrays (4 of `vertex`, 4 of `idom_pre`, 4 of `ret_objects`, 8
+/// of `ret_bytes`) and the narrow result (1 or 2 bytes an object on the
+/// heaps measured, where the wide scatter took 24 in all at both this
+/// step and the retained objects'). In `spill` where given, each array's written
+/// pages released as it is done, so that at most one is resident.
 fn to_object_order(
     n: usize,
     vertex: Vec<u32>,
@@ -714,13 +692,15 @@ fn to_object_order(
     spill: Option<&Spill>,
 ) -> ObjectOrder {
     let _span = tracing::debug_span!(target: "heaptui::profile", "object order").entered();
-    let mut bytes_out = RetainedScatter::new(n, &ret_bytes, spill);
-    let slots = bytes_out.slots();
-    (1..vertex.len())
-        .into_par_iter()
-        .with_min_len(BLOCK)
-        .for_each(|w| slots.store(vertex[w] as usize, ret_bytes[w]));
-    let retained_bytes = bytes_out.finish(&vertex, &ret_bytes);
+    // Preorder number 0, the super-root, is no object.
+    let places = &vertex[1..];
+    let retained_bytes = Packed::scattered(
+        "dominators: retained bytes",
+        n,
+        places,
+        &|k| ret_bytes[k + 1],
+        spill,
+    );
     let preorder = [("vertex", bytes(&vertex)), ("idom_pre", bytes(&idom_pre))];
     alive(
         "scatter retained bytes",
@@ -739,11 +719,17 @@ fn to_object_order(
         d => vertex[d as usize],
     });
     crate::mem::checkpoint("dominators: scatter idom");
-    let retained_objects = scatter(n, &vertex, 0, spill, &|w| ret_objects[w]);
+    let retained_objects = Packed::scattered(
+        "dominators: retained objects",
+        n,
+        places,
+        &|k| u64::from(ret_objects[k + 1]),
+        spill,
+    );
     let done = [
         ("retained_bytes", retained_bytes.bytes()),
         ("idom", bytes(&idom)),
-        ("retained_objects", bytes(&retained_objects)),
+        ("retained_objects", retained_objects.bytes()),
     ];
     alive(
         "scatter retained objects",
@@ -839,9 +825,9 @@ fn tree_numbers(idom_pre: Vec<u32>, ret_objects: Vec<u32>) -> Vec<u32> {
 /// preorder numbering, by a parallel scatter over `preorder_number` in
 /// object order (each reachable object stores its index at its number; the
 /// numbers are a permutation of `0..reachable`). Built once the preorder
-/// arrays are gone: the tree's results are then all that is alive, 20
-/// bytes an object (the children lists it replaces were 8 bytes an object,
-/// this is 4).
+/// arrays are gone: the tree's results are then all that is alive, 16
+/// bytes an object with the narrow retained sizes' 3 (the children lists
+/// it replaces were 8 bytes an object, this is 4).
 fn at_preorder_of(
     preorder_number: &[u32],
     reachable: usize,

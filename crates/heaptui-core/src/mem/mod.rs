@@ -10,9 +10,9 @@
 
 mod array;
 pub mod budget;
-mod capped;
 pub(crate) mod guard;
 pub(crate) mod map;
+mod packed;
 mod ranked;
 pub(crate) mod scratch;
 pub mod spill;
@@ -20,11 +20,12 @@ pub(crate) mod watch;
 pub mod words;
 
 pub use array::Array;
-pub use capped::Capped;
 /// The SIGBUS guard's terminal side, for the UI (which takes the terminal).
 pub use guard::{
     restore_terminal_mode, save_terminal_mode, save_terminal_mode_of, TERMINAL_IN_USE,
 };
+pub(crate) use packed::paired;
+pub use packed::Packed;
 pub use ranked::RankedBits;
 pub use scratch::Scratch;
 pub use watch::{busy, pace, Busy};
@@ -281,6 +282,20 @@ pub(crate) fn as_atomic(v: &mut [u32]) -> &[std::sync::atomic::AtomicU32] {
     // SAFETY: AtomicU32 has the same size and alignment as u32, and the
     // exclusive borrow guarantees no plain access while the view lives.
     unsafe { &*(v as *mut [u32] as *const [std::sync::atomic::AtomicU32]) }
+}
+
+/// Views a slice of u8 as atomics, for parallel scattering.
+pub(crate) fn as_atomic_u8(v: &mut [u8]) -> &[std::sync::atomic::AtomicU8] {
+    // SAFETY: AtomicU8 has the same size and alignment as u8, and the
+    // exclusive borrow guarantees no plain access while the view lives.
+    unsafe { &*(v as *mut [u8] as *const [std::sync::atomic::AtomicU8]) }
+}
+
+/// Views a slice of u16 as atomics, for parallel scattering.
+pub(crate) fn as_atomic_u16(v: &mut [u16]) -> &[std::sync::atomic::AtomicU16] {
+    // SAFETY: AtomicU16 has the same size and alignment as u16, and the
+    // exclusive borrow guarantees no plain access while the view lives.
+    unsafe { &*(v as *mut [u16] as *const [std::sync::atomic::AtomicU16]) }
 }
 
 /// Views a slice of u64 as atomics, for parallel scattering.

@@ -217,17 +217,6 @@ impl Spill {
         }
     }
 
-    /// [`Spill::array`] for either form of [`Capped`](crate::mem::Capped).
-    pub fn capped(&self, c: &mut crate::mem::Capped) {
-        match c {
-            crate::mem::Capped::Narrow { small, big } => {
-                self.array(small);
-                self.array(big);
-            }
-            crate::mem::Capped::Wide(a) => self.array(a),
-        }
-    }
-
     /// [`Spill::array`] for every form of [`Words`].
     pub fn words(&self, w: &mut Words) {
         match w {

@@ -308,16 +308,26 @@ impl Offsets {
 
     /// The short or narrow form of `wide`, `None` where only the wide one
     /// fits.
-    fn narrowed(wide: &[u64]) -> Option<Offsets> {
-        let short_bases = wide.iter().step_by(SHORT_BLOCK).copied().collect();
-        let at = || |b: usize, i: usize| wide[i] - wide[b * SHORT_BLOCK];
+    /// The offsets may be `u64`s or `u32`s (an importer writes them 4
+    /// bytes each where its value bytes number under 4 GiB).
+    fn narrowed<T: Copy + Into<u64> + Sync>(wide: &[T]) -> Option<Offsets> {
+        let short_bases = wide
+            .iter()
+            .step_by(SHORT_BLOCK)
+            .map(|&w| w.into())
+            .collect();
+        let at = || |b: usize, i: usize| wide[i].into() - wide[b * SHORT_BLOCK].into();
         if let Some(short) = Offsets::short(wide.len(), short_bases, at) {
             return Some(short);
         }
-        let bases: Vec<u64> = wide.iter().step_by(OFFSET_BLOCK).copied().collect();
+        let bases: Vec<u64> = wide
+            .iter()
+            .step_by(OFFSET_BLOCK)
+            .map(|&w| w.into())
+            .collect();
         let fits = wide
             .par_chunks(OFFSET_BLOCK)
-            .all(|b| b[b.len() - 1] - b[0] <= u32::MAX as u64);
+            .all(|b| b[b.len() - 1].into() - b[0].into() <= u32::MAX as u64);
         if !fits {
             return None;
         }
@@ -327,7 +337,7 @@ impl Offsets {
             .zip(wide.par_chunks(OFFSET_BLOCK))
             .for_each(|(out, block)| {
                 for (o, &w) in out.iter_mut().zip(block) {
-                    *o = (w - block[0]) as u32;
+                    *o = (w.into() - block[0].into()) as u32;
                 }
             });
         Some(Offsets::Narrow { bases, within })
@@ -406,7 +416,7 @@ impl Offsets {
                 within,
                 side,
             } => match *within.get(i)? {
-                u16::MAX => short_side(side, i),
+                u16::MAX => crate::mem::paired(side, i),
                 w => Some(bases[i / SHORT_BLOCK] + w as u64),
             },
             Offsets::Narrow { bases, within } => {
@@ -425,21 +435,6 @@ impl Offsets {
     }
 }
 
-/// The offset of entry `i` in [`Offsets::Short`]'s side table.
-#[inline]
-fn short_side(side: &[u64], i: usize) -> Option<u64> {
-    let (mut lo, mut hi) = (0, side.len() / 2);
-    while lo < hi {
-        let mid = lo + (hi - lo) / 2;
-        if side[2 * mid] < i as u64 {
-            lo = mid + 1;
-        } else {
-            hi = mid;
-        }
-    }
-    (side.get(2 * lo) == Some(&(i as u64))).then(|| side[2 * lo + 1])
-}
-
 impl Values {
     /// Values from their arena and the `objects + 1` offsets into it
     /// (starting at 0, never decreasing, ending at `bytes.len()`: the
@@ -455,15 +450,16 @@ impl Values {
 
     /// [`Values::new`] with the offsets and the arena built in
     /// [`Scratch`]es: the arena stays where it is (in its spill file where
-    /// spilled), the offsets are narrowed from where they are.
-    pub fn from_scratch(
-        offsets: Scratch<u64>,
+    /// spilled), the offsets (`u64`s, or `u32`s where they fit) are
+    /// narrowed from where they are.
+    pub fn from_scratch<T: bytemuck::Pod + Into<u64> + Sync>(
+        offsets: Scratch<T>,
         bytes: Scratch<u8>,
         kinds: Vec<ValueKind>,
     ) -> Values {
         debug_assert_eq!(offsets.len(), kinds.len() + 1);
-        let narrowed =
-            Offsets::narrowed(&offsets).unwrap_or_else(|| Offsets::Wide(offsets.to_vec()));
+        let narrowed = Offsets::narrowed(&offsets)
+            .unwrap_or_else(|| Offsets::Wide(offsets.iter().map(|&o| o.into()).collect()));
         offsets.release(0..offsets.len());
         Values {
             offsets: narrowed,

@@ -206,7 +206,7 @@ fn suspect_row<'a>(a: &'a Analysis, c: Option<&'a Comparison>, s: &'a Suspect) -
         accumulation_point: Point {
             id: dump.id_hex(ObjectIdx(point)),
             type_name: dump.type_name(ObjectIdx(point)),
-            retained_bytes: dom.retained_bytes.get(point as usize),
+            retained_bytes: dom.retained_bytes(point as usize),
             path: s
                 .point_path(dom)
                 .iter()

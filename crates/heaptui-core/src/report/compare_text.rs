@@ -395,7 +395,7 @@ fn write_suspect_detail(out: &mut impl Write, a: &Analysis, s: &Suspect) -> io::
         dump.id_hex(ObjectIdx(point)),
         dump.type_name(ObjectIdx(point)),
         dump.quoted_preview(ObjectIdx(point), ROW_PREVIEW_CHARS),
-        size(dom.retained_bytes.get(point as usize)),
+        size(dom.retained_bytes(point as usize)),
         path.join(" / ")
     )?;
     if !s.top_types.is_empty() {

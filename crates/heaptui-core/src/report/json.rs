@@ -214,70 +214,166 @@ pub(super) fn json<T: Serialize>(out: &mut impl Write, value: &T) -> io::Result<
     serde_json::to_writer(&mut *out, value).map_err(io::Error::from)
 }
 
-/// About how many member ids one piece of the duplicates array holds.
-const MEMBERS_PER_PIECE: usize = 1 << 16;
+/// About how many bytes one window of the duplicates array holds rendered,
+/// whatever the thread count: the window's pieces are rendered at once.
+const WINDOW_BYTES: usize = 8 << 20;
+
+/// The fewest bytes a piece is cut at, however many threads share a
+/// window.
+const MIN_PIECE_BYTES: usize = 64 << 10;
+
+/// What a member id takes rendered at most: 16 hex digits, the quotes and
+/// a comma.
+const MEMBER_BYTES: usize = 19;
+
+/// Pieces a window holds: a few per thread, for the threads' balance.
+fn pieces_per_window() -> usize {
+    4 * rayon::current_num_threads()
+}
+
+/// About how many bytes one piece holds rendered: a window's
+/// [`WINDOW_BYTES`] shared by its pieces, so that what a window holds
+/// does not grow with the thread count.
+fn piece_bytes() -> usize {
+    (WINDOW_BYTES / pieces_per_window()).max(MIN_PIECE_BYTES)
+}
+
+/// About what set `s`'s row takes rendered without its members: the
+/// field names and numbers (about 130 and 40 bytes), its type's name
+/// and its holders.
+fn row_bytes(s: &crate::graph::duplicates::DuplicateSet, type_name: &str) -> usize {
+    176 + type_name.len() + 11 * s.held_by.len()
+}
+
+/// A place in the duplicates array as a stream of items: item `k` of set
+/// `i` is its row's fields up to the members' `[` (k = 0), its member
+/// `k - 1` (1 ≤ k ≤ members), or the row's closing `]}` (k = members + 1).
+type Place = (usize, usize);
+
+/// Where the pieces start and end: places (each piece from one to the
+/// next, in order, none empty) such that a piece holds about
+/// `piece_bytes` rendered, a row's fields costing `row_bytes` and each
+/// member [`MEMBER_BYTES`]: no piece is over that unless it is one item
+/// alone (a row's fields, or a member where `piece_bytes` is under
+/// [`MEMBER_BYTES`]). A set with more members than that is cut across pieces,
+/// so a piece's bytes do not grow with a set's size (the 10.1 M text heap
+/// has sets of 825,182 members, 9 MB rendered), and rows are counted at
+/// their size (the 406 MB HPROF's 502,108 sets are pairs, whose fields
+/// are most of their bytes).
+fn piece_cuts(
+    sets: &[crate::graph::duplicates::DuplicateSet],
+    row_bytes: impl Fn(&crate::graph::duplicates::DuplicateSet) -> usize,
+    piece_bytes: usize,
+) -> Vec<Place> {
+    let mut cuts = vec![(0, 0)];
+    // The bytes in the piece being filled.
+    let mut filled = 0;
+    for (i, s) in sets.iter().enumerate() {
+        let row = row_bytes(s);
+        if filled > 0 && filled + row > piece_bytes {
+            cuts.push((i, 0));
+            filled = 0;
+        }
+        filled += row;
+        let n = s.members.len();
+        let mut k = 1;
+        while k <= n {
+            let room = piece_bytes.saturating_sub(filled) / MEMBER_BYTES;
+            if room == 0 && filled > 0 {
+                cuts.push((i, k));
+                filled = 0;
+                continue;
+            }
+            let take = room.max(1).min(n + 1 - k);
+            k += take;
+            filled += take * MEMBER_BYTES;
+        }
+    }
+    if cuts.last() != Some(&(sets.len(), 0)) {
+        cuts.push((sets.len(), 0));
+    }
+    cuts
+}
 
 /// The rows of the `duplicates` array. A 10-million-object heap's sets list
 /// millions of members, whose ids lie scattered in memory: the rows are
-/// rendered into pieces of about [`MEMBERS_PER_PIECE`] members in parallel,
-/// a few pieces per thread at a time, and written in order, so the output
-/// is the same bytes as one sequential pass and no more than those few
+/// rendered into pieces of about `piece_bytes` ([`piece_cuts`], a large
+/// set's members across several pieces) in parallel, a window of
+/// [`pieces_per_window`] at a time, and written in order, so the output
+/// is the same bytes as one sequential pass and no more than one window's
 /// pieces are held at once.
 fn write_duplicate_rows(
     out: &mut impl Write,
     a: &Analysis,
     sets: &[crate::graph::duplicates::DuplicateSet],
-    piece_members: usize,
+    piece_bytes: usize,
 ) -> io::Result<()> {
     use rayon::prelude::*;
     let dump = a.dump();
-    let row = |buf: &mut Vec<u8>, i: usize| -> io::Result<()> {
-        let s = &sets[i];
-        if i > 0 {
-            buf.push(b',');
-        }
-        buf.push(b'\n');
-        json(
-            buf,
-            &DuplicateRow {
-                set: s.id,
-                type_name: &dump.type_names[s.type_index as usize],
-                instances: s.members.len() as u64,
-                instance_bytes: s.instance_bytes,
-                objects_per_copy: s.objects_per_copy,
-                additional_bytes: s.additional_bytes,
-                trivial: s.trivial,
-                unverified: a.duplicates.is_unverified(s),
-                held_by: &s.held_by,
-                holding_set: s.holding_set,
-                members: HexIds {
-                    objects: &s.members,
-                    ids: &dump.ids,
-                },
-            },
-        )
+    let type_name = |s: &crate::graph::duplicates::DuplicateSet| -> &str {
+        &dump.type_names[s.type_index as usize]
     };
-    // Pieces: consecutive sets, cut once they hold enough members.
-    let mut pieces = Vec::new();
-    let (mut start, mut members) = (0, 0);
-    for (i, s) in sets.iter().enumerate() {
-        members += s.members.len() + 1;
-        if members >= piece_members || i + 1 == sets.len() {
-            pieces.push(start..i + 1);
-            (start, members) = (i + 1, 0);
+    // Items `from..to` of set `i` (see [`Place`]).
+    let items = |buf: &mut Vec<u8>, i: usize, from: usize, to: usize| -> io::Result<()> {
+        let s = &sets[i];
+        let n = s.members.len();
+        if from == 0 {
+            if i > 0 {
+                buf.push(b',');
+            }
+            buf.push(b'\n');
+            json(
+                buf,
+                &DuplicateRow {
+                    set: s.id,
+                    type_name: type_name(s),
+                    instances: n as u64,
+                    instance_bytes: s.instance_bytes,
+                    objects_per_copy: s.objects_per_copy,
+                    additional_bytes: s.additional_bytes,
+                    trivial: s.trivial,
+                    unverified: a.duplicates.is_unverified(s),
+                    held_by: &s.held_by,
+                    holding_set: s.holding_set,
+                    members: HexIds {
+                        objects: &[],
+                        ids: &dump.ids,
+                    },
+                },
+            )?;
+            // The row without its members' closing `]}`, which comes last.
+            buf.truncate(buf.len() - 2);
         }
-    }
-    for window in pieces.chunks(4 * rayon::current_num_threads()) {
-        let rendered: Vec<io::Result<Vec<u8>>> = window
-            .par_iter()
-            .map(|range| {
-                let mut buf = Vec::new();
-                for i in range.clone() {
-                    row(&mut buf, i)?;
-                }
-                Ok(buf)
-            })
-            .collect();
+        for m in from.max(1) - 1..to.min(n + 1) - 1 {
+            if m > 0 {
+                buf.push(b',');
+            }
+            json(buf, &Hex(dump.ids.get(s.members[m] as usize)))?;
+        }
+        if to == n + 2 {
+            buf.extend_from_slice(b"]}");
+        }
+        Ok(())
+    };
+    // The items from one place to the next.
+    let piece = |(from, to): (Place, Place)| -> io::Result<Vec<u8>> {
+        let mut buf = Vec::new();
+        let (mut i, mut k) = from;
+        while (i, k) < to {
+            let end = if i == to.0 {
+                to.1
+            } else {
+                sets[i].members.len() + 2
+            };
+            items(&mut buf, i, k, end)?;
+            (i, k) = (i + 1, 0);
+        }
+        Ok(buf)
+    };
+    let cuts = piece_cuts(sets, |s| row_bytes(s, type_name(s)), piece_bytes);
+    let pieces: Vec<(Place, Place)> = cuts.windows(2).map(|w| (w[0], w[1])).collect();
+    for window in pieces.chunks(pieces_per_window()) {
+        let rendered: Vec<io::Result<Vec<u8>>> = window.par_iter().map(|&p| piece(p)).collect();
         for buf in rendered {
             out.write_all(&buf?)?;
         }
@@ -421,8 +517,8 @@ fn write_dominators(out: &mut impl Write, a: &Analysis, opts: &ReportOptions) ->
         id: Hex(dump.ids.get(o as usize)),
         type_name: dump.type_name(ObjectIdx(o)),
         shallow_bytes: dump.sizes.get(o as usize),
-        retained_bytes: dom.retained_bytes.get(o as usize),
-        retained_objects: dom.retained_objects[o as usize] as u64,
+        retained_bytes: dom.retained_bytes(o as usize),
+        retained_objects: dom.retained_objects(o as usize) as u64,
     });
     write_array(out, rows, true)?;
     out.write_all(b"]")
@@ -451,7 +547,7 @@ fn write_duplicates(out: &mut impl Write, a: &Analysis, opts: &ReportOptions) ->
         out,
         a,
         &sets[..opts.rows_n(sets.len(), usize::MAX)],
-        MEMBERS_PER_PIECE,
+        piece_bytes(),
     )?;
     out.write_all(b"]")?;
     if a.duplicates.possible.is_empty() {
@@ -592,8 +688,8 @@ fn write_objects(out: &mut impl Write, a: &Analysis) -> io::Result<()> {
                 SUPER_ROOT => Some(None),
                 d => Some(Some(hex(d))),
             },
-            retained_bytes: dom.retained_bytes.get(o as usize),
-            retained_objects: dom.retained_objects[o as usize] as u64,
+            retained_bytes: dom.retained_bytes(o as usize),
+            retained_objects: dom.retained_objects(o as usize) as u64,
         }
     });
     write_array(out, rows, true)?;
@@ -602,9 +698,9 @@ fn write_objects(out: &mut impl Write, a: &Analysis) -> io::Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use super::{write_duplicate_rows, Hex};
+    use super::{piece_cuts, write_duplicate_rows, Hex, Place, MEMBER_BYTES};
     use crate::analysis::Analysis;
-    use crate::graph::duplicates::DuplicateOptions;
+    use crate::graph::duplicates::{DuplicateOptions, DuplicateSet};
 
     #[test]
     fn duplicate_rows_are_the_same_bytes_in_pieces_of_any_size() {
@@ -614,18 +710,93 @@ mod tests {
             Analysis::from_bytes("demo.dump.txt", &bytes, &DuplicateOptions::default()).unwrap();
         let sets = &a.duplicates.sets;
         assert!(sets.len() > 3, "the fixture has several duplicate sets");
-        let written = |piece_members| {
+        let written = |piece_bytes| {
             let mut out = Vec::new();
-            write_duplicate_rows(&mut out, &a, sets, piece_members).unwrap();
+            write_duplicate_rows(&mut out, &a, sets, piece_bytes).unwrap();
             out
         };
         let whole = written(usize::MAX);
-        for piece_members in [1, 2, 5, 64] {
-            assert_eq!(written(piece_members), whole, "pieces of {piece_members}");
+        for piece_bytes in [1, 2, 19, 40, 64, 200, 250, 1000] {
+            assert_eq!(written(piece_bytes), whole, "pieces of {piece_bytes} bytes");
         }
         let rows: serde_json::Value =
             serde_json::from_slice(&[b"[", &whole[..], b"]"].concat()).unwrap();
         assert_eq!(rows.as_array().unwrap().len(), sets.len());
+    }
+
+    /// The pieces' cuts from random set sizes and row sizes: they go
+    /// forward from the start to the end, and no piece holds more than
+    /// `piece_bytes` (a row's fields its own bytes, each member
+    /// [`MEMBER_BYTES`]) but one item alone, however large a set;
+    /// and a piece ends only where the next item would not fit.
+    #[test]
+    fn pieces_cut_large_sets_and_hold_at_most_their_bytes() {
+        let mut x = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = |m: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % m
+        };
+        for _ in 0..500 {
+            let sizes: Vec<usize> = (0..next(12))
+                .map(|_| match next(4) {
+                    0 => next(200) as usize + 50,
+                    _ => next(6) as usize,
+                })
+                .collect();
+            let rows: Vec<usize> = sizes.iter().map(|_| next(300) as usize + 1).collect();
+            let sets: Vec<DuplicateSet> = sizes
+                .iter()
+                .enumerate()
+                .map(|(i, &len)| DuplicateSet {
+                    id: i as u32,
+                    type_index: 0,
+                    instance_bytes: 8,
+                    objects_per_copy: 1,
+                    additional_bytes: 8,
+                    members: (0..len as u32).collect(),
+                    trivial: true,
+                    held_by: Vec::new(),
+                    holding_set: None,
+                })
+                .collect();
+            let piece_bytes = next(600) as usize + 1;
+            let cuts = piece_cuts(&sets, |s| rows[s.id as usize], piece_bytes);
+            assert_eq!(cuts[0], (0, 0));
+            assert_eq!(*cuts.last().unwrap(), (sets.len(), 0));
+            assert!(cuts.windows(2).all(|w| w[0] < w[1]), "{cuts:?}");
+            // The items from the start to a place, and their bytes.
+            let items: Vec<(Place, usize)> = sizes
+                .iter()
+                .enumerate()
+                .flat_map(|(i, &n)| {
+                    let row = rows[i];
+                    (0..n + 2).map(move |k| {
+                        let bytes = match k {
+                            0 => row,
+                            k if k <= n => MEMBER_BYTES,
+                            _ => 0,
+                        };
+                        ((i, k), bytes)
+                    })
+                })
+                .collect();
+            // The items of some bytes in a piece, and its bytes.
+            let bytes = |from: Place, to: Place| -> (usize, usize) {
+                let inside = items
+                    .iter()
+                    .filter(|(p, b)| from <= *p && *p < to && *b > 0);
+                (inside.clone().count(), inside.map(|(_, b)| b).sum())
+            };
+            for w in cuts.windows(2) {
+                let (count, held) = bytes(w[0], w[1]);
+                assert!(held <= piece_bytes || count == 1, "{held} bytes in {w:?}");
+                if let Some(&(_, b)) = items.iter().find(|(p, _)| *p == w[1]) {
+                    assert!(held + b > piece_bytes, "{w:?} ends early");
+                }
+            }
+        }
     }
 
     #[test]

@@ -134,12 +134,12 @@ fn object(a: &Analysis, o: ObjectIdx, opts: &ReportOptions) -> Object {
         shallow_bytes: dump.size_of(o),
         reachable,
         retained_bytes: if reachable {
-            a.dom.retained_bytes.get(o.index())
+            a.dom.retained_bytes(o.index())
         } else {
             0
         },
         retained_objects: if reachable {
-            a.dom.retained_objects[o.index()] as u64
+            a.dom.retained_objects(o.index()) as u64
         } else {
             0
         },

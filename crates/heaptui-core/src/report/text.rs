@@ -239,9 +239,9 @@ fn write_top_dominators(
         writeln!(
             out,
             "  {:>12} {:>12} {:>7} {:>10}  {:<16} {}{}",
-            size(dom.retained_bytes.get(o as usize)),
-            count(dom.retained_objects[o as usize] as u64),
-            percent(dom.retained_bytes.get(o as usize), dom.reachable_bytes),
+            size(dom.retained_bytes(o as usize)),
+            count(dom.retained_objects(o as usize) as u64),
+            percent(dom.retained_bytes(o as usize), dom.reachable_bytes),
             size(dump.sizes.get(o as usize)),
             dump.id_hex(ObjectIdx(o)),
             dump.type_name(ObjectIdx(o)),
@@ -552,8 +552,8 @@ fn write_objects(out: &mut impl Write, a: &Analysis) -> io::Result<()> {
             "  {:<16} {:>10} {:>12} {:>10}  {:<16} {}",
             dump.id_hex(ObjectIdx(o)),
             size(dump.sizes.get(o as usize)),
-            size(dom.retained_bytes.get(o as usize)),
-            count(dom.retained_objects[o as usize] as u64),
+            size(dom.retained_bytes(o as usize)),
+            count(dom.retained_objects(o as usize) as u64),
             idom,
             dump.type_name(ObjectIdx(o))
         )?;

@@ -145,10 +145,10 @@ mod tests {
                 fields: &[],
             };
             let v = what_if_answer(&l, &spec, &Progress::new(), None, Some(200)).unwrap();
-            assert_eq!(v["freed_bytes"], a.dom.retained_bytes.get(top as usize));
+            assert_eq!(v["freed_bytes"], a.dom.retained_bytes(top as usize));
             assert_eq!(
                 v["freed_objects"],
-                a.dom.retained_objects[top as usize] as u64
+                a.dom.retained_objects(top as usize) as u64
             );
             let sum: u64 = v["by_type"]
                 .as_array()

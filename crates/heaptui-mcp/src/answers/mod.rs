@@ -37,7 +37,7 @@ pub fn object_ref(a: &Analysis, o: ObjectIdx) -> Value {
         "id": dump.id_hex(o),
         "type": dump.type_name(o),
         "shallow_bytes": dump.size_of(o),
-        "retained_bytes": if reachable { a.dom.retained_bytes.get(o.index()) } else { 0 },
+        "retained_bytes": if reachable { a.dom.retained_bytes(o.index()) } else { 0 },
     })
 }
 

@@ -114,7 +114,7 @@ pub fn instances(
     let t = parse_type(dump, type_name)?;
     let mut objects: Vec<ObjectIdx> = l.instances_of(t).to_vec();
     let retained = |o: &ObjectIdx| match a.dom.is_reachable(o.raw()) {
-        true => a.dom.retained_bytes.get(o.index()),
+        true => a.dom.retained_bytes(o.index()),
         false => 0,
     };
     let total = objects.len();

@@ -244,9 +244,9 @@ fn summary_entries(
             e,
             format!(
                 "retained {} in {}",
-                bytes(dom.retained_bytes.get(object.index())),
+                bytes(dom.retained_bytes(object.index())),
                 crate::fmt::counted(
-                    dom.retained_objects[object.index()] as u64,
+                    dom.retained_objects(object.index()) as u64,
                     "object",
                     "objects"
                 )

@@ -261,7 +261,7 @@ fn top_dominators(page: &mut Page, dump: &Model, dom: &DominatorTree) {
     page.header(" Top dominators (retained, % of reachable)");
     let (width, theme) = (page.width, page.theme);
     for &o in ObjectIdx::cast_slice(dom.largest_roots()).iter().take(10) {
-        let rb = dom.retained_bytes.get(o.index());
+        let rb = dom.retained_bytes(o.index());
         page.target(Target::Object(o));
         // The type is shortened so that the id still shows.
         let head = format!(

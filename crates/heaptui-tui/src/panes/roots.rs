@@ -501,7 +501,7 @@ impl RootsPane {
         let text = format!(
             "{:<label_w$} {:>rw$}",
             fit(&label, label_w, theme),
-            bytes(dom.retained_bytes.get(root.object.index())),
+            bytes(dom.retained_bytes(root.object.index())),
             rw = table.width(3),
         );
         TableRow::line(text)

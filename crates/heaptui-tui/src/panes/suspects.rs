@@ -382,8 +382,8 @@ fn detail_lines(
         let point_name = dump.object_label(ObjectIdx(point), ROW_PREVIEW_CHARS);
         detail.push(format!(
             "Accumulation point: {point_name}, retains {} ({}).",
-            bytes(dom.retained_bytes.get(point as usize)),
-            percent(dom.retained_bytes.get(point as usize), dom.reachable_bytes)
+            bytes(dom.retained_bytes(point as usize)),
+            percent(dom.retained_bytes(point as usize), dom.reachable_bytes)
         ));
     }
     if !s.top_types.is_empty() {

@@ -10,16 +10,21 @@
 //!   retainer earliest in the dominator tree's preorder numbering,
 //!   [`DominatorTree::preorder_number`], which strictly decreases: every
 //!   reachable object but the DFS's roots has a retainer numbered before
-//!   it). That step is computed once per object, for every reachable
-//!   object before the checks, in parallel ([`up_steps`]): walking it per
-//!   set would scan a hub's retainers (a V8 hidden class has millions) for
-//!   every set whose path crosses the hub. The index is 4 bytes an object
-//!   (the steps) beside the tree's numbering and the sets' member index
-//!   (`sets::MemberIndex`, a bit an object). What a path then keeps per
-//!   object (`up`) is the next set member on its path, so a path passes the
-//!   objects in no set once for all the sets whose paths cross them (the
-//!   leaves of a long list that is no set: each leaf's path would walk the
-//!   list).
+//!   it). That step is computed once per object on the paths, before the
+//!   checks, in parallel ([`UpSteps::new`]): walking it per set would scan
+//!   a hub's retainers (a V8 hidden class has millions) for every set whose
+//!   path crosses the hub. Only the objects on the paths walked get a step:
+//!   every path starts at a set's first member, so they are the objects on
+//!   the greedy paths from those (15,178 of the 10.1 M text heap's objects,
+//!   1.25 M of the 406 MB HPROF's 9.76 M). The index is a bit an object
+//!   (which objects are on a path, with a `u32` of rank a 64 objects:
+//!   0.19 bytes an object) and 4 bytes an object on a path (its step, at
+//!   its rank), beside the tree's numbering and the sets' member index
+//!   (`sets::MemberIndex`, a bit an object); a step of every object took 4
+//!   bytes an object. What a path then keeps per object (`up`) is the next
+//!   set member on its path, so a path passes the objects in no set once
+//!   for all the sets whose paths cross them (the leaves of a long list
+//!   that is no set: each leaf's path would walk the list).
 //! - Check, per candidate H and member s: "s reachable avoiding H" (RA) by a
 //!   backward search that jumps up the dominator tree. If d dominates u then
 //!   RA(u) implies RA(d); and if no member of H lies in d's dominator subtree,
@@ -44,8 +49,7 @@ use rayon::prelude::*;
 use super::sets::MemberIndex;
 use super::DuplicateSet;
 use crate::graph::{DominatorTree, HeapGraph, SUPER_ROOT};
-use crate::mem::spill::Spill;
-use crate::mem::Scratch;
+use crate::mem::RankedBits;
 use crate::model::IntBuild;
 use crate::progress::{Cancelled, Progress};
 
@@ -84,10 +88,14 @@ struct Index<'a> {
     /// The dominator tree's preorder numbers (NONE if unreachable); the
     /// subtree of v is `tin[v] .. tin[v] + retained_objects[v]`.
     tin: &'a [u32],
-    /// Each object's greedy step up ([`up_steps`]), or, once a path has
+    /// The objects on the paths walked ([`UpSteps`]): `up` holds theirs at
+    /// their rank.
+    on_path: &'a RankedBits,
+    /// Each object's greedy step up ([`UpSteps`]), or, once a path has
     /// passed it, its next set member on its greedy root path: an object
     /// further on that path with only objects in no set between, NONE
-    /// where the path ends ([`Index::up`]).
+    /// where the path ends ([`Index::up`]). At the object's rank in
+    /// `on_path`.
     up: &'a [AtomicU32],
     /// The strongly rooted objects, a bit each.
     strong: Vec<u64>,
@@ -104,14 +112,25 @@ fn lists_bytes(capacities: impl Iterator<Item = usize>) -> usize {
 
 impl Index<'_> {
     /// The index's own arrays, for the memory log.
-    fn arrays(&self) -> [(&'static str, usize); 2] {
-        [("up", self.up.len() * 4), ("strong", self.strong.len() * 8)]
+    fn arrays(&self) -> [(&'static str, usize); 3] {
+        [
+            ("on path", self.on_path.heap_bytes()),
+            ("up", self.up.len() * 4),
+            ("strong", self.strong.len() * 8),
+        ]
+    }
+
+    /// The slot of `up` of `x`, an object on a path walked; `None` for
+    /// another (none is met: every path walked was marked).
+    #[inline]
+    fn up_slot(&self, x: u32) -> Option<&AtomicU32> {
+        self.on_path.rank(x).map(|r| &self.up[r])
     }
 
     #[inline]
     fn in_subtree(&self, node: u32, of: u32) -> bool {
         let (t, r) = (self.tin[node as usize], self.tin[of as usize]);
-        t >= r && t - r < self.dom.retained_objects[of as usize]
+        t >= r && t - r < self.dom.retained_objects(of as usize)
     }
 
     /// Whether set `h` has a member in the dominator subtree of `d`.
@@ -121,7 +140,7 @@ impl Index<'_> {
         let tin = |i: usize| self.tin[members[i] as usize];
         let lo = self.tin[d as usize];
         let i = members.partition_point(|&m| self.tin[m as usize] < lo);
-        i < members.len() && tin(i) - lo < self.dom.retained_objects[d as usize]
+        i < members.len() && tin(i) - lo < self.dom.retained_objects(d as usize)
     }
 
     /// Whether `v` (not in set `h`) is reachable from a strong root avoiding
@@ -204,7 +223,7 @@ impl Index<'_> {
     /// (threads that race store values that are all further on the path
     /// with objects in no set between).
     fn up(&self, x: u32) -> u32 {
-        let load = |o: u32| self.up[o as usize].load(Relaxed);
+        let load = |o: u32| self.up_slot(o).map_or(NONE, |u| u.load(Relaxed));
         let is_end = |y: u32| y == NONE || self.set_of(y) != NONE;
         let mut y = load(x);
         if is_end(y) {
@@ -217,7 +236,9 @@ impl Index<'_> {
         }
         crate::work::add(passed.len() as u64);
         for o in passed.into_iter().chain([x]) {
-            self.up[o as usize].store(y, Relaxed);
+            if let Some(u) = self.up_slot(o) {
+                u.store(y, Relaxed);
+            }
         }
         y
     }
@@ -286,11 +307,10 @@ pub(crate) fn compute_held(
     }
     let n = graph.objects();
     let span = tracing::debug_span!(target: "heaptui::profile", "held index").entered();
-    let spill = graph.dump.spill.as_deref();
     let tin = &dom.preorder_number[..];
-    let mut up = up_steps(graph, tin, spill);
-    progress.check()?;
     super::sort_members(sets, |m| tin[m as usize]);
+    let UpSteps { on_path, mut up } = UpSteps::new(graph, tin, sets);
+    progress.check()?;
     let mut strong = vec![0u64; n.div_ceil(64)];
     for &r in graph.strong_roots_raw() {
         strong[r as usize / 64] |= 1 << (r % 64);
@@ -301,6 +321,7 @@ pub(crate) fn compute_held(
             dom,
             members,
             tin,
+            on_path: &on_path,
             up: crate::mem::as_atomic(&mut up),
             strong,
             sets,
@@ -316,7 +337,7 @@ pub(crate) fn compute_held(
             .in_scope(|| pass.direct_holders(progress));
         (direct, pass.in_order())
     };
-    drop(up);
+    drop((up, on_path));
     progress.check()?;
     crate::mem::alive(
         "duplicates: held checks",
@@ -713,39 +734,67 @@ impl Pass<'_> {
     }
 }
 
-/// Per object, its retainer numbered first in `tin` when before the object
-/// itself, else NONE (the DFS's roots and unreachable objects: an
-/// unreachable object's retainers are unreachable too). In parallel over
-/// blocks of objects, each reading its objects' retainers in order.
-fn up_steps(graph: &HeapGraph, tin: &[u32], spill: Option<&Spill>) -> Scratch<u32> {
-    const BLOCK: usize = 1 << 14;
-    let _span = tracing::debug_span!(target: "heaptui::profile", "held steps up").entered();
-    let mut up: Scratch<u32> = Scratch::zeroed(tin.len(), spill);
-    up.par_chunks_mut(BLOCK)
-        .enumerate()
-        .for_each(|(block, part)| {
-            let mut work = Work::default();
-            let base = (block * BLOCK) as u32;
-            let rows = graph.retainers.rows_in(base..base + part.len() as u32);
-            for (i, (slot, retainers)) in part.iter_mut().zip(rows).enumerate() {
-                let x = base + i as u32;
-                let mut best = NONE;
-                let mut best_pos = tin[x as usize];
-                if best_pos != NONE {
-                    work.step();
-                    for r in retainers {
-                        work.step();
-                        let p = tin[r as usize];
-                        if p < best_pos {
-                            best_pos = p;
-                            best = r;
-                        }
-                    }
+/// The greedy steps up of the objects on the paths walked: those on the
+/// greedy root path of some set's first member, the first member
+/// included. An object's step is its retainer numbered first in `tin` when
+/// before the object itself, else NONE (the DFS's roots and unreachable
+/// objects: an unreachable object's retainers are unreachable too).
+struct UpSteps {
+    /// The objects on the paths, a bit each, ranked.
+    on_path: RankedBits,
+    /// Their steps, at their ranks.
+    up: Vec<u32>,
+}
+
+impl UpSteps {
+    /// Marks the paths from every set's first member (`members[0]`) in
+    /// parallel: a walk stops at an object another walk has marked (that
+    /// one goes on from there), so each object's retainers are read once
+    /// to mark, and once more for its step, written at its rank: the
+    /// objects in rank order, each replaced by its step in place.
+    fn new(graph: &HeapGraph, tin: &[u32], sets: &[DuplicateSet]) -> UpSteps {
+        let _span = tracing::debug_span!(target: "heaptui::profile", "held steps up").entered();
+        let mut bits = vec![0u64; graph.objects().div_ceil(64)];
+        let marked = crate::mem::as_atomic_u64(&mut bits);
+        let mark = |x: u32| {
+            let bit = 1u64 << (x % 64);
+            marked[x as usize / 64].fetch_or(bit, Relaxed) & bit == 0
+        };
+        sets.par_iter()
+            .filter_map(|s| s.members.first().copied())
+            .for_each(|first| {
+                let mut x = first;
+                while x != NONE && mark(x) {
+                    x = step_up(graph, tin, x);
                 }
-                *slot = best;
+            });
+        let on_path = RankedBits::new(bits);
+        let mut up: Vec<u32> = on_path.iter_ones().collect();
+        up.par_iter_mut()
+            .with_min_len(1 << 10)
+            .for_each(|x| *x = step_up(graph, tin, *x));
+        UpSteps { on_path, up }
+    }
+}
+
+/// The greedy step up of `x`: its retainer numbered first in `tin` when
+/// before `x` itself, else NONE.
+fn step_up(graph: &HeapGraph, tin: &[u32], x: u32) -> u32 {
+    let mut work = Work::default();
+    let mut best = NONE;
+    let mut best_pos = tin[x as usize];
+    if best_pos != NONE {
+        work.step();
+        for r in graph.retainers_raw(x) {
+            work.step();
+            let p = tin[r as usize];
+            if p < best_pos {
+                best_pos = p;
+                best = r;
             }
-        });
-    up
+        }
+    }
+    best
 }
 
 #[cfg(test)]
@@ -753,7 +802,7 @@ mod tests {
     use std::fmt::Write;
     use std::path::Path;
 
-    use super::NONE;
+    use super::{DuplicateSet, UpSteps, NONE};
     use crate::graph::{DominatorTree, HeapGraph, SUPER_ROOT};
     use crate::progress::Progress;
 
@@ -821,6 +870,95 @@ mod tests {
         assert!(seen >= len as usize - 1, "{seen} sets");
     }
 
+    /// A heap of `n` objects from `refs` (object, target) and `roots`, as
+    /// the text format writes it.
+    fn heap(n: u32, refs: &[(u32, u32)], roots: &[u32]) -> (HeapGraph, DominatorTree) {
+        let mut text = String::from("t 1 Node\n");
+        for o in 0..n {
+            write!(text, "o {:x} 1 10", o + 1).unwrap();
+            for &(_, t) in refs.iter().filter(|&&(f, t)| f == o && t < n) {
+                write!(text, " {:x}", t + 1).unwrap();
+            }
+            text.push('\n');
+        }
+        for &r in roots.iter().filter(|&&r| r < n) {
+            writeln!(text, "r {:x} 1 0", r + 1).unwrap();
+        }
+        let dump =
+            crate::import::netcf_text::parse_bytes(Path::new("t.txt"), text.as_bytes()).unwrap();
+        let graph = HeapGraph::build(dump);
+        let dom = DominatorTree::compute(&graph, &Progress::new()).unwrap();
+        (graph, dom)
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig {
+            cases: 256, ..proptest::prelude::ProptestConfig::default()
+        })]
+
+        /// The steps kept for the objects on the paths only agree with a
+        /// step of every object (the index before): the objects marked
+        /// are those on the greedy paths from the sets' first members, and
+        /// each one's step at its rank is its retainer numbered first, if
+        /// before it.
+        #[test]
+        fn steps_on_the_paths_agree_with_a_step_of_every_object(
+            n in 1u32..120,
+            refs in proptest::collection::vec((0u32..120, 0u32..120), 0..400),
+            roots in proptest::collection::vec(0u32..120, 1..6),
+            firsts in proptest::collection::vec(0u32..120, 0..30),
+        ) {
+            let (graph, dom) = heap(n, &refs, &roots);
+            let tin = &dom.preorder_number[..];
+            let objects = graph.objects() as u32;
+            // The index before: every object's step.
+            let every: Vec<u32> = (0..objects)
+                .map(|x| {
+                    let t = tin[x as usize];
+                    if t == NONE {
+                        return NONE;
+                    }
+                    graph
+                        .retainers_raw(x)
+                        .filter(|&r| tin[r as usize] < t)
+                        .min_by_key(|&r| tin[r as usize])
+                        .unwrap_or(NONE)
+                })
+                .collect();
+            let sets: Vec<DuplicateSet> = firsts
+                .iter()
+                .filter(|&&f| f < objects)
+                .enumerate()
+                .map(|(i, &f)| DuplicateSet {
+                    id: i as u32,
+                    type_index: 0,
+                    instance_bytes: 10,
+                    objects_per_copy: 1,
+                    additional_bytes: 10,
+                    members: vec![f],
+                    trivial: true,
+                    held_by: Vec::new(),
+                    holding_set: None,
+                })
+                .collect();
+            let mut on_paths = std::collections::BTreeSet::new();
+            for s in &sets {
+                let mut x = s.members[0];
+                while x != NONE && on_paths.insert(x) {
+                    x = every[x as usize];
+                }
+            }
+            let steps = UpSteps::new(&graph, tin, &sets);
+            let marked: Vec<u32> = steps.on_path.iter_ones().collect();
+            proptest::prop_assert_eq!(&marked, &on_paths.into_iter().collect::<Vec<_>>());
+            proptest::prop_assert_eq!(steps.up.len(), marked.len());
+            for (r, &x) in marked.iter().enumerate() {
+                proptest::prop_assert_eq!(steps.on_path.rank(x), Some(r));
+                proptest::prop_assert_eq!(steps.up[r], every[x as usize], "object {}", x);
+            }
+        }
+    }
+
     /// Long chains with skips ahead (idoms above the parents): the tree's
     /// numbering is a preorder of the dominator tree, and every reachable
     /// object but a strong root has a retainer numbered before it.
@@ -867,13 +1005,13 @@ mod tests {
                 "number {t} twice"
             );
             if p != SUPER_ROOT {
-                let (tp, sp) = (tin[p as usize], dom.retained_objects[p as usize]);
+                let (tp, sp) = (tin[p as usize], dom.retained_objects(p as usize));
                 assert!(tp < t && t - tp < sp, "{v} outside its dominator {p}");
             }
             let stepped = graph.retainers_raw(v).any(|r| tin[r as usize] < t);
             assert!(stepped || graph.strong_roots_raw().contains(&v), "{v}");
         }
         assert!(seen.iter().all(|&s| s));
-        assert!(dom.retained_objects.iter().any(|&r| r > 4096 * 2));
+        assert!((0..dom.idom.len()).any(|o| dom.retained_objects(o) > 4096 * 2));
     }
 }

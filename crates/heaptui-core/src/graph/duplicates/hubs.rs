@@ -4,9 +4,10 @@
 //! representative takes a hub's whole reach at once instead of walking it
 //! again for every set.
 
-use std::collections::VecDeque;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex, RwLock, TryLockError};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+use rayon::prelude::*;
+use std::sync::{Arc, Condvar, Mutex, OnceLock, RwLock, TryLockError};
 
 use super::view::View;
 
@@ -34,19 +35,12 @@ pub(crate) const BIG_WALKS: usize = 2;
 pub(super) struct BitSet(pub(super) Vec<u64>);
 
 impl BitSet {
-    pub(super) fn new(n: usize) -> Self {
-        BitSet(vec![0; n.div_ceil(64)])
-    }
     #[inline]
     pub(super) fn get(&self, i: u32) -> bool {
         self.0[i as usize >> 6] >> (i & 63) & 1 != 0
     }
-    #[inline]
-    pub(super) fn set(&mut self, i: u32) -> bool {
-        let w = &mut self.0[i as usize >> 6];
-        let was = *w >> (i & 63) & 1 != 0;
-        *w |= 1 << (i & 63);
-        !was
+    fn count(&self) -> u64 {
+        self.0.iter().map(|w| w.count_ones() as u64).sum()
     }
 }
 
@@ -206,7 +200,15 @@ pub(super) struct Busy;
 impl Hub {
     pub(super) fn of(graph: &View, h: u32, hubs: &Hubs, known: &[Arc<Hub>]) -> Hub {
         let t = std::time::Instant::now();
-        let hub = Self::of_inner(graph, h, hubs, known);
+        // Built from a thread of no pool: a worker of the analysis's pool
+        // waiting on `hub_pool` would take the analysis's other work meanwhile,
+        // and a walk it took that tries for a hub would wait forever for the
+        // lock this one holds.
+        let hub = std::thread::scope(|s| {
+            s.spawn(|| Self::of_inner(graph, h, hubs, known))
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+        });
         if tracing::enabled!(target: "heaptui::duplicates", tracing::Level::TRACE) {
             tracing::debug!(target: "heaptui::duplicates",
                 "hub candidate {h}: scc {} reach {} in {} ms",
@@ -220,13 +222,15 @@ impl Hub {
 
     /// Reach and component of `h`. The reach walk stops at the components
     /// of known hubs and takes their reach whole: an object x of a hub's
-    /// component reaches exactly what the hub's pivot reaches.
+    /// component reaches exactly what the hub's pivot reaches. Both walks
+    /// go level by level, a large level on [`hub_pool`]'s threads (see
+    /// [`levels`]): only sets are computed, so the result is the serial
+    /// walk's whatever the thread count.
     pub(super) fn of_inner(graph: &View, h: u32, hubs: &Hubs, known: &[Arc<Hub>]) -> Hub {
         let n = graph.objects();
-        let mut reach = BitSet::new(n);
-        reach.set(h);
-        let mut entered = vec![false; known.len()];
-        let mut queue = VecDeque::from([h]);
+        let reach = AtomicBits::new(n);
+        reach.insert(h);
+        let entered: Vec<AtomicBool> = known.iter().map(|_| AtomicBool::new(false)).collect();
         let refs = &graph.dump.refs;
         let ahead = |x: u32, far: bool| {
             if far {
@@ -235,31 +239,33 @@ impl Hub {
                 refs.prefetch_targets(x)
             }
         };
-        breadth_first(ahead, &mut queue, |x, queue| {
+        levels(ahead, vec![h], |x, next| {
             if hubs.in_any_reach(x) {
                 if let Some(k) = known.iter().position(|k| k.scc.get(x)) {
-                    entered[k] = true;
+                    entered[k].store(true, Ordering::Relaxed);
                     return;
                 }
             }
             for &c in graph.refs_raw(x) {
-                if reach.set(c) {
-                    queue.push_back(c);
+                if reach.insert(c) {
+                    next.push(c);
                 }
             }
         });
-        for (k, _) in known.iter().zip(&entered).filter(|(_, &e)| e) {
+        let mut reach = reach.into_bits();
+        for (k, _) in known
+            .iter()
+            .zip(&entered)
+            .filter(|(_, e)| e.load(Ordering::Relaxed))
+        {
             for (w, &o) in reach.0.iter_mut().zip(&k.reach.0) {
                 *w |= o;
             }
         }
-        let reach_objects = reach.0.iter().map(|w| w.count_ones() as u64).sum();
+        let reach_objects = reach.count();
         // The component: what reaches h, within what h reaches.
-        let mut scc = BitSet::new(n);
-        scc.set(h);
-        queue.clear();
-        queue.push_back(h);
-        let mut scc_objects = 1;
+        let scc = AtomicBits::new(n);
+        scc.insert(h);
         let retainers = &graph.graph.retainers;
         let ahead = |x: u32, far: bool| {
             if far {
@@ -268,48 +274,216 @@ impl Hub {
                 retainers.prefetch(x)
             }
         };
-        breadth_first(ahead, &mut queue, |x, queue| {
+        levels(ahead, vec![h], |x, next| {
             for p in graph.retainers_raw(x) {
-                if reach.get(p) && scc.set(p) {
-                    queue.push_back(p);
-                    scc_objects += 1;
+                if reach.get(p) && scc.insert(p) {
+                    next.push(p);
                 }
             }
         });
+        let scc = scc.into_bits();
         Hub {
             pivot: h,
+            scc_objects: scc.count(),
             scc,
-            scc_objects,
             reach,
             reach_objects,
         }
     }
 }
 
-/// Visits the objects of `queue` and those `step` appends, first in first
-/// out (only sets are computed, so the order is free), fetching the
-/// adjacency of the objects a few places ahead while the current one waits
-/// on memory. Visited objects leave the queue: it holds the frontier, not
-/// the whole reach (which on a hub can be every object of the heap).
-pub(super) fn breadth_first(
-    prefetch: impl Fn(u32, bool),
-    queue: &mut VecDeque<u32>,
-    mut step: impl FnMut(u32, &mut VecDeque<u32>),
+/// A set of objects that several threads add to at once.
+struct AtomicBits(Vec<AtomicU64>);
+
+impl AtomicBits {
+    fn new(n: usize) -> Self {
+        AtomicBits((0..n.div_ceil(64)).map(|_| AtomicU64::new(0)).collect())
+    }
+
+    /// Adds `i`; whether it was not in the set (exactly one of the
+    /// threads adding it at once is told so).
+    #[inline]
+    fn insert(&self, i: u32) -> bool {
+        let word = &self.0[i as usize >> 6];
+        let bit = 1u64 << (i & 63);
+        word.load(Ordering::Relaxed) & bit == 0 && word.fetch_or(bit, Ordering::Relaxed) & bit == 0
+    }
+
+    fn into_bits(self) -> BitSet {
+        BitSet(self.0.into_iter().map(AtomicU64::into_inner).collect())
+    }
+}
+
+/// A level of a walk at least this large is split among [`hub_pool`]'s
+/// threads, in pieces of [`LEVEL_PIECE`] objects.
+const PARALLEL_LEVEL: usize = 1 << 14;
+const LEVEL_PIECE: usize = 1 << 12;
+
+/// The threads that build a hub: as many as the analysis has. Its own
+/// pool, because the analysis's other threads wait for the hub blocked
+/// (see `verify::grown`) and would take none of its work. It is entered
+/// from a thread of no pool only (see [`Hub::of`]).
+fn hub_pool() -> Option<&'static rayon::ThreadPool> {
+    static POOL: OnceLock<Option<rayon::ThreadPool>> = OnceLock::new();
+    POOL.get_or_init(|| {
+        let threads = rayon::current_num_threads();
+        (threads > 1)
+            .then(|| {
+                rayon::ThreadPoolBuilder::new()
+                    .num_threads(threads)
+                    .thread_name(|i| format!("heaptui-hub-{i}"))
+                    .build()
+                    .ok()
+            })
+            .flatten()
+    })
+    .as_ref()
+}
+
+/// Visits the objects of `level` and, level after level, those `step`
+/// pushes (each once: `step` pushes only what it adds to its set), a large
+/// level in pieces on [`hub_pool`]'s threads. Only the frontier is held,
+/// never the whole reach (which on a hub can be every object of the
+/// heap). Within a piece the adjacency of the objects a few places ahead
+/// is fetched while the current one waits on memory.
+fn levels(
+    prefetch: impl Fn(u32, bool) + Sync,
+    mut level: Vec<u32>,
+    step: impl Fn(u32, &mut Vec<u32>) + Sync,
 ) {
-    while let Some(x) = queue.pop_front() {
-        if let Some(&ahead) = queue.get(15) {
-            prefetch(ahead, true);
+    let piece = |xs: &[u32], next: &mut Vec<u32>| {
+        for (i, &x) in xs.iter().enumerate() {
+            if let Some(&ahead) = xs.get(i + 15) {
+                prefetch(ahead, true);
+            }
+            if let Some(&ahead) = xs.get(i + 7) {
+                prefetch(ahead, false);
+            }
+            step(x, next);
         }
-        if let Some(&ahead) = queue.get(7) {
-            prefetch(ahead, false);
-        }
-        step(x, queue);
+    };
+    while !level.is_empty() {
+        level = match hub_pool().filter(|_| level.len() >= PARALLEL_LEVEL) {
+            Some(pool) => pool.install(|| {
+                let pieces: Vec<Vec<u32>> = level
+                    .par_chunks(LEVEL_PIECE)
+                    .map(|xs| {
+                        let mut next = Vec::new();
+                        piece(xs, &mut next);
+                        next
+                    })
+                    .collect();
+                pieces.concat()
+            }),
+            None => {
+                let mut next = Vec::new();
+                piece(&level, &mut next);
+                next
+            }
+        };
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use std::fmt::Write;
+
     use super::*;
+    use crate::graph::HeapGraph;
+
+    /// What `from` reaches and, of that, what reaches `from`: a plain
+    /// walk each way, the oracle of [`Hub::of`].
+    fn oracle(graph: &HeapGraph, from: u32) -> (Vec<bool>, Vec<bool>) {
+        let n = graph.objects();
+        let (mut reach, mut scc) = (vec![false; n], vec![false; n]);
+        let mut stack = vec![from];
+        reach[from as usize] = true;
+        while let Some(x) = stack.pop() {
+            for &c in graph.refs_raw(x) {
+                if !std::mem::replace(&mut reach[c as usize], true) {
+                    stack.push(c);
+                }
+            }
+        }
+        stack.push(from);
+        scc[from as usize] = true;
+        while let Some(x) = stack.pop() {
+            for p in graph.retainers_raw(x) {
+                if reach[p as usize] && !std::mem::replace(&mut scc[p as usize], true) {
+                    stack.push(p);
+                }
+            }
+        }
+        (reach, scc)
+    }
+
+    /// A hub's reach and component are the plain walks' whatever hubs are
+    /// known, also where a level is wide enough to be split among threads:
+    /// object 0 leads to 3 × [`PARALLEL_LEVEL`] objects, each to one of a
+    /// few hundred that lead back to 0 or on, with pseudo-random edges.
+    #[test]
+    fn a_hub_built_level_by_level_is_the_plain_walks() {
+        let wide = 3 * PARALLEL_LEVEL as u32;
+        let n = 1 + wide + 600;
+        let mut text = String::from("t 1 Node\n");
+        let mut seed = 0x9e37_79b9_u64;
+        let mut next = || {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) as u32
+        };
+        for i in 0..n {
+            let mut refs: Vec<u32> = match i {
+                0 => (1..=wide).collect(),
+                i if i <= wide => vec![wide + 1 + i % 600],
+                i if i % 3 == 0 => vec![0],
+                _ => vec![1 + next() % (n - 1)],
+            };
+            if next() % 4 == 0 {
+                refs.push(next() % n);
+            }
+            write!(text, "o {:x} 1 10", i + 1).unwrap();
+            for r in refs {
+                write!(text, " {:x}", r + 1).unwrap();
+            }
+            text.push('\n');
+        }
+        text.push_str("r 1 1 0\n");
+        let dump =
+            crate::import::netcf_text::parse_bytes(std::path::Path::new("t.txt"), text.as_bytes())
+                .unwrap();
+        let graph = HeapGraph::build(dump);
+        let view = View::plain(&graph);
+        let hubs = Hubs::new(graph.objects());
+        let bits = |b: &BitSet| {
+            (0..graph.objects() as u32)
+                .map(|i| b.get(i))
+                .collect::<Vec<_>>()
+        };
+        // The first (one of the few that lead back to 0) with no hub
+        // known, the next two entering its component.
+        let back = (wide + 1..n).find(|i| i % 3 == 0).unwrap();
+        for from in [back, 0, 5] {
+            let known = hubs.snapshot();
+            let hub = Hub::of(&view, from, &hubs, &known);
+            let (reach, scc) = oracle(&graph, from);
+            assert_eq!(bits(&hub.reach), reach, "reach of {from}");
+            assert_eq!(bits(&hub.scc), scc, "component of {from}");
+            assert_eq!(
+                hub.reach_objects,
+                reach.iter().filter(|&&r| r).count() as u64
+            );
+            assert_eq!(hub.scc_objects, scc.iter().filter(|&&r| r).count() as u64);
+            if known.is_empty() {
+                let hub = Arc::new(hub);
+                for (a, &w) in hubs.any_reach.iter().zip(&hub.reach.0) {
+                    a.fetch_or(w, Ordering::Relaxed);
+                }
+                hubs.list.write().unwrap().push(hub);
+            }
+        }
+    }
 
     /// At most [`BIG_WALKS`] places are held; a walk waiting for one gets
     /// it when another is given back.

@@ -5,6 +5,17 @@
 //! id and references to ids not in the dump are left out afterwards (with
 //! their labels and values), in one pass that only such dumps pay for;
 //! types are compacted to those in use, and the roots resolved.
+//!
+//! The import peaks at the end of the second walk, with every array
+//! written: ids in the model's compact form (made once the id index is
+//! built; about 1.4 bytes an object), types 4, sizes 2 (as
+//! `model::Sizes::Half` keeps them, the large ones paired on the side),
+//! kinds 1, value and reference ends 4 each where they fit a `u32`
+//! ([`Ends`]), then 4 bytes a reference for targets and for labels and
+//! the value bytes: 37.8 bytes an object on a 9.76 M-object JDK dump
+//! (1.8 references and 4.8 value bytes an object), the id index's runs
+//! 0.4 more. The file's pages are given back as the walks go
+//! (`decode::walk`), so they add at most a few MiB.
 
 use rayon::prelude::*;
 
@@ -21,18 +32,18 @@ use super::SizeModel;
 use crate::import::source::Source;
 use crate::mem::spill::Spill;
 use crate::mem::Scratch;
-use crate::model::WideIdIndex;
 use crate::model::{root_flags, root_kind, Csr, IdSpan, Offsets, Root, ValueKind, Values};
 use crate::model::{Collector, Kind, ObjectIdx, Referent, Referents, Strength};
+use crate::model::{Ids, Sizes, WideIdIndex};
 use crate::progress::{Cancelled, Progress};
 
 /// The model's arrays, before the path and details are added (in spill
 /// files where the import spills).
 pub(super) struct Assembled {
-    pub ids: Scratch<u64>,
+    pub ids: Ids,
     pub types: Scratch<u32>,
     pub type_names: Vec<Box<str>>,
-    pub sizes: Scratch<u64>,
+    pub sizes: Sizes,
     pub refs: Csr,
     pub labels: Scratch<u32>,
     pub values: Values,
@@ -75,14 +86,18 @@ struct Counted {
 }
 
 /// The per-object and per-reference arrays, whole: in spill files where
-/// the import spills (all but the kinds, a byte an object).
+/// the import spills (all but the ids, in their compact form, and the
+/// kinds, a byte an object).
 struct Arrays {
-    ids: Scratch<u64>,
+    ids: Ids,
     types: Scratch<u32>,
-    sizes: Scratch<u64>,
+    /// 2 bytes an object, `u16::MAX` for the sizes in `big_sizes`.
+    sizes: Scratch<u16>,
+    /// (object, size) pairs of the sizes of 65,535 or more, by object.
+    big_sizes: Vec<u64>,
     kinds: Vec<ValueKind>,
     /// `objects + 1` offsets into `values`.
-    value_ends: Scratch<u64>,
+    value_ends: Ends,
     values: Scratch<u8>,
     /// `objects + 1` offsets into `targets` and `labels`.
     ref_ends: Ends,
@@ -90,11 +105,11 @@ struct Arrays {
     labels: Scratch<u32>,
 }
 
-/// The objects' `objects + 1` ends among all references: 4 bytes each
-/// where the references number at most `u32::MAX` (the first walk counts
-/// them), as the model keeps them, else 8. Written narrow, they are not
-/// held at 8 bytes an object at the import's peak, the end of its second
-/// walk, nor copied to 4 afterwards.
+/// The objects' `objects + 1` ends among all references (or value
+/// bytes): 4 bytes each where the references (value bytes) number at most
+/// `u32::MAX` (the first walk counts them), as the model keeps them, else
+/// 8. Written narrow, they are not held at 8 bytes an object at the
+/// import's peak, the end of its second walk, nor copied to 4 afterwards.
 #[derive(Debug)]
 enum Ends {
     Narrow(Scratch<u32>),
@@ -111,11 +126,27 @@ impl Ends {
         }
     }
 
+    /// The bytes they take.
+    fn bytes(&self) -> usize {
+        match self {
+            Ends::Narrow(v) => v.len() * 4,
+            Ends::Wide(v) => v.len() * 8,
+        }
+    }
+
     /// End `i`.
     fn get(&self, i: usize) -> u64 {
         match self {
             Ends::Narrow(v) => v[i] as u64,
             Ends::Wide(v) => v[i],
+        }
+    }
+
+    /// The values' arena with these ends as its offsets.
+    fn into_values(self, bytes: Scratch<u8>, kinds: Vec<ValueKind>) -> Values {
+        match self {
+            Ends::Narrow(ends) => Values::from_scratch(ends, bytes, kinds),
+            Ends::Wide(ends) => Values::from_scratch(ends, bytes, kinds),
         }
     }
 
@@ -158,6 +189,7 @@ pub(super) fn assemble(
     let loader_ids: Vec<u64> = classes.loaders.keys().copied().collect();
     let mut cx = Context {
         bytes: source.bytes(),
+        source,
         classes,
         id_size: sizes.id_size,
         sizing: Sizing::model(&sizes, classes),
@@ -180,6 +212,14 @@ pub(super) fn assemble(
     let wide = tracing::debug_span!(target: "heaptui::profile", "id index")
         .in_scope(|| WideIdIndex::build_in_runs(&ids, span, spill));
     crate::mem::checkpoint("import: id index");
+    // The ids in the model's compact form before the arrays are written:
+    // 8 bytes an object less at the import's peak, the end of that walk.
+    let ids = tracing::debug_span!(target: "heaptui::profile", "compact ids").in_scope(move || {
+        let compact = Ids::from(&ids[..]);
+        ids.release(0..ids.len());
+        drop(ids);
+        compact
+    });
     loader_references(&mut counts, &cx, &wide);
     let write = tracing::debug_span!(target: "heaptui::profile", "write").entered();
     let (mut a, mut undefined, mut strings, mut referents, dangling) = write_all(
@@ -192,6 +232,29 @@ pub(super) fn assemble(
         issues,
     )?;
     write.exit();
+    crate::mem::arrays_alive(
+        "import: write",
+        &[
+            ("ids", a.ids.bytes()),
+            ("id index", wide.bytes()),
+            ("types", a.types.len() * 4),
+            ("sizes", a.sizes.len() * 2 + a.big_sizes.len() * 8),
+            ("kinds", a.kinds.len()),
+            ("value ends", a.value_ends.bytes()),
+            ("values", a.values.len()),
+            ("ref ends", a.ref_ends.bytes()),
+            ("targets", a.targets.len() * 4),
+            ("labels", a.labels.len() * 4),
+            (
+                "string marks",
+                strings.len() * std::mem::size_of::<StringMark>(),
+            ),
+            (
+                "referent marks",
+                referents.len() * std::mem::size_of::<ReferentMark>(),
+            ),
+        ],
+    );
     crate::mem::checkpoint("import: write");
     // Roots resolve through the wide index while it is here; the model's
     // own index is built at its first look-up (the analysis makes none).
@@ -217,14 +280,15 @@ pub(super) fn assemble(
     let byte_array = classes.prim_types[BasicType::Byte.prim_index()];
     super::strings::mark_string_arrays(strings, &a.types, byte_array, &mut a.kinds);
     let type_names = name_types(&mut a.types, &undefined, classes, issues, &a.ids);
+    let sizes = Sizes::from_half(a.sizes, a.big_sizes, spill);
     Ok(Assembled {
         ids: a.ids,
         types: a.types,
         type_names,
-        sizes: a.sizes,
+        sizes,
         refs: a.ref_ends.into_csr(a.targets),
         labels: a.labels,
-        values: Values::from_scratch(a.value_ends, a.values, a.kinds),
+        values: a.value_ends.into_values(a.values, a.kinds),
         roots,
         raw_roots: kept_roots,
         sizing: cx.sizing,
@@ -280,9 +344,11 @@ fn ids_and_counts(
             progress.check()?;
             let mut k = Count::new(part, cx.strong_referents);
             walk(cx, c, &mut k);
-            if spill.is_some() {
-                source.release(c.start, c.end - c.start);
-            }
+            // Mapped pages count in our resident set: give them back once
+            // read (the second walk fetches them again from the page
+            // cache), else the whole file is resident when that walk
+            // writes the arrays.
+            source.release(c.start, c.end - c.start);
             progress.advance(((c.end - c.start) / 2) as u64);
             Ok(Counted {
                 objects: k.objects,
@@ -348,7 +414,7 @@ fn write_all(
     cx: &Context,
     (source, chunks): (&Source, &[Chunk]),
     counts: &[Counted],
-    ids: Scratch<u64>,
+    ids: Ids,
     wide: &WideIdIndex,
     (progress, spill): (&Progress, Option<&Spill>),
     issues: &mut Collector,
@@ -360,7 +426,7 @@ fn write_all(
         let mut types = crate::mem::split_by(&mut a.types, objects()).into_iter();
         let mut sizes = crate::mem::split_by(&mut a.sizes, objects()).into_iter();
         let mut kinds = crate::mem::split_by(&mut a.kinds, objects()).into_iter();
-        let mut value_ends = crate::mem::split_by(&mut a.value_ends[1..], objects()).into_iter();
+        let mut value_ends = a.value_ends.parts(objects()).into_iter();
         let mut values =
             crate::mem::split_by(&mut a.values, counts.iter().map(|k| k.value_bytes)).into_iter();
         let mut ref_ends = a.ref_ends.parts(objects()).into_iter();
@@ -412,7 +478,8 @@ fn write_all(
             Ok(w.end())
         })
         .collect::<Result<Vec<_>, Cancelled>>()?;
-    let (undefined, dangling) = merge_written(written, issues)?;
+    let (undefined, dangling);
+    (undefined, dangling, a.big_sizes) = merge_written(written, issues)?;
     Ok((a, undefined, strings, referents, dangling))
 }
 
@@ -423,7 +490,7 @@ fn write_all(
 /// given.
 fn zeroed_arrays(
     counts: &[Counted],
-    ids: Scratch<u64>,
+    ids: Ids,
     spill: Option<&Spill>,
 ) -> (Arrays, Vec<StringMark>, Vec<ReferentMark>) {
     let n = ids.len();
@@ -435,8 +502,9 @@ fn zeroed_arrays(
     let a = Arrays {
         types: Scratch::zeroed(n, spill),
         sizes: Scratch::zeroed(n, spill),
+        big_sizes: Vec::new(),
         kinds: crate::mem::zeroed(n),
-        value_ends: Scratch::zeroed(n + 1, spill),
+        value_ends: Ends::zeroed(n, total_values, spill),
         values: Scratch::zeroed(total_values, spill),
         ref_ends: Ends::zeroed(n, total_refs, spill),
         targets: Scratch::zeroed(total_refs, spill),
@@ -460,35 +528,37 @@ fn chunk_starts(counts: &[Counted]) -> Vec<(usize, u64, u64)> {
     starts
 }
 
-/// The chunks' writes summed: the objects of undumped classes and the
-/// dangling references, their messages merged into `issues`; inconsistent
-/// when a chunk did not fit the room the first walk counted.
+/// The chunks' writes summed: the objects of undumped classes, the
+/// dangling references, their messages merged into `issues`, and the
+/// large sizes' pairs; inconsistent when a chunk did not fit the room the
+/// first walk counted.
 fn merge_written(
     written: Vec<Written>,
     issues: &mut Collector,
-) -> Result<(Vec<Undefined>, u64), Stop> {
+) -> Result<(Vec<Undefined>, u64, Vec<u64>), Stop> {
     let mut undefined = Vec::new();
+    let mut big_sizes = Vec::new();
     let mut dangling = 0;
     let mut fits = true;
     for w in written {
         fits &= w.fits;
         dangling += w.dangling;
         undefined.extend(w.undefined);
+        big_sizes.extend(w.big_sizes);
         issues.merge(w.issues);
     }
     if !fits {
         return Err(Stop::Inconsistent);
     }
-    Ok((undefined, dangling))
+    Ok((undefined, dangling, big_sizes))
 }
 
 /// Which records are kept when an id occurs twice (the first record wins),
 /// and each record's index once the others are gone.
-fn first_records(wide: &WideIdIndex, ids: &[u64]) -> (Vec<bool>, Vec<u32>) {
-    let keep: Vec<bool> = ids
-        .par_iter()
-        .enumerate()
-        .map(|(i, &id)| wide.get(id) == Some(i as u32))
+fn first_records(wide: &WideIdIndex, ids: &Ids) -> (Vec<bool>, Vec<u32>) {
+    let keep: Vec<bool> = (0..ids.len())
+        .into_par_iter()
+        .map(|i| wide.get(ids.get(i)) == Some(i as u32))
         .collect();
     let mut next = 0u32;
     let new_index = keep
@@ -511,6 +581,7 @@ fn compact(a: Arrays, keep: Option<&(Vec<bool>, Vec<u32>)>) -> Arrays {
     let mut ids = Vec::with_capacity(n);
     let mut types = Vec::with_capacity(n);
     let mut sizes = Vec::with_capacity(n);
+    let mut big_sizes = Vec::new();
     let mut kinds = Vec::with_capacity(n);
     let mut value_ends = Vec::with_capacity(n + 1);
     let mut values = Vec::with_capacity(a.values.len());
@@ -522,11 +593,16 @@ fn compact(a: Arrays, keep: Option<&(Vec<bool>, Vec<u32>)>) -> Arrays {
         if keep.is_some_and(|(k, _)| !k[o]) {
             continue;
         }
-        ids.push(a.ids[o]);
+        ids.push(a.ids.get(o));
         types.push(a.types[o]);
+        if a.sizes[o] == u16::MAX {
+            big_sizes.extend([sizes.len() as u64, big_size(&a.big_sizes, o)]);
+        }
         sizes.push(a.sizes[o]);
         kinds.push(a.kinds[o]);
-        values.extend_from_slice(&a.values[a.value_ends[o] as usize..a.value_ends[o + 1] as usize]);
+        values.extend_from_slice(
+            &a.values[a.value_ends.get(o) as usize..a.value_ends.get(o + 1) as usize],
+        );
         value_ends.push(values.len() as u64);
         for e in a.ref_ends.get(o) as usize..a.ref_ends.get(o + 1) as usize {
             let t = a.targets[e];
@@ -541,12 +617,23 @@ fn compact(a: Arrays, keep: Option<&(Vec<bool>, Vec<u32>)>) -> Arrays {
         ids: ids.into(),
         types: types.into(),
         sizes: sizes.into(),
+        big_sizes,
         kinds,
-        value_ends: value_ends.into(),
+        value_ends: Ends::Wide(value_ends.into()),
         values: values.into(),
         ref_ends: Ends::Wide(ref_ends.into()),
         targets: targets.into(),
         labels: labels.into(),
+    }
+}
+
+/// The size paired with object `o` in `big` ((object, size) pairs by
+/// object), `u16::MAX` where none is (`Write` pairs every escape).
+fn big_size(big: &[u64], o: usize) -> u64 {
+    let (pairs, _) = big.as_chunks::<2>();
+    match pairs.binary_search_by_key(&(o as u64), |p| p[0]) {
+        Ok(k) => pairs[k][1],
+        Err(_) => u16::MAX as u64,
     }
 }
 
@@ -557,7 +644,7 @@ fn name_types(
     undefined: &[(u32, u64, u64)],
     classes: &Classes,
     issues: &mut Collector,
-    ids: &[u64],
+    ids: &Ids,
 ) -> Vec<Box<str>> {
     let mut names = classes.types.names.clone();
     let mut extra: std::collections::HashMap<u64, u32> = Default::default();
@@ -570,7 +657,7 @@ fn name_types(
         issues.push(Kind::Undefined, at, || {
             format!(
                 "object {:x} has class {class_id:x}, which the dump never defines",
-                ids[o as usize]
+                ids.get(o as usize)
             )
         });
     }

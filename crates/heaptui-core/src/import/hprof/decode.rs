@@ -18,8 +18,9 @@ use super::scan::{
     root_extra, Chunk, SUB_CLASS_DUMP, SUB_INSTANCE, SUB_OBJ_ARRAY, SUB_PRIM_ARRAY,
     SUB_PRIM_ARRAY_NODATA,
 };
+use crate::import::source::Source;
 use crate::model::{Collector, Kind, Strength};
-use crate::model::{IdIndex, IdSpan, Labels, ValueKind, WideIdIndex};
+use crate::model::{IdIndex, IdSpan, Ids, Labels, ValueKind, WideIdIndex};
 
 /// A type not known yet: the class was never dumped (fixed in `assemble`).
 pub(super) const UNDEFINED: u32 = u32::MAX;
@@ -31,6 +32,9 @@ pub(super) const DROPPED: u32 = u32::MAX;
 /// What every chunk's walk shares.
 pub(super) struct Context<'a> {
     pub bytes: &'a [u8],
+    /// Where `bytes` come from: a walk gives back the pages behind it
+    /// every [`RELEASE_STEP`] bytes.
+    pub source: &'a Source,
     pub classes: &'a Classes,
     pub id_size: usize,
     /// How objects are sized: the model during the first walk (which
@@ -128,8 +132,13 @@ pub(super) trait Sink {
 pub(super) fn walk<S: Sink>(cx: &Context, chunk: &Chunk, s: &mut S) {
     let id_size = cx.id_size;
     let mut r = Reader::new(&cx.bytes[..chunk.end], chunk.start, id_size);
+    let mut kept = chunk.start;
     while r.remaining() > 0 {
         let at = r.pos();
+        if at - kept >= RELEASE_STEP {
+            cx.source.release(kept, at - kept);
+            kept = at;
+        }
         let Some(tag) = r.u1() else { break };
         let ok = match tag {
             SUB_INSTANCE => instance(cx, &mut r, s, at),
@@ -153,6 +162,14 @@ pub(super) fn walk<S: Sink>(cx: &Context, chunk: &Chunk, s: &mut S) {
         }
     }
 }
+
+/// How far a walk reads before it gives back the pages behind it (mapped
+/// pages count in the resident set): each walk in flight holds about
+/// this much of the file beside the record it reads, whatever the chunk
+/// size.
+/// The pages between two releases are given back with the whole chunk
+/// (`assemble`).
+const RELEASE_STEP: usize = 256 << 10;
 
 #[inline]
 fn reference<S: Sink>(s: &mut S, target: u64, label: u32) {
@@ -464,10 +481,13 @@ impl Sink for Count<'_> {
 /// One chunk's parts of the model's arrays, sized by its [`Count`].
 pub(super) struct Parts<'a> {
     pub types: &'a mut [u32],
-    pub sizes: &'a mut [u64],
+    /// Each object's size, or [`u16::MAX`] for a size of 65,535 or more,
+    /// which [`Written::big_sizes`] pairs with its object (as
+    /// `Sizes::Half` keeps them).
+    pub sizes: &'a mut [u16],
     pub kinds: &'a mut [ValueKind],
     /// End of each object's value in the whole arena.
-    pub value_ends: &'a mut [u64],
+    pub value_ends: EndsMut<'a>,
     pub values: &'a mut [u8],
     /// End of each object's references among all references.
     pub ref_ends: EndsMut<'a>,
@@ -477,8 +497,9 @@ pub(super) struct Parts<'a> {
     pub referents: &'a mut [ReferentMark],
 }
 
-/// One chunk's part of the objects' reference ends (`assemble::Ends`):
-/// 4 bytes each where the references number at most `u32::MAX`.
+/// One chunk's part of the objects' reference or value ends
+/// (`assemble::Ends`): 4 bytes each where the references (value bytes)
+/// number at most `u32::MAX`.
 pub(super) enum EndsMut<'a> {
     Narrow(&'a mut [u32]),
     Wide(&'a mut [u64]),
@@ -519,14 +540,24 @@ const AHEAD: usize = 16;
 /// is a cache miss.
 const NEAR: usize = 4;
 
+/// Ids [`Write::near`] reads from the compact ids at a time: the ids
+/// around 56 objects in a row, so that a window is read every 56 objects
+/// (the ids are no longer held 8 bytes each while the arrays are written).
+const WINDOW: usize = 64;
+
 /// The second walk: every array written in place, references resolved
 /// by the ids around their object (see [`NEAR`]) or through the id index
 /// (those to ids not in the dump become [`DROPPED`], with a message).
 pub(super) struct Write<'a> {
     out: Parts<'a>,
     index: &'a WideIdIndex,
-    /// The whole id array (read for messages and repeats).
-    ids: &'a [u64],
+    /// Every object's id (read for messages and through `near`).
+    ids: &'a Ids,
+    /// The ids of objects `near_from..` (as many as were left, up to
+    /// [`WINDOW`]), read from `ids` for [`Write::near`] a window at a time.
+    near_ids: [u64; WINDOW],
+    near_from: usize,
+    near_len: usize,
     /// Each dumped class's object, by class index (its id's look-up, made
     /// once).
     class_objects: &'a [Option<u32>],
@@ -563,6 +594,8 @@ pub(super) struct Write<'a> {
     head: usize,
     waiting: usize,
     undefined: Vec<Undefined>,
+    /// (object, size) pairs of the sizes of 65,535 or more, by object.
+    big_sizes: Vec<u64>,
     issues: Collector,
     /// Dangling references' messages, noted after the walk's own.
     dangling_issues: Collector,
@@ -577,6 +610,9 @@ pub(super) struct Written {
     pub fits: bool,
     pub dangling: u64,
     pub undefined: Vec<Undefined>,
+    /// (object, size) pairs of the sizes of 65,535 or more (escaped in
+    /// [`Parts::sizes`]), by object.
+    pub big_sizes: Vec<u64>,
     pub issues: Collector,
 }
 
@@ -584,7 +620,7 @@ impl<'a> Write<'a> {
     pub fn new(
         out: Parts<'a>,
         (index, class_objects): (&'a WideIdIndex, &'a [Option<u32>]),
-        ids: &'a [u64],
+        ids: &'a Ids,
         first: usize,
         (value_base, ref_base): (u64, u64),
         strong_referents: bool,
@@ -593,6 +629,9 @@ impl<'a> Write<'a> {
             out,
             index,
             ids,
+            near_ids: [0; WINDOW],
+            near_from: 0,
+            near_len: 0,
             class_objects,
             first,
             value_base,
@@ -613,6 +652,7 @@ impl<'a> Write<'a> {
             head: 0,
             waiting: 0,
             undefined: Vec::new(),
+            big_sizes: Vec::new(),
             issues: Collector::default(),
             dangling_issues: Collector::default(),
         }
@@ -643,6 +683,7 @@ impl<'a> Write<'a> {
             fits,
             dangling,
             undefined: self.undefined,
+            big_sizes: self.big_sizes,
             issues: self.issues,
         }
     }
@@ -651,14 +692,18 @@ impl<'a> Write<'a> {
     /// `object`'s. Only where no id repeats: then the record found is the
     /// one the index has.
     #[inline]
-    fn near(&self, object: usize, target: u64) -> Option<u32> {
+    fn near(&mut self, object: usize, target: u64) -> Option<u32> {
         if self.repeats {
             return None;
         }
         let from = object.saturating_sub(NEAR);
+        let to = (object + NEAR + 1).min(self.ids.len());
+        if from < self.near_from || to > self.near_from + self.near_len {
+            self.read_window(from);
+        }
         let around = self
-            .ids
-            .get(from..(object + NEAR + 1).min(self.ids.len()))?;
+            .near_ids
+            .get(from - self.near_from..to.checked_sub(self.near_from)?)?;
         let mut found = None;
         for (k, &id) in around.iter().enumerate() {
             if id == target {
@@ -668,6 +713,16 @@ impl<'a> Write<'a> {
         found
     }
 
+    /// Reads the ids of objects `from..` into the window of `near`.
+    #[cold]
+    fn read_window(&mut self, from: usize) {
+        let len = WINDOW.min(self.ids.len().saturating_sub(from));
+        for (k, slot) in self.near_ids[..len].iter_mut().enumerate() {
+            *slot = self.ids.get(from + k);
+        }
+        (self.near_from, self.near_len) = (from, len);
+    }
+
     fn resolve_oldest(&mut self) {
         let i = (self.head + AHEAD - self.waiting) % AHEAD;
         self.waiting -= 1;
@@ -675,7 +730,7 @@ impl<'a> Write<'a> {
         let t = match self.index.get(target) {
             Some(t) => t,
             None => {
-                let from = self.ids[object];
+                let from = self.ids.get(object);
                 self.dangling_issues.push(Kind::Dangling, at as u64, || {
                     format!(
                         "reference from {from:x} to {target:x}, which is not in the dump; dropped"
@@ -706,7 +761,10 @@ impl Sink for Write<'_> {
         }
         if let (Some(t), Some(s)) = (self.out.types.get_mut(o), self.out.sizes.get_mut(o)) {
             *t = ty;
-            *s = size;
+            *s = u16::try_from(size).unwrap_or(u16::MAX);
+            if size >= u16::MAX as u64 {
+                self.big_sizes.extend([global as u64, size]);
+            }
         }
     }
 
@@ -788,7 +846,7 @@ impl Sink for Write<'_> {
         } else {
             if !self.strong_referents {
                 // (with referents strong, `reference` told it already)
-                let from = self.ids[object];
+                let from = self.ids.get(object);
                 self.dangling_issues.push(Kind::Dangling, self.at as u64, || {
                     format!("reference from {from:x} to {target:x}, which is not in the dump; dropped")
                 });
@@ -833,10 +891,10 @@ impl Sink for Write<'_> {
     fn finish(&mut self, kind: ValueKind) {
         let o = self.o - 1;
         let re = self.ref_base + self.e as u64;
-        if let (Some(k), Some(ve)) = (self.out.kinds.get_mut(o), self.out.value_ends.get_mut(o)) {
-            if self.out.ref_ends.set(o, re) {
+        let ve = self.value_base + self.v as u64;
+        if let Some(k) = self.out.kinds.get_mut(o) {
+            if self.out.ref_ends.set(o, re) && self.out.value_ends.set(o, ve) {
                 *k = kind;
-                *ve = self.value_base + self.v as u64;
             }
         }
     }

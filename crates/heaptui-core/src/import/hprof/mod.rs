@@ -44,7 +44,7 @@ use super::source::Source;
 use super::{ImportError, ImportOptions, InputError};
 use crate::mem::spill::Spill;
 use crate::model::{Collector, Kind, Place, TypeIdx};
-use crate::model::{Format, Ids, Labels, Model, ObjectTypes, RecordCounts, Sizes};
+use crate::model::{Format, Labels, Model, ObjectTypes, RecordCounts};
 use crate::progress::{Progress, Stage};
 use reader::Reader;
 
@@ -82,13 +82,15 @@ pub fn check_header(head: &[u8]) -> Result<(), String> {
     scan::header(head).map(|_| ())
 }
 
-/// The heap dump segments' sub-records, scanned in parallel.
-/// Where `release`, each segment's pages leave the resident set once it is
-/// scanned (a heap that may go over the memory budget).
+/// The heap dump segments' sub-records, scanned in parallel. Each chunk's
+/// pages leave the resident set once it is scanned, and each segment's
+/// (mapped pages count in it, and the walks that follow fetch them again
+/// from the page cache a chunk at a time), so the file is never resident
+/// whole, however large its segments.
 fn scan_segments(
     source: &Source,
     records: &scan::Records,
-    (id_size, release): (usize, bool),
+    id_size: usize,
     progress: &Progress,
 ) -> Vec<scan::SegmentScan> {
     let _span = tracing::debug_span!(target: "heaptui::profile", "sub-records").entered();
@@ -96,10 +98,9 @@ fn scan_segments(
         .segments
         .par_iter()
         .map(|&s| {
-            let out = scan::scan_segment(source.bytes(), s, id_size, CHUNK);
-            if release {
-                source.release(s.0, s.1 - s.0);
-            }
+            let release = |c: &scan::Chunk| source.release(c.start, c.end - c.start);
+            let out = scan::scan_segment(source.bytes(), s, id_size, CHUNK, release);
+            source.release(s.0, s.1 - s.0);
             progress.advance((s.1 - s.0) as u64);
             out
         })
@@ -144,7 +145,7 @@ pub fn import(
     progress.check()?;
     let sizes = SizeModel::new(header.id_size, options.compressed_refs);
     let may_spill = super::budget::hprof_may_spill(len);
-    let scans = scan_segments(source, &records, (header.id_size, may_spill), progress);
+    let scans = scan_segments(source, &records, header.id_size, progress);
     progress.set_done(len);
     progress.check()?;
     let spill = plan(&scans, may_spill, len, progress);
@@ -189,7 +190,7 @@ pub fn import(
     let kept_roots = std::mem::take(&mut a.raw_roots);
     let model_span = tracing::debug_span!(target: "heaptui::profile", "model").entered();
     let mut model = build_model(
-        (path, spill.as_deref()),
+        path,
         len,
         header,
         options,
@@ -244,7 +245,7 @@ fn gather(
 /// The model, with the format's details for the overview.
 #[allow(clippy::too_many_arguments)]
 fn build_model(
-    (path, spill): (&Path, Option<&Spill>),
+    path: &Path,
     file_bytes: u64,
     header: scan::Header,
     options: &ImportOptions,
@@ -291,9 +292,6 @@ fn build_model(
         ),
     ];
     let objects = a.ids.len() as u64;
-    let ids = Ids::from(&a.ids[..]);
-    a.ids.release(0..a.ids.len());
-    drop(a.ids);
     let types = if a.types.is_mapped() {
         ObjectTypes::from(a.types.into_array().cast::<TypeIdx>())
     } else {
@@ -301,9 +299,9 @@ fn build_model(
     };
     Model {
         type_names: a.type_names,
-        ids,
+        ids: a.ids,
         types,
-        sizes: Sizes::from_scratch(a.sizes, spill),
+        sizes: a.sizes,
         refs: a.refs,
         roots: a.roots,
         diagnostics: issues.finish(Place::Offset),

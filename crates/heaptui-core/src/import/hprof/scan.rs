@@ -276,12 +276,14 @@ enum Stop {
     Bad(String),
 }
 
-/// Walks one segment's sub-records, cutting chunks of about `chunk_size`.
+/// Walks one segment's sub-records, cutting chunks of about `chunk_size`;
+/// each chunk cut is handed to `done` (which gives its pages back).
 pub(super) fn scan_segment(
     bytes: &[u8],
     (start, end): (usize, usize),
     id_size: usize,
     chunk_size: usize,
+    done: impl Fn(&Chunk),
 ) -> SegmentScan {
     let mut out = SegmentScan::default();
     let mut r = Reader::new(&bytes[..end], start, id_size);
@@ -294,6 +296,7 @@ pub(super) fn scan_segment(
         let at = r.pos();
         if at - chunk.start >= chunk_size {
             chunk.end = at;
+            done(&chunk);
             out.chunks.push(chunk);
             chunk = Chunk {
                 start: at,

@@ -279,7 +279,7 @@ impl TypesPane {
             r.dominators
                 .iter()
                 .copied()
-                .max_by_key(|&o| dom.retained_bytes.get(o.index()))
+                .max_by_key(|&o| dom.retained_bytes(o.index()))
         });
         match target {
             Some(o) => vec![Intent::Jump(reveal(o))],

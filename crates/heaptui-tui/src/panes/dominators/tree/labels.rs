@@ -86,8 +86,8 @@ impl Tree {
             Item::SuperRoot => Some((dom.reachable_bytes, dom.reachable_objects)),
             Item::Group(g) => Some((g.retained_bytes, g.retained_objects)),
             Item::Instance(o) => Some((
-                dom.retained_bytes.get(*o as usize),
-                dom.retained_objects[*o as usize] as u64,
+                dom.retained_bytes(*o as usize),
+                dom.retained_objects(*o as usize) as u64,
             )),
             Item::More { .. } => None,
             Item::Vanished(_) => Some((0, 0)),

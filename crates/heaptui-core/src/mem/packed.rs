@@ -1,0 +1,798 @@
+//! [`Packed`]: one `u64` per object in the narrowest of four forms, the
+//! one that takes the fewest bytes for the values at hand:
+//!
+//! - 1 byte an object, the values of 255 or more in a side table of
+//!   (index, value) pairs sorted by index (16 bytes each), the byte
+//!   holding [`u8::MAX`] there;
+//! - 2 bytes an object, likewise from 65,535;
+//! - 4 bytes an object, likewise from `u32::MAX`;
+//! - 8 bytes an object.
+//!
+//! The objects' shallow sizes ([`crate::model::Sizes`]) and the dominator
+//! tree's retained bytes and retained objects are these. Most values of
+//! each are small: an object takes a few dozen bytes, and most objects
+//! retain only themselves (a leaf) or a handful of others, so nearly
+//! every heap gets 1 or 2 bytes an object where a `u32` each took 4. A
+//! value in the side table costs a binary search (a read of a small value
+//! stays one load); the choice counts each at 16 bytes plus 8 for that
+//! time ([`Counts::form`]), so a form whose table would be large is not
+//! taken. Only the values near the top of the tree (the retained sizes of
+//! the few big subtrees) land in the tables.
+//!
+//! Three ways in: from a vector in object order ([`From`]), from a
+//! [`Scratch`] within a memory budget ([`Packed::from_scratch`], block
+//! by block in a spill file), and by a scatter from another order
+//! ([`Packed::scattered`]: the dominators' preorder arrays, read in order
+//! and stored at each object's place, so that no wide array in object
+//! order is made first). A cache's arrays come back through
+//! [`Packed::checked_byte`] and its kin, which refuse a side table that
+//! disagrees with its escapes.
+
+use rayon::prelude::*;
+
+use super::spill::Spill;
+use super::{Array, Scratch};
+
+/// One `u64` per object in the narrowest form; read through
+/// [`Packed::get`].
+#[derive(Debug, Clone)]
+pub enum Packed {
+    /// One byte each; [`u8::MAX`] for the values in `big`.
+    Byte {
+        /// Every value below 255, or 255 for those in `big`.
+        small: Array<u8>,
+        /// `index, value` pairs (two words each), by index, for every
+        /// value of 255 or more.
+        big: Array<u64>,
+    },
+    /// Two bytes each; [`u16::MAX`] for the values in `big`.
+    Half {
+        /// Every value below 65,535, or 65,535 for those in `big`.
+        small: Array<u16>,
+        /// `index, value` pairs, by index, for every value of 65,535 or more.
+        big: Array<u64>,
+    },
+    /// Four bytes each; [`u32::MAX`] for the values in `big`.
+    Narrow {
+        /// Every value below `u32::MAX`, or `u32::MAX` for those in `big`.
+        small: Array<u32>,
+        /// `index, value` pairs, by index, for every value of `u32::MAX`
+        /// or more.
+        big: Array<u64>,
+    },
+    /// Eight bytes each.
+    Wide(Array<u64>),
+}
+
+impl Default for Packed {
+    fn default() -> Packed {
+        Packed::Narrow {
+            small: Array::default(),
+            big: Array::default(),
+        }
+    }
+}
+
+/// Equal when every value is, whatever the form.
+impl PartialEq for Packed {
+    fn eq(&self, other: &Packed) -> bool {
+        self.len() == other.len() && self.iter().eq(other.iter())
+    }
+}
+
+impl Eq for Packed {}
+
+/// A narrow element with an escape value that sends a read to the side
+/// table, and its atomic twin for the scatter.
+trait Small: bytemuck::Pod + Send + Sync + Copy + Eq {
+    const ESCAPE: Self;
+    const LIMIT: u64;
+    type Atomic: Sync;
+    fn cut(x: u64) -> Self;
+    fn wide(self) -> u64;
+    fn atomic(v: &mut [Self]) -> &[Self::Atomic];
+    fn store(slot: &Self::Atomic, x: Self);
+}
+
+macro_rules! small {
+    ($t:ty, $atomic:ty, $view:path) => {
+        impl Small for $t {
+            const ESCAPE: $t = <$t>::MAX;
+            const LIMIT: u64 = <$t>::MAX as u64;
+            type Atomic = $atomic;
+            #[inline]
+            fn cut(x: u64) -> $t {
+                x.min(Self::LIMIT) as $t
+            }
+            #[inline]
+            fn wide(self) -> u64 {
+                self as u64
+            }
+            fn atomic(v: &mut [$t]) -> &[$atomic] {
+                $view(v)
+            }
+            #[inline]
+            fn store(slot: &$atomic, x: $t) {
+                slot.store(x, std::sync::atomic::Ordering::Relaxed)
+            }
+        }
+    };
+}
+
+small!(u8, std::sync::atomic::AtomicU8, super::as_atomic_u8);
+small!(u16, std::sync::atomic::AtomicU16, super::as_atomic_u16);
+small!(u32, std::sync::atomic::AtomicU32, super::as_atomic);
+
+/// Which form holds the values the smallest, from how many there are and
+/// how many reach each form's limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Form {
+    Byte,
+    Half,
+    Narrow,
+    Wide,
+}
+
+/// What a side table's entry is counted at when choosing: its 16 bytes
+/// and 8 for the binary search each read of it costs.
+const ENTRY_COST: usize = 24;
+
+/// Parallel passes take blocks of this many values.
+const BLOCK: usize = 1 << 16;
+
+/// How many values reach 255, 65,535 and `u32::MAX`.
+#[derive(Debug, Default, Clone, Copy)]
+struct Counts {
+    byte: usize,
+    half: usize,
+    narrow: usize,
+}
+
+impl Counts {
+    /// Of `value(k)` for `k` in `0..len`, in parallel.
+    fn of(len: usize, value: &(impl Fn(usize) -> u64 + Sync)) -> Counts {
+        (0..len)
+            .into_par_iter()
+            .with_min_len(BLOCK)
+            .fold(Counts::default, |mut k, i| {
+                let x = value(i);
+                k.byte += (x >= u8::LIMIT) as usize;
+                k.half += (x >= u16::LIMIT) as usize;
+                k.narrow += (x >= u32::LIMIT) as usize;
+                k
+            })
+            .reduce(Counts::default, |a, b| Counts {
+                byte: a.byte + b.byte,
+                half: a.half + b.half,
+                narrow: a.narrow + b.narrow,
+            })
+    }
+
+    /// Logs the bytes an object each form takes for `n` values, side
+    /// table included (target `heaptui::memory`).
+    fn log(self, what: &str, n: usize) {
+        let per = |width: usize, large: usize| (n * width + large * 16) as f64 / n.max(1) as f64;
+        tracing::debug!(
+            target: "heaptui::memory",
+            "{what}: bytes an object by form: 1 byte {:.2} ({} in the side table), \
+             2 bytes {:.2} ({}), 4 bytes {:.2} ({}), 8 bytes 8",
+            per(1, self.byte),
+            self.byte,
+            per(2, self.half),
+            self.half,
+            per(4, self.narrow),
+            self.narrow,
+        );
+    }
+
+    /// The smallest form for `n` values (those not counted are 0).
+    fn form(self, n: usize) -> Form {
+        let escaped = |width: usize, large: usize| {
+            n.saturating_mul(width)
+                .saturating_add(large.saturating_mul(ENTRY_COST))
+        };
+        [
+            (escaped(1, self.byte), Form::Byte),
+            (escaped(2, self.half), Form::Half),
+            (escaped(4, self.narrow), Form::Narrow),
+            (n.saturating_mul(8), Form::Wide),
+        ]
+        .into_iter()
+        .min_by_key(|&(b, _)| b)
+        .map_or(Form::Wide, |(_, f)| f)
+    }
+}
+
+impl From<Vec<u64>> for Packed {
+    /// The smallest form (the vector is freed).
+    fn from(wide: Vec<u64>) -> Packed {
+        match Counts::of(wide.len(), &|i| wide[i]).form(wide.len()) {
+            Form::Wide => Packed::Wide(wide.into()),
+            form => escaped_form(form, &wide, None),
+        }
+    }
+}
+
+/// `wide` in `form` (not [`Form::Wide`]), made in `spill` where given.
+fn escaped_form(form: Form, wide: &[u64], spill: Option<&Spill>) -> Packed {
+    escaped_form_of(form, wide.len(), &|i| wide[i], spill)
+}
+
+/// The `len` values `value(i)` in `form` (not [`Form::Wide`]), made in
+/// `spill` where given.
+fn escaped_form_of(
+    form: Form,
+    len: usize,
+    value: &(impl Fn(usize) -> u64 + Sync),
+    spill: Option<&Spill>,
+) -> Packed {
+    match form {
+        Form::Byte => {
+            let (small, big) = escaped::<u8>(len, value, spill);
+            Packed::Byte { small, big }
+        }
+        Form::Half => {
+            let (small, big) = escaped::<u16>(len, value, spill);
+            Packed::Half { small, big }
+        }
+        Form::Narrow | Form::Wide => {
+            let (small, big) = escaped::<u32>(len, value, spill);
+            Packed::Narrow { small, big }
+        }
+    }
+}
+
+/// The `len` values `value(i)` cut to `T` (made in `spill` where given,
+/// each block's pages released after it), and the side table of those at
+/// `T`'s limit or above.
+fn escaped<T: Small>(
+    len: usize,
+    value: &(impl Fn(usize) -> u64 + Sync),
+    spill: Option<&Spill>,
+) -> (Array<T>, Array<u64>) {
+    const PART: usize = 1 << 20;
+    let mut small: Scratch<T> = Scratch::zeroed(len, spill);
+    let blocks = len.div_ceil(PART);
+    let lens = (0..blocks).map(|b| PART.min(len - b * PART));
+    let big: Vec<Vec<u64>> = small
+        .parts(lens)
+        .into_par_iter()
+        .enumerate()
+        .map(|(b, mut out)| {
+            let mut big = Vec::new();
+            for (i, o) in (b * PART..).zip(out.iter_mut()) {
+                let x = value(i);
+                *o = T::cut(x);
+                if x >= T::LIMIT {
+                    big.extend([i as u64, x]);
+                }
+            }
+            out.release();
+            big
+        })
+        .collect();
+    (small.into_array(), big.concat().into())
+}
+
+/// `n` values, 0 but at `places[k]`, which holds `value(k)`, cut to `T`
+/// by a parallel scatter (made in `spill` where given), and the side
+/// table of those at `T`'s limit or above, gathered and sorted by index.
+fn scattered_escaped<T: Small>(
+    n: usize,
+    places: &[u32],
+    value: &(impl Fn(usize) -> u64 + Sync),
+    spill: Option<&Spill>,
+) -> (Array<T>, Array<u64>) {
+    let mut small: Scratch<T> = Scratch::zeroed(n, spill);
+    {
+        let slots = T::atomic(&mut small);
+        (0..places.len())
+            .into_par_iter()
+            .with_min_len(BLOCK)
+            .for_each(|k| T::store(&slots[places[k] as usize], T::cut(value(k))));
+    }
+    let mut big: Vec<(u32, u64)> = (0..places.len())
+        .into_par_iter()
+        .with_min_len(BLOCK)
+        .filter_map(|k| {
+            let x = value(k);
+            (x >= T::LIMIT).then(|| (places[k], x))
+        })
+        .collect();
+    big.par_sort_unstable();
+    let big: Vec<u64> = big.iter().flat_map(|&(i, x)| [i as u64, x]).collect();
+    (small.into_array(), big.into())
+}
+
+/// The side table's value for index `i` (which holds an escape; a
+/// checked table has it).
+#[inline]
+fn side(big: &[u64], i: usize) -> u64 {
+    paired(big, i).unwrap_or_default()
+}
+
+/// The value paired with `i` in `table`, (index, value) pairs sorted by
+/// index, if there is one: a binary search. The side tables of
+/// [`Packed`] and of the narrow value offsets (`model::labels`).
+#[inline]
+pub(crate) fn paired(table: &[u64], i: usize) -> Option<u64> {
+    let (mut lo, mut hi) = (0, table.len() / 2);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if table[2 * mid] < i as u64 {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    (table.get(2 * lo) == Some(&(i as u64))).then(|| table[2 * lo + 1])
+}
+
+/// `small` and its side table checked as a cache's are: pairs by index,
+/// each at an escape and at the limit or above, as many as the escapes.
+fn check<T: Small>(small: &[T], big: &[u64]) -> Result<(), String> {
+    if !big.len().is_multiple_of(2) {
+        return Err("an odd side table".into());
+    }
+    let pairs_ok = big.chunks_exact(2).enumerate().all(|(k, p)| {
+        let (i, x) = (p[0], p[1]);
+        (i as usize) < small.len()
+            && small[i as usize] == T::ESCAPE
+            && x >= T::LIMIT
+            && (k == 0 || big[2 * k - 2] < i)
+    });
+    let escapes = small.par_iter().filter(|&&x| x == T::ESCAPE).count();
+    if !pairs_ok || escapes != big.len() / 2 {
+        return Err("a side table disagrees with its values".into());
+    }
+    Ok(())
+}
+
+impl Packed {
+    /// [`From`] for values built in a [`Scratch`]: the smallest form, made
+    /// in `spill` where given (block by block, the pages of each block
+    /// read and written released after it).
+    pub fn from_scratch(wide: Scratch<u64>, spill: Option<&Spill>) -> Packed {
+        if !wide.is_mapped() && spill.is_none() {
+            return Packed::from(wide.into_vec());
+        }
+        let packed = match Counts::of(wide.len(), &|i| wide[i]).form(wide.len()) {
+            Form::Wide => return Packed::Wide(wide.into_array()),
+            form => escaped_form(form, &wide, spill),
+        };
+        wide.release(0..wide.len());
+        packed
+    }
+
+    /// The smallest form (the one [`From`] takes for the same values) of
+    /// values written as [`Packed::Half`] keeps them: `small[i]`, or
+    /// where it holds [`u16::MAX`], the value paired with `i` in `big`
+    /// (index, value pairs by index; every value of 65,535 or more has
+    /// one). An importer writes these at a quarter of the bytes of `u64`s
+    /// (the HPROF importer's sizes); made in `spill` where given.
+    pub fn from_half(small: Scratch<u16>, big: Vec<u64>, spill: Option<&Spill>) -> Packed {
+        let len = small.len();
+        let value = |i: usize| match small[i] {
+            u16::MAX => paired(&big, i).unwrap_or(u16::LIMIT),
+            x => x as u64,
+        };
+        let packed = match Counts::of(len, &value).form(len) {
+            // The form they were written in.
+            Form::Half => {
+                return Packed::Half {
+                    small: small.into_array(),
+                    big: big.into(),
+                }
+            }
+            Form::Wide => {
+                let mut wide: Scratch<u64> = Scratch::zeroed(len, spill);
+                wide.par_chunks_mut(BLOCK).enumerate().for_each(|(b, out)| {
+                    for (i, o) in (b * BLOCK..).zip(out.iter_mut()) {
+                        *o = value(i);
+                    }
+                });
+                Packed::Wide(wide.into_array())
+            }
+            form => escaped_form_of(form, len, &value, spill),
+        };
+        small.release(0..len);
+        packed
+    }
+
+    /// `n` values, 0 but at each `places[k]` (distinct, below `n`), which
+    /// holds `value(k)`: the smallest form, scattered in parallel from
+    /// the order of `places` (made in `spill` where given). What it
+    /// allocates is the result and its side table: nothing of 8 bytes an
+    /// object.
+    /// Logs (target `heaptui::memory`) what each form would take for
+    /// them, `what` naming them.
+    pub fn scattered(
+        what: &str,
+        n: usize,
+        places: &[u32],
+        value: &(impl Fn(usize) -> u64 + Sync),
+        spill: Option<&Spill>,
+    ) -> Packed {
+        let counts = Counts::of(places.len(), value);
+        counts.log(what, n);
+        match counts.form(n) {
+            Form::Byte => {
+                let (small, big) = scattered_escaped::<u8>(n, places, value, spill);
+                Packed::Byte { small, big }
+            }
+            Form::Half => {
+                let (small, big) = scattered_escaped::<u16>(n, places, value, spill);
+                Packed::Half { small, big }
+            }
+            Form::Narrow => {
+                let (small, big) = scattered_escaped::<u32>(n, places, value, spill);
+                Packed::Narrow { small, big }
+            }
+            Form::Wide => {
+                let mut all: Scratch<u64> = Scratch::zeroed(n, spill);
+                let slots = super::as_atomic_u64(&mut all);
+                (0..places.len())
+                    .into_par_iter()
+                    .with_min_len(BLOCK)
+                    .for_each(|k| {
+                        slots[places[k] as usize]
+                            .store(value(k), std::sync::atomic::Ordering::Relaxed)
+                    });
+                Packed::Wide(all.into_array())
+            }
+        }
+    }
+
+    /// [`Packed::Byte`] from a cache's arrays, checked (every escape has
+    /// its pair, in order of index, each at 255 or above).
+    pub fn checked_byte(small: Array<u8>, big: Array<u64>) -> Result<Packed, String> {
+        check(&small, &big)?;
+        Ok(Packed::Byte { small, big })
+    }
+
+    /// [`Packed::Half`] from a cache's arrays, checked likewise.
+    pub fn checked_half(small: Array<u16>, big: Array<u64>) -> Result<Packed, String> {
+        check(&small, &big)?;
+        Ok(Packed::Half { small, big })
+    }
+
+    /// [`Packed::Narrow`] from a cache's arrays, checked likewise.
+    pub fn checked_narrow(small: Array<u32>, big: Array<u64>) -> Result<Packed, String> {
+        check(&small, &big)?;
+        Ok(Packed::Narrow { small, big })
+    }
+
+    /// Asks the CPU to bring value `i`'s cache line in (a hint for walks
+    /// that read at random; nothing past the end).
+    #[inline]
+    pub fn prefetch(&self, i: usize) {
+        use crate::mem::prefetch;
+        match self {
+            Packed::Byte { small, .. } => small.get(i).map(prefetch),
+            Packed::Half { small, .. } => small.get(i).map(prefetch),
+            Packed::Narrow { small, .. } => small.get(i).map(prefetch),
+            Packed::Wide(s) => s.get(i).map(prefetch),
+        };
+    }
+
+    /// Value `i` (panics past the end, as indexing does): one load, and a
+    /// binary search of the side table for an escaped one.
+    #[inline]
+    pub fn get(&self, i: usize) -> u64 {
+        match self {
+            Packed::Byte { small, big } => match small[i] {
+                u8::MAX => side(big, i),
+                x => x as u64,
+            },
+            Packed::Half { small, big } => match small[i] {
+                u16::MAX => side(big, i),
+                x => x as u64,
+            },
+            Packed::Narrow { small, big } => match small[i] {
+                u32::MAX => side(big, i),
+                x => x as u64,
+            },
+            Packed::Wide(s) => s[i],
+        }
+    }
+
+    /// How many values.
+    pub fn len(&self) -> usize {
+        match self {
+            Packed::Byte { small, .. } => small.len(),
+            Packed::Half { small, .. } => small.len(),
+            Packed::Narrow { small, .. } => small.len(),
+            Packed::Wide(s) => s.len(),
+        }
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The bytes each value takes in place: 1, 2, 4 or 8.
+    pub fn width(&self) -> usize {
+        match self {
+            Packed::Byte { .. } => 1,
+            Packed::Half { .. } => 2,
+            Packed::Narrow { .. } => 4,
+            Packed::Wide(_) => 8,
+        }
+    }
+
+    /// The side table's pairs (empty in the wide form).
+    fn table(&self) -> &[u64] {
+        match self {
+            Packed::Byte { big, .. } | Packed::Half { big, .. } | Packed::Narrow { big, .. } => big,
+            Packed::Wide(_) => &[],
+        }
+    }
+
+    /// How many values the side table holds (none in the wide form).
+    pub fn large(&self) -> usize {
+        self.table().len() / 2
+    }
+
+    /// The bytes the values take, side table included.
+    pub fn bytes(&self) -> usize {
+        self.len() * self.width() + self.table().len() * 8
+    }
+
+    /// Whether they lie in a file map (a reopened cache, a spill).
+    pub fn is_mapped(&self) -> bool {
+        match self {
+            Packed::Byte { small, .. } => small.is_mapped(),
+            Packed::Half { small, .. } => small.is_mapped(),
+            Packed::Narrow { small, .. } => small.is_mapped(),
+            Packed::Wide(s) => s.is_mapped(),
+        }
+    }
+
+    /// Puts the values on disk (`mem::spill`), side table included.
+    pub fn spill(&mut self, to: &Spill) {
+        match self {
+            Packed::Byte { small, big } => {
+                to.array(small);
+                to.array(big);
+            }
+            Packed::Half { small, big } => {
+                to.array(small);
+                to.array(big);
+            }
+            Packed::Narrow { small, big } => {
+                to.array(small);
+                to.array(big);
+            }
+            Packed::Wide(a) => to.array(a),
+        }
+    }
+
+    /// Every value, in order.
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = u64> + '_ {
+        (0..self.len()).map(move |i| self.get(i))
+    }
+
+    /// The values `range`, added up.
+    pub fn sum_of(&self, range: std::ops::Range<usize>) -> u64 {
+        range.map(|i| self.get(i)).sum()
+    }
+
+    /// Every value added up (in parallel).
+    pub fn total(&self) -> u64 {
+        self.total_wide() as u64
+    }
+
+    /// Every value added up without overflow (in parallel): what an
+    /// importer checks fits a `u64` before any sum of sizes is made.
+    pub fn total_wide(&self) -> u128 {
+        fn escaped_total<T: Small>(small: &[T], big: &[u64]) -> u128 {
+            let plain: u128 = small
+                .par_iter()
+                .map(|&x| if x == T::ESCAPE { 0 } else { x.wide() as u128 })
+                .sum();
+            plain + big.chunks_exact(2).map(|p| p[1] as u128).sum::<u128>()
+        }
+        match self {
+            Packed::Byte { small, big } => escaped_total(small, big),
+            Packed::Half { small, big } => escaped_total(small, big),
+            Packed::Narrow { small, big } => escaped_total(small, big),
+            Packed::Wide(s) => s.par_iter().map(|&x| x as u128).sum(),
+        }
+    }
+
+    /// Every value as a `u64` (tests, small heaps).
+    pub fn to_vec(&self) -> Vec<u64> {
+        self.iter().collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn form(s: &Packed) -> &'static str {
+        match s {
+            Packed::Byte { .. } => "byte",
+            Packed::Half { .. } => "half",
+            Packed::Narrow { .. } => "narrow",
+            Packed::Wide(_) => "wide",
+        }
+    }
+
+    const EDGE: u64 = u32::MAX as u64;
+
+    #[test]
+    fn the_smallest_form_is_taken() {
+        let small = vec![8u64; 1000];
+        let with = |x: u64, k: usize| {
+            let mut v = small.clone();
+            for j in 0..k {
+                v[j * 3] = x;
+            }
+            v
+        };
+        for (v, want) in [
+            (small.clone(), "byte"),
+            (with(255, 5), "byte"),
+            (with(300, 200), "half"),
+            (with(70_000, 5), "byte"),
+            (with(70_000, 200), "narrow"),
+            (with(EDGE + 1, 1), "byte"),
+            (
+                // Too many past 2 bytes for a table; one at 2^32 - 1 in it.
+                {
+                    let mut v = with(70_000, 300);
+                    v[1] = EDGE;
+                    v
+                },
+                "narrow",
+            ),
+            (with(EDGE + 1, 300), "wide"),
+            (vec![1 << 40], "wide"),
+        ] {
+            let s = Packed::from(v.clone());
+            assert_eq!(form(&s), want, "{:?}", &v[..3]);
+            assert_eq!(s.to_vec(), v);
+            assert_eq!(s.total_wide(), v.iter().map(|&x| x as u128).sum::<u128>());
+            let part = 3.min(v.len())..700.min(v.len());
+            assert_eq!(s.sum_of(part.clone()), v[part].iter().sum::<u64>());
+        }
+        assert!(Packed::from(Vec::new()).is_empty());
+        assert_eq!(Packed::default(), Packed::from(Vec::new()));
+        let s = Packed::from(with(300, 2));
+        assert_eq!((s.len(), s.large(), s.bytes()), (1000, 2, 1000 + 32));
+        assert_eq!(s.width(), 1);
+    }
+
+    #[test]
+    fn the_forms_compare_by_value() {
+        let byte = Packed::from(vec![1, 2, 3]);
+        let wide = Packed::Wide(vec![1, 2, 3].into());
+        assert_eq!(byte, wide);
+        assert_ne!(byte, Packed::Wide(vec![1, 2, 4].into()));
+        assert_ne!(byte, Packed::from(vec![1, 2]));
+    }
+
+    #[test]
+    fn a_side_table_that_disagrees_is_refused() {
+        let ok = |small: Vec<u8>, big: Vec<u64>| Packed::checked_byte(small.into(), big.into());
+        assert!(ok(vec![1, 255, 3], vec![1, 300]).is_ok());
+        assert!(
+            ok(vec![1, 255, 3], vec![]).is_err(),
+            "an escape without pair"
+        );
+        assert!(ok(vec![1, 255, 3], vec![1]).is_err(), "an odd table");
+        assert!(
+            ok(vec![1, 255, 3], vec![2, 300]).is_err(),
+            "no escape there"
+        );
+        assert!(ok(vec![1, 255, 3], vec![1, 20]).is_err(), "a small value");
+        assert!(ok(vec![1, 255, 3], vec![9, 300]).is_err(), "past the end");
+        assert!(
+            ok(vec![255, 255], vec![1, 300, 0, 300]).is_err(),
+            "out of order"
+        );
+        assert!(ok(vec![255, 255], vec![0, 300, 0, 300]).is_err(), "twice");
+        let half = |small: Vec<u16>, big: Vec<u64>| Packed::checked_half(small.into(), big.into());
+        assert!(half(vec![65535, 4], vec![0, 65535]).is_ok());
+        assert!(half(vec![65535, 4], vec![0, 65534]).is_err());
+        let narrow =
+            |small: Vec<u32>, big: Vec<u64>| Packed::checked_narrow(small.into(), big.into());
+        assert!(narrow(vec![4, u32::MAX], vec![1, EDGE]).is_ok());
+        assert!(narrow(vec![4, u32::MAX], vec![1, EDGE - 1]).is_err());
+        assert!(narrow(vec![4, u32::MAX], vec![]).is_err());
+    }
+
+    /// Values at and around each form's limit, and any others.
+    fn values() -> impl Strategy<Value = u64> {
+        let limits = [0, u8::MAX as u64, u16::MAX as u64, EDGE, u64::MAX - 1];
+        let near = proptest::sample::select(limits.to_vec())
+            .prop_flat_map(|l| (l.saturating_sub(2)..=l.saturating_add(2)).boxed());
+        prop_oneof![
+            8 => 0u64..300,
+            2 => 0u64..100_000,
+            2 => near,
+            1 => any::<u64>().prop_map(|x| x >> 20),
+            1 => any::<u64>(),
+        ]
+    }
+
+    proptest! {
+        /// Values written 2 bytes each with the large ones paired on the
+        /// side ([`Packed::from_half`]) take the form, and read back the
+        /// values, that the `u64`s do; in memory and in a spill file.
+        #[test]
+        fn half_values_take_the_form_of_the_wide(
+            v in proptest::collection::vec(values(), 0..400)
+        ) {
+            let mut small: Scratch<u16> = Scratch::zeroed(v.len(), None);
+            let mut big = Vec::new();
+            for (i, &x) in v.iter().enumerate() {
+                small[i] = u16::try_from(x).unwrap_or(u16::MAX);
+                if x >= u16::MAX as u64 {
+                    big.extend([i as u64, x]);
+                }
+            }
+            let want = Packed::from(v.clone());
+            let spilled = {
+                let dir = tempfile::tempdir().unwrap();
+                let spill = Spill::open(dir.path(), 1 << 20).unwrap();
+                let mut in_file: Scratch<u16> = Scratch::zeroed(v.len(), Some(&spill));
+                in_file.copy_from_slice(&small);
+                Packed::from_half(in_file, big.clone(), Some(&spill)).to_vec()
+            };
+            let got = Packed::from_half(small, big, None);
+            prop_assert_eq!(form(&got), form(&want));
+            prop_assert_eq!(&got, &want);
+            prop_assert_eq!(got.to_vec(), v.clone());
+            prop_assert_eq!(spilled, v);
+        }
+
+        /// Every form reads back what it was made of (a plain `u64` each,
+        /// the wide oracle), by index, in order and added up; within a
+        /// spill file alike; and scattered from another order.
+        #[test]
+        fn every_form_reads_back_its_values(
+            v in proptest::collection::vec(values(), 0..400),
+            seed in any::<u64>(),
+        ) {
+            let s = Packed::from(v.clone());
+            prop_assert_eq!(s.len(), v.len());
+            for (i, &x) in v.iter().enumerate() {
+                prop_assert_eq!(s.get(i), x);
+            }
+            prop_assert_eq!(s.to_vec(), v.clone());
+            let dir = tempfile::tempdir().unwrap();
+            let spill = Spill::open(dir.path(), 1 << 20).unwrap();
+            let mut scratch: Scratch<u64> = Scratch::zeroed(v.len(), Some(&spill));
+            scratch.copy_from_slice(&v);
+            let mut spilled = Packed::from_scratch(scratch, Some(&spill));
+            prop_assert_eq!(&spilled, &s);
+            prop_assert_eq!(spilled.width(), s.width());
+            spilled.spill(&spill);
+            prop_assert_eq!(spilled.to_vec(), v.clone());
+            // A permutation of some of the places (the others stay 0).
+            let mut places: Vec<u32> = (0..v.len() as u32).collect();
+            let mut r = seed | 1;
+            for i in (1..places.len()).rev() {
+                r ^= r << 13;
+                r ^= r >> 7;
+                r ^= r << 17;
+                places.swap(i, (r % (i as u64 + 1)) as usize);
+            }
+            places.truncate(places.len() - (seed % 4) as usize % (places.len() + 1));
+            let mut want = vec![0; v.len()];
+            for (k, &p) in places.iter().enumerate() {
+                want[p as usize] = v[k];
+            }
+            let by = |k: usize| v[k];
+            for spill in [None, Some(&spill)] {
+                let got = Packed::scattered("test", v.len(), &places, &by, spill);
+                prop_assert_eq!(got.to_vec(), want.clone());
+                prop_assert_eq!(got.width(), Packed::from(want.clone()).width());
+            }
+        }
+    }
+}
