@@ -106,7 +106,7 @@ pub(super) fn assemble(
     roots_span.exit();
     let refs = Csr::from_degrees_in(&arrays.degrees, std::mem::take(&mut arrays.targets), spill);
     arrays.degrees = Scratch::default();
-    let sizes = Sizes::from_scratch(arrays.sizes, spill);
+    let sizes = Sizes::from_half(arrays.sizes, arrays.big_sizes, spill);
     crate::mem::checkpoint("import: model");
     progress.set_done(file_bytes + file_bytes * 4 / 4);
     Ok(Model {
@@ -141,7 +141,7 @@ fn alive(step: &str, chunks: &[Chunk], objects: &ObjectIds, arrays: Option<&Obje
     if let Some(a) = arrays {
         list.extend([
             ("types", a.types.len() * 4),
-            ("sizes", a.sizes.len() * 8),
+            ("sizes", a.sizes.len() * 2 + a.big_sizes.len() * 8),
             ("degrees", a.degrees.len() * 4),
             ("targets", a.targets.len() * 4),
         ]);

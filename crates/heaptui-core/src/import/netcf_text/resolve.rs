@@ -3,6 +3,11 @@
 //! are dropped and renumbered around), then, per chunk and in parallel,
 //! every kept object's type, size and references resolved to dense indices,
 //! each chunk writing straight into its own part of the final arrays.
+//!
+//! The sizes stay in the chunks' 2 bytes an object ([`SIZE_ESCAPE`] and a
+//! side table of `index, size` pairs for the large ones), which the model's
+//! [`crate::model::Sizes::from_half`] narrows further: 6 bytes an object
+//! fewer than `u64`s at the references stage, the import's peak.
 
 use crate::model::Kind;
 use rayon::prelude::*;
@@ -181,12 +186,21 @@ pub(super) struct Resolved {
     pub(super) messages: Vec<(u64, String)>,
     /// Kept objects per section.
     pub(super) domain_counts: Vec<u64>,
+    /// `index, size` pairs (by index, among all kept objects) of the sizes
+    /// of [`SIZE_ESCAPE`] or more, whose slot in the sizes holds
+    /// [`SIZE_ESCAPE`].
+    big_sizes: Vec<u64>,
 }
 
 /// The kept objects' arrays, indexed like the model's objects.
 pub(super) struct ObjectArrays {
     pub(super) types: Scratch<u32>,
-    pub(super) sizes: Scratch<u64>,
+    /// Sizes below [`SIZE_ESCAPE`], else [`SIZE_ESCAPE`] and the size in
+    /// `big_sizes`.
+    pub(super) sizes: Scratch<u16>,
+    /// `index, size` pairs (by index) of the sizes of [`SIZE_ESCAPE`] or
+    /// more.
+    pub(super) big_sizes: Vec<u64>,
     pub(super) degrees: Scratch<u32>,
     /// The references' targets, in object order.
     pub(super) targets: Scratch<u32>,
@@ -199,7 +213,7 @@ pub(super) struct ObjectArrays {
 /// One chunk's slots in the final arrays.
 struct Part<'a> {
     types: scratch::Part<'a, u32>,
-    sizes: scratch::Part<'a, u64>,
+    sizes: scratch::Part<'a, u16>,
     degrees: scratch::Part<'a, u32>,
     targets: scratch::Part<'a, u32>,
 }
@@ -221,6 +235,8 @@ struct Lookup<'a> {
     types: &'a Types,
     first_object: &'a [usize],
     first_line: &'a [u64],
+    /// Per chunk: the index of its first kept object.
+    kept_start: &'a [usize],
 }
 
 /// Resolves every chunk's objects in parallel (taking their per-object
@@ -251,10 +267,11 @@ pub(super) fn resolve_objects(
     let mut out = ObjectArrays {
         types: Scratch::zeroed(kept_total, spill),
         sizes: Scratch::zeroed(kept_total, spill),
+        big_sizes: Vec::new(),
         degrees: Scratch::zeroed(kept_total, spill),
         targets: Scratch::zeroed(refs_total, spill),
         resolved: Vec::new(),
-        kept_start,
+        kept_start: kept_start.clone(),
     };
     let lookup = Lookup {
         objects,
@@ -262,6 +279,7 @@ pub(super) fn resolve_objects(
         types,
         first_object: &a.first_object,
         first_line: &a.first_line,
+        kept_start: &kept_start,
     };
     out.resolved = {
         let parts = split_all(&mut out, &kept_counts, &reserved, kept_total, refs_total);
@@ -273,6 +291,11 @@ pub(super) fn resolve_objects(
             .collect()
     };
     close_gaps(&mut out.targets, &reserved, &out.resolved);
+    out.big_sizes = out
+        .resolved
+        .iter_mut()
+        .flat_map(|r| std::mem::take(&mut r.big_sizes))
+        .collect();
     a.progress.set_done(a.file_bytes + a.file_bytes * 3 / 4);
     a.progress.check()?;
     Ok(out)
@@ -346,6 +369,7 @@ impl Lookup<'_> {
             dangling: 0,
             messages: Vec::new(),
             domain_counts: vec![0; self.types.tables.len()],
+            big_sizes: Vec::new(),
         };
         let mut ref_pos = 0usize;
         let mut run = 0usize;
@@ -370,9 +394,9 @@ impl Lookup<'_> {
                 SIZE_ESCAPE => {
                     let pair = big.next();
                     debug_assert_eq!(pair.map(|p| p[0]), Some(j as u64));
-                    pair.map_or(0, |p| p[1])
+                    Some(pair.map_or(0, |p| p[1]))
                 }
-                s => s as u64,
+                _ => None,
             };
             if !self.objects.kept(base + j) {
                 continue;
@@ -388,7 +412,15 @@ impl Lookup<'_> {
                 }
             };
             part.types[out] = ty;
-            part.sizes[out] = size;
+            part.sizes[out] = match size {
+                Some(big) if big >= SIZE_ESCAPE as u64 => {
+                    r.big_sizes
+                        .extend([(self.kept_start[ci] + out) as u64, big]);
+                    SIZE_ESCAPE
+                }
+                Some(small) => small as u16,
+                None => c.sizes[j],
+            };
             let before = r.targets;
             self.resolve_references(
                 ci,
