@@ -222,7 +222,7 @@ fn w_asks_what_the_extra_copies_free() {
     // A set: all its members but the first.
     let set = &d.sets[0];
     let cut = Cut {
-        objects: set.members[1..]
+        objects: set.members(&d)[1..]
             .iter()
             .map(|&m| heaptui_core::model::ObjectIdx(m))
             .collect(),
