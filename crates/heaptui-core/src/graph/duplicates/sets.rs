@@ -1,6 +1,15 @@
 //! What duplicate detection finds: the mode and options it runs with, the
 //! duplicate sets, the possible duplicates of types cut short, and the
 //! totals the views show.
+//!
+//! Bytes: a set is a 40-byte record ([`DuplicateSet`]) and a 4-byte start
+//! in each of two flat lists ([`SetLists`]), its members and its holders,
+//! 4 bytes an entry; no allocation per set. Beside them the member index
+//! ([`MemberIndex`]): 0.19 bytes an object and 4 a member, so that the set
+//! of an object is one rank away. On the 406 MB HPROF (502,108 sets,
+//! 5.50 M members, 9.76 M objects): 2.5 + 2.3 + 2.4 bytes an object, where
+//! 96-byte records with two vectors each took 4.9 + 2.3 + 2.4 (and the
+//! allocator's 8–16 bytes a list beside).
 
 use rayon::prelude::*;
 
@@ -433,7 +442,7 @@ impl Duplicates {
             let Some(s) = self.sets.get(i as usize) else {
                 continue;
             };
-            let extra = extra_bytes(s, self);
+            let extra = self.extra_bytes(i);
             if self.is_unverified(s) {
                 t.unverified_sets += 1;
                 t.unverified_bytes += extra;
@@ -463,13 +472,17 @@ impl Duplicates {
     /// count a copy once per set that reaches it (a list's copy and again its
     /// strings' copies) and can exceed the heap.
     pub fn total_additional_bytes(&self) -> u64 {
-        self.sets.iter().map(|s| extra_bytes(s, self)).sum()
+        (0..self.sets.len() as u32)
+            .map(|i| self.extra_bytes(i))
+            .sum()
     }
-}
 
-/// A set's extra instances: all members but one, shallow.
-fn extra_bytes(s: &DuplicateSet, dups: &Duplicates) -> u64 {
-    (s.members(dups).len() as u64).saturating_sub(1) * s.instance_bytes
+    /// The extra instances of the set at position `i`: all members but
+    /// one, shallow (by position: views' tests number sets otherwise).
+    fn extra_bytes(&self, i: u32) -> u64 {
+        let copies = (self.members(i).len() as u64).saturating_sub(1);
+        copies * self.sets[i as usize].instance_bytes
+    }
 }
 
 /// Sets and extra-instance bytes (see [`Duplicates::total_additional_bytes`]),
