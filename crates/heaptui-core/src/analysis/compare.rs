@@ -48,7 +48,7 @@ pub struct DuplicateFigures {
     pub rank: u32,
     /// Instances in the set.
     pub instances: u64,
-    /// The set's [`DuplicateSet::additional_bytes`].
+    /// The set's [`DuplicateSet::additional_bytes`](crate::graph::duplicates::DuplicateSet::additional_bytes).
     pub additional_bytes: u64,
 }
 
