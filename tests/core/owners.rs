@@ -133,7 +133,7 @@ fn check(text: &str, exclude: &[&str]) -> Result<(), TestCaseError> {
             .sets
             .iter()
             .map(|s| {
-                let first = dups.sets[s.set as usize].members[0];
+                let first = dups.members(s.set)[0];
                 (g.dump.id_hex(ObjectIdx(first)), s.copies)
             })
             .collect();
@@ -151,7 +151,7 @@ fn check(text: &str, exclude: &[&str]) -> Result<(), TestCaseError> {
     let set_of: BTreeMap<u32, u32> = dups
         .sets
         .iter()
-        .flat_map(|s| s.members.iter().map(move |&m| (m, s.id)))
+        .flat_map(|s| s.members(&dups).iter().map(move |&m| (m, s.id)))
         .collect();
     for o in &owners.owners {
         let copies = owner_copies(&g.dump, &dom, &dups, &globs, o);

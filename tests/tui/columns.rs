@@ -12,7 +12,7 @@ use heaptui_core::analysis::group_children_unsorted;
 use heaptui_core::analysis::ImmediateDominators;
 use heaptui_core::analysis::RootGroup;
 use heaptui_core::analysis::Summary;
-use heaptui_core::graph::duplicates::{DuplicateSet, Duplicates, PossibleDuplicates};
+use heaptui_core::graph::duplicates::{DuplicateSet, Duplicates, PossibleDuplicates, SetLists};
 use heaptui_core::model::{ObjectIdx, TypeIdx};
 use heaptui_core::progress::Progress;
 use heaptui_testkit::tui::run_jobs;
@@ -144,27 +144,23 @@ fn wide_app_with(w: u16, h: u16, objects: bool) -> App {
 /// Sets with six-digit ids, over a million members and GiB sizes, and a
 /// type whose detection was cut short.
 fn wide_duplicates() -> Duplicates {
-    let set = |id: u32, additional: u64, held: Option<u32>| DuplicateSet {
-        id,
-        type_index: 1,
-        members: vec![1; 1_234_567],
-        instance_bytes: 1_031_127,
-        objects_per_copy: 10_000_000,
-        additional_bytes: additional,
-        trivial: false,
-        held_by: held.into_iter().collect(),
-        holding_set: held,
+    let set = |id: u32, additional: u64, held: Option<u32>| {
+        let mut s = DuplicateSet::new(1, 1_031_127, 10_000_000, additional, false);
+        s.id = id;
+        s.set_holding_set(held);
+        s
     };
-    let mut d = Duplicates::default();
-    d.sets = vec![
+    let sets = vec![
         set(123_456, 0xff_e000_0000, None),
         set(123_457, 1_031_076, Some(123_456)),
     ];
-    d.possible = vec![PossibleDuplicates {
+    let members = SetLists::from_lists([vec![1; 1_234_567], vec![1; 1_234_567]]);
+    let held_by = SetLists::from_lists([vec![], vec![123_456]]);
+    let possible = vec![PossibleDuplicates {
         type_index: 2,
         instances: vec![2; 1_234_567],
     }];
-    d
+    Duplicates::from_numbered(sets, members, held_by, possible)
 }
 
 /// The line of `screen` that contains every one of `needles`.

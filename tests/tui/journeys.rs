@@ -89,11 +89,7 @@ fn overview_entries_jump() {
     shows(&a, &["Set #0"]);
     keys(&mut a, "Bksp i");
     let d = a.duplicates().cloned().unwrap();
-    let first = a
-        .graph()
-        .unwrap()
-        .dump
-        .id_hex(ObjectIdx(d.sets[0].members[0]));
+    let first = a.graph().unwrap().dump.id_hex(ObjectIdx(d.members(0)[0]));
     shows(&a, &[&format!("Object {first}")]);
 }
 
@@ -227,9 +223,9 @@ fn duplicates_detail_and_holding_set_jump() {
     let held = d
         .sets
         .iter()
-        .find(|s| s.holding_set.is_some())
+        .find(|s| s.holding_set().is_some())
         .expect("a held set in the demo");
-    let holder = held.holding_set.unwrap();
+    let holder = held.holding_set().unwrap();
     let names = &a.graph().unwrap().dump.type_names;
     assert_eq!(names[held.type_index as usize].as_ref(), "System.Byte[]");
     assert_eq!(

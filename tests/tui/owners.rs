@@ -5,6 +5,7 @@
 //! `e` changes the exclude patterns.
 
 use heaptui_core::analysis::{default_owner_globs, duplicate_owners, Owners};
+use heaptui_core::graph::duplicates::SetLists;
 use heaptui_testkit::tui::*;
 use heaptui_tui::app::{App, PaneId};
 use insta::assert_snapshot;
@@ -132,11 +133,25 @@ fn owners_follow_a_new_detection_without_a_key() {
         .iter()
         .position(|n| n.as_ref() == "FieldOps.Imaging.CachedImage")
         .unwrap() as u32;
-    let mut cut = exact.clone();
-    cut.sets.retain(|s| s.type_index != ty);
-    for (i, s) in cut.sets.iter_mut().enumerate() {
-        s.id = i as u32;
-    }
+    // The sets of other types, numbered again, with their lists.
+    let kept: Vec<u32> = (0..exact.sets.len() as u32)
+        .filter(|&p| exact.sets[p as usize].type_index != ty)
+        .collect();
+    let sets = kept
+        .iter()
+        .map(|&p| exact.sets[p as usize].clone())
+        .collect();
+    let cut = heaptui_core::graph::duplicates::Duplicates::from_parts(
+        a.graph().unwrap().objects(),
+        exact.has_values(),
+        exact.mode,
+        sets,
+        SetLists::from_lists(kept.iter().map(|&p| exact.members(p))),
+        SetLists::from_lists(kept.iter().map(|&p| exact.held_by(p))),
+        exact.possible.clone(),
+        exact.budget_per_type,
+        exact.finished_types.clone(),
+    );
     let send = |a: &mut App, d: heaptui_core::graph::duplicates::Duplicates| {
         let duplicates = std::sync::Arc::new(d);
         update(a, Action::Worker(Msg::Duplicates { duplicates, ms: 0 }));
@@ -222,7 +237,7 @@ fn w_asks_what_the_extra_copies_free() {
     // A set: all its members but the first.
     let set = &d.sets[0];
     let cut = Cut {
-        objects: set.members[1..]
+        objects: set.members(&d)[1..]
             .iter()
             .map(|&m| heaptui_core::model::ObjectIdx(m))
             .collect(),

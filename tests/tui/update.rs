@@ -88,13 +88,13 @@ fn panes_answer_keys_with_intents_and_change_only_themselves() {
 
     // Duplicates: H on a held set asks for its holding set.
     let d = a.duplicates().cloned().unwrap();
-    let held = d.sets.iter().find(|s| s.holding_set.is_some()).unwrap();
+    let held = d.sets.iter().find(|s| s.holding_set().is_some()).unwrap();
     let row = a.panes().duplicates().row_of_set(held.id).unwrap();
     keys(&mut a, &format!("4 {}", "Down ".repeat(row)));
     let intents = a.ask(Some(PaneId::Duplicates), Cmd::JumpHoldingSet);
     assert_eq!(
         intents,
-        vec![Intent::Jump(show_set(held.holding_set.unwrap(), false))]
+        vec![Intent::Jump(show_set(held.holding_set().unwrap(), false))]
     );
 
     // The inspector: o shows its object in the tree.

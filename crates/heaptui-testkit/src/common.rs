@@ -107,8 +107,8 @@ pub fn duplicate_sets_by_id(m: Model) -> (bool, Vec<(String, Vec<u64>)>) {
         .iter()
         .map(|s| {
             (
-                g.dump.type_name(ObjectIdx(s.members[0])).to_string(),
-                s.members
+                g.dump.type_name(ObjectIdx(s.members(&d)[0])).to_string(),
+                s.members(&d)
                     .iter()
                     .map(|&o| g.dump.ids.get(o as usize))
                     .collect(),

@@ -271,7 +271,7 @@ fn duplicate_rows(
         if i % CHECK_EVERY == 0 && superseded() {
             return None;
         }
-        if mask[s.type_index as usize] || text.matches(s.members.first()) {
+        if mask[s.type_index as usize] || text.matches(s.members(d).first()) {
             rows.push(DupRow::Set(s.id));
         }
     }

@@ -19,7 +19,7 @@ use rayon::prelude::*;
 use super::compare_paths::{FastMap, MergedRows, PathTable};
 use super::roots::root_groups;
 use super::{Analysis, AnalysisError};
-use crate::graph::duplicates::{DuplicateOptions, DuplicateSet};
+use crate::graph::duplicates::{DuplicateOptions, Duplicates};
 use crate::import::ImportOptions;
 use crate::model::Format;
 use crate::progress::Progress;
@@ -48,7 +48,7 @@ pub struct DuplicateFigures {
     pub rank: u32,
     /// Instances in the set.
     pub instances: u64,
-    /// The set's [`DuplicateSet::additional_bytes`].
+    /// The set's [`DuplicateSet::additional_bytes`](crate::graph::duplicates::DuplicateSet::additional_bytes).
     pub additional_bytes: u64,
 }
 
@@ -127,7 +127,7 @@ impl SnapshotSummary {
                 min_retained_bytes: t.min_retained_bytes,
             };
         }
-        let ranks = kind_ranks(&a.duplicates.sets);
+        let ranks = kind_ranks(&a.duplicates);
         let duplicates = a
             .duplicates
             .sets
@@ -138,7 +138,7 @@ impl SnapshotSummary {
                 instance_bytes: s.instance_bytes,
                 objects_per_copy: s.objects_per_copy,
                 rank,
-                instances: s.members.len() as u64,
+                instances: s.members(&a.duplicates).len() as u64,
                 additional_bytes: s.additional_bytes,
             })
             .collect();
@@ -210,7 +210,8 @@ fn owner_figures(a: &Analysis) -> Vec<OwnerFigures> {
 /// descending, then set id. The kind's biggest set in one snapshot is
 /// compared with its biggest in the next, and so on; a rank a snapshot
 /// lacks has zeros there. O(sets log sets).
-pub fn kind_ranks(sets: &[DuplicateSet]) -> Vec<u32> {
+pub fn kind_ranks(dups: &Duplicates) -> Vec<u32> {
+    let sets = &dups.sets[..];
     let mut by_kind: Vec<u32> = (0..sets.len() as u32).collect();
     by_kind.sort_unstable_by_key(|&i| {
         let s = &sets[i as usize];
@@ -218,7 +219,7 @@ pub fn kind_ranks(sets: &[DuplicateSet]) -> Vec<u32> {
             s.type_index,
             s.instance_bytes,
             s.objects_per_copy,
-            std::cmp::Reverse(s.members.len()),
+            std::cmp::Reverse(dups.members(s.id).len()),
             std::cmp::Reverse(s.additional_bytes),
             s.id,
         )
@@ -755,36 +756,45 @@ fn available_memory() -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::graph::duplicates::{DuplicateSet, SetLists};
 
-    fn set(id: u32, type_index: u32, copies: usize, additional: u64) -> DuplicateSet {
-        DuplicateSet {
-            id,
-            type_index,
-            members: (0..copies as u32).collect(),
-            instance_bytes: 16,
-            objects_per_copy: 2,
-            additional_bytes: additional,
-            trivial: false,
-            held_by: Vec::new(),
-            holding_set: None,
-        }
+    fn set(type_index: u32, copies: usize, additional: u64) -> (DuplicateSet, Vec<u32>) {
+        let s = DuplicateSet::new(type_index, 16, 2, additional, false);
+        (s, (0..copies as u32).collect())
+    }
+
+    /// Sets numbered by position, their members anything of their count.
+    fn numbered(sets: Vec<(DuplicateSet, Vec<u32>)>) -> Duplicates {
+        let n = sets.len();
+        let (sets, members): (Vec<_>, Vec<_>) = sets.into_iter().unzip();
+        Duplicates::from_parts(
+            16,
+            false,
+            None,
+            sets,
+            SetLists::from_lists(members),
+            SetLists::from_lists(vec![Vec::<u32>::new(); n]),
+            Vec::new(),
+            None,
+            Vec::new(),
+        )
     }
 
     #[test]
     fn kind_ranks_order_the_sets_of_a_kind_by_copies_then_bytes_then_id() {
-        let mut other_size = set(5, 1, 9, 900);
-        other_size.instance_bytes = 24;
-        let sets = [
-            set(0, 1, 3, 300),
-            set(1, 1, 5, 500),
-            set(2, 2, 2, 200),
-            set(3, 1, 3, 400),
-            set(4, 1, 3, 400),
+        let mut other_size = set(1, 9, 900);
+        other_size.0.instance_bytes = 24;
+        let sets = numbered(vec![
+            set(1, 3, 300),
+            set(1, 5, 500),
+            set(2, 2, 200),
+            set(1, 3, 400),
+            set(1, 3, 400),
             other_size,
-        ];
+        ]);
         // Kind (1, 16, 2): #1 (5 copies), #3 and #4 (3 copies, 400 B; by
         // id), #0 (3 copies, 300 B). #2 and #5 are alone in their kinds.
         assert_eq!(kind_ranks(&sets), [3, 0, 0, 1, 2, 0]);
-        assert!(kind_ranks(&[]).is_empty());
+        assert!(kind_ranks(&numbered(Vec::new())).is_empty());
     }
 }

@@ -53,23 +53,18 @@ pub fn arrays(
     v
 }
 
-/// The duplicate sets' bytes: the sets themselves (a fixed record each),
-/// their member and holder lists (4 bytes an entry as allocated, without
-/// the allocator's 8–16 bytes a list), the possible duplicates' lists and
-/// the member index. O(sets): for the log only.
+/// The duplicate sets' bytes: the sets themselves (a fixed record each,
+/// and the start of its member list and of its holder list), their members
+/// and holders (4 bytes an entry, in two flat arrays), the possible
+/// duplicates' lists and the member index.
 fn duplicates(d: &Duplicates) -> [(&'static str, usize); 4] {
-    let lists: usize = d
-        .sets
-        .iter()
-        .map(|s| (s.members.capacity() + s.held_by.capacity()) * 4)
-        .sum();
+    let (member_starts, members) = d.member_lists().bytes();
+    let (holder_starts, holders) = d.holder_lists().bytes();
     let possible: usize = d.possible.iter().map(|p| p.instances.capacity() * 4).sum();
+    let records = d.sets.capacity() * std::mem::size_of::<DuplicateSet>();
     [
-        (
-            "dups.sets",
-            d.sets.capacity() * std::mem::size_of::<DuplicateSet>(),
-        ),
-        ("dups.members", lists),
+        ("dups.sets", records + member_starts + holder_starts),
+        ("dups.members", members + holders),
         ("dups.possible", possible),
         ("dups.index", d.member_index_bytes()),
     ]

@@ -301,9 +301,10 @@ impl<'a> Walk<'a> {
 /// resolves: reachable, below the roots.
 fn walk_starts<'s>(
     dom: &'s DominatorTree,
+    dups: &'s Duplicates,
     sets: impl Iterator<Item = &'s DuplicateSet> + 's,
 ) -> impl Iterator<Item = u32> + 's {
-    sets.flat_map(|s| s.members.iter().skip(1))
+    sets.flat_map(|s| s.members(dups).iter().skip(1))
         .map(|&m| dom.idom[m as usize])
         .filter(|&d| d != NOT_REACHABLE && d != SUPER_ROOT)
 }
@@ -333,14 +334,14 @@ pub(crate) fn owners_and_steps(
 ) -> (Owners, u64) {
     let _span = tracing::debug_span!(target: "heaptui::profile", "owners").entered();
     let verified = || dups.sets.iter().filter(|s| !dups.is_unverified(s));
-    let mut walk = Walk::new(dump, dom, exclude, walk_starts(dom, verified()));
+    let mut walk = Walk::new(dump, dom, exclude, walk_starts(dom, dups, verified()));
     // Per owner path: its owner.
     let mut slot: HashMap<u32, usize> = HashMap::new();
     let mut owners: Vec<(u32, Owner)> = Vec::new();
     // Per owner, its one owner object, or MANY.
     let mut anchors: Vec<u32> = Vec::new();
     for s in verified() {
-        for &m in s.members.iter().skip(1) {
+        for &m in s.members(dups).iter().skip(1) {
             let d0 = dom.idom[m as usize];
             if d0 == NOT_REACHABLE {
                 // Members are reachable (detection's and the cache's
@@ -383,7 +384,7 @@ pub(crate) fn owners_and_steps(
     // The last path's owner: a set's copies mostly share their path.
     let mut last = (UNSET, 0);
     for s in verified() {
-        for &m in s.members.iter().skip(1) {
+        for &m in s.members(dups).iter().skip(1) {
             let d0 = dom.idom[m as usize];
             if d0 == NOT_REACHABLE || d0 == SUPER_ROOT {
                 continue;
@@ -529,12 +530,12 @@ pub fn owner_copies(
             .iter()
             .filter_map(|share| dups.sets.get(share.set as usize))
     };
-    let starts = walk_starts(dom, sets()).filter(|_| !owner.path.is_empty());
+    let starts = walk_starts(dom, dups, sets()).filter(|_| !owner.path.is_empty());
     let mut walk = Walk::new(dump, dom, exclude, starts);
     let mut is_owner: HashMap<u32, bool> = HashMap::new();
     let mut out = Vec::with_capacity(owner.copies as usize);
     for s in sets() {
-        for &m in s.members.iter().skip(1) {
+        for &m in s.members(dups).iter().skip(1) {
             let charged = match dom.idom[m as usize] {
                 NOT_REACHABLE => false,
                 SUPER_ROOT => owner.path.is_empty(),

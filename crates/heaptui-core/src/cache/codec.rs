@@ -21,7 +21,9 @@ use super::layout::{corrupt, Corrupt, Element, Input, Reader, Writer};
 use crate::analysis::roots::{largest_instances, root_groups, weakly_held};
 use crate::analysis::summary::Summary;
 use crate::analysis::{Analysis, Timings, TypeStats};
-use crate::graph::duplicates::{DuplicateMode, DuplicateSet, Duplicates, PossibleDuplicates};
+use crate::graph::duplicates::{
+    DuplicateMode, DuplicateSet, Duplicates, PossibleDuplicates, SetLists,
+};
 use crate::graph::{DominatorTree, HeapGraph};
 use crate::mem::{Array, Packed};
 use crate::model::{
@@ -427,13 +429,15 @@ fn encode_duplicates(w: &mut W, dups: &Duplicates) -> std::io::Result<()> {
                 s.objects_per_copy,
                 s.additional_bytes,
                 s.trivial as u64,
-                s.holding_set.map_or(NONE, |h| h as u64),
+                s.holding_set().map_or(NONE, |h| h as u64),
             ]
         })
         .collect();
     w.array(SETS, &sets)?;
-    lists(w, SET_MEMBERS, dups.sets.iter().map(|s| &s.members[..]))?;
-    lists(w, SET_HELD_BY, dups.sets.iter().map(|s| &s.held_by[..]))?;
+    // Each record's lists by its number (its position, unless a test
+    // moved the records).
+    lists(w, SET_MEMBERS, dups.sets.iter().map(|s| s.members(dups)))?;
+    lists(w, SET_HELD_BY, dups.sets.iter().map(|s| s.held_by(dups)))?;
     let types: Vec<u32> = dups.possible.iter().map(|p| p.type_index).collect();
     w.array(POSSIBLE, &types)?;
     lists(
@@ -946,6 +950,25 @@ fn read_lists(r: &R, tag: u32, count: usize, bound: usize) -> Result<Vec<Vec<u32
         .collect())
 }
 
+/// [`read_lists`] into the sets' flat lists (a list per set, no vector
+/// each); more than 2^32 entries in all are refused.
+fn read_set_lists(r: &R, tag: u32, count: usize, bound: usize) -> Result<SetLists, Corrupt> {
+    let c = read_csr(r, tag, count, bound)?;
+    if u32::try_from(c.targets.len()).is_err() {
+        return corrupt(format!("section {tag}: too many entries"));
+    }
+    let mut starts = Vec::with_capacity(count + 1);
+    starts.push(0u32);
+    let mut items = Vec::with_capacity(c.targets.len());
+    for i in 0..count as u32 {
+        items.extend_from_slice(c.neighbors(i));
+        starts.push(items.len() as u32);
+    }
+    drop(c);
+    SetLists::from_parts(starts, items)
+        .map_or_else(|| corrupt(format!("section {tag}: bad offsets")), Ok)
+}
+
 fn decode_duplicates(
     r: &R,
     graph: &HeapGraph,
@@ -959,28 +982,21 @@ fn decode_duplicates(
         return corrupt("duplicate sets: bad length");
     }
     let count = raw.len() / 6;
-    let members = read_lists(r, SET_MEMBERS, count, n)?;
-    let held_by = read_lists(r, SET_HELD_BY, count, count)?;
+    let members = read_set_lists(r, SET_MEMBERS, count, n)?;
+    let held_by = read_set_lists(r, SET_HELD_BY, count, count)?;
     let mut sets = Vec::with_capacity(count);
-    for (i, ((f, members), held_by)) in raw.chunks_exact(6).zip(members).zip(held_by).enumerate() {
+    for (i, (f, m)) in raw.chunks_exact(6).zip(members.iter()).enumerate() {
         let holder_ok = f[5] == NONE || (f[5] as usize) < count;
-        if f[0] as usize >= names || !holder_ok || members.len() < 2 {
+        if f[0] as usize >= names || !holder_ok || m.len() < 2 {
             return corrupt("duplicate sets: bad entries");
         }
-        sets.push(DuplicateSet {
-            id: i as u32,
-            type_index: f[0] as u32,
-            members,
-            instance_bytes: f[1],
-            objects_per_copy: f[2],
-            additional_bytes: f[3],
-            trivial: f[4] != 0,
-            held_by,
-            holding_set: (f[5] != NONE).then_some(f[5] as u32),
-        });
+        let mut s = DuplicateSet::new(f[0] as u32, f[1], f[2], f[3], f[4] != 0);
+        s.id = i as u32;
+        s.set_holding_set((f[5] != NONE).then_some(f[5] as u32));
+        sets.push(s);
     }
     let t = std::time::Instant::now();
-    check_sets(dump, dom, &sets)?;
+    check_sets(dump, dom, &sets, &members, &held_by)?;
     crate::mem::checkpoint("cache: duplicate sets");
     tracing::debug!(target: "heaptui::profile", "cache/check_sets: {} ms", t.elapsed().as_millis());
     let types: Array<u32> = r.array(POSSIBLE)?;
@@ -1014,6 +1030,8 @@ fn decode_duplicates(
         meta[14] != 0,
         mode,
         sets,
+        members,
+        held_by,
         possible,
         budget,
         finished.into_vec(),
@@ -1036,17 +1054,23 @@ fn decode_duplicates(
 ///   passes through one), which also makes held-by
 ///   acyclic; the holding sets are made again from the lists (in that
 ///   order) and must be those read.
-fn check_sets(dump: &Model, dom: &DominatorTree, sets: &[DuplicateSet]) -> Result<(), Corrupt> {
+fn check_sets(
+    dump: &Model,
+    dom: &DominatorTree,
+    sets: &[DuplicateSet],
+    members: &SetLists,
+    held_by: &SetLists,
+) -> Result<(), Corrupt> {
     let n = dump.objects();
     let position = &dom.preorder_number;
     let mut in_set = vec![false; n];
     // Per set: the number of its member numbered first.
     let mut first = Vec::with_capacity(sets.len());
     let id = |o: u32| dump.ids.get(o as usize);
-    for s in sets {
+    for (s, list) in sets.iter().zip(members.iter()) {
         let mut earliest = u32::MAX;
         let mut prev: Option<u64> = None;
-        for &m in &s.members {
+        for &m in list {
             let o = m as usize;
             let ok = dom.is_reachable(m)
                 && !std::mem::replace(&mut in_set[o], true)
@@ -1060,7 +1084,7 @@ fn check_sets(dump: &Model, dom: &DominatorTree, sets: &[DuplicateSet]) -> Resul
             earliest = earliest.min(position[o]);
         }
         first.push(earliest);
-        let copies = s.members.len() as u64 - 1;
+        let copies = list.len() as u64 - 1;
         let figures_ok = if s.trivial {
             s.objects_per_copy == 1
                 && Some(s.additional_bytes) == s.instance_bytes.checked_mul(copies)
@@ -1072,16 +1096,20 @@ fn check_sets(dump: &Model, dom: &DominatorTree, sets: &[DuplicateSet]) -> Resul
             return corrupt("duplicate sets: figures not their members'");
         }
     }
-    let ordered = sets.windows(2).all(|w| {
-        let key = |s: &DuplicateSet| (std::cmp::Reverse(s.additional_bytes), id(s.members[0]));
-        key(&w[0]) <= key(&w[1])
-    });
+    let key = |i: usize| {
+        let s = &sets[i];
+        (
+            std::cmp::Reverse(s.additional_bytes),
+            id(members.get(i as u32)[0]),
+        )
+    };
+    let ordered = (1..sets.len()).all(|i| key(i - 1) <= key(i));
     if !ordered {
         return corrupt("duplicate sets: out of order");
     }
-    for (i, s) in sets.iter().enumerate() {
-        let held_ok = s.held_by.windows(2).all(|w| w[0] < w[1])
-            && s.held_by.iter().all(|&h| first[h as usize] < first[i]);
+    for (i, held) in held_by.iter().enumerate() {
+        let held_ok = held.windows(2).all(|w| w[0] < w[1])
+            && held.iter().all(|&h| first[h as usize] < first[i]);
         if !held_ok {
             return corrupt("duplicate sets: held by sets that cannot hold them");
         }
@@ -1090,9 +1118,8 @@ fn check_sets(dump: &Model, dom: &DominatorTree, sets: &[DuplicateSet]) -> Resul
     // be those read.
     let mut order: Vec<u32> = (0..sets.len() as u32).collect();
     order.sort_unstable_by_key(|&i| first[i as usize]);
-    let lists: Vec<&[u32]> = sets.iter().map(|s| &s.held_by[..]).collect();
-    let holding = crate::graph::duplicates::holding_sets(&lists, &order);
-    if sets.iter().zip(holding).any(|(s, h)| s.holding_set != h) {
+    let holding = crate::graph::duplicates::holding_sets(held_by, &order);
+    if sets.iter().zip(holding).any(|(s, h)| s.holding_set() != h) {
         return corrupt("duplicate sets: a holding set not the outermost holder");
     }
     Ok(())
@@ -1156,6 +1183,8 @@ mod tests {
         assert_eq!(a.dom.reachable_bytes, b.dom.reachable_bytes);
         assert_eq!(a.graph.dump.refs, b.graph.dump.refs);
         assert_eq!(a.duplicates.sets, b.duplicates.sets);
+        assert_eq!(a.duplicates.member_lists(), b.duplicates.member_lists());
+        assert_eq!(a.duplicates.holder_lists(), b.duplicates.holder_lists());
         assert_eq!(a.summary, b.summary);
     }
 
@@ -1495,6 +1524,9 @@ mod tests {
             let a = fixture(name);
             let b = decoded(&encoded(&a)).unwrap_or_else(|e| panic!("{name}: {e:?}"));
             assert_eq!(a.duplicates.sets, b.duplicates.sets, "{name}");
+            let (x, y) = (&a.duplicates, &b.duplicates);
+            assert_eq!(x.member_lists(), y.member_lists(), "{name}");
+            assert_eq!(x.holder_lists(), y.holder_lists(), "{name}");
             assert_eq!(a.duplicates.possible, b.duplicates.possible, "{name}");
             assert_eq!(a.largest, b.largest, "{name}");
         }
@@ -1521,8 +1553,8 @@ mod tests {
         Picks {
             trivial: set("a trivial set", &|s| s.trivial),
             full: set("a full set", &|s| !s.trivial),
-            held: set("a held set", &|s| !s.held_by.is_empty()),
-            unheld: set("an unheld set", &|s| s.held_by.is_empty()),
+            held: set("a held set", &|s| !s.held_by(d).is_empty()),
+            unheld: set("an unheld set", &|s| s.held_by(d).is_empty()),
         }
     }
 
@@ -1554,20 +1586,20 @@ mod tests {
             (
                 "a member of another type",
                 Box::new(move |d| {
-                    let other = d.sets[p.trivial].members[0];
-                    d.sets[p.full].members[1] = other;
+                    let other = d.members(p.trivial as u32)[0];
+                    d.members_mut(p.full as u32)[1] = other;
                 }),
             ),
             (
                 "a member twice",
                 Box::new(move |d| {
-                    let m = d.sets[p.full].members[0];
-                    d.sets[p.full].members[1] = m;
+                    let m = d.members(p.full as u32)[0];
+                    d.members_mut(p.full as u32)[1] = m;
                 }),
             ),
             (
                 "members out of order",
-                Box::new(move |d| d.sets[p.full].members.reverse()),
+                Box::new(move |d| d.members_mut(p.full as u32).reverse()),
             ),
             ("sets out of order", Box::new(|d| d.sets.swap(0, 1))),
         ]
@@ -1579,39 +1611,39 @@ mod tests {
             (
                 "held by itself",
                 Box::new(move |d| {
-                    d.sets[p.held].held_by = vec![p.held as u32];
-                    d.sets[p.held].holding_set = Some(p.held as u32);
+                    d.replace_held_by(p.held as u32, &[p.held as u32]);
+                    d.sets[p.held].set_holding_set(Some(p.held as u32));
                 }),
             ),
             (
                 "held by a set it holds",
                 Box::new(move |d| {
-                    let h = d.sets[p.held].held_by[0] as usize;
-                    d.sets[h].held_by = vec![p.held as u32];
-                    d.sets[h].holding_set = Some(p.held as u32);
+                    let h = d.held_by(p.held as u32)[0] as usize;
+                    d.replace_held_by(h as u32, &[p.held as u32]);
+                    d.sets[h].set_holding_set(Some(p.held as u32));
                 }),
             ),
             (
                 "holding set not among the holders",
                 Box::new(move |d| {
-                    d.sets[p.held].holding_set = None;
+                    d.sets[p.held].set_holding_set(None);
                 }),
             ),
             (
                 "a holding set other than the outermost holder",
                 Box::new(move |d| {
-                    let h = d.sets[p.held].holding_set.unwrap();
-                    d.sets[p.held].holding_set = Some(if h == 0 { 1 } else { 0 });
+                    let h = d.sets[p.held].holding_set().unwrap();
+                    d.sets[p.held].set_holding_set(Some(if h == 0 { 1 } else { 0 }));
                 }),
             ),
             (
                 "a holding set without holders",
-                Box::new(move |d| d.sets[p.unheld].holding_set = Some(p.held as u32)),
+                Box::new(move |d| d.sets[p.unheld].set_holding_set(Some(p.held as u32))),
             ),
             (
                 "possible duplicates of another type",
                 Box::new(move |d| {
-                    let (t, m) = (d.sets[p.full].type_index, d.sets[p.trivial].members[0]);
+                    let (t, m) = (d.sets[p.full].type_index, d.members(p.trivial as u32)[0]);
                     d.possible = vec![PossibleDuplicates {
                         type_index: t,
                         instances: vec![m],
@@ -1647,8 +1679,8 @@ mod tests {
         let t = d.sets[full].type_index as usize;
         let mut bad = a.clone();
         let mut largest = (*bad.largest).clone();
-        let other = d.sets[full]
-            .members
+        let other = d
+            .members(full as u32)
             .iter()
             .copied()
             .find(|&m| m != largest[t])
@@ -1667,12 +1699,11 @@ mod tests {
         let unreachable = d.index_of(0x50).unwrap().raw();
         assert!(!a.dom.is_reachable(unreachable));
         let mut dups = (*a.duplicates).clone();
-        let set = dups
-            .sets
-            .iter_mut()
-            .find(|s| s.members[0] == d.index_of(0x80).unwrap().raw())
+        let boxes = d.index_of(0x80).unwrap().raw();
+        let set = (0..dups.sets.len() as u32)
+            .find(|&s| dups.members(s)[0] == boxes)
             .expect("the boxes' set");
-        set.members[0] = unreachable;
+        dups.members_mut(set)[0] = unreachable;
         let mut bad = a.clone();
         bad.duplicates = Arc::new(dups);
         assert!(decoded(&encoded(&bad)).is_err(), "an unreachable member");

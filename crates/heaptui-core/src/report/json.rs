@@ -241,8 +241,8 @@ fn piece_bytes() -> usize {
 /// About what set `s`'s row takes rendered without its members: the
 /// field names and numbers (about 130 and 40 bytes), its type's name
 /// and its holders.
-fn row_bytes(s: &crate::graph::duplicates::DuplicateSet, type_name: &str) -> usize {
-    176 + type_name.len() + 11 * s.held_by.len()
+fn row_bytes(held_by: &[u32], type_name: &str) -> usize {
+    176 + type_name.len() + 11 * held_by.len()
 }
 
 /// A place in the duplicates array as a stream of items: item `k` of set
@@ -263,6 +263,7 @@ type Place = (usize, usize);
 fn piece_cuts(
     sets: &[crate::graph::duplicates::DuplicateSet],
     row_bytes: impl Fn(&crate::graph::duplicates::DuplicateSet) -> usize,
+    members: impl Fn(&crate::graph::duplicates::DuplicateSet) -> usize,
     piece_bytes: usize,
 ) -> Vec<Place> {
     let mut cuts = vec![(0, 0)];
@@ -275,7 +276,7 @@ fn piece_cuts(
             filled = 0;
         }
         filled += row;
-        let n = s.members.len();
+        let n = members(s);
         let mut k = 1;
         while k <= n {
             let room = piece_bytes.saturating_sub(filled) / MEMBER_BYTES;
@@ -316,7 +317,8 @@ fn write_duplicate_rows(
     // Items `from..to` of set `i` (see [`Place`]).
     let items = |buf: &mut Vec<u8>, i: usize, from: usize, to: usize| -> io::Result<()> {
         let s = &sets[i];
-        let n = s.members.len();
+        let members = s.members(&a.duplicates);
+        let n = members.len();
         if from == 0 {
             if i > 0 {
                 buf.push(b',');
@@ -333,8 +335,8 @@ fn write_duplicate_rows(
                     additional_bytes: s.additional_bytes,
                     trivial: s.trivial,
                     unverified: a.duplicates.is_unverified(s),
-                    held_by: &s.held_by,
-                    holding_set: s.holding_set,
+                    held_by: s.held_by(&a.duplicates),
+                    holding_set: s.holding_set(),
                     members: HexIds {
                         objects: &[],
                         ids: &dump.ids,
@@ -344,11 +346,13 @@ fn write_duplicate_rows(
             // The row without its members' closing `]}`, which comes last.
             buf.truncate(buf.len() - 2);
         }
-        for m in from.max(1) - 1..to.min(n + 1) - 1 {
-            if m > 0 {
+        let first = from.max(1) - 1;
+        let last = to.min(n + 1) - 1;
+        for (k, &m) in members.iter().enumerate().take(last).skip(first) {
+            if k > 0 {
                 buf.push(b',');
             }
-            json(buf, &Hex(dump.ids.get(s.members[m] as usize)))?;
+            json(buf, &Hex(dump.ids.get(m as usize)))?;
         }
         if to == n + 2 {
             buf.extend_from_slice(b"]}");
@@ -363,14 +367,20 @@ fn write_duplicate_rows(
             let end = if i == to.0 {
                 to.1
             } else {
-                sets[i].members.len() + 2
+                sets[i].members(&a.duplicates).len() + 2
             };
             items(&mut buf, i, k, end)?;
             (i, k) = (i + 1, 0);
         }
         Ok(buf)
     };
-    let cuts = piece_cuts(sets, |s| row_bytes(s, type_name(s)), piece_bytes);
+    let d = &a.duplicates;
+    let cuts = piece_cuts(
+        sets,
+        |s| row_bytes(s.held_by(d), type_name(s)),
+        |s| s.members(d).len(),
+        piece_bytes,
+    );
     let pieces: Vec<(Place, Place)> = cuts.windows(2).map(|w| (w[0], w[1])).collect();
     for window in pieces.chunks(pieces_per_window()) {
         let rendered: Vec<io::Result<Vec<u8>>> = window.par_iter().map(|&p| piece(p)).collect();
@@ -746,23 +756,16 @@ mod tests {
                 })
                 .collect();
             let rows: Vec<usize> = sizes.iter().map(|_| next(300) as usize + 1).collect();
-            let sets: Vec<DuplicateSet> = sizes
-                .iter()
-                .enumerate()
-                .map(|(i, &len)| DuplicateSet {
-                    id: i as u32,
-                    type_index: 0,
-                    instance_bytes: 8,
-                    objects_per_copy: 1,
-                    additional_bytes: 8,
-                    members: (0..len as u32).collect(),
-                    trivial: true,
-                    held_by: Vec::new(),
-                    holding_set: None,
+            let sets: Vec<DuplicateSet> = (0..sizes.len())
+                .map(|i| {
+                    let mut s = DuplicateSet::new(0, 8, 1, 8, true);
+                    s.id = i as u32;
+                    s
                 })
                 .collect();
             let piece_bytes = next(600) as usize + 1;
-            let cuts = piece_cuts(&sets, |s| rows[s.id as usize], piece_bytes);
+            let row = |s: &DuplicateSet| rows[s.id as usize];
+            let cuts = piece_cuts(&sets, row, |s| sizes[s.id as usize], piece_bytes);
             assert_eq!(cuts[0], (0, 0));
             assert_eq!(*cuts.last().unwrap(), (sets.len(), 0));
             assert!(cuts.windows(2).all(|w| w[0] < w[1]), "{cuts:?}");

@@ -429,7 +429,7 @@ fn write_duplicate_sets(
             "  {:>5} {:>12} {:>10} {:>8} {:>12}  {:<7} {:<12} {}{}",
             format!("#{}", s.id),
             size(s.additional_bytes),
-            count(s.members.len() as u64),
+            count(s.members(dups).len() as u64),
             count(s.objects_per_copy),
             size(s.instance_bytes),
             if dups.is_unverified(s) {
@@ -439,12 +439,12 @@ fn write_duplicate_sets(
             } else {
                 "full"
             },
-            s.holding_set
+            s.holding_set()
                 .map(|h| format!("→ #{h}"))
                 .unwrap_or_else(|| "-".into()),
             dump.type_names[s.type_index as usize],
             // Every member of a set holds the same text.
-            s.members
+            s.members(dups)
                 .first()
                 .map(|&m| dump.quoted_preview(ObjectIdx(m), ROW_PREVIEW_CHARS))
                 .unwrap_or_default()

@@ -18,7 +18,7 @@ const EXAMPLES: usize = 3;
 fn set_row(a: &Analysis, s: &DuplicateSet) -> Value {
     let dump = a.dump();
     let examples: Vec<String> = s
-        .members
+        .members(&a.duplicates)
         .iter()
         .take(EXAMPLES)
         .map(|&m| dump.id_hex(ObjectIdx(m)))
@@ -26,13 +26,13 @@ fn set_row(a: &Analysis, s: &DuplicateSet) -> Value {
     json!({
         "set": s.id,
         "type": &*dump.type_names[s.type_index as usize],
-        "instances": s.members.len(),
+        "instances": s.members(&a.duplicates).len(),
         "instance_bytes": s.instance_bytes,
         "objects_per_copy": s.objects_per_copy,
         "additional_bytes": s.additional_bytes,
         "trivial": s.trivial,
         "unverified": a.duplicates.is_unverified(s),
-        "holding_set": s.holding_set,
+        "holding_set": s.holding_set(),
         "member_examples": examples,
     })
 }
@@ -89,20 +89,21 @@ pub fn duplicate_set(
         )));
     };
     let held_by: Vec<Value> = s
-        .held_by
+        .held_by(&a.duplicates)
         .iter()
         .take(20)
         .map(|&h| json!({"set": h, "type": &*a.dump().type_names[sets[h as usize].type_index as usize]}))
         .collect();
-    let range = window(s.members.len(), offset, limit)?;
-    let rows = s.members[range.clone()]
+    let members = s.members(&a.duplicates);
+    let range = window(members.len(), offset, limit)?;
+    let rows = members[range.clone()]
         .iter()
         .map(|&m| object_ref(a, ObjectIdx(m)))
         .collect();
-    Ok(Page::new("members", rows, range.start, s.members.len())
+    Ok(Page::new("members", rows, range.start, members.len())
         .with("set", set_row(a, s))
         .with("held_by", held_by)
-        .with("held_by_total", s.held_by.len())
+        .with("held_by_total", s.held_by(&a.duplicates).len())
         .with(
             "next",
             "object with a member's id shows the copy and who retains it",

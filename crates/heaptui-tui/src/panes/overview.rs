@@ -296,7 +296,7 @@ fn top_duplicates(page: &mut Page, ctx: &Ctx, dump: &Model, d: &Duplicates) {
             " {:>11}  #{:<4} {} x {}",
             bytes(s.additional_bytes),
             s.id,
-            count(s.members.len() as u64),
+            count(s.members(d).len() as u64),
             dump.type_names[s.type_index as usize]
         ));
     }
@@ -390,8 +390,10 @@ impl Pane for OverviewPane {
         let (_, targets) = lines(ctx, 80);
         match targets.get(self.selected?)?.1 {
             Target::Object(o) => Some(o),
-            Target::Set(s) => ctx.loading.duplicates()?.sets[s as usize]
-                .members
+            Target::Set(s) => ctx
+                .loading
+                .duplicates()?
+                .members(s)
                 .first()
                 .copied()
                 .map(ObjectIdx),

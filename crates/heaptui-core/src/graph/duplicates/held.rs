@@ -47,7 +47,7 @@ use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering::Relaxed};
 use rayon::prelude::*;
 
 use super::sets::MemberIndex;
-use super::DuplicateSet;
+use super::{DuplicateSet, SetLists};
 use crate::graph::{DominatorTree, HeapGraph, SUPER_ROOT};
 use crate::mem::RankedBits;
 use crate::model::IntBuild;
@@ -99,9 +99,9 @@ struct Index<'a> {
     up: &'a [AtomicU32],
     /// The strongly rooted objects, a bit each.
     strong: Vec<u64>,
-    /// The sets, their members sorted by `tin` during the checks
+    /// The sets' members, each set's sorted by `tin` during the checks
     /// ([`compute_held`]).
-    sets: &'a [DuplicateSet],
+    lists: &'a SetLists,
 }
 
 /// The heap bytes of lists of `u32` of these capacities (for the memory
@@ -136,7 +136,7 @@ impl Index<'_> {
     /// Whether set `h` has a member in the dominator subtree of `d`.
     #[inline]
     fn subtree_has(&self, h: u32, d: u32) -> bool {
-        let members = &self.sets[h as usize].members;
+        let members = self.lists.get(h);
         let tin = |i: usize| self.tin[members[i] as usize];
         let lo = self.tin[d as usize];
         let i = members.partition_point(|&m| self.tin[m as usize] < lo);
@@ -269,10 +269,11 @@ impl Index<'_> {
         Some(out)
     }
 
-    /// Whether set `h` holds `s`: no member of `s` is reachable avoiding `h`.
+    /// Whether set `h` holds set `s`: no member of `s` is reachable
+    /// avoiding `h`.
     fn holds(
         &self,
-        s: &DuplicateSet,
+        s: u32,
         h: u32,
         seen: &mut HashSet<u32, IntBuild>,
         stack: &mut Vec<u32>,
@@ -282,34 +283,37 @@ impl Index<'_> {
             // Clearing costs the capacity: don't keep a huge one.
             *seen = HashSet::default();
         }
-        s.members
+        self.lists
+            .get(s)
             .iter()
             .all(|&m| !self.reachable_avoiding(m, h, seen, stack))
     }
 }
 
-/// Fills `held_by` (the direct holders) and `holding_set` of every set;
-/// `sets[i].id == i`, each set's members sorted by id (and left so), and
-/// `members` their members' index. During the checks each set's members
-/// are sorted by preorder number instead: the first is the member whose
-/// path is walked, and "a member in this subtree" is a binary search
+/// The held-by lists (the direct holders) of every set, by set, and its
+/// `holding_set` filled; `sets[i].id == i`, `lists` their members (set
+/// `i`'s list `i`), each set's sorted by id (and left so), and `members`
+/// their members' index. During the checks each set's members are sorted
+/// by preorder number instead: the first is the member whose path is
+/// walked, and "a member in this subtree" is a binary search
 /// ([`Index::subtree_has`]), where a copy of every member's number took 4
 /// bytes a member and 16 a set.
 pub(crate) fn compute_held(
     graph: &HeapGraph,
     dom: &DominatorTree,
     sets: &mut [DuplicateSet],
+    lists: &mut SetLists,
     members: &MemberIndex,
     progress: &Progress,
-) -> Result<(), Cancelled> {
+) -> Result<SetLists, Cancelled> {
     if sets.is_empty() {
-        return Ok(());
+        return Ok(SetLists::default());
     }
     let n = graph.objects();
     let span = tracing::debug_span!(target: "heaptui::profile", "held index").entered();
     let tin = &dom.preorder_number[..];
-    super::sort_members(sets, |m| tin[m as usize]);
-    let UpSteps { on_path, mut up } = UpSteps::new(graph, tin, sets);
+    super::sort_members(lists, |m| tin[m as usize]);
+    let UpSteps { on_path, mut up } = UpSteps::new(graph, tin, lists);
     progress.check()?;
     let mut strong = vec![0u64; n.div_ceil(64)];
     for &r in graph.strong_roots_raw() {
@@ -324,7 +328,7 @@ pub(crate) fn compute_held(
             on_path: &on_path,
             up: crate::mem::as_atomic(&mut up),
             strong,
-            sets,
+            lists,
         };
         let pass = Pass {
             index: &index,
@@ -350,17 +354,29 @@ pub(crate) fn compute_held(
             ("order", order.capacity() * 4),
         ],
     );
-    for (i, d) in direct {
-        sets[i as usize].held_by = d;
-    }
-    let lists: Vec<&[u32]> = sets.iter().map(|s| &s.held_by[..]).collect();
-    let holding = holding_sets(&lists, &order);
-    drop((lists, order));
+    let held_by = flat_holders(sets.len(), direct);
+    let holding = holding_sets(&held_by, &order);
+    drop(order);
     for (s, h) in sets.iter_mut().zip(holding) {
-        s.holding_set = h;
+        s.set_holding_set(h);
     }
-    super::sort_members(sets, |m| graph.dump.ids.get(m as usize));
-    Ok(())
+    super::sort_members(lists, |m| graph.dump.ids.get(m as usize));
+    Ok(held_by)
+}
+
+/// The direct holders of the sets that have some (`direct`, per set) as
+/// the flat lists of all `sets` sets.
+fn flat_holders(sets: usize, direct: Vec<(u32, Vec<u32>)>) -> SetLists {
+    let mut lens = vec![0u32; sets];
+    for (i, d) in &direct {
+        lens[*i as usize] = d.len() as u32;
+    }
+    let mut held_by = SetLists::with_lengths(lens.iter().map(|&l| l as usize));
+    drop(lens);
+    for (i, d) in direct {
+        held_by.get_mut(i).copy_from_slice(&d);
+    }
+    held_by
 }
 
 /// The holding set of every set from its direct holders (`held_by`): the
@@ -372,10 +388,11 @@ pub(crate) fn compute_held(
 /// D's holding set". `order` lists every set after its holders (by the
 /// earliest DFS position of a member); a holder out of that order counts
 /// as outermost.
-pub(crate) fn holding_sets(held_by: &[&[u32]], order: &[u32]) -> Vec<Option<u32>> {
+pub(crate) fn holding_sets(held_by: &SetLists, order: &[u32]) -> Vec<Option<u32>> {
     let mut holding: Vec<Option<u32>> = vec![None; held_by.len()];
     for &i in order {
-        holding[i as usize] = held_by[i as usize]
+        holding[i as usize] = held_by
+            .get(i)
             .iter()
             .map(|&d| holding[d as usize].unwrap_or(d))
             .min();
@@ -500,11 +517,7 @@ impl Pass<'_> {
     /// the DFS preorder. Every set met on that path has a member earlier
     /// still, which orders the sets for [`Pass::found_in_order`].
     fn first_member(&self, set: u32) -> u32 {
-        self.sets[set as usize]
-            .members
-            .first()
-            .copied()
-            .unwrap_or(NONE)
+        self.index.lists.get(set).first().copied().unwrap_or(NONE)
     }
 
     /// The number of set `set`'s first member.
@@ -628,7 +641,8 @@ impl Pass<'_> {
         seen: &mut HashSet<u32, IntBuild>,
         stack: &mut Vec<u32>,
     ) -> Option<Option<(Vec<u32>, Vec<u32>)>> {
-        if progress.is_cancelled() || s.members.iter().any(|&m| self.index.is_strong(m)) {
+        let members = self.index.lists.get(s.id);
+        if progress.is_cancelled() || members.iter().any(|&m| self.index.is_strong(m)) {
             // A strongly rooted member is reachable whatever is removed.
             return Some(None);
         }
@@ -637,7 +651,7 @@ impl Pass<'_> {
             .path_candidates(self.first_member(s.id), s.id, self.many)?;
         let (mut holders, not_holding): (Vec<u32>, Vec<u32>) = candidates
             .into_iter()
-            .partition(|&h| self.index.holds(s, h, seen, stack));
+            .partition(|&h| self.index.holds(s.id, h, seen, stack));
         holders.sort_unstable();
         Some(Some((holders, not_holding)))
     }
@@ -657,8 +671,7 @@ impl Pass<'_> {
             return false;
         }
         let f = found.get(y);
-        f.holders.binary_search(&x).is_ok()
-            || (!f.complete && self.index.holds(&self.sets[y as usize], x, seen, stack))
+        f.holders.binary_search(&x).is_ok() || (!f.complete && self.index.holds(y, x, seen, stack))
     }
 
     /// What the checks find for the sets left out (`deep`), in the order of
@@ -689,7 +702,7 @@ impl Pass<'_> {
         seen: &mut HashSet<u32, IntBuild>,
         stack: &mut Vec<u32>,
     ) -> Found {
-        let (index, s) = (self.index, &self.sets[i as usize]);
+        let (index, s) = (self.index, i);
         let mut met = HashSet::<u32, IntBuild>::default();
         let (mut holders, mut not_holding) = (Vec::new(), Vec::new());
         let mut complete = true;
@@ -752,7 +765,7 @@ impl UpSteps {
     /// one goes on from there), so each object's retainers are read once
     /// to mark, and once more for its step, written at its rank: the
     /// objects in rank order, each replaced by its step in place.
-    fn new(graph: &HeapGraph, tin: &[u32], sets: &[DuplicateSet]) -> UpSteps {
+    fn new(graph: &HeapGraph, tin: &[u32], sets: &SetLists) -> UpSteps {
         let _span = tracing::debug_span!(target: "heaptui::profile", "held steps up").entered();
         let mut bits = vec![0u64; graph.objects().div_ceil(64)];
         let marked = crate::mem::as_atomic_u64(&mut bits);
@@ -760,8 +773,9 @@ impl UpSteps {
             let bit = 1u64 << (x % 64);
             marked[x as usize / 64].fetch_or(bit, Relaxed) & bit == 0
         };
-        sets.par_iter()
-            .filter_map(|s| s.members.first().copied())
+        (0..sets.len() as u32)
+            .into_par_iter()
+            .filter_map(|s| sets.get(s).first().copied())
             .for_each(|first| {
                 let mut x = first;
                 while x != NONE && mark(x) {
@@ -802,7 +816,7 @@ mod tests {
     use std::fmt::Write;
     use std::path::Path;
 
-    use super::{DuplicateSet, UpSteps, NONE};
+    use super::{SetLists, UpSteps, NONE};
     use crate::graph::{DominatorTree, HeapGraph, SUPER_ROOT};
     use crate::progress::Progress;
 
@@ -839,9 +853,8 @@ mod tests {
             crate::graph::duplicates::find_duplicates(&graph, &dom, &options, &progress).unwrap();
         // Each set's depth, from its first copy's id.
         let depth = |set: u32| {
-            let s = &dups.sets[set as usize];
-            let ids: Vec<u64> = s
-                .members
+            let ids: Vec<u64> = dups
+                .members(set)
                 .iter()
                 .map(|&m| graph.dump.ids.get(m as usize))
                 .collect();
@@ -856,12 +869,12 @@ mod tests {
         let mut seen = 0;
         for s in &dups.sets {
             let d = depth(s.id);
-            let direct: Vec<u32> = s.held_by.iter().map(|&h| depth(h)).collect();
+            let direct: Vec<u32> = s.held_by(&dups).iter().map(|&h| depth(h)).collect();
             let from = if d >= bypass { bypass } else { 0 };
             // Held by every set from `from` down, directly by the one above.
             let above = (d > from).then(|| d - 1);
             assert_eq!(direct, Vec::from_iter(above), "depth {d}");
-            let outer = s.holding_set.map(depth);
+            let outer = s.holding_set().map(depth);
             assert_eq!(outer, (d > from).then_some(from), "depth {d}");
             seen += 1;
         }
@@ -925,25 +938,10 @@ mod tests {
                         .unwrap_or(NONE)
                 })
                 .collect();
-            let sets: Vec<DuplicateSet> = firsts
-                .iter()
-                .filter(|&&f| f < objects)
-                .enumerate()
-                .map(|(i, &f)| DuplicateSet {
-                    id: i as u32,
-                    type_index: 0,
-                    instance_bytes: 10,
-                    objects_per_copy: 1,
-                    additional_bytes: 10,
-                    members: vec![f],
-                    trivial: true,
-                    held_by: Vec::new(),
-                    holding_set: None,
-                })
-                .collect();
+            let sets = SetLists::from_lists(firsts.iter().filter(|&&f| f < objects).map(|&f| [f]));
             let mut on_paths = std::collections::BTreeSet::new();
-            for s in &sets {
-                let mut x = s.members[0];
+            for s in sets.iter() {
+                let mut x = s[0];
                 while x != NONE && on_paths.insert(x) {
                     x = every[x as usize];
                 }

@@ -50,6 +50,7 @@ use bisim::NO_BLOCK;
 pub(crate) use held::holding_sets;
 pub use sets::{
     DuplicateMode, DuplicateOptions, DuplicateSet, DuplicateTotals, Duplicates, PossibleDuplicates,
+    SetLists,
 };
 pub(crate) use verify::per_copy;
 pub use view::DescriptorRule;
@@ -151,7 +152,7 @@ fn detect(
     let dump = &graph.dump;
     let view = View::new(graph);
     crate::mem::checkpoint("duplicates: view");
-    let (mut sets, possible) = if mode != DuplicateMode::All && finished.is_empty() {
+    let (groups, possible) = if mode != DuplicateMode::All && finished.is_empty() {
         // Cheap path: no refinement; candidates are objects of one label.
         label_classes(&view, dom, mode == DuplicateMode::Trivial)
     } else {
@@ -166,6 +167,9 @@ fn detect(
         crate::mem::checkpoint("duplicates: verify");
         found
     };
+    // The sets' records are made while the view still answers which
+    // members are leaves.
+    let (sets, mut members) = assemble(&view, groups);
     drop(view);
     if tracing::enabled!(target: "heaptui::duplicates", tracing::Level::TRACE) {
         let c: Vec<u64> = verify::COUNTERS
@@ -178,11 +182,20 @@ fn detect(
         );
     }
     progress.set_done(2);
-    sort_members(&mut sets, |m| dump.ids.get(m as usize));
-    let mut dups = finish(dump, sets, possible, mode);
+    sort_members(&mut members, |m| dump.ids.get(m as usize));
+    let mut dups = finish(dump, sets, members, possible, mode);
     crate::mem::checkpoint("duplicates: sets");
-    tracing::debug_span!(target: "heaptui::profile", "held")
-        .in_scope(|| held::compute_held(graph, dom, &mut dups.sets, &dups.members, progress))?;
+    dups.set_holders = tracing::debug_span!(target: "heaptui::profile", "held").in_scope(|| {
+        let d = &mut dups;
+        held::compute_held(
+            graph,
+            dom,
+            &mut d.sets,
+            &mut d.set_members,
+            &d.index,
+            progress,
+        )
+    })?;
     dups.budget_per_type = budget;
     dups.finished_types = finished.to_vec();
     dups.values_compared = dump.values.is_some() || dump.labels.is_some();
@@ -193,41 +206,29 @@ fn detect(
 /// Sorts each set's members by `key` (then by index), on keys fetched
 /// once per member: a comparator reading them at random would miss the
 /// cache twice per comparison. A pair (most sets) is two reads.
-fn sort_members<K: Ord + Copy + Send>(sets: &mut [DuplicateSet], key: impl Fn(u32) -> K + Sync) {
-    sets.par_iter_mut().for_each(|s| {
-        if let [a, b] = s.members[..] {
+fn sort_members<K: Ord + Copy + Send>(sets: &mut SetLists, key: impl Fn(u32) -> K + Sync) {
+    sets.par_for_each_mut(|_, members| {
+        if let [a, b] = members[..] {
             if (key(b), b) < (key(a), a) {
-                s.members.swap(0, 1);
+                members.swap(0, 1);
             }
             return;
         }
-        let mut keyed: Vec<(K, u32)> = s.members.iter().map(|&m| (key(m), m)).collect();
+        let mut keyed: Vec<(K, u32)> = members.iter().map(|&m| (key(m), m)).collect();
         // The largest sets (strings) would otherwise sort on one thread.
         if keyed.len() >= 1 << 16 {
             keyed.par_sort_unstable();
         } else {
             keyed.sort_unstable();
         }
-        for (slot, (_, m)) in s.members.iter_mut().zip(keyed) {
+        for (slot, (_, m)) in members.iter_mut().zip(keyed) {
             *slot = m;
         }
     });
 }
 
-fn trivial_set(dump: &Model, members: Vec<u32>) -> DuplicateSet {
-    let o = members[0] as usize;
-    DuplicateSet {
-        id: 0,
-        type_index: dump.types.get(o).raw(),
-        instance_bytes: dump.sizes.get(o),
-        objects_per_copy: 1,
-        additional_bytes: dump.sizes.get(o) * (members.len() as u64 - 1),
-        members,
-        trivial: true,
-        held_by: Vec::new(),
-        holding_set: None,
-    }
-}
+/// One type's exact classes, in the order found.
+type Group = (u32, TypeClasses);
 
 /// Modes `trivial`/`none` without refinement: reachable leaves of one label
 /// are exactly duplicates; non-leaves sharing a label with another reachable
@@ -236,7 +237,7 @@ fn label_classes(
     graph: &View,
     dom: &DominatorTree,
     trivial: bool,
-) -> (Vec<DuplicateSet>, Vec<PossibleDuplicates>) {
+) -> (Vec<Group>, Vec<PossibleDuplicates>) {
     if !trivial {
         return (Vec::new(), Vec::new());
     }
@@ -259,7 +260,7 @@ fn label_classes(
         })
         .collect();
     keyed.par_sort_unstable();
-    let mut sets = Vec::new();
+    let mut sets: Vec<Group> = Vec::new();
     let mut possible: Vec<PossibleDuplicates> = Vec::new();
     for class in keyed.chunk_by(|a, b| a.0 == b.0 && a.1 == b.1 && a.2 == b.2 && a.3 == b.3) {
         if class.len() < 2 {
@@ -267,7 +268,18 @@ fn label_classes(
         }
         let members: Vec<u32> = class.iter().map(|c| c.4).collect();
         if class[0].2 == 0 {
-            sets.push(trivial_set(dump, members));
+            // One label and no references: exactly duplicates, each
+            // member one object of its shallow size.
+            let bytes = dump.sizes.get(members[0] as usize);
+            let additional = bytes * (members.len() as u64 - 1);
+            match sets.last_mut() {
+                Some((t, found)) if *t == class[0].0 => found.append(&members, 1, additional),
+                _ => {
+                    let mut found = TypeClasses::over(Vec::new());
+                    found.append(&members, 1, additional);
+                    sets.push((class[0].0, found));
+                }
+            }
         } else {
             add_possible(&mut possible, class[0].0, members);
         }
@@ -456,32 +468,35 @@ impl TypeClasses {
         self
     }
 
-    /// The sets as classes, each its members' own vector (for the sets'
-    /// records, made after the verification's scratch is gone).
-    fn into_classes(self) -> impl Iterator<Item = verify::Class> {
-        let TypeClasses {
-            members, classes, ..
-        } = self;
-        classes.into_iter().map(move |c| {
-            let start = c.start as usize;
-            verify::Class {
-                members: members[start..start + c.len as usize].to_vec(),
-                objects_per_copy: c.objects_per_copy,
-                additional_bytes: c.additional_bytes,
-            }
-        })
+    /// A set whose members are given apart (the trivial mode's leaf
+    /// classes, with no blocks to write over): after those written.
+    fn append(&mut self, members: &[u32], objects_per_copy: u64, additional_bytes: u64) {
+        self.members.truncate(self.written);
+        self.members.extend_from_slice(members);
+        self.record(members.len(), objects_per_copy, additional_bytes);
+    }
+
+    /// Whether the type has no set.
+    fn is_empty(&self) -> bool {
+        self.classes.is_empty()
+    }
+
+    /// The members of one of the sets.
+    fn members_of(&self, c: &TypeClass) -> &[u32] {
+        &self.members[c.start as usize..c.start as usize + c.len as usize]
     }
 }
 
-/// Turns candidate blocks into exact sets (per type as `depth` says) and
-/// possible duplicates. Types run in parallel, each type's blocks in order,
-/// so the budget cuts at the same place on every run.
+/// Turns candidate blocks into exact classes, by type (per type as
+/// `depth` says), and possible duplicates. Types run in parallel, each
+/// type's blocks in order, so the budget cuts at the same place on every
+/// run.
 fn classes(
     graph: &View,
     part: bisim::Partition,
     depth: &(dyn Fn(u32) -> Depth + Sync),
     progress: &Progress,
-) -> Result<(Vec<DuplicateSet>, Vec<PossibleDuplicates>), Cancelled> {
+) -> Result<(Vec<Group>, Vec<PossibleDuplicates>), Cancelled> {
     let phase_start = std::time::Instant::now();
     let bisim::Partition {
         block: block_of,
@@ -532,22 +547,16 @@ fn classes(
             ],
         );
     }
-    // The verification's scratch goes before the sets' records come.
+    // The verification's scratch goes before the sets come.
     drop(cx);
     drop(block_of);
-    // The sets' records are made here, once, at their exact count: a
-    // vector grown by doubling held up to twice the sets (96 bytes each),
-    // and, at its last growth, the old and the new copy at once. Each
-    // type's classes go as their sets come.
-    let mut count = 0;
-    for o in &outcomes {
-        count += o.as_ref().map_or(0, |(found, _)| found.classes.len());
-    }
-    let mut sets = Vec::with_capacity(count);
+    let mut groups = Vec::with_capacity(types.len());
     let mut possible = Vec::new();
     for (o, t) in outcomes.into_iter().zip(types) {
         let (found, p) = o?;
-        sets.extend(found.into_classes().map(|c| set_of(graph, t, c)));
+        if !found.is_empty() {
+            groups.push((t, found));
+        }
         if !p.is_empty() {
             possible.push(PossibleDuplicates {
                 type_index: t,
@@ -556,7 +565,7 @@ fn classes(
         }
     }
     sort_possible(&mut possible);
-    Ok((sets, possible))
+    Ok((groups, possible))
 }
 
 /// What the verification of every type shares.
@@ -656,50 +665,97 @@ impl Verifier<'_> {
     }
 }
 
-/// A class of type `t` as a duplicate set (numbered later): trivial when
-/// its members are leaves (only leaf blocks give classes of leaves).
-fn set_of(graph: &View, t: u32, c: verify::Class) -> DuplicateSet {
-    let o = c.members[0] as usize;
-    DuplicateSet {
-        id: 0,
-        type_index: t,
-        instance_bytes: graph.dump.sizes.get(o),
-        objects_per_copy: c.objects_per_copy,
-        additional_bytes: c.additional_bytes,
-        trivial: graph.refs_raw(c.members[0]).is_empty(),
-        members: c.members,
-        held_by: Vec::new(),
-        holding_set: None,
-    }
+/// A class of type `t`, of `members`, as the record of set `id`: trivial
+/// when its members are leaves (only leaf blocks give classes of leaves).
+fn set_of(graph: &View, t: u32, c: &TypeClass, members: &[u32], id: u32) -> DuplicateSet {
+    let o = members[0];
+    let mut s = DuplicateSet::new(
+        t,
+        graph.dump.sizes.get(o as usize),
+        c.objects_per_copy,
+        c.additional_bytes,
+        graph.refs_raw(o).is_empty(),
+    );
+    s.id = id;
+    s
 }
 
-/// Sorts the sets, numbers them and indexes their members ([`sets::MemberIndex`]).
+/// The classes of every type as the sets in their final order (additional
+/// bytes descending, then the id of the member of lowest id, then the
+/// order found) and their members in flat lists, in that order (each set's
+/// members still in the order found). The order is found first, from a key
+/// per class (24 bytes a set, for the sort), so that the records and the
+/// lists are written once, at their place: sorting sets already laid out
+/// moved every record and member to new arrays (the lists twice over).
+/// Each type's classes are freed as soon as they are copied.
+fn assemble(graph: &View, groups: Vec<Group>) -> (Vec<DuplicateSet>, SetLists) {
+    let rank = final_order(graph, &groups);
+    let mut lens = vec![0usize; rank.len()];
+    let classes = groups.iter().flat_map(|(_, found)| &found.classes);
+    for (c, &r) in classes.zip(&rank) {
+        lens[r as usize] = c.len as usize;
+    }
+    let mut members = SetLists::with_lengths(lens);
+    let blank = DuplicateSet::new(0, 0, 0, 0, false);
+    let mut sets = vec![blank; rank.len()];
+    let mut ranks = rank.iter();
+    for (t, found) in groups {
+        for c in &found.classes {
+            let r = *ranks.next().expect("a rank per class");
+            let of = found.members_of(c);
+            sets[r as usize] = set_of(graph, t, c, of, r);
+            members.get_mut(r).copy_from_slice(of);
+        }
+    }
+    // The classes' lists, freed in the allocator, go back to the kernel.
+    crate::mem::release_free_memory();
+    (sets, members)
+}
+
+/// Per class (types in order, each type's classes in order) the position
+/// of its set once sorted (see [`assemble`]).
+fn final_order(graph: &View, groups: &[Group]) -> Vec<u32> {
+    let ids = &graph.dump.ids;
+    let first_id = |members: &[u32]| {
+        let m = members.iter().map(|&m| (ids.get(m as usize), m)).min();
+        m.map_or(0, |(id, _)| id)
+    };
+    let mut keys: Vec<(std::cmp::Reverse<u64>, u64, u32)> = Vec::new();
+    for (_, found) in groups {
+        let base = keys.len() as u32;
+        keys.par_extend(found.classes.par_iter().enumerate().map(|(j, c)| {
+            let key = std::cmp::Reverse(c.additional_bytes);
+            (key, first_id(found.members_of(c)), base + j as u32)
+        }));
+    }
+    keys.par_sort_unstable();
+    let mut rank = vec![0u32; keys.len()];
+    for (r, k) in keys.iter().enumerate() {
+        rank[k.2 as usize] = r as u32;
+    }
+    rank
+}
+
+/// Numbers the sorted sets and indexes their members ([`sets::MemberIndex`]).
 fn finish(
     dump: &Model,
-    mut sets: Vec<DuplicateSet>,
+    sets: Vec<DuplicateSet>,
+    members: SetLists,
     possible: Vec<PossibleDuplicates>,
     mode: DuplicateMode,
 ) -> Duplicates {
-    sets.sort_by(|a, b| {
-        b.additional_bytes.cmp(&a.additional_bytes).then_with(|| {
-            dump.ids
-                .get(a.members[0] as usize)
-                .cmp(&dump.ids.get(b.members[0] as usize))
-        })
-    });
-    for (i, s) in sets.iter_mut().enumerate() {
-        s.id = i as u32;
-    }
-    let members = sets::MemberIndex::new(dump.objects(), &sets);
-    Duplicates {
-        mode: Some(mode),
+    let holders = SetLists::with_lengths(std::iter::repeat_n(0, sets.len()));
+    Duplicates::from_parts(
+        dump.objects(),
+        false,
+        Some(mode),
         sets,
-        possible,
-        budget_per_type: None,
-        finished_types: Vec::new(),
         members,
-        values_compared: false,
-    }
+        holders,
+        possible,
+        None,
+        Vec::new(),
+    )
 }
 
 /// `f(o)` for each `o < n` that `keep` accepts, in order: gathered in two
@@ -740,34 +796,32 @@ fn gather<T: bytemuck::Zeroable + Send>(
 mod tests {
     use super::*;
 
-    fn set(members: &[u32], instance_bytes: u64, trivial: bool) -> DuplicateSet {
-        DuplicateSet {
-            id: 0,
-            type_index: 0,
-            members: members.to_vec(),
-            instance_bytes,
-            objects_per_copy: if trivial { 1 } else { 2 },
-            additional_bytes: (members.len() as u64 - 1) * instance_bytes,
-            trivial,
-            held_by: Vec::new(),
-            holding_set: None,
-        }
+    fn set(members: &[u32], instance_bytes: u64, trivial: bool) -> (DuplicateSet, Vec<u32>) {
+        let copies = members.len() as u64 - 1;
+        let opc = if trivial { 1 } else { 2 };
+        let s = DuplicateSet::new(0, instance_bytes, opc, copies * instance_bytes, trivial);
+        (s, members.to_vec())
     }
 
     fn dups(values: bool) -> Duplicates {
-        let sets = vec![
+        let (sets, members): (Vec<_>, Vec<_>) = [
             // Three 36-byte leaves: without values, equal only in size.
             set(&[0, 1, 2], 36, true),
             // Two copies of an object with a reference: structural.
             set(&[3, 4], 24, false),
             // Two 16-byte leaves.
             set(&[5, 6], 16, true),
-        ];
+        ]
+        .into_iter()
+        .unzip();
+        let holders = SetLists::from_lists(vec![Vec::<u32>::new(); 3]);
         Duplicates::from_parts(
             10,
             values,
             Some(DuplicateMode::All),
             sets,
+            SetLists::from_lists(members),
+            holders,
             vec![],
             None,
             vec![],

@@ -44,7 +44,7 @@ pub fn detail(graph: &HeapGraph, d: &Duplicates, set: u32, theme: &Theme) -> Dup
             "Set #{} {} {} x {}, {} each, {} per copy, {} additional",
             s.id,
             theme.sep(),
-            count(s.members.len() as u64),
+            count(s.members(d).len() as u64),
             dump.type_names[s.type_index as usize],
             bytes(s.instance_bytes),
             crate::fmt::counted(s.objects_per_copy, "object", "objects"),
@@ -52,7 +52,7 @@ pub fn detail(graph: &HeapGraph, d: &Duplicates, set: u32, theme: &Theme) -> Dup
         ),
         object: None,
     }];
-    if let Some(h) = s.holding_set {
+    if let Some(h) = s.holding_set() {
         lines.push(DetailLine {
             text: format!("held by {} set #{h} (H jumps there)", theme.arrow()),
             object: None,
@@ -62,7 +62,7 @@ pub fn detail(graph: &HeapGraph, d: &Duplicates, set: u32, theme: &Theme) -> Dup
         text: "Members (Enter inspects):".into(),
         object: None,
     });
-    for &m in &s.members {
+    for &m in s.members(d) {
         lines.push(DetailLine {
             text: format!(
                 "  {} {}{}",
@@ -73,7 +73,7 @@ pub fn detail(graph: &HeapGraph, d: &Duplicates, set: u32, theme: &Theme) -> Dup
             object: Some(m),
         });
     }
-    let Some(&first) = s.members.first() else {
+    let Some(&first) = s.members(d).first() else {
         return DupDetail {
             set,
             lines,

@@ -209,7 +209,7 @@ fn set_cells(
     let mut cells = vec![
         format!("#{}", s.id),
         bytes(s.additional_bytes),
-        count(s.members.len() as u64),
+        count(d.members(id).len() as u64),
         bytes(s.instance_bytes),
         count(s.objects_per_copy),
         (if d.is_unverified(s) {
@@ -220,13 +220,13 @@ fn set_cells(
             "full"
         })
         .into(),
-        s.holding_set
+        s.holding_set()
             .map_or("-".to_string(), |h| format!("{}#{h}", theme.arrow())),
         // Every member of a set holds the same text.
         type_with_preview(
             dump,
             &dump.type_names[s.type_index as usize],
-            s.members.first().map(|&m| ObjectIdx(m)),
+            d.members(id).first().map(|&m| ObjectIdx(m)),
             type_w,
             theme,
         ),

@@ -369,7 +369,7 @@ pub(super) fn what_if_set(d: &Duplicates, set: u32, ctx: &Ctx) -> Vec<Intent> {
     let (Some(s), Some(g)) = (d.sets.get(set as usize), ctx.loading.graph()) else {
         return Vec::new();
     };
-    let Some((&first, extra)) = s.members.split_first() else {
+    let Some((&first, extra)) = s.members(d).split_first() else {
         return Vec::new();
     };
     let label = format!(
@@ -557,7 +557,7 @@ impl Pane for DuplicatesPane {
                 };
                 match self
                     .current_set()
-                    .and_then(|s| d.sets[s as usize].holding_set)
+                    .and_then(|s| d.sets[s as usize].holding_set())
                 {
                     Some(h) => vec![Intent::Jump(show_set(h, self.detail.is_some()))],
                     None => vec![Intent::status("this set is not held by another set")],
@@ -575,10 +575,10 @@ impl Pane for DuplicatesPane {
                     let set = &d.sets[s as usize];
                     let label = format!(
                         "set #{s}: {} × {}",
-                        crate::fmt::count(set.members.len() as u64),
+                        crate::fmt::count(set.members(d).len() as u64),
                         g.dump.type_names[set.type_index as usize]
                     );
-                    let members = ObjectIdx::cast_slice(&set.members).to_vec();
+                    let members = ObjectIdx::cast_slice(set.members(d)).to_vec();
                     vec![super::paths::request(
                         super::paths::objects(label, members),
                         ctx,
@@ -624,14 +624,10 @@ impl Pane for DuplicatesPane {
             if let Some(o) = det.lines.get(det.list.selected).and_then(|l| l.object) {
                 return Some(ObjectIdx(o));
             }
-            return d.sets[det.set as usize]
-                .members
-                .first()
-                .copied()
-                .map(ObjectIdx);
+            return d.members(det.set).first().copied().map(ObjectIdx);
         }
         match self.row(self.list.selected)? {
-            DupRow::Set(s) => d.sets[s as usize].members.first().copied().map(ObjectIdx),
+            DupRow::Set(s) => d.members(s).first().copied().map(ObjectIdx),
             DupRow::Possible(p) => d.possible[p as usize]
                 .instances
                 .first()

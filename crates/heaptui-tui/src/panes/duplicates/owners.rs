@@ -283,10 +283,7 @@ impl OwnersView {
             OwnerRow::Owner(i) => self.owners.owners[i as usize].top_instance,
             OwnerRow::Set(i, j) => {
                 let s = self.owners.owners[i as usize].sets[j as usize].set;
-                self.source.sets[s as usize]
-                    .members
-                    .first()
-                    .map(|&m| ObjectIdx(m))
+                self.source.members(s).first().map(|&m| ObjectIdx(m))
             }
             OwnerRow::Gone(_) => None,
         }
@@ -422,7 +419,7 @@ fn what_if_owner(v: &OwnersView, i: u32, ctx: &Ctx) -> Vec<Intent> {
     let o = &v.owners.owners[i as usize];
     let anchor = o.top_instance.or_else(|| {
         let s = v.source.sets.get(o.sets.first()?.set as usize)?;
-        s.members.get(1).map(|&m| ObjectIdx(m))
+        s.members(&v.source).get(1).map(|&m| ObjectIdx(m))
     });
     let (Some(anchor), Some(g)) = (anchor, ctx.loading.graph()) else {
         return Vec::new();
@@ -623,7 +620,7 @@ fn row_text(
                 "#{} {}{}",
                 s.id,
                 dump.type_names[s.type_index as usize],
-                s.members
+                s.members(&v.source)
                     .first()
                     .map(|&m| dump.quoted_preview(ObjectIdx(m), 40))
                     .unwrap_or_default()

@@ -170,7 +170,9 @@ pub fn set_order(
             None => g(i).delta,
         }),
         (SET, _) => sort.order(&mut order, |i| i),
-        (INSTANCES, _) => sort.order(&mut order, |i| figure(i, |s| s.members.len() as u64)),
+        (INSTANCES, _) => sort.order(&mut order, |i| {
+            s(i).map_or(0, |_| d.members(i).len() as u64)
+        }),
         (PER_INST, _) => sort.order(&mut order, |i| match s(i) {
             Some(s) => s.instance_bytes,
             None => g(i).instance_bytes,
@@ -209,7 +211,7 @@ pub fn set_deltas(c: &Compared, d: &Duplicates) -> SetDeltas {
     let rows: Vec<Option<&[u64]>> = d
         .sets
         .iter()
-        .zip(kind_ranks(&d.sets))
+        .zip(kind_ranks(d))
         .map(|(s, rank)| {
             c.duplicate_row(s.type_index, s.instance_bytes, s.objects_per_copy, rank)
                 .map(|r| &c.cmp.duplicates[r].additional_bytes[..])
@@ -297,13 +299,15 @@ impl DupWidths {
         let max = |f: &dyn Fn(&DuplicateSet) -> u64| d.sets.iter().map(f).max().unwrap_or(0);
         let possible = d.possible.iter().map(|p| p.instances.len() as u64).max();
         let digits = |n: u64| n.to_string().len();
+        let instances = d.member_lists().iter().map(|m| m.len() as u64).max();
+        let instances = instances.unwrap_or(0);
         DupWidths {
             id_digits: digits(max(&|s| s.id as u64)),
             additional: bytes_width(max(&|s| s.additional_bytes)),
-            instances: count_width(max(&|s| s.members.len() as u64).max(possible.unwrap_or(0))),
+            instances: count_width(instances.max(possible.unwrap_or(0))),
             instance_bytes: bytes_width(max(&|s| s.instance_bytes)),
             objects_per_copy: count_width(max(&|s| s.objects_per_copy)),
-            holder_digits: digits(max(&|s| s.holding_set.map_or(0, u64::from))),
+            holder_digits: digits(max(&|s| s.holding_set().map_or(0, u64::from))),
             possible: possible.is_some(),
             unverified: d.sets.iter().any(|s| d.is_unverified(s)),
         }
