@@ -147,7 +147,9 @@ impl Paths {
         let key = (parent as u64) << 32 | ty.0 as u64;
         let at = (key.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 52) as usize % RECENT;
         let (p0, t0, c0) = self.recent[at];
-        if p0 == parent && t0 == ty {
+        // A child is a node, never UNSET: an entry not yet set (UNSET,
+        // whatever its parent and type) never answers.
+        if c0 != UNSET && p0 == parent && t0 == ty {
             return c0;
         }
         let c = self.child_uncached(parent, ty);
@@ -310,7 +312,7 @@ impl<'a> Walk<'a> {
             paths: Paths {
                 nodes: Vec::new(),
                 index: HashMap::default(),
-                // No parent is UNSET: every entry misses until set.
+                // Unset entries (child UNSET) miss.
                 recent: vec![(UNSET, TypeIdx(0), UNSET); RECENT],
             },
             memo: Memo::new(RankedBits::default()),
