@@ -134,7 +134,7 @@ fn check(text: &str, exclude: &[&str]) -> Result<(), TestCaseError> {
             .iter()
             .map(|s| {
                 let first = dups.members(s.set)[0];
-                (g.dump.id_hex(ObjectIdx(first)), s.copies)
+                (g.dump.id_hex(ObjectIdx(first)), u64::from(s.copies))
             })
             .collect();
         let top = o.top_instance.map(|t| g.dump.id_hex(t));
@@ -143,7 +143,7 @@ fn check(text: &str, exclude: &[&str]) -> Result<(), TestCaseError> {
             (o.bytes, o.copies, o.instances, sets, top),
         );
         prop_assert!(prev.is_none(), "one owner per path");
-        prop_assert!(o.sets.iter().map(|s| s.bytes).sum::<u64>() == o.bytes);
+        prop_assert!(o.sets.iter().map(|s| s.bytes(&dups)).sum::<u64>() == o.bytes);
     }
     // Each owner's copies (what its what-if cuts) are its count, and no
     // copy is charged to two owners.
@@ -161,7 +161,11 @@ fn check(text: &str, exclude: &[&str]) -> Result<(), TestCaseError> {
             prop_assert!(charged.insert(c), "one owner per copy");
             *per_set.entry(set_of[&c.0]).or_default() += 1;
         }
-        let want: BTreeMap<u32, u64> = o.sets.iter().map(|s| (s.set, s.copies)).collect();
+        let want: BTreeMap<u32, u64> = o
+            .sets
+            .iter()
+            .map(|s| (s.set, u64::from(s.copies)))
+            .collect();
         prop_assert_eq!(per_set, want);
     }
     prop_assert_eq!(owners.bytes, dups.all_totals().bytes, "the headline");
@@ -282,6 +286,11 @@ fn a_long_chain_is_walked_once() {
         o.copies
     );
     let steps = heaptui_core::testing::owner_walk_steps(&g.dump, &dom, &dups, &globs);
-    assert!(steps <= k as u64 + 1, "{steps} dominators resolved for {k}");
+    // Each dominator once, but for the walks' last steps near the stop
+    // (a few a walk, unmemoised: analysis::owners::NEAR_STOP is 4).
+    assert!(
+        steps <= k as u64 + 1 + 4 * 5,
+        "{steps} dominators resolved for {k}"
+    );
     assert!(steps >= k as u64 - 1, "the walks met the chain: {steps}");
 }

@@ -10,7 +10,9 @@
 //! headline's extra instances count, and no byte is counted twice when sets
 //! nest (held duplicates). Cost: one walk up the dominator tree per copy,
 //! memoised where walks join, so O(objects) time in all; memory a fourth
-//! of a byte an object, 8 bytes a join and 4 a copy.
+//! of a byte an object, 6 bytes a join ([`Memo`]), 8 bytes an owner's
+//! set ([`OwnerSet`]) and 4 bytes a copy of an owner with several owner
+//! objects ([`Charged`]).
 
 use std::collections::HashMap;
 
@@ -19,7 +21,7 @@ use super::Glob;
 use crate::graph::duplicates::{DuplicateSet, Duplicates};
 use crate::graph::{DominatorTree, NOT_REACHABLE, SUPER_ROOT};
 use crate::mem::RankedBits;
-use crate::model::{Format, Model, ObjectIdx, TypeIdx};
+use crate::model::{Format, IntBuild, Model, ObjectIdx, TypeIdx};
 
 /// The exclude patterns owners are cut at by default, per format: the
 /// runtime's own packages and namespaces, so that the owner is the
@@ -40,15 +42,27 @@ pub fn default_owner_globs(format: Format) -> Vec<Glob> {
         .collect()
 }
 
-/// One set's share of an owner.
+/// One set's share of an owner, 8 bytes (an owner's sets are most of
+/// what the owners hold: some 600,000 on a 10 M-object Java heap). Its
+/// bytes follow from the set's ([`OwnerSet::bytes`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct OwnerSet {
     /// The set, a position in [`Duplicates::sets`].
     pub set: u32,
     /// Its extra copies charged to the owner.
-    pub copies: u64,
-    /// Their shallow bytes.
-    pub bytes: u64,
+    pub copies: u32,
+}
+
+impl OwnerSet {
+    /// The copies' shallow bytes: each its set's instance bytes (`dups`
+    /// being the duplicates the owners were found in).
+    pub fn bytes(&self, dups: &Duplicates) -> u64 {
+        let each = dups
+            .sets
+            .get(self.set as usize)
+            .map_or(0, |s| s.instance_bytes);
+        each.saturating_mul(self.copies as u64)
+    }
 }
 
 /// An owner: a grouped type path and the extra copies charged to it.
@@ -106,8 +120,16 @@ struct Paths {
     /// Per path: its parent ([`ANCHORED`] or [`UNANCHORED`] at the top) and
     /// last type.
     nodes: Vec<(u32, TypeIdx)>,
-    index: HashMap<(u32, TypeIdx), u32>,
+    index: HashMap<(u32, TypeIdx), u32, IntBuild>,
+    /// The last children asked for, by a hash of (parent, type): most
+    /// steps of a walk (those near its stop, not memoised) ask again for
+    /// a child asked for before, and find it here without the loop check
+    /// or the map.
+    recent: Vec<(u32, TypeIdx, u32)>,
 }
+
+/// Entries of [`Paths::recent`] (a power of two), 12 bytes each.
+const RECENT: usize = 1 << 12;
 
 /// The parent of a path that starts at a non-excluded type.
 const ANCHORED: u32 = u32::MAX;
@@ -122,6 +144,21 @@ impl Paths {
     /// type once and the depth of a recursive structure makes no new
     /// owner. O(path length).
     fn child(&mut self, parent: u32, ty: TypeIdx) -> u32 {
+        let key = (parent as u64) << 32 | ty.0 as u64;
+        let at = (key.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 52) as usize % RECENT;
+        let (p0, t0, c0) = self.recent[at];
+        // A child is a node, never UNSET: an entry not yet set (UNSET,
+        // whatever its parent and type) never answers.
+        if c0 != UNSET && p0 == parent && t0 == ty {
+            return c0;
+        }
+        let c = self.child_uncached(parent, ty);
+        self.recent[at] = (parent, ty, c);
+        c
+    }
+
+    /// [`Paths::child`] found in the trie.
+    fn child_uncached(&mut self, parent: u32, ty: TypeIdx) -> u32 {
         let mut p = parent;
         while p < UNANCHORED {
             let (up, t) = self.nodes[p as usize];
@@ -158,24 +195,88 @@ impl Paths {
 /// the rest of its way being the earlier walk's). Only there does a result
 /// serve again; every other dominator is passed by one walk at most. They
 /// are found first, by marking every dominator the walks meet (one bit an
-/// object), then each gets a slot in a dense array of the joins only,
-/// found by its rank among them. A fourth of a byte an object and 8 bytes
+/// object), then each gets a slot in dense arrays of the joins only,
+/// found by its rank among them. A fourth of a byte an object and 6 bytes
 /// a join, where a hash map of every dominator met took 13 to 26 bytes a
 /// dominator (on a Java or V8 heap the walks meet most objects: the
 /// copies' dominators and the runtime's types above them).
+///
+/// A join at most [`NEAR_STOP`] steps below a stop is not memoised: a
+/// walk through it takes those few steps more to the stop, whose path is
+/// its type's (see [`Walk::stop_path`]), and a stop is never memoised.
+/// On a Java heap cut at the runtime's packages most joins lie there (a
+/// map's nodes and table below the program's object that holds the map):
+/// 2.03 M joins memoised on a 9.76 M-object HPROF before, 12 MiB; on a
+/// V8 snapshot the stops alone left 256 of 1.6 M. Paths are few
+/// (hundreds to a few thousand), so a join's path takes two bytes; one
+/// past them goes to a side map.
 struct Memo {
     /// One bit per object: the joins, ranked.
     joins: RankedBits,
-    /// Per join, in object order: (owner path, owner object), [`UNSET`]
-    /// until resolved.
-    values: Vec<(u32, u32)>,
+    /// Per join, in object order: its owner path, or [`FAR_PATH`] for one
+    /// in `far`.
+    paths: Vec<u16>,
+    /// Paths of [`FAR_PATH`] or more, by slot.
+    far: HashMap<u32, u32>,
+    /// Per join, in object order: its owner object, [`UNSET`] until
+    /// resolved.
+    anchors: Vec<u32>,
 }
 
+/// How near its stop a dominator where walks join goes unmemoised: a walk
+/// through it takes at most this many steps more (see [`Memo`]).
+const NEAR_STOP: usize = 4;
+
+/// A [`Memo::paths`] entry whose path is in [`Memo::far`].
+const FAR_PATH: u16 = u16::MAX;
+
 impl Memo {
+    /// Room for the joins `joins` marks, none resolved.
+    fn new(joins: RankedBits) -> Memo {
+        let n = joins.ones();
+        Memo {
+            joins,
+            paths: crate::mem::zeroed(n),
+            far: HashMap::new(),
+            anchors: vec![UNSET; n],
+        }
+    }
+
     /// The slot of dominator `d`, if it is a join.
     #[inline]
     fn slot(&self, d: u32) -> Option<usize> {
         self.joins.rank(d)
+    }
+
+    /// The owner path and owner object of slot `s`, once resolved.
+    #[inline]
+    fn get(&self, s: usize) -> Option<(u32, u32)> {
+        let anchor = self.anchors[s];
+        if anchor == UNSET {
+            return None;
+        }
+        let path = match self.paths[s] {
+            FAR_PATH => self.far[&(s as u32)],
+            p => p as u32,
+        };
+        Some((path, anchor))
+    }
+
+    /// Resolves slot `s`.
+    fn set(&mut self, s: usize, (path, anchor): (u32, u32)) {
+        self.anchors[s] = anchor;
+        self.paths[s] = match u16::try_from(path) {
+            Ok(p) if p != FAR_PATH => p,
+            _ => {
+                self.far.insert(s as u32, path);
+                FAR_PATH
+            }
+        };
+    }
+
+    /// The memo's heap bytes (the side map at 12 bytes an entry).
+    fn heap_bytes(&self) -> usize {
+        self.paths.capacity() * 2 + self.anchors.capacity() * 4 + self.far.capacity() * 12
     }
 }
 
@@ -184,6 +285,8 @@ struct Walk<'a> {
     dump: &'a Model,
     dom: &'a DominatorTree,
     excluded: Vec<bool>,
+    /// Per row type: the path of a walk that stops at it, or [`UNSET`].
+    stop_paths: Vec<u32>,
     paths: Paths,
     memo: Memo,
     stack: Vec<u32>,
@@ -205,14 +308,14 @@ impl<'a> Walk<'a> {
             dump,
             dom,
             excluded: excluded_by_any(dump, exclude),
+            stop_paths: vec![UNSET; dump.type_names.len()],
             paths: Paths {
                 nodes: Vec::new(),
-                index: HashMap::new(),
+                index: HashMap::default(),
+                // Unset entries (child UNSET) miss.
+                recent: vec![(UNSET, TypeIdx(0), UNSET); RECENT],
             },
-            memo: Memo {
-                joins: RankedBits::default(),
-                values: Vec::new(),
-            },
+            memo: Memo::new(RankedBits::default()),
             stack: Vec::new(),
             steps: 0,
         };
@@ -231,6 +334,19 @@ impl<'a> Walk<'a> {
         !self.excluded[self.row(d).index()] || self.dom.idom[d as usize] == SUPER_ROOT
     }
 
+    /// Whether a walk from dominator `d` (not a stop) stops within
+    /// [`NEAR_STOP`] steps up: no join there is memoised.
+    fn near_stop(&self, d: u32) -> bool {
+        let mut x = d;
+        for _ in 0..NEAR_STOP {
+            x = self.dom.idom[x as usize];
+            if self.stops_at(x) {
+                return true;
+            }
+        }
+        false
+    }
+
     /// Finds the joins of the walks from `starts` (see [`Memo`]): each
     /// walk marks what [`Walk::resolve`] will pass from its start, up to
     /// where it stops or to a dominator marked already, a join.
@@ -239,50 +355,59 @@ impl<'a> Walk<'a> {
         let mut met = vec![0u64; words];
         let mut joins = vec![0u64; words];
         for mut d in starts {
-            loop {
+            // A stop resolves in one step (its type's path): never a join.
+            while !self.stops_at(d) {
                 let (w, b) = (d as usize / 64, d % 64);
                 if met[w] >> b & 1 != 0 {
-                    joins[w] |= 1 << b;
+                    if !self.near_stop(d) {
+                        joins[w] |= 1 << b;
+                    }
                     break;
                 }
                 met[w] |= 1 << b;
-                if self.stops_at(d) {
-                    break;
-                }
                 d = self.dom.idom[d as usize];
             }
         }
         drop(met);
-        self.memo.joins = RankedBits::new(joins);
-        self.memo.values = vec![(UNSET, UNSET); self.memo.joins.ones()];
+        self.memo = Memo::new(RankedBits::new(joins));
     }
 
     /// The owner path and owner object of dominator `d0`: up from `d0`
     /// past excluded row types to the first that is not (or to the
     /// topmost dominator). Each join passed is memoised, so each
-    /// dominator is walked past once in all: O(1) amortised a call on any
-    /// chain.
+    /// dominator is walked past once in all, but for the stops and those
+    /// at most [`NEAR_STOP`] steps below them (that many steps a walk at
+    /// most): O(1) amortised a call on any chain.
+    /// The path of a walk that stops at a dominator of row type `ty`: the
+    /// type alone, anchored unless excluded (the topmost dominator's).
+    /// Kept per type, as stops are not memoised.
+    fn stop_path(&mut self, ty: TypeIdx) -> u32 {
+        let known = self.stop_paths[ty.index()];
+        if known != UNSET {
+            return known;
+        }
+        let top = if self.excluded[ty.index()] {
+            UNANCHORED
+        } else {
+            ANCHORED
+        };
+        let p = self.paths.child(top, ty);
+        self.stop_paths[ty.index()] = p;
+        p
+    }
+
     fn resolve(&mut self, d0: u32) -> (u32, u32) {
         self.stack.clear();
         let mut d = d0;
         let (mut path, anchor) = loop {
             let slot = self.memo.slot(d);
-            if let Some(hit) = slot.map(|s| self.memo.values[s]).filter(|v| v.0 != UNSET) {
+            if let Some(hit) = slot.and_then(|s| self.memo.get(s)) {
                 break hit;
             }
             self.steps += 1;
             let ty = self.row(d);
             if self.stops_at(d) {
-                let top = if self.excluded[ty.index()] {
-                    UNANCHORED
-                } else {
-                    ANCHORED
-                };
-                let p = self.paths.child(top, ty);
-                if let Some(s) = slot {
-                    self.memo.values[s] = (p, d);
-                }
-                break (p, d);
+                break (self.stop_path(ty), d);
             }
             self.stack.push(d);
             d = self.dom.idom[d as usize];
@@ -290,7 +415,7 @@ impl<'a> Walk<'a> {
         while let Some(x) = self.stack.pop() {
             path = self.paths.child(path, self.row(x));
             if let Some(s) = self.memo.slot(x) {
-                self.memo.values[s] = (path, anchor);
+                self.memo.set(s, (path, anchor));
             }
         }
         (path, anchor)
@@ -365,25 +490,26 @@ pub(crate) fn owners_and_steps(
             o.bytes += s.instance_bytes;
             o.copies += 1;
             match o.sets.last_mut() {
-                Some(last) if last.set == s.id => {
-                    last.copies += 1;
-                    last.bytes += s.instance_bytes;
-                }
+                Some(last) if last.set == s.id => last.copies += 1,
                 _ => o.sets.push(OwnerSet {
                     set: s.id,
                     copies: 1,
-                    bytes: s.instance_bytes,
                 }),
             }
         }
     }
     let steps = walk.steps;
-    // The owner objects, in a second pass over the copies (the walks
-    // memoised now).
+    // The owner objects, in a second pass over the copies of the sets
+    // charged to an owner with several (the others' are known).
+    let many = sets_of_many(&owners, &anchors);
     let mut charged = Charged::new(&owners, anchors);
     // The last path's owner: a set's copies mostly share their path.
     let mut last = (UNSET, 0);
-    for s in verified() {
+    let of_many = |s: &&DuplicateSet| {
+        many.get(s.id as usize / 64)
+            .is_some_and(|w| w >> (s.id % 64) & 1 != 0)
+    };
+    for s in verified().filter(of_many) {
         for &m in s.members(dups).iter().skip(1) {
             let d0 = dom.idom[m as usize];
             if d0 == NOT_REACHABLE || d0 == SUPER_ROOT {
@@ -398,11 +524,15 @@ pub(crate) fn owners_and_steps(
             }
         }
     }
+    tracing::debug!(target: "heaptui::memory",
+        "owners: {} joins memoised, {} paths, {} owners, {} owner sets, {} copies charged apart, {steps} steps",
+        walk.memo.anchors.len(), walk.paths.nodes.len(), owners.len(),
+        owners.iter().map(|o| o.1.sets.len()).sum::<usize>(), charged.objects.len());
     crate::mem::alive(
         "owners: charged",
         &[
             ("joins", walk.memo.joins.heap_bytes()),
-            ("memo", walk.memo.values.capacity() * 8),
+            ("memo", walk.memo.heap_bytes()),
             (
                 "paths",
                 walk.paths.nodes.capacity() * 8 + walk.paths.index.capacity() * 13,
@@ -413,7 +543,10 @@ pub(crate) fn owners_and_steps(
             ),
             (
                 "owner sets",
-                owners.iter().map(|o| o.1.sets.capacity() * 24).sum(),
+                owners
+                    .iter()
+                    .map(|o| o.1.sets.capacity() * std::mem::size_of::<OwnerSet>())
+                    .sum(),
             ),
             ("charged", charged.objects.capacity() * 4),
         ],
@@ -421,7 +554,24 @@ pub(crate) fn owners_and_steps(
     // The memo goes before the owners are finished.
     let Walk { paths, memo, .. } = walk;
     drop(memo);
-    (finish(dump, paths, owners, charged, exclude), steps)
+    (finish(dump, dups, paths, owners, charged, exclude), steps)
+}
+
+/// One bit a set: whether some of its copies are charged to an owner with
+/// several owner objects ([`MANY`] in `anchors`), whose second pass
+/// walks only those sets' copies.
+fn sets_of_many(owners: &[(u32, Owner)], anchors: &[u32]) -> Vec<u64> {
+    let ids = owners.iter().flat_map(|o| o.1.sets.iter().map(|s| s.set));
+    let words = ids.max().map_or(0, |m| m as usize + 1).div_ceil(64);
+    let mut bits = vec![0u64; words];
+    for ((_, o), &a) in owners.iter().zip(anchors) {
+        if a == MANY {
+            for share in &o.sets {
+                bits[share.set as usize / 64] |= 1 << (share.set % 64);
+            }
+        }
+    }
+    bits
 }
 
 /// [`Charged::anchors`] of an owner with two or more owner objects.
@@ -481,7 +631,7 @@ impl Charged {
     /// Owner `owner` (the `i`th)'s distinct owner objects and the one
     /// charged most (lowest index on a tie), each copy charged its set's
     /// instance bytes.
-    fn instances(&self, i: usize, owner: &Owner) -> (u64, Option<ObjectIdx>) {
+    fn instances(&self, i: usize, owner: &Owner, dups: &Duplicates) -> (u64, Option<ObjectIdx>) {
         match self.anchors[i] {
             UNSET => return (0, None),
             MANY => {}
@@ -501,8 +651,11 @@ impl Charged {
             let bytes: u64 = same
                 .iter()
                 .map(|&(_, run)| {
-                    let share = &owner.sets[run as usize];
-                    share.bytes / share.copies.max(1)
+                    OwnerSet {
+                        copies: 1,
+                        ..owner.sets[run as usize]
+                    }
+                    .bytes(dups)
                 })
                 .sum();
             count += 1;
@@ -570,6 +723,7 @@ fn empty_owner() -> Owner {
 /// Paths spelled out, owner objects counted, everything sorted.
 fn finish(
     dump: &Model,
+    dups: &Duplicates,
     paths: Paths,
     owners: Vec<(u32, Owner)>,
     charged: Charged,
@@ -587,12 +741,13 @@ fn finish(
     // Per owner, its owner objects and the one charged most, while its
     // sets are in the order its copies were charged.
     for (i, o) in owners.iter_mut().enumerate() {
-        (o.instances, o.top_instance) = charged.instances(i, o);
+        (o.instances, o.top_instance) = charged.instances(i, o, dups);
     }
     drop(charged);
     for o in &mut owners {
+        o.sets.shrink_to_fit();
         o.sets
-            .sort_by(|a, b| b.bytes.cmp(&a.bytes).then(a.set.cmp(&b.set)));
+            .sort_by(|a, b| (b.bytes(dups).cmp(&a.bytes(dups))).then(a.set.cmp(&b.set)));
     }
     let names = |o: &Owner| Owners::path_text(dump, o);
     owners.sort_by(|a, b| {

@@ -624,8 +624,8 @@ fn write_owners(out: &mut impl Write, a: &Analysis, opts: &ReportOptions) -> io:
             .iter()
             .map(|s| OwnerSetRow {
                 set: s.set,
-                copies: s.copies,
-                bytes: s.bytes,
+                copies: s.copies.into(),
+                bytes: s.bytes(&a.duplicates),
             })
             .collect(),
     });

@@ -33,7 +33,7 @@ fn owner_row(a: &Analysis, o: &Owner) -> Value {
                 "set": s.set,
                 "type": &*names[set.type_index as usize],
                 "copies": s.copies,
-                "bytes": s.bytes,
+                "bytes": s.bytes(&a.duplicates),
             })
         })
         .collect();

@@ -625,7 +625,13 @@ fn row_text(
                     .map(|&m| dump.quoted_preview(ObjectIdx(m), 40))
                     .unwrap_or_default()
             );
-            let cells = l.cells(&bytes(share.bytes), "", "", &count(share.copies), "");
+            let cells = l.cells(
+                &bytes(share.bytes(&v.source)),
+                "",
+                "",
+                &count(share.copies.into()),
+                "",
+            );
             format!(
                 "{cells}{} {}",
                 theme.arrow(),
