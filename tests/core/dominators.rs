@@ -423,6 +423,48 @@ proptest! {
     }
 }
 
+/// The tree as the report's pipeline hands it on (its idom and preorder
+/// numbers set aside during the duplicates' candidates, its preorder
+/// during the held duplicates, each made again after) against the tree
+/// computed afresh; and meanwhile reachability and the super-root read
+/// the same.
+fn set_aside_comes_back(h: &SmallHeap) -> Result<(), TestCaseError> {
+    use heaptui_core::testing::{with_parents_aside, with_preorder_aside};
+    let a = analyse_bytes(h.to_dump_text().as_bytes());
+    let fresh = DominatorTree::compute(&a.graph, &Progress::new()).unwrap();
+    let same = |x: &DominatorTree, y: &DominatorTree| {
+        x.idom[..] == y.idom[..]
+            && x.preorder_number[..] == y.preorder_number[..]
+            && x.at_preorder[..] == y.at_preorder[..]
+    };
+    prop_assert!(same(&a.dom, &fresh), "the pipeline's tree");
+    let n = fresh.super_root();
+    let reachable: Vec<bool> = (0..n).map(|o| fresh.is_reachable(o)).collect();
+    let read = |t: &DominatorTree| {
+        let r: Vec<bool> = (0..n).map(|o| t.is_reachable(o)).collect();
+        (t.super_root(), r)
+    };
+    let mut dom = fresh.clone();
+    let (seen, idom_len) = with_parents_aside(&mut dom, |t| (read(t), t.idom.len()));
+    prop_assert_eq!(&seen, &(n, reachable.clone()));
+    prop_assert_eq!(idom_len, 0, "idom set aside");
+    prop_assert!(same(&dom, &fresh), "idom and preorder numbers made again");
+    let (seen, at_len) = with_preorder_aside(&mut dom, |t| (read(t), t.at_preorder.len()));
+    prop_assert_eq!(&seen, &(n, reachable));
+    prop_assert_eq!(at_len, 0, "preorder set aside");
+    prop_assert!(same(&dom, &fresh), "preorder made again");
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+
+    #[test]
+    fn parts_set_aside_come_back_exactly(h in small_heap(30)) {
+        set_aside_comes_back(&h)?;
+    }
+}
+
 #[test]
 fn a_long_chain_does_not_overflow_the_stack() {
     // root → 1 → 2 → … → n-1: recursion over the DFS or the path compression

@@ -3,7 +3,8 @@
 //! `fuzz/` turn it on), so none of it ships in the `heaptui` binary:
 //! importers with a chosen chunk size (so a test can check that chunk
 //! boundaries change nothing), the duplicate detector's thresholds (whose
-//! results must be the same for every value), the gzip bound and the cache
+//! results must be the same for every value), the dominator tree's
+//! set-aside (`with_parents_aside`, `with_preorder_aside`), the gzip bound and the cache
 //! decoder's entry over bytes in memory, and what the duplicate owners'
 //! walks cost. One method is a knob of the same kind where it belongs:
 //! `IdIndex::probes` (what look-ups cost).
@@ -92,4 +93,23 @@ pub fn max_inflated(compressed: u64) -> u64 {
 /// (the fuzz target's entry: every check of a real load runs).
 pub fn decode_cache_bytes(bytes: &[u8]) -> Result<Analysis, Corrupt> {
     crate::cache::decode_bytes(bytes)
+}
+
+/// Runs `f` on `dom` with its idom and preorder numbers set aside, then
+/// makes them again (what the report's pipeline does around the
+/// duplicates' candidates and verification).
+pub fn with_parents_aside<R>(
+    dom: &mut crate::graph::DominatorTree,
+    f: impl FnOnce(&crate::graph::DominatorTree) -> R,
+) -> R {
+    dom.with_parents_aside(f)
+}
+
+/// Runs `f` on `dom` with its preorder set aside, then makes it again
+/// (what the report's pipeline does around the held duplicates).
+pub fn with_preorder_aside<R>(
+    dom: &mut crate::graph::DominatorTree,
+    f: impl FnOnce(&crate::graph::DominatorTree) -> R,
+) -> R {
+    dom.with_preorder_aside(f)
 }

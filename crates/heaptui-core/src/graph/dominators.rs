@@ -162,15 +162,17 @@ impl DominatorTree {
         (&self.retained_bytes, &self.retained_objects)
     }
 
-    /// Whether a strong root reaches `object`.
+    /// Whether a strong root reaches `object`: whether it retains anything
+    /// (itself at least), which stays answered while `idom` is set aside
+    /// (`super::set_aside`).
     pub fn is_reachable(&self, object: u32) -> bool {
-        self.idom[object as usize] != NOT_REACHABLE
+        self.retained_objects.get(object as usize) != 0
     }
 
     /// The node that stands for the super-root in
     /// [`DominatorTree::children`] and its kin: the object count.
     pub fn super_root(&self) -> u32 {
-        self.idom.len() as u32
+        self.retained_objects.len() as u32
     }
 
     /// The object's chain of dominators, nearest first, ending below the
@@ -828,7 +830,7 @@ fn tree_numbers(idom_pre: Vec<u32>, ret_objects: Vec<u32>) -> Vec<u32> {
 /// arrays are gone: the tree's results are then all that is alive, 16
 /// bytes an object with the narrow retained sizes' 3 (the children lists
 /// it replaces were 8 bytes an object, this is 4).
-fn at_preorder_of(
+pub(super) fn at_preorder_of(
     preorder_number: &[u32],
     reachable: usize,
     spill: Option<&Spill>,

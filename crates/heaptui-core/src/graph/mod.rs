@@ -5,6 +5,7 @@
 pub(crate) mod children;
 pub(crate) mod dominators;
 pub mod duplicates;
+mod set_aside;
 
 pub use crate::model::{Csr, Offsets, PackedRows, Row};
 pub use children::{Children, Rank, ROOTS_KEPT};

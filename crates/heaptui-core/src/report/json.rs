@@ -581,7 +581,24 @@ struct OwnerRow<'a> {
     copies: u64,
     instances: u64,
     top_instance: Option<Hex>,
-    sets: Vec<OwnerSetRow>,
+    sets: OwnerSets<'a>,
+}
+
+/// An owner's sets, written as they are read: the owner of most sets
+/// holds hundreds of thousands (24 bytes each as rows).
+struct OwnerSets<'a> {
+    sets: &'a [crate::analysis::OwnerSet],
+    dups: &'a crate::graph::duplicates::Duplicates,
+}
+
+impl Serialize for OwnerSets<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.sets.iter().map(|o| OwnerSetRow {
+            set: o.set,
+            copies: o.copies.into(),
+            bytes: o.bytes(self.dups),
+        }))
+    }
 }
 
 /// `duplicate_owners.owners[].sets[]`.
@@ -619,15 +636,10 @@ fn write_owners(out: &mut impl Write, a: &Analysis, opts: &ReportOptions) -> io:
         copies: o.copies,
         instances: o.instances,
         top_instance: o.top_instance.map(|t| Hex(dump.ids.get(t.index()))),
-        sets: o
-            .sets
-            .iter()
-            .map(|s| OwnerSetRow {
-                set: s.set,
-                copies: s.copies.into(),
-                bytes: s.bytes(&a.duplicates),
-            })
-            .collect(),
+        sets: OwnerSets {
+            sets: &o.sets,
+            dups: &a.duplicates,
+        },
     });
     write_array(out, rows, true)?;
     out.write_all(b"]}")

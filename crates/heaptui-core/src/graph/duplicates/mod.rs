@@ -85,7 +85,28 @@ pub fn find_duplicates(
 ) -> Result<Duplicates, Cancelled> {
     detect(
         graph,
-        dom,
+        Tree::Shared(dom),
+        options.mode,
+        options.budget_per_type,
+        &[],
+        progress,
+    )
+}
+
+/// [`find_duplicates`] on a tree nothing else reads meanwhile (the
+/// report's, once no view shares it): its idom and preorder numbers, 8
+/// bytes an object, are set aside while the candidates are found and
+/// verified, the stage's highest point, and made again, exactly, before
+/// the held duplicates need them (`DominatorTree::with_parents_aside`).
+pub fn find_duplicates_alone(
+    graph: &HeapGraph,
+    dom: &mut DominatorTree,
+    options: &DuplicateOptions,
+    progress: &Progress,
+) -> Result<Duplicates, Cancelled> {
+    detect(
+        graph,
+        Tree::Alone(dom),
         options.mode,
         options.budget_per_type,
         &[],
@@ -110,7 +131,7 @@ pub fn detect_type(
     }
     detect(
         graph,
-        dom,
+        Tree::Shared(dom),
         dups.mode.unwrap_or(DuplicateMode::None),
         dups.budget_per_type,
         &finished,
@@ -129,9 +150,17 @@ enum Depth {
     Full(Option<u64>),
 }
 
+/// The dominator tree detection reads: shared with others, or held alone
+/// (then its idom and preorder numbers are set aside while the candidates
+/// are found and verified, which read only which objects are reachable).
+enum Tree<'a> {
+    Shared(&'a DominatorTree),
+    Alone(&'a mut DominatorTree),
+}
+
 fn detect(
     graph: &HeapGraph,
-    dom: &DominatorTree,
+    tree: Tree<'_>,
     mode: DuplicateMode,
     budget: Option<u64>,
     finished: &[u32],
@@ -149,10 +178,54 @@ fn detect(
             DuplicateMode::All => Depth::Full(budget),
         }
     };
+    let refine = mode == DuplicateMode::All || !finished.is_empty();
+    let sets_of = |dom: &DominatorTree| sets(graph, dom, mode, refine, &depth, progress);
+    let held_in = |dom: &DominatorTree, dups: &mut Duplicates| {
+        let _span = tracing::debug_span!(target: "heaptui::profile", "held").entered();
+        held::compute_held(
+            graph,
+            dom,
+            &mut dups.sets,
+            &mut dups.set_members,
+            &dups.index,
+            progress,
+        )
+    };
+    let mut dups;
+    match tree {
+        Tree::Shared(dom) => {
+            dups = sets_of(dom)?;
+            dups.set_holders = held_in(dom, &mut dups)?;
+        }
+        Tree::Alone(dom) => {
+            dups = dom.with_parents_aside(sets_of)?;
+            let holders = dom.with_preorder_aside(|dom| held_in(dom, &mut dups));
+            dups.set_holders = holders?;
+        }
+    }
+    dups.budget_per_type = budget;
+    dups.finished_types = finished.to_vec();
+    dups.values_compared = graph.dump.values.is_some() || graph.dump.labels.is_some();
+    progress.set_done(3);
+    Ok(dups)
+}
+
+/// The duplicate sets and possible duplicates, without their holders:
+/// candidates (refined where `refine`, else objects of one label), their
+/// verification per type to the `Depth` it says, and the sets laid out.
+/// Reads of the tree only which objects are reachable.
+fn sets(
+    graph: &HeapGraph,
+    dom: &DominatorTree,
+    mode: DuplicateMode,
+    refine: bool,
+    depth: &(dyn Fn(u32) -> Depth + Sync),
+    progress: &Progress,
+) -> Result<Duplicates, Cancelled> {
     let dump = &graph.dump;
     let view = View::new(graph);
     crate::mem::checkpoint("duplicates: view");
-    let (groups, possible) = if mode != DuplicateMode::All && finished.is_empty() {
+    let (groups, possible) = if !refine {
         // Cheap path: no refinement; candidates are objects of one label.
         label_classes(&view, dom, mode == DuplicateMode::Trivial)
     } else {
@@ -161,7 +234,7 @@ fn detect(
         crate::mem::checkpoint("duplicates: candidates");
         progress.set_done(1);
         let found = tracing::debug_span!(target: "heaptui::profile", "verify")
-            .in_scope(|| classes(&view, part, &depth, progress))?;
+            .in_scope(|| classes(&view, part, depth, progress))?;
         // The verification threads' scratch, freed but held per thread.
         crate::mem::release_free_memory();
         crate::mem::checkpoint("duplicates: verify");
@@ -183,23 +256,8 @@ fn detect(
     }
     progress.set_done(2);
     sort_members(&mut members, |m| dump.ids.get(m as usize));
-    let mut dups = finish(dump, sets, members, possible, mode);
+    let dups = finish(dump, sets, members, possible, mode);
     crate::mem::checkpoint("duplicates: sets");
-    dups.set_holders = tracing::debug_span!(target: "heaptui::profile", "held").in_scope(|| {
-        let d = &mut dups;
-        held::compute_held(
-            graph,
-            dom,
-            &mut d.sets,
-            &mut d.set_members,
-            &d.index,
-            progress,
-        )
-    })?;
-    dups.budget_per_type = budget;
-    dups.finished_types = finished.to_vec();
-    dups.values_compared = dump.values.is_some() || dump.labels.is_some();
-    progress.set_done(3);
     Ok(dups)
 }
 

@@ -1,0 +1,141 @@
+//! The dominator tree's `idom` and preorder numbers set aside while a
+//! stage does not read them, and made again, exactly, when it ends.
+//!
+//! The duplicates' candidates and verification are the whole report's
+//! highest point on every format measured, and they read nothing of the
+//! tree but which objects are reachable. `idom` and `preorder_number` are
+//! 8 bytes an object there (4 each), and both follow from what stays:
+//!
+//! * `at_preorder` lists the reachable objects in the tree's preorder, and
+//!   `retained_objects` is each one's subtree size, so the subtree of the
+//!   object at position `k` is the positions `k .. k + retained_objects`;
+//! * an object's number is its position in `at_preorder`;
+//! * its idom is the nearest object before it in the preorder whose range
+//!   still holds its position (the super-root where none does). So a
+//!   node's children are the object right after it and each next one
+//!   right past the previous one's range, up to the end of its own range:
+//!   each node writes its children's idom, in parallel over the preorder,
+//!   each object written once, and the super-root's children come from
+//!   one run from position 0. No array but the two it makes;
+//! * an unreachable object retains nothing (`retained_objects` 0) and keeps
+//!   `NOT_REACHABLE` and `NOT_NUMBERED`.
+//!
+//! While they are aside, [`DominatorTree::is_reachable`] and
+//! [`DominatorTree::super_root`] answer from `retained_objects`; anything
+//! else that reads them would find them empty. So only a caller that holds
+//! the tree alone (the report's pipeline, once no view shares it) sets them
+//! aside, and only for the span of one closure: see
+//! [`DominatorTree::with_parents_aside`]. Arrays mapped from a file (a
+//! cache, a spill) are left as they are: their pages are the kernel's to
+//! drop, and making them again in memory would break the budget.
+
+use super::dominators::{at_preorder_of, DominatorTree, NOT_NUMBERED, NOT_REACHABLE, SUPER_ROOT};
+use rayon::prelude::*;
+
+use crate::mem::{as_atomic, Array, Packed};
+
+/// Positions of the preorder per parallel job.
+const BLOCK: usize = 1 << 14;
+
+impl DominatorTree {
+    /// Runs `f` on the tree with `idom` and `preorder_number` freed (8
+    /// bytes an object), then makes them again from `at_preorder` and the
+    /// retained objects, exactly as they were, whatever `f` returns. Where
+    /// they are mapped from a file, or empty, `f` runs on the tree as it
+    /// is. `f` may ask only [`DominatorTree::is_reachable`],
+    /// [`DominatorTree::super_root`], the retained sizes and the preorder.
+    pub(crate) fn with_parents_aside<R>(&mut self, f: impl FnOnce(&DominatorTree) -> R) -> R {
+        if self.idom.is_mapped() || self.preorder_number.is_mapped() || self.idom.is_empty() {
+            return f(self);
+        }
+        self.idom = Array::default();
+        self.preorder_number = Array::default();
+        crate::mem::checkpoint("dominator tree: idom and preorder numbers set aside");
+        let r = f(self);
+        let (idom, number) = parents_and_numbers(&self.at_preorder, &self.retained_objects);
+        self.idom = idom.into();
+        self.preorder_number = number.into();
+        crate::mem::checkpoint("dominator tree: idom and preorder numbers made again");
+        r
+    }
+
+    /// Runs `f` on the tree with `at_preorder` freed (4 bytes an object),
+    /// then makes it again from the preorder numbers (a parallel scatter)
+    /// whatever `f` returns. Where it is mapped from a file, or empty, `f`
+    /// runs on the tree as it is. `f` may ask anything but the preorder
+    /// and the children.
+    pub(crate) fn with_preorder_aside<R>(&mut self, f: impl FnOnce(&DominatorTree) -> R) -> R {
+        if self.at_preorder.is_mapped() || self.preorder_number.is_mapped() {
+            return f(self);
+        }
+        if self.at_preorder.is_empty() {
+            return f(self);
+        }
+        self.at_preorder = Array::default();
+        crate::mem::checkpoint("dominator tree: the preorder set aside");
+        let r = f(self);
+        let reachable = self.reachable_objects as usize;
+        self.at_preorder = at_preorder_of(&self.preorder_number, reachable, None).into_array();
+        crate::mem::checkpoint("dominator tree: the preorder made again");
+        r
+    }
+}
+
+/// Each object's idom and preorder number, from the preorder and the
+/// subtree sizes (see the module doc): unreachable objects (retaining
+/// nothing) keep `NOT_REACHABLE` and `NOT_NUMBERED`. The super-root's
+/// children are read off in one sequential run from position 0; every
+/// other object is written by its parent, in parallel over the preorder.
+fn parents_and_numbers(at: &[u32], objects: &Packed) -> (Vec<u32>, Vec<u32>) {
+    use std::sync::atomic::Ordering::Relaxed;
+    let _span = tracing::debug_span!(target: "heaptui::profile", "idom made again").entered();
+    let n = objects.len();
+    let mut idom = vec![NOT_REACHABLE; n];
+    let mut number = vec![NOT_NUMBERED; n];
+    // The range of the object at position k ends at k + size(k); at least
+    // one position, so that every walk below moves on.
+    let size = |k: usize| (objects.get(at[k] as usize) as usize).max(1);
+    {
+        let (parents, numbers) = (as_atomic(&mut idom), as_atomic(&mut number));
+        let mut k = 0;
+        while k < at.len() {
+            parents[at[k] as usize].store(SUPER_ROOT, Relaxed);
+            k += size(k);
+        }
+        at.par_chunks(BLOCK).enumerate().for_each(|(b, part)| {
+            for (i, &x) in part.iter().enumerate() {
+                let k = b * BLOCK + i;
+                numbers[x as usize].store(k as u32, Relaxed);
+                let end = (k + size(k)).min(at.len());
+                let mut child = k + 1;
+                while child < end {
+                    parents[at[child] as usize].store(x, Relaxed);
+                    child += size(child);
+                }
+            }
+        });
+    }
+    (idom, number)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A chain as deep as the heap: every step up is taken once, and the
+    /// idoms are the chain's.
+    #[test]
+    fn a_deep_chain_comes_back() {
+        let n = 100_000u32;
+        let mut at = Vec::new();
+        let mut objects = Vec::new();
+        for k in 0..n {
+            at.push(k);
+            objects.push(u64::from(n - k));
+        }
+        let (idom, number) = parents_and_numbers(&at, &Packed::from(objects));
+        assert_eq!(idom[0], SUPER_ROOT);
+        assert!((1..n as usize).all(|k| idom[k] == k as u32 - 1));
+        assert!((0..n as usize).all(|k| number[k] == k as u32));
+    }
+}
