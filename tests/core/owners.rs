@@ -148,10 +148,8 @@ fn check(text: &str, exclude: &[&str]) -> Result<(), TestCaseError> {
     // Each owner's copies (what its what-if cuts) are its count, and no
     // copy is charged to two owners.
     let mut charged = HashSet::new();
-    let set_of: BTreeMap<u32, u32> = dups
-        .sets
-        .iter()
-        .flat_map(|s| s.members(&dups).iter().map(move |&m| (m, s.id)))
+    let set_of: BTreeMap<u32, u32> = (0..dups.sets.len() as u32)
+        .flat_map(|i| dups.members(i).iter().map(move |&m| (m, i)))
         .collect();
     for o in &owners.owners {
         let copies = owner_copies(&g.dump, &dom, &dups, &globs, o);

@@ -48,6 +48,7 @@ use crate::model::{Model, ObjectIdx};
 use crate::progress::{Cancelled, Progress, Stage};
 use bisim::NO_BLOCK;
 pub(crate) use held::holding_sets;
+pub(crate) use sets::MAX_SETS;
 pub use sets::{
     DuplicateMode, DuplicateOptions, DuplicateSet, DuplicateTotals, Duplicates, PossibleDuplicates,
     SetLists,
@@ -665,19 +666,17 @@ impl Verifier<'_> {
     }
 }
 
-/// A class of type `t`, of `members`, as the record of set `id`: trivial
-/// when its members are leaves (only leaf blocks give classes of leaves).
-fn set_of(graph: &View, t: u32, c: &TypeClass, members: &[u32], id: u32) -> DuplicateSet {
+/// A class of type `t`, of `members`, as a set's record: trivial when its
+/// members are leaves (only leaf blocks give classes of leaves).
+fn set_of(graph: &View, t: u32, c: &TypeClass, members: &[u32]) -> DuplicateSet {
     let o = members[0];
-    let mut s = DuplicateSet::new(
+    DuplicateSet::new(
         t,
         graph.dump.sizes.get(o as usize),
         c.objects_per_copy,
         c.additional_bytes,
         graph.refs_raw(o).is_empty(),
-    );
-    s.id = id;
-    s
+    )
 }
 
 /// The classes of every type as the sets in their final order (additional
@@ -703,7 +702,7 @@ fn assemble(graph: &View, groups: Vec<Group>) -> (Vec<DuplicateSet>, SetLists) {
         for c in &found.classes {
             let r = *ranks.next().expect("a rank per class");
             let of = found.members_of(c);
-            sets[r as usize] = set_of(graph, t, c, of, r);
+            sets[r as usize] = set_of(graph, t, c, of);
             members.get_mut(r).copy_from_slice(of);
         }
     }
@@ -736,7 +735,7 @@ fn final_order(graph: &View, groups: &[Group]) -> Vec<u32> {
     rank
 }
 
-/// Numbers the sorted sets and indexes their members ([`sets::MemberIndex`]).
+/// The sorted sets (numbered by position) with their members indexed ([`sets::MemberIndex`]).
 fn finish(
     dump: &Model,
     sets: Vec<DuplicateSet>,
