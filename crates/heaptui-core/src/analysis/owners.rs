@@ -224,8 +224,9 @@ struct Memo {
 }
 
 /// How near its stop a dominator where walks join goes unmemoised: a walk
-/// through it takes at most this many steps more (see [`Memo`]).
-const NEAR_STOP: usize = 4;
+/// through it takes at most this many steps more (see [`Memo`]). Tests
+/// read it as `testing::OWNER_WALK_NEAR_STOP`.
+pub(crate) const NEAR_STOP: usize = 4;
 
 /// A [`Memo::paths`] entry whose path is in [`Memo::far`].
 const FAR_PATH: u16 = u16::MAX;
