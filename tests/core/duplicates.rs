@@ -48,24 +48,22 @@ fn fixture(name: &str) -> String {
 pub(crate) type SetView = (Vec<String>, u64, u64, u64, bool, Vec<u32>, Option<u32>);
 
 fn view(graph: &HeapGraph, dups: &Duplicates) -> Vec<SetView> {
-    dups.sets
-        .iter()
-        .enumerate()
+    assert_eq!(dups.member_lists().len(), dups.sets.len(), "a list a set");
+    dups.numbered()
         .map(|(i, s)| {
-            assert_eq!(s.id as usize, i, "set ids are positions");
-            for &m in s.members(dups) {
-                assert_eq!(dups.set_of(m), Some(s.id), "set_of agrees with members");
+            for &m in dups.members(i) {
+                assert_eq!(dups.set_of(m), Some(i), "set_of agrees with members");
             }
             (
-                s.members(dups)
+                dups.members(i)
                     .iter()
                     .map(|&m| graph.dump.id_hex(ObjectIdx(m)))
                     .collect(),
                 s.instance_bytes,
                 s.objects_per_copy,
                 s.additional_bytes,
-                s.trivial,
-                s.held_by(dups).to_vec(),
+                s.trivial(),
+                dups.held_by(i).to_vec(),
                 s.holding_set(),
             )
         })
@@ -252,7 +250,7 @@ fn modes_none_and_trivial() {
     };
     let (g, dom, d) = analyse(&text, &trivial);
     assert_eq!(d.sets.len(), 2);
-    assert!(d.sets.iter().all(|s| s.trivial));
+    assert!(d.sets.iter().all(|s| s.trivial()));
     assert_eq!(d.possible.len(), 1);
     assert_eq!(d.possible[0].instances.len(), 3);
     // Finishing the possible type gives the full answer.
@@ -1236,8 +1234,8 @@ proptest! {
         });
         let (_, _, full) = analyse(&text, &all());
         // What was decided within the budget is final.
-        for s in &d.sets {
-            prop_assert!(full.sets.iter().any(|f| f.members(&full) == s.members(&d)));
+        for s in d.member_lists().iter() {
+            prop_assert!(full.member_lists().iter().any(|f| f == s));
         }
         while let Some(p) = d.possible.first() {
             d = detect_type(&g, &dom, &d, p.type_index, &Progress::new()).unwrap();

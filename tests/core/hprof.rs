@@ -1043,16 +1043,16 @@ fn jdk17_fixture_has_its_known_answers() {
         values.text(value, 100)
     };
     let set = d
-        .sets
+        .member_lists()
         .iter()
-        .find(|s| {
-            g.dump.type_name(ObjectIdx(s.members(&d)[0])) == "java.lang.String"
-                && text_of(s.members(&d)[0]).as_deref() == Some("duplicate me please")
+        .find(|members| {
+            g.dump.type_name(ObjectIdx(members[0])) == "java.lang.String"
+                && text_of(members[0]).as_deref() == Some("duplicate me please")
         })
         .expect("the duplicated string is a set");
     // The 50 copies plus the literal they were made from.
-    assert_eq!(set.members(&d).len(), 51);
-    for &m in set.members(&d) {
+    assert_eq!(set.len(), 51);
+    for &m in set {
         assert_eq!(text_of(m).as_deref(), Some("duplicate me please"));
     }
     // The distinct strings of equal length are in no set.
@@ -1537,18 +1537,12 @@ fn weak_references_are_duplicates_only_with_the_same_referent() {
     let d = a.dump();
     let sets: Vec<Vec<u64>> = a
         .duplicates
-        .sets
-        .iter()
-        .filter(|s| {
+        .numbered()
+        .filter(|(_, s)| {
             d.name_of_type(heaptui_core::model::TypeIdx(s.type_index))
                 == "java.lang.ref.WeakReference"
         })
-        .map(|s| {
-            s.members(&a.duplicates)
-                .iter()
-                .map(|&o| ids(d, o))
-                .collect()
-        })
+        .map(|(i, _)| a.duplicates.members(i).iter().map(|&o| ids(d, o)).collect())
         .collect();
     assert_eq!(sets, vec![vec![0x210, 0x220]]);
 }

@@ -128,26 +128,27 @@ fn a_real_node_snapshot_has_the_duplicates_users_mean() {
     };
     let d = find_duplicates(&g, &dom, &options, &Progress::new()).unwrap();
     assert!(d.possible.is_empty(), "{} possible", d.possible.len());
-    let name = |s: &heaptui_core::graph::duplicates::DuplicateSet| {
-        g.dump.type_name(ObjectIdx(s.members(&d)[0])).to_string()
-    };
-    let of = |ty: &str| -> Vec<&heaptui_core::graph::duplicates::DuplicateSet> {
-        d.sets.iter().filter(|s| name(s) == ty).collect()
+    let name = |i: u32| g.dump.type_name(ObjectIdx(d.members(i)[0])).to_string();
+    // The sets of type `ty`, by number.
+    let of = |ty: &str| -> Vec<u32> {
+        (0..d.sets.len() as u32)
+            .filter(|&i| name(i) == ty)
+            .collect()
     };
     let points = of("Point");
     assert_eq!(points.len(), 1);
-    assert_eq!(points[0].members(&d).len(), 2000);
-    assert_eq!(points[0].objects_per_copy, 1);
-    assert_eq!(points[0].additional_bytes, 1999 * 48);
+    assert_eq!(d.members(points[0]).len(), 2000);
+    assert_eq!(d.sets[points[0] as usize].objects_per_copy, 1);
+    assert_eq!(d.sets[points[0] as usize].additional_bytes, 1999 * 48);
     assert!(
-        of("Object").iter().any(|s| s.members(&d).len() == 2000),
+        of("Object").iter().any(|&i| d.members(i).len() == 2000),
         "the JSON.parse'd objects"
     );
     assert!(of("Stamp").is_empty(), "different timestamps are no copies");
     assert!(of("(number)").is_empty(), "unknown numbers are no copies");
     let values = g.dump.values.as_ref().unwrap();
-    assert!(d.sets.iter().any(|s| s.members(&d).len() == 500
-        && values.text(ObjectIdx(s.members(&d)[0]), 40).as_deref() == Some("application/json")));
+    assert!(d.member_lists().iter().any(|m| m.len() == 500
+        && values.text(ObjectIdx(m[0]), 40).as_deref() == Some("application/json")));
 }
 
 /// A snapshot cut short says so in its first message, wherever the cut.

@@ -141,26 +141,42 @@ fn wide_app_with(w: u16, h: u16, objects: bool) -> App {
     app
 }
 
-/// Sets with six-digit ids, over a million members and GiB sizes, and a
-/// type whose detection was cut short.
+/// Sets numbered by their position in the result.
+const WIDE_SET: u32 = 123_456;
+
+/// Two sets with six-digit numbers (the last of [`WIDE_SET`] + 2 sets, a
+/// set's number being its position: the others are pairs of 28-byte
+/// strings), over a million members
+/// and GiB sizes, and a type whose detection was cut short.
 fn wide_duplicates() -> Duplicates {
-    let set = |id: u32, additional: u64, held: Option<u32>| {
+    let set = |additional: u64, held: Option<u32>| {
         let mut s = DuplicateSet::new(1, 1_031_127, 10_000_000, additional, false);
-        s.id = id;
         s.set_holding_set(held);
         s
     };
-    let sets = vec![
-        set(123_456, 0xff_e000_0000, None),
-        set(123_457, 1_031_076, Some(123_456)),
-    ];
-    let members = SetLists::from_lists([vec![1; 1_234_567], vec![1; 1_234_567]]);
-    let held_by = SetLists::from_lists([vec![], vec![123_456]]);
+    let string = DuplicateSet::new(3, 28, 1, 28, false);
+    let mut sets = vec![string; WIDE_SET as usize];
+    sets.push(set(0xff_e000_0000, None));
+    sets.push(set(1_031_076, Some(WIDE_SET)));
+    let mut members = vec![vec![6, 7]; WIDE_SET as usize];
+    members.extend([vec![1; 1_234_567], vec![1; 1_234_567]]);
+    let mut held_by = vec![vec![]; WIDE_SET as usize + 1];
+    held_by.push(vec![WIDE_SET]);
     let possible = vec![PossibleDuplicates {
         type_index: 2,
         instances: vec![2; 1_234_567],
     }];
-    Duplicates::from_numbered(sets, members, held_by, possible)
+    Duplicates::from_parts(
+        8,
+        false,
+        None,
+        sets,
+        SetLists::from_lists(members),
+        SetLists::from_lists(held_by),
+        possible,
+        None,
+        Vec::new(),
+    )
 }
 
 /// The line of `screen` that contains every one of `needles`.
@@ -355,8 +371,11 @@ fn duplicates_columns_keep_a_blank_between_wide_values() {
             assert!(s.contains(" System.Byte[]"), "{s}");
         }
         assert_cells(&s, "#123457", &cells);
+        // The possible duplicates come after every set.
+        keys(&mut a, "G");
+        let last = screen(&a);
         assert_cells(
-            &s,
+            &last,
             "possible",
             &[
                 ("Inst.", "1,234,567"),

@@ -220,10 +220,9 @@ fn duplicates_detail_and_holding_set_jump() {
     // The image cache holds each photo several times: the CachedImage sets
     // (full) hold the sets of their pixel arrays (trivial).
     let d = a.duplicates().cloned().unwrap();
-    let held = d
-        .sets
-        .iter()
-        .find(|s| s.holding_set().is_some())
+    let (id, held) = d
+        .numbered()
+        .find(|(_, s)| s.holding_set().is_some())
         .expect("a held set in the demo");
     let holder = held.holding_set().unwrap();
     let names = &a.graph().unwrap().dump.type_names;
@@ -237,7 +236,7 @@ fn duplicates_detail_and_holding_set_jump() {
     shows(&a, &["equal = same type, size and reference shape"]);
     snap("duplicates", &a);
     // Its row: held arrays are lone leaves, listed after the verified sets.
-    for _ in 0..a.panes().duplicates().row_of_set(held.id).unwrap() {
+    for _ in 0..a.panes().duplicates().row_of_set(id).unwrap() {
         keys(&mut a, "j");
     }
     selected_has(&a, &format!("→#{holder}"));
@@ -245,7 +244,7 @@ fn duplicates_detail_and_holding_set_jump() {
     shows(
         &a,
         &[
-            &format!("Set #{}", held.id),
+            &format!("Set #{id}"),
             "Members",
             "Instance graph",
             &format!("held by → set #{holder}"),
@@ -265,7 +264,7 @@ fn duplicates_detail_and_holding_set_jump() {
     );
     snap("holding_set", &a);
     keys(&mut a, "Bksp");
-    shows(&a, &[&format!("Set #{}", held.id)]);
+    shows(&a, &[&format!("Set #{id}")]);
     keys(&mut a, "Bksp");
     assert!(a.panes().duplicates().detail().is_none());
 }

@@ -88,8 +88,11 @@ fn panes_answer_keys_with_intents_and_change_only_themselves() {
 
     // Duplicates: H on a held set asks for its holding set.
     let d = a.duplicates().cloned().unwrap();
-    let held = d.sets.iter().find(|s| s.holding_set().is_some()).unwrap();
-    let row = a.panes().duplicates().row_of_set(held.id).unwrap();
+    let (id, held) = d
+        .numbered()
+        .find(|(_, s)| s.holding_set().is_some())
+        .unwrap();
+    let row = a.panes().duplicates().row_of_set(id).unwrap();
     keys(&mut a, &format!("4 {}", "Down ".repeat(row)));
     let intents = a.ask(Some(PaneId::Duplicates), Cmd::JumpHoldingSet);
     assert_eq!(

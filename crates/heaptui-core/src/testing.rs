@@ -30,6 +30,12 @@ pub fn owner_walk_steps(
     crate::analysis::owners::owners_and_steps(dump, dom, dups, exclude).1
 }
 
+/// How near its stop a dominator where the duplicate owners' walks join
+/// goes unmemoised (see `analysis::owners`): a walk that starts within
+/// this many steps of its stop resolves those dominators again, however
+/// many walks did before.
+pub const OWNER_WALK_NEAR_STOP: usize = crate::analysis::owners::NEAR_STOP;
+
 /// Parses .NET CF text dump bytes held in memory (the text importer
 /// alone, without format detection).
 pub fn parse_text(path: &Path, bytes: &[u8]) -> Result<Model, InputError> {

@@ -103,12 +103,12 @@ pub fn duplicate_sets_by_id(m: Model) -> (bool, Vec<(String, Vec<u64>)>) {
     let dom = DominatorTree::compute(&g, &Progress::new()).unwrap();
     let d = find_duplicates(&g, &dom, &DuplicateOptions::default(), &Progress::new()).unwrap();
     let sets = d
-        .sets
+        .member_lists()
         .iter()
-        .map(|s| {
+        .map(|members| {
             (
-                g.dump.type_name(ObjectIdx(s.members(&d)[0])).to_string(),
-                s.members(&d)
+                g.dump.type_name(ObjectIdx(members[0])).to_string(),
+                members
                     .iter()
                     .map(|&o| g.dump.ids.get(o as usize))
                     .collect(),

@@ -267,12 +267,12 @@ fn duplicate_rows(
     superseded: &dyn Fn() -> bool,
 ) -> Option<Vec<DupRow>> {
     let mut rows = Vec::new();
-    for (i, s) in d.sets.iter().enumerate() {
-        if i % CHECK_EVERY == 0 && superseded() {
+    for (i, s) in d.numbered() {
+        if (i as usize).is_multiple_of(CHECK_EVERY) && superseded() {
             return None;
         }
-        if mask[s.type_index as usize] || text.matches(s.members(d).first()) {
-            rows.push(DupRow::Set(s.id));
+        if mask[s.type_index as usize] || text.matches(d.members(i).first()) {
+            rows.push(DupRow::Set(i));
         }
     }
     rows.extend(

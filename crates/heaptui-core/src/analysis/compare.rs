@@ -130,15 +130,14 @@ impl SnapshotSummary {
         let ranks = kind_ranks(&a.duplicates);
         let duplicates = a
             .duplicates
-            .sets
-            .iter()
+            .numbered()
             .zip(ranks)
-            .map(|(s, rank)| DuplicateFigures {
+            .map(|((i, s), rank)| DuplicateFigures {
                 type_index: s.type_index,
                 instance_bytes: s.instance_bytes,
                 objects_per_copy: s.objects_per_copy,
                 rank,
-                instances: s.members(&a.duplicates).len() as u64,
+                instances: a.duplicates.members(i).len() as u64,
                 additional_bytes: s.additional_bytes,
             })
             .collect();
@@ -219,9 +218,9 @@ pub fn kind_ranks(dups: &Duplicates) -> Vec<u32> {
             s.type_index,
             s.instance_bytes,
             s.objects_per_copy,
-            std::cmp::Reverse(dups.members(s.id).len()),
+            std::cmp::Reverse(dups.members(i).len()),
             std::cmp::Reverse(s.additional_bytes),
-            s.id,
+            i,
         )
     });
     let kind = |i: u32| {

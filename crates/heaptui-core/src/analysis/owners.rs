@@ -18,7 +18,7 @@ use std::collections::HashMap;
 
 use super::queries::excluded_by_any;
 use super::Glob;
-use crate::graph::duplicates::{DuplicateSet, Duplicates};
+use crate::graph::duplicates::Duplicates;
 use crate::graph::{DominatorTree, NOT_REACHABLE, SUPER_ROOT};
 use crate::mem::RankedBits;
 use crate::model::{Format, IntBuild, Model, ObjectIdx, TypeIdx};
@@ -224,8 +224,9 @@ struct Memo {
 }
 
 /// How near its stop a dominator where walks join goes unmemoised: a walk
-/// through it takes at most this many steps more (see [`Memo`]).
-const NEAR_STOP: usize = 4;
+/// through it takes at most this many steps more (see [`Memo`]). Tests
+/// read it as `testing::OWNER_WALK_NEAR_STOP`.
+pub(crate) const NEAR_STOP: usize = 4;
 
 /// A [`Memo::paths`] entry whose path is in [`Memo::far`].
 const FAR_PATH: u16 = u16::MAX;
@@ -422,14 +423,14 @@ impl<'a> Walk<'a> {
     }
 }
 
-/// The immediate dominators of the extra copies of `sets` that a walk
-/// resolves: reachable, below the roots.
+/// The immediate dominators of the extra copies of `sets` (by number) that
+/// a walk resolves: reachable, below the roots.
 fn walk_starts<'s>(
     dom: &'s DominatorTree,
     dups: &'s Duplicates,
-    sets: impl Iterator<Item = &'s DuplicateSet> + 's,
+    sets: impl Iterator<Item = u32> + 's,
 ) -> impl Iterator<Item = u32> + 's {
-    sets.flat_map(|s| s.members(dups).iter().skip(1))
+    sets.flat_map(|s| dups.members(s).iter().skip(1))
         .map(|&m| dom.idom[m as usize])
         .filter(|&d| d != NOT_REACHABLE && d != SUPER_ROOT)
 }
@@ -458,15 +459,16 @@ pub(crate) fn owners_and_steps(
     exclude: &[Glob],
 ) -> (Owners, u64) {
     let _span = tracing::debug_span!(target: "heaptui::profile", "owners").entered();
-    let verified = || dups.sets.iter().filter(|s| !dups.is_unverified(s));
-    let mut walk = Walk::new(dump, dom, exclude, walk_starts(dom, dups, verified()));
+    let verified = || dups.numbered().filter(|(_, s)| !dups.is_unverified(s));
+    let starts = walk_starts(dom, dups, verified().map(|(i, _)| i));
+    let mut walk = Walk::new(dump, dom, exclude, starts);
     // Per owner path: its owner.
     let mut slot: HashMap<u32, usize> = HashMap::new();
     let mut owners: Vec<(u32, Owner)> = Vec::new();
     // Per owner, its one owner object, or MANY.
     let mut anchors: Vec<u32> = Vec::new();
-    for s in verified() {
-        for &m in s.members(dups).iter().skip(1) {
+    for (i, s) in verified() {
+        for &m in dups.members(i).iter().skip(1) {
             let d0 = dom.idom[m as usize];
             if d0 == NOT_REACHABLE {
                 // Members are reachable (detection's and the cache's
@@ -478,23 +480,20 @@ pub(crate) fn owners_and_steps(
             } else {
                 walk.resolve(d0)
             };
-            let i = *slot.entry(path).or_insert_with(|| {
+            let at = *slot.entry(path).or_insert_with(|| {
                 owners.push((path, empty_owner()));
                 anchors.push(anchor);
                 owners.len() - 1
             });
-            if anchors[i] != anchor {
-                anchors[i] = MANY;
+            if anchors[at] != anchor {
+                anchors[at] = MANY;
             }
-            let o = &mut owners[i].1;
+            let o = &mut owners[at].1;
             o.bytes += s.instance_bytes;
             o.copies += 1;
             match o.sets.last_mut() {
-                Some(last) if last.set == s.id => last.copies += 1,
-                _ => o.sets.push(OwnerSet {
-                    set: s.id,
-                    copies: 1,
-                }),
+                Some(last) if last.set == i => last.copies += 1,
+                _ => o.sets.push(OwnerSet { set: i, copies: 1 }),
             }
         }
     }
@@ -505,12 +504,12 @@ pub(crate) fn owners_and_steps(
     let mut charged = Charged::new(&owners, anchors);
     // The last path's owner: a set's copies mostly share their path.
     let mut last = (UNSET, 0);
-    let of_many = |s: &&DuplicateSet| {
-        many.get(s.id as usize / 64)
-            .is_some_and(|w| w >> (s.id % 64) & 1 != 0)
+    let of_many = |&(i, _): &(u32, _)| {
+        many.get(i as usize / 64)
+            .is_some_and(|w| w >> (i % 64) & 1 != 0)
     };
-    for s in verified().filter(of_many) {
-        for &m in s.members(dups).iter().skip(1) {
+    for (i, _) in verified().filter(of_many) {
+        for &m in dups.members(i).iter().skip(1) {
             let d0 = dom.idom[m as usize];
             if d0 == NOT_REACHABLE || d0 == SUPER_ROOT {
                 continue;
@@ -681,14 +680,15 @@ pub fn owner_copies(
         owner
             .sets
             .iter()
-            .filter_map(|share| dups.sets.get(share.set as usize))
+            .map(|share| share.set)
+            .filter(|&i| (i as usize) < dups.sets.len())
     };
     let starts = walk_starts(dom, dups, sets()).filter(|_| !owner.path.is_empty());
     let mut walk = Walk::new(dump, dom, exclude, starts);
     let mut is_owner: HashMap<u32, bool> = HashMap::new();
     let mut out = Vec::with_capacity(owner.copies as usize);
-    for s in sets() {
-        for &m in s.members(dups).iter().skip(1) {
+    for i in sets() {
+        for &m in dups.members(i).iter().skip(1) {
             let charged = match dom.idom[m as usize] {
                 NOT_REACHABLE => false,
                 SUPER_ROOT => owner.path.is_empty(),

@@ -428,16 +428,16 @@ fn encode_duplicates(w: &mut W, dups: &Duplicates) -> std::io::Result<()> {
                 s.instance_bytes,
                 s.objects_per_copy,
                 s.additional_bytes,
-                s.trivial as u64,
+                s.trivial() as u64,
                 s.holding_set().map_or(NONE, |h| h as u64),
             ]
         })
         .collect();
     w.array(SETS, &sets)?;
-    // Each record's lists by its number (its position, unless a test
-    // moved the records).
-    lists(w, SET_MEMBERS, dups.sets.iter().map(|s| s.members(dups)))?;
-    lists(w, SET_HELD_BY, dups.sets.iter().map(|s| s.held_by(dups)))?;
+    // The lists in the records' order: a set's number is its position, in
+    // the file as in memory (no number is written).
+    lists(w, SET_MEMBERS, dups.member_lists().iter())?;
+    lists(w, SET_HELD_BY, dups.holder_lists().iter())?;
     let types: Vec<u32> = dups.possible.iter().map(|p| p.type_index).collect();
     w.array(POSSIBLE, &types)?;
     lists(
@@ -982,16 +982,18 @@ fn decode_duplicates(
         return corrupt("duplicate sets: bad length");
     }
     let count = raw.len() / 6;
+    if count > crate::graph::duplicates::MAX_SETS {
+        return corrupt("duplicate sets: too many");
+    }
     let members = read_set_lists(r, SET_MEMBERS, count, n)?;
     let held_by = read_set_lists(r, SET_HELD_BY, count, count)?;
     let mut sets = Vec::with_capacity(count);
-    for (i, (f, m)) in raw.chunks_exact(6).zip(members.iter()).enumerate() {
+    for (f, m) in raw.chunks_exact(6).zip(members.iter()) {
         let holder_ok = f[5] == NONE || (f[5] as usize) < count;
         if f[0] as usize >= names || !holder_ok || m.len() < 2 {
             return corrupt("duplicate sets: bad entries");
         }
         let mut s = DuplicateSet::new(f[0] as u32, f[1], f[2], f[3], f[4] != 0);
-        s.id = i as u32;
         s.set_holding_set((f[5] != NONE).then_some(f[5] as u32));
         sets.push(s);
     }
@@ -1085,7 +1087,7 @@ fn check_sets(
         }
         first.push(earliest);
         let copies = list.len() as u64 - 1;
-        let figures_ok = if s.trivial {
+        let figures_ok = if s.trivial() {
             s.objects_per_copy == 1
                 && Some(s.additional_bytes) == s.instance_bytes.checked_mul(copies)
         } else {
@@ -1544,17 +1546,16 @@ mod tests {
     }
 
     fn picks(d: &Duplicates) -> Picks {
-        let set = |what: &str, f: &dyn Fn(&DuplicateSet) -> bool| {
-            d.sets
-                .iter()
-                .position(f)
+        let set = |what: &str, f: &dyn Fn(u32, &DuplicateSet) -> bool| {
+            d.numbered()
+                .position(|(i, s)| f(i, s))
                 .unwrap_or_else(|| panic!("{what}"))
         };
         Picks {
-            trivial: set("a trivial set", &|s| s.trivial),
-            full: set("a full set", &|s| !s.trivial),
-            held: set("a held set", &|s| !s.held_by(d).is_empty()),
-            unheld: set("an unheld set", &|s| s.held_by(d).is_empty()),
+            trivial: set("a trivial set", &|_, s| s.trivial()),
+            full: set("a full set", &|_, s| !s.trivial()),
+            held: set("a held set", &|i, _| !d.held_by(i).is_empty()),
+            unheld: set("an unheld set", &|i, _| d.held_by(i).is_empty()),
         }
     }
 

@@ -261,22 +261,22 @@ type Place = (usize, usize);
 /// their size (the 406 MB HPROF's 502,108 sets are pairs, whose fields
 /// are most of their bytes).
 fn piece_cuts(
-    sets: &[crate::graph::duplicates::DuplicateSet],
-    row_bytes: impl Fn(&crate::graph::duplicates::DuplicateSet) -> usize,
-    members: impl Fn(&crate::graph::duplicates::DuplicateSet) -> usize,
+    sets: usize,
+    row_bytes: impl Fn(usize) -> usize,
+    members: impl Fn(usize) -> usize,
     piece_bytes: usize,
 ) -> Vec<Place> {
     let mut cuts = vec![(0, 0)];
     // The bytes in the piece being filled.
     let mut filled = 0;
-    for (i, s) in sets.iter().enumerate() {
-        let row = row_bytes(s);
+    for i in 0..sets {
+        let row = row_bytes(i);
         if filled > 0 && filled + row > piece_bytes {
             cuts.push((i, 0));
             filled = 0;
         }
         filled += row;
-        let n = members(s);
+        let n = members(i);
         let mut k = 1;
         while k <= n {
             let room = piece_bytes.saturating_sub(filled) / MEMBER_BYTES;
@@ -290,13 +290,14 @@ fn piece_cuts(
             filled += take * MEMBER_BYTES;
         }
     }
-    if cuts.last() != Some(&(sets.len(), 0)) {
-        cuts.push((sets.len(), 0));
+    if cuts.last() != Some(&(sets, 0)) {
+        cuts.push((sets, 0));
     }
     cuts
 }
 
-/// The rows of the `duplicates` array. A 10-million-object heap's sets list
+/// The rows of the `duplicates` array, of the first `count` sets (set `i`
+/// numbered `i`, its position). A 10-million-object heap's sets list
 /// millions of members, whose ids lie scattered in memory: the rows are
 /// rendered into pieces of about `piece_bytes` ([`piece_cuts`], a large
 /// set's members across several pieces) in parallel, a window of
@@ -306,18 +307,17 @@ fn piece_cuts(
 fn write_duplicate_rows(
     out: &mut impl Write,
     a: &Analysis,
-    sets: &[crate::graph::duplicates::DuplicateSet],
+    count: usize,
     piece_bytes: usize,
 ) -> io::Result<()> {
     use rayon::prelude::*;
     let dump = a.dump();
-    let type_name = |s: &crate::graph::duplicates::DuplicateSet| -> &str {
-        &dump.type_names[s.type_index as usize]
-    };
+    let d = &a.duplicates;
+    let type_name = |i: usize| -> &str { &dump.type_names[d.sets[i].type_index as usize] };
     // Items `from..to` of set `i` (see [`Place`]).
     let items = |buf: &mut Vec<u8>, i: usize, from: usize, to: usize| -> io::Result<()> {
-        let s = &sets[i];
-        let members = s.members(&a.duplicates);
+        let s = &d.sets[i];
+        let members = d.members(i as u32);
         let n = members.len();
         if from == 0 {
             if i > 0 {
@@ -327,15 +327,15 @@ fn write_duplicate_rows(
             json(
                 buf,
                 &DuplicateRow {
-                    set: s.id,
-                    type_name: type_name(s),
+                    set: i as u32,
+                    type_name: type_name(i),
                     instances: n as u64,
                     instance_bytes: s.instance_bytes,
                     objects_per_copy: s.objects_per_copy,
                     additional_bytes: s.additional_bytes,
-                    trivial: s.trivial,
-                    unverified: a.duplicates.is_unverified(s),
-                    held_by: s.held_by(&a.duplicates),
+                    trivial: s.trivial(),
+                    unverified: d.is_unverified(s),
+                    held_by: d.held_by(i as u32),
                     holding_set: s.holding_set(),
                     members: HexIds {
                         objects: &[],
@@ -367,18 +367,17 @@ fn write_duplicate_rows(
             let end = if i == to.0 {
                 to.1
             } else {
-                sets[i].members(&a.duplicates).len() + 2
+                d.members(i as u32).len() + 2
             };
             items(&mut buf, i, k, end)?;
             (i, k) = (i + 1, 0);
         }
         Ok(buf)
     };
-    let d = &a.duplicates;
     let cuts = piece_cuts(
-        sets,
-        |s| row_bytes(s.held_by(d), type_name(s)),
-        |s| s.members(d).len(),
+        count,
+        |i| row_bytes(d.held_by(i as u32), type_name(i)),
+        |i| d.members(i as u32).len(),
         piece_bytes,
     );
     let pieces: Vec<(Place, Place)> = cuts.windows(2).map(|w| (w[0], w[1])).collect();
@@ -552,13 +551,8 @@ fn write_types(out: &mut impl Write, a: &Analysis, opts: &ReportOptions) -> io::
 fn write_duplicates(out: &mut impl Write, a: &Analysis, opts: &ReportOptions) -> io::Result<()> {
     let _span = tracing::debug_span!(target: "heaptui::profile", "duplicates").entered();
     out.write_all(b",\n\"duplicates\":[")?;
-    let sets = &a.duplicates.sets;
-    write_duplicate_rows(
-        out,
-        a,
-        &sets[..opts.rows_n(sets.len(), usize::MAX)],
-        piece_bytes(),
-    )?;
+    let sets = a.duplicates.sets.len();
+    write_duplicate_rows(out, a, opts.rows_n(sets, usize::MAX), piece_bytes())?;
     out.write_all(b"]")?;
     if a.duplicates.possible.is_empty() {
         return Ok(());
@@ -722,7 +716,7 @@ fn write_objects(out: &mut impl Write, a: &Analysis) -> io::Result<()> {
 mod tests {
     use super::{piece_cuts, write_duplicate_rows, Hex, Place, MEMBER_BYTES};
     use crate::analysis::Analysis;
-    use crate::graph::duplicates::{DuplicateOptions, DuplicateSet};
+    use crate::graph::duplicates::DuplicateOptions;
 
     #[test]
     fn duplicate_rows_are_the_same_bytes_in_pieces_of_any_size() {
@@ -730,8 +724,8 @@ mod tests {
         let bytes = std::fs::read(path).unwrap();
         let a =
             Analysis::from_bytes("demo.dump.txt", &bytes, &DuplicateOptions::default()).unwrap();
-        let sets = &a.duplicates.sets;
-        assert!(sets.len() > 3, "the fixture has several duplicate sets");
+        let sets = a.duplicates.sets.len();
+        assert!(sets > 3, "the fixture has several duplicate sets");
         let written = |piece_bytes| {
             let mut out = Vec::new();
             write_duplicate_rows(&mut out, &a, sets, piece_bytes).unwrap();
@@ -743,7 +737,7 @@ mod tests {
         }
         let rows: serde_json::Value =
             serde_json::from_slice(&[b"[", &whole[..], b"]"].concat()).unwrap();
-        assert_eq!(rows.as_array().unwrap().len(), sets.len());
+        assert_eq!(rows.as_array().unwrap().len(), sets);
     }
 
     /// The pieces' cuts from random set sizes and row sizes: they go
@@ -768,18 +762,10 @@ mod tests {
                 })
                 .collect();
             let rows: Vec<usize> = sizes.iter().map(|_| next(300) as usize + 1).collect();
-            let sets: Vec<DuplicateSet> = (0..sizes.len())
-                .map(|i| {
-                    let mut s = DuplicateSet::new(0, 8, 1, 8, true);
-                    s.id = i as u32;
-                    s
-                })
-                .collect();
             let piece_bytes = next(600) as usize + 1;
-            let row = |s: &DuplicateSet| rows[s.id as usize];
-            let cuts = piece_cuts(&sets, row, |s| sizes[s.id as usize], piece_bytes);
+            let cuts = piece_cuts(sizes.len(), |i| rows[i], |i| sizes[i], piece_bytes);
             assert_eq!(cuts[0], (0, 0));
-            assert_eq!(*cuts.last().unwrap(), (sets.len(), 0));
+            assert_eq!(*cuts.last().unwrap(), (sizes.len(), 0));
             assert!(cuts.windows(2).all(|w| w[0] < w[1]), "{cuts:?}");
             // The items from the start to a place, and their bytes.
             let items: Vec<(Place, usize)> = sizes

@@ -417,24 +417,23 @@ fn write_duplicate_sets(
         )?;
     }
     let mut shown: Vec<_> = dups
-        .sets
-        .iter()
-        .filter(|s| !dups.is_unverified(s))
+        .numbered()
+        .filter(|(_, s)| !dups.is_unverified(s))
         .collect();
-    shown.extend(dups.sets.iter().filter(|s| dups.is_unverified(s)));
+    shown.extend(dups.numbered().filter(|(_, s)| dups.is_unverified(s)));
     let listed = opts.rows_n(shown.len(), SHORT);
-    for s in shown.into_iter().take(listed) {
+    for (i, s) in shown.into_iter().take(listed) {
         writeln!(
             out,
             "  {:>5} {:>12} {:>10} {:>8} {:>12}  {:<7} {:<12} {}{}",
-            format!("#{}", s.id),
+            format!("#{i}"),
             size(s.additional_bytes),
-            count(s.members(dups).len() as u64),
+            count(dups.members(i).len() as u64),
             count(s.objects_per_copy),
             size(s.instance_bytes),
             if dups.is_unverified(s) {
                 "unverif"
-            } else if s.trivial {
+            } else if s.trivial() {
                 "trivial"
             } else {
                 "full"
@@ -444,7 +443,7 @@ fn write_duplicate_sets(
                 .unwrap_or_else(|| "-".into()),
             dump.type_names[s.type_index as usize],
             // Every member of a set holds the same text.
-            s.members(dups)
+            dups.members(i)
                 .first()
                 .map(|&m| dump.quoted_preview(ObjectIdx(m), ROW_PREVIEW_CHARS))
                 .unwrap_or_default()

@@ -5,7 +5,6 @@
 use serde_json::{json, Value};
 
 use heaptui_core::analysis::Analysis;
-use heaptui_core::graph::duplicates::DuplicateSet;
 use heaptui_core::model::ObjectIdx;
 
 use super::object_ref;
@@ -15,22 +14,25 @@ use crate::state::Loaded;
 /// Member ids named in each set's row.
 const EXAMPLES: usize = 3;
 
-fn set_row(a: &Analysis, s: &DuplicateSet) -> Value {
+/// The row of set number `set`.
+fn set_row(a: &Analysis, set: u32) -> Value {
     let dump = a.dump();
-    let examples: Vec<String> = s
-        .members(&a.duplicates)
+    let s = &a.duplicates.sets[set as usize];
+    let examples: Vec<String> = a
+        .duplicates
+        .members(set)
         .iter()
         .take(EXAMPLES)
         .map(|&m| dump.id_hex(ObjectIdx(m)))
         .collect();
     json!({
-        "set": s.id,
+        "set": set,
         "type": &*dump.type_names[s.type_index as usize],
-        "instances": s.members(&a.duplicates).len(),
+        "instances": a.duplicates.members(set).len(),
         "instance_bytes": s.instance_bytes,
         "objects_per_copy": s.objects_per_copy,
         "additional_bytes": s.additional_bytes,
-        "trivial": s.trivial,
+        "trivial": s.trivial(),
         "unverified": a.duplicates.is_unverified(s),
         "holding_set": s.holding_set(),
         "member_examples": examples,
@@ -47,20 +49,20 @@ pub fn duplicates(
 ) -> Result<Value, Refusal> {
     let a = &l.analysis;
     let dump = a.dump();
-    let sets: Vec<&DuplicateSet> = match type_name {
-        None => a.duplicates.sets.iter().collect(),
+    let sets: Vec<u32> = match type_name {
+        None => (0..a.duplicates.sets.len() as u32).collect(),
         Some(name) => {
             let t = super::parse_type(dump, name)?;
             let t = t.index() as u32;
             a.duplicates
-                .sets
-                .iter()
-                .filter(|s| s.type_index == t)
+                .numbered()
+                .filter(|(_, s)| s.type_index == t)
+                .map(|(i, _)| i)
                 .collect()
         }
     };
     let range = window(sets.len(), offset, limit)?;
-    let rows = sets[range.clone()].iter().map(|s| set_row(a, s)).collect();
+    let rows = sets[range.clone()].iter().map(|&i| set_row(a, i)).collect();
     let mode = a.duplicates.mode.map_or("off", |m| m.name());
     Ok(Page::new("sets", rows, range.start, sets.len())
         .with("detection", mode)
@@ -82,28 +84,32 @@ pub fn duplicate_set(
 ) -> Result<Value, Refusal> {
     let a = &l.analysis;
     let sets = &a.duplicates.sets;
-    let Some(s) = usize::try_from(set).ok().and_then(|i| sets.get(i)) else {
+    let Some(set) = u32::try_from(set)
+        .ok()
+        .filter(|&i| (i as usize) < sets.len())
+    else {
         return Err(Refusal::new(format!(
             "no duplicate set {set}: the sets are numbered 0 to {} (the duplicates tool lists them)",
             sets.len().saturating_sub(1)
         )));
     };
-    let held_by: Vec<Value> = s
-        .held_by(&a.duplicates)
+    let held_by: Vec<Value> = a
+        .duplicates
+        .held_by(set)
         .iter()
         .take(20)
         .map(|&h| json!({"set": h, "type": &*a.dump().type_names[sets[h as usize].type_index as usize]}))
         .collect();
-    let members = s.members(&a.duplicates);
+    let members = a.duplicates.members(set);
     let range = window(members.len(), offset, limit)?;
     let rows = members[range.clone()]
         .iter()
         .map(|&m| object_ref(a, ObjectIdx(m)))
         .collect();
     Ok(Page::new("members", rows, range.start, members.len())
-        .with("set", set_row(a, s))
+        .with("set", set_row(a, set))
         .with("held_by", held_by)
-        .with("held_by_total", s.held_by(&a.duplicates).len())
+        .with("held_by_total", a.duplicates.held_by(set).len())
         .with(
             "next",
             "object with a member's id shows the copy and who retains it",

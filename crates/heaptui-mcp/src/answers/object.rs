@@ -133,8 +133,8 @@ fn duplicate_set(a: &Analysis, o: ObjectIdx) -> Value {
     };
     let s = &a.duplicates.sets[id as usize];
     json!({
-        "set": s.id,
-        "instances": s.members(&a.duplicates).len(),
+        "set": id,
+        "instances": a.duplicates.members(id).len(),
         "additional_bytes": s.additional_bytes,
         "holding_set": s.holding_set(),
         "next": "duplicate_set with this set number lists its members and what holds it",

@@ -49,11 +49,10 @@ impl App {
                     self.totals.additional_bytes = d.total_additional_bytes();
                     self.totals.duplicates = d.all_totals();
                     self.totals.top_sets = d
-                        .sets
-                        .iter()
-                        .filter(|s| !d.is_unverified(s))
+                        .numbered()
+                        .filter(|(_, s)| !d.is_unverified(s))
                         .take(10)
-                        .map(|s| s.id)
+                        .map(|(i, _)| i)
                         .collect();
                 }
             }

@@ -308,7 +308,7 @@ fn duplicate_entries(
                 text: format!(
                     "  {} set #{s}: {} copies, {} additional",
                     theme.arrow(),
-                    count(set.members(d).len() as u64),
+                    count(d.members(s).len() as u64),
                     bytes(set.additional_bytes)
                 ),
                 target: Some(Target::Set(s)),

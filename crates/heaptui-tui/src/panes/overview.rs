@@ -285,18 +285,18 @@ fn top_duplicates(page: &mut Page, ctx: &Ctx, dump: &Model, d: &Duplicates) {
     page.header(" Top duplicate sets (additional bytes)");
     // Sets whose equality cannot be verified stay out of the top
     // (counted on a line of their own).
-    for s in ctx
+    for (i, s) in ctx
         .totals
         .top_sets
         .iter()
-        .filter_map(|&i| d.sets.get(i as usize))
+        .filter_map(|&i| Some((i, d.sets.get(i as usize)?)))
     {
-        page.target(Target::Set(s.id));
+        page.target(Target::Set(i));
         page.fitted(&format!(
             " {:>11}  #{:<4} {} x {}",
             bytes(s.additional_bytes),
-            s.id,
-            count(s.members(d).len() as u64),
+            i,
+            count(d.members(i).len() as u64),
             dump.type_names[s.type_index as usize]
         ));
     }

@@ -291,7 +291,7 @@ impl Index<'_> {
 }
 
 /// The held-by lists (the direct holders) of every set, by set, and its
-/// `holding_set` filled; `sets[i].id == i`, `lists` their members (set
+/// `holding_set` filled; `lists` their members (set
 /// `i`'s list `i`), each set's sorted by id (and left so), and `members`
 /// their members' index. During the checks each set's members are sorted
 /// by preorder number instead: the first is the member whose path is
@@ -555,13 +555,13 @@ impl Pass<'_> {
         }
         self.found_in_order(&mut found, deep, progress);
         let found = &found;
-        self.sets
-            .par_iter()
-            .filter(|s| !found.get(s.id).holders.is_empty())
+        (0..self.sets.len() as u32)
+            .into_par_iter()
+            .filter(|&s| !found.get(s).holders.is_empty())
             .map_init(
                 || (HashSet::<u32, IntBuild>::default(), Vec::new()),
                 |(seen, stack), s| {
-                    let c = found.get(s.id).holders;
+                    let c = found.get(s).holders;
                     let direct = c
                         .iter()
                         .copied()
@@ -572,7 +572,7 @@ impl Pass<'_> {
                                     .any(|&y| y != x && self.set_holds(found, x, y, seen, stack))
                         })
                         .collect();
-                    (s.id, direct)
+                    (s, direct)
                 },
             )
             .filter(|(_, direct): &(u32, Vec<u32>)| !direct.is_empty())
@@ -585,15 +585,16 @@ impl Pass<'_> {
         let parts: Vec<(Vec<u32>, Vec<u32>, Vec<u32>)> = self
             .sets
             .par_chunks(CHUNK)
+            .enumerate()
             .map_init(
                 || (HashSet::<u32, IntBuild>::default(), Vec::new()),
-                |(seen, stack), chunk| {
+                |(seen, stack), (k, chunk)| {
                     let (mut records, mut undone) = (vec![0, 0], Vec::new());
-                    let at = chunk
-                        .iter()
+                    let first = (k * CHUNK) as u32;
+                    let at = (first..first + chunk.len() as u32)
                         .map(|s| match self.check(s, progress, seen, stack) {
                             None => {
-                                undone.push(s.id);
+                                undone.push(s);
                                 UNHELD
                             }
                             Some(None) => UNHELD,
@@ -636,22 +637,22 @@ impl Pass<'_> {
     #[allow(clippy::type_complexity)]
     fn check(
         &self,
-        s: &DuplicateSet,
+        s: u32,
         progress: &Progress,
         seen: &mut HashSet<u32, IntBuild>,
         stack: &mut Vec<u32>,
     ) -> Option<Option<(Vec<u32>, Vec<u32>)>> {
-        let members = self.index.lists.get(s.id);
+        let members = self.index.lists.get(s);
         if progress.is_cancelled() || members.iter().any(|&m| self.index.is_strong(m)) {
             // A strongly rooted member is reachable whatever is removed.
             return Some(None);
         }
         let candidates = self
             .index
-            .path_candidates(self.first_member(s.id), s.id, self.many)?;
+            .path_candidates(self.first_member(s), s, self.many)?;
         let (mut holders, not_holding): (Vec<u32>, Vec<u32>) = candidates
             .into_iter()
-            .partition(|&h| self.index.holds(s.id, h, seen, stack));
+            .partition(|&h| self.index.holds(s, h, seen, stack));
         holders.sort_unstable();
         Some(Some((holders, not_holding)))
     }
@@ -867,9 +868,9 @@ mod tests {
             (first - 0x1000) as u32
         };
         let mut seen = 0;
-        for s in &dups.sets {
-            let d = depth(s.id);
-            let direct: Vec<u32> = s.held_by(&dups).iter().map(|&h| depth(h)).collect();
+        for (i, s) in dups.numbered() {
+            let d = depth(i);
+            let direct: Vec<u32> = dups.held_by(i).iter().map(|&h| depth(h)).collect();
             let from = if d >= bypass { bypass } else { 0 };
             // Held by every set from `from` down, directly by the one above.
             let above = (d > from).then(|| d - 1);

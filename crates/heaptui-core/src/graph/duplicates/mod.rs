@@ -31,6 +31,8 @@
 //! bounds it and leaves the rest as possible duplicates.
 
 mod bisim;
+/// A type's sets as the verification writes them, and their assembly.
+mod classes;
 mod held;
 mod hubs;
 mod sets;
@@ -47,7 +49,9 @@ use crate::graph::{DominatorTree, HeapGraph};
 use crate::model::{Model, ObjectIdx};
 use crate::progress::{Cancelled, Progress, Stage};
 use bisim::NO_BLOCK;
+use classes::{assemble, Group, TypeClass, TypeClasses};
 pub(crate) use held::holding_sets;
+pub(crate) use sets::MAX_SETS;
 pub use sets::{
     DuplicateMode, DuplicateOptions, DuplicateSet, DuplicateTotals, Duplicates, PossibleDuplicates,
     SetLists,
@@ -285,9 +289,6 @@ fn sort_members<K: Ord + Copy + Send>(sets: &mut SetLists, key: impl Fn(u32) -> 
     });
 }
 
-/// One type's exact classes, in the order found.
-type Group = (u32, TypeClasses);
-
 /// Modes `trivial`/`none` without refinement: reachable leaves of one label
 /// are exactly duplicates; non-leaves sharing a label with another reachable
 /// object are possible duplicates (trivial mode only).
@@ -453,95 +454,6 @@ impl FlatBlocks {
     /// Where block `i`'s members are.
     fn range(&self, i: usize) -> std::ops::Range<usize> {
         self.0[i] as usize..self.0[i + 1] as usize
-    }
-}
-
-/// One type's exact sets, their members written over its blocks' members
-/// as its blocks are verified in order: every set is some members of one
-/// block, so the sets of blocks `0..=i` take no more room than those
-/// blocks, and the write cursor never passes the block being read. The
-/// sets' members cost no more than the blocks (4 bytes a member, the
-/// buffer cut to the sets' at the end), where a vector per set beside the
-/// blocks held both at once: at 16 threads the largest type's leaf sets
-/// (16 MiB on the 10.1 M text heap) came on top of its blocks (17 MiB),
-/// at the verification's peak.
-struct TypeClasses {
-    /// The sets' members, `..written`; the blocks' not yet read beyond.
-    members: Vec<u32>,
-    written: usize,
-    classes: Vec<TypeClass>,
-}
-
-/// One set of a [`TypeClasses`]: its members at `start..start + len`.
-struct TypeClass {
-    start: u32,
-    len: u32,
-    objects_per_copy: u64,
-    additional_bytes: u64,
-}
-
-impl TypeClasses {
-    /// Sets to be written over `members`, a type's blocks' members.
-    fn over(members: Vec<u32>) -> TypeClasses {
-        TypeClasses {
-            members,
-            written: 0,
-            classes: Vec::new(),
-        }
-    }
-
-    /// The whole block at `block` as a set.
-    fn push_block(&mut self, block: std::ops::Range<usize>, per_copy: u64, additional: u64) {
-        let len = block.len();
-        self.members.copy_within(block, self.written);
-        self.record(len, per_copy, additional);
-    }
-
-    /// Sets found in the block last read.
-    fn extend(&mut self, found: Vec<verify::Class>) {
-        for c in found {
-            let at = self.written;
-            self.members[at..at + c.members.len()].copy_from_slice(&c.members);
-            self.record(c.members.len(), c.objects_per_copy, c.additional_bytes);
-        }
-    }
-
-    /// Records the `len` members just written.
-    fn record(&mut self, len: usize, objects_per_copy: u64, additional_bytes: u64) {
-        self.classes.push(TypeClass {
-            start: self.written as u32,
-            len: len as u32,
-            objects_per_copy,
-            additional_bytes,
-        });
-        self.written += len;
-    }
-
-    /// The blocks' members cut to the sets': the buffer's tail goes back
-    /// (a large buffer is a mapping of its own, shrunk in place).
-    fn done(mut self) -> TypeClasses {
-        self.members.truncate(self.written);
-        self.members.shrink_to_fit();
-        self.classes.shrink_to_fit();
-        self
-    }
-
-    /// A set whose members are given apart (the trivial mode's leaf
-    /// classes, with no blocks to write over): after those written.
-    fn append(&mut self, members: &[u32], objects_per_copy: u64, additional_bytes: u64) {
-        self.members.truncate(self.written);
-        self.members.extend_from_slice(members);
-        self.record(members.len(), objects_per_copy, additional_bytes);
-    }
-
-    /// Whether the type has no set.
-    fn is_empty(&self) -> bool {
-        self.classes.is_empty()
-    }
-
-    /// The members of one of the sets.
-    fn members_of(&self, c: &TypeClass) -> &[u32] {
-        &self.members[c.start as usize..c.start as usize + c.len as usize]
     }
 }
 
@@ -723,78 +635,7 @@ impl Verifier<'_> {
     }
 }
 
-/// A class of type `t`, of `members`, as the record of set `id`: trivial
-/// when its members are leaves (only leaf blocks give classes of leaves).
-fn set_of(graph: &View, t: u32, c: &TypeClass, members: &[u32], id: u32) -> DuplicateSet {
-    let o = members[0];
-    let mut s = DuplicateSet::new(
-        t,
-        graph.dump.sizes.get(o as usize),
-        c.objects_per_copy,
-        c.additional_bytes,
-        graph.refs_raw(o).is_empty(),
-    );
-    s.id = id;
-    s
-}
-
-/// The classes of every type as the sets in their final order (additional
-/// bytes descending, then the id of the member of lowest id, then the
-/// order found) and their members in flat lists, in that order (each set's
-/// members still in the order found). The order is found first, from a key
-/// per class (24 bytes a set, for the sort), so that the records and the
-/// lists are written once, at their place: sorting sets already laid out
-/// moved every record and member to new arrays (the lists twice over).
-/// Each type's classes are freed as soon as they are copied.
-fn assemble(graph: &View, groups: Vec<Group>) -> (Vec<DuplicateSet>, SetLists) {
-    let rank = final_order(graph, &groups);
-    let mut lens = vec![0usize; rank.len()];
-    let classes = groups.iter().flat_map(|(_, found)| &found.classes);
-    for (c, &r) in classes.zip(&rank) {
-        lens[r as usize] = c.len as usize;
-    }
-    let mut members = SetLists::with_lengths(lens);
-    let blank = DuplicateSet::new(0, 0, 0, 0, false);
-    let mut sets = vec![blank; rank.len()];
-    let mut ranks = rank.iter();
-    for (t, found) in groups {
-        for c in &found.classes {
-            let r = *ranks.next().expect("a rank per class");
-            let of = found.members_of(c);
-            sets[r as usize] = set_of(graph, t, c, of, r);
-            members.get_mut(r).copy_from_slice(of);
-        }
-    }
-    // The classes' lists, freed in the allocator, go back to the kernel.
-    crate::mem::release_free_memory();
-    (sets, members)
-}
-
-/// Per class (types in order, each type's classes in order) the position
-/// of its set once sorted (see [`assemble`]).
-fn final_order(graph: &View, groups: &[Group]) -> Vec<u32> {
-    let ids = &graph.dump.ids;
-    let first_id = |members: &[u32]| {
-        let m = members.iter().map(|&m| (ids.get(m as usize), m)).min();
-        m.map_or(0, |(id, _)| id)
-    };
-    let mut keys: Vec<(std::cmp::Reverse<u64>, u64, u32)> = Vec::new();
-    for (_, found) in groups {
-        let base = keys.len() as u32;
-        keys.par_extend(found.classes.par_iter().enumerate().map(|(j, c)| {
-            let key = std::cmp::Reverse(c.additional_bytes);
-            (key, first_id(found.members_of(c)), base + j as u32)
-        }));
-    }
-    keys.par_sort_unstable();
-    let mut rank = vec![0u32; keys.len()];
-    for (r, k) in keys.iter().enumerate() {
-        rank[k.2 as usize] = r as u32;
-    }
-    rank
-}
-
-/// Numbers the sorted sets and indexes their members ([`sets::MemberIndex`]).
+/// The sorted sets (numbered by position) with their members indexed ([`sets::MemberIndex`]).
 fn finish(
     dump: &Model,
     sets: Vec<DuplicateSet>,

@@ -2,7 +2,7 @@
 //! duplicate sets, the possible duplicates of types cut short, and the
 //! totals the views show.
 //!
-//! Bytes: a set is a 40-byte record ([`DuplicateSet`]) and a 4-byte start
+//! Bytes: a set is a 32-byte record ([`DuplicateSet`]) and a 4-byte start
 //! in each of two flat lists ([`SetLists`]), its members and its holders,
 //! 4 bytes an entry; no allocation per set. Beside them the member index
 //! ([`MemberIndex`]): 0.19 bytes an object and 4 a member, so that the set
@@ -71,16 +71,19 @@ impl Default for DuplicateOptions {
 }
 
 /// One class of two or more mutually duplicate reachable objects: its
-/// figures, in a fixed record of 40 bytes. Its members and the sets that
-/// hold it lie in [`Duplicates`]' flat lists ([`DuplicateSet::members`],
-/// [`DuplicateSet::held_by`]), not in a vector each: two vectors a set took
-/// 48 bytes of headers in the record and the allocator's 8–16 bytes and
-/// unused capacity beside (96 bytes a record before).
+/// figures, in a fixed record of 32 bytes. The set's number is its
+/// position in [`Duplicates::sets`] (sets are sorted by additional bytes
+/// descending, then lowest member id), not a field: a stored number only
+/// ever repeated the position. Whether the set is trivial shares a word
+/// with its holding set (see [`DuplicateSet::trivial`]): three 8-byte
+/// figures, the type and a flag byte beside took 40 bytes with the
+/// padding, with the number or without. Its members and the sets that hold it lie in [`Duplicates`]' flat lists, by
+/// that number ([`Duplicates::members`], [`Duplicates::held_by`]), not in
+/// a vector each: two vectors a set took 48 bytes of headers in the record
+/// and the allocator's 8–16 bytes and unused capacity beside (96 bytes a
+/// record before).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DuplicateSet {
-    /// Position in [`Duplicates::sets`] (sets are sorted by additional
-    /// bytes descending, then lowest member id).
-    pub id: u32,
     /// The members' type, an index into `Model::type_names`.
     pub type_index: u32,
     /// Shallow size of one member.
@@ -89,17 +92,29 @@ pub struct DuplicateSet {
     pub objects_per_copy: u64,
     /// Shallow bytes of the other members' copies that the first member's copy does not share (what merging the copies would save).
     pub additional_bytes: u64,
-    /// Members reference nothing.
-    pub trivial: bool,
-    /// [`DuplicateSet::holding_set`], [`NO_SET`] for none.
-    pub(crate) holding: u32,
+    /// [`DuplicateSet::holding_set`] in bits 0–30 ([`NO_HOLDER`] for
+    /// none) and [`DuplicateSet::trivial`] in bit 31. Sets number under
+    /// 2^31 (two members at least each, under 2^32 members in all), so a
+    /// holder's number fits beside the flag.
+    holding_trivial: u32,
 }
 
-const _: () = assert!(std::mem::size_of::<DuplicateSet>() == 40);
+/// [`DuplicateSet`]'s holder bits when nothing holds the set (not a set's
+/// number: sets number under 2^31 - 1).
+const NO_HOLDER: u32 = (1 << 31) - 1;
+
+/// [`DuplicateSet`]'s trivial bit.
+const TRIVIAL: u32 = 1 << 31;
+
+/// Sets a result may hold: every number below [`NO_HOLDER`], the sets' own
+/// bound (a cache file with more is refused).
+pub(crate) const MAX_SETS: usize = NO_HOLDER as usize;
+
+const _: () = assert!(std::mem::size_of::<DuplicateSet>() == 32);
 
 impl DuplicateSet {
-    /// A set's figures, numbered 0 and held by nothing (numbers and holders
-    /// are given by detection, or by [`Duplicates::from_parts`]).
+    /// A set's figures, held by nothing (holders are given by detection,
+    /// or by [`DuplicateSet::set_holding_set`]).
     pub fn new(
         type_index: u32,
         instance_bytes: u64,
@@ -108,38 +123,35 @@ impl DuplicateSet {
         trivial: bool,
     ) -> DuplicateSet {
         DuplicateSet {
-            id: 0,
             type_index,
             instance_bytes,
             objects_per_copy,
             additional_bytes,
-            trivial,
-            holding: NO_SET,
+            holding_trivial: NO_HOLDER | if trivial { TRIVIAL } else { 0 },
         }
     }
 
-    /// The one holder of [`DuplicateSet::held_by`] that no other holder
+    /// Whether the members reference nothing.
+    #[inline]
+    pub fn trivial(&self) -> bool {
+        self.holding_trivial & TRIVIAL != 0
+    }
+
+    /// The one holder of [`Duplicates::held_by`] that no other holder
     /// holds (lowest id on a tie); `None` when nothing holds the set.
     #[inline]
     pub fn holding_set(&self) -> Option<u32> {
-        (self.holding != NO_SET).then_some(self.holding)
+        let h = self.holding_trivial & !TRIVIAL;
+        (h != NO_HOLDER).then_some(h)
     }
 
-    /// Sets the holding set (detection, the reopen cache, tests).
+    /// Sets the holding set (detection, the reopen cache, tests). Panics
+    /// for a number of [`MAX_SETS`] or more, which no set has (the cache
+    /// refuses files with more sets).
     pub fn set_holding_set(&mut self, h: Option<u32>) {
-        self.holding = h.unwrap_or(NO_SET);
-    }
-
-    /// Members, sorted by object id, in `dups` (the result this set is of).
-    #[inline]
-    pub fn members<'d>(&self, dups: &'d Duplicates) -> &'d [u32] {
-        dups.members(self.id)
-    }
-
-    /// Every set that fully holds this one, ascending, in `dups`.
-    #[inline]
-    pub fn held_by<'d>(&self, dups: &'d Duplicates) -> &'d [u32] {
-        dups.held_by(self.id)
+        let h = h.unwrap_or(NO_HOLDER);
+        assert!(h <= NO_HOLDER, "set number {h} past the sets' bound");
+        self.holding_trivial = self.holding_trivial & TRIVIAL | h;
     }
 }
 
@@ -321,8 +333,8 @@ pub struct Duplicates {
 
 impl Duplicates {
     /// A result from its parts (the reopen cache, tests): sets numbered by
-    /// position, `members` and `held_by` their lists (one each, in the
-    /// sets' order); the member index rebuilt from them. `objects` bounds
+    /// their position, `members` and `held_by` their lists (one each, in
+    /// the sets' order); the member index rebuilt from them. `objects` bounds
     /// every member (the caller checked them). Panics unless there is one
     /// list of each per set.
     #[allow(clippy::too_many_arguments)]
@@ -330,7 +342,7 @@ impl Duplicates {
         objects: usize,
         values_compared: bool,
         mode: Option<DuplicateMode>,
-        mut sets: Vec<DuplicateSet>,
+        sets: Vec<DuplicateSet>,
         members: SetLists,
         held_by: SetLists,
         possible: Vec<PossibleDuplicates>,
@@ -338,9 +350,6 @@ impl Duplicates {
         finished_types: Vec<u32>,
     ) -> Duplicates {
         assert!(members.len() == sets.len() && held_by.len() == sets.len());
-        for (i, s) in sets.iter_mut().enumerate() {
-            s.id = i as u32;
-        }
         let index = MemberIndex::new(objects, &members);
         Duplicates {
             mode,
@@ -355,31 +364,16 @@ impl Duplicates {
         }
     }
 
-    /// Sets as they are (numbered as given, not by position), with their
-    /// lists by position and no member index: views' tests of
-    /// figures no detection gives (six-digit set numbers among two sets).
-    #[doc(hidden)]
-    pub fn from_numbered(
-        sets: Vec<DuplicateSet>,
-        members: SetLists,
-        held_by: SetLists,
-        possible: Vec<PossibleDuplicates>,
-    ) -> Duplicates {
-        assert!(members.len() == sets.len() && held_by.len() == sets.len());
-        Duplicates {
-            sets,
-            set_members: members,
-            set_holders: held_by,
-            possible,
-            ..Duplicates::default()
-        }
-    }
-
     /// The members of set `set`, sorted by object id (panics past the
     /// sets, as `sets[set]` does).
     #[inline]
     pub fn members(&self, set: u32) -> &[u32] {
         self.set_members.get(set)
+    }
+
+    /// Every set with its number (its position in [`Duplicates::sets`]).
+    pub fn numbered(&self) -> impl ExactSizeIterator<Item = (u32, &DuplicateSet)> + '_ {
+        self.sets.iter().enumerate().map(|(i, s)| (i as u32, s))
     }
 
     /// The sets that fully hold set `set`, ascending.
@@ -431,7 +425,7 @@ impl Duplicates {
     /// they are "equal" only in type and size (strings of one length, say).
     /// Such sets are counted apart and stay out of the headline waste.
     pub fn is_unverified(&self, set: &DuplicateSet) -> bool {
-        set.trivial && !self.values_compared
+        set.trivial() && !self.values_compared
     }
 
     /// `extra_bytes` of the sets `sets` picks (positions in
@@ -477,8 +471,7 @@ impl Duplicates {
             .sum()
     }
 
-    /// The extra instances of the set at position `i`: all members but
-    /// one, shallow (by position: views' tests number sets otherwise).
+    /// The extra instances of set `i`: all members but one, shallow.
     fn extra_bytes(&self, i: u32) -> u64 {
         let copies = (self.members(i).len() as u64).saturating_sub(1);
         copies * self.sets[i as usize].instance_bytes
@@ -576,13 +569,20 @@ mod tests {
     }
 
     #[test]
-    fn a_set_record_is_forty_bytes_and_keeps_its_holder() {
-        let mut s = DuplicateSet::new(1, 2, 3, 4, false);
-        assert_eq!(s.holding_set(), None);
-        s.set_holding_set(Some(7));
-        assert_eq!(s.holding_set(), Some(7));
-        s.set_holding_set(None);
-        assert_eq!(s.holding_set(), None);
+    fn a_set_record_is_thirty_two_bytes_and_keeps_its_holder() {
+        assert_eq!(std::mem::size_of::<DuplicateSet>(), 32);
+        for trivial in [false, true] {
+            let mut s = DuplicateSet::new(1, 2, 3, 4, trivial);
+            assert_eq!((s.holding_set(), s.trivial()), (None, trivial));
+            for h in [0, 7, MAX_SETS as u32 - 1] {
+                s.set_holding_set(Some(h));
+                assert_eq!((s.holding_set(), s.trivial()), (Some(h), trivial));
+            }
+            s.set_holding_set(None);
+            assert_eq!((s.holding_set(), s.trivial()), (None, trivial));
+            assert_eq!((s.type_index, s.instance_bytes), (1, 2));
+            assert_eq!((s.objects_per_copy, s.additional_bytes), (3, 4));
+        }
     }
 
     #[test]

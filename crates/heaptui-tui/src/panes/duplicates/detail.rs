@@ -42,9 +42,9 @@ pub fn detail(graph: &HeapGraph, d: &Duplicates, set: u32, theme: &Theme) -> Dup
     let mut lines = vec![DetailLine {
         text: format!(
             "Set #{} {} {} x {}, {} each, {} per copy, {} additional",
-            s.id,
+            set,
             theme.sep(),
-            count(s.members(d).len() as u64),
+            count(d.members(set).len() as u64),
             dump.type_names[s.type_index as usize],
             bytes(s.instance_bytes),
             crate::fmt::counted(s.objects_per_copy, "object", "objects"),
@@ -62,7 +62,7 @@ pub fn detail(graph: &HeapGraph, d: &Duplicates, set: u32, theme: &Theme) -> Dup
         text: "Members (Enter inspects):".into(),
         object: None,
     });
-    for &m in s.members(d) {
+    for &m in d.members(set) {
         lines.push(DetailLine {
             text: format!(
                 "  {} {}{}",
@@ -73,7 +73,7 @@ pub fn detail(graph: &HeapGraph, d: &Duplicates, set: u32, theme: &Theme) -> Dup
             object: Some(m),
         });
     }
-    let Some(&first) = s.members(d).first() else {
+    let Some(&first) = d.members(set).first() else {
         return DupDetail {
             set,
             lines,

@@ -207,14 +207,14 @@ fn set_cells(
 ) -> Vec<String> {
     let s = &d.sets[id as usize];
     let mut cells = vec![
-        format!("#{}", s.id),
+        format!("#{id}"),
         bytes(s.additional_bytes),
         count(d.members(id).len() as u64),
         bytes(s.instance_bytes),
         count(s.objects_per_copy),
         (if d.is_unverified(s) {
             "unverified"
-        } else if s.trivial {
+        } else if s.trivial() {
             "trivial"
         } else {
             "full"

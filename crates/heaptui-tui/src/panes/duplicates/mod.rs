@@ -369,7 +369,7 @@ pub(super) fn what_if_set(d: &Duplicates, set: u32, ctx: &Ctx) -> Vec<Intent> {
     let (Some(s), Some(g)) = (d.sets.get(set as usize), ctx.loading.graph()) else {
         return Vec::new();
     };
-    let Some((&first, extra)) = s.members(d).split_first() else {
+    let Some((&first, extra)) = d.members(set).split_first() else {
         return Vec::new();
     };
     let label = format!(
@@ -575,10 +575,10 @@ impl Pane for DuplicatesPane {
                     let set = &d.sets[s as usize];
                     let label = format!(
                         "set #{s}: {} × {}",
-                        crate::fmt::count(set.members(d).len() as u64),
+                        crate::fmt::count(d.members(s).len() as u64),
                         g.dump.type_names[set.type_index as usize]
                     );
-                    let members = ObjectIdx::cast_slice(set.members(d)).to_vec();
+                    let members = ObjectIdx::cast_slice(d.members(s)).to_vec();
                     vec![super::paths::request(
                         super::paths::objects(label, members),
                         ctx,

@@ -418,8 +418,9 @@ impl DuplicatesPane {
 fn what_if_owner(v: &OwnersView, i: u32, ctx: &Ctx) -> Vec<Intent> {
     let o = &v.owners.owners[i as usize];
     let anchor = o.top_instance.or_else(|| {
-        let s = v.source.sets.get(o.sets.first()?.set as usize)?;
-        s.members(&v.source).get(1).map(|&m| ObjectIdx(m))
+        let set = o.sets.first()?.set;
+        v.source.sets.get(set as usize)?;
+        v.source.members(set).get(1).map(|&m| ObjectIdx(m))
     });
     let (Some(anchor), Some(g)) = (anchor, ctx.loading.graph()) else {
         return Vec::new();
@@ -618,9 +619,10 @@ fn row_text(
             let s = &v.source.sets[share.set as usize];
             let what = format!(
                 "#{} {}{}",
-                s.id,
+                share.set,
                 dump.type_names[s.type_index as usize],
-                s.members(&v.source)
+                v.source
+                    .members(share.set)
                     .first()
                     .map(|&m| dump.quoted_preview(ObjectIdx(m), 40))
                     .unwrap_or_default()

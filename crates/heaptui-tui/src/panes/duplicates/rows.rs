@@ -302,7 +302,8 @@ impl DupWidths {
         let instances = d.member_lists().iter().map(|m| m.len() as u64).max();
         let instances = instances.unwrap_or(0);
         DupWidths {
-            id_digits: digits(max(&|s| s.id as u64)),
+            // Sets are numbered by position: the last has the most digits.
+            id_digits: digits(d.sets.len().saturating_sub(1) as u64),
             additional: bytes_width(max(&|s| s.additional_bytes)),
             instances: count_width(instances.max(possible.unwrap_or(0))),
             instance_bytes: bytes_width(max(&|s| s.instance_bytes)),
