@@ -52,6 +52,26 @@
 //! the tree's own (idom, preorder numbers and their inverse, 12 bytes an
 //! object, and the retained sizes in their narrowest forms, `mem::Packed`:
 //! 2 or 3 bytes an object on the heaps measured, where they took 8).
+//!
+//! The scratch, by phase, in bytes a reachable object (`m`) or object
+//! (`n`), beside the graph's arrays:
+//!
+//! * The search: `parent` 4 m, `pre` (each object's preorder number) 4 n,
+//!   the path links 8 m, and 12 bytes a multi-retainer vertex (its number,
+//!   its object and its semidominator). `vertex` (4 m) is not read there:
+//!   it is dropped once `pre` is made and made again from `pre` after the
+//!   search (one parallel scatter). The retainers numbered above each
+//!   vertex are split out in parallel one chunk of [`SEARCH_CHUNK`]
+//!   vertices ahead of the search, not all at once (on V8 they were 62
+//!   MiB, the dominators' peak), and a vertex with more than [`LONG`]
+//!   such retainers (a few hubs held most of them) has them read from its
+//!   retainer list in the search instead of held: 16 bytes a reachable
+//!   object in all, `pre` included, where the search held 16 (`vertex`,
+//!   `parent`, the links) and all the lists (9 more on V8).
+//! * The retained sums and their scatter: `vertex`, `idom_pre` and the
+//!   retained objects, 4 m each, and the retained bytes in 4 m
+//!   (`ByteSums`: a sum of 2^32 − 1 or more in a side table), where they
+//!   took 8: 16 bytes a reachable object and the narrow result.
 
 use rayon::prelude::*;
 
@@ -963,11 +983,13 @@ struct ObjectOrder {
 /// into their narrow forms ([`Packed::scattered`]: counted in preorder,
 /// then cut and scattered, the few large values gathered into a side
 /// table), with no `u32`/`u64` array in object order first; so the most
-/// alive here is at the retained bytes' scatter, 20 bytes an object of
-/// preorder arrays (4 of `vertex`, 4 of `idom_pre`, 4 of `ret_objects`, 8
-/// of `ret_bytes`) and the narrow result (1 or 2 bytes an object on the
-/// heaps measured, where the wide scatter took 24 in all at both this
-/// step and the retained objects'). In `spill` where given, each array's written
+/// alive here is at the retained bytes' scatter, 16 bytes an object of
+/// preorder arrays (4 of `vertex`, 4 of `idom_pre`, 4 of `ret_objects`, 4
+/// of `ret_bytes`, [`ByteSums`]: 8 until 2026-11-28) and the narrow
+/// result (1 or 2 bytes an object on the heaps measured, where the wide
+/// scatter took 24 in all at both this step and the retained objects'),
+/// or at the retained objects' scatter, 12 of preorder arrays and three
+/// results. In `spill` where given, each array's written
 /// pages released as it is done, so that at most one is resident.
 fn to_object_order(
     n: usize,
