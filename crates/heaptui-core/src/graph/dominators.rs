@@ -52,6 +52,26 @@
 //! the tree's own (idom, preorder numbers and their inverse, 12 bytes an
 //! object, and the retained sizes in their narrowest forms, `mem::Packed`:
 //! 2 or 3 bytes an object on the heaps measured, where they took 8).
+//!
+//! The scratch, by phase, in bytes a reachable object (`m`) or object
+//! (`n`), beside the graph's arrays:
+//!
+//! * The search: `parent` 4 m, `pre` (each object's preorder number) 4 n,
+//!   the path links 8 m, and 12 bytes a multi-retainer vertex (its number,
+//!   its object and its semidominator). `vertex` (4 m) is not read there:
+//!   it is dropped once `pre` is made and made again from `pre` after the
+//!   search (one parallel scatter). The retainers numbered above each
+//!   vertex are split out in parallel one chunk of [`SEARCH_CHUNK`]
+//!   vertices ahead of the search, not all at once (on V8 they were 62
+//!   MiB, the dominators' peak), and a vertex with more than [`LONG`]
+//!   such retainers (a few hubs held most of them) has them read from its
+//!   retainer list in the search instead of held: 16 bytes a reachable
+//!   object in all, `pre` included, where the search held 16 (`vertex`,
+//!   `parent`, the links) and all the lists (9 more on V8).
+//! * The retained sums and their scatter: `vertex`, `idom_pre` and the
+//!   retained objects, 4 m each, and the retained bytes in 4 m
+//!   (`ByteSums`: a sum of 2^32 − 1 or more in a side table), where they
+//!   took 8: 16 bytes a reachable object and the narrow result.
 
 use rayon::prelude::*;
 
@@ -251,9 +271,28 @@ fn compute_in(
     progress.check()?;
 
     let root_bits = bitset(n, strong_roots);
-    let multi_pre = multi_retainer_vertices(&vertex, seen, &root_bits, retainers);
+    let multi = multi_retainer_vertices(&vertex, seen, &root_bits, retainers);
+    // Per object its preorder number, for the retainers' numbers; `vertex`,
+    // its inverse, is read no more until the retained sums: dropped for
+    // the search, made again from `pre` after it (`vertices_of`).
+    let pre = preorder_numbers(n, &vertex);
+    alive(
+        "preorder numbers",
+        &[
+            ("vertex", bytes(&vertex)),
+            ("parent", bytes(&parent)),
+            ("multi_pre", bytes(&multi.pre)),
+            ("multi_obj", bytes(&multi.obj)),
+            ("pre", bytes(&pre)),
+        ],
+    );
+    drop(vertex);
     let semi = semidominators(
-        n, &vertex, &parent, &multi_pre, &root_bits, retainers, progress,
+        &parent,
+        &multi,
+        (&root_bits, retainers, &pre),
+        (SEARCH_CHUNK, LONG),
+        progress,
     )?;
     drop(root_bits);
     // The split's per-thread parts, freed but kept by the allocator.
@@ -262,22 +301,24 @@ fn compute_in(
     progress.set_done(2);
     progress.check()?;
 
-    let idom_pre = nca(parent, &multi_pre, semi);
-    drop(multi_pre);
+    let idom_pre = nca(parent, &multi.pre, semi);
+    drop(multi);
+    let vertex = vertices_of(&pre, m);
+    drop(pre);
     let (ret_bytes, ret_objects) = retained(&vertex, &idom_pre, sizes);
     alive(
         "retained",
         &[
             ("vertex", bytes(&vertex)),
             ("idom_pre", bytes(&idom_pre)),
-            ("ret_bytes", bytes(&ret_bytes)),
+            ("ret_bytes", ret_bytes.bytes()),
             ("ret_objects", bytes(&ret_objects)),
         ],
     );
     crate::mem::checkpoint("dominators: nca, retained");
     progress.set_done(3);
 
-    let reachable_bytes = ret_bytes[0];
+    let reachable_bytes = ret_bytes.get(0);
     let scattered = to_object_order(n, vertex, idom_pre, ret_objects, ret_bytes, spill);
     crate::mem::checkpoint("dominators: scatter");
     let at_preorder = at_preorder_of(&scattered.preorder_number, m - 1, spill);
@@ -373,6 +414,14 @@ fn bitset(n: usize, members: &[u32]) -> Vec<u64> {
     bits
 }
 
+/// The multi-retainer vertices (see [`multi_retainer_vertices`]): their
+/// preorder numbers, ascending, and their objects (the search reads their
+/// retainers with `vertex` dropped), 8 bytes each.
+struct Multi {
+    pre: Vec<u32>,
+    obj: Vec<u32>,
+}
+
 /// Phase 2: the preorder numbers, ascending, of the reachable objects with
 /// more than one reachable predecessor (the super-root counting for a
 /// strong root; self-references and repeated references not counting). The
@@ -383,7 +432,7 @@ fn multi_retainer_vertices(
     reach: Vec<u64>,
     root_bits: &[u64],
     retainers: &PackedRows,
-) -> Vec<u32> {
+) -> Multi {
     let _span = tracing::debug_span!(target: "heaptui::profile", "classify").entered();
     let multi: Vec<u64> = (0..reach.len())
         .into_par_iter()
@@ -424,58 +473,125 @@ fn multi_retainer_vertices(
         .into_par_iter()
         .filter(|&w| bit(&multi, vertex[w as usize]))
         .collect();
+    let multi_obj: Vec<u32> = multi_pre.par_iter().map(|&w| vertex[w as usize]).collect();
     tracing::debug!(
         target: "heaptui::profile",
         "dominators: {} of {} reachable objects have several reachable predecessors",
         multi_pre.len(),
         vertex.len() - 1
     );
-    multi_pre
+    Multi {
+        pre: multi_pre,
+        obj: multi_obj,
+    }
 }
 
-/// Phase 3: the multi-retainer vertices' semidominators (in `multi_pre`'s
+/// Multi-retainer vertices searched per chunk (a multiple of
+/// [`SPLIT_PART`]): the retainers numbered above them are split out one
+/// chunk ahead of the search, so that two chunks' lists are alive, not
+/// all of them (on V8 the lists of all were 62 MiB, the search's largest
+/// array).
+const SEARCH_CHUNK: usize = 16 * SPLIT_PART;
+
+/// Phase 3: the multi-retainer vertices' semidominators (in `multi.pre`'s
 /// order), in reverse preorder with path compression (Semi-NCA only needs
 /// the minimum semidominator on a path, not the vertex that has it). A
 /// single-retainer object's semidominator is its DFS parent, so its link
 /// starts final; only the multi-retainer objects are searched.
+///
+/// In chunks of `chunk` vertices, from the last: each chunk's retainers
+/// are split ([`split_retainers`]) while the chunk after it (in preorder)
+/// is searched, on another thread; the search makes the same `eval`
+/// calls in the same order as one pass over all the lists. Alive: `parent`,
+/// `pre` (per object), `link` (8 bytes a vertex), the multi-retainer
+/// vertices' numbers, objects and semidominators (12 bytes each), and two
+/// chunks' lists; `vertex` is dropped by then.
 fn semidominators(
-    n: usize,
-    vertex: &[u32],
     parent: &[u32],
-    multi_pre: &[u32],
-    root_bits: &[u64],
-    retainers: &PackedRows,
+    multi: &Multi,
+    (root_bits, retainers, pre): (&[u64], &PackedRows, &[u32]),
+    (chunk, long): (usize, usize),
     progress: &Progress,
 ) -> Result<Vec<u32>, Cancelled> {
     let _span = tracing::debug_span!(target: "heaptui::profile", "semi").entered();
-    let pre = preorder_numbers(n, vertex);
-    let mut split = split_retainers(vertex, parent, multi_pre, root_bits, retainers, &pre);
-    let (above_ends, above) = split.bytes();
-    let searched = [
-        ("vertex", bytes(vertex)),
-        ("parent", bytes(parent)),
-        ("multi_pre", bytes(multi_pre)),
-        ("semi", bytes(&split.semi)),
-        ("above_end", above_ends),
-        ("above", above),
-    ];
-    alive(
-        "split retainers",
-        &[&searched[..], &[("pre", bytes(&pre))]].concat(),
-    );
-    // Nothing reads preorder numbers by object any more.
-    drop(pre);
-    let mut semi = std::mem::take(&mut split.semi);
+    debug_assert!(chunk.is_multiple_of(SPLIT_PART));
+    let count = multi.pre.len();
+    let reading = Reading {
+        parent,
+        multi,
+        root_bits,
+        retainers,
+        pre,
+        long,
+    };
+    let split = |c: usize| {
+        let range = c * chunk..((c + 1) * chunk).min(count);
+        split_retainers(&reading, range)
+    };
     // `link[k]` = (compressed ancestor, best semi on the path).
-    let mut link: Vec<(u32, u32)> = crate::mem::with_capacity(vertex.len());
+    let mut link: Vec<(u32, u32)> = crate::mem::with_capacity(parent.len());
     link.par_extend(parent.par_iter().map(|&p| (p, p)));
+    let mut semi: Vec<u32> = vec![0; count];
+    let mut path: Vec<u32> = Vec::new();
+    let (mut most_ends, mut most_above, mut entries, mut whole) = (0, 0, 0, 0);
+    let chunks = count.div_ceil(chunk);
+    let mut next = (chunks > 0).then(|| split(chunks - 1));
+    for c in (0..chunks).rev() {
+        let this = next.take().expect("split one chunk ahead");
+        let from = c * chunk;
+        let (searched, ahead) = rayon::join(
+            || {
+                let part = &mut semi[from..from + this.semi.len()];
+                let at = (from, &multi.pre[from..], &reading);
+                search(&this, at, part, &mut link, &mut path, progress)
+            },
+            || c.checked_sub(1).map(split),
+        );
+        searched?;
+        let (ends, above) = this.bytes();
+        let (ahead_ends, ahead_above) = ahead.as_ref().map_or((0, 0), Split::bytes);
+        most_ends = most_ends.max(ends + ahead_ends);
+        most_above = most_above.max(above + ahead_above);
+        entries += this.entries();
+        whole += this.long.len();
+        next = ahead;
+    }
+    tracing::debug!(
+        target: "heaptui::profile",
+        "dominators: {entries} retainer entries numbered above their multi-retainer object \
+         held, {whole} objects with more than {long} read from their retainers in the search"
+    );
     alive(
         "semidominators",
-        &[&searched[..], &[("link", bytes(&link))]].concat(),
+        &[
+            ("parent", bytes(parent)),
+            ("pre", bytes(pre)),
+            ("multi_pre", bytes(&multi.pre)),
+            ("multi_obj", bytes(&multi.obj)),
+            ("semi", bytes(&semi)),
+            ("link", bytes(&link)),
+            ("above_end", most_ends),
+            ("above", most_above),
+        ],
     );
-    let mut path: Vec<u32> = Vec::new();
-    for i in (0..multi_pre.len()).rev() {
-        if i.is_multiple_of(1 << 20) {
+    Ok(semi)
+}
+
+/// The search over one chunk's vertices, in reverse: `ws` the chunk's
+/// preorder numbers (and those after it), `from` the chunk's first index
+/// in `multi.pre` (for the progress checks); writes the chunk's
+/// semidominators in `semi` and at their vertices in `link`.
+fn search(
+    split: &Split,
+    (from, ws, reading): (usize, &[u32], &Reading),
+    semi: &mut [u32],
+    link: &mut [(u32, u32)],
+    path: &mut Vec<u32>,
+    progress: &Progress,
+) -> Result<(), Cancelled> {
+    let mut long = split.long.len();
+    for i in (0..semi.len()).rev() {
+        if (from + i).is_multiple_of(1 << 20) {
             progress.check()?;
         }
         // The links of the coming vertices' retainers, fetched a few
@@ -485,16 +601,23 @@ fn semidominators(
                 crate::mem::prefetch(&link[pv as usize]);
             }
         }
-        let w = multi_pre[i];
+        let w = ws[i];
+        if long > 0 && split.long[long - 1] as usize == i {
+            long -= 1;
+            let s = reading.search_long(from + i, w, link, path);
+            semi[i] = s;
+            link[w as usize].1 = s;
+            continue;
+        }
         let last_linked = w + 1;
-        let mut s = semi[i];
+        let mut s = split.semi[i];
         let list = split.above_of(i);
         for (k, &pv) in list.iter().enumerate() {
             // A long list: its later links too, ahead of use.
             if let Some(&ahead) = list.get(k + 8) {
                 crate::mem::prefetch(&link[ahead as usize]);
             }
-            let best = eval(pv, last_linked, &mut link, &mut path);
+            let best = eval(pv, last_linked, link, path);
             if best < s {
                 s = best;
             }
@@ -502,7 +625,7 @@ fn semidominators(
         semi[i] = s;
         link[w as usize].1 = s;
     }
-    Ok(semi)
+    Ok(())
 }
 
 /// Per object, its preorder number (`UNSEEN` if unreachable): the inverse
@@ -519,14 +642,36 @@ fn preorder_numbers(n: usize, vertex: &[u32]) -> Vec<u32> {
     pre
 }
 
-/// The multi-retainer vertices' retainers, split for the sequential search:
-/// `semi[i]` the minimum over those numbered at most the vertex (with its DFS
-/// parent, and 0 for a strong root), and [`Split::above_of`]`(i)` the
-/// preorder numbers of the others, in list order. Those stay in the parts
-/// the threads made, [`SPLIT_PART`] vertices each (copied end to end they
-/// were held twice at the copy: on V8 the dominators' peak).
+/// `vertex` again, `m` preorder numbers (the super-root's 0 included),
+/// from its inverse `pre`: a parallel scatter over the objects (the
+/// numbers `1..m` are a permutation of the reachable objects).
+fn vertices_of(pre: &[u32], m: usize) -> Vec<u32> {
+    use std::sync::atomic::Ordering::Relaxed;
+    let _span = tracing::debug_span!(target: "heaptui::profile", "vertices").entered();
+    let mut vertex: Vec<u32> = crate::mem::filled(m, SUPER_ROOT);
+    let at = crate::mem::as_atomic(&mut vertex);
+    pre.par_chunks(BLOCK).enumerate().for_each(|(b, part)| {
+        let first = (b * BLOCK) as u32;
+        for (o, &k) in (first..).zip(part) {
+            if k != UNSEEN {
+                at[k as usize].store(o, Relaxed);
+            }
+        }
+    });
+    vertex
+}
+
+/// One chunk's multi-retainer vertices' retainers, split for the
+/// sequential search: `semi[i]` the minimum over those numbered at most
+/// the vertex (with its DFS parent, and 0 for a strong root), and
+/// [`Split::above_of`]`(i)` the preorder numbers of the others, in list
+/// order. Those stay in the parts the threads made, [`SPLIT_PART`]
+/// vertices each (copied end to end they were held twice at the copy).
 struct Split {
     semi: Vec<u32>,
+    /// The vertices (ascending) with more than [`LONG`] retainers numbered
+    /// above them: none held, their retainers read in the search.
+    long: Vec<u32>,
     /// Per part: each vertex's end in the part's list, and the list.
     parts: Vec<(Vec<u32>, Vec<u32>)>,
 }
@@ -550,70 +695,168 @@ impl Split {
             .iter()
             .fold((0, 0), |(e, a), p| (e + bytes(&p.0), a + bytes(&p.1)))
     }
+
+    /// Its lists' entries.
+    fn entries(&self) -> usize {
+        self.parts.iter().map(|p| p.1.len()).sum()
+    }
+}
+
+/// A multi-retainer vertex's retainers numbered above it held at most
+/// this many: a vertex with more (on V8 a few hubs had most of the 56 MiB
+/// of such entries) has them read from its retainer list in the search
+/// ([`Reading::search_long`]), once, in the same order.
+const LONG: usize = 256;
+
+/// What the split and the search read: the DFS parents, the
+/// multi-retainer vertices, the strong roots (a bitset), the retainers and
+/// the objects' preorder numbers.
+struct Reading<'a> {
+    parent: &'a [u32],
+    multi: &'a Multi,
+    root_bits: &'a [u64],
+    retainers: &'a PackedRows,
+    pre: &'a [u32],
+    /// Held lists' most entries ([`LONG`]; other values in tests).
+    long: usize,
+}
+
+impl Reading<'_> {
+    /// The semidominator search's start for multi-retainer vertex `i`,
+    /// numbered `w`: 0 for a strong root, else its DFS parent.
+    #[inline]
+    fn start(&self, i: usize, w: u32) -> u32 {
+        if bit(self.root_bits, self.multi.obj[i]) {
+            0
+        } else {
+            self.parent[w as usize]
+        }
+    }
+
+    /// The search for a vertex with a [`LONG`] list: its retainers read
+    /// in list order, those numbered at most `w` taken in the minimum
+    /// (`eval` returns them unchanged), `eval` called on the others in
+    /// the same order as from a held list, their links fetched a few
+    /// ahead through a small buffer. Returns its semidominator.
+    fn search_long(&self, i: usize, w: u32, link: &mut [(u32, u32)], path: &mut Vec<u32>) -> u32 {
+        const AHEAD: usize = 8;
+        let mut s = self.start(i, w);
+        let mut ring = [0u32; AHEAD];
+        let mut held = 0usize;
+        for u in self.retainers.row(self.multi.obj[i]) {
+            let pu = self.pre[u as usize];
+            if pu == UNSEEN {
+                continue;
+            }
+            if pu <= w {
+                s = s.min(pu);
+                continue;
+            }
+            if held >= AHEAD {
+                s = s.min(eval(ring[held % AHEAD], w + 1, link, path));
+            }
+            crate::mem::prefetch(&link[pu as usize]);
+            ring[held % AHEAD] = pu;
+            held += 1;
+        }
+        for k in held.saturating_sub(AHEAD)..held {
+            s = s.min(eval(ring[k % AHEAD], w + 1, link, path));
+        }
+        s
+    }
 }
 
 /// `eval` of a retainer numbered at most `w` returns its own number and
 /// touches nothing, so their minimum is taken here, in parallel; the
 /// sequential pass then makes the same `eval` calls in the same order as
-/// the full search and gets the same semidominators.
-fn split_retainers(
-    vertex: &[u32],
-    parent: &[u32],
-    multi_pre: &[u32],
-    root_bits: &[u64],
-    retainers: &PackedRows,
-    pre: &[u32],
-) -> Split {
-    let parts: Vec<(Vec<u32>, Vec<u32>, Vec<u32>)> = multi_pre
-        .par_chunks(SPLIT_PART)
+/// the full search and gets the same semidominators. Over the
+/// multi-retainer vertices `range`.
+fn split_retainers(reading: &Reading, range: std::ops::Range<usize>) -> Split {
+    let first = range.start;
+    let parts: Vec<Part> = range
+        .step_by(SPLIT_PART)
+        .collect::<Vec<usize>>()
+        .into_par_iter()
         // Each part's list is made in the thread's buffer and copied to a
         // block of its size: grown in place, the lists' regrowth left
         // their dropped blocks in the allocator's arenas, beside them.
-        .map_init(Vec::new, |above: &mut Vec<u32>, ws| {
-            let mut start = Vec::with_capacity(ws.len());
-            let mut ends = Vec::with_capacity(ws.len());
-            above.clear();
-            for (k, &w) in ws.iter().enumerate() {
-                if let Some(&next) = ws.get(k + 4) {
-                    retainers.prefetch(vertex[next as usize]);
-                }
-                let v = vertex[w as usize];
-                let mut s = if bit(root_bits, v) {
-                    0
-                } else {
-                    parent[w as usize]
-                };
-                for u in retainers.row(v) {
-                    let pu = pre[u as usize];
-                    if pu == UNSEEN {
-                        continue; // unreachable retainers do not count
-                    }
-                    if pu <= w {
-                        s = s.min(pu);
-                    } else {
-                        above.push(pu);
-                    }
-                }
-                start.push(s);
-                ends.push(above.len() as u32);
-            }
-            (start, ends, above.to_vec())
+        .map_init(Vec::new, |above: &mut Vec<u32>, from| {
+            let to = (from + SPLIT_PART).min(reading.multi.pre.len());
+            split_part(reading, from..to, first, above)
         })
         .collect();
     let mut split = Split {
-        semi: Vec::with_capacity(multi_pre.len()),
+        semi: Vec::with_capacity(parts.iter().map(|p| p.start.len()).sum()),
+        long: Vec::new(),
         parts: Vec::with_capacity(parts.len()),
     };
-    for (start, ends, list) in parts {
-        split.semi.extend_from_slice(&start);
-        split.parts.push((ends, list));
+    for part in parts {
+        split.semi.extend_from_slice(&part.start);
+        split.long.extend_from_slice(&part.long);
+        split.parts.push((part.ends, part.list));
     }
-    tracing::debug!(
-        target: "heaptui::profile",
-        "dominators: {} retainer entries numbered above their multi-retainer object",
-        split.parts.iter().map(|p| p.1.len()).sum::<usize>()
-    );
     split
+}
+
+/// One part of a [`Split`] as a thread makes it: its vertices' starts,
+/// list ends, list and [`LONG`] vertices (numbered from the chunk's first).
+struct Part {
+    start: Vec<u32>,
+    ends: Vec<u32>,
+    list: Vec<u32>,
+    long: Vec<u32>,
+}
+
+/// One part of [`split_retainers`], the vertices `range` (a chunk's
+/// from `first`), its list copied out of `above`.
+fn split_part(
+    reading: &Reading,
+    range: std::ops::Range<usize>,
+    first: usize,
+    above: &mut Vec<u32>,
+) -> Part {
+    let Reading {
+        multi,
+        retainers,
+        pre,
+        ..
+    } = *reading;
+    let mut start = Vec::with_capacity(range.len());
+    let mut ends = Vec::with_capacity(range.len());
+    let mut long = Vec::new();
+    above.clear();
+    for i in range.clone() {
+        if let Some(&next) = multi.obj.get(i + 4).filter(|_| i + 4 < range.end) {
+            retainers.prefetch(next);
+        }
+        let w = multi.pre[i];
+        let mut s = reading.start(i, w);
+        let held = above.len();
+        for u in retainers.row(multi.obj[i]) {
+            let pu = pre[u as usize];
+            if pu == UNSEEN {
+                continue; // unreachable retainers do not count
+            }
+            if pu <= w {
+                s = s.min(pu);
+            } else if above.len() - held < reading.long {
+                above.push(pu);
+            } else {
+                // Read again in the search, whole.
+                above.truncate(held);
+                long.push((i - first) as u32);
+                break;
+            }
+        }
+        start.push(s);
+        ends.push(above.len() as u32);
+    }
+    Part {
+        start,
+        ends,
+        list: above.to_vec(),
+        long,
+    }
 }
 
 /// Phase 4, NCA: idom (in preorder numbers) is the nearest ancestor of the
@@ -638,20 +881,83 @@ fn nca(parent: Vec<u32>, multi_pre: &[u32], semi: Vec<u32>) -> Vec<u32> {
 
 /// Phase 5: retained bytes and objects per preorder number, bottom-up in
 /// reverse preorder (number 0, the super-root, holds the reachable totals).
-fn retained(vertex: &[u32], idom_pre: &[u32], sizes: &Sizes) -> (Vec<u64>, Vec<u32>) {
+fn retained(vertex: &[u32], idom_pre: &[u32], sizes: &Sizes) -> (ByteSums, Vec<u32>) {
     let _span = tracing::debug_span!(target: "heaptui::profile", "retained").entered();
     let m = vertex.len();
-    let mut ret_bytes: Vec<u64> = Vec::with_capacity(m);
-    ret_bytes.push(0);
-    ret_bytes.extend(vertex[1..].iter().map(|&v| sizes.get(v as usize)));
+    let mut ret_bytes = ByteSums::new(m, |k| match k {
+        0 => 0,
+        k => sizes.get(vertex[k] as usize),
+    });
     let mut ret_objects: Vec<u32> = vec![1; m];
     ret_objects[0] = 0;
     for w in (1..m).rev() {
         let d = idom_pre[w] as usize;
-        ret_bytes[d] += ret_bytes[w];
+        ret_bytes.add_to(d, w);
         ret_objects[d] += ret_objects[w];
     }
     (ret_bytes, ret_objects)
+}
+
+/// Retained bytes per preorder number, summed in 4 bytes each: a sum of
+/// [`ByteSums::WIDE`] or more is marked so, and held in a side table
+/// (none on the heaps measured, whose total is under 4 GiB; a heap over
+/// it has there the few ancestors of its large subtrees). Half the bytes
+/// of `u64` sums (8 bytes an object where the retained sums and their
+/// scatter set the dominators' peak), for one compare per step.
+struct ByteSums {
+    /// Per preorder number: the sum, or [`ByteSums::WIDE`] where it is in
+    /// `wide`.
+    narrow: Vec<u32>,
+    /// The sums of [`ByteSums::WIDE`] or more, by preorder number.
+    wide: std::collections::HashMap<u32, u64>,
+}
+
+impl ByteSums {
+    /// The mark of a sum held in the side table.
+    const WIDE: u32 = u32::MAX;
+
+    /// `m` sums, the `k`th `first(k)`, made in parallel.
+    fn new(m: usize, first: impl Fn(usize) -> u64 + Sync) -> ByteSums {
+        let mut narrow: Vec<u32> = crate::mem::with_capacity(m);
+        narrow.par_extend(
+            (0..m)
+                .into_par_iter()
+                .map(|k| first(k).try_into().unwrap_or(Self::WIDE)),
+        );
+        let wide = (0..m)
+            .filter(|&k| narrow[k] == Self::WIDE)
+            .map(|k| (k as u32, first(k)))
+            .collect();
+        ByteSums { narrow, wide }
+    }
+
+    /// The `k`th sum.
+    #[inline]
+    fn get(&self, k: usize) -> u64 {
+        match self.narrow[k] {
+            Self::WIDE => self.wide[&(k as u32)],
+            s => u64::from(s),
+        }
+    }
+
+    /// Adds the `w`th sum to the `d`th.
+    #[inline]
+    fn add_to(&mut self, d: usize, w: usize) {
+        let sum = u64::from(self.narrow[d]) + u64::from(self.narrow[w]);
+        if sum < u64::from(Self::WIDE) {
+            self.narrow[d] = sum as u32;
+        } else {
+            // One of them wide, or their sum.
+            let sum = self.get(d) + self.get(w);
+            self.narrow[d] = Self::WIDE;
+            self.wide.insert(d as u32, sum);
+        }
+    }
+
+    /// The bytes held: the narrow sums and the side table's entries.
+    fn bytes(&self) -> usize {
+        bytes(&self.narrow) + self.wide.capacity() * 16
+    }
 }
 
 /// Parallel passes over blocks of this many preorder numbers.
@@ -679,18 +985,20 @@ struct ObjectOrder {
 /// into their narrow forms ([`Packed::scattered`]: counted in preorder,
 /// then cut and scattered, the few large values gathered into a side
 /// table), with no `u32`/`u64` array in object order first; so the most
-/// alive here is at the retained bytes' scatter, 20 bytes an object of
-/// preorder arrays (4 of `vertex`, 4 of `idom_pre`, 4 of `ret_objects`, 8
-/// of `ret_bytes`) and the narrow result (1 or 2 bytes an object on the
-/// heaps measured, where the wide scatter took 24 in all at both this
-/// step and the retained objects'). In `spill` where given, each array's written
+/// alive here is at the retained bytes' scatter, 16 bytes an object of
+/// preorder arrays (4 of `vertex`, 4 of `idom_pre`, 4 of `ret_objects`, 4
+/// of `ret_bytes`, [`ByteSums`]: 8 until 2026-11-28) and the narrow
+/// result (1 or 2 bytes an object on the heaps measured, where the wide
+/// scatter took 24 in all at both this step and the retained objects'),
+/// or at the retained objects' scatter, 12 of preorder arrays and three
+/// results. In `spill` where given, each array's written
 /// pages released as it is done, so that at most one is resident.
 fn to_object_order(
     n: usize,
     vertex: Vec<u32>,
     idom_pre: Vec<u32>,
     ret_objects: Vec<u32>,
-    ret_bytes: Vec<u64>,
+    ret_bytes: ByteSums,
     spill: Option<&Spill>,
 ) -> ObjectOrder {
     let _span = tracing::debug_span!(target: "heaptui::profile", "object order").entered();
@@ -700,7 +1008,7 @@ fn to_object_order(
         "dominators: retained bytes",
         n,
         places,
-        &|k| ret_bytes[k + 1],
+        &|k| ret_bytes.get(k + 1),
         spill,
     );
     let preorder = [("vertex", bytes(&vertex)), ("idom_pre", bytes(&idom_pre))];
@@ -710,7 +1018,7 @@ fn to_object_order(
             preorder[0],
             preorder[1],
             ("ret_objects", bytes(&ret_objects)),
-            ("ret_bytes", bytes(&ret_bytes)),
+            ("ret_bytes", ret_bytes.bytes()),
             ("retained_bytes", retained_bytes.bytes()),
         ],
     );
@@ -904,4 +1212,127 @@ fn eval(v: u32, last_linked: u32, link: &mut [(u32, u32)], path: &mut Vec<u32>) 
         p = y;
     }
     link[v as usize].1
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    /// A pseudo-random graph of `n` objects, about `degree` references
+    /// each, some to a few hubs (so that some vertices have long lists of
+    /// retainers numbered above them), and its roots.
+    fn graph(n: usize, degree: u64, seed: u64) -> (Csr, PackedRows, Vec<u32>) {
+        let mut x = seed | 1;
+        let mut next = move |below: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % below
+        };
+        let mut offsets = vec![0u64];
+        let mut targets = Vec::new();
+        for _ in 0..n {
+            let mut row: Vec<u32> = (0..next(2 * degree + 1))
+                .map(|_| match next(10) {
+                    0 => next(4) as u32,
+                    _ => next(n as u64) as u32,
+                })
+                .collect();
+            row.sort_unstable();
+            targets.extend_from_slice(&row);
+            offsets.push(targets.len() as u64);
+        }
+        let refs = Csr::from_offsets(offsets, targets);
+        let retainers = PackedRows::from_csr(&refs.transpose());
+        let roots: Vec<u32> = (0..n as u32).filter(|_| next(50) == 0).collect();
+        (refs, retainers, roots)
+    }
+
+    /// The semidominators with the given chunk and held list's most
+    /// entries, and the count of multi-retainer vertices.
+    fn semis(
+        g: &(Csr, PackedRows, Vec<u32>),
+        n: usize,
+        (chunk, long): (usize, usize),
+    ) -> (Vec<u32>, usize) {
+        let (refs, retainers, roots) = g;
+        let Dfs {
+            vertex,
+            parent,
+            seen,
+        } = dfs(n, refs, roots);
+        let root_bits = bitset(n, roots);
+        let multi = multi_retainer_vertices(&vertex, seen, &root_bits, retainers);
+        let pre = preorder_numbers(n, &vertex);
+        let progress = Progress::default();
+        let semi = semidominators(
+            &parent,
+            &multi,
+            (&root_bits, retainers, &pre),
+            (chunk, long),
+            &progress,
+        )
+        .unwrap();
+        (semi, multi.pre.len())
+    }
+
+    /// Several chunks, the next split beside each search, and lists read
+    /// whole in the search, give the semidominators of one held pass over
+    /// all the lists.
+    #[test]
+    fn chunks_and_long_lists_give_the_same_semidominators() {
+        let n = 40_000;
+        let g = graph(n, 3, 0x9e37_79b9_7f4a_7c15);
+        let (one_pass, multi) = semis(&g, n, (SPLIT_PART << 10, usize::MAX));
+        assert!(multi > 3 * SPLIT_PART, "{multi} multi-retainer vertices");
+        for long in [0, 1, 3, LONG] {
+            assert_eq!(semis(&g, n, (SPLIT_PART, long)).0, one_pass, "long {long}");
+        }
+    }
+
+    /// `vertices_of` inverts `preorder_numbers`.
+    #[test]
+    fn vertices_from_preorder_numbers() {
+        let n = 5_000;
+        let (refs, _, roots) = graph(n, 1, 7);
+        let vertex = dfs(n, &refs, &roots).vertex;
+        let pre = preorder_numbers(n, &vertex);
+        assert_eq!(vertices_of(&pre, vertex.len()), vertex);
+    }
+
+    /// Sums of sizes near and over `u32::MAX` up a random tree.
+    fn sizes_and_tree() -> impl Strategy<Value = (Vec<u64>, Vec<u32>)> {
+        let size = prop_oneof![
+            0u64..1000,
+            (u64::from(u32::MAX) - 1000)..(u64::from(u32::MAX) + 1000),
+            0u64..(1 << 40),
+        ];
+        proptest::collection::vec((size, any::<u32>()), 1..200).prop_map(|v| {
+            let sizes = v.iter().map(|p| p.0).collect();
+            // Each number's parent numbered before it (0 for the first).
+            let tree = (0..v.len())
+                .map(|k| if k == 0 { 0 } else { v[k].1 % k as u32 })
+                .collect();
+            (sizes, tree)
+        })
+    }
+
+    proptest! {
+        /// [`ByteSums`] sums as `u64`s do.
+        #[test]
+        fn byte_sums_agree_with_u64((sizes, tree) in sizes_and_tree()) {
+            let mut want = sizes.clone();
+            let mut got = ByteSums::new(sizes.len(), |k| sizes[k]);
+            for w in (1..sizes.len()).rev() {
+                let d = tree[w] as usize;
+                want[d] += want[w];
+                got.add_to(d, w);
+            }
+            for (k, &s) in want.iter().enumerate() {
+                prop_assert_eq!(got.get(k), s);
+            }
+        }
+    }
 }
