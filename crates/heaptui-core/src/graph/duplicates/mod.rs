@@ -21,9 +21,16 @@
 //!    searches that jump up the dominator tree.
 //!
 //! Beside them: `sets` holds what detection returns (the sets, the possible
-//! duplicates, the totals), `hubs` the huge shared regions `verify` walks
-//! once, `workspace` its per-thread scratch and per-type budget, `values`
-//! the comparison of values and labels.
+//! duplicates, the totals), `classes` the verified classes as they are
+//! written and their assembly into sets, `hubs` the huge shared regions
+//! `verify` walks once, `workspace` its per-thread scratch and per-type
+//! budget, `values` the comparison of values and labels.
+//!
+//! Steps 1 and 2 read of the dominator tree only which objects are
+//! reachable: where the caller holds the tree alone
+//! ([`find_duplicates_alone`], the report), its idom and preorder numbers
+//! are set aside meanwhile and its preorder during step 3
+//! (`graph::set_aside`).
 //!
 //! Cost: near-linear on the shapes of real heaps. Known quadratic case: long
 //! chains copied several times (each position is its own set, and each set's
