@@ -66,7 +66,8 @@ pub use idmap::{IdIndex, IdList, IdSpan, WideIdIndex};
 pub use ids::Ids;
 pub use idx::{ObjectIdx, TypeIdx};
 pub use label_codes::{Code, Coded, CodedIter, LabelCodes, LabelRow, RowIter, Side};
-pub use labels::{Label, Labels, ValueKind, Values};
+use labels::LongRows;
+pub use labels::{Label, Labels, ValueKind, Values, SHORT_ROW};
 pub use packed::{BadRows, PackedRows, Row};
 pub use referents::{Referent, Referents, Strength};
 pub use rows::{RowTypes, CLASS_ROW_PREFIX};
@@ -635,56 +636,46 @@ impl Model {
         labels.get(start, start + i)
     }
 
-    /// Builds, once, what makes [`Model::label_between`] a binary search:
-    /// each object's reference positions ordered by target (4 bytes per
-    /// reference, only where the format has labels). O(references × log
-    /// degree); the TUI's worker calls it after the analysis, off the UI
-    /// thread. Later calls return at once.
+    /// Builds, once, what makes [`Model::label_between`] a binary search on
+    /// the objects with more than [`SHORT_ROW`] references: their
+    /// reference positions ordered by target ([`LongRows`], 4 bytes a
+    /// reference of those objects, 8 more an object; only where the format
+    /// has labels). Shorter rows are scanned, which costs less than the
+    /// search. O(their references × log degree); the TUI's worker calls it
+    /// after the analysis, off the UI thread. Later calls return at once.
     pub fn index_labels(&self) {
         let Some(labels) = &self.labels else {
             return;
         };
-        let targets = &self.refs.targets;
-        if targets.len() > u32::MAX as usize {
+        if self.refs.targets.len() > u32::MAX as usize {
             return;
         }
         labels.by_target.0.get_or_init(|| {
-            let mut order: Vec<u32> = (0..targets.len() as u32).collect();
-            for o in 0..self.refs.nodes() as u32 {
-                order[self.refs.range(o)].sort_unstable_by_key(|&e| (targets[e as usize], e));
-            }
-            order.into_boxed_slice()
+            let long = LongRows::of(&self.refs);
+            tracing::debug!(target: "heaptui::memory",
+                "labels: the long rows' index, {} bytes for {} references", long.bytes(), self.refs.targets.len());
+            long
         });
     }
 
     /// The label of a reference from `from` to `to` (the first such in
-    /// field order). O(log degree) once [`Model::index_labels`] ran;
-    /// before, a scan of `from`'s first `scan` references (a bound, so a
+    /// field order). A row of at most [`SHORT_ROW`] references is scanned;
+    /// a longer one is a binary search once [`Model::index_labels`] ran,
+    /// before that a scan of its first `scan` references (a bound, so a
     /// million-element array costs at most `scan` steps).
     pub fn label_between(&self, from: ObjectIdx, to: ObjectIdx, scan: usize) -> Option<Label<'_>> {
         let labels = self.labels.as_ref()?;
-        if let Some(order) = labels.by_target.0.get() {
-            let (from, to) = (from.index(), to.raw());
-            if from >= self.refs.nodes() {
-                return None;
-            }
-            let range = self.refs.range(from as u32);
-            let start = range.start;
-            let row = order.get(range)?;
-            let targets = &self.refs.targets;
-            let at = row.partition_point(|&e| targets[e as usize] < to);
-            let &edge = row.get(at)?;
-            return if targets[edge as usize] == to {
-                labels.get(start, edge as usize)
-            } else {
-                None
-            };
+        if from.index() >= self.refs.nodes() {
+            return None;
         }
-        let i = self
-            .refs_of(from)
-            .iter()
-            .take(scan)
-            .position(|&t| t == to)?;
+        let (row, to) = (self.refs.neighbors(from.raw()), to.raw());
+        if row.len() > SHORT_ROW {
+            if let Some(long) = labels.by_target.0.get() {
+                let i = long.position(from.raw(), row, to)?;
+                return self.ref_label(from, i);
+            }
+        }
+        let i = row.iter().take(scan).position(|&t| t == to)?;
         self.ref_label(from, i)
     }
 
@@ -810,5 +801,38 @@ mod label_tests {
         m.index_labels();
         assert!(m.labels.as_ref().unwrap().by_target.0.get().is_some());
         assert_eq!(all(&m), scanned);
+    }
+
+    proptest::proptest! {
+        /// On rows short and long (over [`SHORT_ROW`], the indexed ones),
+        /// with repeated targets, every (from, to) gets after
+        /// [`Model::index_labels`] the label the whole scan finds, and a
+        /// target not referred to none.
+        #[test]
+        fn long_rows_indexed_agree_with_the_scan(
+            rows in proptest::collection::vec(
+                proptest::collection::vec(0u32..12, 0..3 * SHORT_ROW), 1..12),
+        ) {
+            let n = 12;
+            let mut degrees: Vec<u32> = rows.iter().map(|r| r.len() as u32).collect();
+            degrees.resize(n, 0);
+            let targets: Vec<u32> = rows.concat();
+            let refs = targets.len() as u32;
+            let mut m = Model {
+                refs: Csr::from_degrees(&degrees, targets),
+                ..Default::default()
+            };
+            let names: Vec<Box<str>> = (0..refs).map(|i| format!("f{i}").into()).collect();
+            m.labels = Some(Labels::new(names, (0..refs).collect::<Vec<u32>>()));
+            let all = |m: &Model| -> Vec<Option<String>> {
+                (0..n as u32)
+                    .flat_map(|from| (0..n as u32).map(move |to| (ObjectIdx(from), ObjectIdx(to))))
+                    .map(|(from, to)| m.label_between(from, to, usize::MAX).map(|l| l.to_string()))
+                    .collect()
+            };
+            let scanned = all(&m);
+            m.index_labels();
+            proptest::prop_assert_eq!(all(&m), scanned);
+        }
     }
 }
