@@ -70,10 +70,10 @@ impl DominatorTree {
     /// runs on the tree as it is. `f` may ask anything but the preorder
     /// and the children.
     pub(crate) fn with_preorder_aside<R>(&mut self, f: impl FnOnce(&DominatorTree) -> R) -> R {
-        if self.at_preorder.is_mapped() || self.preorder_number.is_mapped() {
-            return f(self);
-        }
-        if self.at_preorder.is_empty() {
+        if self.at_preorder.is_mapped()
+            || self.preorder_number.is_mapped()
+            || self.at_preorder.is_empty()
+        {
             return f(self);
         }
         self.at_preorder = Array::default();
