@@ -88,20 +88,24 @@ impl DominatorTree {
 
 /// Each object's idom and preorder number, from the preorder and the
 /// subtree sizes (see the module doc): unreachable objects (retaining
-/// nothing) keep `NOT_REACHABLE` and `NOT_NUMBERED`. The super-root's
-/// children are read off in one sequential run from position 0; every
-/// other object is written by its parent, in parallel over the preorder.
+/// nothing) keep `NOT_REACHABLE` and `NOT_NUMBERED`. The numbers are the
+/// preorder's inverse ([`crate::mem::invert`]); then the super-root's
+/// children are read off in one sequential run from position 0, and
+/// every other object is written by its parent, in parallel over the
+/// preorder.
 fn parents_and_numbers(at: &[u32], objects: &Packed) -> (Vec<u32>, Vec<u32>) {
     use std::sync::atomic::Ordering::Relaxed;
     let _span = tracing::debug_span!(target: "heaptui::profile", "idom made again").entered();
     let n = objects.len();
-    let mut idom = vec![NOT_REACHABLE; n];
     let mut number = vec![NOT_NUMBERED; n];
+    // Every entry of `at` is an object: none is `NOT_NUMBERED`.
+    crate::mem::invert(at, NOT_NUMBERED, &mut number);
+    let mut idom = vec![NOT_REACHABLE; n];
     // The range of the object at position k ends at k + size(k); at least
     // one position, so that every walk below moves on.
     let size = |k: usize| (objects.get(at[k] as usize) as usize).max(1);
     {
-        let (parents, numbers) = (as_atomic(&mut idom), as_atomic(&mut number));
+        let parents = as_atomic(&mut idom);
         let mut k = 0;
         while k < at.len() {
             parents[at[k] as usize].store(SUPER_ROOT, Relaxed);
@@ -110,15 +114,13 @@ fn parents_and_numbers(at: &[u32], objects: &Packed) -> (Vec<u32>, Vec<u32>) {
         at.par_chunks(BLOCK).enumerate().for_each(|(b, part)| {
             for (i, &x) in part.iter().enumerate() {
                 let k = b * BLOCK + i;
-                // The object AHEAD places on: its number is written there,
-                // and its idom mostly just before (most nodes are their
-                // first child's previous position).
+                // The object AHEAD places on: its idom is mostly written
+                // just before (most nodes are their first child's
+                // previous position).
                 if let Some(&y) = at.get(k + AHEAD) {
-                    crate::mem::prefetch(&numbers[y as usize]);
                     crate::mem::prefetch(&parents[y as usize]);
                     objects.prefetch(y as usize);
                 }
-                numbers[x as usize].store(k as u32, Relaxed);
                 let end = (k + size(k)).min(at.len());
                 let mut child = k + 1;
                 while child < end {
