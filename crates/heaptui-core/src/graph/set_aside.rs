@@ -24,8 +24,9 @@
 //! [`DominatorTree::super_root`] answer from `retained_objects`; anything
 //! else that reads them would find them empty. So only a caller that holds
 //! the tree alone (the report's pipeline, once no view shares it) sets them
-//! aside, and only for the span of one closure: see
-//! [`DominatorTree::with_parents_aside`]. Arrays mapped from a file (a
+//! aside, and only for the span of one closure, which is handed a
+//! [`ParentsAside`]: the reads that still hold, and no way to the rest
+//! (see [`DominatorTree::with_parents_aside`]). Arrays mapped from a file (a
 //! cache, a spill) are left as they are: their pages are the kernel's to
 //! drop, and making them again in memory would break the budget.
 
@@ -42,21 +43,72 @@ const BLOCK: usize = 1 << 14;
 /// random in object order).
 const AHEAD: usize = 16;
 
+/// The reads of a [`DominatorTree`] that hold while its idom and
+/// preorder numbers are set aside: reachability, the super-root, the
+/// retained sizes and the preorder. What
+/// [`DominatorTree::with_parents_aside`] hands its closure, and what the
+/// duplicates' candidates and verification read (made of a whole tree by
+/// [`DominatorTree::parents_aside`] where it is shared).
+#[derive(Clone, Copy)]
+pub struct ParentsAside<'a> {
+    tree: &'a DominatorTree,
+}
+
+impl ParentsAside<'_> {
+    /// [`DominatorTree::is_reachable`].
+    pub fn is_reachable(&self, object: u32) -> bool {
+        self.tree.is_reachable(object)
+    }
+
+    /// [`DominatorTree::super_root`].
+    pub fn super_root(&self) -> u32 {
+        self.tree.super_root()
+    }
+
+    /// [`DominatorTree::retained_bytes`].
+    pub fn retained_bytes(&self, object: usize) -> u64 {
+        self.tree.retained_bytes(object)
+    }
+
+    /// [`DominatorTree::retained_objects`].
+    pub fn retained_objects(&self, object: usize) -> u32 {
+        self.tree.retained_objects(object)
+    }
+
+    /// [`DominatorTree::at_preorder`].
+    pub fn at_preorder(&self) -> &[u32] {
+        &self.tree.at_preorder
+    }
+
+    /// The lengths of `idom` and `preorder_number` as held (0 while they
+    /// are set aside): for the tests that check they are.
+    #[cfg(feature = "testing")]
+    pub(crate) fn parents_held(&self) -> (usize, usize) {
+        (self.tree.idom.len(), self.tree.preorder_number.len())
+    }
+}
+
 impl DominatorTree {
+    /// The reads of [`ParentsAside`] on the whole tree (where it is
+    /// shared and nothing is set aside).
+    pub fn parents_aside(&self) -> ParentsAside<'_> {
+        ParentsAside { tree: self }
+    }
+
     /// Runs `f` on the tree with `idom` and `preorder_number` freed (8
     /// bytes an object), then makes them again from `at_preorder` and the
     /// retained objects, exactly as they were, whatever `f` returns. Where
     /// they are mapped from a file, or empty, `f` runs on the tree as it
-    /// is. `f` may ask only [`DominatorTree::is_reachable`],
-    /// [`DominatorTree::super_root`], the retained sizes and the preorder.
-    pub(crate) fn with_parents_aside<R>(&mut self, f: impl FnOnce(&DominatorTree) -> R) -> R {
+    /// is. `f` is handed a [`ParentsAside`], which reads only what still
+    /// holds.
+    pub(crate) fn with_parents_aside<R>(&mut self, f: impl FnOnce(ParentsAside<'_>) -> R) -> R {
         if self.idom.is_mapped() || self.preorder_number.is_mapped() || self.idom.is_empty() {
-            return f(self);
+            return f(self.parents_aside());
         }
         self.idom = Array::default();
         self.preorder_number = Array::default();
         crate::mem::checkpoint("dominator tree: idom and preorder numbers set aside");
-        let r = f(self);
+        let r = f(self.parents_aside());
         let (idom, number) = parents_and_numbers(&self.at_preorder, &self.retained_objects);
         self.idom = idom.into();
         self.preorder_number = number.into();

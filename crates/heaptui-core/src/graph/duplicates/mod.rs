@@ -52,7 +52,7 @@ use std::sync::Mutex;
 
 use rayon::prelude::*;
 
-use crate::graph::{DominatorTree, HeapGraph};
+use crate::graph::{DominatorTree, HeapGraph, ParentsAside};
 use crate::model::{Model, ObjectIdx};
 use crate::progress::{Cancelled, Progress, Stage};
 use bisim::NO_BLOCK;
@@ -189,7 +189,7 @@ fn detect(
         }
     };
     let refine = mode == DuplicateMode::All || !finished.is_empty();
-    let sets_of = |dom: &DominatorTree| sets(graph, dom, mode, refine, &depth, progress);
+    let sets_of = |dom: ParentsAside<'_>| sets(graph, dom, mode, refine, &depth, progress);
     let held_in = |dom: &DominatorTree, dups: &mut Duplicates| {
         let _span = tracing::debug_span!(target: "heaptui::profile", "held").entered();
         held::compute_held(
@@ -204,7 +204,7 @@ fn detect(
     let mut dups;
     match tree {
         Tree::Shared(dom) => {
-            dups = sets_of(dom)?;
+            dups = sets_of(dom.parents_aside())?;
             dups.set_holders = held_in(dom, &mut dups)?;
         }
         Tree::Alone(dom) => {
@@ -226,7 +226,7 @@ fn detect(
 /// Reads of the tree only which objects are reachable.
 fn sets(
     graph: &HeapGraph,
-    dom: &DominatorTree,
+    dom: ParentsAside<'_>,
     mode: DuplicateMode,
     refine: bool,
     depth: &(dyn Fn(u32) -> Depth + Sync),
@@ -300,7 +300,7 @@ fn sort_members<K: Ord + Copy + Send>(sets: &mut SetLists, key: impl Fn(u32) -> 
 /// object are possible duplicates (trivial mode only).
 fn label_classes(
     graph: &View,
-    dom: &DominatorTree,
+    dom: ParentsAside<'_>,
     trivial: bool,
 ) -> (Vec<Group>, Vec<PossibleDuplicates>) {
     if !trivial {
