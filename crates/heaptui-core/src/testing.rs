@@ -103,12 +103,13 @@ pub fn decode_cache_bytes(bytes: &[u8]) -> Result<Analysis, Corrupt> {
 
 /// Runs `f` on `dom` with its idom and preorder numbers set aside, then
 /// makes them again (what the report's pipeline does around the
-/// duplicates' candidates and verification).
+/// duplicates' candidates and verification); beside `f`'s result, the
+/// lengths of idom and the preorder numbers as held meanwhile.
 pub fn with_parents_aside<R>(
     dom: &mut crate::graph::DominatorTree,
-    f: impl FnOnce(&crate::graph::DominatorTree) -> R,
-) -> R {
-    dom.with_parents_aside(f)
+    f: impl FnOnce(crate::graph::ParentsAside<'_>) -> R,
+) -> (R, (usize, usize)) {
+    dom.with_parents_aside(|t| (f(t), t.parents_held()))
 }
 
 /// Runs `f` on `dom` with its preorder set aside, then makes it again

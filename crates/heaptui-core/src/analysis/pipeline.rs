@@ -13,9 +13,7 @@ use super::memory::MemoryUse;
 use super::roots::{largest_instances, root_groups, weakly_held, RootGroup};
 use super::summary::Summary;
 use super::{type_stats, Analysis, AnalysisError, Timings, TypeStats};
-use crate::graph::duplicates::{
-    find_duplicates, find_duplicates_alone, DuplicateOptions, Duplicates,
-};
+use crate::graph::duplicates::{find_duplicates, DuplicateOptions, Duplicates};
 use crate::graph::{DominatorTree, HeapGraph};
 use crate::import::{import_bytes, import_file_with, ImportError, ImportOptions};
 use crate::mem::spill::Spill;
@@ -289,8 +287,8 @@ fn duplicates_stage(
     progress: &Progress,
 ) -> Result<Duplicates, Cancelled> {
     match Arc::get_mut(dom) {
-        Some(alone) => find_duplicates_alone(graph, alone, options, progress),
-        None => find_duplicates(graph, dom, options, progress),
+        Some(alone) => find_duplicates(graph, alone, options, progress),
+        None => find_duplicates(graph, &**dom, options, progress),
     }
 }
 

@@ -366,7 +366,7 @@ impl Place {
         let _ = std::fs::remove_file(&self.file);
         let t = Instant::now();
         let duplicates =
-            crate::graph::duplicates::find_duplicates(&d.graph, &d.dom, options, progress)?;
+            crate::graph::duplicates::find_duplicates(&d.graph, &*d.dom, options, progress)?;
         let duplicates = Arc::new(duplicates);
         let ms = t.elapsed().as_millis() as u64;
         progress.start(Stage::Done, 1);

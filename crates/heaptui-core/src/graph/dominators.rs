@@ -646,18 +646,9 @@ fn preorder_numbers(n: usize, vertex: &[u32]) -> Vec<u32> {
 /// from its inverse `pre`: a parallel scatter over the objects (the
 /// numbers `1..m` are a permutation of the reachable objects).
 fn vertices_of(pre: &[u32], m: usize) -> Vec<u32> {
-    use std::sync::atomic::Ordering::Relaxed;
     let _span = tracing::debug_span!(target: "heaptui::profile", "vertices").entered();
     let mut vertex: Vec<u32> = crate::mem::filled(m, SUPER_ROOT);
-    let at = crate::mem::as_atomic(&mut vertex);
-    pre.par_chunks(BLOCK).enumerate().for_each(|(b, part)| {
-        let first = (b * BLOCK) as u32;
-        for (o, &k) in (first..).zip(part) {
-            if k != UNSEEN {
-                at[k as usize].store(o, Relaxed);
-            }
-        }
-    });
+    crate::mem::invert(pre, UNSEEN, &mut vertex);
     vertex
 }
 
@@ -1143,23 +1134,9 @@ pub(super) fn at_preorder_of(
     reachable: usize,
     spill: Option<&Spill>,
 ) -> Scratch<u32> {
-    use std::sync::atomic::Ordering::Relaxed;
     let _span = tracing::debug_span!(target: "heaptui::profile", "at preorder").entered();
     let mut at: Scratch<u32> = Scratch::zeroed(reachable, spill);
-    {
-        let slots = crate::mem::as_atomic(&mut at);
-        preorder_number
-            .par_chunks(BLOCK)
-            .enumerate()
-            .for_each(|(b, part)| {
-                let first = (b * BLOCK) as u32;
-                for (o, &k) in (first..).zip(part) {
-                    if k != NOT_NUMBERED {
-                        slots[k as usize].store(o, Relaxed);
-                    }
-                }
-            });
-    }
+    crate::mem::invert(preorder_number, NOT_NUMBERED, &mut at);
     alive("at preorder", &[("at_preorder", bytes(&at))]);
     at
 }

@@ -6,6 +6,7 @@ pub(crate) mod children;
 pub(crate) mod dominators;
 pub mod duplicates;
 mod set_aside;
+pub use set_aside::ParentsAside;
 
 pub use crate::model::{Csr, Offsets, PackedRows, Row};
 pub use children::{Children, Rank, ROOTS_KEPT};

@@ -24,8 +24,9 @@
 //! [`DominatorTree::super_root`] answer from `retained_objects`; anything
 //! else that reads them would find them empty. So only a caller that holds
 //! the tree alone (the report's pipeline, once no view shares it) sets them
-//! aside, and only for the span of one closure: see
-//! [`DominatorTree::with_parents_aside`]. Arrays mapped from a file (a
+//! aside, and only for the span of one closure, which is handed a
+//! [`ParentsAside`]: the reads that still hold, and no way to the rest
+//! (see [`DominatorTree::with_parents_aside`]). Arrays mapped from a file (a
 //! cache, a spill) are left as they are: their pages are the kernel's to
 //! drop, and making them again in memory would break the budget.
 
@@ -42,21 +43,72 @@ const BLOCK: usize = 1 << 14;
 /// random in object order).
 const AHEAD: usize = 16;
 
+/// The reads of a [`DominatorTree`] that hold while its idom and
+/// preorder numbers are set aside: reachability, the super-root, the
+/// retained sizes and the preorder. What
+/// [`DominatorTree::with_parents_aside`] hands its closure, and what the
+/// duplicates' candidates and verification read (made of a whole tree by
+/// [`DominatorTree::parents_aside`] where it is shared).
+#[derive(Clone, Copy)]
+pub struct ParentsAside<'a> {
+    tree: &'a DominatorTree,
+}
+
+impl ParentsAside<'_> {
+    /// [`DominatorTree::is_reachable`].
+    pub fn is_reachable(&self, object: u32) -> bool {
+        self.tree.is_reachable(object)
+    }
+
+    /// [`DominatorTree::super_root`].
+    pub fn super_root(&self) -> u32 {
+        self.tree.super_root()
+    }
+
+    /// [`DominatorTree::retained_bytes`].
+    pub fn retained_bytes(&self, object: usize) -> u64 {
+        self.tree.retained_bytes(object)
+    }
+
+    /// [`DominatorTree::retained_objects`].
+    pub fn retained_objects(&self, object: usize) -> u32 {
+        self.tree.retained_objects(object)
+    }
+
+    /// [`DominatorTree::at_preorder`].
+    pub fn at_preorder(&self) -> &[u32] {
+        &self.tree.at_preorder
+    }
+
+    /// The lengths of `idom` and `preorder_number` as held (0 while they
+    /// are set aside): for the tests that check they are.
+    #[cfg(feature = "testing")]
+    pub(crate) fn parents_held(&self) -> (usize, usize) {
+        (self.tree.idom.len(), self.tree.preorder_number.len())
+    }
+}
+
 impl DominatorTree {
+    /// The reads of [`ParentsAside`] on the whole tree (where it is
+    /// shared and nothing is set aside).
+    pub fn parents_aside(&self) -> ParentsAside<'_> {
+        ParentsAside { tree: self }
+    }
+
     /// Runs `f` on the tree with `idom` and `preorder_number` freed (8
     /// bytes an object), then makes them again from `at_preorder` and the
     /// retained objects, exactly as they were, whatever `f` returns. Where
     /// they are mapped from a file, or empty, `f` runs on the tree as it
-    /// is. `f` may ask only [`DominatorTree::is_reachable`],
-    /// [`DominatorTree::super_root`], the retained sizes and the preorder.
-    pub(crate) fn with_parents_aside<R>(&mut self, f: impl FnOnce(&DominatorTree) -> R) -> R {
+    /// is. `f` is handed a [`ParentsAside`], which reads only what still
+    /// holds.
+    pub(crate) fn with_parents_aside<R>(&mut self, f: impl FnOnce(ParentsAside<'_>) -> R) -> R {
         if self.idom.is_mapped() || self.preorder_number.is_mapped() || self.idom.is_empty() {
-            return f(self);
+            return f(self.parents_aside());
         }
         self.idom = Array::default();
         self.preorder_number = Array::default();
         crate::mem::checkpoint("dominator tree: idom and preorder numbers set aside");
-        let r = f(self);
+        let r = f(self.parents_aside());
         let (idom, number) = parents_and_numbers(&self.at_preorder, &self.retained_objects);
         self.idom = idom.into();
         self.preorder_number = number.into();
@@ -70,10 +122,10 @@ impl DominatorTree {
     /// runs on the tree as it is. `f` may ask anything but the preorder
     /// and the children.
     pub(crate) fn with_preorder_aside<R>(&mut self, f: impl FnOnce(&DominatorTree) -> R) -> R {
-        if self.at_preorder.is_mapped() || self.preorder_number.is_mapped() {
-            return f(self);
-        }
-        if self.at_preorder.is_empty() {
+        if self.at_preorder.is_mapped()
+            || self.preorder_number.is_mapped()
+            || self.at_preorder.is_empty()
+        {
             return f(self);
         }
         self.at_preorder = Array::default();
@@ -88,20 +140,24 @@ impl DominatorTree {
 
 /// Each object's idom and preorder number, from the preorder and the
 /// subtree sizes (see the module doc): unreachable objects (retaining
-/// nothing) keep `NOT_REACHABLE` and `NOT_NUMBERED`. The super-root's
-/// children are read off in one sequential run from position 0; every
-/// other object is written by its parent, in parallel over the preorder.
+/// nothing) keep `NOT_REACHABLE` and `NOT_NUMBERED`. The numbers are the
+/// preorder's inverse ([`crate::mem::invert`]); then the super-root's
+/// children are read off in one sequential run from position 0, and
+/// every other object is written by its parent, in parallel over the
+/// preorder.
 fn parents_and_numbers(at: &[u32], objects: &Packed) -> (Vec<u32>, Vec<u32>) {
     use std::sync::atomic::Ordering::Relaxed;
     let _span = tracing::debug_span!(target: "heaptui::profile", "idom made again").entered();
     let n = objects.len();
-    let mut idom = vec![NOT_REACHABLE; n];
     let mut number = vec![NOT_NUMBERED; n];
+    // Every entry of `at` is an object: none is `NOT_NUMBERED`.
+    crate::mem::invert(at, NOT_NUMBERED, &mut number);
+    let mut idom = vec![NOT_REACHABLE; n];
     // The range of the object at position k ends at k + size(k); at least
     // one position, so that every walk below moves on.
     let size = |k: usize| (objects.get(at[k] as usize) as usize).max(1);
     {
-        let (parents, numbers) = (as_atomic(&mut idom), as_atomic(&mut number));
+        let parents = as_atomic(&mut idom);
         let mut k = 0;
         while k < at.len() {
             parents[at[k] as usize].store(SUPER_ROOT, Relaxed);
@@ -110,15 +166,13 @@ fn parents_and_numbers(at: &[u32], objects: &Packed) -> (Vec<u32>, Vec<u32>) {
         at.par_chunks(BLOCK).enumerate().for_each(|(b, part)| {
             for (i, &x) in part.iter().enumerate() {
                 let k = b * BLOCK + i;
-                // The object AHEAD places on: its number is written there,
-                // and its idom mostly just before (most nodes are their
-                // first child's previous position).
+                // The object AHEAD places on: its idom is mostly written
+                // just before (most nodes are their first child's
+                // previous position).
                 if let Some(&y) = at.get(k + AHEAD) {
-                    crate::mem::prefetch(&numbers[y as usize]);
                     crate::mem::prefetch(&parents[y as usize]);
                     objects.prefetch(y as usize);
                 }
-                numbers[x as usize].store(k as u32, Relaxed);
                 let end = (k + size(k)).min(at.len());
                 let mut child = k + 1;
                 while child < end {

@@ -277,6 +277,41 @@ pub(crate) fn allocated() -> Option<(u64, u64)> {
     None
 }
 
+/// Inverts a permutation by a parallel scatter: `out[perm[i]] = i` for
+/// every `i` where `perm[i]` is not `none` (the values are distinct and
+/// below `out.len()`); the other entries of `out` keep what they held,
+/// the caller's fill. In blocks of [`INVERT_BLOCK`] entries over the
+/// threads; each step asks the CPU for the slot [`INVERT_AHEAD`] entries
+/// on (the slots come at random). The dominators' vertices and preorder,
+/// and the preorder numbers made again after the set-aside, are these.
+pub(crate) fn invert(perm: &[u32], none: u32, out: &mut [u32]) {
+    use rayon::prelude::*;
+    use std::sync::atomic::Ordering::Relaxed;
+    let slots = as_atomic(out);
+    perm.par_chunks(INVERT_BLOCK)
+        .enumerate()
+        .for_each(|(b, part)| {
+            let first = b * INVERT_BLOCK;
+            for (i, &k) in (first..).zip(part) {
+                if let Some(&ahead) = perm.get(i + INVERT_AHEAD) {
+                    // `none` (or past the end) asks for nothing.
+                    if let Some(slot) = slots.get(ahead as usize) {
+                        prefetch(slot);
+                    }
+                }
+                if k != none {
+                    slots[k as usize].store(i as u32, Relaxed);
+                }
+            }
+        });
+}
+
+/// Entries of the permutation per parallel job of [`invert`].
+const INVERT_BLOCK: usize = 1 << 14;
+
+/// How many entries ahead of the one it stores [`invert`] prefetches.
+const INVERT_AHEAD: usize = 16;
+
 /// Views a slice of u32 as atomics, for parallel counting and scattering.
 pub(crate) fn as_atomic(v: &mut [u32]) -> &[std::sync::atomic::AtomicU32] {
     // SAFETY: AtomicU32 has the same size and alignment as u32, and the
@@ -327,6 +362,43 @@ pub(crate) fn prefetch<T>(value: &T) {
 
 #[cfg(test)]
 mod tests {
+    /// Against the plain loop, on shuffled partial permutations across
+    /// the block size, with `none` entries and the fill left alone.
+    #[test]
+    fn invert_is_the_inverse() {
+        for len in [
+            0usize,
+            1,
+            17,
+            (1 << 14) - 1,
+            1 << 14,
+            (1 << 14) + 5,
+            100_003,
+        ] {
+            let mut perm: Vec<u32> = (0..len as u32).collect();
+            let mut x = 12345u64;
+            for i in (1..len).rev() {
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                perm.swap(i, (x >> 33) as usize % (i + 1));
+            }
+            // Every seventh entry is none, its value's slot keeps the fill.
+            for i in (0..len).step_by(7) {
+                perm[i] = u32::MAX;
+            }
+            let mut want = vec![7u32; len];
+            for (i, &k) in perm.iter().enumerate() {
+                if k != u32::MAX {
+                    want[k as usize] = i as u32;
+                }
+            }
+            let mut got = vec![7u32; len];
+            super::invert(&perm, u32::MAX, &mut got);
+            assert_eq!(got, want, "{len}");
+        }
+    }
+
     #[test]
     fn prefix_sums_are_running_totals() {
         for len in [0, 1, 5, (1 << 16) - 1, 1 << 16, (1 << 16) + 1, 200_003] {

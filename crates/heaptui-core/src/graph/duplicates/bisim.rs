@@ -20,7 +20,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use rayon::prelude::*;
 
 use super::view::View;
-use crate::graph::DominatorTree;
+use crate::graph::ParentsAside;
 use crate::progress::{Cancelled, Progress};
 
 /// Block of an unreachable object.
@@ -40,7 +40,7 @@ pub struct Partition {
 /// The initial blocks: one per label among reachable objects. Labels are
 /// few, so each thread collects its own set, then ids are looked up in
 /// parallel.
-fn label_blocks(graph: &View, dom: &DominatorTree) -> Partition {
+fn label_blocks(graph: &View, dom: ParentsAside<'_>) -> Partition {
     let dump = &graph.dump;
     // With values and labels in the dump, they are part of the label, and
     // labels are many: blocks come from a sort instead (see `values`).
@@ -625,7 +625,7 @@ fn split_blocks(keyed: &[(u32, u64, u32)], block_size: &mut Vec<u32>, moves: &mu
 /// Refines the label partition until it is stable.
 pub fn refine(
     graph: &View,
-    dom: &DominatorTree,
+    dom: ParentsAside<'_>,
     progress: &Progress,
 ) -> Result<Partition, Cancelled> {
     let clock = Clock {
@@ -655,7 +655,7 @@ struct Clock {
 
 /// The partition refinement starts from: the label blocks, split by the
 /// hash of each object's references.
-fn initial_blocks(graph: &View, dom: &DominatorTree, clock: Clock) -> Partition {
+fn initial_blocks(graph: &View, dom: ParentsAside<'_>, clock: Clock) -> Partition {
     let labels = label_blocks(graph, dom);
     crate::mem::checkpoint("duplicates: label blocks");
     if clock.trace {
@@ -895,7 +895,7 @@ mod tests {
         let graph = HeapGraph::build(dump);
         let dom = DominatorTree::compute(&graph, &Progress::new()).unwrap();
         let view = View::new(&graph);
-        let block = label_blocks(&view, &dom).block;
+        let block = label_blocks(&view, dom.parents_aside()).block;
         assert!(block.contains(&NO_BLOCK));
         let narrow: Vec<u16> = block
             .iter()
@@ -950,7 +950,7 @@ mod tests {
         let graph = HeapGraph::build(dump);
         let dom = DominatorTree::compute(&graph, &Progress::new()).unwrap();
         let view = View::new(&graph);
-        let part = super::refine(&view, &dom, &Progress::new()).unwrap();
+        let part = super::refine(&view, dom.parents_aside(), &Progress::new()).unwrap();
         let mut count = std::collections::HashMap::new();
         for &b in &part.block {
             if b != NO_BLOCK {

@@ -28,7 +28,7 @@
 //!
 //! Steps 1 and 2 read of the dominator tree only which objects are
 //! reachable: where the caller holds the tree alone
-//! ([`find_duplicates_alone`], the report), its idom and preorder numbers
+//! ([`find_duplicates`] given `&mut`, the report), its idom and preorder numbers
 //! are set aside meanwhile and its preorder during step 3
 //! (`graph::set_aside`).
 //!
@@ -52,7 +52,7 @@ use std::sync::Mutex;
 
 use rayon::prelude::*;
 
-use crate::graph::{DominatorTree, HeapGraph};
+use crate::graph::{DominatorTree, HeapGraph, ParentsAside};
 use crate::model::{Model, ObjectIdx};
 use crate::progress::{Cancelled, Progress, Stage};
 use bisim::NO_BLOCK;
@@ -87,37 +87,21 @@ pub(crate) fn set_many_candidates(sets: usize) {
     held::set_many_candidates(sets);
 }
 
-/// Detects duplicates as `options` say.
-pub fn find_duplicates(
-    graph: &HeapGraph,
-    dom: &DominatorTree,
-    options: &DuplicateOptions,
-    progress: &Progress,
-) -> Result<Duplicates, Cancelled> {
-    detect(
-        graph,
-        Tree::Shared(dom),
-        options.mode,
-        options.budget_per_type,
-        &[],
-        progress,
-    )
-}
-
-/// [`find_duplicates`] on a tree nothing else reads meanwhile (the
-/// report's, once no view shares it): its idom and preorder numbers, 8
+/// Detects duplicates as `options` say, on the tree `dom`: shared
+/// (`&DominatorTree`, read as it is) or held alone (`&mut DominatorTree`,
+/// the report's once no view shares it: its idom and preorder numbers, 8
 /// bytes an object, are set aside while the candidates are found and
 /// verified, the stage's highest point, and made again, exactly, before
-/// the held duplicates need them (`DominatorTree::with_parents_aside`).
-pub fn find_duplicates_alone(
+/// the held duplicates need them; `DominatorTree::with_parents_aside`).
+pub fn find_duplicates<'a>(
     graph: &HeapGraph,
-    dom: &mut DominatorTree,
+    dom: impl Into<Tree<'a>>,
     options: &DuplicateOptions,
     progress: &Progress,
 ) -> Result<Duplicates, Cancelled> {
     detect(
         graph,
-        Tree::Alone(dom),
+        dom.into(),
         options.mode,
         options.budget_per_type,
         &[],
@@ -164,9 +148,24 @@ enum Depth {
 /// The dominator tree detection reads: shared with others, or held alone
 /// (then its idom and preorder numbers are set aside while the candidates
 /// are found and verified, which read only which objects are reachable).
-enum Tree<'a> {
+/// [`find_duplicates`] takes either reference and makes this of it.
+pub enum Tree<'a> {
+    /// Read as it is.
     Shared(&'a DominatorTree),
+    /// Parts set aside while they are not read, made again after.
     Alone(&'a mut DominatorTree),
+}
+
+impl<'a> From<&'a DominatorTree> for Tree<'a> {
+    fn from(dom: &'a DominatorTree) -> Tree<'a> {
+        Tree::Shared(dom)
+    }
+}
+
+impl<'a> From<&'a mut DominatorTree> for Tree<'a> {
+    fn from(dom: &'a mut DominatorTree) -> Tree<'a> {
+        Tree::Alone(dom)
+    }
 }
 
 fn detect(
@@ -190,7 +189,7 @@ fn detect(
         }
     };
     let refine = mode == DuplicateMode::All || !finished.is_empty();
-    let sets_of = |dom: &DominatorTree| sets(graph, dom, mode, refine, &depth, progress);
+    let sets_of = |dom: ParentsAside<'_>| sets(graph, dom, mode, refine, &depth, progress);
     let held_in = |dom: &DominatorTree, dups: &mut Duplicates| {
         let _span = tracing::debug_span!(target: "heaptui::profile", "held").entered();
         held::compute_held(
@@ -205,7 +204,7 @@ fn detect(
     let mut dups;
     match tree {
         Tree::Shared(dom) => {
-            dups = sets_of(dom)?;
+            dups = sets_of(dom.parents_aside())?;
             dups.set_holders = held_in(dom, &mut dups)?;
         }
         Tree::Alone(dom) => {
@@ -227,7 +226,7 @@ fn detect(
 /// Reads of the tree only which objects are reachable.
 fn sets(
     graph: &HeapGraph,
-    dom: &DominatorTree,
+    dom: ParentsAside<'_>,
     mode: DuplicateMode,
     refine: bool,
     depth: &(dyn Fn(u32) -> Depth + Sync),
@@ -301,7 +300,7 @@ fn sort_members<K: Ord + Copy + Send>(sets: &mut SetLists, key: impl Fn(u32) -> 
 /// object are possible duplicates (trivial mode only).
 fn label_classes(
     graph: &View,
-    dom: &DominatorTree,
+    dom: ParentsAside<'_>,
     trivial: bool,
 ) -> (Vec<Group>, Vec<PossibleDuplicates>) {
     if !trivial {

@@ -15,7 +15,7 @@ use std::sync::atomic::Ordering;
 use rayon::prelude::*;
 
 use super::view::{Descriptors, View};
-use crate::graph::DominatorTree;
+use crate::graph::ParentsAside;
 use crate::model::{LabelRow, Model, ObjectIdx, ValueKind};
 
 /// The block of objects that take no part (unreachable): `bisim::NO_BLOCK`.
@@ -125,7 +125,7 @@ const PIECE_BITS: u32 = 2;
 /// Exact: objects are grouped by a hash of the label (a parallel sort, no
 /// map of millions of labels), then each group is split by comparing the
 /// labels themselves.
-pub(crate) fn label_blocks(view: &View, dom: &DominatorTree) -> Option<Vec<u32>> {
+pub(crate) fn label_blocks(view: &View, dom: ParentsAside<'_>) -> Option<Vec<u32>> {
     let dump = view.dump;
     if dump.values.is_none() && dump.labels.is_none() {
         return None;
@@ -223,6 +223,6 @@ fn representatives(
 
 /// Per object its value class: equal for objects with equal labels (see
 /// [`label_blocks`]), `None` when the dump has neither values nor labels.
-pub(crate) fn value_classes(view: &View, dom: &DominatorTree) -> Option<Vec<u32>> {
+pub(crate) fn value_classes(view: &View, dom: ParentsAside<'_>) -> Option<Vec<u32>> {
     label_blocks(view, dom)
 }
