@@ -392,21 +392,20 @@ struct TypeBlocks {
 }
 
 impl TypeBlocks {
-    /// The candidate blocks of `block` (per object its block) of two or
-    /// more members, `block_size` their sizes, per type by type index:
-    /// two passes in object order, the first finding each block's first
-    /// member (its type and its place in the order), the second writing
-    /// the members in place (a block's members are of one type).
-    fn all(graph: &View, block: &[u32], block_size: &[u32]) -> Vec<TypeBlocks> {
+    /// The candidate blocks (`cands`, see [`bisim::Candidates`]),
+    /// `block_size` their sizes, per type by type index: two passes over
+    /// the candidates in object order, the first finding each block's
+    /// first member (its type and its place in the order), the second
+    /// writing the members in place (a block's members are of one type).
+    fn all(graph: &View, cands: &bisim::Candidates, block_size: &[u32]) -> Vec<TypeBlocks> {
         let dump = &graph.dump;
-        let candidate = |b: u32| bisim::many(block_size, b);
         // Per candidate block: (type, first member, block).
         let mut firsts: Vec<(u32, u32, u32)> = Vec::new();
         let mut slot: Vec<u32> = vec![NO_BLOCK; block_size.len()];
-        for (o, &b) in block.iter().enumerate() {
-            if candidate(b) && slot[b as usize] == NO_BLOCK {
+        for (o, b) in cands.iter() {
+            if slot[b as usize] == NO_BLOCK {
                 slot[b as usize] = 0;
-                firsts.push((dump.types.get(o).raw(), o as u32, b));
+                firsts.push((dump.types.get(o as usize).raw(), o, b));
             }
         }
         firsts.par_sort_unstable();
@@ -431,13 +430,11 @@ impl TypeBlocks {
             });
         }
         drop(firsts);
-        for (o, &b) in block.iter().enumerate() {
-            if candidate(b) {
-                let t = &mut out[part[dump.types.get(o).index()] as usize];
-                let at = &mut slot[b as usize];
-                t.members[*at as usize] = o as u32;
-                *at += 1;
-            }
+        for (o, b) in cands.iter() {
+            let t = &mut out[part[dump.types.get(o as usize).index()] as usize];
+            let at = &mut slot[b as usize];
+            t.members[*at as usize] = o;
+            *at += 1;
         }
         out
     }
@@ -474,20 +471,19 @@ fn classes(
     progress: &Progress,
 ) -> Result<(Vec<Group>, Vec<PossibleDuplicates>), Cancelled> {
     let phase_start = std::time::Instant::now();
-    let bisim::Partition {
-        block: block_of,
-        block_size,
-    } = part;
-    let mut by_type = TypeBlocks::all(graph, &block_of, &block_size);
+    let bisim::Partition { block, block_size } = part;
+    // The verification reads blocks only of candidates: the rest go.
+    let cands = bisim::Candidates::of(&block, &block_size);
+    drop(block);
+    let mut by_type = TypeBlocks::all(graph, &cands, &block_size);
     // The sizes are in the blocks now.
     drop(block_size);
-    let block = &block_of[..];
     // Largest types first, so one big type does not start last.
     by_type.sort_by_key(|t| std::cmp::Reverse(t.members.len()));
     let types: Vec<u32> = by_type.iter().map(|t| t.type_index).collect();
     let cx = Verifier {
         graph,
-        block,
+        block: &cands,
         hubs: hubs::Hubs::new(graph.objects()),
         pool: Mutex::new(Vec::new()),
         progress,
@@ -496,7 +492,7 @@ fn classes(
     crate::mem::alive(
         "duplicates: blocks",
         &[
-            ("block", block.len() * 4),
+            ("candidates", cands.heap_bytes()),
             ("blocks", by_type.iter().map(TypeBlocks::bytes).sum()),
         ],
     );
@@ -517,7 +513,7 @@ fn classes(
         crate::mem::alive(
             "duplicates: verified",
             &[
-                ("block", block.len() * 4),
+                ("candidates", cands.heap_bytes()),
                 ("classes", records),
                 ("class lists", lists),
             ],
@@ -525,7 +521,7 @@ fn classes(
     }
     // The verification's scratch goes before the sets come.
     drop(cx);
-    drop(block_of);
+    drop(cands);
     let mut groups = Vec::with_capacity(types.len());
     let mut possible = Vec::new();
     for (o, t) in outcomes.into_iter().zip(types) {
@@ -547,7 +543,7 @@ fn classes(
 /// What the verification of every type shares.
 struct Verifier<'a> {
     graph: &'a View<'a>,
-    block: &'a [u32],
+    block: &'a bisim::Candidates,
     hubs: hubs::Hubs,
     /// Workspaces of finished types, for the next ones.
     pool: Mutex<Vec<Workspace>>,

@@ -31,6 +31,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
+use super::bisim::Candidates;
 use super::hubs::{hub_after, Hub, Hubs};
 use super::view::View;
 use super::workspace::{Budget, Stop, Workspace};
@@ -78,7 +79,7 @@ pub(crate) struct Class {
 /// duplicate classes of two or more members.
 pub(crate) fn split_block(
     graph: &View,
-    block: &[u32],
+    block: &Candidates,
     hubs: &Hubs,
     ws: &mut Workspace,
     members: &[u32],
@@ -96,7 +97,7 @@ pub(crate) fn split_block(
 /// walks.
 fn split_classes(
     graph: &View,
-    block: &[u32],
+    block: &Candidates,
     hubs: &Hubs,
     ws: &mut Workspace,
     members: &[u32],
@@ -140,7 +141,7 @@ fn split_classes(
 /// the members that are not in it left in `failed`.
 fn class_of_first(
     graph: &View,
-    block: &[u32],
+    block: &Candidates,
     hubs: &Hubs,
     ws: &mut Workspace,
     rest: &[u32],
@@ -184,7 +185,7 @@ fn class_of_first(
 /// takes the lowest first).
 fn by_prefix_signature(
     graph: &View,
-    block: &[u32],
+    block: &Candidates,
     ws: &mut Workspace,
     failed: &[u32],
     budget: &mut Budget,
@@ -273,13 +274,16 @@ fn without_owned_by_shared(
 const PREFIX: usize = 64;
 
 /// A hash of the first [`PREFIX`] objects of reach(x) in breadth-first
-/// order: each object's block and, per reference, the discovery number of
-/// its target (so shared and repeated targets count). Duplicates have equal
-/// signatures: the pairing is an order-preserving isomorphism of their
-/// reach, so both walks discover matching objects in the same order.
+/// order: each object's block (its [`Candidates::key`]) and, per reference,
+/// the discovery number of its target (so shared and repeated targets
+/// count). Duplicates have equal signatures: the pairing is an
+/// order-preserving isomorphism of their reach, so both walks discover
+/// matching objects in the same order. Only which members' signatures are
+/// equal matters ([`by_prefix_signature`] orders the groups by their first
+/// member), so the keys need the partition's equalities, not its ids.
 fn prefix_signature(
     graph: &View,
-    block: &[u32],
+    block: &Candidates,
     ws: &mut Workspace,
     x: u32,
     budget: &mut Budget,
@@ -295,7 +299,7 @@ fn prefix_signature(
     while next < order.len() {
         let o = order[next];
         next += 1;
-        h = mix(h, block[o as usize] as u64);
+        h = mix(h, block.key(o));
         // Bounded per object too (huge arrays); the same cut for duplicates.
         for &c in graph.refs_raw(o).iter().take(PREFIX / 2) {
             let d = ws.fwd.get(c);
@@ -552,7 +556,7 @@ pub(crate) fn per_copy(additional_objects: u64, copies: u64) -> u64 {
 /// not duplicates.
 fn pair_with(
     graph: &View,
-    block: &[u32],
+    block: &Candidates,
     ws: &mut Workspace,
     rep: u32,
     m: u32,
@@ -591,12 +595,13 @@ fn pair_with(
 }
 
 /// Walks the pairing over non-identical pairs; false on a conflict. Labels
-/// are compared through the blocks: every block has a single label, and a
+/// are compared through the blocks (their [`Candidates::key`]s, equal
+/// exactly within a block): every block has a single label, and a
 /// hash collision in the refinement only makes blocks coarser, so this
 /// check (not the partition) is what makes the answer exact.
 fn walk_pairs(
     graph: &View,
-    block: &[u32],
+    block: &Candidates,
     ws: &mut Workspace,
     a: u32,
     b: u32,
@@ -613,7 +618,7 @@ fn walk_pairs(
 
 fn walk_pairs_from(
     graph: &View,
-    block: &[u32],
+    block: &Candidates,
     ws: &mut Workspace,
     next: &mut usize,
     budget: &mut Budget,
@@ -630,7 +635,7 @@ fn walk_pairs_from(
             return Ok(false);
         }
         for (&cx, &cy) in rx.iter().zip(ry) {
-            if block[cx as usize] != block[cy as usize] {
+            if block.key(cx) != block.key(cy) {
                 return Ok(false);
             }
             let f = ws.fwd.get(cx);
