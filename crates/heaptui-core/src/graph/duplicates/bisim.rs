@@ -1058,7 +1058,7 @@ mod tests {
         let graph = HeapGraph::build(dump);
         let dom = DominatorTree::compute(&graph, &Progress::new()).unwrap();
         let view = View::new(&graph);
-        let part = super::refine(&view, &dom, &Progress::new()).unwrap();
+        let part = super::refine(&view, dom.parents_aside(), &Progress::new()).unwrap();
         let cands = super::Candidates::of(&part.block, &part.block_size);
         let many = |b: u32| super::many(&part.block_size, b);
         let listed: Vec<(u32, u32)> = cands.iter().collect();
