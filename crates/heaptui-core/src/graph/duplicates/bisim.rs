@@ -984,32 +984,38 @@ mod tests {
         }
     }
 
+    /// A heap of `nodes` Nodes (shallow 10 + i % `sizes` bytes), each
+    /// referring to two others and to one of `leaves` Leaves (4 + i % 3
+    /// bytes), rooted at the first Node, with the `extra` lines before the
+    /// root; its graph.
+    fn woven(nodes: u32, leaves: u32, sizes: u32, extra: &str) -> HeapGraph {
+        let mut text = String::from("t 1 Node\nt 2 Leaf\n");
+        for i in 0..nodes {
+            let (a, b) = (0x1000 + (i * 7) % nodes, 0x1000 + (i * 3 + 1) % nodes);
+            let leaf = 0x5000 + i % leaves;
+            let size = 10 + i % sizes;
+            writeln!(text, "o {:x} 1 {size} {a:x} {b:x} {leaf:x}", 0x1000 + i).unwrap();
+        }
+        for i in 0..leaves {
+            writeln!(text, "o {:x} 2 {}", 0x5000 + i, 4 + i % 3).unwrap();
+        }
+        writeln!(text, "{extra}r 1000 1 0").unwrap();
+        let dump =
+            crate::import::netcf_text::parse_bytes(Path::new("t.txt"), text.as_bytes()).unwrap();
+        HeapGraph::build(dump)
+    }
+
+    /// The refined partition of `graph`, its dominator tree shared.
+    fn refined(graph: &HeapGraph) -> super::Partition {
+        let dom = DominatorTree::compute(graph, &Progress::new()).unwrap();
+        super::refine(&View::new(graph), dom.parents_aside(), &Progress::new()).unwrap()
+    }
+
     /// The refined partition's sizes count its blocks' members, and an
     /// id past them is one object's.
     #[test]
     fn block_sizes_count_members_and_singles_are_single() {
-        let mut text = String::from("t 1 Node\nt 2 Leaf\n");
-        for i in 0..300u32 {
-            let (a, b) = (0x1000 + (i * 7) % 300, 0x1000 + (i * 3 + 1) % 300);
-            let leaf = 0x5000 + i % 5;
-            writeln!(
-                text,
-                "o {:x} 1 {} {a:x} {b:x} {leaf:x}",
-                0x1000 + i,
-                10 + i % 2
-            )
-            .unwrap();
-        }
-        for i in 0..5u32 {
-            writeln!(text, "o {:x} 2 {}", 0x5000 + i, 4 + i % 3).unwrap();
-        }
-        writeln!(text, "r 1000 1 0").unwrap();
-        let dump =
-            crate::import::netcf_text::parse_bytes(Path::new("t.txt"), text.as_bytes()).unwrap();
-        let graph = HeapGraph::build(dump);
-        let dom = DominatorTree::compute(&graph, &Progress::new()).unwrap();
-        let view = View::new(&graph);
-        let part = super::refine(&view, dom.parents_aside(), &Progress::new()).unwrap();
+        let part = refined(&woven(300, 5, 2, ""));
         let mut count = std::collections::HashMap::new();
         for &b in &part.block {
             if b != NO_BLOCK {
@@ -1037,28 +1043,8 @@ mod tests {
     /// listed are the objects of blocks of two or more, with their blocks.
     #[test]
     fn candidate_keys_are_equal_exactly_within_a_block() {
-        let mut text = String::from("t 1 Node\nt 2 Leaf\n");
-        for i in 0..120u32 {
-            let (a, b) = (0x1000 + (i * 7) % 120, 0x1000 + (i * 3 + 1) % 120);
-            let leaf = 0x5000 + i % 7;
-            writeln!(
-                text,
-                "o {:x} 1 {} {a:x} {b:x} {leaf:x}",
-                0x1000 + i,
-                10 + i % 3
-            )
-            .unwrap();
-        }
-        for i in 0..7u32 {
-            writeln!(text, "o {:x} 2 {}", 0x5000 + i, 4 + i % 3).unwrap();
-        }
-        writeln!(text, "o 9000 1 10 9001 5000\no 9001 2 4\nr 1000 1 0").unwrap();
-        let dump =
-            crate::import::netcf_text::parse_bytes(Path::new("t.txt"), text.as_bytes()).unwrap();
-        let graph = HeapGraph::build(dump);
-        let dom = DominatorTree::compute(&graph, &Progress::new()).unwrap();
-        let view = View::new(&graph);
-        let part = super::refine(&view, dom.parents_aside(), &Progress::new()).unwrap();
+        // Two objects no root reaches.
+        let part = refined(&woven(120, 7, 3, "o 9000 1 10 9001 5000\no 9001 2 4\n"));
         let cands = super::Candidates::of(&part.block, &part.block_size);
         let many = |b: u32| super::many(&part.block_size, b);
         let listed: Vec<(u32, u32)> = cands.iter().collect();
