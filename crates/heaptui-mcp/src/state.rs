@@ -178,7 +178,12 @@ pub fn start(config: &Config) -> (Arc<Shared>, std::thread::JoinHandle<()>) {
             match analyse(&config, &s.progress) {
                 Ok((loaded, pending)) => {
                     tracing::info!(ms = started.elapsed().as_millis() as u64, "mcp: analysed");
-                    s.set(Phase::Ready(Arc::new(loaded)));
+                    let loaded = Arc::new(loaded);
+                    s.set(Phase::Ready(loaded.clone()));
+                    // A reference of a row of more than 64 (an array's
+                    // element) is named by a binary search once this index
+                    // exists, by a bounded scan until then.
+                    loaded.analysis.graph.dump.index_labels();
                     pending.wait();
                 }
                 // Cancelled: the client closed the session while it loaded,

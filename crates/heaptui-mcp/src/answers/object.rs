@@ -22,7 +22,9 @@ use crate::state::Loaded;
 const SHOWN: usize = 20;
 /// Fields shown by `object` (an instance has a few; a class many statics).
 const FIELDS: usize = 60;
-/// Reference slots scanned for the field name of one path step.
+/// Reference slots scanned for the field name of one path step while the
+/// long rows' label index is being built (right after the analysis); once
+/// it exists a long row is searched, whatever its length.
 const LABEL_SCAN: usize = 1 << 16;
 
 /// The lists of an object that `object_list` pages through.
