@@ -65,6 +65,25 @@ fn advise_huge_pages<T>(v: &Vec<T>) {
     }
 }
 
+/// Hands the whole pages of `v` from its byte `from` on back to the
+/// kernel: they read as zeros afterwards. For an array narrowed in place,
+/// whose tail is written again before it is read: no reallocation (which
+/// may copy, the old and new blocks resident at once) to shrink and grow it.
+pub(crate) fn release_tail<T: bytemuck::Pod>(v: &mut [T], from: usize) {
+    let start = v.as_mut_ptr() as usize;
+    let page = 4096;
+    let begin = (start + from).div_ceil(page) * page;
+    let end = (start + std::mem::size_of_val(v)) / page * page;
+    if end > begin {
+        // SAFETY: the range lies within `v`, borrowed mutably here. On
+        // private anonymous memory the pages are replaced by zero-filled
+        // ones on the next touch, and zeros are a valid `T` (`Pod`).
+        unsafe {
+            libc::madvise(begin as *mut libc::c_void, end - begin, libc::MADV_DONTNEED);
+        }
+    }
+}
+
 /// A vector of `len` zeroed elements, backed by huge pages where the
 /// kernel allows it. Large blocks come zeroed from the kernel untouched
 /// (calloc maps fresh pages), so this costs no more than an uninitialised
