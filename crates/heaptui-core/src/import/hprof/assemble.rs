@@ -170,7 +170,7 @@ impl Ends {
         match self {
             Ends::Narrow(ends) => {
                 assert_eq!(ends.last().map(|&e| e as usize), Some(targets.len()));
-                Csr::from_parts(Offsets::Narrow(ends.into_array()), targets.into_array())
+                Csr::packing(Offsets::Narrow(ends.into_array()), targets)
             }
             Ends::Wide(ends) => Csr::from_offsets(ends.into_vec(), targets.into_vec()),
         }

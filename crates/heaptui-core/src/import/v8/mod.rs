@@ -537,7 +537,7 @@ fn assemble(
     // values not yet.
     let offsets = std::mem::take(&mut edges.offsets);
     let targets = std::mem::take(&mut edges.targets);
-    let refs = Csr::from_parts(offsets, targets.into_scratch().into_array());
+    let refs = Csr::packing(offsets, targets.into_scratch());
     let raw = std::mem::take(&mut edges.raw_labels);
     let labels = tracing::debug_span!(target: "heaptui::profile", "labels")
         .in_scope(|| build::labels(raw, pool, &refs));
