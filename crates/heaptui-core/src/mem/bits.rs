@@ -68,6 +68,15 @@ unsafe fn load(bytes: &[u8], bit: usize, width: u32) -> u32 {
     (x & ((1u64 << width) - 1)) as u32
 }
 
+/// The panic of a read past the end, kept out of the readers (small
+/// enough to inline where rows are read in hot loops).
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn past_the_end(at: usize, len: usize) -> ! {
+    panic!("{at} past the end of {len} packed values")
+}
+
 impl Bits {
     /// Packs the values of `values` in place, at the width of the largest
     /// one, and takes its buffer: a vector is cut to the packed length,
@@ -179,7 +188,9 @@ impl Bits {
     /// Value `i`; panics past the end.
     #[inline]
     pub fn get(&self, i: usize) -> u32 {
-        assert!(i < self.len, "index {i} past {} packed values", self.len);
+        if i >= self.len {
+            past_the_end(i, self.len);
+        }
         // SAFETY: `i < len`, and the words hold `words_for(len, width)`
         // (checked where made), 8 bytes past value `len - 1`'s first byte.
         unsafe { load(self.as_bytes(), i * self.width as usize, self.width) }
@@ -194,11 +205,9 @@ impl Bits {
     /// Values `range` as a row; panics where it passes the end.
     #[inline]
     pub fn row<T: bytemuck::Pod>(&self, range: std::ops::Range<usize>) -> BitRow<'_, T> {
-        assert!(
-            range.start <= range.end && range.end <= self.len,
-            "row {range:?} past {} packed values",
-            self.len
-        );
+        if range.start > range.end || range.end > self.len {
+            past_the_end(range.end.max(range.start), self.len);
+        }
         BitRow {
             bytes: self.as_bytes(),
             start: range.start * self.width as usize,
@@ -323,7 +332,9 @@ impl<'a, T: bytemuck::Pod> BitRow<'a, T> {
     /// Value `i`; panics past the end.
     #[inline]
     pub fn get(&self, i: usize) -> T {
-        assert!(i < self.len, "index {i} past a row of {}", self.len);
+        if i >= self.len {
+            past_the_end(i, self.len);
+        }
         let bit = self.start + i * self.width as usize;
         // SAFETY: a value of the row, so of the array (see `Bits::get`).
         bytemuck::cast(unsafe { load(self.bytes, bit, self.width) })
@@ -368,7 +379,9 @@ impl<'a, T: bytemuck::Pod> BitRow<'a, T> {
     /// Values `range` of the row; panics where it passes the end.
     #[inline]
     pub fn slice(&self, range: std::ops::Range<usize>) -> BitRow<'a, T> {
-        assert!(range.start <= range.end && range.end <= self.len);
+        if range.start > range.end || range.end > self.len {
+            past_the_end(range.end.max(range.start), self.len);
+        }
         BitRow {
             start: self.start + range.start * self.width as usize,
             len: range.end - range.start,
