@@ -95,7 +95,7 @@ fn small_heap_petgraph_simple_fast(bencher: divan::Bencher) {
         pg.add_node(());
     }
     for u in 0..n as u32 {
-        for &v in g.refs(ObjectIdx(u)) {
+        for v in g.refs(ObjectIdx(u)) {
             pg.add_edge(NodeIndex::new(u as usize), NodeIndex::new(v.index()), ());
         }
     }

@@ -47,7 +47,7 @@ fn main() {
     types.push(("[.NET Roots]".into(), 0));
     let mut w = Writer::new(types);
     for o in 0..n {
-        let children = m.refs.neighbors(o as u32).iter().copied();
+        let children = m.refs.neighbors(o as u32).iter();
         w.node(m.types.get(o).index() as u32 + 1, size(o), children);
     }
     let mut roots: Vec<u32> = m.roots.iter().map(|r| r.object.0).collect();

@@ -605,7 +605,7 @@ fn disagreements_with_petgraph(a: &heaptui_core::analysis::Analysis) -> Vec<Stri
         g.add_edge(sr, NodeIndex::new(r.index()), ());
     }
     for o in 0..n as u32 {
-        for &t in d.refs.neighbors(o) {
+        for t in d.refs.neighbors(o) {
             g.add_edge(NodeIndex::new(o as usize), NodeIndex::new(t as usize), ());
         }
     }

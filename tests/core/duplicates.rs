@@ -373,7 +373,7 @@ impl<'a> Oracle<'a> {
             }
         }
         while let Some(x) = queue.pop_front() {
-            for &c in g.refs(ObjectIdx(x)) {
+            for c in g.refs(ObjectIdx(x)) {
                 if !removed.contains(&c.raw()) && !seen[c.index()] {
                     seen[c.index()] = true;
                     queue.push_back(c.raw());
@@ -412,7 +412,7 @@ impl<'a> Oracle<'a> {
             .refs(ObjectIdx(o))
             .iter()
             .enumerate()
-            .map(|(i, &t)| (start + i, t, self.is_descriptor(start, start + i, t)))
+            .map(|(i, t)| (start + i, t, self.is_descriptor(start, start + i, t)))
             .collect()
     }
 

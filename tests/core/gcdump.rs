@@ -86,7 +86,7 @@ fn observed(m: &Model) -> String {
             .refs
             .neighbors(o)
             .iter()
-            .map(|&t| m.id_hex(ObjectIdx(t)))
+            .map(|t| m.id_hex(ObjectIdx(t)))
             .collect();
         out += &format!(
             "{} {} {} [{}]\n",
@@ -438,7 +438,7 @@ fn perfview_test_dump_matches_perfviews_reading() {
         .refs
         .neighbors(o3.raw())
         .iter()
-        .map(|&t| m.ids.get(t as usize))
+        .map(|t| m.ids.get(t as usize))
         .collect();
     assert_eq!(
         kids,
@@ -494,7 +494,7 @@ fn perfview_baseline_xml_agrees_node_by_node() {
             .refs
             .neighbors(o.raw())
             .iter()
-            .map(|&t| m.ids.get(t as usize))
+            .map(|t| m.ids.get(t as usize))
             .collect();
         assert_eq!(got, kids, "node {index}");
         checked += 1;

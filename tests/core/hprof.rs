@@ -526,7 +526,7 @@ fn got(m: &Model) -> HashMap<u64, Want> {
             let refs = (s..e)
                 .map(|edge| {
                     (
-                        m.ids.get(m.refs.targets[edge] as usize),
+                        m.ids.get(m.refs.targets.get(edge) as usize),
                         label_text(m, s, edge),
                     )
                 })
@@ -856,7 +856,7 @@ fn loaders_refer_to_the_classes_they_defined() {
             (0..m.refs_of(o).len())
                 .map(|i| {
                     let label = m.ref_label(o, i).map(|l| l.to_string()).unwrap_or_default();
-                    (label, m.ids.get(m.refs_of(o)[i].index()))
+                    (label, m.ids.get(m.refs_of(o).get(i).index()))
                 })
                 .collect()
         };
@@ -963,12 +963,12 @@ fn a_reference_beside_a_repeated_record_finds_the_first() {
         let o = m.index_of(id).unwrap();
         (0..m.refs_of(o).len())
             .filter(|&i| m.ref_label(o, i).is_some_and(|l| l.to_string() == ".next"))
-            .map(|i| m.ids.get(m.refs_of(o)[i].index()))
+            .map(|i| m.ids.get(m.refs_of(o).get(i).index()))
             .collect()
     };
     let first = m.index_of(0x20).unwrap();
     assert_eq!(next(0x30), [0x20]);
-    assert_eq!(m.refs_of(m.index_of(0x30).unwrap())[0], first);
+    assert_eq!(m.refs_of(m.index_of(0x30).unwrap()).get(0), first);
     assert_eq!(next(0x10), [0x20]);
     // The kept record's own reference is null: it has none.
     assert!(next(0x20).is_empty());
@@ -1039,7 +1039,7 @@ fn jdk17_fixture_has_its_known_answers() {
     let d = find_duplicates(&g, &dom, &DuplicateOptions::default(), &Progress::new()).unwrap();
     let values = g.dump.values.as_ref().unwrap();
     let text_of = |string: u32| {
-        let value = g.refs(ObjectIdx(string))[0];
+        let value = g.refs(ObjectIdx(string)).get(0);
         values.text(value, 100)
     };
     let set = d
@@ -1069,7 +1069,6 @@ fn jdk17_fixture_has_its_known_answers() {
     let map = g
         .refs(ObjectIdx(leaky))
         .iter()
-        .copied()
         .find(|&t| g.dump.type_name(t) == "java.util.HashMap")
         .expect("LEAK");
     assert!(dom.retained_objects(map.index()) > 3000);
@@ -1196,7 +1195,7 @@ fn an_object_held_only_by_a_weak_reference_is_not_retained_by_it() {
         let weak = at(&a, 0x210);
         assert_eq!(r.of(weak).unwrap().referent, at(&a, 0x300));
         assert!(
-            a.graph.refs(weak).iter().all(|&t| t != at(&a, 0x300)),
+            a.graph.refs(weak).iter().all(|t| t != at(&a, 0x300)),
             "the referent is not a reference"
         );
         assert_eq!(

@@ -37,7 +37,7 @@ fn refs_of(d: &Model, hex: &str) -> Vec<String> {
     d.refs
         .neighbors(ix(d, hex).raw())
         .iter()
-        .map(|&r| d.id_hex(ObjectIdx(r)))
+        .map(|r| d.id_hex(ObjectIdx(r)))
         .collect()
 }
 
@@ -680,7 +680,7 @@ fn first_record_wins_for_many_scattered_repeats() {
         let next = d.refs.neighbors(o);
         assert_eq!(next.len(), 1);
         assert_eq!(
-            d.ids.get(next[0] as usize),
+            d.ids.get(next.get(0) as usize),
             0x10_0000 + ((id + 1) % ids) * 8
         );
     }

@@ -209,7 +209,7 @@ fn observed(m: &Model) -> String {
             m.sizes.get(o as usize)
         );
         let start = m.refs.offset(o as usize) as usize;
-        for (k, &t) in m.refs.neighbors(o).iter().enumerate() {
+        for (k, t) in m.refs.neighbors(o).iter().enumerate() {
             match labels.get(start, start + k) {
                 Some(Label::Index(i)) => out += &format!(" [{i}]→{:x}", m.ids.get(t as usize)),
                 Some(Label::Name(n)) => out += &format!(" .{n}→{:x}", m.ids.get(t as usize)),

@@ -26,7 +26,7 @@ fn run(a: &Analysis, cut: &Cut) -> WhatIf {
 /// The position of `from`'s reference to `to` (its first).
 fn edge(a: &Analysis, from: &str, to: &str) -> u64 {
     let (f, t) = (ix(a.dump(), from), ix(a.dump(), to));
-    let k = a.dump().refs_of(f).iter().position(|&x| x == t).unwrap();
+    let k = a.dump().refs_of(f).iter().position(|x| x == t).unwrap();
     a.dump().refs.offset(f.index()) + k as u64
 }
 
@@ -210,7 +210,7 @@ fn a_static_field_of_the_hprof_fixture() {
     assert_eq!(type_count(&a, &w, "java.util.HashMap"), 1);
     assert_eq!(type_count(&a, &w, "java.util.HashMap$Node"), 1000);
     assert_eq!(type_count(&a, &w, "java.lang.String"), 1000);
-    let map = a.dump().refs.targets[cut.edges[0] as usize];
+    let map = a.dump().refs.targets.get(cut.edges[0] as usize);
     assert_eq!(w.bytes, a.dom.retained_bytes(map as usize));
     // An instance field: every HashMap's table.
     let (_, _, tables) = field_cut(a.dump(), "java.util.HashMap.table").unwrap();
@@ -267,7 +267,7 @@ fn brute_freed(a: &Analysis, cut: &Cut) -> (u64, u64) {
         while let Some(v) = stack.pop() {
             reached[v.index()] = true;
             let start = dump.refs.offset(v.index());
-            for (k, &w) in dump.refs_of(v).iter().enumerate() {
+            for (k, w) in dump.refs_of(v).iter().enumerate() {
                 if !dropped.contains(&(start + k as u64)) && !seen[w.index()] {
                     seen[w.index()] = true;
                     stack.push(w);
@@ -331,7 +331,7 @@ fn check_real(a: &Analysis, path: &Path) {
                 let start = dump.refs.offset(r.index());
                 let row = dump.refs_of(r);
                 (0..row.len())
-                    .filter(move |&k| row[k] == obj)
+                    .filter(move |&k| row.get(k) == obj)
                     .map(move |k| start + k as u64)
             })
             .collect();

@@ -85,15 +85,17 @@ fn inspector_names_fields_indices_and_strings_of_an_hprof() {
     );
     // One step down: the list's retainer, domination path and retention
     // path name the static field they go through.
-    let dups = g.dump.refs.neighbors(class)[(0..g.dump.refs.neighbors(class).len())
-        .find(|&i| {
-            g.dump
-                .ref_label(ObjectIdx(class), i)
-                .map(|l| l.to_string())
-                .as_deref()
-                == Some(".DUPS")
-        })
-        .unwrap()];
+    let dups = g.dump.refs.neighbors(class).get(
+        (0..g.dump.refs.neighbors(class).len())
+            .find(|&i| {
+                g.dump
+                    .ref_label(ObjectIdx(class), i)
+                    .map(|l| l.to_string())
+                    .as_deref()
+                    == Some(".DUPS")
+            })
+            .unwrap(),
+    );
     follow(&mut a, dups);
     let s = screen(&a);
     assert!(s.contains(".elementData → java.lang.Object[]"), "{s}");

@@ -128,7 +128,7 @@ pub fn fingerprint(d: &Model) -> String {
     let objects: Vec<String> = d
         .object_indices()
         .map(|o| {
-            let refs: Vec<String> = d.refs_of(o).iter().map(|&r| d.id_hex(r)).collect();
+            let refs: Vec<String> = d.refs_of(o).iter().map(|r| d.id_hex(r)).collect();
             format!(
                 "{} {} {} [{}]",
                 d.id_hex(o),

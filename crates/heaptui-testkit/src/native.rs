@@ -50,7 +50,7 @@ pub fn compare_with_text(native: Model, text: Model) -> Vec<String> {
             d.refs
                 .neighbors(x)
                 .iter()
-                .map(|&r| d.ids.get(r as usize))
+                .map(|r| d.ids.get(r as usize))
                 .collect()
         };
         let row = |a: &Analysis, d: &Model, x: u32| {

@@ -236,7 +236,7 @@ fn search(
             progress.set_done(head as u64);
             progress.check()?;
         }
-        for &w in graph.refs_raw(v) {
+        for w in graph.refs_raw(v) {
             if parent[w as usize] == UNSEEN {
                 all |= reach(w, v, &mut parent, &mut queue) == goal;
             }

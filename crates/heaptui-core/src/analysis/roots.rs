@@ -126,7 +126,7 @@ pub fn weakly_held(graph: &HeapGraph, dom: &DominatorTree) -> (u64, u64) {
         seen[o.index()] = true;
         objects += 1;
         bytes += graph.dump.size_of(o);
-        stack.extend(graph.refs(o).iter().copied());
+        stack.extend(graph.refs(o).iter());
     }
     (objects, bytes)
 }
@@ -196,7 +196,7 @@ pub fn held_by_references(graph: &HeapGraph, dom: &DominatorTree) -> Option<Held
                 .of(o)
                 .filter(|r| r.strength <= strength)
                 .map(|r| r.referent);
-            for &t in graph.refs(o).iter().chain(via_referent.iter()) {
+            for t in graph.refs(o).iter().chain(via_referent) {
                 if !reached(&seen, t) {
                     set(&mut seen, t);
                     stack.push(t);

@@ -88,7 +88,7 @@ pub fn what_if(
         };
         dropped.insert(e as usize);
         if dom.is_reachable(from.raw()) {
-            targets.push(refs.targets[e as usize]);
+            targets.push(refs.targets.get(e as usize));
         }
     }
     if targets.is_empty() {
@@ -269,7 +269,7 @@ impl<'a> Region<'a> {
                 progress.check()?;
             }
             let start = refs.offset(v as usize) as usize;
-            for (k, &w) in refs.neighbors(v).iter().enumerate() {
+            for (k, w) in refs.neighbors(v).iter().enumerate() {
                 if dropped.contains(start + k)
                     || self
                         .inside

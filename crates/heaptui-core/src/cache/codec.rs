@@ -25,7 +25,7 @@ use crate::graph::duplicates::{
     DuplicateMode, DuplicateSet, Duplicates, PossibleDuplicates, SetLists,
 };
 use crate::graph::{DominatorTree, HeapGraph};
-use crate::mem::{Array, Packed};
+use crate::mem::{Array, Bits, Packed};
 use crate::model::{
     AppDomain, Csr, Diagnostics, FieldDecl, Format, IdIndex, Ids, JavaClass, JavaClasses,
     LabelCodes, Labels, Model, ObjectIdx, ObjectTypes, Offsets, PackedRows, RecordCounts, Referent,
@@ -39,7 +39,7 @@ const TYPE_NAMES: u32 = 2; // +1
 const IDS: u32 = 4; // the id blocks' heads; their bytes: IDS_BYTES
 const TYPES: u32 = 5;
 const SIZES: u32 = 6;
-const REFS: u32 = 7; // +1: targets
+const REFS: u32 = 7; // +1: targets, packed (see PACKED)
 const ROOTS: u32 = 9;
 const DOMAINS: u32 = 10; // +1, +2: flags and counts
 const MESSAGES: u32 = 13; // +1
@@ -78,6 +78,7 @@ const LABEL_DICT: u32 = 90; // the 1- or 2-byte labels' dictionary
 const LABEL_SIDE: u32 = 91; // and their side table
 const SHORT_BASES: u32 = 100; // + a CSR's tag: its short offsets' block bases
 const SHORT_SIDE: u32 = 200; // + a CSR's tag: its short offsets' escaped blocks
+const PACKED: u32 = 300; // + a CSR's tag: its packed targets' count and bit width
 
 const NONE: u64 = u64::MAX;
 
@@ -357,7 +358,9 @@ fn csr(w: &mut W, tag: u32, c: &Csr) -> std::io::Result<()> {
         Offsets::Narrow(o) => w.array(tag, o)?,
         Offsets::Wide(o) => w.array(tag, o)?,
     }
-    w.array(tag + 1, &c.targets)
+    w.array(tag + 1, c.targets.words())?;
+    let packed = [c.targets.len() as u64, c.targets.width() as u64];
+    w.array(PACKED + tag, &packed)
 }
 
 /// The retainers' packed rows: index and bytes (RETAINERS, + 1), the long
@@ -487,7 +490,7 @@ fn read_csr(r: &R, tag: u32, nodes: usize, bound: usize) -> Result<Csr, Corrupt>
         Some(4) => Offsets::Narrow(r.array(tag)?),
         _ => Offsets::Wide(r.array(tag)?),
     };
-    let targets: Array<u32> = r.array(tag + 1)?;
+    let targets = read_packed_targets(r, tag)?;
     let ok = offsets.len() == nodes + 1
         && offsets.get(0) == 0
         && offsets.get(nodes) == targets.len() as u64
@@ -495,8 +498,44 @@ fn read_csr(r: &R, tag: u32, nodes: usize, bound: usize) -> Result<Csr, Corrupt>
     if !ok {
         return corrupt(format!("section {tag}: bad offsets"));
     }
-    check_below(&format!("section {tag}"), &targets, bound)?;
+    check_packed_below(&format!("section {tag}"), &targets, bound)?;
     Ok(Csr::from_parts(offsets, targets))
+}
+
+/// A CSR's targets: the packed words (tag + 1), their count and width
+/// ([`PACKED`] past `tag`), refused unless the words are exactly as long
+/// as that many values of that width take.
+fn read_packed_targets(r: &R, tag: u32) -> Result<Bits, Corrupt> {
+    let words: Array<u32> = r.array(tag + 1)?;
+    let shape: Array<u64> = r.array(PACKED + tag)?;
+    let &[len, width] = &shape[..] else {
+        return corrupt(format!("section {}: not a count and a width", PACKED + tag));
+    };
+    let (Ok(len), Ok(width)) = (usize::try_from(len), u32::try_from(width)) else {
+        return corrupt(format!(
+            "section {tag}: packed targets too long or too wide"
+        ));
+    };
+    Bits::from_words(words, len, width).or_else(|e| corrupt(format!("section {tag}: {e}")))
+}
+
+/// [`check_below`] for packed values, decoded a chunk at a time.
+fn check_packed_below(what: &str, values: &Bits, bound: usize) -> Result<(), Corrupt> {
+    for start in (0..values.len()).step_by(CHUNK) {
+        let end = (start + CHUNK).min(values.len());
+        let above = (start..end).into_par_iter().step_by(1 << 16).any(|from| {
+            let to = (from + (1 << 16)).min(end);
+            values
+                .row::<u32>(from..to)
+                .iter()
+                .any(|v| v as usize >= bound)
+        });
+        if above {
+            return corrupt(format!("{what}: index out of range"));
+        }
+        crate::mem::spill::release_all();
+    }
+    Ok(())
 }
 
 fn read_strings(r: &R, tag: u32) -> Result<Vec<String>, Corrupt> {
@@ -961,7 +1000,7 @@ fn read_set_lists(r: &R, tag: u32, count: usize, bound: usize) -> Result<SetList
     starts.push(0u32);
     let mut items = Vec::with_capacity(c.targets.len());
     for i in 0..count as u32 {
-        items.extend_from_slice(c.neighbors(i));
+        items.extend(c.neighbors(i));
         starts.push(items.len() as u32);
     }
     drop(c);
@@ -1245,6 +1284,54 @@ mod tests {
             };
             assert!(e.to_string().contains("section 7"), "{what}: {e}");
         }
+    }
+
+    /// Packed targets whose words, count or width disagree, or whose
+    /// values pass the objects, are refused with the section's number,
+    /// never read out of bounds.
+    #[test]
+    fn packed_targets_that_lie_are_refused() {
+        let mut a = demo();
+        let r = a.graph.dump.refs.clone();
+        let (len, width) = (r.targets.len(), r.targets.width());
+        let words = r.targets.words().clone();
+        let mut longer = words.to_vec();
+        longer.push(0);
+        let lies = [
+            ("a width of 0", words.clone(), len, 0),
+            ("a width of 33", words.clone(), len, 33),
+            ("a width of 64", words.clone(), len, 64),
+            (
+                "more values than the words hold",
+                words.clone(),
+                len + 200,
+                width,
+            ),
+            ("a word too many", longer.into(), len, width),
+            ("no word", Vec::new().into(), len, width),
+            ("a width 20 bits wider", words.clone(), len, width + 20),
+        ];
+        for (what, words, len, width) in lies {
+            let bits = crate::mem::Bits::from_words_unchecked(words, len, width);
+            let g = Arc::get_mut(&mut a.graph).expect("held once");
+            g.dump.refs = Csr::from_parts_unchecked(r.offsets().clone(), bits);
+            let Err(e) = decoded(&encoded(&a)) else {
+                panic!("{what}: accepted");
+            };
+            assert!(e.to_string().contains("section 7"), "{what}: {e}");
+        }
+        // Well formed, but a target one past the objects.
+        let mut past = r.targets.to_vec();
+        past[0] = a.graph.dump.objects() as u32;
+        let g = Arc::get_mut(&mut a.graph).expect("held once");
+        g.dump.refs = Csr::from_parts_unchecked(r.offsets().clone(), past.into());
+        let Err(e) = decoded(&encoded(&a)) else {
+            panic!("a target past the objects: accepted");
+        };
+        assert!(e.to_string().contains("index out of range"), "{e}");
+        let g = Arc::get_mut(&mut a.graph).expect("held once");
+        g.dump.refs = r;
+        assert!(decoded(&encoded(&a)).is_ok());
     }
 
     /// Cut points under 65,536 in 2 bytes each.

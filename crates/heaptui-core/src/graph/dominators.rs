@@ -379,7 +379,7 @@ fn dfs(n: usize, refs: &Csr, strong_roots: &[u32]) -> Dfs {
                 continue;
             }
             top.2 += 1;
-            let w = refs.targets[next as usize];
+            let w = refs.targets.get(next as usize);
             if see(w) {
                 let pw = vertex.len() as u32;
                 vertex.push(w);
@@ -391,7 +391,12 @@ fn dfs(n: usize, refs: &Csr, strong_roots: &[u32]) -> Dfs {
                 stack.push((w, pw, from));
                 // Its successors are visited next: start their misses
                 // together rather than one after another.
-                for &x in refs.targets[from as usize..to as usize].iter().take(8) {
+                for x in refs
+                    .targets
+                    .row::<u32>(from as usize..to as usize)
+                    .iter()
+                    .take(8)
+                {
                     refs.prefetch_offsets(x);
                 }
             }

@@ -14,6 +14,7 @@ pub use dominators::{
     compute as compute_dominators, DominatorTree, NOT_NUMBERED, NOT_REACHABLE, SUPER_ROOT,
 };
 
+use crate::mem::BitRow;
 use crate::model::{Model, ObjectIdx, Root};
 
 /// A dump with the indexes every analysis needs.
@@ -67,7 +68,7 @@ impl HeapGraph {
 
     /// The objects `object` refers to, in field order.
     #[inline]
-    pub fn refs(&self, object: ObjectIdx) -> &[ObjectIdx] {
+    pub fn refs(&self, object: ObjectIdx) -> BitRow<'_, ObjectIdx> {
         self.dump.refs_of(object)
     }
 
@@ -82,7 +83,7 @@ impl HeapGraph {
     /// [`HeapGraph::refs`] over raw indices, for the algorithms that work
     /// on raw arrays (duplicate detection).
     #[inline]
-    pub fn refs_raw(&self, object: u32) -> &[u32] {
+    pub fn refs_raw(&self, object: u32) -> BitRow<'_> {
         self.dump.refs.neighbors(object)
     }
 

@@ -9,6 +9,7 @@
 //! file maps. Each use says why it is sound.
 
 mod array;
+pub mod bits;
 pub mod budget;
 pub(crate) mod guard;
 pub(crate) mod map;
@@ -20,6 +21,7 @@ pub(crate) mod watch;
 pub mod words;
 
 pub use array::Array;
+pub use bits::{BitIter, BitRow, Bits};
 /// The SIGBUS guard's terminal side, for the UI (which takes the terminal).
 pub use guard::{
     restore_terminal_mode, save_terminal_mode, save_terminal_mode_of, TERMINAL_IN_USE,

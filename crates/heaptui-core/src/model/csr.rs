@@ -1,14 +1,25 @@
 //! Compressed sparse rows: the adjacency of `n` nodes as one offsets array
 //! (`n + 1` entries, about 2 bytes each by blocks of 64 nodes, else 4 bytes
 //! each where the targets number at most `u32::MAX`, 8 otherwise: see
-//! [`Offsets`]) and one targets array of dense u32 indices.
+//! [`Offsets`]) and one targets array of dense u32 indices, bit-packed at
+//! the width of the largest ([`Bits`]: `⌈log2 objects⌉` bits a reference
+//! for the heap's references, 23–24 on heaps of 6 to 10 million objects,
+//! where a `u32` took 32).
+//!
+//! Every CSR holds its targets so, whatever they index: the heap's
+//! references, the transposed rows the retainers are packed from, the
+//! duplicates' odd rows, the long rows' label index and the cache's lists.
+//! A row is read as a [`BitRow`] (`Copy`: a start bit, a length, the
+//! width), decoded sequentially; one form keeps the call sites alike.
+//! The builders take `u32` targets and pack them in place once complete
+//! ([`Bits::pack`]).
 
 use std::ops::Range;
 
 use rayon::prelude::*;
 
 use crate::mem::words::{ESCAPE, SHORT_BLOCK};
-use crate::mem::Array;
+use crate::mem::{BitRow, Bits};
 
 /// The `nodes + 1` cut points of a [`Csr`] into its targets, from 0, never
 /// decreasing: in the short form (`Offsets::Short`: a base per block of 64
@@ -23,15 +34,15 @@ pub type Offsets = crate::mem::Words;
 pub struct Csr {
     /// `nodes + 1` cut points into `targets`.
     offsets: Offsets,
-    /// Every node's targets, node after node.
-    pub targets: Array<u32>,
+    /// Every node's targets, node after node, bit-packed.
+    pub targets: Bits,
 }
 
 impl Csr {
     /// From offsets (`nodes + 1` of them, from 0, never decreasing, the
     /// last the targets' count: the caller checks) and the targets; offsets
     /// in memory put in the short form where it takes fewer bytes.
-    pub fn from_parts(offsets: Offsets, targets: Array<u32>) -> Csr {
+    pub fn from_parts(offsets: Offsets, targets: Bits) -> Csr {
         debug_assert_eq!(
             offsets.len().checked_sub(1).map(|l| offsets.get(l)),
             Some(targets.len() as u64)
@@ -45,7 +56,7 @@ impl Csr {
     /// From offsets and targets as they are, unchecked even in a debug
     /// build (tests of the checks that refuse such a pair).
     #[doc(hidden)]
-    pub fn from_parts_unchecked(offsets: Offsets, targets: Array<u32>) -> Csr {
+    pub fn from_parts_unchecked(offsets: Offsets, targets: Bits) -> Csr {
         Csr { offsets, targets }
     }
 
@@ -82,8 +93,14 @@ impl Csr {
         );
         Csr {
             offsets,
-            targets: targets.into_array(),
+            targets: Bits::pack(targets),
         }
+    }
+
+    /// From offsets (checked as [`Csr::from_parts`]) and `u32` targets in
+    /// a scratch array, packed there in place.
+    pub fn packing(offsets: Offsets, targets: crate::mem::Scratch<u32>) -> Csr {
+        Csr::from_parts(offsets, Bits::pack(targets))
     }
 
     /// The `degrees.len() + 1` offsets of rows of `degrees` targets each,
@@ -166,7 +183,7 @@ impl Csr {
         };
         Csr {
             offsets,
-            targets: targets.into_array(),
+            targets: Bits::pack(targets),
         }
     }
 
@@ -192,7 +209,7 @@ impl Csr {
     /// Puts the offsets and the targets on disk (`mem::spill`).
     pub fn spill(&mut self, to: &crate::mem::spill::Spill) {
         to.words(&mut self.offsets);
-        to.array(&mut self.targets);
+        self.targets.spill(to);
     }
 
     /// The cut points into the targets.
@@ -236,8 +253,8 @@ impl Csr {
 
     /// The targets of `node`, in stored order.
     #[inline]
-    pub fn neighbors(&self, node: u32) -> &[u32] {
-        &self.targets[self.range(node)]
+    pub fn neighbors(&self, node: u32) -> BitRow<'_> {
+        self.targets.row(self.range(node))
     }
 
     /// Hints the CPU to fetch `node`'s entry of the offsets, for a later
@@ -255,9 +272,7 @@ impl Csr {
     /// entry should be in cache already, see `prefetch_offsets`).
     #[inline]
     pub fn prefetch_targets(&self, node: u32) {
-        if let Some(t) = self.targets.get(self.offset(node as usize) as usize) {
-            crate::mem::prefetch(t);
-        }
+        self.targets.prefetch(self.offset(node as usize) as usize);
     }
 
     /// How many targets `node` has.
@@ -317,7 +332,7 @@ impl Csr {
         };
         Csr {
             offsets,
-            targets: targets.into_array(),
+            targets: Bits::pack(targets),
         }
     }
 
@@ -329,7 +344,7 @@ impl Csr {
             .map(|&(lo, hi)| {
                 let len = hi - lo;
                 let mut count = crate::mem::filled(len + 1, 0u32);
-                for &v in &self.targets {
+                for v in self.targets.iter() {
                     count[(v as usize).wrapping_sub(lo).min(len)] += 1;
                 }
                 count.truncate(len);
@@ -357,22 +372,27 @@ impl Csr {
         for (c, &o) in cursor.iter_mut().zip(offsets) {
             *c = o - start;
         }
-        let edges = &self.targets;
         let last = part.len() - 1;
+        // The edges in order, decoded three times: at the edge, and
+        // PLACE_AHEAD and twice that ahead of it.
+        let mut edges = self.targets.iter();
+        let mut near = self.targets.iter().skip(PLACE_AHEAD);
+        let mut far = self.targets.iter().skip(2 * PLACE_AHEAD);
         for u in 0..n {
-            for k in self.range(u as u32) {
+            for _ in self.range(u as u32) {
                 // The counter of a later edge's target, and the slot
                 // of a nearer one, are fetched ahead (clamped into
                 // the block rather than tested: no branch).
-                if let Some(&ahead) = edges.get(k + 2 * PLACE_AHEAD) {
+                if let Some(ahead) = far.next() {
                     let j = (ahead as usize).wrapping_sub(lo).min(len - 1);
                     crate::mem::prefetch(&cursor[j]);
                 }
-                if let Some(&ahead) = edges.get(k + PLACE_AHEAD) {
+                if let Some(ahead) = near.next() {
                     let j = (ahead as usize).wrapping_sub(lo).min(len - 1);
                     crate::mem::prefetch(&part[(cursor[j] as usize).min(last)]);
                 }
-                let i = (edges[k] as usize).wrapping_sub(lo);
+                let edge = edges.next().unwrap_or_default();
+                let i = (edge as usize).wrapping_sub(lo);
                 if i < len {
                     part[cursor[i] as usize] = u as u32;
                     cursor[i] += 1;
@@ -607,7 +627,7 @@ mod tests {
             .map(|v| g.neighbors(v).len() as u32)
             .collect();
         let mut targets = spill.scratch::<u32>(g.edges());
-        targets.copy_from_slice(&g.targets);
+        targets.copy_from_slice(&g.targets.to_vec());
         let rebuilt = Csr::from_degrees_in(&degrees, targets, Some(&spill));
         assert!(rebuilt.offsets().is_mapped());
         assert_eq!(rebuilt, g);

@@ -231,7 +231,7 @@ impl Model {
         let edge = |name: &str| {
             (0..refs.len().min(16))
                 .find(|&i| matches!(self.ref_label(object, i), Some(Label::Name(n)) if n == name))
-                .and_then(|i| values.text(refs[i], 40))
+                .and_then(|i| values.text(refs.get(i), 40))
         };
         if self.type_name(object) == "(number)" {
             return Some(ObjectFields::Value(format!("number {}", edge("value")?)));
@@ -241,7 +241,7 @@ impl Model {
         let at = |i: usize| {
             let named = matches!(self.ref_label(object, i), Some(Label::Index(_)));
             named
-                .then(|| refs.get(i).and_then(|&t| values.text(t, 40)))
+                .then(|| refs.get_checked(i).and_then(|t| values.text(t, 40)))
                 .flatten()
         };
         let first = (0..refs.len().min(4))
@@ -270,7 +270,7 @@ impl Model {
         (0..refs.len())
             .rev()
             .find(|&i| matches!(self.ref_label(object, i), Some(Label::Name("<class>"))))
-            .map(|i| refs[i])
+            .map(|i| refs.get(i))
     }
 
     fn instance_fields(
@@ -312,7 +312,7 @@ impl Model {
                         }
                         None if labelled => {
                             next_ref += 1;
-                            FieldValue::Ref(Some(refs[next_ref - 1]))
+                            FieldValue::Ref(Some(refs.get(next_ref - 1)))
                         }
                         None => FieldValue::Ref(None),
                     }
@@ -350,7 +350,7 @@ impl Model {
         let refs = self.refs_of(c);
         (0..refs.len())
             .find(|&i| matches!(self.ref_label(c, i), Some(Label::Name("<super>"))))
-            .map(|i| refs[i])
+            .map(|i| refs.get(i))
             .filter(|s| self.ids.get(s.index()) == id)
     }
 
@@ -370,7 +370,7 @@ impl Model {
                     match found.filter(|_| f.raw != 0) {
                         Some(i) => {
                             next_ref = i + 1;
-                            FieldValue::Ref(Some(refs[i]))
+                            FieldValue::Ref(Some(refs.get(i)))
                         }
                         None => FieldValue::Ref(None),
                     }

@@ -10,7 +10,7 @@ use rayon::prelude::*;
 
 use super::label_codes::{LabelCodes, LabelRow};
 use super::ObjectIdx;
-use crate::mem::{Array, Scratch};
+use crate::mem::{Array, BitRow, Scratch};
 
 /// A reference's label as stored: an interned name, an array index, or none.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -93,7 +93,7 @@ impl LongRows {
             let row = refs.neighbors(o);
             let from = order.len();
             order.extend(0..row.len() as u32);
-            order[from..].sort_unstable_by_key(|&i| (row[i as usize], i));
+            order[from..].sort_unstable_by_key(|&i| (row.get(i as usize), i));
         }
         starts.push(order.len() as u32);
         LongRows {
@@ -105,12 +105,12 @@ impl LongRows {
 
     /// The first position of `to` in `row`, `from`'s references; `None`
     /// when it is not there or `from`'s row is not indexed.
-    pub(super) fn position(&self, from: u32, row: &[u32], to: u32) -> Option<usize> {
+    pub(super) fn position(&self, from: u32, row: BitRow<'_>, to: u32) -> Option<usize> {
         let k = self.objects.binary_search(&from).ok()?;
         let sorted = self
             .order
             .get(self.starts[k] as usize..self.starts[k + 1] as usize)?;
-        let target = |i: u32| row.get(i as usize).copied();
+        let target = |i: u32| ((i as usize) < row.len()).then(|| row.get(i as usize));
         let at = sorted.partition_point(|&i| target(i) < Some(to));
         let &i = sorted.get(at)?;
         (target(i) == Some(to)).then_some(i as usize)

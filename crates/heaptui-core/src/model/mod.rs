@@ -55,6 +55,7 @@ pub use crate::mem::Array;
 /// [`ObjectTypes`]); defined in `model::types`, exported at the crate's
 /// root as every `macro_export` is, and named here with the model.
 pub use super::with_types;
+use crate::mem::BitRow;
 pub use csr::{Csr, Offsets};
 pub(crate) use diag::{Collector, Kind, Place};
 pub(crate) use fasthash::{FastMap, IntBuild};
@@ -591,8 +592,8 @@ impl Model {
 
     /// The objects `object` refers to, in field order.
     #[inline]
-    pub fn refs_of(&self, object: ObjectIdx) -> &[ObjectIdx] {
-        ObjectIdx::cast_slice(self.refs.neighbors(object.raw()))
+    pub fn refs_of(&self, object: ObjectIdx) -> BitRow<'_, ObjectIdx> {
+        self.refs.neighbors(object.raw()).cast()
     }
 
     /// Every object's index, in order.
@@ -675,7 +676,7 @@ impl Model {
                 return self.ref_label(from, i);
             }
         }
-        let i = row.iter().take(scan).position(|&t| t == to)?;
+        let i = row.iter().take(scan).position(|t| t == to)?;
         self.ref_label(from, i)
     }
 
@@ -718,7 +719,7 @@ impl Model {
             return self.joined_preview(object, max_chars);
         }
         let i = self.field(object, "value")?;
-        values.text(self.refs_of(object)[i], max_chars)
+        values.text(self.refs_of(object).get(i), max_chars)
     }
 
     /// The position of the reference labelled `.name` among the first 16.
@@ -748,8 +749,8 @@ impl Model {
                 let first = self.field(o, "first")?;
                 let second = self.field(o, "second")?;
                 let refs = self.refs_of(o);
-                stack.push(refs[second]);
-                stack.push(refs[first]);
+                stack.push(refs.get(second));
+                stack.push(refs.get(first));
                 continue;
             }
             // With no room left, a part with text reads `…`.

@@ -148,10 +148,11 @@ fn object(a: &Analysis, o: ObjectIdx, opts: &ReportOptions) -> Object {
         fields: None,
         statics: None,
         elements: None,
-        references: refs[..shown]
+        references: refs
+            .slice(0..shown)
             .iter()
             .enumerate()
-            .map(|(i, &t)| Reference {
+            .map(|(i, t)| Reference {
                 label: dump.ref_label(o, i).map(|l| l.to_string()),
                 id: dump.id_hex(t),
                 ty: dump.type_name(t).to_string(),

@@ -96,7 +96,7 @@ fn list(
                 .collect();
             Ok((rows, range, total))
         }
-        ObjectList::References => objects(dump.refs_of(o), &|i, t| {
+        ObjectList::References => objects(&dump.refs_of(o).to_vec(), &|i, t| {
             let mut r = object_ref(a, t);
             r["field"] = json!(dump.ref_label(o, i).map(|l| l.to_string()));
             r

@@ -338,7 +338,7 @@ fn reference_entries(e: &mut Vec<Entry>, graph: &HeapGraph, object: ObjectIdx, t
     let weak_referent = referent.filter(|_| !dump.referents.as_ref().is_some_and(|r| r.strong));
     let listed = refs.len() + weak_referent.is_some() as usize;
     head(e, format!("References ({})", count(listed as u64)));
-    for (i, &r) in refs.iter().take(LIST_LIMIT).enumerate() {
+    for (i, r) in refs.iter().take(LIST_LIMIT).enumerate() {
         let label = dump.ref_label(object, i);
         let text = match referent {
             Some(w) if w.referent == r && label == Some(Label::Name("referent")) => {

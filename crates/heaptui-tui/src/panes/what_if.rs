@@ -26,7 +26,7 @@ pub fn cut_of(dump: &Model, object: ObjectIdx, selected: Option<&Entry>) -> (Str
             // A Java field line names its type first (`ref table`).
             let field = field.split(" [").next().unwrap_or(field);
             let field = field.rsplit(' ').next().unwrap_or(field);
-            let to = ObjectIdx(dump.refs.targets[edge as usize]);
+            let to = ObjectIdx(dump.refs.targets.get(edge as usize));
             let label = match field {
                 "" => format!("the reference to {}", dump.id_hex(to)),
                 f => format!("the reference {f} → {}", dump.id_hex(to)),
@@ -57,7 +57,7 @@ pub fn field_edge(dump: &Model, object: ObjectIdx, name: &str, to: ObjectIdx) ->
     let start = dump.refs.offset(object.index());
     let refs = dump.refs_of(object);
     (0..refs.len().min(FIELD_SCAN))
-        .find(|&k| refs[k] == to && dump.ref_label(object, k) == Some(Label::Name(name)))
+        .find(|&k| refs.get(k) == to && dump.ref_label(object, k) == Some(Label::Name(name)))
         .map(|k| start + k as u64)
 }
 

@@ -490,7 +490,7 @@ fn hashes<B: Copy + Send + Sync>(
                 // the cache: ask for them now.
                 let ahead = o + HASH_PREFETCH as usize;
                 if ahead < n {
-                    for &c in graph.refs_raw(ahead as u32) {
+                    for c in graph.refs_raw(ahead as u32) {
                         match ranked.rank(c) {
                             Some(r) => crate::mem::prefetch(&prev[r]),
                             None => crate::mem::prefetch(&block[c as usize]),
@@ -501,7 +501,7 @@ fn hashes<B: Copy + Send + Sync>(
                     continue;
                 };
                 let mut x = prev[r] as u64 | 1 << 40;
-                for &c in graph.refs_raw(o as u32) {
+                for c in graph.refs_raw(o as u32) {
                     x = (x ^ value(c) as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
                     x ^= x >> 29;
                 }
@@ -666,7 +666,7 @@ fn number_groups(
 #[inline]
 fn signature(graph: &View, block: &[u32], o: u32) -> u64 {
     let mut h: u64 = 0x2545_f491_4f6c_dd1d;
-    for &c in graph.refs_raw(o) {
+    for c in graph.refs_raw(o) {
         h = (h ^ block[c as usize] as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
         h ^= h >> 31;
     }
@@ -1221,7 +1221,7 @@ mod tests {
                     continue;
                 }
                 let mut x = prev[o] as u64 | 1 << 40;
-                for &c in refs {
+                for c in refs {
                     x = (x ^ prev[c as usize] as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
                     x ^= x >> 29;
                 }

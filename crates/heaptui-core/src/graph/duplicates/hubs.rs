@@ -246,7 +246,7 @@ impl Hub {
                     return;
                 }
             }
-            for &c in graph.refs_raw(x) {
+            for c in graph.refs_raw(x) {
                 if reach.insert(c) {
                     next(c);
                 }
@@ -468,7 +468,7 @@ mod tests {
         let mut stack = vec![from];
         reach[from as usize] = true;
         while let Some(x) = stack.pop() {
-            for &c in graph.refs_raw(x) {
+            for c in graph.refs_raw(x) {
                 if !std::mem::replace(&mut reach[c as usize], true) {
                     stack.push(c);
                 }

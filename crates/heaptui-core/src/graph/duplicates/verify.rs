@@ -227,8 +227,12 @@ fn without_owned_by_shared(
 ) -> Result<Vec<u32>, Stop> {
     let first = graph.refs_raw(members[0]);
     let shared: Vec<u32> = (0..first.len().min(8))
-        .filter(|&i| members.iter().all(|&m| graph.refs_raw(m)[i] == first[i]))
-        .map(|i| first[i])
+        .filter(|&i| {
+            members
+                .iter()
+                .all(|&m| graph.refs_raw(m).get(i) == first.get(i))
+        })
+        .map(|i| first.get(i))
         .collect();
     if shared.is_empty() {
         return Ok(members.to_vec());
@@ -301,7 +305,7 @@ fn prefix_signature(
         next += 1;
         h = mix(h, block.key(o));
         // Bounded per object too (huge arrays); the same cut for duplicates.
-        for &c in graph.refs_raw(o).iter().take(PREFIX / 2) {
+        for c in graph.refs_raw(o).iter().take(PREFIX / 2) {
             let d = ws.fwd.get(c);
             if d != NONE {
                 h = mix(h, d as u64);
@@ -534,7 +538,7 @@ fn expand(
     let refs = graph.refs_raw(x);
     let pending = (ws.explored.len() as u64).min(MARK_CHARGE);
     budget.tick(1 + refs.len() as u64 / 8, pending)?;
-    for &c in refs {
+    for c in refs {
         if ws.stamp.set_if_not(c, stamp) {
             ws.stack.push(c);
         }
@@ -634,7 +638,7 @@ fn walk_pairs_from(
         if rx.len() != ry.len() {
             return Ok(false);
         }
-        for (&cx, &cy) in rx.iter().zip(ry) {
+        for (cx, cy) in rx.iter().zip(ry) {
             if block.key(cx) != block.key(cy) {
                 return Ok(false);
             }

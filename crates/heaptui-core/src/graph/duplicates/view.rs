@@ -17,6 +17,7 @@
 use rayon::prelude::*;
 
 use crate::graph::{Csr, HeapGraph};
+use crate::mem::BitRow;
 use crate::model::{Format, LabelRow, Labels, Model};
 
 /// The stored label of no label.
@@ -208,10 +209,10 @@ impl<'a> View<'a> {
 
     /// The references walked, in field order.
     #[inline]
-    pub fn refs_raw(&self, o: u32) -> &[u32] {
+    pub fn refs_raw(&self, o: u32) -> BitRow<'_> {
         match &self.own {
             Some(own) => match self.span(own, o) {
-                Ok((s, e)) => &self.dump.refs.targets[s..e],
+                Ok((s, e)) => self.dump.refs.targets.row(s..e),
                 Err(r) => own.odd.csr.neighbors(r as u32),
             },
             None => self.graph.refs_raw(o),
@@ -224,7 +225,7 @@ impl<'a> View<'a> {
         if let Some(own) = &self.own {
             if own.is_target[o as usize / 64] >> (o % 64) & 1 != 0 {
                 if let Some(r) = own.targets.row(o) {
-                    return Retainers::Own(own.targets.csr.neighbors(r as u32).iter().copied());
+                    return Retainers::Own(own.targets.csr.neighbors(r as u32).iter());
                 }
             }
         }
@@ -257,7 +258,7 @@ impl<'a> View<'a> {
     /// label).
     pub fn descriptors(&self, o: u32) -> Descriptors<'_> {
         let Some(own) = &self.own else {
-            return Descriptors::Ends(&[], &[]);
+            return Descriptors::Ends(BitRow::empty(), BitRow::empty());
         };
         let s = own.skip[o as usize];
         let refs = &self.dump.refs;
@@ -267,8 +268,8 @@ impl<'a> View<'a> {
         }
         let (front, back) = ends(s);
         Descriptors::Ends(
-            &refs.targets[r.start..r.start + front],
-            &refs.targets[r.end - back..r.end],
+            refs.targets.row(r.start..r.start + front),
+            refs.targets.row(r.end - back..r.end),
         )
     }
 }
@@ -278,7 +279,7 @@ impl<'a> View<'a> {
 #[derive(Clone)]
 pub(crate) enum Descriptors<'a> {
     /// Its first and its last references.
-    Ends(&'a [u32], &'a [u32]),
+    Ends(BitRow<'a>, BitRow<'a>),
     /// Those of these references (positions in the dump's targets) that
     /// the rule takes.
     Odd(&'a Model, &'a DescriptorRule, std::ops::Range<usize>),
@@ -288,13 +289,14 @@ impl Descriptors<'_> {
     /// The descriptors, in field order.
     pub fn iter(&self) -> impl Iterator<Item = u32> + '_ {
         let (ends, odd) = match self {
-            Descriptors::Ends(a, b) => (Some(a.iter().chain(b.iter()).copied()), None),
+            Descriptors::Ends(a, b) => (Some(a.iter().chain(b.iter())), None),
             Descriptors::Odd(dump, rule, r) => {
                 let targets = &dump.refs.targets;
                 let taken = r
                     .clone()
-                    .filter(|&e| rule.is_descriptor(dump, e, targets[e]))
-                    .map(|e| targets[e]);
+                    .map(|e| (e, targets.get(e)))
+                    .filter(|&(e, t)| rule.is_descriptor(dump, e, t))
+                    .map(|(_, t)| t);
                 (None, Some(taken))
             }
         };
@@ -372,8 +374,8 @@ impl Own {
             } else {
                 let (targets, r) = (&dump.refs.targets, dump.refs.range(o as u32));
                 Descriptors::Ends(
-                    &targets[r.start..r.start + front],
-                    &targets[r.end - back..r.end],
+                    targets.row(r.start..r.start + front),
+                    targets.row(r.end - back..r.end),
                 )
             };
             for t in d.iter() {
@@ -394,7 +396,7 @@ impl Own {
         skip: &mut [Skip],
     ) -> (usize, usize) {
         let refs = &dump.refs;
-        let is_descriptor = |e: usize| rule.is_descriptor(dump, e, refs.targets[e]);
+        let is_descriptor = |e: usize| rule.is_descriptor(dump, e, refs.targets.get(e));
         let (mut odd, mut kept) = (0, 0);
         let mut found: Vec<usize> = Vec::new();
         for (o, slot) in (first..).zip(skip.iter_mut()) {
@@ -486,8 +488,9 @@ impl Own {
                 let (mut row, mut next) = (0, 0);
                 for o in odd {
                     let (s, e) = (refs.offset(o) as usize, refs.offset(o + 1) as usize);
-                    for edge in (s..e).filter(|&x| !rule.is_descriptor(dump, x, refs.targets[x])) {
-                        tgts[next] = refs.targets[edge];
+                    let kept = (s..e).zip(refs.targets.row::<u32>(s..e));
+                    for (edge, t) in kept.filter(|&(x, t)| !rule.is_descriptor(dump, x, t)) {
+                        tgts[next] = t;
                         if let Some(l) = labels {
                             lbls[next] = l.raw(s, edge).unwrap_or(NONE);
                         }
@@ -511,7 +514,7 @@ impl Own {
 #[derive(Debug, Clone)]
 pub enum Retainers<'a> {
     /// The view's own row.
-    Own(std::iter::Copied<std::slice::Iter<'a, u32>>),
+    Own(crate::mem::BitIter<'a>),
     /// The graph's, decoded as read.
     Graph(crate::graph::Row<'a>),
 }

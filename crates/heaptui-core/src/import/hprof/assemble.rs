@@ -14,7 +14,9 @@
 //! ([`Ends`]), then 4 bytes a reference for targets and for labels and
 //! the value bytes: 37.8 bytes an object on a 9.76 M-object JDK dump
 //! (1.8 references and 4.8 value bytes an object), the id index's runs
-//! 0.4 more. The file's pages are given back as the walks go
+//! 0.4 more. The targets are then packed in place to the bits of the
+//! largest index (24 on that dump: [`crate::mem::Bits`]), the model's
+//! form. The file's pages are given back as the walks go
 //! (`decode::walk`), so they add at most a few MiB.
 
 use rayon::prelude::*;
@@ -170,7 +172,7 @@ impl Ends {
         match self {
             Ends::Narrow(ends) => {
                 assert_eq!(ends.last().map(|&e| e as usize), Some(targets.len()));
-                Csr::from_parts(Offsets::Narrow(ends.into_array()), targets.into_array())
+                Csr::packing(Offsets::Narrow(ends.into_array()), targets)
             }
             Ends::Wide(ends) => Csr::from_offsets(ends.into_vec(), targets.into_vec()),
         }

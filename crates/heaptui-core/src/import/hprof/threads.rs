@@ -41,7 +41,7 @@ fn thread_name(m: &Model, thread: ObjectIdx) -> Option<String> {
     let refs = m.refs_of(thread);
     let i = (0..refs.len())
         .find(|&i| matches!(m.ref_label(thread, i), Some(Label::Name(l)) if l == "name"))?;
-    m.text_preview(refs[i], MAX_NAME)
+    m.text_preview(refs.get(i), MAX_NAME)
 }
 
 /// Per root of `m` (whose records `raw_kept` are, in the same order), the

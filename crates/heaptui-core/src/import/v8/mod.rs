@@ -16,7 +16,8 @@
 //! so names and labels are checked against their count afterwards.
 //!
 //! The per-edge arrays are the import's largest: the targets (4 bytes an
-//! edge, the model's) and the labels, coded in 2 bytes an edge as they are
+//! edge, packed in place to the model's ⌈log2 objects⌉ bits once every
+//! edge is read: [`crate::mem::Bits`]) and the labels, coded in 2 bytes an edge as they are
 //! read (`edge_labels`), put in the model's narrower form once the strings
 //! are known. No per-object array is written while the edges are read:
 //! each object's reference count is the edge count its node declares less
@@ -537,7 +538,7 @@ fn assemble(
     // values not yet.
     let offsets = std::mem::take(&mut edges.offsets);
     let targets = std::mem::take(&mut edges.targets);
-    let refs = Csr::from_parts(offsets, targets.into_scratch().into_array());
+    let refs = Csr::packing(offsets, targets.into_scratch());
     let raw = std::mem::take(&mut edges.raw_labels);
     let labels = tracing::debug_span!(target: "heaptui::profile", "labels")
         .in_scope(|| build::labels(raw, pool, &refs));

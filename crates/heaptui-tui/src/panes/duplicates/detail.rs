@@ -129,7 +129,7 @@ fn instance_graph(lines: &mut Vec<DetailLine>, graph: &HeapGraph, first: u32, th
             object: Some(o),
         });
         if !again {
-            for &r in graph.refs_raw(o).iter().rev() {
+            for r in graph.refs_raw(o).iter().rev() {
                 stack.push((r, depth + 1));
             }
         }
