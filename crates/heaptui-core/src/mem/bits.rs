@@ -310,13 +310,6 @@ pub struct BitRow<'a, T = u32> {
 }
 
 impl<'a, T: bytemuck::Pod> BitRow<'a, T> {
-    /// Packed words taken as they are, unchecked (tests of the checks
-    /// that refuse them: such a value is only written, never read).
-    #[doc(hidden)]
-    pub fn from_words_unchecked(words: Array<u32>, len: usize, width: u32) -> Bits {
-        Bits { words, len, width }
-    }
-
     /// How many values.
     #[inline]
     pub fn len(&self) -> usize {

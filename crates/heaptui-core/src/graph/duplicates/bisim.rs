@@ -1014,6 +1014,24 @@ mod tests {
     use crate::mem::RankedBits;
     use crate::progress::Progress;
 
+    /// The graph and dominator tree of a text heap.
+    fn analysed(text: &str) -> (HeapGraph, DominatorTree) {
+        let dump =
+            crate::import::netcf_text::parse_bytes(Path::new("t.txt"), text.as_bytes()).unwrap();
+        let graph = HeapGraph::build(dump);
+        let dom = DominatorTree::compute(&graph, &Progress::new()).unwrap();
+        (graph, dom)
+    }
+
+    /// A heap's label blocks, how many labels, and the labels of two
+    /// non-leaves or more as bits.
+    fn labelled(view: &View, dom: &DominatorTree) -> (Vec<u32>, usize, Vec<u64>) {
+        let block = label_blocks(view, dom.parents_aside()).block;
+        let labels = *block.iter().filter(|&&b| b != NO_BLOCK).max().unwrap() as usize + 1;
+        let shared = shared_labels(view, &block, labels);
+        (block, labels, shared)
+    }
+
     /// A label block of more objects than a piece takes is regrouped in
     /// parts by hash, and each group of equal hashes is one block: 70,000
     /// Nodes of one label (each referring to one Leaf), given hashes of
@@ -1026,14 +1044,9 @@ mod tests {
         for i in 0..nodes {
             writeln!(text, "o {:x} 1 10 1\nr {:x} 1 0", i + 2, i + 2).unwrap();
         }
-        let dump =
-            crate::import::netcf_text::parse_bytes(Path::new("t.txt"), text.as_bytes()).unwrap();
-        let graph = HeapGraph::build(dump);
-        let dom = DominatorTree::compute(&graph, &Progress::new()).unwrap();
+        let (graph, dom) = analysed(&text);
         let view = View::new(&graph);
-        let block = label_blocks(&view, dom.parents_aside()).block;
-        let labels = block.iter().filter(|&&b| b != NO_BLOCK).max().unwrap() + 1;
-        let shared = shared_labels(&view, &block, labels as usize);
+        let (block, labels, shared) = labelled(&view, &dom);
         let (moving, h) = hashes(&view, &block, |b| b, &shared);
         assert_eq!(moving.ones(), nodes as usize);
         let hash = |r: usize| (r as u32 % 7919).wrapping_mul(0x9e37_79b9);
@@ -1041,7 +1054,7 @@ mod tests {
         let part = regroup_all(
             &view,
             block,
-            labels as usize,
+            labels,
             RankedBits::new(shared),
             (moving.clone(), given),
         );
@@ -1080,15 +1093,10 @@ mod tests {
         // Alone in its label block (the only Node of 99 bytes).
         writeln!(text, "o 2000 1 99 1000 1001 5000").unwrap();
         writeln!(text, "r 1000 1 0\nr 1063 1 0\nr 2000 1 0").unwrap();
-        let dump =
-            crate::import::netcf_text::parse_bytes(Path::new("t.txt"), text.as_bytes()).unwrap();
-        let graph = HeapGraph::build(dump);
-        let dom = DominatorTree::compute(&graph, &Progress::new()).unwrap();
+        let (graph, dom) = analysed(&text);
         let view = View::new(&graph);
-        let block = label_blocks(&view, dom.parents_aside()).block;
+        let (block, _, shared) = labelled(&view, &dom);
         assert!(block.contains(&NO_BLOCK));
-        let labels = block.iter().filter(|&&b| b != NO_BLOCK).max().unwrap() + 1;
-        let shared = shared_labels(&view, &block, labels as usize);
         let alone = block[view.dump.index_of(0x2000).unwrap().index()];
         assert_eq!(shared[alone as usize / 64] >> (alone % 64) & 1, 0);
         let wide = hashes(&view, &block, |b| b, &shared);
