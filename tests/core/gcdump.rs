@@ -538,7 +538,13 @@ fn spilled_as_in_memory(bytes: &[u8]) -> Model {
     assert_eq!(m.details, memory.details);
     assert_eq!(m.records, memory.records);
     assert!(spill.failure().is_none(), "{:?}", spill.failure());
-    assert!(m.refs.targets.is_mapped() || m.refs.targets.is_empty());
+    // Fewer than 64 references are copied into a vector when packed (the
+    // two words of padding would not fit their own words).
+    assert!(
+        m.refs.targets.is_mapped() || m.refs.targets.len() < 64,
+        "{} references, not on disk",
+        m.refs.targets.len()
+    );
     assert!(m.spill.is_some(), "the model hands the spill on");
     m
 }
@@ -553,6 +559,22 @@ fn a_spilled_import_reads_as_in_memory() {
             .join(name);
         spilled_as_in_memory(&std::fs::read(path).unwrap());
     }
+}
+
+/// A single reference is held in a vector, not on disk, and reads the
+/// same (the case proptest found: its padding needs more words than it).
+#[test]
+fn a_spilled_import_of_one_reference_reads_as_in_memory() {
+    let g = Graph {
+        types: types(),
+        nodes: vec![Some((1, 0, vec![0])), Some((3, 0, vec![]))],
+        root: 1,
+        multipliers: (1.0, 1.0),
+    };
+    let m = spilled_as_in_memory(&write(&g));
+    assert_eq!(observed(&m), expected(&g));
+    assert_eq!(m.refs.targets.len(), 1);
+    assert!(!m.refs.targets.is_mapped());
 }
 
 /// Blocks that dropped children move the later ones back: in spill files

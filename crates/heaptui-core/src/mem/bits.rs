@@ -108,7 +108,10 @@ impl Bits {
             }
         } else {
             // A few values, or a width near 32: the padding needs more
-            // words than the values had.
+            // words than the values had. Below 32 bits that is fewer than
+            // 64 values (`len·(32 − w)/32 < 2`), copied to a vector even
+            // from a spill file; at 32 bits (indices past 2^31) every
+            // length is.
             let mut v = values[..used].to_vec();
             v.resize(need, 0);
             Array::from(v)
