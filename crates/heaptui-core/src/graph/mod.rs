@@ -37,7 +37,7 @@ impl HeapGraph {
     /// Indexes `dump`: its reverse references and its strong roots.
     pub fn build(dump: Model) -> HeapGraph {
         crate::work::add((dump.objects() + dump.refs.targets.len() + dump.roots.len()) as u64);
-        let retainers = PackedRows::from_csr(&dump.refs.transpose_in(dump.spill.as_deref()));
+        let retainers = PackedRows::transposed(&dump.refs, dump.spill.as_deref());
         let strong_roots = strong_roots(&dump);
         HeapGraph::from_parts(dump, retainers, strong_roots)
     }

@@ -303,18 +303,42 @@ impl Csr {
         self.transpose_in_blocks(rayon::current_num_threads().min(cores), spill)
     }
 
+    /// Rows `rows` of [`Csr::transpose`] (row `r` of the result is row
+    /// `rows.start + r` of the transpose: the sources of the edges into
+    /// it, ascending), with its offsets, targets and cursors in `spill`
+    /// where given. Reads every row of `self` twice whatever `rows` is.
+    pub fn transpose_rows_in(
+        &self,
+        rows: std::ops::Range<usize>,
+        spill: Option<&crate::mem::spill::Spill>,
+    ) -> Csr {
+        let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
+        self.transpose_rows_in_blocks(rows, rayon::current_num_threads().min(cores), spill)
+    }
+
     /// [`Csr::transpose`] with the targets cut into `parts` blocks.
     fn transpose_in_blocks(&self, parts: usize, spill: Option<&crate::mem::spill::Spill>) -> Csr {
+        self.transpose_rows_in_blocks(0..self.nodes(), parts, spill)
+    }
+
+    /// Rows `rows` of [`Csr::transpose`] with them cut into `parts`
+    /// blocks, each block's placed by one scan of the edges.
+    fn transpose_rows_in_blocks(
+        &self,
+        rows: std::ops::Range<usize>,
+        parts: usize,
+        spill: Option<&crate::mem::spill::Spill>,
+    ) -> Csr {
         use crate::mem::Scratch;
-        let n = self.nodes();
+        let (first, n) = (rows.start, rows.len());
         let parts = parts.clamp(1, n.max(1));
         let bounds: Vec<(usize, usize)> = (0..parts)
-            .map(|p| (n * p / parts, n * (p + 1) / parts))
+            .map(|p| (first + n * p / parts, first + n * (p + 1) / parts))
             .collect();
         let counts = self.block_in_degrees(&bounds);
         let (offsets, block_start) = transposed_offsets(n, &bounds, counts, spill);
         // Sources, per block into its own part of the targets.
-        let mut targets: Scratch<u32> = Scratch::zeroed(self.targets.len(), spill);
+        let mut targets: Scratch<u32> = Scratch::zeroed(block_start[parts] as usize, spill);
         let part_lens = block_start.windows(2).map(|w| (w[1] - w[0]) as usize);
         targets
             .parts(part_lens)
@@ -323,7 +347,8 @@ impl Csr {
             .zip(&block_start)
             .for_each(|((mut part, &(lo, hi)), &start)| {
                 if !part.is_empty() {
-                    self.place_sources(&mut part, (lo, hi), &offsets[lo..hi], start, spill);
+                    let local = &offsets[lo - first..hi - first];
+                    self.place_sources(&mut part, (lo, hi), local, start, spill);
                 }
             });
         let offsets = match spill {
