@@ -33,7 +33,7 @@ fn check_library(name: &str, expected: &[(&str, Expect)]) {
     );
     for &(id, want) in expected {
         let o = ix(d, id).index();
-        let got = match a.dom.idom[o] {
+        let got = match a.dom.idom.get(o) {
             NOT_REACHABLE => None,
             idom => Some((
                 (idom != SUPER_ROOT).then(|| d.id_hex(ObjectIdx(idom))),
@@ -314,7 +314,7 @@ fn agrees_with_oracle(h: &SmallHeap) -> Result<(), TestCaseError> {
     for b in 0..h.n() {
         let o = node(b) as usize;
         if !oracle.reachable[b] {
-            prop_assert_eq!(a.dom.idom[o], NOT_REACHABLE);
+            prop_assert_eq!(a.dom.idom.get(o), NOT_REACHABLE);
             prop_assert_eq!(a.dom.retained_bytes(o), 0);
             prop_assert_eq!(a.dom.retained_objects(o), 0);
             continue;
@@ -323,7 +323,7 @@ fn agrees_with_oracle(h: &SmallHeap) -> Result<(), TestCaseError> {
             None => SUPER_ROOT,
             Some(i) => node(i),
         };
-        prop_assert_eq!(a.dom.idom[o], want, "idom of node {}", b);
+        prop_assert_eq!(a.dom.idom.get(o), want, "idom of node {}", b);
         prop_assert_eq!(a.dom.retained_bytes(o), oracle.retained_bytes(h, b));
         prop_assert_eq!(a.dom.retained_objects(o) as u64, oracle.retained_objects(b));
         for x in 0..h.n() {
@@ -352,22 +352,22 @@ fn agrees_with_oracle(h: &SmallHeap) -> Result<(), TestCaseError> {
 /// prefix.
 fn children_agree(dom: &DominatorTree) -> Result<(), TestCaseError> {
     let n = dom.idom.len();
-    for (k, &o) in dom.at_preorder.iter().enumerate() {
-        prop_assert_eq!(dom.preorder_number[o as usize] as usize, k);
+    for (k, o) in dom.at_preorder.iter().enumerate() {
+        prop_assert_eq!(dom.preorder_number.get(o as usize) as usize, k);
     }
     let mut total = 0;
     for p in 0..=n as u32 {
         let idom = if p as usize == n { SUPER_ROOT } else { p };
         let kids: Vec<u32> = dom.children(p).collect();
         let mut want: Vec<u32> = (0..n as u32)
-            .filter(|&c| dom.idom[c as usize] == idom)
+            .filter(|&c| dom.idom.get(c as usize) == idom)
             .collect();
         let mut got = kids.clone();
         got.sort_unstable();
         prop_assert_eq!(&got, &want, "children of {}", p);
-        prop_assert!(kids
-            .windows(2)
-            .all(|w| dom.preorder_number[w[0] as usize] < dom.preorder_number[w[1] as usize]));
+        prop_assert!(kids.windows(2).all(
+            |w| dom.preorder_number.get(w[0] as usize) < dom.preorder_number.get(w[1] as usize)
+        ));
         want.sort_by_key(|&c| (std::cmp::Reverse(dom.retained_bytes(c as usize)), c));
         prop_assert_eq!(&dom.children_sorted(p), &want);
         for k in [0, 1, 2, want.len()] {
@@ -433,9 +433,7 @@ fn set_aside_comes_back(h: &SmallHeap) -> Result<(), TestCaseError> {
     let a = analyse_bytes(h.to_dump_text().as_bytes());
     let fresh = DominatorTree::compute(&a.graph, &Progress::new()).unwrap();
     let same = |x: &DominatorTree, y: &DominatorTree| {
-        x.idom[..] == y.idom[..]
-            && x.preorder_number[..] == y.preorder_number[..]
-            && x.at_preorder[..] == y.at_preorder[..]
+        x.idom == y.idom && x.preorder_number == y.preorder_number && x.at_preorder == y.at_preorder
     };
     prop_assert!(same(&a.dom, &fresh), "the pipeline's tree");
     let n = fresh.super_root();
@@ -483,8 +481,8 @@ fn a_long_chain_does_not_overflow_the_stack() {
             let dom =
                 compute_dominators(n, &refs, &retainers, &[0], &sizes.into(), &Progress::new())
                     .unwrap();
-            assert_eq!(dom.idom[0], SUPER_ROOT);
-            for (i, &d) in dom.idom.iter().enumerate().skip(1) {
+            assert_eq!(dom.idom.get(0), SUPER_ROOT);
+            for (i, d) in dom.idom.iter().enumerate().skip(1) {
                 assert_eq!(d as usize, i - 1);
             }
             assert_eq!(dom.retained_bytes(0), n as u64);
@@ -581,7 +579,7 @@ fn a_long_chain_with_a_back_edge_to_the_root() {
             let dom =
                 compute_dominators(n, &refs, &retainers, &[0], &sizes.into(), &Progress::new())
                     .unwrap();
-            assert_eq!(dom.idom[n - 1] as usize, n - 2);
+            assert_eq!(dom.idom.get(n - 1) as usize, n - 2);
             assert_eq!(dom.retained_bytes(1), 2 * (n as u64 - 1));
         })
         .unwrap()
@@ -617,11 +615,11 @@ fn disagreements_with_petgraph(a: &heaptui_core::analysis::Analysis) -> Vec<Stri
             Some(i) if i == sr => SUPER_ROOT,
             Some(i) => i.index() as u32,
         };
-        if a.dom.idom[o] != want && bad.len() < 5 {
+        if a.dom.idom.get(o) != want && bad.len() < 5 {
             bad.push(format!(
                 "{}: heaptui {:x}, petgraph {:x}",
                 d.id_hex(ObjectIdx(o as u32)),
-                a.dom.idom[o],
+                a.dom.idom.get(o),
                 want
             ));
         }

@@ -1231,7 +1231,7 @@ fn an_object_held_only_by_a_weak_reference_is_not_retained_by_it() {
         assert!(b.dump().referents.as_ref().unwrap().strong);
         let mine = at(&b, 0x230);
         assert_eq!(b.dom.retained_objects(mine.index()), 2, "it retains 0x320");
-        assert_eq!(b.dom.idom[at(&b, 0x300).index()], at(&b, 0x200).raw());
+        assert_eq!(b.dom.idom.get(at(&b, 0x300).index()), at(&b, 0x200).raw());
         let h = b.summary.held_by_references.unwrap();
         assert_eq!((h.objects(), h.bytes()), (0, 0));
         assert_eq!(b.summary.unreachable_objects, 0);

@@ -60,7 +60,7 @@ pub fn compare_with_text(native: Model, text: Model) -> Vec<String> {
                 d.sizes.get(x),
                 refs(d, x as u32),
                 a.dom.retained_bytes(x),
-                id_of(d, a.dom.idom[x]),
+                id_of(d, a.dom.idom.get(x)),
             )
         };
         let (mut a, b) = (row(&n, nd, o), row(&t, td, p.raw()));

@@ -353,10 +353,10 @@ pub fn subtrees_with_match(dump: &Model, dom: &DominatorTree, type_matches: &[bo
             continue;
         }
         mark[o] = true;
-        let mut d = dom.idom[o] as usize;
+        let mut d = dom.idom.get(o) as usize;
         while d < mark.len() && !mark[d] {
             mark[d] = true;
-            d = dom.idom[d] as usize;
+            d = dom.idom.get(d) as usize;
         }
     }
     mark

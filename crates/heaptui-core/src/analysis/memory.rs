@@ -37,15 +37,12 @@ pub fn arrays(
         v.push(("retainers.bytes", bytes.1));
     }
     if let Some(d) = dom {
-        v.push(("dom.idom", std::mem::size_of_val(&*d.idom)));
+        v.push(("dom.idom", d.idom.bytes()));
         let (bytes, objects) = d.retained_arrays();
         v.push(("dom.retained_bytes", bytes.bytes()));
         v.push(("dom.retained_objects", objects.bytes()));
-        v.push((
-            "dom.preorder_number",
-            std::mem::size_of_val(&*d.preorder_number),
-        ));
-        v.push(("dom.at_preorder", std::mem::size_of_val(&*d.at_preorder)));
+        v.push(("dom.preorder_number", d.preorder_number.bytes()));
+        v.push(("dom.at_preorder", d.at_preorder.bytes()));
     }
     if let Some(d) = dups {
         v.extend(duplicates(d));

@@ -370,7 +370,7 @@ impl<'a> Builder<'a> {
         slot[v as usize] = node;
         // The nearest target among v's strict dominators (all of them on
         // its tree path, so placed before it).
-        let d = self.dom.idom[v as usize];
+        let d = self.dom.idom.get(v as usize);
         self.above[v as usize] = if d == SUPER_ROOT {
             NO_NODE
         } else if is_target.get(d) {

@@ -332,7 +332,7 @@ impl<'a> Walk<'a> {
     /// excludes, or the topmost dominator.
     #[inline]
     fn stops_at(&self, d: u32) -> bool {
-        !self.excluded[self.row(d).index()] || self.dom.idom[d as usize] == SUPER_ROOT
+        !self.excluded[self.row(d).index()] || self.dom.idom.get(d as usize) == SUPER_ROOT
     }
 
     /// Whether a walk from dominator `d` (not a stop) stops within
@@ -340,7 +340,7 @@ impl<'a> Walk<'a> {
     fn near_stop(&self, d: u32) -> bool {
         let mut x = d;
         for _ in 0..NEAR_STOP {
-            x = self.dom.idom[x as usize];
+            x = self.dom.idom.get(x as usize);
             if self.stops_at(x) {
                 return true;
             }
@@ -366,7 +366,7 @@ impl<'a> Walk<'a> {
                     break;
                 }
                 met[w] |= 1 << b;
-                d = self.dom.idom[d as usize];
+                d = self.dom.idom.get(d as usize);
             }
         }
         drop(met);
@@ -411,7 +411,7 @@ impl<'a> Walk<'a> {
                 break (self.stop_path(ty), d);
             }
             self.stack.push(d);
-            d = self.dom.idom[d as usize];
+            d = self.dom.idom.get(d as usize);
         };
         while let Some(x) = self.stack.pop() {
             path = self.paths.child(path, self.row(x));
@@ -431,7 +431,7 @@ fn walk_starts<'s>(
     sets: impl Iterator<Item = u32> + 's,
 ) -> impl Iterator<Item = u32> + 's {
     sets.flat_map(|s| dups.members(s).iter().skip(1))
-        .map(|&m| dom.idom[m as usize])
+        .map(|&m| dom.idom.get(m as usize))
         .filter(|&d| d != NOT_REACHABLE && d != SUPER_ROOT)
 }
 
@@ -469,7 +469,7 @@ pub(crate) fn owners_and_steps(
     let mut anchors: Vec<u32> = Vec::new();
     for (i, s) in verified() {
         for &m in dups.members(i).iter().skip(1) {
-            let d0 = dom.idom[m as usize];
+            let d0 = dom.idom.get(m as usize);
             if d0 == NOT_REACHABLE {
                 // Members are reachable (detection's and the cache's
                 // promise); a broken promise charges nothing.
@@ -510,7 +510,7 @@ pub(crate) fn owners_and_steps(
     };
     for (i, _) in verified().filter(of_many) {
         for &m in dups.members(i).iter().skip(1) {
-            let d0 = dom.idom[m as usize];
+            let d0 = dom.idom.get(m as usize);
             if d0 == NOT_REACHABLE || d0 == SUPER_ROOT {
                 continue;
             }
@@ -689,7 +689,7 @@ pub fn owner_copies(
     let mut out = Vec::with_capacity(owner.copies as usize);
     for i in sets() {
         for &m in dups.members(i).iter().skip(1) {
-            let charged = match dom.idom[m as usize] {
+            let charged = match dom.idom.get(m as usize) {
                 NOT_REACHABLE => false,
                 SUPER_ROOT => owner.path.is_empty(),
                 _ if owner.path.is_empty() => false,

@@ -108,9 +108,9 @@ pub fn immediate_dominators(
         if !dom.is_reachable(o.raw()) {
             continue;
         }
-        let mut d = dom.idom[o.index()];
+        let mut d = dom.idom.get(o.index());
         while d != SUPER_ROOT && excluded[dump.row_type(ObjectIdx(d)).index()] {
-            d = dom.idom[d as usize];
+            d = dom.idom.get(d as usize);
         }
         let (key, dominator) = if d == SUPER_ROOT {
             (None, None)
@@ -215,7 +215,7 @@ pub fn shortest_retention_path(
             return Some(path);
         }
         for r in graph.retainers_of(v) {
-            if strong && dom.idom[r.index()] == NOT_REACHABLE {
+            if strong && dom.idom.get(r.index()) == NOT_REACHABLE {
                 continue;
             }
             if let std::collections::hash_map::Entry::Vacant(e) = next.entry(r) {

@@ -136,11 +136,11 @@ pub fn top_types_below(
     let mut sums = vec![0u64; t];
     let mut touched = vec![false; t];
     let mut empty = false;
-    let first = dom.preorder_number[point as usize] as usize + 1;
+    let first = dom.preorder_number.get(point as usize) as usize + 1;
     let end = first - 1 + dom.retained_objects(point as usize) as usize;
     // The open nodes below `point`, each with the end of its range.
     let mut stack: Vec<(usize, u64)> = Vec::new();
-    for (k, &c) in (first as u64..).zip(&dom.at_preorder[first..end]) {
+    for (k, c) in (first as u64..).zip(dom.at_preorder.range(first..end)) {
         while stack.last().is_some_and(|&(_, e)| e <= k) {
             let (ty, _) = stack.pop().unwrap_or_default();
             on_path[ty] -= 1;

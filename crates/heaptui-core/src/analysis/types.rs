@@ -81,8 +81,8 @@ fn per_type_of<W: TypeWord>(
                 crate::mem::pace();
                 let from = b * block;
                 let sizes = (from..from + types.len()).map(|o| dump.sizes.get(o));
-                let idom = &dom.idom[from..from + types.len()];
-                for ((&ty, size), &d) in types.iter().zip(sizes).zip(idom) {
+                let idom = dom.idom.range(from..from + types.len());
+                for ((&ty, size), d) in types.iter().zip(sizes).zip(idom) {
                     let a = &mut acc[ty.index()];
                     a.0 += 1;
                     a.1 += size;
@@ -148,15 +148,18 @@ fn top_most_retained<W: TypeWord>(
     sums: &mut [u64],
     stack: &mut Vec<(u32, u64)>,
 ) {
-    let first = dom.preorder_number[top as usize] as usize;
+    let first = dom.preorder_number.get(top as usize) as usize;
     let end = first + dom.retained_objects(top as usize) as usize;
-    let numbered = &dom.at_preorder[first..end];
-    for (k, &node) in (first as u64..).zip(numbered) {
+    for (k, node) in (first as u64..).zip(dom.at_preorder.range(first..end)) {
         if k.is_multiple_of(1 << 12) {
             // Random reads of spilled arrays (see `mem::pace`).
             crate::mem::pace();
         }
-        if let Some(&ahead) = numbered.get(k as usize - first + 8) {
+        if let Some(ahead) = dom
+            .at_preorder
+            .get_checked(k as usize + 8)
+            .filter(|_| k as usize + 8 < end)
+        {
             crate::mem::prefetch(&types[ahead as usize]);
             dom.prefetch_retained_objects(ahead as usize);
         }

@@ -133,7 +133,7 @@ fn walk_top(dom: &DominatorTree, targets: &[u32]) -> u32 {
     let mut steps = 0usize;
     let mut chain = vec![targets[0]];
     while let Some(&x) = chain.last() {
-        let up = dom.idom[x as usize];
+        let up = dom.idom.get(x as usize);
         if up == SUPER_ROOT || up == NOT_REACHABLE || steps > BUDGET {
             break;
         }
@@ -153,7 +153,7 @@ fn walk_top(dom: &DominatorTree, targets: &[u32]) -> u32 {
                 break;
             }
             steps += 1;
-            x = dom.idom[x as usize];
+            x = dom.idom.get(x as usize);
             if x == SUPER_ROOT || x == NOT_REACHABLE || steps > BUDGET {
                 return SUPER_ROOT;
             }
@@ -164,7 +164,7 @@ fn walk_top(dom: &DominatorTree, targets: &[u32]) -> u32 {
     // none of them.
     let top = chain[lowest];
     if targets.contains(&top) {
-        match dom.idom[top as usize] {
+        match dom.idom.get(top as usize) {
             NOT_REACHABLE => SUPER_ROOT,
             up => up,
         }
@@ -195,12 +195,12 @@ impl<'a> Region<'a> {
         }
         let mut inside = FixedBitSet::with_capacity(graph.objects());
         // The subtree: the objects numbered in the top's range.
-        let objects = match dom.preorder_number[top as usize] {
+        let objects = match dom.preorder_number.get(top as usize) {
             NOT_NUMBERED => vec![top],
             first => {
                 let first = first as usize;
                 let end = first + dom.retained_objects(top as usize) as usize;
-                dom.at_preorder[first..end].to_vec()
+                dom.at_preorder.range(first..end).collect()
             }
         };
         for &x in &objects {

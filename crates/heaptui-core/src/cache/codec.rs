@@ -25,7 +25,7 @@ use crate::graph::duplicates::{
     DuplicateMode, DuplicateSet, Duplicates, PossibleDuplicates, SetLists,
 };
 use crate::graph::{DominatorTree, HeapGraph};
-use crate::mem::{Array, Bits, Packed};
+use crate::mem::{Array, Bits, Nodes, Packed};
 use crate::model::{
     AppDomain, Csr, Diagnostics, FieldDecl, Format, IdIndex, Ids, JavaClass, JavaClasses,
     LabelCodes, Labels, Model, ObjectIdx, ObjectTypes, Offsets, PackedRows, RecordCounts, Referent,
@@ -413,12 +413,19 @@ fn domains(w: &mut W, domains: &[AppDomain]) -> std::io::Result<()> {
 }
 
 fn encode_dominators(w: &mut W, dom: &DominatorTree) -> std::io::Result<()> {
-    w.array(IDOM, &dom.idom)?;
+    bits(w, IDOM, dom.idom.bits())?;
     let (bytes, objects) = dom.retained_arrays();
     encode_packed(w, RETAINED_BYTES, RETAINED_BIG, bytes)?;
     encode_packed(w, RETAINED_OBJECTS, RETAINED_OBJECTS_BIG, objects)?;
-    w.array(PREORDER_NUMBER, &dom.preorder_number)?;
-    w.array(AT_PREORDER, &dom.at_preorder)
+    bits(w, PREORDER_NUMBER, dom.preorder_number.bits())?;
+    bits(w, AT_PREORDER, dom.at_preorder.bits())
+}
+
+/// Bit-packed values: their words at `tag`, their count and width
+/// [`PACKED`] past it.
+fn bits(w: &mut W, tag: u32, b: &Bits) -> std::io::Result<()> {
+    w.array(tag, b.words())?;
+    w.array(PACKED + tag, &[b.len() as u64, b.width() as u64])
 }
 
 fn encode_duplicates(w: &mut W, dups: &Duplicates) -> std::io::Result<()> {
@@ -506,15 +513,20 @@ fn read_csr(r: &R, tag: u32, nodes: usize, bound: usize) -> Result<Csr, Corrupt>
 /// ([`PACKED`] past `tag`), refused unless the words are exactly as long
 /// as that many values of that width take.
 fn read_packed_targets(r: &R, tag: u32) -> Result<Bits, Corrupt> {
-    let words: Array<u32> = r.array(tag + 1)?;
-    let shape: Array<u64> = r.array(PACKED + tag)?;
+    read_bits(r, tag, (tag + 1, PACKED + tag))
+}
+
+/// Bit-packed values: their words at `words`, their count and width at
+/// `shape`, refused unless the words are exactly as long as that many
+/// values of that width take (the message naming section `tag`).
+fn read_bits(r: &R, tag: u32, (words, shape): (u32, u32)) -> Result<Bits, Corrupt> {
+    let words: Array<u32> = r.array(words)?;
+    let shape: Array<u64> = r.array(shape)?;
     let &[len, width] = &shape[..] else {
-        return corrupt(format!("section {}: not a count and a width", PACKED + tag));
+        return corrupt(format!("section {tag}: not a count and a width"));
     };
     let (Ok(len), Ok(width)) = (usize::try_from(len), u32::try_from(width)) else {
-        return corrupt(format!(
-            "section {tag}: packed targets too long or too wide"
-        ));
+        return corrupt(format!("section {tag}: packed values too long or too wide"));
     };
     Bits::from_words(words, len, width).or_else(|e| corrupt(format!("section {tag}: {e}")))
 }
@@ -939,15 +951,28 @@ fn decode_values(r: &R, n: usize) -> Result<Option<Values>, Corrupt> {
     )))
 }
 
+/// The tree's node numbers, bit-packed at `tag` ([`bits`]); `len` values
+/// where given. Their values are checked with the tree.
+fn read_nodes(r: &R, tag: u32, len: Option<usize>) -> Result<Nodes, Corrupt> {
+    let b = read_bits(r, tag, (tag, PACKED + tag))?;
+    if len.is_some_and(|n| n != b.len()) {
+        return corrupt(format!(
+            "section {tag}: {} values, not one an object",
+            b.len()
+        ));
+    }
+    Ok(Nodes::from_bits(b))
+}
+
 fn decode_dominators(r: &R, graph: &HeapGraph) -> Result<DominatorTree, Corrupt> {
     let n = graph.objects();
-    let idom: Array<u32> = get(r, IDOM, n)?;
+    let idom = read_nodes(r, IDOM, Some(n))?;
     let retained_bytes = decode_packed(r, RETAINED_BYTES, RETAINED_BIG, n)?;
     // Retained objects past the object count are refused by the tree's
     // check (each object's range within the preorder's).
     let retained_objects = decode_packed(r, RETAINED_OBJECTS, RETAINED_OBJECTS_BIG, n)?;
-    let number: Array<u32> = get(r, PREORDER_NUMBER, n)?;
-    let at_preorder: Array<u32> = r.array(AT_PREORDER)?;
+    let number = read_nodes(r, PREORDER_NUMBER, Some(n))?;
+    let at_preorder = read_nodes(r, AT_PREORDER, None)?;
     let t = std::time::Instant::now();
     let mut dom = DominatorTree {
         idom,
@@ -1122,7 +1147,7 @@ fn check_sets(
                 return corrupt("duplicate sets: members unlike each other or the graph");
             }
             prev = Some(id(m));
-            earliest = earliest.min(position[o]);
+            earliest = earliest.min(position.get(o));
         }
         first.push(earliest);
         let copies = list.len() as u64 - 1;
@@ -1803,17 +1828,20 @@ mod tests {
         let a = demo();
         type Lie = Box<dyn Fn(&mut DominatorTree)>;
         let lies: Vec<(&str, Lie)> = vec![
-            ("idom cycle", Box::new(|d| d.idom.make_mut()[1] = 1)),
-            ("idom out of range", Box::new(|d| d.idom.make_mut()[0] = 77)),
+            ("idom cycle", Box::new(|d| d.idom.edit(|v| v[1] = 1))),
+            (
+                "idom out of range",
+                Box::new(|d| d.idom.edit(|v| v[0] = 77)),
+            ),
             (
                 "preorder entry out of range",
-                Box::new(|d| d.at_preorder.make_mut()[0] = 99),
+                Box::new(|d| d.at_preorder.edit(|v| v[0] = 99)),
             ),
             (
                 "preorder not the numbers' inverse",
                 Box::new(|d| {
                     let last = d.at_preorder.len() - 1;
-                    d.at_preorder.make_mut().swap(0, last);
+                    d.at_preorder.edit(|v| v.swap(0, last));
                 }),
             ),
             (
@@ -1840,11 +1868,11 @@ mod tests {
                 Box::new(|d| {
                     let leaf = (0..d.idom.len())
                         .find(|&o| {
-                            let next = d.preorder_number[o] as usize + 1;
+                            let next = d.preorder_number.get(o) as usize + 1;
                             d.retained_objects(o) == 1
                                 && d.at_preorder
-                                    .get(next)
-                                    .is_some_and(|&s| d.idom[s as usize] == d.idom[o])
+                                    .get_checked(next)
+                                    .is_some_and(|s| d.idom.get(s as usize) == d.idom.get(o))
                         })
                         .expect("a leaf with a next sibling");
                     let mut v = d.retained_objects.to_vec();
@@ -1854,11 +1882,17 @@ mod tests {
             ),
             (
                 "preorder number repeats",
-                Box::new(|d| d.preorder_number.make_mut()[1] = d.preorder_number[0]),
+                Box::new(|d| {
+                    let first = d.preorder_number.get(0);
+                    d.preorder_number.edit(|v| v[1] = first)
+                }),
             ),
             (
                 "preorder number past the reachable objects",
-                Box::new(|d| d.preorder_number.make_mut()[0] = d.reachable_objects as u32),
+                Box::new(|d| {
+                    let past = d.reachable_objects as u32;
+                    d.preorder_number.edit(|v| v[0] = past)
+                }),
             ),
             (
                 "retained sizes past the heap",

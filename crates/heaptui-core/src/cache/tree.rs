@@ -35,7 +35,7 @@ fn check_unreachable(dom: &DominatorTree) -> Result<u64, Corrupt> {
     let reachable: Option<u64> = (0..idom.len())
         .into_par_iter()
         .with_min_len(1 << 16)
-        .map(|o| match (idom[o], number[o]) {
+        .map(|o| match (idom.get(o), number.get(o)) {
             (NOT_REACHABLE, NOT_NUMBERED) => {
                 (objects.get(o) == 0 && bytes.get(o) == 0).then_some(0)
             }
@@ -84,8 +84,8 @@ fn check_preorder(dom: &DominatorTree, sizes: &Sizes) -> Result<u64, Corrupt> {
     // objects come in preorder, at random in object order.
     let fetch = |y: usize| {
         if y < idom.len() {
-            crate::mem::prefetch(&number[y]);
-            crate::mem::prefetch(&idom[y]);
+            number.prefetch(y);
+            idom.prefetch(y);
             objects.prefetch(y);
             bytes.prefetch(y);
             sizes.prefetch(y);
@@ -107,10 +107,11 @@ fn check_preorder(dom: &DominatorTree, sizes: &Sizes) -> Result<u64, Corrupt> {
         }
         e.left == 0
     };
-    for (chunk, part) in at.chunks(CHUNK).enumerate() {
-        for (i, &o) in part.iter().enumerate() {
-            let k = chunk * CHUNK + i;
-            if let Some(&y) = at.get(k + AHEAD) {
+    for chunk in 0..m.div_ceil(CHUNK) {
+        let from = chunk * CHUNK;
+        for (i, o) in at.range(from..(from + CHUNK).min(m)).enumerate() {
+            let k = from + i;
+            if let Some(y) = at.get_checked(k + AHEAD) {
                 fetch(y as usize);
             }
             let k = k as u32;
@@ -120,7 +121,7 @@ fn check_preorder(dom: &DominatorTree, sizes: &Sizes) -> Result<u64, Corrupt> {
                 }
             }
             let x = o as usize;
-            if x >= idom.len() || number[x] != k {
+            if x >= idom.len() || number.get(x) != k {
                 return corrupt("the preorder is not the preorder numbers' inverse");
             }
             let (parent, limit) = open
@@ -128,7 +129,7 @@ fn check_preorder(dom: &DominatorTree, sizes: &Sizes) -> Result<u64, Corrupt> {
                 .map_or((SUPER_ROOT, m as u64), |e| (e.node, e.end.into()));
             let size = objects.get(x);
             let end = u64::from(k) + size;
-            if idom[x] != parent || size == 0 || end > limit {
+            if idom.get(x) != parent || size == 0 || end > limit {
                 return corrupt("the dominator tree is not a tree");
             }
             let Some(left) = bytes.get(x).checked_sub(sizes.get(x)) else {
@@ -160,6 +161,7 @@ mod tests {
     use super::*;
     use crate::analysis::Analysis;
     use crate::graph::duplicates::DuplicateOptions;
+    use crate::mem::Nodes;
 
     /// The check before this pass (cache version 7 as first written): the
     /// numbers a bijection onto `0..m` and `at_preorder` their inverse,
@@ -168,7 +170,11 @@ mod tests {
     /// retained sizes and numbering `m` in all. Returns the reachable
     /// objects and bytes where it accepts.
     fn per_node(dom: &DominatorTree, sizes: &Sizes) -> Option<(u64, u64)> {
-        let (idom, number, at) = (&dom.idom, &dom.preorder_number, &dom.at_preorder);
+        let (idom, number, at) = (
+            dom.idom.to_vec(),
+            dom.preorder_number.to_vec(),
+            dom.at_preorder.to_vec(),
+        );
         let (bytes, objects) = (&dom.retained_bytes, &dom.retained_objects);
         let n = idom.len();
         let m = number.iter().filter(|&&t| t != NOT_NUMBERED).count();
@@ -248,6 +254,13 @@ mod tests {
         Analysis::from_bytes("t.txt", text.as_bytes(), &DuplicateOptions::default()).unwrap()
     }
 
+    /// `nodes` with value `i` replaced by `x`.
+    fn with(nodes: &Nodes, i: usize, x: u32) -> Nodes {
+        let mut v = nodes.to_vec();
+        v[i] = x;
+        v.into()
+    }
+
     /// One forgery of the tree's arrays: which array, which entry, and a
     /// value (`what` picks how the value is made from `v`).
     fn forge(dom: &mut DominatorTree, (array, at, what, v): (u8, usize, u8, usize)) {
@@ -265,18 +278,18 @@ mod tests {
         match array % 6 {
             0 => {
                 let i = pick(n);
-                let x = value(dom.idom[i]);
-                dom.idom.make_mut()[i] = x;
+                let x = value(dom.idom.get(i));
+                dom.idom = with(&dom.idom, i, x);
             }
             1 => {
                 let i = pick(n);
-                let x = value(dom.preorder_number[i]);
-                dom.preorder_number.make_mut()[i] = x;
+                let x = value(dom.preorder_number.get(i));
+                dom.preorder_number = with(&dom.preorder_number, i, x);
             }
             2 if !dom.at_preorder.is_empty() => {
                 let i = pick(dom.at_preorder.len());
-                let x = value(dom.at_preorder[i]);
-                dom.at_preorder.make_mut()[i] = x;
+                let x = value(dom.at_preorder.get(i));
+                dom.at_preorder = with(&dom.at_preorder, i, x);
             }
             2 => dom.at_preorder = vec![0].into(),
             3 => {
@@ -305,7 +318,7 @@ mod tests {
                     o.swap(i, j);
                     dom.retained_objects = o.into();
                 } else {
-                    dom.idom.make_mut().swap(i, j);
+                    dom.idom.edit(|v| v.swap(i, j));
                 }
             }
         }

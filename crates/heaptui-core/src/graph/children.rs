@@ -41,7 +41,7 @@ impl Iterator for Children<'_> {
         if self.next >= self.end {
             return None;
         }
-        let c = self.dom.at_preorder[self.next as usize];
+        let c = self.dom.at_preorder.get(self.next as usize);
         // At least one: a checked tree (fresh, or a cache's) has no empty
         // subtree, and a step of one keeps a forged one from looping.
         self.next += u64::from(self.dom.retained_objects(c as usize).max(1));
@@ -58,7 +58,7 @@ impl DominatorTree {
         if node == self.super_root() {
             return (0, self.at_preorder.len() as u64);
         }
-        match self.preorder_number[node as usize] {
+        match self.preorder_number.get(node as usize) {
             NOT_NUMBERED => (0, 0),
             k => {
                 let k = u64::from(k);

@@ -77,7 +77,7 @@ use rayon::prelude::*;
 
 use super::{Csr, HeapGraph, PackedRows};
 use crate::mem::spill::Spill;
-use crate::mem::{Array, Packed, Scratch};
+use crate::mem::{Nodes, Packed, Scratch};
 use crate::model::Sizes;
 use crate::progress::{Cancelled, Progress, Stage};
 
@@ -93,8 +93,10 @@ const UNSEEN: u32 = u32::MAX;
 /// The dominator tree of the heap graph, rooted at a super-root whose children are the strongly rooted objects, with every object's retained size.
 #[derive(Debug, Clone, Default)]
 pub struct DominatorTree {
-    /// Per object: its immediate dominator, [`SUPER_ROOT`] or [`NOT_REACHABLE`].
-    pub idom: Array<u32>,
+    /// Per object: its immediate dominator, [`SUPER_ROOT`] or
+    /// [`NOT_REACHABLE`] (bit-packed, `crate::mem::nodes`: 2.9–3 bytes an
+    /// object on heaps of 6–10 M objects).
+    pub idom: Nodes,
     /// Per object: shallow bytes of its dominator subtree (0 if
     /// unreachable), in the narrowest form their values allow (2 bytes an
     /// object on the text heap measured, 1 on the HPROF; the big
@@ -111,14 +113,14 @@ pub struct DominatorTree {
     /// `preorder_number[v] .. preorder_number[v] + retained_objects[v]`, and
     /// every reachable object but the DFS's roots (strong roots) has a
     /// retainer numbered before it, its DFS parent (see `tree_numbers`).
-    pub preorder_number: Array<u32>,
+    pub preorder_number: Nodes,
     /// Per preorder number `k < reachable_objects`: the object numbered
     /// `k` (the inverse of `preorder_number`). The children of `v` are
     /// then `at_preorder[preorder_number[v] + 1]`, each next one at the
     /// previous one's number plus its retained objects, up to the end of
     /// `v`'s range; those of the super-root from number 0 to the end (see
     /// [`DominatorTree::children`]).
-    pub at_preorder: Array<u32>,
+    pub at_preorder: Nodes,
     /// Objects the strong roots reach.
     pub reachable_objects: u64,
     /// Shallow bytes of those objects (the super-root's retained bytes).
@@ -146,11 +148,11 @@ impl DominatorTree {
     /// Puts the tree's arrays on disk (`mem::spill`): what the later
     /// stages and the views read of them is read back from there.
     pub fn spill(&mut self, to: &crate::mem::spill::Spill) {
-        to.array(&mut self.idom);
+        self.idom.spill(to);
         self.retained_bytes.spill(to);
         self.retained_objects.spill(to);
-        to.array(&mut self.preorder_number);
-        to.array(&mut self.at_preorder);
+        self.preorder_number.spill(to);
+        self.at_preorder.spill(to);
     }
 
     /// Shallow bytes of `object`'s dominator subtree (0 if unreachable):
@@ -199,10 +201,10 @@ impl DominatorTree {
     /// super-root; empty for unreachable objects and the super-root's children.
     pub fn dominators_of(&self, object: u32) -> Vec<u32> {
         let mut path = Vec::new();
-        let mut d = self.idom[object as usize];
+        let mut d = self.idom.get(object as usize);
         while d != SUPER_ROOT && d != NOT_REACHABLE {
             path.push(d);
-            d = self.idom[d as usize];
+            d = self.idom.get(d as usize);
         }
         path
     }
@@ -214,7 +216,7 @@ impl DominatorTree {
             if x == a {
                 return true;
             }
-            match self.idom[x as usize] {
+            match self.idom.get(x as usize) {
                 SUPER_ROOT | NOT_REACHABLE => return false,
                 d => x = d,
             }
@@ -321,17 +323,21 @@ fn compute_in(
     let reachable_bytes = ret_bytes.get(0);
     let scattered = to_object_order(n, vertex, idom_pre, ret_objects, ret_bytes, spill);
     crate::mem::checkpoint("dominators: scatter");
-    let at_preorder = at_preorder_of(&scattered.preorder_number, m - 1, spill);
+    // Each array packed as soon as it is complete (`crate::mem::nodes`),
+    // so that no two are held as `u32`s beside the preorder's inverse.
+    let idom = Nodes::pack(scattered.idom);
+    let at_preorder = Nodes::pack(at_preorder_of(&scattered.preorder_number[..], m - 1, spill));
+    let preorder_number = Nodes::pack(scattered.preorder_number);
     crate::mem::checkpoint("dominators: at preorder");
     progress.set_done(4);
     Ok(DominatorTree {
-        idom: scattered.idom.into_array(),
+        idom,
         retained_bytes: scattered.retained_bytes,
         retained_objects: scattered.retained_objects,
-        at_preorder: at_preorder.into_array(),
+        at_preorder,
         reachable_objects: (m - 1) as u64,
         reachable_bytes,
-        preorder_number: scattered.preorder_number.into_array(),
+        preorder_number,
         largest_roots: Default::default(),
     })
 }
@@ -1135,7 +1141,7 @@ fn tree_numbers(idom_pre: Vec<u32>, ret_objects: Vec<u32>) -> Vec<u32> {
 /// bytes an object with the narrow retained sizes' 3 (the children lists
 /// it replaces were 8 bytes an object, this is 4).
 pub(super) fn at_preorder_of(
-    preorder_number: &[u32],
+    preorder_number: &(impl crate::mem::Permutation + ?Sized),
     reachable: usize,
     spill: Option<&Spill>,
 ) -> Scratch<u32> {

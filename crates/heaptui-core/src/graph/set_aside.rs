@@ -33,7 +33,7 @@
 use super::dominators::{at_preorder_of, DominatorTree, NOT_NUMBERED, NOT_REACHABLE, SUPER_ROOT};
 use rayon::prelude::*;
 
-use crate::mem::{as_atomic, Array, Packed};
+use crate::mem::{as_atomic, Nodes, Packed};
 
 /// Positions of the preorder per parallel job.
 const BLOCK: usize = 1 << 14;
@@ -76,7 +76,7 @@ impl ParentsAside<'_> {
     }
 
     /// [`DominatorTree::at_preorder`].
-    pub fn at_preorder(&self) -> &[u32] {
+    pub fn at_preorder(&self) -> &Nodes {
         &self.tree.at_preorder
     }
 
@@ -105,13 +105,13 @@ impl DominatorTree {
         if self.idom.is_mapped() || self.preorder_number.is_mapped() || self.idom.is_empty() {
             return f(self.parents_aside());
         }
-        self.idom = Array::default();
-        self.preorder_number = Array::default();
+        self.idom = Nodes::default();
+        self.preorder_number = Nodes::default();
         crate::mem::checkpoint("dominator tree: idom and preorder numbers set aside");
         let r = f(self.parents_aside());
-        let (idom, number) = parents_and_numbers(&self.at_preorder, &self.retained_objects);
-        self.idom = idom.into();
-        self.preorder_number = number.into();
+        let n = self.retained_objects.len();
+        self.preorder_number = Nodes::from(numbers(&self.at_preorder, n));
+        self.idom = Nodes::from(parents(&self.at_preorder, &self.retained_objects));
         crate::mem::checkpoint("dominator tree: idom and preorder numbers made again");
         r
     }
@@ -128,61 +128,67 @@ impl DominatorTree {
         {
             return f(self);
         }
-        self.at_preorder = Array::default();
+        self.at_preorder = Nodes::default();
         crate::mem::checkpoint("dominator tree: the preorder set aside");
         let r = f(self);
         let reachable = self.reachable_objects as usize;
-        self.at_preorder = at_preorder_of(&self.preorder_number, reachable, None).into_array();
+        self.at_preorder = Nodes::pack(at_preorder_of(&self.preorder_number, reachable, None));
         crate::mem::checkpoint("dominator tree: the preorder made again");
         r
     }
 }
 
-/// Each object's idom and preorder number, from the preorder and the
-/// subtree sizes (see the module doc): unreachable objects (retaining
-/// nothing) keep `NOT_REACHABLE` and `NOT_NUMBERED`. The numbers are the
-/// preorder's inverse ([`crate::mem::invert`]); then the super-root's
-/// children are read off in one sequential run from position 0, and
-/// every other object is written by its parent, in parallel over the
-/// preorder.
-fn parents_and_numbers(at: &[u32], objects: &Packed) -> (Vec<u32>, Vec<u32>) {
-    use std::sync::atomic::Ordering::Relaxed;
-    let _span = tracing::debug_span!(target: "heaptui::profile", "idom made again").entered();
-    let n = objects.len();
+/// Each of the `n` objects' preorder number, the preorder's inverse
+/// ([`crate::mem::invert`]); unreachable objects keep `NOT_NUMBERED`.
+fn numbers(at: &Nodes, n: usize) -> Vec<u32> {
+    let _span = tracing::debug_span!(target: "heaptui::profile", "numbers made again").entered();
     let mut number = vec![NOT_NUMBERED; n];
     // Every entry of `at` is an object: none is `NOT_NUMBERED`.
     crate::mem::invert(at, NOT_NUMBERED, &mut number);
+    number
+}
+
+/// Each object's idom, from the preorder and the subtree sizes (see the
+/// module doc): unreachable objects (retaining nothing) keep
+/// `NOT_REACHABLE`. The super-root's children are read off in one
+/// sequential run from position 0, and every other object is written by
+/// its parent, in parallel over the preorder.
+fn parents(at: &Nodes, objects: &Packed) -> Vec<u32> {
+    use std::sync::atomic::Ordering::Relaxed;
+    let _span = tracing::debug_span!(target: "heaptui::profile", "idom made again").entered();
+    let n = objects.len();
+    let m = at.len();
     let mut idom = vec![NOT_REACHABLE; n];
     // The range of the object at position k ends at k + size(k); at least
     // one position, so that every walk below moves on.
-    let size = |k: usize| (objects.get(at[k] as usize) as usize).max(1);
+    let size = |k: usize| (objects.get(at.get(k) as usize) as usize).max(1);
     {
         let parents = as_atomic(&mut idom);
         let mut k = 0;
-        while k < at.len() {
-            parents[at[k] as usize].store(SUPER_ROOT, Relaxed);
+        while k < m {
+            parents[at.get(k) as usize].store(SUPER_ROOT, Relaxed);
             k += size(k);
         }
-        at.par_chunks(BLOCK).enumerate().for_each(|(b, part)| {
-            for (i, &x) in part.iter().enumerate() {
-                let k = b * BLOCK + i;
+        (0..m.div_ceil(BLOCK)).into_par_iter().for_each(|b| {
+            let from = b * BLOCK;
+            for (k, x) in (from..).zip(at.range(from..(from + BLOCK).min(m))) {
                 // The object AHEAD places on: its idom is mostly written
                 // just before (most nodes are their first child's
                 // previous position).
-                if let Some(&y) = at.get(k + AHEAD) {
+                if let Some(y) = at.get_checked(k + AHEAD) {
                     crate::mem::prefetch(&parents[y as usize]);
                     objects.prefetch(y as usize);
                 }
-                let end = (k + size(k)).min(at.len());
+                let end = (k + size(k)).min(m);
                 let mut child = k + 1;
                 while child < end {
-                    parents[at[child] as usize].store(x, Relaxed);
+                    parents[at.get(child) as usize].store(x, Relaxed);
                     child += size(child);
                 }
             }
         });
     }
-    (idom, number)
+    idom
 }
 
 #[cfg(test)]
@@ -200,7 +206,8 @@ mod tests {
             at.push(k);
             objects.push(u64::from(n - k));
         }
-        let (idom, number) = parents_and_numbers(&at, &Packed::from(objects));
+        let (at, objects) = (Nodes::from(at), Packed::from(objects));
+        let (idom, number) = (parents(&at, &objects), numbers(&at, objects.len()));
         assert_eq!(idom[0], SUPER_ROOT);
         assert!((1..n as usize).all(|k| idom[k] == k as u32 - 1));
         assert!((0..n as usize).all(|k| number[k] == k as u32));

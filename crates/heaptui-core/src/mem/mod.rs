@@ -13,6 +13,7 @@ pub mod bits;
 pub mod budget;
 pub(crate) mod guard;
 pub(crate) mod map;
+pub mod nodes;
 mod packed;
 mod ranked;
 pub(crate) mod scratch;
@@ -26,6 +27,7 @@ pub use bits::{BitIter, BitRow, Bits};
 pub use guard::{
     restore_terminal_mode, save_terminal_mode, save_terminal_mode_of, TERMINAL_IN_USE,
 };
+pub use nodes::{NodeIter, Nodes};
 pub(crate) use packed::paired;
 pub use packed::Packed;
 pub use ranked::RankedBits;
@@ -305,16 +307,18 @@ pub(crate) fn allocated() -> Option<(u64, u64)> {
 /// threads; each step asks the CPU for the slot [`INVERT_AHEAD`] entries
 /// on (the slots come at random). The dominators' vertices and preorder,
 /// and the preorder numbers made again after the set-aside, are these.
-pub(crate) fn invert(perm: &[u32], none: u32, out: &mut [u32]) {
+pub fn invert(perm: &(impl Permutation + ?Sized), none: u32, out: &mut [u32]) {
     use rayon::prelude::*;
     use std::sync::atomic::Ordering::Relaxed;
     let slots = as_atomic(out);
-    perm.par_chunks(INVERT_BLOCK)
-        .enumerate()
-        .for_each(|(b, part)| {
+    let len = perm.values();
+    (0..len.div_ceil(INVERT_BLOCK))
+        .into_par_iter()
+        .for_each(|b| {
             let first = b * INVERT_BLOCK;
-            for (i, &k) in (first..).zip(part) {
-                if let Some(&ahead) = perm.get(i + INVERT_AHEAD) {
+            let part = perm.run(first..(first + INVERT_BLOCK).min(len));
+            for (i, k) in (first..).zip(part) {
+                if let Some(ahead) = perm.at(i + INVERT_AHEAD) {
                     // `none` (or past the end) asks for nothing.
                     if let Some(slot) = slots.get(ahead as usize) {
                         prefetch(slot);
@@ -325,6 +329,42 @@ pub(crate) fn invert(perm: &[u32], none: u32, out: &mut [u32]) {
                 }
             }
         });
+}
+
+/// What [`invert`] reads: `u32`s in a slice, or packed [`Nodes`].
+pub trait Permutation: Sync {
+    /// How many values.
+    fn values(&self) -> usize;
+    /// Value `i`, or `None` past the end.
+    fn at(&self, i: usize) -> Option<u32>;
+    /// Values `range`, in order.
+    fn run(&self, range: std::ops::Range<usize>) -> impl Iterator<Item = u32>;
+}
+
+impl Permutation for [u32] {
+    fn values(&self) -> usize {
+        <[u32]>::len(self)
+    }
+    #[inline]
+    fn at(&self, i: usize) -> Option<u32> {
+        self.get(i).copied()
+    }
+    fn run(&self, range: std::ops::Range<usize>) -> impl Iterator<Item = u32> {
+        self[range].iter().copied()
+    }
+}
+
+impl Permutation for Nodes {
+    fn values(&self) -> usize {
+        Nodes::len(self)
+    }
+    #[inline]
+    fn at(&self, i: usize) -> Option<u32> {
+        self.get_checked(i)
+    }
+    fn run(&self, range: std::ops::Range<usize>) -> impl Iterator<Item = u32> {
+        self.range(range)
+    }
 }
 
 /// Entries of the permutation per parallel job of [`invert`].
@@ -415,7 +455,7 @@ mod tests {
                 }
             }
             let mut got = vec![7u32; len];
-            super::invert(&perm, u32::MAX, &mut got);
+            super::invert(&perm[..], u32::MAX, &mut got);
             assert_eq!(got, want, "{len}");
         }
     }

@@ -693,7 +693,7 @@ fn write_objects(out: &mut impl Write, a: &Analysis) -> io::Result<()> {
     let hex = |o: u32| Hex(dump.ids.get(o as usize));
     out.write_all(b",\n\"objects\":[")?;
     let rows = (0..dump.objects() as u32).map(|o| {
-        let idom = dom.idom[o as usize];
+        let idom = dom.idom.get(o as usize);
         ObjectRow {
             id: hex(o),
             type_name: dump.type_name(ObjectIdx(o)),

@@ -541,7 +541,7 @@ fn write_objects(out: &mut impl Write, a: &Analysis) -> io::Result<()> {
         "Id", "Shallow", "Retained", "Objects", "Idom"
     )?;
     for o in 0..dump.objects() as u32 {
-        let idom = match dom.idom[o as usize] {
+        let idom = match dom.idom.get(o as usize) {
             NOT_REACHABLE => "unreachable".to_string(),
             SUPER_ROOT => "<roots>".to_string(),
             d => dump.id_hex(ObjectIdx(d)),

@@ -49,7 +49,7 @@ use rayon::prelude::*;
 use super::sets::MemberIndex;
 use super::{DuplicateSet, SetLists};
 use crate::graph::{DominatorTree, HeapGraph, SUPER_ROOT};
-use crate::mem::RankedBits;
+use crate::mem::{Nodes, RankedBits};
 use crate::model::IntBuild;
 use crate::progress::{Cancelled, Progress};
 
@@ -86,8 +86,8 @@ struct Index<'a> {
     /// The set of every member object (NONE for an object in no set).
     members: &'a MemberIndex,
     /// The dominator tree's preorder numbers (NONE if unreachable); the
-    /// subtree of v is `tin[v] .. tin[v] + retained_objects[v]`.
-    tin: &'a [u32],
+    /// subtree of v is `tin.get(v) .. tin.get(v) + retained_objects[v]`.
+    tin: &'a Nodes,
     /// The objects on the paths walked ([`UpSteps`]): `up` holds theirs at
     /// their rank.
     on_path: &'a RankedBits,
@@ -129,7 +129,7 @@ impl Index<'_> {
 
     #[inline]
     fn in_subtree(&self, node: u32, of: u32) -> bool {
-        let (t, r) = (self.tin[node as usize], self.tin[of as usize]);
+        let (t, r) = (self.tin.get(node as usize), self.tin.get(of as usize));
         t >= r && t - r < self.dom.retained_objects(of as usize)
     }
 
@@ -137,9 +137,9 @@ impl Index<'_> {
     #[inline]
     fn subtree_has(&self, h: u32, d: u32) -> bool {
         let members = self.lists.get(h);
-        let tin = |i: usize| self.tin[members[i] as usize];
-        let lo = self.tin[d as usize];
-        let i = members.partition_point(|&m| self.tin[m as usize] < lo);
+        let tin = |i: usize| self.tin.get(members[i] as usize);
+        let lo = self.tin.get(d as usize);
+        let i = members.partition_point(|&m| self.tin.get(m as usize) < lo);
         i < members.len() && tin(i) - lo < self.dom.retained_objects(d as usize)
     }
 
@@ -167,7 +167,7 @@ impl Index<'_> {
                 if self.is_strong(x) {
                     return true;
                 }
-                let d = self.dom.idom[x as usize];
+                let d = self.dom.idom.get(x as usize);
                 if d == SUPER_ROOT {
                     break false;
                 }
@@ -190,7 +190,7 @@ impl Index<'_> {
             }
             for r in self.graph.retainers_raw(x) {
                 work.step();
-                if self.tin[r as usize] == NONE
+                if self.tin.get(r as usize) == NONE
                     || self.set_of(r) == h
                     || self.in_subtree(r, x)
                     || seen.contains(&r)
@@ -311,8 +311,8 @@ pub(crate) fn compute_held(
     }
     let n = graph.objects();
     let span = tracing::debug_span!(target: "heaptui::profile", "held index").entered();
-    let tin = &dom.preorder_number[..];
-    super::sort_members(lists, |m| tin[m as usize]);
+    let tin = &dom.preorder_number;
+    super::sort_members(lists, |m| tin.get(m as usize));
     let UpSteps { on_path, mut up } = UpSteps::new(graph, tin, lists);
     progress.check()?;
     let mut strong = vec![0u64; n.div_ceil(64)];
@@ -524,7 +524,7 @@ impl Pass<'_> {
     fn first_pos(&self, set: u32) -> u32 {
         match self.first_member(set) {
             NONE => NONE,
-            m => self.index.tin[m as usize],
+            m => self.index.tin.get(m as usize),
         }
     }
 
@@ -766,7 +766,7 @@ impl UpSteps {
     /// one goes on from there), so each object's retainers are read once
     /// to mark, and once more for its step, written at its rank: the
     /// objects in rank order, each replaced by its step in place.
-    fn new(graph: &HeapGraph, tin: &[u32], sets: &SetLists) -> UpSteps {
+    fn new(graph: &HeapGraph, tin: &Nodes, sets: &SetLists) -> UpSteps {
         let _span = tracing::debug_span!(target: "heaptui::profile", "held steps up").entered();
         let mut bits = vec![0u64; graph.objects().div_ceil(64)];
         let marked = crate::mem::as_atomic_u64(&mut bits);
@@ -794,15 +794,15 @@ impl UpSteps {
 
 /// The greedy step up of `x`: its retainer numbered first in `tin` when
 /// before `x` itself, else NONE.
-fn step_up(graph: &HeapGraph, tin: &[u32], x: u32) -> u32 {
+fn step_up(graph: &HeapGraph, tin: &Nodes, x: u32) -> u32 {
     let mut work = Work::default();
     let mut best = NONE;
-    let mut best_pos = tin[x as usize];
+    let mut best_pos = tin.get(x as usize);
     if best_pos != NONE {
         work.step();
         for r in graph.retainers_raw(x) {
             work.step();
-            let p = tin[r as usize];
+            let p = tin.get(r as usize);
             if p < best_pos {
                 best_pos = p;
                 best = r;
@@ -923,19 +923,19 @@ mod tests {
             firsts in proptest::collection::vec(0u32..120, 0..30),
         ) {
             let (graph, dom) = heap(n, &refs, &roots);
-            let tin = &dom.preorder_number[..];
+            let tin = &dom.preorder_number;
             let objects = graph.objects() as u32;
             // The index before: every object's step.
             let every: Vec<u32> = (0..objects)
                 .map(|x| {
-                    let t = tin[x as usize];
+                    let t = tin.get(x as usize);
                     if t == NONE {
                         return NONE;
                     }
                     graph
                         .retainers_raw(x)
-                        .filter(|&r| tin[r as usize] < t)
-                        .min_by_key(|&r| tin[r as usize])
+                        .filter(|&r| tin.get(r as usize) < t)
+                        .min_by_key(|&r| tin.get(r as usize))
                         .unwrap_or(NONE)
                 })
                 .collect();
@@ -993,8 +993,8 @@ mod tests {
         let reachable = dom.reachable_objects as usize;
         let mut seen = vec![false; reachable];
         for v in 0..n {
-            let t = tin[v as usize];
-            let p = dom.idom[v as usize];
+            let t = tin.get(v as usize);
+            let p = dom.idom.get(v as usize);
             if !dom.is_reachable(v) {
                 assert_eq!(t, NONE);
                 continue;
@@ -1004,10 +1004,10 @@ mod tests {
                 "number {t} twice"
             );
             if p != SUPER_ROOT {
-                let (tp, sp) = (tin[p as usize], dom.retained_objects(p as usize));
+                let (tp, sp) = (tin.get(p as usize), dom.retained_objects(p as usize));
                 assert!(tp < t && t - tp < sp, "{v} outside its dominator {p}");
             }
-            let stepped = graph.retainers_raw(v).any(|r| tin[r as usize] < t);
+            let stepped = graph.retainers_raw(v).any(|r| tin.get(r as usize) < t);
             assert!(stepped || graph.strong_roots_raw().contains(&v), "{v}");
         }
         assert!(seen.iter().all(|&s| s));
