@@ -543,8 +543,8 @@ fn verified(
     dups.numbered().filter(|(_, s)| !dups.is_unverified(s))
 }
 
-/// [`Charged::anchors`]-style mark of an owner with two or more owner
-/// objects.
+/// The first walk's owner object of an owner with two or more (see
+/// [`OwnerObjects::anchors`]).
 const MANY: u32 = u32::MAX - 1;
 
 /// Counts the owner objects of the owners with several ([`MANY`]): a
