@@ -11,6 +11,7 @@ use heaptui_core::analysis::Glob;
 use heaptui_core::analysis::{duplicate_owners, owner_copies};
 use heaptui_core::graph::HeapGraph;
 use heaptui_core::model::ObjectIdx;
+use heaptui_core::testing::owners_in_passes;
 use proptest::prelude::*;
 
 use super::duplicates::{all, analyse, copies_text, heap_text, Oracle};
@@ -122,6 +123,12 @@ fn check(text: &str, exclude: &[&str]) -> Result<(), TestCaseError> {
     let (g, dom, dups) = analyse(text, &all());
     let globs: Vec<Glob> = exclude.iter().map(|p| Glob::new(p)).collect();
     let owners = duplicate_owners(&g.dump, &dom, &dups, &globs);
+    // Owner objects counted an owner a pass, or two copies' worth, are
+    // counted the same.
+    for per_pass in [1, 2] {
+        let passes = owners_in_passes(&g.dump, &dom, &dups, &globs, per_pass);
+        prop_assert_eq!(&passes, &owners, "{} copies a pass", per_pass);
+    }
     let mut got = OwnerView::new();
     for o in &owners.owners {
         let path: Vec<String> = o

@@ -6,7 +6,7 @@
 //! results must be the same for every value), the dominator tree's
 //! set-aside (`with_parents_aside`, `with_preorder_aside`), the gzip bound and the cache
 //! decoder's entry over bytes in memory, and what the duplicate owners'
-//! walks cost. One method is a knob of the same kind where it belongs:
+//! walks cost and how many copies a pass of their owner objects holds. One method is a knob of the same kind where it belongs:
 //! `IdIndex::probes` (what look-ups cost).
 //!
 //! What a test needs of the library's real surface it takes from there,
@@ -27,7 +27,20 @@ pub fn owner_walk_steps(
     dups: &crate::graph::duplicates::Duplicates,
     exclude: &[crate::analysis::Glob],
 ) -> u64 {
-    crate::analysis::owners::owners_and_steps(dump, dom, dups, exclude).1
+    crate::analysis::owners::owners_and_steps(dump, dom, dups, exclude, None).1
+}
+
+/// [`crate::analysis::duplicate_owners`] with its owner objects counted in
+/// passes of at most `per_pass` copies (an owner with more alone in its
+/// pass): whatever the bound, the same owners.
+pub fn owners_in_passes(
+    dump: &Model,
+    dom: &crate::graph::DominatorTree,
+    dups: &crate::graph::duplicates::Duplicates,
+    exclude: &[crate::analysis::Glob],
+    per_pass: u64,
+) -> crate::analysis::Owners {
+    crate::analysis::owners::owners_and_steps(dump, dom, dups, exclude, Some(per_pass)).0
 }
 
 /// How near its stop a dominator where the duplicate owners' walks join

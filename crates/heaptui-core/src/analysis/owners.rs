@@ -11,10 +11,17 @@
 //! nest (held duplicates). Cost: one walk up the dominator tree per copy,
 //! memoised where walks join, so O(objects) time in all; memory a fourth
 //! of a byte an object, 6 bytes a join ([`Memo`]), 8 bytes an owner's
-//! set ([`OwnerSet`]) and 4 bytes a copy of an owner with several owner
-//! objects ([`Charged`]).
+//! set ([`OwnerSet`]), and, for the owners with several owner objects, a
+//! second walk over their sets' copies in passes ([`OwnerObjects`]), each
+//! holding 4 bytes a copy of its owners ([`Charged`]): at most a sixteenth
+//! of the objects' worth, or one owner's (on the 6.62 M-object V8
+//! snapshot 6 MiB, its biggest owner's 1.6 M copies, where every owner's
+//! at once and a sorted copy of one took 26: the stage's peak went from
+//! 384 MiB to 365, 2026-11-28).
 
-use std::collections::HashMap;
+use std::cmp::Reverse;
+use std::collections::binary_heap::PeekMut;
+use std::collections::{BinaryHeap, HashMap};
 
 use super::queries::excluded_by_any;
 use super::Glob;
@@ -447,27 +454,29 @@ pub fn duplicate_owners(
     dups: &Duplicates,
     exclude: &[Glob],
 ) -> Owners {
-    owners_and_steps(dump, dom, dups, exclude).0
+    owners_and_steps(dump, dom, dups, exclude, None).0
 }
 
-/// [`duplicate_owners`] and how many dominators its walks resolved (what
-/// the walks cost: at most one a dominator met).
+/// [`duplicate_owners`] and how many dominators its first walk resolved
+/// (what the walks cost: at most one a dominator met), its owner objects
+/// counted in passes of at most `per_pass` copies (by default
+/// [`copies_per_pass`]).
 pub(crate) fn owners_and_steps(
     dump: &Model,
     dom: &DominatorTree,
     dups: &Duplicates,
     exclude: &[Glob],
+    per_pass: Option<u64>,
 ) -> (Owners, u64) {
     let _span = tracing::debug_span!(target: "heaptui::profile", "owners").entered();
-    let verified = || dups.numbered().filter(|(_, s)| !dups.is_unverified(s));
-    let starts = walk_starts(dom, dups, verified().map(|(i, _)| i));
+    let starts = walk_starts(dom, dups, verified(dups).map(|(i, _)| i));
     let mut walk = Walk::new(dump, dom, exclude, starts);
     // Per owner path: its owner.
     let mut slot: HashMap<u32, usize> = HashMap::new();
     let mut owners: Vec<(u32, Owner)> = Vec::new();
     // Per owner, its one owner object, or MANY.
     let mut anchors: Vec<u32> = Vec::new();
-    for (i, s) in verified() {
+    for (i, s) in verified(dups) {
         for &m in dups.members(i).iter().skip(1) {
             let d0 = dom.idom.get(m as usize);
             if d0 == NOT_REACHABLE {
@@ -498,67 +507,164 @@ pub(crate) fn owners_and_steps(
         }
     }
     let steps = walk.steps;
-    // The owner objects, in a second pass over the copies of the sets
-    // charged to an owner with several (the others' are known).
-    let many = sets_of_many(&owners, &anchors);
-    let mut charged = Charged::new(&owners, anchors);
-    // The last path's owner: a set's copies mostly share their path.
-    let mut last = (UNSET, 0);
-    let of_many = |&(i, _): &(u32, _)| {
-        many.get(i as usize / 64)
-            .is_some_and(|w| w >> (i % 64) & 1 != 0)
-    };
-    for (i, _) in verified().filter(of_many) {
-        for &m in dups.members(i).iter().skip(1) {
-            let d0 = dom.idom.get(m as usize);
-            if d0 == NOT_REACHABLE || d0 == SUPER_ROOT {
-                continue;
-            }
-            let (path, anchor) = walk.resolve(d0);
-            if last.0 != path {
-                last = (path, slot[&path]);
-            }
-            if charged.anchors[last.1] == MANY {
-                charged.push(last.1, anchor);
-            }
-        }
-    }
     tracing::debug!(target: "heaptui::memory",
         "owners: {} joins memoised, {} paths, {} owners, {} owner sets, {} copies charged apart, {steps} steps",
         walk.memo.anchors.len(), walk.paths.nodes.len(), owners.len(),
-        owners.iter().map(|o| o.1.sets.len()).sum::<usize>(), charged.objects.len());
-    crate::mem::alive(
-        "owners: charged",
-        &[
-            ("joins", walk.memo.joins.heap_bytes()),
-            ("memo", walk.memo.heap_bytes()),
-            (
-                "paths",
-                walk.paths.nodes.capacity() * 8 + walk.paths.index.capacity() * 13,
-            ),
-            (
-                "owners",
-                owners.capacity() * std::mem::size_of::<(u32, Owner)>(),
-            ),
-            (
-                "owner sets",
-                owners
-                    .iter()
-                    .map(|o| o.1.sets.capacity() * std::mem::size_of::<OwnerSet>())
-                    .sum(),
-            ),
-            ("charged", charged.objects.capacity() * 4),
-        ],
-    );
+        owners.iter().map(|o| o.1.sets.len()).sum::<usize>(),
+        owners.iter().zip(&anchors).filter(|(_, &a)| a == MANY).map(|(o, _)| o.1.copies).sum::<u64>());
+    let per_pass = per_pass.unwrap_or_else(|| copies_per_pass(dump.objects()));
+    let counted = OwnerObjects {
+        walk: &mut walk,
+        dups,
+        owners: &owners,
+        slot: &slot,
+        anchors: &anchors,
+    }
+    .count(per_pass);
     // The memo goes before the owners are finished.
     let Walk { paths, memo, .. } = walk;
     drop(memo);
-    (finish(dump, dups, paths, owners, charged, exclude), steps)
+    (finish(dump, dups, paths, owners, counted, exclude), steps)
 }
 
-/// One bit a set: whether some of its copies are charged to an owner with
-/// several owner objects ([`MANY`] in `anchors`), whose second pass
-/// walks only those sets' copies.
+/// How many copies' owner objects one pass of [`OwnerObjects::count`]
+/// holds at most, on a heap of `objects` objects: a sixteenth of the
+/// objects (a fourth of a byte an object, 4 bytes a copy), and no fewer
+/// than 65,536. An owner with more copies has a pass of its own.
+fn copies_per_pass(objects: usize) -> u64 {
+    (objects as u64 / 16).max(1 << 16)
+}
+
+/// The sets (by number) that a walk charges copies of: the
+/// [`Duplicates::is_unverified`] sets stay out, as from the headline.
+fn verified(
+    dups: &Duplicates,
+) -> impl Iterator<Item = (u32, &crate::graph::duplicates::DuplicateSet)> + '_ {
+    dups.numbered().filter(|(_, s)| !dups.is_unverified(s))
+}
+
+/// The first walk's owner object of an owner with two or more (see
+/// [`OwnerObjects::anchors`]).
+const MANY: u32 = u32::MAX - 1;
+
+/// Counts the owner objects of the owners with several ([`MANY`]): a
+/// second walk over the copies of their sets, in passes of owners whose
+/// copies together are at most a bound (or of one owner alone), each
+/// holding its owners' copies' owner objects ([`Charged`], 4 bytes a copy)
+/// only while it counts them. An owner with one owner object (or none,
+/// the roots' own copies) is known from the first walk.
+struct OwnerObjects<'w, 'a> {
+    walk: &'w mut Walk<'a>,
+    dups: &'w Duplicates,
+    owners: &'w [(u32, Owner)],
+    /// Per owner path: its owner (a position in `owners`).
+    slot: &'w HashMap<u32, usize>,
+    /// Per owner: its one owner object, [`UNSET`] for the roots' own
+    /// copies, or [`MANY`].
+    anchors: &'w [u32],
+}
+
+impl OwnerObjects<'_, '_> {
+    /// Per owner: its distinct owner objects and the one charged most
+    /// (lowest index on a tie), in passes of at most `per_pass` copies.
+    fn count(mut self, per_pass: u64) -> Vec<(u64, Option<ObjectIdx>)> {
+        let mut counted: Vec<(u64, Option<ObjectIdx>)> = self
+            .anchors
+            .iter()
+            .map(|&a| match a {
+                UNSET | MANY => (0, None),
+                one => (1, Some(ObjectIdx(one))),
+            })
+            .collect();
+        for pass in self.passes(per_pass) {
+            let start = pass.start;
+            for (k, c) in self.pass(pass) {
+                counted[start + k] = c;
+            }
+        }
+        counted
+    }
+
+    /// The owners of each pass: consecutive owners whose copies, those of
+    /// owners with several owner objects, are at most `per_pass` together
+    /// (or one owner's alone, when more).
+    fn passes(&self, per_pass: u64) -> Vec<std::ops::Range<usize>> {
+        let mut out = Vec::new();
+        let (mut start, mut copies) = (0, 0u64);
+        for (i, ((_, o), &a)) in self.owners.iter().zip(self.anchors).enumerate() {
+            if a != MANY {
+                continue;
+            }
+            if copies > 0 && copies.saturating_add(o.copies) > per_pass {
+                out.push(start..i);
+                (start, copies) = (i, 0);
+            }
+            copies = copies.saturating_add(o.copies);
+        }
+        if copies > 0 {
+            out.push(start..self.owners.len());
+        }
+        out
+    }
+
+    /// One pass: the owners `pass` with several owner objects, by their
+    /// position in `pass`, with their owner objects counted.
+    fn pass(&mut self, pass: std::ops::Range<usize>) -> Vec<(usize, (u64, Option<ObjectIdx>))> {
+        let owners = &self.owners[pass.clone()];
+        let anchors = &self.anchors[pass.clone()];
+        let many = sets_of_many(owners, anchors);
+        let of_many = |&(i, _): &(u32, _)| {
+            many.get(i as usize / 64)
+                .is_some_and(|w| w >> (i % 64) & 1 != 0)
+        };
+        let mut charged = Charged::new(owners, anchors);
+        // The last path's owner: a set's copies mostly share their path.
+        let mut last = (UNSET, 0);
+        let dom = self.walk.dom;
+        for (i, _) in verified(self.dups).filter(of_many) {
+            for &m in self.dups.members(i).iter().skip(1) {
+                let d0 = dom.idom.get(m as usize);
+                if d0 == NOT_REACHABLE || d0 == SUPER_ROOT {
+                    continue;
+                }
+                let (path, anchor) = self.walk.resolve(d0);
+                if last.0 != path {
+                    last = (path, self.slot[&path]);
+                }
+                if pass.contains(&last.1) && self.anchors[last.1] == MANY {
+                    charged.push(last.1 - pass.start, anchor);
+                }
+            }
+        }
+        crate::mem::alive(
+            "owners: charged",
+            &[
+                ("joins", self.walk.memo.joins.heap_bytes()),
+                ("memo", self.walk.memo.heap_bytes()),
+                (
+                    "paths",
+                    self.walk.paths.nodes.capacity() * 8 + self.walk.paths.index.capacity() * 13,
+                ),
+                ("owners", std::mem::size_of_val(self.owners)),
+                (
+                    "owner sets",
+                    (self.owners.iter())
+                        .map(|o| o.1.sets.capacity() * std::mem::size_of::<OwnerSet>())
+                        .sum(),
+                ),
+                ("charged", charged.objects.capacity() * 4),
+            ],
+        );
+        (0..owners.len())
+            .filter(|&k| anchors[k] == MANY)
+            .map(|k| (k, charged.count(k, &owners[k].1, self.dups)))
+            .collect()
+    }
+}
+
+/// One bit a set: whether some of its copies are charged to one of
+/// `owners` with several owner objects ([`MANY`] in `anchors`), whose
+/// pass walks only those sets' copies.
 fn sets_of_many(owners: &[(u32, Owner)], anchors: &[u32]) -> Vec<u64> {
     let ids = owners.iter().flat_map(|o| o.1.sets.iter().map(|s| s.set));
     let words = ids.max().map_or(0, |m| m as usize + 1).div_ceil(64);
@@ -573,21 +679,16 @@ fn sets_of_many(owners: &[(u32, Owner)], anchors: &[u32]) -> Vec<u64> {
     bits
 }
 
-/// [`Charged::anchors`] of an owner with two or more owner objects.
-const MANY: u32 = u32::MAX - 1;
-
-/// The owner objects charged (the dominators the walks stopped at), per
-/// owner: its one owner object, or, for an owner with several, its copies'
-/// owner objects, an owner's together and in the order they were charged
-/// (that of its `sets` before they are sorted, each set's copies one run),
-/// 4 bytes a copy. A map of every (owner, owner object) pair with its
-/// bytes, beside the first owner of each owner object (16 bytes an owner
-/// object), set the V8 snapshot's peak: 12 MiB and 29 of table and, as it
-/// grew, the old table too.
+/// The owner objects charged (the dominators the walks stopped at) to the
+/// owners of one pass with several: an owner's together and in the order
+/// they were charged (that of its `sets` before they are sorted, each
+/// set's copies one run), 4 bytes a copy. A map of every (owner, owner
+/// object) pair with its bytes, beside the first owner of each owner
+/// object (16 bytes an owner object), set the V8 snapshot's peak: 12 MiB
+/// and 29 of table and, as it grew, the old table too; the copies of
+/// every owner at once, 14 MiB there, and a sorted copy of one owner's
+/// beside them (8 bytes a copy), 12 more.
 struct Charged {
-    /// Per owner: its one owner object, [`UNSET`] for the roots' own
-    /// copies, or [`MANY`].
-    anchors: Vec<u32>,
     /// Per owner, where its copies' owner objects start, and past the last
     /// the end (none for an owner with one owner object).
     starts: Vec<usize>,
@@ -599,10 +700,10 @@ struct Charged {
 impl Charged {
     /// Room for the copies `owners` counted of those with several owner
     /// objects (`anchors`).
-    fn new(owners: &[(u32, Owner)], anchors: Vec<u32>) -> Charged {
+    fn new(owners: &[(u32, Owner)], anchors: &[u32]) -> Charged {
         let mut starts = Vec::with_capacity(owners.len() + 1);
         let mut end = 0;
-        for ((_, o), &a) in owners.iter().zip(&anchors) {
+        for ((_, o), &a) in owners.iter().zip(anchors) {
             starts.push(end);
             if a == MANY {
                 end += o.copies as usize;
@@ -610,58 +711,94 @@ impl Charged {
         }
         starts.push(end);
         Charged {
-            anchors,
             next: starts[..owners.len()].to_vec(),
             objects: crate::mem::zeroed(end),
             starts,
         }
     }
 
-    /// Charges owner `i`'s next copy to owner object `anchor`.
-    fn push(&mut self, i: usize, anchor: u32) {
-        let at = self.next[i];
-        // Both passes charge the same copies: an owner has room for each.
-        if at < self.starts[i + 1] {
+    /// Charges owner `k`'s next copy to owner object `anchor`.
+    fn push(&mut self, k: usize, anchor: u32) {
+        let at = self.next[k];
+        // Both walks charge the same copies: an owner has room for each.
+        if at < self.starts[k + 1] {
             self.objects[at] = anchor;
-            self.next[i] = at + 1;
+            self.next[k] = at + 1;
         }
     }
 
-    /// Owner `owner` (the `i`th)'s distinct owner objects and the one
-    /// charged most (lowest index on a tie), each copy charged its set's
-    /// instance bytes.
-    fn instances(&self, i: usize, owner: &Owner, dups: &Duplicates) -> (u64, Option<ObjectIdx>) {
-        match self.anchors[i] {
-            UNSET => return (0, None),
-            MANY => {}
-            one => return (1, Some(ObjectIdx(one))),
-        }
-        // (owner object, run), sorted: each owner object's copies together.
-        let mut objects = self.objects[self.starts[i]..self.next[i]].iter();
-        let mut keyed: Vec<(u32, u32)> = Vec::with_capacity(objects.len());
-        for (run, share) in owner.sets.iter().enumerate() {
-            let copies = objects.by_ref().take(share.copies as usize);
-            keyed.extend(copies.map(|&a| (a, run as u32)));
-        }
-        keyed.sort_unstable();
-        let mut count = 0;
-        let mut best: Option<(u64, std::cmp::Reverse<u32>)> = None;
-        for same in keyed.chunk_by(|a, b| a.0 == b.0) {
-            let bytes: u64 = same
-                .iter()
-                .map(|&(_, run)| {
-                    OwnerSet {
-                        copies: 1,
-                        ..owner.sets[run as usize]
-                    }
-                    .bytes(dups)
-                })
-                .sum();
-            count += 1;
-            best = best.max(Some((bytes, std::cmp::Reverse(same[0].0))));
-        }
-        (count, best.map(|(_, a)| ObjectIdx(a.0)))
+    /// Owner `owner` (the `k`th)'s distinct owner objects and the one
+    /// charged most (see [`count_objects`]).
+    fn count(&mut self, k: usize, owner: &Owner, dups: &Duplicates) -> (u64, Option<ObjectIdx>) {
+        let objects = &mut self.objects[self.starts[k]..self.next[k]];
+        let each = |share: &OwnerSet| {
+            OwnerSet {
+                copies: 1,
+                ..*share
+            }
+            .bytes(dups)
+        };
+        let shares = owner.sets.iter().map(|s| (s.copies as usize, each(s)));
+        count_objects(objects, shares)
     }
+}
+
+/// The distinct owner objects of an owner and the one charged most
+/// (lowest index on a tie, the sum of its copies' bytes): `objects` are
+/// its copies' owner objects, in runs of `shares` (how many copies, the
+/// bytes of each) in their order. Each run is sorted in place (a run's
+/// copies weigh the same), then the runs are merged by owner object
+/// through a heap of one entry a run: 32 bytes a run beside the copies,
+/// where sorting (owner object, run) pairs took 8 bytes a copy.
+fn count_objects(
+    objects: &mut [u32],
+    shares: impl Iterator<Item = (usize, u64)>,
+) -> (u64, Option<ObjectIdx>) {
+    // Per run: its next copy, its end and the bytes of each copy.
+    let mut runs: Vec<(usize, usize, u64)> = Vec::with_capacity(shares.size_hint().0);
+    let mut at = 0usize;
+    for (copies, each) in shares {
+        let end = at.saturating_add(copies).min(objects.len());
+        objects[at..end].sort_unstable();
+        runs.push((at, end, each));
+        at = end;
+    }
+    let mut heap: BinaryHeap<Reverse<(u32, u32)>> = (runs.iter().enumerate())
+        .filter(|(_, r)| r.0 < r.1)
+        .map(|(k, r)| Reverse((objects[r.0], k as u32)))
+        .collect();
+    let mut count = 0;
+    let mut best: Option<(u64, Reverse<u32>)> = None;
+    // The owner object being summed and its bytes so far.
+    let mut current: Option<(u32, u64)> = None;
+    while let Some(mut top) = heap.peek_mut() {
+        let Reverse((object, k)) = *top;
+        let run = &mut runs[k as usize];
+        let mut bytes = 0u64;
+        while run.0 < run.1 && objects[run.0] == object {
+            bytes += run.2;
+            run.0 += 1;
+        }
+        if run.0 < run.1 {
+            *top = Reverse((objects[run.0], k));
+        } else {
+            PeekMut::pop(top);
+        }
+        match &mut current {
+            Some((o, sum)) if *o == object => *sum += bytes,
+            _ => {
+                if let Some((o, sum)) = current.replace((object, bytes)) {
+                    count += 1;
+                    best = best.max(Some((sum, Reverse(o))));
+                }
+            }
+        }
+    }
+    if let Some((o, sum)) = current {
+        count += 1;
+        best = best.max(Some((sum, Reverse(o))));
+    }
+    (count, best.map(|(_, a)| ObjectIdx(a.0)))
 }
 
 /// The extra copies charged to `owner`, an owner of
@@ -726,7 +863,7 @@ fn finish(
     dups: &Duplicates,
     paths: Paths,
     owners: Vec<(u32, Owner)>,
-    charged: Charged,
+    counted: Vec<(u64, Option<ObjectIdx>)>,
     exclude: &[Glob],
 ) -> Owners {
     let mut owners: Vec<Owner> = owners
@@ -738,12 +875,9 @@ fn finish(
             o
         })
         .collect();
-    // Per owner, its owner objects and the one charged most, while its
-    // sets are in the order its copies were charged.
-    for (i, o) in owners.iter_mut().enumerate() {
-        (o.instances, o.top_instance) = charged.instances(i, o, dups);
+    for (o, c) in owners.iter_mut().zip(counted) {
+        (o.instances, o.top_instance) = c;
     }
-    drop(charged);
     for o in &mut owners {
         o.sets.shrink_to_fit();
         o.sets
@@ -761,5 +895,37 @@ fn finish(
         exclude: exclude.iter().map(|g| g.as_str()).collect(),
         bytes: owners.iter().map(|o| o.bytes).sum(),
         owners,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// [`count_objects`] by definition: every copy's (owner object,
+    /// bytes), summed per owner object.
+    fn oracle(objects: &[u32], shares: &[(usize, u64)]) -> (u64, Option<ObjectIdx>) {
+        let each = shares.iter().flat_map(|&(n, b)| std::iter::repeat_n(b, n));
+        let mut per: std::collections::BTreeMap<u32, u64> = Default::default();
+        for (&o, b) in objects.iter().zip(each) {
+            *per.entry(o).or_default() += b;
+        }
+        let top = per.iter().max_by_key(|&(&o, &b)| (b, Reverse(o)));
+        (per.len() as u64, top.map(|(&o, _)| ObjectIdx(o)))
+    }
+
+    proptest! {
+        #[test]
+        fn owner_objects_merged_from_runs_are_counted_by_definition(
+            shares in prop::collection::vec((0usize..6, 0u64..5), 0..8),
+            seed in prop::collection::vec(0u32..6, 0..40),
+        ) {
+            let copies: usize = shares.iter().map(|s| s.0).sum();
+            let objects: Vec<u32> = (0..copies).map(|c| seed.get(c).copied().unwrap_or(c as u32)).collect();
+            let want = oracle(&objects, &shares);
+            let mut sorted = objects.clone();
+            prop_assert_eq!(count_objects(&mut sorted, shares.iter().copied()), want);
+        }
     }
 }
