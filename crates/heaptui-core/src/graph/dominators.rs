@@ -1137,9 +1137,10 @@ fn tree_numbers(idom_pre: Vec<u32>, ret_objects: Vec<u32>) -> Vec<u32> {
 /// preorder numbering, by a parallel scatter over `preorder_number` in
 /// object order (each reachable object stores its index at its number; the
 /// numbers are a permutation of `0..reachable`). Built once the preorder
-/// arrays are gone: the tree's results are then all that is alive, 16
-/// bytes an object with the narrow retained sizes' 3 (the children lists
-/// it replaces were 8 bytes an object, this is 4).
+/// arrays are gone: the tree's results are then all that is alive, `idom`
+/// already packed (`crate::mem::nodes`), the numbers still `u32`s; this
+/// is made as `u32`s too (the children lists it replaces were 8 bytes an
+/// object, this is 4) and packed, then the numbers.
 pub(super) fn at_preorder_of(
     preorder_number: &(impl crate::mem::Permutation + ?Sized),
     reachable: usize,

@@ -4,7 +4,9 @@
 //! The duplicates' candidates and verification are the whole report's
 //! highest point on every format measured, and they read nothing of the
 //! tree but which objects are reachable. `idom` and `preorder_number` are
-//! 8 bytes an object there (4 each), and both follow from what stays:
+//! 6 bytes an object there (bit-packed, `crate::mem::nodes`: 2.9–3 each on
+//! heaps of 6–10 M objects; 4 each before), and both follow from what
+//! stays:
 //!
 //! * `at_preorder` lists the reachable objects in the tree's preorder, and
 //!   `retained_objects` is each one's subtree size, so the subtree of the
@@ -95,9 +97,11 @@ impl DominatorTree {
         ParentsAside { tree: self }
     }
 
-    /// Runs `f` on the tree with `idom` and `preorder_number` freed (8
+    /// Runs `f` on the tree with `idom` and `preorder_number` freed (6
     /// bytes an object), then makes them again from `at_preorder` and the
-    /// retained objects, exactly as they were, whatever `f` returns. Where
+    /// retained objects, exactly as they were, whatever `f` returns (the
+    /// numbers first, each made as `u32`s and packed before the next, so
+    /// that 4 bytes an object is the most this adds). Where
     /// they are mapped from a file, or empty, `f` runs on the tree as it
     /// is. `f` is handed a [`ParentsAside`], which reads only what still
     /// holds.
@@ -116,7 +120,7 @@ impl DominatorTree {
         r
     }
 
-    /// Runs `f` on the tree with `at_preorder` freed (4 bytes an object),
+    /// Runs `f` on the tree with `at_preorder` freed (3 bytes an object),
     /// then makes it again from the preorder numbers (a parallel scatter)
     /// whatever `f` returns. Where it is mapped from a file, or empty, `f`
     /// runs on the tree as it is. `f` may ask anything but the preorder
