@@ -85,20 +85,41 @@ impl Ctx<'_> {
         below(nodes.start)..below(nodes.end)
     }
 
-    /// Maps the file's pages of the table entries and records of `nodes`
-    /// in one call each before they are read (where the file is mapped and
-    /// the records lie in node order, as PerfView writes them).
-    fn populate(&self, nodes: Range<usize>) {
+    /// The file's spans (start, length) of the table entries and of the
+    /// records of `nodes`; the records' empty unless they lie in node
+    /// order, as PerfView writes them, within 64 bytes a node.
+    fn spans(&self, nodes: Range<usize>) -> [(usize, usize); 2] {
         let g = self.g;
-        self.source
-            .populate(g.nodes.start + 4 * nodes.start, 4 * nodes.len());
+        let table = (g.nodes.start + 4 * nodes.start, 4 * nodes.len());
         let first = self.g.label(self.bytes, nodes.start);
         let next = match nodes.end {
             end if end < self.n => self.g.label(self.bytes, end),
             _ => self.blob.len(),
         };
         if first < next && next <= self.blob.len() && next - first <= 64 * BLOCK {
-            self.source.populate(g.blob.start + first, next - first);
+            [table, (g.blob.start + first, next - first)]
+        } else {
+            [table, (0, 0)]
+        }
+    }
+
+    /// Maps the file's pages of the table entries and records of `nodes`
+    /// in one call each before they are read (where the file is mapped and
+    /// the records lie in node order).
+    fn populate(&self, nodes: Range<usize>) {
+        for (start, len) in self.spans(nodes) {
+            self.source.populate(start, len);
+        }
+    }
+
+    /// Drops the file's pages of the table entries and records of `nodes`
+    /// from the resident set once a walk is done with them (whole pages
+    /// only; read again from the file if touched): each walk holds a few
+    /// blocks' pages of the file, not the whole file (164 MB of a 6.62 M
+    /// node gcdump beside the arrays being filled).
+    fn release(&self, nodes: Range<usize>) {
+        for (start, len) in self.spans(nodes) {
+            self.source.release(start, len);
         }
     }
 
@@ -204,6 +225,7 @@ impl Ctx<'_> {
     ) -> usize {
         let blob = self.blob;
         let (mut k, mut o) = (0, 0);
+        self.populate(self.block(b));
         for i in self.block(b) {
             let Some(h) = self.head(i) else {
                 if i != self.root {
@@ -325,6 +347,7 @@ pub fn decode(
             );
             targets.release();
             ends.release();
+            cx.release(cx.block(b));
             (kept, roots, diag)
         })
         .collect();
@@ -384,6 +407,7 @@ fn heads(cx: &Ctx, lens: &[usize], spill: Option<&Spill>) -> Heads {
             ids.release();
             types.release();
             sizes.release();
+            cx.release(cx.block(b));
             (children, roots, unknown, diag)
         })
         .collect();
