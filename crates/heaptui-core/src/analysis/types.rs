@@ -155,11 +155,9 @@ fn top_most_retained<W: TypeWord>(
             // Random reads of spilled arrays (see `mem::pace`).
             crate::mem::pace();
         }
-        if let Some(ahead) = dom
-            .at_preorder
-            .get_checked(k as usize + 8)
-            .filter(|_| k as usize + 8 < end)
-        {
+        // The node 8 positions on, within the subtree.
+        if k as usize + 8 < end {
+            let ahead = dom.at_preorder.get(k as usize + 8);
             crate::mem::prefetch(&types[ahead as usize]);
             dom.prefetch_retained_objects(ahead as usize);
         }

@@ -20,7 +20,7 @@
 
 use rayon::prelude::*;
 
-use super::{Array, BitIter, Bits, Scratch};
+use super::{BitIter, Bits, Scratch};
 
 /// What is added to each value before it is packed (so the two sentinels
 /// at the top of the `u32`s come first).
@@ -50,15 +50,6 @@ impl Nodes {
         Nodes {
             bits: Bits::pack(values),
         }
-    }
-
-    /// From packed words as a cache holds them (values plus 2, see the
-    /// module doc); refused unless they are exactly as long as `len`
-    /// values of `width` bits take.
-    pub fn from_words(words: Array<u32>, len: usize, width: u32) -> Result<Nodes, String> {
-        Ok(Nodes {
-            bits: Bits::from_words(words, len, width)?,
-        })
     }
 
     /// Packed values as a cache holds them (each plus 2).
@@ -194,7 +185,8 @@ mod tests {
             if !v.is_empty() {
                 prop_assert_eq!(p.bits().width(), super::super::bits::width_of(top));
             }
-            let again = Nodes::from_words(p.bits().words().clone(), v.len(), p.bits().width());
+            let again = Bits::from_words(p.bits().words().clone(), v.len(), p.bits().width())
+                .map(Nodes::from_bits);
             prop_assert_eq!(again.as_ref(), Ok(&p));
         }
     }
