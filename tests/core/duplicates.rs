@@ -764,7 +764,7 @@ fn budget_cuts_the_same_at_any_thread_count() {
         let possible: Vec<(u32, Vec<u32>)> = d
             .possible
             .iter()
-            .map(|p| (p.type_index, p.instances.clone()))
+            .map(|p| (p.type_index, p.instances.to_vec()))
             .collect();
         (view(&g, &d), possible)
     };

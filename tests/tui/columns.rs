@@ -164,7 +164,7 @@ fn wide_duplicates() -> Duplicates {
     held_by.push(vec![WIDE_SET]);
     let possible = vec![PossibleDuplicates {
         type_index: 2,
-        instances: vec![2; 1_234_567],
+        instances: heaptui_core::mem::IdSet::from_sorted((2..2 + 1_234_567).collect()),
     }];
     Duplicates::from_parts(
         8,

@@ -608,7 +608,7 @@ fn possible_duplicates_detected(background: bool) {
     cut.possible
         .push(heaptui_core::graph::duplicates::PossibleDuplicates {
             type_index: ty,
-            instances,
+            instances: heaptui_core::mem::IdSet::from_sorted(instances),
         });
     update(
         &mut a,

@@ -28,7 +28,7 @@ pub fn arrays(
     }
     if let Some(values) = &model.values {
         v.push(("values.offsets", values.offsets_bytes()));
-        v.push(("values.kinds", values.kinds.len()));
+        v.push(("values.kinds", values.kinds_bytes()));
         v.push(("values.bytes", values.bytes.len()));
     }
     if let Some(r) = retainers {
@@ -57,7 +57,7 @@ pub fn arrays(
 fn duplicates(d: &Duplicates) -> [(&'static str, usize); 4] {
     let (member_starts, members) = d.member_lists().bytes();
     let (holder_starts, holders) = d.holder_lists().bytes();
-    let possible: usize = d.possible.iter().map(|p| p.instances.capacity() * 4).sum();
+    let possible: usize = d.possible.iter().map(|p| p.instances.bytes()).sum();
     let records = d.sets.capacity() * std::mem::size_of::<DuplicateSet>();
     [
         ("dups.sets", records + member_starts + holder_starts),

@@ -25,7 +25,7 @@ use crate::graph::duplicates::{
     DuplicateMode, DuplicateSet, Duplicates, PossibleDuplicates, SetLists,
 };
 use crate::graph::{DominatorTree, HeapGraph};
-use crate::mem::{Array, Bits, Nodes, Packed};
+use crate::mem::{Array, Bits, IdSet, Nodes, Packed};
 use crate::model::{
     AppDomain, Csr, Diagnostics, FieldDecl, Format, IdIndex, Ids, JavaClass, JavaClasses,
     LabelCodes, Labels, Model, ObjectIdx, ObjectTypes, Offsets, PackedRows, RecordCounts, Referent,
@@ -206,7 +206,7 @@ pub fn encode(w: &mut W, a: &Analysis) -> std::io::Result<()> {
     if let Some(v) = &d.values {
         w.array(VALUES, &v.offsets())?;
         w.array(VALUES + 1, &v.bytes)?;
-        let kinds: Vec<u8> = v.kinds.iter().map(|&k| k as u8).collect();
+        let kinds: Vec<u8> = v.kind_numbers().collect();
         w.array(VALUES + 2, &kinds)?;
     }
     if let Some(r) = &d.referents {
@@ -446,24 +446,36 @@ fn encode_duplicates(w: &mut W, dups: &Duplicates) -> std::io::Result<()> {
     w.array(SETS, &sets)?;
     // The lists in the records' order: a set's number is its position, in
     // the file as in memory (no number is written).
-    lists(w, SET_MEMBERS, dups.member_lists().iter())?;
-    lists(w, SET_HELD_BY, dups.holder_lists().iter())?;
+    lists(
+        w,
+        SET_MEMBERS,
+        dups.member_lists().iter().map(|l| l.iter().copied()),
+    )?;
+    lists(
+        w,
+        SET_HELD_BY,
+        dups.holder_lists().iter().map(|l| l.iter().copied()),
+    )?;
     let types: Vec<u32> = dups.possible.iter().map(|p| p.type_index).collect();
     w.array(POSSIBLE, &types)?;
     lists(
         w,
         POSSIBLE + 1,
-        dups.possible.iter().map(|p| &p.instances[..]),
+        dups.possible.iter().map(|p| p.instances.iter()),
     )?;
     w.array(FINISHED, &dups.finished_types)
 }
 
 /// Lists of u32 as a CSR: offsets (tag), items (tag + 1).
-fn lists<'l>(w: &mut W, tag: u32, items: impl Iterator<Item = &'l [u32]>) -> std::io::Result<()> {
+fn lists<L: Iterator<Item = u32>>(
+    w: &mut W,
+    tag: u32,
+    items: impl Iterator<Item = L>,
+) -> std::io::Result<()> {
     let mut offsets = vec![0u64];
     let mut all = Vec::new();
     for l in items {
-        all.extend_from_slice(l);
+        all.extend(l);
         offsets.push(all.len() as u64);
     }
     csr(w, tag, &Csr::from_offsets(offsets, all))
@@ -927,19 +939,9 @@ fn decode_values(r: &R, n: usize) -> Result<Option<Values>, Corrupt> {
     if !ok {
         return corrupt("values: bad offsets");
     }
-    const KINDS: [ValueKind; 8] = [
-        ValueKind::None,
-        ValueKind::Utf8,
-        ValueKind::Utf16Le,
-        ValueKind::Utf16Be,
-        ValueKind::Latin1,
-        ValueKind::Bytes,
-        ValueKind::Unknown,
-        ValueKind::Joined,
-    ];
     let kinds = raw
         .iter()
-        .map(|&k| KINDS.get(k as usize).copied())
+        .map(|&k| ValueKind::from_u8(k))
         .collect::<Option<Vec<_>>>();
     let Some(kinds) = kinds else {
         return corrupt("values: unknown kind");
@@ -1075,7 +1077,7 @@ fn decode_duplicates(
         .zip(instances)
         .map(|(type_index, instances)| PossibleDuplicates {
             type_index,
-            instances,
+            instances: IdSet::from_sorted(instances),
         })
         .collect();
     let finished: Array<u32> = r.array(FINISHED)?;
@@ -1759,7 +1761,7 @@ mod tests {
                     let (t, m) = (d.sets[p.full].type_index, d.members(p.trivial as u32)[0]);
                     d.possible = vec![PossibleDuplicates {
                         type_index: t,
-                        instances: vec![m],
+                        instances: IdSet::from_sorted(vec![m]),
                     }];
                 }),
             ),

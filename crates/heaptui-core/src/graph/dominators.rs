@@ -77,7 +77,7 @@ use rayon::prelude::*;
 
 use super::{Csr, HeapGraph, PackedRows};
 use crate::mem::spill::Spill;
-use crate::mem::{Nodes, Packed, Scratch};
+use crate::mem::{Nodes, Packed};
 use crate::model::Sizes;
 use crate::progress::{Cancelled, Progress, Stage};
 
@@ -323,11 +323,11 @@ fn compute_in(
     let reachable_bytes = ret_bytes.get(0);
     let scattered = to_object_order(n, vertex, idom_pre, ret_objects, ret_bytes, spill);
     crate::mem::checkpoint("dominators: scatter");
-    // Each array packed as soon as it is complete (`crate::mem::nodes`),
-    // so that no two are held as `u32`s beside the preorder's inverse.
-    let idom = Nodes::pack(scattered.idom);
-    let at_preorder = Nodes::pack(at_preorder_of(&scattered.preorder_number[..], m - 1, spill));
-    let preorder_number = Nodes::pack(scattered.preorder_number);
+    // Each array written packed (`crate::mem::nodes`): no `u32` array of
+    // them beside the others.
+    let idom = scattered.idom;
+    let preorder_number = scattered.preorder_number;
+    let at_preorder = at_preorder_of(&preorder_number, m - 1, spill);
     crate::mem::checkpoint("dominators: at preorder");
     progress.set_done(4);
     Ok(DominatorTree {
@@ -967,10 +967,10 @@ const BLOCK: usize = 1 << 14;
 
 /// The per-object results.
 struct ObjectOrder {
-    idom: Scratch<u32>,
+    idom: Nodes,
     retained_objects: Packed,
     retained_bytes: Packed,
-    preorder_number: Scratch<u32>,
+    preorder_number: Nodes,
 }
 
 /// Phase 6: back to object order, scattered from preorder space: each
@@ -1026,10 +1026,17 @@ fn to_object_order(
     );
     drop(ret_bytes);
     crate::mem::checkpoint("dominators: scatter retained bytes");
-    let idom = scatter(n, &vertex, NOT_REACHABLE, spill, &|w| match idom_pre[w] {
-        0 => SUPER_ROOT,
-        d => vertex[d as usize],
-    });
+    let idom = scatter(
+        n,
+        n,
+        &vertex,
+        NOT_REACHABLE,
+        spill,
+        &|w| match idom_pre[w] {
+            0 => SUPER_ROOT,
+            d => vertex[d as usize],
+        },
+    );
     crate::mem::checkpoint("dominators: scatter idom");
     let retained_objects = Packed::scattered(
         "dominators: retained objects",
@@ -1040,7 +1047,7 @@ fn to_object_order(
     );
     let done = [
         ("retained_bytes", retained_bytes.bytes()),
-        ("idom", bytes(&idom)),
+        ("idom", idom.bytes()),
         ("retained_objects", retained_objects.bytes()),
     ];
     alive(
@@ -1056,7 +1063,9 @@ fn to_object_order(
     );
     crate::mem::checkpoint("dominators: scatter retained objects");
     let numbers = tree_numbers(idom_pre, ret_objects);
-    let preorder_number = scatter(n, &vertex, NOT_NUMBERED, spill, &|w| numbers[w]);
+    let preorder_number = scatter(n, numbers.len(), &vertex, NOT_NUMBERED, spill, &|w| {
+        numbers[w]
+    });
     alive(
         "scatter preorder numbers",
         &[
@@ -1065,7 +1074,7 @@ fn to_object_order(
             done[0],
             done[1],
             done[2],
-            ("preorder_number", bytes(&preorder_number)),
+            ("preorder_number", preorder_number.bytes()),
         ],
     );
     ObjectOrder {
@@ -1077,26 +1086,23 @@ fn to_object_order(
 }
 
 /// An array in object order (`fill` where no reachable object is) with
-/// each reachable object's `value` of its preorder number, scattered in
-/// parallel over blocks of preorder numbers.
+/// each reachable object's `value` of its preorder number (below `bound`,
+/// or a sentinel), scattered in parallel over blocks of preorder numbers
+/// straight into its packed form ([`Nodes::scattered`]).
 fn scatter(
     n: usize,
+    bound: usize,
     vertex: &[u32],
     fill: u32,
     spill: Option<&Spill>,
     value: &(dyn Fn(usize) -> u32 + Sync),
-) -> Scratch<u32> {
-    use std::sync::atomic::Ordering::Relaxed;
-    let mut out: Scratch<u32> = Scratch::zeroed(n, spill);
-    if fill != 0 {
-        out.par_chunks_mut(BLOCK).for_each(|part| part.fill(fill));
-    }
-    let at = crate::mem::as_atomic(&mut out);
-    (1..vertex.len())
-        .into_par_iter()
-        .with_min_len(BLOCK)
-        .for_each(|w| at[vertex[w] as usize].store(value(w), Relaxed));
-    out
+) -> Nodes {
+    Nodes::scattered(n, bound as u32, fill, spill, |slots| {
+        (1..vertex.len())
+            .into_par_iter()
+            .with_min_len(BLOCK)
+            .for_each(|w| slots.set(vertex[w] as usize, value(w)));
+    })
 }
 
 /// Phase 6, beside: per DFS preorder number, the object's number in the
@@ -1136,20 +1142,20 @@ fn tree_numbers(idom_pre: Vec<u32>, ret_objects: Vec<u32>) -> Vec<u32> {
 /// Phase 7: [`DominatorTree::at_preorder`], the inverse of the tree's
 /// preorder numbering, by a parallel scatter over `preorder_number` in
 /// object order (each reachable object stores its index at its number; the
-/// numbers are a permutation of `0..reachable`). Built once the preorder
-/// arrays are gone: the tree's results are then all that is alive, `idom`
-/// already packed (`crate::mem::nodes`), the numbers still `u32`s; this
-/// is made as `u32`s too (the children lists it replaces were 8 bytes an
-/// object, this is 4) and packed, then the numbers.
+/// numbers are a permutation of `0..reachable`), written straight in its
+/// packed form ([`Nodes::scattered`]). Built once the preorder arrays are
+/// gone: the tree's results are then all that is alive, all packed.
 pub(super) fn at_preorder_of(
     preorder_number: &(impl crate::mem::Permutation + ?Sized),
     reachable: usize,
     spill: Option<&Spill>,
-) -> Scratch<u32> {
+) -> Nodes {
     let _span = tracing::debug_span!(target: "heaptui::profile", "at preorder").entered();
-    let mut at: Scratch<u32> = Scratch::zeroed(reachable, spill);
-    crate::mem::invert(preorder_number, NOT_NUMBERED, &mut at);
-    alive("at preorder", &[("at_preorder", bytes(&at))]);
+    let bound = preorder_number.values() as u32;
+    let at = Nodes::scattered(reachable, bound, SUPER_ROOT, spill, |slots| {
+        crate::mem::invert_into(preorder_number, NOT_NUMBERED, slots)
+    });
+    alive("at preorder", &[("at_preorder", at.bytes())]);
     at
 }
 

@@ -35,7 +35,7 @@
 use super::dominators::{at_preorder_of, DominatorTree, NOT_NUMBERED, NOT_REACHABLE, SUPER_ROOT};
 use rayon::prelude::*;
 
-use crate::mem::{as_atomic, Nodes, Packed};
+use crate::mem::{Nodes, Packed};
 
 /// Positions of the preorder per parallel job.
 const BLOCK: usize = 1 << 14;
@@ -114,8 +114,8 @@ impl DominatorTree {
         crate::mem::checkpoint("dominator tree: idom and preorder numbers set aside");
         let r = f(self.parents_aside());
         let n = self.retained_objects.len();
-        self.preorder_number = Nodes::from(numbers(&self.at_preorder, n));
-        self.idom = Nodes::from(parents(&self.at_preorder, &self.retained_objects));
+        self.preorder_number = numbers(&self.at_preorder, n);
+        self.idom = parents(&self.at_preorder, &self.retained_objects);
         crate::mem::checkpoint("dominator tree: idom and preorder numbers made again");
         r
     }
@@ -136,20 +136,21 @@ impl DominatorTree {
         crate::mem::checkpoint("dominator tree: the preorder set aside");
         let r = f(self);
         let reachable = self.reachable_objects as usize;
-        self.at_preorder = Nodes::pack(at_preorder_of(&self.preorder_number, reachable, None));
+        self.at_preorder = at_preorder_of(&self.preorder_number, reachable, None);
         crate::mem::checkpoint("dominator tree: the preorder made again");
         r
     }
 }
 
 /// Each of the `n` objects' preorder number, the preorder's inverse
-/// ([`crate::mem::invert`]); unreachable objects keep `NOT_NUMBERED`.
-fn numbers(at: &Nodes, n: usize) -> Vec<u32> {
+/// ([`crate::mem::invert_into`]), written packed; unreachable objects keep
+/// `NOT_NUMBERED`.
+fn numbers(at: &Nodes, n: usize) -> Nodes {
     let _span = tracing::debug_span!(target: "heaptui::profile", "numbers made again").entered();
-    let mut number = vec![NOT_NUMBERED; n];
     // Every entry of `at` is an object: none is `NOT_NUMBERED`.
-    crate::mem::invert(at, NOT_NUMBERED, &mut number);
-    number
+    Nodes::scattered(n, at.len() as u32, NOT_NUMBERED, None, |slots| {
+        crate::mem::invert_into(at, NOT_NUMBERED, slots)
+    })
 }
 
 /// Each object's idom, from the preorder and the subtree sizes (see the
@@ -157,20 +158,17 @@ fn numbers(at: &Nodes, n: usize) -> Vec<u32> {
 /// `NOT_REACHABLE`. The super-root's children are read off in one
 /// sequential run from position 0, and every other object is written by
 /// its parent, in parallel over the preorder.
-fn parents(at: &Nodes, objects: &Packed) -> Vec<u32> {
-    use std::sync::atomic::Ordering::Relaxed;
+fn parents(at: &Nodes, objects: &Packed) -> Nodes {
     let _span = tracing::debug_span!(target: "heaptui::profile", "idom made again").entered();
     let n = objects.len();
     let m = at.len();
-    let mut idom = vec![NOT_REACHABLE; n];
     // The range of the object at position k ends at k + size(k); at least
     // one position, so that every walk below moves on.
     let size = |k: usize| (objects.get(at.get(k) as usize) as usize).max(1);
-    {
-        let parents = as_atomic(&mut idom);
+    Nodes::scattered(n, n as u32, NOT_REACHABLE, None, |parents| {
         let mut k = 0;
         while k < m {
-            parents[at.get(k) as usize].store(SUPER_ROOT, Relaxed);
+            parents.set(at.get(k) as usize, SUPER_ROOT);
             k += size(k);
         }
         (0..m.div_ceil(BLOCK)).into_par_iter().for_each(|b| {
@@ -180,19 +178,18 @@ fn parents(at: &Nodes, objects: &Packed) -> Vec<u32> {
                 // just before (most nodes are their first child's
                 // previous position).
                 if let Some(y) = at.get_checked(k + AHEAD) {
-                    crate::mem::prefetch(&parents[y as usize]);
+                    parents.prefetch(y as usize);
                     objects.prefetch(y as usize);
                 }
                 let end = (k + size(k)).min(m);
                 let mut child = k + 1;
                 while child < end {
-                    parents[at.get(child) as usize].store(x, Relaxed);
+                    parents.set(at.get(child) as usize, x);
                     child += size(child);
                 }
             }
         });
-    }
-    idom
+    })
 }
 
 #[cfg(test)]
@@ -212,8 +209,8 @@ mod tests {
         }
         let (at, objects) = (Nodes::from(at), Packed::from(objects));
         let (idom, number) = (parents(&at, &objects), numbers(&at, objects.len()));
-        assert_eq!(idom[0], SUPER_ROOT);
-        assert!((1..n as usize).all(|k| idom[k] == k as u32 - 1));
-        assert!((0..n as usize).all(|k| number[k] == k as u32));
+        assert_eq!(idom.get(0), SUPER_ROOT);
+        assert!((1..n as usize).all(|k| idom.get(k) == k as u32 - 1));
+        assert!((0..n as usize).all(|k| number.get(k) == k as u32));
     }
 }

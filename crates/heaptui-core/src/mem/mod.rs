@@ -12,6 +12,7 @@ mod array;
 pub mod bits;
 pub mod budget;
 pub(crate) mod guard;
+mod idset;
 pub(crate) mod map;
 pub mod nodes;
 mod packed;
@@ -27,7 +28,8 @@ pub use bits::{BitIter, BitRow, Bits};
 pub use guard::{
     restore_terminal_mode, save_terminal_mode, save_terminal_mode_of, TERMINAL_IN_USE,
 };
-pub use nodes::{NodeIter, Nodes};
+pub use idset::IdSet;
+pub use nodes::{NodeIter, Nodes, Slots};
 pub(crate) use packed::paired;
 pub use packed::Packed;
 pub use ranked::RankedBits;
@@ -308,9 +310,17 @@ pub(crate) fn allocated() -> Option<(u64, u64)> {
 /// on (the slots come at random). The dominators' vertices and preorder,
 /// and the preorder numbers made again after the set-aside, are these.
 pub fn invert(perm: &(impl Permutation + ?Sized), none: u32, out: &mut [u32]) {
+    invert_into(perm, none, as_atomic(out));
+}
+
+/// [`invert`] into any [`InvertTarget`] (a packed [`Nodes`] being written:
+/// [`nodes::Slots`]).
+pub fn invert_into(
+    perm: &(impl Permutation + ?Sized),
+    none: u32,
+    out: &(impl InvertTarget + ?Sized),
+) {
     use rayon::prelude::*;
-    use std::sync::atomic::Ordering::Relaxed;
-    let slots = as_atomic(out);
     let len = perm.values();
     (0..len.div_ceil(INVERT_BLOCK))
         .into_par_iter()
@@ -320,15 +330,46 @@ pub fn invert(perm: &(impl Permutation + ?Sized), none: u32, out: &mut [u32]) {
             for (i, k) in (first..).zip(part) {
                 if let Some(ahead) = perm.at(i + INVERT_AHEAD) {
                     // `none` (or past the end) asks for nothing.
-                    if let Some(slot) = slots.get(ahead as usize) {
-                        prefetch(slot);
-                    }
+                    out.prefetch(ahead as usize);
                 }
                 if k != none {
-                    slots[k as usize].store(i as u32, Relaxed);
+                    out.store(k as usize, i as u32);
                 }
             }
         });
+}
+
+/// Where [`invert_into`] writes: slots written at random from many
+/// threads, each once.
+pub trait InvertTarget: Sync {
+    /// Slot `k` takes `value`.
+    fn store(&self, k: usize, value: u32);
+    /// Hints the CPU to fetch slot `k` (none past the end).
+    fn prefetch(&self, k: usize);
+}
+
+impl InvertTarget for [std::sync::atomic::AtomicU32] {
+    #[inline]
+    fn store(&self, k: usize, value: u32) {
+        self[k].store(value, std::sync::atomic::Ordering::Relaxed);
+    }
+    #[inline]
+    fn prefetch(&self, k: usize) {
+        if let Some(slot) = self.get(k) {
+            prefetch(slot);
+        }
+    }
+}
+
+impl InvertTarget for nodes::Slots<'_> {
+    #[inline]
+    fn store(&self, k: usize, value: u32) {
+        self.set(k, value);
+    }
+    #[inline]
+    fn prefetch(&self, k: usize) {
+        nodes::Slots::prefetch(self, k);
+    }
 }
 
 /// What [`invert`] reads: `u32`s in a slice, or packed [`Nodes`].

@@ -16,9 +16,18 @@
 //! A read is [`Bits::get`]'s one unaligned load, a shift, a mask and the
 //! subtraction; a run of values ([`Nodes::range`]) decodes sequentially.
 //! Made from `u32`s in a [`Scratch`] ([`Nodes::pack`]), shifted and then
-//! packed in place, so that building one never holds two copies.
+//! packed in place, so that building one never holds two copies; or
+//! written straight in packed form where the values come at random from
+//! many threads, each slot once ([`Nodes::scattered`]: each write an atomic
+//! exclusive-or of its bits into the one or two words that hold them,
+//! the slots filled with a sentinel first), so that no `u32` array of them
+//! is ever alive: the dominators' `idom` and preorder numbers, the
+//! preorder's inverse and the arrays made again after a set-aside were each
+//! a `u32` array (4 bytes an object) beside everything else alive.
 
 use rayon::prelude::*;
+
+use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
 
 use super::{BitIter, Bits, Scratch};
 
@@ -132,6 +141,103 @@ impl Nodes {
     }
 }
 
+/// The slots of a [`Nodes`] being written at random (see
+/// [`Nodes::scattered`]).
+pub struct Slots<'a> {
+    words: &'a [AtomicU32],
+    len: usize,
+    width: u32,
+    /// The fill, stored (plus 2).
+    fill: u32,
+}
+
+impl Slots<'_> {
+    /// Writes `value` (below the bound, or a sentinel) at slot `i`, which
+    /// holds the fill: written at most once. Panics past the end.
+    #[inline]
+    pub fn set(&self, i: usize, value: u32) {
+        if i >= self.len {
+            panic!("slot {i} past the end of {} nodes", self.len);
+        }
+        let x = value.wrapping_add(SHIFT) ^ self.fill;
+        let bit = i * self.width as usize;
+        let (word, at) = (bit / 32, bit % 32);
+        let wide = (x as u64) << at;
+        self.words[word].fetch_xor(wide as u32, Relaxed);
+        let high = (wide >> 32) as u32;
+        if high != 0 {
+            self.words[word + 1].fetch_xor(high, Relaxed);
+        }
+    }
+
+    /// Hints the CPU to fetch slot `i` (none past the end).
+    #[inline]
+    pub fn prefetch(&self, i: usize) {
+        if i < self.len {
+            super::prefetch(&self.words[i * self.width as usize / 32]);
+        }
+    }
+}
+
+impl Nodes {
+    /// `len` values, each `fill` unless `write` sets it (once) through the
+    /// [`Slots`] it is handed, its values below `bound` or sentinels: packed
+    /// from the start at the width `bound` needs, in `spill` where given.
+    /// No `u32` array of them is made.
+    pub fn scattered(
+        len: usize,
+        bound: u32,
+        fill: u32,
+        spill: Option<&super::spill::Spill>,
+        write: impl FnOnce(&Slots<'_>),
+    ) -> Nodes {
+        if len == 0 {
+            return Nodes::default();
+        }
+        let width = super::bits::width_of(bound.saturating_add(SHIFT - 1).max(1));
+        let mut words: Scratch<u32> = Scratch::zeroed(super::bits::words_for(len, width), spill);
+        let stored = fill.wrapping_add(SHIFT);
+        if stored != 0 {
+            fill_words(&mut words, len, width, stored);
+        }
+        write(&Slots {
+            words: super::as_atomic(&mut words),
+            len,
+            width,
+            fill: stored,
+        });
+        let bits = Bits::from_words(words.into_array(), len, width)
+            .expect("the words made for these values");
+        Nodes { bits }
+    }
+}
+
+/// Fills the first `len` values of `width` bits of `words` with `value`
+/// (below `2^width`), the bits past them left zero. 32 values take
+/// exactly `width` words, so the words repeat every `width`.
+fn fill_words(words: &mut [u32], len: usize, width: u32, value: u32) {
+    let w = width as usize;
+    let mut pattern = vec![0u32; w];
+    for k in 0..32 {
+        let bit = k * w;
+        let wide = (value as u64) << (bit % 32);
+        pattern[bit / 32] |= wide as u32;
+        if bit / 32 + 1 < w {
+            pattern[bit / 32 + 1] |= (wide >> 32) as u32;
+        }
+    }
+    let bits = len * w;
+    let full = bits / 32;
+    words[..full].par_chunks_mut(w << 12).for_each(|c| {
+        c.iter_mut()
+            .zip(pattern.iter().cycle())
+            .for_each(|(x, &p)| *x = p)
+    });
+    if !bits.is_multiple_of(32) {
+        words[full] = pattern[full % w] & ((1u32 << (bits % 32)) - 1);
+    }
+}
+
 impl From<Vec<u32>> for Nodes {
     fn from(v: Vec<u32>) -> Nodes {
         Nodes::pack(Scratch::from(v))
@@ -189,6 +295,57 @@ mod tests {
                 .map(Nodes::from_bits);
             prop_assert_eq!(again.as_ref(), Ok(&p));
         }
+    }
+
+    proptest! {
+        /// Values written at random slots from many threads, the rest the
+        /// fill, read as the same values packed from a vector; the words
+        /// past the values are zero.
+        #[test]
+        fn scattered_slots_read_as_packed_values(
+            (bound, v) in (1u32..5000).prop_flat_map(|bound| (
+                Just(bound),
+                proptest::collection::vec(
+                    prop_oneof![
+                        (0..bound).prop_map(Some),
+                        Just(Some(u32::MAX - 1)),
+                        Just(None),
+                    ],
+                    0..700,
+                ),
+            )),
+            fill in prop_oneof![Just(u32::MAX), Just(u32::MAX - 1), 0u32..5000],
+        ) {
+            // A sentinel, or a value below the bound.
+            let fill = if fill < u32::MAX - 1 { fill.min(bound - 1) } else { fill };
+            let want: Vec<u32> = v.iter().map(|x| x.unwrap_or(fill)).collect();
+            let got = Nodes::scattered(v.len(), bound, fill, None, |slots| {
+                (0..v.len()).into_par_iter().rev().for_each(|i| {
+                    slots.prefetch(i);
+                    if let Some(x) = v[i] {
+                        slots.set(i, x);
+                    }
+                });
+            });
+            prop_assert_eq!(got.to_vec(), want.clone());
+            prop_assert_eq!(got.len(), v.len());
+            if !v.is_empty() {
+                prop_assert_eq!(got.bits().width(), super::super::bits::width_of(bound + 1));
+                let used = (v.len() * got.bits().width() as usize).div_ceil(32);
+                let words = got.bits().words();
+                let bits = v.len() * got.bits().width() as usize;
+                if !bits.is_multiple_of(32) {
+                    prop_assert_eq!(words[used - 1] >> (bits % 32), 0);
+                }
+                prop_assert!(words[used..].iter().all(|&w| w == 0));
+            }
+        }
+    }
+
+    #[test]
+    #[should_panic(expected = "past the end")]
+    fn a_slot_past_the_end_is_refused() {
+        Nodes::scattered(3, 10, u32::MAX, None, |slots| slots.set(3, 1));
     }
 
     /// A tree's worth of indices takes the width of the object count.

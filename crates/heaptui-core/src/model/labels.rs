@@ -269,7 +269,59 @@ pub struct Values {
     /// Every object's value bytes, one after the other (cut by the offsets).
     pub bytes: Array<u8>,
     /// One per object.
-    pub kinds: Vec<ValueKind>,
+    kinds: Kinds,
+}
+
+impl ValueKind {
+    /// Every kind, at its number.
+    const ALL: [ValueKind; 8] = [
+        ValueKind::None,
+        ValueKind::Utf8,
+        ValueKind::Utf16Le,
+        ValueKind::Utf16Be,
+        ValueKind::Latin1,
+        ValueKind::Bytes,
+        ValueKind::Unknown,
+        ValueKind::Joined,
+    ];
+
+    /// The kind numbered `k` (`kind as u8`), `None` for no kind.
+    pub fn from_u8(k: u8) -> Option<ValueKind> {
+        Self::ALL.get(k as usize).copied()
+    }
+}
+
+/// One [`ValueKind`] an object, two a byte (a kind needs 3 bits; a byte
+/// each was a twelfth of a V8 snapshot's arrays at the analysis's end).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct Kinds {
+    nibbles: Vec<u8>,
+    len: usize,
+}
+
+impl Kinds {
+    fn new(kinds: &[ValueKind]) -> Kinds {
+        let nibbles = kinds
+            .par_chunks(2 * 4096)
+            .flat_map_iter(|c| {
+                c.chunks(2)
+                    .map(|p| p[0] as u8 | p.get(1).map_or(0, |&k| (k as u8) << 4))
+            })
+            .collect();
+        Kinds {
+            nibbles,
+            len: kinds.len(),
+        }
+    }
+
+    #[inline]
+    fn get(&self, i: usize) -> Option<ValueKind> {
+        if i >= self.len {
+            return None;
+        }
+        let b = self.nibbles[i / 2] >> (4 * (i % 2));
+        ValueKind::from_u8(b & 15)
+    }
 }
 
 /// Objects per block of [`Offsets::Narrow`].
@@ -512,7 +564,7 @@ impl Values {
         Values {
             offsets: Offsets::new(offsets),
             bytes: bytes.into(),
-            kinds,
+            kinds: Kinds::new(&kinds),
         }
     }
 
@@ -532,7 +584,7 @@ impl Values {
         Values {
             offsets: narrowed,
             bytes: bytes.into_array(),
-            kinds,
+            kinds: Kinds::new(&kinds),
         }
     }
 
@@ -560,7 +612,7 @@ impl Values {
         Values {
             offsets,
             bytes: bytes.into(),
-            kinds,
+            kinds: Kinds::new(&kinds),
         }
     }
 
@@ -599,13 +651,29 @@ impl Values {
 
     /// How the object's value is read ([`ValueKind::None`] past the end).
     pub fn kind(&self, object: ObjectIdx) -> ValueKind {
-        self.kinds.get(object.index()).copied().unwrap_or_default()
+        self.kinds.get(object.index()).unwrap_or_default()
+    }
+
+    /// How many objects there are values (or none) for.
+    pub fn objects(&self) -> usize {
+        self.kinds.len
+    }
+
+    /// Every object's kind as its number (`kind as u8`), in order (for
+    /// the reopen cache).
+    pub fn kind_numbers(&self) -> impl Iterator<Item = u8> + '_ {
+        (0..self.kinds.len).map(|i| self.kinds.nibbles[i / 2] >> (4 * (i % 2)) & 15)
+    }
+
+    /// Bytes held by the kinds, for the memory account.
+    pub fn kinds_bytes(&self) -> usize {
+        self.kinds.nibbles.len()
     }
 
     /// The object's value bytes and how to read them; `None` when it has none.
     pub fn get(&self, object: ObjectIdx) -> Option<(&[u8], ValueKind)> {
         let o = object.index();
-        let kind = *self.kinds.get(o)?;
+        let kind = self.kinds.get(o)?;
         if kind == ValueKind::None {
             return None;
         }

@@ -53,6 +53,7 @@ use std::sync::Mutex;
 use rayon::prelude::*;
 
 use crate::graph::{DominatorTree, HeapGraph, ParentsAside};
+use crate::mem::IdSet;
 use crate::model::{Model, ObjectIdx};
 use crate::progress::{Cancelled, Progress, Stage};
 use bisim::NO_BLOCK;
@@ -326,7 +327,7 @@ fn label_classes(
         .collect();
     keyed.par_sort_unstable();
     let mut sets: Vec<Group> = Vec::new();
-    let mut possible: Vec<PossibleDuplicates> = Vec::new();
+    let mut possible: Vec<(u32, Vec<u32>)> = Vec::new();
     for class in keyed.chunk_by(|a, b| a.0 == b.0 && a.1 == b.1 && a.2 == b.2 && a.3 == b.3) {
         if class.len() < 2 {
             continue;
@@ -349,31 +350,37 @@ fn label_classes(
             add_possible(&mut possible, class[0].0, members);
         }
     }
-    sort_possible(&mut possible);
-    (sets, possible)
+    (sets, sort_possible(possible))
 }
 
-fn add_possible(possible: &mut Vec<PossibleDuplicates>, type_index: u32, members: Vec<u32>) {
+/// Appends `members` of `type_index` to `possible`, to the last entry where
+/// it is of that type.
+fn add_possible(possible: &mut Vec<(u32, Vec<u32>)>, type_index: u32, members: Vec<u32>) {
     match possible.last_mut() {
-        Some(p) if p.type_index == type_index => p.instances.extend(members),
-        _ => possible.push(PossibleDuplicates {
-            type_index,
-            instances: members,
-        }),
+        Some((t, instances)) if *t == type_index => instances.extend(members),
+        _ => possible.push((type_index, members)),
     }
 }
 
-fn sort_possible(possible: &mut Vec<PossibleDuplicates>) {
-    possible.sort_by_key(|p| p.type_index);
-    // Merge entries of one type that were not adjacent.
-    let mut merged: Vec<PossibleDuplicates> = Vec::with_capacity(possible.len());
-    for p in possible.drain(..) {
-        add_possible(&mut merged, p.type_index, p.instances);
+/// The possible duplicates by type, one entry a type (entries of one type
+/// that were not adjacent merged), each type's instances ascending and
+/// held as an [`IdSet`].
+fn sort_possible(mut possible: Vec<(u32, Vec<u32>)>) -> Vec<PossibleDuplicates> {
+    possible.sort_by_key(|p| p.0);
+    let mut merged: Vec<(u32, Vec<u32>)> = Vec::with_capacity(possible.len());
+    for (t, instances) in possible {
+        add_possible(&mut merged, t, instances);
     }
-    for p in &mut merged {
-        p.instances.sort_unstable();
-    }
-    *possible = merged;
+    merged
+        .into_iter()
+        .map(|(type_index, mut instances)| {
+            instances.sort_unstable();
+            PossibleDuplicates {
+                type_index,
+                instances: crate::mem::IdSet::from_sorted(instances),
+            }
+        })
+        .collect()
 }
 
 /// One type's candidate blocks of two or more members, members ascending,
@@ -508,7 +515,7 @@ fn classes(
         for (found, p) in outcomes.iter().flatten() {
             records += found.classes.capacity() * std::mem::size_of::<TypeClass>();
             lists += found.members.capacity() * 4;
-            lists += p.capacity() * 4;
+            lists += p.bytes();
         }
         crate::mem::alive(
             "duplicates: verified",
@@ -536,7 +543,8 @@ fn classes(
             });
         }
     }
-    sort_possible(&mut possible);
+    // One entry a type: the blocks were grouped by type.
+    possible.sort_by_key(|p| p.type_index);
     Ok((groups, possible))
 }
 
@@ -559,13 +567,13 @@ impl Verifier<'_> {
         &self,
         blocks: TypeBlocks,
         d: Depth,
-    ) -> Result<(TypeClasses, Vec<u32>), Cancelled> {
+    ) -> Result<(TypeClasses, IdSet), Cancelled> {
         let (graph, dump) = (self.graph, &self.graph.dump);
         let mut sets = TypeClasses::over(blocks.members);
         let blocks = FlatBlocks(blocks.starts);
         let mut possible = Vec::new();
         if d == Depth::Skip {
-            return Ok((sets.done(), possible));
+            return Ok((sets.done(), IdSet::default()));
         }
         let mut ws: Option<Workspace> = None;
         let limit = match d {
@@ -611,7 +619,10 @@ impl Verifier<'_> {
             w.release();
             self.pool.lock().unwrap().push(w);
         }
-        Ok((sets.done(), possible))
+        // Held from here to the heap's end: ascending, in the fewer bytes
+        // of a bitmap or packed values.
+        possible.sort_unstable();
+        Ok((sets.done(), IdSet::from_sorted(possible)))
     }
 
     /// [`verify::split_block`], a slow block logged at `trace` level.

@@ -174,6 +174,23 @@ impl<'a> View<'a> {
     pub fn new(graph: &'a HeapGraph) -> View<'a> {
         let dump = &graph.dump;
         let own = DescriptorRule::of(dump).and_then(|rule| Own::build(graph, rule));
+        if let Some(o) = &own {
+            let rows = |r: &Rows| {
+                r.objects.capacity() * 4
+                    + r.csr.offsets().bytes()
+                    + r.csr.targets.bytes()
+                    + r.labels.capacity() * 4
+            };
+            crate::mem::arrays_alive(
+                "duplicates: view",
+                &[
+                    ("skip", o.skip.capacity()),
+                    ("odd", rows(&o.odd)),
+                    ("targets", rows(&o.targets)),
+                    ("is_target", o.is_target.capacity() * 8),
+                ],
+            );
+        }
         View { graph, dump, own }
     }
 

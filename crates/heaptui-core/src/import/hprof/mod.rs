@@ -261,7 +261,7 @@ fn build_model(
         target: "heaptui::profile",
         "hprof: {} bytes of values for {} objects",
         values.bytes.len(),
-        values.kinds.len()
+        values.objects()
     );
     let details = vec![
         (

@@ -628,11 +628,7 @@ impl Pane for DuplicatesPane {
         }
         match self.row(self.list.selected)? {
             DupRow::Set(s) => d.members(s).first().copied().map(ObjectIdx),
-            DupRow::Possible(p) => d.possible[p as usize]
-                .instances
-                .first()
-                .copied()
-                .map(ObjectIdx),
+            DupRow::Possible(p) => d.possible[p as usize].instances.first().map(ObjectIdx),
             DupRow::Gone(_) => None,
         }
     }
