@@ -969,8 +969,9 @@ fn equal_shapes_with_different_values_are_not_duplicates() {
 /// One ordinary object of [`typed_heap`]: type (0 or 1), size choice,
 /// references to ordinary objects (each with a label choice), which of two
 /// descriptors of each kind it has and where they sit among its
-/// references (4 and 5: first or last, sixteen times over), and its value
-/// choice.
+/// references (4 and 5: first or last, sixteen times over; 6: each after
+/// one of its references in turn, as a V8 array's map and prototype sit),
+/// and its value choice.
 type TypedObject = (u8, bool, Vec<(usize, u8)>, (usize, usize, usize), u8);
 
 /// A heap shaped as HPROF's or V8's are: ordinary objects refer to their
@@ -985,7 +986,7 @@ fn typed_heap() -> impl Strategy<Value = (bool, Vec<TypedObject>, Vec<usize>)> {
             0u8..2,
             any::<bool>(),
             prop::collection::vec((0..n, 0u8..3), 0..3),
-            (0usize..2, 0usize..2, 0usize..6),
+            (0usize..2, 0usize..2, 0usize..7),
             0u8..4,
         );
         (
@@ -1036,9 +1037,20 @@ fn typed_model(v8: bool, objects: &[TypedObject], roots: &[usize]) -> Model {
         } else {
             vec![(shape(*s), 3)]
         };
+        if *at == 6 {
+            // Interleaved: a reference, a descriptor, a reference, …
+            let mut mixed = Vec::new();
+            let mut refs = out.drain(..);
+            for d in descriptors.drain(..) {
+                mixed.extend(refs.next());
+                mixed.push(d);
+            }
+            mixed.extend(refs);
+            out = mixed;
+        }
         // Positions 4 and 5: the descriptors repeated 16 times, leading or
         // trailing (more than the duplicates' view keeps apart per object).
-        let repeat = if *at >= 4 { 16 } else { 1 };
+        let repeat = if (4..6).contains(at) { 16 } else { 1 };
         let at = match at {
             4 => 0,
             5 => out.len(),

@@ -216,6 +216,7 @@ impl Bits {
             start: range.start * self.width as usize,
             len: range.end - range.start,
             width: self.width,
+            step: self.width,
             kind: PhantomData,
         }
     }
@@ -299,8 +300,10 @@ impl From<Array<u32>> for Bits {
     }
 }
 
-/// Consecutive values of a [`Bits`], seen as `T` (`u32` or an index type
-/// over one): a start bit, a length and the width, `Copy`.
+/// Values of a [`Bits`] at a fixed distance, seen as `T` (`u32` or an
+/// index type over one): a start bit, a length, the width and the bits
+/// from one value to the next (the width for consecutive values, twice
+/// it for every other one: [`BitRow::every_other`]), `Copy`.
 #[derive(Clone, Copy)]
 pub struct BitRow<'a, T = u32> {
     /// The whole array's bytes, padding included.
@@ -309,6 +312,8 @@ pub struct BitRow<'a, T = u32> {
     start: usize,
     len: usize,
     width: u32,
+    /// Bits from one value's start to the next's (at least `width`).
+    step: u32,
     kind: PhantomData<T>,
 }
 
@@ -331,7 +336,7 @@ impl<'a, T: bytemuck::Pod> BitRow<'a, T> {
         if i >= self.len {
             past_the_end(i, self.len);
         }
-        let bit = self.start + i * self.width as usize;
+        let bit = self.start + i * self.step as usize;
         // SAFETY: a value of the row, so of the array (see `Bits::get`).
         bytemuck::cast(unsafe { load(self.bytes, bit, self.width) })
     }
@@ -349,6 +354,7 @@ impl<'a, T: bytemuck::Pod> BitRow<'a, T> {
             start: 0,
             len: 0,
             width: 1,
+            step: 1,
             kind: PhantomData,
         }
     }
@@ -365,10 +371,22 @@ impl<'a, T: bytemuck::Pod> BitRow<'a, T> {
         BitIter {
             bytes: self.bytes,
             front: self.start,
-            back: self.start + self.len * self.width as usize,
+            back: self.start + self.len * self.step as usize,
             left: self.len,
             width: self.width,
+            step: self.step,
             kind: PhantomData,
+        }
+    }
+
+    /// Values 0, 2, 4, … of the row: a row of every other value, read in
+    /// place.
+    #[inline]
+    pub fn every_other(self) -> BitRow<'a, T> {
+        BitRow {
+            len: self.len.div_ceil(2),
+            step: self.step * 2,
+            ..self
         }
     }
 
@@ -379,7 +397,7 @@ impl<'a, T: bytemuck::Pod> BitRow<'a, T> {
             past_the_end(range.end.max(range.start), self.len);
         }
         BitRow {
-            start: self.start + range.start * self.width as usize,
+            start: self.start + range.start * self.step as usize,
             len: range.end - range.start,
             ..*self
         }
@@ -393,6 +411,7 @@ impl<'a, T: bytemuck::Pod> BitRow<'a, T> {
             start: self.start,
             len: self.len,
             width: self.width,
+            step: self.step,
             kind: PhantomData,
         }
     }
@@ -468,10 +487,11 @@ impl<T: bytemuck::Pod + PartialEq> PartialEq<&Vec<T>> for BitRow<'_, T> {
 pub struct BitIter<'a, T = u32> {
     bytes: &'a [u8],
     front: usize,
-    /// The bit just past the last value not yet taken.
+    /// The bit a step past the last value not yet taken.
     back: usize,
     left: usize,
     width: u32,
+    step: u32,
     kind: PhantomData<T>,
 }
 
@@ -486,7 +506,7 @@ impl<T: bytemuck::Pod> Iterator for BitIter<'_, T> {
         self.left -= 1;
         // SAFETY: a value of the row (see `Bits::get`).
         let x = unsafe { load(self.bytes, self.front, self.width) };
-        self.front += self.width as usize;
+        self.front += self.step as usize;
         Some(bytemuck::cast(x))
     }
 
@@ -499,7 +519,7 @@ impl<T: bytemuck::Pod> Iterator for BitIter<'_, T> {
     fn nth(&mut self, n: usize) -> Option<T> {
         let skip = n.min(self.left);
         self.left -= skip;
-        self.front += skip * self.width as usize;
+        self.front += skip * self.step as usize;
         self.next()
     }
 }
@@ -511,7 +531,7 @@ impl<T: bytemuck::Pod> DoubleEndedIterator for BitIter<'_, T> {
             return None;
         }
         self.left -= 1;
-        self.back -= self.width as usize;
+        self.back -= self.step as usize;
         // SAFETY: a value of the row (see `Bits::get`).
         Some(bytemuck::cast(unsafe {
             load(self.bytes, self.back, self.width)
@@ -580,6 +600,20 @@ mod tests {
                 prop_assert_eq!(it.next_back(), part.last().copied());
                 prop_assert_eq!(it.next(), part.first().copied().filter(|_| part.len() > 1));
             }
+            // Every other value, read in place, as the values stepped by 2
+            // (and every other of those, stepped by 4).
+            let even: Vec<u32> = part.iter().copied().step_by(2).collect();
+            let alt = row.every_other();
+            prop_assert_eq!(alt.len(), even.len());
+            prop_assert_eq!(alt.to_vec(), even.clone());
+            prop_assert!(alt.iter().rev().eq(even.iter().rev().copied()));
+            for (i, &x) in even.iter().enumerate() {
+                prop_assert_eq!(alt.get(i), x);
+                prop_assert_eq!(alt.iter().nth(i), Some(x));
+                prop_assert_eq!(alt.slice(i..even.len()).to_vec(), even[i..].to_vec());
+            }
+            let fourth: Vec<u32> = part.iter().copied().step_by(4).collect();
+            prop_assert_eq!(alt.every_other().to_vec(), fourth);
         }
         Ok(())
     }

@@ -14,9 +14,9 @@ use std::sync::atomic::Ordering;
 
 use rayon::prelude::*;
 
-use super::view::{Descriptors, View};
+use super::view::{Descriptors, View, WalkLabels};
 use crate::graph::ParentsAside;
-use crate::model::{LabelRow, Model, ObjectIdx, ValueKind};
+use crate::model::{Model, ObjectIdx, ValueKind};
 
 /// The block of objects that take no part (unreachable): `bisim::NO_BLOCK`.
 const NONE: u32 = super::bisim::NO_BLOCK;
@@ -33,7 +33,7 @@ type Key<'a> = (
     u64,
     ValueKind,
     &'a [u8],
-    LabelRow<'a>,
+    WalkLabels<'a>,
     u32,
     Descriptors<'a>,
 );
