@@ -293,6 +293,9 @@ impl ValueKind {
 
 /// One [`ValueKind`] an object, two a byte (a kind needs 3 bits; a byte
 /// each was a twelfth of a V8 snapshot's arrays at the analysis's end).
+/// Nibbles rather than a `mem::Bits`, which is packed from `u32`s: the
+/// importers hand the kinds over as a byte each, and a `u32` copy of them
+/// would be 4 bytes an object at the import's end.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 struct Kinds {
     nibbles: Vec<u8>,
@@ -314,13 +317,15 @@ impl Kinds {
         }
     }
 
+    /// Object `i`'s kind as its number; `i` below `len`.
+    #[inline]
+    fn number(&self, i: usize) -> u8 {
+        self.nibbles[i / 2] >> (4 * (i % 2)) & 15
+    }
+
     #[inline]
     fn get(&self, i: usize) -> Option<ValueKind> {
-        if i >= self.len {
-            return None;
-        }
-        let b = self.nibbles[i / 2] >> (4 * (i % 2));
-        ValueKind::from_u8(b & 15)
+        (i < self.len).then(|| ValueKind::from_u8(self.number(i)))?
     }
 }
 
@@ -662,7 +667,7 @@ impl Values {
     /// Every object's kind as its number (`kind as u8`), in order (for
     /// the reopen cache).
     pub fn kind_numbers(&self) -> impl Iterator<Item = u8> + '_ {
-        (0..self.kinds.len).map(|i| self.kinds.nibbles[i / 2] >> (4 * (i % 2)) & 15)
+        (0..self.kinds.len).map(|i| self.kinds.number(i))
     }
 
     /// Bytes held by the kinds, for the memory account.
