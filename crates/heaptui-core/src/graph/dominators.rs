@@ -69,15 +69,19 @@
 //!   object in all, `pre` included, where the search held 16 (`vertex`,
 //!   `parent`, the links) and all the lists (9 more on V8).
 //! * The retained sums and their scatter: `vertex`, `idom_pre` and the
-//!   retained objects, 4 m each, and the retained bytes in 4 m
-//!   (`ByteSums`: a sum of 2^32 − 1 or more in a side table), where they
-//!   took 8: 16 bytes a reachable object and the narrow result.
+//!   objects each vertex dominates, each packed at the width of `m`
+//!   (`mem::Nodes`, `mem::Bits`: 3.1 bytes a reachable object at 20 M
+//!   objects, where a `u32` took 4), and the retained bytes in 4 m
+//!   (`ByteSums`: a sum of 2^32 − 1 or more in a side table), summed and
+//!   scattered first, alone: about 10 bytes a reachable object and the
+//!   narrow results, where all four were 16 (the 1.60 GB V8 snapshot's
+//!   peak until 2026-11-28).
 
 use rayon::prelude::*;
 
 use super::{Csr, HeapGraph, PackedRows};
 use crate::mem::spill::Spill;
-use crate::mem::{Nodes, Packed};
+use crate::mem::{Bits, Nodes, Packed, Permutation, Scratch};
 use crate::model::Sizes;
 use crate::progress::{Cancelled, Progress, Stage};
 
@@ -285,7 +289,7 @@ fn compute_in(
             ("parent", bytes(&parent)),
             ("multi_pre", bytes(&multi.pre)),
             ("multi_obj", bytes(&multi.obj)),
-            ("pre", bytes(&pre)),
+            ("pre", pre.bytes()),
         ],
     );
     drop(vertex);
@@ -305,23 +309,25 @@ fn compute_in(
 
     let idom_pre = nca(parent, &multi.pre, semi);
     drop(multi);
+    // Packed at the width of the preorder numbers: `tree_numbers` writes
+    // its numbers over it, none above `m - 1`.
+    let idom_pre = Bits::pack_at(Scratch::from(idom_pre), numbers_width(m));
     let vertex = vertices_of(&pre, m);
     drop(pre);
-    let (ret_bytes, ret_objects) = retained(&vertex, &idom_pre, sizes);
+    let ret_bytes = retained_bytes(&vertex, &idom_pre, sizes);
     alive(
         "retained",
         &[
-            ("vertex", bytes(&vertex)),
-            ("idom_pre", bytes(&idom_pre)),
+            ("vertex", vertex.bytes()),
+            ("idom_pre", idom_pre.bytes()),
             ("ret_bytes", ret_bytes.bytes()),
-            ("ret_objects", bytes(&ret_objects)),
         ],
     );
     crate::mem::checkpoint("dominators: nca, retained");
     progress.set_done(3);
 
     let reachable_bytes = ret_bytes.get(0);
-    let scattered = to_object_order(n, vertex, idom_pre, ret_objects, ret_bytes, spill);
+    let scattered = to_object_order(n, vertex, idom_pre, ret_bytes, spill);
     crate::mem::checkpoint("dominators: scatter");
     // Each array written packed (`crate::mem::nodes`): no `u32` array of
     // them beside the others.
@@ -520,7 +526,7 @@ const SEARCH_CHUNK: usize = 16 * SPLIT_PART;
 fn semidominators(
     parent: &[u32],
     multi: &Multi,
-    (root_bits, retainers, pre): (&[u64], &PackedRows, &[u32]),
+    (root_bits, retainers, pre): (&[u64], &PackedRows, &Nodes),
     (chunk, long): (usize, usize),
     progress: &Progress,
 ) -> Result<Vec<u32>, Cancelled> {
@@ -576,7 +582,7 @@ fn semidominators(
         "semidominators",
         &[
             ("parent", bytes(parent)),
-            ("pre", bytes(pre)),
+            ("pre", pre.bytes()),
             ("multi_pre", bytes(&multi.pre)),
             ("multi_obj", bytes(&multi.obj)),
             ("semi", bytes(&semi)),
@@ -640,27 +646,48 @@ fn search(
 }
 
 /// Per object, its preorder number (`UNSEEN` if unreachable): the inverse
-/// of `vertex`, scattered in parallel.
-fn preorder_numbers(n: usize, vertex: &[u32]) -> Vec<u32> {
-    use std::sync::atomic::Ordering::Relaxed;
-    let mut pre: Vec<u32> = crate::mem::filled(n, UNSEEN);
-    let at = crate::mem::as_atomic(&mut pre);
-    vertex[1..]
-        .par_iter()
-        .enumerate()
-        .with_min_len(1 << 14)
-        .for_each(|(k, &v)| at[v as usize].store(k as u32 + 1, Relaxed));
-    pre
+/// of `vertex`, scattered in parallel straight into its packed form (at
+/// the width of the reachable count: 3.1 bytes an object at 20 M objects,
+/// where a `u32` took 4 beside the search's arrays, the dominators' peak
+/// on the 1.60 GB V8 snapshot).
+fn preorder_numbers(n: usize, vertex: &[u32]) -> Nodes {
+    Nodes::scattered(n, vertex.len() as u32, UNSEEN, None, |slots| {
+        crate::mem::each_place(&vertex[1..], |k, object| slots.set(object, k as u32 + 1))
+    })
 }
 
 /// `vertex` again, `m` preorder numbers (the super-root's 0 included),
 /// from its inverse `pre`: a parallel scatter over the objects (the
-/// numbers `1..m` are a permutation of the reachable objects).
-fn vertices_of(pre: &[u32], m: usize) -> Vec<u32> {
+/// numbers `1..m` are a permutation of the reachable objects), written
+/// straight in packed form.
+fn vertices_of(pre: &Nodes, m: usize) -> Nodes {
     let _span = tracing::debug_span!(target: "heaptui::profile", "vertices").entered();
-    let mut vertex: Vec<u32> = crate::mem::filled(m, SUPER_ROOT);
-    crate::mem::invert(pre, UNSEEN, &mut vertex);
-    vertex
+    Nodes::scattered(m, pre.len() as u32, SUPER_ROOT, None, |slots| {
+        crate::mem::invert_into(pre, UNSEEN, slots)
+    })
+}
+
+/// The reachable objects in DFS preorder: `vertex` less the super-root,
+/// its `k`th the object numbered `k + 1`.
+struct Reached<'a>(&'a Nodes);
+
+impl Permutation for Reached<'_> {
+    fn values(&self) -> usize {
+        self.0.len() - 1
+    }
+    #[inline]
+    fn at(&self, i: usize) -> Option<u32> {
+        self.0.get_checked(i + 1)
+    }
+    fn run(&self, range: std::ops::Range<usize>) -> impl Iterator<Item = u32> {
+        self.0.range(range.start + 1..range.end + 1)
+    }
+}
+
+/// The width of `m` preorder numbers' packed arrays: each number, and
+/// each count of vertices below one, is below `m`.
+fn numbers_width(m: usize) -> u32 {
+    crate::mem::bits::width_of((m - 1) as u32)
 }
 
 /// One chunk's multi-retainer vertices' retainers, split for the
@@ -718,7 +745,7 @@ struct Reading<'a> {
     multi: &'a Multi,
     root_bits: &'a [u64],
     retainers: &'a PackedRows,
-    pre: &'a [u32],
+    pre: &'a Nodes,
     /// Held lists' most entries ([`LONG`]; other values in tests).
     long: usize,
 }
@@ -746,7 +773,7 @@ impl Reading<'_> {
         let mut ring = [0u32; AHEAD];
         let mut held = 0usize;
         for u in self.retainers.row(self.multi.obj[i]) {
-            let pu = self.pre[u as usize];
+            let pu = self.pre.get(u as usize);
             if pu == UNSEEN {
                 continue;
             }
@@ -835,7 +862,7 @@ fn split_part(
         let mut s = reading.start(i, w);
         let held = above.len();
         for u in retainers.row(multi.obj[i]) {
-            let pu = pre[u as usize];
+            let pu = pre.get(u as usize);
             if pu == UNSEEN {
                 continue; // unreachable retainers do not count
             }
@@ -881,23 +908,35 @@ fn nca(parent: Vec<u32>, multi_pre: &[u32], semi: Vec<u32>) -> Vec<u32> {
     idom_pre
 }
 
-/// Phase 5: retained bytes and objects per preorder number, bottom-up in
-/// reverse preorder (number 0, the super-root, holds the reachable totals).
-fn retained(vertex: &[u32], idom_pre: &[u32], sizes: &Sizes) -> (ByteSums, Vec<u32>) {
+/// Phase 5: retained bytes per preorder number, bottom-up in reverse
+/// preorder (number 0, the super-root, holds the reachable total).
+fn retained_bytes(vertex: &Nodes, idom_pre: &Bits, sizes: &Sizes) -> ByteSums {
     let _span = tracing::debug_span!(target: "heaptui::profile", "retained").entered();
     let m = vertex.len();
     let mut ret_bytes = ByteSums::new(m, |k| match k {
         0 => 0,
-        k => sizes.get(vertex[k] as usize),
+        k => sizes.get(vertex.get(k) as usize),
     });
-    let mut ret_objects: Vec<u32> = vec![1; m];
-    ret_objects[0] = 0;
     for w in (1..m).rev() {
-        let d = idom_pre[w] as usize;
-        ret_bytes.add_to(d, w);
-        ret_objects[d] += ret_objects[w];
+        ret_bytes.add_to(idom_pre.get(w) as usize, w);
     }
-    (ret_bytes, ret_objects)
+    ret_bytes
+}
+
+/// Phase 5, once the retained bytes are scattered: per preorder number,
+/// the vertices it dominates besides itself (its retained objects less
+/// one; the super-root's, all `m - 1`), bottom-up in reverse preorder,
+/// packed at `idom_pre`'s width.
+fn dominated(idom_pre: &Bits) -> Bits {
+    let _span = tracing::debug_span!(target: "heaptui::profile", "dominated").entered();
+    let m = idom_pre.len();
+    let mut below = Bits::zeroed(m, idom_pre.width());
+    let mut counts = below.edit();
+    for w in (1..m).rev() {
+        let d = idom_pre.get(w) as usize;
+        counts.set(d, counts.get(d) + counts.get(w) + 1);
+    }
+    below
 }
 
 /// Retained bytes per preorder number, summed in 4 bytes each: a sum of
@@ -962,9 +1001,6 @@ impl ByteSums {
     }
 }
 
-/// Parallel passes over blocks of this many preorder numbers.
-const BLOCK: usize = 1 << 14;
-
 /// The per-object results.
 struct ObjectOrder {
     idom: Nodes,
@@ -979,98 +1015,97 @@ struct ObjectOrder {
 /// object's index (`vertex` is a permutation, so each slot is written
 /// once); in parallel over blocks of preorder numbers. A gather in object
 /// order instead read the arrays at random per object. In pieces, one array
-/// at a time, each preorder array dropped once scattered (all at once, the
-/// preorder arrays beside the object-order ones were the text heap's peak
-/// of the dominators): the retained bytes first (8 bytes an object in
-/// preorder), the tree numbers last, made in the buffers of `idom_pre` and
-/// `ret_objects` once those are scattered. The retained sizes go straight
-/// into their narrow forms ([`Packed::scattered`]: counted in preorder,
-/// then cut and scattered, the few large values gathered into a side
-/// table), with no `u32`/`u64` array in object order first; so the most
-/// alive here is at the retained bytes' scatter, 16 bytes an object of
-/// preorder arrays (4 of `vertex`, 4 of `idom_pre`, 4 of `ret_objects`, 4
-/// of `ret_bytes`, [`ByteSums`]: 8 until 2026-11-28) and the narrow
-/// result (1 or 2 bytes an object on the heaps measured, where the wide
-/// scatter took 24 in all at both this step and the retained objects'),
-/// or at the retained objects' scatter, 12 of preorder arrays and three
-/// results. In `spill` where given, each array's written
-/// pages released as it is done, so that at most one is resident.
+/// at a time, each preorder array dropped once scattered: the retained
+/// bytes first (4 bytes a reachable object in preorder), alone, the
+/// objects each vertex dominates summed only then ([`dominated`]), the
+/// tree numbers last, written over `idom_pre` and those counts. The
+/// retained sizes go straight into their narrow forms
+/// ([`Packed::scattered`]: counted in preorder, then cut and scattered, the
+/// few large values gathered into a side table), and `idom` and the tree
+/// numbers into their packed ones ([`Nodes::scattered`]): no `u32`/`u64`
+/// array in object order is made first. The preorder arrays are packed
+/// at the width of `m` (`vertex` at that of `n`): the most alive here is
+/// at the idom's scatter, three of them (`vertex`, `idom_pre`, the
+/// dominated counts: 9.4 bytes a reachable object at 20 M objects) and
+/// three results, where the four `u32` arrays the retained bytes' scatter
+/// held (16 bytes) were the 1.60 GB V8 snapshot's peak until 2026-11-28.
+/// In `spill` where given, each result's written pages released as it is
+/// done, so that at most one is resident.
 fn to_object_order(
     n: usize,
-    vertex: Vec<u32>,
-    idom_pre: Vec<u32>,
-    ret_objects: Vec<u32>,
+    vertex: Nodes,
+    idom_pre: Bits,
     ret_bytes: ByteSums,
     spill: Option<&Spill>,
 ) -> ObjectOrder {
     let _span = tracing::debug_span!(target: "heaptui::profile", "object order").entered();
     // Preorder number 0, the super-root, is no object.
-    let places = &vertex[1..];
+    let places = Reached(&vertex);
     let retained_bytes = Packed::scattered(
         "dominators: retained bytes",
         n,
-        places,
+        &places,
         &|k| ret_bytes.get(k + 1),
         spill,
     );
-    let preorder = [("vertex", bytes(&vertex)), ("idom_pre", bytes(&idom_pre))];
+    let preorder = [("vertex", vertex.bytes()), ("idom_pre", idom_pre.bytes())];
     alive(
         "scatter retained bytes",
         &[
             preorder[0],
             preorder[1],
-            ("ret_objects", bytes(&ret_objects)),
             ("ret_bytes", ret_bytes.bytes()),
             ("retained_bytes", retained_bytes.bytes()),
         ],
     );
     drop(ret_bytes);
     crate::mem::checkpoint("dominators: scatter retained bytes");
+    let below = dominated(&idom_pre);
+    let retained_objects = Packed::scattered(
+        "dominators: retained objects",
+        n,
+        &places,
+        &|k| u64::from(below.get(k + 1)) + 1,
+        spill,
+    );
+    crate::mem::checkpoint("dominators: scatter retained objects");
     let idom = scatter(
         n,
         n,
         &vertex,
         NOT_REACHABLE,
         spill,
-        &|w| match idom_pre[w] {
+        &|w| match idom_pre.get(w) {
             0 => SUPER_ROOT,
-            d => vertex[d as usize],
+            d => vertex.get(d as usize),
         },
-    );
-    crate::mem::checkpoint("dominators: scatter idom");
-    let retained_objects = Packed::scattered(
-        "dominators: retained objects",
-        n,
-        places,
-        &|k| u64::from(ret_objects[k + 1]),
-        spill,
     );
     let done = [
         ("retained_bytes", retained_bytes.bytes()),
-        ("idom", idom.bytes()),
         ("retained_objects", retained_objects.bytes()),
+        ("idom", idom.bytes()),
     ];
     alive(
-        "scatter retained objects",
+        "scatter idom",
         &[
             preorder[0],
             preorder[1],
-            ("ret_objects", bytes(&ret_objects)),
+            ("dominated", below.bytes()),
             done[0],
             done[1],
             done[2],
         ],
     );
-    crate::mem::checkpoint("dominators: scatter retained objects");
-    let numbers = tree_numbers(idom_pre, ret_objects);
+    crate::mem::checkpoint("dominators: scatter idom");
+    let numbers = tree_numbers(idom_pre, below);
     let preorder_number = scatter(n, numbers.len(), &vertex, NOT_NUMBERED, spill, &|w| {
-        numbers[w]
+        numbers.get(w)
     });
     alive(
         "scatter preorder numbers",
         &[
             preorder[0],
-            ("numbers", bytes(&numbers)),
+            ("numbers", numbers.bytes()),
             done[0],
             done[1],
             done[2],
@@ -1092,16 +1127,15 @@ fn to_object_order(
 fn scatter(
     n: usize,
     bound: usize,
-    vertex: &[u32],
+    vertex: &Nodes,
     fill: u32,
     spill: Option<&Spill>,
     value: &(dyn Fn(usize) -> u32 + Sync),
 ) -> Nodes {
     Nodes::scattered(n, bound as u32, fill, spill, |slots| {
-        (1..vertex.len())
-            .into_par_iter()
-            .with_min_len(BLOCK)
-            .for_each(|w| slots.set(vertex[w] as usize, value(w)));
+        crate::mem::each_place(&Reached(vertex), |k, object| {
+            slots.set(object, value(k + 1))
+        })
     })
 }
 
@@ -1117,26 +1151,29 @@ fn scatter(
 /// the DFS and so before the object: its whole subtree is numbered first.
 ///
 /// In place: the numbers are written over `idom_pre` and the next free
-/// numbers over `ret_objects` (step `w` reads `idom_pre[w]` and
-/// `ret_objects[w]`, which no earlier step wrote, and writes entry `w` and
-/// the entries of `w`'s idom, numbered before `w` and read no more as
-/// `idom_pre` or `ret_objects`); no scratch array.
-fn tree_numbers(idom_pre: Vec<u32>, ret_objects: Vec<u32>) -> Vec<u32> {
+/// numbers over `below` (the vertices each dominates besides itself: step
+/// `w` reads `idom_pre[w]` and `below[w]`, which no earlier step wrote, and
+/// writes entry `w` and the entries of `w`'s idom, numbered before `w` and
+/// read no more as `idom_pre` or `below`); no scratch array. Every value
+/// written is below `m`, within the width both were packed at.
+fn tree_numbers(idom_pre: Bits, below: Bits) -> Bits {
     let _span = tracing::debug_span!(target: "heaptui::profile", "tree numbers").entered();
     let m = idom_pre.len();
-    let mut number = idom_pre;
+    let mut numbers = idom_pre;
+    let mut number = numbers.edit();
     // Per node, the number its next child takes; the super-root's first is 0.
-    let mut next = ret_objects;
-    next[0] = 0;
+    let mut below = below;
+    let mut next = below.edit();
+    next.set(0, 0);
     for w in 1..m {
-        let d = number[w] as usize;
-        let size = next[w];
-        let t = next[d];
-        number[w] = t;
-        next[d] = t + size;
-        next[w] = t + 1;
+        let d = number.get(w) as usize;
+        let size = next.get(w) + 1;
+        let t = next.get(d);
+        number.set(w, t);
+        next.set(d, t + size);
+        next.set(w, t + 1);
     }
-    number
+    numbers
 }
 
 /// Phase 7: [`DominatorTree::at_preorder`], the inverse of the tree's
@@ -1294,7 +1331,7 @@ mod tests {
         let (refs, _, roots) = graph(n, 1, 7);
         let vertex = dfs(n, &refs, &roots).vertex;
         let pre = preorder_numbers(n, &vertex);
-        assert_eq!(vertices_of(&pre, vertex.len()), vertex);
+        assert_eq!(vertices_of(&pre, vertex.len()).to_vec(), vertex);
     }
 
     /// Sums of sizes near and over `u32::MAX` up a random tree.

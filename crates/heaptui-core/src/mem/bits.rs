@@ -81,18 +81,47 @@ impl Bits {
     /// Packs the values of `values` in place, at the width of the largest
     /// one, and takes its buffer: a vector is cut to the packed length,
     /// a spill file's pages are dropped as the pass goes.
-    pub fn pack(mut values: Scratch<u32>) -> Bits {
+    pub fn pack(values: Scratch<u32>) -> Bits {
+        let width = width_of(max_of(&values));
+        Bits::pack_with(values, width)
+    }
+
+    /// Packs `values` in place at `width` bits a value (1 to 32), which
+    /// each must fit (checked: panics otherwise): a width chosen for
+    /// values that [`Bits::set`] writes later, above those packed now.
+    pub fn pack_at(values: Scratch<u32>, width: u32) -> Bits {
+        assert!((1..=32).contains(&width), "a width of {width} bits");
+        let max = max_of(&values);
+        assert!(width_of(max) <= width, "{max} does not fit in {width} bits");
+        Bits::pack_with(values, width)
+    }
+
+    /// `len` zeros of `width` bits (1 to 32), to [`Bits::set`].
+    pub fn zeroed(len: usize, width: u32) -> Bits {
+        assert!((1..=32).contains(&width), "a width of {width} bits");
+        Bits {
+            words: Array::from(super::zeroed::<u32>(words_for(len, width))),
+            len,
+            width: if len == 0 { 0 } else { width },
+        }
+    }
+
+    /// The values for reading and writing in place ([`BitsMut`]; a mapped
+    /// array is copied to memory first, `Array::make_mut`).
+    pub fn edit(&mut self) -> BitsMut<'_> {
+        BitsMut {
+            words: self.words.make_mut(),
+            len: self.len,
+            width: self.width,
+        }
+    }
+
+    /// Packs `values` in place at `width` bits, which they fit.
+    fn pack_with(mut values: Scratch<u32>, width: u32) -> Bits {
         let len = values.len();
         if len == 0 {
             return Bits::default();
         }
-        let max = values
-            .par_chunks(1 << 16)
-            .map(|c| c.iter().copied().max().unwrap_or(0))
-            .max()
-            .unwrap_or(0);
-        values.release(0..len);
-        let width = width_of(max);
         let used = pack_in_place(&mut values, width);
         let need = words_for(len, width);
         let words = if need <= len {
@@ -240,6 +269,92 @@ impl Bits {
     pub fn to_vec(&self) -> Vec<u32> {
         self.iter().collect()
     }
+}
+
+/// [`Bits`] open for writing ([`Bits::edit`]): values read and written
+/// one at a time, in place.
+pub struct BitsMut<'a> {
+    words: &'a mut [u32],
+    len: usize,
+    width: u32,
+}
+
+impl BitsMut<'_> {
+    /// Value `i`; panics past the end. Read as the two aligned words that
+    /// hold it, as [`BitsMut::set`] writes them (so that a read just after
+    /// a nearby write can be served from the store buffer).
+    #[inline]
+    pub fn get(&self, i: usize) -> u32 {
+        if i >= self.len {
+            past_the_end(i, self.len);
+        }
+        let (word, at) = self.place(i);
+        let x = self.pair(word) >> at;
+        (x & ((1u64 << self.width) - 1)) as u32
+    }
+
+    /// The word and bit where value `i` starts.
+    #[inline]
+    fn place(&self, i: usize) -> (usize, usize) {
+        let bit = i * self.width as usize;
+        (bit / 32, bit % 32)
+    }
+
+    /// Words `word` and `word + 1` as one number.
+    #[inline]
+    fn pair(&self, word: usize) -> u64 {
+        debug_assert!(word + 1 < self.words.len());
+        // SAFETY: `word` holds the start of a value below `len`, and the
+        // words of `len` values are padded past it (`words_for`).
+        let (lo, hi) = unsafe {
+            (
+                *self.words.get_unchecked(word),
+                *self.words.get_unchecked(word + 1),
+            )
+        };
+        u64::from(u32::from_le(lo)) | u64::from(u32::from_le(hi)) << 32
+    }
+
+    /// Writes `value` at `i`; panics past the end or where `value` needs
+    /// more bits than the width.
+    #[inline]
+    pub fn set(&mut self, i: usize, value: u32) {
+        if i >= self.len {
+            past_the_end(i, self.len);
+        }
+        let width = self.width;
+        if width < 32 && value >> width != 0 {
+            too_wide(value, width);
+        }
+        let (word, at) = self.place(i);
+        let mask = ((1u64 << width) - 1) << at;
+        let new = (self.pair(word) & !mask) | (u64::from(value) << at);
+        // SAFETY: as in `pair`.
+        unsafe {
+            *self.words.get_unchecked_mut(word) = (new as u32).to_le();
+            *self.words.get_unchecked_mut(word + 1) = ((new >> 32) as u32).to_le();
+        }
+    }
+}
+
+/// The panic of a write of a value wider than the width.
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn too_wide(value: u32, width: u32) -> ! {
+    panic!("{value} does not fit in {width} bits")
+}
+
+/// The largest of `values` (0 for none), in parallel; the pages of a
+/// spill file dropped after.
+fn max_of(values: &Scratch<u32>) -> u32 {
+    let max = values
+        .par_chunks(1 << 16)
+        .map(|c| c.iter().copied().max().unwrap_or(0))
+        .max()
+        .unwrap_or(0);
+    values.release(0..values.len());
+    max
 }
 
 /// Packs `v` in place at `width` bits a value (each below `2^width`):
@@ -640,6 +755,56 @@ mod tests {
             let again = Bits::from_words(q.words().clone(), v.len(), q.width());
             prop_assert_eq!(again.as_ref(), Ok(&p));
         }
+
+        /// Values written one at a time in place ([`Bits::edit`]), over
+        /// values packed at a wider width than theirs ([`Bits::pack_at`])
+        /// or over zeros ([`Bits::zeroed`]), read back as a vector written
+        /// alike; the padding stays zero.
+        #[test]
+        fn values_written_in_place_read_back(
+            (v, writes) in cases().prop_flat_map(|(v, _)| {
+                let n = v.len().max(1);
+                (Just(v), proptest::collection::vec((0..n, any::<u32>()), 0..200))
+            }),
+            wider in 0u32..3,
+        ) {
+            let w = v.iter().copied().max().map_or(1, width_of);
+            let width = (w + wider).min(32);
+            let top = |x: u32| if width == 32 { x } else { x & ((1 << width) - 1) };
+            let mut p = Bits::pack_at(Scratch::from(v.clone()), width);
+            let mut z = Bits::zeroed(v.len(), width);
+            prop_assert_eq!(p.width(), if v.is_empty() { 0 } else { width });
+            let (mut want, mut zeros) = (v.clone(), vec![0u32; v.len()]);
+            if !v.is_empty() {
+                let (mut e, mut f) = (p.edit(), z.edit());
+                for &(i, x) in &writes {
+                    let x = top(x);
+                    e.set(i, x);
+                    f.set(i, x);
+                    want[i] = x;
+                    zeros[i] = x;
+                    prop_assert_eq!(e.get(i), x);
+                }
+            }
+            prop_assert_eq!(p.to_vec(), want);
+            prop_assert_eq!(z.to_vec(), zeros);
+            let used = (v.len() * width as usize).div_ceil(32);
+            for b in [&p, &z] {
+                prop_assert!(b.words().len() == words_for(v.len(), width) || v.is_empty());
+                let tail_bits = v.len() * width as usize % 32;
+                if tail_bits != 0 {
+                    prop_assert_eq!(b.words()[used - 1] >> tail_bits, 0);
+                }
+                prop_assert!(b.words()[used.min(b.words().len())..].iter().all(|&x| x == 0));
+            }
+        }
+    }
+
+    #[test]
+    #[should_panic(expected = "does not fit")]
+    fn a_value_wider_than_the_width_is_refused() {
+        let mut b = Bits::zeroed(10, 5);
+        b.edit().set(3, 32);
     }
 
     #[test]

@@ -23,7 +23,7 @@ pub(crate) mod watch;
 pub mod words;
 
 pub use array::Array;
-pub use bits::{BitIter, BitRow, Bits};
+pub use bits::{BitIter, BitRow, Bits, BitsMut};
 /// The SIGBUS guard's terminal side, for the UI (which takes the terminal).
 pub use guard::{
     restore_terminal_mode, save_terminal_mode, save_terminal_mode_of, TERMINAL_IN_USE,
@@ -238,7 +238,8 @@ pub(crate) fn status_field(status: &str, name: &str) -> Option<u64> {
 /// The end of `phase`: the pages of spilled arrays it read leave the
 /// resident set ([`spill::release_all`]), and, when the log is on, the
 /// resident set and its peak so far are logged (target `heaptui::memory`):
-/// where the peak rises between two checkpoints is the phase that set it.
+/// where the peak rises between two checkpoints is the phase that set it
+/// (each checkpoint's own with `HEAPTUI_STAGE_PEAKS`, `crate::log`).
 pub(crate) fn checkpoint(phase: &str) {
     spill::release_all();
     if !tracing::enabled!(target: "heaptui::memory", tracing::Level::DEBUG) {
@@ -257,6 +258,10 @@ pub(crate) fn checkpoint(phase: &str) {
         tracing::debug!(target: "heaptui::memory",
             "{phase}: rss {} MiB ({} MiB of file pages), peak {} MiB, {} releases, not spilled at most {} MiB{heap}",
             rss >> 20, file >> 20, peak >> 20, watch::releases(), watch::take_anon_peak() >> 20);
+    }
+    if crate::log::stage_peaks() {
+        // "5" resets the high-water mark to the resident set (proc(5)).
+        let _ = std::fs::write("/proc/self/clear_refs", "5");
     }
 }
 
@@ -370,6 +375,21 @@ impl InvertTarget for nodes::Slots<'_> {
     fn prefetch(&self, k: usize) {
         nodes::Slots::prefetch(self, k);
     }
+}
+
+/// `f(k, places[k])` for every `k` of `places` (`u32`s, or packed
+/// [`Nodes`]), in parallel over blocks of 2^16 places, each block's read
+/// in order (a run decodes sequentially).
+pub fn each_place(places: &(impl Permutation + ?Sized), f: impl Fn(usize, usize) + Sync) {
+    use rayon::prelude::*;
+    const BLOCK: usize = 1 << 16;
+    let len = places.values();
+    (0..len.div_ceil(BLOCK)).into_par_iter().for_each(|b| {
+        let first = b * BLOCK;
+        for (k, p) in (first..).zip(places.run(first..(first + BLOCK).min(len))) {
+            f(k, p as usize);
+        }
+    });
 }
 
 /// What [`invert`] reads: `u32`s in a slice, or packed [`Nodes`].

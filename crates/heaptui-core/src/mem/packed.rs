@@ -31,7 +31,7 @@
 use rayon::prelude::*;
 
 use super::spill::Spill;
-use super::{Array, Scratch};
+use super::{Array, Permutation, Scratch};
 
 /// One `u64` per object in the narrowest form; read through
 /// [`Packed::get`].
@@ -279,24 +279,24 @@ fn escaped<T: Small>(
 /// table of those at `T`'s limit or above, gathered and sorted by index.
 fn scattered_escaped<T: Small>(
     n: usize,
-    places: &[u32],
+    places: &(impl Permutation + ?Sized),
     value: &(impl Fn(usize) -> u64 + Sync),
     spill: Option<&Spill>,
 ) -> (Array<T>, Array<u64>) {
     let mut small: Scratch<T> = Scratch::zeroed(n, spill);
     {
         let slots = T::atomic(&mut small);
-        (0..places.len())
-            .into_par_iter()
-            .with_min_len(BLOCK)
-            .for_each(|k| T::store(&slots[places[k] as usize], T::cut(value(k))));
+        super::each_place(places, |k, p| T::store(&slots[p], T::cut(value(k))));
     }
-    let mut big: Vec<(u32, u64)> = (0..places.len())
+    let mut big: Vec<(u32, u64)> = (0..places.values().div_ceil(BLOCK))
         .into_par_iter()
-        .with_min_len(BLOCK)
-        .filter_map(|k| {
-            let x = value(k);
-            (x >= T::LIMIT).then(|| (places[k], x))
+        .flat_map_iter(|b| {
+            let first = b * BLOCK;
+            let run = first..(first + BLOCK).min(places.values());
+            (first..).zip(places.run(run)).filter_map(|(k, p)| {
+                let x = value(k);
+                (x >= T::LIMIT).then_some((p, x))
+            })
         })
         .collect();
     big.par_sort_unstable();
@@ -401,7 +401,8 @@ impl Packed {
 
     /// `n` values, 0 but at each `places[k]` (distinct, below `n`), which
     /// holds `value(k)`: the smallest form, scattered in parallel from
-    /// the order of `places` (made in `spill` where given). What it
+    /// the order of `places` (`u32`s, or packed `Nodes`, read in runs;
+    /// made in `spill` where given). What it
     /// allocates is the result and its side table: nothing of 8 bytes an
     /// object.
     /// Logs (target `heaptui::memory`) what each form would take for
@@ -409,11 +410,11 @@ impl Packed {
     pub fn scattered(
         what: &str,
         n: usize,
-        places: &[u32],
+        places: &(impl Permutation + ?Sized),
         value: &(impl Fn(usize) -> u64 + Sync),
         spill: Option<&Spill>,
     ) -> Packed {
-        let counts = Counts::of(places.len(), value);
+        let counts = Counts::of(places.values(), value);
         counts.log(what, n);
         match counts.form(n) {
             Form::Byte => {
@@ -431,13 +432,9 @@ impl Packed {
             Form::Wide => {
                 let mut all: Scratch<u64> = Scratch::zeroed(n, spill);
                 let slots = super::as_atomic_u64(&mut all);
-                (0..places.len())
-                    .into_par_iter()
-                    .with_min_len(BLOCK)
-                    .for_each(|k| {
-                        slots[places[k] as usize]
-                            .store(value(k), std::sync::atomic::Ordering::Relaxed)
-                    });
+                super::each_place(places, |k, p| {
+                    slots[p].store(value(k), std::sync::atomic::Ordering::Relaxed)
+                });
                 Packed::Wide(all.into_array())
             }
         }
@@ -788,10 +785,14 @@ mod tests {
                 want[p as usize] = v[k];
             }
             let by = |k: usize| v[k];
+            // The places as `u32`s and packed.
+            let nodes = crate::mem::Nodes::from(places.clone());
             for spill in [None, Some(&spill)] {
-                let got = Packed::scattered("test", v.len(), &places, &by, spill);
+                let got = Packed::scattered("test", v.len(), &places[..], &by, spill);
                 prop_assert_eq!(got.to_vec(), want.clone());
                 prop_assert_eq!(got.width(), Packed::from(want.clone()).width());
+                let got = Packed::scattered("test", v.len(), &nodes, &by, spill);
+                prop_assert_eq!(got.to_vec(), want.clone());
             }
         }
     }
