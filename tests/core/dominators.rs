@@ -538,11 +538,12 @@ fn retained_sums_over_4_gib_are_exact() {
     for o in 101..n {
         assert_eq!(dom.retained_bytes(o), sizes_of(o));
     }
-    // Only the two sums of 2^32 - 1 or more are in the side table: 4
-    // bytes each, as 151 of the 1,151 values are past 2 bytes.
+    // A byte each and the 151 values of 255 or more in the side table, 8
+    // bytes each as two pass a `u32`, with its count of escapes per 64
+    // values: fewer bytes than 4 each and the two past 2^32 - 1 on the side.
     let (bytes, _) = dom.retained_arrays();
-    assert_eq!((bytes.width(), bytes.large()), (4, 2));
-    assert_eq!(bytes.bytes(), n * 4 + 2 * 16);
+    assert_eq!((bytes.width(), bytes.large()), (1, 151));
+    assert_eq!(bytes.bytes(), n + n.div_ceil(64) * 4 + 151 * 8);
     assert_eq!(dom.reachable_bytes, edge + dom.retained_bytes(100));
     // The super-root's children in the DFS's order (its roots' order),
     // then by retained bytes; 100's 800 MiB children first, by index.

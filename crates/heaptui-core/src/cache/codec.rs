@@ -25,7 +25,7 @@ use crate::graph::duplicates::{
     DuplicateMode, DuplicateSet, Duplicates, PossibleDuplicates, SetLists,
 };
 use crate::graph::{DominatorTree, HeapGraph};
-use crate::mem::{Array, Bits, IdSet, Nodes, Packed};
+use crate::mem::{Array, Bits, Escapes, IdSet, Nodes, Packed, Words};
 use crate::model::{
     AppDomain, Csr, Diagnostics, FieldDecl, Format, IdIndex, Ids, JavaClass, JavaClasses,
     LabelCodes, Labels, Model, ObjectIdx, ObjectTypes, Offsets, PackedRows, RecordCounts, Referent,
@@ -117,11 +117,28 @@ fn decode_sizes(r: &R, n: usize) -> Result<Sizes, Corrupt> {
 /// `big`) checked against its escapes.
 fn decode_packed(r: &R, tag: u32, big: u32, n: usize) -> Result<Packed, Corrupt> {
     Ok(match r.width(tag) {
-        Some(1) => Packed::checked_byte(get(r, tag, n)?, r.array(big)?).or_else(corrupt)?,
-        Some(2) => Packed::checked_half(get(r, tag, n)?, r.array(big)?).or_else(corrupt)?,
-        Some(4) => Packed::checked_narrow(get(r, tag, n)?, r.array(big)?).or_else(corrupt)?,
+        Some(1) => Packed::checked_byte(get(r, tag, n)?, side(r, big)?).or_else(corrupt)?,
+        Some(2) => Packed::checked_half(get(r, tag, n)?, side(r, big)?).or_else(corrupt)?,
+        Some(4) => Packed::checked_narrow(get(r, tag, n)?, side(r, big)?).or_else(corrupt)?,
         _ => Packed::Wide(get(r, tag, n)?),
     })
+}
+
+/// A side table's escaped values in index order, 4 or 8 bytes each.
+fn side(r: &R, tag: u32) -> Result<Words, Corrupt> {
+    Ok(match r.width(tag) {
+        Some(4) => Words::Narrow(r.array(tag)?),
+        _ => Words::Wide(r.array(tag)?),
+    })
+}
+
+/// Writes a side table's escaped values as they are held.
+fn encode_side(w: &mut W, tag: u32, side: &Escapes) -> std::io::Result<()> {
+    match side.values() {
+        Words::Narrow(v) => w.array(tag, v),
+        Words::Wide(v) => w.array(tag, v),
+        Words::Short { .. } => w.array(tag, &side.values().to_vec()),
+    }
 }
 
 /// A [`Packed`] array as it is held: its values in section `tag` (1, 2,
@@ -130,15 +147,15 @@ fn encode_packed(w: &mut W, tag: u32, big: u32, p: &Packed) -> std::io::Result<(
     match p {
         Packed::Byte { small, big: table } => {
             w.array(tag, small)?;
-            w.array(big, table)
+            encode_side(w, big, table)
         }
         Packed::Half { small, big: table } => {
             w.array(tag, small)?;
-            w.array(big, table)
+            encode_side(w, big, table)
         }
         Packed::Narrow { small, big: table } => {
             w.array(tag, small)?;
-            w.array(big, table)
+            encode_side(w, big, table)
         }
         Packed::Wide(all) => w.array(tag, all),
     }
@@ -1368,13 +1385,10 @@ mod tests {
 
     /// The sizes of `all` in the 1- or 2-byte form with every size from
     /// `limit` in the side table (`escape` in place).
-    fn escaped_sizes(all: &[u64], limit: u64) -> (Vec<u64>, Vec<u64>) {
+    fn escaped_sizes(all: &[u64], limit: u64) -> (Vec<u64>, Words) {
         let small = all.iter().map(|&x| x.min(limit)).collect();
-        let big = (all.iter().enumerate())
-            .filter(|&(_, &x)| x >= limit)
-            .flat_map(|(i, &x)| [i as u64, x])
-            .collect();
-        (small, big)
+        let big: Vec<u64> = all.iter().copied().filter(|&x| x >= limit).collect();
+        (small, Words::from(big))
     }
 
     /// A heap with sizes past 1 and 2 bytes (0x1000 and 0x20000).
@@ -1394,15 +1408,15 @@ mod tests {
         assert!(!big8.is_empty(), "the demo has sizes past a byte: {all:?}");
         for (sizes, form) in [
             (
-                Sizes::checked_byte(b8.iter().map(|&x| x as u8).collect(), big8.into()).unwrap(),
+                Sizes::checked_byte(b8.iter().map(|&x| x as u8).collect(), big8).unwrap(),
                 "byte",
             ),
             (
-                Sizes::checked_half(b16.iter().map(|&x| x as u16).collect(), big16.into()).unwrap(),
+                Sizes::checked_half(b16.iter().map(|&x| x as u16).collect(), big16).unwrap(),
                 "half",
             ),
             (
-                Sizes::checked_narrow(all.iter().map(|&x| x as u32).collect(), Array::default())
+                Sizes::checked_narrow(all.iter().map(|&x| x as u32).collect(), Words::default())
                     .unwrap(),
                 "narrow",
             ),
@@ -1434,10 +1448,9 @@ mod tests {
             let (b8, big8) = escaped_sizes(v, 255);
             let (b16, big16) = escaped_sizes(v, 65535);
             vec![
-                Packed::checked_byte(b8.iter().map(|&x| x as u8).collect(), big8.into()).unwrap(),
-                Packed::checked_half(b16.iter().map(|&x| x as u16).collect(), big16.into())
-                    .unwrap(),
-                Packed::checked_narrow(v.iter().map(|&x| x as u32).collect(), Array::default())
+                Packed::checked_byte(b8.iter().map(|&x| x as u8).collect(), big8).unwrap(),
+                Packed::checked_half(b16.iter().map(|&x| x as u16).collect(), big16).unwrap(),
+                Packed::checked_narrow(v.iter().map(|&x| x as u32).collect(), Words::default())
                     .unwrap(),
                 Packed::Wide(v.to_vec().into()),
             ]
@@ -1498,24 +1511,24 @@ mod tests {
         let all = a.dump().sizes.to_vec();
         let (small, big) = escaped_sizes(&all, 255);
         let small: Vec<u8> = small.iter().map(|&x| x as u8).collect();
-        type Lie = fn(&mut Vec<u8>, &mut Vec<u64>);
+        let big = big.to_vec();
+        let first = small.iter().position(|&x| x == u8::MAX).unwrap();
+        type Lie = fn(&mut Vec<u8>, &mut Vec<u64>, usize);
         let lies: [(&str, Lie); 4] = [
-            ("an escape without its pair", |_, big| {
-                big.truncate(big.len() - 2);
+            ("an escape without its value", |_, big, _| {
+                big.pop();
             }),
-            ("a pair past the end", |_, big| big[0] = 1 << 40),
-            ("a small value in the table", |_, big| big[1] = 3),
-            ("an escape replaced", |small, big| {
-                small[big[0] as usize] = 7;
-            }),
+            ("a value too many", |_, big, _| big.push(300)),
+            ("a small value in the table", |_, big, _| big[0] = 3),
+            ("an escape replaced", |small, _, first| small[first] = 7),
         ];
         for (what, lie) in lies {
             let (mut s, mut b) = (small.clone(), big.clone());
-            lie(&mut s, &mut b);
+            lie(&mut s, &mut b, first);
             let g = Arc::get_mut(&mut a.graph).expect("held once");
             g.dump.sizes = Sizes::Byte {
                 small: s.into(),
-                big: b.into(),
+                big: Escapes::forged(Words::from(b)),
             };
             assert!(decoded(&encoded(&a)).is_err(), "{what}");
         }

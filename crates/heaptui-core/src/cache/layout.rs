@@ -34,7 +34,7 @@ use crate::mem::Array;
 pub const MAGIC: &[u8; 8] = b"HEAPTUIC";
 const TRAILER_MAGIC: &[u8; 4] = b"HTC\0";
 /// Bumped whenever the layout or the meaning of a section changes.
-pub const VERSION: u32 = 10;
+pub const VERSION: u32 = 11;
 
 const ALIGN: u64 = 8;
 const ENTRY: usize = 32;

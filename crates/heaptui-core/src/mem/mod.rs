@@ -31,7 +31,7 @@ pub use guard::{
 pub use idset::IdSet;
 pub use nodes::{NodeIter, Nodes, Slots};
 pub(crate) use packed::paired;
-pub use packed::Packed;
+pub use packed::{Escapes, Packed};
 pub use ranked::RankedBits;
 pub use scratch::Scratch;
 pub use watch::{busy, pace, Busy};
@@ -239,7 +239,7 @@ pub(crate) fn status_field(status: &str, name: &str) -> Option<u64> {
 /// resident set ([`spill::release_all`]), and, when the log is on, the
 /// resident set and its peak so far are logged (target `heaptui::memory`):
 /// where the peak rises between two checkpoints is the phase that set it
-/// (each checkpoint's own with `HEAPTUI_STAGE_PEAKS`, `crate::log`).
+/// (each checkpoint's own with `HEAPTUI_STAGE_PEAKS`: [`stage_peaks`]).
 pub(crate) fn checkpoint(phase: &str) {
     spill::release_all();
     if !tracing::enabled!(target: "heaptui::memory", tracing::Level::DEBUG) {
@@ -259,10 +259,19 @@ pub(crate) fn checkpoint(phase: &str) {
             "{phase}: rss {} MiB ({} MiB of file pages), peak {} MiB, {} releases, not spilled at most {} MiB{heap}",
             rss >> 20, file >> 20, peak >> 20, watch::releases(), watch::take_anon_peak() >> 20);
     }
-    if crate::log::stage_peaks() {
+    if stage_peaks() {
         // "5" resets the high-water mark to the resident set (proc(5)).
         let _ = std::fs::write("/proc/self/clear_refs", "5");
     }
+}
+
+/// Whether `HEAPTUI_STAGE_PEAKS` is set (read once): each logged
+/// checkpoint then resets the kernel's high-water mark, so that each
+/// line's peak is its own stage's, not the run's so far (a diagnostic: the
+/// peak `time` reports is then the last stage's).
+fn stage_peaks() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var_os("HEAPTUI_STAGE_PEAKS").is_some())
 }
 
 /// Logs (target `heaptui::memory`, when on) the arrays of a phase alive
