@@ -95,18 +95,9 @@ impl Escapes {
     /// The escapes of `small` (the values `T::ESCAPE` marks), whose values
     /// are `values` in index order (as many).
     fn new<T: Small>(small: &[T], values: Words) -> Escapes {
-        let before = if values.is_empty() {
-            Array::default()
-        } else {
-            let mut counts: Vec<u32> = small
-                .par_chunks(SIDE_BLOCK)
-                .map(|c| c.iter().filter(|&&x| x == T::ESCAPE).count() as u32)
-                .collect();
-            let mut total = 0;
-            for c in &mut counts {
-                (*c, total) = (total, total + *c);
-            }
-            Array::from(counts)
+        let before = match values.is_empty() {
+            true => Array::default(),
+            false => Array::from(counts_before(small).0),
         };
         Escapes { before, values }
     }
@@ -430,15 +421,36 @@ pub(crate) fn paired(table: &[u64], i: usize) -> Option<u64> {
     (table.get(2 * lo) == Some(&(i as u64))).then(|| table[2 * lo + 1])
 }
 
+/// Per block of [`SIDE_BLOCK`] values of `small`, the escapes in the
+/// blocks before it (in parallel), and the escapes in all.
+fn counts_before<T: Small>(small: &[T]) -> (Vec<u32>, usize) {
+    let mut counts: Vec<u32> = small
+        .par_chunks(SIDE_BLOCK)
+        .map(|c| c.iter().filter(|&&x| x == T::ESCAPE).count() as u32)
+        .collect();
+    let mut total = 0usize;
+    for c in &mut counts {
+        let here = *c as usize;
+        *c = total as u32;
+        total += here;
+    }
+    (counts, total)
+}
+
 /// `small` and its escaped values checked as a cache's are: as many as
-/// the escapes, each at the limit or above; then the [`Escapes`] of them.
+/// the escapes, each at the limit or above; then the [`Escapes`] of them
+/// (one pass over `small` for both).
 fn checked<T: Small>(small: &[T], values: Words) -> Result<Escapes, String> {
-    let escapes = small.par_iter().filter(|&&x| x == T::ESCAPE).count();
+    let (before, escapes) = counts_before(small);
     let values_ok = (0..values.len()).all(|k| values.get(k) >= T::LIMIT);
     if !values_ok || escapes != values.len() {
         return Err("a side table disagrees with its values".into());
     }
-    Ok(Escapes::new(small, values))
+    let before = match escapes {
+        0 => Array::default(),
+        _ => Array::from(before),
+    };
+    Ok(Escapes { before, values })
 }
 
 impl Packed {
