@@ -293,6 +293,10 @@ fn compute_in(
         ],
     );
     drop(vertex);
+    // The classification's per-thread pieces, freed but held per thread
+    // (some 20 MiB at 16 threads beside the search's links).
+    crate::mem::release_free_memory();
+    crate::mem::checkpoint("dominators: classified");
     let semi = semidominators(
         &parent,
         &multi,

@@ -88,7 +88,7 @@ impl Bits {
 
     /// Packs `values` in place at `width` bits a value (1 to 32), which
     /// each must fit (checked: panics otherwise): a width chosen for
-    /// values that [`Bits::set`] writes later, above those packed now.
+    /// values that [`BitsMut::set`] writes later, above those packed now.
     pub fn pack_at(values: Scratch<u32>, width: u32) -> Bits {
         assert!((1..=32).contains(&width), "a width of {width} bits");
         let max = max_of(&values);
@@ -96,7 +96,7 @@ impl Bits {
         Bits::pack_with(values, width)
     }
 
-    /// `len` zeros of `width` bits (1 to 32), to [`Bits::set`].
+    /// `len` zeros of `width` bits (1 to 32), to write ([`Bits::edit`]).
     pub fn zeroed(len: usize, width: u32) -> Bits {
         assert!((1..=32).contains(&width), "a width of {width} bits");
         Bits {
