@@ -280,17 +280,20 @@ pub struct BitsMut<'a> {
 }
 
 impl BitsMut<'_> {
-    /// Value `i`; panics past the end. Read as the two aligned words that
-    /// hold it, as [`BitsMut::set`] writes them (so that a read just after
-    /// a nearby write can be served from the store buffer).
+    /// Value `i`; panics past the end (one load, as [`Bits::get`]).
     #[inline]
     pub fn get(&self, i: usize) -> u32 {
         if i >= self.len {
             past_the_end(i, self.len);
         }
-        let (word, at) = self.place(i);
-        let x = self.pair(word) >> at;
-        (x & ((1u64 << self.width) - 1)) as u32
+        // SAFETY: as in `Bits::get`: the words are those of `len` values.
+        unsafe {
+            load(
+                bytemuck::cast_slice(self.words),
+                i * self.width as usize,
+                self.width,
+            )
+        }
     }
 
     /// The word and bit where value `i` starts.
